@@ -1,0 +1,284 @@
+//! The lowered, backend-neutral program: what emitters and the interpreter see.
+//!
+//! A [`LoweredFunc`] is a list of [`Kernel`]s launched in order over the function's
+//! buffers (and any global temporaries). A kernel has a launch shape, shared and local
+//! allocations, and a body made of a small statement set ([`KStmt`]) over [`Expr`]s with
+//! these guarantees, which lowering establishes and emitters may rely on:
+//!
+//! - every [`Expr::Load`] and [`KStmt::Store`] has exactly one (flat) index, of type `i32`;
+//! - there is no `Expr::Reduce`, no `FloorDiv`/`FloorMod` (lowering wrote them as `Div`/
+//!   `Mod` on provably non-negative operands, or as an explicit floor form), and thread
+//!   indices appear only as [`Expr::Builtin`];
+//! - a store or load with `lanes > 1` is a contiguous access of `lanes` elements whose
+//!   first index is a multiple of `lanes`; a vector store's value is a vector load of the
+//!   same width (a copy);
+//! - [`KStmt::Barrier`] appears only where every thread of the block reaches it;
+//! - [`KStmt::Mapping`] is *not* lowered: [`crate::lower`] expands every task mapping into
+//!   loops. Emitters refuse one with a typed error.
+
+use std::fmt;
+
+use crate::dtype::DType;
+use crate::expr::{Buffer, Expr, Var};
+use crate::func::Param;
+use crate::mapping::TaskMapping;
+
+/// How a kernel uses a buffer parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Access {
+    Read,
+    Write,
+    ReadWrite,
+}
+
+impl Access {
+    pub fn reads(self) -> bool {
+        matches!(self, Access::Read | Access::ReadWrite)
+    }
+    pub fn writes(self) -> bool {
+        matches!(self, Access::Write | Access::ReadWrite)
+    }
+}
+
+/// A kernel parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub enum KernelParam {
+    /// A global buffer. Distinct buffer parameters never alias (`__restrict__` is valid).
+    Buffer { buffer: Buffer, access: Access },
+    /// A scalar passed by value.
+    Scalar(Var),
+}
+
+impl KernelParam {
+    pub fn name(&self) -> &str {
+        match self {
+            KernelParam::Buffer { buffer, .. } => buffer.name(),
+            KernelParam::Scalar(v) => v.name(),
+        }
+    }
+}
+
+/// A task mapping that lowering has not expanded (see the module docs).
+#[derive(Clone, Debug)]
+pub struct KMapping {
+    pub mapping: TaskMapping,
+    pub worker: Expr,
+    pub task_vars: Vec<Var>,
+    pub body: KStmt,
+}
+
+/// A statement of a lowered kernel.
+#[derive(Clone, Debug)]
+pub enum KStmt {
+    Seq(Vec<KStmt>),
+    /// `for var in 0..extent`; `unroll` asks the emitter to unroll it fully.
+    For {
+        var: Var,
+        extent: i64,
+        unroll: bool,
+        body: Box<KStmt>,
+    },
+    If {
+        cond: Expr,
+        then: Box<KStmt>,
+        otherwise: Option<Box<KStmt>>,
+    },
+    /// `let var = value` in scope for `body`.
+    Let {
+        var: Var,
+        value: Expr,
+        body: Box<KStmt>,
+    },
+    /// `buffer[index .. index + lanes] = value`.
+    Store {
+        buffer: Buffer,
+        index: Expr,
+        value: Expr,
+        lanes: u32,
+    },
+    /// Block-wide barrier for shared memory (`__syncthreads()`, `workgroupBarrier()`).
+    Barrier,
+    /// An unexpanded task mapping (never in a kernel that lowering returns).
+    Mapping(Box<KMapping>),
+}
+
+impl KStmt {
+    /// A sequence, flattened (nested sequences spliced, a single item returned alone).
+    pub fn seq(items: Vec<KStmt>) -> KStmt {
+        let mut flat = Vec::new();
+        for s in items {
+            match s {
+                KStmt::Seq(inner) => flat.extend(inner),
+                s => flat.push(s),
+            }
+        }
+        if flat.len() == 1 {
+            flat.pop().unwrap_or(KStmt::Seq(Vec::new()))
+        } else {
+            KStmt::Seq(flat)
+        }
+    }
+
+    /// Calls `f` on this statement and every statement below it, parents first.
+    pub fn visit(&self, f: &mut dyn FnMut(&KStmt)) {
+        f(self);
+        match self {
+            KStmt::Seq(items) => items.iter().for_each(|s| s.visit(f)),
+            KStmt::For { body, .. } | KStmt::Let { body, .. } => body.visit(f),
+            KStmt::If {
+                then, otherwise, ..
+            } => {
+                then.visit(f);
+                if let Some(o) = otherwise {
+                    o.visit(f);
+                }
+            }
+            KStmt::Mapping(m) => m.body.visit(f),
+            KStmt::Store { .. } | KStmt::Barrier => {}
+        }
+    }
+
+    /// Calls `f` on every top-level expression (conditions, let values, store indices
+    /// and values, mapping workers).
+    pub fn visit_exprs(&self, f: &mut dyn FnMut(&Expr)) {
+        self.visit(&mut |s| match s {
+            KStmt::If { cond, .. } => f(cond),
+            KStmt::Let { value, .. } => f(value),
+            KStmt::Store { index, value, .. } => {
+                f(index);
+                f(value);
+            }
+            KStmt::Mapping(m) => f(&m.worker),
+            KStmt::Seq(_) | KStmt::For { .. } | KStmt::Barrier => {}
+        })
+    }
+
+    /// Rebuilds the statement with every top-level expression passed through `f`.
+    pub fn map_exprs(&self, f: &mut dyn FnMut(&Expr) -> Expr) -> KStmt {
+        match self {
+            KStmt::Seq(items) => KStmt::Seq(items.iter().map(|s| s.map_exprs(f)).collect()),
+            KStmt::For {
+                var,
+                extent,
+                unroll,
+                body,
+            } => KStmt::For {
+                var: var.clone(),
+                extent: *extent,
+                unroll: *unroll,
+                body: Box::new(body.map_exprs(f)),
+            },
+            KStmt::If {
+                cond,
+                then,
+                otherwise,
+            } => KStmt::If {
+                cond: f(cond),
+                then: Box::new(then.map_exprs(f)),
+                otherwise: otherwise.as_ref().map(|o| Box::new(o.map_exprs(f))),
+            },
+            KStmt::Let { var, value, body } => KStmt::Let {
+                var: var.clone(),
+                value: f(value),
+                body: Box::new(body.map_exprs(f)),
+            },
+            KStmt::Store {
+                buffer,
+                index,
+                value,
+                lanes,
+            } => KStmt::Store {
+                buffer: buffer.clone(),
+                index: f(index),
+                value: f(value),
+                lanes: *lanes,
+            },
+            KStmt::Barrier => KStmt::Barrier,
+            KStmt::Mapping(m) => KStmt::Mapping(Box::new(KMapping {
+                mapping: m.mapping.clone(),
+                worker: f(&m.worker),
+                task_vars: m.task_vars.clone(),
+                body: m.body.map_exprs(f),
+            })),
+        }
+    }
+}
+
+/// One GPU kernel launch.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    /// A C identifier, unique within its [`LoweredFunc`].
+    pub name: String,
+    pub params: Vec<KernelParam>,
+    /// Blocks per grid, x/y/z.
+    pub grid: [u32; 3],
+    /// Threads per block, x/y/z.
+    pub block: [u32; 3],
+    /// Shared-memory arrays (one-dimensional: indices are flat).
+    pub shared: Vec<Buffer>,
+    /// Per-thread arrays (one-dimensional).
+    pub locals: Vec<Buffer>,
+    pub body: KStmt,
+}
+
+impl Kernel {
+    /// Threads per block.
+    pub fn threads_per_block(&self) -> u64 {
+        self.block.iter().map(|&b| b as u64).product()
+    }
+
+    /// Bytes of shared memory per block.
+    pub fn shared_bytes(&self) -> u64 {
+        self.shared.iter().map(|b| b.bytes() as u64).sum()
+    }
+
+    /// True if any parameter, allocation or expression uses `dtype`.
+    pub fn uses_dtype(&self, dtype: DType) -> bool {
+        let in_bufs = self.params.iter().any(|p| {
+            matches!(p, KernelParam::Buffer { buffer, .. } if buffer.dtype() == dtype)
+                || matches!(p, KernelParam::Scalar(v) if v.dtype() == dtype)
+        }) || self
+            .shared
+            .iter()
+            .chain(&self.locals)
+            .any(|b| b.dtype() == dtype);
+        let mut in_exprs = false;
+        self.body.visit_exprs(&mut |e| {
+            e.visit(&mut |e| {
+                in_exprs |= e.dtype() == dtype;
+            })
+        });
+        in_bufs || in_exprs
+    }
+
+    /// The buffer parameters, in order.
+    pub fn buffer_params(&self) -> impl Iterator<Item = (&Buffer, Access)> {
+        self.params.iter().filter_map(|p| match p {
+            KernelParam::Buffer { buffer, access } => Some((buffer, *access)),
+            KernelParam::Scalar(_) => None,
+        })
+    }
+}
+
+impl fmt::Display for Kernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&crate::printer::print_kernel(self))
+    }
+}
+
+/// A lowered function: kernels launched in order.
+#[derive(Clone, Debug)]
+pub struct LoweredFunc {
+    pub name: String,
+    /// The function's parameters, in call order.
+    pub params: Vec<Param>,
+    /// Global intermediate buffers the runtime allocates before the first kernel.
+    pub temps: Vec<Buffer>,
+    pub kernels: Vec<Kernel>,
+}
+
+impl fmt::Display for LoweredFunc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&crate::printer::print_lowered(self))
+    }
+}

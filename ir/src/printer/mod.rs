@@ -1,0 +1,45 @@
+//! Stable, readable printers for every IR level, close to the TVMScript the seeds show.
+//! Their output is the format of the IR snapshots and of error messages.
+
+mod expr;
+mod func;
+mod kernel;
+
+pub use expr::write_expr;
+pub use func::print_func;
+pub use kernel::{print_kernel, print_lowered};
+
+use crate::expr::Expr;
+
+/// One level of indentation.
+pub const INDENT: &str = "    ";
+
+/// `e` as TVMScript.
+pub fn expr_to_string(e: &Expr) -> String {
+    let mut s = String::new();
+    write_expr(e, &mut s);
+    s
+}
+
+pub(crate) fn shape_tuple(shape: &[i64]) -> String {
+    if shape.len() == 1 {
+        format!("({},)", shape[0])
+    } else {
+        format!(
+            "({})",
+            shape
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
+}
+
+pub(crate) fn line(out: &mut String, level: usize, text: &str) {
+    for _ in 0..level {
+        out.push_str(INDENT);
+    }
+    out.push_str(text);
+    out.push('\n');
+}
