@@ -1,0 +1,1 @@
+//! The CPU interpreter of lowered kernels (being written; see issue 2, point 8).
