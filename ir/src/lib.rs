@@ -16,6 +16,7 @@ pub mod interp;
 pub mod kernel;
 pub mod mapping;
 pub mod printer;
+pub mod schedule;
 pub mod te;
 
 /// The names most programs need.
