@@ -360,10 +360,9 @@ impl Compiler<'_> {
                 let (x, y) = (self.expr(a)?, self.expr(b)?);
                 let ty = self.ty(x);
                 if self.ty(y) != ty {
-                    return Err(self.mismatch(
-                        e,
-                        format!("operands of types {} and {}", ty, self.ty(y)),
-                    ));
+                    return Err(
+                        self.mismatch(e, format!("operands of types {} and {}", ty, self.ty(y)))
+                    );
                 }
                 let f = value::bin_fn(*op, ty)
                     .ok_or_else(|| self.mismatch(e, format!("{op:?} on {ty}")))?;
@@ -407,10 +406,9 @@ impl Compiler<'_> {
             }
             Expr::Call(f, args) => {
                 if args.len() != f.arity() {
-                    return Err(self.mismatch(
-                        e,
-                        format!("{} takes {} arguments", f.name(), f.arity()),
-                    ));
+                    return Err(
+                        self.mismatch(e, format!("{} takes {} arguments", f.name(), f.arity()))
+                    );
                 }
                 let mut ids = [0; 3];
                 for (slot, a) in ids.iter_mut().zip(args) {

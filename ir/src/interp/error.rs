@@ -166,4 +166,7 @@ pub enum InterpError {
     },
     #[error("kernel `{kernel}`: not supported by the interpreter: {detail}")]
     Unsupported { kernel: String, detail: String },
+    /// A broken invariant of the interpreter itself (a bug here, not in the kernel).
+    #[error("kernel `{kernel}`: interpreter bug: {detail}")]
+    Internal { kernel: String, detail: String },
 }
