@@ -1,1 +1,83 @@
+//! Helpers shared by weft's emitters (`weft-codegen-cuda`, `-metal`, `-wgsl`).
+//!
+//! - [`limits`]: [`TargetLimits`] and [`check_limits`], run before emission;
+//! - [`error`]: [`EmitError`], the one error type of every emitter;
+//! - [`contract`]: the lowering contract checks and small analyses every writer needs;
+//! - [`names`] and [`keywords`]: deterministic identifiers that avoid reserved words;
+//! - [`fold`]: integer constant folding (WGSL's unrolling substitutes loop variables);
+//! - [`cfamily`]: the C-family writer CUDA and MSL share through a [`cfamily::Dialect`];
+//! - [`testing`]: the skip-or-fail rule of the offline compile checks (`WEFT_REQUIRE`);
+//! - [`handmade`]: hand-built kernels the emitters' tests (and the runtime's) use.
+//!
+//! WGSL has its own writer and uses only the helpers, not [`cfamily`].
 
+pub mod cfamily;
+pub mod contract;
+pub mod error;
+pub mod fold;
+pub mod handmade;
+pub mod keywords;
+pub mod limits;
+pub mod names;
+pub mod testing;
+
+use std::fmt;
+
+use weft_ir::dtype::DType;
+
+pub use error::{EmitError, UnloweredNode};
+pub use limits::{LimitError, TargetLimits, check_limits};
+
+/// One level of indentation.
+pub const INDENT: &str = "    ";
+
+/// An indentation depth; `Display` writes it as spaces (naga's `back::Level`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Level(pub usize);
+
+impl Level {
+    /// One level deeper.
+    pub fn next(self) -> Level {
+        Level(self.0 + 1)
+    }
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for _ in 0..self.0 {
+            f.write_str(INDENT)?;
+        }
+        Ok(())
+    }
+}
+
+/// The shortest decimal text that reads back as `value` rounded to `dtype` (`0.1`,
+/// `1e-8`, `3.4028235e38`), with no suffix; `None` for infinities and NaN, which no
+/// language spells as a plain literal.
+pub fn float_text(value: f64, dtype: DType) -> Option<String> {
+    let v = match dtype {
+        DType::F16 => f32::from(half::f16::from_f64(value)),
+        _ => value as f32,
+    };
+    v.is_finite().then(|| format!("{v:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_text_round_trips() {
+        assert_eq!(float_text(1.0, DType::F32).as_deref(), Some("1.0"));
+        assert_eq!(float_text(0.1, DType::F32).as_deref(), Some("0.1"));
+        assert_eq!(float_text(1e-8, DType::F32).as_deref(), Some("1e-8"));
+        assert_eq!(
+            float_text(f32::MAX as f64, DType::F32).as_deref(),
+            Some("3.4028235e38")
+        );
+        assert_eq!(float_text(0.1, DType::F16).as_deref(), Some("0.099975586"));
+        assert_eq!(float_text(f64::INFINITY, DType::F32), None);
+        assert_eq!(float_text(1e39, DType::F32), None);
+        assert_eq!(Level(2).to_string(), "        ");
+    }
+}

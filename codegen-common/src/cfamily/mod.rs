@@ -1,0 +1,98 @@
+//! The C-family writer shared by the CUDA and MSL emitters.
+//!
+//! A backend is a [`Dialect`]: a handful of constants and `match` functions (type names,
+//! literals, casts, intrinsics, address spaces, barrier, thread-index spelling, the kernel
+//! signature). Everything else — statements, precedence, naming, vector copies — is
+//! [`writer::write_kernel`], so the two languages differ only where the tables differ
+//! (tinygrad's `CStyleLanguage` and TVM's `codegen_c.cc` hooks are the models).
+
+mod writer;
+
+pub use writer::{KernelNames, kernel_names, write_kernel};
+
+use weft_ir::dtype::DType;
+use weft_ir::expr::{BinOp, Intrinsic, Scope, ThreadAxis};
+use weft_ir::kernel::Kernel;
+
+/// What differs between C-family languages. Strings returned are pieces of source.
+pub trait Dialect {
+    /// The backend's name in errors (`CUDA`, `MSL`).
+    const NAME: &'static str;
+    /// The statement that synchronises a block on shared memory.
+    const BARRIER: &'static str;
+    /// The line written before a `for` the schedule unrolls.
+    const UNROLL_PRAGMA: &'static str;
+
+    /// Reserved-word tables (see [`crate::keywords`]).
+    fn reserved(&self) -> &[&'static [&'static str]];
+    /// The scalar type name (`float`, `half`, `int`, ...).
+    fn scalar_type(&self, dtype: DType) -> &'static str;
+    /// The type a `lanes`-wide copy of `dtype` moves (`float4`, `half2`, ...).
+    fn vector_type(&self, dtype: DType, lanes: u32) -> &'static str;
+    /// The cast that turns a pointer into `buffer` (of `scope`) into a pointer to
+    /// `vector_type` (`(const float4*)`, `(threadgroup float4*)`).
+    fn vector_pointer(&self, scope: Scope, is_const: bool, vector_type: &str) -> String;
+    /// A literal of a float type. `text` is the shortest decimal that round-trips in
+    /// `dtype`, without suffix; `None` for an infinity or NaN (`value` tells which).
+    fn float_literal(&self, dtype: DType, text: Option<&str>, value: f64) -> String;
+    /// `inner` converted from `from` to `to`; `inner` is already parenthesised if needed.
+    fn cast(&self, to: DType, from: DType, inner: &str) -> String;
+    /// A call of `f` on `args` of type `dtype`; `None` if the dialect has no spelling.
+    fn intrinsic(&self, f: Intrinsic, dtype: DType, args: &[String]) -> Option<String>;
+    /// `min`/`max` (`op` is `BinOp::Min` or `BinOp::Max`) of two values of type `dtype`.
+    fn min_max(&self, op: BinOp, dtype: DType, a: &str, b: &str) -> String;
+    /// The floating-point remainder (C's `fmod`) of two values of type `dtype`.
+    fn float_mod(&self, dtype: DType, a: &str, b: &str) -> String;
+    /// The expression a thread or block index is read from (`threadIdx.x`).
+    fn builtin(&self, axis: ThreadAxis) -> String;
+    /// A shared-memory array declaration, without the trailing `;`.
+    fn shared_decl(&self, ty: &str, name: &str, len: i64, align: Option<u32>) -> String;
+    /// A per-thread array declaration, without the trailing `;`.
+    fn local_decl(&self, ty: &str, name: &str, len: i64, align: Option<u32>) -> String;
+    /// The kernel's signature up to (not including) the opening `{`.
+    fn signature(&self, kernel: &Kernel, names: &KernelNames) -> String;
+}
+
+/// C operator precedence (higher binds tighter), used to parenthesise only where needed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Prec {
+    Ternary = 3,
+    Or = 4,
+    And = 5,
+    Equality = 9,
+    Relational = 10,
+    Additive = 12,
+    Multiplicative = 13,
+    /// `!x` and casts.
+    Prefix = 14,
+    /// `-x` and negative literals: parenthesised as a right operand (`a - (-1)`).
+    Neg = 15,
+    Atom = 16,
+}
+
+pub(crate) fn binop_prec(op: BinOp) -> Prec {
+    match op {
+        BinOp::Or => Prec::Or,
+        BinOp::And => Prec::And,
+        BinOp::Eq | BinOp::Ne => Prec::Equality,
+        BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => Prec::Relational,
+        BinOp::Add | BinOp::Sub => Prec::Additive,
+        BinOp::Mul | BinOp::Div | BinOp::Mod | BinOp::FloorDiv | BinOp::FloorMod => {
+            Prec::Multiplicative
+        }
+        BinOp::Min | BinOp::Max => Prec::Atom,
+    }
+}
+
+/// Whether an operand of precedence `child` needs parentheses under a binary operator of
+/// precedence `parent`. Beyond what C requires, comparisons inside comparisons and `&&`
+/// inside `||` are parenthesised: they read ambiguously (and WGSL forbids them).
+pub(crate) fn needs_parens(parent: Prec, child: Prec, right: bool) -> bool {
+    let comparison = |p| matches!(p, Prec::Equality | Prec::Relational);
+    let logical = |p| matches!(p, Prec::And | Prec::Or);
+    child < parent
+        || (right && child <= parent)
+        || (comparison(parent) && comparison(child))
+        || (logical(parent) && logical(child) && parent != child)
+        || (right && child == Prec::Neg && parent < Prec::Neg)
+}

@@ -1,0 +1,219 @@
+//! The checks every emitter runs before writing: the guarantees of `weft_ir::kernel` that
+//! emission relies on, plus small analyses the writers share.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use weft_ir::expr::{BinOp, Buffer, Expr, Intrinsic, ThreadAxis, UnOp};
+use weft_ir::kernel::{KStmt, Kernel, KernelParam};
+use weft_ir::printer::expr_to_string;
+
+use crate::error::{EmitError, UnloweredNode};
+
+/// Vector widths the emitters have types for (`float2`, `float4`, `vec4<f32>`, ...).
+pub const SUPPORTED_LANES: [u32; 3] = [1, 2, 4];
+
+/// Checks the lowering contract: no task mapping, reduction, floor division or modulo, no
+/// multi-index load; every accessed buffer is a parameter or an allocation; vector
+/// accesses are copies of a supported width. `backend` names the emitter in errors.
+pub fn check_lowered(kernel: &Kernel, backend: &'static str) -> Result<(), EmitError> {
+    let mut err: Option<EmitError> = None;
+    let unlowered = |node, detail: String| EmitError::Unlowered {
+        kernel: kernel.name.clone(),
+        node,
+        detail,
+    };
+    kernel.body.visit(&mut |s| {
+        if err.is_some() {
+            return;
+        }
+        if let KStmt::Mapping(m) = s {
+            let vars: Vec<&str> = m.task_vars.iter().map(|v| v.name()).collect();
+            err = Some(unlowered(
+                UnloweredNode::TaskMapping,
+                format!(
+                    "for {} in T.task_mapping({}, worker={})",
+                    vars.join(", "),
+                    m.mapping,
+                    expr_to_string(&m.worker)
+                ),
+            ));
+        }
+    });
+    if let Some(e) = err {
+        return Err(e);
+    }
+    kernel.body.visit_exprs(&mut |root| {
+        root.visit(&mut |e| {
+            if err.is_some() {
+                return;
+            }
+            let node = match e {
+                Expr::Reduce(_) => Some(UnloweredNode::Reduce),
+                Expr::Binary(BinOp::FloorDiv, ..) => Some(UnloweredNode::FloorDiv),
+                Expr::Binary(BinOp::FloorMod, ..) => Some(UnloweredNode::FloorMod),
+                Expr::Load { indices, .. } if indices.len() != 1 => {
+                    Some(UnloweredNode::MultiIndexLoad)
+                }
+                _ => None,
+            };
+            if let Some(node) = node {
+                err = Some(unlowered(node, expr_to_string(e)));
+            }
+        })
+    });
+    if let Some(e) = err {
+        return Err(e);
+    }
+    check_buffers_and_lanes(kernel, backend)
+}
+
+fn check_buffers_and_lanes(kernel: &Kernel, backend: &'static str) -> Result<(), EmitError> {
+    let declared: HashSet<u64> = kernel
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            KernelParam::Buffer { buffer, .. } => Some(buffer.id()),
+            KernelParam::Scalar(_) => None,
+        })
+        .chain(kernel.shared.iter().chain(&kernel.locals).map(Buffer::id))
+        .collect();
+    let invalid = |what: String| EmitError::Invalid {
+        kernel: kernel.name.clone(),
+        what,
+    };
+    let mut err: Option<EmitError> = None;
+    let check_access = |buffer: &Buffer, lanes: u32, err: &mut Option<EmitError>| {
+        if err.is_some() {
+            return;
+        }
+        if !declared.contains(&buffer.id()) {
+            *err = Some(invalid(format!(
+                "buffer `{}` is accessed but is neither a parameter nor an allocation",
+                buffer.name()
+            )));
+        } else if !SUPPORTED_LANES.contains(&lanes) {
+            *err = Some(EmitError::Unsupported {
+                kernel: kernel.name.clone(),
+                backend,
+                what: format!("a {lanes}-lane access of `{}`", buffer.name()),
+            });
+        }
+    };
+    kernel.body.visit(&mut |s| {
+        if let KStmt::Store {
+            buffer,
+            value,
+            lanes,
+            ..
+        } = s
+        {
+            check_access(buffer, *lanes, &mut err);
+            if *lanes > 1 && err.is_none() {
+                let copy = matches!(value, Expr::Load { buffer: src, lanes: l, .. }
+                    if *l == *lanes && src.dtype() == buffer.dtype());
+                if !copy {
+                    err = Some(invalid(format!(
+                        "the {lanes}-lane store to `{}` does not copy a {lanes}-lane load of \
+                         the same type",
+                        buffer.name()
+                    )));
+                }
+            }
+        }
+    });
+    kernel.body.visit_exprs(&mut |root| {
+        // A vector load is allowed only as the whole value of a vector store (checked
+        // above), so skip the root and refuse one anywhere below it.
+        let mut first = true;
+        root.visit(&mut |e| {
+            let is_root = std::mem::take(&mut first);
+            if let Expr::Load { buffer, lanes, .. } = e {
+                check_access(buffer, *lanes, &mut err);
+                if *lanes > 1 && !is_root && err.is_none() {
+                    err = Some(invalid(format!(
+                        "a {lanes}-lane load of `{}` is used inside an expression (vector \
+                         loads may only be copied by a store)",
+                        buffer.name()
+                    )));
+                }
+            }
+        })
+    });
+    // A vector load as the root of a condition or a let value is not a copy either.
+    kernel.body.visit(&mut |s| {
+        let root = match s {
+            KStmt::If { cond, .. } => Some(cond),
+            KStmt::Let { value, .. } => Some(value),
+            _ => None,
+        };
+        if err.is_none()
+            && let Some(Expr::Load { buffer, lanes, .. }) = root
+            && *lanes > 1
+        {
+            err = Some(invalid(format!(
+                "a {lanes}-lane load of `{}` outside a vector store",
+                buffer.name()
+            )));
+        }
+    });
+    match err {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// The access widths of each buffer (by id) over the whole kernel body.
+pub fn buffer_lanes(kernel: &Kernel) -> HashMap<u64, BTreeSet<u32>> {
+    let mut out: HashMap<u64, BTreeSet<u32>> = HashMap::new();
+    kernel.body.visit(&mut |s| {
+        if let KStmt::Store { buffer, lanes, .. } = s {
+            out.entry(buffer.id()).or_default().insert(*lanes);
+        }
+    });
+    kernel.body.visit_exprs(&mut |e| {
+        e.visit(&mut |e| {
+            if let Expr::Load { buffer, lanes, .. } = e {
+                out.entry(buffer.id()).or_default().insert(*lanes);
+            }
+        })
+    });
+    out
+}
+
+/// The thread and block indices the body reads, in [`ThreadAxis::ALL`] order.
+pub fn used_builtins(kernel: &Kernel) -> Vec<ThreadAxis> {
+    let mut used = HashSet::new();
+    kernel.body.visit_exprs(&mut |e| {
+        e.visit(&mut |e| {
+            if let Expr::Builtin(a) = e {
+                used.insert(*a);
+            }
+        })
+    });
+    ThreadAxis::ALL
+        .into_iter()
+        .filter(|a| used.contains(a))
+        .collect()
+}
+
+/// True if `e` reads memory anywhere.
+pub fn contains_load(e: &Expr) -> bool {
+    let mut found = false;
+    e.visit(&mut |e| found |= matches!(e, Expr::Load { .. }));
+    found
+}
+
+/// Rewrites `sigmoid(x)` as `1 / (1 + exp(-x))` in `x`'s type, so that no backend needs a
+/// spelling for it.
+pub fn expand_sigmoid(e: &Expr) -> Expr {
+    e.rewrite(&mut |e| match e {
+        Expr::Call(Intrinsic::Sigmoid, mut args) if args.len() == 1 => {
+            let x = args.remove(0);
+            let d = x.dtype();
+            let one = Expr::constant(1.0, d);
+            let exp = Expr::Call(Intrinsic::Exp, vec![Expr::Unary(UnOp::Neg, Box::new(x))]);
+            Expr::binary(BinOp::Div, one.clone(), Expr::binary(BinOp::Add, one, exp))
+        }
+        e => e,
+    })
+}

@@ -1,0 +1,272 @@
+//! Target limits, checked before a single line is emitted.
+//!
+//! A kernel over a limit is refused with a [`LimitError`] that names the limit, the value
+//! and the allocation or launch axis at fault, so a schedule that does not fit a target
+//! never becomes a shader that fails (or silently misbehaves) at pipeline creation.
+
+use weft_ir::dtype::DType;
+use weft_ir::expr::{Expr, ThreadAxis};
+use weft_ir::kernel::{Kernel, KernelParam};
+use weft_ir::printer::expr_to_string;
+
+/// What a target allows one kernel launch. The runtime builds one from the real device
+/// (an adapter's `wgpu::Limits`, a CUDA device's attributes); the constructors give the
+/// profiles weft assumes when no device is at hand.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TargetLimits {
+    /// Names the target in error messages (`cuda`, `webgpu`, `vulkan: llvmpipe`, ...).
+    pub name: String,
+    /// Shared (workgroup, threadgroup) memory per block, in bytes.
+    pub max_shared_bytes: u64,
+    /// Threads (invocations) per block.
+    pub max_threads_per_block: u64,
+    /// Threads per block along x, y, z.
+    pub max_block_dim: [u64; 3],
+    /// Blocks (workgroups) per grid along x, y, z.
+    pub max_grid_dim: [u64; 3],
+    /// Whether 16-bit floats may appear at all.
+    pub f16: bool,
+}
+
+impl TargetLimits {
+    /// CUDA on any device weft targets (sm_80 and later): 48 KiB of *static* shared
+    /// memory (more needs dynamic shared memory and an opt-in), 1024 threads per block.
+    pub fn cuda() -> Self {
+        TargetLimits {
+            name: "cuda".into(),
+            max_shared_bytes: 48 * 1024,
+            max_threads_per_block: 1024,
+            max_block_dim: [1024, 1024, 64],
+            max_grid_dim: [(1 << 31) - 1, 65535, 65535],
+            f16: true,
+        }
+    }
+
+    /// WebGPU's default limits (what a device gets unless it asks for its adapter's):
+    /// 16 KiB workgroup storage, 256 invocations, no `shader-f16`.
+    pub fn webgpu_default() -> Self {
+        TargetLimits {
+            name: "webgpu".into(),
+            max_shared_bytes: 16 * 1024,
+            max_threads_per_block: 256,
+            max_block_dim: [256, 256, 64],
+            max_grid_dim: [65535; 3],
+            f16: false,
+        }
+    }
+
+    /// Metal on Apple GPUs: 32 KiB threadgroup memory, 1024 threads per threadgroup.
+    pub fn metal() -> Self {
+        TargetLimits {
+            name: "metal".into(),
+            max_shared_bytes: 32 * 1024,
+            max_threads_per_block: 1024,
+            max_block_dim: [1024, 1024, 1024],
+            max_grid_dim: [u32::MAX as u64; 3],
+            f16: true,
+        }
+    }
+}
+
+/// A kernel over one of its target's limits.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    /// A launch dimension of zero: no valid launch, no valid `@workgroup_size`.
+    #[error("kernel `{kernel}`: launch extent of {axis} is 0")]
+    ZeroExtent { kernel: String, axis: ThreadAxis },
+    #[error(
+        "kernel `{kernel}`: {threads} threads per block (block {block:?}) exceed the \
+         {target} limit of {limit}"
+    )]
+    ThreadsPerBlock {
+        kernel: String,
+        target: String,
+        limit: u64,
+        threads: u64,
+        block: [u32; 3],
+    },
+    #[error("kernel `{kernel}`: {axis} extent {extent} exceeds the {target} limit of {limit}")]
+    BlockDim {
+        kernel: String,
+        target: String,
+        axis: ThreadAxis,
+        limit: u64,
+        extent: u64,
+    },
+    #[error(
+        "kernel `{kernel}`: {axis} extent {extent} (blocks per grid) exceeds the {target} \
+         limit of {limit}"
+    )]
+    GridDim {
+        kernel: String,
+        target: String,
+        axis: ThreadAxis,
+        limit: u64,
+        extent: u64,
+    },
+    #[error(
+        "kernel `{kernel}`: {bytes} bytes of shared memory exceed the {target} limit of \
+         {limit} ({})",
+        describe_allocs(allocations)
+    )]
+    SharedMemory {
+        kernel: String,
+        target: String,
+        limit: u64,
+        bytes: u64,
+        /// Every shared allocation with its size in bytes, in declaration order.
+        allocations: Vec<(String, u64)>,
+    },
+    #[error("kernel `{kernel}`: {used_by} uses f16, which target {target} does not support")]
+    F16Unsupported {
+        kernel: String,
+        target: String,
+        /// The first use found: a parameter, an allocation or an expression.
+        used_by: String,
+    },
+}
+
+fn describe_allocs(allocs: &[(String, u64)]) -> String {
+    allocs
+        .iter()
+        .map(|(n, b)| format!("`{n}`: {b} B"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl LimitError {
+    /// The name of the kernel the error is about.
+    pub fn kernel(&self) -> &str {
+        match self {
+            LimitError::ZeroExtent { kernel, .. }
+            | LimitError::ThreadsPerBlock { kernel, .. }
+            | LimitError::BlockDim { kernel, .. }
+            | LimitError::GridDim { kernel, .. }
+            | LimitError::SharedMemory { kernel, .. }
+            | LimitError::F16Unsupported { kernel, .. } => kernel,
+        }
+    }
+}
+
+const BLOCK_AXES: [ThreadAxis; 3] = [
+    ThreadAxis::BlockIdxX,
+    ThreadAxis::BlockIdxY,
+    ThreadAxis::BlockIdxZ,
+];
+const THREAD_AXES: [ThreadAxis; 3] = [
+    ThreadAxis::ThreadIdxX,
+    ThreadAxis::ThreadIdxY,
+    ThreadAxis::ThreadIdxZ,
+];
+
+/// Checks `kernel` against `limits`: launch extents, threads per block, per-axis block and
+/// grid sizes, shared bytes and f16. Returns the first violation.
+pub fn check_limits(kernel: &Kernel, limits: &TargetLimits) -> Result<(), LimitError> {
+    let name = || kernel.name.clone();
+    let target = || limits.name.clone();
+    for d in 0..3 {
+        if kernel.grid[d] == 0 {
+            return Err(LimitError::ZeroExtent {
+                kernel: name(),
+                axis: BLOCK_AXES[d],
+            });
+        }
+        if kernel.block[d] == 0 {
+            return Err(LimitError::ZeroExtent {
+                kernel: name(),
+                axis: THREAD_AXES[d],
+            });
+        }
+    }
+    let threads = kernel.threads_per_block();
+    if threads > limits.max_threads_per_block {
+        return Err(LimitError::ThreadsPerBlock {
+            kernel: name(),
+            target: target(),
+            limit: limits.max_threads_per_block,
+            threads,
+            block: kernel.block,
+        });
+    }
+    for d in 0..3 {
+        let extent = kernel.block[d] as u64;
+        if extent > limits.max_block_dim[d] {
+            return Err(LimitError::BlockDim {
+                kernel: name(),
+                target: target(),
+                axis: THREAD_AXES[d],
+                limit: limits.max_block_dim[d],
+                extent,
+            });
+        }
+        let extent = kernel.grid[d] as u64;
+        if extent > limits.max_grid_dim[d] {
+            return Err(LimitError::GridDim {
+                kernel: name(),
+                target: target(),
+                axis: BLOCK_AXES[d],
+                limit: limits.max_grid_dim[d],
+                extent,
+            });
+        }
+    }
+    let allocations: Vec<(String, u64)> = kernel
+        .shared
+        .iter()
+        .map(|b| (b.name().to_string(), b.bytes().max(0) as u64))
+        .collect();
+    let bytes: u64 = allocations.iter().map(|(_, b)| b).sum();
+    if bytes > limits.max_shared_bytes {
+        return Err(LimitError::SharedMemory {
+            kernel: name(),
+            target: target(),
+            limit: limits.max_shared_bytes,
+            bytes,
+            allocations,
+        });
+    }
+    if !limits.f16
+        && let Some(used_by) = first_f16_use(kernel)
+    {
+        return Err(LimitError::F16Unsupported {
+            kernel: name(),
+            target: target(),
+            used_by,
+        });
+    }
+    Ok(())
+}
+
+/// The first parameter, allocation or expression of type f16, described for a message.
+pub fn first_f16_use(kernel: &Kernel) -> Option<String> {
+    for p in &kernel.params {
+        match p {
+            KernelParam::Buffer { buffer, .. } if buffer.dtype() == DType::F16 => {
+                return Some(format!("buffer parameter `{}`", buffer.name()));
+            }
+            KernelParam::Scalar(v) if v.dtype() == DType::F16 => {
+                return Some(format!("scalar parameter `{}`", v.name()));
+            }
+            _ => {}
+        }
+    }
+    for b in &kernel.shared {
+        if b.dtype() == DType::F16 {
+            return Some(format!("shared allocation `{}`", b.name()));
+        }
+    }
+    for b in &kernel.locals {
+        if b.dtype() == DType::F16 {
+            return Some(format!("local allocation `{}`", b.name()));
+        }
+    }
+    let mut found: Option<String> = None;
+    kernel.body.visit_exprs(&mut |e| {
+        e.visit(&mut |e| {
+            if found.is_none() && e.dtype() == DType::F16 && !matches!(e, Expr::Reduce(_)) {
+                found = Some(format!("expression `{}`", expr_to_string(e)));
+            }
+        })
+    });
+    found
+}
