@@ -14,6 +14,7 @@ pub mod expr;
 pub mod func;
 pub mod interp;
 pub mod kernel;
+pub mod lower;
 pub mod mapping;
 pub mod printer;
 pub mod schedule;

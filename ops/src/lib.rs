@@ -1,1 +1,246 @@
+//! weft-ops: the seed workloads, each a te compute definition with named schedules and a
+//! float64 reference.
+//!
+//! | op | seed | schedules |
+//! | --- | --- | --- |
+//! | `vecadd` | 001 | `split-bind` |
+//! | `window-sum` | 001 | `split-bind`, `shared-fetch` |
+//! | `matmul` | 001 | `naive`, `local-blocking`, `shared-blocking` |
+//! | `depthwise-conv2d` | 000 | `naive`, `v1`, `v2`, `v3`, `v4` |
+//!
+//! ```
+//! let w = weft_ops::Workload::new("matmul", &weft_ops::Shape::parse("matmul", "m=64,n=64,k=64").unwrap()).unwrap();
+//! let lowered = w.lower("shared-blocking").unwrap();
+//! assert_eq!(lowered.kernels[0].block, [64, 1, 1]);
+//! ```
 
+mod depthwise;
+mod matmul;
+mod shape;
+mod vecadd;
+mod window_sum;
+
+use ndarray::ArrayD;
+use rand::{Rng, SeedableRng};
+use thiserror::Error;
+use weft_ir::expr::Buffer;
+use weft_ir::func::Func;
+use weft_ir::kernel::LoweredFunc;
+use weft_ir::lower::{LowerError, lower};
+use weft_ir::schedule::{Schedule, ScheduleError};
+use weft_ir::te::TeError;
+
+pub use shape::Shape;
+
+/// What an op is and which shapes and schedules it has.
+#[derive(Debug)]
+pub struct OpSpec {
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// Shape parameters with their default (the seed's size).
+    pub dims: &'static [(&'static str, i64)],
+    pub schedules: &'static [&'static str],
+    /// The schedule used when none is given.
+    pub best: &'static str,
+    /// Shapes `weft bench` measures on a GPU (the seeds' sizes).
+    pub bench: &'static [&'static [i64]],
+    /// Shapes small enough for the CPU interpreter and slow CPU drivers.
+    pub small: &'static [&'static [i64]],
+    /// Which seed document specifies it.
+    pub seed: &'static str,
+}
+
+/// Every op, in a stable order.
+pub const OPS: &[&OpSpec] = &[
+    &vecadd::SPEC,
+    &window_sum::SPEC,
+    &matmul::SPEC,
+    &depthwise::SPEC,
+];
+
+/// Errors naming the op, schedule or shape at fault.
+#[derive(Debug, Error)]
+pub enum OpError {
+    #[error("unknown op `{0}`; ops are: {list}", list = OPS.iter().map(|o| o.name).collect::<Vec<_>>().join(", "))]
+    UnknownOp(String),
+    #[error("op `{op}` has no schedule `{schedule}`; its schedules are: {list}")]
+    UnknownSchedule {
+        op: String,
+        schedule: String,
+        list: String,
+    },
+    #[error("shape for `{op}`: {msg}")]
+    Shape { op: String, msg: String },
+    #[error("`{op}` at {shape}: {source}")]
+    Definition {
+        op: String,
+        shape: String,
+        source: TeError,
+    },
+    #[error("schedule `{schedule}` of `{op}` at {shape}: {source}")]
+    Schedule {
+        op: String,
+        schedule: String,
+        shape: String,
+        source: ScheduleError,
+    },
+    #[error("lowering `{schedule}` of `{op}` at {shape}: {source}")]
+    Lower {
+        op: String,
+        schedule: String,
+        shape: String,
+        source: LowerError,
+    },
+    #[error("`{op}` expects {want} inputs, got {got}")]
+    Inputs { op: String, want: usize, got: usize },
+}
+
+/// The op named `name`.
+pub fn find(name: &str) -> Result<&'static OpSpec, OpError> {
+    OPS.iter()
+        .copied()
+        .find(|o| o.name == name)
+        .ok_or_else(|| OpError::UnknownOp(name.to_string()))
+}
+
+/// One op at one shape: its default Func and what it computes.
+#[derive(Debug)]
+pub struct Workload {
+    pub op: &'static OpSpec,
+    pub shape: Shape,
+    /// The unscheduled Func.
+    pub func: Func,
+    /// Input buffers, in parameter order (the output is the last parameter).
+    pub inputs: Vec<Buffer>,
+    pub output: Buffer,
+    /// Floating-point operations of one run.
+    pub flops: f64,
+    /// Fewest bytes one run must move (each input read once, the output written once).
+    pub bytes: f64,
+}
+
+impl Workload {
+    /// The op `name` at `shape`.
+    pub fn new(name: &str, shape: &Shape) -> Result<Workload, OpError> {
+        let op = find(name)?;
+        let def = match op.name {
+            "vecadd" => vecadd::define(shape),
+            "window-sum" => window_sum::define(shape),
+            "matmul" => matmul::define(shape),
+            _ => depthwise::define(shape),
+        }
+        .map_err(|source| OpError::Definition {
+            op: op.name.to_string(),
+            shape: shape.to_string(),
+            source,
+        })?;
+        Ok(Workload {
+            op,
+            shape: shape.clone(),
+            func: def.func,
+            inputs: def.inputs,
+            output: def.output,
+            flops: def.flops,
+            bytes: def.bytes,
+        })
+    }
+
+    /// The op at its default (seed) shape.
+    pub fn default_for(name: &str) -> Result<Workload, OpError> {
+        let op = find(name)?;
+        Workload::new(name, &Shape::defaults(op))
+    }
+
+    /// Applies the named schedule (the op's best when `None`).
+    pub fn schedule(&self, name: Option<&str>) -> Result<Schedule, OpError> {
+        let name = name.unwrap_or(self.op.best);
+        if !self.op.schedules.contains(&name) {
+            return Err(OpError::UnknownSchedule {
+                op: self.op.name.to_string(),
+                schedule: name.to_string(),
+                list: self.op.schedules.join(", "),
+            });
+        }
+        let mut s = Schedule::new(self.func.clone());
+        let r = match self.op.name {
+            "vecadd" => vecadd::apply(&mut s, name),
+            "window-sum" => window_sum::apply(&mut s, name),
+            "matmul" => matmul::apply(&mut s, name),
+            _ => depthwise::apply(&mut s, name),
+        };
+        r.map_err(|source| OpError::Schedule {
+            op: self.op.name.to_string(),
+            schedule: name.to_string(),
+            shape: self.shape.to_string(),
+            source,
+        })?;
+        Ok(s)
+    }
+
+    /// Schedules and lowers.
+    pub fn lower(&self, schedule: &str) -> Result<LoweredFunc, OpError> {
+        let s = self.schedule(Some(schedule))?;
+        lower(s.func()).map_err(|source| OpError::Lower {
+            op: self.op.name.to_string(),
+            schedule: schedule.to_string(),
+            shape: self.shape.to_string(),
+            source,
+        })
+    }
+
+    /// The float64 reference output for `inputs` (in parameter order).
+    pub fn reference(&self, inputs: &[ArrayD<f64>]) -> Result<ArrayD<f64>, OpError> {
+        if inputs.len() != self.inputs.len() {
+            return Err(OpError::Inputs {
+                op: self.op.name.to_string(),
+                want: self.inputs.len(),
+                got: inputs.len(),
+            });
+        }
+        Ok(match self.op.name {
+            "vecadd" => vecadd::reference(inputs),
+            "window-sum" => window_sum::reference(inputs),
+            "matmul" => matmul::reference(inputs),
+            _ => depthwise::reference(inputs, &self.shape),
+        })
+    }
+
+    /// Random inputs in `[0, 1)` (as the seeds draw them), reproducible from `seed`.
+    pub fn random_inputs(&self, seed: u64) -> Vec<ArrayD<f32>> {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        self.inputs
+            .iter()
+            .map(|b| {
+                let shape: Vec<usize> = b.shape().iter().map(|&d| d as usize).collect();
+                ArrayD::from_shape_simple_fn(shape, || rng.random::<f32>())
+            })
+            .collect()
+    }
+}
+
+/// What an op module defines.
+pub(crate) struct Definition {
+    pub func: Func,
+    pub inputs: Vec<Buffer>,
+    pub output: Buffer,
+    pub flops: f64,
+    pub bytes: f64,
+}
+
+/// The largest elementwise relative error `|out - ref| / |ref|` (with `|ref|` floored at
+/// 1e-6); NaN anywhere (an unwritten, poisoned element) gives infinity.
+pub fn max_rel_error(out: &ArrayD<f32>, reference: &ArrayD<f64>) -> f64 {
+    if out.shape() != reference.shape() {
+        return f64::INFINITY;
+    }
+    let mut worst: f64 = 0.0;
+    for (o, r) in out.iter().zip(reference.iter()) {
+        let o = *o as f64;
+        if !o.is_finite() {
+            return f64::INFINITY;
+        }
+        let e = (o - r).abs() / r.abs().max(1e-6);
+        worst = worst.max(e);
+    }
+    worst
+}

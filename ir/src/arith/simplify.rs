@@ -22,8 +22,40 @@ fn is_int(e: &Expr) -> bool {
 
 fn canon(e: &Expr, b: &Bounds) -> Expr {
     let mut a = Affine::from_expr(e);
+    // An atom known to be a single value is that value (`blockIdx_y` of a 1-block grid).
+    let mut k = 0;
+    a.terms.retain(|(t, c)| match bound(t, b) {
+        Some((lo, hi)) if lo == hi => {
+            k += lo * c;
+            false
+        }
+        _ => true,
+    });
+    a.constant += k;
     recombine(&mut a, b);
     a.to_expr()
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.abs(), b.abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// The gcd of `a`'s coefficients and constant, if it divides `c`: then
+/// `(g*y) // c = y // (c/g)` and `(g*y) % c = (y % (c/g)) * g`.
+fn common_factor(a: &Affine, c: i64) -> Option<(Affine, i64)> {
+    let g = a.terms.iter().fold(a.constant, |g, (_, k)| gcd(g, *k));
+    if g <= 1 || c % g != 0 {
+        return None;
+    }
+    let mut y = Affine::constant(a.constant / g);
+    for (t, k) in &a.terms {
+        y.add_term(t.clone(), k / g);
+    }
+    Some((y, g))
 }
 
 /// Replaces `x // c * (k*c) + x % c * k` by `x * k`.
@@ -76,6 +108,10 @@ fn floordiv(x: &Expr, c: i64, b: &Bounds) -> Expr {
         q.constant += floordiv_i64(lo, c);
         return q.to_expr();
     }
+    if let Some((y, g)) = common_factor(&r, c) {
+        q.add_term(floordiv(&y.to_expr(), c / g, b), 1);
+        return canon(&q.to_expr(), b);
+    }
     // floordiv(floordiv(z, d), c) = floordiv(z, d * c) for positive d, c.
     let inner = match &r_expr {
         Expr::Binary(BinOp::FloorDiv, z, d) if d.as_int().is_some_and(|d| d > 0) => {
@@ -99,6 +135,10 @@ fn floormod(x: &Expr, c: i64, b: &Bounds) -> Expr {
         let mut r2 = r.clone();
         r2.constant -= floordiv_i64(lo, c) * c;
         return r2.to_expr();
+    }
+    if let Some((y, g)) = common_factor(&r, c) {
+        let m = floormod(&y.to_expr(), c / g, b);
+        return canon(&(m * Expr::int(g)), b);
     }
     match &r_expr {
         // floormod(floormod(z, d), c) = floormod(z, c) when c divides d.

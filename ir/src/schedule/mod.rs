@@ -19,8 +19,8 @@ mod compute_at;
 mod error;
 mod inline;
 mod loops;
-mod reduction;
-mod region;
+pub(crate) mod reduction;
+pub(crate) mod region;
 mod trace;
 
 use std::collections::HashSet;

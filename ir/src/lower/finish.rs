@@ -1,0 +1,302 @@
+//! The last passes: task mappings, integer division, barriers, names, parameters.
+
+use std::collections::{HashMap, HashSet};
+
+use super::LowerError;
+use super::barrier::insert_barriers;
+use super::convert::Converted;
+use crate::arith::{Bounds, bound, simplify_with};
+use crate::expr::{BinOp, Buffer, Expr, ThreadAxis, Var};
+use crate::func::{Func, Param};
+use crate::kernel::{Access, KStmt, Kernel, KernelParam};
+
+pub(crate) fn finish(
+    name: String,
+    c: Converted,
+    func: &Func,
+    temps: &[Buffer],
+    grid: [u32; 3],
+    block: [u32; 3],
+) -> Result<Kernel, LowerError> {
+    let mut bounds = Bounds::new();
+    for a in ThreadAxis::ALL {
+        let e = if a.is_block() {
+            grid[a.dim()]
+        } else {
+            block[a.dim()]
+        };
+        bounds.set_axis(a, e as i64);
+    }
+    let body = expand_mappings(c.body.clone(), &bounds)?;
+    let body = rewrite_division(&body, &mut bounds);
+    let shared: HashSet<u64> = c.shared.iter().map(|b| b.id()).collect();
+    let body = insert_barriers(body, &shared);
+    let body = unique_names(body, func, &c);
+    let params = kernel_params(&body, func, temps);
+    Ok(Kernel {
+        name,
+        params,
+        grid,
+        block,
+        shared: c.shared,
+        locals: c.locals,
+        body,
+    })
+}
+
+fn expand_mappings(body: KStmt, bounds: &Bounds) -> Result<KStmt, LowerError> {
+    let mut has = false;
+    body.visit(&mut |s| has |= matches!(s, KStmt::Mapping(_)));
+    if !has {
+        return Ok(body);
+    }
+    // TODO(lead): call crate::mapping::expand once it lands.
+    let _ = bounds;
+    Err(LowerError::Mapping(
+        "task-mapping expansion is not wired in yet".into(),
+    ))
+}
+
+/// Floor division and modulo as C operators: plain `/` and `%` where the dividend is
+/// provably non-negative (and the divisor a positive constant), a shifted form where a
+/// lower bound is known, and an explicit floor form otherwise.
+fn floor_to_c(e: &Expr, b: &Bounds) -> Expr {
+    e.rewrite(&mut |x| match x {
+        Expr::Binary(op @ (BinOp::FloorDiv | BinOp::FloorMod), a, d) => {
+            let div = op == BinOp::FloorDiv;
+            let c_op = if div { BinOp::Div } else { BinOp::Mod };
+            match d.as_int() {
+                Some(c) if c > 0 => match bound(&a, b) {
+                    Some((lo, _)) if lo >= 0 => Expr::Binary(c_op, a, d),
+                    Some((lo, _)) => {
+                        // (a + k*c) is non-negative: floor and C division agree on it.
+                        let k = (-lo + c - 1) / c;
+                        let shifted = simplify_with(&(*a + Expr::int(k * c)), b);
+                        if div {
+                            Expr::binary(BinOp::Div, shifted, Expr::int(c)) - Expr::int(k)
+                        } else {
+                            Expr::binary(BinOp::Mod, shifted, Expr::int(c))
+                        }
+                    }
+                    None => {
+                        if div {
+                            Expr::select(
+                                a.clone().ge(Expr::int(0)),
+                                Expr::binary(BinOp::Div, (*a).clone(), Expr::int(c)),
+                                Expr::binary(BinOp::Div, *a - Expr::int(c - 1), Expr::int(c)),
+                            )
+                        } else {
+                            let m = Expr::binary(BinOp::Mod, *a, Expr::int(c));
+                            Expr::binary(BinOp::Mod, m + Expr::int(c), Expr::int(c))
+                        }
+                    }
+                },
+                _ => {
+                    // General divisor: C division rounds toward zero; correct it when the
+                    // remainder is non-zero and the signs differ.
+                    let q = Expr::binary(BinOp::Div, (*a).clone(), (*d).clone());
+                    let r = Expr::binary(BinOp::Mod, (*a).clone(), (*d).clone());
+                    let fix = r
+                        .clone()
+                        .ne_(Expr::int(0))
+                        .and(a.clone().lt(Expr::int(0)).ne_(d.clone().lt(Expr::int(0))));
+                    if div {
+                        Expr::select(fix, q.clone() - Expr::int(1), q)
+                    } else {
+                        Expr::select(fix, r.clone() + *d, r)
+                    }
+                }
+            }
+        }
+        x => x,
+    })
+}
+
+fn rewrite_division(s: &KStmt, b: &mut Bounds) -> KStmt {
+    let fix = |e: &Expr, b: &Bounds| floor_to_c(&simplify_with(e, b), b);
+    match s {
+        KStmt::Seq(items) => KStmt::Seq(items.iter().map(|i| rewrite_division(i, b)).collect()),
+        KStmt::For {
+            var,
+            extent,
+            unroll,
+            body,
+        } => {
+            b.set_extent(var, *extent);
+            KStmt::For {
+                var: var.clone(),
+                extent: *extent,
+                unroll: *unroll,
+                body: Box::new(rewrite_division(body, b)),
+            }
+        }
+        KStmt::Let { var, value, body } => {
+            let value2 = fix(value, b);
+            if let Some((lo, hi)) = bound(value, b) {
+                b.set_range(var, lo, hi);
+            }
+            KStmt::Let {
+                var: var.clone(),
+                value: value2,
+                body: Box::new(rewrite_division(body, b)),
+            }
+        }
+        KStmt::If {
+            cond,
+            then,
+            otherwise,
+        } => KStmt::If {
+            cond: fix(cond, b),
+            then: Box::new(rewrite_division(then, b)),
+            otherwise: otherwise.as_ref().map(|o| Box::new(rewrite_division(o, b))),
+        },
+        KStmt::Store {
+            buffer,
+            index,
+            value,
+            lanes,
+        } => KStmt::Store {
+            buffer: buffer.clone(),
+            index: fix(index, b),
+            value: fix(value, b),
+            lanes: *lanes,
+        },
+        KStmt::Barrier => KStmt::Barrier,
+        KStmt::Mapping(m) => KStmt::Mapping(m.clone()),
+    }
+}
+
+/// Gives every loop and let variable of the kernel a distinct name (TensorIR lets
+/// sibling nests reuse `ax0`; C and WGSL scopes would accept it, but a reader should not
+/// have to track shadowing).
+fn unique_names(body: KStmt, func: &Func, c: &Converted) -> KStmt {
+    let mut used: HashSet<String> = func.params.iter().map(|p| p.name().to_string()).collect();
+    used.extend(func.allocs.iter().map(|b| b.name().to_string()));
+    used.extend(
+        c.shared
+            .iter()
+            .chain(&c.locals)
+            .map(|b| b.name().to_string()),
+    );
+    used.extend(ThreadAxis::ALL.iter().map(|a| a.var_name().to_string()));
+    let mut seen: HashMap<Var, Var> = HashMap::new();
+    rename(body, &mut used, &mut seen)
+}
+
+fn rename(s: KStmt, used: &mut HashSet<String>, seen: &mut HashMap<Var, Var>) -> KStmt {
+    let fresh = |v: &Var, used: &mut HashSet<String>| -> Var {
+        if !used.contains(v.name()) {
+            used.insert(v.name().to_string());
+            return v.clone();
+        }
+        let mut k = 1;
+        loop {
+            let n = format!("{}_{}", v.name(), k);
+            if !used.contains(&n) {
+                used.insert(n.clone());
+                return v.renamed(n);
+            }
+            k += 1;
+        }
+    };
+    match s {
+        KStmt::Seq(items) => KStmt::Seq(items.into_iter().map(|i| rename(i, used, seen)).collect()),
+        KStmt::For {
+            var,
+            extent,
+            unroll,
+            body,
+        } => {
+            let nv = fresh(&var, used);
+            let body = if nv != var {
+                let m = HashMap::from([(var.clone(), nv.expr())]);
+                body.map_exprs(&mut |e| e.substitute(&m))
+            } else {
+                *body
+            };
+            seen.insert(var, nv.clone());
+            KStmt::For {
+                var: nv,
+                extent,
+                unroll,
+                body: Box::new(rename(body, used, seen)),
+            }
+        }
+        KStmt::Let { var, value, body } => {
+            let nv = fresh(&var, used);
+            let body = if nv != var {
+                let m = HashMap::from([(var.clone(), nv.expr())]);
+                body.map_exprs(&mut |e| e.substitute(&m))
+            } else {
+                *body
+            };
+            KStmt::Let {
+                var: nv,
+                value,
+                body: Box::new(rename(body, used, seen)),
+            }
+        }
+        KStmt::If {
+            cond,
+            then,
+            otherwise,
+        } => KStmt::If {
+            cond,
+            then: Box::new(rename(*then, used, seen)),
+            otherwise: otherwise.map(|o| Box::new(rename(*o, used, seen))),
+        },
+        other => other,
+    }
+}
+
+/// The global buffers and scalars the kernel uses, in the function's parameter order
+/// (temporaries last), with how each buffer is accessed.
+fn kernel_params(body: &KStmt, func: &Func, temps: &[Buffer]) -> Vec<KernelParam> {
+    let mut reads: HashSet<u64> = HashSet::new();
+    let mut writes: HashSet<u64> = HashSet::new();
+    let mut vars: HashSet<Var> = HashSet::new();
+    body.visit(&mut |s| {
+        if let KStmt::Store { buffer, .. } = s {
+            writes.insert(buffer.id());
+        }
+    });
+    body.visit_exprs(&mut |e| {
+        for (b, _) in e.loads() {
+            reads.insert(b.id());
+        }
+        vars.extend(e.vars());
+    });
+    let access = |b: &Buffer| match (reads.contains(&b.id()), writes.contains(&b.id())) {
+        (true, true) => Some(Access::ReadWrite),
+        (true, false) => Some(Access::Read),
+        (false, true) => Some(Access::Write),
+        (false, false) => None,
+    };
+    let mut out = Vec::new();
+    for p in &func.params {
+        match p {
+            Param::Buffer(b) => {
+                if let Some(a) = access(b) {
+                    out.push(KernelParam::Buffer {
+                        buffer: b.clone(),
+                        access: a,
+                    });
+                }
+            }
+            Param::Scalar(v) => {
+                if vars.contains(v) {
+                    out.push(KernelParam::Scalar(v.clone()));
+                }
+            }
+        }
+    }
+    for t in temps {
+        if let Some(a) = access(t) {
+            out.push(KernelParam::Buffer {
+                buffer: t.clone(),
+                access: a,
+            });
+        }
+    }
+    out
+}

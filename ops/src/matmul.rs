@@ -1,0 +1,142 @@
+//! `matmul`: `C[i, j] = sum_k A[i, k] * B[k, j]` (seed 001).
+
+use ndarray::{ArrayD, Ix2, IxDyn};
+use weft_ir::prelude::*;
+use weft_ir::schedule::{BlockRV, LoopRV, Schedule, ScheduleError};
+use weft_ir::te::TeError;
+
+use crate::{Definition, OpSpec, Shape};
+
+pub(crate) const SPEC: OpSpec = OpSpec {
+    name: "matmul",
+    summary: "fp32 matrix product C[m, n] = A[m, k] @ B[k, n]",
+    dims: &[("m", 1024), ("n", 1024), ("k", 1024)],
+    schedules: &["naive", "local-blocking", "shared-blocking"],
+    best: "shared-blocking",
+    bench: &[&[1024, 1024, 1024], &[4096, 4096, 4096]],
+    small: &[&[128, 128, 128], &[100, 72, 136]],
+    seed: "001",
+};
+
+pub(crate) fn define(shape: &Shape) -> Result<Definition, TeError> {
+    let (m, n, k) = (shape.get("m"), shape.get("n"), shape.get("k"));
+    let a = te::placeholder("A", &[m, k], DType::F32);
+    let b = te::placeholder("B", &[k, n], DType::F32);
+    let r = te::reduce_axis("k", k);
+    let c = te::compute("C", &[("i", m), ("j", n)], |i| {
+        te::sum(a.at(&[i[0].clone(), r.expr()]) * b.at(&[r.expr(), i[1].clone()]), &[&r])
+    });
+    Ok(Definition {
+        func: te::create_func("matmul", [&a, &b, &c])?,
+        inputs: vec![a, b],
+        output: c,
+        flops: 2.0 * (m * n * k) as f64,
+        bytes: 4.0 * (m * k + k * n + m * n) as f64,
+    })
+}
+
+pub(crate) fn apply(s: &mut Schedule, name: &str) -> Result<(), ScheduleError> {
+    match name {
+        "naive" => naive(s),
+        "local-blocking" => blocking(s, 8, 8, 8, 8, 4),
+        _ => blocking_with_shared(s, 8, 8, 8, 8, 8),
+    }
+}
+
+/// One thread per output element, 16×16 threads per block.
+fn naive(s: &mut Schedule) -> Result<(), ScheduleError> {
+    let c = s.get_block("C")?;
+    let l = s.get_loops(c)?;
+    let i = s.split(l[0], &[None, Some(16)])?;
+    let j = s.split(l[1], &[None, Some(16)])?;
+    s.reorder(&[i[0], j[0], i[1], j[1], l[2]])?;
+    s.bind(i[0], ThreadAxis::BlockIdxY)?;
+    s.bind(j[0], ThreadAxis::BlockIdxX)?;
+    s.bind(i[1], ThreadAxis::ThreadIdxY)?;
+    s.bind(j[1], ThreadAxis::ThreadIdxX)?;
+    Ok(())
+}
+
+/// Seed 001's `blocking`: each thread computes a `tile_local_y × tile_local_x` tile in
+/// local memory.
+fn blocking(
+    s: &mut Schedule,
+    tile_local_y: i64,
+    tile_local_x: i64,
+    tile_block_y: i64,
+    tile_block_x: i64,
+    tile_k: i64,
+) -> Result<(), ScheduleError> {
+    let c = s.get_block("C")?;
+    let c_local = s.cache_write(c, 0, "local")?;
+    let l = s.get_loops(c)?;
+    let i = s.split(l[0], &[None, Some(tile_block_y), Some(tile_local_y)])?;
+    let j = s.split(l[1], &[None, Some(tile_block_x), Some(tile_local_x)])?;
+    let k = s.split(l[2], &[None, Some(tile_k)])?;
+    s.unroll(k[1])?;
+    s.reorder(&[i[0], j[0], i[1], j[1], k[0], k[1], i[2], j[2]])?;
+    s.reverse_compute_at(c_local, j[1])?;
+    s.bind(i[0], ThreadAxis::BlockIdxY)?;
+    s.bind(j[0], ThreadAxis::BlockIdxX)?;
+    s.bind(i[1], ThreadAxis::ThreadIdxY)?;
+    s.bind(j[1], ThreadAxis::ThreadIdxX)?;
+    s.decompose_reduction(c, k[0])?;
+    Ok(())
+}
+
+/// Seed 001's `cache_read_and_coop_fetch`: stage a tile in shared memory with a
+/// vectorized cooperative fetch by all `nthread` threads.
+fn cache_read_and_coop_fetch(
+    s: &mut Schedule,
+    block: BlockRV,
+    nthread: i64,
+    read_idx: usize,
+    read_loc: LoopRV,
+) -> Result<(), ScheduleError> {
+    let read_cache = s.cache_read(block, read_idx, "shared")?;
+    s.compute_at(read_cache, read_loc)?;
+    let loops = s.get_loops(read_cache)?;
+    let inner = s.fuse(&loops[loops.len() - 2..])?;
+    let p = s.split(inner, &[None, Some(nthread), Some(4)])?;
+    s.vectorize(p[2])?;
+    s.bind(p[1], ThreadAxis::ThreadIdxX)?;
+    Ok(())
+}
+
+/// Seed 001's `blocking_with_shared`.
+fn blocking_with_shared(
+    s: &mut Schedule,
+    tile_local_y: i64,
+    tile_local_x: i64,
+    tile_block_y: i64,
+    tile_block_x: i64,
+    tile_k: i64,
+) -> Result<(), ScheduleError> {
+    let c = s.get_block("C")?;
+    let c_local = s.cache_write(c, 0, "local")?;
+    let l = s.get_loops(c)?;
+    let i = s.split(l[0], &[None, Some(tile_block_y), Some(tile_local_y)])?;
+    let j = s.split(l[1], &[None, Some(tile_block_x), Some(tile_local_x)])?;
+    let k = s.split(l[2], &[None, Some(tile_k)])?;
+    s.reorder(&[i[0], j[0], i[1], j[1], k[0], k[1], i[2], j[2]])?;
+    s.reverse_compute_at(c_local, j[1])?;
+    s.bind(i[0], ThreadAxis::BlockIdxY)?;
+    s.bind(j[0], ThreadAxis::BlockIdxX)?;
+    let tx = s.fuse(&[i[1], j[1]])?;
+    s.bind(tx, ThreadAxis::ThreadIdxX)?;
+    let nthread = tile_block_y * tile_block_x;
+    cache_read_and_coop_fetch(s, c, nthread, 0, k[0])?;
+    cache_read_and_coop_fetch(s, c, nthread, 1, k[0])?;
+    s.decompose_reduction(c, k[0])?;
+    Ok(())
+}
+
+pub(crate) fn reference(inputs: &[ArrayD<f64>]) -> ArrayD<f64> {
+    let (Ok(a), Ok(b)) = (
+        inputs[0].view().into_dimensionality::<Ix2>(),
+        inputs[1].view().into_dimensionality::<Ix2>(),
+    ) else {
+        return ArrayD::zeros(IxDyn(&[0]));
+    };
+    a.dot(&b).into_dyn()
+}

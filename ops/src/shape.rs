@@ -1,0 +1,93 @@
+//! Named shape parameters: `m=1024,n=1024,k=1024`.
+
+use std::fmt;
+
+use crate::{OpError, OpSpec};
+
+/// Values for an op's shape parameters, in the op's order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Shape(pub Vec<(String, i64)>);
+
+impl Shape {
+    /// The op's defaults (the seed's size).
+    pub fn defaults(op: &OpSpec) -> Shape {
+        Shape(op.dims.iter().map(|(n, v)| (n.to_string(), *v)).collect())
+    }
+
+    /// A shape from values in the op's parameter order.
+    pub fn from_values(op: &OpSpec, values: &[i64]) -> Result<Shape, OpError> {
+        if values.len() != op.dims.len() {
+            return Err(OpError::Shape {
+                op: op.name.to_string(),
+                msg: format!("expected {} values, got {}", op.dims.len(), values.len()),
+            });
+        }
+        let s = Shape(
+            op.dims
+                .iter()
+                .zip(values)
+                .map(|((n, _), v)| (n.to_string(), *v))
+                .collect(),
+        );
+        s.validate(op)?;
+        Ok(s)
+    }
+
+    /// Parses `k=v,...` for op `op`; parameters not given keep their defaults. An empty
+    /// string gives the defaults.
+    pub fn parse(op: &str, text: &str) -> Result<Shape, OpError> {
+        let spec = crate::find(op)?;
+        let mut s = Shape::defaults(spec);
+        let err = |msg: String| OpError::Shape {
+            op: op.to_string(),
+            msg,
+        };
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (k, v) = part
+                .split_once('=')
+                .ok_or_else(|| err(format!("`{part}` is not of the form name=value")))?;
+            let (k, v) = (k.trim(), v.trim());
+            let v: i64 = v
+                .parse()
+                .map_err(|_| err(format!("`{v}` (for `{k}`) is not an integer")))?;
+            let Some(slot) = s.0.iter_mut().find(|(n, _)| n == k) else {
+                let names: Vec<&str> = spec.dims.iter().map(|(n, _)| *n).collect();
+                return Err(err(format!(
+                    "unknown parameter `{k}`; parameters are: {}",
+                    names.join(", ")
+                )));
+            };
+            slot.1 = v;
+        }
+        s.validate(spec)?;
+        Ok(s)
+    }
+
+    fn validate(&self, op: &OpSpec) -> Result<(), OpError> {
+        for (n, v) in &self.0 {
+            if *v < 1 || *v > i32::MAX as i64 {
+                return Err(OpError::Shape {
+                    op: op.name.to_string(),
+                    msg: format!("`{n}` = {v} must be in 1..=2^31-1"),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The value of parameter `name` (0 if absent, which the ops never ask for).
+    pub fn get(&self, name: &str) -> i64 {
+        self.0
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| *v)
+            .unwrap_or(0)
+    }
+}
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self.0.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        f.write_str(&parts.join(","))
+    }
+}
