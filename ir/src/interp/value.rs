@@ -45,7 +45,7 @@ fn rb(b: bool) -> Raw {
 
 fn i32_floordiv(a: i32, b: i32) -> i32 {
     let q = a.wrapping_div(b);
-    if (a % b != 0) && ((a < 0) != (b < 0)) {
+    if a.wrapping_rem(b) != 0 && ((a < 0) != (b < 0)) {
         q.wrapping_sub(1)
     } else {
         q
