@@ -244,3 +244,41 @@ pub fn max_rel_error(out: &ArrayD<f32>, reference: &ArrayD<f64>) -> f64 {
     }
     worst
 }
+
+impl Workload {
+    /// Arguments for a run: the inputs, then the output poisoned with NaN so that an
+    /// element no thread writes is caught.
+    pub fn args(&self, inputs: &[ArrayD<f32>]) -> Vec<weft_ir::data::Arg> {
+        use weft_ir::data::{Arg, TensorData};
+        let mut args: Vec<Arg> = inputs
+            .iter()
+            .map(|a| Arg::Tensor(TensorData::F32(a.iter().copied().collect())))
+            .collect();
+        args.push(Arg::Tensor(TensorData::poisoned(
+            self.output.dtype(),
+            self.output.numel() as usize,
+        )));
+        args
+    }
+
+    /// The output (the last argument) as an array of the output's shape.
+    pub fn output_of(&self, args: &[weft_ir::data::Arg]) -> Option<ArrayD<f32>> {
+        let weft_ir::data::Arg::Tensor(t) = args.last()? else {
+            return None;
+        };
+        let shape: Vec<usize> = self.output.shape().iter().map(|&d| d as usize).collect();
+        let v: Vec<f32> = t.to_f64_vec().into_iter().map(|x| x as f32).collect();
+        ArrayD::from_shape_vec(shape, v).ok()
+    }
+
+    /// Runs a lowered schedule of this workload in the CPU interpreter.
+    pub fn run_interp(
+        &self,
+        lowered: &LoweredFunc,
+        inputs: &[ArrayD<f32>],
+    ) -> Result<ArrayD<f32>, weft_ir::interp::InterpError> {
+        let mut args = self.args(inputs);
+        weft_ir::interp::run(lowered, &mut args)?;
+        Ok(self.output_of(&args).unwrap_or_else(|| ArrayD::zeros(ndarray::IxDyn(&[0]))))
+    }
+}

@@ -1,0 +1,66 @@
+//! Every workload × schedule, lowered and run in the CPU interpreter, against the float64
+//! reference on random inputs (outputs poisoned with NaN first).
+
+use weft_ops::{OPS, Shape, Workload, find, max_rel_error};
+
+fn check(op: &str, values: &[i64], schedule: &str) {
+    let spec = find(op).unwrap();
+    let shape = Shape::from_values(spec, values).unwrap();
+    let w = Workload::new(op, &shape).unwrap();
+    let lowered = w
+        .lower(schedule)
+        .unwrap_or_else(|e| panic!("{op} {schedule} at {shape}: {e}"));
+    let inputs = w.random_inputs(7);
+    let out = w
+        .run_interp(&lowered, &inputs)
+        .unwrap_or_else(|e| panic!("{op} {schedule} at {shape}: {e}"));
+    let inputs64: Vec<_> = inputs.iter().map(|a| a.mapv(|x| x as f64)).collect();
+    let reference = w.reference(&inputs64).unwrap();
+    let err = max_rel_error(&out, &reference);
+    assert!(
+        err <= 1e-5,
+        "{op} {schedule} at {shape}: max relative error {err:e}"
+    );
+}
+
+#[test]
+fn vecadd_all_schedules_at_non_multiple_length() {
+    for s in find("vecadd").unwrap().schedules {
+        check("vecadd", &[1000], s);
+    }
+}
+
+#[test]
+fn window_sum_all_schedules_at_non_multiple_length() {
+    for s in find("window-sum").unwrap().schedules {
+        check("window-sum", &[1000], s);
+    }
+}
+
+#[test]
+fn matmul_all_schedules_128() {
+    for s in find("matmul").unwrap().schedules {
+        check("matmul", &[128, 128, 128], s);
+    }
+}
+
+#[test]
+fn matmul_all_schedules_at_partial_tiles() {
+    for s in find("matmul").unwrap().schedules {
+        check("matmul", &[100, 72, 136], s);
+    }
+}
+
+#[test]
+fn depthwise_all_schedules_at_seed_shape() {
+    for s in find("depthwise-conv2d").unwrap().schedules {
+        check("depthwise-conv2d", &[3, 4, 16, 32, 7], s);
+    }
+}
+
+#[test]
+fn every_op_has_its_best_schedule_listed() {
+    for op in OPS {
+        assert!(op.schedules.contains(&op.best), "{}", op.name);
+    }
+}
