@@ -34,7 +34,12 @@ pub(crate) fn define(shape: &Shape) -> Result<Definition, TeError> {
     let (pad_h, pad_w) = ((k - 1) / 2, (k - 1) / 2);
     let padded = te::compute(
         "padded",
-        &[("b", b), ("c", c), ("h", h + 2 * pad_h), ("w", w + 2 * pad_w)],
+        &[
+            ("b", b),
+            ("c", c),
+            ("h", h + 2 * pad_h),
+            ("w", w + 2 * pad_w),
+        ],
         |i| {
             let (hh, ww) = (i[2].clone(), i[3].clone());
             te::if_then_else(
@@ -137,7 +142,8 @@ pub(crate) fn reference(inputs: &[ArrayD<f64>], shape: &Shape) -> ArrayD<f64> {
                     let mut acc = 0.0;
                     for ry in 0..k {
                         for rx in 0..k {
-                            let (iy, ix) = ((y + ry) as i64 - pad as i64, (x + rx) as i64 - pad as i64);
+                            let (iy, ix) =
+                                ((y + ry) as i64 - pad as i64, (x + rx) as i64 - pad as i64);
                             if iy >= 0 && iy < h as i64 && ix >= 0 && ix < w as i64 {
                                 acc += a[[bi, ci, iy as usize, ix as usize]] * wt[[ci, 0, ry, rx]];
                             }

@@ -279,6 +279,8 @@ impl Workload {
     ) -> Result<ArrayD<f32>, weft_ir::interp::InterpError> {
         let mut args = self.args(inputs);
         weft_ir::interp::run(lowered, &mut args)?;
-        Ok(self.output_of(&args).unwrap_or_else(|| ArrayD::zeros(ndarray::IxDyn(&[0]))))
+        Ok(self
+            .output_of(&args)
+            .unwrap_or_else(|| ArrayD::zeros(ndarray::IxDyn(&[0]))))
     }
 }

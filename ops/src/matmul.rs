@@ -24,7 +24,10 @@ pub(crate) fn define(shape: &Shape) -> Result<Definition, TeError> {
     let b = te::placeholder("B", &[k, n], DType::F32);
     let r = te::reduce_axis("k", k);
     let c = te::compute("C", &[("i", m), ("j", n)], |i| {
-        te::sum(a.at(&[i[0].clone(), r.expr()]) * b.at(&[r.expr(), i[1].clone()]), &[&r])
+        te::sum(
+            a.at(&[i[0].clone(), r.expr()]) * b.at(&[r.expr(), i[1].clone()]),
+            &[&r],
+        )
     });
     Ok(Definition {
         func: te::create_func("matmul", [&a, &b, &c])?,

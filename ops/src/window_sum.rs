@@ -57,5 +57,6 @@ pub(crate) fn reference(inputs: &[ArrayD<f64>]) -> ArrayD<f64> {
     let a = &inputs[0];
     let n = a.len() - 2;
     let a1 = a.slice(s![0..n]).to_owned() + a.slice(s![1..n + 1]) + a.slice(s![2..n + 2]);
-    a1.into_shape_with_order(IxDyn(&[n])).unwrap_or_else(|_| ArrayD::zeros(IxDyn(&[n])))
+    a1.into_shape_with_order(IxDyn(&[n]))
+        .unwrap_or_else(|_| ArrayD::zeros(IxDyn(&[n])))
 }

@@ -78,7 +78,10 @@ fn matmul_shared_blocking_1024() {
     // The cooperative fetch is vectorized: 4-wide copies into shared memory.
     let mut vector_stores = 0;
     k.body.visit(&mut |s| {
-        if let KStmt::Store { lanes: 4, buffer, .. } = s {
+        if let KStmt::Store {
+            lanes: 4, buffer, ..
+        } = s
+        {
             assert!(buffer.name().ends_with("_shared"));
             vector_stores += 1;
         }
@@ -92,6 +95,7 @@ fn window_sum_shared_fetch_keeps_130_elements() {
     assert_eq!(k.shared.len(), 1);
     assert_eq!(k.shared[0].numel(), 130, "not 1027");
     let mut barriers = 0;
-    k.body.visit(&mut |s| barriers += matches!(s, KStmt::Barrier) as usize);
+    k.body
+        .visit(&mut |s| barriers += matches!(s, KStmt::Barrier) as usize);
     assert_eq!(barriers, 1);
 }

@@ -17,8 +17,20 @@ fn ir_before_and_after_lowering() {
         let w = Workload::default_for(op.name).unwrap();
         for schedule in op.schedules {
             let sch = w.schedule(Some(schedule)).unwrap();
-            let trace: String = sch.trace().to_string().lines().map(|l| format!("# {l}\n")).collect();
-            let ir = format!("# {} `{}` at {}\n{}{}", op.name, schedule, w.shape, trace, sch.func());
+            let trace: String = sch
+                .trace()
+                .to_string()
+                .lines()
+                .map(|l| format!("# {l}\n"))
+                .collect();
+            let ir = format!(
+                "# {} `{}` at {}\n{}{}",
+                op.name,
+                schedule,
+                w.shape,
+                trace,
+                sch.func()
+            );
             let lowered = w.lower(schedule).unwrap().to_string();
             settings().bind(|| {
                 insta::assert_snapshot!(format!("{}__{}__ir", op.name, schedule), ir);
