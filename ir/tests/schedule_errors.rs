@@ -510,3 +510,13 @@ fn fuse_with_too_large_extent() {
     // The tensors themselves are too large for i32 indexing: te refuses them.
     assert!(te::create_func("big", [&a, &b]).is_err());
 }
+
+#[test]
+fn fuse_of_a_spatial_and_a_reduce_loop() {
+    let mut s = matmul_epilogue(16);
+    let s = &mut s;
+    let c = s.get_block("C").unwrap();
+    let l = s.get_loops(c).unwrap();
+    let e = fails(s, |s| s.fuse(&[l[1], l[2]]));
+    assert!(matches!(e, ScheduleError::FuseMixesIterKinds { .. }), "{e}");
+}

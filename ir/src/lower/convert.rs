@@ -89,15 +89,30 @@ fn plan_init_hoisting(s: &Stmt, stack: &mut Vec<(Var, ForKind)>, ctx: &mut Ctx) 
                 .filter(|(v, _)| v.kind == IterKind::Spatial)
                 .map(|(_, b)| b)
                 .collect();
+            let reduce: Vec<&Expr> = r
+                .block
+                .iter_vars
+                .iter()
+                .zip(&r.bindings)
+                .filter(|(v, _)| v.kind == IterKind::Reduce)
+                .map(|(_, b)| b)
+                .collect();
             let mut at = None;
+            let mut depth = stack.len();
             for (v, kind) in stack.iter().rev() {
                 let feeds_spatial = spatial.iter().any(|b| b.uses_var(v));
                 if feeds_spatial || matches!(kind, ForKind::Bound(_)) {
                     break;
                 }
                 at = Some(v.clone());
+                depth -= 1;
             }
-            if let Some(v) = at {
+            // The init must run once per spatial point: no loop outside the hoisting
+            // point may feed a reduce variable.
+            let outer_reduce = stack[..depth]
+                .iter()
+                .any(|(v, _)| reduce.iter().any(|b| b.uses_var(v)));
+            if let Some(v) = at.filter(|_| !outer_reduce) {
                 ctx.hoist.entry(v).or_default().push((**r).clone());
                 ctx.hoisted.insert(r.block.id.0);
             }

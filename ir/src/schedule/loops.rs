@@ -2,7 +2,7 @@
 
 use super::{LoopRV, Result, Schedule, ScheduleError, enclosing_loops, feeds_reduce, tidy};
 use crate::expr::{Expr, ThreadAxis, Var};
-use crate::func::{For, ForKind, Func, Stmt};
+use crate::func::{For, ForKind, Func, IterKind, Stmt};
 
 fn kind_name(k: ForKind) -> String {
     match k {
@@ -207,6 +207,28 @@ impl Schedule {
                             });
                         }
                     }
+                }
+            }
+        }
+        // A loop feeding spatial variables must not merge with one feeding reduce
+        // variables of the same block: the init would no longer run first.
+        if let Some(Stmt::For(top)) = self.func.body.at(&path) {
+            for r in top.body.blocks() {
+                let feeds = |v: &Var, kind: IterKind| {
+                    r.block
+                        .iter_vars
+                        .iter()
+                        .zip(&r.bindings)
+                        .any(|(iv, b)| iv.kind == kind && b.uses_var(v))
+                };
+                let s = vars.iter().find(|v| feeds(v, IterKind::Spatial));
+                let red = vars.iter().find(|v| feeds(v, IterKind::Reduce));
+                if let (Some(s), Some(red)) = (s, red) {
+                    return Err(ScheduleError::FuseMixesIterKinds {
+                        spatial: s.name().to_string(),
+                        reduce: red.name().to_string(),
+                        block: r.block.name.clone(),
+                    });
                 }
             }
         }
