@@ -1,10 +1,17 @@
 //! Hand-built lowered kernels: what the emitters' tests (snapshots, compile checks) run on,
 //! independent of the schedule primitives and lowering. The runtime may use them as smoke
 //! tests too. Each follows the `weft_ir::kernel` contract; [`all`] lists them by case name.
+//! [`unlowered_cases`] and [`over_limits`] are kernels every emitter must refuse.
 
 use weft_ir::dtype::DType;
-use weft_ir::expr::{BinOp, Buffer, Expr, Intrinsic, Scope, ThreadAxis, Var};
-use weft_ir::kernel::{Access, KStmt, Kernel, KernelParam};
+use weft_ir::expr::{
+    BinOp, Buffer, Expr, Intrinsic, IterVar, Reduce, ReduceOp, Scope, ThreadAxis, Var,
+};
+use weft_ir::kernel::{Access, KMapping, KStmt, Kernel, KernelParam};
+use weft_ir::mapping::spatial;
+
+use crate::error::UnloweredNode;
+use crate::limits::TargetLimits;
 
 /// Every hand-built kernel with its case name (`<case>__<backend>` names its snapshots).
 pub fn all() -> Vec<(&'static str, Kernel)> {
@@ -338,19 +345,25 @@ pub fn matmul_shared() -> Kernel {
     }
 }
 
-/// `B = A`, 4096 floats, four per thread in one 4-wide copy: every access of both buffers
-/// is 4-wide (WGSL declares them `array<vec4<f32>>`).
+/// `B = A`, 4096 floats, four per thread, staged through a 4-element register array by
+/// 4-wide copies: every access of all three buffers is 4-wide (WGSL declares them
+/// `array<vec4<f32>>`).
 pub fn copy_lanes4() -> Kernel {
     let a = global("A", 4096, DType::F32);
     let b = global("B", 4096, DType::F32);
+    let tmp = Buffer::new("A_local", vec![4], DType::F32, Scope::Local);
+    let base = || (bx() * 256 + tx()) * 4;
     Kernel {
         name: "copy_lanes4".into(),
         params: vec![param(&a, Access::Read), param(&b, Access::Write)],
         grid: [4, 1, 1],
         block: [256, 1, 1],
         shared: vec![],
-        locals: vec![],
-        body: vcopy(&b, (bx() * 256 + tx()) * 4, &a, (bx() * 256 + tx()) * 4, 4),
+        locals: vec![tmp.clone()],
+        body: KStmt::seq(vec![
+            vcopy(&tmp, Expr::int(0), &a, base(), 4),
+            vcopy(&b, base(), &tmp, Expr::int(0), 4),
+        ]),
     }
 }
 
@@ -521,4 +534,97 @@ pub fn math() -> Kernel {
         locals: vec![],
         body,
     }
+}
+
+/// Kernels every emitter must refuse as unlowered, one per [`UnloweredNode`] kind: a
+/// task-mapping loop, a reduction, a floor division, a floor modulo, a 2-D load.
+pub fn unlowered_cases() -> Vec<(UnloweredNode, Kernel)> {
+    let a = global("A", 256, DType::F32);
+    let a2 = Buffer::new("A2", vec![16, 16], DType::F32, Scope::Global);
+    let b = global("B", 256, DType::F32);
+    let (ti, tj) = (Var::index("i"), Var::index("j"));
+    let kernel = |params: Vec<KernelParam>, body: KStmt| Kernel {
+        name: "unlowered".into(),
+        params,
+        grid: [1, 1, 1],
+        block: [256, 1, 1],
+        shared: vec![],
+        locals: vec![],
+        body,
+    };
+    let ab = || vec![param(&a, Access::Read), param(&b, Access::Write)];
+    let mapping = KStmt::Mapping(Box::new(KMapping {
+        mapping: spatial(&[16, 16]),
+        worker: tx(),
+        task_vars: vec![ti.clone(), tj.clone()],
+        body: store(&b, ti.expr() * 16 + tj.expr(), load(&a, ti.expr() * 16 + tj.expr())),
+    }));
+    let reduce = Expr::Reduce(Box::new(Reduce {
+        op: ReduceOp::Sum,
+        source: load(&a, tx()),
+        axes: vec![IterVar::new("k", 4)],
+    }));
+    vec![
+        (UnloweredNode::TaskMapping, kernel(ab(), mapping)),
+        (UnloweredNode::Reduce, kernel(ab(), store(&b, tx(), reduce))),
+        (
+            UnloweredNode::FloorDiv,
+            kernel(ab(), store(&b, tx(), load(&a, tx().floordiv(2)))),
+        ),
+        (
+            UnloweredNode::FloorMod,
+            kernel(ab(), store(&b, tx().floormod(16), load(&a, tx()))),
+        ),
+        (
+            UnloweredNode::MultiIndexLoad,
+            kernel(
+                vec![param(&a2, Access::Read), param(&b, Access::Write)],
+                store(&b, tx(), a2.load(vec![div(tx(), 16), rem(tx(), 16)])),
+            ),
+        ),
+    ]
+}
+
+/// Kernels over each limit of `limits` that can be exceeded without exceeding an earlier
+/// one, named by the [`crate::LimitError::limit_name`] of the error they must get. `f16`
+/// appears only when `limits.f16` is false.
+pub fn over_limits(limits: &TargetLimits) -> Vec<(&'static str, Kernel)> {
+    let fits = |v: u64| u32::try_from(v).ok();
+    let with = |grid: [u32; 3], block: [u32; 3], shared: Vec<Buffer>| {
+        let mut k = vecadd();
+        k.grid = grid;
+        k.block = block;
+        k.shared = shared;
+        k
+    };
+    let mut out = vec![("zero_extent", with([4, 0, 1], [256, 1, 1], vec![]))];
+    if let Some(t) = fits(limits.max_threads_per_block + 1) {
+        out.push(("threads_per_block", with([1, 1, 1], [t, 1, 1], vec![])));
+    }
+    for d in 0..3 {
+        let over = limits.max_block_dim[d] + 1;
+        if over <= limits.max_threads_per_block
+            && let Some(v) = fits(over)
+        {
+            let mut block = [1; 3];
+            block[d] = v;
+            out.push(("block_dim", with([1, 1, 1], block, vec![])));
+            break;
+        }
+    }
+    for d in 0..3 {
+        if let Some(v) = fits(limits.max_grid_dim[d] + 1) {
+            let mut grid = [1; 3];
+            grid[d] = v;
+            out.push(("grid_dim", with(grid, [256, 1, 1], vec![])));
+            break;
+        }
+    }
+    let floats = (limits.max_shared_bytes / 4 + 1) as i64;
+    let big = Buffer::new("big_shared", vec![floats], DType::F32, Scope::Shared);
+    out.push(("shared_memory", with([4, 1, 1], [256, 1, 1], vec![big])));
+    if !limits.f16 {
+        out.push(("f16", f16_axpy()));
+    }
+    out
 }

@@ -135,6 +135,19 @@ fn describe_allocs(allocs: &[(String, u64)]) -> String {
 }
 
 impl LimitError {
+    /// Which limit: `zero_extent`, `threads_per_block`, `block_dim`, `grid_dim`,
+    /// `shared_memory` or `f16`.
+    pub fn limit_name(&self) -> &'static str {
+        match self {
+            LimitError::ZeroExtent { .. } => "zero_extent",
+            LimitError::ThreadsPerBlock { .. } => "threads_per_block",
+            LimitError::BlockDim { .. } => "block_dim",
+            LimitError::GridDim { .. } => "grid_dim",
+            LimitError::SharedMemory { .. } => "shared_memory",
+            LimitError::F16Unsupported { .. } => "f16",
+        }
+    }
+
     /// The name of the kernel the error is about.
     pub fn kernel(&self) -> &str {
         match self {

@@ -1,1 +1,100 @@
+//! weft's CUDA C emitter: a lowered [`Kernel`] becomes one `extern "C" __global__`
+//! function that NVRTC compiles.
+//!
+//! The output follows TVM's CUDA codegen: `__launch_bounds__` with the block size,
+//! `__restrict__` buffers (`const` when only read), `__shared__` arrays, per-thread arrays
+//! for local buffers, `__syncthreads()`, `#pragma unroll` on unrolled loops, `float4` /
+//! `float2` / `half2` copies for vector accesses, and `half` — defined in the unit itself
+//! rather than by `#include <cuda_fp16.h>`, because NVRTC ships no CUDA headers (see
+//! `writer::HALF_PRELUDE`). Thread and block indices are cast to `int` once at the top
+//! (`int threadIdx_x = (int)threadIdx.x;`).
+//!
+//! Before writing anything, [`emit`] checks the lowering contract and the target's
+//! [`TargetLimits`]; a kernel that fails either is an [`EmitError`], never source.
+//!
+//! [`nvrtc`] compiles the output to PTX offline (no GPU needed) and is what the tests and
+//! the runtime use to check it.
 
+pub mod nvrtc;
+mod writer;
+
+use weft_codegen_common::cfamily::{kernel_names, write_kernel};
+use weft_codegen_common::contract::check_lowered;
+use weft_codegen_common::{EmitError, check_limits};
+use weft_ir::dtype::DType;
+use weft_ir::kernel::{Kernel, LoweredFunc};
+
+pub use weft_codegen_common::TargetLimits;
+
+/// Options of the CUDA emitter.
+#[derive(Clone, Debug)]
+pub struct CudaOptions {
+    /// Limits checked before emission; [`TargetLimits::cuda`] by default.
+    pub limits: TargetLimits,
+}
+
+impl Default for CudaOptions {
+    fn default() -> Self {
+        CudaOptions {
+            limits: TargetLimits::cuda(),
+        }
+    }
+}
+
+const BACKEND: &str = "CUDA";
+
+fn prelude(f16: bool) -> String {
+    if f16 {
+        format!("{}\n", writer::HALF_PRELUDE)
+    } else {
+        String::new()
+    }
+}
+
+fn check(kernel: &Kernel, opts: &CudaOptions) -> Result<(), EmitError> {
+    check_lowered(kernel, BACKEND)?;
+    check_limits(kernel, &opts.limits)?;
+    Ok(())
+}
+
+/// `kernel` as one CUDA translation unit holding one `extern "C" __global__` function
+/// named [`entry_point`]`(kernel)`.
+pub fn emit(kernel: &Kernel, opts: &CudaOptions) -> Result<String, EmitError> {
+    check(kernel, opts)?;
+    let mut out = prelude(kernel.uses_dtype(DType::F16));
+    out.push_str(&write_kernel(&writer::Cuda, kernel)?);
+    Ok(out)
+}
+
+/// Every kernel of `func` in one translation unit, in launch order.
+pub fn emit_lowered(func: &LoweredFunc, opts: &CudaOptions) -> Result<String, EmitError> {
+    let mut seen = std::collections::HashSet::new();
+    for k in &func.kernels {
+        check(k, opts)?;
+        if !seen.insert(entry_point(k)) {
+            return Err(EmitError::Invalid {
+                kernel: k.name.clone(),
+                what: format!(
+                    "its entry point `{}` repeats in function `{}`",
+                    entry_point(k),
+                    func.name
+                ),
+            });
+        }
+    }
+    let f16 = func.kernels.iter().any(|k| k.uses_dtype(DType::F16));
+    let mut out = prelude(f16);
+    for (i, k) in func.kernels.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&write_kernel(&writer::Cuda, k)?);
+    }
+    Ok(out)
+}
+
+/// The name of the emitted function: `kernel.name`, unless that is not a valid,
+/// non-reserved identifier (lowering never produces such a name), then a sanitised one.
+pub fn entry_point(kernel: &Kernel) -> String {
+    kernel_names(&writer::Cuda, kernel).kernel
+}

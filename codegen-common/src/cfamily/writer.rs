@@ -365,7 +365,8 @@ impl<D: Dialect> Writer<'_, D> {
                 }
             }
             Expr::Unary(UnOp::Neg, a) => {
-                let inner = wrap(self.expr(a)?, Prec::Neg, false);
+                // `right`: a negation of a negation needs parentheses (`--x` decrements).
+                let inner = wrap(self.expr(a)?, Prec::Neg, true);
                 if a.dtype() == DType::U32 {
                     (format!("0u - {inner}"), Prec::Additive)
                 } else {
@@ -389,9 +390,16 @@ impl<D: Dialect> Writer<'_, D> {
             Expr::Select(c, t, f) => {
                 // `?:` evaluates only the taken branch, so a guarded load never runs out of
                 // range (the IR's `if_then_else` relies on this).
-                let c = wrap(self.expr(c)?, Prec::Ternary, true);
-                let t = wrap(self.expr(t)?, Prec::Ternary, true);
-                let f = wrap(self.expr(f)?, Prec::Ternary, true);
+                let operand = |e: &Expr| {
+                    self.expr(e).map(|(s, p)| {
+                        if p <= Prec::Ternary {
+                            format!("({s})")
+                        } else {
+                            s
+                        }
+                    })
+                };
+                let (c, t, f) = (operand(c)?, operand(t)?, operand(f)?);
                 (format!("{c} ? {t} : {f}"), Prec::Ternary)
             }
             Expr::Call(f, args) => {

@@ -1,0 +1,209 @@
+//! CUDA's dialect of the C-family writer: its tables and its kernel signature.
+
+use weft_codegen_common::cfamily::{Dialect, KernelNames};
+use weft_codegen_common::keywords;
+use weft_ir::dtype::DType;
+use weft_ir::expr::{BinOp, Intrinsic, Scope, ThreadAxis};
+use weft_ir::kernel::{Kernel, KernelParam};
+
+/// CUDA C++ as NVRTC compiles it.
+pub(crate) struct Cuda;
+
+const RESERVED: &[&[&str]] = &[keywords::CXX, keywords::CUDA, &["weft_f2h", "weft_h2f"]];
+
+/// The single-precision math functions (the accurate ones, not `__expf` and kin: the
+/// interpreter and the other backends compute the accurate results).
+fn f32_intrinsic(f: Intrinsic) -> Option<&'static str> {
+    Some(match f {
+        Intrinsic::Exp => "expf",
+        Intrinsic::Log => "logf",
+        Intrinsic::Sqrt => "sqrtf",
+        Intrinsic::Rsqrt => "rsqrtf",
+        Intrinsic::Tanh => "tanhf",
+        Intrinsic::Sin => "sinf",
+        Intrinsic::Cos => "cosf",
+        Intrinsic::Abs => "fabsf",
+        Intrinsic::Floor => "floorf",
+        Intrinsic::Ceil => "ceilf",
+        Intrinsic::Pow => "powf",
+        Intrinsic::Fma => "fmaf",
+        // Expanded by the writer before it asks (`contract::expand_sigmoid`).
+        Intrinsic::Sigmoid => return None,
+    })
+}
+
+/// The `half` type, written into every unit that uses f16 instead of `#include
+/// <cuda_fp16.h>`: NVRTC ships no CUDA headers (the `nvidia-cuda-nvrtc` wheel has none, a
+/// driver-only GPU machine has none), and a kernel must compile wherever NVRTC loads.
+/// Conversions are PTX `cvt` (round to nearest even); arithmetic is done in `float` and
+/// rounded once, which is exact for `+ - * /` (float carries more than twice binary16's
+/// precision).
+pub(crate) const HALF_PRELUDE: &str = r#"// binary16 without cuda_fp16.h: 16 bits, converted by PTX cvt, arithmetic in float.
+struct __align__(2) half { unsigned short bits; };
+struct __align__(4) half2 { half x, y; };
+__device__ __forceinline__ half weft_f2h(float f) { half h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(f)); return h; }
+__device__ __forceinline__ float weft_h2f(half h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.bits)); return f; }
+__device__ __forceinline__ half operator+(half a, half b) { return weft_f2h(weft_h2f(a) + weft_h2f(b)); }
+__device__ __forceinline__ half operator-(half a, half b) { return weft_f2h(weft_h2f(a) - weft_h2f(b)); }
+__device__ __forceinline__ half operator*(half a, half b) { return weft_f2h(weft_h2f(a) * weft_h2f(b)); }
+__device__ __forceinline__ half operator/(half a, half b) { return weft_f2h(weft_h2f(a) / weft_h2f(b)); }
+__device__ __forceinline__ half operator-(half a) { a.bits ^= 0x8000u; return a; }
+__device__ __forceinline__ bool operator==(half a, half b) { return weft_h2f(a) == weft_h2f(b); }
+__device__ __forceinline__ bool operator!=(half a, half b) { return weft_h2f(a) != weft_h2f(b); }
+__device__ __forceinline__ bool operator<(half a, half b) { return weft_h2f(a) < weft_h2f(b); }
+__device__ __forceinline__ bool operator<=(half a, half b) { return weft_h2f(a) <= weft_h2f(b); }
+__device__ __forceinline__ bool operator>(half a, half b) { return weft_h2f(a) > weft_h2f(b); }
+__device__ __forceinline__ bool operator>=(half a, half b) { return weft_h2f(a) >= weft_h2f(b); }
+"#;
+
+/// `half` math goes through `float`: one rounding at the end, the same functions on every
+/// architecture.
+fn through_float(call: &str) -> String {
+    format!("weft_f2h({call})")
+}
+
+fn to_float(args: &[String]) -> Vec<String> {
+    args.iter().map(|a| format!("weft_h2f({a})")).collect()
+}
+
+impl Dialect for Cuda {
+    const NAME: &'static str = "CUDA";
+    const BARRIER: &'static str = "__syncthreads();";
+    const UNROLL_PRAGMA: &'static str = "#pragma unroll";
+
+    fn reserved(&self) -> &[&'static [&'static str]] {
+        RESERVED
+    }
+
+    fn scalar_type(&self, dtype: DType) -> &'static str {
+        match dtype {
+            DType::F32 => "float",
+            DType::F16 => "half",
+            DType::I32 => "int",
+            DType::U32 => "unsigned int",
+            DType::Bool => "bool",
+        }
+    }
+
+    fn vector_type(&self, dtype: DType, lanes: u32) -> &'static str {
+        match (dtype, lanes) {
+            (DType::F32, 4) => "float4",
+            (DType::F32, _) => "float2",
+            (DType::I32, 4) => "int4",
+            (DType::I32, _) => "int2",
+            (DType::U32, 4) => "uint4",
+            (DType::U32, _) => "uint2",
+            // CUDA has no half4: four halves move as eight bytes.
+            (DType::F16, 4) => "uint2",
+            (DType::F16, _) => "half2",
+            (DType::Bool, 4) => "char4",
+            (DType::Bool, _) => "char2",
+        }
+    }
+
+    fn vector_pointer(&self, _scope: Scope, is_const: bool, vector_type: &str) -> String {
+        if is_const {
+            format!("(const {vector_type}*)")
+        } else {
+            format!("({vector_type}*)")
+        }
+    }
+
+    fn float_literal(&self, dtype: DType, text: Option<&str>, value: f64) -> String {
+        let f32_lit = match text {
+            Some(t) => format!("{t}f"),
+            None if value.is_nan() => "__int_as_float(0x7fc00000)".into(),
+            None if value > 0.0 => "__int_as_float(0x7f800000)".into(),
+            None => "-__int_as_float(0x7f800000)".into(),
+        };
+        match dtype {
+            DType::F16 => through_float(&f32_lit),
+            _ => f32_lit,
+        }
+    }
+
+    fn cast(&self, to: DType, from: DType, inner: &str) -> String {
+        match (from, to) {
+            (DType::F32, DType::F16) => format!("weft_f2h({inner})"),
+            (_, DType::F16) => format!("weft_f2h((float){inner})"),
+            (DType::F16, DType::F32) => format!("weft_h2f({inner})"),
+            (DType::F16, to) => format!("({})weft_h2f({inner})", self.scalar_type(to)),
+            (_, to) => format!("({}){inner}", self.scalar_type(to)),
+        }
+    }
+
+    fn intrinsic(&self, f: Intrinsic, dtype: DType, args: &[String]) -> Option<String> {
+        match dtype {
+            DType::F32 => Some(format!("{}({})", f32_intrinsic(f)?, args.join(", "))),
+            DType::F16 => Some(through_float(&format!(
+                "{}({})",
+                f32_intrinsic(f)?,
+                to_float(args).join(", ")
+            ))),
+            DType::I32 if f == Intrinsic::Abs => Some(format!("abs({})", args.join(", "))),
+            // `abs` of an unsigned value is the value (C++'s `abs(unsigned)` is ambiguous).
+            DType::U32 if f == Intrinsic::Abs => Some(format!("({})", args.join(", "))),
+            _ => None,
+        }
+    }
+
+    fn min_max(&self, op: BinOp, dtype: DType, a: &str, b: &str) -> String {
+        let min = op == BinOp::Min;
+        match dtype {
+            DType::F32 => format!("{}({a}, {b})", if min { "fminf" } else { "fmaxf" }),
+            DType::F16 => through_float(&format!(
+                "{}(weft_h2f({a}), weft_h2f({b}))",
+                if min { "fminf" } else { "fmaxf" }
+            )),
+            _ => format!("{}({a}, {b})", if min { "min" } else { "max" }),
+        }
+    }
+
+    fn float_mod(&self, dtype: DType, a: &str, b: &str) -> String {
+        match dtype {
+            DType::F16 => through_float(&format!("fmodf(weft_h2f({a}), weft_h2f({b}))")),
+            _ => format!("fmodf({a}, {b})"),
+        }
+    }
+
+    fn builtin(&self, axis: ThreadAxis) -> String {
+        axis.name().to_string()
+    }
+
+    fn shared_decl(&self, ty: &str, name: &str, len: i64, align: Option<u32>) -> String {
+        match align {
+            Some(a) => format!("__shared__ __align__({a}) {ty} {name}[{len}]"),
+            None => format!("__shared__ {ty} {name}[{len}]"),
+        }
+    }
+
+    fn local_decl(&self, ty: &str, name: &str, len: i64, align: Option<u32>) -> String {
+        match align {
+            Some(a) => format!("__align__({a}) {ty} {name}[{len}]"),
+            None => format!("{ty} {name}[{len}]"),
+        }
+    }
+
+    fn signature(&self, kernel: &Kernel, names: &KernelNames) -> String {
+        let params: Vec<String> = kernel
+            .params
+            .iter()
+            .zip(&names.params)
+            .map(|(p, name)| match p {
+                // Distinct buffer parameters never alias (the Kernel contract).
+                KernelParam::Buffer { buffer, access } => {
+                    let ty = self.scalar_type(buffer.dtype());
+                    let konst = if access.writes() { "" } else { "const " };
+                    format!("{konst}{ty}* __restrict__ {name}")
+                }
+                KernelParam::Scalar(v) => format!("{} {name}", self.scalar_type(v.dtype())),
+            })
+            .collect();
+        format!(
+            "extern \"C\" __global__ void __launch_bounds__({}) {}({})",
+            kernel.threads_per_block(),
+            names.kernel,
+            params.join(", ")
+        )
+    }
+}
