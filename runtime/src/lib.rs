@@ -1,1 +1,30 @@
+//! weft-runtime: target strings, the [`Device`] trait, and the devices that run lowered
+//! kernels — `cpu` (the interpreter), `cuda` (NVRTC + cudarc) and wgpu (`vulkan`, `metal`,
+//! `dx12`, `gl`, `wgpu`, `webgpu`).
+//!
+//! ```no_run
+//! # fn demo(func: &weft_ir::kernel::LoweredFunc, a: ndarray::ArrayD<f32>, b: ndarray::ArrayD<f32>)
+//! # -> Result<(), Box<dyn std::error::Error>> {
+//! let target = weft_runtime::Target::parse("vulkan")?;
+//! let mut device = weft_runtime::open(&target)?;
+//! let outputs = weft_runtime::array::run_f32(device.as_mut(), func, &[a, b])?;
+//! # Ok(()) }
+//! ```
+//!
+//! A machine without a GPU is a normal state: probing ([`available_targets`]) and opening
+//! ([`open`]) report missing libraries, drivers and adapters as errors, never panics.
 
+pub mod array;
+pub mod cpu;
+pub mod cuda;
+pub mod device;
+pub mod target;
+pub mod testing;
+pub mod wgpu_device;
+
+pub use device::{
+    ArgError, BufferId, Device, DeviceError, KernelArg, KernelId, Launch, Timing, open,
+};
+pub use target::{
+    SourceError, SourceLanguage, Target, TargetError, TargetInfo, WgpuBackend, available_targets,
+};

@@ -1,0 +1,188 @@
+//! The `cpu` device: lowered kernels run in weft's interpreter ([`weft_ir::interp`]),
+//! which also reports out-of-bounds accesses and shared-memory races.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use weft_codegen_common::TargetLimits;
+use weft_ir::data::{Scalar, TensorData};
+use weft_ir::dtype::DType;
+use weft_ir::kernel::{Kernel, KernelParam};
+
+use crate::device::{
+    ArgError, BufferId, Device, DeviceError, KernelArg, KernelId, Launch, Slab, Timing,
+    check_launch, check_upload,
+};
+use crate::target::Target;
+
+/// Runs kernels in the interpreter. Always available.
+#[derive(Debug)]
+pub struct CpuDevice {
+    target: Target,
+    buffers: Slab<(DType, TensorData)>,
+    kernels: Vec<Kernel>,
+    /// Printed kernel → index in `kernels`: the interpreter's "source".
+    cache: HashMap<String, usize>,
+}
+
+impl Default for CpuDevice {
+    fn default() -> Self {
+        CpuDevice::new()
+    }
+}
+
+impl CpuDevice {
+    /// A new interpreter device.
+    pub fn new() -> CpuDevice {
+        CpuDevice {
+            target: Target::Cpu,
+            buffers: Slab::default(),
+            kernels: Vec::new(),
+            cache: HashMap::new(),
+        }
+    }
+
+    fn kernel(&self, id: KernelId) -> Result<&Kernel, DeviceError> {
+        self.kernels.get(id.0).ok_or(DeviceError::BadHandle {
+            what: "kernel",
+            index: id.0,
+        })
+    }
+}
+
+impl Device for CpuDevice {
+    fn target(&self) -> &Target {
+        &self.target
+    }
+
+    fn name(&self) -> String {
+        "weft interpreter".to_string()
+    }
+
+    fn limits(&self) -> TargetLimits {
+        self.target.limits()
+    }
+
+    fn alloc(&mut self, dtype: DType, len: usize) -> Result<BufferId, DeviceError> {
+        Ok(BufferId(
+            self.buffers.insert((dtype, TensorData::zeros(dtype, len))),
+        ))
+    }
+
+    fn free(&mut self, buf: BufferId) -> Result<(), DeviceError> {
+        self.buffers.remove(buf.0, "buffer").map(|_| ())
+    }
+
+    fn upload(&mut self, buf: BufferId, data: &TensorData) -> Result<(), DeviceError> {
+        let (dtype, held) = self.buffers.get_mut(buf.0, "buffer")?;
+        check_upload(buf, *dtype, held.len(), data)?;
+        *held = data.clone();
+        Ok(())
+    }
+
+    fn download(&mut self, buf: BufferId) -> Result<TensorData, DeviceError> {
+        Ok(self.buffers.get(buf.0, "buffer")?.1.clone())
+    }
+
+    fn compile(&mut self, kernel: &Kernel) -> Result<KernelId, DeviceError> {
+        let key = kernel.to_string();
+        if let Some(&i) = self.cache.get(&key) {
+            return Ok(KernelId(i));
+        }
+        weft_codegen_common::check_limits(kernel, &self.limits())?;
+        self.kernels.push(kernel.clone());
+        self.cache.insert(key, self.kernels.len() - 1);
+        Ok(KernelId(self.kernels.len() - 1))
+    }
+
+    fn source(&self, _kernel: KernelId) -> Option<&str> {
+        None
+    }
+
+    fn launch(&mut self, kernel: KernelId, args: &[KernelArg]) -> Result<(), DeviceError> {
+        let k = self.kernel(kernel)?.clone();
+        check_launch(&k, args, |b| {
+            let (dtype, data) = self.buffers.get(b.0, "buffer")?;
+            Ok((*dtype, data.len()))
+        })?;
+        // The interpreter addresses buffers by the kernel's own buffer identities: move
+        // each argument's data under its parameter's id, run, and move it back.
+        let mut buffers: HashMap<u64, TensorData> = HashMap::new();
+        let mut scalars: HashMap<u64, Scalar> = HashMap::new();
+        let mut taken: Vec<(u64, BufferId)> = Vec::new();
+        let mut result = Ok(());
+        for (index, (p, a)) in k.params.iter().zip(args).enumerate() {
+            match (p, a) {
+                (KernelParam::Buffer { buffer, .. }, KernelArg::Buffer(id)) => {
+                    if taken.iter().any(|(_, t)| t == id) {
+                        result = Err(ArgError::LaunchKind {
+                            kernel: k.name.clone(),
+                            index,
+                            param: buffer.name().to_string(),
+                            expected: "buffer distinct from the other arguments",
+                        }
+                        .into());
+                        break;
+                    }
+                    let data = match self.buffers.get_mut(id.0, "buffer") {
+                        Ok((_, data)) => std::mem::replace(data, TensorData::F32(Vec::new())),
+                        Err(e) => {
+                            result = Err(e);
+                            break;
+                        }
+                    };
+                    buffers.insert(buffer.id(), data);
+                    taken.push((buffer.id(), *id));
+                }
+                (KernelParam::Scalar(v), KernelArg::Scalar(s)) => {
+                    scalars.insert(v.id(), *s);
+                }
+                // `check_launch` rejected every other pairing.
+                _ => {}
+            }
+        }
+        if result.is_ok() {
+            result = weft_ir::interp::run_kernel(&k, &mut buffers, &scalars).map_err(|source| {
+                DeviceError::Interp {
+                    kernel: k.name.clone(),
+                    source,
+                }
+            });
+        }
+        for (param_id, id) in taken {
+            if let (Some(data), Ok((_, slot))) = (
+                buffers.remove(&param_id),
+                self.buffers.get_mut(id.0, "buffer"),
+            ) {
+                *slot = data;
+            }
+        }
+        result
+    }
+
+    fn synchronize(&mut self) -> Result<(), DeviceError> {
+        Ok(())
+    }
+
+    fn time_launches(
+        &mut self,
+        launches: &[Launch],
+        warmup: usize,
+        iters: usize,
+    ) -> Result<Timing, DeviceError> {
+        for _ in 0..warmup {
+            for l in launches {
+                self.launch(l.kernel, &l.args)?;
+            }
+        }
+        let mut all: Vec<Duration> = Vec::with_capacity(iters);
+        for _ in 0..iters {
+            let start = Instant::now();
+            for l in launches {
+                self.launch(l.kernel, &l.args)?;
+            }
+            all.push(start.elapsed());
+        }
+        Timing::from_samples(all).ok_or(DeviceError::NoIterations)
+    }
+}

@@ -1,0 +1,597 @@
+//! The `cuda` device: CUDA C from `weft_codegen_cuda`, compiled by NVRTC to PTX, loaded
+//! and launched through cudarc's driver API, timed with CUDA events.
+//!
+//! cudarc loads libcuda and libnvrtc on first use and *panics* when they are absent, which
+//! on a machine without a GPU is the normal case. Every entry point here therefore probes
+//! for the library first (with cudarc's own list of names, through `libloading`) and
+//! returns [`CudaError::LibraryMissing`]; calls into cudarc are additionally run under
+//! `catch_unwind`, so a missing symbol in an old driver is an error too, never a crash.
+
+use std::collections::HashMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::time::Duration;
+
+use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg,
+};
+use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
+use thiserror::Error;
+use weft_codegen_common::TargetLimits;
+use weft_ir::data::{Scalar, TensorData};
+use weft_ir::dtype::DType;
+use weft_ir::kernel::Kernel;
+
+use crate::device::{
+    BufferId, Device, DeviceError, KernelArg, KernelId, Launch, Slab, Timing, check_launch,
+    check_upload, element_bytes, storage_dtype,
+};
+use crate::target::{Target, TargetInfo};
+
+const DRIVER_HINT: &str = "libcuda comes with the NVIDIA driver: this machine has no NVIDIA \
+                           GPU driver, or it is not on the loader path (LD_LIBRARY_PATH)";
+const NVRTC_HINT: &str = "install NVRTC with `pip install nvidia-cuda-nvrtc` and add \
+                          site-packages/nvidia/cu13/lib to LD_LIBRARY_PATH, or install the \
+                          CUDA toolkit";
+
+/// Something that went wrong in CUDA: a missing library, a driver call, NVRTC.
+#[derive(Debug, Error)]
+pub enum CudaError {
+    #[error("{lib} not found (tried {}); {hint}", tried.join(", "))]
+    LibraryMissing {
+        lib: &'static str,
+        tried: Vec<String>,
+        hint: &'static str,
+    },
+    #[error("no CUDA device {ordinal}: this machine has {count}")]
+    NoDevice { ordinal: usize, count: usize },
+    #[error("CUDA driver, {op}: {source}")]
+    Driver {
+        op: String,
+        #[source]
+        source: DriverError,
+    },
+    #[error("NVRTC could not compile kernel `{kernel}` for {arch}:\n{log}")]
+    Compile {
+        kernel: String,
+        arch: String,
+        log: String,
+    },
+    #[error("cudarc panicked during {op}: {message}")]
+    Panicked { op: String, message: String },
+}
+
+impl CudaError {
+    /// True when CUDA is absent here (no library, no device), not broken.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(
+            self,
+            CudaError::LibraryMissing { .. } | CudaError::NoDevice { .. }
+        )
+    }
+}
+
+/// Runs `f`, turning a panic inside cudarc into [`CudaError::Panicked`].
+fn guard<T>(op: &str, f: impl FnOnce() -> T) -> Result<T, CudaError> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|payload| CudaError::Panicked {
+        op: op.to_string(),
+        message: payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "(no message)".to_string()),
+    })
+}
+
+/// Runs a driver call under [`guard`], naming the operation in its error.
+fn driver<T>(
+    op: impl Into<String>,
+    f: impl FnOnce() -> Result<T, DriverError>,
+) -> Result<T, CudaError> {
+    let op = op.into();
+    guard(&op, f)?.map_err(|source| CudaError::Driver { op, source })
+}
+
+/// The file names cudarc tries for `lib`, without repeats.
+fn candidates(lib: &str) -> Vec<String> {
+    let mut names = cudarc::get_lib_name_candidates(lib);
+    let mut seen = std::collections::HashSet::new();
+    names.retain(|n| seen.insert(n.clone()));
+    names
+}
+
+/// Checks that libcuda (the driver API) can be loaded.
+pub fn probe_driver() -> Result<(), CudaError> {
+    // SAFETY: only tries to open the library with `libloading` under cudarc's names.
+    if unsafe { cudarc::driver::sys::is_culib_present() } {
+        Ok(())
+    } else {
+        Err(CudaError::LibraryMissing {
+            lib: "libcuda",
+            tried: candidates("cuda"),
+            hint: DRIVER_HINT,
+        })
+    }
+}
+
+/// Checks that libnvrtc (the runtime compiler) can be loaded. NVRTC needs no GPU.
+pub fn probe_nvrtc() -> Result<(), CudaError> {
+    // SAFETY: only tries to open the library with `libloading` under cudarc's names.
+    if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        Ok(())
+    } else {
+        Err(CudaError::LibraryMissing {
+            lib: "libnvrtc",
+            tried: candidates("nvrtc"),
+            hint: NVRTC_HINT,
+        })
+    }
+}
+
+/// Compiles CUDA C to PTX for `arch` (`"sm_90"`) with NVRTC; `kernel` names the source in
+/// errors. Works without a GPU.
+pub fn compile_ptx(source: &str, arch: &str, kernel: &str) -> Result<String, CudaError> {
+    probe_nvrtc()?;
+    let compile_error = |log: String| CudaError::Compile {
+        kernel: kernel.to_string(),
+        arch: arch.to_string(),
+        log,
+    };
+    // cudarc panics on an interior NUL; refuse it here.
+    if source.contains('\0') {
+        return Err(compile_error("the source contains a NUL byte".to_string()));
+    }
+    let opts = CompileOptions {
+        options: vec![format!("--gpu-architecture={arch}")],
+        ..Default::default()
+    };
+    let op = format!("NVRTC compile of kernel `{kernel}`");
+    let ptx = guard(&op, || cudarc::nvrtc::compile_ptx_with_opts(source, opts))?.map_err(|e| {
+        compile_error(match e {
+            CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
+            other => format!("{other:?}"),
+        })
+    })?;
+    guard(&op, || ptx.to_src())
+}
+
+/// The `cuda` entries of [`crate::available_targets`]: one per device, or one saying why
+/// there is none.
+pub(crate) fn probe_targets() -> Vec<TargetInfo> {
+    let unavailable = |reason: String| {
+        vec![TargetInfo {
+            target: Target::Cuda {
+                arch: None,
+                device: 0,
+            },
+            device: None,
+            unavailable: Some(reason),
+        }]
+    };
+    if let Err(e) = probe_driver() {
+        return unavailable(e.to_string());
+    }
+    let count = match driver("cuDeviceGetCount", CudaContext::device_count) {
+        Ok(n) => n.max(0) as usize,
+        Err(e) => return unavailable(e.to_string()),
+    };
+    if count == 0 {
+        return unavailable("the CUDA driver reports no device".to_string());
+    }
+    let nvrtc = probe_nvrtc().err().map(|e| e.to_string());
+    (0..count)
+        .map(|ordinal| {
+            let target = Target::Cuda {
+                arch: None,
+                device: ordinal,
+            };
+            match describe(ordinal) {
+                Ok((name, _)) => TargetInfo {
+                    target,
+                    device: Some(name),
+                    unavailable: nvrtc.clone(),
+                },
+                Err(e) => TargetInfo {
+                    target,
+                    device: None,
+                    unavailable: Some(e.to_string()),
+                },
+            }
+        })
+        .collect()
+}
+
+/// The name (with its `sm_XX`) and context of device `ordinal`.
+fn describe(ordinal: usize) -> Result<(String, Arc<CudaContext>), CudaError> {
+    let ctx = driver(format!("opening device {ordinal}"), || {
+        CudaContext::new(ordinal)
+    })?;
+    let name = driver("cuDeviceGetName", || ctx.name())?;
+    let (major, minor) = driver("compute capability", || ctx.compute_capability())?;
+    Ok((format!("{name} (sm_{major}{minor})"), ctx))
+}
+
+/// A compiled kernel: its function and the lowered kernel it came from (launch shape and
+/// parameter types).
+struct CompiledKernel {
+    kernel: Kernel,
+    function: usize,
+}
+
+/// A device buffer: bytes, with the dtype and length they hold.
+struct CudaBuffer {
+    mem: CudaSlice<u8>,
+    dtype: DType,
+    len: usize,
+}
+
+/// An NVIDIA GPU through the CUDA driver API.
+pub struct CudaDevice {
+    target: Target,
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    arch: String,
+    name: String,
+    limits: TargetLimits,
+    buffers: Slab<CudaBuffer>,
+    functions: Vec<CudaFunction>,
+    sources: Vec<String>,
+    /// Source → index in `functions`/`sources`.
+    by_source: HashMap<String, usize>,
+    kernels: Vec<CompiledKernel>,
+    /// (function, grid, block) → index in `kernels`.
+    by_launch: HashMap<(usize, [u32; 3], [u32; 3]), usize>,
+    /// The last kernel launched, to name it when a later sync reports its fault.
+    last_launch: Option<String>,
+}
+
+impl std::fmt::Debug for CudaDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CudaDevice({}, {})", self.target, self.name)
+    }
+}
+
+impl CudaDevice {
+    /// Opens the device a `cuda` target names, after checking that libcuda and libnvrtc
+    /// load. The architecture is the target's `-arch`, else the device's own.
+    pub fn open(target: &Target) -> Result<CudaDevice, DeviceError> {
+        let Target::Cuda { arch, device } = target else {
+            return Err(DeviceError::Unavailable {
+                target: target.to_string(),
+                reason: "not a cuda target".to_string(),
+            });
+        };
+        probe_driver()?;
+        probe_nvrtc()?;
+        let count = driver("cuDeviceGetCount", CudaContext::device_count)?.max(0) as usize;
+        if *device >= count {
+            return Err(CudaError::NoDevice {
+                ordinal: *device,
+                count,
+            }
+            .into());
+        }
+        let (name, ctx) = describe(*device)?;
+        let (major, minor) = driver("compute capability", || ctx.compute_capability())?;
+        let arch = arch.clone().unwrap_or(format!("sm_{major}{minor}"));
+        let limits = device_limits(&ctx)?;
+        let stream = ctx.default_stream();
+        Ok(CudaDevice {
+            target: target.clone(),
+            ctx,
+            stream,
+            arch,
+            name,
+            limits,
+            buffers: Slab::default(),
+            functions: Vec::new(),
+            sources: Vec::new(),
+            by_source: HashMap::new(),
+            kernels: Vec::new(),
+            by_launch: HashMap::new(),
+            last_launch: None,
+        })
+    }
+
+    /// The `sm_XX` kernels are compiled for.
+    pub fn arch(&self) -> &str {
+        &self.arch
+    }
+
+    /// Compiles CUDA C `source` (hand-written, or emitted elsewhere) as the code of
+    /// `kernel`: an `extern "C" __global__` function named like the kernel, taking its
+    /// parameters in order. [`Device::compile`] emits the source and calls this.
+    pub fn compile_cuda(
+        &mut self,
+        kernel: &Kernel,
+        source: String,
+    ) -> Result<KernelId, DeviceError> {
+        weft_codegen_common::check_limits(kernel, &self.limits)?;
+        let function = self.function_for(source, kernel)?;
+        let key = (function, kernel.grid, kernel.block);
+        if let Some(&i) = self.by_launch.get(&key) {
+            return Ok(KernelId(i));
+        }
+        self.kernels.push(CompiledKernel {
+            kernel: kernel.clone(),
+            function,
+        });
+        self.by_launch.insert(key, self.kernels.len() - 1);
+        Ok(KernelId(self.kernels.len() - 1))
+    }
+
+    fn compiled(&self, id: KernelId) -> Result<&CompiledKernel, DeviceError> {
+        self.kernels.get(id.0).ok_or(DeviceError::BadHandle {
+            what: "kernel",
+            index: id.0,
+        })
+    }
+
+    /// Loads PTX for `source`, or finds it in the cache.
+    fn function_for(&mut self, source: String, kernel: &Kernel) -> Result<usize, DeviceError> {
+        if let Some(&i) = self.by_source.get(&source) {
+            return Ok(i);
+        }
+        let ptx = compile_ptx(&source, &self.arch, &kernel.name)?;
+        let ctx = self.ctx.clone();
+        let module = driver(
+            format!("loading the module of kernel `{}`", kernel.name),
+            || ctx.load_module(Ptx::from_src(ptx)),
+        )?;
+        let function = driver(format!("finding function `{}`", kernel.name), || {
+            module.load_function(&kernel.name)
+        })?;
+        self.functions.push(function);
+        self.sources.push(source.clone());
+        self.by_source.insert(source, self.functions.len() - 1);
+        Ok(self.functions.len() - 1)
+    }
+
+    /// Enqueues one launch (no synchronisation).
+    fn enqueue(&mut self, kernel: KernelId, args: &[KernelArg]) -> Result<(), DeviceError> {
+        let ck = self.compiled(kernel)?;
+        check_launch(&ck.kernel, args, |b| {
+            let buf = self.buffers.get(b.0, "buffer")?;
+            Ok((buf.dtype, buf.len))
+        })?;
+        // Scalars are passed by address: keep their values alive until the launch.
+        let scalars: Vec<ScalarArg> = args
+            .iter()
+            .map(|a| match a {
+                KernelArg::Scalar(s) => ScalarArg::from(*s),
+                KernelArg::Buffer(_) => ScalarArg::None,
+            })
+            .collect();
+        let function = self
+            .functions
+            .get(ck.function)
+            .ok_or(DeviceError::BadHandle {
+                what: "function",
+                index: ck.function,
+            })?;
+        let mut builder = self.stream.launch_builder(function);
+        for (arg, scalar) in args.iter().zip(&scalars) {
+            match (arg, scalar) {
+                (KernelArg::Buffer(b), _) => {
+                    builder.arg(&self.buffers.get(b.0, "buffer")?.mem);
+                }
+                (KernelArg::Scalar(_), ScalarArg::F32(v)) => {
+                    builder.arg(v);
+                }
+                (KernelArg::Scalar(_), ScalarArg::I32(v)) => {
+                    builder.arg(v);
+                }
+                (KernelArg::Scalar(_), ScalarArg::U32(v)) => {
+                    builder.arg(v);
+                }
+                (KernelArg::Scalar(_), ScalarArg::F16Bits(v)) => {
+                    builder.arg(v);
+                }
+                (KernelArg::Scalar(_), ScalarArg::None) => {}
+            }
+        }
+        let (grid, block) = (ck.kernel.grid, ck.kernel.block);
+        let cfg = LaunchConfig {
+            grid_dim: (grid[0], grid[1], grid[2]),
+            block_dim: (block[0], block[1], block[2]),
+            // Shared memory is declared statically in the emitted source.
+            shared_mem_bytes: 0,
+        };
+        let name = ck.kernel.name.clone();
+        // SAFETY: the arguments match the kernel's parameters in number, kind, dtype and
+        // size (`check_launch`), which is the contract the emitted source was written to.
+        driver(
+            format!("launching kernel `{name}` (grid {grid:?}, block {block:?})"),
+            || unsafe { builder.launch(cfg) },
+        )?;
+        self.last_launch = Some(name);
+        Ok(())
+    }
+
+    fn sync(&mut self, what: &str) -> Result<(), DeviceError> {
+        let after = match &self.last_launch {
+            Some(k) => format!("{what} (after kernel `{k}`)"),
+            None => what.to_string(),
+        };
+        driver(after.clone(), || self.stream.synchronize())?;
+        driver(after, || self.ctx.check_err())?;
+        Ok(())
+    }
+}
+
+/// A scalar kernel argument as the value cudarc passes by address. f16 goes as its bits:
+/// `__half` is a 2-byte struct, passed by value exactly like a `u16`.
+enum ScalarArg {
+    None,
+    F32(f32),
+    I32(i32),
+    U32(u32),
+    F16Bits(u16),
+}
+
+impl From<Scalar> for ScalarArg {
+    fn from(s: Scalar) -> ScalarArg {
+        match s {
+            Scalar::F32(v) => ScalarArg::F32(v),
+            Scalar::I32(v) => ScalarArg::I32(v),
+            Scalar::U32(v) => ScalarArg::U32(v),
+            Scalar::F16(v) => ScalarArg::F16Bits(v.to_bits()),
+        }
+    }
+}
+
+/// The device's real limits (static shared memory per block, block and grid sizes).
+fn device_limits(ctx: &Arc<CudaContext>) -> Result<TargetLimits, CudaError> {
+    let attr = |a: CUdevice_attribute| -> Result<u64, CudaError> {
+        Ok(driver(format!("cuDeviceGetAttribute({a:?})"), || ctx.attribute(a))?.max(0) as u64)
+    };
+    use CUdevice_attribute::*;
+    Ok(TargetLimits {
+        name: "cuda".to_string(),
+        max_shared_bytes: attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
+        max_threads_per_block: attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+        max_block_dim: [
+            attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,
+            attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?,
+            attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?,
+        ],
+        max_grid_dim: [
+            attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?,
+            attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
+            attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
+        ],
+        f16: true,
+    })
+}
+
+impl Device for CudaDevice {
+    fn target(&self) -> &Target {
+        &self.target
+    }
+
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn limits(&self) -> TargetLimits {
+        self.limits.clone()
+    }
+
+    fn alloc(&mut self, dtype: DType, len: usize) -> Result<BufferId, DeviceError> {
+        // A zero-byte allocation is an error in the driver; keep one byte.
+        let bytes = (len * element_bytes(dtype)).max(1);
+        let stream = self.stream.clone();
+        let mem = driver(format!("allocating {bytes} bytes"), || {
+            stream.alloc_zeros::<u8>(bytes)
+        })?;
+        Ok(BufferId(self.buffers.insert(CudaBuffer {
+            mem,
+            dtype,
+            len,
+        })))
+    }
+
+    fn free(&mut self, buf: BufferId) -> Result<(), DeviceError> {
+        let b = self.buffers.remove(buf.0, "buffer")?;
+        guard("freeing a buffer", || drop(b))?;
+        Ok(())
+    }
+
+    fn upload(&mut self, buf: BufferId, data: &TensorData) -> Result<(), DeviceError> {
+        let stream = self.stream.clone();
+        let b = self.buffers.get_mut(buf.0, "buffer")?;
+        check_upload(buf, b.dtype, b.len, data)?;
+        let bytes = data.to_bytes();
+        // `memcpy_htod` asserts that the source fits; `check_upload` made sure it does.
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let mut view = b.mem.slice_mut(0..bytes.len());
+        driver(format!("uploading {} bytes", bytes.len()), || {
+            stream.memcpy_htod(&bytes, &mut view)
+        })?;
+        Ok(())
+    }
+
+    fn download(&mut self, buf: BufferId) -> Result<TensorData, DeviceError> {
+        let stream = self.stream.clone();
+        let b = self.buffers.get(buf.0, "buffer")?;
+        let n = b.len * element_bytes(b.dtype);
+        let dtype = storage_dtype(b.dtype);
+        if n == 0 {
+            return Ok(TensorData::from_bytes(dtype, &[]));
+        }
+        let view = b.mem.slice(0..n);
+        let bytes = driver(format!("downloading {n} bytes"), || {
+            stream.clone_dtoh(&view)
+        })?;
+        self.sync("download")?;
+        Ok(TensorData::from_bytes(dtype, &bytes))
+    }
+
+    fn compile(&mut self, kernel: &Kernel) -> Result<KernelId, DeviceError> {
+        weft_codegen_common::check_limits(kernel, &self.limits)?;
+        let opts = weft_codegen_cuda::CudaOptions {
+            limits: self.limits.clone(),
+        };
+        let source =
+            weft_codegen_cuda::emit(kernel, &opts).map_err(|source| DeviceError::Emit {
+                kernel: kernel.name.clone(),
+                target: self.target.to_string(),
+                source,
+            })?;
+        self.compile_cuda(kernel, source)
+    }
+
+    fn source(&self, kernel: KernelId) -> Option<&str> {
+        let ck = self.kernels.get(kernel.0)?;
+        self.sources.get(ck.function).map(String::as_str)
+    }
+
+    fn launch(&mut self, kernel: KernelId, args: &[KernelArg]) -> Result<(), DeviceError> {
+        self.enqueue(kernel, args)
+    }
+
+    fn synchronize(&mut self) -> Result<(), DeviceError> {
+        self.sync("synchronize")
+    }
+
+    fn time_launches(
+        &mut self,
+        launches: &[Launch],
+        warmup: usize,
+        iters: usize,
+    ) -> Result<Timing, DeviceError> {
+        for _ in 0..warmup {
+            for l in launches {
+                self.enqueue(l.kernel, &l.args)?;
+            }
+        }
+        self.sync("warm-up")?;
+        // Events with timing enabled: `new_event(None)` would disable it.
+        let ctx = self.ctx.clone();
+        let new_event = || {
+            driver("creating a timing event", || {
+                ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            })
+        };
+        let mut events = Vec::with_capacity(iters);
+        for _ in 0..iters {
+            let (start, end) = (new_event()?, new_event()?);
+            driver("recording an event", || start.record(&self.stream))?;
+            for l in launches {
+                self.enqueue(l.kernel, &l.args)?;
+            }
+            driver("recording an event", || end.record(&self.stream))?;
+            events.push((start, end));
+        }
+        self.sync("timed runs")?;
+        let mut all = Vec::with_capacity(iters);
+        for (start, end) in &events {
+            let ms = driver("reading an event time", || start.elapsed_ms(end))?;
+            all.push(Duration::from_secs_f64(ms.max(0.0) as f64 / 1e3));
+        }
+        Timing::from_samples(all).ok_or(DeviceError::NoIterations)
+    }
+}

@@ -1,0 +1,401 @@
+//! Target strings, TVM-style: `"cpu"`, `"cuda -arch=sm_90 -device=1"`, `"vulkan"`,
+//! `"webgpu"`, ...
+//!
+//! A [`Target`] names where a lowered function runs and which source it is emitted as. It
+//! parses from and prints to the same string ([`Target::parse`], [`fmt::Display`]), so a
+//! target that appears in a benchmark table can be pasted back on the command line.
+
+use std::fmt;
+use std::str::FromStr;
+
+use thiserror::Error;
+use weft_codegen_common::{EmitError, LimitError, TargetLimits};
+use weft_ir::kernel::Kernel;
+
+/// Every target name, in the order they are listed to users.
+pub const TARGET_NAMES: [&str; 8] = [
+    "cpu", "cuda", "vulkan", "metal", "dx12", "gl", "wgpu", "webgpu",
+];
+
+/// Which wgpu backend a WGSL target runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WgpuBackend {
+    Vulkan,
+    Metal,
+    Dx12,
+    Gl,
+    /// The best adapter of any backend (discrete before integrated before CPU; Vulkan,
+    /// Metal and DX12 before GL).
+    Best,
+    /// Any adapter, but kernels are checked against WebGPU's *default* limits, so what runs
+    /// here also runs in a browser.
+    WebGpu,
+}
+
+impl WgpuBackend {
+    /// The target name (`"vulkan"`, ..., `"wgpu"`, `"webgpu"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            WgpuBackend::Vulkan => "vulkan",
+            WgpuBackend::Metal => "metal",
+            WgpuBackend::Dx12 => "dx12",
+            WgpuBackend::Gl => "gl",
+            WgpuBackend::Best => "wgpu",
+            WgpuBackend::WebGpu => "webgpu",
+        }
+    }
+
+    /// The wgpu backends an adapter for this target may come from.
+    pub fn backends(self) -> wgpu::Backends {
+        match self {
+            WgpuBackend::Vulkan => wgpu::Backends::VULKAN,
+            WgpuBackend::Metal => wgpu::Backends::METAL,
+            WgpuBackend::Dx12 => wgpu::Backends::DX12,
+            WgpuBackend::Gl => wgpu::Backends::GL,
+            WgpuBackend::Best | WgpuBackend::WebGpu => wgpu::Backends::all(),
+        }
+    }
+}
+
+/// The source language a target's kernels are emitted in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SourceLanguage {
+    Cuda,
+    Wgsl,
+    /// Metal Shading Language.
+    Msl,
+}
+
+impl fmt::Display for SourceLanguage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SourceLanguage::Cuda => "CUDA C",
+            SourceLanguage::Wgsl => "WGSL",
+            SourceLanguage::Msl => "MSL",
+        })
+    }
+}
+
+/// Where a lowered function runs.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// The CPU interpreter of lowered kernels (always available).
+    Cpu,
+    /// CUDA C compiled by NVRTC and run through the CUDA driver.
+    Cuda {
+        /// `sm_90`, `sm_90a`, ...; `None`: the device's compute capability.
+        arch: Option<String>,
+        /// CUDA device ordinal.
+        device: usize,
+    },
+    /// WGSL run through wgpu.
+    Wgpu {
+        backend: WgpuBackend,
+        /// Index among the adapters this backend accepts, best first.
+        device: usize,
+    },
+}
+
+/// A target string that does not parse.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum TargetError {
+    #[error("empty target string; valid targets are {}", TARGET_NAMES.join(", "))]
+    Empty,
+    #[error("unknown target `{name}` in `{input}`; valid targets are {}", TARGET_NAMES.join(", "))]
+    UnknownTarget { input: String, name: String },
+    #[error(
+        "unknown option `{option}` for target `{target}` in `{input}`; valid options are {valid}"
+    )]
+    UnknownOption {
+        input: String,
+        target: String,
+        option: String,
+        valid: String,
+    },
+    #[error("invalid value `{value}` for `{option}` in `{input}`: expected {expected}")]
+    BadValue {
+        input: String,
+        option: String,
+        value: String,
+        expected: &'static str,
+    },
+    #[error("option `{option}` given twice in `{input}`")]
+    Duplicate { input: String, option: String },
+}
+
+impl Target {
+    /// Parses a TVM-style target string: a name followed by `-key=value` options.
+    ///
+    /// | target | options |
+    /// | --- | --- |
+    /// | `cpu` | none |
+    /// | `cuda` | `-arch=sm_XX`, `-device=N` |
+    /// | `vulkan`, `metal`, `dx12`, `gl`, `wgpu`, `webgpu` | `-device=N` (adapter index) |
+    pub fn parse(input: &str) -> Result<Target, TargetError> {
+        let mut words = input.split_whitespace();
+        let name = words.next().ok_or(TargetError::Empty)?;
+        let mut target = match name {
+            "cpu" => Target::Cpu,
+            "cuda" => Target::Cuda {
+                arch: None,
+                device: 0,
+            },
+            "vulkan" => Target::wgpu(WgpuBackend::Vulkan),
+            "metal" => Target::wgpu(WgpuBackend::Metal),
+            "dx12" => Target::wgpu(WgpuBackend::Dx12),
+            "gl" => Target::wgpu(WgpuBackend::Gl),
+            "wgpu" => Target::wgpu(WgpuBackend::Best),
+            "webgpu" => Target::wgpu(WgpuBackend::WebGpu),
+            _ => {
+                return Err(TargetError::UnknownTarget {
+                    input: input.to_string(),
+                    name: name.to_string(),
+                });
+            }
+        };
+        let mut seen: Vec<&str> = Vec::new();
+        for word in words {
+            let (key, value) = word.split_once('=').unwrap_or((word, ""));
+            let unknown = || TargetError::UnknownOption {
+                input: input.to_string(),
+                target: name.to_string(),
+                option: word.to_string(),
+                valid: Target::valid_options(name).to_string(),
+            };
+            let bad = |expected| TargetError::BadValue {
+                input: input.to_string(),
+                option: key.to_string(),
+                value: value.to_string(),
+                expected,
+            };
+            if seen.contains(&key) {
+                return Err(TargetError::Duplicate {
+                    input: input.to_string(),
+                    option: key.to_string(),
+                });
+            }
+            seen.push(key);
+            match (&mut target, key) {
+                (Target::Cuda { arch, .. }, "-arch") => {
+                    if !is_sm_arch(value) {
+                        return Err(bad("sm_XX, e.g. sm_90 or sm_90a"));
+                    }
+                    *arch = Some(value.to_string());
+                }
+                (Target::Cuda { device, .. } | Target::Wgpu { device, .. }, "-device") => {
+                    *device = value.parse().map_err(|_| bad("a device index, e.g. 0"))?;
+                }
+                _ => return Err(unknown()),
+            }
+        }
+        Ok(target)
+    }
+
+    fn wgpu(backend: WgpuBackend) -> Target {
+        Target::Wgpu { backend, device: 0 }
+    }
+
+    fn valid_options(name: &str) -> &'static str {
+        match name {
+            "cpu" => "none",
+            "cuda" => "-arch=sm_XX, -device=N",
+            _ => "-device=N",
+        }
+    }
+
+    /// The target name without options (`"cuda"`, `"vulkan"`, ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Target::Cpu => "cpu",
+            Target::Cuda { .. } => "cuda",
+            Target::Wgpu { backend, .. } => backend.name(),
+        }
+    }
+
+    /// The language this target's kernels are written in, or `None` for the CPU, which
+    /// interprets the lowered kernel itself.
+    ///
+    /// `metal` emits MSL (what `weft emit --target metal` prints); the wgpu device runs
+    /// WGSL on every backend, which wgpu translates to MSL on Apple machines.
+    pub fn emit_language(&self) -> Option<SourceLanguage> {
+        match self {
+            Target::Cpu => None,
+            Target::Cuda { .. } => Some(SourceLanguage::Cuda),
+            Target::Wgpu {
+                backend: WgpuBackend::Metal,
+                ..
+            } => Some(SourceLanguage::Msl),
+            Target::Wgpu { .. } => Some(SourceLanguage::Wgsl),
+        }
+    }
+
+    /// The limits kernels are emitted and checked against when no device is open.
+    ///
+    /// An open device may know better: [`crate::Device::limits`] gives the adapter's real
+    /// limits for `vulkan`, `dx12`, `gl` and `wgpu`, and the device's attributes for `cuda`.
+    /// `webgpu` always uses WebGPU's defaults: that is its point.
+    pub fn limits(&self) -> TargetLimits {
+        match self {
+            Target::Cpu => cpu_limits(),
+            Target::Cuda { .. } => TargetLimits::cuda(),
+            Target::Wgpu {
+                backend: WgpuBackend::Metal,
+                ..
+            } => TargetLimits::metal(),
+            Target::Wgpu { .. } => TargetLimits::webgpu_default(),
+        }
+    }
+
+    /// The key of this target in `WEFT_REQUIRE` (see [`crate::testing`]): the target name,
+    /// except that `wgpu` and `webgpu` are both `wgpu`.
+    pub fn require_key(&self) -> &'static str {
+        match self {
+            Target::Wgpu {
+                backend: WgpuBackend::WebGpu,
+                ..
+            } => "wgpu",
+            _ => self.name(),
+        }
+    }
+}
+
+/// Why a target could not give a kernel's source.
+#[derive(Debug, Error)]
+pub enum SourceError {
+    #[error("target `{target}` runs kernels in the interpreter: it has no source to emit")]
+    NoSource { target: String },
+    #[error(transparent)]
+    Limits(#[from] LimitError),
+    #[error("emitting kernel `{kernel}` as {language}: {source}")]
+    Emit {
+        kernel: String,
+        language: SourceLanguage,
+        #[source]
+        source: EmitError,
+    },
+}
+
+impl Target {
+    /// `kernel` in this target's [`Target::emit_language`], checked against
+    /// [`Target::limits`] (what `weft emit` prints). An open device compiles against its
+    /// own, possibly larger, limits.
+    pub fn emit_source(&self, kernel: &Kernel) -> Result<String, SourceError> {
+        let Some(language) = self.emit_language() else {
+            return Err(SourceError::NoSource {
+                target: self.to_string(),
+            });
+        };
+        let limits = self.limits();
+        weft_codegen_common::check_limits(kernel, &limits)?;
+        let emitted = match language {
+            SourceLanguage::Cuda => {
+                weft_codegen_cuda::emit(kernel, &weft_codegen_cuda::CudaOptions { limits })
+            }
+            SourceLanguage::Wgsl => {
+                weft_codegen_wgsl::emit(kernel, &weft_codegen_wgsl::WgslOptions { limits })
+                    .map(|w| w.source)
+            }
+            SourceLanguage::Msl => {
+                weft_codegen_metal::emit(kernel, &weft_codegen_metal::MetalOptions { limits })
+            }
+        };
+        emitted.map_err(|source| SourceError::Emit {
+            kernel: kernel.name.clone(),
+            language,
+            source,
+        })
+    }
+}
+
+/// The interpreter's limits: what CUDA allows, so that a schedule that runs on the CPU is
+/// not held to less than the GPUs it is written for.
+fn cpu_limits() -> TargetLimits {
+    TargetLimits {
+        name: "cpu".to_string(),
+        ..TargetLimits::cuda()
+    }
+}
+
+/// `sm_` followed by digits and at most one letter suffix (`sm_90a`, `sm_100f`).
+fn is_sm_arch(s: &str) -> bool {
+    let Some(rest) = s.strip_prefix("sm_") else {
+        return false;
+    };
+    let digits = rest.trim_end_matches(|c: char| c.is_ascii_lowercase());
+    let suffix = rest.len() - digits.len();
+    digits.len() >= 2 && digits.chars().all(|c| c.is_ascii_digit()) && suffix <= 1
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())?;
+        match self {
+            Target::Cpu => {}
+            Target::Cuda { arch, device } => {
+                if let Some(arch) = arch {
+                    write!(f, " -arch={arch}")?;
+                }
+                if *device != 0 {
+                    write!(f, " -device={device}")?;
+                }
+            }
+            Target::Wgpu { device, .. } => {
+                if *device != 0 {
+                    write!(f, " -device={device}")?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for Target {
+    type Err = TargetError;
+    fn from_str(s: &str) -> Result<Target, TargetError> {
+        Target::parse(s)
+    }
+}
+
+/// What [`available_targets`] found for one target.
+#[derive(Clone, Debug)]
+pub struct TargetInfo {
+    pub target: Target,
+    /// The device that opening the target would use (`"NVIDIA H200 (sm_90)"`,
+    /// `"llvmpipe (LLVM 15.0.6, 256 bits), Vulkan, Cpu"`), when there is one.
+    pub device: Option<String>,
+    /// Why the target cannot run here; `None` when it can.
+    pub unavailable: Option<String>,
+}
+
+impl TargetInfo {
+    /// True if the target can run on this machine.
+    pub fn is_available(&self) -> bool {
+        self.unavailable.is_none()
+    }
+}
+
+impl fmt::Display for TargetInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.device, &self.unavailable) {
+            (_, Some(why)) => write!(f, "{:<8} unavailable: {why}", self.target.to_string()),
+            (Some(dev), None) => write!(f, "{:<8} {dev}", self.target.to_string()),
+            (None, None) => write!(f, "{}", self.target),
+        }
+    }
+}
+
+/// Every target with what this machine has for it: one entry per target name (and one
+/// per further CUDA device or wgpu adapter, as `-device=N`).
+///
+/// Probing never panics and never fails: a missing libcuda, libnvrtc or Vulkan driver is
+/// reported in [`TargetInfo::unavailable`].
+pub fn available_targets() -> Vec<TargetInfo> {
+    let mut out = vec![TargetInfo {
+        target: Target::Cpu,
+        device: Some("weft interpreter".to_string()),
+        unavailable: None,
+    }];
+    out.extend(crate::cuda::probe_targets());
+    out.extend(crate::wgpu_device::probe_targets());
+    out
+}

@@ -1,0 +1,63 @@
+//! The skip-or-fail rule of tests that need hardware: a backend this machine lacks is
+//! skipped with a printed reason, unless the environment variable `WEFT_REQUIRE` (a comma
+//! list such as `wgpu,nvrtc` or `cuda,vulkan`; `all` names everything) names it — then the
+//! test fails. CI sets `WEFT_REQUIRE` so that a GPU test cannot silently stop running.
+//!
+//! Backend keys: `cpu`, `cuda`, `nvrtc` (compiling CUDA without a GPU), `vulkan`, `metal`,
+//! `dx12`, `gl`, and `wgpu` (any adapter: the `wgpu` and `webgpu` targets).
+
+use crate::device::{Device, DeviceError, open};
+use crate::target::Target;
+
+pub use weft_codegen_common::testing::{REQUIRE_VAR, required};
+
+/// Skips a test whose `backend` is absent: prints `reason` and returns, or panics if
+/// `WEFT_REQUIRE` names `backend`.
+pub fn require_or_skip(backend: &str, reason: &str) {
+    if required(backend) {
+        panic!("{REQUIRE_VAR} names `{backend}`, but it is not available: {reason}");
+    }
+    eprintln!("skipped {backend}: {reason}");
+}
+
+/// Opens `target` (a target string), or skips through [`require_or_skip`] when the
+/// machine lacks it. A device that is present but fails to open is a test failure.
+///
+/// # Panics
+/// On a target string that does not parse (a bug in the test), on a present device that
+/// fails to open, and on an absent one that `WEFT_REQUIRE` names.
+pub fn open_or_skip(target: &str) -> Option<Box<dyn Device>> {
+    let target = match Target::parse(target) {
+        Ok(t) => t,
+        Err(e) => panic!("bad target string in a test: {e}"),
+    };
+    or_skip(&target, open(&target))
+}
+
+/// The device `opened` for `target`, or `None` after [`require_or_skip`] when the machine
+/// lacks it; for tests that open a concrete device type (`WgpuDevice::open`, ...).
+///
+/// # Panics
+/// On a present device that failed to open, and on an absent one `WEFT_REQUIRE` names.
+pub fn or_skip<T>(target: &Target, opened: Result<T, DeviceError>) -> Option<T> {
+    match opened {
+        Ok(dev) => Some(dev),
+        Err(e) if e.is_unavailable() => {
+            require_or_skip(target.require_key(), &e.to_string());
+            None
+        }
+        Err(e) => panic!("target `{target}` is present but failed to open: {e}"),
+    }
+}
+
+/// True if NVRTC can compile here; otherwise skips through [`require_or_skip`] (key
+/// `nvrtc`) and returns false.
+pub fn nvrtc_or_skip() -> bool {
+    match crate::cuda::probe_nvrtc() {
+        Ok(()) => true,
+        Err(e) => {
+            require_or_skip("nvrtc", &e.to_string());
+            false
+        }
+    }
+}

@@ -1,0 +1,517 @@
+//! The wgpu device (`vulkan`, `metal`, `dx12`, `gl`, `wgpu`, `webgpu`): WGSL from
+//! `weft_codegen_wgsl`, run through wgpu on the adapter the target chooses.
+//!
+//! The device asks for its adapter's real limits (WebGPU's defaults would hold every
+//! kernel to 16 KiB of workgroup memory and 256 invocations), except for `webgpu`, whose
+//! point is to stay within the defaults. Errors wgpu reports asynchronously are caught in
+//! error scopes, or by an uncaptured-error handler that records them instead of wgpu's
+//! default, which panics.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, mpsc};
+
+use thiserror::Error;
+use weft_codegen_common::TargetLimits;
+use weft_codegen_wgsl::WgslKernel;
+use weft_ir::data::TensorData;
+use weft_ir::dtype::DType;
+use weft_ir::kernel::Kernel;
+
+use crate::device::{
+    BufferId, Device, DeviceError, KernelArg, KernelId, Launch, Slab, Timing, check_upload,
+    element_bytes, storage_dtype,
+};
+use crate::target::{Target, WgpuBackend};
+
+mod adapter;
+mod pipeline;
+
+pub(crate) use adapter::probe_targets;
+use adapter::{adapters, describe, matching, no_adapter_hint};
+
+/// Storage buffers are allocated in multiples of this many bytes, at least one: emitters
+/// may declare a buffer `array<vec4<T>>`, whose binding must hold whole vectors, and
+/// zero-sized bindings are invalid.
+const BUFFER_ALIGN: u64 = 16;
+
+/// Timestamp queries per query set (wgpu's maximum).
+const MAX_QUERIES: u32 = wgpu::QUERY_SET_MAX_QUERIES;
+
+/// Something that went wrong in wgpu.
+#[derive(Debug, Error)]
+pub enum WgpuError {
+    #[error("no {backend} adapter{}; {hint}", list_found(found))]
+    NoAdapter {
+        backend: String,
+        /// The adapters wgpu did find, as `name (backend, type)`.
+        found: Vec<String>,
+        hint: &'static str,
+    },
+    #[error("adapter index {index} for `{target}`, but only {count} adapters match")]
+    NoSuchAdapter {
+        target: String,
+        index: usize,
+        count: usize,
+    },
+    #[error("requesting a device from adapter `{adapter}`: {message}")]
+    RequestDevice { adapter: String, message: String },
+    #[error("wgpu, {op}: {message}")]
+    Wgpu { op: String, message: String },
+    #[error(
+        "buffer of {bytes} bytes exceeds the adapter's limit of {limit} bytes per storage \
+         binding"
+    )]
+    BufferTooLarge { bytes: u64, limit: u64 },
+    #[error("kernel `{kernel}`: WGSL binding {binding} is parameter {param}, which is {what}")]
+    Binding {
+        kernel: String,
+        binding: u32,
+        param: usize,
+        what: &'static str,
+    },
+    #[error("wgpu panicked during {op}: {message}")]
+    Panicked { op: String, message: String },
+}
+
+fn list_found(found: &[String]) -> String {
+    if found.is_empty() {
+        " (wgpu found no adapter at all)".to_string()
+    } else {
+        format!(" (wgpu found: {})", found.join(", "))
+    }
+}
+
+impl WgpuError {
+    /// True when the target's backend is absent here (no adapter), not broken.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(
+            self,
+            WgpuError::NoAdapter { .. } | WgpuError::NoSuchAdapter { .. }
+        )
+    }
+}
+
+/// Options of a wgpu device.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WgpuOptions {
+    /// Create shader modules without naga's runtime bounds checks
+    /// (`ShaderRuntimeChecks::unchecked()`). For benchmarks only: an out-of-bounds access
+    /// is then undefined behaviour on the GPU instead of a clamped one.
+    pub unchecked_shaders: bool,
+}
+
+/// Runs `f`, turning a panic inside wgpu into [`WgpuError::Panicked`].
+fn guard<T>(op: &str, f: impl FnOnce() -> T) -> Result<T, WgpuError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|payload| {
+        WgpuError::Panicked {
+            op: op.to_string(),
+            message: payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "(no message)".to_string()),
+        }
+    })
+}
+
+/// A storage buffer with what it holds.
+struct GpuBuffer {
+    buffer: wgpu::Buffer,
+    dtype: DType,
+    len: usize,
+}
+
+/// A compiled WGSL module: pipeline, layout, and the emitter's binding description.
+struct Pipeline {
+    wgsl: WgslKernel,
+    layout: wgpu::BindGroupLayout,
+    pipeline: wgpu::ComputePipeline,
+}
+
+struct CompiledKernel {
+    kernel: Kernel,
+    pipeline: usize,
+}
+
+/// One launch ready to encode: its pipeline, bind group and workgroup counts.
+struct Prepared {
+    pipeline: usize,
+    bind_group: wgpu::BindGroup,
+    grid: [u32; 3],
+}
+
+/// A GPU (or CPU Vulkan driver) through wgpu.
+pub struct WgpuDevice {
+    target: Target,
+    options: WgpuOptions,
+    info: wgpu::AdapterInfo,
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    limits: TargetLimits,
+    max_binding: u64,
+    timestamps: bool,
+    buffers: Slab<GpuBuffer>,
+    pipelines: Vec<Pipeline>,
+    /// WGSL source → index in `pipelines`.
+    by_source: HashMap<String, usize>,
+    kernels: Vec<CompiledKernel>,
+    /// (pipeline, grid) → index in `kernels`.
+    by_launch: HashMap<(usize, [u32; 3]), usize>,
+    /// Errors wgpu raised outside any error scope.
+    uncaptured: Arc<Mutex<Vec<String>>>,
+}
+
+impl std::fmt::Debug for WgpuDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "WgpuDevice({}, {})", self.target, describe(&self.info))
+    }
+}
+
+impl WgpuDevice {
+    /// Opens the adapter a wgpu target names and requests a device with its limits, plus
+    /// `SHADER_F16` and `TIMESTAMP_QUERY` where the adapter has them.
+    pub fn open(target: &Target, options: WgpuOptions) -> Result<WgpuDevice, DeviceError> {
+        let Target::Wgpu { backend, device } = *target else {
+            return Err(DeviceError::Unavailable {
+                target: target.to_string(),
+                reason: "not a wgpu target".to_string(),
+            });
+        };
+        let all = adapters()?;
+        let these = matching(&all, backend);
+        if these.is_empty() {
+            return Err(WgpuError::NoAdapter {
+                backend: backend.name().to_string(),
+                found: all.iter().map(|a| describe(&a.get_info())).collect(),
+                hint: no_adapter_hint(backend),
+            }
+            .into());
+        }
+        let adapter = these.get(device).ok_or(WgpuError::NoSuchAdapter {
+            target: target.to_string(),
+            index: device,
+            count: these.len(),
+        })?;
+        let info = adapter.get_info();
+        let webgpu = backend == WgpuBackend::WebGpu;
+        let wanted = if webgpu {
+            wgpu::Features::TIMESTAMP_QUERY
+        } else {
+            wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SHADER_F16
+        };
+        let features = adapter.features() & wanted;
+        let required_limits = if webgpu {
+            wgpu::Limits::default()
+        } else {
+            adapter.limits()
+        };
+        let desc = wgpu::DeviceDescriptor {
+            label: Some("weft"),
+            required_features: features,
+            required_limits: required_limits.clone(),
+            ..Default::default()
+        };
+        let (device, queue) = guard("requesting a device", || {
+            pollster::block_on(adapter.request_device(&desc))
+        })?
+        .map_err(|e| WgpuError::RequestDevice {
+            adapter: describe(&info),
+            message: e.to_string(),
+        })?;
+        let uncaptured = Arc::new(Mutex::new(Vec::new()));
+        let sink = uncaptured.clone();
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            if let Ok(mut v) = sink.lock() {
+                v.push(e.to_string());
+            }
+        }));
+        let limits = if webgpu {
+            TargetLimits::webgpu_default()
+        } else {
+            let l = &required_limits;
+            TargetLimits {
+                name: format!("{}: {}", backend.name(), info.name),
+                max_shared_bytes: l.max_compute_workgroup_storage_size as u64,
+                max_threads_per_block: l.max_compute_invocations_per_workgroup as u64,
+                max_block_dim: [
+                    l.max_compute_workgroup_size_x as u64,
+                    l.max_compute_workgroup_size_y as u64,
+                    l.max_compute_workgroup_size_z as u64,
+                ],
+                max_grid_dim: [l.max_compute_workgroups_per_dimension as u64; 3],
+                f16: features.contains(wgpu::Features::SHADER_F16),
+            }
+        };
+        Ok(WgpuDevice {
+            target: target.clone(),
+            options,
+            info,
+            max_binding: required_limits
+                .max_storage_buffer_binding_size
+                .min(required_limits.max_buffer_size),
+            timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY),
+            device,
+            queue,
+            limits,
+            buffers: Slab::default(),
+            pipelines: Vec::new(),
+            by_source: HashMap::new(),
+            kernels: Vec::new(),
+            by_launch: HashMap::new(),
+            uncaptured,
+        })
+    }
+
+    /// The adapter this device runs on.
+    pub fn adapter_info(&self) -> &wgpu::AdapterInfo {
+        &self.info
+    }
+
+    /// True if launches are timed with timestamp queries (else wall-clock).
+    pub fn has_timestamps(&self) -> bool {
+        self.timestamps
+    }
+
+    /// Runs `f` inside validation, out-of-memory and internal error scopes and returns
+    /// the first error any of them caught.
+    fn scoped<T>(&self, op: &str, f: impl FnOnce() -> T) -> Result<T, WgpuError> {
+        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let internal = self.device.push_error_scope(wgpu::ErrorFilter::Internal);
+        let out = guard(op, f);
+        // Scopes pop innermost first.
+        let errors = [internal.pop(), oom.pop(), validation.pop()]
+            .into_iter()
+            .filter_map(pollster::block_on)
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>();
+        let out = out?;
+        if let Some(message) = errors.into_iter().next() {
+            return Err(WgpuError::Wgpu {
+                op: op.to_string(),
+                message,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Waits for all submitted work, then reports errors raised outside error scopes.
+    fn wait(&self, op: &str) -> Result<(), WgpuError> {
+        guard(op, || self.device.poll(wgpu::PollType::wait_indefinitely()))?.map_err(|e| {
+            WgpuError::Wgpu {
+                op: op.to_string(),
+                message: e.to_string(),
+            }
+        })?;
+        let pending: Vec<String> = match self.uncaptured.lock() {
+            Ok(mut v) => std::mem::take(&mut *v),
+            Err(_) => Vec::new(),
+        };
+        match pending.into_iter().next() {
+            Some(message) => Err(WgpuError::Wgpu {
+                op: op.to_string(),
+                message,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Copies `size` bytes of `src` into a mappable buffer and reads them back.
+    fn read_back(&self, src: &wgpu::Buffer, size: u64, op: &str) -> Result<Vec<u8>, WgpuError> {
+        let staging = self.scoped(op, || {
+            let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("weft readback"),
+                size,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let mut encoder = self
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+            encoder.copy_buffer_to_buffer(src, 0, &staging, 0, size);
+            self.queue.submit([encoder.finish()]);
+            staging
+        })?;
+        let (tx, rx) = mpsc::channel();
+        staging.map_async(wgpu::MapMode::Read, .., move |r| {
+            let _ = tx.send(r);
+        });
+        self.wait(op)?;
+        let mapped = rx.recv().map_err(|e| e.to_string()).and_then(|r| {
+            r.map_err(|e| e.to_string())?;
+            let view = staging.get_mapped_range(..).map_err(|e| e.to_string())?;
+            Ok(view.to_vec())
+        });
+        staging.unmap();
+        mapped.map_err(|message| WgpuError::Wgpu {
+            op: op.to_string(),
+            message,
+        })
+    }
+
+    /// Compiles `wgsl` (hand-written, or emitted elsewhere) as the code of `kernel`, whose
+    /// launch shape and parameters it must follow. [`Device::compile`] emits the WGSL and
+    /// calls this.
+    pub fn compile_wgsl(
+        &mut self,
+        kernel: &Kernel,
+        wgsl: WgslKernel,
+    ) -> Result<KernelId, DeviceError> {
+        weft_codegen_common::check_limits(kernel, &self.limits)?;
+        let pipeline = self.pipeline_for(wgsl, &kernel.name)?;
+        let key = (pipeline, kernel.grid);
+        if let Some(&i) = self.by_launch.get(&key) {
+            return Ok(KernelId(i));
+        }
+        self.kernels.push(CompiledKernel {
+            kernel: kernel.clone(),
+            pipeline,
+        });
+        self.by_launch.insert(key, self.kernels.len() - 1);
+        Ok(KernelId(self.kernels.len() - 1))
+    }
+
+    fn compiled(&self, id: KernelId) -> Result<&CompiledKernel, DeviceError> {
+        self.kernels.get(id.0).ok_or(DeviceError::BadHandle {
+            what: "kernel",
+            index: id.0,
+        })
+    }
+}
+
+/// `x` rounded up to a multiple of `to`.
+fn round_up(x: u64, to: u64) -> u64 {
+    x.div_ceil(to) * to
+}
+
+impl Device for WgpuDevice {
+    fn target(&self) -> &Target {
+        &self.target
+    }
+
+    fn name(&self) -> String {
+        describe(&self.info)
+    }
+
+    fn limits(&self) -> TargetLimits {
+        self.limits.clone()
+    }
+
+    fn alloc(&mut self, dtype: DType, len: usize) -> Result<BufferId, DeviceError> {
+        let bytes = (len as u64).saturating_mul(element_bytes(dtype) as u64);
+        let size = round_up(bytes.max(1), BUFFER_ALIGN);
+        if size > self.max_binding {
+            return Err(WgpuError::BufferTooLarge {
+                bytes: size,
+                limit: self.max_binding,
+            }
+            .into());
+        }
+        let buffer = self.scoped("allocating a buffer", || {
+            self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: None,
+                size,
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        })?;
+        Ok(BufferId(self.buffers.insert(GpuBuffer {
+            buffer,
+            dtype,
+            len,
+        })))
+    }
+
+    fn free(&mut self, buf: BufferId) -> Result<(), DeviceError> {
+        let b = self.buffers.remove(buf.0, "buffer")?;
+        b.buffer.destroy();
+        Ok(())
+    }
+
+    fn upload(&mut self, buf: BufferId, data: &TensorData) -> Result<(), DeviceError> {
+        let b = self.buffers.get(buf.0, "buffer")?;
+        check_upload(buf, b.dtype, b.len, data)?;
+        let mut bytes = data.to_bytes();
+        // Queue writes must be a multiple of 4 bytes long.
+        bytes.resize(round_up(bytes.len() as u64, 4) as usize, 0);
+        if !bytes.is_empty() {
+            self.scoped("uploading a buffer", || {
+                self.queue.write_buffer(&b.buffer, 0, &bytes)
+            })?;
+        }
+        Ok(())
+    }
+
+    fn download(&mut self, buf: BufferId) -> Result<TensorData, DeviceError> {
+        let b = self.buffers.get(buf.0, "buffer")?;
+        let n = b.len * element_bytes(b.dtype);
+        let dtype = storage_dtype(b.dtype);
+        if n == 0 {
+            return Ok(TensorData::from_bytes(dtype, &[]));
+        }
+        let size = round_up(n as u64, 4);
+        let bytes = self.read_back(&b.buffer, size, "downloading a buffer")?;
+        Ok(TensorData::from_bytes(dtype, &bytes[..n.min(bytes.len())]))
+    }
+
+    fn compile(&mut self, kernel: &Kernel) -> Result<KernelId, DeviceError> {
+        weft_codegen_common::check_limits(kernel, &self.limits)?;
+        let opts = weft_codegen_wgsl::WgslOptions {
+            limits: self.limits.clone(),
+        };
+        let wgsl = weft_codegen_wgsl::emit(kernel, &opts).map_err(|source| DeviceError::Emit {
+            kernel: kernel.name.clone(),
+            target: self.target.to_string(),
+            source,
+        })?;
+        self.compile_wgsl(kernel, wgsl)
+    }
+
+    fn source(&self, kernel: KernelId) -> Option<&str> {
+        let ck = self.kernels.get(kernel.0)?;
+        self.pipelines
+            .get(ck.pipeline)
+            .map(|p| p.wgsl.source.as_str())
+    }
+
+    fn launch(&mut self, kernel: KernelId, args: &[KernelArg]) -> Result<(), DeviceError> {
+        let prepared = self.prepare(kernel, args)?;
+        let name = self.compiled(kernel)?.kernel.name.clone();
+        self.scoped(&format!("launching kernel `{name}`"), || {
+            let mut encoder = self
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+            self.encode(&mut encoder, std::slice::from_ref(&prepared), None);
+            self.queue.submit([encoder.finish()]);
+        })?;
+        Ok(())
+    }
+
+    fn synchronize(&mut self) -> Result<(), DeviceError> {
+        Ok(self.wait("synchronize")?)
+    }
+
+    fn time_launches(
+        &mut self,
+        launches: &[Launch],
+        warmup: usize,
+        iters: usize,
+    ) -> Result<Timing, DeviceError> {
+        // Bind groups (and uniform blocks) are built once and reused by every run.
+        let prepared = launches
+            .iter()
+            .map(|l| self.prepare(l.kernel, &l.args))
+            .collect::<Result<Vec<_>, _>>()?;
+        if warmup > 0 {
+            self.submit(&prepared, warmup, "warm-up")?;
+        }
+        let all = if self.timestamps && self.queue.get_timestamp_period() > 0.0 {
+            self.time_with_queries(&prepared, iters)?
+        } else {
+            self.time_with_clock(&prepared, iters)?
+        };
+        Timing::from_samples(all).ok_or(DeviceError::NoIterations)
+    }
+}

@@ -1,0 +1,283 @@
+//! End-to-end runs of small hand-built kernels on every device this machine has, against
+//! CPU references, with random inputs and poisoned outputs. Absent devices are skipped
+//! with a printed reason unless `WEFT_REQUIRE` names them.
+//!
+//! Two paths: hand-written WGSL / CUDA compiled through the device's low-level entry
+//! (`compile_wgsl`, `compile_cuda`), and the whole pipeline — emitter, compile, run — via
+//! `Device::run`.
+
+mod common;
+
+use weft_ir::data::{Arg, TensorData};
+use weft_ir::dtype::DType;
+use weft_runtime::cuda::{CudaDevice, compile_ptx, probe_driver};
+use weft_runtime::testing::{nvrtc_or_skip, open_or_skip, or_skip};
+use weft_runtime::wgpu_device::{WgpuDevice, WgpuOptions};
+use weft_runtime::{Device, Target};
+
+/// The targets every emitted-kernel test runs on (lavapipe stands in for a GPU here).
+const TARGETS: [&str; 5] = ["cpu", "vulkan", "wgpu", "webgpu", "cuda"];
+
+fn wgpu_targets() -> [&'static str; 2] {
+    ["vulkan", "webgpu"]
+}
+
+fn open_wgpu(target: &str, options: WgpuOptions) -> Option<WgpuDevice> {
+    let t = Target::parse(target).expect("valid target");
+    or_skip(&t, WgpuDevice::open(&t, options))
+}
+
+#[test]
+fn cpu_runs_every_function() {
+    let mut dev = weft_runtime::cpu::CpuDevice::new();
+    for func in common::all() {
+        let (mut args, want) = common::inputs_and_reference(&func);
+        dev.run(&func, &mut args)
+            .unwrap_or_else(|e| panic!("cpu {}: {e}", func.name));
+        common::check_outputs("cpu", &func, &args, &want);
+    }
+}
+
+#[test]
+fn hand_written_wgsl_runs() {
+    for target in wgpu_targets() {
+        let Some(mut dev) = open_wgpu(target, WgpuOptions::default()) else {
+            continue;
+        };
+        println!("{target}: {}", dev.name());
+        for func in common::hand_written() {
+            let wgsl = common::wgsl_for(&func);
+            let kernel = dev
+                .compile_wgsl(&func.kernels[0], wgsl)
+                .unwrap_or_else(|e| panic!("{target} {}: {e}", func.name));
+            let (mut args, want) = common::inputs_and_reference(&func);
+            common::run_by_hand(&mut dev, kernel, &func, &mut args);
+            common::check_outputs(target, &func, &args, &want);
+        }
+    }
+}
+
+#[test]
+fn unchecked_shaders_run() {
+    let Some(mut dev) = open_wgpu(
+        "vulkan",
+        WgpuOptions {
+            unchecked_shaders: true,
+        },
+    ) else {
+        return;
+    };
+    let func = common::window_sum();
+    let kernel = dev
+        .compile_wgsl(&func.kernels[0], common::wgsl_for(&func))
+        .expect("compiles");
+    let (mut args, want) = common::inputs_and_reference(&func);
+    common::run_by_hand(&mut dev, kernel, &func, &mut args);
+    common::check_outputs("vulkan (unchecked)", &func, &args, &want);
+}
+
+#[test]
+fn pipelines_are_cached_by_source() {
+    let Some(mut dev) = open_wgpu("vulkan", WgpuOptions::default()) else {
+        return;
+    };
+    let func = common::vecadd();
+    let a = dev
+        .compile_wgsl(&func.kernels[0], common::wgsl_for(&func))
+        .expect("compiles");
+    let b = dev
+        .compile_wgsl(&func.kernels[0], common::wgsl_for(&func))
+        .expect("compiles");
+    assert_eq!(a, b);
+    assert!(dev.source(a).is_some_and(|s| s.contains("fn vecadd")));
+}
+
+#[test]
+fn wgsl_errors_are_typed() {
+    let Some(mut dev) = open_wgpu("vulkan", WgpuOptions::default()) else {
+        return;
+    };
+    let func = common::vecadd();
+    let mut wgsl = common::wgsl_for(&func);
+    wgsl.source = wgsl
+        .source
+        .replace("C[i] = A[i] + B[i];", "C[i] = A[i] + undefined;");
+    let e = dev
+        .compile_wgsl(&func.kernels[0], wgsl)
+        .expect_err("bad WGSL");
+    let msg = e.to_string();
+    assert!(msg.contains("vecadd"), "{msg}");
+    // The device stays usable after a failed compile.
+    let kernel = dev
+        .compile_wgsl(&func.kernels[0], common::wgsl_for(&func))
+        .expect("good WGSL compiles");
+    let (mut args, want) = common::inputs_and_reference(&func);
+    common::run_by_hand(&mut dev, kernel, &func, &mut args);
+    common::check_outputs("vulkan", &func, &args, &want);
+}
+
+#[test]
+fn buffers_round_trip_every_dtype() {
+    // Odd lengths: f16 buffers of 3 and 5 elements are not whole 4-byte words.
+    let data = [
+        TensorData::F32(vec![1.5, -2.0, 3.25]),
+        TensorData::F16(
+            (0..5)
+                .map(|i| half::f16::from_f32(i as f32 * 0.5))
+                .collect(),
+        ),
+        TensorData::F16(vec![half::f16::from_f32(-1.0); 3]),
+        TensorData::I32(vec![-7, 0, 7, i32::MAX]),
+        TensorData::U32(vec![u32::MAX, 1]),
+        TensorData::F32(vec![]),
+    ];
+    for target in ["cpu", "vulkan", "cuda"] {
+        let Some(mut dev) = open_or_skip(target) else {
+            continue;
+        };
+        for d in &data {
+            let id = dev.alloc(d.dtype(), d.len()).expect("alloc");
+            dev.upload(id, d).expect("upload");
+            assert_eq!(&dev.download(id).expect("download"), d, "{target}");
+            dev.free(id).expect("free");
+            assert!(
+                dev.download(id).is_err(),
+                "{target}: freed handle still works"
+            );
+        }
+        let id = dev.alloc(DType::F32, 4).expect("alloc");
+        let e = dev
+            .upload(id, &TensorData::F32(vec![0.0; 3]))
+            .expect_err("wrong length");
+        assert!(e.to_string().contains("4 x f32"), "{e}");
+    }
+}
+
+#[test]
+fn kernels_are_checked_against_the_targets_limits() {
+    // 512 threads: over WebGPU's default 256, within lavapipe's and CUDA's limits.
+    let mut func = common::vecadd();
+    func.kernels[0].block = [512, 1, 1];
+    let Some(mut webgpu) = open_wgpu("webgpu", WgpuOptions::default()) else {
+        return;
+    };
+    let e = webgpu
+        .compile_wgsl(&func.kernels[0], common::wgsl_for(&func))
+        .expect_err("over the default limits");
+    assert!(e.to_string().contains("256"), "{e}");
+    if let Some(vulkan) = open_wgpu("vulkan", WgpuOptions::default()) {
+        // The device asked for the adapter's limits, not WebGPU's defaults.
+        assert!(
+            vulkan.limits().max_threads_per_block >= 512,
+            "{:?}",
+            vulkan.limits()
+        );
+        assert!(vulkan.limits().max_shared_bytes > 16 * 1024);
+    }
+}
+
+#[test]
+fn timing_reports_positive_times() {
+    for target in ["cpu", "vulkan"] {
+        let Some(mut dev) = open_or_skip(target) else {
+            continue;
+        };
+        let func = common::vecadd();
+        // The cpu device runs the emitted-kernel path's interpreter; wgpu needs WGSL.
+        let kernel = if target == "cpu" {
+            dev.compile(&func.kernels[0]).expect("compiles")
+        } else {
+            let Some(mut w) = open_wgpu(target, WgpuOptions::default()) else {
+                continue;
+            };
+            let k = w
+                .compile_wgsl(&func.kernels[0], common::wgsl_for(&func))
+                .expect("compiles");
+            dev = Box::new(w);
+            k
+        };
+        let (args, _) = common::inputs_and_reference(&func);
+        let mut launch_args = Vec::new();
+        for a in &args {
+            let Arg::Tensor(t) = a else { unreachable!() };
+            let id = dev.alloc(t.dtype(), t.len()).expect("alloc");
+            dev.upload(id, t).expect("upload");
+            launch_args.push(weft_runtime::KernelArg::Buffer(id));
+        }
+        let launches = [weft_runtime::Launch {
+            kernel,
+            args: launch_args,
+        }];
+        let t = dev.time_launches(&launches, 2, 5).expect("timing");
+        println!("{target}: median {:?}, min {:?}", t.median, t.min);
+        assert_eq!(t.all.len(), 5);
+        assert!(
+            t.min <= t.median && t.min > std::time::Duration::ZERO,
+            "{t:?}"
+        );
+    }
+}
+
+#[test]
+fn cuda_without_the_driver_is_a_typed_error() {
+    if probe_driver().is_ok() {
+        println!("libcuda is present: nothing to check here");
+        return;
+    }
+    let target = Target::parse("cuda").expect("valid");
+    let e = CudaDevice::open(&target).expect_err("no libcuda");
+    assert!(e.is_unavailable(), "{e}");
+    assert!(e.to_string().contains("libcuda"), "{e}");
+    let e = weft_runtime::open(&target).err().expect("no libcuda");
+    assert!(e.to_string().contains("libcuda.so.1"), "{e}");
+}
+
+#[test]
+fn nvrtc_compiles_hand_written_cuda() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    for func in common::hand_written() {
+        let ptx = compile_ptx(&common::cuda_for(&func), "sm_90", &func.name)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(ptx.contains(&format!(".entry {}", func.name)), "{ptx}");
+    }
+    let e = compile_ptx("this is not CUDA", "sm_90", "broken").expect_err("bad source");
+    let msg = e.to_string();
+    assert!(msg.contains("broken") && msg.contains("sm_90"), "{msg}");
+}
+
+#[test]
+fn hand_written_cuda_runs() {
+    let target = Target::parse("cuda").expect("valid");
+    let Some(mut dev) = or_skip(&target, CudaDevice::open(&target)) else {
+        return;
+    };
+    println!("cuda: {} ({})", dev.name(), dev.arch());
+    for func in common::hand_written() {
+        let kernel = dev
+            .compile_cuda(&func.kernels[0], common::cuda_for(&func))
+            .unwrap_or_else(|e| panic!("cuda {}: {e}", func.name));
+        let (mut args, want) = common::inputs_and_reference(&func);
+        common::run_by_hand(&mut dev, kernel, &func, &mut args);
+        common::check_outputs("cuda", &func, &args, &want);
+    }
+}
+
+/// The whole pipeline: each device emits its own source for the hand-built kernels.
+#[test]
+fn emitted_kernels_run_on_every_target() {
+    for target in TARGETS {
+        let Some(mut dev) = open_or_skip(target) else {
+            continue;
+        };
+        for func in common::all() {
+            let (mut args, want) = common::inputs_and_reference(&func);
+            dev.run(&func, &mut args)
+                .unwrap_or_else(|e| panic!("{target} {}: {e}", func.name));
+            common::check_outputs(target, &func, &args, &want);
+            let t = dev.time(&func, &args, 1, 3).expect("timing");
+            assert_eq!(t.all.len(), 3);
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! Target strings: parsing, errors that list the valid choices, round trips, and probing
+//! that never panics.
+
+use weft_runtime::target::TARGET_NAMES;
+use weft_runtime::{SourceLanguage, Target, TargetError, WgpuBackend, available_targets};
+
+#[test]
+fn every_target_name_parses() {
+    for name in TARGET_NAMES {
+        let t = Target::parse(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(t.name(), name);
+        assert_eq!(t.to_string(), name);
+    }
+    assert_eq!(Target::parse("cpu"), Ok(Target::Cpu));
+    assert_eq!(
+        Target::parse("vulkan"),
+        Ok(Target::Wgpu {
+            backend: WgpuBackend::Vulkan,
+            device: 0
+        })
+    );
+}
+
+#[test]
+fn cuda_options() {
+    assert_eq!(
+        Target::parse("cuda -arch=sm_90"),
+        Ok(Target::Cuda {
+            arch: Some("sm_90".into()),
+            device: 0
+        })
+    );
+    assert_eq!(
+        Target::parse("  cuda   -device=1 -arch=sm_90a "),
+        Ok(Target::Cuda {
+            arch: Some("sm_90a".into()),
+            device: 1
+        })
+    );
+    assert_eq!(
+        Target::parse("vulkan -device=2"),
+        Ok(Target::Wgpu {
+            backend: WgpuBackend::Vulkan,
+            device: 2
+        })
+    );
+}
+
+#[test]
+fn round_trip() {
+    for s in [
+        "cpu",
+        "cuda",
+        "cuda -arch=sm_90",
+        "cuda -arch=sm_100a -device=3",
+        "cuda -device=1",
+        "vulkan",
+        "vulkan -device=1",
+        "metal",
+        "dx12",
+        "gl",
+        "wgpu",
+        "webgpu",
+    ] {
+        let t = Target::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+        assert_eq!(t.to_string(), s);
+        assert_eq!(Target::parse(&t.to_string()), Ok(t.clone()));
+        assert_eq!(s.parse::<Target>(), Ok(t));
+    }
+    // Defaults are not printed, and the value still round-trips.
+    let t = Target::parse("cuda -device=0").expect("parses");
+    assert_eq!(t.to_string(), "cuda");
+    assert_eq!(Target::parse(&t.to_string()), Ok(t));
+}
+
+#[test]
+fn unknown_target_lists_valid_ones() {
+    let e = Target::parse("rocm -arch=gfx90a").expect_err("rocm is not a target");
+    assert!(matches!(e, TargetError::UnknownTarget { ref name, .. } if name == "rocm"));
+    let msg = e.to_string();
+    assert!(msg.contains("`rocm`"), "{msg}");
+    for name in TARGET_NAMES {
+        assert!(msg.contains(name), "{msg} should list {name}");
+    }
+    let e = Target::parse("   ").expect_err("empty");
+    assert_eq!(e, TargetError::Empty);
+    assert!(e.to_string().contains("cuda, vulkan"), "{e}");
+    // Names are exact.
+    assert!(Target::parse("CUDA").is_err());
+}
+
+#[test]
+fn unknown_option_lists_valid_ones() {
+    let e = Target::parse("cuda -arc=sm_90").expect_err("typo");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("-arc=sm_90") && msg.contains("-arch=sm_XX") && msg.contains("-device=N"),
+        "{msg}"
+    );
+    let e = Target::parse("cpu -device=1").expect_err("cpu has no options");
+    assert!(e.to_string().contains("valid options are none"), "{e}");
+    let e = Target::parse("vulkan -arch=sm_90").expect_err("no arch for vulkan");
+    assert!(e.to_string().contains("-device=N"), "{e}");
+}
+
+#[test]
+fn bad_option_values() {
+    for bad in [
+        "cuda -arch=90",
+        "cuda -arch=sm_9",
+        "cuda -arch=sm_90ab",
+        "cuda -arch=",
+    ] {
+        let e = Target::parse(bad).expect_err(bad);
+        assert!(
+            matches!(e, TargetError::BadValue { ref option, .. } if option == "-arch"),
+            "{bad}: {e}"
+        );
+        assert!(e.to_string().contains("sm_XX"), "{e}");
+    }
+    let e = Target::parse("cuda -device=x").expect_err("not a number");
+    assert!(e.to_string().contains("device index"), "{e}");
+    let e = Target::parse("cuda -device").expect_err("no value");
+    assert!(matches!(e, TargetError::BadValue { .. }), "{e}");
+    let e = Target::parse("cuda -device=1 -device=2").expect_err("twice");
+    assert!(matches!(e, TargetError::Duplicate { .. }), "{e}");
+}
+
+#[test]
+fn languages_and_limits() {
+    let lang = |s: &str| Target::parse(s).expect("parses").emit_language();
+    assert_eq!(lang("cpu"), None);
+    assert_eq!(lang("cuda"), Some(SourceLanguage::Cuda));
+    assert_eq!(lang("vulkan"), Some(SourceLanguage::Wgsl));
+    assert_eq!(lang("webgpu"), Some(SourceLanguage::Wgsl));
+    assert_eq!(lang("metal"), Some(SourceLanguage::Msl));
+    let limits = |s: &str| Target::parse(s).expect("parses").limits();
+    assert_eq!(limits("webgpu").max_shared_bytes, 16 * 1024);
+    assert_eq!(limits("webgpu").max_threads_per_block, 256);
+    assert_eq!(limits("cuda").max_threads_per_block, 1024);
+    assert!(limits("cpu").max_shared_bytes >= limits("webgpu").max_shared_bytes);
+}
+
+#[test]
+fn require_keys() {
+    let key = |s: &str| Target::parse(s).expect("parses").require_key();
+    assert_eq!(key("cuda -arch=sm_90"), "cuda");
+    assert_eq!(key("vulkan"), "vulkan");
+    assert_eq!(key("wgpu"), "wgpu");
+    assert_eq!(key("webgpu"), "wgpu");
+}
+
+/// Probing must not panic on a machine without libcuda, libnvrtc or a Vulkan driver; it
+/// lists every target, with a reason for each one that is unavailable.
+#[test]
+fn available_targets_never_panics() {
+    let infos = available_targets();
+    for info in &infos {
+        println!("{info}");
+    }
+    for name in TARGET_NAMES {
+        assert!(
+            infos.iter().any(|i| i.target.name() == name),
+            "{name} missing from {infos:?}"
+        );
+    }
+    let cpu = infos.iter().find(|i| i.target == Target::Cpu).expect("cpu");
+    assert!(cpu.is_available());
+    for info in &infos {
+        if let Some(why) = &info.unavailable {
+            assert!(!why.is_empty());
+        } else {
+            assert!(info.device.is_some(), "{info:?}");
+        }
+    }
+}
