@@ -32,16 +32,16 @@ impl Affine {
     fn accumulate(&mut self, e: &Expr, scale: i64) {
         match e {
             Expr::Int(v, _) => self.constant += v * scale,
-            Expr::Binary(BinOp::Add, x, y) if e.dtype().is_int() => {
+            Expr::Binary(BinOp::Add, x, y) if e.dtype() == DType::I32 => {
                 self.accumulate(x, scale);
                 self.accumulate(y, scale);
             }
-            Expr::Binary(BinOp::Sub, x, y) if e.dtype().is_int() => {
+            Expr::Binary(BinOp::Sub, x, y) if e.dtype() == DType::I32 => {
                 self.accumulate(x, scale);
                 self.accumulate(y, -scale);
             }
-            Expr::Unary(UnOp::Neg, x) if e.dtype().is_int() => self.accumulate(x, -scale),
-            Expr::Binary(BinOp::Mul, x, y) if e.dtype().is_int() => {
+            Expr::Unary(UnOp::Neg, x) if e.dtype() == DType::I32 => self.accumulate(x, -scale),
+            Expr::Binary(BinOp::Mul, x, y) if e.dtype() == DType::I32 => {
                 if let Some(c) = y.as_int() {
                     self.accumulate(x, scale * c);
                 } else if let Some(c) = x.as_int() {
