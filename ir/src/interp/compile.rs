@@ -1,8 +1,9 @@
 //! Compiles a [`Kernel`] into the compact form the executor runs.
 //!
 //! Every expression node gets a fixed location: a *uniform* slot when its value is the
-//! same for every thread of the block (constants, loop variables, scalar parameters,
-//! block indices and arithmetic on them), or a *column* (one value per thread) otherwise.
+//! same for every thread (constants, loop variables, scalar parameters and arithmetic on
+//! them), or a *column* (one value per thread) otherwise. Block indices are columns too,
+//! as the executor runs several small blocks side by side.
 //! Loop variables are uniform because loop extents are constants and active threads run
 //! in lockstep. A `let` binds its variable to the location of its value, so lets cost
 //! nothing at run time. Columns are numbered in post-order, so an operation's operands
@@ -123,8 +124,10 @@ pub(super) struct Program {
     pub consts: Vec<(u32, Raw)>,
     /// Uniform slots holding scalar parameters.
     pub scalars: Vec<(u32, Var)>,
-    pub block_slots: [u32; 3],
+    /// Columns of `threadIdx.{x,y,z}` and `blockIdx.{x,y,z}` (per lane: the executor
+    /// runs several blocks side by side).
     pub thread_cols: [u32; 3],
+    pub block_cols: [u32; 3],
     pub bufs: Vec<BufSlot>,
 }
 
@@ -134,8 +137,8 @@ pub(super) fn compile(kernel: &Kernel) -> Result<Program, InterpError> {
         kernel,
         nodes: Vec::new(),
         tys: Vec::new(),
-        n_uni: 3,
-        n_cols: 3,
+        n_uni: 0,
+        n_cols: 6,
         consts: Vec::new(),
         scalars: Vec::new(),
         scope: HashMap::new(),
@@ -170,9 +173,9 @@ pub(super) fn compile(kernel: &Kernel) -> Result<Program, InterpError> {
         n_cols: c.n_cols as usize,
         consts: c.consts,
         scalars: c.scalars,
-        // Slots and columns 0..3 are reserved for the block and thread indices.
-        block_slots: [0, 1, 2],
+        // Columns 0..6 are reserved for the thread and block indices.
         thread_cols: [0, 1, 2],
+        block_cols: [3, 4, 5],
         bufs: c.bufs,
     })
 }
@@ -349,12 +352,8 @@ impl Compiler<'_> {
                 self.push(Op::Leaf, loc, ty)
             }
             Expr::Builtin(a) => {
-                let loc = if a.is_block() {
-                    Loc::Uni(a.dim() as u32)
-                } else {
-                    Loc::Col(a.dim() as u32)
-                };
-                self.push(Op::Leaf, loc, DType::I32)
+                let col = a.dim() as u32 + if a.is_block() { 3 } else { 0 };
+                self.push(Op::Leaf, Loc::Col(col), DType::I32)
             }
             Expr::Binary(op, a, b) => {
                 let (x, y) = (self.expr(a)?, self.expr(b)?);

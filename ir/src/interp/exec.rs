@@ -1,20 +1,29 @@
-//! The executor: runs a compiled kernel block by block, the threads of a block in
+//! The executor: runs a compiled kernel over its grid, the threads of a block in
 //! lockstep.
 //!
-//! Every statement runs for the whole *active set* (a list of thread numbers) before the
-//! next one starts, and every expression is evaluated one node at a time over the active
-//! set, into that node's column. That is SIMT execution, and it makes dispatch cost per
-//! node, not per thread and node. `if`, `select`, `&&` and `||` split the active set, so
-//! only the taken side runs for each thread (a guarded load never executes unguarded).
+//! Every statement runs for the whole *active set* (a list of lanes) before the next one
+//! starts, and every expression is evaluated one node at a time over the active set,
+//! into that node's column. That is SIMT execution, and it makes dispatch cost per node,
+//! not per thread and node. `if`, `select`, `&&` and `||` split the active set, so only
+//! the taken side runs for each thread (a guarded load never executes unguarded).
 //! Uniform nodes are evaluated once per statement instead.
+//!
+//! Small blocks are run several at a time (a *batch*, see [`super::memory`]), so that a
+//! grid of one-thread blocks costs no more than one block of many threads. Blocks cannot
+//! observe each other without a race, which is reported whatever the order, so this
+//! changes no result.
 
 use super::compile::{BufKind, CStmt, Loc, NodeId, Op, Program};
 use super::error::{InterpError, MemOp, ThreadId};
-use super::race::{Conflict, Tracker};
+use super::memory::{Fault, Memory};
+use super::race::Tracker;
 use super::value::{self, Raw};
 
 /// Upper limit on the interpreter's register file and per-thread memory, in elements.
 const MAX_ELEMS: usize = 1 << 28;
+
+/// How many lanes a batch of blocks aims at.
+const BATCH_LANES: usize = 512;
 
 /// An operand: a uniform value, or the offset of a column in `cols`.
 #[derive(Clone, Copy)]
@@ -33,97 +42,25 @@ impl Src {
     }
 }
 
-/// Why an access failed (made into an [`InterpError`] with the names once known).
-enum Fault {
-    OutOfBounds,
-    Misaligned,
-    Race(Conflict),
-}
-
-/// The buffers of a launch and their race records.
-struct Memory {
-    data: Vec<Vec<Raw>>,
-    tracks: Vec<Option<Tracker>>,
-    numel: Vec<usize>,
-    kind: Vec<BufKind>,
-    epoch: u32,
-    block: u32,
-}
-
-impl Memory {
-    /// The position in `data[buf]` of element `i` for thread `t`, bounds checked.
-    #[inline]
-    fn offset(&self, buf: usize, i: i64, t: u32) -> Result<usize, Fault> {
-        let n = self.numel[buf];
-        if i < 0 || i as u64 >= n as u64 {
-            return Err(Fault::OutOfBounds);
-        }
-        Ok(match self.kind[buf] {
-            BufKind::Local => t as usize * n + i as usize,
-            _ => i as usize,
-        })
-    }
-
-    /// Checks that a vector access of `lanes` at `i` is aligned and in bounds.
-    fn check_vector(&self, buf: usize, i: i64, lanes: u32) -> Result<(), Fault> {
-        if i.rem_euclid(lanes as i64) != 0 {
-            return Err(Fault::Misaligned);
-        }
-        if i < 0 || i + lanes as i64 > self.numel[buf] as i64 {
-            return Err(Fault::OutOfBounds);
-        }
-        Ok(())
-    }
-
-    /// The block as race records see it: shared memory is per block, so there the
-    /// block is always 0 and only epochs order accesses.
-    #[inline]
-    fn race_block(&self, buf: usize) -> u32 {
-        if self.kind[buf] == BufKind::Shared {
-            0
-        } else {
-            self.block
-        }
-    }
-
-    #[inline]
-    fn load(&mut self, buf: usize, i: i64, t: u32) -> Result<Raw, Fault> {
-        let at = self.offset(buf, i, t)?;
-        let b = self.race_block(buf);
-        if let Some(tr) = &mut self.tracks[buf] {
-            tr.read(at, b, t, self.epoch).map_err(Fault::Race)?;
-        }
-        // `offset` checked the bounds; `get` keeps a broken invariant from panicking.
-        self.data[buf].get(at).copied().ok_or(Fault::OutOfBounds)
-    }
-
-    #[inline]
-    fn store(&mut self, buf: usize, i: i64, t: u32, v: Raw) -> Result<(), Fault> {
-        let at = self.offset(buf, i, t)?;
-        let b = self.race_block(buf);
-        if let Some(tr) = &mut self.tracks[buf] {
-            tr.write(at, b, t, self.epoch).map_err(Fault::Race)?;
-        }
-        match self.data[buf].get_mut(at) {
-            Some(slot) => *slot = v,
-            None => return Err(Fault::OutOfBounds),
-        }
-        Ok(())
-    }
-}
-
 /// One kernel launch in progress.
 pub(super) struct Machine<'p> {
     p: &'p Program,
     grid: [u32; 3],
     dims: [u32; 3],
+    /// Threads per block, blocks per batch, and their product (lanes per batch).
     tpb: usize,
+    batch: usize,
+    lanes: usize,
+    blocks: u32,
     uni: Vec<Raw>,
     cols: Vec<Raw>,
     mem: Memory,
-    /// Spare thread lists, reused so that splitting the active set does not allocate.
+    last_epoch: u32,
+    /// Spare lane lists, reused so that splitting the active set does not allocate.
     pool: Vec<Vec<u32>>,
     scratch: Vec<Raw>,
+    /// Active lanes per block of the batch, counted at barriers.
+    counts: Vec<usize>,
 }
 
 impl<'p> Machine<'p> {
@@ -143,36 +80,40 @@ impl<'p> Machine<'p> {
         };
         let tpb = block
             .iter()
-            .try_fold(1usize, |a, &b| a.checked_mul(b as usize));
-        let tpb = tpb
-            .filter(|&n| n <= u32::MAX as usize)
-            .ok_or_else(|| too_big("block"))?;
-        let blocks = grid.iter().try_fold(1u64, |a, &b| a.checked_mul(b as u64));
-        if blocks.is_none_or(|n| n >= u32::MAX as u64) {
-            return Err(too_big("grid"));
-        }
-        let n_col_elems = p
-            .n_cols
-            .checked_mul(tpb)
+            .try_fold(1usize, |a, &b| a.checked_mul(b as usize))
             .filter(|&n| n <= MAX_ELEMS)
-            .ok_or_else(|| too_big("register file"))?;
+            .ok_or_else(|| too_big("block"))?;
+        let blocks = grid
+            .iter()
+            .try_fold(1u64, |a, &b| a.checked_mul(b as u64))
+            .filter(|&n| n < u32::MAX as u64)
+            .ok_or_else(|| too_big("grid"))? as u32;
+        let batch = (BATCH_LANES / tpb.max(1)).clamp(1, (blocks as usize).max(1));
+        let lanes = tpb * batch;
+        let elems = |n: usize, what: &str| {
+            n.checked_mul(lanes)
+                .filter(|&n| n <= MAX_ELEMS)
+                .ok_or_else(|| too_big(what))
+        };
+        let n_col_elems = elems(p.n_cols, "register file")?;
         let mut data = globals;
         data.resize(p.bufs.len(), Vec::new());
         let mut tracks = Vec::with_capacity(p.bufs.len());
         for (slot, b) in p.bufs.iter().enumerate() {
+            let poison = value::poison(b.buffer.dtype());
             match b.kind {
                 BufKind::Global => tracks.push(Some(Tracker::new(b.numel))),
                 BufKind::Shared => {
-                    data[slot] = vec![value::poison(b.buffer.dtype()); b.numel];
-                    tracks.push(Some(Tracker::new(b.numel)));
-                }
-                BufKind::Local => {
                     let n = b
                         .numel
-                        .checked_mul(tpb)
+                        .checked_mul(batch)
                         .filter(|&n| n <= MAX_ELEMS)
-                        .ok_or_else(|| too_big("local memory"))?;
-                    data[slot] = vec![value::poison(b.buffer.dtype()); n];
+                        .ok_or_else(|| too_big("shared memory"))?;
+                    data[slot] = vec![poison; n];
+                    tracks.push(Some(Tracker::new(n)));
+                }
+                BufKind::Local => {
+                    data[slot] = vec![poison; elems(b.numel, "local memory")?];
                     tracks.push(None);
                 }
             }
@@ -191,10 +132,10 @@ impl<'p> Machine<'p> {
             uni[slot as usize] = raw;
         }
         let mut cols = vec![0; n_col_elems];
-        for t in 0..tpb {
-            let id = thread_xyz(block, t as u32);
-            for d in 0..3 {
-                cols[p.thread_cols[d] as usize * tpb + t] = id[d];
+        let lane_t: Vec<u32> = (0..lanes).map(|l| (l % tpb.max(1)) as u32).collect();
+        for (l, &t) in lane_t.iter().enumerate() {
+            for (&c, v) in p.thread_cols.iter().zip(thread_xyz(block, t)) {
+                cols[c as usize * lanes + l] = v;
             }
         }
         Ok(Machine {
@@ -202,6 +143,9 @@ impl<'p> Machine<'p> {
             grid,
             dims: block,
             tpb,
+            batch,
+            lanes,
+            blocks,
             uni,
             cols,
             mem: Memory {
@@ -209,11 +153,15 @@ impl<'p> Machine<'p> {
                 kind: p.bufs.iter().map(|b| b.kind).collect(),
                 data,
                 tracks,
-                epoch: 0,
-                block: 0,
+                lane_bb: (0..lanes).map(|l| (l / tpb.max(1)) as u32).collect(),
+                lane_t,
+                block_ids: vec![0; batch],
+                epochs: vec![0; batch],
             },
+            last_epoch: 0,
             pool: Vec::new(),
             scratch: Vec::new(),
+            counts: vec![0; batch],
         })
     }
 
@@ -222,28 +170,33 @@ impl<'p> Machine<'p> {
         if self.tpb == 0 {
             return Ok(self.mem.data);
         }
-        let all: Vec<u32> = (0..self.tpb as u32).collect();
+        let all: Vec<u32> = (0..self.lanes as u32).collect();
         let p = self.p;
-        let [gx, gy, gz] = self.grid;
-        for bz in 0..gz {
-            for by in 0..gy {
-                for bx in 0..gx {
-                    self.start_block([bx, by, bz])?;
-                    self.exec(&p.body, &all)?;
-                }
-            }
+        let mut first = 0;
+        while first < self.blocks {
+            let n = (self.blocks - first).min(self.batch as u32);
+            self.start_batch(first, n as usize)?;
+            self.exec(&p.body, &all[..n as usize * self.tpb])?;
+            first += n;
         }
         Ok(self.mem.data)
     }
 
-    fn start_block(&mut self, b: [u32; 3]) -> Result<(), InterpError> {
-        for (&slot, &v) in self.p.block_slots.iter().zip(&b) {
-            self.uni[slot as usize] = v;
+    /// Sets up blocks `first .. first + n` as the batch.
+    fn start_batch(&mut self, first: u32, n: usize) -> Result<(), InterpError> {
+        for bb in 0..n {
+            self.mem.block_ids[bb] = first + bb as u32;
+            self.mem.epochs[bb] = self.next_epoch()?;
         }
-        self.mem.block = b[0] + self.grid[0] * (b[1] + self.grid[1] * b[2]);
-        self.next_epoch()?;
+        let p = self.p;
+        for l in 0..n * self.tpb {
+            let id = self.block_xyz(first + (l / self.tpb) as u32);
+            for (&c, v) in p.block_cols.iter().zip(id) {
+                self.cols[c as usize * self.lanes + l] = v;
+            }
+        }
         // Shared and local memory start poisoned in every block.
-        for (slot, buf) in self.p.bufs.iter().enumerate() {
+        for (slot, buf) in p.bufs.iter().enumerate() {
             if buf.kind != BufKind::Global {
                 let poison = value::poison(buf.buffer.dtype());
                 self.mem.data[slot].fill(poison);
@@ -252,30 +205,37 @@ impl<'p> Machine<'p> {
         Ok(())
     }
 
-    fn next_epoch(&mut self) -> Result<(), InterpError> {
-        self.mem.epoch = self
-            .mem
-            .epoch
-            .checked_add(1)
-            .ok_or_else(|| InterpError::Unsupported {
-                kernel: self.p.kernel.clone(),
-                detail: "more than 2^32 blocks and barriers".into(),
-            })?;
-        Ok(())
+    fn next_epoch(&mut self) -> Result<u32, InterpError> {
+        self.last_epoch =
+            self.last_epoch
+                .checked_add(1)
+                .ok_or_else(|| InterpError::Unsupported {
+                    kernel: self.p.kernel.clone(),
+                    detail: "more than 2^32 blocks and barriers".into(),
+                })?;
+        Ok(self.last_epoch)
     }
 
     // ---- errors -------------------------------------------------------------------------
 
-    fn tid_of(&self, block: u32, t: u32) -> ThreadId {
+    fn block_xyz(&self, block: u32) -> [u32; 3] {
         let [gx, gy] = [self.grid[0].max(1), self.grid[1].max(1)];
+        [block % gx, (block / gx) % gy, block / (gx * gy)]
+    }
+
+    fn tid_of(&self, block: u32, t: u32) -> ThreadId {
         ThreadId {
-            block: [block % gx, (block / gx) % gy, block / (gx * gy)],
+            block: self.block_xyz(block),
             thread: thread_xyz(self.dims, t),
         }
     }
 
-    fn tid(&self, t: u32) -> ThreadId {
-        self.tid_of(self.mem.block, t)
+    /// The block and thread of `lane`.
+    fn tid(&self, lane: u32) -> ThreadId {
+        let l = lane as usize;
+        let bb = self.mem.lane_bb.get(l).copied().unwrap_or(0) as usize;
+        let block = self.mem.block_ids.get(bb).copied().unwrap_or(0);
+        self.tid_of(block, self.mem.lane_t.get(l).copied().unwrap_or(0))
     }
 
     fn internal(&self, detail: &str) -> InterpError {
@@ -285,10 +245,10 @@ impl<'p> Machine<'p> {
         }
     }
 
-    fn div0(&self, t: u32) -> InterpError {
+    fn div0(&self, lane: u32) -> InterpError {
         InterpError::DivisionByZero {
             kernel: self.p.kernel.clone(),
-            at: self.tid(t),
+            at: self.tid(lane),
         }
     }
 
@@ -299,12 +259,12 @@ impl<'p> Machine<'p> {
         index: i64,
         lanes: u32,
         op: MemOp,
-        t: u32,
+        lane: u32,
     ) -> InterpError {
         let kernel = self.p.kernel.clone();
         let b = &self.p.bufs[buf];
         let buffer = b.buffer.name().to_string();
-        let at = self.tid(t);
+        let at = self.tid(lane);
         match f {
             Fault::OutOfBounds => InterpError::OutOfBounds {
                 kernel,
@@ -323,10 +283,13 @@ impl<'p> Machine<'p> {
                 at,
             },
             Fault::Race(c) => {
-                let other = self.tid_of(c.block, c.thread);
                 let (first, second) = (c.first, op);
                 if b.kind == BufKind::Shared {
-                    let other = self.tid_of(self.mem.block, c.thread);
+                    // Shared arrays are per block: the other thread is of this block.
+                    let other = ThreadId {
+                        block: at.block,
+                        thread: thread_xyz(self.dims, c.thread),
+                    };
                     InterpError::SharedRace {
                         kernel,
                         buffer,
@@ -343,7 +306,7 @@ impl<'p> Machine<'p> {
                         index,
                         first,
                         second,
-                        other,
+                        other: self.tid_of(c.block, c.thread),
                         at,
                     }
                 }
@@ -418,7 +381,7 @@ impl<'p> Machine<'p> {
                 for &t in act {
                     let i = index(si.get(&self.cols, t as usize), *signed);
                     let v = sv.get(&self.cols, t as usize);
-                    if let Err(f) = self.mem.store(buf, i, t, v) {
+                    if let Err(f) = self.mem.store(buf, i, t as usize, v) {
                         return Err(self.fault(f, buf, i, 1, MemOp::Write, t));
                     }
                 }
@@ -443,7 +406,7 @@ impl<'p> Machine<'p> {
                     let j = index(si.get(&self.cols, t as usize), *src_signed);
                     let read = self.mem.check_vector(src, j, *lanes).and_then(|()| {
                         (0..n as i64).try_for_each(|l| {
-                            scratch.push(self.mem.load(src, j + l, t)?);
+                            scratch.push(self.mem.load(src, j + l, t as usize)?);
                             Ok(())
                         })
                     });
@@ -456,7 +419,7 @@ impl<'p> Machine<'p> {
                     let write = self.mem.check_vector(dst, i, *lanes).and_then(|()| {
                         (0..n).try_for_each(|l| {
                             let v = scratch.get(k * n + l).copied().unwrap_or_default();
-                            self.mem.store(dst, i + l as i64, t, v)
+                            self.mem.store(dst, i + l as i64, t as usize, v)
                         })
                     });
                     if let Err(f) = write {
@@ -465,16 +428,39 @@ impl<'p> Machine<'p> {
                 }
                 self.scratch = scratch;
             }
-            CStmt::Barrier => {
-                if act.len() != self.tpb {
-                    return Err(InterpError::DivergentBarrier {
-                        kernel: self.p.kernel.clone(),
-                        active: act.len(),
-                        total: self.tpb,
-                        at: self.tid(act.first().copied().unwrap_or(0)),
-                    });
-                }
-                self.next_epoch()?;
+            CStmt::Barrier => self.barrier(act)?,
+        }
+        Ok(())
+    }
+
+    /// A barrier: every block of the batch has all its threads here or none (a block
+    /// that skipped the barrier as a whole is not divergent); the blocks that reach it
+    /// enter a new epoch.
+    fn barrier(&mut self, act: &[u32]) -> Result<(), InterpError> {
+        self.counts.fill(0);
+        for &l in act {
+            let bb = self.mem.lane_bb[l as usize] as usize;
+            self.counts[bb] += 1;
+        }
+        for bb in 0..self.batch {
+            let n = self.counts[bb];
+            if n != 0 && n != self.tpb {
+                let first = act
+                    .iter()
+                    .copied()
+                    .find(|&l| self.mem.lane_bb[l as usize] as usize == bb)
+                    .unwrap_or(0);
+                return Err(InterpError::DivergentBarrier {
+                    kernel: self.p.kernel.clone(),
+                    active: n,
+                    total: self.tpb,
+                    at: self.tid(first),
+                });
+            }
+        }
+        for bb in 0..self.batch {
+            if self.counts[bb] == self.tpb {
+                self.mem.epochs[bb] = self.next_epoch()?;
             }
         }
         Ok(())
@@ -499,7 +485,7 @@ impl<'p> Machine<'p> {
         match self.p.nodes[n as usize].loc {
             Loc::Uni(s) => Ok(Src::Uni(self.uni[s as usize])),
             Loc::Col(c) if below.is_none_or(|b| (c as usize) < b) => {
-                Ok(Src::Col(c as usize * self.tpb))
+                Ok(Src::Col(c as usize * self.lanes))
             }
             Loc::Col(_) => Err(self.internal("operand column after its result")),
         }
@@ -559,14 +545,14 @@ impl<'p> Machine<'p> {
 
     /// Evaluates a per-thread node into column `c`.
     fn eval_col(&mut self, op: &'p Op, c: usize, act: &[u32]) -> Result<(), InterpError> {
-        let tpb = self.tpb;
+        let lanes = self.lanes;
         match *op {
             Op::Leaf => {}
             Op::Bin(f, a, b) => {
                 self.eval(a, act)?;
                 self.eval(b, act)?;
                 let (sa, sb) = (self.src(a, Some(c))?, self.src(b, Some(c))?);
-                let (lo, hi) = self.cols.split_at_mut(c * tpb);
+                let (lo, hi) = self.cols.split_at_mut(c * lanes);
                 let mut bad = None;
                 for &t in act {
                     let ti = t as usize;
@@ -590,7 +576,7 @@ impl<'p> Machine<'p> {
                 let mut need = self.take_list();
                 for &t in act {
                     let av = sa.get(&self.cols, t as usize) != 0;
-                    self.cols[c * tpb + t as usize] = av as Raw;
+                    self.cols[c * lanes + t as usize] = av as Raw;
                     if av == is_and {
                         need.push(t);
                     }
@@ -600,7 +586,7 @@ impl<'p> Machine<'p> {
                     let sb = self.src(b, Some(c))?;
                     for &t in &need {
                         let bv = sb.get(&self.cols, t as usize) != 0;
-                        self.cols[c * tpb + t as usize] = bv as Raw;
+                        self.cols[c * lanes + t as usize] = bv as Raw;
                     }
                 }
                 self.pool.push(need);
@@ -608,7 +594,7 @@ impl<'p> Machine<'p> {
             Op::Un(f, a) => {
                 self.eval(a, act)?;
                 let sa = self.src(a, Some(c))?;
-                let (lo, hi) = self.cols.split_at_mut(c * tpb);
+                let (lo, hi) = self.cols.split_at_mut(c * lanes);
                 for &t in act {
                     hi[t as usize] = f(sa.get(lo, t as usize));
                 }
@@ -616,7 +602,7 @@ impl<'p> Machine<'p> {
             Op::Cast(from, to, a) => {
                 self.eval(a, act)?;
                 let sa = self.src(a, Some(c))?;
-                let (lo, hi) = self.cols.split_at_mut(c * tpb);
+                let (lo, hi) = self.cols.split_at_mut(c * lanes);
                 for &t in act {
                     hi[t as usize] = value::cast(from, to, sa.get(lo, t as usize));
                 }
@@ -627,7 +613,7 @@ impl<'p> Machine<'p> {
                     self.eval(id, act)?;
                     *s = self.src(id, Some(c))?;
                 }
-                let (lo, hi) = self.cols.split_at_mut(c * tpb);
+                let (lo, hi) = self.cols.split_at_mut(c * lanes);
                 for &t in act {
                     let ti = t as usize;
                     let args = [
@@ -670,10 +656,10 @@ impl<'p> Machine<'p> {
                 let buf = buf as usize;
                 for &t in act {
                     let i = index(si.get(&self.cols, t as usize), signed);
-                    match self.mem.load(buf, i, t) {
+                    match self.mem.load(buf, i, t as usize) {
                         Ok(v) => {
                             let v = if as_bool { (v != 0) as Raw } else { v };
-                            self.cols[c * tpb + t as usize] = v;
+                            self.cols[c * lanes + t as usize] = v;
                         }
                         Err(f) => return Err(self.fault(f, buf, i, 1, MemOp::Read, t)),
                     }
@@ -686,7 +672,7 @@ impl<'p> Machine<'p> {
     /// Copies node `n`'s value into column `c` for the threads of `act`.
     fn copy_into(&mut self, c: usize, n: NodeId, act: &[u32]) -> Result<(), InterpError> {
         let s = self.src(n, Some(c))?;
-        let (lo, hi) = self.cols.split_at_mut(c * self.tpb);
+        let (lo, hi) = self.cols.split_at_mut(c * self.lanes);
         for &t in act {
             hi[t as usize] = s.get(lo, t as usize);
         }

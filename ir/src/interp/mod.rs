@@ -56,6 +56,7 @@
 mod compile;
 mod error;
 mod exec;
+mod memory;
 mod race;
 mod value;
 
