@@ -145,7 +145,7 @@ impl Device for CpuDevice {
             result = weft_ir::interp::run_kernel(&k, &mut buffers, &scalars).map_err(|source| {
                 DeviceError::Interp {
                     kernel: k.name.clone(),
-                    source,
+                    source: Box::new(source),
                 }
             });
         }

@@ -16,9 +16,10 @@ use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg,
 };
-use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
+use cudarc::nvrtc::Ptx;
 use thiserror::Error;
 use weft_codegen_common::TargetLimits;
+use weft_codegen_cuda::nvrtc::{self, NvrtcError, NvrtcUnavailable};
 use weft_ir::data::{Scalar, TensorData};
 use weft_ir::dtype::DType;
 use weft_ir::kernel::Kernel;
@@ -31,9 +32,6 @@ use crate::target::{Target, TargetInfo};
 
 const DRIVER_HINT: &str = "libcuda comes with the NVIDIA driver: this machine has no NVIDIA \
                            GPU driver, or it is not on the loader path (LD_LIBRARY_PATH)";
-const NVRTC_HINT: &str = "install NVRTC with `pip install nvidia-cuda-nvrtc` and add \
-                          site-packages/nvidia/cu13/lib to LD_LIBRARY_PATH, or install the \
-                          CUDA toolkit";
 
 /// Something that went wrong in CUDA: a missing library, a driver call, NVRTC.
 #[derive(Debug, Error)]
@@ -44,6 +42,8 @@ pub enum CudaError {
         tried: Vec<String>,
         hint: &'static str,
     },
+    #[error(transparent)]
+    NvrtcMissing(#[from] NvrtcUnavailable),
     #[error("no CUDA device {ordinal}: this machine has {count}")]
     NoDevice { ordinal: usize, count: usize },
     #[error("CUDA driver, {op}: {source}")]
@@ -67,7 +67,9 @@ impl CudaError {
     pub fn is_unavailable(&self) -> bool {
         matches!(
             self,
-            CudaError::LibraryMissing { .. } | CudaError::NoDevice { .. }
+            CudaError::LibraryMissing { .. }
+                | CudaError::NvrtcMissing(_)
+                | CudaError::NoDevice { .. }
         )
     }
 }
@@ -115,45 +117,32 @@ pub fn probe_driver() -> Result<(), CudaError> {
     }
 }
 
-/// Checks that libnvrtc (the runtime compiler) can be loaded. NVRTC needs no GPU.
+/// Checks that libnvrtc (the runtime compiler) can be loaded. NVRTC needs no GPU. The
+/// search is `weft_codegen_cuda::nvrtc::probe`'s: the loader's path, then the folders of
+/// `LD_LIBRARY_PATH` as it is now and `WEFT_NVRTC_DIR`.
 pub fn probe_nvrtc() -> Result<(), CudaError> {
-    // SAFETY: only tries to open the library with `libloading` under cudarc's names.
-    if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        Ok(())
-    } else {
-        Err(CudaError::LibraryMissing {
-            lib: "libnvrtc",
-            tried: candidates("nvrtc"),
-            hint: NVRTC_HINT,
-        })
-    }
+    guard("probing for libnvrtc", nvrtc::probe)??;
+    Ok(())
 }
 
 /// Compiles CUDA C to PTX for `arch` (`"sm_90"`) with NVRTC; `kernel` names the source in
 /// errors. Works without a GPU.
 pub fn compile_ptx(source: &str, arch: &str, kernel: &str) -> Result<String, CudaError> {
     probe_nvrtc()?;
-    let compile_error = |log: String| CudaError::Compile {
-        kernel: kernel.to_string(),
-        arch: arch.to_string(),
-        log,
-    };
-    // cudarc panics on an interior NUL; refuse it here.
-    if source.contains('\0') {
-        return Err(compile_error("the source contains a NUL byte".to_string()));
-    }
-    let opts = CompileOptions {
-        options: vec![format!("--gpu-architecture={arch}")],
-        ..Default::default()
-    };
     let op = format!("NVRTC compile of kernel `{kernel}`");
-    let ptx = guard(&op, || cudarc::nvrtc::compile_ptx_with_opts(source, opts))?.map_err(|e| {
-        compile_error(match e {
-            CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
-            other => format!("{other:?}"),
-        })
-    })?;
-    guard(&op, || ptx.to_src())
+    guard(&op, || nvrtc::compile_ptx(source, arch))?.map_err(|e| match e {
+        NvrtcError::Unavailable(u) => CudaError::NvrtcMissing(u),
+        NvrtcError::Compile { log, .. } => CudaError::Compile {
+            kernel: kernel.to_string(),
+            arch: arch.to_string(),
+            log,
+        },
+        other => CudaError::Compile {
+            kernel: kernel.to_string(),
+            arch: arch.to_string(),
+            log: other.to_string(),
+        },
+    })
 }
 
 /// The `cuda` entries of [`crate::available_targets`]: one per device, or one saying why
@@ -300,7 +289,8 @@ impl CudaDevice {
     }
 
     /// Compiles CUDA C `source` (hand-written, or emitted elsewhere) as the code of
-    /// `kernel`: an `extern "C" __global__` function named like the kernel, taking its
+    /// `kernel`: an `extern "C" __global__` function named like the kernel
+    /// (`weft_codegen_cuda::entry_point`), taking its
     /// parameters in order. [`Device::compile`] emits the source and calls this.
     pub fn compile_cuda(
         &mut self,
@@ -339,8 +329,9 @@ impl CudaDevice {
             format!("loading the module of kernel `{}`", kernel.name),
             || ctx.load_module(Ptx::from_src(ptx)),
         )?;
-        let function = driver(format!("finding function `{}`", kernel.name), || {
-            module.load_function(&kernel.name)
+        let entry = weft_codegen_cuda::entry_point(kernel);
+        let function = driver(format!("finding function `{entry}`"), || {
+            module.load_function(&entry)
         })?;
         self.functions.push(function);
         self.sources.push(source.clone());
@@ -539,7 +530,7 @@ impl Device for CudaDevice {
             weft_codegen_cuda::emit(kernel, &opts).map_err(|source| DeviceError::Emit {
                 kernel: kernel.name.clone(),
                 target: self.target.to_string(),
-                source,
+                source: Box::new(source),
             })?;
         self.compile_cuda(kernel, source)
     }

@@ -18,7 +18,7 @@ use weft_ir::kernel::{Access, Kernel, KernelParam, LoweredFunc};
 
 use crate::cuda::CudaError;
 use crate::target::Target;
-use crate::wgpu_device::WgpuError;
+use crate::wgpu_device::{WgpuError, WgpuOptions};
 
 /// A buffer allocated on a device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -139,37 +139,59 @@ pub enum ArgError {
     },
 }
 
-/// Anything that goes wrong on a device.
+/// Anything that goes wrong on a device. Large causes are boxed so that results stay
+/// small on the success path.
 #[derive(Debug, Error)]
 pub enum DeviceError {
     /// The target cannot run on this machine (no library, no driver, no adapter).
     #[error("target `{target}` is not available: {reason}")]
     Unavailable { target: String, reason: String },
     #[error(transparent)]
-    Cuda(#[from] CudaError),
+    Cuda(Box<CudaError>),
     #[error(transparent)]
-    Wgpu(#[from] WgpuError),
+    Wgpu(Box<WgpuError>),
     #[error("interpreter, kernel `{kernel}`: {source}")]
     Interp {
         kernel: String,
         #[source]
-        source: InterpError,
+        source: Box<InterpError>,
     },
     #[error("emitting kernel `{kernel}` for {target}: {source}")]
     Emit {
         kernel: String,
         target: String,
         #[source]
-        source: EmitError,
+        source: Box<EmitError>,
     },
     #[error(transparent)]
-    Limits(#[from] LimitError),
+    Limits(Box<LimitError>),
     #[error(transparent)]
-    Args(#[from] ArgError),
+    Args(Box<ArgError>),
     #[error("{what} handle {index} is not live on this device (freed, or from another device)")]
     BadHandle { what: &'static str, index: usize },
     #[error("cannot time zero iterations")]
     NoIterations,
+}
+
+impl From<CudaError> for DeviceError {
+    fn from(e: CudaError) -> Self {
+        DeviceError::Cuda(Box::new(e))
+    }
+}
+impl From<WgpuError> for DeviceError {
+    fn from(e: WgpuError) -> Self {
+        DeviceError::Wgpu(Box::new(e))
+    }
+}
+impl From<LimitError> for DeviceError {
+    fn from(e: LimitError) -> Self {
+        DeviceError::Limits(Box::new(e))
+    }
+}
+impl From<ArgError> for DeviceError {
+    fn from(e: ArgError) -> Self {
+        DeviceError::Args(Box::new(e))
+    }
 }
 
 impl DeviceError {
@@ -533,15 +555,18 @@ pub(crate) fn check_upload(
     Ok(())
 }
 
-/// Opens a device for `target`.
+/// Opens a device for `target`, with default options.
 pub fn open(target: &Target) -> Result<Box<dyn Device>, DeviceError> {
+    open_with(target, WgpuOptions::default())
+}
+
+/// Opens a device for `target`; `wgpu` applies to the wgpu targets (e.g. unchecked
+/// shaders for benchmarks).
+pub fn open_with(target: &Target, wgpu: WgpuOptions) -> Result<Box<dyn Device>, DeviceError> {
     Ok(match target {
         Target::Cpu => Box::new(crate::cpu::CpuDevice::new()),
         Target::Cuda { .. } => Box::new(crate::cuda::CudaDevice::open(target)?),
-        Target::Wgpu { .. } => Box::new(crate::wgpu_device::WgpuDevice::open(
-            target,
-            crate::wgpu_device::WgpuOptions::default(),
-        )?),
+        Target::Wgpu { .. } => Box::new(crate::wgpu_device::WgpuDevice::open(target, wgpu)?),
     })
 }
 

@@ -22,8 +22,10 @@ pub mod target;
 pub mod testing;
 pub mod wgpu_device;
 
+pub use wgpu_device::WgpuOptions;
+
 pub use device::{
-    ArgError, BufferId, Device, DeviceError, KernelArg, KernelId, Launch, Timing, open,
+    ArgError, BufferId, Device, DeviceError, KernelArg, KernelId, Launch, Timing, open, open_with,
 };
 pub use target::{
     SourceError, SourceLanguage, Target, TargetError, TargetInfo, WgpuBackend, available_targets,

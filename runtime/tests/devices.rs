@@ -193,6 +193,7 @@ fn timing_reports_positive_times() {
             let k = w
                 .compile_wgsl(&func.kernels[0], common::wgsl_for(&func))
                 .expect("compiles");
+            println!("{target}: timestamp queries: {}", w.has_timestamps());
             dev = Box::new(w);
             k
         };
@@ -245,6 +246,23 @@ fn nvrtc_compiles_hand_written_cuda() {
     let e = compile_ptx("this is not CUDA", "sm_90", "broken").expect_err("bad source");
     let msg = e.to_string();
     assert!(msg.contains("broken") && msg.contains("sm_90"), "{msg}");
+}
+
+#[test]
+fn nvrtc_compiles_emitted_cuda() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    let target = Target::parse("cuda -arch=sm_90").expect("valid");
+    for func in common::all() {
+        for k in &func.kernels {
+            let src = target
+                .emit_source(k)
+                .unwrap_or_else(|e| panic!("{}: {e}", k.name));
+            let ptx = compile_ptx(&src, "sm_90", &k.name).unwrap_or_else(|e| panic!("{e}"));
+            assert!(ptx.contains(".entry"), "{ptx}");
+        }
+    }
 }
 
 #[test]

@@ -425,8 +425,8 @@ impl Device for WgpuDevice {
     }
 
     fn free(&mut self, buf: BufferId) -> Result<(), DeviceError> {
-        let b = self.buffers.remove(buf.0, "buffer")?;
-        b.buffer.destroy();
+        // Dropped, not destroyed: wgpu frees it once no submitted work still uses it.
+        self.buffers.remove(buf.0, "buffer")?;
         Ok(())
     }
 
@@ -464,7 +464,7 @@ impl Device for WgpuDevice {
         let wgsl = weft_codegen_wgsl::emit(kernel, &opts).map_err(|source| DeviceError::Emit {
             kernel: kernel.name.clone(),
             target: self.target.to_string(),
-            source,
+            source: Box::new(source),
         })?;
         self.compile_wgsl(kernel, wgsl)
     }
