@@ -46,40 +46,49 @@ impl fmt::Display for MemOp {
 /// the kernels before the failing one wrote.
 #[derive(Debug, thiserror::Error)]
 pub enum InterpError {
+    /// [`super::run`] was given the wrong number of arguments.
     #[error("`{func}` takes {expected} arguments, got {got}")]
     ArgCount {
         func: String,
         expected: usize,
         got: usize,
     },
+    /// A tensor where a scalar parameter is, or the reverse.
     #[error("argument `{param}`: expected a {expected}, got a {got}")]
     ArgKind {
         param: String,
         expected: &'static str,
         got: &'static str,
     },
+    /// Tensor data or a scalar of another dtype than its parameter (bool buffers take
+    /// `u32` data).
     #[error("argument `{param}`: expected dtype {expected}, got {got}")]
     ArgDType {
         param: String,
         expected: DType,
         got: DType,
     },
+    /// Tensor data whose length is not the buffer's element count.
     #[error("argument `{param}`: expected {expected} elements, got {got}")]
     ArgLen {
         param: String,
         expected: i64,
         got: usize,
     },
+    /// [`super::run_kernel`] was not given a kernel buffer parameter.
     #[error("kernel `{kernel}`: no data given for buffer `{buffer}`")]
     MissingBuffer { kernel: String, buffer: String },
+    /// [`super::run_kernel`] was not given a kernel scalar parameter.
     #[error("kernel `{kernel}`: no value given for scalar parameter `{var}`")]
     MissingScalar { kernel: String, var: String },
+    /// A buffer with a non-positive extent or too many elements.
     #[error("kernel `{kernel}`: buffer `{buffer}` has no valid size (shape {shape:?})")]
     BadShape {
         kernel: String,
         buffer: String,
         shape: Vec<i64>,
     },
+    /// A load or store of elements `index .. index + lanes` outside `0 .. len`.
     #[error(
         "kernel `{kernel}`: {op} of `{buffer}`[{index}..{}] out of bounds (length {len}) at {at}",
         *index + *lanes as i64
@@ -93,6 +102,7 @@ pub enum InterpError {
         len: usize,
         at: ThreadId,
     },
+    /// A vector access whose first index is not a multiple of its width.
     #[error(
         "kernel `{kernel}`: vector access of {lanes} lanes to `{buffer}` at index {index}, \
          not a multiple of {lanes}, at {at}"
@@ -104,6 +114,8 @@ pub enum InterpError {
         lanes: u32,
         at: ThreadId,
     },
+    /// Two threads of a block touched one shared element, at least one writing, with no
+    /// barrier between: `first` by `other`, then `second` by `at`.
     #[error(
         "kernel `{kernel}`: shared-memory race on `{buffer}`[{index}]: {first} by {other} and \
          {second} by {at} with no barrier between"
@@ -117,6 +129,9 @@ pub enum InterpError {
         other: ThreadId,
         at: ThreadId,
     },
+    /// Two threads touched one global element in one launch, at least one writing,
+    /// from different blocks or with no barrier between: `first` by `other`, then
+    /// `second` by `at`.
     #[error(
         "kernel `{kernel}`: global-memory race on `{buffer}`[{index}]: {first} by {other} and \
          {second} by {at} in one launch, unordered"
@@ -130,6 +145,7 @@ pub enum InterpError {
         other: ThreadId,
         at: ThreadId,
     },
+    /// A barrier reached by some but not all threads of a block.
     #[error(
         "kernel `{kernel}`: barrier in divergent control flow: {active} of {total} threads \
          of the block reach it (first: {at})"
@@ -140,17 +156,22 @@ pub enum InterpError {
         total: usize,
         at: ThreadId,
     },
+    /// Integer `/` or `%` (truncating or floor) by zero.
     #[error("kernel `{kernel}`: integer division by zero at {at}")]
     DivisionByZero { kernel: String, at: ThreadId },
+    /// A [`crate::kernel::KStmt::Mapping`] reached the interpreter.
     #[error("kernel `{kernel}`: task mapping `{mapping}` was not expanded (run mapping::expand)")]
     UnloweredMapping { kernel: String, mapping: String },
+    /// A variable that no loop, `let` or scalar parameter binds.
     #[error("kernel `{kernel}`: variable `{var}` is not bound")]
     UnboundVar { kernel: String, var: String },
+    /// A buffer that is not a parameter or allocation of the kernel.
     #[error(
         "kernel `{kernel}`: buffer `{buffer}` is neither a parameter nor a shared or local \
          allocation"
     )]
     UnknownBuffer { kernel: String, buffer: String },
+    /// A store to a `Read` parameter or a load from a `Write` one.
     #[error("kernel `{kernel}`: buffer `{buffer}` is declared {access:?} but is {op}")]
     AccessViolation {
         kernel: String,
@@ -158,12 +179,15 @@ pub enum InterpError {
         access: Access,
         op: MemOp,
     },
+    /// An ill-typed expression or statement.
     #[error("kernel `{kernel}`: type mismatch in `{expr}`: {detail}")]
     TypeMismatch {
         kernel: String,
         expr: String,
         detail: String,
     },
+    /// Something the lowered-kernel contract excludes (a vector load outside a copy,
+    /// a multi-dimensional index, a te reduction) or a launch too large to interpret.
     #[error("kernel `{kernel}`: not supported by the interpreter: {detail}")]
     Unsupported { kernel: String, detail: String },
     /// A broken invariant of the interpreter itself (a bug here, not in the kernel).

@@ -1,7 +1,8 @@
 //! The CPU interpreter of lowered programs: runs a [`LoweredFunc`] (or one [`Kernel`])
 //! with GPU semantics and checks what a GPU would not.
 //!
-//! Blocks run one after another; the threads of a block run in lockstep (every
+//! Blocks run one after another (small ones a few at a time, side by side, which no
+//! race-free kernel can tell apart); the threads of a block run in lockstep (every
 //! statement completes for all active threads before the next starts). `if`, `select`,
 //! `&&` and `||` split the active threads, so a guarded load never runs unguarded. Values
 //! follow the device: `i32`/`u32` wrap, floats are rounded to their dtype after every
