@@ -138,3 +138,76 @@ impl Tracker {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[derive(Clone, Copy, Debug)]
+    enum Event {
+        Access {
+            block: u32,
+            thread: u32,
+            write: bool,
+            elem: usize,
+        },
+        Barrier(u32),
+    }
+
+    fn event() -> impl Strategy<Value = Event> {
+        prop_oneof![
+            6 => (0u32..3, 0u32..3, any::<bool>(), 0usize..3).prop_map(
+                |(block, thread, write, elem)| Event::Access { block, thread, write, elem }
+            ),
+            1 => (0u32..3).prop_map(Event::Barrier),
+        ]
+    }
+
+    proptest! {
+        /// Against a brute-force check of every pair of accesses, with blocks
+        /// interleaved as the executor's batches interleave them: the tracker reports
+        /// the first access that conflicts with an earlier one, and names an access it
+        /// really conflicts with.
+        #[test]
+        fn matches_brute_force(events in prop::collection::vec(event(), 0..40)) {
+            let mut epochs = [1u32, 2, 3];
+            let mut next = 4;
+            let mut tracker = Tracker::new(3);
+            // (block, thread, epoch, write, elem) of every access so far.
+            let mut seen: Vec<(u32, u32, u32, bool, usize)> = Vec::new();
+            for ev in events {
+                let (block, thread, write, elem) = match ev {
+                    Event::Barrier(b) => {
+                        epochs[b as usize] = next;
+                        next += 1;
+                        continue;
+                    }
+                    Event::Access { block, thread, write, elem } => (block, thread, write, elem),
+                };
+                let epoch = epochs[block as usize];
+                let conflicts = |&&(b, t, e, w, x): &&(u32, u32, u32, bool, usize)| {
+                    x == elem && (w || write) && (b, t) != (block, thread) && (b != block || e == epoch)
+                };
+                let truth: Vec<_> = seen.iter().filter(conflicts).collect();
+                let got = if write {
+                    tracker.write(elem, block, thread, epoch)
+                } else {
+                    tracker.read(elem, block, thread, epoch)
+                };
+                match got {
+                    Ok(()) => prop_assert!(truth.is_empty(), "missed a race with {:?}", truth),
+                    Err(c) => {
+                        let named = truth.iter().any(|&&(b, t, _, w, _)| {
+                            (b, t) == (c.block, c.thread) && (c.first == MemOp::Write) == w
+                        });
+                        prop_assert!(named, "reported {:?}, true conflicts {:?}", c, truth);
+                        break;
+                    }
+                }
+                seen.push((block, thread, epoch, write, elem));
+            }
+        }
+    }
+}
