@@ -295,6 +295,7 @@ fn argument_validation() {
         [4, 1, 1],
         store(&out, tx(), load(&a, tx()) * s.expr()),
     );
+    let (a_id, out_id) = (a.id(), out.id());
     let f = func("f", vec![a.into(), out.into(), s.into()], vec![k]);
     let good = || {
         vec![
@@ -356,6 +357,70 @@ fn argument_validation() {
     let err = interp::run_kernel(&f.kernels[0], &mut HashMap::new(), &HashMap::new()).unwrap_err();
     assert!(
         matches!(&err, InterpError::MissingBuffer { buffer, .. } if buffer == "A"),
+        "{err}"
+    );
+
+    // run_kernel: a scalar parameter with no value.
+    let mut bufs = HashMap::from([
+        (a_id, TensorData::zeros(DType::F32, 4)),
+        (out_id, TensorData::poisoned(DType::F32, 4)),
+    ]);
+    let err = interp::run_kernel(&f.kernels[0], &mut bufs, &HashMap::new()).unwrap_err();
+    assert!(
+        matches!(&err, InterpError::MissingScalar { var, .. } if var == "s"),
+        "{err}"
+    );
+}
+
+/// A buffer that is neither a parameter nor an allocation of the kernel.
+#[test]
+fn unknown_buffer() {
+    let (out, stray) = (global("out", 4, DType::I32), global("stray", 4, DType::I32));
+    let k = kernel(
+        "u",
+        vec![param(&out, Access::Write)],
+        [1, 1, 1],
+        [4, 1, 1],
+        store(&out, tx(), load(&stray, tx())),
+    );
+    let err = run_one(&k, vec![(&out, TensorData::poisoned(DType::I32, 4))]).unwrap_err();
+    assert!(
+        matches!(&err, InterpError::UnknownBuffer { buffer, .. } if buffer == "stray"),
+        "{err}"
+    );
+}
+
+/// What the lowered-kernel contract excludes: a vector load that is not copied by a
+/// vector store of its width, and a multi-dimensional index.
+#[test]
+fn unsupported_forms() {
+    let (a, out) = (global("A", 16, DType::F32), global("out", 16, DType::F32));
+    let params = vec![param(&a, Access::Read), param(&out, Access::Write)];
+    let data = || {
+        vec![
+            (&a, TensorData::zeros(DType::F32, 16)),
+            (&out, TensorData::poisoned(DType::F32, 16)),
+        ]
+    };
+    let scalar_of_vector = store(&out, tx(), vload(&a, tx() * 4, 4));
+    let k = kernel("v", params.clone(), [1, 1, 1], [4, 1, 1], scalar_of_vector);
+    let err = run_one(&k, data()).unwrap_err();
+    assert!(matches!(err, InterpError::Unsupported { .. }), "{err}");
+    let two_d = store(&out, tx(), a.load(vec![tx(), int(0)]));
+    let k = kernel("m", params, [1, 1, 1], [4, 1, 1], two_d);
+    let err = run_one(&k, data()).unwrap_err();
+    assert!(matches!(err, InterpError::Unsupported { .. }), "{err}");
+}
+
+/// A temporary with a zero extent cannot be allocated.
+#[test]
+fn bad_shape() {
+    let t = Buffer::new("t", vec![4, 0], DType::F32, Scope::Global);
+    let mut f = func("f", vec![], vec![]);
+    f.temps = vec![t];
+    let err = interp::run(&f, &mut []).unwrap_err();
+    assert!(
+        matches!(&err, InterpError::BadShape { buffer, .. } if buffer == "t"),
         "{err}"
     );
 }
