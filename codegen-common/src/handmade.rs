@@ -557,7 +557,11 @@ pub fn unlowered_cases() -> Vec<(UnloweredNode, Kernel)> {
         mapping: spatial(&[16, 16]),
         worker: tx(),
         task_vars: vec![ti.clone(), tj.clone()],
-        body: store(&b, ti.expr() * 16 + tj.expr(), load(&a, ti.expr() * 16 + tj.expr())),
+        body: store(
+            &b,
+            ti.expr() * 16 + tj.expr(),
+            load(&a, ti.expr() * 16 + tj.expr()),
+        ),
     }));
     let reduce = Expr::Reduce(Box::new(Reduce {
         op: ReduceOp::Sum,

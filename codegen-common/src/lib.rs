@@ -5,6 +5,7 @@
 //! - [`contract`]: the lowering contract checks and small analyses every writer needs;
 //! - [`names`] and [`keywords`]: deterministic identifiers that avoid reserved words;
 //! - [`fold`]: integer constant folding (WGSL's unrolling substitutes loop variables);
+//! - [`prec`]: operator precedence, to parenthesise only where needed;
 //! - [`cfamily`]: the C-family writer CUDA and MSL share through a [`cfamily::Dialect`];
 //! - [`testing`]: the skip-or-fail rule of the offline compile checks (`WEFT_REQUIRE`);
 //! - [`handmade`]: hand-built kernels the emitters' tests (and the runtime's) use.
@@ -19,6 +20,7 @@ pub mod handmade;
 pub mod keywords;
 pub mod limits;
 pub mod names;
+pub mod prec;
 pub mod testing;
 
 use std::fmt;

@@ -82,7 +82,10 @@ fn cuda_specific_spellings() {
     let f16 = emit(&handmade::f16_axpy(), &CudaOptions::default()).unwrap();
     assert!(f16.contains("*(half2*)(Z + i * 2) = *(const half2*)(X + i * 2);"));
     let select = emit(&handmade::select_guard(), &CudaOptions::default()).unwrap();
-    assert!(select.contains("i >= 2 && i < 1002 ? A[i - 2] :"), "{select}");
+    assert!(
+        select.contains("i >= 2 && i < 1002 ? A[i - 2] :"),
+        "{select}"
+    );
 }
 
 #[test]
@@ -96,7 +99,14 @@ fn every_limit_is_a_typed_error() {
     let names: Vec<&str> = cases.iter().map(|c| c.0).collect();
     assert_eq!(
         names,
-        ["zero_extent", "threads_per_block", "block_dim", "grid_dim", "shared_memory", "f16"]
+        [
+            "zero_extent",
+            "threads_per_block",
+            "block_dim",
+            "grid_dim",
+            "shared_memory",
+            "f16"
+        ]
     );
     for (limit, kernel) in cases {
         match emit(&kernel, &opts) {
@@ -113,7 +123,9 @@ fn every_limit_is_a_typed_error() {
 fn shared_memory_error_names_the_allocation() {
     let cases = handmade::over_limits(&TargetLimits::cuda());
     let (_, kernel) = cases.iter().find(|c| c.0 == "shared_memory").unwrap();
-    let err = emit(kernel, &CudaOptions::default()).unwrap_err().to_string();
+    let err = emit(kernel, &CudaOptions::default())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("`big_shared`: 49156 B"), "{err}");
     assert!(err.contains("49152"), "{err}");
 }
@@ -180,7 +192,10 @@ fn names_are_unique_sanitised_and_declared() {
     let src = emit(&k, &CudaOptions::default()).unwrap();
     assert!(src.contains("a_b(float* __restrict__ float_)"), "{src}");
     assert!(src.contains("for (int i_1 = 0; i_1 < 4; ++i_1)"), "{src}");
-    assert!(src.contains("float_[i * 32 + i_1 * 8 + threadIdx_x] = 1.0f;"), "{src}");
+    assert!(
+        src.contains("float_[i * 32 + i_1 * 8 + threadIdx_x] = 1.0f;"),
+        "{src}"
+    );
     assert_eq!(entry_point(&k), "a_b");
     nvrtc::check(&src).unwrap();
     k.params.clear();
@@ -218,8 +233,11 @@ fn nvrtc_reports_compile_errors() {
         eprintln!("skipped: libnvrtc absent");
         return;
     }
-    let err = nvrtc::compile_ptx("extern \"C\" __global__ void f() { undefined_x = 1; }", "sm_80")
-        .unwrap_err();
+    let err = nvrtc::compile_ptx(
+        "extern \"C\" __global__ void f() { undefined_x = 1; }",
+        "sm_80",
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("undefined_x"), "{err}");
     assert!(matches!(
         nvrtc::compile_ptx("a\0b", "sm_80"),

@@ -12,6 +12,8 @@ pub use writer::{KernelNames, kernel_names, write_kernel};
 
 use weft_ir::dtype::DType;
 use weft_ir::expr::{BinOp, Intrinsic, Scope, ThreadAxis};
+
+pub(crate) use crate::prec::{Prec, binop_prec, needs_parens};
 use weft_ir::kernel::Kernel;
 
 /// What differs between C-family languages. Strings returned are pieces of source.
@@ -51,48 +53,4 @@ pub trait Dialect {
     fn local_decl(&self, ty: &str, name: &str, len: i64, align: Option<u32>) -> String;
     /// The kernel's signature up to (not including) the opening `{`.
     fn signature(&self, kernel: &Kernel, names: &KernelNames) -> String;
-}
-
-/// C operator precedence (higher binds tighter), used to parenthesise only where needed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Prec {
-    Ternary = 3,
-    Or = 4,
-    And = 5,
-    Equality = 9,
-    Relational = 10,
-    Additive = 12,
-    Multiplicative = 13,
-    /// `!x` and casts.
-    Prefix = 14,
-    /// `-x` and negative literals: parenthesised as a right operand (`a - (-1)`).
-    Neg = 15,
-    Atom = 16,
-}
-
-pub(crate) fn binop_prec(op: BinOp) -> Prec {
-    match op {
-        BinOp::Or => Prec::Or,
-        BinOp::And => Prec::And,
-        BinOp::Eq | BinOp::Ne => Prec::Equality,
-        BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => Prec::Relational,
-        BinOp::Add | BinOp::Sub => Prec::Additive,
-        BinOp::Mul | BinOp::Div | BinOp::Mod | BinOp::FloorDiv | BinOp::FloorMod => {
-            Prec::Multiplicative
-        }
-        BinOp::Min | BinOp::Max => Prec::Atom,
-    }
-}
-
-/// Whether an operand of precedence `child` needs parentheses under a binary operator of
-/// precedence `parent`. Beyond what C requires, comparisons inside comparisons and `&&`
-/// inside `||` are parenthesised: they read ambiguously (and WGSL forbids them).
-pub(crate) fn needs_parens(parent: Prec, child: Prec, right: bool) -> bool {
-    let comparison = |p| matches!(p, Prec::Equality | Prec::Relational);
-    let logical = |p| matches!(p, Prec::And | Prec::Or);
-    child < parent
-        || (right && child <= parent)
-        || (comparison(parent) && comparison(child))
-        || (logical(parent) && logical(child) && parent != child)
-        || (right && child == Prec::Neg && parent < Prec::Neg)
 }
