@@ -245,7 +245,7 @@ pub fn to_args(func: &LoweredFunc, inputs: &[Input]) -> Result<Vec<Arg>, ArrayEr
                 args.push(Arg::Tensor(a.to_tensor_data()));
             }
             (Param::Scalar(v), Input::Scalar(s)) => {
-                if v.dtype() != s.dtype() {
+                if storage_dtype(v.dtype()) != s.dtype() {
                     return Err(dtype(v.dtype(), s.dtype()));
                 }
                 args.push(Arg::Scalar(*s));

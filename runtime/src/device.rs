@@ -449,7 +449,7 @@ pub fn check_args(func: &LoweredFunc, args: &[Arg]) -> Result<(), ArgError> {
                 }
             }
             (Param::Scalar(v), Arg::Scalar(s)) => {
-                if v.dtype() != s.dtype() {
+                if storage_dtype(v.dtype()) != s.dtype() {
                     return Err(ArgError::DType {
                         func: func.name.clone(),
                         param: v.name().to_string(),
@@ -504,7 +504,7 @@ pub(crate) fn check_launch(
                 }
             }
             (KernelParam::Scalar(v), KernelArg::Scalar(s)) => {
-                if v.dtype() != s.dtype() {
+                if storage_dtype(v.dtype()) != s.dtype() {
                     return Err(kind("scalar of the parameter's dtype").into());
                 }
             }
@@ -517,8 +517,8 @@ pub(crate) fn check_launch(
     Ok(())
 }
 
-/// The dtype host data of `dtype` is held in ([`TensorData`] has no bool variant: bools are
-/// `u32`).
+/// The dtype host data of `dtype` is held in: [`TensorData`] and [`Scalar`] have no bool
+/// variant, so bools are `u32` (0 or 1).
 pub fn storage_dtype(dtype: DType) -> DType {
     match dtype {
         DType::Bool => DType::U32,
