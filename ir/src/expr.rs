@@ -646,9 +646,6 @@ impl Expr {
     pub fn or(self, b: impl Into<Expr>) -> Expr {
         Expr::binary(BinOp::Or, self, b.into())
     }
-    pub fn not(self) -> Expr {
-        Expr::Unary(UnOp::Not, Box::new(self))
-    }
     pub fn cast(self, dtype: DType) -> Expr {
         Expr::Cast(dtype, Box::new(self))
     }
@@ -940,6 +937,14 @@ arith_op!(Mul, mul, BinOp::Mul, BinOp::Mul);
 // Integer `/` and `%` are floor division and modulo, as in TVM's `//` and `%`.
 arith_op!(Div, div, BinOp::FloorDiv, BinOp::Div);
 arith_op!(Rem, rem, BinOp::FloorMod, BinOp::Mod);
+
+impl std::ops::Not for Expr {
+    type Output = Expr;
+    /// Logical negation of a bool expression.
+    fn not(self) -> Expr {
+        Expr::Unary(UnOp::Not, Box::new(self))
+    }
+}
 
 impl std::ops::Neg for Expr {
     type Output = Expr;

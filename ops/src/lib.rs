@@ -75,21 +75,21 @@ pub enum OpError {
     Definition {
         op: String,
         shape: String,
-        source: TeError,
+        source: Box<TeError>,
     },
     #[error("schedule `{schedule}` of `{op}` at {shape}: {source}")]
     Schedule {
         op: String,
         schedule: String,
         shape: String,
-        source: ScheduleError,
+        source: Box<ScheduleError>,
     },
     #[error("lowering `{schedule}` of `{op}` at {shape}: {source}")]
     Lower {
         op: String,
         schedule: String,
         shape: String,
-        source: LowerError,
+        source: Box<LowerError>,
     },
     #[error("`{op}` expects {want} inputs, got {got}")]
     Inputs { op: String, want: usize, got: usize },
@@ -132,7 +132,7 @@ impl Workload {
         .map_err(|source| OpError::Definition {
             op: op.name.to_string(),
             shape: shape.to_string(),
-            source,
+            source: Box::new(source),
         })?;
         Ok(Workload {
             op,
@@ -172,7 +172,7 @@ impl Workload {
             op: self.op.name.to_string(),
             schedule: name.to_string(),
             shape: self.shape.to_string(),
-            source,
+            source: Box::new(source),
         })?;
         Ok(s)
     }
@@ -184,7 +184,7 @@ impl Workload {
             op: self.op.name.to_string(),
             schedule: schedule.to_string(),
             shape: self.shape.to_string(),
-            source,
+            source: Box::new(source),
         })
     }
 

@@ -10,11 +10,24 @@ use weft_ops::{Shape, Workload, find, max_rel_error};
 
 #[derive(Clone, Debug)]
 enum Step {
-    Split { at: usize, factor: i64, infer_outer: bool },
-    Fuse { at: usize },
-    Reorder { picks: Vec<usize> },
-    Bind { at: usize, axis: usize },
-    Unroll { at: usize },
+    Split {
+        at: usize,
+        factor: i64,
+        infer_outer: bool,
+    },
+    Fuse {
+        at: usize,
+    },
+    Reorder {
+        picks: Vec<usize>,
+    },
+    Bind {
+        at: usize,
+        axis: usize,
+    },
+    Unroll {
+        at: usize,
+    },
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -35,8 +48,16 @@ fn apply(s: &mut Schedule, block: &str, steps: &[Step]) {
         let pick = |i: usize| loops[i % n];
         let before = s.func().to_string();
         let r = match st {
-            Step::Split { at, factor, infer_outer } => {
-                let f = if *infer_outer { [None, Some(*factor)] } else { [Some(*factor), None] };
+            Step::Split {
+                at,
+                factor,
+                infer_outer,
+            } => {
+                let f = if *infer_outer {
+                    [None, Some(*factor)]
+                } else {
+                    [Some(*factor), None]
+                };
                 s.split(pick(*at), &f).map(|_| ())
             }
             Step::Fuse { at } if n >= 2 => {
@@ -58,12 +79,22 @@ fn apply(s: &mut Schedule, block: &str, steps: &[Step]) {
             Step::Unroll { at } => s.unroll(pick(*at)),
         };
         if r.is_err() {
-            assert_eq!(before, s.func().to_string(), "a refused {st:?} changed the Func");
+            assert_eq!(
+                before,
+                s.func().to_string(),
+                "a refused {st:?} changed the Func"
+            );
         }
     }
 }
 
-fn run(op: &str, values: &[i64], block: &str, inline_first: bool, steps: &[Step]) -> Result<(), TestCaseError> {
+fn run(
+    op: &str,
+    values: &[i64],
+    block: &str,
+    inline_first: bool,
+    steps: &[Step],
+) -> Result<(), TestCaseError> {
     let shape = Shape::from_values(find(op).unwrap(), values).unwrap();
     let w = Workload::new(op, &shape).unwrap();
     let mut s = Schedule::new(w.func.clone());
@@ -81,7 +112,11 @@ fn run(op: &str, values: &[i64], block: &str, inline_first: bool, steps: &[Step]
     let inputs64: Vec<_> = inputs.iter().map(|a| a.mapv(|x| x as f64)).collect();
     let reference = w.reference(&inputs64).unwrap();
     let err = max_rel_error(&out, &reference);
-    prop_assert!(err <= 1e-5, "max relative error {err:e}\n{}\n{lowered}", s.trace());
+    prop_assert!(
+        err <= 1e-5,
+        "max relative error {err:e}\n{}\n{lowered}",
+        s.trace()
+    );
     Ok(())
 }
 

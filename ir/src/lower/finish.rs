@@ -50,11 +50,7 @@ fn expand_mappings(body: KStmt, bounds: &Bounds) -> Result<KStmt, LowerError> {
     if !has {
         return Ok(body);
     }
-    // TODO(lead): call crate::mapping::expand once it lands.
-    let _ = bounds;
-    Err(LowerError::Mapping(
-        "task-mapping expansion is not wired in yet".into(),
-    ))
+    crate::mapping::expand(&body, bounds).map_err(|e| LowerError::Mapping(e.to_string()))
 }
 
 /// Floor division and modulo as C operators: plain `/` and `%` where the dividend is
