@@ -63,6 +63,7 @@ fn unchecked_shaders_run() {
         "vulkan",
         WgpuOptions {
             unchecked_shaders: true,
+            ..Default::default()
         },
     ) else {
         return;
@@ -214,6 +215,30 @@ fn timing_reports_positive_times() {
         assert_eq!(t.all.len(), 5);
         assert!(
             t.min <= t.median && t.min > std::time::Duration::ZERO,
+            "{t:?}"
+        );
+    }
+}
+
+#[test]
+fn wall_clock_timing_works_too() {
+    for wall_clock in [false, true] {
+        let options = WgpuOptions {
+            wall_clock,
+            ..Default::default()
+        };
+        let Some(dev) = open_wgpu("vulkan", options) else {
+            return;
+        };
+        assert!(!wall_clock || !dev.has_timestamps());
+        let mut dev: Box<dyn Device> = Box::new(dev);
+        let func = common::window_sum();
+        let (args, _) = common::inputs_and_reference(&func);
+        let t = dev.time(&func, &args, 1, 4).expect("timing");
+        println!("vulkan, wall clock {wall_clock}: median {:?}", t.median);
+        assert_eq!(t.all.len(), 4);
+        assert!(
+            t.min > std::time::Duration::ZERO && t.min <= t.median,
             "{t:?}"
         );
     }

@@ -98,6 +98,10 @@ pub struct WgpuOptions {
     /// (`ShaderRuntimeChecks::unchecked()`). For benchmarks only: an out-of-bounds access
     /// is then undefined behaviour on the GPU instead of a clamped one.
     pub unchecked_shaders: bool,
+    /// Time with the wall clock around many dispatches in one submit even where the
+    /// adapter has timestamp queries (to compare the two clocks, or where a driver's
+    /// timestamps are suspect).
+    pub wall_clock: bool,
 }
 
 /// Runs `f`, turning a panic inside wgpu into [`WgpuError::Panicked`].
@@ -269,7 +273,7 @@ impl WgpuDevice {
 
     /// True if launches are timed with timestamp queries (else wall-clock).
     pub fn has_timestamps(&self) -> bool {
-        self.timestamps
+        self.timestamps && !self.options.wall_clock
     }
 
     /// Runs `f` inside validation, out-of-memory and internal error scopes and returns
@@ -507,7 +511,8 @@ impl Device for WgpuDevice {
         if warmup > 0 {
             self.submit(&prepared, warmup, "warm-up")?;
         }
-        let all = if self.timestamps && self.queue.get_timestamp_period() > 0.0 {
+        let queries = self.timestamps && !self.options.wall_clock;
+        let all = if queries && self.queue.get_timestamp_period() > 0.0 {
             self.time_with_queries(&prepared, iters)?
         } else {
             self.time_with_clock(&prepared, iters)?
