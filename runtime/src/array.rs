@@ -26,6 +26,7 @@ pub enum HostArray {
 }
 
 impl HostArray {
+    /// The element type.
     pub fn dtype(&self) -> DType {
         match self {
             HostArray::F32(_) => DType::F32,
@@ -35,6 +36,7 @@ impl HostArray {
         }
     }
 
+    /// The extent of each dimension.
     pub fn shape(&self) -> &[usize] {
         match self {
             HostArray::F32(a) => a.shape(),

@@ -38,14 +38,18 @@ pub enum KernelArg {
 /// One kernel launch: a compiled kernel and its arguments.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Launch {
+    /// What [`Device::compile`] returned.
     pub kernel: KernelId,
+    /// One per [`Kernel::params`] entry, in order.
     pub args: Vec<KernelArg>,
 }
 
 /// Device-side times of repeated runs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Timing {
+    /// The median of [`Timing::all`] (the mean of the middle two for an even count).
     pub median: Duration,
+    /// The fastest run.
     pub min: Duration,
     /// Every measured run, in order.
     pub all: Vec<Duration>,

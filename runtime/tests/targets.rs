@@ -174,3 +174,33 @@ fn available_targets_never_panics() {
         }
     }
 }
+
+#[test]
+fn emit_source_in_each_language() {
+    let kernel = weft_codegen_common::handmade::window_sum();
+    for (target, marker) in [
+        ("cuda", "__global__"),
+        ("vulkan", "@compute"),
+        ("webgpu", "@compute"),
+        ("metal", "kernel void"),
+    ] {
+        let t = Target::parse(target).expect("valid");
+        let src = t
+            .emit_source(&kernel)
+            .unwrap_or_else(|e| panic!("{target}: {e}"));
+        assert!(src.contains(marker), "{target}:\n{src}");
+    }
+    let e = Target::Cpu.emit_source(&kernel).expect_err("no source");
+    assert!(e.to_string().contains("interpreter"), "{e}");
+    // Over WebGPU's 256 invocations: a typed limit error naming the kernel.
+    let mut big = kernel.clone();
+    big.block = [512, 1, 1];
+    let e = Target::parse("webgpu")
+        .expect("valid")
+        .emit_source(&big)
+        .expect_err("over the limit");
+    assert!(
+        e.to_string().contains("window_sum") && e.to_string().contains("256"),
+        "{e}"
+    );
+}
