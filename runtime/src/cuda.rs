@@ -12,7 +12,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::Duration;
 
-use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags};
+use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUresult};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg,
 };
@@ -471,7 +471,13 @@ impl Device for CudaDevice {
 
     fn alloc(&mut self, dtype: DType, len: usize) -> Result<BufferId, DeviceError> {
         // A zero-byte allocation is an error in the driver; keep one byte.
-        let bytes = (len * element_bytes(dtype)).max(1);
+        let bytes = len
+            .checked_mul(element_bytes(dtype))
+            .ok_or_else(|| CudaError::Driver {
+                op: format!("allocating {len} x {dtype}"),
+                source: DriverError(CUresult::CUDA_ERROR_OUT_OF_MEMORY),
+            })?
+            .max(1);
         let stream = self.stream.clone();
         let mem = driver(format!("allocating {bytes} bytes"), || {
             stream.alloc_zeros::<u8>(bytes)

@@ -403,14 +403,15 @@ impl Device for WgpuDevice {
 
     fn alloc(&mut self, dtype: DType, len: usize) -> Result<BufferId, DeviceError> {
         let bytes = (len as u64).saturating_mul(element_bytes(dtype) as u64);
-        let size = round_up(bytes.max(1), BUFFER_ALIGN);
-        if size > self.max_binding {
+        // Checked before rounding, which could overflow for an absurd length.
+        if bytes > self.max_binding {
             return Err(WgpuError::BufferTooLarge {
-                bytes: size,
+                bytes,
                 limit: self.max_binding,
             }
             .into());
         }
+        let size = round_up(bytes.max(1), BUFFER_ALIGN);
         let buffer = self.scoped("allocating a buffer", || {
             self.device.create_buffer(&wgpu::BufferDescriptor {
                 label: None,
