@@ -74,6 +74,7 @@ pub enum LimitError {
     /// A launch dimension of zero: no valid launch, no valid `@workgroup_size`.
     #[error("kernel `{kernel}`: launch extent of {axis} is 0")]
     ZeroExtent { kernel: String, axis: ThreadAxis },
+    /// More threads per block than the target runs.
     #[error(
         "kernel `{kernel}`: {threads} threads per block (block {block:?}) exceed the \
          {target} limit of {limit}"
@@ -85,6 +86,7 @@ pub enum LimitError {
         threads: u64,
         block: [u32; 3],
     },
+    /// A block dimension (`threadIdx.x/y/z`) over its own limit.
     #[error("kernel `{kernel}`: {axis} extent {extent} exceeds the {target} limit of {limit}")]
     BlockDim {
         kernel: String,
@@ -93,6 +95,7 @@ pub enum LimitError {
         limit: u64,
         extent: u64,
     },
+    /// A grid dimension (`blockIdx.x/y/z`) over its limit.
     #[error(
         "kernel `{kernel}`: {axis} extent {extent} (blocks per grid) exceeds the {target} \
          limit of {limit}"
@@ -104,6 +107,7 @@ pub enum LimitError {
         limit: u64,
         extent: u64,
     },
+    /// Shared allocations larger in total than the target's shared memory per block.
     #[error(
         "kernel `{kernel}`: {bytes} bytes of shared memory exceed the {target} limit of \
          {limit} ({})",
@@ -117,6 +121,7 @@ pub enum LimitError {
         /// Every shared allocation with its size in bytes, in declaration order.
         allocations: Vec<(String, u64)>,
     },
+    /// f16 used on a target without it (WebGPU without `shader-f16`).
     #[error("kernel `{kernel}`: {used_by} uses f16, which target {target} does not support")]
     F16Unsupported {
         kernel: String,

@@ -7,20 +7,29 @@ use weft_ir::expr::BinOp;
 /// [`needs_parens`] adds the parentheses WGSL requires beyond C.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Prec {
+    /// `c ? a : b`
     Ternary = 3,
+    /// `||`
     Or = 4,
+    /// `&&`
     And = 5,
+    /// `==` `!=`
     Equality = 9,
+    /// `<` `<=` `>` `>=`
     Relational = 10,
+    /// `+` `-`
     Additive = 12,
+    /// `*` `/` `%`
     Multiplicative = 13,
     /// `!x` and casts.
     Prefix = 14,
     /// `-x` and negative literals: parenthesised as a right operand (`a - (-1)`).
     Neg = 15,
+    /// Literals, names, calls, indexing: never parenthesised.
     Atom = 16,
 }
 
+/// The precedence of a binary operator (`min`/`max` are calls: atoms).
 pub fn binop_prec(op: BinOp) -> Prec {
     match op {
         BinOp::Or => Prec::Or,

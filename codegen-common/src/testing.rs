@@ -6,6 +6,7 @@
 /// The outcome of a check that ran or was skipped.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Checked {
+    /// The tool ran and accepted the source.
     Passed,
     /// The tool is absent; the reason says which and how to get it.
     Skipped(String),

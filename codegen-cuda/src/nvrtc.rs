@@ -55,6 +55,7 @@ fn describe_failures(failed: &[(PathBuf, String)]) -> String {
 /// A failed compilation.
 #[derive(Clone, Debug, thiserror::Error)]
 pub enum NvrtcError {
+    /// libnvrtc could not be loaded.
     #[error(transparent)]
     Unavailable(#[from] NvrtcUnavailable),
     /// NVRTC rejected the source; `log` is its program log.
@@ -63,6 +64,7 @@ pub enum NvrtcError {
     /// C strings cannot hold NUL; emitted source never contains one.
     #[error("the source contains a NUL byte at offset {0}")]
     NulByte(usize),
+    /// Any other NVRTC failure (creating the program, reading the PTX).
     #[error("NVRTC error: {0}")]
     Other(String),
 }

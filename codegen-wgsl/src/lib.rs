@@ -51,6 +51,7 @@ impl Default for WgslOptions {
 /// An emitted module and how to bind it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WgslKernel {
+    /// The WGSL module.
     pub source: String,
     /// The `@compute` function's name.
     pub entry_point: String,
@@ -63,6 +64,7 @@ pub struct WgslKernel {
 /// A storage-buffer binding.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WgslBinding {
+    /// `@binding(n)` in `@group(0)`.
     pub binding: u32,
     /// Index into `kernel.params`.
     pub param: usize,
@@ -79,6 +81,7 @@ pub struct WgslBinding {
 /// kernel converts it), `bool` as a `u32` that is 0 or 1.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WgslUniform {
+    /// `@binding(n)` in `@group(0)`, after the storage buffers.
     pub binding: u32,
     /// Bytes to allocate (a multiple of 16).
     pub size: u64,
