@@ -30,3 +30,8 @@ pub use device::{
 pub use target::{
     SourceError, SourceLanguage, Target, TargetError, TargetInfo, WgpuBackend, available_targets,
 };
+
+/// The README's example runs as a doctest, so it stays true.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
