@@ -35,7 +35,9 @@ pub enum ScheduleError {
         "fuse: loops `{outer}` and `{inner}` are not adjacent: `{inner}` must be the only statement in the body of `{outer}`"
     )]
     FuseNotAdjacent { outer: String, inner: String },
-    #[error("fuse: loop `{spatial}` feeds spatial variables and loop `{reduce}` reduce variables of block `{block}`; a fused loop would mix them and break the reduction's order")]
+    #[error(
+        "fuse: loop `{spatial}` feeds spatial variables and loop `{reduce}` reduce variables of block `{block}`; a fused loop would mix them and break the reduction's order"
+    )]
     FuseMixesIterKinds {
         spatial: String,
         reduce: String,
