@@ -11,7 +11,7 @@ pub(crate) const SPEC: OpSpec = OpSpec {
     name: "matmul",
     summary: "fp32 matrix product C[m, n] = A[m, k] @ B[k, n]",
     dims: &[("m", 1024), ("n", 1024), ("k", 1024)],
-    schedules: &["naive", "local-blocking", "shared-blocking"],
+    schedules: &["naive", "local-blocking", "shared-blocking", "tiled-128"],
     best: "shared-blocking",
     bench: &[&[1024, 1024, 1024], &[4096, 4096, 4096]],
     small: &[&[128, 128, 128], &[100, 72, 136]],
@@ -42,7 +42,8 @@ pub(crate) fn apply(s: &mut Schedule, name: &str) -> Result<(), ScheduleError> {
     match name {
         "naive" => naive(s),
         "local-blocking" => blocking(s, 8, 8, 8, 8, 4),
-        _ => blocking_with_shared(s, 8, 8, 8, 8, 8),
+        "shared-blocking" => blocking_with_shared(s, 8, 8, 8, 8, 8),
+        _ => tiled(s, 8, 16, 8),
     }
 }
 
@@ -131,6 +132,40 @@ fn blocking_with_shared(
     cache_read_and_coop_fetch(s, c, nthread, 0, k[0])?;
     cache_read_and_coop_fetch(s, c, nthread, 1, k[0])?;
     s.decompose_reduction(c, k[0])?;
+    Ok(())
+}
+
+/// A 128×128 tile per block of 256 threads, each accumulating 8×8 outputs in registers.
+/// A thread's rows and columns are strided by 16 (`i = i_0 * 128 + i_2 * 16 + i_1`), so
+/// that the 16 threads of a half-warp read consecutive shared-memory words (no bank
+/// conflicts) and write consecutive words of C. The register loops are unrolled so the
+/// accumulators stay in registers on every backend (WGSL has no unroll pragma).
+fn tiled(s: &mut Schedule, reg: i64, threads: i64, tile_k: i64) -> Result<(), ScheduleError> {
+    let c = s.get_block("C")?;
+    let c_local = s.cache_write(c, 0, "local")?;
+    let l = s.get_loops(c)?;
+    let i = s.split(l[0], &[None, Some(reg), Some(threads)])?;
+    let j = s.split(l[1], &[None, Some(reg), Some(threads)])?;
+    let k = s.split(l[2], &[None, Some(tile_k)])?;
+    s.reorder(&[i[0], j[0], i[2], j[2], k[0], k[1], i[1], j[1]])?;
+    s.reverse_compute_at(c_local, j[2])?;
+    s.bind(i[0], ThreadAxis::BlockIdxY)?;
+    s.bind(j[0], ThreadAxis::BlockIdxX)?;
+    let tx = s.fuse(&[i[2], j[2]])?;
+    s.bind(tx, ThreadAxis::ThreadIdxX)?;
+    for l in [k[1], i[1], j[1]] {
+        s.unroll(l)?;
+    }
+    let nthread = threads * threads;
+    cache_read_and_coop_fetch(s, c, nthread, 0, k[0])?;
+    cache_read_and_coop_fetch(s, c, nthread, 1, k[0])?;
+    let init = s.decompose_reduction(c, k[0])?;
+    for b in [init, c_local] {
+        let loops = s.get_loops(b)?;
+        for l in &loops[loops.len() - 2..] {
+            s.unroll(*l)?;
+        }
+    }
     Ok(())
 }
 

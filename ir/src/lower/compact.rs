@@ -21,6 +21,8 @@ use crate::schedule::{enclosing_loops, find_block};
 pub(crate) struct Compacted {
     pub buffer: Buffer,
     pub start: Vec<Expr>,
+    /// Only every `stride`-th index of a dimension is touched.
+    pub stride: Vec<i64>,
 }
 
 /// Old buffer -> compacted buffer.
@@ -88,7 +90,7 @@ pub(crate) fn plan(root: &Stmt, func: &Func) -> Result<Plan, LowerError> {
         }
         let accesses: Vec<Access> = list.into_iter().map(|(_, a)| a).collect();
         let region = union_region(&accesses, buf.shape(), &relaxed);
-        let shape: Vec<i64> = region.iter().map(|(_, e)| *e).collect();
+        let shape: Vec<i64> = region.iter().map(|r| r.extent).collect();
         let new = buf.derive(buf.name(), shape, buf.scope());
         if buf.scope() == Scope::Local && new.numel() > MAX_LOCAL {
             return Err(LowerError::LocalTooLarge {
@@ -100,7 +102,8 @@ pub(crate) fn plan(root: &Stmt, func: &Func) -> Result<Plan, LowerError> {
             buf.clone(),
             Compacted {
                 buffer: new,
-                start: region.into_iter().map(|(s, _)| s).collect(),
+                stride: region.iter().map(|r| r.stride).collect(),
+                start: region.into_iter().map(|r| r.start).collect(),
             },
         );
     }

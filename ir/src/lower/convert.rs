@@ -154,7 +154,11 @@ impl Ctx<'_> {
                 indices
                     .iter()
                     .zip(&c.start)
-                    .map(|(i, s)| i.clone() - s.substitute(&self.env))
+                    .zip(&c.stride)
+                    .map(|((i, s), g)| {
+                        let rel = i.clone() - s.substitute(&self.env);
+                        if *g > 1 { rel.floordiv(Expr::int(*g)) } else { rel }
+                    })
                     .collect(),
             ),
             None => (buffer.clone(), indices.to_vec()),

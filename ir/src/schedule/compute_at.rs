@@ -1,6 +1,6 @@
 //! Compute location: `compute_at` and `reverse_compute_at`.
 
-use super::region::{Access, union_region};
+use super::region::{Access, DimRegion, union_region};
 use super::{
     BlockRV, LoopRV, Result, Schedule, ScheduleError, enclosing_loops, find_block, find_loop,
     own_subtree, tidy,
@@ -72,7 +72,7 @@ fn simple_output(block: &Block, primitive: &'static str) -> Result<Buffer> {
 fn region_nest(
     func: &Func,
     realize: &BlockRealize,
-    region: &[(Expr, i64)],
+    region: &[DimRegion],
     inserted_under: &[Var],
 ) -> Stmt {
     let block = &realize.block;
@@ -86,10 +86,15 @@ fn region_nest(
         let v = Var::index(format!("ax{k}"));
         match iv.kind {
             IterKind::Spatial => {
-                let (start, extent) = region.get(d).cloned().unwrap_or((Expr::int(0), iv.extent));
+                let r = region.get(d).cloned().unwrap_or(DimRegion {
+                    start: Expr::int(0),
+                    extent: iv.extent,
+                    stride: 1,
+                });
+                let extent = r.extent;
                 d += 1;
                 bounds.set_extent(&v, extent);
-                let bind = tidy(&(start + v.expr()));
+                let bind = tidy(&(r.start + v.expr() * Expr::int(r.stride)));
                 if let Some((lo, hi)) = bound(&bind, &bounds) {
                     if lo < 0 {
                         guards.push(bind.clone().ge(Expr::int(0)));

@@ -79,8 +79,33 @@ fn classify(e: &Expr, relaxed: &Bounds) -> Option<bool> {
     }
 }
 
-/// `(fixed part without constant, lo, hi)`: the index lies in `fixed + [lo, hi]`.
-fn dim_range(index: &Expr, relaxed: &Bounds, facts: &[UpperFact]) -> Option<(Affine, i64, i64)> {
+/// One dimension of a region: the indices `start + stride * k` for `k` in `0..extent`.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct DimRegion {
+    pub start: Expr,
+    pub extent: i64,
+    pub stride: i64,
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.abs(), b.abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// One access of one dimension: the index is `fixed + rel + constant`, where `rel` (over
+/// relaxed variables, no constant) lies in `lo..=hi`.
+struct DimAccess {
+    fixed: Affine,
+    rel: Affine,
+    constant: i64,
+    lo: i64,
+    hi: i64,
+}
+
+fn dim_access(index: &Expr, relaxed: &Bounds, facts: &[UpperFact]) -> Option<DimAccess> {
     let a = Affine::from_expr(&simplify(index));
     let mut fixed = Affine::default();
     let mut rel = Affine::default();
@@ -90,50 +115,72 @@ fn dim_range(index: &Expr, relaxed: &Bounds, facts: &[UpperFact]) -> Option<(Aff
             false => fixed.add_term(atom.clone(), *c),
         }
     }
-    let (mut lo, mut hi) = bound(&rel.to_expr(), relaxed)?;
+    let (lo, mut hi) = bound(&rel.to_expr(), relaxed)?;
     for (fa, c) in facts {
         if fa.minus(&rel).as_const() == Some(0) {
             hi = hi.min(c - 1);
         }
     }
-    lo += a.constant;
-    hi += a.constant;
-    Some((fixed, lo, hi))
+    Some(DimAccess {
+        fixed,
+        rel,
+        constant: a.constant,
+        lo,
+        hi,
+    })
 }
 
-/// The union of `accesses` over a buffer of `shape`: per dimension a start expression and
-/// an extent. A dimension the analysis cannot bound covers the whole buffer dimension.
-pub(crate) fn union_region(
-    accesses: &[Access],
-    shape: &[i64],
-    relaxed: &Bounds,
-) -> Vec<(Expr, i64)> {
+/// The union of `accesses` over a buffer of `shape`: per dimension a start expression, an
+/// extent and a stride. Accesses that touch only every `g`-th element (`i_2 * 16 + t`
+/// with `i_2` relaxed) get stride `g`, so a strided per-thread tile stays small. A
+/// dimension the analysis cannot bound covers the whole buffer dimension.
+pub(crate) fn union_region(accesses: &[Access], shape: &[i64], relaxed: &Bounds) -> Vec<DimRegion> {
     (0..shape.len())
         .map(|d| {
-            let full = (Expr::int(0), shape[d]);
-            let mut acc: Option<(Affine, i64, i64)> = None;
+            let full = DimRegion {
+                start: Expr::int(0),
+                extent: shape[d],
+                stride: 1,
+            };
+            let mut dims: Vec<DimAccess> = Vec::new();
             for a in accesses {
                 let Some(idx) = a.indices.get(d) else {
                     return full.clone();
                 };
-                let Some((f, lo, hi)) = dim_range(idx, relaxed, &a.facts) else {
+                let Some(da) = dim_access(idx, relaxed, &a.facts) else {
                     return full.clone();
                 };
-                acc = match acc {
-                    None => Some((f, lo, hi)),
-                    Some((f0, lo0, hi0)) => match f.minus(&f0).as_const() {
-                        Some(0) => Some((f0, lo0.min(lo), hi0.max(hi))),
-                        _ => return full.clone(),
-                    },
-                };
-            }
-            match acc {
-                Some((f, lo, hi)) if hi >= lo && hi - lo < shape[d] => {
-                    let mut start = f;
-                    start.constant += lo;
-                    (simplify(&start.to_expr()), hi - lo + 1)
+                if let Some(first) = dims.first()
+                    && da.fixed.minus(&first.fixed).as_const() != Some(0)
+                {
+                    return full.clone();
                 }
-                _ => full,
+                dims.push(da);
+            }
+            let Some(first) = dims.first() else {
+                return full;
+            };
+            let mut g = 0;
+            for da in &dims {
+                g = da.rel.terms.iter().fold(g, |g, (_, c)| gcd(g, *c));
+                g = gcd(g, da.constant - first.constant);
+            }
+            let g = g.max(1);
+            let lo = dims.iter().map(|x| x.constant + x.lo).min().unwrap_or(0);
+            let hi = dims.iter().map(|x| x.constant + x.hi).max().unwrap_or(0);
+            if hi < lo {
+                return full;
+            }
+            let extent = (hi - lo) / g + 1;
+            if extent >= shape[d] && g == 1 || (extent - 1) * g >= shape[d] {
+                return full;
+            }
+            let mut start = first.fixed.clone();
+            start.constant += lo;
+            DimRegion {
+                start: simplify(&start.to_expr()),
+                extent,
+                stride: g,
             }
         })
         .collect()
