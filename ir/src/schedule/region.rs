@@ -171,10 +171,9 @@ pub(crate) fn union_region(accesses: &[Access], shape: &[i64], relaxed: &Bounds)
             if hi < lo {
                 return full;
             }
+            // The region may reach past the buffer (a partial tile): users of the region
+            // guard those indices with predicates rather than widen it to the buffer.
             let extent = (hi - lo) / g + 1;
-            if extent >= shape[d] && g == 1 || (extent - 1) * g >= shape[d] {
-                return full;
-            }
             let mut start = first.fixed.clone();
             start.constant += lo;
             DimRegion {
