@@ -73,7 +73,7 @@ fn needs_block(s: &KStmt) -> bool {
             needs_hoist(cond) || needs_block(then) || otherwise.as_deref().is_some_and(needs_block)
         }
         KStmt::For { unroll, body, .. } => *unroll && needs_block(body),
-        KStmt::Barrier | KStmt::Mapping(_) => false,
+        KStmt::Barrier | KStmt::Mapping(_) | KStmt::Comment(_) => false,
     }
 }
 
@@ -256,8 +256,7 @@ impl Writer<'_> {
         self.out.push_str(&format!("{level}{text}\n"));
     }
 
-    /// A hook for provenance: a comment line (`// block: C`). The Kernel carries no block
-    /// names yet; when it does, the statement arm that holds one calls this.
+    /// A comment line (`// block C`): where the following statements came from.
     fn comment(&mut self, level: Level, text: &str) {
         self.line(level, &format!("// {text}"));
     }
@@ -380,6 +379,12 @@ impl Writer<'_> {
                 self.line(level, &format!("{dst}[{i}] = {v};"));
             }
             KStmt::Barrier => self.line(level, "workgroupBarrier();"),
+            // In unrolled copies, only the first copy carries the block's name.
+            KStmt::Comment(t) => {
+                if self.consts.values().all(|v| *v == 0) {
+                    self.comment(level, t);
+                }
+            }
             KStmt::Mapping(_) => {
                 // `check_lowered` refuses these first; an error, not a panic, regardless.
                 return Err(EmitError::Unlowered {

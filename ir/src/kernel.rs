@@ -100,6 +100,9 @@ pub enum KStmt {
     Barrier,
     /// An unexpanded task mapping (never in a kernel that lowering returns).
     Mapping(Box<KMapping>),
+    /// A note for readers of the emitted source: the block the following statements
+    /// came from. No effect on execution.
+    Comment(String),
 }
 
 impl KStmt {
@@ -134,7 +137,7 @@ impl KStmt {
                 }
             }
             KStmt::Mapping(m) => m.body.visit(f),
-            KStmt::Store { .. } | KStmt::Barrier => {}
+            KStmt::Store { .. } | KStmt::Barrier | KStmt::Comment(_) => {}
         }
     }
 
@@ -149,7 +152,7 @@ impl KStmt {
                 f(value);
             }
             KStmt::Mapping(m) => f(&m.worker),
-            KStmt::Seq(_) | KStmt::For { .. } | KStmt::Barrier => {}
+            KStmt::Seq(_) | KStmt::For { .. } | KStmt::Barrier | KStmt::Comment(_) => {}
         })
     }
 
@@ -194,6 +197,7 @@ impl KStmt {
                 lanes: *lanes,
             },
             KStmt::Barrier => KStmt::Barrier,
+            KStmt::Comment(t) => KStmt::Comment(t.clone()),
             KStmt::Mapping(m) => KStmt::Mapping(Box::new(KMapping {
                 mapping: m.mapping.clone(),
                 worker: f(&m.worker),

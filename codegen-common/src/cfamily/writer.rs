@@ -122,9 +122,7 @@ impl<D: Dialect> Writer<'_, D> {
         self.out.push_str(&format!("{level}{text}\n"));
     }
 
-    /// A hook for provenance: a comment line (`// block: C`). The Kernel carries no block
-    /// names yet; when it does, the statement arm that holds one calls this.
-    #[allow(dead_code)]
+    /// A comment line (`// block C`): where the following statements came from.
     fn comment(&mut self, level: Level, text: &str) {
         self.line(level, &format!("// {text}"));
     }
@@ -236,6 +234,7 @@ impl<D: Dialect> Writer<'_, D> {
                 self.line(level, &text);
             }
             KStmt::Barrier => self.line(level, D::BARRIER),
+            KStmt::Comment(t) => self.comment(level, t),
             KStmt::Mapping(_) => {
                 // `check_lowered` refuses these before writing starts; kept as an error
                 // rather than a panic for callers that skip the check.

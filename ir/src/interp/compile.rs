@@ -518,6 +518,7 @@ impl Compiler<'_> {
                 lanes,
             } => self.store(buffer, index, value, *lanes)?,
             KStmt::Barrier => CStmt::Barrier,
+            KStmt::Comment(_) => CStmt::Seq(Vec::new()),
             KStmt::Mapping(m) => {
                 return Err(InterpError::UnloweredMapping {
                     kernel: self.name(),

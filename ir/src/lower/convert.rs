@@ -157,7 +157,11 @@ impl Ctx<'_> {
                     .zip(&c.stride)
                     .map(|((i, s), g)| {
                         let rel = i.clone() - s.substitute(&self.env);
-                        if *g > 1 { rel.floordiv(Expr::int(*g)) } else { rel }
+                        if *g > 1 {
+                            rel.floordiv(Expr::int(*g))
+                        } else {
+                            rel
+                        }
                     })
                     .collect(),
             ),
@@ -330,7 +334,8 @@ impl Ctx<'_> {
             let init = self.block_stmts(init, &vars);
             body = KStmt::seq(vec![self.guard(&first, init), body]);
         }
-        self.guard(&r.predicate, body)
+        let guarded = self.guard(&r.predicate, body);
+        KStmt::seq(vec![KStmt::Comment(format!("block {}", b.name)), guarded])
     }
 
     /// The init of a reduction block, placed before loop `at`: the loops from `at` down
@@ -358,6 +363,9 @@ impl Ctx<'_> {
                 .filter(|c| !c.uses_any(&reduce_loops)),
         );
         let init = b.init.as_ref().map(|i| self.block_stmts(i, &vars));
-        self.guard(&pred, init.unwrap_or(KStmt::Seq(Vec::new())))
+        KStmt::seq(vec![
+            KStmt::Comment(format!("block {} (init)", b.name)),
+            self.guard(&pred, init.unwrap_or(KStmt::Seq(Vec::new()))),
+        ])
     }
 }

@@ -158,6 +158,7 @@ fn rewrite_division(s: &KStmt, b: &mut Bounds) -> KStmt {
             lanes: *lanes,
         },
         KStmt::Barrier => KStmt::Barrier,
+        KStmt::Comment(t) => KStmt::Comment(t.clone()),
         KStmt::Mapping(m) => KStmt::Mapping(m.clone()),
     }
 }

@@ -107,6 +107,16 @@ fn invariant_cond(c: &Expr, v: &Var, lanes: i64, b: &Bounds) -> Option<Expr> {
 
 /// Turns a vectorized loop over `var` with `body` into one vector copy, if possible.
 pub(crate) fn vectorize(var: &Var, lanes: i64, body: &KStmt, b: &Bounds) -> Option<KStmt> {
+    // Block comments ride along in front of the copy.
+    if let KStmt::Seq(items) = body {
+        let (notes, rest): (Vec<&KStmt>, Vec<&KStmt>) =
+            items.iter().partition(|s| matches!(s, KStmt::Comment(_)));
+        if rest.len() != 1 {
+            return None;
+        }
+        let v = vectorize(var, lanes, rest[0], b)?;
+        return Some(KStmt::seq(notes.into_iter().cloned().chain([v]).collect()));
+    }
     let (cond, store) = match body {
         KStmt::If {
             cond,

@@ -184,6 +184,7 @@ fn write_kstmt(s: &KStmt, level: usize, out: &mut String) {
             );
         }
         KStmt::Barrier => line(out, level, "T.tvm_storage_sync(\"shared\")"),
+        KStmt::Comment(t) => line(out, level, &format!("# {t}")),
         KStmt::Mapping(m) => {
             let vars: Vec<&str> = m.task_vars.iter().map(|v| v.name()).collect();
             line(
