@@ -1,0 +1,161 @@
+//! Buffers and storage scopes.
+
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use super::{Expr, fresh_id};
+use crate::dtype::DType;
+
+/// Where a buffer lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// Device memory, visible to every thread of every block.
+    Global,
+    /// On-chip memory shared by the threads of one block (`__shared__`, `var<workgroup>`).
+    Shared,
+    /// Private to one thread (registers or local memory).
+    Local,
+}
+
+impl Scope {
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Global => "global",
+            Scope::Shared => "shared",
+            Scope::Local => "local",
+        }
+    }
+
+    /// Parses `global`, `shared` or `local`.
+    pub fn parse(s: &str) -> Option<Scope> {
+        Some(match s {
+            "global" => Scope::Global,
+            "shared" => Scope::Shared,
+            "local" => Scope::Local,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A multi-dimensional array with a static shape, row-major.
+#[derive(Clone)]
+pub struct Buffer(Arc<BufferNode>);
+
+struct BufferNode {
+    id: u64,
+    name: String,
+    dtype: DType,
+    shape: Vec<i64>,
+    scope: Scope,
+    producer: Option<Arc<crate::te::ComputeOp>>,
+}
+
+impl Buffer {
+    /// A new buffer. Every extent must be positive (checked where user shapes enter:
+    /// [`crate::te`]).
+    pub fn new(name: impl Into<String>, shape: Vec<i64>, dtype: DType, scope: Scope) -> Buffer {
+        Buffer(Arc::new(BufferNode {
+            id: fresh_id(),
+            name: name.into(),
+            dtype,
+            shape,
+            scope,
+            producer: None,
+        }))
+    }
+
+    pub(crate) fn with_producer(
+        name: impl Into<String>,
+        shape: Vec<i64>,
+        dtype: DType,
+        producer: Arc<crate::te::ComputeOp>,
+    ) -> Buffer {
+        Buffer(Arc::new(BufferNode {
+            id: fresh_id(),
+            name: name.into(),
+            dtype,
+            shape,
+            scope: Scope::Global,
+            producer: Some(producer),
+        }))
+    }
+
+    pub fn name(&self) -> &str {
+        &self.0.name
+    }
+    pub fn dtype(&self) -> DType {
+        self.0.dtype
+    }
+    pub fn shape(&self) -> &[i64] {
+        &self.0.shape
+    }
+    pub fn scope(&self) -> Scope {
+        self.0.scope
+    }
+    pub fn id(&self) -> u64 {
+        self.0.id
+    }
+    pub fn ndim(&self) -> usize {
+        self.0.shape.len()
+    }
+    /// Number of elements.
+    pub fn numel(&self) -> i64 {
+        self.0.shape.iter().product()
+    }
+    /// Size in bytes.
+    pub fn bytes(&self) -> i64 {
+        self.numel() * self.dtype().bytes() as i64
+    }
+    /// Row-major strides in elements.
+    pub fn strides(&self) -> Vec<i64> {
+        let mut s = vec![1; self.ndim()];
+        for d in (0..self.ndim().saturating_sub(1)).rev() {
+            s[d] = s[d + 1] * self.0.shape[d + 1];
+        }
+        s
+    }
+    /// The te compute that defines this buffer, if it was made by [`crate::te::compute`].
+    pub fn producer(&self) -> Option<&Arc<crate::te::ComputeOp>> {
+        self.0.producer.as_ref()
+    }
+    /// A new buffer (new identity) with the same type, another name, shape and scope.
+    pub fn derive(&self, name: impl Into<String>, shape: Vec<i64>, scope: Scope) -> Buffer {
+        Buffer::new(name, shape, self.dtype(), scope)
+    }
+    /// A load of this buffer at `indices`.
+    pub fn load(&self, indices: Vec<Expr>) -> Expr {
+        Expr::Load {
+            buffer: self.clone(),
+            indices,
+            lanes: 1,
+        }
+    }
+}
+
+impl PartialEq for Buffer {
+    fn eq(&self, other: &Buffer) -> bool {
+        self.0.id == other.0.id
+    }
+}
+impl Eq for Buffer {}
+impl Hash for Buffer {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.0.id.hash(h)
+    }
+}
+impl fmt::Debug for Buffer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}{:?}:{}@{}",
+            self.0.name, self.0.shape, self.0.dtype, self.0.scope
+        )
+    }
+}

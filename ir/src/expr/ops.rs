@@ -1,0 +1,162 @@
+//! Operators, intrinsics and reductions.
+
+use super::{Expr, IterVar};
+use crate::dtype::DType;
+
+/// Binary operators.
+///
+/// `FloorDiv`/`FloorMod` are the IR's integer division (Python semantics). `Div` is float
+/// division, or C's truncating integer division; `Mod` is C's truncating remainder.
+/// Lowering turns floor forms into `Div`/`Mod` only where operands are provably
+/// non-negative.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    FloorDiv,
+    FloorMod,
+    Min,
+    Max,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+}
+
+impl BinOp {
+    /// True for comparisons and logical connectives (their result is `bool`).
+    pub fn is_predicate(self) -> bool {
+        matches!(
+            self,
+            BinOp::Eq
+                | BinOp::Ne
+                | BinOp::Lt
+                | BinOp::Le
+                | BinOp::Gt
+                | BinOp::Ge
+                | BinOp::And
+                | BinOp::Or
+        )
+    }
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+        )
+    }
+}
+
+/// Unary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    Neg,
+    Not,
+}
+
+/// Math intrinsics. All take and return floats, except `Abs`, which also takes integers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Intrinsic {
+    Exp,
+    Log,
+    Sqrt,
+    Rsqrt,
+    Tanh,
+    Sigmoid,
+    Sin,
+    Cos,
+    Abs,
+    Floor,
+    Ceil,
+    /// `pow(x, y)`
+    Pow,
+    /// `fma(a, b, c) = a * b + c`
+    Fma,
+}
+
+impl Intrinsic {
+    /// Number of arguments.
+    pub fn arity(self) -> usize {
+        match self {
+            Intrinsic::Pow => 2,
+            Intrinsic::Fma => 3,
+            _ => 1,
+        }
+    }
+    /// Lower-case name (`exp`), used by the printer as `T.exp`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Intrinsic::Exp => "exp",
+            Intrinsic::Log => "log",
+            Intrinsic::Sqrt => "sqrt",
+            Intrinsic::Rsqrt => "rsqrt",
+            Intrinsic::Tanh => "tanh",
+            Intrinsic::Sigmoid => "sigmoid",
+            Intrinsic::Sin => "sin",
+            Intrinsic::Cos => "cos",
+            Intrinsic::Abs => "abs",
+            Intrinsic::Floor => "floor",
+            Intrinsic::Ceil => "ceil",
+            Intrinsic::Pow => "pow",
+            Intrinsic::Fma => "fma",
+        }
+    }
+}
+
+/// Reduction operators of te.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    Sum,
+    Max,
+    Min,
+}
+
+impl ReduceOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Max => "max",
+            ReduceOp::Min => "min",
+        }
+    }
+
+    /// The identity element for `dtype` (`0`, `-inf`/lowest, `+inf`/highest).
+    pub fn identity(self, dtype: DType) -> Expr {
+        match (self, dtype) {
+            (ReduceOp::Sum, d) => Expr::zero(d),
+            (ReduceOp::Max, DType::F32) => Expr::Float(f32::MIN as f64, DType::F32),
+            (ReduceOp::Max, DType::F16) => Expr::Float(-65504.0, DType::F16),
+            (ReduceOp::Max, DType::I32) => Expr::Int(i32::MIN as i64, DType::I32),
+            (ReduceOp::Max, DType::U32) => Expr::Int(0, DType::U32),
+            (ReduceOp::Max, DType::Bool) => Expr::Bool(false),
+            (ReduceOp::Min, DType::F32) => Expr::Float(f32::MAX as f64, DType::F32),
+            (ReduceOp::Min, DType::F16) => Expr::Float(65504.0, DType::F16),
+            (ReduceOp::Min, DType::I32) => Expr::Int(i32::MAX as i64, DType::I32),
+            (ReduceOp::Min, DType::U32) => Expr::Int(u32::MAX as i64, DType::U32),
+            (ReduceOp::Min, DType::Bool) => Expr::Bool(true),
+        }
+    }
+
+    /// `acc (op) value` as an expression.
+    pub fn combine(self, acc: Expr, value: Expr) -> Expr {
+        match self {
+            ReduceOp::Sum => Expr::binary(BinOp::Add, acc, value),
+            ReduceOp::Max => Expr::binary(BinOp::Max, acc, value),
+            ReduceOp::Min => Expr::binary(BinOp::Min, acc, value),
+        }
+    }
+}
+
+/// A te reduction: `op` of `source` over `axes`. Only valid at the top of a compute body.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reduce {
+    pub op: ReduceOp,
+    pub source: Expr,
+    pub axes: Vec<IterVar>,
+}
