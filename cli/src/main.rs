@@ -1,1 +1,38 @@
-fn main() {}
+//! `weft`: list targets, print IR and emitted source, run and benchmark workloads.
+//!
+//! ```text
+//! weft targets
+//! weft ops
+//! weft ir    --op OP [--schedule S] [--shape k=v,...] [--lowered] [--trace]
+//! weft emit  --op OP [--schedule S] [--shape k=v,...] --target T
+//! weft run   --op OP [--schedule S] [--shape k=v,...] --target T [--iters N] [--all]
+//! weft bench [--targets a,b,...] [--ops ...] [--json FILE] [--size small|bench]
+//! ```
+//!
+//! Exit status: 0 when right; 1 on a wrong result or a kernel that failed on its
+//! device; 2 on bad input, an unavailable target, or a kernel the target refuses. Errors
+//! go to stderr as `weft: MESSAGE`.
+
+mod args;
+mod bench;
+mod check;
+mod commands;
+mod error;
+mod measure;
+mod report;
+mod select;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = args::Cli::parse();
+    match commands::dispatch(&cli.command) {
+        Ok(()) => ExitCode::from(error::EXIT_OK),
+        Err(e) => {
+            eprintln!("weft: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}

@@ -18,6 +18,7 @@ pub mod array;
 pub mod cpu;
 pub mod cuda;
 pub mod device;
+pub mod reference;
 pub mod target;
 pub mod testing;
 pub mod wgpu_device;

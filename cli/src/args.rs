@@ -1,0 +1,147 @@
+//! The command line, as clap derive structs.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// weft: a tensor-program compiler. One schedule, emitted as CUDA C, WGSL and Metal, run
+/// on NVIDIA GPUs through CUDA and on any GPU (or a CPU Vulkan driver) through wgpu.
+///
+/// Exit status: 0 when everything ran and matched the float64 reference; 1 when a result
+/// was wrong (error above tolerance, an unwritten element) or a kernel failed on its
+/// device; 2 on bad input, an unavailable target, or a kernel a target refuses.
+#[derive(Debug, Parser)]
+#[command(name = "weft", version, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Every target with whether this machine can run it, its device, or why not.
+    Targets,
+    /// Every op with its shape parameters, schedules and benchmark sizes.
+    Ops,
+    /// Print the scheduled function (or its lowered kernels).
+    Ir(IrArgs),
+    /// Print the source a target compiles (CUDA C, WGSL or MSL); needs no device.
+    Emit(EmitArgs),
+    /// Run on random inputs, check against the float64 reference, print median time and
+    /// error.
+    Run(RunArgs),
+    /// Time every op x schedule on every chosen target, with throughput, ratios between
+    /// targets and, on CUDA, cuBLAS and device-to-device copy reference rows.
+    Bench(BenchArgs),
+}
+
+/// Which op, schedule and shape.
+#[derive(Debug, Args)]
+pub struct WorkloadArgs {
+    /// The op (`weft ops` lists them).
+    #[arg(long)]
+    pub op: String,
+    /// A schedule of the op; its best when not given.
+    #[arg(long)]
+    pub schedule: Option<String>,
+    /// Shape parameters by name, e.g. `m=1024,n=1024,k=1024`; others keep the op's
+    /// default (seed) size.
+    #[arg(long)]
+    pub shape: Option<String>,
+}
+
+/// `weft ir`.
+#[derive(Debug, Args)]
+pub struct IrArgs {
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// Print the lowered kernels instead of the scheduled function.
+    #[arg(long)]
+    pub lowered: bool,
+    /// Print the schedule's trace (the primitives applied) before the IR.
+    #[arg(long)]
+    pub trace: bool,
+}
+
+/// `weft emit`.
+#[derive(Debug, Args)]
+pub struct EmitArgs {
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// A target string: `cuda` (CUDA C); `vulkan`, `dx12`, `gl`, `wgpu`, `webgpu` (WGSL);
+    /// `metal` (MSL); `cpu` (the lowered IR the interpreter runs). Kernels are checked
+    /// against the target's offline limits: CUDA's (48 KiB shared, 1024 threads), WebGPU's
+    /// defaults for the WGSL targets (16 KiB, 256 invocations), Apple's for Metal (32 KiB,
+    /// 1024).
+    #[arg(long)]
+    pub target: String,
+}
+
+/// `weft run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The op; with `--all`, every op when not given.
+    #[arg(long, required_unless_present = "all")]
+    pub op: Option<String>,
+    /// A schedule of the op; its best when not given (with `--all`: every schedule).
+    #[arg(long)]
+    pub schedule: Option<String>,
+    /// Shape parameters by name (`m=256,k=64`). Default: the op's first small shape on
+    /// `cpu` and CPU adapters (llvmpipe), its seed size elsewhere; with `--all`, its small
+    /// shapes.
+    #[arg(long)]
+    pub shape: Option<String>,
+    /// A target string (`weft targets` lists what this machine has).
+    #[arg(long)]
+    pub target: String,
+    /// Timed runs (default: up to 20, fewer when one run is slow).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub iters: Option<u32>,
+    /// Run every schedule of every op (or of `--op`) at the op's small shapes.
+    #[arg(long)]
+    pub all: bool,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// wgpu targets: create shaders without naga's bounds checks (faster; for trusted
+    /// kernels only).
+    #[arg(long)]
+    pub unchecked_shaders: bool,
+}
+
+/// Which shapes `weft bench` measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SizeClass {
+    /// The op's small shapes (fit for the interpreter and CPU drivers).
+    Small,
+    /// The op's benchmark shapes (the seeds' sizes).
+    Bench,
+}
+
+/// `weft bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Target strings, comma-separated; the first is the baseline of the ratio column.
+    /// Default: every GPU target (cuda first, then vulkan/metal/dx12 on a GPU adapter),
+    /// else the best wgpu adapter, else the CPU interpreter.
+    #[arg(long, value_delimiter = ',')]
+    pub targets: Vec<String>,
+    /// Ops, comma-separated (default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub ops: Vec<String>,
+    /// Also write the rows as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Shapes to measure. Default: `bench` on GPUs, `small` on `cpu` and CPU adapters.
+    #[arg(long, value_enum)]
+    pub size: Option<SizeClass>,
+    /// Timed runs per row (default: up to 20, fewer when one run is slow).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub iters: Option<u32>,
+    /// wgpu targets: keep naga's runtime bounds checks in shaders (by default benchmarks
+    /// run without them, as CUDA does; the interpreter and the tests catch out-of-bounds
+    /// accesses).
+    #[arg(long)]
+    pub checked_shaders: bool,
+}

@@ -1,0 +1,448 @@
+//! Benchmark rows: what each measurement becomes, the CUDA reference rows (cuBLAS SGEMM,
+//! device-to-device copy), the ratios between rows, and the table and JSON they print as.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use weft_ops::{OpSpec, Shape, Workload};
+use weft_runtime::Timing;
+use weft_runtime::reference::CudaReference;
+
+use crate::check::{TOLERANCE, matmul_rows_error, sample_rows};
+use crate::error::CliError;
+use crate::measure::{Measured, TimingPlan};
+use crate::report::{Table, fmt_error, fmt_ratio, fmt_sig, fmt_time};
+
+/// Ops with fewer flops per byte than this (at their seed size) are memory-bound: their
+/// throughput is GB/s and their reference is a copy; the others report GFLOP/s against
+/// cuBLAS. A GPU's fp32 ridge point is 10–20 flop/byte, so vector add, window sum and a
+/// 7x7 depthwise convolution are memory-bound and a 1024³ matmul (170) is not.
+const COMPUTE_BOUND_INTENSITY: f64 = 16.0;
+
+/// How a row ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Ran and matched the reference.
+    Ok,
+    /// Ran, but the output is wrong.
+    Wrong,
+    /// The target or device failed while running it.
+    Failed,
+    /// The target declines it (over a limit, a construct it lacks, a missing library).
+    Refused,
+}
+
+/// What a row measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A weft schedule.
+    Weft,
+    /// cuBLAS SGEMM at the matmul's size.
+    Cublas,
+    /// A device-to-device copy moving as many bytes as the op.
+    Copy,
+}
+
+/// Which throughput a row reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Bound {
+    Compute,
+    Memory,
+}
+
+/// One line of the benchmark table (and one JSON record).
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub op: String,
+    /// The schedule, or `cublas-sgemm` / `d2d-copy` for reference rows.
+    pub schedule: String,
+    pub shape: String,
+    pub target: String,
+    pub device: String,
+    pub kind: Kind,
+    pub status: Status,
+    pub bound: Bound,
+    pub median_ms: Option<f64>,
+    pub min_ms: Option<f64>,
+    pub iters: usize,
+    /// Floating-point operations and bytes moved by one run.
+    pub flops: f64,
+    pub bytes: f64,
+    pub gflops: Option<f64>,
+    /// (Bytes read + bytes written) / median time, in 1e9 bytes per second.
+    pub gbps: Option<f64>,
+    /// Median time / the first target's median for the same op, schedule and shape.
+    pub vs_first: Option<f64>,
+    /// Median time / the reference row's (cuBLAS or copy) for the same op and shape.
+    pub vs_reference: Option<f64>,
+    /// Largest relative error against the float64 reference (null: not measured, or
+    /// infinite because an element was NaN).
+    pub max_rel_error: Option<f64>,
+    /// Why a row is refused or failed, or what was wrong.
+    pub message: Option<String>,
+    /// Sort key: op, shape, kind, schedule, target.
+    #[serde(skip)]
+    order: (usize, usize, usize, usize, usize),
+}
+
+/// Where a row sits: indices of its op, shape, schedule and target.
+#[derive(Clone, Copy, Debug)]
+pub struct Place {
+    pub op: usize,
+    pub shape: usize,
+    pub schedule: usize,
+    pub target: usize,
+}
+
+/// Whether an op is compute- or memory-bound (see [`COMPUTE_BOUND_INTENSITY`]).
+pub fn bound(op: &OpSpec) -> Bound {
+    match Workload::default_for(op.name) {
+        Ok(w) if w.flops / w.bytes.max(1.0) >= COMPUTE_BOUND_INTENSITY => Bound::Compute,
+        _ => Bound::Memory,
+    }
+}
+
+impl Row {
+    fn new(w: &Workload, schedule: &str, target: &str, device: &str, kind: Kind) -> Row {
+        let mut row = Row::bare(w.op, &w.shape, schedule, target, device, kind);
+        row.flops = w.flops;
+        row.bytes = w.bytes;
+        row
+    }
+
+    fn bare(
+        op: &OpSpec,
+        shape: &Shape,
+        schedule: &str,
+        target: &str,
+        device: &str,
+        kind: Kind,
+    ) -> Row {
+        Row {
+            op: op.name.to_string(),
+            schedule: schedule.to_string(),
+            shape: shape.to_string(),
+            target: target.to_string(),
+            device: device.to_string(),
+            kind,
+            status: Status::Ok,
+            bound: bound(op),
+            median_ms: None,
+            min_ms: None,
+            iters: 0,
+            flops: 0.0,
+            bytes: 0.0,
+            gflops: None,
+            gbps: None,
+            vs_first: None,
+            vs_reference: None,
+            max_rel_error: None,
+            message: None,
+            order: (0, 0, 0, 0, 0),
+        }
+    }
+
+    fn placed(mut self, p: Place) -> Row {
+        let kind = match self.kind {
+            Kind::Weft => 0,
+            Kind::Cublas | Kind::Copy => 1,
+        };
+        self.order = (p.op, p.shape, kind, p.schedule, p.target);
+        self
+    }
+
+    fn timed(mut self, t: &Timing) -> Row {
+        let secs = t.median.as_secs_f64();
+        self.median_ms = Some(secs * 1e3);
+        self.min_ms = Some(t.min.as_secs_f64() * 1e3);
+        self.iters = t.all.len();
+        if secs > 0.0 {
+            match self.bound {
+                Bound::Compute => self.gflops = Some(self.flops / secs / 1e9),
+                Bound::Memory => self.gbps = Some(self.bytes / secs / 1e9),
+            }
+        }
+        self
+    }
+
+    fn checked(mut self, max_error: f64, what: &str) -> Row {
+        self.max_rel_error = max_error.is_finite().then_some(max_error);
+        if max_error > TOLERANCE || !max_error.is_finite() {
+            self.status = Status::Wrong;
+            self.message = Some(
+                CliError::Wrong {
+                    what: what.to_string(),
+                    error: max_error,
+                    tolerance: TOLERANCE,
+                }
+                .to_string(),
+            );
+        }
+        self
+    }
+
+    fn failed(mut self, e: &CliError) -> Row {
+        self.status = if e.is_refusal() {
+            Status::Refused
+        } else {
+            Status::Failed
+        };
+        self.message = Some(e.to_string());
+        self
+    }
+
+    /// A schedule of an op whose workload could not even be defined at `shape`.
+    pub fn undefined(
+        op: &OpSpec,
+        shape: &Shape,
+        schedule: &str,
+        target: &str,
+        device: &str,
+        place: Place,
+        error: &CliError,
+    ) -> Row {
+        Row::bare(op, shape, schedule, target, device, Kind::Weft)
+            .placed(place)
+            .failed(error)
+    }
+
+    /// A measurement of a weft schedule, or why there is none.
+    pub fn weft(
+        w: &Workload,
+        schedule: &str,
+        target: &str,
+        device: &str,
+        place: Place,
+        result: Result<Measured, CliError>,
+    ) -> Row {
+        let row = Row::new(w, schedule, target, device, Kind::Weft).placed(place);
+        let what = format!("{}/{schedule} at {} on {target}", w.op.name, w.shape);
+        match result {
+            Ok(m) => row.timed(&m.timing).checked(m.max_error, &what),
+            Err(e) => row.failed(&e),
+        }
+    }
+
+    /// cuBLAS SGEMM at a matmul workload's shape (`reference` is `Err` when CUDA's
+    /// reference could not be opened), checked on sampled rows.
+    pub fn cublas(
+        w: &Workload,
+        target: &str,
+        reference: Result<&mut CudaReference, &CliError>,
+        place: Place,
+        plan: &TimingPlan,
+    ) -> Row {
+        let device = reference.as_ref().map_or("", |r| r.name()).to_string();
+        let row = Row::new(w, "cublas-sgemm", target, &device, Kind::Cublas).placed(place);
+        let reference = match reference {
+            Ok(r) => r,
+            Err(e) => return row.failed(e),
+        };
+        let dims: Vec<usize> = ["m", "n", "k"]
+            .iter()
+            .map(|d| w.shape.get(d).max(0) as usize)
+            .collect();
+        let [m, n, k] = [dims[0], dims[1], dims[2]];
+        let inputs = w.random_inputs(0);
+        let flat = |i: usize| -> Vec<f32> {
+            inputs
+                .get(i)
+                .map(|x| x.iter().copied().collect())
+                .unwrap_or_default()
+        };
+        let (a, b) = (flat(0), flat(1));
+        let iters = plan.iters.unwrap_or(plan.max_iters);
+        match reference.sgemm(&a, &b, [m, n, k], plan.warmup, iters) {
+            Ok((c, timing)) => {
+                let error = match (
+                    ndarray::ArrayView2::from_shape((m, k), &a[..]),
+                    ndarray::ArrayView2::from_shape((k, n), &b[..]),
+                    ndarray::ArrayView2::from_shape((m, n), &c[..]),
+                ) {
+                    (Ok(a), Ok(b), Ok(c)) => matmul_rows_error(a, b, c, &sample_rows(m)),
+                    _ => f64::INFINITY,
+                };
+                let what = format!("cuBLAS SGEMM at {} on {target}", w.shape);
+                row.timed(&timing).checked(error, &what)
+            }
+            Err(e) => row.failed(&CliError::Reference {
+                context: format!("cuBLAS SGEMM at {}", w.shape),
+                source: Box::new(e),
+            }),
+        }
+    }
+
+    /// A device-to-device copy moving the workload's bytes (half read, half written).
+    pub fn copy(
+        w: &Workload,
+        target: &str,
+        reference: Result<&mut CudaReference, &CliError>,
+        place: Place,
+        plan: &TimingPlan,
+    ) -> Row {
+        let device = reference.as_ref().map_or("", |r| r.name()).to_string();
+        let row = Row::new(w, "d2d-copy", target, &device, Kind::Copy).placed(place);
+        let reference = match reference {
+            Ok(r) => r,
+            Err(e) => return row.failed(e),
+        };
+        let half = (w.bytes / 2.0).max(1.0) as usize;
+        let iters = plan.iters.unwrap_or(plan.max_iters);
+        match reference.copy(half, plan.warmup, iters) {
+            Ok(timing) => {
+                let mut row = row.timed(&timing);
+                row.bytes = 2.0 * half as f64;
+                row.gbps = row
+                    .median_ms
+                    .filter(|t| *t > 0.0)
+                    .map(|t| row.bytes / (t / 1e3) / 1e9);
+                row.gflops = None;
+                row
+            }
+            Err(e) => row.failed(&CliError::Reference {
+                context: format!("copying {half} bytes"),
+                source: Box::new(e),
+            }),
+        }
+    }
+}
+
+/// Sorts rows (op, shape, weft before reference, schedule, target) and fills in the
+/// ratio columns: to `first` (a target string) and to the reference of the same shape.
+pub fn finish(rows: &mut [Row], first: &str) {
+    rows.sort_by_key(|r| r.order);
+    let snapshot: Vec<Row> = rows.to_vec();
+    for row in rows.iter_mut() {
+        let Some(t) = row.median_ms.filter(|_| row.status == Status::Ok) else {
+            continue;
+        };
+        let same = |o: &&Row| o.op == row.op && o.shape == row.shape && o.status == Status::Ok;
+        if row.kind == Kind::Weft {
+            row.vs_first = snapshot
+                .iter()
+                .filter(same)
+                .find(|o| o.kind == Kind::Weft && o.schedule == row.schedule && o.target == first)
+                .and_then(|o| o.median_ms)
+                .filter(|f| *f > 0.0)
+                .map(|f| t / f);
+            row.vs_reference = snapshot
+                .iter()
+                .filter(same)
+                .find(|o| o.kind != Kind::Weft)
+                .and_then(|o| o.median_ms)
+                .filter(|f| *f > 0.0)
+                .map(|f| t / f);
+        }
+    }
+}
+
+/// The rows as a table, then one note per row that was not right.
+pub fn render(rows: &[Row], first: &str) -> String {
+    let first_col = format!("vs {first}");
+    let mut table = Table::new(&[
+        "op",
+        "schedule",
+        "shape",
+        "target",
+        "median",
+        "throughput",
+        &first_col,
+        "vs ref",
+        "max err",
+        "status",
+    ])
+    .align_right(&[4, 5, 6, 7, 8]);
+    let mut notes = Vec::new();
+    for r in rows {
+        let throughput = match (r.gflops, r.gbps) {
+            (Some(g), _) => format!("{} GFLOP/s", fmt_sig(g)),
+            (None, Some(b)) => format!("{} GB/s", fmt_sig(b)),
+            _ => "-".to_string(),
+        };
+        let status = match (r.status, &r.message) {
+            (Status::Ok, _) if r.kind != Kind::Weft => "reference".to_string(),
+            (Status::Ok, _) => "ok".to_string(),
+            (s, Some(m)) => {
+                notes.push(format!(
+                    "[{}] {} {}/{} {}: {m}",
+                    notes.len() + 1,
+                    r.target,
+                    r.op,
+                    r.schedule,
+                    r.shape
+                ));
+                format!("{} [{}]", status_word(s), notes.len())
+            }
+            (s, None) => status_word(s).to_string(),
+        };
+        let error = match (r.kind, r.max_rel_error, r.status) {
+            (Kind::Copy, _, _) => "-".to_string(),
+            (_, Some(e), _) => fmt_error(e),
+            (_, None, Status::Wrong) => fmt_error(f64::INFINITY),
+            _ => "-".to_string(),
+        };
+        table.row(vec![
+            r.op.clone(),
+            r.schedule.clone(),
+            r.shape.clone(),
+            r.target.clone(),
+            r.median_ms
+                .map(|ms| fmt_time(Duration::from_secs_f64(ms / 1e3)))
+                .unwrap_or_else(|| "-".to_string()),
+            throughput,
+            r.vs_first.map(fmt_ratio).unwrap_or_else(|| "-".to_string()),
+            r.vs_reference
+                .map(fmt_ratio)
+                .unwrap_or_else(|| "-".to_string()),
+            error,
+            status,
+        ]);
+    }
+    let mut out = table.render();
+    if !notes.is_empty() {
+        out.push('\n');
+        for n in notes {
+            out.push_str(&n);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn status_word(s: Status) -> &'static str {
+    match s {
+        Status::Ok => "ok",
+        Status::Wrong => "WRONG",
+        Status::Failed => "FAILED",
+        Status::Refused => "refused",
+    }
+}
+
+/// One target of a benchmark, for the header and the JSON.
+#[derive(Clone, Debug, Serialize)]
+pub struct TargetRecord {
+    pub target: String,
+    pub device: String,
+    /// `small` or `bench`.
+    pub size: String,
+    /// A wgpu target (its shaders follow `--checked-shaders`).
+    #[serde(skip)]
+    pub wgpu: bool,
+}
+
+/// The JSON document `--json` writes.
+#[derive(Debug, Serialize)]
+pub struct Report<'a> {
+    pub weft_version: &'static str,
+    /// Seconds since the Unix epoch when the benchmark finished.
+    pub unix_time: u64,
+    pub tolerance: f64,
+    /// Whether wgpu shaders ran without naga's bounds checks.
+    pub unchecked_shaders: bool,
+    /// The targets, the first being the baseline of `vs_first`.
+    pub targets: &'a [TargetRecord],
+    pub rows: &'a [Row],
+}

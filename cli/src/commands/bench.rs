@@ -1,0 +1,256 @@
+//! `weft bench`: every op x schedule on every chosen target, with reference rows on CUDA.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use weft_ops::{OpSpec, Workload};
+use weft_runtime::reference::CudaReference;
+use weft_runtime::{Target, WgpuOptions, available_targets};
+
+use crate::args::{BenchArgs, SizeClass};
+use crate::bench::{Bound, Place, Report, Row, Status, TargetRecord, bound, finish, render};
+use crate::check::TOLERANCE;
+use crate::error::CliError;
+use crate::measure::{TimingPlan, measure};
+use crate::select::{self, Opened};
+
+/// Runs the benchmark, prints the table, writes the JSON; fails (exit 1) if any row is
+/// wrong or failed. Refused rows are reported, not failures.
+pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
+    let ops = select::ops(&a.ops)?;
+    let options = WgpuOptions {
+        unchecked_shaders: !a.checked_shaders,
+        ..WgpuOptions::default()
+    };
+    let mut targets: Vec<Opened> = if a.targets.is_empty() {
+        default_targets(options)
+    } else {
+        a.targets
+            .iter()
+            .map(|t| select::open_str(t.trim(), options))
+            .collect::<Result<_, _>>()?
+    };
+    let sizes: Vec<SizeClass> = targets.iter().map(|t| a.size.unwrap_or(t.size)).collect();
+    let records: Vec<TargetRecord> = targets
+        .iter()
+        .zip(&sizes)
+        .map(|(t, s)| TargetRecord {
+            target: t.target.to_string(),
+            device: t.device.name(),
+            size: size_name(*s).to_string(),
+            wgpu: matches!(t.target, Target::Wgpu { .. }),
+        })
+        .collect();
+    let first = records
+        .first()
+        .map(|r| r.target.clone())
+        .unwrap_or_default();
+
+    let plan = TimingPlan::new(a.iters);
+    let mut work = Vec::new();
+    for (t, size) in targets.iter().zip(&sizes) {
+        let mut per_op = Vec::new();
+        for op in &ops {
+            per_op.push(select::shapes(op, *size)?);
+        }
+        work.push((is_cuda(&t.target), per_op));
+    }
+    let total: usize = work
+        .iter()
+        .map(|(cuda, per_op)| {
+            ops.iter()
+                .zip(per_op)
+                .map(|(op, shapes)| shapes.len() * (op.schedules.len() + *cuda as usize))
+                .sum::<usize>()
+        })
+        .sum();
+    let progress = progress_bar(total as u64);
+
+    let mut rows = Vec::new();
+    // Shapes in order of first appearance per op, so rows of one shape sort together.
+    let mut shape_keys: Vec<(usize, String)> = Vec::new();
+    for (ti, (opened, (_, per_op))) in targets.iter_mut().zip(&work).enumerate() {
+        let target = opened.target.to_string();
+        let device = opened.device.name();
+        let mut reference: Option<Result<CudaReference, CliError>> = None;
+        for (oi, (op, shapes)) in ops.iter().zip(per_op).enumerate() {
+            for shape in shapes {
+                let key = (oi, shape.to_string());
+                let si = match shape_keys.iter().position(|k| *k == key) {
+                    Some(i) => i,
+                    None => {
+                        shape_keys.push(key);
+                        shape_keys.len() - 1
+                    }
+                };
+                let place = |schedule| Place {
+                    op: oi,
+                    shape: si,
+                    schedule,
+                    target: ti,
+                };
+                let w = match Workload::new(op.name, shape) {
+                    Ok(w) => w,
+                    Err(e) => {
+                        let e = CliError::from(e);
+                        for (ki, schedule) in op.schedules.iter().enumerate() {
+                            rows.push(Row::undefined(
+                                op,
+                                shape,
+                                schedule,
+                                &target,
+                                &device,
+                                place(ki),
+                                &e,
+                            ));
+                        }
+                        progress.inc(op.schedules.len() as u64 + is_cuda(&opened.target) as u64);
+                        continue;
+                    }
+                };
+                for (ki, schedule) in op.schedules.iter().enumerate() {
+                    progress.set_message(format!("{}/{schedule} {shape} on {target}", op.name));
+                    let result = measure(opened.device.as_mut(), &w, schedule, &plan, 0);
+                    rows.push(Row::weft(&w, schedule, &target, &device, place(ki), result));
+                    progress.inc(1);
+                }
+                if is_cuda(&opened.target) {
+                    progress.set_message(format!("{} reference {shape} on {target}", op.name));
+                    let r = reference.get_or_insert_with(|| {
+                        CudaReference::open(&opened.target).map_err(|e| CliError::Reference {
+                            context: "opening the CUDA reference".to_string(),
+                            source: Box::new(e),
+                        })
+                    });
+                    if let Some(row) = reference_row(op, &w, &target, r, place(0), &plan) {
+                        rows.push(row);
+                    }
+                    progress.inc(1);
+                }
+            }
+        }
+    }
+    progress.finish_and_clear();
+    finish(&mut rows, &first);
+
+    print!("{}", header(&records, options));
+    print!("{}", render(&rows, &first));
+    if let Some(path) = &a.json {
+        let report = Report {
+            weft_version: env!("CARGO_PKG_VERSION"),
+            unix_time: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+            tolerance: TOLERANCE,
+            unchecked_shaders: options.unchecked_shaders,
+            targets: &records,
+            rows: &rows,
+        };
+        let text = serde_json::to_string_pretty(&report)?;
+        std::fs::write(path, text + "\n").map_err(|source| CliError::Io {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    let count = |s: Status| rows.iter().filter(|r| r.status == s).count();
+    let wrong = count(Status::Wrong) + count(Status::Failed);
+    if wrong > 0 {
+        return Err(CliError::Summary {
+            wrong,
+            refused: count(Status::Refused),
+            total: rows.len(),
+        });
+    }
+    Ok(())
+}
+
+/// cuBLAS for a matmul, a copy for a memory-bound op, nothing otherwise.
+fn reference_row(
+    op: &OpSpec,
+    w: &Workload,
+    target: &str,
+    reference: &mut Result<CudaReference, CliError>,
+    place: Place,
+    plan: &TimingPlan,
+) -> Option<Row> {
+    let r = reference.as_mut().map_err(|e| &*e);
+    match bound(op) {
+        Bound::Compute if op.name == "matmul" => Some(Row::cublas(w, target, r, place, plan)),
+        Bound::Memory => Some(Row::copy(w, target, r, place, plan)),
+        Bound::Compute => None,
+    }
+}
+
+fn is_cuda(t: &Target) -> bool {
+    matches!(t, Target::Cuda { .. })
+}
+
+fn size_name(s: SizeClass) -> &'static str {
+    match s {
+        SizeClass::Small => "small",
+        SizeClass::Bench => "bench",
+    }
+}
+
+/// Every GPU target (cuda, then vulkan / metal / dx12 on a GPU adapter); else the best
+/// wgpu adapter (a CPU driver such as llvmpipe); else the interpreter. A target that is
+/// listed as available but fails to open is skipped with a warning.
+fn default_targets(options: WgpuOptions) -> Vec<Opened> {
+    let infos = available_targets();
+    let available = |name: &str| {
+        infos
+            .iter()
+            .any(|i| i.target.name() == name && i.is_available())
+    };
+    let mut picked = Vec::new();
+    let open = |name: &str, gpu_only: bool, picked: &mut Vec<Opened>| match select::open_str(
+        name, options,
+    ) {
+        Ok(o) if !gpu_only || o.size == SizeClass::Bench => picked.push(o),
+        Ok(_) => {}
+        Err(e) => eprintln!("weft: skipping target `{name}`: {e}"),
+    };
+    if available("cuda") {
+        open("cuda", false, &mut picked);
+    }
+    for name in ["vulkan", "metal", "dx12"] {
+        if available(name) {
+            open(name, true, &mut picked);
+        }
+    }
+    if picked.is_empty() && available("wgpu") {
+        open("wgpu", false, &mut picked);
+    }
+    if picked.is_empty() {
+        open("cpu", false, &mut picked);
+    }
+    picked
+}
+
+fn header(records: &[TargetRecord], options: WgpuOptions) -> String {
+    let mut out = String::from("targets (ratios are to the first):\n");
+    let w = records.iter().map(|r| r.target.len()).max().unwrap_or(0);
+    for r in records {
+        let unchecked = if options.unchecked_shaders && r.wgpu {
+            ", WGSL without bounds checks"
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            "  {:<w$}  {}  ({} shapes{unchecked})\n",
+            r.target, r.device, r.size
+        ));
+    }
+    out.push('\n');
+    out
+}
+
+/// A progress bar on stderr (hidden when stderr is not a terminal).
+fn progress_bar(total: u64) -> ProgressBar {
+    let bar = ProgressBar::new(total);
+    if let Ok(style) =
+        ProgressStyle::with_template("[{elapsed_precise}] {bar:30} {pos}/{len} {wide_msg}")
+    {
+        bar.set_style(style);
+    }
+    bar
+}

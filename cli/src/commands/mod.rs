@@ -1,0 +1,24 @@
+//! One module per subcommand; each prints its result to stdout and returns the error
+//! that sets the exit status.
+
+mod bench;
+mod emit;
+mod ir;
+mod ops;
+mod run;
+mod targets;
+
+use crate::args::Command;
+use crate::error::CliError;
+
+/// Runs a parsed command.
+pub fn dispatch(command: &Command) -> Result<(), CliError> {
+    match command {
+        Command::Targets => targets::targets(),
+        Command::Ops => ops::ops(),
+        Command::Ir(a) => ir::ir(a),
+        Command::Emit(a) => emit::emit(a),
+        Command::Run(a) => run::run(a),
+        Command::Bench(a) => bench::bench(a),
+    }
+}

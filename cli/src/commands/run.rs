@@ -1,0 +1,146 @@
+//! `weft run`: one schedule (or, with `--all`, every one) on a target, checked against
+//! the float64 reference and timed.
+
+use weft_ops::{OpSpec, Shape};
+use weft_runtime::WgpuOptions;
+
+use crate::args::{RunArgs, SizeClass};
+use crate::check::TOLERANCE;
+use crate::error::CliError;
+use crate::measure::{Measured, TimingPlan, describe, measure};
+use crate::report::{fmt_error, fmt_time};
+use crate::select::{self, Opened};
+
+/// Runs the command.
+pub fn run(a: &RunArgs) -> Result<(), CliError> {
+    let options = WgpuOptions {
+        unchecked_shaders: a.unchecked_shaders,
+        ..WgpuOptions::default()
+    };
+    let mut opened = select::open_str(&a.target, options)?;
+    let plan = TimingPlan::new(a.iters);
+    if a.all {
+        return run_all(a, &mut opened, &plan);
+    }
+    // `required_unless_present = "all"` makes clap ask for `--op` before we get here.
+    let op = weft_ops::find(a.op.as_deref().unwrap_or_default())?;
+    let shape = select::shape(op, a.shape.as_deref(), opened.size)?;
+    let (w, schedule) = select::workload(op.name, a.schedule.as_deref(), &shape)?;
+    let m = measure(opened.device.as_mut(), &w, schedule, &plan, a.seed)?;
+    let verdict = if m.is_right() { "ok" } else { "WRONG" };
+    println!("op        {}", op.name);
+    println!("schedule  {schedule}");
+    println!("shape     {}", w.shape);
+    println!("target    {} ({})", opened.target, opened.device.name());
+    println!(
+        "median    {} (min {}, {} runs)",
+        fmt_time(m.timing.median),
+        fmt_time(m.timing.min),
+        m.timing.all.len()
+    );
+    println!(
+        "error     {} max relative, tolerance {TOLERANCE:e}: {verdict}",
+        fmt_error(m.max_error)
+    );
+    wrong_to_error(&m, || describe(&w, schedule, opened.device.as_ref()))
+}
+
+fn wrong_to_error(m: &Measured, what: impl FnOnce() -> String) -> Result<(), CliError> {
+    if m.is_right() {
+        Ok(())
+    } else {
+        Err(CliError::Wrong {
+            what: what(),
+            error: m.max_error,
+            tolerance: TOLERANCE,
+        })
+    }
+}
+
+/// The (op, shapes) pairs `--all` covers.
+fn cases(a: &RunArgs) -> Result<Vec<(&'static OpSpec, Vec<Shape>)>, CliError> {
+    let ops = match &a.op {
+        Some(name) => vec![weft_ops::find(name)?],
+        None => weft_ops::OPS.to_vec(),
+    };
+    let shapes: Vec<Vec<Shape>> = match &a.shape {
+        Some(text) => select::shape_for_each(&ops, text)?
+            .into_iter()
+            .map(|s| vec![s])
+            .collect(),
+        None => ops
+            .iter()
+            .map(|op| select::shapes(op, SizeClass::Small))
+            .collect::<Result<_, _>>()?,
+    };
+    // With `--schedule`, the ops that have it; naming a schedule none of them has is an
+    // error that lists theirs.
+    if let Some(s) = &a.schedule
+        && !ops.iter().any(|op| op.schedules.contains(&s.as_str()))
+    {
+        let mut list: Vec<&str> = ops
+            .iter()
+            .flat_map(|op| op.schedules.iter().copied())
+            .collect();
+        list.sort_unstable();
+        list.dedup();
+        return Err(CliError::NoOpHasSchedule {
+            schedule: s.clone(),
+            valid: list.join(", "),
+        });
+    }
+    Ok(ops.into_iter().zip(shapes).collect())
+}
+
+/// One line per op x schedule x shape; failures are described on stderr as they happen.
+fn run_all(a: &RunArgs, opened: &mut Opened, plan: &TimingPlan) -> Result<(), CliError> {
+    let (mut total, mut wrong, mut refused) = (0, 0, 0);
+    println!("target {} ({})", opened.target, opened.device.name());
+    for (op, shapes) in cases(a)? {
+        let schedules: Vec<&str> = match &a.schedule {
+            Some(s) => op.schedules.iter().copied().filter(|x| x == s).collect(),
+            None => op.schedules.to_vec(),
+        };
+        for shape in &shapes {
+            for schedule in &schedules {
+                total += 1;
+                let label = format!("{}/{schedule} {shape}", op.name);
+                let result = select::workload(op.name, Some(schedule), shape).and_then(|(w, s)| {
+                    let m = measure(opened.device.as_mut(), &w, s, plan, a.seed)?;
+                    wrong_to_error(&m, || describe(&w, s, opened.device.as_ref()))?;
+                    Ok(m)
+                });
+                match result {
+                    Ok(m) => println!(
+                        "ok       {label:<48} median {:>10}  max rel error {}",
+                        fmt_time(m.timing.median),
+                        fmt_error(m.max_error)
+                    ),
+                    Err(e) => {
+                        let status = if e.is_refusal() {
+                            refused += 1;
+                            "REFUSED"
+                        } else {
+                            wrong += 1;
+                            "WRONG"
+                        };
+                        println!("{status:<8} {label}");
+                        eprintln!("weft: {e}");
+                    }
+                }
+            }
+        }
+    }
+    println!(
+        "{total} runs: {} ok, {wrong} wrong or failed, {refused} refused",
+        total - wrong - refused
+    );
+    if wrong + refused > 0 {
+        return Err(CliError::Summary {
+            wrong,
+            refused,
+            total,
+        });
+    }
+    Ok(())
+}

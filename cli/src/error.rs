@@ -1,0 +1,149 @@
+//! The CLI's errors and the exit status each one maps to.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+use weft_ops::OpError;
+use weft_runtime::reference::ReferenceError;
+use weft_runtime::{DeviceError, SourceError, TargetError};
+
+/// Exit status of a correct run.
+pub const EXIT_OK: u8 = 0;
+/// Exit status of a wrong result, or a kernel that failed on its device.
+pub const EXIT_WRONG: u8 = 1;
+/// Exit status of bad input, an unavailable target, or a kernel a target refuses.
+pub const EXIT_INPUT: u8 = 2;
+
+/// Everything a `weft` command can fail with.
+#[derive(Debug, Error)]
+pub enum CliError {
+    /// Unknown op or schedule, a bad `--shape`, or a schedule that does not apply.
+    #[error(transparent)]
+    Op(#[from] OpError),
+    /// A target string that does not parse.
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    /// A `--shape` parameter (with `--all` and no `--op`) that no op has.
+    #[error("shape parameter `{param}` belongs to no op; parameters are: {valid}")]
+    ShapeParam { param: String, valid: String },
+    /// A `--schedule` (with `--all` and no `--op`) that no op has.
+    #[error("no op has a schedule `{schedule}`; schedules are: {valid}")]
+    NoOpHasSchedule { schedule: String, valid: String },
+    /// A target this machine cannot run.
+    #[error("target `{target}` is not available here: {reason}\navailable targets: {available}")]
+    Unavailable {
+        target: String,
+        reason: String,
+        available: String,
+    },
+    /// A kernel the target will not emit (over a limit, or a construct it lacks).
+    #[error("{0}")]
+    Source(#[from] SourceError),
+    /// A device failed: `context` says what was being done.
+    #[error("{context}: {source}")]
+    Device {
+        context: String,
+        #[source]
+        source: Box<DeviceError>,
+    },
+    /// A reference measurement (cuBLAS, copy) failed.
+    #[error("{context}: {source}")]
+    Reference {
+        context: String,
+        #[source]
+        source: Box<ReferenceError>,
+    },
+    /// The output differs from the reference.
+    #[error("wrong result for {what}: max relative error {error:.3e} exceeds {tolerance:e}{}",
+        if error.is_infinite() { " (an element is NaN or infinite: unwritten output?)" } else { "" })]
+    Wrong {
+        what: String,
+        error: f64,
+        tolerance: f64,
+    },
+    /// A file could not be written.
+    #[error("writing `{path}`: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// JSON serialisation failed.
+    #[error("serialising JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// Some of many runs (`run --all`, `bench`) did not pass; each was reported already.
+    #[error("{wrong} wrong or failed and {refused} refused, of {total} runs")]
+    Summary {
+        wrong: usize,
+        refused: usize,
+        total: usize,
+    },
+}
+
+impl CliError {
+    /// A device error with what was being done.
+    pub fn device(context: impl Into<String>, source: DeviceError) -> CliError {
+        CliError::Device {
+            context: context.into(),
+            source: Box::new(source),
+        }
+    }
+
+    /// The exit status: [`EXIT_WRONG`] for wrong results and device failures,
+    /// [`EXIT_INPUT`] for everything the user can fix by asking differently (including a
+    /// target that is absent or refuses the kernel).
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Wrong { .. } => EXIT_WRONG,
+            CliError::Device { source, .. } => match **source {
+                _ if source.is_unavailable() => EXIT_INPUT,
+                DeviceError::Limits(_) | DeviceError::Emit { .. } => EXIT_INPUT,
+                _ => EXIT_WRONG,
+            },
+            CliError::Reference { source, .. } if !source.is_unavailable() => EXIT_WRONG,
+            CliError::Summary { wrong, .. } if *wrong > 0 => EXIT_WRONG,
+            _ => EXIT_INPUT,
+        }
+    }
+
+    /// True for a kernel the target declines (limits, unsupported constructs) or cannot
+    /// run at all: a benchmark row that says why rather than a failure.
+    pub fn is_refusal(&self) -> bool {
+        self.exit_code() == EXIT_INPUT
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes() {
+        let wrong = CliError::Wrong {
+            what: "x".into(),
+            error: f64::INFINITY,
+            tolerance: 1e-4,
+        };
+        assert_eq!(wrong.exit_code(), EXIT_WRONG);
+        assert!(wrong.to_string().contains("NaN"));
+        let bad_op = CliError::Op(OpError::UnknownOp("nope".into()));
+        assert_eq!(bad_op.exit_code(), EXIT_INPUT);
+        let unavailable = CliError::device(
+            "opening",
+            DeviceError::Unavailable {
+                target: "metal".into(),
+                reason: "no".into(),
+            },
+        );
+        assert_eq!(unavailable.exit_code(), EXIT_INPUT);
+        assert!(unavailable.is_refusal());
+        let failed = CliError::device("timing", DeviceError::NoIterations);
+        assert_eq!(failed.exit_code(), EXIT_WRONG);
+        let summary = CliError::Summary {
+            wrong: 0,
+            refused: 1,
+            total: 3,
+        };
+        assert_eq!(summary.exit_code(), EXIT_INPUT);
+    }
+}

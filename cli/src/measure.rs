@@ -1,0 +1,134 @@
+//! One measurement: a workload's schedule run on a device, checked against the
+//! reference, then timed. Shared by `weft run` and `weft bench`.
+
+use std::time::{Duration, Instant};
+
+use weft_ops::Workload;
+use weft_runtime::{Device, Timing};
+
+use crate::check::{TOLERANCE, max_error};
+use crate::error::CliError;
+
+/// How many runs to time.
+#[derive(Clone, Copy, Debug)]
+pub struct TimingPlan {
+    /// Exactly this many timed runs, when given.
+    pub iters: Option<usize>,
+    /// Without `iters`: at most this many...
+    pub max_iters: usize,
+    /// ...and about this much device time in all (but at least one run).
+    pub budget: Duration,
+    /// Untimed runs first, when they fit in a quarter of the budget.
+    pub warmup: usize,
+}
+
+impl TimingPlan {
+    /// Up to 20 runs in about a second, after 3 warm-up runs; or exactly `iters`.
+    pub fn new(iters: Option<u32>) -> TimingPlan {
+        TimingPlan {
+            iters: iters.map(|n| n as usize),
+            max_iters: 20,
+            budget: Duration::from_secs(1),
+            warmup: 3,
+        }
+    }
+
+    /// (warm-up runs, timed runs) for a kernel sequence that takes `per_run`.
+    fn counts(&self, per_run: Duration) -> (usize, usize) {
+        let per = per_run.as_secs_f64().max(1e-6);
+        let warmup = if per * self.warmup as f64 <= self.budget.as_secs_f64() / 4.0 {
+            self.warmup
+        } else {
+            0
+        };
+        let iters = self.iters.unwrap_or_else(|| {
+            ((self.budget.as_secs_f64() / per) as usize).clamp(1, self.max_iters)
+        });
+        (warmup, iters)
+    }
+}
+
+/// What one measurement found.
+#[derive(Clone, Debug)]
+pub struct Measured {
+    /// Largest relative error against the float64 reference (infinite for NaN).
+    pub max_error: f64,
+    pub timing: Timing,
+}
+
+impl Measured {
+    /// True when the error is within [`TOLERANCE`].
+    pub fn is_right(&self) -> bool {
+        self.max_error <= TOLERANCE
+    }
+}
+
+/// `op/schedule at shape on target`, for messages.
+pub fn describe(w: &Workload, schedule: &str, device: &dyn Device) -> String {
+    format!(
+        "{}/{} at {} on {}",
+        w.op.name,
+        schedule,
+        w.shape,
+        device.target()
+    )
+}
+
+/// Lowers `schedule` of `w`, runs it once on random inputs (seeded) with a poisoned
+/// output, checks the output, then times it per `plan`.
+///
+/// A wrong result is not an error here: it comes back in [`Measured::max_error`], with
+/// its timing, so that a benchmark can still show it.
+pub fn measure(
+    device: &mut dyn Device,
+    w: &Workload,
+    schedule: &str,
+    plan: &TimingPlan,
+    seed: u64,
+) -> Result<Measured, CliError> {
+    let what = describe(w, schedule, device);
+    let lowered = w.lower(schedule)?;
+    let inputs = w.random_inputs(seed);
+    let mut args = w.args(&inputs);
+    let started = Instant::now();
+    device
+        .run(&lowered, &mut args)
+        .map_err(|e| CliError::device(format!("running {what}"), e))?;
+    let first_run = started.elapsed();
+    let max_error = match w.output_of(&args) {
+        Some(out) => max_error(w, &inputs, &out),
+        None => f64::INFINITY,
+    };
+    // The first run's wall-clock time includes compiling and uploading: when even that
+    // fits the budget, one timed run measures the kernels alone.
+    let per_run = if plan.iters.is_some() {
+        first_run
+    } else if first_run >= plan.budget {
+        plan.budget
+    } else {
+        device
+            .time(&lowered, &args, 0, 1)
+            .map_err(|e| CliError::device(format!("timing {what}"), e))?
+            .median
+    };
+    let (warmup, iters) = plan.counts(per_run);
+    let timing = device
+        .time(&lowered, &args, warmup, iters)
+        .map_err(|e| CliError::device(format!("timing {what}"), e))?;
+    Ok(Measured { max_error, timing })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_follow_the_budget() {
+        let plan = TimingPlan::new(None);
+        assert_eq!(plan.counts(Duration::from_micros(10)), (3, 20));
+        assert_eq!(plan.counts(Duration::from_millis(200)), (0, 5));
+        assert_eq!(plan.counts(Duration::from_secs(3)), (0, 1));
+        let fixed = TimingPlan::new(Some(7));
+        assert_eq!(fixed.counts(Duration::from_secs(3)).1, 7);
+    }
+}

@@ -1,0 +1,174 @@
+//! Turning names on the command line into ops, shapes, targets and open devices.
+
+use weft_ops::{OPS, OpSpec, Shape, Workload};
+use weft_runtime::wgpu_device::WgpuDevice;
+use weft_runtime::{Device, DeviceError, Target, WgpuOptions, available_targets};
+
+use crate::args::SizeClass;
+use crate::error::CliError;
+
+/// A device opened for a target, with the shapes that suit it by default.
+pub struct Opened {
+    pub target: Target,
+    pub device: Box<dyn Device>,
+    /// `Small` for the interpreter and CPU adapters (llvmpipe), `Bench` for GPUs.
+    pub size: SizeClass,
+}
+
+/// Opens `target`. An absent backend is [`CliError::Unavailable`], listing the targets
+/// this machine has.
+pub fn open(target: &Target, options: WgpuOptions) -> Result<Opened, CliError> {
+    let failed = |e: DeviceError| open_error(target, e);
+    let (device, size): (Box<dyn Device>, SizeClass) = match target {
+        Target::Cpu => (
+            weft_runtime::open(target).map_err(failed)?,
+            SizeClass::Small,
+        ),
+        Target::Wgpu { .. } => {
+            let device = WgpuDevice::open(target, options).map_err(failed)?;
+            let size = if device.adapter_info().device_type == wgpu::DeviceType::Cpu {
+                SizeClass::Small
+            } else {
+                SizeClass::Bench
+            };
+            (Box::new(device), size)
+        }
+        Target::Cuda { .. } => (
+            weft_runtime::open_with(target, options).map_err(failed)?,
+            SizeClass::Bench,
+        ),
+    };
+    Ok(Opened {
+        target: target.clone(),
+        device,
+        size,
+    })
+}
+
+/// Parses and opens a target string.
+pub fn open_str(text: &str, options: WgpuOptions) -> Result<Opened, CliError> {
+    open(&Target::parse(text)?, options)
+}
+
+fn open_error(target: &Target, e: DeviceError) -> CliError {
+    if e.is_unavailable() {
+        CliError::Unavailable {
+            target: target.to_string(),
+            reason: e.to_string(),
+            available: available_list(),
+        }
+    } else {
+        CliError::device(format!("opening target `{target}`"), e)
+    }
+}
+
+/// The targets this machine can run, comma-separated.
+pub fn available_list() -> String {
+    available_targets()
+        .iter()
+        .filter(|i| i.is_available())
+        .map(|i| i.target.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The op's shapes of a size class.
+pub fn shapes(op: &OpSpec, size: SizeClass) -> Result<Vec<Shape>, CliError> {
+    let values = match size {
+        SizeClass::Small => op.small,
+        SizeClass::Bench => op.bench,
+    };
+    if values.is_empty() {
+        return Ok(vec![Shape::defaults(op)]);
+    }
+    Ok(values
+        .iter()
+        .map(|v| Shape::from_values(op, v))
+        .collect::<Result<_, _>>()?)
+}
+
+/// The shape `--shape` names for one op, or (without it) the first of `size`'s shapes
+/// (`Small`) or the op's defaults (`Bench`: the seed's size).
+pub fn shape(op: &OpSpec, text: Option<&str>, size: SizeClass) -> Result<Shape, CliError> {
+    match (text, size) {
+        (Some(text), _) => Ok(Shape::parse(op.name, text)?),
+        (None, SizeClass::Bench) => Ok(Shape::defaults(op)),
+        (None, SizeClass::Small) => Ok(shapes(op, size)?
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| Shape::defaults(op))),
+    }
+}
+
+/// `--shape` for many ops at once: each op takes the parameters it has. A parameter that
+/// no op in `ops` has is an error.
+pub fn shape_for_each(ops: &[&OpSpec], text: &str) -> Result<Vec<Shape>, CliError> {
+    let parts: Vec<&str> = text
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    for part in &parts {
+        let key = part.split_once('=').map_or(*part, |(k, _)| k.trim());
+        if !ops.iter().any(|op| op.dims.iter().any(|(n, _)| *n == key)) {
+            return Err(CliError::ShapeParam {
+                param: key.to_string(),
+                valid: all_params(ops),
+            });
+        }
+    }
+    ops.iter()
+        .map(|op| {
+            let own: Vec<&str> = parts
+                .iter()
+                .copied()
+                .filter(|p| {
+                    let key = p.split_once('=').map_or(*p, |(k, _)| k.trim());
+                    op.dims.iter().any(|(n, _)| *n == key)
+                })
+                .collect();
+            Ok(Shape::parse(op.name, &own.join(","))?)
+        })
+        .collect()
+}
+
+fn all_params(ops: &[&OpSpec]) -> String {
+    ops.iter()
+        .map(|op| {
+            let names: Vec<&str> = op.dims.iter().map(|(n, _)| *n).collect();
+            format!("{} ({})", op.name, names.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The ops `names` list (all of them when empty), in the order given.
+pub fn ops(names: &[String]) -> Result<Vec<&'static OpSpec>, CliError> {
+    if names.is_empty() {
+        return Ok(OPS.to_vec());
+    }
+    Ok(names
+        .iter()
+        .map(|n| weft_ops::find(n.trim()))
+        .collect::<Result<_, _>>()?)
+}
+
+/// The op `name` at a shape, with its schedule name checked (the op's best by default).
+pub fn workload(
+    op: &str,
+    schedule: Option<&str>,
+    shape: &Shape,
+) -> Result<(Workload, &'static str), CliError> {
+    let w = Workload::new(op, shape)?;
+    let schedule = match schedule {
+        None => w.op.best,
+        Some(s) => w.op.schedules.iter().copied().find(|x| *x == s).ok_or(
+            weft_ops::OpError::UnknownSchedule {
+                op: w.op.name.to_string(),
+                schedule: s.to_string(),
+                list: w.op.schedules.join(", "),
+            },
+        )?,
+    };
+    Ok((w, schedule))
+}

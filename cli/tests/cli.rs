@@ -1,0 +1,304 @@
+//! The `weft` binary end to end: every command, every op, and the exit status and stderr
+//! message of bad input. Nothing here needs a GPU: `run` and `bench` use the `cpu`
+//! target, `emit` needs no device.
+
+use std::process::{Command, Output};
+
+use weft_ops::OPS;
+
+fn weft(args: &[&str]) -> Output {
+    match Command::new(env!("CARGO_BIN_EXE_weft")).args(args).output() {
+        Ok(out) => out,
+        Err(e) => panic!("could not start weft {args:?}: {e}"),
+    }
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Runs `weft args`, expects exit 0, returns stdout.
+fn ok(args: &[&str]) -> String {
+    let out = weft(args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "weft {args:?} failed\nstdout:\n{}\nstderr:\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    stdout(&out)
+}
+
+/// Runs `weft args`, expects exit 2 and a message on stderr mentioning every one
+/// of `needles`; returns stderr.
+fn bad_input(args: &[&str], needles: &[&str]) -> String {
+    let out = weft(args);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "weft {args:?}: stderr:\n{err}");
+    for n in needles {
+        assert!(
+            err.contains(n),
+            "weft {args:?}: `{n}` not in stderr:\n{err}"
+        );
+    }
+    err
+}
+
+#[test]
+fn targets_lists_every_kind() {
+    let out = ok(&["targets"]);
+    let lines: Vec<&str> = out.lines().collect();
+    for name in weft_runtime::target::TARGET_NAMES {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.split_whitespace().next() == Some(name)),
+            "no line for `{name}`:\n{out}"
+        );
+    }
+    let cpu = lines
+        .iter()
+        .find(|l| l.starts_with("cpu "))
+        .unwrap_or_else(|| panic!("no cpu line:\n{out}"));
+    assert!(cpu.contains(" available") && cpu.contains("weft interpreter"));
+}
+
+#[test]
+fn ops_lists_schedules() {
+    let out = ok(&["ops"]);
+    for op in OPS {
+        assert!(out.contains(&format!("{}:", op.name)));
+        for s in op.schedules {
+            assert!(out.contains(s), "schedule `{s}` of `{}` missing", op.name);
+        }
+    }
+}
+
+#[test]
+fn emit_every_op_and_schedule_for_every_language() {
+    let languages = [
+        ("cuda", "__global__"),
+        ("vulkan", "@compute"),
+        ("webgpu", "@compute"),
+        ("metal", "kernel void"),
+        ("cpu", "@T.prim_func"),
+    ];
+    for op in OPS {
+        for schedule in op.schedules {
+            for (target, marker) in languages {
+                let out = ok(&[
+                    "emit",
+                    "--op",
+                    op.name,
+                    "--schedule",
+                    schedule,
+                    "--target",
+                    target,
+                ]);
+                assert!(
+                    out.contains(marker),
+                    "{}/{schedule} for {target}: no `{marker}` in\n{out}",
+                    op.name
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn emit_takes_target_options() {
+    let out = ok(&["emit", "--op", "vecadd", "--target", "cuda -arch=sm_90"]);
+    assert!(out.contains("__global__"));
+}
+
+#[test]
+fn ir_prints_func_trace_and_kernels() {
+    let func = ok(&["ir", "--op", "matmul", "--schedule", "naive"]);
+    assert!(func.contains("def matmul"), "{func}");
+    let traced = ok(&["ir", "--op", "matmul", "--schedule", "naive", "--trace"]);
+    assert!(traced.contains("sch.bind("), "{traced}");
+    let lowered = ok(&["ir", "--op", "matmul", "--shape", "m=64,n=32", "--lowered"]);
+    assert!(lowered.contains("T.launch_thread"), "{lowered}");
+    assert!(
+        lowered.contains("(64, 1024)"),
+        "shape not applied:\n{lowered}"
+    );
+}
+
+#[test]
+fn run_every_op_on_cpu() {
+    for op in OPS {
+        let out = ok(&["run", "--op", op.name, "--target", "cpu", "--iters", "2"]);
+        assert!(out.contains("schedule  "), "{out}");
+        assert!(out.contains(": ok"), "{}: {out}", op.name);
+        assert!(out.contains("median"), "{out}");
+    }
+}
+
+#[test]
+fn run_all_schedules_of_an_op_on_cpu() {
+    let out = ok(&[
+        "run",
+        "--all",
+        "--op",
+        "window-sum",
+        "--target",
+        "cpu",
+        "--iters",
+        "1",
+    ]);
+    let ok_lines = out.lines().filter(|l| l.starts_with("ok ")).count();
+    let n = weft_ops::find("window-sum").map_or(0, |op| op.schedules.len() * op.small.len());
+    assert_eq!(ok_lines, n, "{out}");
+}
+
+#[test]
+fn bench_on_cpu_writes_json() {
+    let dir = std::env::temp_dir().join(format!("weft-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let path = dir.join("bench.json");
+    let path_text = path.to_string_lossy().into_owned();
+    let out = ok(&[
+        "bench",
+        "--targets",
+        "cpu",
+        "--ops",
+        "vecadd,window-sum",
+        "--iters",
+        "2",
+        "--json",
+        &path_text,
+    ]);
+    assert!(out.contains("vs cpu"), "{out}");
+    assert!(out.contains("GB/s"), "{out}");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path_text}: {e}"));
+    let json: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("bad JSON: {e}\n{text}"));
+    let rows = json["rows"].as_array().cloned().unwrap_or_default();
+    // vecadd and window-sum have two schedules each at one small shape.
+    assert_eq!(rows.len(), 4, "{text}");
+    for row in &rows {
+        assert_eq!(row["status"], "ok", "{row}");
+        assert_eq!(row["target"], "cpu");
+        assert!(row["gbps"].as_f64().is_some_and(|g| g > 0.0), "{row}");
+        assert_eq!(row["vs_first"].as_f64(), Some(1.0));
+    }
+    assert_eq!(json["targets"][0]["size"], "small");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn unknown_op_lists_ops() {
+    let mut needles = vec!["unknown op `nope`"];
+    needles.extend(OPS.iter().map(|o| o.name));
+    bad_input(&["run", "--op", "nope", "--target", "cpu"], &needles);
+    bad_input(&["emit", "--op", "nope", "--target", "cuda"], &needles);
+    bad_input(&["ir", "--op", "nope"], &needles);
+    bad_input(
+        &["bench", "--ops", "vecadd,nope", "--targets", "cpu"],
+        &needles,
+    );
+}
+
+#[test]
+fn unknown_schedule_lists_schedules() {
+    bad_input(
+        &["ir", "--op", "matmul", "--schedule", "fast"],
+        &["no schedule `fast`", "naive", "shared-blocking"],
+    );
+    bad_input(
+        &["run", "--all", "--schedule", "fast", "--target", "cpu"],
+        &["schedule `fast`", "split-bind", "v4"],
+    );
+}
+
+#[test]
+fn unknown_target_lists_targets() {
+    bad_input(
+        &["emit", "--op", "vecadd", "--target", "tpu"],
+        &[
+            "unknown target `tpu`",
+            "cpu",
+            "cuda",
+            "vulkan",
+            "metal",
+            "webgpu",
+        ],
+    );
+    bad_input(
+        &["emit", "--op", "vecadd", "--target", "cuda -fast"],
+        &["unknown option `-fast`", "-arch=sm_XX"],
+    );
+    bad_input(
+        &["bench", "--targets", "cpu,tpu"],
+        &["unknown target `tpu`"],
+    );
+}
+
+#[test]
+fn bad_shapes_are_named() {
+    bad_input(
+        &["ir", "--op", "matmul", "--shape", "m=abc"],
+        &["`abc` (for `m`) is not an integer"],
+    );
+    bad_input(
+        &["ir", "--op", "matmul", "--shape", "q=3"],
+        &["unknown parameter `q`", "m, n, k"],
+    );
+    bad_input(
+        &["emit", "--op", "vecadd", "--shape", "n", "--target", "cuda"],
+        &["`n` is not of the form name=value"],
+    );
+    bad_input(
+        &["run", "--op", "vecadd", "--shape", "n=0", "--target", "cpu"],
+        &["must be in 1..=2^31-1"],
+    );
+    bad_input(
+        &["run", "--all", "--shape", "zz=1", "--target", "cpu"],
+        &["parameter `zz` belongs to no op", "matmul (m, n, k)"],
+    );
+}
+
+#[test]
+fn unavailable_target_is_exit_2() {
+    // Metal exists only on Apple machines; elsewhere the target is named unavailable.
+    if cfg!(target_os = "macos") {
+        return;
+    }
+    bad_input(
+        &["run", "--op", "vecadd", "--target", "metal"],
+        &["target `metal` is not available", "available targets: cpu"],
+    );
+    bad_input(&["bench", "--targets", "metal"], &["not available"]);
+}
+
+#[test]
+fn kernel_over_a_limit_is_exit_2() {
+    // 2^27 / 128 blocks exceed WebGPU's 65535 workgroups per dimension.
+    bad_input(
+        &[
+            "emit",
+            "--op",
+            "vecadd",
+            "--schedule",
+            "split-bind",
+            "--shape",
+            "n=134217728",
+            "--target",
+            "webgpu",
+        ],
+        &["exceeds the webgpu limit"],
+    );
+}
+
+#[test]
+fn missing_arguments_are_exit_2() {
+    bad_input(&["run", "--target", "cpu"], &["--op"]);
+    bad_input(&["emit", "--op", "vecadd"], &["--target"]);
+    bad_input(&["frobnicate"], &["unrecognized subcommand"]);
+}
