@@ -1,1 +1,135 @@
+//! weft's integration tests, written once over the list of targets.
+//!
+//! Each check is a function of a target string; [`testgen!`] instantiates every check
+//! once per target (CubeCL's `testgen_all!` style), so `cargo test -p weft-tests` runs
+//! `every_workload::cpu`, `every_workload::vulkan`, `every_workload::cuda`, ... A target
+//! this machine lacks is skipped with a printed reason, or fails when `WEFT_REQUIRE`
+//! names it ([`weft_runtime::testing`]).
 
+use std::fmt::Write;
+
+use ndarray::ArrayD;
+use weft_ops::{OPS, Shape, Workload};
+use weft_runtime::Device;
+use weft_runtime::testing::open_or_skip;
+
+/// Largest relative error a fp32 result may have against the float64 reference.
+pub const TOLERANCE: f64 = 1e-4;
+
+/// Every target string the checks run on; absent ones are skipped.
+pub const TARGETS: [&str; 8] = [
+    "cpu", "cuda", "vulkan", "metal", "dx12", "gl", "wgpu", "webgpu",
+];
+
+/// One test per check and target: `testgen!(check_a, check_b)` makes modules `check_a`
+/// and `check_b`, each with a `#[test]` per target calling `check_a("cpu")`, ...
+#[macro_export]
+macro_rules! testgen {
+    ($($check:ident),+ $(,)?) => {
+        $(
+            mod $check {
+                #[test]
+                fn cpu() { super::$check("cpu") }
+                #[test]
+                fn cuda() { super::$check("cuda") }
+                #[test]
+                fn vulkan() { super::$check("vulkan") }
+                #[test]
+                fn metal() { super::$check("metal") }
+                #[test]
+                fn dx12() { super::$check("dx12") }
+                #[test]
+                fn gl() { super::$check("gl") }
+                #[test]
+                fn wgpu() { super::$check("wgpu") }
+                #[test]
+                fn webgpu() { super::$check("webgpu") }
+            }
+        )+
+    };
+}
+
+/// One op × schedule × shape.
+#[derive(Debug)]
+pub struct Case {
+    pub workload: Workload,
+    pub schedule: &'static str,
+}
+
+impl std::fmt::Display for Case {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}/{} at {}",
+            self.workload.op.name, self.schedule, self.workload.shape
+        )
+    }
+}
+
+/// Every op × schedule at each of the op's small shapes.
+///
+/// # Panics
+/// If an op's own small shape does not define a workload (a bug in `weft-ops`).
+pub fn small_cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    for op in OPS {
+        for values in op.small {
+            let shape = Shape::from_values(op, values)
+                .unwrap_or_else(|e| panic!("small shape of `{}`: {e}", op.name));
+            for schedule in op.schedules {
+                let workload = Workload::new(op.name, &shape)
+                    .unwrap_or_else(|e| panic!("`{}` at {shape}: {e}", op.name));
+                cases.push(Case { workload, schedule });
+            }
+        }
+    }
+    cases
+}
+
+/// Runs a case on `device` from seeded random inputs with a poisoned output; returns
+/// the output and the largest relative error against the float64 reference.
+pub fn run_case(
+    device: &mut dyn Device,
+    case: &Case,
+    seed: u64,
+) -> Result<(ArrayD<f32>, f64), String> {
+    let w = &case.workload;
+    let lowered = w.lower(case.schedule).map_err(|e| e.to_string())?;
+    let inputs = w.random_inputs(seed);
+    let mut args = w.args(&inputs);
+    device.run(&lowered, &mut args).map_err(|e| e.to_string())?;
+    let out = w
+        .output_of(&args)
+        .ok_or_else(|| "no output came back".to_string())?;
+    let inputs64: Vec<ArrayD<f64>> = inputs.iter().map(|a| a.mapv(f64::from)).collect();
+    let reference = w.reference(&inputs64).map_err(|e| e.to_string())?;
+    let error = weft_ops::max_rel_error(&out, &reference);
+    Ok((out, error))
+}
+
+/// Opens `target` or skips (see [`weft_runtime::testing::open_or_skip`]), runs `check` on
+/// every small case and panics with every failure at once.
+pub fn for_every_case(
+    target: &str,
+    mut check: impl FnMut(&mut dyn Device, &Case) -> Result<(), String>,
+) {
+    let Some(mut device) = open_or_skip(target) else {
+        return;
+    };
+    let cases = small_cases();
+    let mut failures = String::new();
+    let mut failed = 0;
+    for case in &cases {
+        if let Err(why) = check(device.as_mut(), case) {
+            failed += 1;
+            let _ = writeln!(failures, "  {case}: {why}");
+        }
+    }
+    assert!(
+        failed == 0,
+        "{failed} of {} cases failed on `{target}` ({}):\n{failures}",
+        cases.len(),
+        device.name()
+    );
+    eprintln!("{target} ({}): {} cases passed", device.name(), cases.len());
+}
