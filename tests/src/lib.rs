@@ -10,8 +10,8 @@ use std::fmt::Write;
 
 use ndarray::ArrayD;
 use weft_ops::{OPS, Shape, Workload};
-use weft_runtime::Device;
-use weft_runtime::testing::open_or_skip;
+use weft_runtime::testing::require_or_skip;
+use weft_runtime::{Device, Target};
 
 /// Largest relative error a fp32 result may have against the float64 reference.
 pub const TOLERANCE: f64 = 1e-4;
@@ -107,8 +107,33 @@ pub fn run_case(
     Ok((out, error))
 }
 
-/// Opens `target` or skips (see [`weft_runtime::testing::open_or_skip`]), runs `check` on
-/// every small case and panics with every failure at once.
+/// Opens `target`, or skips through [`require_or_skip`] when it is absent *or present
+/// but unusable*: the GPU machine lists an EGL adapter for `gl` whose device request
+/// fails ("Parent device is lost"), and a backend nobody asked for must not fail the
+/// suite there. Naming the target in `WEFT_REQUIRE` turns either into a failure.
+///
+/// # Panics
+/// On a target string that does not parse, and on a missing target `WEFT_REQUIRE` names.
+pub fn open_or_skip(target: &str) -> Option<Box<dyn Device>> {
+    let parsed = Target::parse(target).unwrap_or_else(|e| panic!("bad target string: {e}"));
+    match weft_runtime::open(&parsed) {
+        Ok(device) => Some(device),
+        Err(e) if e.is_unavailable() => {
+            require_or_skip(parsed.require_key(), &e.to_string());
+            None
+        }
+        Err(e) => {
+            require_or_skip(
+                parsed.require_key(),
+                &format!("present but failed to open: {e}"),
+            );
+            None
+        }
+    }
+}
+
+/// Opens `target` or skips (see [`open_or_skip`]), runs `check` on every small case and
+/// panics with every failure at once.
 pub fn for_every_case(
     target: &str,
     mut check: impl FnMut(&mut dyn Device, &Case) -> Result<(), String>,
