@@ -21,11 +21,13 @@ pub fn require_or_skip(backend: &str, reason: &str) {
 }
 
 /// Opens `target` (a target string), or skips through [`require_or_skip`] when the
-/// machine lacks it. A device that is present but fails to open is a test failure.
+/// machine lacks it or cannot use it (an EGL adapter that a headless GPU machine lists
+/// but whose device is lost, say). Either way, `WEFT_REQUIRE` naming the backend turns
+/// the skip into a failure.
 ///
 /// # Panics
-/// On a target string that does not parse (a bug in the test), on a present device that
-/// fails to open, and on an absent one that `WEFT_REQUIRE` names.
+/// On a target string that does not parse (a bug in the test), and on a device that is
+/// absent or fails to open when `WEFT_REQUIRE` names its backend.
 pub fn open_or_skip(target: &str) -> Option<Box<dyn Device>> {
     let target = match Target::parse(target) {
         Ok(t) => t,
@@ -38,7 +40,7 @@ pub fn open_or_skip(target: &str) -> Option<Box<dyn Device>> {
 /// lacks it; for tests that open a concrete device type (`WgpuDevice::open`, ...).
 ///
 /// # Panics
-/// On a present device that failed to open, and on an absent one `WEFT_REQUIRE` names.
+/// On a device that is absent or failed to open when `WEFT_REQUIRE` names its backend.
 pub fn or_skip<T>(target: &Target, opened: Result<T, DeviceError>) -> Option<T> {
     match opened {
         Ok(dev) => Some(dev),
@@ -46,7 +48,13 @@ pub fn or_skip<T>(target: &Target, opened: Result<T, DeviceError>) -> Option<T> 
             require_or_skip(target.require_key(), &e.to_string());
             None
         }
-        Err(e) => panic!("target `{target}` is present but failed to open: {e}"),
+        Err(e) => {
+            require_or_skip(
+                target.require_key(),
+                &format!("`{target}` is present but failed to open: {e}"),
+            );
+            None
+        }
     }
 }
 
