@@ -64,6 +64,23 @@ pub fn float_text(value: f64, dtype: DType) -> Option<String> {
     v.is_finite().then(|| format!("{v:?}"))
 }
 
+/// True for a global buffer of bools: device memory holds each element as a 32-bit word
+/// (0 or 1) on every backend (WGSL storage buffers cannot hold `bool`, and one layout for
+/// all keeps the runtimes simple). Emitters convert on every load and store.
+pub fn stored_as_word(buffer: &weft_ir::expr::Buffer) -> bool {
+    buffer.dtype() == weft_ir::dtype::DType::Bool && buffer.scope() == weft_ir::expr::Scope::Global
+}
+
+/// The element type a buffer has in memory (`u32` for global bools, see
+/// [`stored_as_word`]).
+pub fn storage_dtype(buffer: &weft_ir::expr::Buffer) -> weft_ir::dtype::DType {
+    if stored_as_word(buffer) {
+        weft_ir::dtype::DType::U32
+    } else {
+        buffer.dtype()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

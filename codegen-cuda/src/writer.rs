@@ -192,7 +192,7 @@ impl Dialect for Cuda {
             .map(|(p, name)| match p {
                 // Distinct buffer parameters never alias (the Kernel contract).
                 KernelParam::Buffer { buffer, access } => {
-                    let ty = self.scalar_type(buffer.dtype());
+                    let ty = self.scalar_type(weft_codegen_common::storage_dtype(buffer));
                     let konst = if access.writes() { "" } else { "const " };
                     format!("{konst}{ty}* __restrict__ {name}")
                 }

@@ -153,7 +153,7 @@ impl Dialect for Msl {
             .enumerate()
             .map(|(i, (p, name))| match p {
                 KernelParam::Buffer { buffer, access } => {
-                    let ty = self.scalar_type(buffer.dtype());
+                    let ty = self.scalar_type(weft_codegen_common::storage_dtype(buffer));
                     let konst = if access.writes() { "" } else { " const" };
                     format!("device{konst} {ty}* {name} [[buffer({i})]]")
                 }

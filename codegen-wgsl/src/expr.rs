@@ -187,7 +187,12 @@ impl Writer<'_> {
                     return Err(unlowered(UnloweredNode::MultiIndexLoad));
                 }
                 let idx = self.expr(&indices[0])?.0;
-                (format!("{}[{idx}]", self.buffer_name(buffer)?), Prec::Atom)
+                let text = format!("{}[{idx}]", self.buffer_name(buffer)?);
+                if weft_codegen_common::stored_as_word(buffer) {
+                    (format!("({text} != 0u)"), Prec::Atom)
+                } else {
+                    (text, Prec::Atom)
+                }
             }
             Expr::Reduce(_) => return Err(unlowered(UnloweredNode::Reduce)),
         })

@@ -13,7 +13,7 @@ use weft_ir::dtype::DType;
 use weft_ir::expr::{BinOp, Buffer, Expr, Var};
 use weft_ir::kernel::{KStmt, Kernel, KernelParam};
 
-use crate::{BACKEND, WgslBinding, WgslKernel, WgslUniform};
+use crate::{WgslBinding, WgslKernel, WgslUniform};
 
 /// At most this many copies of one loop body, counting the copies of enclosing unrolled
 /// loops (an 8x8 register tile is 64): beyond it a loop stays a loop, with a comment.
@@ -135,16 +135,6 @@ pub(crate) fn write_module(kernel: &Kernel) -> Result<WgslKernel, EmitError> {
         let KernelParam::Buffer { buffer, access } = p else {
             continue;
         };
-        if buffer.dtype() == DType::Bool {
-            return Err(EmitError::Unsupported {
-                kernel: kernel.name.clone(),
-                backend: BACKEND,
-                what: format!(
-                    "bool buffer parameter `{}` (WGSL storage buffers cannot hold bool)",
-                    buffer.name()
-                ),
-            });
-        }
         let name = w.namer.declare(NameKey::Buffer(buffer.id()), buffer.name());
         let vec4 = all_vec4(buffer, true);
         if vec4 {
@@ -158,7 +148,7 @@ pub(crate) fn write_module(kernel: &Kernel) -> Result<WgslKernel, EmitError> {
         };
         w.out.push_str(&format!(
             "@group(0) @binding({binding}) var<storage, {mode}> {name}: array<{}>;\n",
-            elem_ty(buffer.dtype(), vec4)
+            elem_ty(weft_codegen_common::storage_dtype(buffer), vec4)
         ));
         bindings.push(WgslBinding {
             binding,
@@ -376,6 +366,12 @@ impl Writer<'_> {
                 let i = self.prepare(index, level)?;
                 let v = self.prepare(value, level)?;
                 let dst = self.buffer_name(buffer)?;
+                // Global bool tensors are stored as u32 words (0 or 1).
+                let v = if weft_codegen_common::stored_as_word(buffer) {
+                    format!("select(0u, 1u, {v})")
+                } else {
+                    v
+                };
                 self.line(level, &format!("{dst}[{i}] = {v};"));
             }
             KStmt::Barrier => self.line(level, "workgroupBarrier();"),

@@ -232,7 +232,7 @@ fn every_unlowered_node_is_a_typed_error() {
 }
 
 #[test]
-fn bool_storage_buffers_are_refused() {
+fn bool_storage_buffers_hold_words() {
     let flags = Buffer::new("flags", vec![256], DType::Bool, Scope::Global);
     let k = Kernel {
         name: "bools".into(),
@@ -251,10 +251,13 @@ fn bool_storage_buffers_are_refused() {
             lanes: 1,
         },
     };
-    assert!(matches!(
-        emit(&k, &WgslOptions::default()),
-        Err(EmitError::Unsupported { .. })
-    ));
+    let src = emit(&k, &WgslOptions::default()).unwrap().source;
+    assert!(
+        src.contains("var<storage, read_write> flags: array<u32>"),
+        "{src}"
+    );
+    assert!(src.contains("select(0u, 1u, true)"), "{src}");
+    weft_codegen_wgsl::validate(&src).unwrap();
 }
 
 /// A huge unrolled loop stays a loop; a condition an unrolled copy decides keeps only the

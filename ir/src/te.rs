@@ -189,10 +189,6 @@ pub enum TeError {
     DuplicateName { name: String },
     #[error("the function has no computed output; pass at least one tensor made by te::compute")]
     NoOutput,
-    #[error(
-        "tensor `{tensor}` has element type {dtype}, which cannot be stored in a buffer; cast to i32 or u32"
-    )]
-    BoolTensor { tensor: String, dtype: DType },
 }
 
 /// Checks `e` and returns its type. `tensor` names the compute for messages.
@@ -400,12 +396,6 @@ pub fn create_func<P: Into<Param>>(
     for p in &params {
         if let Param::Buffer(b) = p {
             check_shape(b.name(), b.shape())?;
-            if b.dtype() == DType::Bool {
-                return Err(TeError::BoolTensor {
-                    tensor: b.name().to_string(),
-                    dtype: b.dtype(),
-                });
-            }
         }
     }
     let mut allocs = Vec::new();
@@ -420,12 +410,6 @@ pub fn create_func<P: Into<Param>>(
             }
             seen_names.push(b.name());
             check_shape(b.name(), b.shape())?;
-            if b.dtype() == DType::Bool {
-                return Err(TeError::BoolTensor {
-                    tensor: b.name().to_string(),
-                    dtype: b.dtype(),
-                });
-            }
             allocs.push(b.clone());
         }
         nests.push(build_nest(b, op, &is_param, &scalars)?);

@@ -213,7 +213,14 @@ impl<D: Dialect> Writer<'_, D> {
             } => {
                 let text = if *lanes == 1 {
                     let dst = self.buffer_name(buffer)?;
-                    format!("{dst}[{}] = {};", self.expr(index)?.0, self.expr(value)?.0)
+                    let v = self.expr(value)?.0;
+                    // Global bool tensors are stored as 32-bit words (0 or 1).
+                    let v = if crate::stored_as_word(buffer) {
+                        format!("({v}) ? 1u : 0u")
+                    } else {
+                        v
+                    };
+                    format!("{dst}[{}] = {v};", self.expr(index)?.0)
                 } else {
                     let Expr::Load {
                         buffer: src,
@@ -444,7 +451,12 @@ impl<D: Dialect> Writer<'_, D> {
                     });
                 }
                 let idx = self.expr(&indices[0])?.0;
-                (format!("{}[{idx}]", self.buffer_name(buffer)?), Prec::Atom)
+                let text = format!("{}[{idx}]", self.buffer_name(buffer)?);
+                if crate::stored_as_word(buffer) {
+                    (format!("({text} != 0u)"), Prec::Atom)
+                } else {
+                    (text, Prec::Atom)
+                }
             }
             Expr::Reduce(_) => {
                 return Err(EmitError::Unlowered {

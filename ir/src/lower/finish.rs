@@ -75,32 +75,24 @@ fn floor_to_c(e: &Expr, b: &Bounds) -> Expr {
                         }
                     }
                     None => {
-                        if div {
-                            Expr::select(
-                                a.clone().ge(Expr::int(0)),
-                                Expr::binary(BinOp::Div, (*a).clone(), Expr::int(c)),
-                                Expr::binary(BinOp::Div, *a - Expr::int(c - 1), Expr::int(c)),
-                            )
-                        } else {
-                            let m = Expr::binary(BinOp::Mod, *a, Expr::int(c));
-                            Expr::binary(BinOp::Mod, m + Expr::int(c), Expr::int(c))
-                        }
+                        // Only `/` on a possibly negative dividend: `%` of negative values
+                        // is not portable (GLSL leaves its sign undefined).
+                        let q = Expr::select(
+                            a.clone().ge(Expr::int(0)),
+                            Expr::binary(BinOp::Div, (*a).clone(), Expr::int(c)),
+                            Expr::binary(BinOp::Div, (*a).clone() - Expr::int(c - 1), Expr::int(c)),
+                        );
+                        if div { q } else { *a - q * Expr::int(c) }
                     }
                 },
                 _ => {
-                    // General divisor: C division rounds toward zero; correct it when the
-                    // remainder is non-zero and the signs differ.
+                    // General divisor: C division rounds toward zero; step down when it
+                    // was inexact and the signs differ. Again no `%` on negative values.
                     let q = Expr::binary(BinOp::Div, (*a).clone(), (*d).clone());
-                    let r = Expr::binary(BinOp::Mod, (*a).clone(), (*d).clone());
-                    let fix = r
-                        .clone()
-                        .ne_(Expr::int(0))
-                        .and(a.clone().lt(Expr::int(0)).ne_(d.clone().lt(Expr::int(0))));
-                    if div {
-                        Expr::select(fix, q.clone() - Expr::int(1), q)
-                    } else {
-                        Expr::select(fix, r.clone() + *d, r)
-                    }
+                    let inexact = (q.clone() * (*d).clone()).ne_((*a).clone());
+                    let signs = a.clone().lt(Expr::int(0)).ne_(d.clone().lt(Expr::int(0)));
+                    let fq = Expr::select(inexact.and(signs), q.clone() - Expr::int(1), q);
+                    if div { fq } else { *a - fq * *d }
                 }
             }
         }
