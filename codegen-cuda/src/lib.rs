@@ -4,10 +4,10 @@
 //! The output follows TVM's CUDA codegen: `__launch_bounds__` with the block size,
 //! `__restrict__` buffers (`const` when only read), `__shared__` arrays, per-thread arrays
 //! for local buffers, `__syncthreads()`, `#pragma unroll` on unrolled loops, `float4` /
-//! `float2` / `half2` copies for vector accesses, and `half` — defined in the unit itself
-//! rather than by `#include <cuda_fp16.h>`, because NVRTC ships no CUDA headers (see
-//! `writer::HALF_PRELUDE`). Thread and block indices are cast to `int` once at the top
-//! (`int threadIdx_x = (int)threadIdx.x;`).
+//! `float2` / `half2` copies for vector accesses, and `half` from `<cuda_fp16.h>` where
+//! NVRTC can find the CUDA headers, with a stand-in otherwise, because NVRTC itself ships
+//! none (see `writer::HALF_PRELUDE` and [`nvrtc::cuda_include_dir`]). Thread and block
+//! indices are cast to `int` once at the top (`int threadIdx_x = (int)threadIdx.x;`).
 //!
 //! Before writing anything, [`emit`] checks the lowering contract and the target's
 //! [`TargetLimits`]; a kernel that fails either is an [`EmitError`], never source.

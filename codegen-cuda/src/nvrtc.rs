@@ -148,8 +148,12 @@ pub fn compile_ptx(src: &str, arch: &str) -> Result<String, NvrtcError> {
         return Err(NvrtcError::NulByte(at));
     }
     probe()?;
+    let mut options = vec![format!("--gpu-architecture={arch}")];
+    if let Some(dir) = cuda_include_dir() {
+        options.push(format!("--include-path={}", dir.display()));
+    }
     let opts = CompileOptions {
-        options: vec![format!("--gpu-architecture={arch}")],
+        options,
         ..Default::default()
     };
     match compile_ptx_with_opts(src, opts) {
@@ -173,4 +177,37 @@ pub fn check(src: &str) -> Result<Checked, String> {
         compile_ptx(src, arch).map_err(|e| format!("{e}\n--- source ---\n{src}"))?;
     }
     Ok(Checked::Passed)
+}
+
+/// Names a folder holding the CUDA headers (`cuda_fp16.h`), searched first.
+pub const INCLUDE_VAR: &str = "WEFT_CUDA_INCLUDE";
+
+/// A folder with `cuda_fp16.h` for NVRTC: `$WEFT_CUDA_INCLUDE`, the `include` folder beside
+/// a libnvrtc folder of `LD_LIBRARY_PATH` or `WEFT_NVRTC_DIR` (the pip wheels' layout:
+/// `nvidia/cu13/{lib,include}`, headers from `nvidia-cuda-runtime`), or a CUDA toolkit's.
+/// Emitted f16 code uses the header when NVRTC finds it and a stand-in otherwise.
+pub fn cuda_include_dir() -> Option<PathBuf> {
+    let has = |d: &Path| d.join("cuda_fp16.h").is_file();
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Ok(d) = std::env::var(INCLUDE_VAR) {
+        candidates.push(PathBuf::from(d));
+    }
+    let lib_dirs = std::env::var(DIR_VAR)
+        .into_iter()
+        .chain(std::env::var("LD_LIBRARY_PATH"))
+        .flat_map(|v| v.split(':').map(PathBuf::from).collect::<Vec<_>>());
+    for lib in lib_dirs {
+        if let Some(parent) = lib.parent() {
+            candidates.push(parent.join("include"));
+        }
+    }
+    candidates.extend(
+        [
+            "/usr/local/cuda/include",
+            "/usr/local/cuda/targets/x86_64-linux/include",
+            "/usr/include",
+        ]
+        .map(PathBuf::from),
+    );
+    candidates.into_iter().find(|d| has(d))
 }

@@ -32,13 +32,19 @@ fn f32_intrinsic(f: Intrinsic) -> Option<&'static str> {
     })
 }
 
-/// The `half` type, written into every unit that uses f16 instead of `#include
-/// <cuda_fp16.h>`: NVRTC ships no CUDA headers (the `nvidia-cuda-nvrtc` wheel has none, a
-/// driver-only GPU machine has none), and a kernel must compile wherever NVRTC loads.
-/// Conversions are PTX `cvt` (round to nearest even); arithmetic is done in `float` and
-/// rounded once, which is exact for `+ - * /` (float carries more than twice binary16's
-/// precision).
-pub(crate) const HALF_PRELUDE: &str = r#"// binary16 without cuda_fp16.h: 16 bits, converted by PTX cvt, arithmetic in float.
+/// The `half` type for every unit that uses f16: `<cuda_fp16.h>` where the CUDA headers
+/// can be found ([`crate::nvrtc`] passes their folder to NVRTC: a toolkit's, or the
+/// `nvidia-cuda-runtime` wheel's), else a stand-in, because NVRTC itself ships no headers
+/// and a kernel must compile wherever NVRTC loads. The stand-in converts with PTX `cvt`
+/// (round to nearest even) and does arithmetic in `float` rounded once, which gives the
+/// same results as cuda_fp16's operators for `+ - * /` (float carries more than twice
+/// binary16's precision).
+pub(crate) const HALF_PRELUDE: &str = r#"#if defined(__has_include) && __has_include(<cuda_fp16.h>)
+#include <cuda_fp16.h>
+__device__ __forceinline__ half weft_f2h(float f) { return __float2half_rn(f); }
+__device__ __forceinline__ float weft_h2f(half h) { return __half2float(h); }
+#else
+// binary16 without cuda_fp16.h: 16 bits, converted by PTX cvt, arithmetic in float.
 struct __align__(2) half { unsigned short bits; };
 struct __align__(4) half2 { half x, y; };
 __device__ __forceinline__ half weft_f2h(float f) { half h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(f)); return h; }
@@ -54,6 +60,7 @@ __device__ __forceinline__ bool operator<(half a, half b) { return weft_h2f(a) <
 __device__ __forceinline__ bool operator<=(half a, half b) { return weft_h2f(a) <= weft_h2f(b); }
 __device__ __forceinline__ bool operator>(half a, half b) { return weft_h2f(a) > weft_h2f(b); }
 __device__ __forceinline__ bool operator>=(half a, half b) { return weft_h2f(a) >= weft_h2f(b); }
+#endif
 "#;
 
 /// `half` math goes through `float`: one rounding at the end, the same functions on every
