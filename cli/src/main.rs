@@ -27,6 +27,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    quiet_mesa();
     let cli = args::Cli::parse();
     match commands::dispatch(&cli.command) {
         Ok(()) => ExitCode::from(error::EXIT_OK),
@@ -34,5 +35,15 @@ fn main() -> ExitCode {
             eprintln!("weft: {e}");
             ExitCode::from(e.exit_code())
         }
+    }
+}
+
+/// Mesa's drivers print "XDG_RUNTIME_DIR is invalid" on every adapter probe when the
+/// variable is unset (CI, containers, ssh sessions); a temporary folder silences them.
+fn quiet_mesa() {
+    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
+        // SAFETY: the first statement of `main`, before any other thread exists, so no
+        // concurrent read of the environment can race with this write.
+        unsafe { std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir()) };
     }
 }
