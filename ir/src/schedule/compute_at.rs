@@ -69,12 +69,7 @@ fn simple_output(block: &Block, primitive: &'static str) -> Result<Buffer> {
 
 /// Builds the loop nest for a block moved under a loop: one loop per spatial variable
 /// over its region, then full loops for reduce variables.
-fn region_nest(
-    func: &Func,
-    realize: &BlockRealize,
-    region: &[DimRegion],
-    inserted_under: &[Var],
-) -> Stmt {
+fn region_nest(func: &Func, realize: &BlockRealize, region: &[DimRegion]) -> Stmt {
     let block = &realize.block;
     let mut loop_vars = Vec::new();
     let mut bindings = Vec::new();
@@ -112,7 +107,6 @@ fn region_nest(
             }
         }
     }
-    let _ = inserted_under;
     let mut stmt = Stmt::Block(Box::new(BlockRealize {
         bindings,
         predicate: tidy(&Expr::all(guards)),
@@ -152,6 +146,34 @@ fn accesses_in_loop_terms(r: &BlockRealize, buffer: &Buffer, writes: bool) -> Ve
 }
 
 impl Schedule {
+    /// The block and loop of a move: the block's identity, the loop variable and path,
+    /// the block realize and the path of the block's own nest (which must not hold the
+    /// loop).
+    fn locate_move(
+        &self,
+        block: BlockRV,
+        loop_: LoopRV,
+        primitive: &'static str,
+    ) -> Result<(BlockId, Var, Path, BlockRealize, Path)> {
+        let id = self.block_id(block)?;
+        let var = self.loop_var(loop_)?;
+        let bpath = self.block_path(id)?;
+        let lpath = self.loop_path(&var)?;
+        let realize = match self.func.body.at(&bpath) {
+            Some(Stmt::Block(r)) => (**r).clone(),
+            _ => unreachable!("block_path leads to a block"),
+        };
+        let sub = own_subtree(&self.func.body, &bpath);
+        if lpath.starts_with(&sub) {
+            return Err(ScheduleError::LoopInsideBlock {
+                primitive,
+                block: realize.block.name.clone(),
+                loop_: var.name().to_string(),
+            });
+        }
+        Ok((id, var, lpath, realize, sub))
+    }
+
     /// Moves a producer block under `loop`, computing only the part of its output that
     /// the consumers under the loop need (region inference). Loops inside `loop` are
     /// relaxed; so are thread-bound loops whose threads share the buffer (threadIdx for
@@ -175,23 +197,8 @@ impl Schedule {
     ///         with T.block("C"): ...
     /// ```
     pub fn compute_at(&mut self, block: BlockRV, loop_: LoopRV) -> Result<()> {
-        let id = self.block_id(block)?;
-        let var = self.loop_var(loop_)?;
-        let bpath = self.block_path(id)?;
-        let lpath = self.loop_path(&var)?;
-        let realize = match self.func.body.at(&bpath) {
-            Some(Stmt::Block(r)) => (**r).clone(),
-            _ => unreachable!("block_path leads to a block"),
-        };
+        let (id, var, lpath, realize, sub) = self.locate_move(block, loop_, "compute_at")?;
         let name = realize.block.name.clone();
-        let sub = own_subtree(&self.func.body, &bpath);
-        if lpath.starts_with(&sub) {
-            return Err(ScheduleError::LoopInsideBlock {
-                primitive: "compute_at",
-                block: name,
-                loop_: var.name().to_string(),
-            });
-        }
         let out = simple_output(&realize.block, "compute_at")?;
         // Every consumer must be under the loop.
         let mut consumers: Vec<(BlockId, Path)> = Vec::new();
@@ -217,26 +224,15 @@ impl Schedule {
                 buffer: out.name().to_string(),
             });
         }
-        self.transact(|func| {
-            let mut accesses = Vec::new();
-            let mut relaxed = Bounds::new();
-            for (_, p) in &consumers {
-                let b = relaxed_bounds(func, &lpath, p, out.scope());
-                merge_bounds(&mut relaxed, &b, func, p);
-                if let Some(Stmt::Block(r)) = func.body.at(p) {
-                    let mut acc = accesses_in_loop_terms(r, &out, false);
-                    acc.iter_mut().for_each(|a| a.facts.clear());
-                    accesses.extend(acc);
-                }
-            }
-            let region = union_region(&accesses, out.shape(), &relaxed);
-            func.body.remove_at(&sub);
-            super::normalize(&mut func.body);
-            let nest = region_nest(func, &realize, &region, &[]);
-            let ids: Vec<BlockId> = consumers.iter().map(|(i, _)| *i).collect();
-            insert_in_loop(func, &var, nest, &ids, true);
-            Ok(())
-        })?;
+        let others: Vec<BlockId> = consumers.iter().map(|(i, _)| *i).collect();
+        let paths: Vec<Path> = consumers.into_iter().map(|(_, p)| p).collect();
+        let place = Placement {
+            realize: &realize,
+            subtree: &sub,
+            loop_var: &var,
+            loop_path: &lpath,
+        };
+        self.transact(|func| place.apply(func, &out, &paths, &others, Side::BeforeConsumers))?;
         self.record(super::Inst::ComputeAt { block, loop_ });
         Ok(())
     }
@@ -261,23 +257,9 @@ impl Schedule {
     ///             v0 = T.axis.spatial(1024, i_0 * 64 + i_1 * 8 + ax0) ...
     /// ```
     pub fn reverse_compute_at(&mut self, block: BlockRV, loop_: LoopRV) -> Result<()> {
-        let id = self.block_id(block)?;
-        let var = self.loop_var(loop_)?;
-        let bpath = self.block_path(id)?;
-        let lpath = self.loop_path(&var)?;
-        let realize = match self.func.body.at(&bpath) {
-            Some(Stmt::Block(r)) => (**r).clone(),
-            _ => unreachable!("block_path leads to a block"),
-        };
+        let (id, var, lpath, realize, sub) =
+            self.locate_move(block, loop_, "reverse_compute_at")?;
         let name = realize.block.name.clone();
-        let sub = own_subtree(&self.func.body, &bpath);
-        if lpath.starts_with(&sub) {
-            return Err(ScheduleError::LoopInsideBlock {
-                primitive: "reverse_compute_at",
-                block: name,
-                loop_: var.name().to_string(),
-            });
-        }
         if realize.block.is_reduction() {
             return Err(ScheduleError::BlockShape {
                 primitive: "reverse_compute_at",
@@ -337,26 +319,79 @@ impl Schedule {
             producers.push(p);
             producer_ids.push(r.block.id);
         }
+        let place = Placement {
+            realize: &realize,
+            subtree: &sub,
+            loop_var: &var,
+            loop_path: &lpath,
+        };
         self.transact(|func| {
-            let mut accesses = Vec::new();
-            let mut relaxed = Bounds::new();
-            for p in &producers {
-                let b = relaxed_bounds(func, &lpath, p, input.scope());
-                merge_bounds(&mut relaxed, &b, func, p);
-                if let Some(Stmt::Block(r)) = func.body.at(p) {
-                    let mut acc = accesses_in_loop_terms(r, &input, true);
-                    acc.iter_mut().for_each(|a| a.facts.clear());
-                    accesses.extend(acc);
-                }
-            }
-            let region = union_region(&accesses, input.shape(), &relaxed);
-            func.body.remove_at(&sub);
-            super::normalize(&mut func.body);
-            let nest = region_nest(func, &realize, &region, &[]);
-            insert_in_loop(func, &var, nest, &producer_ids, false);
-            Ok(())
+            place.apply(
+                func,
+                &input,
+                &producers,
+                &producer_ids,
+                Side::AfterProducers,
+            )
         })?;
         self.record(super::Inst::ReverseComputeAt { block, loop_ });
+        Ok(())
+    }
+}
+
+/// Where a moved block goes among the statements of the loop body.
+#[derive(Clone, Copy, PartialEq)]
+enum Side {
+    /// A producer, before its first consumer.
+    BeforeConsumers,
+    /// A consumer, after its last producer.
+    AfterProducers,
+}
+
+/// A block being moved under a loop (what `compute_at` and `reverse_compute_at` share).
+struct Placement<'a> {
+    realize: &'a BlockRealize,
+    /// The block's own loop nest, removed from where it was.
+    subtree: &'a [usize],
+    loop_var: &'a Var,
+    loop_path: &'a [usize],
+}
+
+impl Placement<'_> {
+    /// Infers the region of `buffer` that the blocks at `paths` (the consumers, or the
+    /// producers) access under the loop, removes the block's old nest and inserts a new
+    /// nest over that region beside the blocks `ids`.
+    fn apply(
+        &self,
+        func: &mut Func,
+        buffer: &Buffer,
+        paths: &[Path],
+        ids: &[BlockId],
+        side: Side,
+    ) -> Result<()> {
+        let writes = side == Side::AfterProducers;
+        let mut accesses = Vec::new();
+        let mut relaxed = Bounds::new();
+        for p in paths {
+            let b = relaxed_bounds(func, self.loop_path, p, buffer.scope());
+            merge_bounds(&mut relaxed, &b, func, p);
+            if let Some(Stmt::Block(r)) = func.body.at(p) {
+                let mut acc = accesses_in_loop_terms(r, buffer, writes);
+                acc.iter_mut().for_each(|a| a.facts.clear());
+                accesses.extend(acc);
+            }
+        }
+        let region = union_region(&accesses, buffer.shape(), &relaxed);
+        func.body.remove_at(self.subtree);
+        super::normalize(&mut func.body);
+        let nest = region_nest(func, self.realize, &region);
+        insert_in_loop(
+            func,
+            self.loop_var,
+            nest,
+            ids,
+            side == Side::BeforeConsumers,
+        );
         Ok(())
     }
 }
