@@ -44,6 +44,28 @@ pub fn binop_prec(op: BinOp) -> Prec {
     }
 }
 
+/// The infix symbol of a binary operator in C and WGSL; `None` for the operators neither
+/// language writes infix (`min`/`max` are calls, floor forms must have been lowered).
+pub fn infix_symbol(op: BinOp) -> Option<&'static str> {
+    Some(match op {
+        BinOp::Add => "+",
+        BinOp::Sub => "-",
+        BinOp::Mul => "*",
+        BinOp::Div => "/",
+        // C's truncating `%`; on floats WGSL's `%` truncates too (C's `fmod`).
+        BinOp::Mod => "%",
+        BinOp::Eq => "==",
+        BinOp::Ne => "!=",
+        BinOp::Lt => "<",
+        BinOp::Le => "<=",
+        BinOp::Gt => ">",
+        BinOp::Ge => ">=",
+        BinOp::And => "&&",
+        BinOp::Or => "||",
+        BinOp::FloorDiv | BinOp::FloorMod | BinOp::Min | BinOp::Max => return None,
+    })
+}
+
 /// Whether an operand of precedence `child` needs parentheses under a binary operator of
 /// precedence `parent`. Beyond what C requires, comparisons inside comparisons and `&&`
 /// inside `||` are parenthesised: they read ambiguously (and WGSL forbids them).

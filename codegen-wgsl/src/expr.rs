@@ -96,20 +96,10 @@ impl Writer<'_> {
                     }
                     BinOp::FloorDiv => return Err(unlowered(UnloweredNode::FloorDiv)),
                     BinOp::FloorMod => return Err(unlowered(UnloweredNode::FloorMod)),
-                    BinOp::Add => "+",
-                    BinOp::Sub => "-",
-                    BinOp::Mul => "*",
-                    BinOp::Div => "/",
-                    // On floats WGSL's `%` is C's `fmod` (truncated); on integers, C's `%`.
-                    BinOp::Mod => "%",
-                    BinOp::Eq => "==",
-                    BinOp::Ne => "!=",
-                    BinOp::Lt => "<",
-                    BinOp::Le => "<=",
-                    BinOp::Gt => ">",
-                    BinOp::Ge => ">=",
-                    BinOp::And => "&&",
-                    BinOp::Or => "||",
+                    _ => match weft_codegen_common::prec::infix_symbol(*op) {
+                        Some(sym) => sym,
+                        None => return Err(unlowered(UnloweredNode::FloorDiv)),
+                    },
                 };
                 let p = binop_prec(*op);
                 (

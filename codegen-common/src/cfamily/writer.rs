@@ -337,21 +337,9 @@ impl<D: Dialect> Writer<'_, D> {
                     }
                     BinOp::Mod if d.is_float() => (self.d.float_mod(d, &sa.0, &sb.0), Prec::Atom),
                     _ => {
-                        let sym = match op {
-                            BinOp::Add => "+",
-                            BinOp::Sub => "-",
-                            BinOp::Mul => "*",
-                            BinOp::Div => "/",
-                            BinOp::Mod => "%",
-                            BinOp::Eq => "==",
-                            BinOp::Ne => "!=",
-                            BinOp::Lt => "<",
-                            BinOp::Le => "<=",
-                            BinOp::Gt => ">",
-                            BinOp::Ge => ">=",
-                            BinOp::And => "&&",
-                            BinOp::Or => "||",
-                            BinOp::FloorDiv | BinOp::FloorMod | BinOp::Min | BinOp::Max => {
+                        let sym = match crate::prec::infix_symbol(*op) {
+                            Some(sym) => sym,
+                            None => {
                                 let node = if *op == BinOp::FloorMod {
                                     UnloweredNode::FloorMod
                                 } else {
