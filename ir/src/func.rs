@@ -245,6 +245,16 @@ pub enum Stmt {
         otherwise: Option<Box<Stmt>>,
     },
     Mapping(Box<MappingLoop>),
+    /// `let var = value` in scope for `body` (templates name index arithmetic once).
+    Let {
+        var: Var,
+        value: Expr,
+        body: Box<Stmt>,
+    },
+    /// A block-wide barrier placed by the author of a template. A kernel that holds one
+    /// is left as written: lowering inserts no barriers of its own there, and the
+    /// interpreter's race check verifies the author's.
+    Barrier,
 }
 
 /// A position in a statement tree: the child index taken at each level (see
@@ -266,6 +276,8 @@ impl Stmt {
                 .chain(otherwise.as_deref())
                 .collect(),
             Stmt::Mapping(m) => vec![&m.body],
+            Stmt::Let { body, .. } => vec![body],
+            Stmt::Barrier => vec![],
         }
     }
 
@@ -291,6 +303,8 @@ impl Stmt {
                 _ => None,
             },
             Stmt::Mapping(m) => (i == 0).then_some(&mut m.body),
+            Stmt::Let { body, .. } => (i == 0).then_some(&mut **body),
+            Stmt::Barrier => None,
         }
     }
 
@@ -347,7 +361,8 @@ impl Stmt {
                 f(&r.predicate);
             }
             Stmt::Mapping(m) => f(&m.worker),
-            Stmt::Seq(_) | Stmt::For(_) => {}
+            Stmt::Let { value, .. } => f(value),
+            Stmt::Seq(_) | Stmt::For(_) | Stmt::Barrier => {}
         })
     }
 
@@ -377,6 +392,11 @@ impl Stmt {
                 m.worker = f(&m.worker);
                 m.body.rewrite_loop_exprs(f);
             }
+            Stmt::Let { value, body, .. } => {
+                *value = f(value);
+                body.rewrite_loop_exprs(f);
+            }
+            Stmt::Barrier => {}
         }
     }
 
@@ -408,7 +428,27 @@ impl Stmt {
                 }
             }
             Stmt::Mapping(m) => m.body.rewrite_body_exprs(f),
+            Stmt::Let { body, .. } => body.rewrite_body_exprs(f),
+            Stmt::Barrier => {}
         }
+    }
+
+    /// Every buffer this statement (and everything below it) loads or stores, in order
+    /// of first access.
+    pub fn buffers(&self) -> Vec<Buffer> {
+        let mut out: Vec<Buffer> = Vec::new();
+        let mut add = |b: &Buffer| {
+            if !out.contains(b) {
+                out.push(b.clone());
+            }
+        };
+        self.visit(&mut |s| {
+            if let Stmt::Store { buffer, .. } = s {
+                add(buffer);
+            }
+        });
+        self.visit_exprs(&mut |e| e.loads().into_iter().for_each(|(b, _)| add(b)));
+        out
     }
 
     /// The realizes of every block at or below this statement, in program order.

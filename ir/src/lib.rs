@@ -19,6 +19,7 @@ pub mod mapping;
 pub mod printer;
 pub mod schedule;
 pub mod te;
+pub mod template;
 
 /// The names most programs need.
 pub mod prelude {

@@ -318,7 +318,7 @@ fn unravel(mut i: i64, shape: &[i64]) -> Vec<i64> {
 /// Replaces every [`KStmt::Mapping`] in `stmt` (nested ones too) by ordinary code:
 ///
 /// - a guard `if worker < num_workers` unless `bounds` prove it;
-/// - one serial loop per dimension of extent > 1 of every `repeat` factor, outer factors
+/// - one unrolled loop per dimension of extent > 1 of every `repeat` factor, outer factors
 ///   outside, over a fresh variable named after the task variable (`i_r0`, `i_r1`, ...,
 ///   chosen not to clash with any name in `stmt`);
 /// - `let task_var = index` for each dimension, where the index adds up the repeat loop
@@ -538,11 +538,13 @@ impl Expander {
                 body: Box::new(out),
             };
         }
+        // Repeat loops are unrolled, as Hidet does: a worker's tasks are few, and their
+        // coordinates often index per-thread arrays that must stay in registers.
         for (r, extent) in loops.into_iter().rev() {
             out = KStmt::For {
                 var: r,
                 extent,
-                unroll: false,
+                unroll: true,
                 body: Box::new(out),
             };
         }

@@ -15,6 +15,7 @@ pub(crate) const SPEC: OpSpec = OpSpec {
     best: "v4",
     bench: &[&[3, 4, 16, 32, 7]],
     small: &[&[3, 4, 16, 32, 7]],
+    template: None,
     seed: "000",
 };
 

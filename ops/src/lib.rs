@@ -5,7 +5,7 @@
 //! | --- | --- | --- |
 //! | `vecadd` | 001 | `split-bind` |
 //! | `window-sum` | 001 | `split-bind`, `shared-fetch` |
-//! | `matmul` | 001 | `naive`, `local-blocking`, `shared-blocking` |
+//! | `matmul` | 001, 002 | `naive`, `local-blocking`, `shared-blocking`, `tiled-128`, `template` |
 //! | `depthwise-conv2d` | 000 | `naive`, `v1`, `v2`, `v3`, `v4` |
 //!
 //! ```
@@ -17,6 +17,7 @@
 mod depthwise;
 mod matmul;
 mod shape;
+pub mod templates;
 mod vecadd;
 mod window_sum;
 
@@ -48,6 +49,9 @@ pub struct OpSpec {
     pub small: &'static [&'static [i64]],
     /// Which seed document specifies it.
     pub seed: &'static str,
+    /// The op's kernel template, offered as the schedule `template.schedule`, with its
+    /// schedule space (see [`templates`]).
+    pub template: Option<&'static templates::TemplateSpec>,
 }
 
 /// Every op, in a stable order.
@@ -93,6 +97,15 @@ pub enum OpError {
     },
     #[error("`{op}` expects {want} inputs, got {got}")]
     Inputs { op: String, want: usize, got: usize },
+    #[error("template `{schedule}` of `{op}` at {shape}: {source}")]
+    Template {
+        op: String,
+        schedule: String,
+        shape: String,
+        source: Box<templates::BuildError>,
+    },
+    #[error("`{op}` has no template, so schedule `{schedule}` takes no config")]
+    NoTemplate { op: String, schedule: String },
 }
 
 /// The op named `name`.
@@ -151,7 +164,14 @@ impl Workload {
         Workload::new(name, &Shape::defaults(op))
     }
 
-    /// Applies the named schedule (the op's best when `None`).
+    /// The op's template, if `schedule` names it.
+    pub fn template(&self, schedule: &str) -> Option<&'static templates::TemplateSpec> {
+        self.op.template.filter(|t| t.schedule == schedule)
+    }
+
+    /// Applies the named schedule (the op's best when `None`). A template's schedule is
+    /// built with its default config for CUDA and has an empty trace: a template is
+    /// written directly, not derived by primitives.
     pub fn schedule(&self, name: Option<&str>) -> Result<Schedule, OpError> {
         let name = name.unwrap_or(self.op.best);
         if !self.op.schedules.contains(&name) {
@@ -160,6 +180,9 @@ impl Workload {
                 schedule: name.to_string(),
                 list: self.op.schedules.join(", "),
             });
+        }
+        if self.template(name).is_some() {
+            return Ok(Schedule::new(self.scheduled(name, None)?));
         }
         let mut s = Schedule::new(self.func.clone());
         let r = match self.op.name {
@@ -177,10 +200,51 @@ impl Workload {
         Ok(s)
     }
 
-    /// Schedules and lowers.
+    /// The scheduled Func of `schedule`: a template's built with `config` (its default
+    /// for CUDA when `None`), or the primitives' result (which take no config).
+    pub fn scheduled(
+        &self,
+        schedule: &str,
+        config: Option<&templates::Config>,
+    ) -> Result<Func, OpError> {
+        match self.template(schedule) {
+            Some(t) => {
+                let default;
+                let config = match config {
+                    Some(c) => c,
+                    None => {
+                        default = (t.default)(&templates::Resources::cuda());
+                        &default
+                    }
+                };
+                (t.build)(&self.shape, config).map_err(|source| OpError::Template {
+                    op: self.op.name.to_string(),
+                    schedule: schedule.to_string(),
+                    shape: self.shape.to_string(),
+                    source: Box::new(source),
+                })
+            }
+            None if config.is_some() => Err(OpError::NoTemplate {
+                op: self.op.name.to_string(),
+                schedule: schedule.to_string(),
+            }),
+            None => Ok(self.schedule(Some(schedule))?.func().clone()),
+        }
+    }
+
+    /// Schedules and lowers (a template with its default config).
     pub fn lower(&self, schedule: &str) -> Result<LoweredFunc, OpError> {
-        let s = self.schedule(Some(schedule))?;
-        lower(s.func()).map_err(|source| OpError::Lower {
+        self.lower_with(schedule, None)
+    }
+
+    /// Schedules and lowers; `config` picks a template's config.
+    pub fn lower_with(
+        &self,
+        schedule: &str,
+        config: Option<&templates::Config>,
+    ) -> Result<LoweredFunc, OpError> {
+        let func = self.scheduled(schedule, config)?;
+        lower(&func).map_err(|source| OpError::Lower {
             op: self.op.name.to_string(),
             schedule: schedule.to_string(),
             shape: self.shape.to_string(),

@@ -11,11 +11,18 @@ pub(crate) const SPEC: OpSpec = OpSpec {
     name: "matmul",
     summary: "fp32 matrix product C[m, n] = A[m, k] @ B[k, n]",
     dims: &[("m", 1024), ("n", 1024), ("k", 1024)],
-    schedules: &["naive", "local-blocking", "shared-blocking", "tiled-128"],
-    best: "shared-blocking",
+    schedules: &[
+        "naive",
+        "local-blocking",
+        "shared-blocking",
+        "tiled-128",
+        "template",
+    ],
+    best: "template",
     bench: &[&[1024, 1024, 1024], &[4096, 4096, 4096]],
     small: &[&[128, 128, 128], &[100, 72, 136]],
     seed: "001",
+    template: Some(&crate::templates::matmul::SPEC),
 };
 
 pub(crate) fn define(shape: &Shape) -> Result<Definition, TeError> {
@@ -43,7 +50,9 @@ pub(crate) fn apply(s: &mut Schedule, name: &str) -> Result<(), ScheduleError> {
         "naive" => naive(s),
         "local-blocking" => blocking(s, 8, 8, 8, 8, 4),
         "shared-blocking" => blocking_with_shared(s, 8, 8, 8, 8, 8),
-        _ => tiled(s, 8, 16, 8),
+        "tiled-128" => tiled(s, 8, 16, 8),
+        // The template is built by `templates::matmul`, not by primitives.
+        _ => Ok(()),
     }
 }
 

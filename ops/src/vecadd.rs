@@ -15,6 +15,7 @@ pub(crate) const SPEC: OpSpec = OpSpec {
     best: "grid-stride",
     bench: &[&[1 << 26]],
     small: &[&[1000]],
+    template: None,
     seed: "001",
 };
 

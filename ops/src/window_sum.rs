@@ -15,6 +15,7 @@ pub(crate) const SPEC: OpSpec = OpSpec {
     best: "shared-fetch",
     bench: &[&[1 << 22]],
     small: &[&[1000]],
+    template: None,
     seed: "001",
 };
 

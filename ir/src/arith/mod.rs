@@ -22,6 +22,8 @@ use crate::expr::{BinOp, Expr, ThreadAxis, UnOp, Var};
 pub struct Bounds {
     vars: HashMap<Var, (i64, i64)>,
     axes: HashMap<ThreadAxis, (i64, i64)>,
+    /// What is known of a `let` variable modulo some number (see [`modular`]).
+    mods: HashMap<Var, (i64, i64)>,
 }
 
 impl Bounds {
@@ -42,6 +44,26 @@ impl Bounds {
     }
     pub fn remove(&mut self, var: &Var) {
         self.vars.remove(var);
+        self.mods.remove(var);
+    }
+    /// `var = coeff * k + base` for some integer `k` (a `let` of a known residue).
+    pub fn set_modular(&mut self, var: &Var, coeff: i64, base: i64) {
+        self.mods.insert(var.clone(), (coeff, base));
+    }
+    /// Records what is known of `let var = value`: its range and its residue.
+    pub fn set_let(&mut self, var: &Var, value: &Expr) {
+        match bound(value, self) {
+            Some((lo, hi)) => self.set_range(var, lo, hi),
+            None => {
+                self.vars.remove(var);
+            }
+        }
+        let (c, r) = modular(value, self);
+        if c != 1 {
+            self.set_modular(var, c, r);
+        } else {
+            self.mods.remove(var);
+        }
     }
     pub fn get(&self, var: &Var) -> Option<(i64, i64)> {
         self.vars.get(var).copied()
@@ -200,6 +222,10 @@ pub fn modular(e: &Expr, b: &Bounds) -> (i64, i64) {
             let a = modular(x, b);
             (a.0, -a.1)
         }
+        Expr::Var(v) if b.mods.contains_key(v) => match bound(e, b) {
+            Some((lo, hi)) if lo == hi => (0, lo),
+            _ => b.mods[v],
+        },
         _ => match bound(e, b) {
             Some((lo, hi)) if lo == hi => (0, lo),
             _ => (1, 0),

@@ -33,6 +33,9 @@ const MAX_LOCAL: i64 = 1 << 14;
 
 pub(crate) fn plan(root: &Stmt, func: &Func) -> Result<Plan, LowerError> {
     let _ = func;
+    // A buffer that statements outside blocks touch (a template's) keeps its declared
+    // shape: its author indexes it directly, with no block regions to infer from.
+    let declared = outside_blocks(root);
     let mut uses: HashMap<Buffer, Vec<(Path, Access)>> = HashMap::new();
     let mut order: Vec<Buffer> = Vec::new();
     for r in root.blocks() {
@@ -48,7 +51,7 @@ pub(crate) fn plan(root: &Stmt, func: &Func) -> Result<Plan, LowerError> {
             .collect();
         let facts = upper_facts(&r.predicate);
         for (buf, idx, _) in r.block.accesses() {
-            if buf.scope() == Scope::Global {
+            if buf.scope() == Scope::Global || declared.contains(&buf) {
                 continue;
             }
             if !order.contains(&buf) {
@@ -108,4 +111,39 @@ pub(crate) fn plan(root: &Stmt, func: &Func) -> Result<Plan, LowerError> {
         );
     }
     Ok(plan)
+}
+
+/// The buffers loaded or stored by statements that are not inside a block.
+fn outside_blocks(s: &Stmt) -> Vec<Buffer> {
+    fn go(s: &Stmt, out: &mut Vec<Buffer>) {
+        let mut add = |b: &Buffer| {
+            if !out.contains(b) {
+                out.push(b.clone());
+            }
+        };
+        match s {
+            Stmt::Block(_) => return,
+            Stmt::Store {
+                buffer,
+                indices,
+                value,
+            } => {
+                add(buffer);
+                for e in indices.iter().chain([value]) {
+                    e.loads().into_iter().for_each(|(b, _)| add(b));
+                }
+            }
+            Stmt::If { cond: e, .. } | Stmt::Let { value: e, .. } => {
+                e.loads().into_iter().for_each(|(b, _)| add(b))
+            }
+            Stmt::Mapping(m) => m.worker.loads().into_iter().for_each(|(b, _)| add(b)),
+            Stmt::Seq(_) | Stmt::For(_) | Stmt::Barrier => {}
+        }
+        for c in s.children() {
+            go(c, out);
+        }
+    }
+    let mut out = Vec::new();
+    go(s, &mut out);
+    out
 }

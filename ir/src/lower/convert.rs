@@ -57,10 +57,16 @@ pub(crate) fn convert(
     let mut locals = Vec::new();
     let mut compacted: Vec<&Buffer> = plan.values().map(|c| &c.buffer).collect();
     compacted.sort_by_key(|b| b.id());
-    for b in compacted {
+    // Buffers a template declares are used at the shape it gave them (they are not
+    // compacted: see `compact::plan`), after the compacted ones, in order of first use.
+    let declared = root
+        .buffers()
+        .into_iter()
+        .filter(|b| !plan.contains_key(b) && b.scope() != Scope::Global);
+    for b in compacted.into_iter().cloned().chain(declared) {
         match b.scope() {
-            Scope::Shared => shared.push(b.clone()),
-            Scope::Local => locals.push(b.clone()),
+            Scope::Shared => shared.push(b),
+            Scope::Local => locals.push(b),
             Scope::Global => {}
         }
     }
@@ -259,6 +265,19 @@ impl Ctx<'_> {
                 task_vars: m.task_vars.clone(),
                 body: self.stmt(&m.body)?,
             })),
+            Stmt::Let { var, value, body } => {
+                let value = self.expr(value);
+                let saved = self.bounds.clone();
+                self.bounds.set_let(var, &value);
+                let body = self.stmt(body);
+                self.bounds = saved;
+                KStmt::Let {
+                    var: var.clone(),
+                    value,
+                    body: Box::new(body?),
+                }
+            }
+            Stmt::Barrier => KStmt::Barrier,
         })
     }
 

@@ -29,8 +29,17 @@ pub(crate) fn finish(
     }
     let body = expand_mappings(c.body.clone(), &bounds)?;
     let body = rewrite_division(&body, &mut bounds);
+    // Barriers the author placed (a template's) are kept as the only ones: the
+    // interpreter's race check verifies them, and adding more would undo a pipeline
+    // that relies on exactly one barrier per step.
+    let mut explicit = false;
+    body.visit(&mut |s| explicit |= matches!(s, KStmt::Barrier));
     let shared: HashSet<u64> = c.shared.iter().map(|b| b.id()).collect();
-    let body = insert_barriers(body, &shared);
+    let body = if explicit {
+        body
+    } else {
+        insert_barriers(body, &shared)
+    };
     let body = unique_names(body, func, &c);
     let params = kernel_params(&body, func, temps);
     Ok(Kernel {

@@ -75,16 +75,10 @@ pub fn lower(func: &Func) -> Result<LoweredFunc, LowerError> {
     // Shared and local buffers cannot cross kernels.
     let mut users: HashMap<Buffer, usize> = HashMap::new();
     for r in &roots {
-        let mut seen = Vec::new();
-        for b in r.blocks() {
-            for (buf, _, _) in b.block.accesses() {
-                if buf.scope() != Scope::Global && !seen.contains(&buf) {
-                    seen.push(buf);
-                }
+        for b in r.buffers() {
+            if b.scope() != Scope::Global {
+                *users.entry(b).or_default() += 1;
             }
-        }
-        for b in seen {
-            *users.entry(b).or_default() += 1;
         }
     }
     if let Some((b, n)) = users.iter().find(|(_, n)| **n > 1) {

@@ -3,7 +3,9 @@
 //! A loop marked vectorized whose body is one copy `dst[f(v)] = src[g(v)]` (optionally
 //! under a condition) becomes a single `lanes`-wide copy when both indices are
 //! `base + v` with `base` a multiple of `lanes` (so the access is contiguous and aligned)
-//! and the condition does not depend on the lane. Anything else stays a loop, which the
+//! and the condition does not depend on the lane. A predicated load `dst[base + v] = c ?
+//! src[base' + v] : fallback` with a lane-invariant `c` becomes the vector copy under `c`
+//! and the fallback, lane by lane, otherwise. Anything else stays a loop, which the
 //! emitters unroll.
 
 use crate::arith::{Bounds, floormod_i64, modular, simplify_with};
@@ -134,6 +136,51 @@ pub(crate) fn vectorize(var: &Var, lanes: i64, body: &KStmt, b: &Bounds) -> Opti
     else {
         return None;
     };
+    // `dst[i] = c ? src[j] : fallback` (a predicated load): a vector copy under `c`,
+    // the fallback stored lane by lane otherwise, when `c` and the fallback are the same
+    // for every lane.
+    if cond.is_none()
+        && let Expr::Select(c, t, f) = value
+        && matches!(**t, Expr::Load { lanes: 1, .. })
+        && !f.uses_var(var)
+        && f.loads().is_empty()
+    {
+        let copy = KStmt::Store {
+            buffer: dst.clone(),
+            index: di.clone(),
+            value: (**t).clone(),
+            lanes: 1,
+        };
+        let KStmt::If { cond, then, .. } = vectorize(
+            var,
+            lanes,
+            &KStmt::If {
+                cond: (**c).clone(),
+                then: Box::new(copy),
+                otherwise: None,
+            },
+            b,
+        )?
+        else {
+            return None;
+        };
+        let fill = KStmt::For {
+            var: var.clone(),
+            extent: lanes,
+            unroll: true,
+            body: Box::new(KStmt::Store {
+                buffer: dst.clone(),
+                index: di.clone(),
+                value: (**f).clone(),
+                lanes: 1,
+            }),
+        };
+        return Some(KStmt::If {
+            cond,
+            then,
+            otherwise: Some(Box::new(fill)),
+        });
+    }
     let Expr::Load {
         buffer: src,
         indices,

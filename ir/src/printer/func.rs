@@ -103,6 +103,19 @@ fn write_stmt(s: &Stmt, level: usize, out: &mut String) {
             );
             write_stmt(&m.body, level + 1, out);
         }
+        Stmt::Let { var, value, body } => {
+            line(
+                out,
+                level,
+                &format!(
+                    "{var}: T.{} = {}",
+                    var.dtype().tvm_name(),
+                    expr_to_string(value)
+                ),
+            );
+            write_stmt(body, level, out);
+        }
+        Stmt::Barrier => line(out, level, "T.tvm_storage_sync(\"shared\")"),
     }
 }
 

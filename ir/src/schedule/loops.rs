@@ -580,6 +580,7 @@ pub(crate) fn add_predicate(s: &mut Stmt, guard: &Expr) {
             }
         }
         Stmt::Mapping(m) => add_predicate(&mut m.body, guard),
-        Stmt::Store { .. } => {}
+        Stmt::Let { body, .. } => add_predicate(body, guard),
+        Stmt::Store { .. } | Stmt::Barrier => {}
     }
 }

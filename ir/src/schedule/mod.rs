@@ -282,6 +282,9 @@ pub(crate) fn used_names(func: &Func) -> HashSet<String> {
             names.extend(r.block.iter_vars.iter().map(|v| v.var.name().to_string()));
         }
         Stmt::Mapping(m) => names.extend(m.task_vars.iter().map(|v| v.name().to_string())),
+        Stmt::Let { var, .. } => {
+            names.insert(var.name().to_string());
+        }
         _ => {}
     });
     names
@@ -334,7 +337,8 @@ pub(crate) fn normalize(s: &mut Stmt) {
             }
         }
         Stmt::Mapping(m) => normalize(&mut m.body),
-        Stmt::Store { .. } => {}
+        Stmt::Let { body, .. } => normalize(body),
+        Stmt::Store { .. } | Stmt::Barrier => {}
     }
 }
 

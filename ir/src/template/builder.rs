@@ -1,0 +1,420 @@
+//! The kernel builder: statements appended in program order, loops and branches written
+//! as closures, so a template reads top to bottom like the program it builds.
+
+use super::{Template, TemplateError};
+use crate::dtype::DType;
+use crate::expr::{Buffer, Expr, Scope, ThreadAxis, Var};
+use crate::func::{For, ForKind, MappingLoop, Stmt};
+use crate::mapping::TaskMapping;
+
+/// Indices of a buffer access: an array (`[i, j]`), a `Vec<Expr>` or a slice.
+pub trait Indices {
+    fn into_indices(self) -> Vec<Expr>;
+}
+
+impl<E: Into<Expr>, const N: usize> Indices for [E; N] {
+    fn into_indices(self) -> Vec<Expr> {
+        self.into_iter().map(Into::into).collect()
+    }
+}
+impl Indices for Vec<Expr> {
+    fn into_indices(self) -> Vec<Expr> {
+        self
+    }
+}
+impl Indices for &[Expr] {
+    fn into_indices(self) -> Vec<Expr> {
+        self.to_vec()
+    }
+}
+
+/// One entry of a statement list being built: a statement, or a `let` whose body is
+/// everything after it in the list.
+enum Item {
+    Stmt(Stmt),
+    Let(Var, Expr),
+}
+
+/// Writes one kernel's body. Obtained from [`Template::kernel`].
+pub struct KernelBuilder<'t> {
+    t: &'t mut Template,
+    /// The open statement lists: the kernel body, then one per enclosing loop or branch.
+    frames: Vec<Vec<Item>>,
+    block_idx: [Expr; 3],
+    thread_idx: [Expr; 3],
+    grid: [i64; 3],
+    threads: [i64; 3],
+}
+
+const BLOCK: [(ThreadAxis, &str); 3] = [
+    (ThreadAxis::BlockIdxX, "bx"),
+    (ThreadAxis::BlockIdxY, "by"),
+    (ThreadAxis::BlockIdxZ, "bz"),
+];
+const THREAD: [(ThreadAxis, &str); 3] = [
+    (ThreadAxis::ThreadIdxX, "tx"),
+    (ThreadAxis::ThreadIdxY, "ty"),
+    (ThreadAxis::ThreadIdxZ, "tz"),
+];
+
+pub(super) fn build_kernel(
+    t: &mut Template,
+    grid: [i64; 3],
+    threads: [i64; 3],
+    body: impl FnOnce(&mut KernelBuilder),
+) -> Stmt {
+    let mut axes: Vec<(Var, i64, ThreadAxis)> = Vec::new();
+    let mut index = |t: &mut Template, extents: [i64; 3], table: &[(ThreadAxis, &str); 3]| {
+        let mut out = [Expr::int(0), Expr::int(0), Expr::int(0)];
+        for (d, &(axis, name)) in table.iter().enumerate() {
+            let extent = extents[d];
+            if extent < 1 {
+                t.fail(|n| TemplateError::Extent {
+                    template: n.to_string(),
+                    what: format!("the launch's {axis}"),
+                    extent,
+                });
+            } else if extent > 1 {
+                let v = Var::index(t.fresh(name));
+                out[d] = v.expr();
+                axes.push((v, extent, axis));
+            }
+        }
+        out
+    };
+    let block_idx = index(t, grid, &BLOCK);
+    let thread_idx = index(t, threads, &THREAD);
+    let mut k = KernelBuilder {
+        t,
+        frames: vec![Vec::new()],
+        block_idx,
+        thread_idx,
+        grid,
+        threads,
+    };
+    body(&mut k);
+    let mut stmt = k.close();
+    for (var, extent, axis) in axes.into_iter().rev() {
+        stmt = Stmt::For(Box::new(For {
+            var,
+            extent,
+            kind: ForKind::Bound(axis),
+            body: stmt,
+        }));
+    }
+    stmt
+}
+
+impl KernelBuilder<'_> {
+    /// `threadIdx.x` (0 when the block has one thread along x).
+    pub fn thread_x(&self) -> Expr {
+        self.thread_idx[0].clone()
+    }
+    /// `threadIdx.y`.
+    pub fn thread_y(&self) -> Expr {
+        self.thread_idx[1].clone()
+    }
+    /// `threadIdx.z`.
+    pub fn thread_z(&self) -> Expr {
+        self.thread_idx[2].clone()
+    }
+    /// `blockIdx.x` (0 when the grid has one block along x).
+    pub fn block_x(&self) -> Expr {
+        self.block_idx[0].clone()
+    }
+    /// `blockIdx.y`.
+    pub fn block_y(&self) -> Expr {
+        self.block_idx[1].clone()
+    }
+    /// `blockIdx.z`.
+    pub fn block_z(&self) -> Expr {
+        self.block_idx[2].clone()
+    }
+    /// Blocks per grid along x, y, z.
+    pub fn grid(&self) -> [i64; 3] {
+        self.grid
+    }
+    /// Threads per block along x, y, z.
+    pub fn threads(&self) -> [i64; 3] {
+        self.threads
+    }
+
+    /// A shared-memory array of the block (`__shared__`, `var<workgroup>`), at exactly
+    /// this shape: a double buffer is `[2, rows, cols]`.
+    pub fn shared(&mut self, name: &str, shape: &[i64], dtype: DType) -> Buffer {
+        self.alloc(name, shape, dtype, Scope::Shared)
+    }
+
+    /// A per-thread array (registers, when every index is known after unrolling).
+    pub fn local(&mut self, name: &str, shape: &[i64], dtype: DType) -> Buffer {
+        self.alloc(name, shape, dtype, Scope::Local)
+    }
+
+    fn alloc(&mut self, name: &str, shape: &[i64], dtype: DType, scope: Scope) -> Buffer {
+        for (dim, &extent) in shape.iter().enumerate() {
+            if extent < 1 {
+                self.t.fail(|n| TemplateError::Extent {
+                    template: n.to_string(),
+                    what: format!("dimension {dim} of {scope} `{name}`"),
+                    extent,
+                });
+            }
+        }
+        let b = Buffer::new(self.t.fresh(name), shape.to_vec(), dtype, scope);
+        self.t.allocs.push(b.clone());
+        b
+    }
+
+    /// `let name = value`: the statements that follow see the value by name. Returns the
+    /// variable as an expression.
+    pub fn let_(&mut self, name: &str, value: impl Into<Expr>) -> Expr {
+        let value = value.into();
+        let var = Var::new(self.t.fresh(name), value.dtype());
+        self.push(Item::Let(var.clone(), value));
+        var.expr()
+    }
+
+    /// `for name in range(extent)`, run in order by each thread.
+    pub fn serial(&mut self, name: &str, extent: i64, body: impl FnOnce(&mut Self, Expr)) {
+        self.for_kind(name, extent, ForKind::Serial, body)
+    }
+
+    /// `for name in T.unroll(extent)`: every emitter unrolls it (WGSL by writing the
+    /// copies out), so local arrays indexed by its variable stay in registers.
+    pub fn unroll(&mut self, name: &str, extent: i64, body: impl FnOnce(&mut Self, Expr)) {
+        self.for_kind(name, extent, ForKind::Unrolled, body)
+    }
+
+    /// `for name in T.vectorized(extent)`: a copy whose indices are `base + name`, with
+    /// bases lowering proves aligned, becomes one vector access (`float4`, `vec4<f32>`).
+    pub fn vectorized(&mut self, name: &str, extent: i64, body: impl FnOnce(&mut Self, Expr)) {
+        self.for_kind(name, extent, ForKind::Vectorized, body)
+    }
+
+    fn for_kind(
+        &mut self,
+        name: &str,
+        extent: i64,
+        kind: ForKind,
+        body: impl FnOnce(&mut Self, Expr),
+    ) {
+        if extent < 1 {
+            self.t.fail(|n| TemplateError::Extent {
+                template: n.to_string(),
+                what: format!("loop `{name}`"),
+                extent,
+            });
+        }
+        let var = Var::index(self.t.fresh(name));
+        self.frames.push(Vec::new());
+        body(self, var.expr());
+        let body = self.close();
+        self.push(Item::Stmt(Stmt::For(Box::new(For {
+            var,
+            extent: extent.max(1),
+            kind,
+            body,
+        }))));
+    }
+
+    /// `for names in T.task_mapping(mapping, worker=worker)`: runs `body` for each task
+    /// the mapping gives `worker` (a thread index, a warp `tx / 32`, a lane `tx % 32`,
+    /// any `i32` expression), with the task's coordinates. `names` names them, comma-
+    /// separated (`"i, k"`); there must be one per task dimension of the mapping.
+    pub fn for_tasks<const N: usize>(
+        &mut self,
+        names: &str,
+        mapping: TaskMapping,
+        worker: impl Into<Expr>,
+        body: impl FnOnce(&mut Self, [Expr; N]),
+    ) {
+        let names: Vec<&str> = names
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .collect();
+        if let Err(source) = mapping.check() {
+            self.t.fail(|n| TemplateError::Mapping {
+                template: n.to_string(),
+                source,
+            });
+        } else if mapping.rank() != N || names.len() != N {
+            let vars = if mapping.rank() != N { N } else { names.len() };
+            self.t.fail(|n| TemplateError::TaskVars {
+                template: n.to_string(),
+                mapping: mapping.to_string(),
+                rank: mapping.rank(),
+                vars,
+            });
+        }
+        let task_vars: Vec<Var> = (0..N)
+            .map(|d| Var::index(self.t.fresh(names.get(d).copied().unwrap_or("t"))))
+            .collect();
+        let exprs: [Expr; N] = std::array::from_fn(|d| task_vars[d].expr());
+        self.frames.push(Vec::new());
+        body(self, exprs);
+        let body = self.close();
+        self.push(Item::Stmt(Stmt::Mapping(Box::new(MappingLoop {
+            mapping,
+            worker: worker.into(),
+            task_vars,
+            body,
+        }))));
+    }
+
+    /// `if cond: then`.
+    pub fn if_(&mut self, cond: Expr, then: impl FnOnce(&mut Self)) {
+        let then = self.nested(then);
+        self.push(Item::Stmt(Stmt::If {
+            cond,
+            then: Box::new(then),
+            otherwise: None,
+        }));
+    }
+
+    /// `if cond: then else: otherwise`.
+    pub fn if_else(
+        &mut self,
+        cond: Expr,
+        then: impl FnOnce(&mut Self),
+        otherwise: impl FnOnce(&mut Self),
+    ) {
+        let then = self.nested(then);
+        let otherwise = self.nested(otherwise);
+        self.push(Item::Stmt(Stmt::If {
+            cond,
+            then: Box::new(then),
+            otherwise: Some(Box::new(otherwise)),
+        }));
+    }
+
+    /// `buffer[indices] = value`.
+    pub fn store(&mut self, buffer: &Buffer, indices: impl Indices, value: impl Into<Expr>) {
+        self.push(Item::Stmt(Stmt::Store {
+            buffer: buffer.clone(),
+            indices: indices.into_indices(),
+            value: value.into(),
+        }));
+    }
+
+    /// `if cond: buffer[indices] = value` (a store at a tile edge).
+    pub fn store_if(
+        &mut self,
+        cond: Expr,
+        buffer: &Buffer,
+        indices: impl Indices,
+        value: impl Into<Expr>,
+    ) {
+        let (indices, value) = (indices.into_indices(), value.into());
+        self.if_(cond, |k| k.store(buffer, indices, value));
+    }
+
+    /// Copies `lanes` consecutive elements along the last dimension:
+    /// `dst[.., d + v] = src[.., s + v]` for `v` in `0..lanes`, as one vector access
+    /// where lowering proves both sides aligned, element by element otherwise.
+    pub fn copy(
+        &mut self,
+        lanes: i64,
+        dst: &Buffer,
+        dst_indices: impl Indices,
+        src: &Buffer,
+        src_indices: impl Indices,
+    ) {
+        let (di, si) = (dst_indices.into_indices(), src_indices.into_indices());
+        self.vectorized("v", lanes, |k, v| {
+            k.store(dst, shifted(&di, &v), src.load(shifted(&si, &v)));
+        });
+    }
+
+    /// [`KernelBuilder::copy`] where `cond` holds, `fallback` in every lane where it does
+    /// not: the predicated load of a tile edge. `cond` must be the same for all lanes
+    /// (test the first element of an aligned group against a bound that is a multiple of
+    /// `lanes`) for the copy to be one vector access.
+    #[allow(clippy::too_many_arguments)]
+    pub fn copy_if(
+        &mut self,
+        lanes: i64,
+        dst: &Buffer,
+        dst_indices: impl Indices,
+        src: &Buffer,
+        src_indices: impl Indices,
+        cond: Expr,
+        fallback: impl Into<Expr>,
+    ) {
+        let (di, si) = (dst_indices.into_indices(), src_indices.into_indices());
+        let fallback = fallback.into();
+        self.vectorized("v", lanes, |k, v| {
+            let load = src.load(shifted(&si, &v));
+            let value = Expr::if_then_else(cond, load, fallback);
+            k.store(dst, shifted(&di, &v), value);
+        });
+    }
+
+    /// A block-wide barrier (`__syncthreads()`). Every thread of the block must reach
+    /// it: place it outside conditions that depend on the thread. A kernel with one gets
+    /// no automatic barriers.
+    pub fn barrier(&mut self) {
+        self.push(Item::Stmt(Stmt::Barrier));
+    }
+
+    /// Appends a statement built by hand.
+    pub fn emit(&mut self, stmt: Stmt) {
+        self.push(Item::Stmt(stmt));
+    }
+
+    fn nested(&mut self, f: impl FnOnce(&mut Self)) -> Stmt {
+        self.frames.push(Vec::new());
+        f(self);
+        self.close()
+    }
+
+    fn push(&mut self, item: Item) {
+        // `frames` is never empty: `build_kernel` opens the body's list first and every
+        // nested list is closed by the method that opened it.
+        if let Some(frame) = self.frames.last_mut() {
+            frame.push(item);
+        }
+    }
+
+    /// Closes the innermost statement list: each `let` scopes what follows it.
+    fn close(&mut self) -> Stmt {
+        let items = self.frames.pop().unwrap_or_default();
+        let mut tail: Vec<Stmt> = Vec::new();
+        for item in items.into_iter().rev() {
+            match item {
+                Item::Stmt(s) => tail.push(s),
+                Item::Let(var, value) => {
+                    tail.reverse();
+                    let body = Stmt::seq(std::mem::take(&mut tail));
+                    tail.push(Stmt::Let {
+                        var,
+                        value,
+                        body: Box::new(body),
+                    });
+                }
+            }
+        }
+        tail.reverse();
+        Stmt::seq(tail)
+    }
+}
+
+/// `indices` with `v` added to the last one.
+fn shifted(indices: &[Expr], v: &Expr) -> Vec<Expr> {
+    let mut out = indices.to_vec();
+    if let Some(last) = out.last_mut() {
+        *last = last.clone() + v.clone();
+    }
+    out
+}
+
+/// `buffer[indices]` where `cond` holds, else `fallback`; the load never runs where
+/// `cond` is false (a predicated load).
+pub fn load_or(
+    buffer: &Buffer,
+    indices: impl Indices,
+    cond: Expr,
+    fallback: impl Into<Expr>,
+) -> Expr {
+    Expr::if_then_else(cond, buffer.load(indices.into_indices()), fallback)
+}

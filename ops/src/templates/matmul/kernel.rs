@@ -1,0 +1,302 @@
+//! The matmul template's kernel, written with [`weft_ir::template`].
+
+use weft_ir::mapping::spatial;
+use weft_ir::prelude::*;
+use weft_ir::template::{KernelBuilder, Template, TemplateError};
+
+use super::MatmulParams;
+use crate::templates::ceil_div;
+
+/// How the threads of a block cover a `rows × vecs` grid of loads (a vector of `lanes`
+/// elements each): `passes` times `spatial(rows_per_pass, vecs_per_pass)`; when a row has
+/// more vectors than the block has threads, a row takes `col_passes` passes.
+#[derive(Clone, Copy, Debug)]
+struct Coverage {
+    passes: i64,
+    rows_per_pass: i64,
+    vecs_per_pass: i64,
+    col_passes: i64,
+}
+
+impl Coverage {
+    /// Every extent is a power of two (the config's checks), so one of the cases fits.
+    fn new(rows: i64, vecs: i64, threads: i64) -> Coverage {
+        if vecs > threads {
+            let col_passes = vecs / threads;
+            Coverage {
+                passes: rows * col_passes,
+                rows_per_pass: 1,
+                vecs_per_pass: threads,
+                col_passes,
+            }
+        } else {
+            let rows_per_pass = (threads / vecs).min(rows);
+            Coverage {
+                passes: rows / rows_per_pass,
+                rows_per_pass,
+                vecs_per_pass: vecs,
+                col_passes: 1,
+            }
+        }
+    }
+
+    /// Runs `f(pass, row, vec)` for each load of this thread (`pass` indexes its
+    /// registers).
+    fn each(
+        &self,
+        k: &mut KernelBuilder,
+        tx: &Expr,
+        f: &dyn Fn(&mut KernelBuilder, Expr, Expr, Expr),
+    ) {
+        let c = *self;
+        k.unroll("p", c.passes, |k, p| {
+            let m = spatial(&[c.rows_per_pass, c.vecs_per_pass]);
+            k.for_tasks("r, c", m, tx.clone(), |k, [r, v]| {
+                let (row, vec) = if c.col_passes > 1 {
+                    (
+                        p.clone() / c.col_passes,
+                        p.clone() % c.col_passes * c.vecs_per_pass + v,
+                    )
+                } else {
+                    (p.clone() * c.rows_per_pass + r, v)
+                };
+                f(k, p, row, vec)
+            });
+        });
+    }
+}
+
+/// Words of padding per row of the transposed A tile: the choice among 0 and 4 (which
+/// keep rows 16-byte aligned for vector reads) under which the first warp's stores
+/// `A_smem[k][m]` hit the fewest words in one bank.
+fn a_padding(bm: i64, cov: &Coverage, lanes: i64) -> i64 {
+    let degree = |pad: i64| {
+        let mut banks = vec![Vec::new(); 32];
+        for t in 0..32.min(cov.rows_per_pass * cov.vecs_per_pass) {
+            let (r, v) = (t / cov.vecs_per_pass, t % cov.vecs_per_pass);
+            let word = v * lanes * (bm + pad) + r;
+            let bank: &mut Vec<i64> = &mut banks[(word % 32) as usize];
+            if !bank.contains(&word) {
+                bank.push(word);
+            }
+        }
+        banks.iter().map(Vec::len).max().unwrap_or(1)
+    };
+    if degree(4) < degree(0) { 4 } else { 0 }
+}
+
+/// `(tile_m, tile_n)` of block `pid` among `tiles_m × tiles_n` tiles: groups of `g` tile
+/// rows, each walked column by column (so the `g · tiles_n` blocks of a group reuse `g`
+/// rows of A and every column of B while they are in L2). The divisors are constants: a
+/// last, partial group uses its own.
+fn swizzle(k: &mut KernelBuilder, pid: Expr, tiles_m: i64, tiles_n: i64, g: i64) -> (Expr, Expr) {
+    let g = g.clamp(1, tiles_m);
+    if g == 1 {
+        let tm = k.let_("tile_m", pid.clone() / tiles_n);
+        let tn = k.let_("tile_n", pid % tiles_n);
+        return (tm, tn);
+    }
+    let per_group = g * tiles_n;
+    let group = k.let_("group", pid.clone() / per_group);
+    let within = k.let_("within", pid % per_group);
+    let rem = tiles_m % g;
+    let (row, col) = if rem == 0 {
+        (within.clone() % g, within / g)
+    } else {
+        let full = group.clone().lt(tiles_m / g);
+        (
+            Expr::select(full.clone(), within.clone() % g, within.clone() % rem),
+            Expr::select(full, within.clone() / g, within / rem),
+        )
+    };
+    let tm = k.let_("tile_m", group * g + row);
+    let tn = k.let_("tile_n", col);
+    (tm, tn)
+}
+
+/// At most 65535 blocks per grid dimension (WebGPU's limit): a larger grid is two-dimensional
+/// and its surplus blocks do nothing.
+fn grid_for(blocks: i64) -> [i64; 2] {
+    if blocks <= 65535 {
+        [blocks, 1]
+    } else {
+        let gy = ceil_div(blocks, 65535);
+        [ceil_div(blocks, gy), gy]
+    }
+}
+
+/// The matmul template at `m × n × k` with parameters `p` (already checked).
+pub fn template(
+    m: i64,
+    n: i64,
+    k: i64,
+    p: &MatmulParams,
+) -> Result<weft_ir::func::Func, TemplateError> {
+    let (bm, bn, bk) = (p.block_m(), p.block_n(), p.bk);
+    let ([wm, wn], [rm, rn], [lm, ln], [tm, tn]) = (p.warps, p.repeat, p.lanes, p.tile);
+    let threads = p.threads();
+    // 128-bit global accesses where every row starts 16-byte aligned.
+    let va = if k % 4 == 0 { 4 } else { 1 };
+    let vb = if n % 4 == 0 && p.block_n() % 4 == 0 {
+        4
+    } else {
+        1
+    };
+    let vc = if n % 4 == 0 && tn % 4 == 0 { 4 } else { 1 };
+    let (tiles_m, tiles_n, k_tiles) = (ceil_div(m, bm), ceil_div(n, bn), ceil_div(k, bk));
+    let a_cov = Coverage::new(bm, bk / va, threads);
+    let b_cov = Coverage::new(bk, bn / vb, threads);
+    let pad = a_padding(bm, &a_cov, va);
+    let blocks = tiles_m * tiles_n;
+    let grid = grid_for(blocks);
+
+    let mut t = Template::new("matmul");
+    let a = t.input("A", &[m, k], DType::F32);
+    let b = t.input("B", &[k, n], DType::F32);
+    let c = t.output("C", &[m, n], DType::F32);
+    t.kernel(grid, threads, |kb| {
+        let tx = kb.thread_x();
+        let pid = if grid[1] > 1 {
+            kb.let_("pid", kb.block_y() * grid[0] + kb.block_x())
+        } else {
+            kb.block_x()
+        };
+        let body = |kb: &mut KernelBuilder| {
+            let (tile_m, tile_n) = swizzle(kb, pid.clone(), tiles_m, tiles_n, p.group);
+            let m0 = kb.let_("m0", tile_m * bm);
+            let n0 = kb.let_("n0", tile_n * bn);
+            let a_smem = kb.shared("A_smem", &[2, bk, bm + pad], DType::F32);
+            let b_smem = kb.shared("B_smem", &[2, bk, bn], DType::F32);
+            let a_ldg = kb.local("A_ldg", &[a_cov.passes, va], DType::F32);
+            let b_ldg = kb.local("B_ldg", &[b_cov.passes, vb], DType::F32);
+            let a_frag = kb.local("A_frag", &[rm * tm], DType::F32);
+            let b_frag = kb.local("B_frag", &[rn * tn], DType::F32);
+            let acc = kb.local("acc", &[rm * tm, rn * tn], DType::F32);
+
+            // Global -> registers: tile `k0` of A (rows of the block, k0 .. k0 + bk) and
+            // of B, zero outside the matrices.
+            let load = |kb: &mut KernelBuilder, k0: Expr| {
+                a_cov.each(kb, &tx, &|kb, p, r, v| {
+                    let (row, col) = (m0.clone() + r, k0.clone() + v * va);
+                    let inside = row.clone().lt(m).and(col.clone().lt(k));
+                    kb.copy_if(
+                        va,
+                        &a_ldg,
+                        [p, Expr::int(0)],
+                        &a,
+                        [row, col],
+                        inside,
+                        0.0f32,
+                    );
+                });
+                b_cov.each(kb, &tx, &|kb, p, r, v| {
+                    let (row, col) = (k0.clone() + r, n0.clone() + v * vb);
+                    let inside = row.clone().lt(k).and(col.clone().lt(n));
+                    kb.copy_if(
+                        vb,
+                        &b_ldg,
+                        [p, Expr::int(0)],
+                        &b,
+                        [row, col],
+                        inside,
+                        0.0f32,
+                    );
+                });
+            };
+            // Registers -> shared stage `s`: A transposed (`A_smem[s, k, m]`), so that
+            // the inner product reads consecutive rows; B as it is.
+            let store = |kb: &mut KernelBuilder, s: Expr| {
+                a_cov.each(kb, &tx, &|kb, p, r, v| {
+                    kb.unroll("e", va, |kb, e| {
+                        let value = a_ldg.at(&[p.clone(), e.clone()]);
+                        kb.store(&a_smem, [s.clone(), v.clone() * va + e, r.clone()], value);
+                    });
+                });
+                b_cov.each(kb, &tx, &|kb, p, r, v| {
+                    kb.copy(
+                        vb,
+                        &b_smem,
+                        [s.clone(), r, v * vb],
+                        &b_ldg,
+                        [p, Expr::int(0)],
+                    );
+                });
+            };
+
+            kb.unroll("i", rm * tm, |kb, i| {
+                kb.unroll("j", rn * tn, |kb, j| kb.store(&acc, [i, j], 0.0f32));
+            });
+            load(kb, Expr::int(0));
+            store(kb, Expr::int(0));
+            kb.barrier();
+
+            let warp = kb.let_("warp", tx.clone() / 32);
+            let lane = kb.let_("lane", tx.clone() % 32);
+            kb.for_tasks("wi, wj", spatial(&[wm, wn]), warp, |kb, [wi, wj]| {
+                kb.for_tasks("li, lj", spatial(&[lm, ln]), lane, |kb, [li, lj]| {
+                    // The thread's first row and column in the block tile; repeat `ri`
+                    // of the warp tile adds `ri · lm · tm` rows.
+                    let row0 = kb.let_("row0", wi * (rm * lm * tm) + li * tm);
+                    let col0 = kb.let_("col0", wj * (rn * ln * tn) + lj * tn);
+                    kb.serial("ko", k_tiles, |kb, ko| {
+                        let more = (ko.clone() + 1).lt(k_tiles);
+                        kb.if_(more.clone(), |kb| load(kb, (ko.clone() + 1) * bk));
+                        let s = ko.clone() % 2;
+                        kb.unroll("kk", bk, |kb, kk| {
+                            let (fm, fn_) = (tm.min(4), tn.min(4));
+                            kb.unroll("ri", rm, |kb, ri| {
+                                kb.unroll("e", tm / fm, |kb, e| {
+                                    let row =
+                                        row0.clone() + ri.clone() * (lm * tm) + e.clone() * fm;
+                                    let at = [s.clone(), kk.clone(), row];
+                                    kb.copy(fm, &a_frag, [ri.clone() * tm + e * fm], &a_smem, at);
+                                });
+                            });
+                            kb.unroll("rj", rn, |kb, rj| {
+                                kb.unroll("e", tn / fn_, |kb, e| {
+                                    let col =
+                                        col0.clone() + rj.clone() * (ln * tn) + e.clone() * fn_;
+                                    let at = [s.clone(), kk.clone(), col];
+                                    kb.copy(fn_, &b_frag, [rj.clone() * tn + e * fn_], &b_smem, at);
+                                });
+                            });
+                            kb.unroll("i", rm * tm, |kb, i| {
+                                kb.unroll("j", rn * tn, |kb, j| {
+                                    let prod = a_frag.at(&[i.clone()]) * b_frag.at(&[j.clone()]);
+                                    let sum = acc.at(&[i.clone(), j.clone()]) + prod;
+                                    kb.store(&acc, [i.clone(), j], sum);
+                                });
+                            });
+                        });
+                        kb.if_(more, |kb| store(kb, (ko.clone() + 1) % 2));
+                        kb.barrier();
+                    });
+
+                    // Registers -> C, tested against the matrix's edges.
+                    kb.unroll("ri", rm, |kb, ri| {
+                        kb.unroll("e", tm, |kb, e| {
+                            let i = ri.clone() * tm + e.clone();
+                            let row = m0.clone() + row0.clone() + ri * (lm * tm) + e;
+                            kb.unroll("rj", rn, |kb, rj| {
+                                kb.unroll("f", tn / vc, |kb, f| {
+                                    let j = rj.clone() * tn + f.clone() * vc;
+                                    let col = n0.clone() + col0.clone() + rj * (ln * tn) + f * vc;
+                                    let inside = row.clone().lt(m).and(col.clone().lt(n));
+                                    kb.if_(inside, |kb| {
+                                        kb.copy(vc, &c, [row.clone(), col], &acc, [i.clone(), j]);
+                                    });
+                                });
+                            });
+                        });
+                    });
+                });
+            });
+        };
+        if grid[0] * grid[1] > blocks {
+            kb.if_(pid.clone().lt(blocks), body);
+        } else {
+            body(kb);
+        }
+    });
+    t.finish()
+}

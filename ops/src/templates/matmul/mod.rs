@@ -1,0 +1,245 @@
+//! The fp32 matmul template: `C[m, n] = A[m, k] @ B[k, n]`, any M, N, K.
+//!
+//! A block computes a `BM × BN` tile of C, walking K in steps of `BK`. Its threads are
+//! arranged as seed 002's CUDA-core matmul arranges them,
+//!
+//! ```text
+//! spatial(wm, wn) * repeat(rm, rn) * spatial(lm, ln) * repeat(tm, tn)
+//!   warps            warp repeats     lanes of a warp   per-thread tile
+//! ```
+//!
+//! so `BM = wm·rm·lm·tm`, `BN = wn·rn·ln·tn`, and each thread accumulates
+//! `rm·tm × rn·tn` outputs in registers. The kernel (see [`kernel`]) is
+//!
+//! - **double-buffered**: two shared stages; tile `k + 1` is fetched from global memory
+//!   into registers while tile `k` is multiplied, then stored to the other stage, with one
+//!   barrier per step;
+//! - **predicated at tile edges only**: the global loads test their row and column and
+//!   load zero outside the matrix, so the inner product has no predicate at all and every
+//!   M, N, K is right (primes included);
+//! - **vectorized** where rows allow: 128-bit global loads of A when `K % 4 == 0` and of B
+//!   (and stores of C) when `N % 4 == 0`, scalar otherwise; 128-bit shared reads of the
+//!   register fragments;
+//! - **block-swizzled**: consecutive blocks walk `g` tile rows column by column, so the
+//!   blocks that run together share rows of A and columns of B in L2;
+//! - **free of bank conflicts** in its shared reads (a warp reads `lm` and `ln` distinct
+//!   16-byte groups) and, through a padded, transposed A tile, in its shared stores.
+//!
+//! The schedule space ([`space`]) is hardware-centric: it enumerates the parameters above
+//! from the target's threads, shared memory and registers, never from the input size.
+
+mod kernel;
+mod space;
+
+pub use kernel::template;
+pub use space::{default_config, space};
+
+use weft_ir::func::Func;
+
+use super::{BuildError, Config, TemplateSpec, ceil_div};
+use crate::Shape;
+
+/// The template's parameters, in order, with their meaning.
+pub const PARAMS: &[(&str, &str)] = &[
+    ("wm", "warps of a block along m"),
+    ("wn", "warps of a block along n"),
+    ("rm", "repeats of a warp's tile along m"),
+    ("rn", "repeats of a warp's tile along n"),
+    ("lm", "lanes of a warp along m (lm * ln = 32)"),
+    ("ln", "lanes of a warp along n"),
+    ("tm", "rows of a thread's tile (1, 2, 4 or 8)"),
+    ("tn", "columns of a thread's tile (1, 2, 4 or 8)"),
+    ("bk", "k extent of a block's step (4, 8, 16 or 32)"),
+    (
+        "g",
+        "block swizzle: tile rows per group (1 = row-major order)",
+    ),
+];
+
+/// The template registered on the `matmul` op.
+pub const SPEC: TemplateSpec = TemplateSpec {
+    schedule: "template",
+    params: PARAMS,
+    space,
+    default: default_config,
+    describe,
+    build,
+};
+
+/// A config of the matmul template, checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MatmulParams {
+    pub warps: [i64; 2],
+    pub repeat: [i64; 2],
+    pub lanes: [i64; 2],
+    pub tile: [i64; 2],
+    pub bk: i64,
+    pub group: i64,
+}
+
+impl MatmulParams {
+    /// Seed 002's `spatial(4, 2) * repeat(2, 2) * spatial(4, 8) * repeat(4, 4)` with a
+    /// k step of 8: a 128×128 tile of 256 threads, 8×8 outputs each.
+    pub const SEED: MatmulParams = MatmulParams {
+        warps: [4, 2],
+        repeat: [2, 2],
+        lanes: [4, 8],
+        tile: [4, 4],
+        bk: 8,
+        group: 8,
+    };
+
+    /// Rows of C per block.
+    pub fn block_m(&self) -> i64 {
+        self.warps[0] * self.repeat[0] * self.lanes[0] * self.tile[0]
+    }
+    /// Columns of C per block.
+    pub fn block_n(&self) -> i64 {
+        self.warps[1] * self.repeat[1] * self.lanes[1] * self.tile[1]
+    }
+    /// Threads per block.
+    pub fn threads(&self) -> i64 {
+        self.warps[0] * self.warps[1] * 32
+    }
+    /// Outputs each thread accumulates.
+    pub fn accumulators(&self) -> i64 {
+        self.repeat[0] * self.tile[0] * self.repeat[1] * self.tile[1]
+    }
+
+    /// Bytes of shared memory: two stages of the A tile (transposed, padded) and of the
+    /// B tile. The padding is at most 4 words per row; this counts the most.
+    pub fn shared_bytes(&self) -> i64 {
+        2 * self.bk * (self.block_m() + 4 + self.block_n()) * 4
+    }
+
+    /// An estimate of the 32-bit registers a thread needs: accumulators, the two register
+    /// fragments, the staged global loads, and about 32 for addresses and loop state.
+    pub fn registers(&self) -> i64 {
+        let t = self.threads();
+        let staged = ceil_div(self.block_m() * self.bk, t) + ceil_div(self.bk * self.block_n(), t);
+        self.accumulators()
+            + self.repeat[0] * self.tile[0]
+            + self.repeat[1] * self.tile[1]
+            + staged
+            + 32
+    }
+
+    /// The config's parameters as a [`Config`].
+    pub fn config(&self) -> Config {
+        let v = [
+            self.warps[0],
+            self.warps[1],
+            self.repeat[0],
+            self.repeat[1],
+            self.lanes[0],
+            self.lanes[1],
+            self.tile[0],
+            self.tile[1],
+            self.bk,
+            self.group,
+        ];
+        Config(
+            PARAMS
+                .iter()
+                .zip(v)
+                .map(|((n, _), v)| (n.to_string(), v))
+                .collect(),
+        )
+    }
+
+    /// Reads and checks a config: every parameter present and known, powers of two where
+    /// the layout needs them, 32 lanes per warp.
+    pub fn from_config(config: &Config) -> Result<MatmulParams, BuildError> {
+        let err = |reason: String| BuildError::Config {
+            config: config.to_string(),
+            reason,
+        };
+        if let Some((n, _)) = config
+            .0
+            .iter()
+            .find(|(n, _)| !PARAMS.iter().any(|(p, _)| p == n))
+        {
+            let names: Vec<&str> = PARAMS.iter().map(|(p, _)| *p).collect();
+            return Err(err(format!(
+                "unknown parameter `{n}`; the matmul template's are {}",
+                names.join(", ")
+            )));
+        }
+        let get = |name: &str| {
+            config
+                .get(name)
+                .ok_or_else(|| err(format!("parameter `{name}` is missing")))
+        };
+        let p = MatmulParams {
+            warps: [get("wm")?, get("wn")?],
+            repeat: [get("rm")?, get("rn")?],
+            lanes: [get("lm")?, get("ln")?],
+            tile: [get("tm")?, get("tn")?],
+            bk: get("bk")?,
+            group: get("g")?,
+        };
+        let pow2 = |v: i64| v > 0 && v & (v - 1) == 0;
+        for (name, v) in [
+            ("wm", p.warps[0]),
+            ("wn", p.warps[1]),
+            ("rm", p.repeat[0]),
+            ("rn", p.repeat[1]),
+            ("lm", p.lanes[0]),
+            ("ln", p.lanes[1]),
+        ] {
+            if !pow2(v) {
+                return Err(err(format!("`{name}` = {v} must be a power of two")));
+            }
+        }
+        if p.lanes[0] * p.lanes[1] != 32 {
+            return Err(err(format!(
+                "lm * ln = {} * {} must be 32 (the lanes of a warp)",
+                p.lanes[0], p.lanes[1]
+            )));
+        }
+        for (name, v) in [("tm", p.tile[0]), ("tn", p.tile[1])] {
+            if ![1, 2, 4, 8].contains(&v) {
+                return Err(err(format!("`{name}` = {v} must be 1, 2, 4 or 8")));
+            }
+        }
+        if ![4, 8, 16, 32].contains(&p.bk) {
+            return Err(err(format!("`bk` = {} must be 4, 8, 16 or 32", p.bk)));
+        }
+        if p.group < 1 {
+            return Err(err(format!("`g` = {} must be at least 1", p.group)));
+        }
+        if p.threads() > 1024 {
+            return Err(err(format!(
+                "{} threads per block (wm * wn * 32); at most 1024",
+                p.threads()
+            )));
+        }
+        Ok(p)
+    }
+}
+
+/// `128x128x8 tile, 256 threads, 8x8 per thread`.
+pub fn describe(config: &Config) -> Result<String, String> {
+    let p = MatmulParams::from_config(config).map_err(|e| e.to_string())?;
+    Ok(format!(
+        "{}x{}x{} tile, {} threads, {}x{} per thread, {} B shared",
+        p.block_m(),
+        p.block_n(),
+        p.bk,
+        p.threads(),
+        p.repeat[0] * p.tile[0],
+        p.repeat[1] * p.tile[1],
+        p.shared_bytes()
+    ))
+}
+
+/// Builds the matmul Func at `shape` (`m`, `n`, `k`) with `config`.
+pub fn build(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
+    let p = MatmulParams::from_config(config)?;
+    Ok(template(
+        shape.get("m"),
+        shape.get("n"),
+        shape.get("k"),
+        &p,
+    )?)
+}

@@ -1,0 +1,82 @@
+//! The matmul template's schedule space: hardware-centric (seed 002 section 4.3).
+//!
+//! Every parameter comes from a short list of shapes that suit GPUs — thread tiles of
+//! 4×4, 4×8 and 8×4, one or two repeats of a warp's tile per direction, warps laid out
+//! 4×8 or 8×4, blocks of 2 to 8 warps, k steps of 8 and 16 — and a config stays in the
+//! space when the target can run it: its threads, its shared memory (two stages) and its
+//! estimated registers within the target's [`Resources`]. Nothing depends on the input
+//! size: predicated loads make every config right at every M, N, K. At most 200 configs.
+
+use super::MatmulParams;
+use crate::templates::{Config, Resources};
+
+const THREAD_TILES: [[i64; 2]; 3] = [[4, 4], [4, 8], [8, 4]];
+const REPEATS: [[i64; 2]; 4] = [[1, 1], [1, 2], [2, 1], [2, 2]];
+const LANES: [[i64; 2]; 2] = [[4, 8], [8, 4]];
+const WARPS: [[i64; 2]; 5] = [[1, 2], [2, 1], [2, 2], [2, 4], [4, 2]];
+const BLOCK_K: [i64; 2] = [8, 16];
+/// Tile rows per swizzle group: enough for L2 reuse at large sizes, and clamped to the
+/// number of tile rows at small ones.
+const GROUP: i64 = 8;
+/// More accumulators than this per thread leave too few registers for the rest.
+const MAX_ACCUMULATORS: i64 = 64;
+
+/// True if the target can run `p`.
+fn fits(p: &MatmulParams, r: &Resources) -> bool {
+    p.threads() <= r.max_threads
+        && p.shared_bytes() <= r.max_shared_bytes
+        && p.registers() <= r.max_registers
+}
+
+/// Every config of the space that `resources` can run, in a fixed order.
+///
+/// ```
+/// use weft_ops::templates::{Resources, matmul};
+///
+/// let cuda = matmul::space(&Resources::cuda());
+/// assert!(cuda.len() <= 200 && cuda.len() > 100);
+/// // WebGPU's 16 KiB and 256 invocations leave out the larger tiles.
+/// assert!(matmul::space(&Resources::webgpu()).len() < cuda.len());
+/// ```
+pub fn space(resources: &Resources) -> Vec<Config> {
+    let mut out = Vec::new();
+    for tile in THREAD_TILES {
+        for repeat in REPEATS {
+            if repeat[0] * tile[0] * repeat[1] * tile[1] > MAX_ACCUMULATORS {
+                continue;
+            }
+            for lanes in LANES {
+                for warps in WARPS {
+                    for bk in BLOCK_K {
+                        let p = MatmulParams {
+                            warps,
+                            repeat,
+                            lanes,
+                            tile,
+                            bk,
+                            group: GROUP,
+                        };
+                        if fits(&p, resources) {
+                            out.push(p.config());
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The config used without a tuning record: seed 002's 128×128×8 tile of 256 threads
+/// where it fits, else the largest block tile of the space (most threads on a tie).
+pub fn default_config(resources: &Resources) -> Config {
+    if fits(&MatmulParams::SEED, resources) {
+        return MatmulParams::SEED.config();
+    }
+    space(resources)
+        .into_iter()
+        .filter_map(|c| MatmulParams::from_config(&c).ok())
+        .max_by_key(|p| (p.block_m() * p.block_n(), p.threads(), -p.bk))
+        .unwrap_or(MatmulParams::SEED)
+        .config()
+}

@@ -1,0 +1,137 @@
+//! Kernel templates (Hidet's template-based scheduling, seed 002 section 5.1.3): tensor
+//! programs written directly with task mappings ([`weft_ir::template`]), each with a
+//! hardware-centric schedule space — parameters drawn from the target's resources
+//! (threads, shared memory, registers), not from the divisors of the input size, with
+//! predicated loads at tile edges so that every config is right at every size.
+//!
+//! | op | schedule | template |
+//! | --- | --- | --- |
+//! | `matmul` | `template` | [`matmul`]: double-buffered fp32 tiles, any M, N, K |
+//!
+//! A template is registered on its op as a [`TemplateSpec`]; the tuner (`weft tune`)
+//! enumerates its space for a target, builds every config, times them and records the
+//! best.
+
+pub mod matmul;
+
+use std::fmt;
+
+use weft_ir::func::Func;
+use weft_ir::template::TemplateError;
+
+use crate::Shape;
+
+/// What a target offers one block, as far as a schedule space is concerned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resources {
+    /// Names the target in messages (`cuda`, `vulkan: NVIDIA H100`, `webgpu`).
+    pub name: String,
+    /// Threads per block.
+    pub max_threads: i64,
+    /// Shared (workgroup) memory per block, in bytes.
+    pub max_shared_bytes: i64,
+    /// A bound on 32-bit registers per thread that a config may plan to use. Not a
+    /// hardware limit the emitters check: configs estimated above it are left out of the
+    /// space because they would spill.
+    pub max_registers: i64,
+}
+
+impl Resources {
+    /// CUDA (sm_80 and later): 1024 threads, 48 KiB of static shared memory, 255
+    /// registers per thread.
+    pub fn cuda() -> Resources {
+        Resources {
+            name: "cuda".into(),
+            max_threads: 1024,
+            max_shared_bytes: 48 * 1024,
+            max_registers: 255,
+        }
+    }
+
+    /// WebGPU's default limits (16 KiB, 256 invocations); a conservative register bound,
+    /// since the GPU behind a browser is unknown.
+    pub fn webgpu() -> Resources {
+        Resources {
+            name: "webgpu".into(),
+            max_threads: 256,
+            max_shared_bytes: 16 * 1024,
+            max_registers: 128,
+        }
+    }
+}
+
+/// One point of a schedule space: named integer parameters, in the template's order.
+/// Printed and parsed as `name=value,...` (`wm=2,wn=4,...`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Config(pub Vec<(String, i64)>);
+
+impl Config {
+    /// The value of parameter `name`, if the config has it.
+    pub fn get(&self, name: &str) -> Option<i64> {
+        self.0.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+    }
+
+    /// Parses `name=value,...`.
+    pub fn parse(text: &str) -> Result<Config, String> {
+        let mut out = Vec::new();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (k, v) = part
+                .split_once('=')
+                .ok_or_else(|| format!("`{part}` is not of the form name=value"))?;
+            let v: i64 = v
+                .trim()
+                .parse()
+                .map_err(|_| format!("`{}` (for `{}`) is not an integer", v.trim(), k.trim()))?;
+            out.push((k.trim().to_string(), v));
+        }
+        Ok(Config(out))
+    }
+}
+
+impl fmt::Display for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self.0.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        f.write_str(&parts.join(","))
+    }
+}
+
+/// A template registered on an op.
+pub struct TemplateSpec {
+    /// The schedule name it is offered under.
+    pub schedule: &'static str,
+    /// Its parameters, in order, with what each means.
+    pub params: &'static [(&'static str, &'static str)],
+    /// The schedule space for a target's resources (independent of the input size).
+    pub space: fn(&Resources) -> Vec<Config>,
+    /// The config used when no tuning record applies: a good one that fits `resources`.
+    pub default: fn(&Resources) -> Config,
+    /// A short description of a config (`128x128x8 tile, 256 threads, ...`), or why it
+    /// is not a valid config.
+    pub describe: fn(&Config) -> Result<String, String>,
+    /// Builds the op's Func at `shape` with `config`.
+    pub build: fn(&Shape, &Config) -> Result<Func, BuildError>,
+}
+
+impl fmt::Debug for TemplateSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TemplateSpec")
+            .field("schedule", &self.schedule)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a template could not be built at a config.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The config is not a point of the template's space.
+    #[error("config `{config}`: {reason}")]
+    Config { config: String, reason: String },
+    /// The template made a mistake building its IR (a bug of the template).
+    #[error(transparent)]
+    Template(#[from] TemplateError),
+}
+
+/// `ceil(a / b)` for positive `b` (`i64::div_ceil` is not stable for signed integers).
+pub(crate) fn ceil_div(a: i64, b: i64) -> i64 {
+    (a + b - 1) / b
+}
