@@ -34,6 +34,10 @@ pub enum Command {
     /// Time every op x schedule on every chosen target, with throughput, ratios between
     /// targets and, on CUDA, cuBLAS and device-to-device copy reference rows.
     Bench(BenchArgs),
+    /// Tune an op's template for a shape on a target: build every config of its schedule
+    /// space, compile them in parallel, check and time each by kernel time, print the
+    /// best five and keep the best in the tuning records (which `run` and `bench` use).
+    Tune(TuneArgs),
 }
 
 /// Which op, schedule and shape.
@@ -49,6 +53,10 @@ pub struct WorkloadArgs {
     /// default (seed) size.
     #[arg(long)]
     pub shape: Option<String>,
+    /// A template's config, `name=value,...` (`weft tune --list` prints them); default:
+    /// the template's default for the target.
+    #[arg(long)]
+    pub config: Option<String>,
 }
 
 /// `weft ir`.
@@ -108,6 +116,14 @@ pub struct RunArgs {
     /// kernels only).
     #[arg(long)]
     pub unchecked_shaders: bool,
+    /// A template's config, `name=value,...`; default: a tuning record for this shape
+    /// and device, else the template's default for the target.
+    #[arg(long)]
+    pub config: Option<String>,
+    /// Tuning records to use (default: `$WEFT_RECORDS`, else
+    /// `$XDG_CACHE_HOME/weft/tuning-records.json`, else `~/.cache/weft/...`).
+    #[arg(long)]
+    pub records: Option<PathBuf>,
 }
 
 /// Which shapes `weft bench` measures.
@@ -142,6 +158,45 @@ pub struct BenchArgs {
     /// wgpu targets: keep naga's runtime bounds checks in shaders (by default benchmarks
     /// run without them, as CUDA does; the interpreter and the tests catch out-of-bounds
     /// accesses).
+    #[arg(long)]
+    pub checked_shaders: bool,
+    /// Tuning records for template schedules (default: as for `weft run`).
+    #[arg(long)]
+    pub records: Option<PathBuf>,
+}
+
+/// `weft tune`.
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// The op (its template is tuned).
+    #[arg(long)]
+    pub op: String,
+    /// Shape parameters by name (`m=2039,n=2039,k=2039`); default: the op's seed size on
+    /// GPUs, its first small shape on `cpu` and CPU adapters.
+    #[arg(long)]
+    pub shape: Option<String>,
+    /// A target string (`cuda`, `vulkan`, `webgpu`, `cpu`, ...).
+    #[arg(long)]
+    pub target: String,
+    /// Print the schedule space for the target and stop (needs no shape; uses the open
+    /// device's limits where the target is available, its offline profile otherwise).
+    #[arg(long)]
+    pub list: bool,
+    /// Time at most N configs, spread over the space. Default: the whole space on GPUs,
+    /// 16 on `cpu` and CPU adapters (the interpreter and llvmpipe are slow).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub sample: Option<u32>,
+    /// The records file to update (default: as for `weft run`).
+    #[arg(long)]
+    pub records: Option<PathBuf>,
+    /// Do not write a record.
+    #[arg(long)]
+    pub no_save: bool,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// wgpu targets: keep naga's runtime bounds checks (by default tuning times shaders
+    /// without them, as `bench` does).
     #[arg(long)]
     pub checked_shaders: bool,
 }

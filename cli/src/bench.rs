@@ -8,10 +8,10 @@ use weft_ops::{OpSpec, Shape, Workload};
 use weft_runtime::Timing;
 use weft_runtime::reference::CudaReference;
 
-use crate::check::{TOLERANCE, matmul_rows_error, sample_rows};
 use crate::error::CliError;
 use crate::measure::{Measured, TimingPlan};
 use crate::report::{Table, fmt_error, fmt_ratio, fmt_sig, fmt_time};
+use weft_ops::check::{TOLERANCE, matmul_rows_error, sample_rows};
 
 /// Ops with fewer flops per byte than this (at their seed size) are memory-bound: their
 /// throughput is GB/s and their reference is a copy; the others report GFLOP/s against
@@ -83,6 +83,9 @@ pub struct Row {
     pub max_rel_error: Option<f64>,
     /// Why a row is refused or failed, or what was wrong.
     pub message: Option<String>,
+    /// A template's config (`name=value,...`) and where it came from.
+    pub config: Option<String>,
+    pub config_source: Option<String>,
     /// Sort key: op, shape, kind, schedule, target.
     #[serde(skip)]
     order: (usize, usize, usize, usize, usize),
@@ -141,6 +144,8 @@ impl Row {
             vs_reference: None,
             max_rel_error: None,
             message: None,
+            config: None,
+            config_source: None,
             order: (0, 0, 0, 0, 0),
         }
     }
@@ -209,16 +214,19 @@ impl Row {
             .failed(error)
     }
 
-    /// A measurement of a weft schedule, or why there is none.
+    /// A measurement of a weft schedule (a template with `choice`), or why there is none.
     pub fn weft(
         w: &Workload,
         schedule: &str,
         target: &str,
         device: &str,
         place: Place,
+        choice: Option<&weft_tune::Choice>,
         result: Result<Measured, CliError>,
     ) -> Row {
-        let row = Row::new(w, schedule, target, device, Kind::Weft).placed(place);
+        let mut row = Row::new(w, schedule, target, device, Kind::Weft).placed(place);
+        row.config = choice.map(|c| c.config.to_string());
+        row.config_source = choice.map(|c| c.source.to_string());
         let what = format!("{}/{schedule} at {} on {target}", w.op.name, w.shape);
         match result {
             Ok(m) => row.timed(&m.timing).checked(m.max_error, &what),

@@ -68,6 +68,22 @@ pub enum CliError {
         #[source]
         source: std::io::Error,
     },
+    /// Tuning records could not be read or written.
+    #[error(transparent)]
+    Records(#[from] weft_tune::RecordError),
+    /// Tuning could not start.
+    #[error(transparent)]
+    Tune(#[from] weft_tune::TuneError),
+    /// A `--config` that is not a config of the template.
+    #[error("--config for `{op}/{schedule}`: {reason}")]
+    Config {
+        op: String,
+        schedule: String,
+        reason: String,
+    },
+    /// No default place for tuning records (no HOME, XDG_CACHE_HOME or WEFT_RECORDS).
+    #[error("no place for tuning records: set WEFT_RECORDS or HOME, or pass --records FILE")]
+    NoRecordsPath,
     /// JSON serialisation failed.
     #[error("serialising JSON: {0}")]
     Json(#[from] serde_json::Error),

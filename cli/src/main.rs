@@ -15,7 +15,6 @@
 
 mod args;
 mod bench;
-mod check;
 mod commands;
 mod error;
 mod measure;

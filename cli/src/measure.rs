@@ -4,10 +4,11 @@
 use std::time::{Duration, Instant};
 
 use weft_ops::Workload;
+use weft_ops::templates::Config;
 use weft_runtime::{Device, Timing};
 
-use crate::check::{TOLERANCE, max_error};
 use crate::error::CliError;
+use weft_ops::check::{TOLERANCE, max_error};
 
 /// How many runs to time.
 #[derive(Clone, Copy, Debug)]
@@ -74,7 +75,7 @@ pub fn describe(w: &Workload, schedule: &str, device: &dyn Device) -> String {
     )
 }
 
-/// Lowers `schedule` of `w`, runs it once on random inputs (seeded) with a poisoned
+/// Lowers `schedule` of `w` (a template with `config`), runs it once on random inputs (seeded) with a poisoned
 /// output, checks the output, then times it per `plan`.
 ///
 /// A wrong result is not an error here: it comes back in [`Measured::max_error`], with
@@ -83,11 +84,12 @@ pub fn measure(
     device: &mut dyn Device,
     w: &Workload,
     schedule: &str,
+    config: Option<&Config>,
     plan: &TimingPlan,
     seed: u64,
 ) -> Result<Measured, CliError> {
     let what = describe(w, schedule, device);
-    let lowered = w.lower(schedule)?;
+    let lowered = w.lower_with(schedule, config)?;
     let inputs = w.random_inputs(seed);
     let mut args = w.args(&inputs);
     let started = Instant::now();

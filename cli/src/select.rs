@@ -1,8 +1,13 @@
 //! Turning names on the command line into ops, shapes, targets and open devices.
 
+use std::path::PathBuf;
+
+use weft_codegen_common::TargetLimits;
+use weft_ops::templates::Config;
 use weft_ops::{OPS, OpSpec, Shape, Workload};
 use weft_runtime::wgpu_device::WgpuDevice;
 use weft_runtime::{Device, DeviceError, Target, WgpuOptions, available_targets};
+use weft_tune::{Choice, ChoiceSource, Records};
 
 use crate::args::SizeClass;
 use crate::error::CliError;
@@ -171,4 +176,66 @@ pub fn workload(
         )?,
     };
     Ok((w, schedule))
+}
+
+/// The tuning records at `path`, else at the default place; `None` when there is no
+/// default place (no `WEFT_RECORDS`, `XDG_CACHE_HOME` or `HOME`).
+pub fn records(path: Option<&std::path::Path>) -> Result<Option<Records>, CliError> {
+    match path.map(PathBuf::from).or_else(Records::default_path) {
+        Some(p) => Ok(Some(Records::load(&p)?)),
+        None => Ok(None),
+    }
+}
+
+/// The config `schedule` of `w` runs with on `target` with `limits` (`device`: the
+/// device's name, for records): `given` (`--config`) when there is one, else a matching
+/// record, else the template's default. `None` for a schedule that is not a template (and
+/// then `given` is an error).
+pub fn config(
+    w: &Workload,
+    schedule: &str,
+    target: &Target,
+    device: &str,
+    limits: &TargetLimits,
+    given: Option<&str>,
+    records: Option<&Records>,
+) -> Result<Option<Choice>, CliError> {
+    let Some(spec) = w.template(schedule) else {
+        return match given {
+            Some(_) => Err(weft_ops::OpError::NoTemplate {
+                op: w.op.name.to_string(),
+                schedule: schedule.to_string(),
+            }
+            .into()),
+            None => Ok(None),
+        };
+    };
+    if let Some(text) = given {
+        let bad = |reason: String| CliError::Config {
+            op: w.op.name.to_string(),
+            schedule: schedule.to_string(),
+            reason,
+        };
+        let config = Config::parse(text).map_err(bad)?;
+        (spec.describe)(&config).map_err(bad)?;
+        return Ok(Some(Choice {
+            config,
+            source: ChoiceSource::Given,
+        }));
+    }
+    Ok(weft_tune::choose(
+        w, schedule, target, device, limits, records,
+    ))
+}
+
+/// The config for emitting or printing without a device: `given`, else the template's
+/// default for `target`'s offline limits (CUDA's for the IR).
+pub fn offline_config(
+    w: &Workload,
+    schedule: &str,
+    target: &Target,
+    given: Option<&str>,
+) -> Result<Option<Config>, CliError> {
+    let limits = target.limits();
+    Ok(config(w, schedule, target, "", &limits, given, None)?.map(|c| c.config))
 }

@@ -14,6 +14,7 @@
 //! assert_eq!(lowered.kernels[0].block, [64, 1, 1]);
 //! ```
 
+pub mod check;
 mod depthwise;
 mod matmul;
 mod shape;

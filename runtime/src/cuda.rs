@@ -17,6 +17,7 @@ use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
+use rayon::prelude::*;
 use thiserror::Error;
 use weft_codegen_common::TargetLimits;
 use weft_codegen_cuda::nvrtc::{self, NvrtcError, NvrtcUnavailable};
@@ -29,6 +30,9 @@ use crate::device::{
     check_upload, element_bytes, storage_dtype,
 };
 use crate::target::{Target, TargetInfo};
+
+/// Event pairs per timing: each times `iters / SAMPLES` back-to-back runs.
+const SAMPLES: usize = 10;
 
 const DRIVER_HINT: &str = "libcuda comes with the NVIDIA driver: this machine has no NVIDIA \
                            GPU driver, or it is not on the loader path (LD_LIBRARY_PATH)";
@@ -299,16 +303,7 @@ impl CudaDevice {
     ) -> Result<KernelId, DeviceError> {
         weft_codegen_common::check_limits(kernel, &self.limits)?;
         let function = self.function_for(source, kernel)?;
-        let key = (function, kernel.grid, kernel.block);
-        if let Some(&i) = self.by_launch.get(&key) {
-            return Ok(KernelId(i));
-        }
-        self.kernels.push(CompiledKernel {
-            kernel: kernel.clone(),
-            function,
-        });
-        self.by_launch.insert(key, self.kernels.len() - 1);
-        Ok(KernelId(self.kernels.len() - 1))
+        Ok(self.register(kernel, function))
     }
 
     fn compiled(&self, id: KernelId) -> Result<&CompiledKernel, DeviceError> {
@@ -324,6 +319,16 @@ impl CudaDevice {
             return Ok(i);
         }
         let ptx = compile_ptx(&source, &self.arch, &kernel.name)?;
+        self.load_ptx(source, ptx, kernel)
+    }
+
+    /// Loads compiled `ptx` (of `source`) as a module and finds the kernel's function.
+    fn load_ptx(
+        &mut self,
+        source: String,
+        ptx: String,
+        kernel: &Kernel,
+    ) -> Result<usize, DeviceError> {
         let ctx = self.ctx.clone();
         let module = driver(
             format!("loading the module of kernel `{}`", kernel.name),
@@ -337,6 +342,37 @@ impl CudaDevice {
         self.sources.push(source.clone());
         self.by_source.insert(source, self.functions.len() - 1);
         Ok(self.functions.len() - 1)
+    }
+
+    /// The kernel handle of `kernel` compiled to `function`.
+    fn register(&mut self, kernel: &Kernel, function: usize) -> KernelId {
+        let key = (function, kernel.grid, kernel.block);
+        if let Some(&i) = self.by_launch.get(&key) {
+            return KernelId(i);
+        }
+        self.kernels.push(CompiledKernel {
+            kernel: kernel.clone(),
+            function,
+        });
+        self.by_launch.insert(key, self.kernels.len() - 1);
+        KernelId(self.kernels.len() - 1)
+    }
+
+    /// Checks `kernel` against the device's limits and emits its CUDA C.
+    fn emit_checked(
+        kernel: &Kernel,
+        limits: &TargetLimits,
+        target: &str,
+    ) -> Result<String, DeviceError> {
+        weft_codegen_common::check_limits(kernel, limits)?;
+        let opts = weft_codegen_cuda::CudaOptions {
+            limits: limits.clone(),
+        };
+        weft_codegen_cuda::emit(kernel, &opts).map_err(|source| DeviceError::Emit {
+            kernel: kernel.name.clone(),
+            target: target.to_string(),
+            source: Box::new(source),
+        })
     }
 
     /// Enqueues one launch (no synchronisation).
@@ -528,17 +564,45 @@ impl Device for CudaDevice {
     }
 
     fn compile(&mut self, kernel: &Kernel) -> Result<KernelId, DeviceError> {
-        weft_codegen_common::check_limits(kernel, &self.limits)?;
-        let opts = weft_codegen_cuda::CudaOptions {
-            limits: self.limits.clone(),
-        };
-        let source =
-            weft_codegen_cuda::emit(kernel, &opts).map_err(|source| DeviceError::Emit {
-                kernel: kernel.name.clone(),
-                target: self.target.to_string(),
-                source: Box::new(source),
-            })?;
+        let source = Self::emit_checked(kernel, &self.limits, &self.target.to_string())?;
         self.compile_cuda(kernel, source)
+    }
+
+    fn compile_many(&mut self, kernels: &[&Kernel]) -> Vec<Result<KernelId, DeviceError>> {
+        // Emitting and NVRTC are pure and thread-safe: both run on every core. Loading
+        // modules into the context is done here, in order.
+        let (limits, target, arch) = (&self.limits, self.target.to_string(), &self.arch);
+        let sources: Vec<Result<String, DeviceError>> = kernels
+            .par_iter()
+            .map(|k| Self::emit_checked(k, limits, &target))
+            .collect();
+        let mut todo: Vec<(&String, &Kernel)> = Vec::new();
+        for (s, k) in sources.iter().zip(kernels) {
+            if let Ok(s) = s
+                && !self.by_source.contains_key(s)
+                && !todo.iter().any(|(t, _)| *t == s)
+            {
+                todo.push((s, k));
+            }
+        }
+        let mut compiled: HashMap<String, Result<String, CudaError>> = todo
+            .par_iter()
+            .map(|(s, k)| ((*s).clone(), compile_ptx(s, arch, &k.name)))
+            .collect();
+        let mut out = Vec::with_capacity(kernels.len());
+        for (source, kernel) in sources.into_iter().zip(kernels) {
+            out.push(source.and_then(|source| {
+                let function = match (self.by_source.get(&source), compiled.remove(&source)) {
+                    (Some(&f), _) => f,
+                    (None, Some(ptx)) => self.load_ptx(source, ptx?, kernel)?,
+                    // A source shared with an earlier kernel whose compile failed: again,
+                    // for its own error.
+                    (None, None) => self.function_for(source, kernel)?,
+                };
+                Ok(self.register(kernel, function))
+            }));
+        }
+        out
     }
 
     fn source(&self, kernel: KernelId) -> Option<&str> {
@@ -573,21 +637,30 @@ impl Device for CudaDevice {
                 ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
             })
         };
-        let mut events = Vec::with_capacity(iters);
-        for _ in 0..iters {
+        // One event pair around each group of back-to-back runs: the GPU runs them with
+        // no gap while the host keeps ahead, so a sample is kernel time, not launch
+        // overhead (one pair per launch would time a 4 µs kernel as about 9 µs).
+        let groups = iters.min(SAMPLES);
+        let mut events = Vec::with_capacity(groups);
+        for g in 0..groups {
+            let runs = iters / groups + usize::from(g < iters % groups);
             let (start, end) = (new_event()?, new_event()?);
             driver("recording an event", || start.record(&self.stream))?;
-            for l in launches {
-                self.enqueue(l.kernel, &l.args)?;
+            for _ in 0..runs {
+                for l in launches {
+                    self.enqueue(l.kernel, &l.args)?;
+                }
             }
             driver("recording an event", || end.record(&self.stream))?;
-            events.push((start, end));
+            events.push((start, end, runs));
         }
         self.sync("timed runs")?;
-        let mut all = Vec::with_capacity(iters);
-        for (start, end) in &events {
+        let mut all = Vec::with_capacity(groups);
+        for (start, end, runs) in &events {
             let ms = driver("reading an event time", || start.elapsed_ms(end))?;
-            all.push(Duration::from_secs_f64(ms.max(0.0) as f64 / 1e3));
+            all.push(Duration::from_secs_f64(
+                ms.max(0.0) as f64 / 1e3 / *runs as f64,
+            ));
         }
         Timing::from_samples(all).ok_or(DeviceError::NoIterations)
     }

@@ -49,9 +49,10 @@ pub struct Launch {
 pub struct Timing {
     /// The median of [`Timing::all`] (the mean of the middle two for an even count).
     pub median: Duration,
-    /// The fastest run.
+    /// The fastest sample.
     pub min: Duration,
-    /// Every measured run, in order.
+    /// Every sample, in order: the time of one run (on CUDA, the mean of a group of
+    /// back-to-back runs).
     pub all: Vec<Duration>,
 }
 
@@ -236,14 +237,23 @@ pub trait Device {
     /// Emits, checks and compiles `kernel`; compiled code is cached by source text, so
     /// compiling the same kernel twice is cheap.
     fn compile(&mut self, kernel: &Kernel) -> Result<KernelId, DeviceError>;
+    /// Compiles several kernels, one result per kernel in order. Devices whose compilers
+    /// are thread-safe (NVRTC, wgpu's pipeline creation) compile them on every core; the
+    /// default compiles them one after another.
+    fn compile_many(&mut self, kernels: &[&Kernel]) -> Vec<Result<KernelId, DeviceError>> {
+        kernels.iter().map(|k| self.compile(k)).collect()
+    }
     /// The source `kernel` compiled to (`None` for the interpreter).
     fn source(&self, kernel: KernelId) -> Option<&str>;
     /// Launches a compiled kernel with one argument per [`Kernel::params`] entry.
     fn launch(&mut self, kernel: KernelId, args: &[KernelArg]) -> Result<(), DeviceError>;
     /// Waits for all launched work and reports errors it raised.
     fn synchronize(&mut self) -> Result<(), DeviceError>;
-    /// Runs `launches` in order `warmup` times untimed, then `iters` times, each measured
-    /// on the device (CUDA events, wgpu timestamp queries) where it can be.
+    /// Runs `launches` in order `warmup` times untimed, then `iters` times, measured on
+    /// the device where it can be: CUDA events around groups of back-to-back runs (so
+    /// that a short kernel is not timed as the host's launch overhead), wgpu timestamp
+    /// queries at the start and end of each run's passes. Each sample of the result is
+    /// the time of one run.
     fn time_launches(
         &mut self,
         launches: &[Launch],

@@ -7,10 +7,10 @@ use weft_runtime::{Target, WgpuOptions, available_targets};
 
 use crate::args::{BenchArgs, SizeClass};
 use crate::bench::{Bound, Place, Report, Row, Status, TargetRecord, bound, finish, render};
-use crate::check::TOLERANCE;
 use crate::error::CliError;
 use crate::measure::{TimingPlan, measure};
 use crate::select::{self, Opened};
+use weft_ops::check::TOLERANCE;
 
 /// Runs the benchmark, prints the table, writes the JSON; fails (exit 1) if any row is
 /// wrong or failed. Refused rows are reported, not failures.
@@ -45,6 +45,7 @@ pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
         .unwrap_or_default();
 
     let plan = TimingPlan::new(a.iters);
+    let tuning_records = select::records(a.records.as_deref())?;
     let mut work = Vec::new();
     for (t, size) in targets.iter().zip(&sizes) {
         let mut per_op = Vec::new();
@@ -108,8 +109,27 @@ pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
                 };
                 for (ki, schedule) in op.schedules.iter().enumerate() {
                     progress.set_message(format!("{}/{schedule} {shape} on {target}", op.name));
-                    let result = measure(opened.device.as_mut(), &w, schedule, &plan, 0);
-                    rows.push(Row::weft(&w, schedule, &target, &device, place(ki), result));
+                    let limits = opened.device.limits();
+                    let choice = weft_tune::choose(
+                        &w,
+                        schedule,
+                        &opened.target,
+                        &device,
+                        &limits,
+                        tuning_records.as_ref(),
+                    );
+                    let config = choice.as_ref().map(|c| &c.config);
+                    let result = measure(opened.device.as_mut(), &w, schedule, config, &plan, 0);
+                    let row = Row::weft(
+                        &w,
+                        schedule,
+                        &target,
+                        &device,
+                        place(ki),
+                        choice.as_ref(),
+                        result,
+                    );
+                    rows.push(row);
                     progress.inc(1);
                 }
                 if is_cuda(&opened.target) {
@@ -133,6 +153,7 @@ pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
 
     print!("{}", header(&records, options));
     print!("{}", render(&rows, &first));
+    print!("{}", configs_used(&rows));
     if let Some(path) = &a.json {
         let report = Report {
             weft_version: env!("CARGO_PKG_VERSION"),
@@ -253,4 +274,21 @@ fn progress_bar(total: u64) -> ProgressBar {
         bar.set_style(style);
     }
     bar
+}
+
+/// One line per template row: the config it ran with and where that came from.
+fn configs_used(rows: &[Row]) -> String {
+    let mut out = String::new();
+    for r in rows {
+        if let (Some(c), Some(src)) = (&r.config, &r.config_source) {
+            if out.is_empty() {
+                out.push_str("\ntemplate configs:\n");
+            }
+            out.push_str(&format!(
+                "  {}/{} {} on {}: {c}\n    {src}\n",
+                r.op, r.schedule, r.shape, r.target
+            ));
+        }
+    }
+    out
 }

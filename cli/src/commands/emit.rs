@@ -13,7 +13,8 @@ pub fn emit(a: &EmitArgs) -> Result<(), CliError> {
     let op = weft_ops::find(&a.workload.op)?;
     let shape = select::shape(op, a.workload.shape.as_deref(), SizeClass::Bench)?;
     let (w, schedule) = select::workload(op.name, a.workload.schedule.as_deref(), &shape)?;
-    let lowered = w.lower(schedule)?;
+    let config = select::offline_config(&w, schedule, &target, a.workload.config.as_deref())?;
+    let lowered = w.lower_with(schedule, config.as_ref())?;
     let mut out = String::new();
     if target.emit_language().is_none() {
         out.push_str(&lowered.to_string());

@@ -5,12 +5,21 @@ use crate::error::CliError;
 use crate::select;
 
 /// Prints the scheduled Func (`--lowered`: the kernels), after the trace with `--trace`.
+/// A template is printed with `--config`, else its default config for CUDA.
 pub fn ir(a: &IrArgs) -> Result<(), CliError> {
     let op = weft_ops::find(&a.workload.op)?;
     let shape = select::shape(op, a.workload.shape.as_deref(), SizeClass::Bench)?;
     let (w, schedule) = select::workload(op.name, a.workload.schedule.as_deref(), &shape)?;
-    let scheduled = w.schedule(Some(schedule))?;
+    let cuda = weft_runtime::Target::parse("cuda")?;
+    let config = select::offline_config(&w, schedule, &cuda, a.workload.config.as_deref())?;
+    let scheduled = match &config {
+        Some(c) => weft_ir::schedule::Schedule::new(w.scheduled(schedule, Some(c))?),
+        None => w.schedule(Some(schedule))?,
+    };
     let mut out = String::new();
+    if let Some(c) = &config {
+        out.push_str(&format!("# template config {c}\n"));
+    }
     if a.trace {
         out.push_str(&format!(
             "# trace of `{schedule}` ({} at {})\n",
@@ -20,7 +29,16 @@ pub fn ir(a: &IrArgs) -> Result<(), CliError> {
         out.push('\n');
     }
     if a.lowered {
-        out.push_str(&w.lower(schedule)?.to_string());
+        out.push_str(
+            &weft_ir::lower::lower(scheduled.func())
+                .map_err(|source| weft_ops::OpError::Lower {
+                    op: op.name.to_string(),
+                    schedule: schedule.to_string(),
+                    shape: w.shape.to_string(),
+                    source: Box::new(source),
+                })?
+                .to_string(),
+        );
     } else {
         out.push_str(&scheduled.func().to_string());
     }

@@ -7,6 +7,7 @@ mod ir;
 mod ops;
 mod run;
 mod targets;
+mod tune;
 
 use crate::args::Command;
 use crate::error::CliError;
@@ -20,5 +21,6 @@ pub fn dispatch(command: &Command) -> Result<(), CliError> {
         Command::Emit(a) => emit::emit(a),
         Command::Run(a) => run::run(a),
         Command::Bench(a) => bench::bench(a),
+        Command::Tune(a) => tune::tune(a),
     }
 }

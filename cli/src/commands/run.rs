@@ -5,11 +5,11 @@ use weft_ops::{OpSpec, Shape};
 use weft_runtime::WgpuOptions;
 
 use crate::args::{RunArgs, SizeClass};
-use crate::check::TOLERANCE;
 use crate::error::CliError;
 use crate::measure::{Measured, TimingPlan, describe, measure};
 use crate::report::{fmt_error, fmt_time};
 use crate::select::{self, Opened};
+use weft_ops::check::TOLERANCE;
 
 /// Runs the command.
 pub fn run(a: &RunArgs) -> Result<(), CliError> {
@@ -26,10 +26,25 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     let op = weft_ops::find(a.op.as_deref().unwrap_or_default())?;
     let shape = select::shape(op, a.shape.as_deref(), opened.size)?;
     let (w, schedule) = select::workload(op.name, a.schedule.as_deref(), &shape)?;
-    let m = measure(opened.device.as_mut(), &w, schedule, &plan, a.seed)?;
+    let records = select::records(a.records.as_deref())?;
+    let choice = select::config(
+        &w,
+        schedule,
+        &opened.target,
+        &opened.device.name(),
+        &opened.device.limits(),
+        a.config.as_deref(),
+        records.as_ref(),
+    )?;
+    let config = choice.as_ref().map(|c| &c.config);
+    let m = measure(opened.device.as_mut(), &w, schedule, config, &plan, a.seed)?;
     let verdict = if m.is_right() { "ok" } else { "WRONG" };
     println!("op        {}", op.name);
     println!("schedule  {schedule}");
+    if let Some(c) = &choice {
+        println!("config    {}", c.config);
+        println!("          {}", c.source);
+    }
     println!("shape     {}", w.shape);
     println!("target    {} ({})", opened.target, opened.device.name());
     println!(
@@ -96,6 +111,7 @@ fn cases(a: &RunArgs) -> Result<Vec<(&'static OpSpec, Vec<Shape>)>, CliError> {
 fn run_all(a: &RunArgs, opened: &mut Opened, plan: &TimingPlan) -> Result<(), CliError> {
     let (mut total, mut wrong, mut refused) = (0, 0, 0);
     println!("target {} ({})", opened.target, opened.device.name());
+    let records = select::records(a.records.as_deref())?;
     for (op, shapes) in cases(a)? {
         let schedules: Vec<&str> = match &a.schedule {
             Some(s) => op.schedules.iter().copied().filter(|x| x == s).collect(),
@@ -106,7 +122,17 @@ fn run_all(a: &RunArgs, opened: &mut Opened, plan: &TimingPlan) -> Result<(), Cl
                 total += 1;
                 let label = format!("{}/{schedule} {shape}", op.name);
                 let result = select::workload(op.name, Some(schedule), shape).and_then(|(w, s)| {
-                    let m = measure(opened.device.as_mut(), &w, s, plan, a.seed)?;
+                    let choice = select::config(
+                        &w,
+                        s,
+                        &opened.target,
+                        &opened.device.name(),
+                        &opened.device.limits(),
+                        a.config.as_deref(),
+                        records.as_ref(),
+                    )?;
+                    let config = choice.as_ref().map(|c| &c.config);
+                    let m = measure(opened.device.as_mut(), &w, s, config, plan, a.seed)?;
                     wrong_to_error(&m, || describe(&w, s, opened.device.as_ref()))?;
                     Ok(m)
                 });

@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, mpsc};
 
+use rayon::prelude::*;
 use thiserror::Error;
 use weft_codegen_common::TargetLimits;
 use weft_codegen_wgsl::WgslKernel;
@@ -363,16 +364,34 @@ impl WgpuDevice {
     ) -> Result<KernelId, DeviceError> {
         weft_codegen_common::check_limits(kernel, &self.limits)?;
         let pipeline = self.pipeline_for(wgsl, &kernel.name)?;
+        Ok(self.register(kernel, pipeline))
+    }
+
+    /// The kernel handle of `kernel` running `pipeline`.
+    fn register(&mut self, kernel: &Kernel, pipeline: usize) -> KernelId {
         let key = (pipeline, kernel.grid);
         if let Some(&i) = self.by_launch.get(&key) {
-            return Ok(KernelId(i));
+            return KernelId(i);
         }
         self.kernels.push(CompiledKernel {
             kernel: kernel.clone(),
             pipeline,
         });
         self.by_launch.insert(key, self.kernels.len() - 1);
-        Ok(KernelId(self.kernels.len() - 1))
+        KernelId(self.kernels.len() - 1)
+    }
+
+    /// Checks `kernel` against the device's limits and emits its WGSL.
+    fn emit_checked(&self, kernel: &Kernel) -> Result<WgslKernel, DeviceError> {
+        weft_codegen_common::check_limits(kernel, &self.limits)?;
+        let opts = weft_codegen_wgsl::WgslOptions {
+            limits: self.limits.clone(),
+        };
+        weft_codegen_wgsl::emit(kernel, &opts).map_err(|source| DeviceError::Emit {
+            kernel: kernel.name.clone(),
+            target: self.target.to_string(),
+            source: Box::new(source),
+        })
     }
 
     fn compiled(&self, id: KernelId) -> Result<&CompiledKernel, DeviceError> {
@@ -462,16 +481,37 @@ impl Device for WgpuDevice {
     }
 
     fn compile(&mut self, kernel: &Kernel) -> Result<KernelId, DeviceError> {
-        weft_codegen_common::check_limits(kernel, &self.limits)?;
-        let opts = weft_codegen_wgsl::WgslOptions {
-            limits: self.limits.clone(),
-        };
-        let wgsl = weft_codegen_wgsl::emit(kernel, &opts).map_err(|source| DeviceError::Emit {
-            kernel: kernel.name.clone(),
-            target: self.target.to_string(),
-            source: Box::new(source),
-        })?;
+        let wgsl = self.emit_checked(kernel)?;
         self.compile_wgsl(kernel, wgsl)
+    }
+
+    fn compile_many(&mut self, kernels: &[&Kernel]) -> Vec<Result<KernelId, DeviceError>> {
+        // Emitting and building pipelines (naga, then the driver's compiler) run on every
+        // core; the caches are filled here, in order.
+        let this = &*self;
+        let built: Vec<Result<_, DeviceError>> = kernels
+            .par_iter()
+            .map(|k| {
+                let wgsl = this.emit_checked(k)?;
+                if this.by_source.contains_key(&wgsl.source) {
+                    return Ok((wgsl, None));
+                }
+                let pipeline = this.build_pipeline(&wgsl, &k.name)?;
+                Ok((wgsl, Some(pipeline)))
+            })
+            .collect();
+        built
+            .into_iter()
+            .zip(kernels)
+            .map(|(b, kernel)| {
+                let (wgsl, pipeline) = b?;
+                let pipeline = match pipeline {
+                    Some(p) => self.insert_pipeline(wgsl, p),
+                    None => self.pipeline_for(wgsl, &kernel.name)?,
+                };
+                Ok(self.register(kernel, pipeline))
+            })
+            .collect()
     }
 
     fn source(&self, kernel: KernelId) -> Option<&str> {

@@ -20,8 +20,39 @@ impl WgpuDevice {
         if let Some(&i) = self.by_source.get(&wgsl.source) {
             return Ok(i);
         }
+        let built = self.build_pipeline(&wgsl, name)?;
+        Ok(self.insert_pipeline(wgsl, built))
+    }
+
+    /// Caches a built pipeline; its index.
+    pub(super) fn insert_pipeline(
+        &mut self,
+        wgsl: WgslKernel,
+        (layout, pipeline): (wgpu::BindGroupLayout, wgpu::ComputePipeline),
+    ) -> usize {
+        if let Some(&i) = self.by_source.get(&wgsl.source) {
+            return i;
+        }
+        self.by_source
+            .insert(wgsl.source.clone(), self.pipelines.len());
+        self.pipelines.push(Pipeline {
+            wgsl,
+            layout,
+            pipeline,
+        });
+        self.pipelines.len() - 1
+    }
+
+    /// Compiles `wgsl` into a bind group layout and a compute pipeline. Takes `&self`
+    /// only, so several threads may build pipelines at once (wgpu's error scopes are
+    /// per thread).
+    pub(super) fn build_pipeline(
+        &self,
+        wgsl: &WgslKernel,
+        name: &str,
+    ) -> Result<(wgpu::BindGroupLayout, wgpu::ComputePipeline), WgpuError> {
         let op = format!("compiling kernel `{name}`");
-        let (layout, pipeline) = self.scoped(&op, || {
+        self.scoped(&op, || {
             let storage = |read_only| wgpu::BindingType::Buffer {
                 ty: wgpu::BufferBindingType::Storage { read_only },
                 has_dynamic_offset: false,
@@ -87,15 +118,7 @@ impl WgpuDevice {
                     cache: None,
                 });
             (layout, pipeline)
-        })?;
-        self.by_source
-            .insert(wgsl.source.clone(), self.pipelines.len());
-        self.pipelines.push(Pipeline {
-            wgsl,
-            layout,
-            pipeline,
-        });
-        Ok(self.pipelines.len() - 1)
+        })
     }
 
     /// Checks a launch and builds its bind group (storage buffers and the uniform block of

@@ -262,7 +262,7 @@ pub fn template(
                             });
                             kb.unroll("i", rm * tm, |kb, i| {
                                 kb.unroll("j", rn * tn, |kb, j| {
-                                    let prod = a_frag.at(&[i.clone()]) * b_frag.at(&[j.clone()]);
+                                    let prod = a_frag.at(&[&i]) * b_frag.at(&[&j]);
                                     let sum = acc.at(&[i.clone(), j.clone()]) + prod;
                                     kb.store(&acc, [i.clone(), j], sum);
                                 });

@@ -1,0 +1,295 @@
+//! `weft tune`: tune an op's template for one shape on one target, or list its space.
+
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use weft_ops::check::TOLERANCE;
+use weft_ops::templates::TemplateSpec;
+use weft_ops::{OpSpec, Workload};
+use weft_runtime::reference::CudaReference;
+use weft_runtime::{Target, WgpuOptions};
+use weft_tune::{Outcome, Record, TuneOptions, Tuned};
+
+use crate::args::{SizeClass, TuneArgs};
+use crate::error::CliError;
+use crate::report::{Table, fmt_ratio, fmt_sig, fmt_time};
+use crate::select;
+
+/// Configs timed on slow devices (the interpreter, CPU adapters) unless `--sample` says.
+const CPU_SAMPLE: usize = 16;
+
+/// How many of the best configs are printed.
+const SHOWN: usize = 5;
+
+/// Runs the command.
+pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
+    let op = weft_ops::find(&a.op)?;
+    let spec = template_of(op)?;
+    let target = Target::parse(&a.target)?;
+    if a.list {
+        return list(op, spec, &target);
+    }
+    let options = WgpuOptions {
+        unchecked_shaders: !a.checked_shaders,
+        ..WgpuOptions::default()
+    };
+    let mut opened = select::open(&target, options)?;
+    let shape = select::shape(op, a.shape.as_deref(), opened.size)?;
+    let w = Workload::new(op.name, &shape)?;
+    let device_name = opened.device.name();
+    let limits = opened.device.limits();
+    let resources = weft_tune::resources(&target, &limits);
+    let sample = match (a.sample, opened.size) {
+        (Some(n), _) => Some(n as usize),
+        (None, SizeClass::Small) => Some(CPU_SAMPLE),
+        (None, SizeClass::Bench) => None,
+    };
+    println!(
+        "tuning {}/{} at {} on {target} ({device_name})",
+        op.name, spec.schedule, w.shape
+    );
+    let space = (spec.space)(&resources).len();
+    println!(
+        "space: {space} configs for {} ({} threads, {} B shared, {} registers per thread){}",
+        resources.name,
+        resources.max_threads,
+        resources.max_shared_bytes,
+        resources.max_registers,
+        match sample {
+            Some(n) if n < space => format!("; timing a sample of {n}, spread over the space"),
+            _ => String::new(),
+        }
+    );
+    let opts = TuneOptions {
+        sample,
+        seed: a.seed,
+        ..TuneOptions::default()
+    };
+    let bar = Bar::new();
+    let tuned = weft_tune::tune(opened.device.as_mut(), &w, spec, &resources, &opts, &bar)?;
+    bar.0.finish_and_clear();
+
+    let reference = if matches!(target, Target::Cuda { .. }) && op.name == "matmul" {
+        cublas(&target, &w)
+    } else {
+        None
+    };
+    print!("{}", table(&tuned, &w, reference));
+    if let Some(r) = reference {
+        println!(
+            "cuBLAS SGEMM: {} ({}), same device, kernel time",
+            fmt_time(r),
+            fmt_flops(w.flops / r.as_secs_f64())
+        );
+    }
+    let timed = tuned.trials.iter().filter(|t| t.time().is_some()).count();
+    let failed: Vec<_> = tuned
+        .trials
+        .iter()
+        .filter_map(|t| match &t.outcome {
+            Outcome::Failed(why) => Some((t, why)),
+            _ => None,
+        })
+        .collect();
+    let wrong: Vec<_> = tuned.wrong().collect();
+    println!(
+        "timed {timed} of {} configs in {:.1} s (building and compiling: {:.1} s); {} wrong, {} failed",
+        tuned.trials.len(),
+        tuned.elapsed.as_secs_f64(),
+        tuned.compile_time.as_secs_f64(),
+        wrong.len(),
+        failed.len()
+    );
+    for (t, why) in failed.iter().take(3) {
+        eprintln!("weft: config {} failed: {why}", t.config);
+    }
+    if let Some(t) = wrong.first() {
+        let max_error = match t.outcome {
+            Outcome::Wrong { max_error } => max_error,
+            _ => f64::INFINITY,
+        };
+        return Err(CliError::Wrong {
+            what: format!(
+                "{}/{} config {} at {} on {target}",
+                op.name, spec.schedule, t.config, w.shape
+            ),
+            error: max_error,
+            tolerance: TOLERANCE,
+        });
+    }
+    let Some(best) = tuned.best() else {
+        return Err(CliError::Summary {
+            wrong: failed.len(),
+            refused: 0,
+            total: tuned.trials.len(),
+        });
+    };
+    if a.no_save {
+        return Ok(());
+    }
+    let path = a
+        .records
+        .clone()
+        .or_else(weft_tune::Records::default_path)
+        .ok_or(CliError::NoRecordsPath)?;
+    let mut records = weft_tune::Records::load(&path)?;
+    let key = weft_tune::choose::key(&w, spec.schedule, &target, &device_name);
+    records.add(Record {
+        op: key.op,
+        schedule: key.schedule,
+        shape: key.shape,
+        dtype: key.dtype,
+        target: key.target,
+        device: key.device,
+        weft_version: key.version,
+        config: best.config.to_string(),
+        time_us: best.time().unwrap_or_default().as_secs_f64() * 1e6,
+        reference_us: reference.map(|r| r.as_secs_f64() * 1e6),
+        space: tuned.space,
+        timed,
+        tuning_seconds: tuned.elapsed.as_secs_f64(),
+        unix_time: weft_tune::unix_now(),
+    });
+    records.save()?;
+    println!("best {} saved to {}", best.config, path.display());
+    Ok(())
+}
+
+fn template_of(op: &'static OpSpec) -> Result<&'static TemplateSpec, CliError> {
+    op.template.ok_or_else(|| CliError::Config {
+        op: op.name.to_string(),
+        schedule: "template".to_string(),
+        reason: format!(
+            "`{}` has no template to tune; ops with one: {}",
+            op.name,
+            weft_ops::OPS
+                .iter()
+                .filter(|o| o.template.is_some())
+                .map(|o| o.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    })
+}
+
+/// `--list`: the space for the target's resources (the open device's where it is
+/// available, the target's offline profile otherwise).
+fn list(op: &OpSpec, spec: &TemplateSpec, target: &Target) -> Result<(), CliError> {
+    let (limits, whence) = match select::open(target, WgpuOptions::default()) {
+        Ok(o) => (o.device.limits(), format!("device {}", o.device.name())),
+        Err(_) => (
+            target.limits(),
+            "offline profile: the target is not available here".to_string(),
+        ),
+    };
+    let r = weft_tune::resources(target, &limits);
+    let space = (spec.space)(&r);
+    println!(
+        "{}/{} on {target} ({whence}): {} threads, {} B shared, {} registers per thread",
+        op.name, spec.schedule, r.max_threads, r.max_shared_bytes, r.max_registers
+    );
+    println!("{} configs; the same for every input size", space.len());
+    let default = (spec.default)(&r);
+    let mut t = Table::new(&["config", "", "what it is"]);
+    for c in &space {
+        let mark = if *c == default { "default" } else { "" };
+        t.row(vec![
+            c.to_string(),
+            mark.to_string(),
+            (spec.describe)(c).unwrap_or_else(|e| e),
+        ]);
+    }
+    print!("{}", t.render());
+    println!("parameters:");
+    for (name, meaning) in spec.params {
+        println!("  {name:<3} {meaning}");
+    }
+    Ok(())
+}
+
+/// The best configs with their times and the ratio to the reference.
+fn table(tuned: &Tuned, w: &Workload, reference: Option<Duration>) -> String {
+    let mut header = vec!["rank", "config", "what it is", "median", "throughput"];
+    if reference.is_some() {
+        header.push("speed vs cuBLAS");
+    }
+    let mut t = Table::new(&header).align_right(&[3, 4, 5]);
+    for (i, trial) in tuned
+        .trials
+        .iter()
+        .filter(|t| t.time().is_some())
+        .take(SHOWN)
+        .enumerate()
+    {
+        let time = trial.time().unwrap_or_default();
+        t.row(vec![
+            (i + 1).to_string(),
+            trial.config.to_string(),
+            trial.summary.clone(),
+            fmt_time(time),
+            fmt_flops(w.flops / time.as_secs_f64().max(1e-12)),
+            reference.map_or(String::new(), |r| {
+                fmt_ratio(r.as_secs_f64() / time.as_secs_f64().max(1e-12))
+            }),
+        ]);
+    }
+    t.render()
+}
+
+/// cuBLAS SGEMM's kernel time at the workload's shape, or `None` (with a note) when the
+/// reference cannot run here.
+fn cublas(target: &Target, w: &Workload) -> Option<Duration> {
+    let dims: Vec<usize> = ["m", "n", "k"]
+        .iter()
+        .map(|d| w.shape.get(d).max(0) as usize)
+        .collect();
+    let inputs = w.random_inputs(0);
+    let flat = |i: usize| -> Vec<f32> { inputs[i].iter().copied().collect() };
+    let result = CudaReference::open(target)
+        .and_then(|mut r| r.sgemm(&flat(0), &flat(1), [dims[0], dims[1], dims[2]], 3, 20));
+    match result {
+        Ok((_, timing)) => Some(timing.median),
+        Err(e) => {
+            eprintln!("weft: no cuBLAS reference: {e}");
+            None
+        }
+    }
+}
+
+/// An indicatif bar driven by the tuner's phases.
+struct Bar(ProgressBar);
+
+impl Bar {
+    fn new() -> Bar {
+        let bar = ProgressBar::new(0);
+        if let Ok(style) =
+            ProgressStyle::with_template("[{elapsed_precise}] {msg:<9} {bar:30} {pos}/{len}")
+        {
+            bar.set_style(style);
+        }
+        Bar(bar)
+    }
+}
+
+impl weft_tune::Progress for Bar {
+    fn phase(&self, name: &'static str, total: usize) {
+        self.0.set_message(name);
+        self.0.set_length(total as u64);
+        self.0.set_position(0);
+    }
+    fn step(&self) {
+        self.0.inc(1);
+    }
+}
+
+/// `34.2 TFLOP/s`, `812 GFLOP/s`, `1.76 GFLOP/s`, `29.4 MFLOP/s`.
+fn fmt_flops(per_second: f64) -> String {
+    let (v, unit) = if per_second >= 1e12 {
+        (per_second / 1e12, "TFLOP/s")
+    } else if per_second >= 1e9 {
+        (per_second / 1e9, "GFLOP/s")
+    } else {
+        (per_second / 1e6, "MFLOP/s")
+    };
+    format!("{} {unit}", fmt_sig(v))
+}
