@@ -166,6 +166,58 @@ pub fn compile_ptx(src: &str, arch: &str) -> Result<String, NvrtcError> {
     }
 }
 
+/// Compiles `src` to a CUBIN for the real architecture `arch` (`sm_90`): NVRTC runs
+/// ptxas itself, so loading the module does not JIT-compile it in the driver (one
+/// thread), and many kernels compile on many threads at once.
+pub fn compile_cubin(src: &str, arch: &str) -> Result<Vec<u8>, NvrtcError> {
+    use cudarc::nvrtc::{result, sys};
+    if let Some(at) = src.find('\0') {
+        return Err(NvrtcError::NulByte(at));
+    }
+    probe()?;
+    let mut options = vec![format!("--gpu-architecture={arch}")];
+    if let Some(dir) = cuda_include_dir() {
+        options.push(format!("--include-path={}", dir.display()));
+    }
+    let c_src = std::ffi::CString::new(src).map_err(|e| NvrtcError::NulByte(e.nul_position()))?;
+    let other = |e: cudarc::nvrtc::result::NvrtcError| NvrtcError::Other(format!("{e:?}"));
+    let prog = result::create_program(&c_src, None).map_err(other)?;
+    // SAFETY: `prog` was just created from `c_src`, which outlives it, and is destroyed
+    // once below, after its last use.
+    let out = unsafe {
+        match result::compile_program(prog, &options) {
+            Err(_) => {
+                let log = result::get_program_log(prog).unwrap_or_default();
+                let bytes: Vec<u8> = log
+                    .iter()
+                    .map(|&c| c as u8)
+                    .take_while(|&c| c != 0)
+                    .collect();
+                Err(NvrtcError::Compile {
+                    arch: arch.to_string(),
+                    log: String::from_utf8_lossy(&bytes).into_owned(),
+                })
+            }
+            Ok(()) => {
+                let mut size = 0usize;
+                match sys::nvrtcGetCUBINSize(prog, &mut size).result() {
+                    Err(e) => Err(other(e)),
+                    Ok(()) => {
+                        let mut cubin = vec![0u8; size];
+                        sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr().cast())
+                            .result()
+                            .map(|()| cubin)
+                            .map_err(other)
+                    }
+                }
+            }
+        }
+    };
+    // SAFETY: created above and not destroyed before.
+    let _ = unsafe { result::destroy_program(prog) };
+    out
+}
+
 /// The test suite's check: `src` compiles for every architecture of [`CHECK_ARCHS`].
 /// Skipped (with a printed reason) when libnvrtc is absent, unless `WEFT_REQUIRE` names
 /// `nvrtc`.

@@ -244,3 +244,22 @@ fn nvrtc_reports_compile_errors() {
         Err(nvrtc::NvrtcError::NulByte(1))
     ));
 }
+
+/// A CUBIN for a real architecture (what the CUDA device loads, with no JIT step), and
+/// the compile log on an error.
+#[test]
+fn nvrtc_compiles_cubins_for_real_architectures() {
+    if let Err(e) = nvrtc::probe() {
+        weft_codegen_common::testing::skip("nvrtc", e.to_string()).unwrap();
+        return;
+    }
+    let cubin = nvrtc::compile_cubin(
+        "extern \"C\" __global__ void f(float* x) { x[threadIdx.x] *= 2.0f; }",
+        "sm_90",
+    )
+    .unwrap();
+    assert_eq!(&cubin[..4], b"\x7fELF");
+    let err = nvrtc::compile_cubin("extern \"C\" __global__ void f() { oops = 1; }", "sm_90")
+        .unwrap_err();
+    assert!(err.to_string().contains("oops"), "{err}");
+}

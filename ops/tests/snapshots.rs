@@ -45,6 +45,10 @@ fn traces_replay_to_the_same_func() {
     for op in OPS {
         let w = Workload::default_for(op.name).unwrap();
         for schedule in op.schedules {
+            // A template is written directly: it has no trace to replay.
+            if w.template(schedule).is_some() {
+                continue;
+            }
             let sch = w.schedule(Some(schedule)).unwrap();
             let replayed = sch.trace().replay(w.func.clone()).unwrap();
             assert_eq!(

@@ -132,9 +132,27 @@ pub fn probe_nvrtc() -> Result<(), CudaError> {
 /// Compiles CUDA C to PTX for `arch` (`"sm_90"`) with NVRTC; `kernel` names the source in
 /// errors. Works without a GPU.
 pub fn compile_ptx(source: &str, arch: &str, kernel: &str) -> Result<String, CudaError> {
+    nvrtc_call(kernel, arch, || nvrtc::compile_ptx(source, arch))
+}
+
+/// The code a device loads for `source`: a CUBIN for a real architecture (`sm_XX`), built
+/// by NVRTC's own ptxas so that loading it costs no JIT compilation; PTX otherwise.
+fn compile_code(source: &str, arch: &str, kernel: &str) -> Result<Ptx, CudaError> {
+    if arch.starts_with("sm_") {
+        nvrtc_call(kernel, arch, || nvrtc::compile_cubin(source, arch)).map(Ptx::from_binary)
+    } else {
+        compile_ptx(source, arch, kernel).map(Ptx::from_src)
+    }
+}
+
+fn nvrtc_call<T>(
+    kernel: &str,
+    arch: &str,
+    f: impl FnOnce() -> Result<T, NvrtcError>,
+) -> Result<T, CudaError> {
     probe_nvrtc()?;
     let op = format!("NVRTC compile of kernel `{kernel}`");
-    guard(&op, || nvrtc::compile_ptx(source, arch))?.map_err(|e| match e {
+    guard(&op, f)?.map_err(|e| match e {
         NvrtcError::Unavailable(u) => CudaError::NvrtcMissing(u),
         NvrtcError::Compile { log, .. } => CudaError::Compile {
             kernel: kernel.to_string(),
@@ -318,21 +336,21 @@ impl CudaDevice {
         if let Some(&i) = self.by_source.get(&source) {
             return Ok(i);
         }
-        let ptx = compile_ptx(&source, &self.arch, &kernel.name)?;
-        self.load_ptx(source, ptx, kernel)
+        let code = compile_code(&source, &self.arch, &kernel.name)?;
+        self.load_ptx(source, code, kernel)
     }
 
-    /// Loads compiled `ptx` (of `source`) as a module and finds the kernel's function.
+    /// Loads compiled `code` (of `source`) as a module and finds the kernel's function.
     fn load_ptx(
         &mut self,
         source: String,
-        ptx: String,
+        code: Ptx,
         kernel: &Kernel,
     ) -> Result<usize, DeviceError> {
         let ctx = self.ctx.clone();
         let module = driver(
             format!("loading the module of kernel `{}`", kernel.name),
-            || ctx.load_module(Ptx::from_src(ptx)),
+            || ctx.load_module(code),
         )?;
         let entry = weft_codegen_cuda::entry_point(kernel);
         let function = driver(format!("finding function `{entry}`"), || {
@@ -569,8 +587,8 @@ impl Device for CudaDevice {
     }
 
     fn compile_many(&mut self, kernels: &[&Kernel]) -> Vec<Result<KernelId, DeviceError>> {
-        // Emitting and NVRTC are pure and thread-safe: both run on every core. Loading
-        // modules into the context is done here, in order.
+        // Emitting and NVRTC (ptxas included, for a CUBIN) are pure and thread-safe: both
+        // run on every core. Loading modules into the context is done here, in order.
         let (limits, target, arch) = (&self.limits, self.target.to_string(), &self.arch);
         let sources: Vec<Result<String, DeviceError>> = kernels
             .par_iter()
@@ -585,9 +603,9 @@ impl Device for CudaDevice {
                 todo.push((s, k));
             }
         }
-        let mut compiled: HashMap<String, Result<String, CudaError>> = todo
+        let mut compiled: HashMap<String, Result<Ptx, CudaError>> = todo
             .par_iter()
-            .map(|(s, k)| ((*s).clone(), compile_ptx(s, arch, &k.name)))
+            .map(|(s, k)| ((*s).clone(), compile_code(s, arch, &k.name)))
             .collect();
         let mut out = Vec::with_capacity(kernels.len());
         for (source, kernel) in sources.into_iter().zip(kernels) {

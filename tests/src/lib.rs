@@ -94,7 +94,7 @@ pub fn run_case(
     seed: u64,
 ) -> Result<(ArrayD<f32>, f64), String> {
     let w = &case.workload;
-    let lowered = w.lower(case.schedule).map_err(|e| e.to_string())?;
+    let lowered = lower_for(device, case)?;
     let inputs = w.random_inputs(seed);
     let mut args = w.args(&inputs);
     device.run(&lowered, &mut args).map_err(|e| e.to_string())?;
@@ -105,6 +105,17 @@ pub fn run_case(
     let reference = w.reference(&inputs64).map_err(|e| e.to_string())?;
     let error = weft_ops::max_rel_error(&out, &reference);
     Ok((out, error))
+}
+
+/// Lowers a case for `device`: a template with its default config for the device's
+/// resources (WebGPU's 16 KiB take a smaller tile than CUDA's 48 KiB).
+pub fn lower_for(device: &dyn Device, case: &Case) -> Result<weft_ir::kernel::LoweredFunc, String> {
+    let w = &case.workload;
+    let config = w
+        .template(case.schedule)
+        .map(|t| (t.default)(&weft_tune::resources(device.target(), &device.limits())));
+    w.lower_with(case.schedule, config.as_ref())
+        .map_err(|e| e.to_string())
 }
 
 /// Opens `target`, or skips through [`require_or_skip`] when it is absent *or present

@@ -5,7 +5,7 @@
 use ndarray::ArrayD;
 use weft_runtime::Device;
 use weft_runtime::array::run_f32;
-use weft_tests::{Case, TOLERANCE, for_every_case, run_case, testgen};
+use weft_tests::{Case, TOLERANCE, for_every_case, lower_for, run_case, testgen};
 
 testgen!(
     every_workload,
@@ -62,7 +62,7 @@ fn ndarray_in_and_out(target: &str) {
         }
         let (expected, _) = run_case(device, case, 3)?;
         let w = &case.workload;
-        let lowered = w.lower(case.schedule).map_err(|e| e.to_string())?;
+        let lowered = lower_for(device, case)?;
         let inputs = w.random_inputs(3);
         let outputs = run_f32(device, &lowered, &inputs).map_err(|e| e.to_string())?;
         match outputs.as_slice() {

@@ -29,7 +29,10 @@ mod tuner;
 
 pub use choose::{Choice, ChoiceSource, choose};
 pub use records::{Record, RecordError, RecordKey, Records, unix_now};
-pub use tuner::{Outcome, Progress, Trial, TuneError, TuneOptions, Tuned, tune};
+pub use tuner::{
+    CHECK_ALL_ELEMENTS, CHECKED_FASTEST, Outcome, Progress, Trial, TuneError, TuneOptions, Tuned,
+    tune,
+};
 
 use weft_codegen_common::TargetLimits;
 use weft_ops::templates::Resources;

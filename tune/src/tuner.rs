@@ -25,6 +25,11 @@ pub struct TuneOptions {
     pub seed: u64,
     /// About how much device time to spend timing one config (at least two runs).
     pub budget: Duration,
+    /// Check every config against the float64 reference, whatever the output's size. By
+    /// default every config is checked when the output is small
+    /// ([`CHECK_ALL_ELEMENTS`]), else the fastest ones until [`CHECKED_FASTEST`] are right:
+    /// no config is recorded unchecked either way.
+    pub check_all: bool,
 }
 
 impl Default for TuneOptions {
@@ -32,10 +37,17 @@ impl Default for TuneOptions {
         TuneOptions {
             sample: None,
             seed: 0,
-            budget: Duration::from_millis(40),
+            budget: Duration::from_millis(20),
+            check_all: false,
         }
     }
 }
+
+/// Outputs up to this many elements are checked for every config.
+pub const CHECK_ALL_ELEMENTS: i64 = 1 << 20;
+
+/// Above [`CHECK_ALL_ELEMENTS`], the fastest configs are checked until this many are right.
+pub const CHECKED_FASTEST: usize = 5;
 
 /// Told how tuning advances (a progress bar). Every method may be called from several
 /// threads at once.
@@ -52,8 +64,12 @@ impl Progress for () {}
 /// What one config did.
 #[derive(Clone, Debug)]
 pub enum Outcome {
-    /// Right, with its kernel time.
-    Timed { timing: Timing, max_error: f64 },
+    /// Ran, with its kernel time; `max_error` is its error against the float64 reference
+    /// where it was checked (`None`: a large output, and slower than the checked ones).
+    Timed {
+        timing: Timing,
+        max_error: Option<f64>,
+    },
     /// Ran, but its output is wrong (a bug: every config must be right).
     Wrong { max_error: f64 },
     /// Could not be built, compiled or run (why).
@@ -86,6 +102,8 @@ pub struct Tuned {
     pub space: usize,
     /// Every config tried, fastest right one first, then the wrong and failed ones.
     pub trials: Vec<Trial>,
+    /// How many configs were checked against the reference.
+    pub checked: usize,
     /// Wall-clock time of the whole tuning.
     pub elapsed: Duration,
     /// Of which building, lowering and compiling every config.
@@ -93,9 +111,17 @@ pub struct Tuned {
 }
 
 impl Tuned {
-    /// The fastest right config.
+    /// The fastest config checked right.
     pub fn best(&self) -> Option<&Trial> {
-        self.trials.first().filter(|t| t.time().is_some())
+        self.trials.first().filter(|t| {
+            matches!(
+                t.outcome,
+                Outcome::Timed {
+                    max_error: Some(_),
+                    ..
+                }
+            )
+        })
     }
 
     /// Configs that ran but gave a wrong result.
@@ -189,47 +215,128 @@ pub fn tune(
     let args = w.args(&inputs);
     let staged = Staged::new(device, &args)?;
 
+    // Time every config (each run once first: a launch that fails is caught here).
     progress.phase("timing", configs.len());
-    let mut trials = Vec::with_capacity(configs.len());
+    let mut runs: Vec<Option<Runnable>> = Vec::with_capacity(configs.len());
+    let mut outcomes: Vec<Outcome> = Vec::with_capacity(configs.len());
     let mut best: Option<Duration> = None;
-    for (config, lowered) in configs.into_iter().zip(lowered) {
-        let summary = (spec.describe)(&config).unwrap_or_default();
-        let outcome = match lowered {
-            Err(e) => Outcome::Failed(e),
-            Ok(l) => {
-                let compiled: Vec<Result<KernelId, DeviceError>> =
-                    ids.by_ref().take(l.kernels.len()).collect();
-                match compiled.into_iter().collect::<Result<Vec<_>, _>>() {
-                    Err(e) => Outcome::Failed(e.to_string()),
-                    Ok(ids) => staged
-                        .trial(device, w, &l, &ids, &checker, opts, best)
-                        .unwrap_or_else(|e| Outcome::Failed(e.to_string())),
-                }
-            }
-        };
-        if let Outcome::Timed { timing, .. } = &outcome {
-            best = Some(best.map_or(timing.median, |b| b.min(timing.median)));
-        }
-        trials.push(Trial {
-            config,
-            summary,
-            outcome,
+    for lowered in lowered {
+        let prepared = lowered.and_then(|l| {
+            let compiled: Vec<Result<KernelId, DeviceError>> =
+                ids.by_ref().take(l.kernels.len()).collect();
+            let ids = compiled
+                .into_iter()
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| e.to_string())?;
+            staged.prepare(device, &l, &ids).map_err(|e| e.to_string())
         });
+        let (run, outcome) = match prepared {
+            Err(e) => (None, Outcome::Failed(e)),
+            Ok(r) => match staged.time(device, &r, opts, best) {
+                Ok(timing) => {
+                    best = Some(best.map_or(timing.median, |b| b.min(timing.median)));
+                    let o = Outcome::Timed {
+                        timing,
+                        max_error: None,
+                    };
+                    (Some(r), o)
+                }
+                Err(e) => {
+                    r.free(device);
+                    (None, Outcome::Failed(e.to_string()))
+                }
+            },
+        };
+        runs.push(run);
+        outcomes.push(outcome);
         progress.step();
     }
+
+    // Check against the reference: every config, or the fastest until enough are right.
+    let check_all = opts.check_all || w.output.numel() <= CHECK_ALL_ELEMENTS;
+    let mut order: Vec<usize> = (0..outcomes.len())
+        .filter(|&i| matches!(outcomes[i], Outcome::Timed { .. }))
+        .collect();
+    order.sort_by_key(|&i| match &outcomes[i] {
+        Outcome::Timed { timing, .. } => timing.median,
+        _ => Duration::MAX,
+    });
+    let to_check = if check_all {
+        order.len()
+    } else {
+        CHECKED_FASTEST
+    };
+    progress.phase("checking", to_check.min(order.len()));
+    let (mut right, mut checked) = (0, 0);
+    for i in order {
+        if right >= to_check {
+            break;
+        }
+        let Some(r) = &runs[i] else { continue };
+        checked += 1;
+        let error = staged.check(device, w, r, &checker);
+        outcomes[i] = match (
+            error,
+            std::mem::replace(&mut outcomes[i], Outcome::Failed(String::new())),
+        ) {
+            (Err(e), _) => Outcome::Failed(e.to_string()),
+            (Ok(e), _) if e > TOLERANCE => Outcome::Wrong { max_error: e },
+            (Ok(e), Outcome::Timed { timing, .. }) => {
+                right += 1;
+                Outcome::Timed {
+                    timing,
+                    max_error: Some(e),
+                }
+            }
+            (Ok(_), other) => other,
+        };
+        progress.step();
+    }
+    for r in runs.into_iter().flatten() {
+        r.free(device);
+    }
     staged.free(device);
-    // Right configs by time, then wrong, then failed.
+
+    let mut trials: Vec<Trial> = configs
+        .into_iter()
+        .zip(outcomes)
+        .map(|(config, outcome)| Trial {
+            summary: (spec.describe)(&config).unwrap_or_default(),
+            config,
+            outcome,
+        })
+        .collect();
+    // Checked right configs by time, then unchecked ones by time, then wrong, then failed.
     trials.sort_by_key(|t| match &t.outcome {
-        Outcome::Timed { timing, .. } => (0, timing.median),
-        Outcome::Wrong { .. } => (1, Duration::ZERO),
-        Outcome::Failed(_) => (2, Duration::ZERO),
+        Outcome::Timed {
+            timing,
+            max_error: Some(_),
+        } => (0, timing.median),
+        Outcome::Timed { timing, .. } => (1, timing.median),
+        Outcome::Wrong { .. } => (2, Duration::ZERO),
+        Outcome::Failed(_) => (3, Duration::ZERO),
     });
     Ok(Tuned {
         space: space_len,
         trials,
+        checked,
         elapsed: started.elapsed(),
         compile_time,
     })
+}
+
+/// One config ready to launch: its launches and its own temporaries.
+struct Runnable {
+    launches: Vec<Launch>,
+    temps: Vec<BufferId>,
+}
+
+impl Runnable {
+    fn free(self, device: &mut dyn Device) {
+        for id in self.temps {
+            let _ = device.free(id);
+        }
+    }
 }
 
 /// The workload's parameters allocated once on the device, inputs uploaded; every config
@@ -265,45 +372,25 @@ impl Staged {
         }
     }
 
-    /// Runs, checks and times one config.
-    #[allow(clippy::too_many_arguments)]
-    fn trial(
+    /// The launches of `l` (compiled as `ids`) over the staged buffers, with fresh
+    /// temporaries.
+    fn prepare(
         &self,
         device: &mut dyn Device,
-        w: &Workload,
         l: &LoweredFunc,
         ids: &[KernelId],
-        checker: &Checker,
-        opts: &TuneOptions,
-        best: Option<Duration>,
-    ) -> Result<Outcome, DeviceError> {
-        // Temporaries are this config's own.
+    ) -> Result<Runnable, String> {
         let mut temps: HashMap<u64, BufferId> = HashMap::new();
+        let mut run = Runnable {
+            launches: Vec::new(),
+            temps: Vec::new(),
+        };
         for t in &l.temps {
             let len = t.numel().max(0) as usize;
-            let id = device.alloc(t.dtype(), len)?;
-            device.upload(id, &TensorData::poisoned(t.dtype(), len))?;
+            let id = device.alloc(t.dtype(), len).map_err(|e| e.to_string())?;
+            run.temps.push(id);
             temps.insert(t.id(), id);
         }
-        let result = self.run_and_time(device, w, l, ids, &temps, checker, opts, best);
-        for id in temps.values() {
-            let _ = device.free(*id);
-        }
-        result
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn run_and_time(
-        &self,
-        device: &mut dyn Device,
-        w: &Workload,
-        l: &LoweredFunc,
-        ids: &[KernelId],
-        temps: &HashMap<u64, BufferId>,
-        checker: &Checker,
-        opts: &TuneOptions,
-        best: Option<Duration>,
-    ) -> Result<Outcome, DeviceError> {
         let position: HashMap<u64, usize> = l
             .params
             .iter()
@@ -313,78 +400,96 @@ impl Staged {
                 Param::Scalar(_) => None,
             })
             .collect();
-        let mut launches = Vec::with_capacity(ids.len());
         for (k, &id) in l.kernels.iter().zip(ids) {
             let mut args = Vec::with_capacity(k.params.len());
             for p in &k.params {
                 args.push(match p {
-                    KernelParam::Buffer { buffer, .. } => {
-                        let b = position
-                            .get(&buffer.id())
-                            .and_then(|&i| self.buffers[i])
-                            .or_else(|| temps.get(&buffer.id()).copied());
-                        match b {
-                            Some(b) => KernelArg::Buffer(b),
-                            None => {
-                                return Ok(Outcome::Failed(format!(
-                                    "kernel `{}` uses `{}`, neither a parameter nor a temporary",
-                                    k.name,
-                                    buffer.name()
-                                )));
-                            }
-                        }
-                    }
+                    KernelParam::Buffer { buffer, .. } => position
+                        .get(&buffer.id())
+                        .and_then(|&i| self.buffers[i])
+                        .or_else(|| temps.get(&buffer.id()).copied())
+                        .map(KernelArg::Buffer)
+                        .ok_or_else(|| {
+                            format!(
+                                "kernel `{}` uses `{}`, neither a parameter nor a temporary",
+                                k.name,
+                                buffer.name()
+                            )
+                        })?,
                     KernelParam::Scalar(v) => {
                         let i = l.params.iter().position(|p| p == &Param::Scalar(v.clone()));
                         match i.map(|i| &self.args[i]) {
                             Some(Arg::Scalar(s)) => KernelArg::Scalar(*s),
                             _ => {
-                                return Ok(Outcome::Failed(format!(
+                                return Err(format!(
                                     "kernel `{}` uses scalar `{v}`, which is not a parameter",
                                     k.name
-                                )));
+                                ));
                             }
                         }
                     }
                 });
             }
-            launches.push(Launch { kernel: id, args });
+            run.launches.push(Launch { kernel: id, args });
         }
-        // The output (the last parameter) starts poisoned: an element no thread writes
-        // shows up as NaN.
-        let out = self.buffers.last().copied().flatten();
-        if let (Some(out), Some(Arg::Tensor(t))) = (out, self.args.last()) {
-            device.upload(out, &TensorData::poisoned(t.dtype(), t.len()))?;
-        }
+        Ok(run)
+    }
+
+    /// Runs `r` once (a failing launch is an error here), then times it for about the
+    /// budget; a config far slower than `best` gets two runs.
+    fn time(
+        &self,
+        device: &mut dyn Device,
+        r: &Runnable,
+        opts: &TuneOptions,
+        best: Option<Duration>,
+    ) -> Result<Timing, DeviceError> {
         let started = Instant::now();
-        for launch in &launches {
+        for launch in &r.launches {
             device.launch(launch.kernel, &launch.args)?;
         }
         device.synchronize()?;
         let first = started.elapsed();
-        let Some(out) = out else {
-            return Ok(Outcome::Failed("the workload has no output".into()));
-        };
-        let data = device.download(out)?;
-        let shape: Vec<usize> = w.output.shape().iter().map(|&d| d as usize).collect();
-        let values: Vec<f32> = data.to_f64_vec().into_iter().map(|x| x as f32).collect();
-        let max_error = match ArrayD::from_shape_vec(shape, values) {
-            Ok(o) => checker.max_error(&o),
-            Err(_) => f64::INFINITY,
-        };
-        if max_error > TOLERANCE {
-            return Ok(Outcome::Wrong { max_error });
-        }
-        // A config far slower than the best so far gets two runs, not the full budget.
-        let slow = best.is_some_and(|b| first > b * 4);
+        let slow = best.is_some_and(|b| first > b * 3);
         let per = first.as_secs_f64().max(1e-6);
         let iters = if slow {
             2
         } else {
-            ((opts.budget.as_secs_f64() / per) as usize).clamp(2, 200)
+            ((opts.budget.as_secs_f64() / per) as usize).clamp(2, 100)
         };
-        let timing = device.time_launches(&launches, 1, iters)?;
-        Ok(Outcome::Timed { timing, max_error })
+        device.time_launches(&r.launches, 0, iters)
+    }
+
+    /// Runs `r` on a poisoned output and returns its largest error against the
+    /// reference.
+    fn check(
+        &self,
+        device: &mut dyn Device,
+        w: &Workload,
+        r: &Runnable,
+        checker: &Checker,
+    ) -> Result<f64, DeviceError> {
+        let (Some(out), Some(Arg::Tensor(t))) =
+            (self.buffers.last().copied().flatten(), self.args.last())
+        else {
+            return Ok(f64::INFINITY);
+        };
+        // The output starts poisoned: an element no thread writes shows up as NaN.
+        device.upload(out, &TensorData::poisoned(t.dtype(), t.len()))?;
+        for launch in &r.launches {
+            device.launch(launch.kernel, &launch.args)?;
+        }
+        device.synchronize()?;
+        let data = device.download(out)?;
+        let shape: Vec<usize> = w.output.shape().iter().map(|&d| d as usize).collect();
+        let values: Vec<f32> = match data {
+            TensorData::F32(v) => v,
+            other => other.to_f64_vec().into_iter().map(|x| x as f32).collect(),
+        };
+        Ok(match ArrayD::from_shape_vec(shape, values) {
+            Ok(o) => checker.max_error(&o),
+            Err(_) => f64::INFINITY,
+        })
     }
 }
 

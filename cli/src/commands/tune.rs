@@ -93,10 +93,20 @@ pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
         .collect();
     let wrong: Vec<_> = tuned.wrong().collect();
     println!(
-        "timed {timed} of {} configs in {:.1} s (building and compiling: {:.1} s); {} wrong, {} failed",
+        "timed {timed} of {} configs in {:.1} s (building and compiling: {:.1} s); checked {} \
+         against the float64 reference ({}); {} wrong, {} failed",
         tuned.trials.len(),
         tuned.elapsed.as_secs_f64(),
         tuned.compile_time.as_secs_f64(),
+        tuned.checked,
+        if tuned.checked >= timed {
+            "every one".to_string()
+        } else {
+            format!(
+                "the fastest, until {} were right",
+                weft_tune::CHECKED_FASTEST
+            )
+        },
         wrong.len(),
         failed.len()
     );

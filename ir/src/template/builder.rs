@@ -399,11 +399,11 @@ impl KernelBuilder<'_> {
     }
 }
 
-/// `indices` with `v` added to the last one.
+/// `indices` with `v` added to the last one (constants folded, so `0 + v` prints `v`).
 fn shifted(indices: &[Expr], v: &Expr) -> Vec<Expr> {
     let mut out = indices.to_vec();
     if let Some(last) = out.last_mut() {
-        *last = last.clone() + v.clone();
+        *last = crate::arith::simplify(&(last.clone() + v.clone()));
     }
     out
 }

@@ -1,5 +1,6 @@
 //! The matmul template's kernel, written with [`weft_ir::template`].
 
+use weft_ir::arith::simplify;
 use weft_ir::mapping::spatial;
 use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template, TemplateError};
@@ -177,7 +178,7 @@ pub fn template(
             // of B, zero outside the matrices.
             let load = |kb: &mut KernelBuilder, k0: Expr| {
                 a_cov.each(kb, &tx, &|kb, p, r, v| {
-                    let (row, col) = (m0.clone() + r, k0.clone() + v * va);
+                    let (row, col) = (m0.clone() + r, simplify(&(k0.clone() + v * va)));
                     let inside = row.clone().lt(m).and(col.clone().lt(k));
                     kb.copy_if(
                         va,
@@ -190,7 +191,7 @@ pub fn template(
                     );
                 });
                 b_cov.each(kb, &tx, &|kb, p, r, v| {
-                    let (row, col) = (k0.clone() + r, n0.clone() + v * vb);
+                    let (row, col) = (simplify(&(k0.clone() + r)), n0.clone() + v * vb);
                     let inside = row.clone().lt(k).and(col.clone().lt(n));
                     kb.copy_if(
                         vb,

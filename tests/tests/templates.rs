@@ -1,0 +1,73 @@
+//! Every template's schedule space on every target this machine has: configs built,
+//! compiled in parallel and checked against the float64 reference by the tuner itself, at
+//! odd sizes. GPUs take the whole space; the interpreter and CPU drivers (lavapipe), a
+//! spread sample of it.
+
+use weft_ops::{OPS, Shape, Workload};
+use weft_runtime::Target;
+use weft_tests::{open_or_skip, testgen};
+use weft_tune::{Outcome, TuneOptions};
+
+testgen!(every_config_of_the_space);
+
+/// Configs checked on slow devices (the interpreter, a CPU Vulkan driver).
+const CPU_SAMPLE: usize = 10;
+
+fn every_config_of_the_space(target: &str) {
+    let Some(mut device) = open_or_skip(target) else {
+        return;
+    };
+    let parsed = Target::parse(target).unwrap_or_else(|e| panic!("{e}"));
+    let slow = device.name().contains("llvmpipe") || target == "cpu";
+    let resources = weft_tune::resources(&parsed, &device.limits());
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for op in OPS {
+        let Some(spec) = op.template else { continue };
+        for text in ["m=17,n=33,k=65", "m=127,n=129,k=3"] {
+            let shape = Shape::parse(op.name, text).unwrap_or_else(|e| panic!("{e}"));
+            let w = Workload::new(op.name, &shape).unwrap_or_else(|e| panic!("{e}"));
+            let opts = TuneOptions {
+                sample: slow.then_some(CPU_SAMPLE),
+                budget: std::time::Duration::from_micros(100),
+                check_all: true,
+                ..TuneOptions::default()
+            };
+            let tuned = weft_tune::tune(device.as_mut(), &w, spec, &resources, &opts, &())
+                .unwrap_or_else(|e| panic!("{}/{} at {shape}: {e}", op.name, spec.schedule));
+            for t in &tuned.trials {
+                checked += 1;
+                match &t.outcome {
+                    Outcome::Timed {
+                        max_error: Some(_), ..
+                    } => {}
+                    Outcome::Timed {
+                        max_error: None, ..
+                    } => failures.push(format!(
+                        "{}/{} {} at {shape}: not checked",
+                        op.name, spec.schedule, t.config
+                    )),
+                    Outcome::Wrong { max_error } => failures.push(format!(
+                        "{}/{} {} at {shape}: max relative error {max_error:e}",
+                        op.name, spec.schedule, t.config
+                    )),
+                    Outcome::Failed(why) => failures.push(format!(
+                        "{}/{} {} at {shape}: {why}",
+                        op.name, spec.schedule, t.config
+                    )),
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} configs failed on `{target}` ({}):\n{}",
+        failures.len(),
+        device.name(),
+        failures.join("\n")
+    );
+    eprintln!(
+        "{target} ({}): {checked} template configs right",
+        device.name()
+    );
+}
