@@ -27,6 +27,7 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     quiet_mesa();
+    die_quietly_on_closed_pipes();
     let cli = args::Cli::parse();
     match commands::dispatch(&cli.command) {
         Ok(()) => ExitCode::from(error::EXIT_OK),
@@ -44,5 +45,16 @@ fn quiet_mesa() {
         // SAFETY: the first statement of `main`, before any other thread exists, so no
         // concurrent read of the environment can race with this write.
         unsafe { std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir()) };
+    }
+}
+
+/// `weft tune --list | head` closes stdout early: end quietly, as `ls | head` does,
+/// instead of panicking on the failed write (Rust ignores SIGPIPE by default).
+fn die_quietly_on_closed_pipes() {
+    #[cfg(unix)]
+    // SAFETY: restores the default disposition of one signal at the start of `main`,
+    // before any thread exists; no handler is installed.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

@@ -123,6 +123,7 @@ pub fn vecadd() -> Kernel {
         block: [256, 1, 1],
         shared: vec![],
         locals: vec![],
+        min_blocks_per_sm: 0,
         body: let_(
             &i,
             bx() * 256 + tx(),
@@ -160,6 +161,7 @@ pub fn window_sum() -> Kernel {
         block: [256, 1, 1],
         shared: vec![a_shared.clone()],
         locals: vec![],
+        min_blocks_per_sm: 0,
         body: KStmt::seq(vec![
             fetch,
             KStmt::Barrier,
@@ -231,6 +233,7 @@ pub fn matmul_local() -> Kernel {
         block: [8, 8, 1],
         shared: vec![],
         locals: vec![acc],
+        min_blocks_per_sm: 0,
         body: KStmt::seq(vec![init, main, write]),
     }
 }
@@ -341,6 +344,7 @@ pub fn matmul_shared() -> Kernel {
         block: [8, 8, 1],
         shared: vec![a_sh, b_sh],
         locals: vec![acc],
+        min_blocks_per_sm: 0,
         body: KStmt::seq(vec![zero, main, write]),
     }
 }
@@ -360,6 +364,7 @@ pub fn copy_lanes4() -> Kernel {
         block: [256, 1, 1],
         shared: vec![],
         locals: vec![tmp.clone()],
+        min_blocks_per_sm: 0,
         body: KStmt::seq(vec![
             vcopy(&tmp, Expr::int(0), &a, base(), 4),
             vcopy(&b, base(), &tmp, Expr::int(0), 4),
@@ -395,6 +400,7 @@ pub fn f16_axpy() -> Kernel {
         block: [256, 1, 1],
         shared: vec![],
         locals: vec![],
+        min_blocks_per_sm: 0,
         body: let_(
             &i,
             bx() * 256 + tx(),
@@ -433,6 +439,7 @@ pub fn scalar_params() -> Kernel {
         block: [64, 1, 1],
         shared: vec![],
         locals: vec![],
+        min_blocks_per_sm: 0,
         body: let_(
             &i,
             bx() * 64 + tx(),
@@ -464,6 +471,7 @@ pub fn select_guard() -> Kernel {
         block: [256, 1, 1],
         shared: vec![],
         locals: vec![],
+        min_blocks_per_sm: 0,
         body: let_(&i, bx() * 256 + tx(), store(&b, i.expr(), guarded * plain)),
     }
 }
@@ -532,6 +540,7 @@ pub fn math() -> Kernel {
         block: [256, 1, 1],
         shared: vec![],
         locals: vec![],
+        min_blocks_per_sm: 0,
         body,
     }
 }
@@ -550,6 +559,7 @@ pub fn unlowered_cases() -> Vec<(UnloweredNode, Kernel)> {
         block: [256, 1, 1],
         shared: vec![],
         locals: vec![],
+        min_blocks_per_sm: 0,
         body,
     };
     let ab = || vec![param(&a, Access::Read), param(&b, Access::Write)];

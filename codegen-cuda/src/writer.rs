@@ -206,9 +206,14 @@ impl Dialect for Cuda {
                 KernelParam::Scalar(v) => format!("{} {name}", self.scalar_type(v.dtype())),
             })
             .collect();
+        // `(threads, blocks)`: the kernel's hint caps registers so that `blocks` blocks
+        // fit on a multiprocessor.
+        let bounds = match kernel.min_blocks_per_sm {
+            0 => kernel.threads_per_block().to_string(),
+            n => format!("{}, {n}", kernel.threads_per_block()),
+        };
         format!(
-            "extern \"C\" __global__ void __launch_bounds__({}) {}({})",
-            kernel.threads_per_block(),
+            "extern \"C\" __global__ void __launch_bounds__({bounds}) {}({})",
             names.kernel,
             params.join(", ")
         )

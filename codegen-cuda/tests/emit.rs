@@ -187,6 +187,7 @@ fn names_are_unique_sanitised_and_declared() {
         block: [8, 1, 1],
         shared: vec![],
         locals: vec![],
+        min_blocks_per_sm: 0,
         body,
     };
     let src = emit(&k, &CudaOptions::default()).unwrap();

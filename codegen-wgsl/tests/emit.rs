@@ -131,6 +131,7 @@ fn hoisting_keeps_short_circuits() {
         block: [256, 1, 1],
         shared: vec![],
         locals: vec![],
+        min_blocks_per_sm: 0,
         body: KStmt::Store {
             buffer: b,
             index: i,
@@ -244,6 +245,7 @@ fn bool_storage_buffers_hold_words() {
         block: [256, 1, 1],
         shared: vec![],
         locals: vec![],
+        min_blocks_per_sm: 0,
         body: KStmt::Store {
             buffer: flags,
             index: Expr::Builtin(ThreadAxis::ThreadIdxX),
@@ -311,6 +313,7 @@ fn unroll_budget_and_constant_conditions() {
         block: [1, 1, 1],
         shared: vec![],
         locals: vec![],
+        min_blocks_per_sm: 0,
         body,
     };
     let src = emit_valid(&k).source;

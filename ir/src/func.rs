@@ -59,6 +59,16 @@ pub struct Func {
     /// Buffers allocated at the root (`T.alloc_buffer`): intermediate tensors and caches.
     pub allocs: Vec<Buffer>,
     pub body: Stmt,
+    /// Hints for the kernels, by root-level statement (one kernel each); a kernel past the
+    /// end of the list has none. Templates set them; schedules do not.
+    pub kernel_hints: Vec<KernelHints>,
+}
+
+/// What a kernel may ask of a backend's compiler without changing what it computes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KernelHints {
+    /// See [`crate::kernel::Kernel::min_blocks_per_sm`].
+    pub min_blocks_per_sm: u32,
 }
 
 impl Func {

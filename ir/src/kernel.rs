@@ -223,6 +223,10 @@ pub struct Kernel {
     /// Per-thread arrays (one-dimensional).
     pub locals: Vec<Buffer>,
     pub body: KStmt,
+    /// Blocks per multiprocessor the CUDA compiler should leave room for: it writes
+    /// `__launch_bounds__(threads, n)`, which caps registers per thread at about
+    /// 65536 / (threads · n). 0: no request. WGSL and MSL have no such control.
+    pub min_blocks_per_sm: u32,
 }
 
 impl Kernel {

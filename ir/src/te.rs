@@ -419,6 +419,7 @@ pub fn create_func<P: Into<Param>>(
         params,
         allocs,
         body: Stmt::seq(nests),
+        kernel_hints: Vec::new(),
     })
 }
 

@@ -120,6 +120,7 @@ fn mapping_kernel(m: &TaskMapping, threads: u32) -> (Kernel, Buffer) {
         block: [threads, 1, 1],
         shared: vec![],
         locals: vec![count],
+        min_blocks_per_sm: 0,
         body: stmt,
     };
     (k, out)
@@ -474,6 +475,7 @@ fn nested_mappings_and_fresh_names() {
         block: [4, 2, 1],
         shared: vec![],
         locals: vec![count],
+        min_blocks_per_sm: 0,
         body: stmt,
     };
     let got = run_expanded(&k, &out, &bounds);

@@ -56,6 +56,7 @@ fn tile_copy() -> Func {
         name: "tile_copy".into(),
         params: vec![Param::Buffer(a), Param::Buffer(b)],
         allocs: vec![],
+        kernel_hints: vec![],
         body: Stmt::For(Box::new(For {
             var: tx,
             extent: 128,

@@ -84,10 +84,21 @@ fn the_spaces_are_hardware_centric_and_small() {
         }
         assert!(space.contains(&matmul::default_config(&r)));
     }
-    // Seed 002's arrangement is the CUDA default; WebGPU's 16 KiB leave it out.
+    // Seed 002's arrangement is the CUDA default (registers capped for two blocks per
+    // multiprocessor); WebGPU's 16 KiB leave it out, and WebGPU takes no register cap.
+    let cuda_default =
+        MatmulParams::from_config(&matmul::default_config(&Resources::cuda())).unwrap();
     assert_eq!(
-        matmul::default_config(&Resources::cuda()),
-        MatmulParams::SEED.config()
+        cuda_default,
+        MatmulParams {
+            min_blocks: 2,
+            ..MatmulParams::SEED
+        }
+    );
+    assert!(
+        matmul::space(&Resources::webgpu())
+            .iter()
+            .all(|c| c.get("mb") == Some(0))
     );
     assert!(!matmul::space(&Resources::webgpu()).contains(&MatmulParams::SEED.config()));
 }

@@ -42,7 +42,8 @@ use weft_runtime::{Target, WgpuBackend};
 /// `limits` (an open device's, or the target's offline profile: WebGPU's 16 KiB for
 /// `webgpu`, the adapter's limit for `vulkan`, 48 KiB for `cuda`), and a bound on
 /// registers per thread — 255 (CUDA's most) on native backends, 128 where the GPU behind
-/// the API is unknown (`webgpu`, `gl`).
+/// the API is unknown (`webgpu`, `gl`) — and whether the compiler takes a register cap
+/// (CUDA's `__launch_bounds__`).
 pub fn resources(target: &Target, limits: &TargetLimits) -> Resources {
     let max_registers = match target {
         Target::Wgpu {
@@ -56,6 +57,7 @@ pub fn resources(target: &Target, limits: &TargetLimits) -> Resources {
         max_threads: limits.max_threads_per_block.min(i64::MAX as u64) as i64,
         max_shared_bytes: limits.max_shared_bytes.min(i64::MAX as u64) as i64,
         max_registers,
+        register_cap: matches!(target, Target::Cuda { .. }),
     }
 }
 

@@ -42,6 +42,7 @@
 //!     shared: vec![],
 //!     locals: vec![],
 //!     body: KStmt::Store { buffer: out.clone(), index: t.clone(), value: t * 2, lanes: 1 },
+//!     min_blocks_per_sm: 0,
 //! };
 //! let func = LoweredFunc {
 //!     name: "double".into(),

@@ -7,12 +7,13 @@ use super::barrier::insert_barriers;
 use super::convert::Converted;
 use crate::arith::{Bounds, bound, simplify_with};
 use crate::expr::{BinOp, Buffer, Expr, ThreadAxis, Var};
-use crate::func::{Func, Param};
+use crate::func::{Func, KernelHints, Param};
 use crate::kernel::{Access, KStmt, Kernel, KernelParam};
 
 pub(crate) fn finish(
     name: String,
     c: Converted,
+    hints: KernelHints,
     func: &Func,
     temps: &[Buffer],
     grid: [u32; 3],
@@ -50,6 +51,7 @@ pub(crate) fn finish(
         shared: c.shared,
         locals: c.locals,
         body,
+        min_blocks_per_sm: hints.min_blocks_per_sm,
     })
 }
 

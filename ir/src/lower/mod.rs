@@ -104,7 +104,8 @@ pub fn lower(func: &Func) -> Result<LoweredFunc, LowerError> {
         let (grid, block) = launch_shape(root, i)?;
         let compaction = compact::plan(root, func)?;
         let converted = convert::convert(root, func, &compaction, grid, block)?;
-        let kernel = finish::finish(name, converted, func, &temps, grid, block)?;
+        let hints = func.kernel_hints.get(i).copied().unwrap_or_default();
+        let kernel = finish::finish(name, converted, hints, func, &temps, grid, block)?;
         kernels.push(kernel);
     }
     Ok(LoweredFunc {

@@ -11,6 +11,18 @@ pub fn print_func(f: &Func) -> String {
     out.push_str("@T.prim_func\n");
     let params: Vec<String> = f.params.iter().map(param_decl).collect();
     out.push_str(&format!("def {}({}):\n", f.name, params.join(", ")));
+    if f.kernel_hints.iter().any(|h| *h != Default::default()) {
+        let hints: Vec<String> = f
+            .kernel_hints
+            .iter()
+            .map(|h| format!("{{\"min_blocks_per_sm\": {}}}", h.min_blocks_per_sm))
+            .collect();
+        line(
+            &mut out,
+            1,
+            &format!("T.func_attr({{\"kernel_hints\": [{}]}})", hints.join(", ")),
+        );
+    }
     for b in &f.allocs {
         line(&mut out, 1, &alloc_decl(b));
     }

@@ -83,6 +83,16 @@ fn write_kernel_body(k: &Kernel, level: usize, out: &mut String) {
             );
         }
     }
+    if k.min_blocks_per_sm > 0 {
+        line(
+            out,
+            level,
+            &format!(
+                "T.func_attr({{\"min_blocks_per_sm\": {}}})",
+                k.min_blocks_per_sm
+            ),
+        );
+    }
     for b in k.shared.iter().chain(&k.locals) {
         line(out, level, &alloc_decl(b));
     }

@@ -4,7 +4,7 @@
 use super::{Template, TemplateError};
 use crate::dtype::DType;
 use crate::expr::{Buffer, Expr, Scope, ThreadAxis, Var};
-use crate::func::{For, ForKind, MappingLoop, Stmt};
+use crate::func::{For, ForKind, KernelHints, MappingLoop, Stmt};
 use crate::mapping::TaskMapping;
 
 /// Indices of a buffer access: an array (`[i, j]`), a `Vec<Expr>` or a slice.
@@ -44,6 +44,7 @@ pub struct KernelBuilder<'t> {
     thread_idx: [Expr; 3],
     grid: [i64; 3],
     threads: [i64; 3],
+    hints: KernelHints,
 }
 
 const BLOCK: [(ThreadAxis, &str); 3] = [
@@ -62,7 +63,7 @@ pub(super) fn build_kernel(
     grid: [i64; 3],
     threads: [i64; 3],
     body: impl FnOnce(&mut KernelBuilder),
-) -> Stmt {
+) -> (Stmt, KernelHints) {
     let mut axes: Vec<(Var, i64, ThreadAxis)> = Vec::new();
     let mut index = |t: &mut Template, extents: [i64; 3], table: &[(ThreadAxis, &str); 3]| {
         let mut out = [Expr::int(0), Expr::int(0), Expr::int(0)];
@@ -91,8 +92,10 @@ pub(super) fn build_kernel(
         thread_idx,
         grid,
         threads,
+        hints: KernelHints::default(),
     };
     body(&mut k);
+    let hints = k.hints;
     let mut stmt = k.close();
     for (var, extent, axis) in axes.into_iter().rev() {
         stmt = Stmt::For(Box::new(For {
@@ -102,7 +105,7 @@ pub(super) fn build_kernel(
             body: stmt,
         }));
     }
-    stmt
+    (stmt, hints)
 }
 
 impl KernelBuilder<'_> {
@@ -137,6 +140,13 @@ impl KernelBuilder<'_> {
     /// Threads per block along x, y, z.
     pub fn threads(&self) -> [i64; 3] {
         self.threads
+    }
+
+    /// Asks CUDA's compiler to leave room for `n` blocks per multiprocessor
+    /// (`__launch_bounds__(threads, n)`: at most about 65536 / (threads · n) registers per
+    /// thread). Nothing else changes; other backends have no such control.
+    pub fn min_blocks_per_sm(&mut self, n: u32) {
+        self.hints.min_blocks_per_sm = n;
     }
 
     /// A shared-memory array of the block (`__shared__`, `var<workgroup>`), at exactly

@@ -60,7 +60,7 @@ use thiserror::Error;
 
 use crate::dtype::DType;
 use crate::expr::{Buffer, Expr, Scope, Var};
-use crate::func::{Func, Param, Stmt};
+use crate::func::{Func, KernelHints, Param, Stmt};
 use crate::te::TeError;
 
 /// A function written as a template: its parameters, its allocations and its kernels, in
@@ -73,6 +73,7 @@ pub struct Template {
     inputs: Vec<Buffer>,
     allocs: Vec<Buffer>,
     kernels: Vec<Stmt>,
+    hints: Vec<KernelHints>,
     /// Names already given to variables and buffers, so that each new one is distinct.
     names: std::collections::HashSet<String>,
     /// The first mistake found while building; [`Template::finish`] reports it.
@@ -177,6 +178,7 @@ impl Template {
             inputs: Vec::new(),
             allocs: Vec::new(),
             kernels: Vec::new(),
+            hints: Vec::new(),
             names: Default::default(),
             error: None,
         }
@@ -236,8 +238,9 @@ impl Template {
         threads: impl Extent3,
         body: impl FnOnce(&mut KernelBuilder),
     ) {
-        let stmt = builder::build_kernel(self, grid.extents(), threads.extents(), body);
+        let (stmt, hints) = builder::build_kernel(self, grid.extents(), threads.extents(), body);
         self.kernels.push(stmt);
+        self.hints.push(hints);
     }
 
     /// The Func, after checking every access: indices per dimension, declared buffers,
@@ -258,6 +261,7 @@ impl Template {
             params: self.params,
             allocs: self.allocs,
             body: Stmt::seq(self.kernels),
+            kernel_hints: self.hints,
         };
         check(&func, &self.inputs)?;
         Ok(func)

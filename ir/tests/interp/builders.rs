@@ -94,6 +94,7 @@ pub fn kernel(
         block,
         shared: vec![],
         locals: vec![],
+        min_blocks_per_sm: 0,
         body,
     }
 }

@@ -34,6 +34,9 @@ pub struct Resources {
     /// hardware limit the emitters check: configs estimated above it are left out of the
     /// space because they would spill.
     pub max_registers: i64,
+    /// Whether the target's compiler takes a register cap per kernel (CUDA's
+    /// `__launch_bounds__(threads, blocks)`): then the cap is a dimension of the space.
+    pub register_cap: bool,
 }
 
 impl Resources {
@@ -45,6 +48,7 @@ impl Resources {
             max_threads: 1024,
             max_shared_bytes: 48 * 1024,
             max_registers: 255,
+            register_cap: true,
         }
     }
 
@@ -56,6 +60,7 @@ impl Resources {
             max_threads: 256,
             max_shared_bytes: 16 * 1024,
             max_registers: 128,
+            register_cap: false,
         }
     }
 }

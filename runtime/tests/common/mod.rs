@@ -88,6 +88,7 @@ pub fn vecadd() -> LoweredFunc {
         block: [BLOCK, 1, 1],
         shared: vec![],
         locals: vec![],
+        min_blocks_per_sm: 0,
         body,
     };
     LoweredFunc {
@@ -132,6 +133,7 @@ pub fn window_sum() -> LoweredFunc {
         block: [BLOCK, 1, 1],
         shared: vec![s],
         locals: vec![],
+        min_blocks_per_sm: 0,
         body: KStmt::seq(vec![fetch, halo, KStmt::Barrier, sum]),
     };
     LoweredFunc {
@@ -168,6 +170,7 @@ pub fn axpy() -> LoweredFunc {
         block: [BLOCK, 1, 1],
         shared: vec![],
         locals: vec![],
+        min_blocks_per_sm: 0,
         body,
     };
     LoweredFunc {
@@ -194,6 +197,7 @@ pub fn two_kernels() -> LoweredFunc {
         block: [BLOCK, 1, 1],
         shared: vec![],
         locals: vec![],
+        min_blocks_per_sm: 0,
         body: with_index(|i| guard(i.clone().lt(N), store(out, i.clone(), value(i)))),
     };
     let k1 = k(

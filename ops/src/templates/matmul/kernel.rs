@@ -156,6 +156,9 @@ pub fn template(
     let b = t.input("B", &[k, n], DType::F32);
     let c = t.output("C", &[m, n], DType::F32);
     t.kernel(grid, threads, |kb| {
+        if p.min_blocks > 0 {
+            kb.min_blocks_per_sm(p.min_blocks as u32);
+        }
         let tx = kb.thread_x();
         let pid = if grid[1] > 1 {
             kb.let_("pid", kb.block_y() * grid[0] + kb.block_x())

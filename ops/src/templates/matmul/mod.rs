@@ -54,6 +54,10 @@ pub const PARAMS: &[(&str, &str)] = &[
         "g",
         "block swizzle: tile rows per group (1 = row-major order)",
     ),
+    (
+        "mb",
+        "blocks per multiprocessor to leave registers for (CUDA's __launch_bounds__; 0: the compiler's choice)",
+    ),
 ];
 
 /// The template registered on the `matmul` op.
@@ -75,6 +79,9 @@ pub struct MatmulParams {
     pub tile: [i64; 2],
     pub bk: i64,
     pub group: i64,
+    /// Blocks per multiprocessor the CUDA compiler should leave registers for (0: its
+    /// own choice); ignored by the other backends.
+    pub min_blocks: i64,
 }
 
 impl MatmulParams {
@@ -87,7 +94,14 @@ impl MatmulParams {
         tile: [4, 4],
         bk: 8,
         group: 8,
+        min_blocks: 0,
     };
+
+    /// The `min_blocks` that caps registers at 128 per thread (`65536 / (threads · 128)`
+    /// blocks on a multiprocessor of 64K registers).
+    pub fn blocks_at_128_registers(&self) -> i64 {
+        (65536 / (self.threads() * 128)).max(1)
+    }
 
     /// Rows of C per block.
     pub fn block_m(&self) -> i64 {
@@ -137,6 +151,7 @@ impl MatmulParams {
             self.tile[1],
             self.bk,
             self.group,
+            self.min_blocks,
         ];
         Config(
             PARAMS
@@ -177,6 +192,7 @@ impl MatmulParams {
             tile: [get("tm")?, get("tn")?],
             bk: get("bk")?,
             group: get("g")?,
+            min_blocks: get("mb")?,
         };
         let pow2 = |v: i64| v > 0 && v & (v - 1) == 0;
         for (name, v) in [
@@ -208,6 +224,9 @@ impl MatmulParams {
         if p.group < 1 {
             return Err(err(format!("`g` = {} must be at least 1", p.group)));
         }
+        if !(0..=32).contains(&p.min_blocks) {
+            return Err(err(format!("`mb` = {} must be in 0..=32", p.min_blocks)));
+        }
         if p.threads() > 1024 {
             return Err(err(format!(
                 "{} threads per block (wm * wn * 32); at most 1024",
@@ -221,8 +240,12 @@ impl MatmulParams {
 /// `128x128x8 tile, 256 threads, 8x8 per thread`.
 pub fn describe(config: &Config) -> Result<String, String> {
     let p = MatmulParams::from_config(config).map_err(|e| e.to_string())?;
+    let cap = match p.min_blocks {
+        0 => String::new(),
+        b => format!(", registers for {b} blocks/SM"),
+    };
     Ok(format!(
-        "{}x{}x{} tile, {} threads, {}x{} per thread, {} B shared",
+        "{}x{}x{} tile, {} threads, {}x{} per thread, {} B shared{cap}",
         p.block_m(),
         p.block_n(),
         p.bk,

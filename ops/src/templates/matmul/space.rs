@@ -1,16 +1,20 @@
 //! The matmul template's schedule space: hardware-centric (seed 002 section 4.3).
 //!
 //! Every parameter comes from a short list of shapes that suit GPUs — thread tiles of
-//! 4×4, 4×8 and 8×4, one or two repeats of a warp's tile per direction, warps laid out
-//! 4×8 or 8×4, blocks of 2 to 8 warps, k steps of 8 and 16 — and a config stays in the
-//! space when the target can run it: its threads, its shared memory (two stages) and its
-//! estimated registers within the target's [`Resources`]. Nothing depends on the input
-//! size: predicated loads make every config right at every M, N, K. At most 200 configs.
+//! 4×4 and 8×4, one or two repeats of a warp's tile per direction, lanes laid out 4×8
+//! or 8×4, blocks of 2 to 8 warps, k steps of 8 and 16 — and a config stays in the space
+//! when the target can run it: its threads, its shared memory (two stages) and its
+//! estimated registers within the target's [`Resources`]. Where the compiler takes a
+//! register cap (CUDA), the configs with 64 accumulators per thread and at least 4 warps
+//! come twice: with the compiler's register choice, and capped at 128 registers so that
+//! twice the blocks fit (a kernel one register over 128 halves its occupancy). Nothing
+//! depends on the input size: predicated loads make every config right at every M, N, K.
+//! At most 200 configs.
 
 use super::MatmulParams;
 use crate::templates::{Config, Resources};
 
-const THREAD_TILES: [[i64; 2]; 3] = [[4, 4], [4, 8], [8, 4]];
+const THREAD_TILES: [[i64; 2]; 2] = [[4, 4], [8, 4]];
 const REPEATS: [[i64; 2]; 4] = [[1, 1], [1, 2], [2, 1], [2, 2]];
 const LANES: [[i64; 2]; 2] = [[4, 8], [8, 4]];
 const WARPS: [[i64; 2]; 5] = [[1, 2], [2, 1], [2, 2], [2, 4], [4, 2]];
@@ -55,9 +59,21 @@ pub fn space(resources: &Resources) -> Vec<Config> {
                             tile,
                             bk,
                             group: GROUP,
+                            min_blocks: 0,
                         };
-                        if fits(&p, resources) {
-                            out.push(p.config());
+                        if !fits(&p, resources) {
+                            continue;
+                        }
+                        out.push(p.config());
+                        if resources.register_cap
+                            && p.accumulators() == MAX_ACCUMULATORS
+                            && p.threads() >= 128
+                        {
+                            let capped = MatmulParams {
+                                min_blocks: p.blocks_at_128_registers(),
+                                ..p
+                            };
+                            out.push(capped.config());
                         }
                     }
                 }
@@ -68,10 +84,21 @@ pub fn space(resources: &Resources) -> Vec<Config> {
 }
 
 /// The config used without a tuning record: seed 002's 128×128×8 tile of 256 threads
-/// where it fits, else the largest block tile of the space (most threads on a tie).
+/// where it fits (with registers capped at 128 where the compiler takes a cap, so that
+/// two blocks share a multiprocessor), else the largest block tile of the space (most
+/// threads on a tie).
 pub fn default_config(resources: &Resources) -> Config {
     if fits(&MatmulParams::SEED, resources) {
-        return MatmulParams::SEED.config();
+        let seed = MatmulParams::SEED;
+        return if resources.register_cap {
+            MatmulParams {
+                min_blocks: seed.blocks_at_128_registers(),
+                ..seed
+            }
+            .config()
+        } else {
+            seed.config()
+        };
     }
     space(resources)
         .into_iter()
