@@ -176,16 +176,8 @@ impl Writer<'_> {
                 if indices.len() != 1 {
                     return Err(unlowered(UnloweredNode::MultiIndexLoad));
                 }
-                let text = if self.vec4.contains(&buffer.id()) {
-                    format!(
-                        "{}{}",
-                        self.buffer_name(buffer)?,
-                        self.component(&indices[0])?
-                    )
-                } else {
-                    let idx = self.expr(&indices[0])?.0;
-                    format!("{}[{idx}]", self.buffer_name(buffer)?)
-                };
+                let idx = self.expr(&indices[0])?.0;
+                let text = format!("{}[{idx}]", self.buffer_name(buffer)?);
                 if weft_codegen_common::stored_as_word(buffer) {
                     (format!("({text} != 0u)"), Prec::Atom)
                 } else {

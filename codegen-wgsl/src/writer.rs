@@ -86,20 +86,16 @@ pub(crate) fn write_module(kernel: &Kernel) -> Result<WgslKernel, EmitError> {
     let wid = namer.declare(NameKey::Item("workgroup_id"), "workgroup_id");
     let lid = namer.declare(NameKey::Item("local_id"), "local_id");
     let lanes = buffer_lanes(kernel);
-    // A storage buffer is `array<vec4<T>>` when every access is 4-wide (the binding's
-    // type is part of the host contract). A workgroup or private array is one as soon as
-    // one access is 4-wide: its scalar accesses address a component (`a[i / 4][i % 4]`),
-    // so a tile stored element by element (transposed) is still read with vector loads.
+    // `array<vec4<T>>` only where every access is 4-wide. (Measured on an H100 through
+    // Vulkan, 2026-11-22: declaring a workgroup tile vec4 as soon as one access is, and
+    // writing its scalar elements as components `a[i / 4][i % 4]`, made the matmul
+    // template 15-25% slower, although its fragment reads became vector loads.)
     let all_vec4 = |b: &Buffer, global: bool| {
         b.dtype() != DType::Bool
             && (global || b.numel() % 4 == 0)
-            && lanes.get(&b.id()).is_some_and(|l| {
-                if global {
-                    l.len() == 1 && l.contains(&4)
-                } else {
-                    l.contains(&4) && l.iter().all(|&x| x == 1 || x == 4)
-                }
-            })
+            && lanes
+                .get(&b.id())
+                .is_some_and(|l| l.len() == 1 && l.contains(&4))
     };
     let mut w = Writer {
         kernel,
@@ -371,15 +367,6 @@ impl Writer<'_> {
                 if *lanes > 1 {
                     return self.vector_store(buffer, index, value, *lanes, level);
                 }
-                if self.vec4.contains(&buffer.id()) {
-                    let index = self.resolve(index);
-                    let index = self.hoist(&index, level)?;
-                    let at = self.component(&index)?;
-                    let v = self.prepare(value, level)?;
-                    let dst = self.buffer_name(buffer)?;
-                    self.line(level, &format!("{dst}{at} = {v};"));
-                    return Ok(());
-                }
                 let i = self.prepare(index, level)?;
                 let v = self.prepare(value, level)?;
                 let dst = self.buffer_name(buffer)?;
@@ -461,13 +448,6 @@ impl Writer<'_> {
             .get(NameKey::Buffer(b.id()))
             .map(str::to_string)
             .ok_or_else(|| self.invalid(format!("buffer `{}` is not declared", b.name())))
-    }
-
-    /// `[i / 4][i % 4]`: the element `index` of a buffer declared `array<vec4<T>>`, with
-    /// the constant part of the index folded into both halves.
-    pub(crate) fn component(&self, index: &Expr) -> Result<String, EmitError> {
-        let (q, r) = split4(index);
-        Ok(format!("[{}][{}]", self.expr(&q)?.0, self.expr(&r)?.0))
     }
 
     /// A `lanes`-wide copy `dst[di..] = src[si..]`: by `vec4` where a side is declared
@@ -614,26 +594,4 @@ impl Writer<'_> {
         self.line(level, &format!("{name} = {text};"));
         Ok(())
     }
-}
-
-/// `(q, r)` with `index = 4 * q + r`: exact where the index is a multiple of 4 plus a
-/// constant, else `index / 4` and `index % 4` (indices are non-negative).
-fn split4(index: &Expr) -> (Expr, Expr) {
-    let int = |v: i64| Expr::Int(v, DType::I32);
-    if let Some(c) = index.as_int().filter(|c| *c >= 0) {
-        return (int(c / 4), int(c % 4));
-    }
-    if let Some(q) = div_exact(index, 4) {
-        return (q, int(0));
-    }
-    if let Expr::Binary(BinOp::Add, a, b) = index
-        && let Some(c) = b.as_int().filter(|c| *c >= 0)
-        && let Some(q) = div_exact(a, 4)
-    {
-        return (fold(&(q + int(c / 4))), int(c % 4));
-    }
-    (
-        Expr::binary(BinOp::Div, index.clone(), int(4)),
-        Expr::binary(BinOp::Mod, index.clone(), int(4)),
-    )
 }

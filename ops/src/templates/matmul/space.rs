@@ -7,7 +7,9 @@
 //! estimated registers within the target's [`Resources`]. Where the compiler takes a
 //! register cap (CUDA), the configs with 64 accumulators per thread and at least 4 warps
 //! come twice: with the compiler's register choice, and capped at 128 registers so that
-//! twice the blocks fit (a kernel one register over 128 halves its occupancy). Nothing
+//! twice the blocks fit (a kernel one register over 128 halves its occupancy); there,
+//! too, blocks of 4 to 8 warps may take 16×8 outputs per thread, as cuBLAS's SIMT
+//! kernels do. Nothing
 //! depends on the input size: predicated loads make every config right at every M, N, K.
 //! At most 200 configs.
 
@@ -22,8 +24,12 @@ const BLOCK_K: [i64; 2] = [8, 16];
 /// Tile rows per swizzle group: enough for L2 reuse at large sizes, and clamped to the
 /// number of tile rows at small ones.
 const GROUP: i64 = 8;
-/// More accumulators than this per thread leave too few registers for the rest.
+/// Accumulators per thread of most configs: 8×8 (64) leaves room for the rest of the
+/// kernel in 128 registers.
 const MAX_ACCUMULATORS: i64 = 64;
+/// cuBLAS's own SIMT kernels keep 128 accumulators (16×8) per thread, in blocks of 4 to
+/// 8 warps, where a compiler may use up to 255 registers.
+const LARGE_TILE: ([i64; 2], [i64; 2]) = ([8, 4], [2, 2]);
 
 /// True if the target can run `p`.
 fn fits(p: &MatmulParams, r: &Resources) -> bool {
@@ -75,6 +81,27 @@ pub fn space(resources: &Resources) -> Vec<Config> {
                             };
                             out.push(capped.config());
                         }
+                    }
+                }
+            }
+        }
+    }
+    if resources.register_cap {
+        let (tile, repeat) = LARGE_TILE;
+        for lanes in LANES {
+            for warps in WARPS.into_iter().filter(|w| w[0] * w[1] >= 4) {
+                for bk in BLOCK_K {
+                    let p = MatmulParams {
+                        warps,
+                        repeat,
+                        lanes,
+                        tile,
+                        bk,
+                        group: GROUP,
+                        min_blocks: 0,
+                    };
+                    if fits(&p, resources) {
+                        out.push(p.config());
                     }
                 }
             }
