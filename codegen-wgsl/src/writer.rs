@@ -515,14 +515,61 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// Rewrites `e` so that no select whose branches load memory remains: each becomes a
-    /// `var` assigned in an `if` (WGSL's `select()` evaluates both operands). A `&&`/`||`
+    /// Rewrites `e` so that no select whose branches load memory remains (WGSL's
+    /// `select()` evaluates both operands): a guarded load of one element becomes a
+    /// branch-free select over a clamped index, anything else a `var` assigned in an `if`. A `&&`/`||`
     /// whose right side needs that becomes an `if` too, keeping its short circuit.
     fn hoist(&mut self, e: &Expr, level: Level) -> Result<Expr, EmitError> {
         if !needs_hoist(e) {
             return Ok(e.clone());
         }
         Ok(match e {
+            // A guarded load of one element whose guard, index and fallback read nothing:
+            // where the guard fails the index becomes 0 (in bounds in any buffer), so the
+            // load runs unguarded and no branch is needed (GPU compilers turn the branch
+            // of the general form below into real control flow).
+            Expr::Select(c, t, f)
+                if !contains_load(c)
+                    && !contains_load(f)
+                    && matches!(&**t, Expr::Load { indices, lanes: 1, buffer }
+                        if indices.len() == 1
+                            && !contains_load(&indices[0])
+                            && !self.vec4.contains(&buffer.id())) =>
+            {
+                let Expr::Load {
+                    buffer, indices, ..
+                } = &**t
+                else {
+                    return Err(self.invalid("a guarded load changed shape".into()));
+                };
+                // The guard, once: it picks both the index and the value.
+                let guard = Var::new("guard", DType::Bool);
+                let guard_name = self.namer.declare(NameKey::Var(guard.id()), "guard");
+                let cond = self.expr(c)?.0;
+                self.line(level, &format!("let {guard_name}: bool = {cond};"));
+                let cond = guard_name;
+                let clamped = Expr::Select(
+                    Box::new(guard.expr()),
+                    Box::new(indices[0].clone()),
+                    Box::new(Expr::Int(0, indices[0].dtype())),
+                );
+                let load = Expr::Load {
+                    buffer: buffer.clone(),
+                    indices: vec![clamped],
+                    lanes: 1,
+                };
+                let (load, fallback) = (self.expr(&load)?.0, self.expr(f)?.0);
+                let var = Var::new("sel", t.dtype());
+                let name = self.namer.declare(NameKey::Var(var.id()), "sel");
+                self.line(
+                    level,
+                    &format!(
+                        "let {name}: {} = select({fallback}, {load}, {cond});",
+                        ty(t.dtype())
+                    ),
+                );
+                Expr::Var(var)
+            }
             Expr::Select(c, t, f) if contains_load(t) || contains_load(f) => {
                 let c = self.hoist(c, level)?;
                 let c = self.expr(&c)?.0;

@@ -7,9 +7,9 @@
 //! estimated registers within the target's [`Resources`]. Where the compiler takes a
 //! register cap (CUDA), the configs with 64 accumulators per thread and at least 4 warps
 //! come twice: with the compiler's register choice, and capped at 128 registers so that
-//! twice the blocks fit (a kernel one register over 128 halves its occupancy); there,
-//! too, blocks of 4 to 8 warps may take 16×8 outputs per thread, as cuBLAS's SIMT
-//! kernels do. Nothing
+//! twice the blocks fit (a kernel one register over 128 halves its occupancy). Where a
+//! thread may use 255 registers (native backends), blocks of 4 to 8 warps may also take
+//! 16×8 outputs per thread, as cuBLAS's SIMT kernels do. Nothing
 //! depends on the input size: predicated loads make every config right at every M, N, K.
 //! At most 200 configs.
 
@@ -28,7 +28,7 @@ const GROUP: i64 = 8;
 /// kernel in 128 registers.
 const MAX_ACCUMULATORS: i64 = 64;
 /// cuBLAS's own SIMT kernels keep 128 accumulators (16×8) per thread, in blocks of 4 to
-/// 8 warps, where a compiler may use up to 255 registers.
+/// 8 warps: for targets whose threads may use 255 registers.
 const LARGE_TILE: ([i64; 2], [i64; 2]) = ([8, 4], [2, 2]);
 
 /// True if the target can run `p`.
@@ -86,7 +86,7 @@ pub fn space(resources: &Resources) -> Vec<Config> {
             }
         }
     }
-    if resources.register_cap {
+    if resources.max_registers >= 255 {
         let (tile, repeat) = LARGE_TILE;
         for lanes in LANES {
             for warps in WARPS.into_iter().filter(|w| w[0] * w[1] >= 4) {
