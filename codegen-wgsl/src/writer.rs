@@ -331,7 +331,6 @@ impl Writer<'_> {
                         self.copy(b, needs_block(b), level)?;
                     }
                 }
-                cond if self.guarded_vector_load(&cond, then, otherwise.as_deref(), level)? => {}
                 cond => {
                     let cond = self.hoist(&cond, level)?;
                     let c = self.expr(&cond)?.0;
@@ -449,90 +448,6 @@ impl Writer<'_> {
             .get(NameKey::Buffer(b.id()))
             .map(str::to_string)
             .ok_or_else(|| self.invalid(format!("buffer `{}` is not declared", b.name())))
-    }
-
-    /// `if guard { dst[d..d + 4] = src[s..s + 4] } else { dst[d + v] = c for each lane }`
-    /// (a predicated vector load, as lowering writes it) without a branch: one `vec4`
-    /// load at an index clamped to 0 where the guard fails, then a select. Returns false,
-    /// writing nothing, for any other statement.
-    fn guarded_vector_load(
-        &mut self,
-        cond: &Expr,
-        then: &KStmt,
-        otherwise: Option<&KStmt>,
-        level: Level,
-    ) -> Result<bool, EmitError> {
-        let KStmt::Store {
-            buffer: dst,
-            index: di,
-            value:
-                Expr::Load {
-                    buffer: src,
-                    indices,
-                    lanes: 4,
-                },
-            lanes: 4,
-        } = then
-        else {
-            return Ok(false);
-        };
-        let Some(KStmt::For {
-            var,
-            extent: 4,
-            body,
-            ..
-        }) = otherwise
-        else {
-            return Ok(false);
-        };
-        let KStmt::Store {
-            buffer: fill_dst,
-            index: fill_index,
-            value: fill,
-            lanes: 1,
-        } = &**body
-        else {
-            return Ok(false);
-        };
-        let lane0 = substitute_consts(fill_index, &HashMap::from([(var.clone(), 0)]));
-        let simple = fill_dst == dst
-            && !fill.uses_var(var)
-            && !contains_load(fill)
-            && !contains_load(cond)
-            && !contains_load(&indices[0])
-            && self.vec4.contains(&src.id())
-            && !self.vec4.contains(&dst.id())
-            && weft_ir::arith::simplify(&lane0) == weft_ir::arith::simplify(di);
-        if !simple {
-            return Ok(false);
-        }
-        let guard = Var::new("guard", DType::Bool);
-        let guard_name = self.namer.declare(NameKey::Var(guard.id()), "guard");
-        let c = self.expr(cond)?.0;
-        self.line(level, &format!("let {guard_name}: bool = {c};"));
-        let si = self.resolve(&indices[0]);
-        let q = div_exact(&si, 4).unwrap_or_else(|| Expr::binary(BinOp::Div, si, Expr::int(4)));
-        let q = self.expr(&q)?.0;
-        let (t, sn, dn) = (
-            ty(src.dtype()),
-            self.buffer_name(src)?,
-            self.buffer_name(dst)?,
-        );
-        let f = self.expr(&self.resolve(fill))?.0;
-        let tmp = Var::new("v", src.dtype());
-        let v = self.namer.declare(NameKey::Var(tmp.id()), "v");
-        self.line(
-            level,
-            &format!(
-                "let {v}: vec4<{t}> = select(vec4<{t}>({f}), {sn}[select(0, {q}, {guard_name})], {guard_name});"
-            ),
-        );
-        let di = self.resolve(di);
-        for (k, comp) in ["x", "y", "z", "w"].iter().enumerate() {
-            let d = self.expr(&fold(&(di.clone() + Expr::int(k as i64))))?.0;
-            self.line(level, &format!("{dn}[{d}] = {v}.{comp};"));
-        }
-        Ok(true)
     }
 
     /// A `lanes`-wide copy `dst[di..] = src[si..]`: by `vec4` where a side is declared
