@@ -53,8 +53,8 @@ pub struct WorkloadArgs {
     /// default (seed) size.
     #[arg(long)]
     pub shape: Option<String>,
-    /// A template's config, `name=value,...` (`weft tune --list` prints them); default:
-    /// the template's default for the target.
+    /// A template's config, `name=value,...` (`weft tune --list` prints them); the
+    /// parameters given override the template's default for the target.
     #[arg(long)]
     pub config: Option<String>,
 }
@@ -116,8 +116,9 @@ pub struct RunArgs {
     /// kernels only).
     #[arg(long)]
     pub unchecked_shaders: bool,
-    /// A template's config, `name=value,...`; default: a tuning record for this shape
-    /// and device, else the template's default for the target.
+    /// A template's config, `name=value,...`; the parameters given override the
+    /// template's default for the target. Without it: a tuning record for this shape and
+    /// device, else that default.
     #[arg(long)]
     pub config: Option<String>,
     /// Tuning records to use (default: `$WEFT_RECORDS`, else

@@ -188,8 +188,8 @@ pub fn records(path: Option<&std::path::Path>) -> Result<Option<Records>, CliErr
 }
 
 /// The config `schedule` of `w` runs with on `target` with `limits` (`device`: the
-/// device's name, for records): `given` (`--config`) when there is one, else a matching
-/// record, else the template's default. `None` for a schedule that is not a template (and
+/// device's name, for records): `given` (`--config`: its parameters override the
+/// template's default) when there is one, else a matching record, else the default. `None` for a schedule that is not a template (and
 /// then `given` is an error).
 pub fn config(
     w: &Workload,
@@ -216,7 +216,15 @@ pub fn config(
             schedule: schedule.to_string(),
             reason,
         };
-        let config = Config::parse(text).map_err(bad)?;
+        // The given parameters override the template's default for the target, so
+        // `--config bk=16` changes one parameter.
+        let mut config = (spec.default)(&weft_tune::resources(target, limits));
+        for (name, value) in Config::parse(text).map_err(bad)?.0 {
+            match config.0.iter_mut().find(|(n, _)| *n == name) {
+                Some(slot) => slot.1 = value,
+                None => config.0.push((name, value)),
+            }
+        }
         (spec.describe)(&config).map_err(bad)?;
         return Ok(Some(Choice {
             config,

@@ -302,3 +302,148 @@ fn missing_arguments_are_exit_2() {
     bad_input(&["emit", "--op", "vecadd"], &["--target"]);
     bad_input(&["frobnicate"], &["unrecognized subcommand"]);
 }
+
+/// `weft tune --list`: the space for a target's resources, the same at every size, with
+/// its default marked; WebGPU's 16 KiB leave fewer configs than CUDA's 48 KiB.
+#[test]
+fn tune_lists_the_space_for_a_target() {
+    let count = |out: &str| -> usize {
+        let line = out.lines().nth(1).unwrap_or_default();
+        line.split_whitespace()
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no count in `{line}`"))
+    };
+    let cuda = ok(&["tune", "--op", "matmul", "--list", "--target", "cuda"]);
+    let webgpu = ok(&["tune", "--op", "matmul", "--list", "--target", "webgpu"]);
+    assert!(
+        count(&cuda) <= 200 && count(&webgpu) < count(&cuda),
+        "{cuda}\n{webgpu}"
+    );
+    assert!(cuda.contains("default") && cuda.contains("mb  "), "{cuda}");
+    assert!(cuda.contains("the same for every input size"));
+}
+
+/// Tune on the interpreter (a sample of the space), then `run` finds and names the
+/// record; a record file for other devices does not apply elsewhere.
+#[test]
+fn tune_writes_a_record_that_run_uses() {
+    let dir = std::env::temp_dir().join(format!("weft-cli-tune-{}", std::process::id()));
+    let records = dir.join("records.json");
+    let records = records.to_str().unwrap();
+    let shape = "m=17,n=33,k=65";
+    let out = ok(&[
+        "tune",
+        "--op",
+        "matmul",
+        "--shape",
+        shape,
+        "--target",
+        "cpu",
+        "--sample",
+        "3",
+        "--records",
+        records,
+    ]);
+    assert!(out.contains("timing a sample of 3"), "{out}");
+    assert!(out.contains("0 wrong, 0 failed"), "{out}");
+    let best = out
+        .lines()
+        .find(|l| l.starts_with("best "))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .unwrap_or_else(|| panic!("no best config in\n{out}"))
+        .to_string();
+    let run = ok(&[
+        "run",
+        "--op",
+        "matmul",
+        "--shape",
+        shape,
+        "--target",
+        "cpu",
+        "--records",
+        records,
+    ]);
+    assert!(run.contains(&format!("config    {best}")), "{run}");
+    assert!(run.contains("tuned: record of"), "{run}");
+    // Another shape has no record: the template's default, and why.
+    let other = ok(&[
+        "run",
+        "--op",
+        "matmul",
+        "--shape",
+        "m=5,n=6,k=7",
+        "--target",
+        "cpu",
+        "--records",
+        records,
+    ]);
+    assert!(
+        other.contains("default (no tuning record for matmul at m=5,n=6,k=7"),
+        "{other}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn tune_and_config_mistakes_are_named() {
+    bad_input(
+        &["tune", "--op", "vecadd", "--target", "cpu"],
+        &["`vecadd` has no template", "matmul"],
+    );
+    bad_input(
+        &[
+            "run", "--op", "matmul", "--target", "cpu", "--config", "wm=3",
+        ],
+        &["--config", "`wm` = 3"],
+    );
+    bad_input(
+        &[
+            "run", "--op", "matmul", "--target", "cpu", "--config", "zz=1",
+        ],
+        &["unknown parameter `zz`"],
+    );
+    // One parameter overrides the default's.
+    let out = ok(&[
+        "run",
+        "--op",
+        "matmul",
+        "--shape",
+        "m=9,n=9,k=9",
+        "--target",
+        "cpu",
+        "--config",
+        "bk=16",
+    ]);
+    assert!(
+        out.contains("bk=16") && out.contains("given with --config"),
+        "{out}"
+    );
+    bad_input(
+        &[
+            "emit",
+            "--op",
+            "matmul",
+            "--schedule",
+            "naive",
+            "--target",
+            "cuda",
+            "--config",
+            "wm=4",
+        ],
+        &["no template"],
+    );
+    // A config the target cannot run is refused with the limit it breaks.
+    bad_input(
+        &[
+            "emit",
+            "--op",
+            "matmul",
+            "--target",
+            "webgpu",
+            "--config",
+            "wm=4,wn=2,rm=2,rn=2,lm=4,ln=8,tm=4,tn=4,bk=16,g=8,mb=0",
+        ],
+        &["shared memory", "webgpu"],
+    );
+}

@@ -237,7 +237,8 @@ fn cooperative_load_of_a_64x8_tile() {
         body: expanded,
         ..k.clone()
     });
-    assert!(text.contains("for t0_r0 in range(4):"), "{text}");
+    // Repeat loops are unrolled: their tasks index per-thread arrays.
+    assert!(text.contains("for t0_r0 in T.unroll(4):"), "{text}");
     assert!(
         // The printer spells integer `/` (C's, on non-negative operands) as `//`.
         text.contains("t0: T.int32 = t0_r0 * 16 + threadIdx_x // 8"),
