@@ -12,6 +12,7 @@ pub mod data;
 pub mod dtype;
 pub mod expr;
 pub mod func;
+pub mod fusion;
 pub mod interp;
 pub mod kernel;
 pub mod lower;

@@ -344,6 +344,32 @@ pub fn create_func<P: Into<Param>>(
     params: impl IntoIterator<Item = P>,
 ) -> Result<Func, TeError> {
     let params: Vec<Param> = params.into_iter().map(Into::into).collect();
+    create_func_stopping_at(name, params, &[])
+}
+
+/// Like [`create_func`] with parameters `inputs` then `outputs`, except that the inputs
+/// are read as given even where te computes them: the function computes only the
+/// outputs. This is how an anchor op is scheduled alone before its neighbours are fused
+/// into it ([`crate::fusion`]).
+pub fn create_func_with_inputs(
+    name: &str,
+    inputs: &[&Tensor],
+    outputs: &[&Tensor],
+) -> Result<Func, TeError> {
+    let params: Vec<Param> = inputs
+        .iter()
+        .chain(outputs)
+        .map(|b| Param::Buffer((*b).clone()))
+        .collect();
+    let stop: Vec<Buffer> = inputs.iter().map(|b| (*b).clone()).collect();
+    create_func_stopping_at(name, params, &stop)
+}
+
+fn create_func_stopping_at(
+    name: &str,
+    params: Vec<Param>,
+    stop: &[Buffer],
+) -> Result<Func, TeError> {
     let mut seen_names: Vec<&str> = Vec::new();
     for p in &params {
         if seen_names.contains(&p.name()) {
@@ -355,8 +381,8 @@ pub fn create_func<P: Into<Param>>(
     }
     // Collect computes reachable from the outputs, producers first.
     let mut order: Vec<Buffer> = Vec::new();
-    fn visit(b: &Buffer, order: &mut Vec<Buffer>, stack: &mut Vec<u64>) {
-        if order.contains(b) || stack.contains(&b.id()) {
+    fn visit(b: &Buffer, order: &mut Vec<Buffer>, stack: &mut Vec<u64>, stop: &[Buffer]) {
+        if order.contains(b) || stack.contains(&b.id()) || stop.contains(b) {
             return;
         }
         let Some(op) = b.producer() else { return };
@@ -368,14 +394,14 @@ pub fn create_func<P: Into<Param>>(
             }
         });
         for i in &inputs {
-            visit(i, order, stack);
+            visit(i, order, stack, stop);
         }
         stack.pop();
         order.push(b.clone());
     }
     for p in &params {
         if let Param::Buffer(b) = p {
-            visit(b, &mut order, &mut Vec::new());
+            visit(b, &mut order, &mut Vec::new(), stop);
         }
     }
     if order.is_empty() {
