@@ -55,7 +55,12 @@ fn the_papers_example() {
     assert_eq!(fused.prologues, ["A"]);
     assert_eq!(fused.epilogues, ["D"]);
     let text = fused.func.to_string();
-    assert!(text.contains("def reverse(C: T.Buffer((100,), \"float32\"), D: T.Buffer((2, 50), \"float32\")):"), "{text}");
+    assert!(
+        text.contains(
+            "def reverse(C: T.Buffer((100,), \"float32\"), D: T.Buffer((2, 50), \"float32\")):"
+        ),
+        "{text}"
+    );
     assert!(
         text.contains("D[vi // 50, vi % 50] = C[99 - vi] * T.float32(2) * T.float32(3)"),
         "{text}"
@@ -83,7 +88,10 @@ fn matmul_bias_relu_is_one_kernel() {
     let bias = te::placeholder("bias", &[n], DType::F32);
     let r = te::reduce_axis("k", k);
     let c = te::compute("C", &[("i", m), ("j", n)], |i| {
-        te::sum(a.at(&[i[0].clone(), r.expr()]) * b.at(&[r.expr(), i[1].clone()]), &[&r])
+        te::sum(
+            a.at(&[i[0].clone(), r.expr()]) * b.at(&[r.expr(), i[1].clone()]),
+            &[&r],
+        )
     });
     let d = te::compute("D", &[("i", m), ("j", n)], |i| {
         te::maximum(c.at(&[&i[0], &i[1]]) + bias.at(&[&i[1]]), 0.0f32)
@@ -108,21 +116,29 @@ fn matmul_bias_relu_is_one_kernel() {
     let lowered = lower(&fused.func).unwrap();
     assert_eq!(lowered.kernels.len(), 1, "{lowered}");
 
-    let (xa, xb, xbias) = (random((m * k) as usize, 2), random((k * n) as usize, 3), random(n as usize, 4));
+    let (xa, xb, xbias) = (
+        random((m * k) as usize, 2),
+        random((k * n) as usize, 3),
+        random(n as usize, 4),
+    );
     let out = run(&fused.func, &[xa.clone(), xb.clone(), xbias.clone()]);
     let (m, n, k) = (m as usize, n as usize, k as usize);
     for i in 0..m {
         for j in 0..n {
-            let dot: f64 = (0..k).map(|p| f64::from(xa[i * k + p]) * f64::from(xb[p * n + j])).sum();
+            let dot: f64 = (0..k)
+                .map(|p| f64::from(xa[i * k + p]) * f64::from(xb[p * n + j]))
+                .sum();
             let want = (dot + f64::from(xbias[j])).max(0.0);
-            assert!((f64::from(out[i * n + j]) - want).abs() < 1e-4, "D[{i}, {j}]");
+            assert!(
+                (f64::from(out[i * n + j]) - want).abs() < 1e-4,
+                "D[{i}, {j}]"
+            );
         }
     }
 }
 
 fn scheduled_copy(input: &Buffer, output: &Buffer) -> Schedule {
-    let mut sch =
-        Schedule::new(te::create_func_with_inputs("copy", &[input], &[output]).unwrap());
+    let mut sch = Schedule::new(te::create_func_with_inputs("copy", &[input], &[output]).unwrap());
     let blk = sch.get_block(output.name()).unwrap();
     let i = sch.get_loops(blk).unwrap()[0];
     sch.bind(i, ThreadAxis::ThreadIdxX).unwrap();
@@ -134,28 +150,45 @@ fn ops_that_are_neither_injective_nor_bijective_are_refused() {
     let x = te::placeholder("X", &[16, 8], DType::F32);
     let r = te::reduce_axis("r", 8);
     // A reduction as a prologue.
-    let rowsum = te::compute("rowsum", &[("i", 16)], |i| te::sum(x.at(&[i[0].clone(), r.expr()]), &[&r]));
+    let rowsum = te::compute("rowsum", &[("i", 16)], |i| {
+        te::sum(x.at(&[i[0].clone(), r.expr()]), &[&r])
+    });
     let copy = te::compute("copy", &[("i", 16)], |i| rowsum.at(&[&i[0]]));
     let e = fuse(scheduled_copy(&rowsum, &copy).func(), &copy).unwrap_err();
-    assert_eq!(e, FusionError::NotInjective { op: "rowsum".into() });
+    assert_eq!(
+        e,
+        FusionError::NotInjective {
+            op: "rowsum".into()
+        }
+    );
 
     let v = te::placeholder("V", &[16], DType::F32);
     let y = te::compute("Y", &[("i", 16)], |i| v.at(&[&i[0]]) + 1.0f32);
     let anchor = scheduled_copy(&v, &y);
     // Reads two elements of its input.
-    let pair = te::compute("pair", &[("i", 15)], |i| y.at(&[&i[0]]) + y.at(&[&i[0] + 1]));
+    let pair = te::compute("pair", &[("i", 15)], |i| {
+        y.at(&[&i[0]]) + y.at(&[&i[0] + 1])
+    });
     let e = fuse(anchor.func(), &pair).unwrap_err();
-    assert!(matches!(&e, FusionError::NotBijective { op, .. } if op == "pair"), "{e}");
+    assert!(
+        matches!(&e, FusionError::NotBijective { op, .. } if op == "pair"),
+        "{e}"
+    );
     // A broadcast: element i and i + 8 read the same input element.
     let twice = te::compute("twice", &[("i", 2), ("j", 8)], |i| y.at(&[&i[1]]));
     let e = fuse(anchor.func(), &twice).unwrap_err();
-    assert!(matches!(&e, FusionError::NotBijective { op, .. } if op == "twice"), "{e}");
+    assert!(
+        matches!(&e, FusionError::NotBijective { op, .. } if op == "twice"),
+        "{e}"
+    );
     // A tensor the anchor does not feed.
     let other = te::compute("other", &[("i", 16)], |i| v.at(&[&i[0]]));
     let e = fuse(anchor.func(), &other).unwrap_err();
     assert!(matches!(e, FusionError::Unreached { .. }), "{e}");
     // A transpose is a bijection: fused.
-    let grid = te::compute("grid", &[("i", 4), ("j", 4)], |i| y.at(&[&i[1] * 4 + &i[0]]));
+    let grid = te::compute("grid", &[("i", 4), ("j", 4)], |i| {
+        y.at(&[&i[1] * 4 + &i[0]])
+    });
     let fused = fuse(anchor.func(), &grid).unwrap();
     let xs = random(16, 5);
     let out = run(&fused.func, std::slice::from_ref(&xs));
@@ -172,7 +205,9 @@ fn ops_that_are_neither_injective_nor_bijective_are_refused() {
 fn an_anchor_accumulating_in_place_is_named() {
     let a = te::placeholder("A", &[8, 8], DType::F32);
     let r = te::reduce_axis("k", 8);
-    let c = te::compute("C", &[("i", 8)], |i| te::sum(a.at(&[i[0].clone(), r.expr()]), &[&r]));
+    let c = te::compute("C", &[("i", 8)], |i| {
+        te::sum(a.at(&[i[0].clone(), r.expr()]), &[&r])
+    });
     let d = te::compute("D", &[("i", 8)], |i| c.at(&[&i[0]]) * 2.0f32);
     let sch = Schedule::new(te::create_func_with_inputs("rows", &[&a], &[&c]).unwrap());
     let e = fuse(sch.func(), &d).unwrap_err();

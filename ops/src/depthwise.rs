@@ -17,6 +17,8 @@ pub(crate) const SPEC: OpSpec = OpSpec {
     small: &[&[3, 4, 16, 32, 7]],
     template: None,
     seed: "000",
+    zero_ok: &[],
+    check: crate::any_shape,
 };
 
 /// Seed 000's `base_declaration`.

@@ -7,6 +7,8 @@
 //! | `window-sum` | 001 | `split-bind`, `shared-fetch` |
 //! | `matmul` | 001, 002 | `naive`, `local-blocking`, `shared-blocking`, `tiled-128`, `template` |
 //! | `depthwise-conv2d` | 000 | `naive`, `v1`, `v2`, `v3`, `v4` |
+//! | `conv2d` | 003, 004 | `direct`, `implicit-gemm` |
+//! | `conv2d-bias-relu` | 002, 003 | `direct`, `implicit-gemm` (one fused kernel) |
 //!
 //! ```
 //! let w = weft_ops::Workload::new("matmul", &weft_ops::Shape::parse("matmul", "m=64,n=64,k=64").unwrap()).unwrap();
@@ -15,6 +17,7 @@
 //! ```
 
 pub mod check;
+mod conv2d;
 mod depthwise;
 mod matmul;
 mod shape;
@@ -53,6 +56,16 @@ pub struct OpSpec {
     /// The op's kernel template, offered as the schedule `template.schedule`, with its
     /// schedule space (see [`templates`]).
     pub template: Option<&'static templates::TemplateSpec>,
+    /// Shape parameters that may be 0 (a padding); the others must be at least 1.
+    pub zero_ok: &'static [&'static str],
+    /// Checks a shape beyond each parameter's range (a kernel that fits its padded
+    /// input, say); the message names what is wrong.
+    pub check: fn(&Shape) -> Result<(), String>,
+}
+
+/// For ops whose every in-range shape is valid.
+pub(crate) fn any_shape(_: &Shape) -> Result<(), String> {
+    Ok(())
 }
 
 /// Every op, in a stable order.
@@ -61,6 +74,8 @@ pub const OPS: &[&OpSpec] = &[
     &window_sum::SPEC,
     &matmul::SPEC,
     &depthwise::SPEC,
+    &conv2d::SPEC,
+    &conv2d::BIAS_RELU_SPEC,
 ];
 
 /// Errors naming the op, schedule or shape at fault.
@@ -141,6 +156,8 @@ impl Workload {
             "vecadd" => vecadd::define(shape),
             "window-sum" => window_sum::define(shape),
             "matmul" => matmul::define(shape),
+            "conv2d" => conv2d::define(shape),
+            "conv2d-bias-relu" => conv2d::define_bias_relu(shape),
             _ => depthwise::define(shape),
         }
         .map_err(|source| OpError::Definition {
@@ -190,6 +207,7 @@ impl Workload {
             "vecadd" => vecadd::apply(&mut s, name),
             "window-sum" => window_sum::apply(&mut s, name),
             "matmul" => matmul::apply(&mut s, name),
+            "conv2d" | "conv2d-bias-relu" => conv2d::apply(&mut s, name),
             _ => depthwise::apply(&mut s, name),
         };
         r.map_err(|source| OpError::Schedule {
@@ -266,6 +284,8 @@ impl Workload {
             "vecadd" => vecadd::reference(inputs),
             "window-sum" => window_sum::reference(inputs),
             "matmul" => matmul::reference(inputs),
+            "conv2d" => conv2d::reference(inputs, &self.shape, false),
+            "conv2d-bias-relu" => conv2d::reference(inputs, &self.shape, true),
             _ => depthwise::reference(inputs, &self.shape),
         })
     }

@@ -64,15 +64,21 @@ impl Shape {
     }
 
     fn validate(&self, op: &OpSpec) -> Result<(), OpError> {
+        let err = |msg: String| OpError::Shape {
+            op: op.name.to_string(),
+            msg,
+        };
         for (n, v) in &self.0 {
-            if *v < 1 || *v > i32::MAX as i64 {
-                return Err(OpError::Shape {
-                    op: op.name.to_string(),
-                    msg: format!("`{n}` = {v} must be in 1..=2^31-1"),
-                });
+            let lo = if op.zero_ok.contains(&n.as_str()) {
+                0
+            } else {
+                1
+            };
+            if *v < lo || *v > i32::MAX as i64 {
+                return Err(err(format!("`{n}` = {v} must be in {lo}..=2^31-1")));
             }
         }
-        Ok(())
+        (op.check)(self).map_err(err)
     }
 
     /// The value of parameter `name` (0 if absent, which the ops never ask for).

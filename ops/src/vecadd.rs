@@ -17,6 +17,8 @@ pub(crate) const SPEC: OpSpec = OpSpec {
     small: &[&[1000]],
     template: None,
     seed: "001",
+    zero_ok: &[],
+    check: crate::any_shape,
 };
 
 pub(crate) fn define(shape: &Shape) -> Result<Definition, TeError> {

@@ -307,42 +307,31 @@ fn rewrite_stores(s: &mut Stmt, c: &Buffer, chain: &[Epilogue]) {
     } = s
         && buffer == c
     {
-        let mut flat = flat_index(c, indices);
         let mut val = value.clone();
         let mut idx = indices.clone();
         for e in chain {
             // The epilogue's axes at the element the anchor stores.
-            // Digit `a` of the flat index; the top digit needs no modulo (the flat index
-            // is below the tensor's size).
-            let numel = e.input.numel();
             let axes: Vec<Expr> = e
                 .digits
                 .iter()
-                .map(|&(stride, extent)| match extent {
-                    1 => Expr::int(0),
-                    _ if stride * extent == numel => simplify(&flat.clone().floordiv(stride)),
-                    _ => simplify(&flat.clone().floordiv(stride).floormod(extent)),
-                })
+                .map(|&digit| digit_of(&e.input, &idx, digit))
                 .collect();
-            let subst: HashMap<Var, Expr> = e
-                .op
-                .axes
-                .iter()
-                .map(|a| a.var.clone())
-                .zip(axes.iter().cloned())
-                .collect();
+            let subst: HashMap<Var, Expr> =
+                e.op.axes
+                    .iter()
+                    .map(|a| a.var.clone())
+                    .zip(axes.iter().cloned())
+                    .collect();
             let input = e.input.clone();
             let stored = val.clone();
-            val = e
-                .op
-                .body
-                .rewrite(&mut |x| match &x {
-                    Expr::Load { buffer, .. } if *buffer == input => stored.clone(),
-                    _ => x,
-                })
-                .substitute(&subst);
+            val =
+                e.op.body
+                    .rewrite(&mut |x| match &x {
+                        Expr::Load { buffer, .. } if *buffer == input => stored.clone(),
+                        _ => x,
+                    })
+                    .substitute(&subst);
             idx = axes;
-            flat = flat_index(&e.tensor, &idx);
         }
         let last = &chain[chain.len() - 1];
         *s = Stmt::Store {
@@ -359,12 +348,36 @@ fn rewrite_stores(s: &mut Stmt, c: &Buffer, chain: &[Epilogue]) {
     }
 }
 
-fn flat_index(b: &Buffer, indices: &[Expr]) -> Expr {
+/// The digit `(stride, extent)` of the flat index of `b[indices]`: taken from the one
+/// dimension it lies in where there is one (`i // 56 % 56`, and no modulo for a
+/// dimension's top digit), else from the whole flat index.
+fn digit_of(b: &Buffer, indices: &[Expr], (stride, extent): (i64, i64)) -> Expr {
+    if extent == 1 {
+        return Expr::int(0);
+    }
+    let strides = b.strides();
+    for (d, (&ds, &size)) in strides.iter().zip(b.shape()).enumerate() {
+        if stride % ds == 0 && stride / ds * extent <= size {
+            let within = stride / ds;
+            let q = if within == 1 {
+                indices[d].clone()
+            } else {
+                indices[d].clone().floordiv(within)
+            };
+            let top = within * extent == size;
+            return simplify(&if top { q } else { q.floormod(extent) });
+        }
+    }
     let flat = indices
         .iter()
-        .zip(b.strides())
+        .zip(strides)
         .fold(Expr::int(0), |acc, (i, s)| acc + i.clone() * s);
-    simplify(&flat)
+    let q = flat.floordiv(stride);
+    simplify(&if stride * extent == b.numel() {
+        q
+    } else {
+        q.floormod(extent)
+    })
 }
 
 /// `e` with every load of a computed tensor replaced by its op's expression (repeatedly).

@@ -126,13 +126,31 @@ fn grid_for(blocks: i64) -> [i64; 2] {
     }
 }
 
-/// The matmul template at `m × n × k` with parameters `p` (already checked).
+/// The matmul template at `m × n × k` with parameters `p` (already checked), over new
+/// buffers `A`, `B`, `C`.
 pub fn template(
     m: i64,
     n: i64,
     k: i64,
     p: &MatmulParams,
 ) -> Result<weft_ir::func::Func, TemplateError> {
+    let a = te::placeholder("A", &[m, k], DType::F32);
+    let b = te::placeholder("B", &[k, n], DType::F32);
+    let c = te::placeholder("C", &[m, n], DType::F32);
+    template_over("matmul", &a, &b, &c, p)
+}
+
+/// The matmul template computing `c = a @ b` over given tensors (te placeholders, or
+/// computed tensors that [`weft_ir::fusion`] then inlines): how an op built on a matmul
+/// (an implicit-GEMM convolution) schedules its anchor.
+pub fn template_over(
+    name: &str,
+    a: &Buffer,
+    b: &Buffer,
+    c: &Buffer,
+    p: &MatmulParams,
+) -> Result<weft_ir::func::Func, TemplateError> {
+    let (m, k, n) = (a.shape()[0], a.shape()[1], b.shape()[1]);
     let (bm, bn, bk) = (p.block_m(), p.block_n(), p.bk);
     let ([wm, wn], [rm, rn], [lm, ln], [tm, tn]) = (p.warps, p.repeat, p.lanes, p.tile);
     let threads = p.threads();
@@ -151,10 +169,10 @@ pub fn template(
     let blocks = tiles_m * tiles_n;
     let grid = grid_for(blocks);
 
-    let mut t = Template::new("matmul");
-    let a = t.input("A", &[m, k], DType::F32);
-    let b = t.input("B", &[k, n], DType::F32);
-    let c = t.output("C", &[m, n], DType::F32);
+    let mut t = Template::new(name);
+    for x in [a, b, c] {
+        t.param(x);
+    }
     t.kernel(grid, threads, |kb| {
         if p.min_blocks > 0 {
             kb.min_blocks_per_sm(p.min_blocks as u32);
@@ -183,28 +201,12 @@ pub fn template(
                 a_cov.each(kb, &tx, &|kb, p, r, v| {
                     let (row, col) = (m0.clone() + r, simplify(&(k0.clone() + v * va)));
                     let inside = row.clone().lt(m).and(col.clone().lt(k));
-                    kb.copy_if(
-                        va,
-                        &a_ldg,
-                        [p, Expr::int(0)],
-                        &a,
-                        [row, col],
-                        inside,
-                        0.0f32,
-                    );
+                    kb.copy_if(va, &a_ldg, [p, Expr::int(0)], a, [row, col], inside, 0.0f32);
                 });
                 b_cov.each(kb, &tx, &|kb, p, r, v| {
                     let (row, col) = (simplify(&(k0.clone() + r)), n0.clone() + v * vb);
                     let inside = row.clone().lt(k).and(col.clone().lt(n));
-                    kb.copy_if(
-                        vb,
-                        &b_ldg,
-                        [p, Expr::int(0)],
-                        &b,
-                        [row, col],
-                        inside,
-                        0.0f32,
-                    );
+                    kb.copy_if(vb, &b_ldg, [p, Expr::int(0)], b, [row, col], inside, 0.0f32);
                 });
             };
             // Registers -> shared stage `s`: A transposed (`A_smem[s, k, m]`), so that
@@ -287,7 +289,7 @@ pub fn template(
                                     let col = n0.clone() + col0.clone() + rj * (ln * tn) + f * vc;
                                     let inside = row.clone().lt(m).and(col.clone().lt(n));
                                     kb.if_(inside, |kb| {
-                                        kb.copy(vc, &c, [row.clone(), col], &acc, [i.clone(), j]);
+                                        kb.copy(vc, c, [row.clone(), col], &acc, [i.clone(), j]);
                                     });
                                 });
                             });
