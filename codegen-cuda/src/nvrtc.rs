@@ -142,18 +142,23 @@ fn preload_builtins(dir: &Path) {
     let _ = KEEP.set(libs);
 }
 
+/// NVRTC's options: the architecture, and the CUDA headers' folder where there is one.
+fn options(arch: &str) -> Vec<String> {
+    let mut options = vec![format!("--gpu-architecture={arch}")];
+    if let Some(dir) = cuda_include_dir() {
+        options.push(format!("--include-path={}", dir.display()));
+    }
+    options
+}
+
 /// Compiles `src` to PTX for `arch` (`sm_80`, `sm_90`, ...).
 pub fn compile_ptx(src: &str, arch: &str) -> Result<String, NvrtcError> {
     if let Some(at) = src.find('\0') {
         return Err(NvrtcError::NulByte(at));
     }
     probe()?;
-    let mut options = vec![format!("--gpu-architecture={arch}")];
-    if let Some(dir) = cuda_include_dir() {
-        options.push(format!("--include-path={}", dir.display()));
-    }
     let opts = CompileOptions {
-        options,
+        options: options(arch),
         ..Default::default()
     };
     match compile_ptx_with_opts(src, opts) {
@@ -175,10 +180,7 @@ pub fn compile_cubin(src: &str, arch: &str) -> Result<Vec<u8>, NvrtcError> {
         return Err(NvrtcError::NulByte(at));
     }
     probe()?;
-    let mut options = vec![format!("--gpu-architecture={arch}")];
-    if let Some(dir) = cuda_include_dir() {
-        options.push(format!("--include-path={}", dir.display()));
-    }
+    let options = options(arch);
     let c_src = std::ffi::CString::new(src).map_err(|e| NvrtcError::NulByte(e.nul_position()))?;
     let other = |e: cudarc::nvrtc::result::NvrtcError| NvrtcError::Other(format!("{e:?}"));
     let prog = result::create_program(&c_src, None).map_err(other)?;

@@ -56,15 +56,22 @@ pub struct Record {
 }
 
 impl Record {
+    /// What the record must match to be used.
+    pub fn key(&self) -> RecordKey {
+        RecordKey {
+            op: self.op.clone(),
+            schedule: self.schedule.clone(),
+            shape: self.shape.clone(),
+            dtype: self.dtype.clone(),
+            target: self.target.clone(),
+            device: self.device.clone(),
+            version: self.weft_version.clone(),
+        }
+    }
+
     /// True if the record was made for `key`.
     pub fn matches(&self, key: &RecordKey) -> bool {
-        self.op == key.op
-            && self.schedule == key.schedule
-            && self.shape == key.shape
-            && self.dtype == key.dtype
-            && self.target == key.target
-            && self.device == key.device
-            && self.weft_version == key.version
+        self.key() == *key
     }
 
     /// The record's date, `YYYY-MM-DD` (UTC).
@@ -174,15 +181,8 @@ impl Records {
 
     /// Adds `record`, replacing any record for the same key.
     pub fn add(&mut self, record: Record) {
-        self.records.retain(|r| {
-            !(r.op == record.op
-                && r.schedule == record.schedule
-                && r.shape == record.shape
-                && r.dtype == record.dtype
-                && r.target == record.target
-                && r.device == record.device
-                && r.weft_version == record.weft_version)
-        });
+        let key = record.key();
+        self.records.retain(|r| r.key() != key);
         self.records.push(record);
     }
 

@@ -27,15 +27,7 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     let shape = select::shape(op, a.shape.as_deref(), opened.size)?;
     let (w, schedule) = select::workload(op.name, a.schedule.as_deref(), &shape)?;
     let records = select::records(a.records.as_deref())?;
-    let choice = select::config(
-        &w,
-        schedule,
-        &opened.target,
-        &opened.device.name(),
-        &opened.device.limits(),
-        a.config.as_deref(),
-        records.as_ref(),
-    )?;
+    let choice = choose(a, &opened, &w, schedule, records.as_ref())?;
     let config = choice.as_ref().map(|c| &c.config);
     let m = measure(opened.device.as_mut(), &w, schedule, config, &plan, a.seed)?;
     let verdict = if m.is_right() { "ok" } else { "WRONG" };
@@ -58,6 +50,26 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         fmt_error(m.max_error)
     );
     wrong_to_error(&m, || describe(&w, schedule, opened.device.as_ref()))
+}
+
+/// The config a template schedule runs with on the opened device (`--config`, a record,
+/// or the default); `None` for other schedules.
+fn choose(
+    a: &RunArgs,
+    opened: &Opened,
+    w: &weft_ops::Workload,
+    schedule: &str,
+    records: Option<&weft_tune::Records>,
+) -> Result<Option<weft_tune::Choice>, CliError> {
+    select::config(
+        w,
+        schedule,
+        &opened.target,
+        &opened.device.name(),
+        &opened.device.limits(),
+        a.config.as_deref(),
+        records,
+    )
 }
 
 fn wrong_to_error(m: &Measured, what: impl FnOnce() -> String) -> Result<(), CliError> {
@@ -122,15 +134,7 @@ fn run_all(a: &RunArgs, opened: &mut Opened, plan: &TimingPlan) -> Result<(), Cl
                 total += 1;
                 let label = format!("{}/{schedule} {shape}", op.name);
                 let result = select::workload(op.name, Some(schedule), shape).and_then(|(w, s)| {
-                    let choice = select::config(
-                        &w,
-                        s,
-                        &opened.target,
-                        &opened.device.name(),
-                        &opened.device.limits(),
-                        a.config.as_deref(),
-                        records.as_ref(),
-                    )?;
+                    let choice = choose(a, opened, &w, s, records.as_ref())?;
                     let config = choice.as_ref().map(|c| &c.config);
                     let m = measure(opened.device.as_mut(), &w, s, config, plan, a.seed)?;
                     wrong_to_error(&m, || describe(&w, s, opened.device.as_ref()))?;

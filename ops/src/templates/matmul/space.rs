@@ -31,6 +31,25 @@ const MAX_ACCUMULATORS: i64 = 64;
 /// 8 warps: for targets whose threads may use 255 registers.
 const LARGE_TILE: ([i64; 2], [i64; 2]) = ([8, 4], [2, 2]);
 
+/// A point of the space, with the fixed swizzle and no register cap.
+fn point(
+    warps: [i64; 2],
+    repeat: [i64; 2],
+    lanes: [i64; 2],
+    tile: [i64; 2],
+    bk: i64,
+) -> MatmulParams {
+    MatmulParams {
+        warps,
+        repeat,
+        lanes,
+        tile,
+        bk,
+        group: GROUP,
+        min_blocks: 0,
+    }
+}
+
 /// True if the target can run `p`.
 fn fits(p: &MatmulParams, r: &Resources) -> bool {
     p.threads() <= r.max_threads
@@ -58,15 +77,7 @@ pub fn space(resources: &Resources) -> Vec<Config> {
             for lanes in LANES {
                 for warps in WARPS {
                     for bk in BLOCK_K {
-                        let p = MatmulParams {
-                            warps,
-                            repeat,
-                            lanes,
-                            tile,
-                            bk,
-                            group: GROUP,
-                            min_blocks: 0,
-                        };
+                        let p = point(warps, repeat, lanes, tile, bk);
                         if !fits(&p, resources) {
                             continue;
                         }
@@ -91,15 +102,7 @@ pub fn space(resources: &Resources) -> Vec<Config> {
         for lanes in LANES {
             for warps in WARPS.into_iter().filter(|w| w[0] * w[1] >= 4) {
                 for bk in BLOCK_K {
-                    let p = MatmulParams {
-                        warps,
-                        repeat,
-                        lanes,
-                        tile,
-                        bk,
-                        group: GROUP,
-                        min_blocks: 0,
-                    };
+                    let p = point(warps, repeat, lanes, tile, bk);
                     if fits(&p, resources) {
                         out.push(p.config());
                     }
