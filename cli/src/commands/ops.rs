@@ -5,7 +5,7 @@ use weft_ops::{OPS, Shape};
 use crate::error::CliError;
 
 /// Prints each op: summary, seed, shape parameters with defaults, schedules (best
-/// marked), and its benchmark and small shapes.
+/// marked), its benchmark and small shapes, and its template's schedule space.
 pub fn ops() -> Result<(), CliError> {
     let mut out = String::new();
     for op in OPS {
@@ -34,6 +34,13 @@ pub fn ops() -> Result<(), CliError> {
         out.push_str(&format!("  schedules  {}\n", schedules.join(", ")));
         out.push_str(&format!("  bench      {}\n", shapes(op.bench)));
         out.push_str(&format!("  small      {}\n", shapes(op.small)));
+        if let Some(t) = op.template {
+            let n = (t.space)(&weft_ops::templates::Resources::cuda()).len();
+            out.push_str(&format!(
+                "  template   `{}`: {n} configs for cuda (weft tune --op {} --list --target T)\n",
+                t.schedule, op.name
+            ));
+        }
     }
     print!("{out}");
     Ok(())
