@@ -19,6 +19,7 @@ use weft_ir::schedule::{Schedule, ScheduleError};
 use weft_ir::te::TeError;
 
 use crate::templates::matmul::{self, MatmulParams};
+use crate::templates::winograd::{self, WinogradDims};
 use crate::templates::{BuildError, Config, TemplateSpec};
 use crate::{Definition, OpSpec, Shape};
 
@@ -74,6 +75,59 @@ pub(crate) const BIAS_RELU_SPEC: OpSpec = OpSpec {
     zero_ok: &["pad"],
     check,
 };
+
+/// `winograd-conv2d`: the 3×3, stride-1 convolution by Winograd's F(2×2, 3×3), with the
+/// conv2d op's shape parameters (so that shapes compare one to one) and its `direct`
+/// schedule as a baseline.
+pub(crate) const WINOGRAD_SPEC: OpSpec = OpSpec {
+    name: "winograd-conv2d",
+    summary: "3x3 stride-1 conv2d (NCHW, fp32) by Winograd F(2x2,3x3): transforms around 16 batched GEMMs",
+    dims: DIMS,
+    schedules: &["direct", "winograd"],
+    best: "winograd",
+    bench: BENCH,
+    small: &[
+        &[1, 8, 13, 11, 4, 3, 3, 1, 1],
+        &[2, 3, 17, 19, 5, 3, 3, 1, 0],
+    ],
+    seed: "003",
+    template: Some(&WINOGRAD),
+    zero_ok: &["pad"],
+    check: check_winograd,
+};
+
+/// The Winograd schedule: the batched product takes the matmul template's space.
+const WINOGRAD: TemplateSpec = TemplateSpec {
+    schedule: "winograd",
+    params: matmul::PARAMS,
+    space: matmul::space,
+    default: matmul::default_config,
+    describe: matmul::describe,
+    build: |shape, config| {
+        let p = MatmulParams::from_config(config)?;
+        let d = Dims::of(shape);
+        let dims = WinogradDims {
+            n: d.n,
+            c: d.c,
+            h: d.h,
+            w: d.w,
+            k: d.k,
+            pad: d.pad,
+        };
+        Ok(winograd::template(&dims, &p)?)
+    },
+};
+
+fn check_winograd(shape: &Shape) -> Result<(), String> {
+    let d = Dims::of(shape);
+    if (d.r, d.s, d.stride) != (3, 3, 1) {
+        return Err(format!(
+            "Winograd F(2x2,3x3) takes a 3x3 kernel at stride 1, not {}x{} at stride {}",
+            d.r, d.s, d.stride
+        ));
+    }
+    check(shape)
+}
 
 /// The implicit-GEMM schedule: the matmul template's space and configs.
 const IMPLICIT_GEMM: TemplateSpec = TemplateSpec {

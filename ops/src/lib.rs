@@ -9,6 +9,7 @@
 //! | `depthwise-conv2d` | 000 | `naive`, `v1`, `v2`, `v3`, `v4` |
 //! | `conv2d` | 003, 004 | `direct`, `implicit-gemm` |
 //! | `conv2d-bias-relu` | 002, 003 | `direct`, `implicit-gemm` (one fused kernel) |
+//! | `winograd-conv2d` | 003 | `direct`, `winograd` (F(2×2, 3×3), four kernels) |
 //!
 //! ```
 //! let w = weft_ops::Workload::new("matmul", &weft_ops::Shape::parse("matmul", "m=64,n=64,k=64").unwrap()).unwrap();
@@ -76,6 +77,7 @@ pub const OPS: &[&OpSpec] = &[
     &depthwise::SPEC,
     &conv2d::SPEC,
     &conv2d::BIAS_RELU_SPEC,
+    &conv2d::WINOGRAD_SPEC,
 ];
 
 /// Errors naming the op, schedule or shape at fault.
@@ -156,7 +158,7 @@ impl Workload {
             "vecadd" => vecadd::define(shape),
             "window-sum" => window_sum::define(shape),
             "matmul" => matmul::define(shape),
-            "conv2d" => conv2d::define(shape),
+            "conv2d" | "winograd-conv2d" => conv2d::define(shape),
             "conv2d-bias-relu" => conv2d::define_bias_relu(shape),
             _ => depthwise::define(shape),
         }
@@ -207,7 +209,7 @@ impl Workload {
             "vecadd" => vecadd::apply(&mut s, name),
             "window-sum" => window_sum::apply(&mut s, name),
             "matmul" => matmul::apply(&mut s, name),
-            "conv2d" | "conv2d-bias-relu" => conv2d::apply(&mut s, name),
+            "conv2d" | "conv2d-bias-relu" | "winograd-conv2d" => conv2d::apply(&mut s, name),
             _ => depthwise::apply(&mut s, name),
         };
         r.map_err(|source| OpError::Schedule {
@@ -284,7 +286,7 @@ impl Workload {
             "vecadd" => vecadd::reference(inputs),
             "window-sum" => window_sum::reference(inputs),
             "matmul" => matmul::reference(inputs),
-            "conv2d" => conv2d::reference(inputs, &self.shape, false),
+            "conv2d" | "winograd-conv2d" => conv2d::reference(inputs, &self.shape, false),
             "conv2d-bias-relu" => conv2d::reference(inputs, &self.shape, true),
             _ => depthwise::reference(inputs, &self.shape),
         })

@@ -207,6 +207,16 @@ impl Template {
         self.params.push(Param::Buffer(buffer.clone()));
     }
 
+    /// A global temporary: memory that one kernel writes and a later one reads (not a
+    /// parameter; the runtime allocates it for the launch).
+    pub fn temp(&mut self, name: &str, shape: &[i64], dtype: DType) -> Buffer {
+        let b = self.global(name, shape, dtype);
+        // `global` appends a parameter; a temporary is an allocation instead.
+        self.params.pop();
+        self.allocs.push(b.clone());
+        b
+    }
+
     /// A scalar parameter, as an expression to use in the kernels.
     pub fn scalar(&mut self, name: &str, dtype: DType) -> Expr {
         let v = Var::new(self.fresh(name), dtype);

@@ -7,12 +7,15 @@
 //! | op | schedule | template |
 //! | --- | --- | --- |
 //! | `matmul` | `template` | [`matmul`]: double-buffered fp32 tiles, any M, N, K |
+//! | `conv2d`, `conv2d-bias-relu` | `implicit-gemm` | [`matmul`] over fused im2col prologues |
+//! | `winograd-conv2d` | `winograd` | [`winograd`]: F(2×2, 3×3), four kernels around a batched [`matmul`] |
 //!
 //! A template is registered on its op as a [`TemplateSpec`]; the tuner (`weft tune`)
 //! enumerates its space for a target, builds every config, times them and records the
 //! best.
 
 pub mod matmul;
+pub mod winograd;
 
 use std::fmt;
 

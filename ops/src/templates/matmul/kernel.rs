@@ -150,7 +150,23 @@ pub fn template_over(
     c: &Buffer,
     p: &MatmulParams,
 ) -> Result<weft_ir::func::Func, TemplateError> {
-    let (m, k, n) = (a.shape()[0], a.shape()[1], b.shape()[1]);
+    let mut t = Template::new(name);
+    for x in [a, b, c] {
+        t.param(x);
+    }
+    add_kernel(&mut t, a, b, c, p);
+    t.finish()
+}
+
+/// Adds the matmul kernel `c = a @ b` to `t`, whose buffers `a`, `b`, `c` already are
+/// (parameters or global temporaries). Buffers of rank 3 make it a batched matmul,
+/// `c[z] = a[z] @ b[z]`, with one grid layer (`blockIdx.z`) per batch element: how
+/// Winograd's 16 products run as one kernel.
+pub fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &MatmulParams) {
+    let batched = a.ndim() == 3;
+    let d = usize::from(batched);
+    let batch = if batched { a.shape()[0] } else { 1 };
+    let (m, k, n) = (a.shape()[d], a.shape()[d + 1], b.shape()[d + 1]);
     let (bm, bn, bk) = (p.block_m(), p.block_n(), p.bk);
     let ([wm, wn], [rm, rn], [lm, ln], [tm, tn]) = (p.warps, p.repeat, p.lanes, p.tile);
     let threads = p.threads();
@@ -169,15 +185,20 @@ pub fn template_over(
     let blocks = tiles_m * tiles_n;
     let grid = grid_for(blocks);
 
-    let mut t = Template::new(name);
-    for x in [a, b, c] {
-        t.param(x);
-    }
-    t.kernel(grid, threads, |kb| {
+    t.kernel([grid[0], grid[1], batch], threads, |kb| {
         if p.min_blocks > 0 {
             kb.min_blocks_per_sm(p.min_blocks as u32);
         }
         let tx = kb.thread_x();
+        // Indices into a (possibly batched) global matrix.
+        let bz = kb.block_z();
+        let at = move |row: Expr, col: Expr| -> Vec<Expr> {
+            if batched {
+                vec![bz.clone(), row, col]
+            } else {
+                vec![row, col]
+            }
+        };
         let pid = if grid[1] > 1 {
             kb.let_("pid", kb.block_y() * grid[0] + kb.block_x())
         } else {
@@ -201,12 +222,28 @@ pub fn template_over(
                 a_cov.each(kb, &tx, &|kb, p, r, v| {
                     let (row, col) = (m0.clone() + r, simplify(&(k0.clone() + v * va)));
                     let inside = row.clone().lt(m).and(col.clone().lt(k));
-                    kb.copy_if(va, &a_ldg, [p, Expr::int(0)], a, [row, col], inside, 0.0f32);
+                    kb.copy_if(
+                        va,
+                        &a_ldg,
+                        [p, Expr::int(0)],
+                        a,
+                        at(row, col),
+                        inside,
+                        0.0f32,
+                    );
                 });
                 b_cov.each(kb, &tx, &|kb, p, r, v| {
                     let (row, col) = (simplify(&(k0.clone() + r)), n0.clone() + v * vb);
                     let inside = row.clone().lt(k).and(col.clone().lt(n));
-                    kb.copy_if(vb, &b_ldg, [p, Expr::int(0)], b, [row, col], inside, 0.0f32);
+                    kb.copy_if(
+                        vb,
+                        &b_ldg,
+                        [p, Expr::int(0)],
+                        b,
+                        at(row, col),
+                        inside,
+                        0.0f32,
+                    );
                 });
             };
             // Registers -> shared stage `s`: A transposed (`A_smem[s, k, m]`), so that
@@ -289,7 +326,7 @@ pub fn template_over(
                                     let col = n0.clone() + col0.clone() + rj * (ln * tn) + f * vc;
                                     let inside = row.clone().lt(m).and(col.clone().lt(n));
                                     kb.if_(inside, |kb| {
-                                        kb.copy(vc, c, [row.clone(), col], &acc, [i.clone(), j]);
+                                        kb.copy(vc, c, at(row.clone(), col), &acc, [i.clone(), j]);
                                     });
                                 });
                             });
@@ -304,5 +341,4 @@ pub fn template_over(
             body(kb);
         }
     });
-    t.finish()
 }

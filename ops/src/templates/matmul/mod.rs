@@ -31,7 +31,7 @@
 mod kernel;
 mod space;
 
-pub use kernel::{template, template_over};
+pub use kernel::{add_kernel, template, template_over};
 pub use space::{default_config, space};
 
 use weft_ir::func::Func;
