@@ -1,4 +1,6 @@
-//! `depthwise-conv2d` with "same" zero padding (seed 000).
+//! `depthwise-conv2d` with "same" zero padding (seed 000), stride 1 or more; schedules
+//! `naive`, `v1`–`v4` (seed 000's steps) and `tuned`, the depthwise template
+//! ([`crate::templates::depthwise`]) with its schedule space.
 
 use ndarray::{ArrayD, Ix4, IxDyn};
 use weft_ir::prelude::*;
@@ -7,15 +9,40 @@ use weft_ir::te::TeError;
 
 use crate::{Definition, OpSpec, Shape};
 
+/// Seed 000's shape; MobileNetV2's depthwise layers (N = 1, and the 56² layer at N = 8);
+/// its two stride-2 layers.
+const BENCH: &[&[i64]] = &[
+    &[3, 4, 16, 32, 7, 1],
+    &[1, 32, 112, 112, 3, 1],
+    &[1, 144, 56, 56, 3, 1],
+    &[1, 192, 28, 28, 3, 1],
+    &[1, 384, 14, 14, 3, 1],
+    &[1, 960, 7, 7, 3, 1],
+    &[8, 144, 56, 56, 3, 1],
+    &[1, 144, 56, 56, 3, 2],
+    &[1, 192, 28, 28, 3, 2],
+];
+
 pub(crate) const SPEC: OpSpec = OpSpec {
     name: "depthwise-conv2d",
-    summary: "depthwise 2-D convolution, K×K kernel, zero padding (K-1)/2, stride 1",
-    dims: &[("b", 3), ("c", 4), ("h", 16), ("w", 32), ("k", 7)],
-    schedules: &["naive", "v1", "v2", "v3", "v4"],
-    best: "v4",
-    bench: &[&[3, 4, 16, 32, 7]],
-    small: &[&[3, 4, 16, 32, 7]],
-    template: None,
+    summary: "depthwise 2-D convolution, K×K kernel, zero padding (K-1)/2, any stride",
+    dims: &[
+        ("b", 3),
+        ("c", 4),
+        ("h", 16),
+        ("w", 32),
+        ("k", 7),
+        ("stride", 1),
+    ],
+    schedules: &["naive", "v1", "v2", "v3", "v4", "tuned"],
+    best: "tuned",
+    bench: BENCH,
+    small: &[
+        &[3, 4, 16, 32, 7, 1],
+        &[2, 3, 13, 9, 3, 2],
+        &[1, 5, 7, 7, 5, 1],
+    ],
+    template: Some(&crate::templates::depthwise::SPEC),
     seed: "000",
     zero_ok: &[],
     check: crate::any_shape,
@@ -23,13 +50,15 @@ pub(crate) const SPEC: OpSpec = OpSpec {
 
 /// Seed 000's `base_declaration`.
 pub(crate) fn define(shape: &Shape) -> Result<Definition, TeError> {
-    let (b, c, h, w, k) = (
+    let (b, c, h, w, k, stride) = (
         shape.get("b"),
         shape.get("c"),
         shape.get("h"),
         shape.get("w"),
         shape.get("k"),
+        shape.get("stride"),
     );
+    let (oh, ow) = out_size(h, w, k, stride);
     let inp = te::placeholder("A", &[b, c, h, w], DType::F32);
     let ker = te::placeholder("W", &[c, 1, k, k], DType::F32);
     let ry = te::reduce_axis("ry", k);
@@ -59,10 +88,17 @@ pub(crate) fn define(shape: &Shape) -> Result<Definition, TeError> {
     );
     let out = te::compute(
         "depthwise_conv",
-        &[("b", b), ("c", c), ("h", h), ("w", w)],
+        &[("b", b), ("c", c), ("h", oh), ("w", ow)],
         |i| {
+            let at = |o: &Expr, r: &IterVar| {
+                if stride == 1 {
+                    o + r
+                } else {
+                    o.clone() * stride + r.expr()
+                }
+            };
             te::sum(
-                padded.at(&[i[0].clone(), i[1].clone(), &i[2] + &ry, &i[3] + &rx])
+                padded.at(&[i[0].clone(), i[1].clone(), at(&i[2], &ry), at(&i[3], &rx)])
                     * ker.at(&[i[1].clone(), Expr::int(0), ry.expr(), rx.expr()]),
                 &[&ry, &rx],
             )
@@ -72,9 +108,18 @@ pub(crate) fn define(shape: &Shape) -> Result<Definition, TeError> {
         func: te::create_func("depthwise_conv2d", [&inp, &ker, &out])?,
         inputs: vec![inp, ker],
         output: out,
-        flops: 2.0 * (b * c * h * w * k * k) as f64,
-        bytes: 4.0 * (2 * b * c * h * w + c * k * k) as f64,
+        flops: 2.0 * (b * c * oh * ow * k * k) as f64,
+        bytes: 4.0 * (b * c * (h * w + oh * ow) + c * k * k) as f64,
     })
+}
+
+/// Output rows and columns at "same" padding `(k - 1) / 2` and `stride`.
+fn out_size(h: i64, w: i64, k: i64, stride: i64) -> (i64, i64) {
+    let pad = (k - 1) / 2;
+    (
+        (h + 2 * pad - k) / stride + 1,
+        (w + 2 * pad - k) / stride + 1,
+    )
 }
 
 pub(crate) fn apply(s: &mut Schedule, name: &str) -> Result<(), ScheduleError> {
@@ -129,24 +174,29 @@ pub(crate) fn reference(inputs: &[ArrayD<f64>], shape: &Shape) -> ArrayD<f64> {
     ) else {
         return ArrayD::zeros(IxDyn(&[0]));
     };
-    let (b, c, h, w, k) = (
+    let (b, c, h, w, k, stride) = (
         shape.get("b") as usize,
         shape.get("c") as usize,
         shape.get("h") as usize,
         shape.get("w") as usize,
         shape.get("k") as usize,
+        shape.get("stride") as usize,
     );
     let pad = (k - 1) / 2;
-    let mut out = ArrayD::<f64>::zeros(IxDyn(&[b, c, h, w]));
+    let (oh, ow) = out_size(h as i64, w as i64, k as i64, stride as i64);
+    let (oh, ow) = (oh as usize, ow as usize);
+    let mut out = ArrayD::<f64>::zeros(IxDyn(&[b, c, oh, ow]));
     for bi in 0..b {
         for ci in 0..c {
-            for y in 0..h {
-                for x in 0..w {
+            for y in 0..oh {
+                for x in 0..ow {
                     let mut acc = 0.0;
                     for ry in 0..k {
                         for rx in 0..k {
-                            let (iy, ix) =
-                                ((y + ry) as i64 - pad as i64, (x + rx) as i64 - pad as i64);
+                            let (iy, ix) = (
+                                (y * stride + ry) as i64 - pad as i64,
+                                (x * stride + rx) as i64 - pad as i64,
+                            );
                             if iy >= 0 && iy < h as i64 && ix >= 0 && ix < w as i64 {
                                 acc += a[[bi, ci, iy as usize, ix as usize]] * wt[[ci, 0, ry, rx]];
                             }

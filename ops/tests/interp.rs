@@ -54,7 +54,9 @@ fn matmul_all_schedules_at_partial_tiles() {
 #[test]
 fn depthwise_all_schedules_at_seed_shape() {
     for s in find("depthwise-conv2d").unwrap().schedules {
-        check("depthwise-conv2d", &[3, 4, 16, 32, 7], s);
+        check("depthwise-conv2d", &[3, 4, 16, 32, 7, 1], s);
+        // Stride 2, an odd image, a 3x3 kernel.
+        check("depthwise-conv2d", &[2, 3, 13, 9, 3, 2], s);
     }
 }
 

@@ -22,7 +22,7 @@ fn serial_loops(k: &Kernel) -> Vec<(i64, String)> {
     out
 }
 
-const DW: [i64; 5] = [3, 4, 16, 32, 7];
+const DW: [i64; 6] = [3, 4, 16, 32, 7, 1];
 
 #[test]
 fn depthwise_v1_grid() {

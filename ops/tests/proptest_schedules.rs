@@ -132,8 +132,9 @@ proptest! {
     #[test]
     fn random_depthwise_schedules(b in 1i64..3, c in 1i64..4, h in 1i64..10, w in 1i64..10,
                                   kk in prop_oneof![Just(1i64), Just(3), Just(5)],
+                                  stride in 1i64..3,
                                   inline_first in any::<bool>(),
                                   steps in proptest::collection::vec(step(), 0..10)) {
-        run("depthwise-conv2d", &[b, c, h, w, kk], "depthwise_conv", inline_first, &steps)?;
+        run("depthwise-conv2d", &[b, c, h, w, kk, stride], "depthwise_conv", inline_first, &steps)?;
     }
 }

@@ -8,12 +8,14 @@
 //! | --- | --- | --- |
 //! | `matmul` | `template` | [`matmul`]: double-buffered fp32 tiles, any M, N, K |
 //! | `conv2d`, `conv2d-bias-relu` | `implicit-gemm` | [`matmul`] over fused im2col prologues |
+//! | `depthwise-conv2d` | `tuned` | [`depthwise`]: output tiles × channel planes, input in shared memory or registers |
 //! | `winograd-conv2d` | `winograd` | [`winograd`]: F(2×2, 3×3), four kernels around a batched [`matmul`] |
 //!
 //! A template is registered on its op as a [`TemplateSpec`]; the tuner (`weft tune`)
 //! enumerates its space for a target, builds every config, times them and records the
 //! best.
 
+pub mod depthwise;
 pub mod matmul;
 pub mod winograd;
 
@@ -142,4 +144,15 @@ pub enum BuildError {
 /// `ceil(a / b)` for positive `b` (`i64::div_ceil` is not stable for signed integers).
 pub(crate) fn ceil_div(a: i64, b: i64) -> i64 {
     (a + b - 1) / b
+}
+
+/// A launch grid of `blocks` blocks with at most 65535 per dimension (WebGPU's limit): a
+/// larger grid is two-dimensional and its surplus blocks do nothing.
+pub(crate) fn grid_for(blocks: i64) -> [i64; 2] {
+    if blocks <= 65535 {
+        [blocks, 1]
+    } else {
+        let gy = ceil_div(blocks, 65535);
+        [ceil_div(blocks, gy), gy]
+    }
 }

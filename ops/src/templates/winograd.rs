@@ -34,8 +34,8 @@ use weft_ir::func::Func;
 use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template, TemplateError, load_or};
 
-use super::ceil_div;
 use super::matmul::{self, MatmulParams};
+use super::{ceil_div, grid_for};
 
 /// Threads per block of the three transform kernels.
 const THREADS: i64 = 256;
@@ -70,16 +70,6 @@ impl WinogradDims {
     /// Tiles rounded up to a multiple of 4: the row length of `V` and `M`.
     pub fn p4(&self) -> i64 {
         ceil_div(self.p(), 4) * 4
-    }
-}
-
-/// At most 65535 blocks per grid dimension (WebGPU's limit).
-fn grid_for(blocks: i64) -> [i64; 2] {
-    if blocks <= 65535 {
-        [blocks, 1]
-    } else {
-        let gy = ceil_div(blocks, 65535);
-        [ceil_div(blocks, gy), gy]
     }
 }
 

@@ -6,7 +6,7 @@ use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template, TemplateError};
 
 use super::MatmulParams;
-use crate::templates::ceil_div;
+use crate::templates::{ceil_div, grid_for};
 
 /// How the threads of a block cover a `rows × vecs` grid of loads (a vector of `lanes`
 /// elements each): `passes` times `spatial(rows_per_pass, vecs_per_pass)`; when a row has
@@ -113,17 +113,6 @@ fn swizzle(k: &mut KernelBuilder, pid: Expr, tiles_m: i64, tiles_n: i64, g: i64)
     let tm = k.let_("tile_m", group * g + row);
     let tn = k.let_("tile_n", col);
     (tm, tn)
-}
-
-/// At most 65535 blocks per grid dimension (WebGPU's limit): a larger grid is two-dimensional
-/// and its surplus blocks do nothing.
-fn grid_for(blocks: i64) -> [i64; 2] {
-    if blocks <= 65535 {
-        [blocks, 1]
-    } else {
-        let gy = ceil_div(blocks, 65535);
-        [ceil_div(blocks, gy), gy]
-    }
 }
 
 /// The matmul template at `m × n × k` with parameters `p` (already checked), over new
