@@ -12,7 +12,7 @@
 //!   are never stored, and padding and tile edges are predicated loads.
 
 use ndarray::{ArrayD, Ix1, Ix4, IxDyn};
-use weft_ir::func::Func;
+use weft_ir::func::{Func, Param, Stmt};
 use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
 use weft_ir::schedule::{Schedule, ScheduleError};
@@ -139,10 +139,68 @@ const IMPLICIT_GEMM: TemplateSpec = TemplateSpec {
     build: |shape, config| build(shape, config, false),
 };
 
+/// The matmul parameters and `fuse`: 1 (the default) fuses bias and ReLU into the
+/// implicit GEMM's stores; 0 stores the convolution and runs bias and ReLU as a second
+/// kernel — the unfused baseline that shows what fusion saves.
+const BIAS_RELU_PARAMS: &[(&str, &str)] = &[
+    matmul::PARAMS[0],
+    matmul::PARAMS[1],
+    matmul::PARAMS[2],
+    matmul::PARAMS[3],
+    matmul::PARAMS[4],
+    matmul::PARAMS[5],
+    matmul::PARAMS[6],
+    matmul::PARAMS[7],
+    matmul::PARAMS[8],
+    matmul::PARAMS[9],
+    matmul::PARAMS[10],
+    (
+        "fuse",
+        "1 (default): bias and ReLU fused into the GEMM's stores; 0: a second kernel",
+    ),
+];
+
 const IMPLICIT_GEMM_BIAS_RELU: TemplateSpec = TemplateSpec {
-    build: |shape, config| build(shape, config, true),
+    params: BIAS_RELU_PARAMS,
+    describe: |config| {
+        let (gemm, fused) = split_fuse(config).map_err(|e| e.to_string())?;
+        let tail = if fused {
+            ", bias-ReLU fused"
+        } else {
+            ", bias-ReLU as a second kernel"
+        };
+        Ok(matmul::describe(&gemm)? + tail)
+    },
+    build: |shape, config| {
+        let (gemm, fused) = split_fuse(config)?;
+        if fused {
+            build(shape, &gemm, true)
+        } else {
+            build_unfused(shape, &gemm)
+        }
+    },
     ..IMPLICIT_GEMM
 };
+
+/// The matmul config and whether to fuse (`fuse`, 1 when absent).
+fn split_fuse(config: &Config) -> Result<(Config, bool), BuildError> {
+    let gemm = Config(
+        config
+            .0
+            .iter()
+            .filter(|(n, _)| n != "fuse")
+            .cloned()
+            .collect(),
+    );
+    match config.get("fuse").unwrap_or(1) {
+        0 => Ok((gemm, false)),
+        1 => Ok((gemm, true)),
+        v => Err(BuildError::Config {
+            config: config.to_string(),
+            reason: format!("`fuse` = {v} must be 0 or 1"),
+        }),
+    }
+}
 
 /// The sizes of one convolution.
 #[derive(Clone, Copy, Debug)]
@@ -357,6 +415,44 @@ fn build(shape: &Shape, config: &Config, bias: bool) -> Result<Func, BuildError>
     func.params
         .sort_by_key(|p| order(p.name()).unwrap_or(usize::MAX));
     Ok(func)
+}
+
+/// conv2d-bias-relu unfused: the implicit GEMM stores the convolution `y` (a global
+/// temporary), then a second kernel, one thread per element, computes `relu(y + bias)`.
+fn build_unfused(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
+    let d = Dims::of(shape);
+    let conv = build(shape, config, false)?;
+    let bad = |reason: String| BuildError::Config {
+        config: config.to_string(),
+        reason,
+    };
+    // The convolution's output parameter becomes the temporary the epilogue reads.
+    let Some(Param::Buffer(y)) = conv.params.last().cloned() else {
+        return Err(bad("the convolution has no output parameter".into()));
+    };
+    let bias = te::placeholder("bias", &[d.k], DType::F32);
+    let z = bias_relu(&y, &bias, d);
+    let epilogue = te::create_func_with_inputs("bias_relu", &[&y, &bias], &[&z])
+        .map_err(|e| bad(e.to_string()))?;
+    let mut s = Schedule::new(epilogue);
+    apply(&mut s, "direct").map_err(|e| bad(e.to_string()))?;
+    let epilogue = s.func().clone();
+    let mut params: Vec<Param> = conv.params[..conv.params.len() - 1].to_vec();
+    params.push(Param::Buffer(bias));
+    params.push(Param::Buffer(z));
+    let mut allocs = conv.allocs;
+    allocs.push(y);
+    allocs.extend(epilogue.allocs);
+    let mut hints = conv.kernel_hints;
+    hints.resize(1, Default::default());
+    hints.extend(epilogue.kernel_hints);
+    Ok(Func {
+        name: "conv2d_bias_relu".into(),
+        params,
+        allocs,
+        body: Stmt::seq(vec![conv.body, epilogue.body]),
+        kernel_hints: hints,
+    })
 }
 
 pub(crate) fn reference(inputs: &[ArrayD<f64>], shape: &Shape, bias: bool) -> ArrayD<f64> {

@@ -61,6 +61,24 @@ fn bias_relu_is_fused_into_the_implicit_gemm() {
     );
 }
 
+/// `fuse=0`: the same implicit GEMM storing the convolution, then bias and ReLU as a
+/// second kernel — right, and the baseline the fused figure is measured against.
+#[test]
+fn bias_relu_unfused_is_two_kernels_and_right() {
+    let w = workload("conv2d-bias-relu", SHAPES[0]);
+    let mut config = matmul::default_config(&Resources::cuda());
+    config.0.push(("fuse".into(), 0));
+    let lowered = w.lower_with("implicit-gemm", Some(&config)).unwrap();
+    assert_eq!(lowered.kernels.len(), 2);
+    let inputs = w.random_inputs(3);
+    let out = w.run_interp(&lowered, &inputs).unwrap();
+    let e = Checker::new(&w, &inputs).max_error(&out);
+    assert!(e <= TOLERANCE, "max relative error {e:e}");
+    config.0.last_mut().unwrap().1 = 2;
+    let e = w.lower_with("implicit-gemm", Some(&config)).unwrap_err();
+    assert!(e.to_string().contains("`fuse` = 2 must be 0 or 1"), "{e}");
+}
+
 #[test]
 fn shapes_that_make_no_convolution_are_named() {
     let e = Shape::parse("conv2d", "h=2,w=2,r=5,s=5,pad=1").unwrap_err();
