@@ -14,7 +14,8 @@ use std::time::Duration;
 
 use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUresult};
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg,
+    CudaContext, CudaFunction, CudaGraph, CudaSlice, CudaStream, DriverError, LaunchConfig,
+    PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 use rayon::prelude::*;
@@ -287,7 +288,15 @@ impl CudaDevice {
         let (major, minor) = driver("compute capability", || ctx.compute_capability())?;
         let arch = arch.clone().unwrap_or(format!("sm_{major}{minor}"));
         let limits = device_limits(&ctx)?;
-        let stream = ctx.default_stream();
+        // One stream of our own for everything (copies, launches, timing): unlike the
+        // legacy default stream it can be captured into a CUDA graph, which is how
+        // `time_launches` times kernels without the host's launch cost. cudarc's per-buffer
+        // event tracking only synchronizes several streams; with one, it would add driver
+        // calls to every launch (and nodes to a captured graph).
+        // SAFETY: every buffer is allocated, used and freed on this one stream, so no use
+        // can race with an allocation or a free on another stream.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = driver("creating a stream", || ctx.new_stream())?;
         Ok(CudaDevice {
             target: target.clone(),
             ctx,
@@ -394,6 +403,33 @@ impl CudaDevice {
     }
 
     /// Enqueues one launch (no synchronisation).
+    /// `runs` back-to-back runs of `launches` captured as a CUDA graph, uploaded and run
+    /// once; `None` where the driver refuses the capture (then the caller launches from
+    /// the host).
+    fn capture(&mut self, launches: &[Launch], runs: usize) -> Option<CudaGraph> {
+        use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+        self.stream
+            .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .ok()?;
+        let mut queued = Ok(());
+        'runs: for _ in 0..runs {
+            for l in launches {
+                queued = self.enqueue(l.kernel, &l.args);
+                if queued.is_err() {
+                    break 'runs;
+                }
+            }
+        }
+        // Always end the capture, so the stream is usable again whatever happened.
+        let flags = CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH;
+        let graph = self.stream.end_capture(flags).ok()??;
+        queued.ok()?;
+        graph.upload().ok()?;
+        graph.launch().ok()?;
+        self.stream.synchronize().ok()?;
+        Some(graph)
+    }
+
     fn enqueue(&mut self, kernel: KernelId, args: &[KernelArg]) -> Result<(), DeviceError> {
         let ck = self.compiled(kernel)?;
         check_launch(&ck.kernel, args, |b| {
@@ -655,18 +691,27 @@ impl Device for CudaDevice {
                 ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
             })
         };
-        // One event pair around each group of back-to-back runs: the GPU runs them with
-        // no gap while the host keeps ahead, so a sample is kernel time, not launch
-        // overhead (one pair per launch would time a 4 µs kernel as about 9 µs).
+        // One event pair around each group of back-to-back runs, the group replayed as a
+        // CUDA graph: the GPU runs the kernels with no gap and no host launch cost in
+        // between, so a sample is kernel time (host launches cost ~4 µs each: a 2 µs
+        // kernel launched in a loop would read as 4 µs, and one event pair per launch
+        // would time a 4 µs kernel as about 9 µs). Without graphs (a capture refused),
+        // the group is launched from the host.
         let groups = iters.min(SAMPLES);
+        let runs = iters.div_ceil(groups);
+        let graph = self.capture(launches, runs);
         let mut events = Vec::with_capacity(groups);
-        for g in 0..groups {
-            let runs = iters / groups + usize::from(g < iters % groups);
+        for _ in 0..groups {
             let (start, end) = (new_event()?, new_event()?);
             driver("recording an event", || start.record(&self.stream))?;
-            for _ in 0..runs {
-                for l in launches {
-                    self.enqueue(l.kernel, &l.args)?;
+            match &graph {
+                Some(g) => driver("launching a CUDA graph", || g.launch())?,
+                None => {
+                    for _ in 0..runs {
+                        for l in launches {
+                            self.enqueue(l.kernel, &l.args)?;
+                        }
+                    }
                 }
             }
             driver("recording an event", || end.record(&self.stream))?;

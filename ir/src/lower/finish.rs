@@ -144,10 +144,19 @@ fn rewrite_division(s: &KStmt, b: &mut Bounds) -> KStmt {
             cond,
             then,
             otherwise,
-        } => KStmt::If {
-            cond: fix(cond, b),
-            then: Box::new(rewrite_division(then, b)),
-            otherwise: otherwise.as_ref().map(|o| Box::new(rewrite_division(o, b))),
+        } => match fix(cond, b) {
+            // A condition that bounds proved (a store guard at a tile edge the shape never
+            // reaches) leaves only the branch taken.
+            Expr::Bool(true) => rewrite_division(then, b),
+            Expr::Bool(false) => match otherwise {
+                Some(o) => rewrite_division(o, b),
+                None => KStmt::Seq(Vec::new()),
+            },
+            cond => KStmt::If {
+                cond,
+                then: Box::new(rewrite_division(then, b)),
+                otherwise: otherwise.as_ref().map(|o| Box::new(rewrite_division(o, b))),
+            },
         },
         KStmt::Store {
             buffer,
