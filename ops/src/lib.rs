@@ -6,7 +6,7 @@
 //! | `vecadd` | 001 | `split-bind` |
 //! | `window-sum` | 001 | `split-bind`, `shared-fetch` |
 //! | `matmul` | 001, 002 | `naive`, `local-blocking`, `shared-blocking`, `tiled-128`, `template` |
-//! | `depthwise-conv2d` | 000 | `naive`, `v1`, `v2`, `v3`, `v4` |
+//! | `depthwise-conv2d` | 000 | `naive`, `v1`, `v2`, `v3`, `v4`, `tuned` (the depthwise template) |
 //! | `conv2d` | 003, 004 | `direct`, `implicit-gemm` |
 //! | `conv2d-bias-relu` | 002, 003 | `direct`, `implicit-gemm` (one fused kernel) |
 //! | `winograd-conv2d` | 003 | `direct`, `winograd` (F(2×2, 3×3), four kernels) |
