@@ -195,10 +195,7 @@ fn split_fuse(config: &Config) -> Result<(Config, bool), BuildError> {
     match config.get("fuse").unwrap_or(1) {
         0 => Ok((gemm, false)),
         1 => Ok((gemm, true)),
-        v => Err(BuildError::Config {
-            config: config.to_string(),
-            reason: format!("`fuse` = {v} must be 0 or 1"),
-        }),
+        v => Err(config.invalid(format!("`fuse` = {v} must be 0 or 1"))),
     }
 }
 

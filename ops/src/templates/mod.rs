@@ -98,6 +98,52 @@ impl Config {
     }
 }
 
+impl Config {
+    /// The config of a template's `params` (in order) with `values`.
+    pub(crate) fn of(params: &[(&str, &str)], values: impl IntoIterator<Item = i64>) -> Config {
+        Config(
+            params
+                .iter()
+                .zip(values)
+                .map(|((n, _), v)| (n.to_string(), v))
+                .collect(),
+        )
+    }
+
+    /// The error of this config for `reason`.
+    pub(crate) fn invalid(&self, reason: String) -> BuildError {
+        BuildError::Config {
+            config: self.to_string(),
+            reason,
+        }
+    }
+
+    /// Checks that every parameter given is one of `params`, those of the `template`
+    /// template.
+    pub(crate) fn known(&self, params: &[(&str, &str)], template: &str) -> Result<(), BuildError> {
+        match self
+            .0
+            .iter()
+            .find(|(n, _)| !params.iter().any(|(p, _)| p == n))
+        {
+            Some((n, _)) => {
+                let names: Vec<&str> = params.iter().map(|(p, _)| *p).collect();
+                Err(self.invalid(format!(
+                    "unknown parameter `{n}`; the {template} template's are {}",
+                    names.join(", ")
+                )))
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// The value of parameter `name`, an error naming it when missing.
+    pub(crate) fn value(&self, name: &str) -> Result<i64, BuildError> {
+        self.get(name)
+            .ok_or_else(|| self.invalid(format!("parameter `{name}` is missing")))
+    }
+}
+
 impl fmt::Display for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let parts: Vec<String> = self.0.iter().map(|(n, v)| format!("{n}={v}")).collect();
@@ -139,6 +185,18 @@ pub enum BuildError {
     /// The template made a mistake building its IR (a bug of the template).
     #[error(transparent)]
     Template(#[from] TemplateError),
+}
+
+/// The linear index of the running block in a grid from [`grid_for`].
+pub(crate) fn block_index(
+    kb: &mut weft_ir::template::KernelBuilder,
+    grid: [i64; 2],
+) -> weft_ir::expr::Expr {
+    if grid[1] > 1 {
+        kb.let_("pid", kb.block_y() * grid[0] + kb.block_x())
+    } else {
+        kb.block_x()
+    }
 }
 
 /// `ceil(a / b)` for positive `b` (`i64::div_ceil` is not stable for signed integers).

@@ -35,7 +35,7 @@ use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template, TemplateError, load_or};
 
 use super::matmul::{self, MatmulParams};
-use super::{ceil_div, grid_for};
+use super::{block_index, ceil_div, grid_for};
 
 /// Threads per block of the three transform kernels.
 const THREADS: i64 = 256;
@@ -77,11 +77,7 @@ impl WinogradDims {
 fn per_item(t: &mut Template, total: i64, body: impl FnOnce(&mut KernelBuilder, Expr)) {
     let grid = grid_for(ceil_div(total, THREADS));
     t.kernel(grid, THREADS, |kb| {
-        let block = if grid[1] > 1 {
-            kb.block_y() * grid[0] + kb.block_x()
-        } else {
-            kb.block_x()
-        };
+        let block = block_index(kb, grid);
         let idx = kb.let_("idx", block * THREADS + kb.thread_x());
         kb.if_(idx.clone().lt(total), |kb| body(kb, idx));
     });

@@ -6,7 +6,7 @@ use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template, TemplateError, load_or};
 
 use super::DepthwiseParams;
-use crate::templates::{ceil_div, grid_for};
+use crate::templates::{block_index, ceil_div, grid_for};
 
 /// Loops `0..extent` unrolled or serial, as the config says.
 fn reduce_loop(
@@ -51,11 +51,7 @@ pub fn template(
 
     t.kernel(grid, threads, |kb| {
         let tx = kb.thread_x();
-        let pid = if grid[1] > 1 {
-            kb.let_("pid", kb.block_y() * grid[0] + kb.block_x())
-        } else {
-            kb.block_x()
-        };
+        let pid = block_index(kb, grid);
         let body = |kb: &mut KernelBuilder| {
             let group = kb.let_("group", pid.clone() / tiles);
             let tile = kb.let_("tile", pid.clone() % tiles);

@@ -112,37 +112,14 @@ impl DepthwiseParams {
             i64::from(self.shared),
             i64::from(self.unroll),
         ];
-        Config(
-            PARAMS
-                .iter()
-                .zip(v)
-                .map(|((n, _), v)| (n.to_string(), v))
-                .collect(),
-        )
+        Config::of(PARAMS, v)
     }
 
     /// Reads and checks a config.
     pub fn from_config(config: &Config) -> Result<DepthwiseParams, BuildError> {
-        let err = |reason: String| BuildError::Config {
-            config: config.to_string(),
-            reason,
-        };
-        if let Some((n, _)) = config
-            .0
-            .iter()
-            .find(|(n, _)| !PARAMS.iter().any(|(p, _)| p == n))
-        {
-            let names: Vec<&str> = PARAMS.iter().map(|(p, _)| *p).collect();
-            return Err(err(format!(
-                "unknown parameter `{n}`; the depthwise template's are {}",
-                names.join(", ")
-            )));
-        }
-        let get = |name: &str| {
-            config
-                .get(name)
-                .ok_or_else(|| err(format!("parameter `{name}` is missing")))
-        };
+        let err = |reason: String| config.invalid(reason);
+        config.known(PARAMS, "depthwise")?;
+        let get = |name: &str| config.value(name);
         let flag = |name: &str| -> Result<bool, BuildError> {
             match get(name)? {
                 0 => Ok(false),

@@ -6,7 +6,7 @@ use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template, TemplateError};
 
 use super::MatmulParams;
-use crate::templates::{ceil_div, grid_for};
+use crate::templates::{block_index, ceil_div, grid_for};
 
 /// How the threads of a block cover a `rows × vecs` grid of loads (a vector of `lanes`
 /// elements each): `passes` times `spatial(rows_per_pass, vecs_per_pass)`; when a row has
@@ -188,11 +188,7 @@ pub fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &Matm
                 vec![row, col]
             }
         };
-        let pid = if grid[1] > 1 {
-            kb.let_("pid", kb.block_y() * grid[0] + kb.block_x())
-        } else {
-            kb.block_x()
-        };
+        let pid = block_index(kb, grid);
         let body = |kb: &mut KernelBuilder| {
             let (tile_m, tile_n) = swizzle(kb, pid.clone(), tiles_m, tiles_n, p.group);
             let m0 = kb.let_("m0", tile_m * bm);

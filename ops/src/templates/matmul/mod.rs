@@ -153,38 +153,15 @@ impl MatmulParams {
             self.group,
             self.min_blocks,
         ];
-        Config(
-            PARAMS
-                .iter()
-                .zip(v)
-                .map(|((n, _), v)| (n.to_string(), v))
-                .collect(),
-        )
+        Config::of(PARAMS, v)
     }
 
     /// Reads and checks a config: every parameter present and known, powers of two where
     /// the layout needs them, 32 lanes per warp.
     pub fn from_config(config: &Config) -> Result<MatmulParams, BuildError> {
-        let err = |reason: String| BuildError::Config {
-            config: config.to_string(),
-            reason,
-        };
-        if let Some((n, _)) = config
-            .0
-            .iter()
-            .find(|(n, _)| !PARAMS.iter().any(|(p, _)| p == n))
-        {
-            let names: Vec<&str> = PARAMS.iter().map(|(p, _)| *p).collect();
-            return Err(err(format!(
-                "unknown parameter `{n}`; the matmul template's are {}",
-                names.join(", ")
-            )));
-        }
-        let get = |name: &str| {
-            config
-                .get(name)
-                .ok_or_else(|| err(format!("parameter `{name}` is missing")))
-        };
+        let err = |reason: String| config.invalid(reason);
+        config.known(PARAMS, "matmul")?;
+        let get = |name: &str| config.value(name);
         let p = MatmulParams {
             warps: [get("wm")?, get("wn")?],
             repeat: [get("rm")?, get("rn")?],
