@@ -42,6 +42,12 @@ pub fn check_lowered(kernel: &Kernel, backend: &'static str) -> Result<(), EmitE
     if let Some(e) = err {
         return Err(e);
     }
+    if let Some(what) = check_fragments(kernel) {
+        return Err(EmitError::Invalid {
+            kernel: kernel.name.clone(),
+            what,
+        });
+    }
     kernel.body.visit_exprs(&mut |root| {
         root.visit(&mut |e| {
             if err.is_some() {
@@ -189,6 +195,53 @@ pub fn buffer_lanes(kernel: &Kernel) -> HashMap<u64, BTreeSet<u32>> {
         })
     });
     out
+}
+
+/// The buffers (by id) that fragment operations load from or store to: their tiles
+/// need the matrix units' alignment.
+pub fn fragment_buffers(kernel: &Kernel) -> HashSet<u64> {
+    let mut out = HashSet::new();
+    kernel.body.visit(&mut |s| {
+        if let KStmt::Frag(op) = s
+            && let Some((b, _)) = op.buffer()
+        {
+            out.insert(b.id());
+        }
+    });
+    out
+}
+
+/// The fragment operations' problems a lowered kernel cannot have: an origin with more
+/// than one index, a fragment the kernel does not declare.
+fn check_fragments(kernel: &Kernel) -> Option<String> {
+    let mut err = None;
+    kernel.body.visit(&mut |s| {
+        let KStmt::Frag(op) = s else { return };
+        if err.is_some() {
+            return;
+        }
+        if let weft_ir::fragment::FragOp::Load { origin, .. }
+        | weft_ir::fragment::FragOp::Store { origin, .. } = &**op
+            && origin.len() != 1
+        {
+            err = Some(format!(
+                "`{}` has {} origin indices; lowered tiles have one flat index",
+                weft_ir::printer::frag_op_string(op),
+                origin.len()
+            ));
+        }
+        if let Some(f) = op
+            .fragments()
+            .into_iter()
+            .find(|f| !kernel.fragments.contains(f))
+        {
+            err = Some(format!(
+                "fragment `{}` is not declared by the kernel",
+                f.name()
+            ));
+        }
+    });
+    err
 }
 
 /// The thread and block indices the body reads, in [`ThreadAxis::ALL`] order.

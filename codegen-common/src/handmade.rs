@@ -124,6 +124,7 @@ pub fn vecadd() -> Kernel {
         shared: vec![],
         locals: vec![],
         min_blocks_per_sm: 0,
+        fragments: vec![],
         body: let_(
             &i,
             bx() * 256 + tx(),
@@ -162,6 +163,7 @@ pub fn window_sum() -> Kernel {
         shared: vec![a_shared.clone()],
         locals: vec![],
         min_blocks_per_sm: 0,
+        fragments: vec![],
         body: KStmt::seq(vec![
             fetch,
             KStmt::Barrier,
@@ -234,6 +236,7 @@ pub fn matmul_local() -> Kernel {
         shared: vec![],
         locals: vec![acc],
         min_blocks_per_sm: 0,
+        fragments: vec![],
         body: KStmt::seq(vec![init, main, write]),
     }
 }
@@ -345,6 +348,7 @@ pub fn matmul_shared() -> Kernel {
         shared: vec![a_sh, b_sh],
         locals: vec![acc],
         min_blocks_per_sm: 0,
+        fragments: vec![],
         body: KStmt::seq(vec![zero, main, write]),
     }
 }
@@ -365,6 +369,7 @@ pub fn copy_lanes4() -> Kernel {
         shared: vec![],
         locals: vec![tmp.clone()],
         min_blocks_per_sm: 0,
+        fragments: vec![],
         body: KStmt::seq(vec![
             vcopy(&tmp, Expr::int(0), &a, base(), 4),
             vcopy(&b, base(), &tmp, Expr::int(0), 4),
@@ -401,6 +406,7 @@ pub fn f16_axpy() -> Kernel {
         shared: vec![],
         locals: vec![],
         min_blocks_per_sm: 0,
+        fragments: vec![],
         body: let_(
             &i,
             bx() * 256 + tx(),
@@ -440,6 +446,7 @@ pub fn scalar_params() -> Kernel {
         shared: vec![],
         locals: vec![],
         min_blocks_per_sm: 0,
+        fragments: vec![],
         body: let_(
             &i,
             bx() * 64 + tx(),
@@ -472,6 +479,7 @@ pub fn select_guard() -> Kernel {
         shared: vec![],
         locals: vec![],
         min_blocks_per_sm: 0,
+        fragments: vec![],
         body: let_(&i, bx() * 256 + tx(), store(&b, i.expr(), guarded * plain)),
     }
 }
@@ -541,6 +549,7 @@ pub fn math() -> Kernel {
         shared: vec![],
         locals: vec![],
         min_blocks_per_sm: 0,
+        fragments: vec![],
         body,
     }
 }
@@ -560,6 +569,7 @@ pub fn unlowered_cases() -> Vec<(UnloweredNode, Kernel)> {
         shared: vec![],
         locals: vec![],
         min_blocks_per_sm: 0,
+        fragments: vec![],
         body,
     };
     let ab = || vec![param(&a, Access::Read), param(&b, Access::Write)];

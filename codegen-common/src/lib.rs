@@ -28,7 +28,7 @@ use std::fmt;
 use weft_ir::dtype::DType;
 
 pub use error::{EmitError, UnloweredNode};
-pub use limits::{LimitError, TargetLimits, check_limits};
+pub use limits::{LimitError, MatrixUnit, TargetLimits, check_limits};
 
 /// One level of indentation.
 pub const INDENT: &str = "    ";

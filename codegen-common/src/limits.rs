@@ -6,6 +6,7 @@
 
 use weft_ir::dtype::DType;
 use weft_ir::expr::{Expr, ThreadAxis};
+use weft_ir::fragment::{FragRole, MmaShape};
 use weft_ir::kernel::{Kernel, KernelParam};
 use weft_ir::printer::expr_to_string;
 
@@ -26,6 +27,45 @@ pub struct TargetLimits {
     pub max_grid_dim: [u64; 3],
     /// Whether 16-bit floats may appear at all.
     pub f16: bool,
+    /// The matrix multiply-accumulate shapes and types the target's matrix units run
+    /// (tensor cores, cooperative matrices, simdgroup matrices); empty: none.
+    pub matrix_units: Vec<MatrixUnit>,
+}
+
+/// One configuration a target's matrix units run: `shape` with `inputs` for A and B and
+/// `accumulator` for C and D.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatrixUnit {
+    pub shape: MmaShape,
+    pub inputs: DType,
+    pub accumulator: DType,
+}
+
+impl MatrixUnit {
+    pub const fn new(m: u32, n: u32, k: u32, inputs: DType, accumulator: DType) -> MatrixUnit {
+        MatrixUnit {
+            shape: MmaShape { m, n, k },
+            inputs,
+            accumulator,
+        }
+    }
+}
+
+impl std::fmt::Display for MatrixUnit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}→{}", self.shape, self.inputs, self.accumulator)
+    }
+}
+
+/// CUDA's `wmma` shapes for half inputs (sm_70 and later).
+fn wmma_units() -> Vec<MatrixUnit> {
+    let mut out = Vec::new();
+    for (m, n) in [(16, 16), (32, 8), (8, 32)] {
+        for acc in [DType::F32, DType::F16] {
+            out.push(MatrixUnit::new(m, n, 16, DType::F16, acc));
+        }
+    }
+    out
 }
 
 impl TargetLimits {
@@ -39,6 +79,7 @@ impl TargetLimits {
             max_block_dim: [1024, 1024, 64],
             max_grid_dim: [(1 << 31) - 1, 65535, 65535],
             f16: true,
+            matrix_units: wmma_units(),
         }
     }
 
@@ -52,6 +93,7 @@ impl TargetLimits {
             max_block_dim: [256, 256, 64],
             max_grid_dim: [65535; 3],
             f16: false,
+            matrix_units: Vec::new(),
         }
     }
 
@@ -64,6 +106,12 @@ impl TargetLimits {
             max_block_dim: [1024, 1024, 1024],
             max_grid_dim: [u32::MAX as u64; 3],
             f16: true,
+            // simdgroup_matrix on Apple7+ / Mac2 GPUs.
+            matrix_units: vec![
+                MatrixUnit::new(8, 8, 8, DType::F16, DType::F32),
+                MatrixUnit::new(8, 8, 8, DType::F16, DType::F16),
+                MatrixUnit::new(8, 8, 8, DType::F32, DType::F32),
+            ],
         }
     }
 }
@@ -121,6 +169,23 @@ pub enum LimitError {
         /// Every shared allocation with its size in bytes, in declaration order.
         allocations: Vec<(String, u64)>,
     },
+    /// Matrix fragments on a target whose matrix units do not run them (plain WebGPU, an
+    /// adapter without cooperative matrices, a shape the hardware lacks).
+    #[error(
+        "kernel `{kernel}`: fragment `{fragment}` ({role} {shape}, {dtype}) needs matrix units \
+         that target {target} does not have ({available}); use a configuration without \
+         matrix fragments there"
+    )]
+    MatrixUnits {
+        kernel: String,
+        target: String,
+        fragment: String,
+        role: &'static str,
+        shape: MmaShape,
+        dtype: DType,
+        /// What the target does run, or why it runs nothing.
+        available: String,
+    },
     /// f16 used on a target without it (WebGPU without `shader-f16`).
     #[error("kernel `{kernel}`: {used_by} uses f16, which target {target} does not support")]
     F16Unsupported {
@@ -150,6 +215,7 @@ impl LimitError {
             LimitError::GridDim { .. } => "grid_dim",
             LimitError::SharedMemory { .. } => "shared_memory",
             LimitError::F16Unsupported { .. } => "f16",
+            LimitError::MatrixUnits { .. } => "matrix_units",
         }
     }
 
@@ -161,7 +227,8 @@ impl LimitError {
             | LimitError::BlockDim { kernel, .. }
             | LimitError::GridDim { kernel, .. }
             | LimitError::SharedMemory { kernel, .. }
-            | LimitError::F16Unsupported { kernel, .. } => kernel,
+            | LimitError::F16Unsupported { kernel, .. }
+            | LimitError::MatrixUnits { kernel, .. } => kernel,
         }
     }
 }
@@ -242,6 +309,32 @@ pub fn check_limits(kernel: &Kernel, limits: &TargetLimits) -> Result<(), LimitE
             bytes,
             allocations,
         });
+    }
+    for f in &kernel.fragments {
+        let runs = limits.matrix_units.iter().any(|u| {
+            u.shape == f.shape()
+                && match f.role() {
+                    FragRole::Accumulator => u.accumulator == f.dtype(),
+                    FragRole::A | FragRole::B => u.inputs == f.dtype(),
+                }
+        });
+        if !runs {
+            let available = if limits.matrix_units.is_empty() {
+                "it has no matrix units".to_string()
+            } else {
+                let list: Vec<String> = limits.matrix_units.iter().map(|u| u.to_string()).collect();
+                format!("it runs {}", list.join(", "))
+            };
+            return Err(LimitError::MatrixUnits {
+                kernel: name(),
+                target: target(),
+                fragment: f.name().to_string(),
+                role: f.role().name(),
+                shape: f.shape(),
+                dtype: f.dtype(),
+                available,
+            });
+        }
     }
     if !limits.f16
         && let Some(used_by) = first_f16_use(kernel)

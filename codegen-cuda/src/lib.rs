@@ -43,12 +43,17 @@ impl Default for CudaOptions {
 
 const BACKEND: &str = "CUDA";
 
-fn prelude(f16: bool) -> String {
+fn prelude(f16: bool, fragments: bool) -> String {
+    let mut out = String::new();
     if f16 {
-        format!("{}\n", writer::HALF_PRELUDE)
-    } else {
-        String::new()
+        out.push_str(writer::HALF_PRELUDE);
+        out.push('\n');
     }
+    if fragments {
+        // Tensor cores: the CUDA headers are needed (`mma.h` includes `cuda_fp16.h`).
+        out.push_str("#include <mma.h>\n\n");
+    }
+    out
 }
 
 fn check(kernel: &Kernel, opts: &CudaOptions) -> Result<(), EmitError> {
@@ -61,7 +66,7 @@ fn check(kernel: &Kernel, opts: &CudaOptions) -> Result<(), EmitError> {
 /// named [`entry_point`]`(kernel)`.
 pub fn emit(kernel: &Kernel, opts: &CudaOptions) -> Result<String, EmitError> {
     check(kernel, opts)?;
-    let mut out = prelude(kernel.uses_dtype(DType::F16));
+    let mut out = prelude(kernel.uses_dtype(DType::F16), kernel.uses_fragments());
     out.push_str(&write_kernel(&writer::Cuda, kernel)?);
     Ok(out)
 }
@@ -83,7 +88,8 @@ pub fn emit_lowered(func: &LoweredFunc, opts: &CudaOptions) -> Result<String, Em
         }
     }
     let f16 = func.kernels.iter().any(|k| k.uses_dtype(DType::F16));
-    let mut out = prelude(f16);
+    let fragments = func.kernels.iter().any(|k| k.uses_fragments());
+    let mut out = prelude(f16, fragments);
     for (i, k) in func.kernels.iter().enumerate() {
         if i > 0 {
             out.push('\n');

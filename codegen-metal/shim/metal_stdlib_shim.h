@@ -79,4 +79,28 @@ uint min(uint, uint);
 int max(int, int);
 uint max(uint, uint);
 
+// <metal_simdgroup_matrix> (MSL 2.3+): 8x8 matrices of a simdgroup. The element types of
+// the operands of simdgroup_multiply_accumulate are independent (half inputs, float
+// accumulator), as in Metal's header; shapes must chain (m x k times k x n).
+typedef unsigned long ulong;
+struct ulong2 { ulong x, y; ulong2(ulong a = 0, ulong b = 0) : x(a), y(b) {} };
+template <typename T, int Cols, int Rows> struct simdgroup_matrix { T storage[2]; };
+typedef simdgroup_matrix<half, 8, 8> simdgroup_half8x8;
+typedef simdgroup_matrix<float, 8, 8> simdgroup_float8x8;
+template <typename T, int Cols, int Rows>
+simdgroup_matrix<T, Cols, Rows> make_filled_simdgroup_matrix(const T value);
+template <typename T, int Cols, int Rows>
+void simdgroup_load(thread simdgroup_matrix<T, Cols, Rows>& d, const T* src,
+                    ulong elements_per_row = Cols, ulong2 matrix_origin = ulong2(0, 0),
+                    bool transpose_matrix = false);
+template <typename T, int Cols, int Rows>
+void simdgroup_store(thread simdgroup_matrix<T, Cols, Rows> a, T* dst,
+                     ulong elements_per_row = Cols, ulong2 matrix_origin = ulong2(0, 0),
+                     bool transpose_matrix = false);
+template <typename T, typename U, typename V, typename W, int M, int N, int K>
+void simdgroup_multiply_accumulate(thread simdgroup_matrix<T, N, M>& d,
+                                   thread const simdgroup_matrix<U, K, M>& a,
+                                   thread const simdgroup_matrix<V, N, K>& b,
+                                   thread const simdgroup_matrix<W, N, M>& c);
+
 }  // namespace metal

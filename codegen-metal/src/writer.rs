@@ -1,10 +1,11 @@
 //! Metal Shading Language's dialect of the C-family writer: its tables and its kernel
 //! signature.
 
-use weft_codegen_common::cfamily::{Dialect, KernelNames};
+use weft_codegen_common::cfamily::{Dialect, FragmentDialect, KernelNames};
 use weft_codegen_common::keywords;
 use weft_ir::dtype::DType;
 use weft_ir::expr::{BinOp, Intrinsic, Scope, ThreadAxis};
+use weft_ir::fragment::{FragLayout, Fragment};
 use weft_ir::kernel::{Kernel, KernelParam};
 
 /// MSL as Metal compiles it (and as the shim models it for the host compiler).
@@ -173,5 +174,64 @@ impl Dialect for Msl {
             names.kernel,
             params.join(",\n    ")
         )
+    }
+
+    fn fragments(&self) -> Option<&dyn FragmentDialect> {
+        Some(&Simdgroup)
+    }
+}
+
+/// Apple's matrix units through `simdgroup_matrix` (MSL 2.3+, Apple7+ and Mac2 GPUs):
+/// 8×8 tiles of `half` or `float`, `simdgroup_load`/`simdgroup_store` with a row stride
+/// (a column-major tile is loaded with `transpose_matrix = true`) and
+/// `simdgroup_multiply_accumulate` (half inputs with a float accumulator allowed).
+pub(crate) struct Simdgroup;
+
+impl FragmentDialect for Simdgroup {
+    fn unsupported(&self, f: &Fragment) -> Option<String> {
+        let s = f.shape();
+        if (s.m, s.n, s.k) != (8, 8, 8) {
+            return Some(format!("Metal's simdgroup matrices are 8×8×8, not {s}"));
+        }
+        None
+    }
+
+    fn decl(&self, f: &Fragment, name: &str) -> String {
+        let ty = if f.dtype() == DType::F16 {
+            "half"
+        } else {
+            "float"
+        };
+        format!("simdgroup_{ty}8x8 {name}[{}]", f.count())
+    }
+
+    fn fill(&self, f: &Fragment, tile: &str, value: &str) -> String {
+        let ty = if f.dtype() == DType::F16 {
+            "half"
+        } else {
+            "float"
+        };
+        format!("{tile} = make_filled_simdgroup_matrix<{ty}, 8, 8>({value})")
+    }
+
+    fn load(&self, f: &Fragment, tile: &str, ptr: &str, stride: i64) -> String {
+        match f.layout() {
+            FragLayout::RowMajor => format!("simdgroup_load({tile}, {ptr}, {stride})"),
+            FragLayout::ColMajor => {
+                format!("simdgroup_load({tile}, {ptr}, {stride}, ulong2(0, 0), true)")
+            }
+        }
+    }
+
+    fn store(&self, _: &Fragment, tile: &str, ptr: &str, stride: i64) -> String {
+        format!("simdgroup_store({tile}, {ptr}, {stride})")
+    }
+
+    fn mma(&self, d: &str, a: &str, b: &str, c: &str) -> String {
+        format!("simdgroup_multiply_accumulate({d}, {a}, {b}, {c})")
+    }
+
+    fn tile_align(&self) -> u32 {
+        16
     }
 }

@@ -32,7 +32,7 @@ fn builtin_fn(f: Intrinsic) -> Option<&'static str> {
 }
 
 impl Writer<'_> {
-    fn unsupported(&self, what: String) -> EmitError {
+    pub(crate) fn unsupported(&self, what: String) -> EmitError {
         EmitError::Unsupported {
             kernel: self.kernel.name.clone(),
             backend: BACKEND,

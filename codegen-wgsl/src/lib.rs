@@ -23,6 +23,7 @@
 //! adapter's) and the lowering contract are checked before writing. [`validate`] runs
 //! naga's parser and validator on a module: the test suite's check.
 
+mod coop;
 mod expr;
 mod writer;
 
@@ -108,6 +109,9 @@ pub fn validate(source: &str) -> Result<(), String> {
     let mut caps = Capabilities::default();
     if source.contains("enable f16;") {
         caps |= Capabilities::SHADER_FLOAT16;
+    }
+    if source.contains("enable wgpu_cooperative_matrix;") {
+        caps |= Capabilities::COOPERATIVE_MATRIX;
     }
     Validator::new(ValidationFlags::all(), caps)
         .validate(&module)

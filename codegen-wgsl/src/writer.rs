@@ -73,13 +73,17 @@ fn needs_block(s: &KStmt) -> bool {
             needs_hoist(cond) || needs_block(then) || otherwise.as_deref().is_some_and(needs_block)
         }
         KStmt::For { unroll, body, .. } => *unroll && needs_block(body),
-        KStmt::Barrier | KStmt::Mapping(_) | KStmt::Comment(_) => false,
+        KStmt::Barrier | KStmt::Mapping(_) | KStmt::Comment(_) | KStmt::Frag(_) => false,
     }
 }
 
 /// Writes the module for `kernel` (contract and limits already checked).
 pub(crate) fn write_module(kernel: &Kernel) -> Result<WgslKernel, EmitError> {
-    let mut namer = Namer::new(&[keywords::WGSL]);
+    let mut namer = if kernel.uses_fragments() {
+        Namer::new(&[keywords::WGSL, crate::coop::ROLE_NAMES])
+    } else {
+        Namer::new(&[keywords::WGSL])
+    };
     let entry_point = namer.declare(NameKey::Item("kernel"), &kernel.name);
     let struct_name = namer.declare(NameKey::Item("Params"), "Params");
     let uniform_name = namer.declare(NameKey::Item("params"), "params");
@@ -90,8 +94,11 @@ pub(crate) fn write_module(kernel: &Kernel) -> Result<WgslKernel, EmitError> {
     // Vulkan, 2026-11-22: declaring a workgroup tile vec4 as soon as one access is, and
     // writing its scalar elements as components `a[i / 4][i % 4]`, made the matmul
     // template 15-25% slower, although its fragment reads became vector loads.)
+    // Cooperative loads and stores take a pointer to a scalar element.
+    let tiles = weft_codegen_common::contract::fragment_buffers(kernel);
     let all_vec4 = |b: &Buffer, global: bool| {
         b.dtype() != DType::Bool
+            && !tiles.contains(&b.id())
             && (global || b.numel() % 4 == 0)
             && lanes
                 .get(&b.id())
@@ -106,7 +113,13 @@ pub(crate) fn write_module(kernel: &Kernel) -> Result<WgslKernel, EmitError> {
         unroll_product: 1,
     };
     if kernel.uses_dtype(DType::F16) {
-        w.out.push_str("enable f16;\n\n");
+        w.out.push_str("enable f16;\n");
+    }
+    if kernel.uses_fragments() {
+        w.out.push_str("enable wgpu_cooperative_matrix;\n");
+    }
+    if !w.out.is_empty() {
+        w.out.push('\n');
     }
 
     // Scalars: one uniform struct; f16 travels as f32 and bool as u32 (neither is
@@ -200,6 +213,14 @@ pub(crate) fn write_module(kernel: &Kernel) -> Result<WgslKernel, EmitError> {
         }
         allocs.push(format!("var {name}: {};", array_ty(b, vec4)));
     }
+    for f in &kernel.fragments {
+        if let Some(why) = crate::coop::unsupported(f) {
+            return Err(w.unsupported(format!("matrix fragment `{}`: {why}", f.name())));
+        }
+        let name = w.namer.declare(NameKey::Buffer(f.id()), f.name());
+        let t = crate::coop::coop_type(f);
+        allocs.push(format!("var {name}: array<{t}, {}>;", f.count()));
+    }
 
     let [x, y, z] = kernel.block;
     w.out
@@ -269,6 +290,16 @@ impl Writer<'_> {
         } else {
             substitute_consts(e, &self.consts)
         }
+    }
+
+    /// `e` resolved (unrolled loop variables replaced, constants folded).
+    pub(crate) fn resolved(&self, e: &Expr) -> Expr {
+        self.resolve(e)
+    }
+
+    /// [`Self::prepare`] for other modules.
+    pub(crate) fn prepare_expr(&mut self, e: &Expr, level: Level) -> Result<String, EmitError> {
+        self.prepare(e, level)
     }
 
     /// `e` resolved, with guarded selects hoisted into statements at `level`; the text.
@@ -379,6 +410,7 @@ impl Writer<'_> {
                 self.line(level, &format!("{dst}[{i}] = {v};"));
             }
             KStmt::Barrier => self.line(level, "workgroupBarrier();"),
+            KStmt::Frag(op) => self.frag(op, level)?,
             // In unrolled copies, only the first copy carries the block's name.
             KStmt::Comment(t) => {
                 if self.consts.values().all(|v| *v == 0) {

@@ -143,6 +143,7 @@ fn hoisting_keeps_short_circuits() {
         shared: vec![],
         locals: vec![],
         min_blocks_per_sm: 0,
+        fragments: vec![],
         body: KStmt::Store {
             buffer: b,
             index: i,
@@ -257,6 +258,7 @@ fn bool_storage_buffers_hold_words() {
         shared: vec![],
         locals: vec![],
         min_blocks_per_sm: 0,
+        fragments: vec![],
         body: KStmt::Store {
             buffer: flags,
             index: Expr::Builtin(ThreadAxis::ThreadIdxX),
@@ -325,6 +327,7 @@ fn unroll_budget_and_constant_conditions() {
         shared: vec![],
         locals: vec![],
         min_blocks_per_sm: 0,
+        fragments: vec![],
         body,
     };
     let src = emit_valid(&k).source;

@@ -12,6 +12,7 @@
 use std::fmt;
 
 use crate::expr::{Buffer, Expr, ThreadAxis, Var, fresh_id};
+use crate::fragment::FragOp;
 use crate::mapping::TaskMapping;
 
 /// A parameter of a [`Func`] or a lowered function.
@@ -265,6 +266,8 @@ pub enum Stmt {
     /// is left as written: lowering inserts no barriers of its own there, and the
     /// interpreter's race check verifies the author's.
     Barrier,
+    /// A warp-wide matrix-fragment operation (see [`crate::fragment`]).
+    Frag(Box<FragOp>),
 }
 
 /// A position in a statement tree: the child index taken at each level (see
@@ -287,7 +290,7 @@ impl Stmt {
                 .collect(),
             Stmt::Mapping(m) => vec![&m.body],
             Stmt::Let { body, .. } => vec![body],
-            Stmt::Barrier => vec![],
+            Stmt::Barrier | Stmt::Frag(_) => vec![],
         }
     }
 
@@ -314,7 +317,7 @@ impl Stmt {
             },
             Stmt::Mapping(m) => (i == 0).then_some(&mut m.body),
             Stmt::Let { body, .. } => (i == 0).then_some(&mut **body),
-            Stmt::Barrier => None,
+            Stmt::Barrier | Stmt::Frag(_) => None,
         }
     }
 
@@ -372,6 +375,7 @@ impl Stmt {
             }
             Stmt::Mapping(m) => f(&m.worker),
             Stmt::Let { value, .. } => f(value),
+            Stmt::Frag(op) => op.exprs().into_iter().for_each(&mut *f),
             Stmt::Seq(_) | Stmt::For(_) | Stmt::Barrier => {}
         })
     }
@@ -406,7 +410,7 @@ impl Stmt {
                 *value = f(value);
                 body.rewrite_loop_exprs(f);
             }
-            Stmt::Barrier => {}
+            Stmt::Barrier | Stmt::Frag(_) => {}
         }
     }
 
@@ -440,6 +444,7 @@ impl Stmt {
             Stmt::Mapping(m) => m.body.rewrite_body_exprs(f),
             Stmt::Let { body, .. } => body.rewrite_body_exprs(f),
             Stmt::Barrier => {}
+            Stmt::Frag(op) => **op = op.map_exprs(f),
         }
     }
 
@@ -452,10 +457,14 @@ impl Stmt {
                 out.push(b.clone());
             }
         };
-        self.visit(&mut |s| {
-            if let Stmt::Store { buffer, .. } = s {
-                add(buffer);
+        self.visit(&mut |s| match s {
+            Stmt::Store { buffer, .. } => add(buffer),
+            Stmt::Frag(op) => {
+                if let Some((b, _)) = op.buffer() {
+                    add(b)
+                }
             }
+            _ => {}
         });
         self.visit_exprs(&mut |e| e.loads().into_iter().for_each(|(b, _)| add(b)));
         out

@@ -20,6 +20,7 @@ use std::fmt;
 
 use crate::dtype::DType;
 use crate::expr::{Buffer, Expr, Var};
+use crate::fragment::{FragOp, Fragment};
 use crate::func::Param;
 use crate::mapping::TaskMapping;
 
@@ -103,6 +104,9 @@ pub enum KStmt {
     /// A note for readers of the emitted source: the block the following statements
     /// came from. No effect on execution.
     Comment(String),
+    /// A warp-wide matrix-fragment operation (see [`crate::fragment`]); its `origin` is
+    /// one flat index.
+    Frag(Box<FragOp>),
 }
 
 impl KStmt {
@@ -137,7 +141,7 @@ impl KStmt {
                 }
             }
             KStmt::Mapping(m) => m.body.visit(f),
-            KStmt::Store { .. } | KStmt::Barrier | KStmt::Comment(_) => {}
+            KStmt::Store { .. } | KStmt::Barrier | KStmt::Comment(_) | KStmt::Frag(_) => {}
         }
     }
 
@@ -152,6 +156,7 @@ impl KStmt {
                 f(value);
             }
             KStmt::Mapping(m) => f(&m.worker),
+            KStmt::Frag(op) => op.exprs().into_iter().for_each(&mut *f),
             KStmt::Seq(_) | KStmt::For { .. } | KStmt::Barrier | KStmt::Comment(_) => {}
         })
     }
@@ -198,6 +203,7 @@ impl KStmt {
             },
             KStmt::Barrier => KStmt::Barrier,
             KStmt::Comment(t) => KStmt::Comment(t.clone()),
+            KStmt::Frag(op) => KStmt::Frag(Box::new(op.map_exprs(f))),
             KStmt::Mapping(m) => KStmt::Mapping(Box::new(KMapping {
                 mapping: m.mapping.clone(),
                 worker: f(&m.worker),
@@ -227,6 +233,8 @@ pub struct Kernel {
     /// `__launch_bounds__(threads, n)`, which caps registers per thread at about
     /// 65536 / (threads · n). 0: no request. WGSL and MSL have no such control.
     pub min_blocks_per_sm: u32,
+    /// Matrix-fragment arrays (one per warp; see [`crate::fragment`]).
+    pub fragments: Vec<Fragment>,
 }
 
 impl Kernel {
@@ -249,7 +257,8 @@ impl Kernel {
             .shared
             .iter()
             .chain(&self.locals)
-            .any(|b| b.dtype() == dtype);
+            .any(|b| b.dtype() == dtype)
+            || self.fragments.iter().any(|f| f.dtype() == dtype);
         let mut in_exprs = false;
         self.body.visit_exprs(&mut |e| {
             e.visit(&mut |e| {
@@ -257,6 +266,11 @@ impl Kernel {
             })
         });
         in_bufs || in_exprs
+    }
+
+    /// True if the kernel uses matrix fragments (needs a backend's matrix units).
+    pub fn uses_fragments(&self) -> bool {
+        !self.fragments.is_empty()
     }
 
     /// The buffer parameters, in order.

@@ -11,6 +11,7 @@ pub mod arith;
 pub mod data;
 pub mod dtype;
 pub mod expr;
+pub mod fragment;
 pub mod func;
 pub mod fusion;
 pub mod interp;

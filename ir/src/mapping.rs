@@ -446,7 +446,7 @@ impl Expander {
                     body: Box::new(body?),
                 }
             }
-            KStmt::Store { .. } | KStmt::Barrier | KStmt::Comment(_) => s.clone(),
+            KStmt::Store { .. } | KStmt::Barrier | KStmt::Comment(_) | KStmt::Frag(_) => s.clone(),
             KStmt::Mapping(m) => self.mapping(m)?,
         })
     }

@@ -121,6 +121,7 @@ fn mapping_kernel(m: &TaskMapping, threads: u32) -> (Kernel, Buffer) {
         shared: vec![],
         locals: vec![count],
         min_blocks_per_sm: 0,
+        fragments: vec![],
         body: stmt,
     };
     (k, out)
@@ -477,6 +478,7 @@ fn nested_mappings_and_fresh_names() {
         shared: vec![],
         locals: vec![count],
         min_blocks_per_sm: 0,
+        fragments: vec![],
         body: stmt,
     };
     let got = run_expanded(&k, &out, &bounds);

@@ -543,6 +543,8 @@ fn device_limits(ctx: &Arc<CudaContext>) -> Result<TargetLimits, CudaError> {
             attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
         ],
         f16: true,
+        // Tensor cores through wmma: every architecture weft compiles for (sm_80+).
+        matrix_units: TargetLimits::cuda().matrix_units,
     })
 }
 

@@ -14,6 +14,7 @@ use weft_ir::dtype::DType;
 use weft_ir::expr::{BinOp, Intrinsic, Scope, ThreadAxis};
 
 pub(crate) use crate::prec::{Prec, binop_prec, needs_parens};
+use weft_ir::fragment::Fragment;
 use weft_ir::kernel::Kernel;
 
 /// What differs between C-family languages. Strings returned are pieces of source.
@@ -53,4 +54,28 @@ pub trait Dialect {
     fn local_decl(&self, ty: &str, name: &str, len: i64, align: Option<u32>) -> String;
     /// The kernel's signature up to (not including) the opening `{`.
     fn signature(&self, kernel: &Kernel, names: &KernelNames) -> String;
+
+    /// Matrix fragments, if the dialect has them ([`FragmentDialect`]).
+    fn fragments(&self) -> Option<&dyn FragmentDialect> {
+        None
+    }
+}
+
+/// How a C-family language spells matrix fragments (`nvcuda::wmma`, Metal's
+/// `simdgroup_matrix`). Tiles are `name[index]`; pointers are `base + offset`.
+pub trait FragmentDialect {
+    /// Why the dialect cannot hold `f` (an unsupported shape or type), if it cannot.
+    fn unsupported(&self, f: &Fragment) -> Option<String>;
+    /// The declaration of an array of `f.count()` tiles, without the trailing `;`.
+    fn decl(&self, f: &Fragment, name: &str) -> String;
+    /// `tile` ← `value` everywhere (`value` is of the fragment's type).
+    fn fill(&self, f: &Fragment, tile: &str, value: &str) -> String;
+    /// `tile` ← the tile at `ptr`, rows `stride` elements apart.
+    fn load(&self, f: &Fragment, tile: &str, ptr: &str, stride: i64) -> String;
+    /// The tile at `ptr` ← accumulator `tile`, row-major.
+    fn store(&self, f: &Fragment, tile: &str, ptr: &str, stride: i64) -> String;
+    /// `d = a·b + c`.
+    fn mma(&self, d: &str, a: &str, b: &str, c: &str) -> String;
+    /// The alignment, in bytes, a tile's first element must have.
+    fn tile_align(&self) -> u32;
 }

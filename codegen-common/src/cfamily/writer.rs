@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use weft_ir::dtype::DType;
 use weft_ir::expr::{BinOp, Buffer, Expr, Scope, UnOp};
+use weft_ir::fragment::{FragOp, FragRef};
 use weft_ir::kernel::{KStmt, Kernel, KernelParam};
 
 use super::{Dialect, Prec, binop_prec, needs_parens};
@@ -47,6 +48,9 @@ fn declare_items(reserved: &[&'static [&'static str]], kernel: &Kernel) -> (Name
     let mut alloc = |b: &Buffer| namer.declare(NameKey::Buffer(b.id()), b.name());
     let shared = kernel.shared.iter().map(&mut alloc).collect();
     let locals = kernel.locals.iter().map(&mut alloc).collect();
+    for f in &kernel.fragments {
+        namer.declare(NameKey::Buffer(f.id()), f.name());
+    }
     let names = KernelNames {
         kernel: kernel_name,
         params,
@@ -89,11 +93,30 @@ pub fn write_kernel<D: Dialect>(dialect: &D, kernel: &Kernel) -> Result<String, 
         w.line(level, &format!("{ty} {name} = {src};"));
     }
     let lanes = buffer_lanes(kernel);
+    let frags = dialect.fragments();
+    if let Some(f) = kernel.fragments.first()
+        && frags.is_none()
+    {
+        return Err(w.unsupported(format!(
+            "matrix fragment `{}` ({} {}): {} has no matrix fragments",
+            f.name(),
+            f.role().name(),
+            f.shape(),
+            D::NAME
+        )));
+    }
+    let tile_bufs = crate::contract::fragment_buffers(kernel);
+    let tile_align = frags.map_or(0, |f| f.tile_align());
     let align = |b: &Buffer| {
         let widest = lanes.get(&b.id()).and_then(|l| l.last().copied());
-        widest
+        let vector = widest
             .filter(|&l| l > 1)
-            .map(|l| l * b.dtype().bytes() as u32)
+            .map(|l| l * b.dtype().bytes() as u32);
+        if tile_bufs.contains(&b.id()) {
+            Some(vector.unwrap_or(0).max(tile_align))
+        } else {
+            vector
+        }
     };
     for (b, name) in kernel.shared.iter().zip(&names.shared) {
         let decl = dialect.shared_decl(dialect.scalar_type(b.dtype()), name, b.numel(), align(b));
@@ -102,6 +125,15 @@ pub fn write_kernel<D: Dialect>(dialect: &D, kernel: &Kernel) -> Result<String, 
     for (b, name) in kernel.locals.iter().zip(&names.locals) {
         let decl = dialect.local_decl(dialect.scalar_type(b.dtype()), name, b.numel(), align(b));
         w.line(level, &format!("{decl};"));
+    }
+    if let Some(fd) = frags {
+        for f in &kernel.fragments {
+            if let Some(why) = fd.unsupported(f) {
+                return Err(w.unsupported(format!("matrix fragment `{}`: {why}", f.name())));
+            }
+            let name = w.name(NameKey::Buffer(f.id()), f.name())?;
+            w.line(level, &format!("{};", fd.decl(f, &name)));
+        }
     }
     w.stmt(&kernel.body, level)?;
     w.out.push_str("}\n");
@@ -242,6 +274,10 @@ impl<D: Dialect> Writer<'_, D> {
             }
             KStmt::Barrier => self.line(level, D::BARRIER),
             KStmt::Comment(t) => self.comment(level, t),
+            KStmt::Frag(op) => {
+                let text = self.frag(op)?;
+                self.line(level, &format!("{text};"));
+            }
             KStmt::Mapping(_) => {
                 // `check_lowered` refuses these before writing starts; kept as an error
                 // rather than a panic for callers that skip the check.
@@ -253,6 +289,63 @@ impl<D: Dialect> Writer<'_, D> {
             }
         }
         Ok(())
+    }
+
+    /// A fragment operation, without the trailing `;`.
+    fn frag(&mut self, op: &FragOp) -> Result<String, EmitError> {
+        let Some(fd) = self.d.fragments() else {
+            return Err(self.unsupported("matrix fragments".into()));
+        };
+        let tile = |w: &mut Self, r: &FragRef| -> Result<String, EmitError> {
+            let name = w.name(NameKey::Buffer(r.frag.id()), r.frag.name())?;
+            Ok(format!("{name}[{}]", w.expr(&r.index)?.0))
+        };
+        let ptr = |w: &mut Self, b: &Buffer, origin: &[Expr]| -> Result<String, EmitError> {
+            let name = w.buffer_name(b)?;
+            let [o] = origin else {
+                return Err(w.invalid(format!("tile of `{}` without a flat origin", b.name())));
+            };
+            Ok(match o.as_int() {
+                Some(0) => name,
+                _ => format!("{name} + {}", w.expr(o)?.0),
+            })
+        };
+        Ok(match op {
+            FragOp::Fill { dst, value } => {
+                let t = tile(self, dst)?;
+                let v = self.expr(value)?.0;
+                fd.fill(&dst.frag, &t, &v)
+            }
+            FragOp::Load {
+                dst,
+                buffer,
+                origin,
+                stride,
+            } => {
+                let t = tile(self, dst)?;
+                let p = ptr(self, buffer, origin)?;
+                fd.load(&dst.frag, &t, &p, *stride)
+            }
+            FragOp::Store {
+                src,
+                buffer,
+                origin,
+                stride,
+            } => {
+                let t = tile(self, src)?;
+                let p = ptr(self, buffer, origin)?;
+                fd.store(&src.frag, &t, &p, *stride)
+            }
+            FragOp::Mma { d, a, b, c } => {
+                let [d, a, b, c] = [
+                    tile(self, d)?,
+                    tile(self, a)?,
+                    tile(self, b)?,
+                    tile(self, c)?,
+                ];
+                fd.mma(&d, &a, &b, &c)
+            }
+        })
     }
 
     /// A statement in its own scope (the body of an `if`).

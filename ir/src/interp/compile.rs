@@ -14,9 +14,11 @@
 use std::collections::HashMap;
 
 use super::error::{InterpError, MemOp};
+use super::fragment::{CFrag, CMem, CTile};
 use super::value::{self, BinFn, CallFn, Raw, UnFn};
 use crate::dtype::DType;
 use crate::expr::{BinOp, Buffer, Expr, Var};
+use crate::fragment::{FragOp, FragRef, Fragment, WARP};
 use crate::kernel::{Access, KStmt, Kernel, KernelParam};
 
 /// An index into [`Program::nodes`].
@@ -96,6 +98,8 @@ pub(super) enum CStmt {
         lanes: u32,
     },
     Barrier,
+    /// A warp-wide fragment operation.
+    Frag(Box<CFrag>),
 }
 
 /// Where a buffer lives, as the executor sees it.
@@ -129,6 +133,8 @@ pub(super) struct Program {
     pub thread_cols: [u32; 3],
     pub block_cols: [u32; 3],
     pub bufs: Vec<BufSlot>,
+    /// The kernel's fragment arrays, by slot.
+    pub frags: Vec<Fragment>,
 }
 
 /// Compiles `kernel`, checking types, bindings and buffer uses.
@@ -164,6 +170,15 @@ pub(super) fn compile(kernel: &Kernel) -> Result<Program, InterpError> {
     for b in &kernel.locals {
         c.add_buffer(b, BufKind::Local, None)?;
     }
+    if !kernel.fragments.is_empty() {
+        let threads: u64 = kernel.block.iter().map(|&b| b as u64).product();
+        if threads % WARP as u64 != 0 {
+            return Err(c.unsupported(format!(
+                "matrix fragments need whole warps: a block of {threads} threads is not a \
+                 multiple of {WARP}"
+            )));
+        }
+    }
     let body = c.stmt(&kernel.body)?;
     Ok(Program {
         kernel: kernel.name.clone(),
@@ -177,6 +192,7 @@ pub(super) fn compile(kernel: &Kernel) -> Result<Program, InterpError> {
         thread_cols: [0, 1, 2],
         block_cols: [3, 4, 5],
         bufs: c.bufs,
+        frags: kernel.fragments.clone(),
     })
 }
 
@@ -519,12 +535,91 @@ impl Compiler<'_> {
             } => self.store(buffer, index, value, *lanes)?,
             KStmt::Barrier => CStmt::Barrier,
             KStmt::Comment(_) => CStmt::Seq(Vec::new()),
+            KStmt::Frag(op) => CStmt::Frag(Box::new(self.frag(op)?)),
             KStmt::Mapping(m) => {
                 return Err(InterpError::UnloweredMapping {
                     kernel: self.name(),
                     mapping: m.mapping.to_string(),
                 });
             }
+        })
+    }
+
+    fn tile(&mut self, r: &FragRef) -> Result<CTile, InterpError> {
+        let Some(slot) = self.kernel.fragments.iter().position(|f| *f == r.frag) else {
+            return Err(self.unsupported(format!(
+                "fragment `{}` is not declared by the kernel",
+                r.frag.name()
+            )));
+        };
+        let index = self.expr(&r.index)?;
+        if !self.ty(index).is_int() {
+            return Err(self.mismatch(&r.index, "fragment index is not an integer"));
+        }
+        Ok(CTile {
+            slot: slot as u32,
+            index,
+        })
+    }
+
+    fn frag_mem(
+        &mut self,
+        buffer: &Buffer,
+        origin: &[Expr],
+        stride: i64,
+        op: MemOp,
+    ) -> Result<CMem, InterpError> {
+        let buf = self.buffer(buffer, op)?;
+        let at = Expr::Load {
+            buffer: buffer.clone(),
+            indices: origin.to_vec(),
+            lanes: 1,
+        };
+        let (origin, signed) = self.index(&at, origin)?;
+        Ok(CMem {
+            buf,
+            origin,
+            signed,
+            stride,
+        })
+    }
+
+    fn frag(&mut self, op: &FragOp) -> Result<CFrag, InterpError> {
+        op.check().map_err(|e| self.unsupported(e))?;
+        Ok(match op {
+            FragOp::Fill { dst, value } => {
+                let dst = self.tile(dst)?;
+                let v = self.expr(value)?;
+                let want = self.kernel.fragments[dst.slot as usize].dtype();
+                if self.ty(v) != want {
+                    return Err(self.mismatch(value, format!("fill of a {want} fragment")));
+                }
+                CFrag::Fill { dst, value: v }
+            }
+            FragOp::Load {
+                dst,
+                buffer,
+                origin,
+                stride,
+            } => CFrag::Load {
+                dst: self.tile(dst)?,
+                mem: self.frag_mem(buffer, origin, *stride, MemOp::Read)?,
+            },
+            FragOp::Store {
+                src,
+                buffer,
+                origin,
+                stride,
+            } => CFrag::Store {
+                src: self.tile(src)?,
+                mem: self.frag_mem(buffer, origin, *stride, MemOp::Write)?,
+            },
+            FragOp::Mma { d, a, b, c } => CFrag::Mma {
+                d: self.tile(d)?,
+                a: self.tile(a)?,
+                b: self.tile(b)?,
+                c: self.tile(c)?,
+            },
         })
     }
 

@@ -156,6 +156,43 @@ pub enum InterpError {
         total: usize,
         at: ThreadId,
     },
+    /// A matrix-fragment operation reached by some but not all threads of a warp.
+    #[error(
+        "kernel `{kernel}`: fragment operation on `{fragment}` in divergent control flow: \
+         {active} of 32 threads of the warp reach it (first: {at}); fragment operations are \
+         warp-wide"
+    )]
+    DivergentFragment {
+        kernel: String,
+        fragment: String,
+        active: usize,
+        at: ThreadId,
+    },
+    /// A matrix-fragment operation whose arguments differ between threads of a warp.
+    #[error(
+        "kernel `{kernel}`: fragment operation on `{fragment}`: its {what} differs across the \
+         warp ({first} at {other}, {second} at {at}); a warp's threads must agree on it"
+    )]
+    NonUniformFragment {
+        kernel: String,
+        fragment: String,
+        what: &'static str,
+        first: i64,
+        second: i64,
+        other: ThreadId,
+        at: ThreadId,
+    },
+    /// A tile index outside a fragment array.
+    #[error(
+        "kernel `{kernel}`: fragment `{fragment}`[{index}] out of bounds (count {count}) at {at}"
+    )]
+    FragmentIndex {
+        kernel: String,
+        fragment: String,
+        index: i64,
+        count: u32,
+        at: ThreadId,
+    },
     /// Integer `/` or `%` (truncating or floor) by zero.
     #[error("kernel `{kernel}`: integer division by zero at {at}")]
     DivisionByZero { kernel: String, at: ThreadId },

@@ -19,6 +19,9 @@ use super::memory::{Fault, Memory};
 use super::race::Tracker;
 use super::value::{self, Raw};
 
+#[path = "fragment_exec.rs"]
+mod fragment_exec;
+
 /// Upper limit on the interpreter's register file and per-thread memory, in elements.
 const MAX_ELEMS: usize = 1 << 28;
 
@@ -61,6 +64,8 @@ pub(super) struct Machine<'p> {
     scratch: Vec<Raw>,
     /// Active lanes per block of the batch, counted at barriers.
     counts: Vec<usize>,
+    /// Fragment tiles, by fragment slot: per warp of the batch, `count` tiles each.
+    frags: Vec<Vec<Raw>>,
 }
 
 impl<'p> Machine<'p> {
@@ -162,6 +167,7 @@ impl<'p> Machine<'p> {
             pool: Vec::new(),
             scratch: Vec::new(),
             counts: vec![0; batch],
+            frags: fragment_exec::storage(p, lanes),
         })
     }
 
@@ -195,7 +201,10 @@ impl<'p> Machine<'p> {
                 self.cols[c as usize * self.lanes + l] = v;
             }
         }
-        // Shared and local memory start poisoned in every block.
+        // Fragments, shared and local memory start poisoned in every block.
+        for (slot, f) in p.frags.iter().enumerate() {
+            self.frags[slot].fill(value::poison(f.dtype()));
+        }
         for (slot, buf) in p.bufs.iter().enumerate() {
             if buf.kind != BufKind::Global {
                 let poison = value::poison(buf.buffer.dtype());
@@ -429,6 +438,7 @@ impl<'p> Machine<'p> {
                 self.scratch = scratch;
             }
             CStmt::Barrier => self.barrier(act)?,
+            CStmt::Frag(op) => self.exec_frag(op, act)?,
         }
         Ok(())
     }

@@ -43,6 +43,7 @@
 //!     locals: vec![],
 //!     body: KStmt::Store { buffer: out.clone(), index: t.clone(), value: t * 2, lanes: 1 },
 //!     min_blocks_per_sm: 0,
+//!     fragments: vec![],
 //! };
 //! let func = LoweredFunc {
 //!     name: "double".into(),
@@ -58,6 +59,7 @@
 mod compile;
 mod error;
 mod exec;
+mod fragment;
 mod memory;
 mod race;
 mod value;

@@ -137,6 +137,14 @@ fn outside_blocks(s: &Stmt) -> Vec<Buffer> {
                 e.loads().into_iter().for_each(|(b, _)| add(b))
             }
             Stmt::Mapping(m) => m.worker.loads().into_iter().for_each(|(b, _)| add(b)),
+            Stmt::Frag(op) => {
+                if let Some((b, _)) = op.buffer() {
+                    add(b)
+                }
+                for e in op.exprs() {
+                    e.loads().into_iter().for_each(|(b, _)| add(b));
+                }
+            }
             Stmt::Seq(_) | Stmt::For(_) | Stmt::Barrier => {}
         }
         for c in s.children() {

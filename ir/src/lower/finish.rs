@@ -7,6 +7,7 @@ use super::barrier::insert_barriers;
 use super::convert::Converted;
 use crate::arith::{Bounds, bound, simplify_with};
 use crate::expr::{BinOp, Buffer, Expr, ThreadAxis, Var};
+use crate::fragment::Fragment;
 use crate::func::{Func, KernelHints, Param};
 use crate::kernel::{Access, KStmt, Kernel, KernelParam};
 
@@ -43,6 +44,16 @@ pub(crate) fn finish(
     };
     let body = unique_names(body, func, &c);
     let params = kernel_params(&body, func, temps);
+    let mut fragments: Vec<Fragment> = Vec::new();
+    body.visit(&mut |s| {
+        if let KStmt::Frag(op) = s {
+            for f in op.fragments() {
+                if !fragments.contains(f) {
+                    fragments.push(f.clone());
+                }
+            }
+        }
+    });
     Ok(Kernel {
         name,
         params,
@@ -52,6 +63,7 @@ pub(crate) fn finish(
         locals: c.locals,
         body,
         min_blocks_per_sm: hints.min_blocks_per_sm,
+        fragments,
     })
 }
 
@@ -171,6 +183,7 @@ fn rewrite_division(s: &KStmt, b: &mut Bounds) -> KStmt {
         },
         KStmt::Barrier => KStmt::Barrier,
         KStmt::Comment(t) => KStmt::Comment(t.clone()),
+        KStmt::Frag(op) => KStmt::Frag(Box::new(op.map_exprs(&mut |e| fix(e, b)))),
         KStmt::Mapping(m) => KStmt::Mapping(m.clone()),
     }
 }
@@ -264,10 +277,20 @@ fn kernel_params(body: &KStmt, func: &Func, temps: &[Buffer]) -> Vec<KernelParam
     let mut reads: HashSet<u64> = HashSet::new();
     let mut writes: HashSet<u64> = HashSet::new();
     let mut vars: HashSet<Var> = HashSet::new();
-    body.visit(&mut |s| {
-        if let KStmt::Store { buffer, .. } = s {
+    body.visit(&mut |s| match s {
+        KStmt::Store { buffer, .. } => {
             writes.insert(buffer.id());
         }
+        KStmt::Frag(op) => match op.buffer() {
+            Some((b, true)) => {
+                writes.insert(b.id());
+            }
+            Some((b, false)) => {
+                reads.insert(b.id());
+            }
+            None => {}
+        },
+        _ => {}
     });
     body.visit_exprs(&mut |e| {
         for (b, _) in e.loads() {

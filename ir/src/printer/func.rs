@@ -128,6 +128,7 @@ fn write_stmt(s: &Stmt, level: usize, out: &mut String) {
             write_stmt(body, level, out);
         }
         Stmt::Barrier => line(out, level, "T.tvm_storage_sync(\"shared\")"),
+        Stmt::Frag(op) => line(out, level, &super::fragment::frag_op(op)),
     }
 }
 

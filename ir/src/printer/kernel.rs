@@ -96,6 +96,9 @@ fn write_kernel_body(k: &Kernel, level: usize, out: &mut String) {
     for b in k.shared.iter().chain(&k.locals) {
         line(out, level, &alloc_decl(b));
     }
+    for f in &k.fragments {
+        line(out, level, &super::fragment::fragment_decl(f));
+    }
     write_kstmt(&k.body, level, out);
 }
 
@@ -195,6 +198,7 @@ fn write_kstmt(s: &KStmt, level: usize, out: &mut String) {
         }
         KStmt::Barrier => line(out, level, "T.tvm_storage_sync(\"shared\")"),
         KStmt::Comment(t) => line(out, level, &format!("# {t}")),
+        KStmt::Frag(op) => line(out, level, &super::fragment::frag_op(op)),
         KStmt::Mapping(m) => {
             let vars: Vec<&str> = m.task_vars.iter().map(|v| v.name()).collect();
             line(

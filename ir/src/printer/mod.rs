@@ -2,11 +2,17 @@
 //! Their output is the format of the IR snapshots and of error messages.
 
 mod expr;
+mod fragment;
 mod func;
 mod kernel;
 
 pub use expr::write_expr;
 pub use func::print_func;
+
+/// One fragment operation as TVMScript (`T.tvm_mma_sync(...)`).
+pub fn frag_op_string(op: &crate::fragment::FragOp) -> String {
+    fragment::frag_op(op)
+}
 pub use kernel::{print_kernel, print_lowered};
 
 use crate::expr::Expr;

@@ -4,6 +4,7 @@
 use super::{Template, TemplateError};
 use crate::dtype::DType;
 use crate::expr::{Buffer, Expr, Scope, ThreadAxis, Var};
+use crate::fragment::{FragLayout, FragOp, FragRef, FragRole, Fragment, MmaShape};
 use crate::func::{For, ForKind, KernelHints, MappingLoop, Stmt};
 use crate::mapping::TaskMapping;
 
@@ -360,6 +361,96 @@ impl KernelBuilder<'_> {
         });
     }
 
+    /// An array of `count` matrix fragments of one warp (see [`crate::fragment`]): the
+    /// operand `role` of an `m×n×k` multiply, of `dtype`, laid out in memory as
+    /// `layout` (accumulators are row-major). Which shapes a target runs is the
+    /// emitter's to check: CUDA `m16n16k16`, Metal `m8n8k8`, WGSL square 8 or 16.
+    pub fn fragment(
+        &mut self,
+        name: &str,
+        role: FragRole,
+        shape: MmaShape,
+        dtype: DType,
+        layout: FragLayout,
+        count: u32,
+    ) -> Fragment {
+        if count == 0 || shape.m == 0 || shape.n == 0 || shape.k == 0 {
+            self.t.fail(|n| TemplateError::Invalid {
+                template: n.to_string(),
+                what: format!("fragment `{name}`: shape {shape} × {count} has no elements"),
+            });
+        }
+        if !dtype.is_float() {
+            self.t.fail(|n| TemplateError::Invalid {
+                template: n.to_string(),
+                what: format!("fragment `{name}` of {dtype}: fragments hold f16 or f32"),
+            });
+        }
+        Fragment::new(self.t.fresh(name), role, shape, dtype, layout, count)
+    }
+
+    /// `frag[index]` ← `value` in every element.
+    pub fn frag_fill(&mut self, frag: &Fragment, index: impl Into<Expr>, value: impl Into<Expr>) {
+        self.frag_op(FragOp::Fill {
+            dst: tile(frag, index),
+            value: value.into(),
+        });
+    }
+
+    /// `frag[index]` ← the tile of `buffer` whose first element is `buffer[origin]`; its
+    /// rows run along the buffer's second-to-last dimension, its columns along the last
+    /// (for a column-major fragment, the other way round).
+    pub fn frag_load(
+        &mut self,
+        frag: &Fragment,
+        index: impl Into<Expr>,
+        buffer: &Buffer,
+        origin: impl Indices,
+    ) {
+        self.frag_op(FragOp::Load {
+            dst: tile(frag, index),
+            buffer: buffer.clone(),
+            origin: origin.into_indices(),
+            stride: row_stride(buffer),
+        });
+    }
+
+    /// The tile of `buffer` at `origin` ← accumulator `frag[index]` (row-major).
+    pub fn frag_store(
+        &mut self,
+        frag: &Fragment,
+        index: impl Into<Expr>,
+        buffer: &Buffer,
+        origin: impl Indices,
+    ) {
+        self.frag_op(FragOp::Store {
+            src: tile(frag, index),
+            buffer: buffer.clone(),
+            origin: origin.into_indices(),
+            stride: row_stride(buffer),
+        });
+    }
+
+    /// `d[di] = a[ai] · b[bi] + c[ci]`.
+    pub fn mma(
+        &mut self,
+        d: (&Fragment, Expr),
+        a: (&Fragment, Expr),
+        b: (&Fragment, Expr),
+        c: (&Fragment, Expr),
+    ) {
+        self.frag_op(FragOp::Mma {
+            d: tile(d.0, d.1),
+            a: tile(a.0, a.1),
+            b: tile(b.0, b.1),
+            c: tile(c.0, c.1),
+        });
+    }
+
+    fn frag_op(&mut self, op: FragOp) {
+        self.push(Item::Stmt(Stmt::Frag(Box::new(op))));
+    }
+
     /// A block-wide barrier (`__syncthreads()`). Every thread of the block must reach
     /// it: place it outside conditions that depend on the thread. A kernel with one gets
     /// no automatic barriers.
@@ -407,6 +498,18 @@ impl KernelBuilder<'_> {
         tail.reverse();
         Stmt::seq(tail)
     }
+}
+
+fn tile(frag: &Fragment, index: impl Into<Expr>) -> FragRef {
+    FragRef {
+        frag: frag.clone(),
+        index: index.into(),
+    }
+}
+
+/// Elements between consecutive rows of a tile in `buffer`: its last extent.
+fn row_stride(buffer: &Buffer) -> i64 {
+    buffer.shape().last().copied().unwrap_or(1)
 }
 
 /// `indices` with `v` added to the last one (constants folded, so `0 + v` prints `v`).

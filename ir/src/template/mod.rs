@@ -60,6 +60,7 @@ use thiserror::Error;
 
 use crate::dtype::DType;
 use crate::expr::{Buffer, Expr, Scope, Var};
+use crate::fragment::FragOp;
 use crate::func::{Func, KernelHints, Param, Stmt};
 use crate::te::TeError;
 
@@ -362,6 +363,36 @@ fn check(func: &Func, inputs: &[Buffer]) -> Result<(), TemplateError> {
                     value: value.dtype(),
                     access,
                 });
+            }
+        }
+        Stmt::Frag(op) => {
+            let text = crate::printer::frag_op_string(op);
+            if let Err(what) = op.check() {
+                fail(TemplateError::Invalid {
+                    template: template(),
+                    what: format!("{what} (in `{text}`)"),
+                });
+            } else if let Some((buffer, writes)) = op.buffer() {
+                let origin = match &**op {
+                    FragOp::Load { origin, .. } | FragOp::Store { origin, .. } => origin.as_slice(),
+                    _ => &[],
+                };
+                if let Err(err) = check_access(buffer, origin, text.clone()) {
+                    fail(err);
+                } else if writes && inputs.contains(buffer) {
+                    fail(TemplateError::StoreToInput {
+                        template: template(),
+                        buffer: buffer.name().to_string(),
+                    });
+                } else if buffer.ndim() < 2 {
+                    fail(TemplateError::Invalid {
+                        template: template(),
+                        what: format!(
+                            "`{}` has one dimension; a fragment tile needs rows and columns (in `{text}`)",
+                            buffer.name()
+                        ),
+                    });
+                }
             }
         }
         Stmt::If { cond, .. } if cond.dtype() != DType::Bool => fail(TemplateError::Invalid {

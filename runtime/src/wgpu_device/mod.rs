@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, mpsc};
 
 use rayon::prelude::*;
 use thiserror::Error;
-use weft_codegen_common::TargetLimits;
+use weft_codegen_common::{MatrixUnit, TargetLimits};
 use weft_codegen_wgsl::WgslKernel;
 use weft_ir::data::TensorData;
 use weft_ir::dtype::DType;
@@ -199,10 +199,15 @@ impl WgpuDevice {
         })?;
         let info = adapter.get_info();
         let webgpu = backend == WgpuBackend::WebGpu;
+        // Cooperative matrices are one of wgpu's experimental features: requested where
+        // the adapter reports them (VK_KHR_cooperative_matrix with the Vulkan memory
+        // model, Metal's simdgroup matrices), never on the WebGPU profile.
         let wanted = if webgpu {
             wgpu::Features::TIMESTAMP_QUERY
         } else {
-            wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SHADER_F16
+            wgpu::Features::TIMESTAMP_QUERY
+                | wgpu::Features::SHADER_F16
+                | wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX
         };
         let features = adapter.features() & wanted;
         let required_limits = if webgpu {
@@ -210,10 +215,19 @@ impl WgpuDevice {
         } else {
             adapter.limits()
         };
+        let coop = features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
         let desc = wgpu::DeviceDescriptor {
             label: Some("weft"),
             required_features: features,
             required_limits: required_limits.clone(),
+            // SAFETY: the only experimental feature requested is cooperative matrices; the
+            // kernels that use them are checked in the interpreter (warp-uniform operands,
+            // in-bounds tiles) and their WGSL validated by naga before a pipeline is made.
+            experimental_features: if coop {
+                unsafe { wgpu::ExperimentalFeatures::enabled() }
+            } else {
+                wgpu::ExperimentalFeatures::disabled()
+            },
             ..Default::default()
         };
         let (device, queue) = guard("requesting a device", || {
@@ -245,6 +259,11 @@ impl WgpuDevice {
                 ],
                 max_grid_dim: [l.max_compute_workgroups_per_dimension as u64; 3],
                 f16: features.contains(wgpu::Features::SHADER_F16),
+                matrix_units: if coop {
+                    matrix_units(&adapter.cooperative_matrix_properties())
+                } else {
+                    Vec::new()
+                },
             }
         };
         Ok(WgpuDevice {
@@ -560,4 +579,23 @@ impl Device for WgpuDevice {
         };
         Timing::from_samples(all).ok_or(DeviceError::NoIterations)
     }
+}
+
+/// The adapter's cooperative-matrix configurations weft can use (float types).
+fn matrix_units(props: &[wgpu::CooperativeMatrixProperties]) -> Vec<MatrixUnit> {
+    let dtype = |t: wgpu::CooperativeScalarType| match t {
+        wgpu::CooperativeScalarType::F16 => Some(DType::F16),
+        wgpu::CooperativeScalarType::F32 => Some(DType::F32),
+        _ => None,
+    };
+    let mut out: Vec<MatrixUnit> = Vec::new();
+    for p in props {
+        if let (Some(i), Some(a)) = (dtype(p.ab_type), dtype(p.cr_type)) {
+            let u = MatrixUnit::new(p.m_size, p.n_size, p.k_size, i, a);
+            if !out.contains(&u) {
+                out.push(u);
+            }
+        }
+    }
+    out
 }

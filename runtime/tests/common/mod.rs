@@ -89,6 +89,7 @@ pub fn vecadd() -> LoweredFunc {
         shared: vec![],
         locals: vec![],
         min_blocks_per_sm: 0,
+        fragments: vec![],
         body,
     };
     LoweredFunc {
@@ -134,6 +135,7 @@ pub fn window_sum() -> LoweredFunc {
         shared: vec![s],
         locals: vec![],
         min_blocks_per_sm: 0,
+        fragments: vec![],
         body: KStmt::seq(vec![fetch, halo, KStmt::Barrier, sum]),
     };
     LoweredFunc {
@@ -171,6 +173,7 @@ pub fn axpy() -> LoweredFunc {
         shared: vec![],
         locals: vec![],
         min_blocks_per_sm: 0,
+        fragments: vec![],
         body,
     };
     LoweredFunc {
@@ -198,6 +201,7 @@ pub fn two_kernels() -> LoweredFunc {
         shared: vec![],
         locals: vec![],
         min_blocks_per_sm: 0,
+        fragments: vec![],
         body: with_index(|i| guard(i.clone().lt(N), store(out, i.clone(), value(i)))),
     };
     let k1 = k(

@@ -1,0 +1,85 @@
+//! Matrix fragments in the interpreter: compiled forms, and their execution, one warp at
+//! a time.
+//!
+//! A fragment belongs to a warp: its tiles are stored once per warp of every block of
+//! the batch. Each operation runs once per warp, after checking that all 32 threads of
+//! the warp reached it (not in divergent control flow) and agree on its arguments, as
+//! the hardware requires. Memory traffic is charged to the warp's threads element by
+//! element (element `e` of a tile to lane `e % 32`), so the race check sees a fragment
+//! store as 32 threads writing disjoint elements and a fragment load as reads by the
+//! warp. Products and sums are those of the accumulator's type, rounded after every
+//! step (fp16 inputs, fp32 accumulation: exactly what one `mma` step can produce).
+
+use super::compile::NodeId;
+use crate::fragment::{FragLayout, Fragment};
+
+/// One tile operand: the fragment slot and the node of its index.
+#[derive(Clone, Copy)]
+pub(super) struct CTile {
+    pub slot: u32,
+    pub index: NodeId,
+}
+
+/// A memory side of a load or store.
+#[derive(Clone, Copy)]
+pub(super) struct CMem {
+    pub buf: u32,
+    pub origin: NodeId,
+    pub signed: bool,
+    pub stride: i64,
+}
+
+/// A compiled fragment operation.
+pub(super) enum CFrag {
+    Fill {
+        dst: CTile,
+        value: NodeId,
+    },
+    Load {
+        dst: CTile,
+        mem: CMem,
+    },
+    Store {
+        src: CTile,
+        mem: CMem,
+    },
+    Mma {
+        d: CTile,
+        a: CTile,
+        b: CTile,
+        c: CTile,
+    },
+}
+
+impl CFrag {
+    /// The nodes to evaluate before running it (all must agree across a warp).
+    pub fn nodes(&self) -> Vec<(NodeId, &'static str)> {
+        match self {
+            CFrag::Fill { dst, value } => {
+                vec![(dst.index, "fragment index"), (*value, "fill value")]
+            }
+            CFrag::Load { dst: t, mem } | CFrag::Store { src: t, mem } => {
+                vec![(t.index, "fragment index"), (mem.origin, "tile origin")]
+            }
+            CFrag::Mma { d, a, b, c } => [d, a, b, c]
+                .into_iter()
+                .map(|t| (t.index, "fragment index"))
+                .collect(),
+        }
+    }
+}
+
+/// Where element `(i, j)` of a tile of `f` lies, relative to the tile's origin.
+pub(super) fn element_offsets(f: &Fragment, stride: i64) -> Vec<i64> {
+    let (rows, cols) = f.dims();
+    let mut out = Vec::with_capacity(f.tile_len());
+    for i in 0..rows {
+        for j in 0..cols {
+            out.push(match f.layout() {
+                FragLayout::RowMajor => i as i64 * stride + j as i64,
+                FragLayout::ColMajor => j as i64 * stride + i as i64,
+            });
+        }
+    }
+    out
+}

@@ -1,0 +1,205 @@
+//! Execution of fragment operations (see [`super::super::fragment`] for the semantics).
+
+use half::f16;
+
+use super::super::compile::Program;
+use super::super::error::{InterpError, MemOp};
+use super::super::fragment::{CFrag, CMem, CTile, element_offsets};
+use super::super::value::{self, Raw};
+use super::{Machine, Src, index};
+use crate::dtype::DType;
+use crate::fragment::WARP;
+
+const W: usize = WARP as usize;
+
+/// Storage for every fragment array of `p`, once per warp of `lanes` threads, poisoned.
+pub(super) fn storage(p: &Program, lanes: usize) -> Vec<Vec<Raw>> {
+    p.frags
+        .iter()
+        .map(|f| {
+            let n = (lanes / W) * f.count() as usize * f.tile_len();
+            vec![value::poison(f.dtype()); n]
+        })
+        .collect()
+}
+
+fn to_f64(dtype: DType, r: Raw) -> f64 {
+    match dtype {
+        DType::F16 => f16::from_bits(r as u16).to_f64(),
+        _ => f32::from_bits(r) as f64,
+    }
+}
+
+fn from_f64(dtype: DType, x: f64) -> Raw {
+    match dtype {
+        DType::F16 => f16::from_f64(x).to_bits() as Raw,
+        _ => (x as f32).to_bits(),
+    }
+}
+
+impl<'p> Machine<'p> {
+    /// Runs `op` once for every warp of `act`, after checking that the whole warp is
+    /// there and agrees on the arguments.
+    pub(super) fn exec_frag(&mut self, op: &'p CFrag, act: &[u32]) -> Result<(), InterpError> {
+        let nodes = op.nodes();
+        for &(n, _) in &nodes {
+            self.eval(n, act)?;
+        }
+        let srcs = nodes
+            .iter()
+            .map(|&(n, what)| Ok((self.src(n, None)?, what)))
+            .collect::<Result<Vec<(Src, &str)>, InterpError>>()?;
+        let mut vals = vec![0; srcs.len()];
+        let mut i = 0;
+        while i < act.len() {
+            // Active lists are in lane order and a block is whole warps, so a warp's
+            // active lanes are a contiguous run with one value of `lane / 32`.
+            let w = act[i] as usize / W;
+            let j = i + act[i..]
+                .iter()
+                .take_while(|&&l| l as usize / W == w)
+                .count();
+            let lanes = &act[i..j];
+            if lanes.len() != W {
+                return Err(InterpError::DivergentFragment {
+                    kernel: self.p.kernel.clone(),
+                    fragment: self.frag_name(op),
+                    active: lanes.len(),
+                    at: self.tid(lanes[0]),
+                });
+            }
+            for (v, &(s, what)) in vals.iter_mut().zip(&srcs) {
+                let first = s.get(&self.cols, lanes[0] as usize);
+                if let Some(&l) = lanes
+                    .iter()
+                    .find(|&&l| s.get(&self.cols, l as usize) != first)
+                {
+                    return Err(InterpError::NonUniformFragment {
+                        kernel: self.p.kernel.clone(),
+                        fragment: self.frag_name(op),
+                        what,
+                        first: first as i32 as i64,
+                        second: s.get(&self.cols, l as usize) as i32 as i64,
+                        other: self.tid(lanes[0]),
+                        at: self.tid(l),
+                    });
+                }
+                *v = first;
+            }
+            self.frag_warp(op, w, &vals)?;
+            i = j;
+        }
+        Ok(())
+    }
+
+    fn frag_name(&self, op: &CFrag) -> String {
+        let t = match op {
+            CFrag::Fill { dst: t, .. }
+            | CFrag::Load { dst: t, .. }
+            | CFrag::Store { src: t, .. }
+            | CFrag::Mma { d: t, .. } => t,
+        };
+        self.p.frags[t.slot as usize].name().to_string()
+    }
+
+    /// Offset of tile `t` (index value `raw`) of warp `w` in its storage.
+    fn tile_at(&self, t: CTile, raw: Raw, w: usize) -> Result<usize, InterpError> {
+        let f = &self.p.frags[t.slot as usize];
+        let i = raw as i32 as i64;
+        if i < 0 || i >= f.count() as i64 {
+            return Err(InterpError::FragmentIndex {
+                kernel: self.p.kernel.clone(),
+                fragment: f.name().to_string(),
+                index: i,
+                count: f.count(),
+                at: self.tid((w * W) as u32),
+            });
+        }
+        Ok((w * f.count() as usize + i as usize) * f.tile_len())
+    }
+
+    fn frag_warp(&mut self, op: &CFrag, w: usize, vals: &[Raw]) -> Result<(), InterpError> {
+        match *op {
+            CFrag::Fill { dst, .. } => {
+                let at = self.tile_at(dst, vals[0], w)?;
+                let n = self.p.frags[dst.slot as usize].tile_len();
+                self.frags[dst.slot as usize][at..at + n].fill(vals[1]);
+            }
+            CFrag::Load { dst, mem } => {
+                let at = self.tile_at(dst, vals[0], w)?;
+                self.frag_mem(dst, at, mem, vals[1], w, MemOp::Read)?;
+            }
+            CFrag::Store { src, mem } => {
+                let at = self.tile_at(src, vals[0], w)?;
+                self.frag_mem(src, at, mem, vals[1], w, MemOp::Write)?;
+            }
+            CFrag::Mma { d, a, b, c } => {
+                let [da, aa, ba, ca] = [
+                    self.tile_at(d, vals[0], w)?,
+                    self.tile_at(a, vals[1], w)?,
+                    self.tile_at(b, vals[2], w)?,
+                    self.tile_at(c, vals[3], w)?,
+                ];
+                let fd = &self.p.frags[d.slot as usize];
+                let fa = &self.p.frags[a.slot as usize];
+                let s = fd.shape();
+                let (m, n, k) = (s.m as usize, s.n as usize, s.k as usize);
+                let (ta, tc) = (fa.dtype(), fd.dtype());
+                let av: Vec<f64> = self.frags[a.slot as usize][aa..aa + m * k]
+                    .iter()
+                    .map(|&r| to_f64(ta, r))
+                    .collect();
+                let bv: Vec<f64> = self.frags[b.slot as usize][ba..ba + k * n]
+                    .iter()
+                    .map(|&r| to_f64(ta, r))
+                    .collect();
+                let cv: Vec<Raw> = self.frags[c.slot as usize][ca..ca + m * n].to_vec();
+                let out = &mut self.frags[d.slot as usize][da..da + m * n];
+                for i in 0..m {
+                    for j in 0..n {
+                        let mut acc = to_f64(tc, cv[i * n + j]);
+                        for kk in 0..k {
+                            // One product and one sum in the accumulator's type.
+                            acc = to_f64(tc, from_f64(tc, acc + av[i * k + kk] * bv[kk * n + j]));
+                        }
+                        out[i * n + j] = from_f64(tc, acc);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves one tile between fragment storage (at `at`) and memory; element `e` is
+    /// charged to lane `e % 32` of warp `w`.
+    fn frag_mem(
+        &mut self,
+        t: CTile,
+        at: usize,
+        mem: CMem,
+        origin: Raw,
+        w: usize,
+        op: MemOp,
+    ) -> Result<(), InterpError> {
+        let f = &self.p.frags[t.slot as usize];
+        let origin = index(origin, mem.signed);
+        let buf = mem.buf as usize;
+        for (e, off) in element_offsets(f, mem.stride).into_iter().enumerate() {
+            let i = origin + off;
+            let lane = w * W + e % W;
+            let r = match op {
+                MemOp::Read => self.mem.load(buf, i, lane).map(|v| {
+                    self.frags[t.slot as usize][at + e] = v;
+                }),
+                MemOp::Write => {
+                    let v = self.frags[t.slot as usize][at + e];
+                    self.mem.store(buf, i, lane, v)
+                }
+            };
+            if let Err(fault) = r {
+                return Err(self.fault(fault, buf, i, 1, op, lane as u32));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,72 @@
+//! Matrix fragments in TVMScript's spelling (`T.tvm_load_matrix_sync`, ...).
+
+use super::expr_to_string;
+use crate::fragment::{FragOp, FragRef, Fragment};
+
+/// `acc = T.alloc_fragment("accumulator", m=16, n=16, k=16, "float32", count=4)`.
+pub(crate) fn fragment_decl(f: &Fragment) -> String {
+    let s = f.shape();
+    let layout = match f.role() {
+        crate::fragment::FragRole::Accumulator => String::new(),
+        _ => format!(", \"{}\"", f.layout().name()),
+    };
+    format!(
+        "{} = T.alloc_fragment(\"{}\", m={}, n={}, k={}, \"{}\"{layout}, count={})",
+        f.name(),
+        f.role().name(),
+        s.m,
+        s.n,
+        s.k,
+        f.dtype().tvm_name(),
+        f.count()
+    )
+}
+
+fn tile(r: &FragRef) -> String {
+    format!("{}[{}]", r.frag.name(), expr_to_string(&r.index))
+}
+
+/// One fragment operation as a line of TVMScript.
+pub(crate) fn frag_op(op: &FragOp) -> String {
+    let at = |buffer: &crate::expr::Buffer, origin: &[crate::expr::Expr]| {
+        let idx: Vec<String> = origin.iter().map(expr_to_string).collect();
+        format!("{}[{}]", buffer.name(), idx.join(", "))
+    };
+    match op {
+        FragOp::Fill { dst, value } => {
+            format!(
+                "T.tvm_fill_fragment({}, {})",
+                tile(dst),
+                expr_to_string(value)
+            )
+        }
+        FragOp::Load {
+            dst,
+            buffer,
+            origin,
+            stride,
+        } => format!(
+            "T.tvm_load_matrix_sync({}, {}, stride={stride}, \"{}\")",
+            tile(dst),
+            at(buffer, origin),
+            dst.frag.layout().name()
+        ),
+        FragOp::Store {
+            src,
+            buffer,
+            origin,
+            stride,
+        } => format!(
+            "T.tvm_store_matrix_sync({}, {}, stride={stride})",
+            tile(src),
+            at(buffer, origin)
+        ),
+        FragOp::Mma { d, a, b, c } => format!(
+            "T.tvm_mma_sync({}, {}, {}, {})",
+            tile(d),
+            tile(a),
+            tile(b),
+            tile(c)
+        ),
+    }
+}
