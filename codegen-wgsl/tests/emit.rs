@@ -221,6 +221,7 @@ fn every_limit_is_a_typed_error() {
             max_block_dim: [1024, 1024, 64],
             max_grid_dim: [65535; 3],
             f16: true,
+            matrix_units: Vec::new(),
         },
     };
     let mut big = handmade::vecadd();
