@@ -6,6 +6,7 @@
 //! | `vecadd` | 001 | `split-bind` |
 //! | `window-sum` | 001 | `split-bind`, `shared-fetch` |
 //! | `matmul` | 001, 002 | `naive`, `local-blocking`, `shared-blocking`, `tiled-128`, `template` |
+//! | `matmul-f16` | 004 | `template` (tensor cores, cooperative or simdgroup matrices) |
 //! | `depthwise-conv2d` | 000 | `naive`, `v1`, `v2`, `v3`, `v4`, `tuned` (the depthwise template) |
 //! | `conv2d` | 003, 004 | `direct`, `implicit-gemm` |
 //! | `conv2d-bias-relu` | 002, 003 | `direct`, `implicit-gemm` (one fused kernel) |
@@ -74,6 +75,7 @@ pub const OPS: &[&OpSpec] = &[
     &vecadd::SPEC,
     &window_sum::SPEC,
     &matmul::SPEC,
+    &matmul::F16_SPEC,
     &depthwise::SPEC,
     &conv2d::SPEC,
     &conv2d::BIAS_RELU_SPEC,
@@ -158,6 +160,7 @@ impl Workload {
             "vecadd" => vecadd::define(shape),
             "window-sum" => window_sum::define(shape),
             "matmul" => matmul::define(shape),
+            "matmul-f16" => matmul::define_f16(shape),
             "conv2d" | "winograd-conv2d" => conv2d::define(shape),
             "conv2d-bias-relu" => conv2d::define_bias_relu(shape),
             _ => depthwise::define(shape),
@@ -208,7 +211,7 @@ impl Workload {
         let r = match self.op.name {
             "vecadd" => vecadd::apply(&mut s, name),
             "window-sum" => window_sum::apply(&mut s, name),
-            "matmul" => matmul::apply(&mut s, name),
+            "matmul" | "matmul-f16" => matmul::apply(&mut s, name),
             "conv2d" | "conv2d-bias-relu" | "winograd-conv2d" => conv2d::apply(&mut s, name),
             _ => depthwise::apply(&mut s, name),
         };
@@ -285,23 +288,38 @@ impl Workload {
         Ok(match self.op.name {
             "vecadd" => vecadd::reference(inputs),
             "window-sum" => window_sum::reference(inputs),
-            "matmul" => matmul::reference(inputs),
+            "matmul" | "matmul-f16" => matmul::reference(inputs),
             "conv2d" | "winograd-conv2d" => conv2d::reference(inputs, &self.shape, false),
             "conv2d-bias-relu" => conv2d::reference(inputs, &self.shape, true),
             _ => depthwise::reference(inputs, &self.shape),
         })
     }
 
-    /// Random inputs in `[0, 1)` (as the seeds draw them), reproducible from `seed`.
+    /// Random inputs in `[0, 1)` (as the seeds draw them), reproducible from `seed`. For
+    /// an f16 input the values are f16's (rounded once here), so that the float64
+    /// reference sees exactly what the kernel reads.
     pub fn random_inputs(&self, seed: u64) -> Vec<ArrayD<f32>> {
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
         self.inputs
             .iter()
             .map(|b| {
                 let shape: Vec<usize> = b.shape().iter().map(|&d| d as usize).collect();
-                ArrayD::from_shape_simple_fn(shape, || rng.random::<f32>())
+                let f16 = b.dtype() == weft_ir::dtype::DType::F16;
+                ArrayD::from_shape_simple_fn(shape, || {
+                    let x = rng.random::<f32>();
+                    if f16 { half::f16::from_f32(x).to_f32() } else { x }
+                })
             })
             .collect()
+    }
+
+    /// The largest relative error a right result may have: 1e-4 for an f32 output; for
+    /// an f16 output, 2^-10 (one rounding to f16 is at most 2^-11) plus the f32 sums.
+    pub fn tolerance(&self) -> f64 {
+        match self.output.dtype() {
+            weft_ir::dtype::DType::F16 => 2e-3,
+            _ => check::TOLERANCE,
+        }
     }
 }
 
@@ -339,7 +357,15 @@ impl Workload {
         use weft_ir::data::{Arg, TensorData};
         let mut args: Vec<Arg> = inputs
             .iter()
-            .map(|a| Arg::Tensor(TensorData::F32(a.iter().copied().collect())))
+            .zip(&self.inputs)
+            .map(|(a, b)| {
+                Arg::Tensor(match b.dtype() {
+                    weft_ir::dtype::DType::F16 => {
+                        TensorData::F16(a.iter().map(|&x| half::f16::from_f32(x)).collect())
+                    }
+                    _ => TensorData::F32(a.iter().copied().collect()),
+                })
+            })
             .collect();
         args.push(Arg::Tensor(TensorData::poisoned(
             self.output.dtype(),

@@ -27,6 +27,45 @@ pub(crate) const SPEC: OpSpec = OpSpec {
     template: Some(&crate::templates::matmul::SPEC),
 };
 
+/// `matmul-f16`: fp16 inputs and output, fp32 accumulation (cuBLAS's HGEMM with fp32
+/// compute, PyTorch's `torch.matmul` on half tensors), on matrix units where the target
+/// has them.
+pub(crate) const F16_SPEC: OpSpec = OpSpec {
+    name: "matmul-f16",
+    summary: "fp16 matrix product on tensor cores, fp32 accumulation: C[m, n] = A[m, k] @ B[k, n]",
+    dims: &[("m", 1024), ("n", 1024), ("k", 1024)],
+    schedules: &["template"],
+    best: "template",
+    bench: &[&[1024, 1024, 1024], &[2039, 2039, 2039], &[4096, 4096, 4096]],
+    small: &[&[64, 48, 80], &[37, 29, 53]],
+    seed: "004",
+    zero_ok: &[],
+    check: crate::any_shape,
+    template: Some(&crate::templates::matmul_f16::SPEC),
+};
+
+pub(crate) fn define_f16(shape: &Shape) -> Result<Definition, TeError> {
+    let (m, n, k) = (shape.get("m"), shape.get("n"), shape.get("k"));
+    let a = te::placeholder("A", &[m, k], DType::F16);
+    let b = te::placeholder("B", &[k, n], DType::F16);
+    let r = te::reduce_axis("k", k);
+    let acc = te::compute("C_acc", &[("i", m), ("j", n)], |i| {
+        let prod = a.at(&[i[0].clone(), r.expr()]).cast(DType::F32)
+            * b.at(&[r.expr(), i[1].clone()]).cast(DType::F32);
+        te::sum(prod, &[&r])
+    });
+    let c = te::compute("C", &[("i", m), ("j", n)], |i| {
+        acc.at(&[i[0].clone(), i[1].clone()]).cast(DType::F16)
+    });
+    Ok(Definition {
+        func: te::create_func("matmul_f16", [&a, &b, &c])?,
+        inputs: vec![a, b],
+        output: c,
+        flops: 2.0 * (m * n * k) as f64,
+        bytes: 2.0 * (m * k + k * n + m * n) as f64,
+    })
+}
+
 pub(crate) fn define(shape: &Shape) -> Result<Definition, TeError> {
     let (m, n, k) = (shape.get("m"), shape.get("n"), shape.get("k"));
     let a = te::placeholder("A", &[m, k], DType::F32);

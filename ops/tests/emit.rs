@@ -7,6 +7,7 @@
 use weft_codegen_cuda::CudaOptions;
 use weft_codegen_metal::MetalOptions;
 use weft_codegen_wgsl::WgslOptions;
+use weft_ops::templates::Resources;
 use weft_ops::{OPS, Workload};
 
 fn settings() -> insta::Settings {
@@ -25,6 +26,15 @@ fn wgsl_options() -> WgslOptions {
     limits.max_shared_bytes = 48 * 1024;
     limits.max_threads_per_block = 1024;
     limits.max_block_dim = [1024, 1024, 64];
+    // What NVIDIA's Vulkan driver reports through VK_KHR_cooperative_matrix.
+    limits.matrix_units = vec![weft_codegen_common::MatrixUnit::new(
+        16,
+        16,
+        16,
+        weft_ir::dtype::DType::F16,
+        weft_ir::dtype::DType::F32,
+    )];
+    limits.f16 = true;
     WgslOptions { limits }
 }
 
@@ -35,10 +45,23 @@ fn every_workload_schedule_and_backend() {
         let w = Workload::default_for(op.name).unwrap();
         for schedule in op.schedules {
             let lowered = w.lower(schedule).unwrap();
+            // The fp16 matmul's default differs per backend with its matrix units:
+            // m16n16k16 wmma, 16×16 cooperative matrices, 8×8 simdgroup matrices.
+            let for_backend = |r: Resources| match w.template(schedule) {
+                Some(t) if op.name == "matmul-f16" => {
+                    w.lower_with(schedule, Some(&(t.default)(&r))).unwrap()
+                }
+                _ => lowered.clone(),
+            };
+            let vulkan = Resources {
+                name: "vulkan".into(),
+                ..Resources::cuda()
+            };
             let name = |backend: &str| format!("{}__{}__{}", op.name, schedule, backend);
             let cuda = weft_codegen_cuda::emit_lowered(&lowered, &CudaOptions::default()).unwrap();
-            let msl = weft_codegen_metal::emit_lowered(&lowered, &MetalOptions::default()).unwrap();
-            let wgsl: Vec<String> = lowered
+            let msl = weft_codegen_metal::emit_lowered(&for_backend(Resources::metal()), &MetalOptions::default())
+                .unwrap();
+            let wgsl: Vec<String> = for_backend(vulkan)
                 .kernels
                 .iter()
                 .map(|k| weft_codegen_wgsl::emit(k, &wgsl_options()).unwrap().source)

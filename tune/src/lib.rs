@@ -58,6 +58,22 @@ pub fn resources(target: &Target, limits: &TargetLimits) -> Resources {
         max_shared_bytes: limits.max_shared_bytes.min(i64::MAX as u64) as i64,
         max_registers,
         register_cap: matches!(target, Target::Cuda { .. }),
+        mma: {
+            let mut sizes: Vec<i64> = limits
+                .matrix_units
+                .iter()
+                .filter(|u| {
+                    u.shape.m == u.shape.n
+                        && u.shape.n == u.shape.k
+                        && u.inputs == weft_ir::dtype::DType::F16
+                        && u.accumulator == weft_ir::dtype::DType::F32
+                })
+                .map(|u| u.shape.m as i64)
+                .collect();
+            sizes.sort_unstable_by(|a, b| b.cmp(a));
+            sizes.dedup();
+            sizes
+        },
     }
 }
 

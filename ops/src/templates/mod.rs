@@ -7,6 +7,7 @@
 //! | op | schedule | template |
 //! | --- | --- | --- |
 //! | `matmul` | `template` | [`matmul`]: double-buffered fp32 tiles, any M, N, K |
+//! | `matmul-f16` | `template` | [`matmul_f16`]: fp16 tiles on tensor cores / cooperative / simdgroup matrices (CUDA cores where there are none), fp32 accumulation |
 //! | `conv2d`, `conv2d-bias-relu` | `implicit-gemm` | [`matmul`] over fused im2col prologues |
 //! | `depthwise-conv2d` | `tuned` | [`depthwise`]: output tiles × channel planes, input in shared memory or registers |
 //! | `winograd-conv2d` | `winograd` | [`winograd`]: F(2×2, 3×3), four kernels around a batched [`matmul`] |
@@ -17,6 +18,7 @@
 
 pub mod depthwise;
 pub mod matmul;
+pub mod matmul_f16;
 pub mod winograd;
 
 use std::fmt;
@@ -42,6 +44,9 @@ pub struct Resources {
     /// Whether the target's compiler takes a register cap per kernel (CUDA's
     /// `__launch_bounds__(threads, blocks)`): then the cap is a dimension of the space.
     pub register_cap: bool,
+    /// Square matrix-fragment sizes (`16` for m16n16k16) the target's matrix units run
+    /// with f16 inputs and f32 accumulators; empty: none, and templates use CUDA cores.
+    pub mma: Vec<i64>,
 }
 
 impl Resources {
@@ -54,6 +59,20 @@ impl Resources {
             max_shared_bytes: 48 * 1024,
             max_registers: 255,
             register_cap: true,
+            mma: vec![16],
+        }
+    }
+
+    /// Metal on Apple GPUs: 32 KiB of threadgroup memory, 1024 threads, 8×8 simdgroup
+    /// matrices.
+    pub fn metal() -> Resources {
+        Resources {
+            name: "metal".into(),
+            max_threads: 1024,
+            max_shared_bytes: 32 * 1024,
+            max_registers: 255,
+            register_cap: false,
+            mma: vec![8],
         }
     }
 
@@ -66,6 +85,7 @@ impl Resources {
             max_shared_bytes: 16 * 1024,
             max_registers: 128,
             register_cap: false,
+            mma: Vec::new(),
         }
     }
 }

@@ -12,8 +12,8 @@ use crate::templates::{block_index, ceil_div, grid_for};
 /// elements each): `passes` times `spatial(rows_per_pass, vecs_per_pass)`; when a row has
 /// more vectors than the block has threads, a row takes `col_passes` passes.
 #[derive(Clone, Copy, Debug)]
-struct Coverage {
-    passes: i64,
+pub(crate) struct Coverage {
+    pub(crate) passes: i64,
     rows_per_pass: i64,
     vecs_per_pass: i64,
     col_passes: i64,
@@ -21,7 +21,7 @@ struct Coverage {
 
 impl Coverage {
     /// Every extent is a power of two (the config's checks), so one of the cases fits.
-    fn new(rows: i64, vecs: i64, threads: i64) -> Coverage {
+    pub(crate) fn new(rows: i64, vecs: i64, threads: i64) -> Coverage {
         if vecs > threads {
             let col_passes = vecs / threads;
             Coverage {
@@ -43,7 +43,7 @@ impl Coverage {
 
     /// Runs `f(pass, row, vec)` for each load of this thread (`pass` indexes its
     /// registers).
-    fn each(
+    pub(crate) fn each(
         &self,
         k: &mut KernelBuilder,
         tx: &Expr,
@@ -90,7 +90,7 @@ fn a_padding(bm: i64, cov: &Coverage, lanes: i64) -> i64 {
 /// rows, each walked column by column (so the `g · tiles_n` blocks of a group reuse `g`
 /// rows of A and every column of B while they are in L2). The divisors are constants: a
 /// last, partial group uses its own.
-fn swizzle(k: &mut KernelBuilder, pid: Expr, tiles_m: i64, tiles_n: i64, g: i64) -> (Expr, Expr) {
+pub(crate) fn swizzle(k: &mut KernelBuilder, pid: Expr, tiles_m: i64, tiles_n: i64, g: i64) -> (Expr, Expr) {
     let g = g.clamp(1, tiles_m);
     if g == 1 {
         let tm = k.let_("tile_m", pid.clone() / tiles_n);

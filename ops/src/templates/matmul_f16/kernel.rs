@@ -1,0 +1,287 @@
+//! The fp16 matmul template's kernel (see the module docs for its shape).
+
+use weft_ir::arith::simplify;
+use weft_ir::fragment::{FragLayout, FragRole, MmaShape};
+use weft_ir::mapping::spatial;
+use weft_ir::prelude::*;
+use weft_ir::template::{KernelBuilder, Template, TemplateError};
+
+use super::F16Params;
+use crate::templates::matmul::{Coverage, swizzle};
+use crate::templates::{block_index, ceil_div, grid_for};
+
+/// Halves of padding per shared row: 16 bytes, so rows stay 16-byte aligned and tiles
+/// 32-byte aligned (`wmma`), and consecutive rows start in different banks.
+const PAD: i64 = 8;
+
+/// The fp16 matmul template at `m × n × k` over new buffers `A`, `B`, `C` (f16).
+pub fn template(
+    m: i64,
+    n: i64,
+    k: i64,
+    p: &F16Params,
+) -> Result<weft_ir::func::Func, TemplateError> {
+    let a = te::placeholder("A", &[m, k], DType::F16);
+    let b = te::placeholder("B", &[k, n], DType::F16);
+    let c = te::placeholder("C", &[m, n], DType::F16);
+    template_over("matmul_f16", &a, &b, &c, p, &|_, _, v| v)
+}
+
+/// What happens to an f32 result before it is stored as `c[row, col]`: the identity for
+/// a matmul, a bias and ReLU for a convolution (the value is `f32`; the result too).
+pub type Epilogue<'a> = &'a dyn Fn(&Expr, &Expr, Expr) -> Expr;
+
+/// The template computing `c = epilogue(a @ b)` over given tensors (placeholders, or
+/// computed tensors that [`weft_ir::fusion`] inlines into the loads: an im2col).
+pub fn template_over(
+    name: &str,
+    a: &Buffer,
+    b: &Buffer,
+    c: &Buffer,
+    p: &F16Params,
+    epilogue: Epilogue,
+) -> Result<weft_ir::func::Func, TemplateError> {
+    let mut t = Template::new(name);
+    for x in [a, b, c] {
+        t.param(x);
+    }
+    add_kernel(&mut t, a, b, c, p, epilogue);
+    t.finish()
+}
+
+fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &F16Params, ep: Epilogue) {
+    let (m, k, n) = (a.shape()[0], a.shape()[1], b.shape()[1]);
+    let (bm, bn, bk) = (p.block_m(), p.block_n(), p.bk);
+    let ([wm, wn], [fm, fn_]) = (p.warps, p.frags);
+    let f = p.tile();
+    let threads = p.threads();
+    // 8-byte (4-half) global loads where rows keep them aligned.
+    let va = if k % 4 == 0 { 4 } else { 1 };
+    let vb = if n % 4 == 0 { 4 } else { 1 };
+    let (tiles_m, tiles_n, k_tiles) = (ceil_div(m, bm), ceil_div(n, bn), ceil_div(k, bk));
+    let a_cov = Coverage::new(bm, bk / va, threads);
+    let b_cov = Coverage::new(bk, bn / vb, threads);
+    let blocks = tiles_m * tiles_n;
+    let grid = grid_for(blocks);
+    let cdt = c.dtype();
+
+    t.kernel([grid[0], grid[1]], threads, |kb| {
+        let tx = kb.thread_x();
+        let pid = block_index(kb, grid);
+        let body = |kb: &mut KernelBuilder| {
+            let (tile_m, tile_n) = swizzle(kb, pid.clone(), tiles_m, tiles_n, p.group);
+            let m0 = kb.let_("m0", tile_m * bm);
+            let n0 = kb.let_("n0", tile_n * bn);
+            let a_smem = kb.shared("A_smem", &[2, bm, bk + PAD], DType::F16);
+            let b_smem = kb.shared("B_smem", &[2, bk, bn + PAD], DType::F16);
+            let a_ldg = kb.local("A_ldg", &[a_cov.passes, va], DType::F16);
+            let b_ldg = kb.local("B_ldg", &[b_cov.passes, vb], DType::F16);
+
+            let load = |kb: &mut KernelBuilder, k0: Expr| {
+                a_cov.each(kb, &tx, &|kb, p, r, v| {
+                    let (row, col) = (m0.clone() + r, simplify(&(k0.clone() + v * va)));
+                    let inside = row.clone().lt(m).and(col.clone().lt(k));
+                    let zero = Expr::zero(DType::F16);
+                    kb.copy_if(va, &a_ldg, [p, Expr::int(0)], a, [row, col], inside, zero);
+                });
+                b_cov.each(kb, &tx, &|kb, p, r, v| {
+                    let (row, col) = (simplify(&(k0.clone() + r)), n0.clone() + v * vb);
+                    let inside = row.clone().lt(k).and(col.clone().lt(n));
+                    let zero = Expr::zero(DType::F16);
+                    kb.copy_if(vb, &b_ldg, [p, Expr::int(0)], b, [row, col], inside, zero);
+                });
+            };
+            let store = |kb: &mut KernelBuilder, s: Expr| {
+                a_cov.each(kb, &tx, &|kb, p, r, v| {
+                    kb.copy(va, &a_smem, [s.clone(), r, v * va], &a_ldg, [p, Expr::int(0)]);
+                });
+                b_cov.each(kb, &tx, &|kb, p, r, v| {
+                    kb.copy(vb, &b_smem, [s.clone(), r, v * vb], &b_ldg, [p, Expr::int(0)]);
+                });
+            };
+
+            load(kb, Expr::int(0));
+            store(kb, Expr::int(0));
+            kb.barrier();
+
+            let warp = kb.let_("warp", tx.clone() / 32);
+            let lane = kb.let_("lane", tx.clone() % 32);
+            let stage = Stage {
+                a_smem: &a_smem,
+                b_smem: &b_smem,
+                m0: &m0,
+                n0: &n0,
+                lane: &lane,
+                c,
+                ep,
+                cdt,
+                dims: (m, n, k_tiles),
+            };
+            kb.for_tasks("wi, wj", spatial(&[wm, wn]), warp.clone(), |kb, [wi, wj]| {
+                let wrow = kb.let_("wrow", wi * (fm * f));
+                let wcol = kb.let_("wcol", wj * (fn_ * f));
+                let step = |kb: &mut KernelBuilder, ko: &Expr, inner: &dyn Fn(&mut KernelBuilder, Expr)| {
+                    let more = (ko.clone() + 1).lt(k_tiles);
+                    kb.if_(more.clone(), |kb| load(kb, (ko.clone() + 1) * bk));
+                    inner(kb, ko.clone() % 2);
+                    kb.if_(more, |kb| store(kb, (ko.clone() + 1) % 2));
+                    kb.barrier();
+                };
+                if p.mma == 0 {
+                    stage.cuda_cores(kb, p, &wrow, &wcol, &step);
+                } else {
+                    stage.matrix_units(kb, p, &warp, &wrow, &wcol, &step);
+                }
+            });
+        };
+        if grid[0] * grid[1] > blocks {
+            kb.if_(pid.clone().lt(blocks), body);
+        } else {
+            body(kb);
+        }
+    });
+}
+
+type Step<'s> = &'s dyn Fn(&mut KernelBuilder, &Expr, &dyn Fn(&mut KernelBuilder, Expr));
+
+/// What the main loop and the epilogue share.
+struct Stage<'a> {
+    a_smem: &'a Buffer,
+    b_smem: &'a Buffer,
+    m0: &'a Expr,
+    n0: &'a Expr,
+    lane: &'a Expr,
+    c: &'a Buffer,
+    ep: Epilogue<'a>,
+    cdt: DType,
+    dims: (i64, i64, i64),
+}
+
+impl Stage<'_> {
+    /// `c[row, col] = epilogue(value)` where the element is inside C.
+    fn put(&self, kb: &mut KernelBuilder, row: Expr, col: Expr, value: Expr) {
+        let (m, n, _) = self.dims;
+        let inside = row.clone().lt(m).and(col.clone().lt(n));
+        let v = (self.ep)(&row, &col, value).cast(self.cdt);
+        kb.store_if(inside, self.c, [row, col], v);
+    }
+
+    /// The main loop on matrix units, then each accumulator through the warp's staging
+    /// tile to C.
+    fn matrix_units(
+        &self,
+        kb: &mut KernelBuilder,
+        p: &F16Params,
+        warp: &Expr,
+        wrow: &Expr,
+        wcol: &Expr,
+        step: Step,
+    ) {
+        let f = p.mma;
+        let ([wm, wn], [fm, fn_]) = (p.warps, p.frags);
+        let shape = MmaShape {
+            m: f as u32,
+            n: f as u32,
+            k: f as u32,
+        };
+        let row_major = FragLayout::RowMajor;
+        let fa = kb.fragment("a_frag", FragRole::A, shape, DType::F16, row_major, fm as u32);
+        let fb = kb.fragment("b_frag", FragRole::B, shape, DType::F16, row_major, fn_ as u32);
+        let acc = kb.fragment(
+            "acc",
+            FragRole::Accumulator,
+            shape,
+            DType::F32,
+            row_major,
+            (fm * fn_) as u32,
+        );
+        let staging = kb.shared("C_stage", &[wm * wn, f, f + 4], DType::F32);
+        kb.unroll("i", fm * fn_, |kb, i| kb.frag_fill(&acc, i, 0.0f32));
+        let (_, _, k_tiles) = self.dims;
+        kb.serial("ko", k_tiles, |kb, ko| {
+            step(kb, &ko, &|kb, s| {
+                kb.unroll("kk", p.bk / f, |kb, kk| {
+                    kb.unroll("i", fm, |kb, i| {
+                        let at = [s.clone(), wrow.clone() + i.clone() * f, kk.clone() * f];
+                        kb.frag_load(&fa, i, self.a_smem, at);
+                    });
+                    kb.unroll("j", fn_, |kb, j| {
+                        let at = [s.clone(), kk.clone() * f, wcol.clone() + j.clone() * f];
+                        kb.frag_load(&fb, j, self.b_smem, at);
+                    });
+                    kb.unroll("i", fm, |kb, i| {
+                        kb.unroll("j", fn_, |kb, j| {
+                            let t = i.clone() * fn_ + j.clone();
+                            kb.mma((&acc, t.clone()), (&fa, i.clone()), (&fb, j), (&acc, t));
+                        });
+                    });
+                });
+            });
+        });
+        // Epilogue: one accumulator at a time through the warp's staging tile, with a
+        // barrier on each side (the lanes read what the fragment store wrote).
+        let per_lane = f * f / 32;
+        kb.unroll("i", fm, |kb, i| {
+            kb.unroll("j", fn_, |kb, j| {
+                let t = i.clone() * fn_ + j.clone();
+                kb.frag_store(&acc, t, &staging, [warp.clone(), Expr::int(0), Expr::int(0)]);
+                kb.barrier();
+                kb.unroll("e", per_lane, |kb, e| {
+                    let idx = e * 32 + self.lane.clone();
+                    let (r, cc) = (simplify(&(idx.clone() / f)), simplify(&(idx % f)));
+                    let row = self.m0.clone() + wrow.clone() + i.clone() * f + r.clone();
+                    let col = self.n0.clone() + wcol.clone() + j.clone() * f + cc.clone();
+                    let v = staging.at(&[warp.clone(), r, cc]);
+                    self.put(kb, row, col, v);
+                });
+                kb.barrier();
+            });
+        });
+    }
+
+    /// The main loop on CUDA cores: lane `(li, lj)` of `spatial(4, 8)` accumulates rows
+    /// `wrow + li + 4a` and columns `wcol + lj + 8b` of the warp tile in f32.
+    fn cuda_cores(&self, kb: &mut KernelBuilder, p: &F16Params, wrow: &Expr, wcol: &Expr, step: Step) {
+        let [fm, fn_] = p.frags;
+        let (rows, cols) = (fm * 16 / 4, fn_ * 16 / 8);
+        let acc = kb.local("acc", &[rows, cols], DType::F32);
+        let a_reg = kb.local("a_reg", &[rows], DType::F32);
+        let b_reg = kb.local("b_reg", &[cols], DType::F32);
+        kb.unroll("i", rows, |kb, i| {
+            kb.unroll("j", cols, |kb, j| kb.store(&acc, [i, j], 0.0f32));
+        });
+        let (_, _, k_tiles) = self.dims;
+        kb.for_tasks("li, lj", spatial(&[4, 8]), self.lane.clone(), |kb, [li, lj]| {
+            kb.serial("ko", k_tiles, |kb, ko| {
+                step(kb, &ko, &|kb, s| {
+                    kb.unroll("kk", p.bk, |kb, kk| {
+                        kb.unroll("i", rows, |kb, i| {
+                            let row = wrow.clone() + li.clone() + i.clone() * 4;
+                            let v = self.a_smem.at(&[s.clone(), row, kk.clone()]).cast(DType::F32);
+                            kb.store(&a_reg, [i], v);
+                        });
+                        kb.unroll("j", cols, |kb, j| {
+                            let col = wcol.clone() + lj.clone() + j.clone() * 8;
+                            let v = self.b_smem.at(&[s.clone(), kk.clone(), col]).cast(DType::F32);
+                            kb.store(&b_reg, [j], v);
+                        });
+                        kb.unroll("i", rows, |kb, i| {
+                            kb.unroll("j", cols, |kb, j| {
+                                let prod = a_reg.at(&[&i]) * b_reg.at(&[&j]);
+                                let sum = acc.at(&[i.clone(), j.clone()]) + prod;
+                                kb.store(&acc, [i.clone(), j], sum);
+                            });
+                        });
+                    });
+                });
+            });
+            kb.unroll("i", rows, |kb, i| {
+                kb.unroll("j", cols, |kb, j| {
+                    let row = self.m0.clone() + wrow.clone() + li.clone() + i.clone() * 4;
+                    let col = self.n0.clone() + wcol.clone() + lj.clone() + j.clone() * 8;
+                    self.put(kb, row, col, acc.at(&[i, j]));
+                });
+            });
+        });
+    }
+}

@@ -1,0 +1,198 @@
+//! The fp16 matmul template: `C[m, n] = A[m, k] @ B[k, n]` with fp16 inputs and output
+//! and fp32 accumulation, any M, N, K, on the matrix units of every backend.
+//!
+//! A block of `wm × wn` warps computes a `BM × BN` tile of C, `BM = wm·fm·F` and
+//! `BN = wn·fn·F`, where `F` is the matrix units' tile (`mma`: 16 for CUDA's
+//! m16n16k16 `wmma` and 16×16 cooperative matrices, 8 for Metal's simdgroup matrices).
+//! Each warp holds `fm × fn` accumulator fragments (a warp is the worker of the task
+//! mapping `spatial(wm, wn)`, seed 002's figure 13):
+//!
+//! ```text
+//! for ko in range(K / BK):                       # double-buffered, one barrier per step
+//!     A_ldg, B_ldg = A[m0:, ko+1], B[ko+1, n0:]  # next tile, predicated, zero outside
+//!     for kk in T.unroll(BK / F):
+//!         a[i] = T.tvm_load_matrix_sync(A_smem[s, wrow + i·F, kk·F])   i < fm
+//!         b[j] = T.tvm_load_matrix_sync(B_smem[s, kk·F, wcol + j·F])   j < fn
+//!         acc[i·fn + j] = T.tvm_mma_sync(a[i], b[j], acc[i·fn + j])
+//!     A_smem[s'], B_smem[s'] = A_ldg, B_ldg
+//! for each accumulator: store it to the warp's staging tile, then 32 lanes write it to
+//! C (converted to fp16, tested against the matrix's edges)
+//! ```
+//!
+//! Edges are handled where the data enters (zero-filled loads) and leaves (predicated
+//! stores): fragments only ever see full tiles in shared memory, so no size is wrong —
+//! the wrong results for sizes that are not multiples of 16 of a direct `wmma` port
+//! cannot happen here. Shared rows are padded by 8 halves (16 bytes) against bank
+//! conflicts, which keeps every tile 32-byte aligned as `wmma` requires.
+//!
+//! With `mma = 0` the same tiles are multiplied on CUDA cores (each lane a `4·fm × 2·fn`
+//! block of C, f32 accumulators): the configuration for targets without matrix units
+//! (plain WebGPU, an adapter without cooperative matrices), so the op runs everywhere.
+
+mod kernel;
+mod space;
+
+pub use kernel::{template, template_over};
+pub use space::{default_config, space};
+
+use weft_ir::func::Func;
+
+use super::{BuildError, Config, TemplateSpec};
+use crate::Shape;
+
+/// The template's parameters, in order, with their meaning.
+pub const PARAMS: &[(&str, &str)] = &[
+    (
+        "mma",
+        "matrix-unit tile: 16 (m16n16k16), 8 (m8n8k8), 0 (CUDA cores, no matrix units)",
+    ),
+    ("wm", "warps of a block along m"),
+    ("wn", "warps of a block along n"),
+    ("fm", "fragments of a warp along m"),
+    ("fn", "fragments of a warp along n"),
+    ("bk", "k extent of a block's step (16, 32 or 64)"),
+    (
+        "g",
+        "block swizzle: tile rows per group (1 = row-major order)",
+    ),
+];
+
+/// The template registered on the `matmul-f16` op.
+pub const SPEC: TemplateSpec = TemplateSpec {
+    schedule: "template",
+    params: PARAMS,
+    space,
+    default: default_config,
+    describe,
+    build,
+};
+
+/// A config of the fp16 matmul template, checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct F16Params {
+    /// The matrix-unit tile `F` (0: CUDA cores).
+    pub mma: i64,
+    pub warps: [i64; 2],
+    pub frags: [i64; 2],
+    pub bk: i64,
+    pub group: i64,
+}
+
+impl F16Params {
+    /// The nominal tile: `F`, or 16 on CUDA cores (the warp tile keeps its shape).
+    pub fn tile(&self) -> i64 {
+        if self.mma == 0 { 16 } else { self.mma }
+    }
+    pub fn block_m(&self) -> i64 {
+        self.warps[0] * self.frags[0] * self.tile()
+    }
+    pub fn block_n(&self) -> i64 {
+        self.warps[1] * self.frags[1] * self.tile()
+    }
+    pub fn threads(&self) -> i64 {
+        self.warps[0] * self.warps[1] * 32
+    }
+
+    /// Shared bytes: two stages of the A and B tiles (padded by 8 halves per row) and,
+    /// with matrix units, one f32 staging tile per warp.
+    pub fn shared_bytes(&self) -> i64 {
+        let tiles = 2 * (self.block_m() * (self.bk + 8) + self.bk * (self.block_n() + 8)) * 2;
+        let f = self.tile();
+        let staging = if self.mma == 0 {
+            0
+        } else {
+            self.warps[0] * self.warps[1] * f * (f + 4) * 4
+        };
+        tiles + staging
+    }
+
+    /// Accumulator registers per thread (f32).
+    pub fn accumulators(&self) -> i64 {
+        let f = self.tile();
+        self.frags[0] * self.frags[1] * f * f / 32
+    }
+
+    pub fn config(&self) -> Config {
+        let v = [
+            self.mma,
+            self.warps[0],
+            self.warps[1],
+            self.frags[0],
+            self.frags[1],
+            self.bk,
+            self.group,
+        ];
+        Config::of(PARAMS, v)
+    }
+
+    /// Reads and checks a config.
+    pub fn from_config(config: &Config) -> Result<F16Params, BuildError> {
+        let err = |reason: String| config.invalid(reason);
+        config.known(PARAMS, "matmul-f16")?;
+        let get = |name: &str| config.value(name);
+        let p = F16Params {
+            mma: get("mma")?,
+            warps: [get("wm")?, get("wn")?],
+            frags: [get("fm")?, get("fn")?],
+            bk: get("bk")?,
+            group: get("g")?,
+        };
+        if ![0, 8, 16].contains(&p.mma) {
+            return Err(err(format!("`mma` = {} must be 0, 8 or 16", p.mma)));
+        }
+        let pow2 = |v: i64| v > 0 && v & (v - 1) == 0;
+        for (name, v) in [
+            ("wm", p.warps[0]),
+            ("wn", p.warps[1]),
+            ("fm", p.frags[0]),
+            ("fn", p.frags[1]),
+        ] {
+            if !pow2(v) || v > 8 {
+                return Err(err(format!("`{name}` = {v} must be 1, 2, 4 or 8")));
+            }
+        }
+        if ![16, 32, 64].contains(&p.bk) {
+            return Err(err(format!("`bk` = {} must be 16, 32 or 64", p.bk)));
+        }
+        if p.group < 1 {
+            return Err(err(format!("`g` = {} must be at least 1", p.group)));
+        }
+        if p.threads() > 1024 {
+            return Err(err(format!(
+                "{} threads per block (wm * wn * 32); at most 1024",
+                p.threads()
+            )));
+        }
+        Ok(p)
+    }
+}
+
+/// `128x128x32 tile, 256 threads, m16n16k16 fragments 4x2 per warp`.
+pub fn describe(config: &Config) -> Result<String, String> {
+    let p = F16Params::from_config(config).map_err(|e| e.to_string())?;
+    let unit = match p.mma {
+        0 => "CUDA cores".to_string(),
+        f => format!("m{f}n{f}k{f} fragments"),
+    };
+    Ok(format!(
+        "{}x{}x{} tile, {} threads, {unit} {}x{} per warp, {} B shared",
+        p.block_m(),
+        p.block_n(),
+        p.bk,
+        p.threads(),
+        p.frags[0],
+        p.frags[1],
+        p.shared_bytes()
+    ))
+}
+
+/// Builds the fp16 matmul Func at `shape` (`m`, `n`, `k`) with `config`.
+pub fn build(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
+    let p = F16Params::from_config(config)?;
+    Ok(template(
+        shape.get("m"),
+        shape.get("n"),
+        shape.get("k"),
+        &p,
+    )?)
+}

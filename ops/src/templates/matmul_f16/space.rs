@@ -1,0 +1,86 @@
+//! The fp16 matmul template's schedule space: from the target's matrix units, threads,
+//! shared memory and registers, never from the input size.
+//!
+//! Where the target has matrix units, the configs use its largest square tile (`mma`),
+//! blocks of 4 to 8 warps, 2×2 to 4×4 fragments per warp and k steps of 32 and 64; where
+//! it has none, the same warp tiles on CUDA cores (`mma = 0`). A config stays when its
+//! threads, shared memory (two stages plus staging) and accumulators fit.
+
+use super::F16Params;
+use crate::templates::{Config, Resources};
+
+const WARPS: [[i64; 2]; 4] = [[2, 2], [2, 4], [4, 2], [4, 4]];
+const FRAGS: [[i64; 2]; 6] = [[2, 2], [2, 4], [4, 2], [4, 4], [1, 2], [8, 4]];
+const BLOCK_K: [i64; 2] = [32, 64];
+const GROUP: i64 = 8;
+
+/// The matrix-unit tile a target uses: its largest, or 0 for CUDA cores.
+fn unit(r: &Resources) -> i64 {
+    r.mma.first().copied().unwrap_or(0)
+}
+
+fn fits(p: &F16Params, r: &Resources) -> bool {
+    // f32 accumulators, the A and B fragments, staged loads and addresses.
+    let registers = p.accumulators() + 64;
+    p.threads() <= r.max_threads
+        && p.shared_bytes() <= r.max_shared_bytes
+        && registers <= r.max_registers
+}
+
+/// Every config `resources` can run, in a fixed order.
+pub fn space(resources: &Resources) -> Vec<Config> {
+    let mma = unit(resources);
+    let mut out = Vec::new();
+    for warps in WARPS {
+        for frags in FRAGS {
+            for bk in BLOCK_K {
+                let p = F16Params {
+                    mma,
+                    warps,
+                    frags,
+                    bk,
+                    group: GROUP,
+                };
+                if fits(&p, resources) {
+                    out.push(p.config());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A 128×128 tile of 8 warps with 4×2 fragments each and a k step of 32 where it fits
+/// (cuBLAS's tensor-core tile), else the largest config of the space.
+pub fn default_config(resources: &Resources) -> Config {
+    let mma = unit(resources);
+    let f = if mma == 0 { 16 } else { mma };
+    let preferred = F16Params {
+        mma,
+        warps: [2, 4],
+        frags: [128 / (2 * f), 128 / (4 * f)],
+        bk: 32,
+        group: GROUP,
+    };
+    let all = space(resources);
+    if all.contains(&preferred.config()) {
+        return preferred.config();
+    }
+    // Else the largest block tile of the space with a k step of 32.
+    let best = all
+        .iter()
+        .filter_map(|c| F16Params::from_config(c).ok())
+        .filter(|p| p.bk == 32)
+        .max_by_key(|p| (p.block_m() * p.block_n(), p.threads()));
+    if let Some(p) = best {
+        return p.config();
+    }
+    F16Params {
+        mma,
+        warps: [2, 2],
+        frags: [1, 2],
+        bk: 16,
+        group: GROUP,
+    }
+    .config()
+}

@@ -1,0 +1,112 @@
+//! The fp16 matmul template: right at odd shapes (not multiples of 16 or 8, primes, 1)
+//! against the float64 reference with an fp16-aware tolerance, for tensor-core (16),
+//! simdgroup (8) and CUDA-core (0) configs, in the interpreter (which also checks races,
+//! bounds and the warp-uniformity of every fragment operation); its space; its emitted
+//! source on every backend.
+
+use proptest::prelude::*;
+use weft_ops::check::Checker;
+use weft_ops::templates::{Config, Resources, matmul_f16};
+use weft_ops::{Shape, Workload};
+
+fn workload(m: i64, n: i64, k: i64) -> Workload {
+    let shape = Shape::parse("matmul-f16", &format!("m={m},n={n},k={k}")).unwrap();
+    Workload::new("matmul-f16", &shape).unwrap()
+}
+
+fn resources(mma: &[i64]) -> Resources {
+    Resources {
+        mma: mma.to_vec(),
+        ..Resources::cuda()
+    }
+}
+
+/// Every config of the spaces for 16, 8 and no matrix units, small enough to interpret.
+fn configs() -> Vec<Config> {
+    let mut out = Vec::new();
+    for mma in [&[16][..], &[8], &[]] {
+        out.extend(matmul_f16::space(&resources(mma)));
+    }
+    out
+}
+
+fn check(w: &Workload, config: &Config, seed: u64) -> Result<(), String> {
+    let lowered = w
+        .lower_with("template", Some(config))
+        .map_err(|e| e.to_string())?;
+    let inputs = w.random_inputs(seed);
+    let out = w
+        .run_interp(&lowered, &inputs)
+        .map_err(|e| format!("{config} at {}: {e}", w.shape))?;
+    let e = Checker::new(w, &inputs).max_error(&out);
+    if e <= w.tolerance() {
+        Ok(())
+    } else {
+        Err(format!("{config} at {}: max relative error {e:e}", w.shape))
+    }
+}
+
+#[test]
+fn the_defaults_are_right_at_odd_shapes() {
+    for mma in [&[16][..], &[8], &[]] {
+        let config = matmul_f16::default_config(&resources(mma));
+        for (m, n, k) in [(1, 1, 1), (37, 29, 53), (17, 130, 33), (128, 64, 96), (3, 7, 200)] {
+            check(&workload(m, n, k), &config, 7).unwrap();
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn configs_across_the_spaces_are_right(
+        ci in any::<prop::sample::Index>(),
+        m in 1i64..150,
+        n in 1i64..150,
+        k in 1i64..100,
+        seed in 0u64..1000,
+    ) {
+        let all = configs();
+        let config = &all[ci.index(all.len())];
+        check(&workload(m, n, k), config, seed).map_err(TestCaseError::fail)?;
+    }
+}
+
+#[test]
+fn the_space_follows_the_matrix_units() {
+    for (mma, want) in [(&[16][..], 16), (&[8], 8), (&[], 0)] {
+        let r = resources(mma);
+        let space = matmul_f16::space(&r);
+        assert!(!space.is_empty() && space.len() <= 200, "{}", space.len());
+        for c in &space {
+            let p = matmul_f16::F16Params::from_config(c).unwrap();
+            assert_eq!(p.mma, want, "{c}");
+            assert!(p.threads() <= r.max_threads, "{c}");
+            assert!(p.shared_bytes() <= r.max_shared_bytes, "{c}");
+        }
+        assert!(space.contains(&matmul_f16::default_config(&r)));
+    }
+    // WebGPU's 16 KiB still get a config.
+    let web = matmul_f16::default_config(&Resources::webgpu());
+    let p = matmul_f16::F16Params::from_config(&web).unwrap();
+    assert!(p.shared_bytes() <= 16 * 1024 && p.mma == 0, "{web}");
+}
+
+#[test]
+fn configs_outside_the_space_are_typed_errors() {
+    let w = workload(64, 64, 64);
+    for (text, want) in [
+        ("mma=12,wm=2,wn=2,fm=2,fn=2,bk=32,g=8", "`mma` = 12 must be 0, 8 or 16"),
+        ("mma=16,wm=3,wn=2,fm=2,fn=2,bk=32,g=8", "`wm` = 3 must be 1, 2, 4 or 8"),
+        ("mma=16,wm=2,wn=2,fm=2,fn=2,bk=8,g=8", "`bk` = 8 must be 16, 32 or 64"),
+        ("mma=16,wm=2,wn=2,fm=2,fn=2,bk=32", "parameter `g` is missing"),
+        ("mma=16,wm=2,wn=2,fm=2,fn=2,bk=32,g=8,x=1", "unknown parameter `x`"),
+    ] {
+        let e = w
+            .lower_with("template", Some(&Config::parse(text).unwrap()))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(want), "{text}: {e}");
+    }
+}
