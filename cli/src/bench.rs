@@ -11,7 +11,7 @@ use weft_runtime::reference::CudaReference;
 use crate::error::CliError;
 use crate::measure::{Measured, TimingPlan};
 use crate::report::{Table, fmt_error, fmt_ratio, fmt_sig, fmt_time};
-use weft_ops::check::{TOLERANCE, matmul_rows_error, sample_rows};
+use weft_ops::check::{matmul_rows_error, sample_rows};
 
 /// Ops with fewer flops per byte than this (at their seed size) are memory-bound: their
 /// throughput is GB/s and their reference is a copy; the others report GFLOP/s against
@@ -173,15 +173,15 @@ impl Row {
         self
     }
 
-    fn checked(mut self, max_error: f64, what: &str) -> Row {
+    fn checked(mut self, max_error: f64, tolerance: f64, what: &str) -> Row {
         self.max_rel_error = max_error.is_finite().then_some(max_error);
-        if max_error > TOLERANCE || !max_error.is_finite() {
+        if max_error > tolerance || !max_error.is_finite() {
             self.status = Status::Wrong;
             self.message = Some(
                 CliError::Wrong {
                     what: what.to_string(),
                     error: max_error,
-                    tolerance: TOLERANCE,
+                    tolerance,
                 }
                 .to_string(),
             );
@@ -229,7 +229,9 @@ impl Row {
         row.config_source = choice.map(|c| c.source.to_string());
         let what = format!("{}/{schedule} at {} on {target}", w.op.name, w.shape);
         match result {
-            Ok(m) => row.timed(&m.timing).checked(m.max_error, &what),
+            Ok(m) => row
+                .timed(&m.timing)
+                .checked(m.max_error, m.tolerance, &what),
             Err(e) => row.failed(&e),
         }
     }
@@ -274,7 +276,7 @@ impl Row {
                     _ => f64::INFINITY,
                 };
                 let what = format!("cuBLAS SGEMM at {} on {target}", w.shape);
-                row.timed(&timing).checked(error, &what)
+                row.timed(&timing).checked(error, w.tolerance(), &what)
             }
             Err(e) => row.failed(&CliError::Reference {
                 context: format!("cuBLAS SGEMM at {}", w.shape),

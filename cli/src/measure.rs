@@ -8,7 +8,7 @@ use weft_ops::templates::Config;
 use weft_runtime::{Device, Timing};
 
 use crate::error::CliError;
-use weft_ops::check::{TOLERANCE, max_error};
+use weft_ops::check::max_error;
 
 /// How many runs to time.
 #[derive(Clone, Copy, Debug)]
@@ -54,13 +54,16 @@ impl TimingPlan {
 pub struct Measured {
     /// Largest relative error against the float64 reference (infinite for NaN).
     pub max_error: f64,
+    /// The largest error a right result may have ([`Workload::tolerance`]: f16 outputs
+    /// are rounded once more than f32 ones).
+    pub tolerance: f64,
     pub timing: Timing,
 }
 
 impl Measured {
-    /// True when the error is within [`TOLERANCE`].
+    /// True when the error is within the workload's tolerance.
     pub fn is_right(&self) -> bool {
-        self.max_error <= TOLERANCE
+        self.max_error <= self.tolerance
     }
 }
 
@@ -117,7 +120,11 @@ pub fn measure(
     let timing = device
         .time(&lowered, &args, warmup, iters)
         .map_err(|e| CliError::device(format!("timing {what}"), e))?;
-    Ok(Measured { max_error, timing })
+    Ok(Measured {
+        max_error,
+        tolerance: w.tolerance(),
+        timing,
+    })
 }
 
 #[cfg(test)]

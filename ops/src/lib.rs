@@ -307,7 +307,11 @@ impl Workload {
                 let f16 = b.dtype() == weft_ir::dtype::DType::F16;
                 ArrayD::from_shape_simple_fn(shape, || {
                     let x = rng.random::<f32>();
-                    if f16 { half::f16::from_f32(x).to_f32() } else { x }
+                    if f16 {
+                        half::f16::from_f32(x).to_f32()
+                    } else {
+                        x
+                    }
                 })
             })
             .collect()

@@ -59,8 +59,11 @@ fn every_workload_schedule_and_backend() {
             };
             let name = |backend: &str| format!("{}__{}__{}", op.name, schedule, backend);
             let cuda = weft_codegen_cuda::emit_lowered(&lowered, &CudaOptions::default()).unwrap();
-            let msl = weft_codegen_metal::emit_lowered(&for_backend(Resources::metal()), &MetalOptions::default())
-                .unwrap();
+            let msl = weft_codegen_metal::emit_lowered(
+                &for_backend(Resources::metal()),
+                &MetalOptions::default(),
+            )
+            .unwrap();
             let wgsl: Vec<String> = for_backend(vulkan)
                 .kernels
                 .iter()

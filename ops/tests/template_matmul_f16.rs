@@ -50,7 +50,13 @@ fn check(w: &Workload, config: &Config, seed: u64) -> Result<(), String> {
 fn the_defaults_are_right_at_odd_shapes() {
     for mma in [&[16][..], &[8], &[]] {
         let config = matmul_f16::default_config(&resources(mma));
-        for (m, n, k) in [(1, 1, 1), (37, 29, 53), (17, 130, 33), (128, 64, 96), (3, 7, 200)] {
+        for (m, n, k) in [
+            (1, 1, 1),
+            (37, 29, 53),
+            (17, 130, 33),
+            (128, 64, 96),
+            (3, 7, 200),
+        ] {
             check(&workload(m, n, k), &config, 7).unwrap();
         }
     }
@@ -97,11 +103,26 @@ fn the_space_follows_the_matrix_units() {
 fn configs_outside_the_space_are_typed_errors() {
     let w = workload(64, 64, 64);
     for (text, want) in [
-        ("mma=12,wm=2,wn=2,fm=2,fn=2,bk=32,g=8", "`mma` = 12 must be 0, 8 or 16"),
-        ("mma=16,wm=3,wn=2,fm=2,fn=2,bk=32,g=8", "`wm` = 3 must be 1, 2, 4 or 8"),
-        ("mma=16,wm=2,wn=2,fm=2,fn=2,bk=8,g=8", "`bk` = 8 must be 16, 32 or 64"),
-        ("mma=16,wm=2,wn=2,fm=2,fn=2,bk=32", "parameter `g` is missing"),
-        ("mma=16,wm=2,wn=2,fm=2,fn=2,bk=32,g=8,x=1", "unknown parameter `x`"),
+        (
+            "mma=12,wm=2,wn=2,fm=2,fn=2,bk=32,g=8",
+            "`mma` = 12 must be 0, 8 or 16",
+        ),
+        (
+            "mma=16,wm=3,wn=2,fm=2,fn=2,bk=32,g=8",
+            "`wm` = 3 must be 1, 2, 4 or 8",
+        ),
+        (
+            "mma=16,wm=2,wn=2,fm=2,fn=2,bk=8,g=8",
+            "`bk` = 8 must be 16, 32 or 64",
+        ),
+        (
+            "mma=16,wm=2,wn=2,fm=2,fn=2,bk=32",
+            "parameter `g` is missing",
+        ),
+        (
+            "mma=16,wm=2,wn=2,fm=2,fn=2,bk=32,g=8,x=1",
+            "unknown parameter `x`",
+        ),
     ] {
         let e = w
             .lower_with("template", Some(&Config::parse(text).unwrap()))

@@ -10,6 +10,7 @@ use std::str::FromStr;
 
 use thiserror::Error;
 use weft_codegen_common::{EmitError, LimitError, TargetLimits};
+use weft_ir::dtype::DType;
 use weft_ir::kernel::Kernel;
 
 /// Every target name, in the order they are listed to users.
@@ -233,7 +234,11 @@ impl Target {
     ///
     /// An open device may know better: [`crate::Device::limits`] gives the adapter's real
     /// limits for `vulkan`, `dx12`, `gl` and `wgpu`, and the device's attributes for `cuda`.
-    /// `webgpu` always uses WebGPU's defaults: that is its point.
+    /// `webgpu` always uses WebGPU's defaults: that is its point. Offline, `vulkan` takes
+    /// WebGPU's sizes with f16 and the one cooperative-matrix configuration that
+    /// NVIDIA's and AMD's Vulkan drivers both report (16×16×16, f16 inputs, f32
+    /// accumulators), so that `weft emit --target vulkan` shows what a GPU with matrix
+    /// units runs; an open device reports its own.
     pub fn limits(&self) -> TargetLimits {
         match self {
             Target::Cpu => cpu_limits(),
@@ -242,6 +247,21 @@ impl Target {
                 backend: WgpuBackend::Metal,
                 ..
             } => TargetLimits::metal(),
+            Target::Wgpu {
+                backend: WgpuBackend::Vulkan,
+                ..
+            } => TargetLimits {
+                name: "vulkan (offline)".into(),
+                f16: true,
+                matrix_units: vec![weft_codegen_common::MatrixUnit::new(
+                    16,
+                    16,
+                    16,
+                    DType::F16,
+                    DType::F32,
+                )],
+                ..TargetLimits::webgpu_default()
+            },
             Target::Wgpu { .. } => TargetLimits::webgpu_default(),
         }
     }

@@ -5,7 +5,7 @@
 use ndarray::ArrayD;
 use weft_runtime::Device;
 use weft_runtime::array::run_f32;
-use weft_tests::{Case, TOLERANCE, for_every_case, lower_for, run_case, testgen};
+use weft_tests::{Case, for_every_case, lower_for, run_case, testgen};
 
 testgen!(
     every_workload,
@@ -19,7 +19,7 @@ testgen!(
 fn every_workload(target: &str) {
     for_every_case(target, |device, case| {
         let (_, error) = run_case(device, case, 0)?;
-        if error <= TOLERANCE {
+        if error <= case.workload.tolerance() {
             Ok(())
         } else {
             Err(format!("max relative error {error:.3e} (NaN: infinite)"))

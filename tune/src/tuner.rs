@@ -10,7 +10,7 @@ use weft_ir::data::{Arg, TensorData};
 use weft_ir::func::Param;
 use weft_ir::kernel::{KernelParam, LoweredFunc};
 use weft_ops::Workload;
-use weft_ops::check::{Checker, TOLERANCE};
+use weft_ops::check::Checker;
 use weft_ops::templates::{Config, Resources, TemplateSpec};
 use weft_runtime::{BufferId, Device, DeviceError, KernelArg, KernelId, Launch, Timing};
 
@@ -280,7 +280,7 @@ pub fn tune(
             std::mem::replace(&mut outcomes[i], Outcome::Failed(String::new())),
         ) {
             (Err(e), _) => Outcome::Failed(e.to_string()),
-            (Ok(e), _) if e > TOLERANCE => Outcome::Wrong { max_error: e },
+            (Ok(e), _) if e > w.tolerance() => Outcome::Wrong { max_error: e },
             (Ok(e), Outcome::Timed { timing, .. }) => {
                 right += 1;
                 Outcome::Timed {

@@ -9,7 +9,6 @@ use crate::error::CliError;
 use crate::measure::{Measured, TimingPlan, describe, measure};
 use crate::report::{fmt_error, fmt_time};
 use crate::select::{self, Opened};
-use weft_ops::check::TOLERANCE;
 
 /// Runs the command.
 pub fn run(a: &RunArgs) -> Result<(), CliError> {
@@ -46,8 +45,9 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         m.timing.all.len()
     );
     println!(
-        "error     {} max relative, tolerance {TOLERANCE:e}: {verdict}",
-        fmt_error(m.max_error)
+        "error     {} max relative, tolerance {:e}: {verdict}",
+        fmt_error(m.max_error),
+        m.tolerance
     );
     wrong_to_error(&m, || describe(&w, schedule, opened.device.as_ref()))
 }
@@ -79,7 +79,7 @@ fn wrong_to_error(m: &Measured, what: impl FnOnce() -> String) -> Result<(), Cli
         Err(CliError::Wrong {
             what: what(),
             error: m.max_error,
-            tolerance: TOLERANCE,
+            tolerance: m.tolerance,
         })
     }
 }

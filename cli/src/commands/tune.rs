@@ -3,7 +3,6 @@
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use weft_ops::check::TOLERANCE;
 use weft_ops::templates::TemplateSpec;
 use weft_ops::{OpSpec, Workload};
 use weft_runtime::reference::CudaReference;
@@ -124,7 +123,7 @@ pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
                 op.name, spec.schedule, t.config, w.shape
             ),
             error: max_error,
-            tolerance: TOLERANCE,
+            tolerance: w.tolerance(),
         });
     }
     let Some(best) = tuned.best() else {

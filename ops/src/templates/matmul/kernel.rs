@@ -90,7 +90,13 @@ fn a_padding(bm: i64, cov: &Coverage, lanes: i64) -> i64 {
 /// rows, each walked column by column (so the `g · tiles_n` blocks of a group reuse `g`
 /// rows of A and every column of B while they are in L2). The divisors are constants: a
 /// last, partial group uses its own.
-pub(crate) fn swizzle(k: &mut KernelBuilder, pid: Expr, tiles_m: i64, tiles_n: i64, g: i64) -> (Expr, Expr) {
+pub(crate) fn swizzle(
+    k: &mut KernelBuilder,
+    pid: Expr,
+    tiles_m: i64,
+    tiles_n: i64,
+    g: i64,
+) -> (Expr, Expr) {
     let g = g.clamp(1, tiles_m);
     if g == 1 {
         let tm = k.let_("tile_m", pid.clone() / tiles_n);

@@ -31,8 +31,8 @@
 mod kernel;
 mod space;
 
-pub use kernel::{add_kernel, template, template_over};
 pub(crate) use kernel::{Coverage, swizzle};
+pub use kernel::{add_kernel, template, template_over};
 pub use space::{default_config, space};
 
 use weft_ir::func::Func;

@@ -93,10 +93,22 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &F16Param
             };
             let store = |kb: &mut KernelBuilder, s: Expr| {
                 a_cov.each(kb, &tx, &|kb, p, r, v| {
-                    kb.copy(va, &a_smem, [s.clone(), r, v * va], &a_ldg, [p, Expr::int(0)]);
+                    kb.copy(
+                        va,
+                        &a_smem,
+                        [s.clone(), r, v * va],
+                        &a_ldg,
+                        [p, Expr::int(0)],
+                    );
                 });
                 b_cov.each(kb, &tx, &|kb, p, r, v| {
-                    kb.copy(vb, &b_smem, [s.clone(), r, v * vb], &b_ldg, [p, Expr::int(0)]);
+                    kb.copy(
+                        vb,
+                        &b_smem,
+                        [s.clone(), r, v * vb],
+                        &b_ldg,
+                        [p, Expr::int(0)],
+                    );
                 });
             };
 
@@ -117,22 +129,30 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &F16Param
                 cdt,
                 dims: (m, n, k_tiles),
             };
-            kb.for_tasks("wi, wj", spatial(&[wm, wn]), warp.clone(), |kb, [wi, wj]| {
-                let wrow = kb.let_("wrow", wi * (fm * f));
-                let wcol = kb.let_("wcol", wj * (fn_ * f));
-                let step = |kb: &mut KernelBuilder, ko: &Expr, inner: &dyn Fn(&mut KernelBuilder, Expr)| {
-                    let more = (ko.clone() + 1).lt(k_tiles);
-                    kb.if_(more.clone(), |kb| load(kb, (ko.clone() + 1) * bk));
-                    inner(kb, ko.clone() % 2);
-                    kb.if_(more, |kb| store(kb, (ko.clone() + 1) % 2));
-                    kb.barrier();
-                };
-                if p.mma == 0 {
-                    stage.cuda_cores(kb, p, &wrow, &wcol, &step);
-                } else {
-                    stage.matrix_units(kb, p, &warp, &wrow, &wcol, &step);
-                }
-            });
+            kb.for_tasks(
+                "wi, wj",
+                spatial(&[wm, wn]),
+                warp.clone(),
+                |kb, [wi, wj]| {
+                    let wrow = kb.let_("wrow", wi * (fm * f));
+                    let wcol = kb.let_("wcol", wj * (fn_ * f));
+                    let step =
+                        |kb: &mut KernelBuilder,
+                         ko: &Expr,
+                         inner: &dyn Fn(&mut KernelBuilder, Expr)| {
+                            let more = (ko.clone() + 1).lt(k_tiles);
+                            kb.if_(more.clone(), |kb| load(kb, (ko.clone() + 1) * bk));
+                            inner(kb, ko.clone() % 2);
+                            kb.if_(more, |kb| store(kb, (ko.clone() + 1) % 2));
+                            kb.barrier();
+                        };
+                    if p.mma == 0 {
+                        stage.cuda_cores(kb, p, &wrow, &wcol, &step);
+                    } else {
+                        stage.matrix_units(kb, p, &warp, &wrow, &wcol, &step);
+                    }
+                },
+            );
         };
         if grid[0] * grid[1] > blocks {
             kb.if_(pid.clone().lt(blocks), body);
@@ -185,8 +205,22 @@ impl Stage<'_> {
             k: f as u32,
         };
         let row_major = FragLayout::RowMajor;
-        let fa = kb.fragment("a_frag", FragRole::A, shape, DType::F16, row_major, fm as u32);
-        let fb = kb.fragment("b_frag", FragRole::B, shape, DType::F16, row_major, fn_ as u32);
+        let fa = kb.fragment(
+            "a_frag",
+            FragRole::A,
+            shape,
+            DType::F16,
+            row_major,
+            fm as u32,
+        );
+        let fb = kb.fragment(
+            "b_frag",
+            FragRole::B,
+            shape,
+            DType::F16,
+            row_major,
+            fn_ as u32,
+        );
         let acc = kb.fragment(
             "acc",
             FragRole::Accumulator,
@@ -224,7 +258,12 @@ impl Stage<'_> {
         kb.unroll("i", fm, |kb, i| {
             kb.unroll("j", fn_, |kb, j| {
                 let t = i.clone() * fn_ + j.clone();
-                kb.frag_store(&acc, t, &staging, [warp.clone(), Expr::int(0), Expr::int(0)]);
+                kb.frag_store(
+                    &acc,
+                    t,
+                    &staging,
+                    [warp.clone(), Expr::int(0), Expr::int(0)],
+                );
                 kb.barrier();
                 kb.unroll("e", per_lane, |kb, e| {
                     let idx = e * 32 + self.lane.clone();
@@ -241,7 +280,14 @@ impl Stage<'_> {
 
     /// The main loop on CUDA cores: lane `(li, lj)` of `spatial(4, 8)` accumulates rows
     /// `wrow + li + 4a` and columns `wcol + lj + 8b` of the warp tile in f32.
-    fn cuda_cores(&self, kb: &mut KernelBuilder, p: &F16Params, wrow: &Expr, wcol: &Expr, step: Step) {
+    fn cuda_cores(
+        &self,
+        kb: &mut KernelBuilder,
+        p: &F16Params,
+        wrow: &Expr,
+        wcol: &Expr,
+        step: Step,
+    ) {
         let [fm, fn_] = p.frags;
         let (rows, cols) = (fm * 16 / 4, fn_ * 16 / 8);
         let acc = kb.local("acc", &[rows, cols], DType::F32);
@@ -251,37 +297,48 @@ impl Stage<'_> {
             kb.unroll("j", cols, |kb, j| kb.store(&acc, [i, j], 0.0f32));
         });
         let (_, _, k_tiles) = self.dims;
-        kb.for_tasks("li, lj", spatial(&[4, 8]), self.lane.clone(), |kb, [li, lj]| {
-            kb.serial("ko", k_tiles, |kb, ko| {
-                step(kb, &ko, &|kb, s| {
-                    kb.unroll("kk", p.bk, |kb, kk| {
-                        kb.unroll("i", rows, |kb, i| {
-                            let row = wrow.clone() + li.clone() + i.clone() * 4;
-                            let v = self.a_smem.at(&[s.clone(), row, kk.clone()]).cast(DType::F32);
-                            kb.store(&a_reg, [i], v);
-                        });
-                        kb.unroll("j", cols, |kb, j| {
-                            let col = wcol.clone() + lj.clone() + j.clone() * 8;
-                            let v = self.b_smem.at(&[s.clone(), kk.clone(), col]).cast(DType::F32);
-                            kb.store(&b_reg, [j], v);
-                        });
-                        kb.unroll("i", rows, |kb, i| {
+        kb.for_tasks(
+            "li, lj",
+            spatial(&[4, 8]),
+            self.lane.clone(),
+            |kb, [li, lj]| {
+                kb.serial("ko", k_tiles, |kb, ko| {
+                    step(kb, &ko, &|kb, s| {
+                        kb.unroll("kk", p.bk, |kb, kk| {
+                            kb.unroll("i", rows, |kb, i| {
+                                let row = wrow.clone() + li.clone() + i.clone() * 4;
+                                let v = self
+                                    .a_smem
+                                    .at(&[s.clone(), row, kk.clone()])
+                                    .cast(DType::F32);
+                                kb.store(&a_reg, [i], v);
+                            });
                             kb.unroll("j", cols, |kb, j| {
-                                let prod = a_reg.at(&[&i]) * b_reg.at(&[&j]);
-                                let sum = acc.at(&[i.clone(), j.clone()]) + prod;
-                                kb.store(&acc, [i.clone(), j], sum);
+                                let col = wcol.clone() + lj.clone() + j.clone() * 8;
+                                let v = self
+                                    .b_smem
+                                    .at(&[s.clone(), kk.clone(), col])
+                                    .cast(DType::F32);
+                                kb.store(&b_reg, [j], v);
+                            });
+                            kb.unroll("i", rows, |kb, i| {
+                                kb.unroll("j", cols, |kb, j| {
+                                    let prod = a_reg.at(&[&i]) * b_reg.at(&[&j]);
+                                    let sum = acc.at(&[i.clone(), j.clone()]) + prod;
+                                    kb.store(&acc, [i.clone(), j], sum);
+                                });
                             });
                         });
                     });
                 });
-            });
-            kb.unroll("i", rows, |kb, i| {
-                kb.unroll("j", cols, |kb, j| {
-                    let row = self.m0.clone() + wrow.clone() + li.clone() + i.clone() * 4;
-                    let col = self.n0.clone() + wcol.clone() + lj.clone() + j.clone() * 8;
-                    self.put(kb, row, col, acc.at(&[i, j]));
+                kb.unroll("i", rows, |kb, i| {
+                    kb.unroll("j", cols, |kb, j| {
+                        let row = self.m0.clone() + wrow.clone() + li.clone() + i.clone() * 4;
+                        let col = self.n0.clone() + wcol.clone() + lj.clone() + j.clone() * 8;
+                        self.put(kb, row, col, acc.at(&[i, j]));
+                    });
                 });
-            });
-        });
+            },
+        );
     }
 }
