@@ -317,6 +317,14 @@ impl Workload {
             .collect()
     }
 
+    /// True if an input or the output is f16 (the target must support it).
+    pub fn uses_f16(&self) -> bool {
+        self.inputs
+            .iter()
+            .chain([&self.output])
+            .any(|b| b.dtype() == weft_ir::dtype::DType::F16)
+    }
+
     /// The largest relative error a right result may have: 1e-4 for an f32 output; for
     /// an f16 output, 2^-10 (one rounding to f16 is at most 2^-11) plus the f32 sums.
     pub fn tolerance(&self) -> f64 {

@@ -57,7 +57,8 @@ fn reruns_are_identical(target: &str) {
 /// gives.
 fn ndarray_in_and_out(target: &str) {
     for_every_case(target, |device, case| {
-        if !best_only(case) {
+        // `run_f32` is for functions whose inputs and outputs are all f32.
+        if !best_only(case) || case.workload.uses_f16() {
             return Ok(());
         }
         let (expected, _) = run_case(device, case, 3)?;
