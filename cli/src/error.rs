@@ -38,7 +38,7 @@ pub enum CliError {
     },
     /// A kernel the target will not emit (over a limit, or a construct it lacks).
     #[error("{0}")]
-    Source(#[from] SourceError),
+    Source(Box<SourceError>),
     /// A device failed: `context` says what was being done.
     #[error("{context}: {source}")]
     Device {
@@ -126,6 +126,12 @@ impl CliError {
     /// run at all: a benchmark row that says why rather than a failure.
     pub fn is_refusal(&self) -> bool {
         self.exit_code() == EXIT_INPUT
+    }
+}
+
+impl From<SourceError> for CliError {
+    fn from(e: SourceError) -> CliError {
+        CliError::Source(Box::new(e))
     }
 }
 

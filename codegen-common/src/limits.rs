@@ -172,17 +172,14 @@ pub enum LimitError {
     /// Matrix fragments on a target whose matrix units do not run them (plain WebGPU, an
     /// adapter without cooperative matrices, a shape the hardware lacks).
     #[error(
-        "kernel `{kernel}`: fragment `{fragment}` ({role} {shape}, {dtype}) needs matrix units \
-         that target {target} does not have ({available}); use a configuration without \
-         matrix fragments there"
+        "kernel `{kernel}`: fragment {fragment} needs matrix units that target {target} does \
+         not have ({available}); use a configuration without matrix fragments there"
     )]
     MatrixUnits {
         kernel: String,
         target: String,
+        /// The fragment: `` `acc` (accumulator m16n16k16, f32) ``.
         fragment: String,
-        role: &'static str,
-        shape: MmaShape,
-        dtype: DType,
         /// What the target does run, or why it runs nothing.
         available: String,
     },
@@ -328,10 +325,13 @@ pub fn check_limits(kernel: &Kernel, limits: &TargetLimits) -> Result<(), LimitE
             return Err(LimitError::MatrixUnits {
                 kernel: name(),
                 target: target(),
-                fragment: f.name().to_string(),
-                role: f.role().name(),
-                shape: f.shape(),
-                dtype: f.dtype(),
+                fragment: format!(
+                    "`{}` ({} {}, {})",
+                    f.name(),
+                    f.role().name(),
+                    f.shape(),
+                    f.dtype()
+                ),
                 available,
             });
         }

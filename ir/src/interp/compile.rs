@@ -172,7 +172,7 @@ pub(super) fn compile(kernel: &Kernel) -> Result<Program, InterpError> {
     }
     if !kernel.fragments.is_empty() {
         let threads: u64 = kernel.block.iter().map(|&b| b as u64).product();
-        if threads % WARP as u64 != 0 {
+        if !threads.is_multiple_of(WARP as u64) {
             return Err(c.unsupported(format!(
                 "matrix fragments need whole warps: a block of {threads} threads is not a \
                  multiple of {WARP}"

@@ -171,15 +171,15 @@ pub enum InterpError {
     /// A matrix-fragment operation whose arguments differ between threads of a warp.
     #[error(
         "kernel `{kernel}`: fragment operation on `{fragment}`: its {what} differs across the \
-         warp ({first} at {other}, {second} at {at}); a warp's threads must agree on it"
+         warp ({first} at the warp's first thread, {second} at {at}); a warp's threads must \
+         agree on it"
     )]
     NonUniformFragment {
         kernel: String,
         fragment: String,
         what: &'static str,
-        first: i64,
-        second: i64,
-        other: ThreadId,
+        first: i32,
+        second: i32,
         at: ThreadId,
     },
     /// A tile index outside a fragment array.

@@ -78,9 +78,8 @@ impl<'p> Machine<'p> {
                         kernel: self.p.kernel.clone(),
                         fragment: self.frag_name(op),
                         what,
-                        first: first as i32 as i64,
-                        second: s.get(&self.cols, l as usize) as i32 as i64,
-                        other: self.tid(lanes[0]),
+                        first: first as i32,
+                        second: s.get(&self.cols, l as usize) as i32,
                         at: self.tid(l),
                     });
                 }
