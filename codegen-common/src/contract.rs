@@ -220,8 +220,7 @@ fn check_fragments(kernel: &Kernel) -> Option<String> {
         if err.is_some() {
             return;
         }
-        if let weft_ir::fragment::FragOp::Load { origin, .. }
-        | weft_ir::fragment::FragOp::Store { origin, .. } = &**op
+        if let Some((_, origin, _)) = op.access()
             && origin.len() != 1
         {
             err = Some(format!(

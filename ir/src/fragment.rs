@@ -296,9 +296,14 @@ impl FragOp {
 
     /// The buffer the operation touches, and whether it writes it.
     pub fn buffer(&self) -> Option<(&Buffer, bool)> {
+        self.access().map(|(b, _, writes)| (b, writes))
+    }
+
+    /// The buffer the operation touches, the tile's origin in it, and whether it writes.
+    pub fn access(&self) -> Option<(&Buffer, &[Expr], bool)> {
         match self {
-            FragOp::Load { buffer, .. } => Some((buffer, false)),
-            FragOp::Store { buffer, .. } => Some((buffer, true)),
+            FragOp::Load { buffer, origin, .. } => Some((buffer, origin, false)),
+            FragOp::Store { buffer, origin, .. } => Some((buffer, origin, true)),
             FragOp::Fill { .. } | FragOp::Mma { .. } => None,
         }
     }

@@ -7,7 +7,6 @@ use super::compact::Plan;
 use super::vectorize::vectorize;
 use crate::arith::{Bounds, simplify_with};
 use crate::expr::{Buffer, Expr, Scope, ThreadAxis, Var};
-use crate::fragment::FragOp;
 use crate::func::{BlockRealize, ForKind, Func, IterKind, Stmt};
 use crate::kernel::{KMapping, KStmt};
 use crate::schedule::reduction::conjuncts;
@@ -281,12 +280,8 @@ impl Ctx<'_> {
             Stmt::Barrier => KStmt::Barrier,
             Stmt::Frag(op) => {
                 let op = op.map_exprs(&mut |e| self.expr(e));
-                let op = match op.buffer() {
-                    Some((buffer, _)) => {
-                        let origin = match &op {
-                            FragOp::Load { origin, .. } | FragOp::Store { origin, .. } => origin,
-                            _ => unreachable!("only loads and stores name a buffer"),
-                        };
+                let op = match op.access() {
+                    Some((buffer, origin, _)) => {
                         let (buffer, flat) = self.access(buffer, origin);
                         op.with_access(buffer, vec![flat])
                     }

@@ -60,7 +60,6 @@ use thiserror::Error;
 
 use crate::dtype::DType;
 use crate::expr::{Buffer, Expr, Scope, Var};
-use crate::fragment::FragOp;
 use crate::func::{Func, KernelHints, Param, Stmt};
 use crate::te::TeError;
 
@@ -372,11 +371,7 @@ fn check(func: &Func, inputs: &[Buffer]) -> Result<(), TemplateError> {
                     template: template(),
                     what: format!("{what} (in `{text}`)"),
                 });
-            } else if let Some((buffer, writes)) = op.buffer() {
-                let origin = match &**op {
-                    FragOp::Load { origin, .. } | FragOp::Store { origin, .. } => origin.as_slice(),
-                    _ => &[],
-                };
+            } else if let Some((buffer, origin, writes)) = op.access() {
                 if let Err(err) = check_access(buffer, origin, text.clone()) {
                     fail(err);
                 } else if writes && inputs.contains(buffer) {
