@@ -9,8 +9,15 @@ use weft_ir::printer::expr_to_string;
 
 use crate::error::{EmitError, UnloweredNode};
 
-/// Vector widths the emitters have types for (`float2`, `float4`, `vec4<f32>`, ...).
-pub const SUPPORTED_LANES: [u32; 3] = [1, 2, 4];
+/// Vector widths the emitters have types for (`float2`, `float4`, `vec4<f32>`, ...);
+/// 8 lanes only for f16 (16 bytes, see [`supported_lanes`]).
+pub const SUPPORTED_LANES: [u32; 4] = [1, 2, 4, 8];
+
+/// Whether a `lanes`-wide copy of `dtype` has a type in every emitter: 8 lanes are
+/// 16 bytes only for halves.
+pub fn supported_lanes(dtype: weft_ir::dtype::DType, lanes: u32) -> bool {
+    SUPPORTED_LANES.contains(&lanes) && (lanes < 8 || dtype == weft_ir::dtype::DType::F16)
+}
 
 /// Checks the lowering contract: no task mapping, reduction, floor division or modulo, no
 /// multi-index load; every accessed buffer is a parameter or an allocation; vector
@@ -108,7 +115,7 @@ fn check_buffers_and_lanes(kernel: &Kernel, backend: &'static str) -> Result<(),
                 "buffer `{}` is accessed but is neither a parameter nor an allocation",
                 buffer.name()
             )));
-        } else if !SUPPORTED_LANES.contains(&lanes) {
+        } else if !supported_lanes(buffer.dtype(), lanes) {
             *err = Some(EmitError::Unsupported {
                 kernel: kernel.name.clone(),
                 backend,

@@ -103,6 +103,7 @@ impl Dialect for Cuda {
             (DType::U32, _) => "uint2",
             // CUDA has no half4: four halves move as eight bytes.
             (DType::F16, 4) => "uint2",
+            (DType::F16, 8) => "uint4",
             (DType::F16, _) => "half2",
             (DType::Bool, 4) => "char4",
             (DType::Bool, _) => "char2",

@@ -65,6 +65,8 @@ impl Dialect for Msl {
             (DType::F32, 4) => "float4",
             (DType::F32, _) => "float2",
             (DType::F16, 4) => "half4",
+            // No half8: eight halves move as sixteen bytes.
+            (DType::F16, 8) => "uint4",
             (DType::F16, _) => "half2",
             (DType::I32, 4) => "int4",
             (DType::I32, _) => "int2",

@@ -23,7 +23,7 @@ use crate::templates::winograd::{self, WinogradDims};
 use crate::templates::{BuildError, Config, TemplateSpec};
 use crate::{Definition, OpSpec, Shape};
 
-const DIMS: &[(&str, i64)] = &[
+pub(crate) const DIMS: &[(&str, i64)] = &[
     ("n", 1),
     ("c", 64),
     ("h", 56),
@@ -36,7 +36,7 @@ const DIMS: &[(&str, i64)] = &[
 ];
 
 /// Seed 003's six shapes (N, C, size, K; 3×3, stride 1, padding 1).
-const BENCH: &[&[i64]] = &[
+pub(crate) const BENCH: &[&[i64]] = &[
     &[1, 64, 224, 224, 64, 3, 3, 1, 1],
     &[1, 128, 122, 122, 128, 3, 3, 1, 1],
     &[1, 128, 128, 128, 128, 3, 3, 1, 1],
@@ -201,22 +201,22 @@ fn split_fuse(config: &Config) -> Result<(Config, bool), BuildError> {
 
 /// The sizes of one convolution.
 #[derive(Clone, Copy, Debug)]
-struct Dims {
-    n: i64,
-    c: i64,
-    h: i64,
-    w: i64,
-    k: i64,
-    r: i64,
-    s: i64,
-    stride: i64,
-    pad: i64,
-    oh: i64,
-    ow: i64,
+pub(crate) struct Dims {
+    pub(crate) n: i64,
+    pub(crate) c: i64,
+    pub(crate) h: i64,
+    pub(crate) w: i64,
+    pub(crate) k: i64,
+    pub(crate) r: i64,
+    pub(crate) s: i64,
+    pub(crate) stride: i64,
+    pub(crate) pad: i64,
+    pub(crate) oh: i64,
+    pub(crate) ow: i64,
 }
 
 impl Dims {
-    fn of(shape: &Shape) -> Dims {
+    pub(crate) fn of(shape: &Shape) -> Dims {
         let g = |k: &str| shape.get(k);
         let (h, w, r, s, stride, pad) = (g("h"), g("w"), g("r"), g("s"), g("stride"), g("pad"));
         Dims {
@@ -235,7 +235,7 @@ impl Dims {
     }
 }
 
-fn check(shape: &Shape) -> Result<(), String> {
+pub(crate) fn check(shape: &Shape) -> Result<(), String> {
     let d = Dims::of(shape);
     if d.h + 2 * d.pad < d.r || d.w + 2 * d.pad < d.s {
         return Err(format!(

@@ -11,6 +11,7 @@
 //! | `conv2d` | 003, 004 | `direct`, `implicit-gemm` |
 //! | `conv2d-bias-relu` | 002, 003 | `direct`, `implicit-gemm` (one fused kernel) |
 //! | `winograd-conv2d` | 003 | `direct`, `winograd` (F(2×2, 3×3), four kernels) |
+//! | `conv2d-f16`, `conv2d-f16-bias-relu`, `conv2d-f16-nchw` | 004 | `direct`, `implicit-gemm` (tensor cores, one fused kernel) |
 //!
 //! ```
 //! let w = weft_ops::Workload::new("matmul", &weft_ops::Shape::parse("matmul", "m=64,n=64,k=64").unwrap()).unwrap();
@@ -20,6 +21,7 @@
 
 pub mod check;
 mod conv2d;
+mod conv2d_f16;
 mod depthwise;
 mod matmul;
 mod shape;
@@ -80,6 +82,9 @@ pub const OPS: &[&OpSpec] = &[
     &conv2d::SPEC,
     &conv2d::BIAS_RELU_SPEC,
     &conv2d::WINOGRAD_SPEC,
+    &conv2d_f16::SPEC,
+    &conv2d_f16::BIAS_RELU_SPEC,
+    &conv2d_f16::NCHW_SPEC,
 ];
 
 /// Errors naming the op, schedule or shape at fault.
@@ -163,6 +168,9 @@ impl Workload {
             "matmul-f16" => matmul::define_f16(shape),
             "conv2d" | "winograd-conv2d" => conv2d::define(shape),
             "conv2d-bias-relu" => conv2d::define_bias_relu(shape),
+            "conv2d-f16" | "conv2d-f16-bias-relu" | "conv2d-f16-nchw" => {
+                conv2d_f16::define(shape, op.name)
+            }
             _ => depthwise::define(shape),
         }
         .map_err(|source| OpError::Definition {
@@ -213,6 +221,9 @@ impl Workload {
             "window-sum" => window_sum::apply(&mut s, name),
             "matmul" | "matmul-f16" => matmul::apply(&mut s, name),
             "conv2d" | "conv2d-bias-relu" | "winograd-conv2d" => conv2d::apply(&mut s, name),
+            "conv2d-f16" | "conv2d-f16-bias-relu" | "conv2d-f16-nchw" => {
+                conv2d_f16::apply(&mut s, name)
+            }
             _ => depthwise::apply(&mut s, name),
         };
         r.map_err(|source| OpError::Schedule {
@@ -291,6 +302,9 @@ impl Workload {
             "matmul" | "matmul-f16" => matmul::reference(inputs),
             "conv2d" | "winograd-conv2d" => conv2d::reference(inputs, &self.shape, false),
             "conv2d-bias-relu" => conv2d::reference(inputs, &self.shape, true),
+            "conv2d-f16" | "conv2d-f16-bias-relu" | "conv2d-f16-nchw" => {
+                conv2d_f16::reference(inputs, &self.shape, self.op.name)
+            }
             _ => depthwise::reference(inputs, &self.shape),
         })
     }

@@ -107,6 +107,22 @@ fn invariant_cond(c: &Expr, v: &Var, lanes: i64, b: &Bounds) -> Option<Expr> {
     }
 }
 
+/// `c1 ? (c2 ? x : f) : f` as `c1 && c2 ? x : f`, repeatedly.
+fn flatten_selects(e: &Expr) -> Expr {
+    if let Expr::Select(c1, t, f1) = e
+        && let Expr::Select(c2, x, f2) = &**t
+        && f1 == f2
+    {
+        let inner = Expr::Select(
+            Box::new((**c1).clone().and((**c2).clone())),
+            x.clone(),
+            f1.clone(),
+        );
+        return flatten_selects(&inner);
+    }
+    e.clone()
+}
+
 /// Turns a vectorized loop over `var` with `body` into one vector copy, if possible.
 pub(crate) fn vectorize(var: &Var, lanes: i64, body: &KStmt, b: &Bounds) -> Option<KStmt> {
     // Block comments ride along in front of the copy.
@@ -136,6 +152,9 @@ pub(crate) fn vectorize(var: &Var, lanes: i64, body: &KStmt, b: &Bounds) -> Opti
     else {
         return None;
     };
+    // `c1 ? (c2 ? x : f) : f` is `c1 && c2 ? x : f`: a predicated load of a fused
+    // prologue that is itself predicated (an im2col view's padding inside a tile edge).
+    let value = &flatten_selects(value);
     // `dst[i] = c ? src[j] : fallback` (a predicated load): a vector copy under `c`,
     // the fallback stored lane by lane otherwise, when `c` and the fallback are the same
     // for every lane.
@@ -191,7 +210,8 @@ pub(crate) fn vectorize(var: &Var, lanes: i64, body: &KStmt, b: &Bounds) -> Opti
     };
     let ok_width = match dst.dtype() {
         DType::F32 | DType::I32 | DType::U32 => lanes == 2 || lanes == 4,
-        DType::F16 => lanes == 2,
+        // Halves move 4 (8 bytes) or 8 (16 bytes, one `uint4` / `LDG.128`) at a time.
+        DType::F16 => lanes == 2 || lanes == 4 || lanes == 8,
         DType::Bool => false,
     };
     if !ok_width || src.dtype() != dst.dtype() || indices.len() != 1 {
