@@ -31,6 +31,8 @@ pub fn max_error(workload: &Workload, inputs: &[ArrayD<f32>], output: &ArrayD<f3
 #[derive(Debug)]
 pub struct Checker {
     expected: Expected,
+    /// The smallest `|ref|` errors are relative to (see [`Workload::error_floor`]).
+    floor: f64,
 }
 
 #[derive(Debug)]
@@ -53,6 +55,7 @@ impl Checker {
         {
             return Checker {
                 expected: Expected::Rows(rows),
+                floor: workload.error_floor(),
             };
         }
         let inputs64: Vec<ArrayD<f64>> = inputs.iter().map(|a| a.mapv(f64::from)).collect();
@@ -60,14 +63,17 @@ impl Checker {
             Ok(reference) => Expected::Full(reference),
             Err(_) => Expected::Unavailable,
         };
-        Checker { expected }
+        Checker {
+            expected,
+            floor: workload.error_floor(),
+        }
     }
 
     /// The largest relative error of `output` (infinite for NaN anywhere, a wrong shape,
     /// or no reference).
     pub fn max_error(&self, output: &ArrayD<f32>) -> f64 {
         match &self.expected {
-            Expected::Full(reference) => crate::max_rel_error(output, reference),
+            Expected::Full(reference) => crate::max_rel_error_above(output, reference, self.floor),
             Expected::Rows(rows) => {
                 let Ok(c) = output.view().into_dimensionality::<Ix2>() else {
                     return f64::INFINITY;
@@ -81,7 +87,8 @@ impl Checker {
                         return f64::INFINITY;
                     }
                     for (&got, &want) in c.row(*i).iter().zip(want) {
-                        worst = worst.max((f64::from(got) - want).abs() / want.abs().max(1e-6));
+                        let e = (f64::from(got) - want).abs() / want.abs().max(self.floor);
+                        worst = worst.max(e);
                     }
                 }
                 worst

@@ -339,6 +339,17 @@ impl Workload {
             .any(|b| b.dtype() == weft_ir::dtype::DType::F16)
     }
 
+    /// The smallest magnitude errors are measured relative to: 1e-6 for an f32 output;
+    /// for an f16 output 2^-14, its smallest normal number, below which an f16 keeps an
+    /// absolute precision of 2^-24, not a relative one (a product of two small inputs
+    /// rounds to a subnormal).
+    pub fn error_floor(&self) -> f64 {
+        match self.output.dtype() {
+            weft_ir::dtype::DType::F16 => 2f64.powi(-14),
+            _ => 1e-6,
+        }
+    }
+
     /// The largest relative error a right result may have: 1e-4 for an f32 output; for
     /// an f16 output, 2^-10 (one rounding to f16 is at most 2^-11) plus the f32 sums.
     pub fn tolerance(&self) -> f64 {
@@ -361,6 +372,12 @@ pub(crate) struct Definition {
 /// The largest elementwise relative error `|out - ref| / |ref|` (with `|ref|` floored at
 /// 1e-6); NaN anywhere (an unwritten, poisoned element) gives infinity.
 pub fn max_rel_error(out: &ArrayD<f32>, reference: &ArrayD<f64>) -> f64 {
+    max_rel_error_above(out, reference, 1e-6)
+}
+
+/// [`max_rel_error`] with `|ref|` floored at `floor`: errors of elements smaller than
+/// `floor` count relative to `floor`.
+pub fn max_rel_error_above(out: &ArrayD<f32>, reference: &ArrayD<f64>, floor: f64) -> f64 {
     if out.shape() != reference.shape() {
         return f64::INFINITY;
     }
@@ -370,7 +387,7 @@ pub fn max_rel_error(out: &ArrayD<f32>, reference: &ArrayD<f64>) -> f64 {
         if !o.is_finite() {
             return f64::INFINITY;
         }
-        let e = (o - r).abs() / r.abs().max(1e-6);
+        let e = (o - r).abs() / r.abs().max(floor);
         worst = worst.max(e);
     }
     worst

@@ -62,6 +62,15 @@ fn the_defaults_are_right_at_odd_shapes() {
     }
 }
 
+/// A product of two small fp16 inputs rounds to a subnormal fp16, whose precision is
+/// absolute (2^-24), not relative: the check measures errors relative to at least 2^-14
+/// (found by the proptest below: k = 1, seed 584).
+#[test]
+fn subnormal_outputs_are_judged_by_their_absolute_precision() {
+    let config = Config::parse("mma=16,wm=2,wn=2,fm=2,fn=2,bk=32,g=8,vec=8").unwrap();
+    check(&workload(1, 58, 1), &config, 584).unwrap();
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 40, failure_persistence: None, ..ProptestConfig::default() })]
 

@@ -103,7 +103,7 @@ pub fn run_case(
         .ok_or_else(|| "no output came back".to_string())?;
     let inputs64: Vec<ArrayD<f64>> = inputs.iter().map(|a| a.mapv(f64::from)).collect();
     let reference = w.reference(&inputs64).map_err(|e| e.to_string())?;
-    let error = weft_ops::max_rel_error(&out, &reference);
+    let error = weft_ops::max_rel_error_above(&out, &reference, w.error_floor());
     Ok((out, error))
 }
 

@@ -55,8 +55,13 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &F16Param
     let ([wm, wn], [fm, fn_]) = (p.warps, p.frags);
     let f = p.tile();
     let threads = p.threads();
-    // 16-byte (8-half) global loads where rows keep them aligned, else 8 bytes.
-    let lanes = |len: i64| [8, 4, 2].into_iter().find(|l| len % l == 0).unwrap_or(1);
+    // `vec`-half (16- or 8-byte) global loads where rows keep them aligned.
+    let lanes = |len: i64| {
+        [p.vec, 4, 2]
+            .into_iter()
+            .find(|l| len % l == 0)
+            .unwrap_or(1)
+    };
     let (va, vb) = (lanes(k), lanes(n));
     let (tiles_m, tiles_n, k_tiles) = (ceil_div(m, bm), ceil_div(n, bn), ceil_div(k, bk));
     let a_cov = Coverage::new(bm, bk / va, threads);

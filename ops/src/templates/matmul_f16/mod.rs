@@ -55,6 +55,10 @@ pub const PARAMS: &[(&str, &str)] = &[
         "g",
         "block swizzle: tile rows per group (1 = row-major order)",
     ),
+    (
+        "vec",
+        "halves per global load: 8 (16 bytes, CUDA's default) or 4 (8 bytes; WGSL's default, whose scalar shared stores conflict less)",
+    ),
 ];
 
 /// The template registered on the `matmul-f16` op.
@@ -76,6 +80,8 @@ pub struct F16Params {
     pub frags: [i64; 2],
     pub bk: i64,
     pub group: i64,
+    /// Halves per global load where the rows allow it (8 or 4).
+    pub vec: i64,
 }
 
 impl F16Params {
@@ -121,6 +127,7 @@ impl F16Params {
             self.frags[1],
             self.bk,
             self.group,
+            self.vec,
         ];
         Config::of(PARAMS, v)
     }
@@ -136,6 +143,8 @@ impl F16Params {
             frags: [get("fm")?, get("fn")?],
             bk: get("bk")?,
             group: get("g")?,
+            // Configs recorded before `vec` existed loaded 8 halves where they could.
+            vec: config.get("vec").unwrap_or(8),
         };
         if ![0, 8, 16].contains(&p.mma) {
             return Err(err(format!("`mma` = {} must be 0, 8 or 16", p.mma)));
@@ -153,6 +162,9 @@ impl F16Params {
         }
         if ![16, 32, 64].contains(&p.bk) {
             return Err(err(format!("`bk` = {} must be 16, 32 or 64", p.bk)));
+        }
+        if ![4, 8].contains(&p.vec) {
+            return Err(err(format!("`vec` = {} must be 4 or 8", p.vec)));
         }
         if p.group < 1 {
             return Err(err(format!("`g` = {} must be at least 1", p.group)));
@@ -175,13 +187,14 @@ pub fn describe(config: &Config) -> Result<String, String> {
         f => format!("m{f}n{f}k{f} fragments"),
     };
     Ok(format!(
-        "{}x{}x{} tile, {} threads, {unit} {}x{} per warp, {} B shared",
+        "{}x{}x{} tile, {} threads, {unit} {}x{} per warp, {}-byte loads, {} B shared",
         p.block_m(),
         p.block_n(),
         p.bk,
         p.threads(),
         p.frags[0],
         p.frags[1],
+        2 * p.vec,
         p.shared_bytes()
     ))
 }

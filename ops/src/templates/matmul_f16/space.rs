@@ -19,6 +19,14 @@ fn unit(r: &Resources) -> i64 {
     r.mma.first().copied().unwrap_or(0)
 }
 
+/// Halves per global load: 16 bytes where the compiler takes a register cap (CUDA: one
+/// `LDG.128`, one `STS.128`), else 8. WGSL copies lane by lane into shared memory, and
+/// 8 consecutive halves per thread made those stores conflict more: measured on an H100
+/// through Vulkan (2026-11-22), 16-byte loads took the 1024³ matmul from 28.5 to 44.9 µs.
+fn vec_for(r: &Resources) -> i64 {
+    if r.register_cap { 8 } else { 4 }
+}
+
 fn fits(p: &F16Params, r: &Resources) -> bool {
     // f32 accumulators, the A and B fragments, staged loads and addresses.
     let registers = p.accumulators() + 64;
@@ -40,6 +48,7 @@ pub fn space(resources: &Resources) -> Vec<Config> {
                     frags,
                     bk,
                     group: GROUP,
+                    vec: vec_for(resources),
                 };
                 if fits(&p, resources) {
                     out.push(p.config());
@@ -61,6 +70,7 @@ pub fn default_config(resources: &Resources) -> Config {
         frags: [128 / (2 * f), 128 / (4 * f)],
         bk: 32,
         group: GROUP,
+        vec: vec_for(resources),
     };
     let all = space(resources);
     if all.contains(&preferred.config()) {
@@ -81,6 +91,7 @@ pub fn default_config(resources: &Resources) -> Config {
         frags: [1, 2],
         bk: 16,
         group: GROUP,
+        vec: vec_for(resources),
     }
     .config()
 }
