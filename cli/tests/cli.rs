@@ -92,7 +92,7 @@ fn emit_every_op_and_schedule_for_every_language() {
         for schedule in op.schedules {
             for (target, marker) in languages {
                 // Plain WebGPU has no f16: an f16 op is refused with a typed error.
-                let f16 = op.name.ends_with("-f16");
+                let f16 = weft_ops::Workload::default_for(op.name).unwrap().uses_f16();
                 if f16 && target == "webgpu" {
                     bad_input(
                         &["emit", "--op", op.name, "--target", target],
