@@ -406,12 +406,16 @@ fn build(shape: &Shape, config: &Config, bias: bool) -> Result<Func, BuildError>
         config: config.to_string(),
         reason: e.to_string(),
     })?;
-    // Parameters in the op's order: x, w, (bias), output.
-    let mut func = fused.func;
+    Ok(in_op_order(fused.func))
+}
+
+/// `func` with its parameters in the op's order: x, w, (bias), output (fusion lists the
+/// inputs as the anchor met them).
+pub(crate) fn in_op_order(mut func: Func) -> Func {
     let order = |name: &str| ["x", "w", "bias"].iter().position(|n| *n == name);
     func.params
         .sort_by_key(|p| order(p.name()).unwrap_or(usize::MAX));
-    Ok(func)
+    func
 }
 
 /// conv2d-bias-relu unfused: the implicit GEMM stores the convolution `y` (a global

@@ -22,7 +22,7 @@
 //! tiles: the wrong results at sizes that are not multiples of 16 of seed 004's direct
 //! `wmma` kernel cannot happen here.
 
-use ndarray::{ArrayD, Ix1, Ix4, IxDyn};
+use ndarray::{ArrayD, IxDyn};
 use weft_ir::func::Func;
 use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
@@ -336,73 +336,30 @@ fn build(shape: &Shape, config: &Config, v: Variant) -> Result<Func, BuildError>
             None => val,
         }
     });
-    let anchor = matmul_f16::template_over(v.name(), &cols, &weights, &gemm, &p, &|_, _, v| v)?;
+    let anchor = matmul_f16::template_over(v.name(), &cols, &weights, &gemm, &p)?;
     let fused = fuse(&anchor, &output).map_err(|e| BuildError::Config {
         config: config.to_string(),
         reason: e.to_string(),
     })?;
-    // Parameters in the op's order: x, w, (bias), output.
-    let mut func = fused.func;
-    let order = |name: &str| ["x", "w", "bias"].iter().position(|n| *n == name);
-    func.params
-        .sort_by_key(|p| order(p.name()).unwrap_or(usize::MAX));
-    Ok(func)
+    Ok(conv2d::in_op_order(fused.func))
 }
 
-/// The float64 reference: the convolution of the (fp16-valued) inputs, then bias and
-/// ReLU for the bias variant.
+/// The float64 reference: [`conv2d::reference`] (with bias and ReLU for the bias
+/// variant) on NCHW/OIHW views of the inputs, its result seen in the op's layout.
 pub(crate) fn reference(inputs: &[ArrayD<f64>], shape: &Shape, op: &str) -> ArrayD<f64> {
     let v = Variant::of(op);
-    let d = Dims::of(shape);
-    let (Ok(x), Ok(w)) = (
-        inputs[0].view().into_dimensionality::<Ix4>(),
-        inputs[1].view().into_dimensionality::<Ix4>(),
-    ) else {
-        return ArrayD::zeros(IxDyn(&[0]));
-    };
-    let b = inputs
-        .get(2)
-        .and_then(|b| b.view().into_dimensionality::<Ix1>().ok());
-    let u = |v: i64| v as usize;
-    let (axes, pos) = out_axes(d, v.layout);
-    let dims: Vec<usize> = axes.iter().map(|a| u(a.1)).collect();
-    let mut out = ArrayD::<f64>::zeros(IxDyn(&dims));
-    let mut idx = [0usize; 4];
-    for n in 0..d.n {
-        for k in 0..d.k {
-            for oh in 0..d.oh {
-                for ow in 0..d.ow {
-                    let mut acc = 0.0;
-                    for c in 0..d.c {
-                        for r in 0..d.r {
-                            for s in 0..d.s {
-                                let (ih, iw) =
-                                    (oh * d.stride - d.pad + r, ow * d.stride - d.pad + s);
-                                if ih < 0 || ih >= d.h || iw < 0 || iw >= d.w {
-                                    continue;
-                                }
-                                let (px, wt) = match v.layout {
-                                    Layout::Nhwc => {
-                                        (x[[u(n), u(ih), u(iw), u(c)]], w[[u(r), u(s), u(c), u(k)]])
-                                    }
-                                    Layout::Nchw => {
-                                        (x[[u(n), u(c), u(ih), u(iw)]], w[[u(k), u(c), u(r), u(s)]])
-                                    }
-                                };
-                                acc += px * wt;
-                            }
-                        }
-                    }
-                    if v.bias {
-                        acc = (acc + b.map_or(0.0, |b| b[u(k)])).max(0.0);
-                    }
-                    for (slot, val) in pos.iter().zip([n, k, oh, ow]) {
-                        idx[*slot] = u(val);
-                    }
-                    out[IxDyn(&idx)] = acc;
-                }
-            }
-        }
+    let four = |a: &ArrayD<f64>| a.ndim() == 4;
+    if v.layout == Layout::Nchw || inputs.len() < 2 || !four(&inputs[0]) || !four(&inputs[1]) {
+        return conv2d::reference(inputs, shape, v.bias);
     }
-    out
+    // NHWC -> NCHW, HWIO -> OIHW; the bias stays.
+    let mut nchw = vec![
+        inputs[0].clone().permuted_axes(IxDyn(&[0, 3, 1, 2])),
+        inputs[1].clone().permuted_axes(IxDyn(&[3, 2, 0, 1])),
+    ];
+    nchw.extend(inputs[2..].iter().cloned());
+    conv2d::reference(&nchw, shape, v.bias)
+        .permuted_axes(IxDyn(&[0, 2, 3, 1]))
+        .as_standard_layout()
+        .into_owned()
 }

@@ -24,32 +24,28 @@ pub fn template(
     let a = te::placeholder("A", &[m, k], DType::F16);
     let b = te::placeholder("B", &[k, n], DType::F16);
     let c = te::placeholder("C", &[m, n], DType::F16);
-    template_over("matmul_f16", &a, &b, &c, p, &|_, _, v| v)
+    template_over("matmul_f16", &a, &b, &c, p)
 }
 
-/// What happens to an f32 result before it is stored as `c[row, col]`: the identity for
-/// a matmul, a bias and ReLU for a convolution (the value is `f32`; the result too).
-pub type Epilogue<'a> = &'a dyn Fn(&Expr, &Expr, Expr) -> Expr;
-
-/// The template computing `c = epilogue(a @ b)` over given tensors (placeholders, or
-/// computed tensors that [`weft_ir::fusion`] inlines into the loads: an im2col).
+/// The template computing `c = a @ b` over given tensors (placeholders, or computed
+/// tensors that [`weft_ir::fusion`] inlines into the loads: an im2col); an epilogue (a
+/// layout, a bias and ReLU) is fused into its stores the same way.
 pub fn template_over(
     name: &str,
     a: &Buffer,
     b: &Buffer,
     c: &Buffer,
     p: &F16Params,
-    epilogue: Epilogue,
 ) -> Result<weft_ir::func::Func, TemplateError> {
     let mut t = Template::new(name);
     for x in [a, b, c] {
         t.param(x);
     }
-    add_kernel(&mut t, a, b, c, p, epilogue);
+    add_kernel(&mut t, a, b, c, p);
     t.finish()
 }
 
-fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &F16Params, ep: Epilogue) {
+fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &F16Params) {
     let (m, k, n) = (a.shape()[0], a.shape()[1], b.shape()[1]);
     let (bm, bn, bk) = (p.block_m(), p.block_n(), p.bk);
     let ([wm, wn], [fm, fn_]) = (p.warps, p.frags);
@@ -130,7 +126,6 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &F16Param
                 n0: &n0,
                 lane: &lane,
                 c,
-                ep,
                 cdt,
                 dims: (m, n, k_tiles),
             };
@@ -177,17 +172,16 @@ struct Stage<'a> {
     n0: &'a Expr,
     lane: &'a Expr,
     c: &'a Buffer,
-    ep: Epilogue<'a>,
     cdt: DType,
     dims: (i64, i64, i64),
 }
 
 impl Stage<'_> {
-    /// `c[row, col] = epilogue(value)` where the element is inside C.
+    /// `c[row, col] = value` (converted to C's type) where the element is inside C.
     fn put(&self, kb: &mut KernelBuilder, row: Expr, col: Expr, value: Expr) {
         let (m, n, _) = self.dims;
         let inside = row.clone().lt(m).and(col.clone().lt(n));
-        let v = (self.ep)(&row, &col, value).cast(self.cdt);
+        let v = value.cast(self.cdt);
         kb.store_if(inside, self.c, [row, col], v);
     }
 
