@@ -112,10 +112,10 @@ pub struct RunArgs {
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// wgpu targets: create shaders without naga's bounds checks (faster; for trusted
-    /// kernels only).
+    /// wgpu targets: keep naga's runtime checks in every shader. By default a kernel
+    /// runs without them only where weft's bounds prover shows every access in bounds.
     #[arg(long)]
-    pub unchecked_shaders: bool,
+    pub checked_shaders: bool,
     /// A template's config, `name=value,...`; the parameters given override the
     /// template's default for the target. Without it: a tuning record for this shape and
     /// device, else that default.
@@ -156,11 +156,8 @@ pub struct BenchArgs {
     /// Timed runs per row (default: up to 20, fewer when one run is slow).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub iters: Option<u32>,
-    /// wgpu targets: keep naga's runtime bounds checks in shaders (by default benchmarks
-    /// run without them, as CUDA does; the interpreter and the tests catch out-of-bounds
-    /// accesses).
-    #[arg(long)]
-    pub checked_shaders: bool,
+    #[command(flatten)]
+    pub checks: ShaderCheckArgs,
     /// Tuning records for template schedules (default: as for `weft run`).
     #[arg(long)]
     pub records: Option<PathBuf>,
@@ -196,8 +193,32 @@ pub struct TuneArgs {
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// wgpu targets: keep naga's runtime bounds checks (by default tuning times shaders
-    /// without them, as `bench` does).
-    #[arg(long)]
+    #[command(flatten)]
+    pub checks: ShaderCheckArgs,
+}
+
+/// Runtime checks in wgpu shaders, for the commands that time kernels.
+#[derive(Debug, Args)]
+pub struct ShaderCheckArgs {
+    /// wgpu targets: keep naga's runtime checks in every shader. By default a kernel runs
+    /// without them only where weft's bounds prover shows every access in bounds.
+    #[arg(long, conflicts_with = "unchecked_shaders")]
     pub checked_shaders: bool,
+    /// wgpu targets: drop naga's runtime checks from every shader, proven or not (to
+    /// measure what the checks cost; an out-of-bounds access is then undefined behaviour).
+    #[arg(long)]
+    pub unchecked_shaders: bool,
+}
+
+impl ShaderCheckArgs {
+    /// The mode the flags ask for.
+    pub fn mode(&self) -> weft_runtime::ShaderChecks {
+        if self.checked_shaders {
+            weft_runtime::ShaderChecks::Checked
+        } else if self.unchecked_shaders {
+            weft_runtime::ShaderChecks::Unchecked
+        } else {
+            weft_runtime::ShaderChecks::Proven
+        }
+    }
 }

@@ -83,6 +83,10 @@ pub struct Row {
     pub max_rel_error: Option<f64>,
     /// Why a row is refused or failed, or what was wrong.
     pub message: Option<String>,
+    /// The bounds prover's verdict: on wgpu whether runtime checks were `off (proven)`,
+    /// `kept (unproven)`, `on (forced)` or `off (forced)`; elsewhere `proven` or
+    /// `unproven`.
+    pub bounds: Option<String>,
     /// A template's config (`name=value,...`) and where it came from.
     pub config: Option<String>,
     pub config_source: Option<String>,
@@ -144,6 +148,7 @@ impl Row {
             vs_reference: None,
             max_rel_error: None,
             message: None,
+            bounds: None,
             config: None,
             config_source: None,
             order: (0, 0, 0, 0, 0),
@@ -229,9 +234,15 @@ impl Row {
         row.config_source = choice.map(|c| c.source.to_string());
         let what = format!("{}/{schedule} at {} on {target}", w.op.name, w.shape);
         match result {
-            Ok(m) => row
-                .timed(&m.timing)
-                .checked(m.max_error, m.tolerance, &what),
+            Ok(m) => {
+                row.bounds = Some(match m.checks_short() {
+                    Some(c) => c.to_string(),
+                    None if m.is_proven() => "proven".to_string(),
+                    None => "unproven".to_string(),
+                });
+                row.timed(&m.timing)
+                    .checked(m.max_error, m.tolerance, &what)
+            }
             Err(e) => row.failed(&e),
         }
     }
@@ -362,6 +373,7 @@ pub fn render(rows: &[Row], first: &str) -> String {
         &first_col,
         "vs ref",
         "max err",
+        "bounds",
         "status",
     ])
     .align_right(&[4, 5, 6, 7, 8]);
@@ -408,6 +420,7 @@ pub fn render(rows: &[Row], first: &str) -> String {
                 .map(fmt_ratio)
                 .unwrap_or_else(|| "-".to_string()),
             error,
+            r.bounds.clone().unwrap_or_else(|| "-".to_string()),
             status,
         ]);
     }
@@ -438,7 +451,7 @@ pub struct TargetRecord {
     pub device: String,
     /// `small` or `bench`.
     pub size: String,
-    /// A wgpu target (its shaders follow `--checked-shaders`).
+    /// A wgpu target (its shaders follow `--checked-shaders`/`--unchecked-shaders`).
     #[serde(skip)]
     pub wgpu: bool,
 }
@@ -450,8 +463,9 @@ pub struct Report<'a> {
     /// Seconds since the Unix epoch when the benchmark finished.
     pub unix_time: u64,
     pub tolerance: f64,
-    /// Whether wgpu shaders ran without naga's bounds checks.
-    pub unchecked_shaders: bool,
+    /// Runtime checks in wgpu shaders: `proven` (off where the bounds prover proves the
+    /// kernel), `checked` or `unchecked` (forced).
+    pub shader_checks: &'static str,
     /// The targets, the first being the baseline of `vs_first`.
     pub targets: &'a [TargetRecord],
     pub rows: &'a [Row],

@@ -3,9 +3,11 @@
 
 use std::time::{Duration, Instant};
 
+use weft_ir::bounds::{BoundsReport, prove_all};
 use weft_ops::Workload;
 use weft_ops::templates::Config;
-use weft_runtime::{Device, Timing};
+use weft_runtime::shader_checks::ChecksDecision;
+use weft_runtime::{Device, ShaderChecks, Timing};
 
 use crate::error::CliError;
 use weft_ops::check::max_error;
@@ -58,12 +60,46 @@ pub struct Measured {
     /// are rounded once more than f32 ones).
     pub tolerance: f64,
     pub timing: Timing,
+    /// The bounds prover's report per kernel (every target: on CUDA it finds bugs).
+    pub bounds: Vec<BoundsReport>,
+    /// The device's runtime-check mode (wgpu targets only).
+    pub shader_checks: Option<ShaderChecks>,
 }
 
 impl Measured {
     /// True when the error is within the workload's tolerance.
     pub fn is_right(&self) -> bool {
         self.max_error <= self.tolerance
+    }
+
+    /// True when the prover proved every kernel.
+    pub fn is_proven(&self) -> bool {
+        self.bounds.iter().all(BoundsReport::is_proven)
+    }
+
+    /// How the kernels ran with respect to runtime checks, short: `off (proven)`,
+    /// `kept (unproven)`, `on (forced)`, `off (forced)`; `None` off wgpu.
+    pub fn checks_short(&self) -> Option<&'static str> {
+        Some(match self.shader_checks? {
+            ShaderChecks::Checked => "on (forced)",
+            ShaderChecks::Unchecked => "off (forced)",
+            ShaderChecks::Proven if self.is_proven() => "off (proven)",
+            ShaderChecks::Proven => "kept (unproven)",
+        })
+    }
+
+    /// One line per kernel on why its runtime checks are on or off (wgpu targets).
+    pub fn checks_lines(&self) -> Vec<String> {
+        let Some(mode) = self.shader_checks else {
+            return Vec::new();
+        };
+        self.bounds
+            .iter()
+            .map(|r| {
+                let d = ChecksDecision::from_report(mode, r.clone());
+                format!("{}: {}", r.kernel, d.reason())
+            })
+            .collect()
     }
 }
 
@@ -124,6 +160,8 @@ pub fn measure(
         max_error,
         tolerance: w.tolerance(),
         timing,
+        bounds: prove_all(&lowered),
+        shader_checks: device.shader_checks(),
     })
 }
 

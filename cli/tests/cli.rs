@@ -137,6 +137,12 @@ fn ir_prints_func_trace_and_kernels() {
         lowered.contains("(64, 1024)"),
         "shape not applied:\n{lowered}"
     );
+    // The bounds prover's verdict, one comment per kernel, before the kernels.
+    assert!(
+        lowered.contains("\n# bounds: matmul_kernel: all ")
+            && lowered.contains("accesses proven in bounds"),
+        "{lowered}"
+    );
 }
 
 #[test]
@@ -146,6 +152,10 @@ fn run_every_op_on_cpu() {
         assert!(out.contains("schedule  "), "{out}");
         assert!(out.contains(": ok"), "{}: {out}", op.name);
         assert!(out.contains("median"), "{out}");
+        assert!(
+            out.contains("bounds    ") && out.contains("proven in bounds"),
+            "{out}"
+        );
     }
 }
 
@@ -191,14 +201,43 @@ fn bench_on_cpu_writes_json() {
     let rows = json["rows"].as_array().cloned().unwrap_or_default();
     // vecadd and window-sum have two schedules each at one small shape.
     assert_eq!(rows.len(), 4, "{text}");
+    assert_eq!(json["shader_checks"], "proven", "{text}");
     for row in &rows {
         assert_eq!(row["status"], "ok", "{row}");
+        assert_eq!(row["bounds"], "proven", "{row}");
         assert_eq!(row["target"], "cpu");
         assert!(row["gbps"].as_f64().is_some_and(|g| g > 0.0), "{row}");
         assert_eq!(row["vs_first"].as_f64(), Some(1.0));
     }
     assert_eq!(json["targets"][0]["size"], "small");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn shader_check_flags() {
+    // Forcing checks on and off at once is a usage error; run has no way to drop checks
+    // the prover did not earn.
+    bad_input(
+        &[
+            "bench",
+            "--targets",
+            "cpu",
+            "--checked-shaders",
+            "--unchecked-shaders",
+        ],
+        &["--checked-shaders", "--unchecked-shaders"],
+    );
+    bad_input(
+        &[
+            "run",
+            "--op",
+            "vecadd",
+            "--target",
+            "cpu",
+            "--unchecked-shaders",
+        ],
+        &["--unchecked-shaders"],
+    );
 }
 
 #[test]

@@ -8,6 +8,7 @@
 //! source and [`interp`] runs on the CPU.
 
 pub mod arith;
+pub mod bounds;
 pub mod data;
 pub mod dtype;
 pub mod expr;

@@ -245,6 +245,11 @@ pub trait Device {
     }
     /// The source `kernel` compiled to (`None` for the interpreter).
     fn source(&self, kernel: KernelId) -> Option<&str>;
+    /// Which kernels run without runtime memory checks, on devices that have them (wgpu:
+    /// see [`crate::shader_checks`]); `None` elsewhere.
+    fn shader_checks(&self) -> Option<crate::ShaderChecks> {
+        None
+    }
     /// Launches a compiled kernel with one argument per [`Kernel::params`] entry.
     fn launch(&mut self, kernel: KernelId, args: &[KernelArg]) -> Result<(), DeviceError>;
     /// Waits for all launched work and reports errors it raised.

@@ -19,10 +19,12 @@ pub mod cpu;
 pub mod cuda;
 pub mod device;
 pub mod reference;
+pub mod shader_checks;
 pub mod target;
 pub mod testing;
 pub mod wgpu_device;
 
+pub use shader_checks::ShaderChecks;
 pub use wgpu_device::WgpuOptions;
 
 pub use device::{

@@ -62,7 +62,7 @@ fn unchecked_shaders_run() {
     let Some(mut dev) = open_wgpu(
         "vulkan",
         WgpuOptions {
-            unchecked_shaders: true,
+            shader_checks: weft_runtime::ShaderChecks::Unchecked,
             ..Default::default()
         },
     ) else {

@@ -3,7 +3,7 @@
 use indicatif::{ProgressBar, ProgressStyle};
 use weft_ops::{OpSpec, Workload};
 use weft_runtime::reference::CudaReference;
-use weft_runtime::{Target, WgpuOptions, available_targets};
+use weft_runtime::{ShaderChecks, Target, WgpuOptions, available_targets};
 
 use crate::args::{BenchArgs, SizeClass};
 use crate::bench::{Bound, Place, Report, Row, Status, TargetRecord, bound, finish, render};
@@ -17,7 +17,7 @@ use weft_ops::check::TOLERANCE;
 pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
     let ops = select::ops(&a.ops)?;
     let options = WgpuOptions {
-        unchecked_shaders: !a.checked_shaders,
+        shader_checks: a.checks.mode(),
         ..WgpuOptions::default()
     };
     let mut targets: Vec<Opened> = if a.targets.is_empty() {
@@ -162,7 +162,7 @@ pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
                 .map(|d| d.as_secs())
                 .unwrap_or(0),
             tolerance: TOLERANCE,
-            unchecked_shaders: options.unchecked_shaders,
+            shader_checks: options.shader_checks.name(),
             targets: &records,
             rows: &rows,
         };
@@ -251,8 +251,12 @@ fn header(records: &[TargetRecord], options: WgpuOptions) -> String {
     let mut out = String::from("targets (ratios are to the first):\n");
     let w = records.iter().map(|r| r.target.len()).max().unwrap_or(0);
     for r in records {
-        let unchecked = if options.unchecked_shaders && r.wgpu {
-            ", WGSL without bounds checks"
+        let unchecked = if r.wgpu {
+            match options.shader_checks {
+                ShaderChecks::Proven => ", WGSL runtime checks off where proven",
+                ShaderChecks::Checked => ", WGSL with runtime checks",
+                ShaderChecks::Unchecked => ", WGSL without runtime checks",
+            }
         } else {
             ""
         };

@@ -29,16 +29,21 @@ pub fn ir(a: &IrArgs) -> Result<(), CliError> {
         out.push('\n');
     }
     if a.lowered {
-        out.push_str(
-            &weft_ir::lower::lower(scheduled.func())
-                .map_err(|source| weft_ops::OpError::Lower {
-                    op: op.name.to_string(),
-                    schedule: schedule.to_string(),
-                    shape: w.shape.to_string(),
-                    source: Box::new(source),
-                })?
-                .to_string(),
-        );
+        let lowered =
+            weft_ir::lower::lower(scheduled.func()).map_err(|source| weft_ops::OpError::Lower {
+                op: op.name.to_string(),
+                schedule: schedule.to_string(),
+                shape: w.shape.to_string(),
+                source: Box::new(source),
+            })?;
+        // The bounds prover's verdict per kernel, as comments: what lets wgpu targets
+        // drop their runtime checks, and a bug report on any target.
+        for report in weft_ir::bounds::prove_all(&lowered) {
+            for l in report.to_string().lines() {
+                out.push_str(&format!("# bounds: {}\n", l.trim_start()));
+            }
+        }
+        out.push_str(&lowered.to_string());
     } else {
         out.push_str(&scheduled.func().to_string());
     }

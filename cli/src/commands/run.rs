@@ -2,7 +2,7 @@
 //! the float64 reference and timed.
 
 use weft_ops::{OpSpec, Shape};
-use weft_runtime::WgpuOptions;
+use weft_runtime::{ShaderChecks, WgpuOptions};
 
 use crate::args::{RunArgs, SizeClass};
 use crate::error::CliError;
@@ -13,7 +13,11 @@ use crate::select::{self, Opened};
 /// Runs the command.
 pub fn run(a: &RunArgs) -> Result<(), CliError> {
     let options = WgpuOptions {
-        unchecked_shaders: a.unchecked_shaders,
+        shader_checks: if a.checked_shaders {
+            ShaderChecks::Checked
+        } else {
+            ShaderChecks::Proven
+        },
         ..WgpuOptions::default()
     };
     let mut opened = select::open_str(&a.target, options)?;
@@ -49,6 +53,7 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         fmt_error(m.max_error),
         m.tolerance
     );
+    print_bounds(&m);
     wrong_to_error(&m, || describe(&w, schedule, opened.device.as_ref()))
 }
 
@@ -70,6 +75,31 @@ fn choose(
         a.config.as_deref(),
         records,
     )
+}
+
+/// The bounds prover's verdict per kernel, and on wgpu what it decided about runtime
+/// checks.
+fn print_bounds(m: &Measured) {
+    let lines = m.checks_lines();
+    if !lines.is_empty() {
+        for (i, l) in lines.iter().enumerate() {
+            println!("{}{l}", if i == 0 { "checks    " } else { "          " });
+        }
+        return;
+    }
+    for (i, r) in m.bounds.iter().enumerate() {
+        let head = if i == 0 { "bounds    " } else { "          " };
+        println!("{head}{r}");
+    }
+}
+
+/// `checks off (proven)` on wgpu, `bounds proven` or `bounds NOT proven` elsewhere.
+fn bounds_short(m: &Measured) -> String {
+    match m.checks_short() {
+        Some(c) => format!("checks {c}"),
+        None if m.is_proven() => "bounds proven".to_string(),
+        None => "bounds NOT proven".to_string(),
+    }
 }
 
 fn wrong_to_error(m: &Measured, what: impl FnOnce() -> String) -> Result<(), CliError> {
@@ -142,9 +172,10 @@ fn run_all(a: &RunArgs, opened: &mut Opened, plan: &TimingPlan) -> Result<(), Cl
                 });
                 match result {
                     Ok(m) => println!(
-                        "ok       {label:<48} median {:>10}  max rel error {}",
+                        "ok       {label:<48} median {:>10}  max rel error {}  {}",
                         fmt_time(m.timing.median),
-                        fmt_error(m.max_error)
+                        fmt_error(m.max_error),
+                        bounds_short(&m)
                     ),
                     Err(e) => {
                         let status = if e.is_refusal() {

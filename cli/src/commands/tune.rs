@@ -29,7 +29,7 @@ pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
         return list(op, spec, &target);
     }
     let options = WgpuOptions {
-        unchecked_shaders: !a.checked_shaders,
+        shader_checks: a.checks.mode(),
         ..WgpuOptions::default()
     };
     let mut opened = select::open(&target, options)?;

@@ -65,6 +65,17 @@ impl Bounds {
             self.mods.remove(var);
         }
     }
+    /// Intersects what is known of `var` with `lo..=hi` (a guard that holds). A variable
+    /// with no known range takes `lo..=hi`.
+    pub fn narrow(&mut self, var: &Var, lo: i64, hi: i64) {
+        let (a, b) = self.vars.get(var).copied().unwrap_or((lo, hi));
+        self.vars.insert(var.clone(), (a.max(lo), b.min(hi)));
+    }
+    /// Intersects the range of the thread index `axis` with `lo..=hi`.
+    pub fn narrow_axis(&mut self, axis: ThreadAxis, lo: i64, hi: i64) {
+        let (a, b) = self.axes.get(&axis).copied().unwrap_or((lo, hi));
+        self.axes.insert(axis, (a.max(lo), b.min(hi)));
+    }
     pub fn get(&self, var: &Var) -> Option<(i64, i64)> {
         self.vars.get(var).copied()
     }

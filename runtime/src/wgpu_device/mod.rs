@@ -22,6 +22,7 @@ use crate::device::{
     BufferId, Device, DeviceError, KernelArg, KernelId, Launch, Slab, Timing, check_upload,
     element_bytes, storage_dtype,
 };
+use crate::shader_checks::ShaderChecks;
 use crate::target::{Target, WgpuBackend};
 
 mod adapter;
@@ -95,10 +96,10 @@ impl WgpuError {
 /// Options of a wgpu device.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WgpuOptions {
-    /// Create shader modules without naga's runtime bounds checks
-    /// (`ShaderRuntimeChecks::unchecked()`). For benchmarks only: an out-of-bounds access
-    /// is then undefined behaviour on the GPU instead of a clamped one.
-    pub unchecked_shaders: bool,
+    /// Which kernels are created without naga's runtime checks
+    /// (`ShaderRuntimeChecks::unchecked()`): by default those the bounds prover proves
+    /// (see [`crate::shader_checks`]).
+    pub shader_checks: ShaderChecks,
     /// Time with the wall clock around many dispatches in one submit even where the
     /// adapter has timestamp queries (to compare the two clocks, or where a driver's
     /// timestamps are suspect).
@@ -157,8 +158,8 @@ pub struct WgpuDevice {
     timestamps: bool,
     buffers: Slab<GpuBuffer>,
     pipelines: Vec<Pipeline>,
-    /// WGSL source → index in `pipelines`.
-    by_source: HashMap<String, usize>,
+    /// (WGSL source, created without runtime checks) → index in `pipelines`.
+    by_source: HashMap<(String, bool), usize>,
     kernels: Vec<CompiledKernel>,
     /// (pipeline, grid) → index in `kernels`.
     by_launch: HashMap<(usize, [u32; 3]), usize>,
@@ -382,8 +383,16 @@ impl WgpuDevice {
         wgsl: WgslKernel,
     ) -> Result<KernelId, DeviceError> {
         weft_codegen_common::check_limits(kernel, &self.limits)?;
-        let pipeline = self.pipeline_for(wgsl, &kernel.name)?;
+        // The proof is of weft's IR, not of WGSL written elsewhere: only
+        // `--unchecked-shaders` drops the checks of such a module.
+        let unchecked = self.options.shader_checks == ShaderChecks::Unchecked;
+        let pipeline = self.pipeline_for(wgsl, &kernel.name, unchecked)?;
         Ok(self.register(kernel, pipeline))
+    }
+
+    /// Whether `kernel`, emitted by weft, is created without runtime checks.
+    fn unchecked(&self, kernel: &Kernel) -> bool {
+        crate::shader_checks::decide(kernel, self.options.shader_checks).unchecked
     }
 
     /// The kernel handle of `kernel` running `pipeline`.
@@ -501,7 +510,9 @@ impl Device for WgpuDevice {
 
     fn compile(&mut self, kernel: &Kernel) -> Result<KernelId, DeviceError> {
         let wgsl = self.emit_checked(kernel)?;
-        self.compile_wgsl(kernel, wgsl)
+        let unchecked = self.unchecked(kernel);
+        let pipeline = self.pipeline_for(wgsl, &kernel.name, unchecked)?;
+        Ok(self.register(kernel, pipeline))
     }
 
     fn compile_many(&mut self, kernels: &[&Kernel]) -> Vec<Result<KernelId, DeviceError>> {
@@ -512,25 +523,33 @@ impl Device for WgpuDevice {
             .par_iter()
             .map(|k| {
                 let wgsl = this.emit_checked(k)?;
-                if this.by_source.contains_key(&wgsl.source) {
-                    return Ok((wgsl, None));
+                let unchecked = this.unchecked(k);
+                if this
+                    .by_source
+                    .contains_key(&(wgsl.source.clone(), unchecked))
+                {
+                    return Ok((wgsl, unchecked, None));
                 }
-                let pipeline = this.build_pipeline(&wgsl, &k.name)?;
-                Ok((wgsl, Some(pipeline)))
+                let pipeline = this.build_pipeline(&wgsl, &k.name, unchecked)?;
+                Ok((wgsl, unchecked, Some(pipeline)))
             })
             .collect();
         built
             .into_iter()
             .zip(kernels)
             .map(|(b, kernel)| {
-                let (wgsl, pipeline) = b?;
+                let (wgsl, unchecked, pipeline) = b?;
                 let pipeline = match pipeline {
-                    Some(p) => self.insert_pipeline(wgsl, p),
-                    None => self.pipeline_for(wgsl, &kernel.name)?,
+                    Some(p) => self.insert_pipeline(wgsl, unchecked, p),
+                    None => self.pipeline_for(wgsl, &kernel.name, unchecked)?,
                 };
                 Ok(self.register(kernel, pipeline))
             })
             .collect()
+    }
+
+    fn shader_checks(&self) -> Option<ShaderChecks> {
+        Some(self.options.shader_checks)
     }
 
     fn source(&self, kernel: KernelId) -> Option<&str> {

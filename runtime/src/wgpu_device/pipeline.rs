@@ -16,25 +16,27 @@ impl WgpuDevice {
         &mut self,
         wgsl: WgslKernel,
         name: &str,
+        unchecked: bool,
     ) -> Result<usize, WgpuError> {
-        if let Some(&i) = self.by_source.get(&wgsl.source) {
+        if let Some(&i) = self.by_source.get(&(wgsl.source.clone(), unchecked)) {
             return Ok(i);
         }
-        let built = self.build_pipeline(&wgsl, name)?;
-        Ok(self.insert_pipeline(wgsl, built))
+        let built = self.build_pipeline(&wgsl, name, unchecked)?;
+        Ok(self.insert_pipeline(wgsl, unchecked, built))
     }
 
     /// Caches a built pipeline; its index.
     pub(super) fn insert_pipeline(
         &mut self,
         wgsl: WgslKernel,
+        unchecked: bool,
         (layout, pipeline): (wgpu::BindGroupLayout, wgpu::ComputePipeline),
     ) -> usize {
-        if let Some(&i) = self.by_source.get(&wgsl.source) {
+        let key = (wgsl.source.clone(), unchecked);
+        if let Some(&i) = self.by_source.get(&key) {
             return i;
         }
-        self.by_source
-            .insert(wgsl.source.clone(), self.pipelines.len());
+        self.by_source.insert(key, self.pipelines.len());
         self.pipelines.push(Pipeline {
             wgsl,
             layout,
@@ -43,13 +45,14 @@ impl WgpuDevice {
         self.pipelines.len() - 1
     }
 
-    /// Compiles `wgsl` into a bind group layout and a compute pipeline. Takes `&self`
-    /// only, so several threads may build pipelines at once (wgpu's error scopes are
-    /// per thread).
+    /// Compiles `wgsl` into a bind group layout and a compute pipeline, without naga's
+    /// runtime checks when `unchecked`. Takes `&self` only, so several threads may build
+    /// pipelines at once (wgpu's error scopes are per thread).
     pub(super) fn build_pipeline(
         &self,
         wgsl: &WgslKernel,
         name: &str,
+        unchecked: bool,
     ) -> Result<(wgpu::BindGroupLayout, wgpu::ComputePipeline), WgpuError> {
         let op = format!("compiling kernel `{name}`");
         self.scoped(&op, || {
@@ -97,9 +100,11 @@ impl WgpuDevice {
                 label: Some(name),
                 source: wgpu::ShaderSource::Wgsl(wgsl.source.as_str().into()),
             };
-            let module = if self.options.unchecked_shaders {
-                // SAFETY: opted into by `WgpuOptions::unchecked_shaders`, for kernels the
-                // interpreter has checked for out-of-bounds accesses.
+            let module = if unchecked {
+                // SAFETY: the bounds prover showed every access of the kernel this WGSL was
+                // emitted from in bounds, every integer divisor neither 0 nor -1, and its
+                // loops are counted `for` loops (`ShaderChecks::Proven`); or the user forced
+                // it for a benchmark (`ShaderChecks::Unchecked`).
                 unsafe {
                     self.device
                         .create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
