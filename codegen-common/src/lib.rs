@@ -54,14 +54,30 @@ impl fmt::Display for Level {
 }
 
 /// The shortest decimal text that reads back as `value` rounded to `dtype` (`0.1`,
-/// `1e-8`, `3.4028235e38`), with no suffix; `None` for infinities and NaN, which no
-/// language spells as a plain literal.
+/// `1e-8`), with no suffix; `None` for infinities and NaN, which no language spells as a
+/// plain literal.
+///
+/// Near the end of the range the shortest text can lie beyond the largest finite value:
+/// `3.4028235e38` rounds to `f32::MAX` but is larger than it, and Tint (Chrome's WGSL
+/// compiler) rejects such a literal as "cannot be represented as 'f32'". There the text
+/// is the value's exact decimal as a double instead (`3.4028234663852886e38`).
 pub fn float_text(value: f64, dtype: DType) -> Option<String> {
     let v = match dtype {
         DType::F16 => f32::from(half::f16::from_f64(value)),
         _ => value as f32,
     };
-    v.is_finite().then(|| format!("{v:?}"))
+    if !v.is_finite() {
+        return None;
+    }
+    let short = format!("{v:?}");
+    let max = match dtype {
+        DType::F16 => f64::from(half::f16::MAX),
+        _ => f64::from(f32::MAX),
+    };
+    Some(match short.parse::<f64>() {
+        Ok(read) if read.abs() <= max => short,
+        _ => format!("{:?}", f64::from(v)),
+    })
 }
 
 /// True for a global buffer of bools: device memory holds each element as a 32-bit word
@@ -90,10 +106,24 @@ mod tests {
         assert_eq!(float_text(1.0, DType::F32).as_deref(), Some("1.0"));
         assert_eq!(float_text(0.1, DType::F32).as_deref(), Some("0.1"));
         assert_eq!(float_text(1e-8, DType::F32).as_deref(), Some("1e-8"));
+        // f32's extremes in a decimal that is not beyond them (Tint rejects `3.4028235e38`).
         assert_eq!(
             float_text(f32::MAX as f64, DType::F32).as_deref(),
-            Some("3.4028235e38")
+            Some("3.4028234663852886e38")
         );
+        assert_eq!(
+            float_text(f32::MIN as f64, DType::F32).as_deref(),
+            Some("-3.4028234663852886e38")
+        );
+        assert_eq!(float_text(65504.0, DType::F16).as_deref(), Some("65504.0"));
+        for t in [f32::MAX, f32::MIN, 1.0e38, -3.0e38] {
+            let text = float_text(t as f64, DType::F32).unwrap();
+            let read: f64 = text.parse().unwrap();
+            assert!(
+                read.abs() <= f32::MAX as f64 && read as f32 == t,
+                "{t}: {text}"
+            );
+        }
         assert_eq!(float_text(0.1, DType::F16).as_deref(), Some("0.099975586"));
         assert_eq!(float_text(f64::INFINITY, DType::F32), None);
         assert_eq!(float_text(1e39, DType::F32), None);

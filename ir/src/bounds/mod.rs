@@ -24,7 +24,13 @@
 //! A bound is proven when interval arithmetic alone shows it, or when the bound minus a
 //! non-negative combination of guards does ([`facts::Facts::nonneg`]): `C[r·72 + c]` with
 //! `r < 100` and `c < 72` is `7199 − (r·72 + c) = 72·(99 − r) + (71 − c) ≥ 0`. Both are
-//! tried with `let` variables as atoms and again with them inlined.
+//! tried with the index and guards as written, simplified with the narrowed ranges, and
+//! with `let` variables inlined; and again with what division says of its operand
+//! (`x = c·(x // c) + x % c`) added to the guards.
+//!
+//! It also lists every integer division whose divisor it cannot show to be neither 0 nor
+//! −1 (naga guards those unless told not to). A kernel is proven when both lists are
+//! empty.
 //!
 //! ```
 //! use weft_ir::bounds::prove;

@@ -19,6 +19,7 @@
 mod barrier;
 mod compact;
 mod convert;
+mod fetch;
 mod finish;
 mod vectorize;
 
@@ -63,6 +64,15 @@ pub enum LowerError {
         value: i64,
         limit: i64,
     },
+    #[error(
+        "kernel `{kernel}`: every thread along {axis} ({threads} threads) stores the same elements of shared stage `{stage}`: its fetch loops are bound to no {axis}, so each thread fetches the whole tile (a write-write race). Split the fetch loop of `{stage}` (after compute_at, `get_loops` on it) and bind the inner part to {axis} for a cooperative fetch"
+    )]
+    RedundantFetch {
+        kernel: String,
+        stage: String,
+        axis: ThreadAxis,
+        threads: u32,
+    },
     #[error("task mapping: {0}")]
     Mapping(String),
     #[error("{0}")]
@@ -106,6 +116,7 @@ pub fn lower(func: &Func) -> Result<LoweredFunc, LowerError> {
         let converted = convert::convert(root, func, &compaction, grid, block)?;
         let hints = func.kernel_hints.get(i).copied().unwrap_or_default();
         let kernel = finish::finish(name, converted, hints, func, &temps, grid, block)?;
+        fetch::check(&kernel)?;
         kernels.push(kernel);
     }
     Ok(LoweredFunc {

@@ -1,0 +1,59 @@
+// Validates WGSL files with Tint, Chrome's WGSL compiler, through Dawn for Node.js (the
+// npm package `webgpu`) on its null backend: no GPU is needed. Each file is compiled as
+// a shader module and built into a compute pipeline; Tint's errors are printed.
+//
+// usage: node validate.mjs FILE.wgsl...   (exit 0: all accepted; 1: some rejected)
+// Prints one line per file: `ok FILE`, `skip FILE: reason` or `error FILE: message`.
+import { readFileSync } from 'node:fs';
+import { create, globals } from 'webgpu';
+
+Object.assign(globalThis, globals);
+const gpu = create(['backend=null']);
+const adapter = await gpu.requestAdapter();
+if (!adapter) {
+  console.error('Dawn: no null-backend adapter');
+  process.exit(2);
+}
+// f16 where the adapter has it; every limit the adapter allows, so that what is
+// checked is the language, not WebGPU's default limits (weft checks those itself).
+const features = ['shader-f16'].filter((f) => adapter.features.has(f));
+const requiredLimits = {};
+for (const key of ['maxComputeWorkgroupStorageSize', 'maxComputeInvocationsPerWorkgroup',
+  'maxComputeWorkgroupSizeX', 'maxComputeWorkgroupSizeY', 'maxComputeWorkgroupSizeZ',
+  'maxStorageBuffersPerShaderStage', 'maxStorageBufferBindingSize']) {
+  requiredLimits[key] = adapter.limits[key];
+}
+const device = await adapter.requestDevice({ requiredFeatures: features, requiredLimits });
+
+let failed = 0;
+for (const file of process.argv.slice(2)) {
+  const code = readFileSync(file, 'utf8');
+  if (/^\s*enable\s+wgpu_cooperative_matrix\s*;/m.test(code)) {
+    // wgpu's own extension: no browser has it, so Tint does not know it.
+    console.log(`skip ${file}: wgpu_cooperative_matrix is a wgpu extension`);
+    continue;
+  }
+  device.pushErrorScope('validation');
+  const module = device.createShaderModule({ code });
+  const info = await module.getCompilationInfo();
+  const errors = info.messages
+    .filter((m) => m.type === 'error')
+    .map((m) => `${m.lineNum}:${m.linePos}: ${m.message}`);
+  if (errors.length === 0) {
+    try {
+      await device.createComputePipelineAsync({ layout: 'auto', compute: { module } });
+    } catch (e) {
+      errors.push(`pipeline: ${e.message}`);
+    }
+  }
+  const scoped = await device.popErrorScope();
+  if (scoped && errors.length === 0) errors.push(scoped.message);
+  if (errors.length > 0) {
+    failed += 1;
+    console.log(`error ${file}: ${errors.join(' | ').replace(/\n/g, ' ')}`);
+  } else {
+    console.log(`ok ${file}`);
+  }
+}
+device.destroy();
+process.exit(failed > 0 ? 1 : 0);
