@@ -36,6 +36,12 @@ pub enum CliError {
         reason: String,
         available: String,
     },
+    /// `weft compile` for a target that has no offline compiler with a resource report.
+    #[error(
+        "target `{target}` does not compile offline: `weft compile` takes `rocm` targets \
+         (`rocm`, `rocm -arch=gfx1100`); `weft run` measures targets this machine has"
+    )]
+    NoOfflineCompiler { target: String },
     /// A kernel the target will not emit (over a limit, or a construct it lacks).
     #[error("{0}")]
     Source(Box<SourceError>),

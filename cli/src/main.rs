@@ -5,6 +5,7 @@
 //! weft ops
 //! weft ir    --op OP [--schedule S] [--shape k=v,...] [--lowered] [--trace]
 //! weft emit  --op OP [--schedule S] [--shape k=v,...] --target T
+//! weft compile --op OP [--schedule S] [--shape k=v,...] --target rocm[ -arch=gfxNNN] [--all]
 //! weft run   --op OP [--schedule S] [--shape k=v,...] --target T [--iters N] [--all]
 //! weft bench [--targets a,b,...] [--ops ...] [--json FILE] [--size small|bench]
 //! ```
