@@ -151,6 +151,14 @@ pub struct RunArgs {
     /// `$XDG_CACHE_HOME/weft/tuning-records.json`, else `~/.cache/weft/...`).
     #[arg(long)]
     pub records: Option<PathBuf>,
+    /// Write the inputs and the output as `.npy` files into DIR (`A.npy`, `B.npy`,
+    /// `C.npy`, ... named after the op's tensors; float16 tensors as float16).
+    #[arg(long, value_name = "DIR", conflicts_with = "all")]
+    pub save: Option<PathBuf>,
+    /// Run on the `.npy` inputs in DIR (one per input tensor, as `--save` writes them)
+    /// instead of random ones; dtypes and shapes must match the op at `--shape`.
+    #[arg(long, value_name = "DIR", conflicts_with = "all")]
+    pub inputs: Option<PathBuf>,
 }
 
 /// Which shapes `weft bench` measures.

@@ -74,6 +74,9 @@ pub enum CliError {
         #[source]
         source: std::io::Error,
     },
+    /// A `.npy` file of `--inputs` or `--save`.
+    #[error(transparent)]
+    Npy(#[from] crate::npy::NpyError),
     /// Tuning records could not be read or written.
     #[error(transparent)]
     Records(#[from] weft_tune::RecordError),
