@@ -76,7 +76,7 @@ pub enum CliError {
     },
     /// A `.npy` file of `--inputs` or `--save`.
     #[error(transparent)]
-    Npy(#[from] crate::npy::NpyError),
+    Npy(Box<crate::npy::NpyError>),
     /// Tuning records could not be read or written.
     #[error(transparent)]
     Records(#[from] weft_tune::RecordError),
@@ -135,6 +135,12 @@ impl CliError {
     /// run at all: a benchmark row that says why rather than a failure.
     pub fn is_refusal(&self) -> bool {
         self.exit_code() == EXIT_INPUT
+    }
+}
+
+impl From<crate::npy::NpyError> for CliError {
+    fn from(e: crate::npy::NpyError) -> CliError {
+        CliError::Npy(Box::new(e))
     }
 }
 

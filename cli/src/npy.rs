@@ -32,15 +32,11 @@ pub enum NpyError {
         /// Every file expected, with its dtype and shape.
         expected: String,
     },
-    #[error(
-        "`{}` has shape {got:?}; input `{buffer}` of `{op}` at {shape} needs {expected:?}",
-        path.display()
-    )]
+    #[error("`{}` has shape {got:?}; {input} needs {expected:?}", path.display())]
     Shape {
         path: PathBuf,
-        buffer: String,
-        op: String,
-        shape: String,
+        /// Which input: "input `B` of `matmul` at m=64,n=32,k=16".
+        input: String,
         got: Vec<usize>,
         expected: Vec<usize>,
     },
@@ -197,9 +193,7 @@ fn read(dir: &Path, w: &Workload, b: &Buffer) -> Result<ArrayD<f32>, NpyError> {
     if header.shape != expected {
         return Err(NpyError::Shape {
             path: path.clone(),
-            buffer: b.name().to_string(),
-            op: w.op.name.to_string(),
-            shape: w.shape.to_string(),
+            input: format!("input `{}` of `{}` at {}", b.name(), w.op.name, w.shape),
             got: header.shape,
             expected,
         });
