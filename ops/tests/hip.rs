@@ -131,3 +131,18 @@ fn matrix_fragments_are_refused_by_name() {
         assert!(e.contains(needle), "`{needle}` not in: {e}");
     }
 }
+
+/// The check fails on source hipcc rejects and on a kernel without a report: it is not a
+/// check that always passes.
+#[test]
+fn the_check_can_fail() {
+    if hipcc::probe().is_err() {
+        return; // the compile test above reports the skip (or the failure under WEFT_REQUIRE)
+    }
+    let e = hipcc::check("this is not HIP", &[]).unwrap_err();
+    assert!(e.contains("hipcc failed to compile for gfx90a"), "{e}");
+    let w = Workload::default_for("vecadd").unwrap();
+    let source = emit_lowered(&lower_for_rocm(&w, "split-bind"), &HipOptions::default()).unwrap();
+    let e = hipcc::check(&source, &["no_such_kernel".into()]).unwrap_err();
+    assert!(e.contains("no resource report for `no_such_kernel`"), "{e}");
+}
