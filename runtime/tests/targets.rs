@@ -224,6 +224,7 @@ fn emit_source_in_each_language() {
         ("vulkan", "@compute"),
         ("webgpu", "@compute"),
         ("metal", "kernel void"),
+        ("rocm -arch=gfx1100", "#include <hip/hip_runtime.h>"),
     ] {
         let t = Target::parse(target).expect("valid");
         let src = t
