@@ -26,8 +26,11 @@ pub enum Command {
     Ops,
     /// Print the scheduled function (or its lowered kernels).
     Ir(IrArgs),
-    /// Print the source a target compiles (CUDA C, WGSL or MSL); needs no device.
+    /// Print the source a target compiles (CUDA C, HIP, WGSL or MSL); needs no device.
     Emit(EmitArgs),
+    /// Compile offline for a GPU this machine lacks and print each kernel's resources
+    /// (registers, spills, shared memory, occupancy): `rocm` targets, through hipcc.
+    Compile(CompileArgs),
     /// Run on random inputs, check against the float64 reference, print median time and
     /// error.
     Run(RunArgs),
@@ -77,13 +80,36 @@ pub struct IrArgs {
 pub struct EmitArgs {
     #[command(flatten)]
     pub workload: WorkloadArgs,
-    /// A target string: `cuda` (CUDA C); `vulkan`, `dx12`, `gl`, `wgpu`, `webgpu` (WGSL);
+    /// A target string: `cuda` (CUDA C); `rocm` (HIP); `vulkan`, `dx12`, `gl`, `wgpu`, `webgpu` (WGSL);
     /// `metal` (MSL); `cpu` (the lowered IR the interpreter runs). Kernels are checked
     /// against the target's offline limits: CUDA's (48 KiB shared, 1024 threads), WebGPU's
     /// defaults for the WGSL targets (16 KiB, 256 invocations), Apple's for Metal (32 KiB,
     /// 1024).
     #[arg(long)]
     pub target: String,
+}
+
+/// `weft compile`.
+#[derive(Debug, Args)]
+pub struct CompileArgs {
+    /// The op; with `--all`, every op when not given.
+    #[arg(long, required_unless_present = "all")]
+    pub op: Option<String>,
+    /// A schedule of the op; its best when not given (with `--all`: every schedule).
+    #[arg(long)]
+    pub schedule: Option<String>,
+    /// Shape parameters by name (`m=256,k=64`); default: the op's seed size.
+    #[arg(long)]
+    pub shape: Option<String>,
+    /// A template's config, `name=value,...`; default: the template's for the target.
+    #[arg(long)]
+    pub config: Option<String>,
+    /// A target that compiles offline: `rocm` (gfx90a), `rocm -arch=gfx1100`, ...
+    #[arg(long)]
+    pub target: String,
+    /// Compile every schedule of every op (or of `--op`) at its seed size.
+    #[arg(long)]
+    pub all: bool,
 }
 
 /// `weft run`.
@@ -125,6 +151,14 @@ pub struct RunArgs {
     /// `$XDG_CACHE_HOME/weft/tuning-records.json`, else `~/.cache/weft/...`).
     #[arg(long)]
     pub records: Option<PathBuf>,
+    /// Write the inputs and the output as `.npy` files into DIR (`A.npy`, `B.npy`,
+    /// `C.npy`, ... named after the op's tensors; float16 tensors as float16).
+    #[arg(long, value_name = "DIR", conflicts_with = "all")]
+    pub save: Option<PathBuf>,
+    /// Run on the `.npy` inputs in DIR (one per input tensor, as `--save` writes them)
+    /// instead of random ones; dtypes and shapes must match the op at `--shape`.
+    #[arg(long, value_name = "DIR", conflicts_with = "all")]
+    pub inputs: Option<PathBuf>,
 }
 
 /// Which shapes `weft bench` measures.

@@ -36,6 +36,12 @@ pub enum CliError {
         reason: String,
         available: String,
     },
+    /// `weft compile` for a target that has no offline compiler with a resource report.
+    #[error(
+        "target `{target}` does not compile offline: `weft compile` takes `rocm` targets \
+         (`rocm`, `rocm -arch=gfx1100`); `weft run` measures targets this machine has"
+    )]
+    NoOfflineCompiler { target: String },
     /// A kernel the target will not emit (over a limit, or a construct it lacks).
     #[error("{0}")]
     Source(Box<SourceError>),
@@ -68,6 +74,9 @@ pub enum CliError {
         #[source]
         source: std::io::Error,
     },
+    /// A `.npy` file of `--inputs` or `--save`.
+    #[error(transparent)]
+    Npy(Box<crate::npy::NpyError>),
     /// Tuning records could not be read or written.
     #[error(transparent)]
     Records(#[from] weft_tune::RecordError),
@@ -126,6 +135,12 @@ impl CliError {
     /// run at all: a benchmark row that says why rather than a failure.
     pub fn is_refusal(&self) -> bool {
         self.exit_code() == EXIT_INPUT
+    }
+}
+
+impl From<crate::npy::NpyError> for CliError {
+    fn from(e: crate::npy::NpyError) -> CliError {
+        CliError::Npy(Box::new(e))
     }
 }
 

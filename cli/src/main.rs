@@ -5,7 +5,9 @@
 //! weft ops
 //! weft ir    --op OP [--schedule S] [--shape k=v,...] [--lowered] [--trace]
 //! weft emit  --op OP [--schedule S] [--shape k=v,...] --target T
+//! weft compile --op OP [--schedule S] [--shape k=v,...] --target rocm[ -arch=gfxNNN] [--all]
 //! weft run   --op OP [--schedule S] [--shape k=v,...] --target T [--iters N] [--all]
+//!            [--save DIR] [--inputs DIR]
 //! weft bench [--targets a,b,...] [--ops ...] [--json FILE] [--size small|bench]
 //! ```
 //!
@@ -18,6 +20,7 @@ mod bench;
 mod commands;
 mod error;
 mod measure;
+mod npy;
 mod report;
 mod select;
 

@@ -127,17 +127,31 @@ pub fn measure(
     plan: &TimingPlan,
     seed: u64,
 ) -> Result<Measured, CliError> {
+    let inputs = w.random_inputs(seed);
+    measure_on(device, w, schedule, config, plan, &inputs).map(|(m, _)| m)
+}
+
+/// [`measure`] on given inputs (one per input of `w`, in order); also returns the output
+/// of the checked run (`None` if the device gave none back).
+pub fn measure_on(
+    device: &mut dyn Device,
+    w: &Workload,
+    schedule: &str,
+    config: Option<&Config>,
+    plan: &TimingPlan,
+    inputs: &[ndarray::ArrayD<f32>],
+) -> Result<(Measured, Option<ndarray::ArrayD<f32>>), CliError> {
     let what = describe(w, schedule, device);
     let lowered = w.lower_with(schedule, config)?;
-    let inputs = w.random_inputs(seed);
-    let mut args = w.args(&inputs);
+    let mut args = w.args(inputs);
     let started = Instant::now();
     device
         .run(&lowered, &mut args)
         .map_err(|e| CliError::device(format!("running {what}"), e))?;
     let first_run = started.elapsed();
-    let max_error = match w.output_of(&args) {
-        Some(out) => max_error(w, &inputs, &out),
+    let output = w.output_of(&args);
+    let max_error = match &output {
+        Some(out) => max_error(w, inputs, out),
         None => f64::INFINITY,
     };
     // The first run's wall-clock time includes compiling and uploading: when even that
@@ -156,13 +170,14 @@ pub fn measure(
     let timing = device
         .time(&lowered, &args, warmup, iters)
         .map_err(|e| CliError::device(format!("timing {what}"), e))?;
-    Ok(Measured {
+    let measured = Measured {
         max_error,
         tolerance: w.tolerance(),
         timing,
         bounds: prove_all(&lowered),
         shader_checks: device.shader_checks(),
-    })
+    };
+    Ok((measured, output))
 }
 
 #[cfg(test)]

@@ -38,7 +38,8 @@ pub fn open(target: &Target, options: WgpuOptions) -> Result<Opened, CliError> {
             };
             (Box::new(device), size)
         }
-        Target::Cuda { .. } => (
+        // `rocm` has no runtime: opening it is the error that points at `weft compile`.
+        Target::Cuda { .. } | Target::Rocm { .. } => (
             weft_runtime::open_with(target, options).map_err(failed)?,
             SizeClass::Bench,
         ),

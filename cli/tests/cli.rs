@@ -83,6 +83,7 @@ fn ops_lists_schedules() {
 fn emit_every_op_and_schedule_for_every_language() {
     let languages = [
         ("cuda", "__global__"),
+        ("rocm", "#include <hip/hip_runtime.h>"),
         ("vulkan", "@compute"),
         ("webgpu", "@compute"),
         ("metal", "kernel void"),

@@ -97,6 +97,18 @@ impl TargetLimits {
         }
     }
 
+    /// HIP on AMD GPUs (gfx90a, gfx1100): 64 KiB of LDS per workgroup, 1024 threads per
+    /// block, f16. No matrix units: MI200's MFMA and RDNA3's WMMA exist, but weft emits
+    /// neither (rocWMMA is not a HIP header), so fragments are refused by name.
+    pub fn rocm() -> Self {
+        TargetLimits {
+            name: "rocm".into(),
+            max_shared_bytes: 64 * 1024,
+            matrix_units: Vec::new(),
+            ..TargetLimits::cuda()
+        }
+    }
+
     /// Metal on Apple GPUs: 32 KiB threadgroup memory, 1024 threads per threadgroup.
     pub fn metal() -> Self {
         TargetLimits {
@@ -317,7 +329,7 @@ pub fn check_limits(kernel: &Kernel, limits: &TargetLimits) -> Result<(), LimitE
         });
         if !runs {
             let available = if limits.matrix_units.is_empty() {
-                "it has no matrix units".to_string()
+                "none that weft can emit for it".to_string()
             } else {
                 let list: Vec<String> = limits.matrix_units.iter().map(|u| u.to_string()).collect();
                 format!("it runs {}", list.join(", "))

@@ -1,5 +1,6 @@
 //! weft's CUDA C emitter: a lowered [`Kernel`] becomes one `extern "C" __global__`
-//! function that NVRTC compiles.
+//! function that NVRTC compiles. [`hip`] is the same writer with HIP's dialect table, for
+//! AMD GPUs, and [`hipcc`] compiles its output offline.
 //!
 //! The output follows TVM's CUDA codegen: `__launch_bounds__` with the block size,
 //! `__restrict__` buffers (`const` when only read), `__shared__` arrays, per-thread arrays
@@ -15,10 +16,12 @@
 //! [`nvrtc`] compiles the output to PTX offline (no GPU needed) and is what the tests and
 //! the runtime use to check it.
 
+pub mod hip;
+pub mod hipcc;
 pub mod nvrtc;
 mod writer;
 
-use weft_codegen_common::cfamily::{kernel_names, write_kernel};
+use weft_codegen_common::cfamily::{Dialect, kernel_names, write_kernel};
 use weft_codegen_common::contract::check_lowered;
 use weft_codegen_common::{EmitError, check_limits};
 use weft_ir::dtype::DType;
@@ -73,15 +76,26 @@ pub fn emit(kernel: &Kernel, opts: &CudaOptions) -> Result<String, EmitError> {
 
 /// Every kernel of `func` in one translation unit, in launch order.
 pub fn emit_lowered(func: &LoweredFunc, opts: &CudaOptions) -> Result<String, EmitError> {
+    emit_unit(&writer::Cuda, func, |k| check(k, opts), prelude)
+}
+
+/// `func`'s kernels in one translation unit of `dialect`: each checked by `check`, entry
+/// points unique, `prelude(f16, fragments)` first.
+pub(crate) fn emit_unit<D: Dialect>(
+    dialect: &D,
+    func: &LoweredFunc,
+    check: impl Fn(&Kernel) -> Result<(), EmitError>,
+    prelude: impl Fn(bool, bool) -> String,
+) -> Result<String, EmitError> {
     let mut seen = std::collections::HashSet::new();
     for k in &func.kernels {
-        check(k, opts)?;
-        if !seen.insert(entry_point(k)) {
+        check(k)?;
+        let entry = kernel_names(dialect, k).kernel;
+        if !seen.insert(entry.clone()) {
             return Err(EmitError::Invalid {
                 kernel: k.name.clone(),
                 what: format!(
-                    "its entry point `{}` repeats in function `{}`",
-                    entry_point(k),
+                    "its entry point `{entry}` repeats in function `{}`",
                     func.name
                 ),
             });
@@ -94,7 +108,7 @@ pub fn emit_lowered(func: &LoweredFunc, opts: &CudaOptions) -> Result<String, Em
         if i > 0 {
             out.push('\n');
         }
-        out.push_str(&write_kernel(&writer::Cuda, k)?);
+        out.push_str(&write_kernel(dialect, k)?);
     }
     Ok(out)
 }

@@ -194,36 +194,47 @@ impl Dialect for Cuda {
     }
 
     fn signature(&self, kernel: &Kernel, names: &KernelNames) -> String {
-        let params: Vec<String> = kernel
-            .params
-            .iter()
-            .zip(&names.params)
-            .map(|(p, name)| match p {
-                // Distinct buffer parameters never alias (the Kernel contract).
-                KernelParam::Buffer { buffer, access } => {
-                    let ty = self.scalar_type(weft_codegen_common::storage_dtype(buffer));
-                    let konst = if access.writes() { "" } else { "const " };
-                    format!("{konst}{ty}* __restrict__ {name}")
-                }
-                KernelParam::Scalar(v) => format!("{} {name}", self.scalar_type(v.dtype())),
-            })
-            .collect();
         // `(threads, blocks)`: the kernel's hint caps registers so that `blocks` blocks
         // fit on a multiprocessor.
         let bounds = match kernel.min_blocks_per_sm {
             0 => kernel.threads_per_block().to_string(),
             n => format!("{}, {n}", kernel.threads_per_block()),
         };
-        format!(
-            "extern \"C\" __global__ void __launch_bounds__({bounds}) {}({})",
-            names.kernel,
-            params.join(", ")
-        )
+        global_signature(self, kernel, names, &bounds)
     }
 
     fn fragments(&self) -> Option<&dyn FragmentDialect> {
         Some(&Wmma)
     }
+}
+
+/// `extern "C" __global__ void __launch_bounds__(bounds) name(params)`: the signature CUDA
+/// and HIP share (they differ only in what `bounds` says).
+pub(crate) fn global_signature<D: Dialect>(
+    d: &D,
+    kernel: &Kernel,
+    names: &KernelNames,
+    bounds: &str,
+) -> String {
+    let params: Vec<String> = kernel
+        .params
+        .iter()
+        .zip(&names.params)
+        .map(|(p, name)| match p {
+            // Distinct buffer parameters never alias (the Kernel contract).
+            KernelParam::Buffer { buffer, access } => {
+                let ty = d.scalar_type(weft_codegen_common::storage_dtype(buffer));
+                let konst = if access.writes() { "" } else { "const " };
+                format!("{konst}{ty}* __restrict__ {name}")
+            }
+            KernelParam::Scalar(v) => format!("{} {name}", d.scalar_type(v.dtype())),
+        })
+        .collect();
+    format!(
+        "extern \"C\" __global__ void __launch_bounds__({bounds}) {}({})",
+        names.kernel,
+        params.join(", ")
+    )
 }
 
 /// Tensor cores through `nvcuda::wmma` (sm_70 and later; weft compiles for sm_80+):

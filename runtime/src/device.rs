@@ -16,6 +16,8 @@ use weft_ir::func::Param;
 use weft_ir::interp::InterpError;
 use weft_ir::kernel::{Access, Kernel, KernelParam, LoweredFunc};
 
+use weft_codegen_cuda::hipcc::HipccError;
+
 use crate::cuda::CudaError;
 use crate::target::Target;
 use crate::wgpu_device::{WgpuError, WgpuOptions};
@@ -155,6 +157,9 @@ pub enum DeviceError {
     Cuda(Box<CudaError>),
     #[error(transparent)]
     Wgpu(Box<WgpuError>),
+    /// hipcc (the `rocm` target's offline compiler) failed.
+    #[error(transparent)]
+    Hipcc(Box<HipccError>),
     #[error("interpreter, kernel `{kernel}`: {source}")]
     Interp {
         kernel: String,
@@ -188,6 +193,11 @@ impl From<WgpuError> for DeviceError {
         DeviceError::Wgpu(Box::new(e))
     }
 }
+impl From<HipccError> for DeviceError {
+    fn from(e: HipccError) -> Self {
+        DeviceError::Hipcc(Box::new(e))
+    }
+}
 impl From<LimitError> for DeviceError {
     fn from(e: LimitError) -> Self {
         DeviceError::Limits(Box::new(e))
@@ -207,6 +217,7 @@ impl DeviceError {
             DeviceError::Unavailable { .. } => true,
             DeviceError::Cuda(e) => e.is_unavailable(),
             DeviceError::Wgpu(e) => e.is_unavailable(),
+            DeviceError::Hipcc(e) => matches!(**e, HipccError::Unavailable(_)),
             _ => false,
         }
     }
@@ -586,6 +597,12 @@ pub fn open_with(target: &Target, wgpu: WgpuOptions) -> Result<Box<dyn Device>, 
         Target::Cpu => Box::new(crate::cpu::CpuDevice::new()),
         Target::Cuda { .. } => Box::new(crate::cuda::CudaDevice::open(target)?),
         Target::Wgpu { .. } => Box::new(crate::wgpu_device::WgpuDevice::open(target, wgpu)?),
+        Target::Rocm { .. } => {
+            return Err(DeviceError::Unavailable {
+                target: target.to_string(),
+                reason: crate::rocm::NO_RUNTIME.to_string(),
+            });
+        }
     })
 }
 

@@ -1,6 +1,6 @@
 //! weft-runtime: target strings, the [`Device`] trait, and the devices that run lowered
 //! kernels — `cpu` (the interpreter), `cuda` (NVRTC + cudarc) and wgpu (`vulkan`, `metal`,
-//! `dx12`, `gl`, `wgpu`, `webgpu`).
+//! `dx12`, `gl`, `wgpu`, `webgpu`) — and `rocm`, which compiles offline ([`rocm`]).
 //!
 //! ```no_run
 //! # fn demo(func: &weft_ir::kernel::LoweredFunc, a: ndarray::ArrayD<f32>, b: ndarray::ArrayD<f32>)
@@ -19,6 +19,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod device;
 pub mod reference;
+pub mod rocm;
 pub mod shader_checks;
 pub mod target;
 pub mod testing;

@@ -1,5 +1,5 @@
 //! Target strings, TVM-style: `"cpu"`, `"cuda -arch=sm_90 -device=1"`, `"vulkan"`,
-//! `"webgpu"`, ...
+//! `"webgpu"`, `"rocm -arch=gfx1100"`, ...
 //!
 //! A [`Target`] names where a lowered function runs and which source it is emitted as. It
 //! parses from and prints to the same string ([`Target::parse`], [`fmt::Display`]), so a
@@ -14,8 +14,8 @@ use weft_ir::dtype::DType;
 use weft_ir::kernel::Kernel;
 
 /// Every target name, in the order they are listed to users.
-pub const TARGET_NAMES: [&str; 8] = [
-    "cpu", "cuda", "vulkan", "metal", "dx12", "gl", "wgpu", "webgpu",
+pub const TARGET_NAMES: [&str; 9] = [
+    "cpu", "cuda", "rocm", "vulkan", "metal", "dx12", "gl", "wgpu", "webgpu",
 ];
 
 /// Which wgpu backend a WGSL target runs on.
@@ -65,6 +65,8 @@ pub enum SourceLanguage {
     Wgsl,
     /// Metal Shading Language.
     Msl,
+    /// HIP C++ (AMD GPUs).
+    Hip,
 }
 
 impl fmt::Display for SourceLanguage {
@@ -73,6 +75,7 @@ impl fmt::Display for SourceLanguage {
             SourceLanguage::Cuda => "CUDA C",
             SourceLanguage::Wgsl => "WGSL",
             SourceLanguage::Msl => "MSL",
+            SourceLanguage::Hip => "HIP",
         })
     }
 }
@@ -88,6 +91,12 @@ pub enum Target {
         arch: Option<String>,
         /// CUDA device ordinal.
         device: usize,
+    },
+    /// HIP for AMD GPUs. weft has no ROCm runtime: kernels are compiled offline by hipcc
+    /// (`weft compile`), which reports each one's registers, spills, LDS and occupancy.
+    Rocm {
+        /// `gfx90a`, `gfx1100`, ...; `None`: [`weft_codegen_cuda::hipcc::DEFAULT_ARCH`].
+        arch: Option<String>,
     },
     /// WGSL run through wgpu.
     Wgpu {
@@ -131,6 +140,7 @@ impl Target {
     /// | --- | --- |
     /// | `cpu` | none |
     /// | `cuda` | `-arch=sm_XX`, `-device=N` |
+    /// | `rocm` | `-arch=gfxNNN` (default `gfx90a`) |
     /// | `vulkan`, `metal`, `dx12`, `gl`, `wgpu`, `webgpu` | `-device=N` (adapter index) |
     pub fn parse(input: &str) -> Result<Target, TargetError> {
         let mut words = input.split_whitespace();
@@ -141,6 +151,7 @@ impl Target {
                 arch: None,
                 device: 0,
             },
+            "rocm" => Target::Rocm { arch: None },
             "vulkan" => Target::wgpu(WgpuBackend::Vulkan),
             "metal" => Target::wgpu(WgpuBackend::Metal),
             "dx12" => Target::wgpu(WgpuBackend::Dx12),
@@ -183,6 +194,12 @@ impl Target {
                     }
                     *arch = Some(value.to_string());
                 }
+                (Target::Rocm { arch }, "-arch") => {
+                    if !weft_codegen_cuda::hipcc::is_gfx_arch(value) {
+                        return Err(bad("gfxNNN, e.g. gfx90a or gfx1100"));
+                    }
+                    *arch = Some(value.to_string());
+                }
                 (Target::Cuda { device, .. } | Target::Wgpu { device, .. }, "-device") => {
                     *device = value.parse().map_err(|_| bad("a device index, e.g. 0"))?;
                 }
@@ -200,6 +217,7 @@ impl Target {
         match name {
             "cpu" => "none",
             "cuda" => "-arch=sm_XX, -device=N",
+            "rocm" => "-arch=gfxNNN",
             _ => "-device=N",
         }
     }
@@ -209,6 +227,7 @@ impl Target {
         match self {
             Target::Cpu => "cpu",
             Target::Cuda { .. } => "cuda",
+            Target::Rocm { .. } => "rocm",
             Target::Wgpu { backend, .. } => backend.name(),
         }
     }
@@ -222,6 +241,7 @@ impl Target {
         match self {
             Target::Cpu => None,
             Target::Cuda { .. } => Some(SourceLanguage::Cuda),
+            Target::Rocm { .. } => Some(SourceLanguage::Hip),
             Target::Wgpu {
                 backend: WgpuBackend::Metal,
                 ..
@@ -243,6 +263,10 @@ impl Target {
         match self {
             Target::Cpu => cpu_limits(),
             Target::Cuda { .. } => TargetLimits::cuda(),
+            Target::Rocm { .. } => TargetLimits {
+                name: self.to_string(),
+                ..TargetLimits::rocm()
+            },
             Target::Wgpu {
                 backend: WgpuBackend::Metal,
                 ..
@@ -267,9 +291,10 @@ impl Target {
     }
 
     /// The key of this target in `WEFT_REQUIRE` (see [`crate::testing`]): the target name,
-    /// except that `wgpu` and `webgpu` are both `wgpu`.
+    /// except that `wgpu` and `webgpu` are both `wgpu`, and `rocm` is `hip` (its compiler).
     pub fn require_key(&self) -> &'static str {
         match self {
+            Target::Rocm { .. } => weft_codegen_cuda::hipcc::TOOL,
             Target::Wgpu {
                 backend: WgpuBackend::WebGpu,
                 ..
@@ -318,6 +343,9 @@ impl Target {
             SourceLanguage::Msl => {
                 weft_codegen_metal::emit(kernel, &weft_codegen_metal::MetalOptions { limits })
             }
+            SourceLanguage::Hip => {
+                weft_codegen_cuda::hip::emit(kernel, &weft_codegen_cuda::hip::HipOptions { limits })
+            }
         };
         emitted.map_err(|source| SourceError::Emit {
             kernel: kernel.name.clone(),
@@ -359,6 +387,11 @@ impl fmt::Display for Target {
                     write!(f, " -device={device}")?;
                 }
             }
+            Target::Rocm { arch } => {
+                if let Some(arch) = arch {
+                    write!(f, " -arch={arch}")?;
+                }
+            }
             Target::Wgpu { device, .. } => {
                 if *device != 0 {
                     write!(f, " -device={device}")?;
@@ -392,6 +425,12 @@ impl TargetInfo {
     pub fn is_available(&self) -> bool {
         self.unavailable.is_none()
     }
+
+    /// True for a target this machine compiles for but cannot run: `rocm` with hipcc
+    /// present (its `device` names the compiler).
+    pub fn is_compile_only(&self) -> bool {
+        matches!(self.target, Target::Rocm { .. }) && self.device.is_some()
+    }
 }
 
 impl fmt::Display for TargetInfo {
@@ -416,6 +455,7 @@ pub fn available_targets() -> Vec<TargetInfo> {
         unavailable: None,
     }];
     out.extend(crate::cuda::probe_targets());
+    out.extend(crate::rocm::probe_targets());
     out.extend(crate::wgpu_device::probe_targets());
     out
 }

@@ -4,7 +4,8 @@
 //! test fails. CI sets `WEFT_REQUIRE` so that a GPU test cannot silently stop running.
 //!
 //! Backend keys: `cpu`, `cuda`, `nvrtc` (compiling CUDA without a GPU), `vulkan`, `metal`,
-//! `dx12`, `gl`, and `wgpu` (any adapter: the `wgpu` and `webgpu` targets).
+//! `dx12`, `gl`, `wgpu` (any adapter: the `wgpu` and `webgpu` targets), and `hip`
+//! (hipcc, the `rocm` target's offline compiler).
 
 use crate::device::{Device, DeviceError, open};
 use crate::target::Target;

@@ -54,6 +54,9 @@ fn round_trip() {
         "cuda -arch=sm_90",
         "cuda -arch=sm_100a -device=3",
         "cuda -device=1",
+        "rocm",
+        "rocm -arch=gfx90a",
+        "rocm -arch=gfx1100",
         "vulkan",
         "vulkan -device=1",
         "metal",
@@ -74,17 +77,54 @@ fn round_trip() {
 }
 
 #[test]
+fn rocm_options() {
+    assert_eq!(Target::parse("rocm"), Ok(Target::Rocm { arch: None }));
+    assert_eq!(
+        Target::parse(" rocm  -arch=gfx1100"),
+        Ok(Target::Rocm {
+            arch: Some("gfx1100".into())
+        })
+    );
+    let rocm = Target::parse("rocm").expect("parses");
+    assert_eq!(weft_runtime::rocm::arch(&rocm), Some("gfx90a"));
+    assert_eq!(rocm.emit_language(), Some(SourceLanguage::Hip));
+    assert_eq!(rocm.require_key(), "hip");
+    assert!(rocm.limits().matrix_units.is_empty());
+    for bad in [
+        "rocm -arch=sm_90",
+        "rocm -arch=gfx",
+        "rocm -arch=",
+        "rocm -arch=gfx90z",
+    ] {
+        let e = Target::parse(bad).expect_err(bad);
+        assert!(
+            e.to_string().contains("gfxNNN, e.g. gfx90a or gfx1100"),
+            "{e}"
+        );
+    }
+    let e = Target::parse("rocm -device=1").expect_err("no devices");
+    assert!(e.to_string().contains("-arch=gfxNNN"), "{e}");
+    // No ROCm runtime: opening is the typed "unavailable" error that names the way out.
+    let e = match weft_runtime::open(&rocm) {
+        Ok(_) => panic!("rocm opened a device"),
+        Err(e) => e,
+    };
+    assert!(e.is_unavailable(), "{e}");
+    assert!(e.to_string().contains("weft compile"), "{e}");
+}
+
+#[test]
 fn unknown_target_lists_valid_ones() {
-    let e = Target::parse("rocm -arch=gfx90a").expect_err("rocm is not a target");
-    assert!(matches!(e, TargetError::UnknownTarget { ref name, .. } if name == "rocm"));
+    let e = Target::parse("opencl -arch=gfx90a").expect_err("opencl is not a target");
+    assert!(matches!(e, TargetError::UnknownTarget { ref name, .. } if name == "opencl"));
     let msg = e.to_string();
-    assert!(msg.contains("`rocm`"), "{msg}");
+    assert!(msg.contains("`opencl`"), "{msg}");
     for name in TARGET_NAMES {
         assert!(msg.contains(name), "{msg} should list {name}");
     }
     let e = Target::parse("   ").expect_err("empty");
     assert_eq!(e, TargetError::Empty);
-    assert!(e.to_string().contains("cuda, vulkan"), "{e}");
+    assert!(e.to_string().contains("cuda, rocm, vulkan"), "{e}");
     // Names are exact.
     assert!(Target::parse("CUDA").is_err());
 }
@@ -134,6 +174,7 @@ fn languages_and_limits() {
     assert_eq!(lang("vulkan"), Some(SourceLanguage::Wgsl));
     assert_eq!(lang("webgpu"), Some(SourceLanguage::Wgsl));
     assert_eq!(lang("metal"), Some(SourceLanguage::Msl));
+    assert_eq!(lang("rocm -arch=gfx1100"), Some(SourceLanguage::Hip));
     let limits = |s: &str| Target::parse(s).expect("parses").limits();
     assert_eq!(limits("webgpu").max_shared_bytes, 16 * 1024);
     assert_eq!(limits("webgpu").max_threads_per_block, 256);
@@ -183,6 +224,7 @@ fn emit_source_in_each_language() {
         ("vulkan", "@compute"),
         ("webgpu", "@compute"),
         ("metal", "kernel void"),
+        ("rocm -arch=gfx1100", "#include <hip/hip_runtime.h>"),
     ] {
         let t = Target::parse(target).expect("valid");
         let src = t

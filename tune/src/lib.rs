@@ -57,7 +57,8 @@ pub fn resources(target: &Target, limits: &TargetLimits) -> Resources {
         max_threads: limits.max_threads_per_block.min(i64::MAX as u64) as i64,
         max_shared_bytes: limits.max_shared_bytes.min(i64::MAX as u64) as i64,
         max_registers,
-        register_cap: matches!(target, Target::Cuda { .. }),
+        // HIP's `__launch_bounds__` takes the hint too (as waves per SIMD).
+        register_cap: matches!(target, Target::Cuda { .. } | Target::Rocm { .. }),
         mma: {
             let mut sizes: Vec<i64> = limits
                 .matrix_units

@@ -2,6 +2,7 @@
 //! that sets the exit status.
 
 mod bench;
+mod compile;
 mod emit;
 mod ir;
 mod ops;
@@ -19,6 +20,7 @@ pub fn dispatch(command: &Command) -> Result<(), CliError> {
         Command::Ops => ops::ops(),
         Command::Ir(a) => ir::ir(a),
         Command::Emit(a) => emit::emit(a),
+        Command::Compile(a) => compile::compile(a),
         Command::Run(a) => run::run(a),
         Command::Bench(a) => bench::bench(a),
         Command::Tune(a) => tune::tune(a),

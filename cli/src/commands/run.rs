@@ -6,7 +6,7 @@ use weft_runtime::{ShaderChecks, WgpuOptions};
 
 use crate::args::{RunArgs, SizeClass};
 use crate::error::CliError;
-use crate::measure::{Measured, TimingPlan, describe, measure};
+use crate::measure::{Measured, TimingPlan, describe, measure, measure_on};
 use crate::report::{fmt_error, fmt_time};
 use crate::select::{self, Opened};
 
@@ -32,7 +32,11 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     let records = select::records(a.records.as_deref())?;
     let choice = choose(a, &opened, &w, schedule, records.as_ref())?;
     let config = choice.as_ref().map(|c| &c.config);
-    let m = measure(opened.device.as_mut(), &w, schedule, config, &plan, a.seed)?;
+    let inputs = match &a.inputs {
+        Some(dir) => crate::npy::load(dir, &w)?,
+        None => w.random_inputs(a.seed),
+    };
+    let (m, output) = measure_on(opened.device.as_mut(), &w, schedule, config, &plan, &inputs)?;
     let verdict = if m.is_right() { "ok" } else { "WRONG" };
     println!("op        {}", op.name);
     println!("schedule  {schedule}");
@@ -54,6 +58,15 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         m.tolerance
     );
     print_bounds(&m);
+    if let Some(dir) = &a.inputs {
+        println!("inputs    {}", dir.display());
+    }
+    // Saved even when wrong: a wrong output is what a user wants to look at.
+    if let (Some(dir), Some(out)) = (&a.save, &output) {
+        let paths = crate::npy::save(dir, &w, &inputs, out)?;
+        let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        println!("saved     {}", names.join(", "));
+    }
     wrong_to_error(&m, || describe(&w, schedule, opened.device.as_ref()))
 }
 

@@ -26,6 +26,8 @@ pub fn targets() -> Result<(), CliError> {
         for info in these {
             let status = if info.is_available() {
                 "available"
+            } else if info.is_compile_only() {
+                "compile-only"
             } else {
                 "unavailable"
             };
@@ -54,5 +56,6 @@ fn emits(target: &Target) -> &'static str {
         Some(SourceLanguage::Cuda) => "CUDA C",
         Some(SourceLanguage::Wgsl) => "WGSL",
         Some(SourceLanguage::Msl) => "MSL",
+        Some(SourceLanguage::Hip) => "HIP",
     }
 }

@@ -76,6 +76,18 @@ impl Resources {
         }
     }
 
+    /// HIP on AMD GPUs (`rocm`): 1024 threads, 64 KiB of LDS, 255 registers, a register
+    /// cap through `__launch_bounds__` (as waves per SIMD), and no matrix units weft emits
+    /// (so the fp16 templates use vector ALUs).
+    pub fn rocm() -> Resources {
+        Resources {
+            name: "rocm".into(),
+            max_shared_bytes: 64 * 1024,
+            mma: Vec::new(),
+            ..Resources::cuda()
+        }
+    }
+
     /// WebGPU's default limits (16 KiB, 256 invocations); a conservative register bound,
     /// since the GPU behind a browser is unknown.
     pub fn webgpu() -> Resources {

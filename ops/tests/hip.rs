@@ -1,0 +1,148 @@
+//! Every workload × schedule emitted as HIP and compiled by hipcc for gfx90a, each kernel's
+//! resource report parsed; snapshots of the HIP source of a few (beside their CUDA
+//! snapshots, to show how little differs); and fragments refused by name. Without hipcc
+//! the compile check is skipped with a printed reason, unless `WEFT_REQUIRE` names `hip`.
+//!
+//! Each op × schedule is one translation unit and one hipcc run; the runs go in parallel
+//! (hipcc is single-threaded), so the check takes about (units × 2 s) / cores.
+
+use std::time::Instant;
+
+use rayon::prelude::*;
+use weft_codegen_cuda::hip::{HipOptions, emit_lowered, entry_point};
+use weft_codegen_cuda::hipcc;
+use weft_ir::kernel::LoweredFunc;
+use weft_ops::templates::Resources;
+use weft_ops::{OPS, Workload};
+
+fn settings() -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    s.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/../snapshots"));
+    s.set_prepend_module_to_snapshot(false);
+    s.set_omit_expression(true);
+    s
+}
+
+/// `schedule` lowered as `weft emit --target rocm` lowers it: a template with its default
+/// config for AMD (no matrix fragments).
+fn lower_for_rocm(w: &Workload, schedule: &str) -> LoweredFunc {
+    let config = w
+        .template(schedule)
+        .map(|t| (t.default)(&Resources::rocm()));
+    w.lower_with(schedule, config.as_ref())
+        .unwrap_or_else(|e| panic!("{} {schedule}: {e}", w.op.name))
+}
+
+struct Unit {
+    name: String,
+    source: String,
+    entry_points: Vec<String>,
+}
+
+fn every_unit() -> Vec<Unit> {
+    let mut units = Vec::new();
+    for op in OPS {
+        let w = Workload::default_for(op.name).unwrap();
+        for schedule in op.schedules {
+            let lowered = lower_for_rocm(&w, schedule);
+            let name = format!("{}__{schedule}", op.name);
+            let source = emit_lowered(&lowered, &HipOptions::default())
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let entry_points = lowered.kernels.iter().map(entry_point).collect();
+            units.push(Unit {
+                name,
+                source,
+                entry_points,
+            });
+        }
+    }
+    units
+}
+
+#[test]
+fn every_workload_and_schedule_compiles_for_gfx90a() {
+    let units = every_unit();
+    assert!(units.len() >= OPS.len());
+    if let Err(e) = hipcc::probe() {
+        let skipped = hipcc::check("", &[]);
+        assert!(skipped.is_ok(), "{}", skipped.unwrap_err());
+        eprintln!("(hipcc: {e})");
+        return;
+    }
+    let start = Instant::now();
+    let failures: Vec<String> = units
+        .par_iter()
+        .filter_map(|u| {
+            hipcc::check(&u.source, &u.entry_points)
+                .err()
+                .map(|e| format!("{}: {e}", u.name))
+        })
+        .collect();
+    eprintln!(
+        "hipcc compiled {} units ({} kernels) for {:?} in {:.1} s on {} threads",
+        units.len(),
+        units.iter().map(|u| u.entry_points.len()).sum::<usize>(),
+        hipcc::CHECK_ARCHS,
+        start.elapsed().as_secs_f64(),
+        rayon::current_num_threads()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// The seed's tiled matmul, the fp32 template and the fp16 template (HIP's `half`, no
+/// fragments): compare with the `__cuda` snapshots of the same names.
+#[test]
+fn hip_source_snapshots() {
+    for (op, schedule) in [
+        ("matmul", "shared-blocking"),
+        ("matmul", "template"),
+        ("matmul-f16", "template"),
+    ] {
+        let w = Workload::default_for(op).unwrap();
+        let source = emit_lowered(&lower_for_rocm(&w, schedule), &HipOptions::default())
+            .unwrap_or_else(|e| panic!("{op} {schedule}: {e}"));
+        settings().bind(|| insta::assert_snapshot!(format!("{op}__{schedule}__hip"), source));
+    }
+}
+
+/// CUDA's fp16 template uses wmma fragments; HIP refuses them with the limit error that
+/// names the target, the fragment and what is missing — as WGSL without cooperative
+/// matrices does.
+#[test]
+fn matrix_fragments_are_refused_by_name() {
+    let w = Workload::default_for("matmul-f16").unwrap();
+    let t = w.template("template").expect("matmul-f16 has a template");
+    let config = (t.default)(&Resources::cuda());
+    let lowered = w.lower_with("template", Some(&config)).unwrap();
+    assert!(lowered.kernels.iter().any(|k| k.uses_fragments()));
+    let opts = HipOptions {
+        limits: weft_codegen_common::TargetLimits {
+            name: "rocm -arch=gfx90a".into(),
+            ..weft_codegen_common::TargetLimits::rocm()
+        },
+    };
+    let e = emit_lowered(&lowered, &opts).unwrap_err().to_string();
+    for needle in [
+        "rocm -arch=gfx90a",
+        "matrix units",
+        "fragment `",
+        "m16n16k16",
+    ] {
+        assert!(e.contains(needle), "`{needle}` not in: {e}");
+    }
+}
+
+/// The check fails on source hipcc rejects and on a kernel without a report: it is not a
+/// check that always passes.
+#[test]
+fn the_check_can_fail() {
+    if hipcc::probe().is_err() {
+        return; // the compile test above reports the skip (or the failure under WEFT_REQUIRE)
+    }
+    let e = hipcc::check("this is not HIP", &[]).unwrap_err();
+    assert!(e.contains("hipcc failed to compile for gfx90a"), "{e}");
+    let w = Workload::default_for("vecadd").unwrap();
+    let source = emit_lowered(&lower_for_rocm(&w, "split-bind"), &HipOptions::default()).unwrap();
+    let e = hipcc::check(&source, &["no_such_kernel".into()]).unwrap_err();
+    assert!(e.contains("no resource report for `no_such_kernel`"), "{e}");
+}
