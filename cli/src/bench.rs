@@ -451,9 +451,9 @@ pub struct TargetRecord {
     pub device: String,
     /// `small` or `bench`.
     pub size: String,
-    /// A wgpu target (its shaders follow `--checked-shaders`/`--unchecked-shaders`).
-    #[serde(skip)]
-    pub wgpu: bool,
+    /// A wgpu target's runtime checks: `proven`, `checked` or `unchecked` (its `-checks=`
+    /// option, else `--checked-shaders`/`--unchecked-shaders`); `None` elsewhere.
+    pub shader_checks: Option<&'static str>,
 }
 
 /// The JSON document `--json` writes.

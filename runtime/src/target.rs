@@ -13,6 +13,8 @@ use weft_codegen_common::{EmitError, LimitError, TargetLimits};
 use weft_ir::dtype::DType;
 use weft_ir::kernel::Kernel;
 
+use crate::shader_checks::ShaderChecks;
+
 /// Every target name, in the order they are listed to users.
 pub const TARGET_NAMES: [&str; 9] = [
     "cpu", "cuda", "rocm", "vulkan", "metal", "dx12", "gl", "wgpu", "webgpu",
@@ -103,6 +105,10 @@ pub enum Target {
         backend: WgpuBackend,
         /// Index among the adapters this backend accepts, best first.
         device: usize,
+        /// `-checks=proven|checked|unchecked`: which kernels keep naga's runtime checks,
+        /// overriding the device options (and `--checked-shaders`), so that one benchmark
+        /// can put `vulkan -checks=checked` beside `vulkan`. `None`: the options decide.
+        checks: Option<ShaderChecks>,
     },
 }
 
@@ -141,7 +147,7 @@ impl Target {
     /// | `cpu` | none |
     /// | `cuda` | `-arch=sm_XX`, `-device=N` |
     /// | `rocm` | `-arch=gfxNNN` (default `gfx90a`) |
-    /// | `vulkan`, `metal`, `dx12`, `gl`, `wgpu`, `webgpu` | `-device=N` (adapter index) |
+    /// | `vulkan`, `metal`, `dx12`, `gl`, `wgpu`, `webgpu` | `-device=N` (adapter index), `-checks=proven\|checked\|unchecked` (runtime checks in shaders) |
     pub fn parse(input: &str) -> Result<Target, TargetError> {
         let mut words = input.split_whitespace();
         let name = words.next().ok_or(TargetError::Empty)?;
@@ -203,6 +209,13 @@ impl Target {
                 (Target::Cuda { device, .. } | Target::Wgpu { device, .. }, "-device") => {
                     *device = value.parse().map_err(|_| bad("a device index, e.g. 0"))?;
                 }
+                (Target::Wgpu { checks, .. }, "-checks") => {
+                    *checks = Some(
+                        value
+                            .parse()
+                            .map_err(|_| bad("proven, checked or unchecked"))?,
+                    );
+                }
                 _ => return Err(unknown()),
             }
         }
@@ -210,7 +223,11 @@ impl Target {
     }
 
     fn wgpu(backend: WgpuBackend) -> Target {
-        Target::Wgpu { backend, device: 0 }
+        Target::Wgpu {
+            backend,
+            device: 0,
+            checks: None,
+        }
     }
 
     fn valid_options(name: &str) -> &'static str {
@@ -218,7 +235,7 @@ impl Target {
             "cpu" => "none",
             "cuda" => "-arch=sm_XX, -device=N",
             "rocm" => "-arch=gfxNNN",
-            _ => "-device=N",
+            _ => "-device=N, -checks=proven|checked|unchecked",
         }
     }
 
@@ -392,9 +409,12 @@ impl fmt::Display for Target {
                     write!(f, " -arch={arch}")?;
                 }
             }
-            Target::Wgpu { device, .. } => {
+            Target::Wgpu { device, checks, .. } => {
                 if *device != 0 {
                     write!(f, " -device={device}")?;
+                }
+                if let Some(c) = checks {
+                    write!(f, " -checks={c}")?;
                 }
             }
         }

@@ -16,7 +16,8 @@ fn every_target_name_parses() {
         Target::parse("vulkan"),
         Ok(Target::Wgpu {
             backend: WgpuBackend::Vulkan,
-            device: 0
+            device: 0,
+            checks: None,
         })
     );
 }
@@ -41,9 +42,30 @@ fn cuda_options() {
         Target::parse("vulkan -device=2"),
         Ok(Target::Wgpu {
             backend: WgpuBackend::Vulkan,
-            device: 2
+            device: 2,
+            checks: None,
         })
     );
+    assert_eq!(
+        Target::parse("vulkan -checks=checked"),
+        Ok(Target::Wgpu {
+            backend: WgpuBackend::Vulkan,
+            device: 0,
+            checks: Some(weft_runtime::ShaderChecks::Checked),
+        })
+    );
+    assert_eq!(
+        Target::parse("vulkan -checks=checked").unwrap().to_string(),
+        "vulkan -checks=checked"
+    );
+    let err = Target::parse("vulkan -checks=maybe")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("proven, checked or unchecked"), "{err}");
+    let err = Target::parse("cuda -checks=checked")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("unknown option"), "{err}");
 }
 
 #[test]

@@ -36,7 +36,7 @@ pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
             target: t.target.to_string(),
             device: t.device.name(),
             size: size_name(*s).to_string(),
-            wgpu: matches!(t.target, Target::Wgpu { .. }),
+            shader_checks: t.device.shader_checks().map(ShaderChecks::name),
         })
         .collect();
     let first = records
@@ -151,7 +151,7 @@ pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
     progress.finish_and_clear();
     finish(&mut rows, &first);
 
-    print!("{}", header(&records, options));
+    print!("{}", header(&records));
     print!("{}", render(&rows, &first));
     print!("{}", configs_used(&rows));
     if let Some(path) = &a.json {
@@ -247,18 +247,15 @@ fn default_targets(options: WgpuOptions) -> Vec<Opened> {
     picked
 }
 
-fn header(records: &[TargetRecord], options: WgpuOptions) -> String {
+fn header(records: &[TargetRecord]) -> String {
     let mut out = String::from("targets (ratios are to the first):\n");
     let w = records.iter().map(|r| r.target.len()).max().unwrap_or(0);
     for r in records {
-        let unchecked = if r.wgpu {
-            match options.shader_checks {
-                ShaderChecks::Proven => ", WGSL runtime checks off where proven",
-                ShaderChecks::Checked => ", WGSL with runtime checks",
-                ShaderChecks::Unchecked => ", WGSL without runtime checks",
-            }
-        } else {
-            ""
+        let unchecked = match r.shader_checks {
+            Some("proven") => ", WGSL runtime checks off where proven",
+            Some("checked") => ", WGSL with runtime checks",
+            Some(_) => ", WGSL without runtime checks",
+            None => "",
         };
         out.push_str(&format!(
             "  {:<w$}  {}  ({} shapes{unchecked})\n",

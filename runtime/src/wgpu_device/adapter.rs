@@ -78,7 +78,11 @@ pub(crate) fn probe_targets() -> Vec<TargetInfo> {
             return backends
                 .iter()
                 .map(|&backend| TargetInfo {
-                    target: Target::Wgpu { backend, device: 0 },
+                    target: Target::Wgpu {
+                        backend,
+                        device: 0,
+                        checks: None,
+                    },
                     device: None,
                     unavailable: Some(e.to_string()),
                 })
@@ -91,7 +95,11 @@ pub(crate) fn probe_targets() -> Vec<TargetInfo> {
         let these = matching(&all, backend);
         if these.is_empty() {
             out.push(TargetInfo {
-                target: Target::Wgpu { backend, device: 0 },
+                target: Target::Wgpu {
+                    backend,
+                    device: 0,
+                    checks: None,
+                },
                 device: None,
                 unavailable: Some(
                     WgpuError::NoAdapter {
@@ -111,7 +119,11 @@ pub(crate) fn probe_targets() -> Vec<TargetInfo> {
         };
         for (device, a) in these.iter().take(listed).enumerate() {
             out.push(TargetInfo {
-                target: Target::Wgpu { backend, device },
+                target: Target::Wgpu {
+                    backend,
+                    device,
+                    checks: None,
+                },
                 device: Some(describe(&a.get_info())),
                 unavailable: None,
             });

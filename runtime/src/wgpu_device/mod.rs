@@ -177,7 +177,12 @@ impl WgpuDevice {
     /// Opens the adapter a wgpu target names and requests a device with its limits, plus
     /// `SHADER_F16` and `TIMESTAMP_QUERY` where the adapter has them.
     pub fn open(target: &Target, options: WgpuOptions) -> Result<WgpuDevice, DeviceError> {
-        let Target::Wgpu { backend, device } = *target else {
+        let Target::Wgpu {
+            backend,
+            device,
+            checks,
+        } = *target
+        else {
             return Err(DeviceError::Unavailable {
                 target: target.to_string(),
                 reason: "not a wgpu target".to_string(),
@@ -266,6 +271,10 @@ impl WgpuDevice {
                     Vec::new()
                 },
             }
+        };
+        let options = WgpuOptions {
+            shader_checks: checks.unwrap_or(options.shader_checks),
+            ..options
         };
         Ok(WgpuDevice {
             target: target.clone(),
