@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 use weft_ops::{OpSpec, Shape, Workload};
-use weft_runtime::Timing;
 use weft_runtime::reference::CudaReference;
+use weft_runtime::{ShaderChecks, Timing};
 
 use crate::error::CliError;
 use crate::measure::{Measured, TimingPlan};
@@ -453,7 +453,13 @@ pub struct TargetRecord {
     pub size: String,
     /// A wgpu target's runtime checks: `proven`, `checked` or `unchecked` (its `-checks=`
     /// option, else `--checked-shaders`/`--unchecked-shaders`); `None` elsewhere.
-    pub shader_checks: Option<&'static str>,
+    #[serde(serialize_with = "checks_name")]
+    pub shader_checks: Option<ShaderChecks>,
+}
+
+/// A mode as its name (`"proven"`, ...), or null.
+fn checks_name<S: serde::Serializer>(c: &Option<ShaderChecks>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_some(&c.map(ShaderChecks::name))
 }
 
 /// The JSON document `--json` writes.

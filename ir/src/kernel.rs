@@ -161,6 +161,48 @@ impl KStmt {
         })
     }
 
+    /// Rebuilds the statement bottom-up through `f`: `f` sees each statement after the
+    /// statements below it were rebuilt, and may replace it (drop an `if` for its `then`,
+    /// filter a sequence, ...).
+    pub fn rewrite(&self, f: &mut dyn FnMut(KStmt) -> KStmt) -> KStmt {
+        let node = match self {
+            KStmt::Seq(items) => KStmt::Seq(items.iter().map(|s| s.rewrite(f)).collect()),
+            KStmt::For {
+                var,
+                extent,
+                unroll,
+                body,
+            } => KStmt::For {
+                var: var.clone(),
+                extent: *extent,
+                unroll: *unroll,
+                body: Box::new(body.rewrite(f)),
+            },
+            KStmt::If {
+                cond,
+                then,
+                otherwise,
+            } => KStmt::If {
+                cond: cond.clone(),
+                then: Box::new(then.rewrite(f)),
+                otherwise: otherwise.as_ref().map(|o| Box::new(o.rewrite(f))),
+            },
+            KStmt::Let { var, value, body } => KStmt::Let {
+                var: var.clone(),
+                value: value.clone(),
+                body: Box::new(body.rewrite(f)),
+            },
+            KStmt::Mapping(m) => KStmt::Mapping(Box::new(KMapping {
+                mapping: m.mapping.clone(),
+                worker: m.worker.clone(),
+                task_vars: m.task_vars.clone(),
+                body: m.body.rewrite(f),
+            })),
+            other => other.clone(),
+        };
+        f(node)
+    }
+
     /// Rebuilds the statement with every top-level expression passed through `f`.
     pub fn map_exprs(&self, f: &mut dyn FnMut(&Expr) -> Expr) -> KStmt {
         match self {

@@ -249,9 +249,18 @@ pub(crate) fn check(shape: &Shape) -> Result<(), String> {
     Ok(())
 }
 
-/// The input element that output `(n, oh, ow)` reads at channel `c` and kernel position
-/// `(r, s)`, zero in the padding.
-fn window(x: &Buffer, d: Dims, [n, c, oh, ow, r, s]: [Expr; 6]) -> Expr {
+/// The memory layout of input, filter and output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// Input `[N, H, W, C]`, filter `[R, S, C, K]`, output `[N, OH, OW, K]`.
+    Nhwc,
+    /// Input `[N, C, H, W]`, filter `[K, C, R, S]`, output `[N, K, OH, OW]`.
+    Nchw,
+}
+
+/// The input element that output pixel `(n, oh, ow)` reads at channel `c` and kernel
+/// position `(r, s)`, zero in the padding.
+pub(crate) fn window(x: &Buffer, d: Dims, layout: Layout, [n, c, oh, ow, r, s]: [Expr; 6]) -> Expr {
     let ih = oh * d.stride - d.pad + r;
     let iw = ow * d.stride - d.pad + s;
     let inside = te::all([
@@ -260,7 +269,11 @@ fn window(x: &Buffer, d: Dims, [n, c, oh, ow, r, s]: [Expr; 6]) -> Expr {
         iw.clone().ge(0),
         iw.clone().lt(d.w),
     ]);
-    te::if_then_else(inside, x.at(&[n, c, ih, iw]), 0.0f32)
+    let at = match layout {
+        Layout::Nhwc => x.at(&[n, ih, iw, c]),
+        Layout::Nchw => x.at(&[n, c, ih, iw]),
+    };
+    te::if_then_else(inside, at, Expr::zero(x.dtype()))
 }
 
 fn placeholders(d: Dims, bias: bool) -> (Buffer, Buffer, Option<Buffer>) {
@@ -294,6 +307,7 @@ fn define_with(shape: &Shape, bias: bool) -> Result<Definition, TeError> {
             let v = window(
                 &x,
                 d,
+                Layout::Nchw,
                 [
                     i[0].clone(),
                     rc.expr(),
@@ -370,6 +384,7 @@ fn build(shape: &Shape, config: &Config, bias: bool) -> Result<Func, BuildError>
         window(
             &x,
             d,
+            Layout::Nchw,
             [
                 row.clone() / ohw,
                 kk.clone() / rs,

@@ -29,7 +29,7 @@ use weft_ir::prelude::*;
 use weft_ir::schedule::{Schedule, ScheduleError};
 use weft_ir::te::TeError;
 
-use crate::conv2d::{self, Dims};
+use crate::conv2d::{self, Dims, Layout, window};
 use crate::templates::matmul_f16::{self, F16Params};
 use crate::templates::{BuildError, Config, TemplateSpec};
 use crate::{Definition, OpSpec, Shape};
@@ -83,15 +83,6 @@ pub(crate) const NCHW_SPEC: OpSpec = OpSpec {
     template: Some(&IMPLICIT_GEMM_NCHW),
     ..SPEC
 };
-
-/// The memory layout of input, filter and output.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Layout {
-    /// Input `[N, H, W, C]`, filter `[R, S, C, K]`, output `[N, OH, OW, K]`.
-    Nhwc,
-    /// Input `[N, C, H, W]`, filter `[K, C, R, S]`, output `[N, K, OH, OW]`.
-    Nchw,
-}
 
 /// Which fp16 conv an op is.
 #[derive(Clone, Copy, Debug)]
@@ -182,24 +173,6 @@ fn out_axes(d: Dims, layout: Layout) -> ([(&'static str, i64); 4], [usize; 4]) {
             [0, 1, 2, 3],
         ),
     }
-}
-
-/// The input element that output pixel `(n, oh, ow)` reads at channel `c` and kernel
-/// position `(r, s)`, zero in the padding.
-fn window(x: &Buffer, d: Dims, layout: Layout, [n, c, oh, ow, r, s]: [Expr; 6]) -> Expr {
-    let ih = oh * d.stride - d.pad + r;
-    let iw = ow * d.stride - d.pad + s;
-    let inside = te::all([
-        ih.clone().ge(0),
-        ih.clone().lt(d.h),
-        iw.clone().ge(0),
-        iw.clone().lt(d.w),
-    ]);
-    let at = match layout {
-        Layout::Nhwc => x.at(&[n, ih, iw, c]),
-        Layout::Nchw => x.at(&[n, c, ih, iw]),
-    };
-    te::if_then_else(inside, at, Expr::zero(DType::F16))
 }
 
 /// The filter element for output channel `k`, input channel `c`, position `(r, s)`.

@@ -5,27 +5,15 @@ use weft_ir::kernel::KStmt;
 use weft_ops::{Shape, Workload, find};
 
 fn strip_barriers(s: &KStmt) -> KStmt {
-    match s {
+    s.rewrite(&mut |s| match s {
         KStmt::Seq(items) => KStmt::Seq(
             items
-                .iter()
+                .into_iter()
                 .filter(|i| !matches!(i, KStmt::Barrier))
-                .map(strip_barriers)
                 .collect(),
         ),
-        KStmt::For {
-            var,
-            extent,
-            unroll,
-            body,
-        } => KStmt::For {
-            var: var.clone(),
-            extent: *extent,
-            unroll: *unroll,
-            body: Box::new(strip_barriers(body)),
-        },
-        other => other.clone(),
-    }
+        s => s,
+    })
 }
 
 fn window_sum() -> Workload {

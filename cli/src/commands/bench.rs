@@ -36,7 +36,7 @@ pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
             target: t.target.to_string(),
             device: t.device.name(),
             size: size_name(*s).to_string(),
-            shader_checks: t.device.shader_checks().map(ShaderChecks::name),
+            shader_checks: t.device.shader_checks(),
         })
         .collect();
     let first = records
@@ -252,9 +252,9 @@ fn header(records: &[TargetRecord]) -> String {
     let w = records.iter().map(|r| r.target.len()).max().unwrap_or(0);
     for r in records {
         let unchecked = match r.shader_checks {
-            Some("proven") => ", WGSL runtime checks off where proven",
-            Some("checked") => ", WGSL with runtime checks",
-            Some(_) => ", WGSL without runtime checks",
+            Some(ShaderChecks::Proven) => ", WGSL runtime checks off where proven",
+            Some(ShaderChecks::Checked) => ", WGSL with runtime checks",
+            Some(ShaderChecks::Unchecked) => ", WGSL without runtime checks",
             None => "",
         };
         out.push_str(&format!(

@@ -189,16 +189,18 @@ pub fn bound(e: &Expr, b: &Bounds) -> Option<(i64, i64)> {
     })
 }
 
+/// The greatest common divisor of `|a|` and `|b|` (0 only when both are 0).
+pub(crate) fn gcd(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.abs(), b.abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
 /// `e = coeff * k + base` for some integer `k` (TVM's modular set): what is known about
 /// `e` modulo `coeff`. `coeff == 0` means `e == base`.
 pub fn modular(e: &Expr, b: &Bounds) -> (i64, i64) {
-    fn gcd(a: i64, b: i64) -> i64 {
-        let (mut a, mut b) = (a.abs(), b.abs());
-        while b != 0 {
-            (a, b) = (b, a % b);
-        }
-        a
-    }
     fn norm((c, r): (i64, i64)) -> (i64, i64) {
         if c == 0 { (0, r) } else { (c, r.rem_euclid(c)) }
     }

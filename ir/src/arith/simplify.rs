@@ -1,5 +1,6 @@
 //! The expression simplifier.
 
+use super::gcd;
 use super::{Affine, Bounds, bound, floordiv_i64, floormod_i64};
 use crate::dtype::DType;
 use crate::expr::{BinOp, Expr, UnOp};
@@ -36,14 +37,6 @@ fn canon(e: &Expr, b: &Bounds) -> Expr {
     a.constant += k;
     recombine(&mut a, b);
     a.to_expr()
-}
-
-fn gcd(a: i64, b: i64) -> i64 {
-    let (mut a, mut b) = (a.abs(), b.abs());
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
 }
 
 /// The gcd of `a`'s coefficients and constant, if it divides `c`: then

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::arith::{Affine, Bounds, bound, modular, simplify_with};
+use crate::arith::{Affine, Bounds, bound, gcd, modular, simplify_with};
 use crate::dtype::DType;
 use crate::expr::{BinOp, Expr, UnOp, Var};
 
@@ -337,14 +337,6 @@ fn affine_bound_by(
     }
     let clamp = |v: i128| v.clamp(i64::MIN as i128 / 4, i64::MAX as i128 / 4) as i64;
     Some((clamp(lo), clamp(hi)))
-}
-
-fn gcd(a: i64, b: i64) -> i64 {
-    let (mut a, mut b) = (a.abs(), b.abs());
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a.max(1)
 }
 
 /// Depth-first search for `t = Σ λ·g + rest`, `λ > 0`, each guard used at most once, that

@@ -7,6 +7,7 @@
 //! block indices), and a *relaxed* part over variables that sweep (inner loops, and thread
 //! indices when threads share the buffer). The relaxed part's interval gives the extent.
 
+use crate::arith::gcd;
 use crate::arith::{Affine, Bounds, bound, simplify};
 use crate::expr::Expr;
 
@@ -85,14 +86,6 @@ pub(crate) struct DimRegion {
     pub start: Expr,
     pub extent: i64,
     pub stride: i64,
-}
-
-fn gcd(a: i64, b: i64) -> i64 {
-    let (mut a, mut b) = (a.abs(), b.abs());
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
 }
 
 /// One access of one dimension: the index is `fixed + rel + constant`, where `rel` (over
