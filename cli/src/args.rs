@@ -41,6 +41,10 @@ pub enum Command {
     /// space, compile them in parallel, check and time each by kernel time, print the
     /// best five and keep the best in the tuning records (which `run` and `bench` use).
     Tune(TuneArgs),
+    /// Benchmark (or read earlier benchmark JSON), compile every op x schedule for AMD
+    /// and Apple offline, and rewrite the results page, its charts (PNG and SVG) and
+    /// `report.json`: the figures in `docs/` come from this command.
+    Report(ReportArgs),
 }
 
 /// Which op, schedule and shape.
@@ -195,6 +199,27 @@ pub struct BenchArgs {
     /// Tuning records for template schedules (default: as for `weft run`).
     #[arg(long)]
     pub records: Option<PathBuf>,
+}
+
+/// `weft report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The folder for `results.md`, `charts/` and `report.json`.
+    #[arg(long, default_value = "docs")]
+    pub out: PathBuf,
+    /// Earlier runs to put on the page: files written by `weft bench --json` or a
+    /// report's `report.json` (comma-separated or repeated).
+    #[arg(long, value_delimiter = ',')]
+    pub from: Vec<PathBuf>,
+    /// Run no benchmark here: only the `--from` files and the offline compiles.
+    #[arg(long)]
+    pub no_run: bool,
+    /// Skip the offline compiles (AMD through hipcc, the MSL check).
+    #[arg(long)]
+    pub no_compile: bool,
+    /// The benchmark run here (as `weft bench` takes it).
+    #[command(flatten)]
+    pub bench: BenchArgs,
 }
 
 /// `weft tune`.

@@ -1,17 +1,16 @@
-//! Benchmark rows: what each measurement becomes, the CUDA reference rows (cuBLAS SGEMM,
-//! device-to-device copy), the ratios between rows, and the table and JSON they print as.
+//! Benchmark rows: what each measurement becomes, the ratios between rows, and the table
+//! and JSON they print as. The CUDA reference rows (cuBLAS, cuDNN, a device-to-device
+//! copy) are made in [`crate::references`].
 
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use weft_ops::{OpSpec, Shape, Workload};
-use weft_runtime::reference::CudaReference;
 use weft_runtime::{ShaderChecks, Timing};
 
 use crate::error::CliError;
-use crate::measure::{Measured, TimingPlan};
-use crate::report::{Table, fmt_error, fmt_ratio, fmt_sig, fmt_time};
-use weft_ops::check::{matmul_rows_error, sample_rows};
+use crate::format::{Table, fmt_error, fmt_ratio, fmt_sig, fmt_time};
+use crate::measure::Measured;
 
 /// Ops with fewer flops per byte than this (at their seed size) are memory-bound: their
 /// throughput is GB/s and their reference is a copy; the others report GFLOP/s against
@@ -20,7 +19,7 @@ use weft_ops::check::{matmul_rows_error, sample_rows};
 const COMPUTE_BOUND_INTENSITY: f64 = 16.0;
 
 /// How a row ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// Ran and matched the reference.
@@ -34,19 +33,19 @@ pub enum Status {
 }
 
 /// What a row measures.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     /// A weft schedule.
     Weft,
-    /// cuBLAS SGEMM at the matmul's size.
-    Cublas,
-    /// A device-to-device copy moving as many bytes as the op.
+    /// The vendor library computing the same op (cuBLAS, cuDNN).
+    Vendor,
+    /// A device-to-device copy moving as many bytes as the op: the bandwidth roof.
     Copy,
 }
 
 /// Which throughput a row reports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Bound {
     Compute,
@@ -54,10 +53,11 @@ pub enum Bound {
 }
 
 /// One line of the benchmark table (and one JSON record).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Row {
     pub op: String,
-    /// The schedule, or `cublas-sgemm` / `d2d-copy` for reference rows.
+    /// The schedule, or the reference's name (`cublas-sgemm`, `cudnn-fp16-nhwc`,
+    /// `d2d-copy`, ...).
     pub schedule: String,
     pub shape: String,
     pub target: String,
@@ -67,6 +67,9 @@ pub struct Row {
     pub bound: Bound,
     pub median_ms: Option<f64>,
     pub min_ms: Option<f64>,
+    /// The host's round trip per run (launch, then wait): kernel time plus launch
+    /// overhead.
+    pub host_ms: Option<f64>,
     pub iters: usize,
     /// Floating-point operations and bytes moved by one run.
     pub flops: f64,
@@ -76,13 +79,18 @@ pub struct Row {
     pub gbps: Option<f64>,
     /// Median time / the first target's median for the same op, schedule and shape.
     pub vs_first: Option<f64>,
-    /// Median time / the reference row's (cuBLAS or copy) for the same op and shape.
+    /// Median time / the reference row's for the same op and shape: the vendor library's
+    /// where there is one, else the copy's.
     pub vs_reference: Option<f64>,
+    /// The reference [`Row::vs_reference`] is to (its `schedule`).
+    pub reference: Option<String>,
     /// Largest relative error against the float64 reference (null: not measured, or
     /// infinite because an element was NaN).
     pub max_rel_error: Option<f64>,
     /// Why a row is refused or failed, or what was wrong.
     pub message: Option<String>,
+    /// What a reference row ran (cuDNN's fastest algorithm, ...).
+    pub note: Option<String>,
     /// The bounds prover's verdict: on wgpu whether runtime checks were `off (proven)`,
     /// `kept (unproven)`, `on (forced)` or `off (forced)`; elsewhere `proven` or
     /// `unproven`.
@@ -92,7 +100,7 @@ pub struct Row {
     pub config_source: Option<String>,
     /// Sort key: op, shape, kind, schedule, target.
     #[serde(skip)]
-    order: (usize, usize, usize, usize, usize),
+    pub(crate) order: (usize, usize, usize, usize, usize),
 }
 
 /// Where a row sits: indices of its op, shape, schedule and target.
@@ -113,7 +121,7 @@ pub fn bound(op: &OpSpec) -> Bound {
 }
 
 impl Row {
-    fn new(w: &Workload, schedule: &str, target: &str, device: &str, kind: Kind) -> Row {
+    pub(crate) fn new(w: &Workload, schedule: &str, target: &str, device: &str, kind: Kind) -> Row {
         let mut row = Row::bare(w.op, &w.shape, schedule, target, device, kind);
         row.flops = w.flops;
         row.bytes = w.bytes;
@@ -139,6 +147,7 @@ impl Row {
             bound: bound(op),
             median_ms: None,
             min_ms: None,
+            host_ms: None,
             iters: 0,
             flops: 0.0,
             bytes: 0.0,
@@ -146,8 +155,10 @@ impl Row {
             gbps: None,
             vs_first: None,
             vs_reference: None,
+            reference: None,
             max_rel_error: None,
             message: None,
+            note: None,
             bounds: None,
             config: None,
             config_source: None,
@@ -155,19 +166,21 @@ impl Row {
         }
     }
 
-    fn placed(mut self, p: Place) -> Row {
+    pub(crate) fn placed(mut self, p: Place) -> Row {
         let kind = match self.kind {
             Kind::Weft => 0,
-            Kind::Cublas | Kind::Copy => 1,
+            Kind::Vendor => 1,
+            Kind::Copy => 2,
         };
         self.order = (p.op, p.shape, kind, p.schedule, p.target);
         self
     }
 
-    fn timed(mut self, t: &Timing) -> Row {
+    pub(crate) fn timed(mut self, t: &Timing) -> Row {
         let secs = t.median.as_secs_f64();
         self.median_ms = Some(secs * 1e3);
         self.min_ms = Some(t.min.as_secs_f64() * 1e3);
+        self.host_ms = t.host.map(|h| h.as_secs_f64() * 1e3);
         self.iters = t.all.len();
         if secs > 0.0 {
             match self.bound {
@@ -178,7 +191,7 @@ impl Row {
         self
     }
 
-    fn checked(mut self, max_error: f64, tolerance: f64, what: &str) -> Row {
+    pub(crate) fn checked(mut self, max_error: f64, tolerance: f64, what: &str) -> Row {
         self.max_rel_error = max_error.is_finite().then_some(max_error);
         if max_error > tolerance || !max_error.is_finite() {
             self.status = Status::Wrong;
@@ -194,7 +207,7 @@ impl Row {
         self
     }
 
-    fn failed(mut self, e: &CliError) -> Row {
+    pub(crate) fn failed(mut self, e: &CliError) -> Row {
         self.status = if e.is_refusal() {
             Status::Refused
         } else {
@@ -246,89 +259,6 @@ impl Row {
             Err(e) => row.failed(&e),
         }
     }
-
-    /// cuBLAS SGEMM at a matmul workload's shape (`reference` is `Err` when CUDA's
-    /// reference could not be opened), checked on sampled rows.
-    pub fn cublas(
-        w: &Workload,
-        target: &str,
-        reference: Result<&mut CudaReference, &CliError>,
-        place: Place,
-        plan: &TimingPlan,
-    ) -> Row {
-        let device = reference.as_ref().map_or("", |r| r.name()).to_string();
-        let row = Row::new(w, "cublas-sgemm", target, &device, Kind::Cublas).placed(place);
-        let reference = match reference {
-            Ok(r) => r,
-            Err(e) => return row.failed(e),
-        };
-        let dims: Vec<usize> = ["m", "n", "k"]
-            .iter()
-            .map(|d| w.shape.get(d).max(0) as usize)
-            .collect();
-        let [m, n, k] = [dims[0], dims[1], dims[2]];
-        let inputs = w.random_inputs(0);
-        let flat = |i: usize| -> Vec<f32> {
-            inputs
-                .get(i)
-                .map(|x| x.iter().copied().collect())
-                .unwrap_or_default()
-        };
-        let (a, b) = (flat(0), flat(1));
-        let iters = plan.iters.unwrap_or(plan.max_iters);
-        match reference.sgemm(&a, &b, [m, n, k], plan.warmup, iters) {
-            Ok((c, timing)) => {
-                let error = match (
-                    ndarray::ArrayView2::from_shape((m, k), &a[..]),
-                    ndarray::ArrayView2::from_shape((k, n), &b[..]),
-                    ndarray::ArrayView2::from_shape((m, n), &c[..]),
-                ) {
-                    (Ok(a), Ok(b), Ok(c)) => matmul_rows_error(a, b, c, &sample_rows(m)),
-                    _ => f64::INFINITY,
-                };
-                let what = format!("cuBLAS SGEMM at {} on {target}", w.shape);
-                row.timed(&timing).checked(error, w.tolerance(), &what)
-            }
-            Err(e) => row.failed(&CliError::Reference {
-                context: format!("cuBLAS SGEMM at {}", w.shape),
-                source: Box::new(e),
-            }),
-        }
-    }
-
-    /// A device-to-device copy moving the workload's bytes (half read, half written).
-    pub fn copy(
-        w: &Workload,
-        target: &str,
-        reference: Result<&mut CudaReference, &CliError>,
-        place: Place,
-        plan: &TimingPlan,
-    ) -> Row {
-        let device = reference.as_ref().map_or("", |r| r.name()).to_string();
-        let row = Row::new(w, "d2d-copy", target, &device, Kind::Copy).placed(place);
-        let reference = match reference {
-            Ok(r) => r,
-            Err(e) => return row.failed(e),
-        };
-        let half = (w.bytes / 2.0).max(1.0) as usize;
-        let iters = plan.iters.unwrap_or(plan.max_iters);
-        match reference.copy(half, plan.warmup, iters) {
-            Ok(timing) => {
-                let mut row = row.timed(&timing);
-                row.bytes = 2.0 * half as f64;
-                row.gbps = row
-                    .median_ms
-                    .filter(|t| *t > 0.0)
-                    .map(|t| row.bytes / (t / 1e3) / 1e9);
-                row.gflops = None;
-                row
-            }
-            Err(e) => row.failed(&CliError::Reference {
-                context: format!("copying {half} bytes"),
-                source: Box::new(e),
-            }),
-        }
-    }
 }
 
 /// Sorts rows (op, shape, weft before reference, schedule, target) and fills in the
@@ -349,13 +279,16 @@ pub fn finish(rows: &mut [Row], first: &str) {
                 .and_then(|o| o.median_ms)
                 .filter(|f| *f > 0.0)
                 .map(|f| t / f);
-            row.vs_reference = snapshot
-                .iter()
-                .filter(same)
-                .find(|o| o.kind != Kind::Weft)
-                .and_then(|o| o.median_ms)
-                .filter(|f| *f > 0.0)
-                .map(|f| t / f);
+            let reference = |kind: Kind| {
+                snapshot
+                    .iter()
+                    .filter(same)
+                    .find(|o| o.kind == kind && o.median_ms.is_some_and(|f| f > 0.0))
+            };
+            if let Some(r) = reference(Kind::Vendor).or_else(|| reference(Kind::Copy)) {
+                row.vs_reference = r.median_ms.map(|f| t / f);
+                row.reference = Some(r.schedule.clone());
+            }
         }
     }
 }
@@ -445,15 +378,18 @@ fn status_word(s: Status) -> &'static str {
 }
 
 /// One target of a benchmark, for the header and the JSON.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TargetRecord {
     pub target: String,
     pub device: String,
+    /// The device's driver and its version, where it tells.
+    #[serde(default)]
+    pub driver: Option<String>,
     /// `small` or `bench`.
     pub size: String,
     /// A wgpu target's runtime checks: `proven`, `checked` or `unchecked` (its `-checks=`
     /// option, else `--checked-shaders`/`--unchecked-shaders`); `None` elsewhere.
-    #[serde(serialize_with = "checks_name")]
+    #[serde(serialize_with = "checks_name", deserialize_with = "checks_of_name")]
     pub shader_checks: Option<ShaderChecks>,
 }
 
@@ -462,17 +398,53 @@ fn checks_name<S: serde::Serializer>(c: &Option<ShaderChecks>, s: S) -> Result<S
     s.serialize_some(&c.map(ShaderChecks::name))
 }
 
-/// The JSON document `--json` writes.
-#[derive(Debug, Serialize)]
-pub struct Report<'a> {
-    pub weft_version: &'static str,
+/// A mode from its name (or null).
+fn checks_of_name<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<ShaderChecks>, D::Error> {
+    let name: Option<String> = Option::deserialize(d)?;
+    name.map(|n| n.parse().map_err(serde::de::Error::custom))
+        .transpose()
+}
+
+/// One benchmark run: what `weft bench --json` writes and `weft report --from` reads.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BenchRun {
+    pub weft_version: String,
+    /// The commit the `weft` binary was built from ([`crate::COMMIT`]).
+    #[serde(default)]
+    pub commit: String,
     /// Seconds since the Unix epoch when the benchmark finished.
     pub unix_time: u64,
     pub tolerance: f64,
     /// Runtime checks in wgpu shaders: `proven` (off where the bounds prover proves the
     /// kernel), `checked` or `unchecked` (forced).
-    pub shader_checks: &'static str,
+    pub shader_checks: String,
     /// The targets, the first being the baseline of `vs_first`.
-    pub targets: &'a [TargetRecord],
-    pub rows: &'a [Row],
+    pub targets: Vec<TargetRecord>,
+    pub rows: Vec<Row>,
+}
+
+impl BenchRun {
+    /// The baseline target of the `vs_first` ratios.
+    pub fn first_target(&self) -> String {
+        self.targets
+            .first()
+            .map(|t| t.target.clone())
+            .unwrap_or_default()
+    }
+
+    /// `Err` (exit 1) when a row is wrong or failed; refused rows are not failures.
+    pub fn verdict(&self) -> Result<(), CliError> {
+        let count = |s: Status| self.rows.iter().filter(|r| r.status == s).count();
+        let wrong = count(Status::Wrong) + count(Status::Failed);
+        if wrong > 0 {
+            return Err(CliError::Summary {
+                wrong,
+                refused: count(Status::Refused),
+                total: self.rows.len(),
+            });
+        }
+        Ok(())
+    }
 }

@@ -93,6 +93,17 @@ pub enum CliError {
     /// No default place for tuning records (no HOME, XDG_CACHE_HOME or WEFT_RECORDS).
     #[error("no place for tuning records: set WEFT_RECORDS or HOME, or pass --records FILE")]
     NoRecordsPath,
+    /// A `weft report --from` file that cannot be read as a benchmark run or a report.
+    #[error("reading `{path}`: {reason}")]
+    ReportInput { path: PathBuf, reason: String },
+    /// `weft report --no-run --no-compile` with nothing to read.
+    #[error(
+        "nothing to report: no benchmark ran (--no-run), nothing was compiled (--no-compile) and no --from file was given"
+    )]
+    EmptyReport,
+    /// A chart could not be drawn or written.
+    #[error(transparent)]
+    Chart(Box<crate::report::charts::ChartError>),
     /// JSON serialisation failed.
     #[error("serialising JSON: {0}")]
     Json(#[from] serde_json::Error),

@@ -19,12 +19,17 @@ mod args;
 mod bench;
 mod commands;
 mod error;
+mod format;
 mod measure;
 mod npy;
+mod references;
 mod report;
 mod select;
 
 use std::process::ExitCode;
+
+/// The commit this binary was built from (see `build.rs`).
+pub const COMMIT: &str = env!("WEFT_COMMIT");
 
 use clap::Parser;
 

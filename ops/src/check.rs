@@ -1,6 +1,6 @@
 //! Checking an output against the float64 reference, cheaply enough for benchmark sizes.
 //!
-//! Small outputs are compared whole with [`crate::max_rel_error`]. A large matmul
+//! Small outputs are compared whole with [`crate::max_rel_error`]. A large matmul (fp32 or fp16)
 //! (4096³ would take the f64 reference tens of seconds) is compared on a seeded random
 //! sample of rows computed in f64 here, after a scan of the whole output for NaN (the
 //! poison of an element no thread wrote). A [`Checker`] computes the reference once for
@@ -49,7 +49,7 @@ impl Checker {
     /// Computes the reference: whole, or on sampled rows for a matmul above
     /// [`FULL_CHECK_MACS`].
     pub fn new(workload: &Workload, inputs: &[ArrayD<f32>]) -> Checker {
-        if workload.op.name == "matmul"
+        if matches!(workload.op.name, "matmul" | "matmul-f16")
             && workload.flops / 2.0 > FULL_CHECK_MACS
             && let Some(rows) = sampled_matmul_rows(inputs)
         {

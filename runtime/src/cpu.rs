@@ -183,6 +183,8 @@ impl Device for CpuDevice {
             }
             all.push(start.elapsed());
         }
+        // The interpreter runs on the host: its wall clock is the only time there is, and
+        // there is no launch to separate from it (`Timing::host` stays `None`).
         Timing::from_samples(all).ok_or(DeviceError::NoIterations)
     }
 }

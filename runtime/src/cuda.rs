@@ -10,12 +10,10 @@
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::time::Duration;
 
-use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUresult};
+use cudarc::driver::sys::{CUdevice_attribute, CUresult};
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaGraph, CudaSlice, CudaStream, DriverError, LaunchConfig,
-    PushKernelArg,
+    CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 use rayon::prelude::*;
@@ -30,10 +28,8 @@ use crate::device::{
     BufferId, Device, DeviceError, KernelArg, KernelId, Launch, Slab, Timing, check_launch,
     check_upload, element_bytes, storage_dtype,
 };
+use crate::stream_timing::time_runs;
 use crate::target::{Target, TargetInfo};
-
-/// Event pairs per timing: each times `iters / SAMPLES` back-to-back runs.
-const SAMPLES: usize = 10;
 
 const DRIVER_HINT: &str = "libcuda comes with the NVIDIA driver: this machine has no NVIDIA \
                            GPU driver, or it is not on the loader path (LD_LIBRARY_PATH)";
@@ -80,7 +76,7 @@ impl CudaError {
 }
 
 /// Runs `f`, turning a panic inside cudarc into [`CudaError::Panicked`].
-fn guard<T>(op: &str, f: impl FnOnce() -> T) -> Result<T, CudaError> {
+pub(crate) fn guard<T>(op: &str, f: impl FnOnce() -> T) -> Result<T, CudaError> {
     catch_unwind(AssertUnwindSafe(f)).map_err(|payload| CudaError::Panicked {
         op: op.to_string(),
         message: payload
@@ -92,7 +88,7 @@ fn guard<T>(op: &str, f: impl FnOnce() -> T) -> Result<T, CudaError> {
 }
 
 /// Runs a driver call under [`guard`], naming the operation in its error.
-fn driver<T>(
+pub(crate) fn driver<T>(
     op: impl Into<String>,
     f: impl FnOnce() -> Result<T, DriverError>,
 ) -> Result<T, CudaError> {
@@ -106,6 +102,33 @@ fn candidates(lib: &str) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
     names.retain(|n| seen.insert(n.clone()));
     names
+}
+
+/// `NVIDIA 580.159.04, CUDA 13.0`: the kernel module's version (Linux's
+/// `/proc/driver/nvidia/version`, where it exists) and the CUDA version of libcuda.
+pub fn driver_version() -> String {
+    let module = std::fs::read_to_string("/proc/driver/nvidia/version")
+        .ok()
+        .and_then(|text| {
+            // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..."
+            let line = text.lines().next()?.to_string();
+            let after = line.split("Kernel Module").nth(1)?;
+            after.split_whitespace().next().map(str::to_string)
+        });
+    let mut version: std::ffi::c_int = 0;
+    // SAFETY: writes one int; libcuda was probed before any device was opened.
+    let cuda = guard("cuDriverGetVersion", || unsafe {
+        cudarc::driver::sys::cuDriverGetVersion(&mut version)
+    })
+    .ok()
+    .filter(|r| *r == CUresult::CUDA_SUCCESS)
+    .map(|_| format!("CUDA {}.{}", version / 1000, version % 1000 / 10));
+    match (module, cuda) {
+        (Some(m), Some(c)) => format!("NVIDIA {m}, {c}"),
+        (Some(m), None) => format!("NVIDIA {m}"),
+        (None, Some(c)) => c,
+        (None, None) => "unknown".to_string(),
+    }
 }
 
 /// Checks that libcuda (the driver API) can be loaded.
@@ -403,33 +426,6 @@ impl CudaDevice {
     }
 
     /// Enqueues one launch (no synchronisation).
-    /// `runs` back-to-back runs of `launches` captured as a CUDA graph, uploaded and run
-    /// once; `None` where the driver refuses the capture (then the caller launches from
-    /// the host).
-    fn capture(&mut self, launches: &[Launch], runs: usize) -> Option<CudaGraph> {
-        use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
-        self.stream
-            .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-            .ok()?;
-        let mut queued = Ok(());
-        'runs: for _ in 0..runs {
-            for l in launches {
-                queued = self.enqueue(l.kernel, &l.args);
-                if queued.is_err() {
-                    break 'runs;
-                }
-            }
-        }
-        // Always end the capture, so the stream is usable again whatever happened.
-        let flags = CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH;
-        let graph = self.stream.end_capture(flags).ok()??;
-        queued.ok()?;
-        graph.upload().ok()?;
-        graph.launch().ok()?;
-        self.stream.synchronize().ok()?;
-        Some(graph)
-    }
-
     fn enqueue(&mut self, kernel: KernelId, args: &[KernelArg]) -> Result<(), DeviceError> {
         let ck = self.compiled(kernel)?;
         check_launch(&ck.kernel, args, |b| {
@@ -557,6 +553,10 @@ impl Device for CudaDevice {
         self.name.clone()
     }
 
+    fn driver(&self) -> Option<String> {
+        Some(driver_version())
+    }
+
     fn limits(&self) -> TargetLimits {
         self.limits.clone()
     }
@@ -680,53 +680,15 @@ impl Device for CudaDevice {
         warmup: usize,
         iters: usize,
     ) -> Result<Timing, DeviceError> {
-        for _ in 0..warmup {
+        // Groups of back-to-back runs between event pairs, replayed as CUDA graphs
+        // (`stream_timing` says why): kernel time, without the host's launch cost.
+        let (ctx, stream) = (self.ctx.clone(), self.stream.clone());
+        let mut run = || -> Result<(), DeviceError> {
             for l in launches {
                 self.enqueue(l.kernel, &l.args)?;
             }
-        }
-        self.sync("warm-up")?;
-        // Events with timing enabled: `new_event(None)` would disable it.
-        let ctx = self.ctx.clone();
-        let new_event = || {
-            driver("creating a timing event", || {
-                ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-            })
+            Ok(())
         };
-        // One event pair around each group of back-to-back runs, the group replayed as a
-        // CUDA graph: the GPU runs the kernels with no gap and no host launch cost in
-        // between, so a sample is kernel time (host launches cost ~4 µs each: a 2 µs
-        // kernel launched in a loop would read as 4 µs, and one event pair per launch
-        // would time a 4 µs kernel as about 9 µs). Without graphs (a capture refused),
-        // the group is launched from the host.
-        let groups = iters.min(SAMPLES);
-        let runs = iters.div_ceil(groups);
-        let graph = self.capture(launches, runs);
-        let mut events = Vec::with_capacity(groups);
-        for _ in 0..groups {
-            let (start, end) = (new_event()?, new_event()?);
-            driver("recording an event", || start.record(&self.stream))?;
-            match &graph {
-                Some(g) => driver("launching a CUDA graph", || g.launch())?,
-                None => {
-                    for _ in 0..runs {
-                        for l in launches {
-                            self.enqueue(l.kernel, &l.args)?;
-                        }
-                    }
-                }
-            }
-            driver("recording an event", || end.record(&self.stream))?;
-            events.push((start, end, runs));
-        }
-        self.sync("timed runs")?;
-        let mut all = Vec::with_capacity(groups);
-        for (start, end, runs) in &events {
-            let ms = driver("reading an event time", || start.elapsed_ms(end))?;
-            all.push(Duration::from_secs_f64(
-                ms.max(0.0) as f64 / 1e3 / *runs as f64,
-            ));
-        }
-        Timing::from_samples(all).ok_or(DeviceError::NoIterations)
+        time_runs(&ctx, &stream, warmup, iters, &mut run)?.ok_or(DeviceError::NoIterations)
     }
 }

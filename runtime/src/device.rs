@@ -56,6 +56,11 @@ pub struct Timing {
     /// Every sample, in order: the time of one run (on CUDA, the mean of a group of
     /// back-to-back runs).
     pub all: Vec<Duration>,
+    /// What the host sees for one run: the wall-clock time from launching its kernels to
+    /// their results being waited for (the median of a few runs). The difference to
+    /// [`Timing::median`] is the host's launch and wait overhead, which kernel time leaves
+    /// out. `None` where it was not measured.
+    pub host: Option<Duration>,
 }
 
 impl Timing {
@@ -70,7 +75,24 @@ impl Timing {
         } else {
             (sorted[mid - 1] + sorted[mid]) / 2
         };
-        Some(Timing { median, min, all })
+        Some(Timing {
+            median,
+            min,
+            all,
+            host: None,
+        })
+    }
+
+    /// The same timing with the host's round trip per run: the median of `samples`.
+    pub fn with_host(mut self, samples: Vec<Duration>) -> Timing {
+        self.host = Timing::from_samples(samples).map(|h| h.median);
+        self
+    }
+
+    /// The host's launch and wait overhead per run: [`Timing::host`] less the kernel
+    /// time (zero when the kernels take longer than the host's measurement resolution).
+    pub fn launch_overhead(&self) -> Option<Duration> {
+        self.host.map(|h| h.saturating_sub(self.median))
     }
 }
 
@@ -259,6 +281,11 @@ pub trait Device {
     /// Which kernels run without runtime memory checks, on devices that have them (wgpu:
     /// see [`crate::shader_checks`]); `None` elsewhere.
     fn shader_checks(&self) -> Option<crate::ShaderChecks> {
+        None
+    }
+    /// The driver the device runs on, with its version, where it tells
+    /// (`NVIDIA 580.159.04, CUDA 13.0`; `Mesa 22.3.6`); `None` for the interpreter.
+    fn driver(&self) -> Option<String> {
         None
     }
     /// Launches a compiled kernel with one argument per [`Kernel::params`] entry.

@@ -21,6 +21,7 @@ pub mod device;
 pub mod reference;
 pub mod rocm;
 pub mod shader_checks;
+mod stream_timing;
 pub mod target;
 pub mod testing;
 pub mod wgpu_device;

@@ -1,20 +1,43 @@
 //! `weft bench`: every op x schedule on every chosen target, with reference rows on CUDA.
 
 use indicatif::{ProgressBar, ProgressStyle};
-use weft_ops::{OpSpec, Workload};
+use weft_ops::Workload;
 use weft_runtime::reference::CudaReference;
 use weft_runtime::{ShaderChecks, Target, WgpuOptions, available_targets};
 
 use crate::args::{BenchArgs, SizeClass};
-use crate::bench::{Bound, Place, Report, Row, Status, TargetRecord, bound, finish, render};
+use crate::bench::{BenchRun, Bound, Place, Row, TargetRecord, bound, finish, render};
 use crate::error::CliError;
 use crate::measure::{TimingPlan, measure};
+use crate::references;
 use crate::select::{self, Opened};
 use weft_ops::check::TOLERANCE;
 
 /// Runs the benchmark, prints the table, writes the JSON; fails (exit 1) if any row is
 /// wrong or failed. Refused rows are reported, not failures.
 pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
+    let run = collect(a)?;
+    print!("{}", header(&run.targets));
+    print!("{}", render(&run.rows, &run.first_target()));
+    print!("{}", configs_used(&run.rows));
+    if let Some(path) = &a.json {
+        write_json(&run, path)?;
+    }
+    run.verdict()
+}
+
+/// Writes a run as the JSON document `--json` promises.
+pub fn write_json(run: &BenchRun, path: &std::path::Path) -> Result<(), CliError> {
+    let text = serde_json::to_string_pretty(run)?;
+    std::fs::write(path, text + "\n").map_err(|source| CliError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Measures every op x schedule on every target of `a` (and the CUDA references), with a
+/// progress bar on stderr.
+pub fn collect(a: &BenchArgs) -> Result<BenchRun, CliError> {
     let ops = select::ops(&a.ops)?;
     let options = WgpuOptions {
         shader_checks: a.checks.mode(),
@@ -35,6 +58,7 @@ pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
         .map(|(t, s)| TargetRecord {
             target: t.target.to_string(),
             device: t.device.name(),
+            driver: t.device.driver(),
             size: size_name(*s).to_string(),
             shader_checks: t.device.shader_checks(),
         })
@@ -140,9 +164,16 @@ pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
                             source: Box::new(e),
                         })
                     });
-                    if let Some(row) = reference_row(op, &w, &target, r, place(0), &plan) {
-                        rows.push(row);
-                    }
+                    let memory_bound = bound(op) == Bound::Memory;
+                    let r = r.as_mut().map_err(|e| &*e);
+                    rows.extend(references::rows(
+                        &w,
+                        &target,
+                        r,
+                        place(0),
+                        &plan,
+                        memory_bound,
+                    ));
                     progress.inc(1);
                 }
             }
@@ -150,55 +181,18 @@ pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
     }
     progress.finish_and_clear();
     finish(&mut rows, &first);
-
-    print!("{}", header(&records));
-    print!("{}", render(&rows, &first));
-    print!("{}", configs_used(&rows));
-    if let Some(path) = &a.json {
-        let report = Report {
-            weft_version: env!("CARGO_PKG_VERSION"),
-            unix_time: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_secs())
-                .unwrap_or(0),
-            tolerance: TOLERANCE,
-            shader_checks: options.shader_checks.name(),
-            targets: &records,
-            rows: &rows,
-        };
-        let text = serde_json::to_string_pretty(&report)?;
-        std::fs::write(path, text + "\n").map_err(|source| CliError::Io {
-            path: path.clone(),
-            source,
-        })?;
-    }
-    let count = |s: Status| rows.iter().filter(|r| r.status == s).count();
-    let wrong = count(Status::Wrong) + count(Status::Failed);
-    if wrong > 0 {
-        return Err(CliError::Summary {
-            wrong,
-            refused: count(Status::Refused),
-            total: rows.len(),
-        });
-    }
-    Ok(())
-}
-
-/// cuBLAS for a matmul, a copy for a memory-bound op, nothing otherwise.
-fn reference_row(
-    op: &OpSpec,
-    w: &Workload,
-    target: &str,
-    reference: &mut Result<CudaReference, CliError>,
-    place: Place,
-    plan: &TimingPlan,
-) -> Option<Row> {
-    let r = reference.as_mut().map_err(|e| &*e);
-    match bound(op) {
-        Bound::Compute if op.name == "matmul" => Some(Row::cublas(w, target, r, place, plan)),
-        Bound::Memory => Some(Row::copy(w, target, r, place, plan)),
-        Bound::Compute => None,
-    }
+    Ok(BenchRun {
+        weft_version: env!("CARGO_PKG_VERSION").to_string(),
+        commit: crate::COMMIT.to_string(),
+        unix_time: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+        tolerance: TOLERANCE,
+        shader_checks: options.shader_checks.name().to_string(),
+        targets: records,
+        rows,
+    })
 }
 
 fn is_cuda(t: &Target) -> bool {

@@ -10,7 +10,7 @@ use weft_runtime::{DeviceError, Target};
 
 use crate::args::{CompileArgs, SizeClass};
 use crate::error::CliError;
-use crate::report::{Table, fmt_time};
+use crate::format::{Table, fmt_time};
 use crate::select;
 
 /// Compiles one schedule (or, with `--all`, every one) and prints a table of the kernels'
@@ -55,12 +55,12 @@ pub fn compile(a: &CompileArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-struct Compiled {
-    schedule: &'static str,
-    report: OfflineReport,
+pub(crate) struct Compiled {
+    pub schedule: &'static str,
+    pub report: OfflineReport,
 }
 
-fn compile_one(
+pub(crate) fn compile_one(
     op: &str,
     schedule: Option<&str>,
     shape: &Shape,

@@ -1,8 +1,8 @@
 //! One module per subcommand; each prints its result to stdout and returns the error
 //! that sets the exit status.
 
-mod bench;
-mod compile;
+pub(crate) mod bench;
+pub(crate) mod compile;
 mod emit;
 mod ir;
 mod ops;
@@ -24,5 +24,6 @@ pub fn dispatch(command: &Command) -> Result<(), CliError> {
         Command::Run(a) => run::run(a),
         Command::Bench(a) => bench::bench(a),
         Command::Tune(a) => tune::tune(a),
+        Command::Report(a) => crate::report::report(a),
     }
 }

@@ -6,8 +6,8 @@ use weft_runtime::{ShaderChecks, WgpuOptions};
 
 use crate::args::{RunArgs, SizeClass};
 use crate::error::CliError;
+use crate::format::{fmt_error, fmt_time};
 use crate::measure::{Measured, TimingPlan, describe, measure, measure_on};
-use crate::report::{fmt_error, fmt_time};
 use crate::select::{self, Opened};
 
 /// Runs the command.
@@ -46,12 +46,20 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     }
     println!("shape     {}", w.shape);
     println!("target    {} ({})", opened.target, opened.device.name());
+    // Kernel time (device timers around back-to-back runs); the host's view is apart.
     println!(
-        "median    {} (min {}, {} runs)",
+        "median    {} kernel time (min {}, {} runs)",
         fmt_time(m.timing.median),
         fmt_time(m.timing.min),
         m.timing.all.len()
     );
+    if let (Some(host), Some(overhead)) = (m.timing.host, m.timing.launch_overhead()) {
+        println!(
+            "host      {} per run launched and waited for: launch overhead {}",
+            fmt_time(host),
+            fmt_time(overhead)
+        );
+    }
     println!(
         "error     {} max relative, tolerance {:e}: {verdict}",
         fmt_error(m.max_error),

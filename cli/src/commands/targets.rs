@@ -4,7 +4,7 @@ use weft_runtime::target::TARGET_NAMES;
 use weft_runtime::{SourceLanguage, Target, TargetInfo, available_targets};
 
 use crate::error::CliError;
-use crate::report::Table;
+use crate::format::Table;
 
 /// Prints one line per target (and per further device): its status, the language it
 /// emits, and its device or why it is unavailable.

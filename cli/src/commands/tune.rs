@@ -11,7 +11,7 @@ use weft_tune::{Outcome, Record, TuneOptions, Tuned};
 
 use crate::args::{SizeClass, TuneArgs};
 use crate::error::CliError;
-use crate::report::{Table, fmt_ratio, fmt_sig, fmt_time};
+use crate::format::{Table, fmt_ratio, fmt_sig, fmt_time};
 use crate::select;
 
 /// Configs timed on slow devices (the interpreter, CPU adapters) unless `--sample` says.

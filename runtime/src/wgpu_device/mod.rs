@@ -453,6 +453,17 @@ impl Device for WgpuDevice {
         describe(&self.info)
     }
 
+    fn driver(&self) -> Option<String> {
+        let (d, info) = (self.info.driver.trim(), self.info.driver_info.trim());
+        let text = match (d.is_empty(), info.is_empty()) {
+            (true, true) => return None,
+            (false, true) => d.to_string(),
+            (true, false) => info.to_string(),
+            (false, false) => format!("{d} {info}"),
+        };
+        Some(format!("{text} ({:?})", self.info.backend))
+    }
+
     fn limits(&self) -> TargetLimits {
         self.limits.clone()
     }
@@ -605,9 +616,21 @@ impl Device for WgpuDevice {
         } else {
             self.time_with_clock(&prepared, iters)?
         };
-        Timing::from_samples(all).ok_or(DeviceError::NoIterations)
+        // The host's view, apart: encode, submit and wait for one run at a time.
+        let mut host = Vec::with_capacity(HOST_SAMPLES);
+        for _ in 0..HOST_SAMPLES {
+            let started = std::time::Instant::now();
+            self.submit(&prepared, 1, "a host-timed run")?;
+            host.push(started.elapsed());
+        }
+        Timing::from_samples(all)
+            .map(|t| t.with_host(host))
+            .ok_or(DeviceError::NoIterations)
     }
 }
+
+/// Runs submitted and waited for one at a time, for the host's view of a run.
+const HOST_SAMPLES: usize = 5;
 
 /// The adapter's cooperative-matrix configurations weft can use (float types).
 fn matrix_units(props: &[wgpu::CooperativeMatrixProperties]) -> Vec<MatrixUnit> {
