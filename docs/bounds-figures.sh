@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The runtime-checks figures of docs/results.md, on the GPU machine: every op x schedule
+# The runtime-checks figures of docs/results-history.md, on the GPU machine: every op x schedule
 # of OPS at its bench shapes on CUDA and on Vulkan three ways, side by side in one
 # process (so the GPU's clocks are the same for all four): naga's runtime checks on every
 # shader (`vulkan -checks=checked`), off where the bounds prover proves the kernel

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU figures of the convolution family (docs/results.md), in one run on the GPU
+# The GPU figures of the convolution family (docs/results-history.md), in one run on the GPU
 # machine: cuDNN and PyTorch references, then weft's tuner on each shape and target.
 #   bash docs/conv-figures.sh PART OUT   (PART: cuda | vulkan | fused | sanitizer)
 set -u

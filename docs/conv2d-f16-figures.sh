@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fp16 implicit-GEMM convolution figures of docs/results.md in one run on the GPU
+# The fp16 implicit-GEMM convolution figures of docs/results-history.md in one run on the GPU
 # machine: cuDNN fp16 NHWC through PyTorch, then weft's tuner on each shape (CUDA wmma and
 # Vulkan cooperative matrices), the bias-ReLU and NCHW variants, compute-sanitizer at odd
 # sizes, and the fp16 matmul re-tuned.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fp16 matmul figures of docs/results.md in one run on the GPU machine: cuBLAS's
+# The fp16 matmul figures of docs/results-history.md in one run on the GPU machine: cuBLAS's
 # HGEMM through PyTorch, then weft's tuner on CUDA (wmma) and Vulkan (cooperative
 # matrices), the same-config comparison, and compute-sanitizer at odd shapes.
 #   bash docs/matmul-f16-figures.sh OUT

@@ -10,7 +10,7 @@ use weft_runtime::shader_checks::ChecksDecision;
 use weft_runtime::{Device, ShaderChecks, Timing};
 
 use crate::error::CliError;
-use weft_ops::check::max_error;
+use weft_ops::check::{Checker, max_error};
 
 /// How many runs to time.
 #[derive(Clone, Copy, Debug)]
@@ -128,11 +128,13 @@ pub fn measure(
     seed: u64,
 ) -> Result<Measured, CliError> {
     let inputs = w.random_inputs(seed);
-    measure_on(device, w, schedule, config, plan, &inputs).map(|(m, _)| m)
+    measure_on(device, w, schedule, config, plan, &inputs, None).map(|(m, _)| m)
 }
 
-/// [`measure`] on given inputs (one per input of `w`, in order); also returns the output
-/// of the checked run (`None` if the device gave none back).
+/// [`measure`] on given inputs (one per input of `w`, in order), checked against
+/// `checker` (the reference of those inputs, computed once for many measurements) or a
+/// reference computed here; also returns the output of the checked run (`None` if the
+/// device gave none back).
 pub fn measure_on(
     device: &mut dyn Device,
     w: &Workload,
@@ -140,6 +142,7 @@ pub fn measure_on(
     config: Option<&Config>,
     plan: &TimingPlan,
     inputs: &[ndarray::ArrayD<f32>],
+    checker: Option<&Checker>,
 ) -> Result<(Measured, Option<ndarray::ArrayD<f32>>), CliError> {
     let what = describe(w, schedule, device);
     let lowered = w.lower_with(schedule, config)?;
@@ -150,9 +153,10 @@ pub fn measure_on(
         .map_err(|e| CliError::device(format!("running {what}"), e))?;
     let first_run = started.elapsed();
     let output = w.output_of(&args);
-    let max_error = match &output {
-        Some(out) => max_error(w, inputs, out),
-        None => f64::INFINITY,
+    let max_error = match (&output, checker) {
+        (Some(out), Some(c)) => c.max_error(out),
+        (Some(out), None) => max_error(w, inputs, out),
+        (None, _) => f64::INFINITY,
     };
     // The first run's wall-clock time includes compiling and uploading: when even that
     // fits the budget, one timed run measures the kernels alone.

@@ -6,7 +6,7 @@
 
 use ndarray::{ArrayD, IxDyn};
 use weft_ops::Workload;
-use weft_ops::check::max_error;
+use weft_ops::check::Checker;
 use weft_runtime::Timing;
 use weft_runtime::reference::{ConvLayout, ConvProblem, CudaReference, ReferenceError};
 
@@ -88,11 +88,15 @@ impl Vendor {
     }
 }
 
-/// The reference rows for `w` on a `cuda` target: the vendor's (where it has the op) and,
-/// for a memory-bound op, the copy. `reference` is `Err` when CUDA's reference could not
+/// The reference rows for `w` on a `cuda` target: the vendor's (where it has the op),
+/// run on `inputs` and checked by `checker` as weft's rows are, and, for a memory-bound
+/// op, the copy. `reference` is `Err` when CUDA's reference could not
 /// be opened; every row then says why.
+#[allow(clippy::too_many_arguments)] // one row's context: all of it is needed
 pub fn rows(
     w: &Workload,
+    inputs: &[ArrayD<f32>],
+    checker: &Checker,
     target: &str,
     reference: Result<&mut CudaReference, &CliError>,
     place: Place,
@@ -105,7 +109,7 @@ pub fn rows(
     if let Some(v) = Vendor::of(w) {
         let row = Row::new(w, &v.label(), target, &device, Kind::Vendor).placed(place);
         out.push(match reference.as_mut() {
-            Ok(r) => vendor_row(row, w, &v, r, plan, target),
+            Ok(r) => vendor_row(row, w, (inputs, checker), &v, r, plan, target),
             Err(e) => row.failed(e),
         });
     }
@@ -122,12 +126,12 @@ pub fn rows(
 fn vendor_row(
     row: Row,
     w: &Workload,
+    (inputs, checker): (&[ArrayD<f32>], &Checker),
     v: &Vendor,
     r: &mut CudaReference,
     plan: &TimingPlan,
     target: &str,
 ) -> Row {
-    let inputs = w.random_inputs(0);
     let flat = |i: usize| -> Vec<f32> {
         inputs
             .get(i)
@@ -170,7 +174,7 @@ fn vendor_row(
         Ok((out, timing, note)) => {
             let shape: Vec<usize> = w.output.shape().iter().map(|&d| d as usize).collect();
             let error = match ArrayD::from_shape_vec(IxDyn(&shape), out) {
-                Ok(out) => max_error(w, &inputs, &out),
+                Ok(out) => checker.max_error(&out),
                 Err(_) => f64::INFINITY,
             };
             let mut row = row

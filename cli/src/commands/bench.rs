@@ -1,14 +1,18 @@
 //! `weft bench`: every op x schedule on every chosen target, with reference rows on CUDA.
 
+use std::collections::HashMap;
+
 use indicatif::{ProgressBar, ProgressStyle};
+use ndarray::ArrayD;
 use weft_ops::Workload;
+use weft_ops::check::Checker;
 use weft_runtime::reference::CudaReference;
 use weft_runtime::{ShaderChecks, Target, WgpuOptions, available_targets};
 
 use crate::args::{BenchArgs, SizeClass};
 use crate::bench::{BenchRun, Bound, Place, Row, TargetRecord, bound, finish, render};
 use crate::error::CliError;
-use crate::measure::{TimingPlan, measure};
+use crate::measure::{TimingPlan, measure_on};
 use crate::references;
 use crate::select::{self, Opened};
 use weft_ops::check::TOLERANCE;
@@ -90,6 +94,7 @@ pub fn collect(a: &BenchArgs) -> Result<BenchRun, CliError> {
     let progress = progress_bar(total as u64);
 
     let mut rows = Vec::new();
+    let mut checkers: Checkers = HashMap::new();
     // Shapes in order of first appearance per op, so rows of one shape sort together.
     let mut shape_keys: Vec<(usize, String)> = Vec::new();
     for (ti, (opened, (_, per_op))) in targets.iter_mut().zip(&work).enumerate() {
@@ -143,7 +148,17 @@ pub fn collect(a: &BenchArgs) -> Result<BenchRun, CliError> {
                         tuning_records.as_ref(),
                     );
                     let config = choice.as_ref().map(|c| &c.config);
-                    let result = measure(opened.device.as_mut(), &w, schedule, config, &plan, 0);
+                    let (inputs, checker) = checked_inputs(&mut checkers, &w);
+                    let result = measure_on(
+                        opened.device.as_mut(),
+                        &w,
+                        schedule,
+                        config,
+                        &plan,
+                        inputs,
+                        Some(checker),
+                    )
+                    .map(|(m, _)| m);
                     let row = Row::weft(
                         &w,
                         schedule,
@@ -166,8 +181,11 @@ pub fn collect(a: &BenchArgs) -> Result<BenchRun, CliError> {
                     });
                     let memory_bound = bound(op) == Bound::Memory;
                     let r = r.as_mut().map_err(|e| &*e);
+                    let (inputs, checker) = checked_inputs(&mut checkers, &w);
                     rows.extend(references::rows(
                         &w,
+                        inputs,
+                        checker,
                         &target,
                         r,
                         place(0),
@@ -193,6 +211,24 @@ pub fn collect(a: &BenchArgs) -> Result<BenchRun, CliError> {
         targets: records,
         rows,
     })
+}
+
+/// Per op and shape: the random inputs every row runs on and their float64 reference,
+/// computed once (a large convolution's reference takes seconds).
+type Checkers = HashMap<(&'static str, String), (Vec<ArrayD<f32>>, Checker)>;
+
+fn checked_inputs<'a>(
+    checkers: &'a mut Checkers,
+    w: &Workload,
+) -> (&'a [ArrayD<f32>], &'a Checker) {
+    let (inputs, checker) = checkers
+        .entry((w.op.name, w.shape.to_string()))
+        .or_insert_with(|| {
+            let inputs = w.random_inputs(0);
+            let checker = Checker::new(w, &inputs);
+            (inputs, checker)
+        });
+    (inputs, checker)
 }
 
 fn is_cuda(t: &Target) -> bool {

@@ -36,7 +36,15 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         Some(dir) => crate::npy::load(dir, &w)?,
         None => w.random_inputs(a.seed),
     };
-    let (m, output) = measure_on(opened.device.as_mut(), &w, schedule, config, &plan, &inputs)?;
+    let (m, output) = measure_on(
+        opened.device.as_mut(),
+        &w,
+        schedule,
+        config,
+        &plan,
+        &inputs,
+        None,
+    )?;
     let verdict = if m.is_right() { "ok" } else { "WRONG" };
     println!("op        {}", op.name);
     println!("schedule  {schedule}");
