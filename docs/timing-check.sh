@@ -38,7 +38,7 @@ host = seconds("host", text)
 rows = [r for r in csv.reader(l for l in open(ncu) if l.startswith('"'))]
 head, body = rows[0], rows[1:]
 name, unit, value = head.index("Metric Name"), head.index("Metric Unit"), head.index("Metric Value")
-scale = {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0}
+scale = {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 ncu_s = [float(r[value].replace(",", "")) * scale[r[unit]] for r in body if r[name] == "gpu__time_duration.sum"]
 med = statistics.median(ncu_s)
 diff = (weft - med) / med

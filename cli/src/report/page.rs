@@ -441,7 +441,13 @@ impl<'a> Summary<'a> {
         let mut align = vec!["---", "---"];
         let first = self.targets.first().map(|t| t.0);
         for &(t, size) in &self.targets {
-            head.push(format!("`{t}` ({size} shape)"));
+            // `cuda` NVIDIA H100 80GB HBM3 (bench shape): the device without its details.
+            let device = self
+                .entries
+                .iter()
+                .find(|e| e.row.target == t)
+                .map_or("", |e| e.row.device.split(" (").next().unwrap_or(""));
+            head.push(format!("`{t}` {device} ({size} shape)"));
             align.push("---:");
             if Some(t) != first {
                 head.push(format!("`{t}` ÷ `{}` time", first.unwrap_or("")));
