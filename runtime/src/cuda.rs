@@ -110,10 +110,16 @@ pub fn driver_version() -> String {
     let module = std::fs::read_to_string("/proc/driver/nvidia/version")
         .ok()
         .and_then(|text| {
-            // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..."
+            // "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release
+            // Build ...": the first word that is a dotted version number.
             let line = text.lines().next()?.to_string();
-            let after = line.split("Kernel Module").nth(1)?;
-            after.split_whitespace().next().map(str::to_string)
+            line.split_whitespace()
+                .find(|w| {
+                    w.contains('.')
+                        && w.split('.')
+                            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+                })
+                .map(str::to_string)
         });
     let mut version: std::ffi::c_int = 0;
     // SAFETY: writes one int; libcuda was probed before any device was opened.

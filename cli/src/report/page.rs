@@ -301,7 +301,11 @@ fn op_table(entries: &[Entry], data: &ReportData) -> String {
             _ => "-".to_string(),
         };
         let mut status = status_cell(r).to_string();
-        if let Some(m) = r.message.as_ref().or(r.note.as_ref()) {
+        let config = r.config.as_ref().map(|c| {
+            let source = r.config_source.as_deref().unwrap_or("");
+            format!("config `{c}`: {source}")
+        });
+        if let Some(m) = r.message.as_ref().or(r.note.as_ref()).or(config.as_ref()) {
             notes.push(format!(
                 "{}. `{}` {} {} (run {}): {}",
                 notes.len() + 1,
@@ -375,6 +379,7 @@ impl<'a> Summary<'a> {
                 keys.push(k);
             }
         }
+        // GPU targets (benchmark shapes) first, in run order, then CPU drivers.
         let targets: Vec<(&str, &str)> = {
             let mut t: Vec<(&str, &str)> = Vec::new();
             for e in entries {
@@ -383,6 +388,7 @@ impl<'a> Summary<'a> {
                     t.push(k);
                 }
             }
+            t.sort_by_key(|(_, size)| *size != "bench");
             t
         };
         let offline_targets: BTreeSet<&str> =
@@ -439,7 +445,10 @@ impl<'a> Summary<'a> {
     fn table(&self) -> String {
         let mut head = vec!["op".to_string(), "schedule".to_string()];
         let mut align = vec!["---", "---"];
-        let first = self.targets.first().map(|t| t.0);
+        // Ratios are to the first GPU target, and only between GPU targets (CPU drivers
+        // run other shapes).
+        let first = self.targets.first().filter(|t| t.1 == "bench").map(|t| t.0);
+        let ratio_col = |t: &str, size: &str| size == "bench" && Some(t) != first;
         for &(t, size) in &self.targets {
             // `cuda` NVIDIA H100 80GB HBM3 (bench shape): the device without its details.
             let device = self
@@ -449,7 +458,7 @@ impl<'a> Summary<'a> {
                 .map_or("", |e| e.row.device.split(" (").next().unwrap_or(""));
             head.push(format!("`{t}` {device} ({size} shape)"));
             align.push("---:");
-            if Some(t) != first {
+            if ratio_col(t, size) {
                 head.push(format!("`{t}` ÷ `{}` time", first.unwrap_or("")));
                 align.push("---:");
             }
@@ -465,7 +474,7 @@ impl<'a> Summary<'a> {
         for &key in &self.keys {
             let mut cells = vec![key.0.to_string(), key.1.to_string()];
             let first_row = first.and_then(|f| self.row(key, f));
-            for &(t, _) in &self.targets {
+            for &(t, size) in &self.targets {
                 let r = self.row(key, t);
                 cells.push(match r {
                     Some(r) if r.status == Status::Ok => {
@@ -478,7 +487,7 @@ impl<'a> Summary<'a> {
                     Some(r) => status_cell(r).to_string(),
                     None => "-".to_string(),
                 });
-                if Some(t) != first {
+                if ratio_col(t, size) {
                     let ratio = match (r, first_row) {
                         (Some(a), Some(b))
                             if a.shape == b.shape
