@@ -14,6 +14,7 @@ out=${2:-docs}
 tmp=$(mktemp -d)
 cases=(
   "vecadd|grid-stride|n=2097152"
+  "matmul|template|m=512,n=512,k=512"
   "matmul|template|m=4096,n=4096,k=4096"
 )
 : > "$tmp/rows"
