@@ -54,9 +54,10 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     }
     println!("shape     {}", w.shape);
     println!("target    {} ({})", opened.target, opened.device.name());
-    // Kernel time (device timers around back-to-back runs); the host's view is apart.
+    // Kernel time (device timers around back-to-back runs; a sample is one group's time
+    // per run); the host's view is apart.
     println!(
-        "median    {} kernel time (min {}, {} runs)",
+        "median    {} kernel time (min {}, {} samples)",
         fmt_time(m.timing.median),
         fmt_time(m.timing.min),
         m.timing.all.len()
