@@ -31,11 +31,12 @@ pub enum Command {
     /// Compile offline for a GPU this machine lacks and print each kernel's resources
     /// (registers, spills, shared memory, occupancy): `rocm` targets, through hipcc.
     Compile(CompileArgs),
-    /// Run on random inputs, check against the float64 reference, print median time and
-    /// error.
+    /// Run on random inputs, check against the float64 reference, print the median kernel
+    /// time, the host's launch overhead and the error.
     Run(RunArgs),
     /// Time every op x schedule on every chosen target, with throughput, ratios between
-    /// targets and, on CUDA, cuBLAS and device-to-device copy reference rows.
+    /// targets and, on CUDA, reference rows (cuBLAS, cuDNN, a device-to-device copy) timed
+    /// the same way in the same process.
     Bench(BenchArgs),
     /// Tune an op's template for a shape on a target: build every config of its schedule
     /// space, compile them in parallel, check and time each by kernel time, print the
