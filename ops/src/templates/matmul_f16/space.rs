@@ -27,6 +27,17 @@ fn vec_for(r: &Resources) -> i64 {
     if r.register_cap { 8 } else { 4 }
 }
 
+/// Asynchronous copies where the emitter has them (CUDA, the target with a register cap;
+/// `cp.async` itself needs sm_80 and falls back to a plain copy below), both ways there:
+/// which wins depends on the tile.
+fn copies(r: &Resources) -> Vec<bool> {
+    if r.register_cap && r.mma.first().is_some() {
+        vec![true, false]
+    } else {
+        vec![false]
+    }
+}
+
 fn fits(p: &F16Params, r: &Resources) -> bool {
     // f32 accumulators, the A and B fragments, staged loads and addresses.
     let registers = p.accumulators() + 64;
@@ -42,16 +53,19 @@ pub fn space(resources: &Resources) -> Vec<Config> {
     for warps in WARPS {
         for frags in FRAGS {
             for bk in BLOCK_K {
-                let p = F16Params {
-                    mma,
-                    warps,
-                    frags,
-                    bk,
-                    group: GROUP,
-                    vec: vec_for(resources),
-                };
-                if fits(&p, resources) {
-                    out.push(p.config());
+                for async_copy in copies(resources) {
+                    let p = F16Params {
+                        mma,
+                        warps,
+                        frags,
+                        bk,
+                        group: GROUP,
+                        vec: vec_for(resources),
+                        async_copy,
+                    };
+                    if fits(&p, resources) {
+                        out.push(p.config());
+                    }
                 }
             }
         }
@@ -71,6 +85,7 @@ pub fn default_config(resources: &Resources) -> Config {
         bk: 32,
         group: GROUP,
         vec: vec_for(resources),
+        async_copy: copies(resources)[0],
     };
     let all = space(resources);
     if all.contains(&preferred.config()) {
@@ -92,6 +107,7 @@ pub fn default_config(resources: &Resources) -> Config {
         bk: 16,
         group: GROUP,
         vec: vec_for(resources),
+        async_copy: false,
     }
     .config()
 }
