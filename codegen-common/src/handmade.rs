@@ -124,6 +124,7 @@ pub fn vecadd() -> Kernel {
         shared: vec![],
         locals: vec![],
         min_blocks_per_sm: 0,
+        async_copies: false,
         fragments: vec![],
         body: let_(
             &i,
@@ -163,6 +164,7 @@ pub fn window_sum() -> Kernel {
         shared: vec![a_shared.clone()],
         locals: vec![],
         min_blocks_per_sm: 0,
+        async_copies: false,
         fragments: vec![],
         body: KStmt::seq(vec![
             fetch,
@@ -236,6 +238,7 @@ pub fn matmul_local() -> Kernel {
         shared: vec![],
         locals: vec![acc],
         min_blocks_per_sm: 0,
+        async_copies: false,
         fragments: vec![],
         body: KStmt::seq(vec![init, main, write]),
     }
@@ -348,6 +351,7 @@ pub fn matmul_shared() -> Kernel {
         shared: vec![a_sh, b_sh],
         locals: vec![acc],
         min_blocks_per_sm: 0,
+        async_copies: false,
         fragments: vec![],
         body: KStmt::seq(vec![zero, main, write]),
     }
@@ -369,6 +373,7 @@ pub fn copy_lanes4() -> Kernel {
         shared: vec![],
         locals: vec![tmp.clone()],
         min_blocks_per_sm: 0,
+        async_copies: false,
         fragments: vec![],
         body: KStmt::seq(vec![
             vcopy(&tmp, Expr::int(0), &a, base(), 4),
@@ -406,6 +411,7 @@ pub fn f16_axpy() -> Kernel {
         shared: vec![],
         locals: vec![],
         min_blocks_per_sm: 0,
+        async_copies: false,
         fragments: vec![],
         body: let_(
             &i,
@@ -446,6 +452,7 @@ pub fn scalar_params() -> Kernel {
         shared: vec![],
         locals: vec![],
         min_blocks_per_sm: 0,
+        async_copies: false,
         fragments: vec![],
         body: let_(
             &i,
@@ -479,6 +486,7 @@ pub fn select_guard() -> Kernel {
         shared: vec![],
         locals: vec![],
         min_blocks_per_sm: 0,
+        async_copies: false,
         fragments: vec![],
         body: let_(&i, bx() * 256 + tx(), store(&b, i.expr(), guarded * plain)),
     }
@@ -549,6 +557,7 @@ pub fn math() -> Kernel {
         shared: vec![],
         locals: vec![],
         min_blocks_per_sm: 0,
+        async_copies: false,
         fragments: vec![],
         body,
     }
@@ -569,6 +578,7 @@ pub fn unlowered_cases() -> Vec<(UnloweredNode, Kernel)> {
         shared: vec![],
         locals: vec![],
         min_blocks_per_sm: 0,
+        async_copies: false,
         fragments: vec![],
         body,
     };

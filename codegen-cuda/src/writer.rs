@@ -79,6 +79,35 @@ impl Dialect for Cuda {
     const BARRIER: &'static str = "__syncthreads();";
     const UNROLL_PRAGMA: &'static str = "#pragma unroll";
 
+    /// `cp.async` (sm_80 and later; the synchronous copy below that, chosen when NVRTC
+    /// compiles for the device): 16-byte copies bypass L1 (`.cg`), smaller ones cannot.
+    /// No `memory` clobber on the copy: it would fence every shared load around it (the
+    /// fragment loads of the step being computed); the wait before the barrier has one.
+    fn async_copy(&self, dst: &str, src: &str, bytes: u32, sync: &str) -> Option<Vec<String>> {
+        let cache = match bytes {
+            16 => "cg",
+            4 | 8 => "ca",
+            _ => return None,
+        };
+        Some(vec![
+            "#if __CUDA_ARCH__ >= 800".to_string(),
+            format!(
+                "asm volatile(\"{{ .reg .u64 s; cvta.to.shared.u64 s, %0; cp.async.{cache}.shared.global [s], [%1], {bytes}; }}\" :: \"l\"({dst}), \"l\"({src}));"
+            ),
+            "#else".to_string(),
+            sync.to_string(),
+            "#endif".to_string(),
+        ])
+    }
+
+    fn async_wait(&self) -> Vec<String> {
+        vec![
+            "#if __CUDA_ARCH__ >= 800".to_string(),
+            "asm volatile(\"cp.async.wait_all;\" ::: \"memory\");".to_string(),
+            "#endif".to_string(),
+        ]
+    }
+
     fn reserved(&self) -> &[&'static [&'static str]] {
         RESERVED
     }

@@ -188,6 +188,7 @@ fn names_are_unique_sanitised_and_declared() {
         shared: vec![],
         locals: vec![],
         min_blocks_per_sm: 0,
+        async_copies: false,
         fragments: vec![],
         body,
     };

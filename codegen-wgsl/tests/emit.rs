@@ -143,6 +143,7 @@ fn hoisting_keeps_short_circuits() {
         shared: vec![],
         locals: vec![],
         min_blocks_per_sm: 0,
+        async_copies: false,
         fragments: vec![],
         body: KStmt::Store {
             buffer: b,
@@ -259,6 +260,7 @@ fn bool_storage_buffers_hold_words() {
         shared: vec![],
         locals: vec![],
         min_blocks_per_sm: 0,
+        async_copies: false,
         fragments: vec![],
         body: KStmt::Store {
             buffer: flags,
@@ -328,6 +330,7 @@ fn unroll_budget_and_constant_conditions() {
         shared: vec![],
         locals: vec![],
         min_blocks_per_sm: 0,
+        async_copies: false,
         fragments: vec![],
         body,
     };

@@ -70,6 +70,8 @@ pub struct Func {
 pub struct KernelHints {
     /// See [`crate::kernel::Kernel::min_blocks_per_sm`].
     pub min_blocks_per_sm: u32,
+    /// See [`crate::kernel::Kernel::async_copies`].
+    pub async_copies: bool,
 }
 
 impl Func {

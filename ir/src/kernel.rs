@@ -275,6 +275,13 @@ pub struct Kernel {
     /// `__launch_bounds__(threads, n)`, which caps registers per thread at about
     /// 65536 / (threads · n). 0: no request. WGSL and MSL have no such control.
     pub min_blocks_per_sm: u32,
+    /// The kernel's copies of global memory into shared memory (vector stores whose value
+    /// is a load) may complete asynchronously, at the thread's next barrier: CUDA sm_80+
+    /// emits them as `cp.async` and waits for them before each `__syncthreads()`; other
+    /// targets copy synchronously, which is the same result. A kernel that sets it reads
+    /// such a destination only after a barrier (templates that double-buffer through
+    /// shared memory already do).
+    pub async_copies: bool,
     /// Matrix-fragment arrays (one per warp; see [`crate::fragment`]).
     pub fragments: Vec<Fragment>,
 }

@@ -121,6 +121,7 @@ fn mapping_kernel(m: &TaskMapping, threads: u32) -> (Kernel, Buffer) {
         shared: vec![],
         locals: vec![count],
         min_blocks_per_sm: 0,
+        async_copies: false,
         fragments: vec![],
         body: stmt,
     };
@@ -478,6 +479,7 @@ fn nested_mappings_and_fresh_names() {
         shared: vec![],
         locals: vec![count],
         min_blocks_per_sm: 0,
+        async_copies: false,
         fragments: vec![],
         body: stmt,
     };

@@ -140,3 +140,45 @@ fn configs_outside_the_space_are_typed_errors() {
         assert!(e.contains(want), "{text}: {e}");
     }
 }
+
+/// `cp=1`: tiles go global -> shared as `cp.async` on CUDA (16 bytes, L1 bypassed, zero
+/// fill at the edges by the plain stores beside), waited for before every barrier, with
+/// the synchronous copy for GPUs before sm_80; NVRTC compiles it; HIP and the other
+/// languages copy synchronously; the interpreter's result is right at an odd shape.
+#[test]
+fn async_copies_are_cp_async_on_cuda_and_plain_copies_elsewhere() {
+    let config = Config::parse("mma=16,wm=2,wn=2,fm=2,fn=2,bk=32,g=8,vec=8,cp=1").unwrap();
+    let w = workload(37, 29, 56);
+    check(&w, &config, 7).unwrap();
+    let lowered = w.lower_with("template", Some(&config)).unwrap();
+    assert!(lowered.kernels.iter().all(|k| k.async_copies));
+    let cuda = weft_codegen_cuda::emit_lowered(&lowered, &Default::default()).unwrap();
+    for needle in [
+        "#if __CUDA_ARCH__ >= 800",
+        "cp.async.cg.shared.global [s], [%1], 16;",
+        "asm volatile(\"cp.async.wait_all;\" ::: \"memory\");",
+        "#else",
+    ] {
+        assert!(cuda.contains(needle), "`{needle}` not in:\n{cuda}");
+    }
+    assert!(!cuda.contains("A_ldg[16]"), "no register staging:\n{cuda}");
+    if let Err(e) = weft_codegen_cuda::nvrtc::check(&cuda) {
+        panic!("{e}");
+    }
+    let hip = weft_codegen_cuda::hip::emit_lowered(
+        &w.lower_with(
+            "template",
+            Some(&Config::parse("mma=0,wm=2,wn=2,fm=2,fn=2,bk=32,g=8,vec=8,cp=1").unwrap()),
+        )
+        .unwrap(),
+        &Default::default(),
+    )
+    .unwrap();
+    assert!(!hip.contains("cp.async"), "{hip}");
+    let config = Config::parse("mma=16,wm=2,wn=2,fm=2,fn=2,bk=32,g=8,vec=8,cp=2").unwrap();
+    let err = w
+        .lower_with("template", Some(&config))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("`cp` = 2 must be 0 or 1"), "{err}");
+}

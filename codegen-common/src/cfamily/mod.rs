@@ -55,6 +55,19 @@ pub trait Dialect {
     /// The kernel's signature up to (not including) the opening `{`.
     fn signature(&self, kernel: &Kernel, names: &KernelNames) -> String;
 
+    /// Lines that copy `bytes` from `src` (a global pointer) to `dst` (a shared pointer)
+    /// asynchronously, given `sync`, the synchronous copy, for where the hardware has
+    /// none; `None` where the dialect has no asynchronous copy (the caller writes `sync`).
+    /// Used in kernels with [`Kernel::async_copies`].
+    fn async_copy(&self, _dst: &str, _src: &str, _bytes: u32, _sync: &str) -> Option<Vec<String>> {
+        None
+    }
+    /// Lines that wait for the thread's asynchronous copies, written before each barrier
+    /// of a kernel with [`Kernel::async_copies`].
+    fn async_wait(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Matrix fragments, if the dialect has them ([`FragmentDialect`]).
     fn fragments(&self) -> Option<&dyn FragmentDialect> {
         None

@@ -268,11 +268,35 @@ impl<D: Dialect> Writer<'_, D> {
                     };
                     let to = self.vector_ref(buffer, index, *lanes, false)?;
                     let from = self.vector_ref(src, &indices[0], *lanes, true)?;
-                    format!("{to} = {from};")
+                    let sync = format!("{to} = {from};");
+                    let scope =
+                        |b: &Buffer| self.scopes.get(&b.id()).copied().unwrap_or(Scope::Global);
+                    if self.kernel.async_copies
+                        && scope(buffer) == Scope::Shared
+                        && scope(src) == Scope::Global
+                    {
+                        let bytes = *lanes * buffer.dtype().bytes() as u32;
+                        let dst = self.pointer(buffer, index)?;
+                        let from_ptr = self.pointer(src, &indices[0])?;
+                        if let Some(lines) = self.d.async_copy(&dst, &from_ptr, bytes, &sync) {
+                            for l in lines {
+                                self.line(level, &l);
+                            }
+                            return Ok(());
+                        }
+                    }
+                    sync
                 };
                 self.line(level, &text);
             }
-            KStmt::Barrier => self.line(level, D::BARRIER),
+            KStmt::Barrier => {
+                if self.kernel.async_copies {
+                    for l in self.d.async_wait() {
+                        self.line(level, &l);
+                    }
+                }
+                self.line(level, D::BARRIER)
+            }
             KStmt::Comment(t) => self.comment(level, t),
             KStmt::Frag(op) => {
                 let text = self.frag(op)?;
@@ -357,6 +381,17 @@ impl<D: Dialect> Writer<'_, D> {
     }
 
     /// `*(float4*)(A + i)`: a `lanes`-wide access of `buffer` at `index`.
+    /// `(name + index)`: a pointer to an element.
+    fn pointer(&self, buffer: &Buffer, index: &Expr) -> Result<String, EmitError> {
+        let (idx, p) = self.expr(index)?;
+        let idx = if needs_parens(Prec::Additive, p, true) {
+            format!("({idx})")
+        } else {
+            idx
+        };
+        Ok(format!("({} + {idx})", self.buffer_name(buffer)?))
+    }
+
     fn vector_ref(
         &self,
         buffer: &Buffer,

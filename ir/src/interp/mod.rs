@@ -43,6 +43,7 @@
 //!     locals: vec![],
 //!     body: KStmt::Store { buffer: out.clone(), index: t.clone(), value: t * 2, lanes: 1 },
 //!     min_blocks_per_sm: 0,
+//!     async_copies: false,
 //!     fragments: vec![],
 //! };
 //! let func = LoweredFunc {

@@ -63,6 +63,7 @@ pub(crate) fn finish(
         locals: c.locals,
         body,
         min_blocks_per_sm: hints.min_blocks_per_sm,
+        async_copies: hints.async_copies,
         fragments,
     })
 }

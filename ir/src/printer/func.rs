@@ -15,7 +15,14 @@ pub fn print_func(f: &Func) -> String {
         let hints: Vec<String> = f
             .kernel_hints
             .iter()
-            .map(|h| format!("{{\"min_blocks_per_sm\": {}}}", h.min_blocks_per_sm))
+            .map(|h| {
+                let copies = if h.async_copies {
+                    ", \"async_copies\": True"
+                } else {
+                    ""
+                };
+                format!("{{\"min_blocks_per_sm\": {}{copies}}}", h.min_blocks_per_sm)
+            })
             .collect();
         line(
             &mut out,

@@ -93,6 +93,9 @@ fn write_kernel_body(k: &Kernel, level: usize, out: &mut String) {
             ),
         );
     }
+    if k.async_copies {
+        line(out, level, "T.func_attr({\"async_copies\": True})");
+    }
     for b in k.shared.iter().chain(&k.locals) {
         line(out, level, &alloc_decl(b));
     }

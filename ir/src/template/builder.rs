@@ -150,6 +150,14 @@ impl KernelBuilder<'_> {
         self.hints.min_blocks_per_sm = n;
     }
 
+    /// Lets the kernel's global → shared copies complete asynchronously, at the copying
+    /// thread's next barrier (see [`crate::kernel::Kernel::async_copies`]): CUDA sm_80+
+    /// issues them as `cp.async`, so a tile for the next step is fetched without passing
+    /// through registers while this step computes.
+    pub fn async_copies(&mut self) {
+        self.hints.async_copies = true;
+    }
+
     /// A shared-memory array of the block (`__shared__`, `var<workgroup>`), at exactly
     /// this shape: a double buffer is `[2, rows, cols]`.
     pub fn shared(&mut self, name: &str, shape: &[i64], dtype: DType) -> Buffer {

@@ -95,6 +95,7 @@ pub fn kernel(
         shared: vec![],
         locals: vec![],
         min_blocks_per_sm: 0,
+        async_copies: false,
         fragments: vec![],
         body,
     }

@@ -89,6 +89,7 @@ pub fn vecadd() -> LoweredFunc {
         shared: vec![],
         locals: vec![],
         min_blocks_per_sm: 0,
+        async_copies: false,
         fragments: vec![],
         body,
     };
@@ -135,6 +136,7 @@ pub fn window_sum() -> LoweredFunc {
         shared: vec![s],
         locals: vec![],
         min_blocks_per_sm: 0,
+        async_copies: false,
         fragments: vec![],
         body: KStmt::seq(vec![fetch, halo, KStmt::Barrier, sum]),
     };
@@ -173,6 +175,7 @@ pub fn axpy() -> LoweredFunc {
         shared: vec![],
         locals: vec![],
         min_blocks_per_sm: 0,
+        async_copies: false,
         fragments: vec![],
         body,
     };
@@ -201,6 +204,7 @@ pub fn two_kernels() -> LoweredFunc {
         shared: vec![],
         locals: vec![],
         min_blocks_per_sm: 0,
+        async_copies: false,
         fragments: vec![],
         body: with_index(|i| guard(i.clone().lt(N), store(out, i.clone(), value(i)))),
     };

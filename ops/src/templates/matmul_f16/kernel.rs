@@ -75,8 +75,45 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &F16Param
             let n0 = kb.let_("n0", tile_n * bn);
             let a_smem = kb.shared("A_smem", &[2, bm, bk + PAD], DType::F16);
             let b_smem = kb.shared("B_smem", &[2, bk, bn + PAD], DType::F16);
-            let a_ldg = kb.local("A_ldg", &[a_cov.passes, va], DType::F16);
-            let b_ldg = kb.local("B_ldg", &[b_cov.passes, vb], DType::F16);
+            // Register staging, unless the copies go global -> shared asynchronously.
+            let ldg = !p.async_copy;
+            let a_ldg = kb.local(
+                "A_ldg",
+                &[if ldg { a_cov.passes } else { 1 }, va],
+                DType::F16,
+            );
+            let b_ldg = kb.local(
+                "B_ldg",
+                &[if ldg { b_cov.passes } else { 1 }, vb],
+                DType::F16,
+            );
+            if p.async_copy {
+                kb.async_copies();
+            }
+            // The tile at k0 straight into shared stage `s` (`cp.async` on CUDA sm_80+):
+            // the copies complete at the next barrier.
+            let fetch = |kb: &mut KernelBuilder, k0: Expr, s: Expr| {
+                a_cov.each(kb, &tx, &|kb, _, r, v| {
+                    let (row, col) = (
+                        m0.clone() + r.clone(),
+                        simplify(&(k0.clone() + v.clone() * va)),
+                    );
+                    let inside = row.clone().lt(m).and(col.clone().lt(k));
+                    let zero = Expr::zero(DType::F16);
+                    let dst = [s.clone(), r, v * va];
+                    kb.copy_if(va, &a_smem, dst, a, [row, col], inside, zero);
+                });
+                b_cov.each(kb, &tx, &|kb, _, r, v| {
+                    let (row, col) = (
+                        simplify(&(k0.clone() + r.clone())),
+                        n0.clone() + v.clone() * vb,
+                    );
+                    let inside = row.clone().lt(k).and(col.clone().lt(n));
+                    let zero = Expr::zero(DType::F16);
+                    let dst = [s.clone(), r, v * vb];
+                    kb.copy_if(vb, &b_smem, dst, b, [row, col], inside, zero);
+                });
+            };
 
             let load = |kb: &mut KernelBuilder, k0: Expr| {
                 a_cov.each(kb, &tx, &|kb, p, r, v| {
@@ -113,8 +150,12 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &F16Param
                 });
             };
 
-            load(kb, Expr::int(0));
-            store(kb, Expr::int(0));
+            if p.async_copy {
+                fetch(kb, Expr::int(0), Expr::int(0));
+            } else {
+                load(kb, Expr::int(0));
+                store(kb, Expr::int(0));
+            }
             kb.barrier();
 
             let warp = kb.let_("warp", tx.clone() / 32);
@@ -141,9 +182,19 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &F16Param
                          ko: &Expr,
                          inner: &dyn Fn(&mut KernelBuilder, Expr)| {
                             let more = (ko.clone() + 1).lt(k_tiles);
-                            kb.if_(more.clone(), |kb| load(kb, (ko.clone() + 1) * bk));
-                            inner(kb, ko.clone() % 2);
-                            kb.if_(more, |kb| store(kb, (ko.clone() + 1) % 2));
+                            if p.async_copy {
+                                // Stage (ko + 1) % 2 was last read before the previous
+                                // step's barrier: it can be refilled while this one
+                                // computes.
+                                kb.if_(more, |kb| {
+                                    fetch(kb, (ko.clone() + 1) * bk, (ko.clone() + 1) % 2)
+                                });
+                                inner(kb, ko.clone() % 2);
+                            } else {
+                                kb.if_(more.clone(), |kb| load(kb, (ko.clone() + 1) * bk));
+                                inner(kb, ko.clone() % 2);
+                                kb.if_(more, |kb| store(kb, (ko.clone() + 1) % 2));
+                            }
                             kb.barrier();
                         };
                     if p.mma == 0 {

@@ -59,6 +59,10 @@ pub const PARAMS: &[(&str, &str)] = &[
         "vec",
         "halves per global load: 8 (16 bytes, CUDA's default) or 4 (8 bytes; WGSL's default, whose scalar shared stores conflict less)",
     ),
+    (
+        "cp",
+        "global -> shared copies: 1 asynchronous (CUDA cp.async on sm_80+, no register staging), 0 staged through registers",
+    ),
 ];
 
 /// The template registered on the `matmul-f16` op.
@@ -82,6 +86,9 @@ pub struct F16Params {
     pub group: i64,
     /// Halves per global load where the rows allow it (8 or 4).
     pub vec: i64,
+    /// Copy tiles global → shared asynchronously (`cp.async`) instead of through
+    /// registers.
+    pub async_copy: bool,
 }
 
 impl F16Params {
@@ -128,6 +135,7 @@ impl F16Params {
             self.bk,
             self.group,
             self.vec,
+            self.async_copy as i64,
         ];
         Config::of(PARAMS, v)
     }
@@ -145,7 +153,12 @@ impl F16Params {
             group: get("g")?,
             // Configs recorded before `vec` existed loaded 8 halves where they could.
             vec: config.get("vec").unwrap_or(8),
+            // Configs recorded before `cp` existed staged through registers.
+            async_copy: config.get("cp").unwrap_or(0) == 1,
         };
+        if let Some(cp) = config.get("cp").filter(|c| ![0, 1].contains(c)) {
+            return Err(err(format!("`cp` = {cp} must be 0 or 1")));
+        }
         if ![0, 8, 16].contains(&p.mma) {
             return Err(err(format!("`mma` = {} must be 0, 8 or 16", p.mma)));
         }
@@ -187,7 +200,7 @@ pub fn describe(config: &Config) -> Result<String, String> {
         f => format!("m{f}n{f}k{f} fragments"),
     };
     Ok(format!(
-        "{}x{}x{} tile, {} threads, {unit} {}x{} per warp, {}-byte loads, {} B shared",
+        "{}x{}x{} tile, {} threads, {unit} {}x{} per warp, {}-byte loads{}, {} B shared",
         p.block_m(),
         p.block_n(),
         p.bk,
@@ -195,6 +208,7 @@ pub fn describe(config: &Config) -> Result<String, String> {
         p.frags[0],
         p.frags[1],
         2 * p.vec,
+        if p.async_copy { " (cp.async)" } else { "" },
         p.shared_bytes()
     ))
 }
