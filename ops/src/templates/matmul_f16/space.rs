@@ -34,7 +34,7 @@ fn vec_for(r: &Resources) -> i64 {
 /// 22.2 µs): the copy is waited for at the same barrier as the staged one, and the
 /// staging it saves was not the limit. Deeper pipelines are where it pays.
 fn copies(r: &Resources) -> Vec<bool> {
-    if r.register_cap && r.mma.first().is_some() {
+    if r.register_cap && !r.mma.is_empty() {
         vec![false, true]
     } else {
         vec![false]
