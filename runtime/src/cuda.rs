@@ -97,7 +97,7 @@ pub(crate) fn driver<T>(
 }
 
 /// The file names cudarc tries for `lib`, without repeats.
-fn candidates(lib: &str) -> Vec<String> {
+pub(crate) fn candidates(lib: &str) -> Vec<String> {
     let mut names = cudarc::get_lib_name_candidates(lib);
     let mut seen = std::collections::HashSet::new();
     names.retain(|n| seen.insert(n.clone()));

@@ -28,7 +28,7 @@ mod records;
 mod tuner;
 
 pub use choose::{Choice, ChoiceSource, choose};
-pub use records::{Record, RecordError, RecordKey, Records, unix_now};
+pub use records::{Record, RecordError, RecordKey, Records, date, unix_now};
 pub use tuner::{
     CHECK_ALL_ELEMENTS, CHECKED_FASTEST, Outcome, Progress, Trial, TuneError, TuneOptions, Tuned,
     tune,

@@ -88,7 +88,7 @@ pub fn unix_now() -> u64 {
 }
 
 /// `YYYY-MM-DD` of a Unix time (the proleptic Gregorian calendar, UTC).
-fn date(unix: u64) -> String {
+pub fn date(unix: u64) -> String {
     // Days to civil date: Howard Hinnant's algorithm.
     let z = (unix / 86_400) as i64 + 719_468;
     let era = z.div_euclid(146_097);

@@ -202,10 +202,7 @@ pub fn collect(a: &BenchArgs) -> Result<BenchRun, CliError> {
     Ok(BenchRun {
         weft_version: env!("CARGO_PKG_VERSION").to_string(),
         commit: crate::COMMIT.to_string(),
-        unix_time: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0),
+        unix_time: weft_tune::unix_now(),
         tolerance: TOLERANCE,
         shader_checks: options.shader_checks.name().to_string(),
         targets: records,

@@ -45,7 +45,7 @@ pub fn report(a: &ReportArgs) -> Result<(), CliError> {
     let mut data = ReportData {
         weft_version: env!("CARGO_PKG_VERSION").to_string(),
         commit: crate::COMMIT.to_string(),
-        unix_time: now(),
+        unix_time: weft_tune::unix_now(),
         command: std::env::args().collect::<Vec<_>>().join(" "),
         runs: Vec::new(),
         offline: Vec::new(),
@@ -122,11 +122,4 @@ fn merge_offline(rows: &mut Vec<OfflineRow>, new: Vec<OfflineRow>) {
             None => rows.push(row),
         }
     }
-}
-
-fn now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
 }

@@ -34,7 +34,7 @@ use cudarc::cudnn::{Cudnn, CudnnError};
 use cudarc::driver::{CudaContext, CudaStream, DriverError};
 use thiserror::Error;
 
-use crate::cuda::{CudaError, guard, probe_driver};
+use crate::cuda::{CudaError, candidates, guard, probe_driver};
 use crate::device::Timing;
 use crate::stream_timing::time_runs;
 use crate::target::Target;
@@ -125,14 +125,6 @@ pub(crate) fn cudnn<T>(
 ) -> Result<T, ReferenceError> {
     let op = op.into();
     guard(&op, f)?.map_err(|source| ReferenceError::Cudnn { op, source })
-}
-
-/// The file names cudarc tries for `lib`, without repeats.
-fn candidates(lib: &str) -> Vec<String> {
-    let mut names = cudarc::get_lib_name_candidates(lib);
-    let mut seen = std::collections::HashSet::new();
-    names.retain(|n| seen.insert(n.clone()));
-    names
 }
 
 /// Checks that libcublas can be loaded (under cudarc's names).

@@ -122,11 +122,7 @@ fn colour(i: usize) -> RGBColor {
 
 /// `v` to three significant digits with trailing zeros dropped: 1.9, 51, 989, 0.0123.
 fn sig3(v: f64) -> String {
-    if v == 0.0 || !v.is_finite() {
-        return format!("{v}");
-    }
-    let decimals = (2 - v.abs().log10().floor() as i32).max(0) as usize;
-    let s = format!("{v:.decimals$}");
+    let s = crate::format::fmt_sig(v);
     match s.contains('.') {
         true => s.trim_end_matches('0').trim_end_matches('.').to_string(),
         false => s,
