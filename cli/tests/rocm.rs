@@ -116,7 +116,7 @@ fn rocm_mistakes_are_named() {
         &["emit", "--op", "vecadd", "--target", "rocm -arch=sm_90"],
         &["`sm_90`", "gfxNNN"],
     );
-    // Forcing wmma fragments on HIP: the limit error names the target and the fragment.
+    // Forcing matrix fragments on HIP: the limit error names the target and the fragment.
     bad_input(
         &[
             "emit",

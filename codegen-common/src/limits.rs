@@ -57,15 +57,13 @@ impl std::fmt::Display for MatrixUnit {
     }
 }
 
-/// CUDA's `wmma` shapes for half inputs (sm_70 and later).
-fn wmma_units() -> Vec<MatrixUnit> {
-    let mut out = Vec::new();
-    for (m, n) in [(16, 16), (32, 8), (8, 32)] {
-        for acc in [DType::F32, DType::F16] {
-            out.push(MatrixUnit::new(m, n, 16, DType::F16, acc));
-        }
-    }
-    out
+/// The tile CUDA's emitter writes for half inputs: m16n16k16, two `mma.sync.m16n8k16`
+/// (sm_80 and later), with f32 or f16 accumulators.
+fn mma_sync_units() -> Vec<MatrixUnit> {
+    [DType::F32, DType::F16]
+        .into_iter()
+        .map(|acc| MatrixUnit::new(16, 16, 16, DType::F16, acc))
+        .collect()
 }
 
 impl TargetLimits {
@@ -79,7 +77,7 @@ impl TargetLimits {
             max_block_dim: [1024, 1024, 64],
             max_grid_dim: [(1 << 31) - 1, 65535, 65535],
             f16: true,
-            matrix_units: wmma_units(),
+            matrix_units: mma_sync_units(),
         }
     }
 

@@ -18,6 +18,7 @@
 
 pub mod hip;
 pub mod hipcc;
+mod mma;
 pub mod nvrtc;
 mod writer;
 
@@ -48,13 +49,15 @@ const BACKEND: &str = "CUDA";
 
 fn prelude(f16: bool, fragments: bool) -> String {
     let mut out = String::new();
-    if f16 {
+    // The fragment helpers take `half` pointers.
+    if f16 || fragments {
         out.push_str(writer::HALF_PRELUDE);
         out.push('\n');
     }
     if fragments {
-        // Tensor cores: the CUDA headers are needed (`mma.h` includes `cuda_fp16.h`).
-        out.push_str("#include <mma.h>\n\n");
+        // Tensor cores: inline PTX helpers, no CUDA headers needed.
+        out.push_str(mma::PRELUDE);
+        out.push('\n');
     }
     out
 }

@@ -4,7 +4,6 @@ use weft_codegen_common::cfamily::{Dialect, FragmentDialect, KernelNames};
 use weft_codegen_common::keywords;
 use weft_ir::dtype::DType;
 use weft_ir::expr::{BinOp, Intrinsic, Scope, ThreadAxis};
-use weft_ir::fragment::{FragLayout, FragRole, Fragment};
 use weft_ir::kernel::{Kernel, KernelParam};
 
 /// CUDA C++ as NVRTC compiles it.
@@ -233,7 +232,7 @@ impl Dialect for Cuda {
     }
 
     fn fragments(&self) -> Option<&dyn FragmentDialect> {
-        Some(&Wmma)
+        Some(&crate::mma::MmaSync)
     }
 }
 
@@ -264,83 +263,4 @@ pub(crate) fn global_signature<D: Dialect>(
         names.kernel,
         params.join(", ")
     )
-}
-
-/// Tensor cores through `nvcuda::wmma` (sm_70 and later; weft compiles for sm_80+):
-/// `load_matrix_sync`, `mma_sync` and `store_matrix_sync` on 16×16×16 tiles of `half`
-/// with `float` or `half` accumulators. NVCC lowers them to `ldmatrix`-free `LDS` and
-/// `HMMA.16816` pairs; tile pointers must be 32-byte aligned and strides a multiple of
-/// 16 bytes, which [`FragmentDialect::tile_align`] and the templates' padding keep.
-pub(crate) struct Wmma;
-
-const WMMA_SHAPES: [(u32, u32, u32); 3] = [(16, 16, 16), (32, 8, 16), (8, 32, 16)];
-
-impl FragmentDialect for Wmma {
-    fn unsupported(&self, f: &Fragment) -> Option<String> {
-        let s = f.shape();
-        if !WMMA_SHAPES.contains(&(s.m, s.n, s.k)) {
-            return Some(format!(
-                "CUDA wmma has no {} shape for half (m16n16k16, m32n8k16, m8n32k16)",
-                s
-            ));
-        }
-        match (f.role(), f.dtype()) {
-            (FragRole::A | FragRole::B, DType::F16) => None,
-            (FragRole::Accumulator, DType::F16 | DType::F32) => None,
-            (role, dtype) => Some(format!("wmma has no {dtype} {} fragment", role.name())),
-        }
-    }
-
-    fn decl(&self, f: &Fragment, name: &str) -> String {
-        let s = f.shape();
-        let ty = if f.dtype() == DType::F16 {
-            "half"
-        } else {
-            "float"
-        };
-        let (role, layout) = match f.role() {
-            FragRole::A => ("matrix_a", Some(f.layout())),
-            FragRole::B => ("matrix_b", Some(f.layout())),
-            FragRole::Accumulator => ("accumulator", None),
-        };
-        let layout = match layout {
-            Some(FragLayout::RowMajor) => ", nvcuda::wmma::row_major",
-            Some(FragLayout::ColMajor) => ", nvcuda::wmma::col_major",
-            None => "",
-        };
-        format!(
-            "nvcuda::wmma::fragment<nvcuda::wmma::{role}, {}, {}, {}, {ty}{layout}> {name}[{}]",
-            s.m,
-            s.n,
-            s.k,
-            f.count()
-        )
-    }
-
-    fn fill(&self, _: &Fragment, tile: &str, value: &str) -> String {
-        format!("nvcuda::wmma::fill_fragment({tile}, {value})")
-    }
-
-    fn load(&self, f: &Fragment, tile: &str, ptr: &str, stride: i64) -> String {
-        match f.role() {
-            FragRole::Accumulator => format!(
-                "nvcuda::wmma::load_matrix_sync({tile}, {ptr}, {stride}, nvcuda::wmma::mem_row_major)"
-            ),
-            _ => format!("nvcuda::wmma::load_matrix_sync({tile}, {ptr}, {stride})"),
-        }
-    }
-
-    fn store(&self, _: &Fragment, tile: &str, ptr: &str, stride: i64) -> String {
-        format!(
-            "nvcuda::wmma::store_matrix_sync({ptr}, {tile}, {stride}, nvcuda::wmma::mem_row_major)"
-        )
-    }
-
-    fn mma(&self, d: &str, a: &str, b: &str, c: &str) -> String {
-        format!("nvcuda::wmma::mma_sync({d}, {a}, {b}, {c})")
-    }
-
-    fn tile_align(&self) -> u32 {
-        32
-    }
 }

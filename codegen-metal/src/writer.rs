@@ -216,7 +216,7 @@ impl FragmentDialect for Simdgroup {
         format!("{tile} = make_filled_simdgroup_matrix<{ty}, 8, 8>({value})")
     }
 
-    fn load(&self, f: &Fragment, tile: &str, ptr: &str, stride: i64) -> String {
+    fn load(&self, f: &Fragment, tile: &str, ptr: &str, stride: i64, _: Scope) -> String {
         match f.layout() {
             FragLayout::RowMajor => format!("simdgroup_load({tile}, {ptr}, {stride})"),
             FragLayout::ColMajor => {
@@ -229,7 +229,7 @@ impl FragmentDialect for Simdgroup {
         format!("simdgroup_store({tile}, {ptr}, {stride})")
     }
 
-    fn mma(&self, d: &str, a: &str, b: &str, c: &str) -> String {
+    fn mma(&self, _: &Fragment, d: &str, a: &str, b: &str, c: &str) -> String {
         format!("simdgroup_multiply_accumulate({d}, {a}, {b}, {c})")
     }
 

@@ -46,7 +46,7 @@ fn every_workload_schedule_and_backend() {
         for schedule in op.schedules {
             let lowered = w.lower(schedule).unwrap();
             // The fp16 templates' defaults differ per backend with its matrix units:
-            // m16n16k16 wmma, 16×16 cooperative matrices, 8×8 simdgroup matrices.
+            // m16n16k16 mma.sync pairs, 16×16 cooperative matrices, 8×8 simdgroup matrices.
             let for_backend = |r: Resources| match w.template(schedule) {
                 Some(t) if w.uses_f16() => w.lower_with(schedule, Some(&(t.default)(&r))).unwrap(),
                 _ => lowered.clone(),

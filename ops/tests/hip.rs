@@ -105,7 +105,7 @@ fn hip_source_snapshots() {
     }
 }
 
-/// CUDA's fp16 template uses wmma fragments; HIP refuses them with the limit error that
+/// CUDA's fp16 template uses matrix fragments; HIP refuses them with the limit error that
 /// names the target, the fragment and what is missing — as WGSL without cooperative
 /// matrices does.
 #[test]

@@ -97,7 +97,8 @@ fn nhwc_gathers_eight_channels_per_load() {
         cuda.contains("*(uint4*)(A_ldg + p * 8) = *(const uint4*)(x + "),
         "{cuda}"
     );
-    assert!(cuda.contains("nvcuda::wmma::mma_sync"), "{cuda}");
+    assert!(cuda.contains("weft_mma_f32(acc["), "{cuda}");
+    assert!(cuda.contains("weft_ldsm_tile(a_frag["), "{cuda}");
     // NCHW gathers element by element: the input's channels are a plane apart.
     let w = workload("conv2d-f16-nchw", [1, 64, 56, 56, 64, 3, 3, 1, 1]);
     let lowered = w.lower("implicit-gemm").unwrap();

@@ -74,7 +74,7 @@ pub trait Dialect {
     }
 }
 
-/// How a C-family language spells matrix fragments (`nvcuda::wmma`, Metal's
+/// How a C-family language spells matrix fragments (CUDA's `mma.sync`, Metal's
 /// `simdgroup_matrix`). Tiles are `name[index]`; pointers are `base + offset`.
 pub trait FragmentDialect {
     /// Why the dialect cannot hold `f` (an unsupported shape or type), if it cannot.
@@ -83,12 +83,12 @@ pub trait FragmentDialect {
     fn decl(&self, f: &Fragment, name: &str) -> String;
     /// `tile` ← `value` everywhere (`value` is of the fragment's type).
     fn fill(&self, f: &Fragment, tile: &str, value: &str) -> String;
-    /// `tile` ← the tile at `ptr`, rows `stride` elements apart.
-    fn load(&self, f: &Fragment, tile: &str, ptr: &str, stride: i64) -> String;
+    /// `tile` ← the tile at `ptr` (into memory of `scope`), rows `stride` elements apart.
+    fn load(&self, f: &Fragment, tile: &str, ptr: &str, stride: i64, scope: Scope) -> String;
     /// The tile at `ptr` ← accumulator `tile`, row-major.
     fn store(&self, f: &Fragment, tile: &str, ptr: &str, stride: i64) -> String;
-    /// `d = a·b + c`.
-    fn mma(&self, d: &str, a: &str, b: &str, c: &str) -> String;
+    /// `d = a·b + c`, where `acc` is the fragment `d` and `c` belong to.
+    fn mma(&self, acc: &Fragment, d: &str, a: &str, b: &str, c: &str) -> String;
     /// The alignment, in bytes, a tile's first element must have.
     fn tile_align(&self) -> u32;
 }

@@ -348,7 +348,7 @@ impl<D: Dialect> Writer<'_, D> {
             } => {
                 let t = tile(self, dst)?;
                 let p = ptr(self, buffer, origin)?;
-                fd.load(&dst.frag, &t, &p, *stride)
+                fd.load(&dst.frag, &t, &p, *stride, buffer.scope())
             }
             FragOp::Store {
                 src,
@@ -361,13 +361,14 @@ impl<D: Dialect> Writer<'_, D> {
                 fd.store(&src.frag, &t, &p, *stride)
             }
             FragOp::Mma { d, a, b, c } => {
+                let acc = d.frag.clone();
                 let [d, a, b, c] = [
                     tile(self, d)?,
                     tile(self, a)?,
                     tile(self, b)?,
                     tile(self, c)?,
                 ];
-                fd.mma(&d, &a, &b, &c)
+                fd.mma(&acc, &d, &a, &b, &c)
             }
         })
     }

@@ -1,0 +1,176 @@
+//! Tensor cores through inline PTX: an m16n16k16 fragment is a pair of
+//! `mma.sync.aligned.m16n8k16` multiplies (sm_80 and later), loaded from shared memory with
+//! `ldmatrix` (one `LDSM.x4` per A or B tile) where the tile's rows are 16-byte aligned,
+//! element by element otherwise (global memory, odd strides).
+//!
+//! `nvcuda::wmma` was the first spelling; NVCC lowers its loads to four 32-bit `LDS` per
+//! tile and hides the accumulator's layout, so weft writes the PTX itself (as CUTLASS's
+//! sm80 kernels do). The register layouts are PTX's for `m16n8k16` (the ISA's "Matrix
+//! Fragments for mma.m16n8k16"); with `g = lane / 4` and `t = 2·(lane % 4)`:
+//!
+//! ```text
+//! A (16×16, 4 × b32):  r[h + 2·kb] = A[g + 8h][t + 8kb .. +1]          h, kb ∈ {0, 1}
+//! B (16×16, 4 × b32):  r[2·nb + kh] = B[t + 8kh .. +1][8nb + g]        nb, kh ∈ {0, 1}
+//! C f32 (8 × f32):     c[4·nb + 2h + e] = C[g + 8h][8nb + t + e]        e ∈ {0, 1}
+//! C f16 (4 × b32):     c[2·nb + h] = C[g + 8h][8nb + t .. +1]
+//! ```
+//!
+//! Each fragment operation is one call of a helper from [`PRELUDE`], so the emitted kernel
+//! reads like the IR (`weft_mma_f32(acc[t], a_frag[i], b_frag[j], acc[t])`).
+
+use weft_codegen_common::cfamily::FragmentDialect;
+use weft_ir::dtype::DType;
+use weft_ir::expr::Scope;
+use weft_ir::fragment::{FragLayout, FragRole, Fragment, MmaShape};
+
+/// The one fragment shape: two `m16n8k16` multiplies side by side.
+pub(crate) const SHAPE: MmaShape = MmaShape {
+    m: 16,
+    n: 16,
+    k: 16,
+};
+
+/// The helpers every kernel with fragments includes (after the `half` prelude).
+pub(crate) const PRELUDE: &str = r#"// Tensor cores: m16n16k16 tiles as two mma.sync.m16n8k16 (sm_80+); layouts in weft's mma.rs.
+#define WEFT_UNROLL _Pragma("unroll")
+__device__ __forceinline__ unsigned weft_lane() { unsigned l; asm("mov.u32 %0, %%laneid;" : "=r"(l)); return l; }
+// Four 8x8 b16 matrices from shared memory; `row` is the row this lane addresses.
+__device__ __forceinline__ void weft_ldsm(unsigned* r, const half* row, bool trans) {
+    if (trans) {
+        asm volatile("{ .reg .u64 s; cvta.to.shared.u64 s, %4; ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [s]; }" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "l"(row));
+    } else {
+        asm volatile("{ .reg .u64 s; cvta.to.shared.u64 s, %4; ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [s]; }" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "l"(row));
+    }
+}
+// A 16x16 operand tile from shared memory, rows `stride` halves apart and 16-byte aligned.
+// `outer`: the tile's memory rows are A's rows (row-major A) or B's k (row-major B).
+__device__ __forceinline__ void weft_ldsm_tile(unsigned* r, const half* tile, int stride, bool outer, bool trans) {
+    unsigned l = weft_lane();
+    int row = outer ? (int)(l & 15) : (int)((l >> 4) * 8 + (l & 7));
+    int col = outer ? (int)(l >> 4) * 8 : (int)((l >> 3) & 1) * 8;
+    weft_ldsm(r, tile + row * stride + col, trans);
+}
+// Two halves of a tile (element offsets o0, o1) as one b32, the first in the low bits.
+__device__ __forceinline__ unsigned weft_pack(const half* p, int o0, int o1) {
+    const unsigned short* q = (const unsigned short*)p;
+    return (unsigned)q[o0] | ((unsigned)q[o1] << 16);
+}
+// Operand tiles element by element: element (i, j) at p[i * rs + j * cs].
+__device__ __forceinline__ void weft_load_a(unsigned* r, const half* p, int rs, int cs) {
+    unsigned l = weft_lane(); int g = (int)(l >> 2), t = (int)(l & 3) * 2;
+    WEFT_UNROLL for (int q = 0; q < 4; q++) { int i = g + 8 * (q & 1), j = t + 8 * (q >> 1); r[q] = weft_pack(p, i * rs + j * cs, i * rs + (j + 1) * cs); }
+}
+__device__ __forceinline__ void weft_load_b(unsigned* r, const half* p, int rs, int cs) {
+    unsigned l = weft_lane(); int g = (int)(l >> 2), t = (int)(l & 3) * 2;
+    WEFT_UNROLL for (int q = 0; q < 4; q++) { int i = t + 8 * (q & 1), j = 8 * (q >> 1) + g; r[q] = weft_pack(p, i * rs + j * cs, (i + 1) * rs + j * cs); }
+}
+// f32 accumulators: element q of a lane is C[g + 8h][8nb + t + e], q = 4nb + 2h + e.
+__device__ __forceinline__ int weft_acc_offset(int q, int stride) {
+    unsigned l = weft_lane(); int g = (int)(l >> 2), t = (int)(l & 3) * 2;
+    return (g + 8 * ((q >> 1) & 1)) * stride + 8 * (q >> 2) + t + (q & 1);
+}
+__device__ __forceinline__ void weft_fill_f32(float* c, float v) { WEFT_UNROLL for (int q = 0; q < 8; q++) c[q] = v; }
+__device__ __forceinline__ void weft_load_acc_f32(float* c, const float* p, int stride) { WEFT_UNROLL for (int q = 0; q < 8; q++) c[q] = p[weft_acc_offset(q, stride)]; }
+__device__ __forceinline__ void weft_store_acc_f32(float* p, const float* c, int stride) { WEFT_UNROLL for (int q = 0; q < 8; q++) p[weft_acc_offset(q, stride)] = c[q]; }
+// f16 accumulators: b32 q of a lane holds elements 2q and 2q + 1 of the f32 numbering.
+__device__ __forceinline__ void weft_fill_f16(unsigned* c, half v) { unsigned b = *(const unsigned short*)&v; WEFT_UNROLL for (int q = 0; q < 4; q++) c[q] = b | (b << 16); }
+__device__ __forceinline__ void weft_load_acc_f16(unsigned* c, const half* p, int stride) { WEFT_UNROLL for (int q = 0; q < 4; q++) c[q] = weft_pack(p, weft_acc_offset(2 * q, stride), weft_acc_offset(2 * q + 1, stride)); }
+__device__ __forceinline__ void weft_store_acc_f16(half* p, const unsigned* c, int stride) {
+    unsigned short* o = (unsigned short*)p;
+    WEFT_UNROLL for (int q = 0; q < 4; q++) { o[weft_acc_offset(2 * q, stride)] = (unsigned short)(c[q] & 0xffff); o[weft_acc_offset(2 * q + 1, stride)] = (unsigned short)(c[q] >> 16); }
+}
+// d = a * b + c on a 16x16x16 tile: two m16n8k16 multiplies (B's and C's halves along n).
+__device__ __forceinline__ void weft_mma_f32(float* d, const unsigned* a, const unsigned* b, const float* c) {
+    WEFT_UNROLL for (int h = 0; h < 2; h++) {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+            : "=f"(d[4 * h]), "=f"(d[4 * h + 1]), "=f"(d[4 * h + 2]), "=f"(d[4 * h + 3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[2 * h]), "r"(b[2 * h + 1]),
+              "f"(c[4 * h]), "f"(c[4 * h + 1]), "f"(c[4 * h + 2]), "f"(c[4 * h + 3]));
+    }
+}
+__device__ __forceinline__ void weft_mma_f16(unsigned* d, const unsigned* a, const unsigned* b, const unsigned* c) {
+    WEFT_UNROLL for (int h = 0; h < 2; h++) {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};"
+            : "=r"(d[2 * h]), "=r"(d[2 * h + 1])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[2 * h]), "r"(b[2 * h + 1]), "r"(c[2 * h]), "r"(c[2 * h + 1]));
+    }
+}
+"#;
+
+/// The CUDA fragment dialect (see the module docs).
+pub(crate) struct MmaSync;
+
+fn is_f32(f: &Fragment) -> bool {
+    f.dtype() == DType::F32
+}
+
+impl FragmentDialect for MmaSync {
+    fn unsupported(&self, f: &Fragment) -> Option<String> {
+        if f.shape() != SHAPE {
+            return Some(format!(
+                "CUDA fragments are m16n16k16 (two mma.sync.m16n8k16), not {}",
+                f.shape()
+            ));
+        }
+        match (f.role(), f.dtype()) {
+            (FragRole::A | FragRole::B, DType::F16) => None,
+            (FragRole::Accumulator, DType::F16 | DType::F32) => None,
+            (role, dtype) => Some(format!("mma.sync has no {dtype} {} fragment", role.name())),
+        }
+    }
+
+    /// `unsigned a_frag[4][4]`, `float acc[8][8]`: a lane's registers of each tile.
+    fn decl(&self, f: &Fragment, name: &str) -> String {
+        let (ty, regs) = match f.role() {
+            FragRole::Accumulator if is_f32(f) => ("float", 8),
+            _ => ("unsigned", 4),
+        };
+        format!("{ty} {name}[{}][{regs}]", f.count())
+    }
+
+    fn fill(&self, f: &Fragment, tile: &str, value: &str) -> String {
+        if is_f32(f) {
+            format!("weft_fill_f32({tile}, {value})")
+        } else {
+            // A and B tiles are filled like f16 accumulators: two halves per register.
+            format!("weft_fill_f16({tile}, {value})")
+        }
+    }
+
+    fn load(&self, f: &Fragment, tile: &str, ptr: &str, stride: i64, scope: Scope) -> String {
+        let row_major = f.layout() == FragLayout::RowMajor;
+        match f.role() {
+            FragRole::Accumulator if is_f32(f) => {
+                format!("weft_load_acc_f32({tile}, {ptr}, {stride})")
+            }
+            FragRole::Accumulator => format!("weft_load_acc_f16({tile}, {ptr}, {stride})"),
+            // `ldmatrix` reads shared memory in 16-byte rows.
+            role if scope == Scope::Shared && stride % 8 == 0 => {
+                // Row-major A and row-major B both have the tile's outer index as memory
+                // rows; A's rows come out as `ldmatrix` gives them, B's transposed.
+                let trans = (role == FragRole::B) == row_major;
+                format!("weft_ldsm_tile({tile}, {ptr}, {stride}, {row_major}, {trans})")
+            }
+            role => {
+                let (rs, cs) = if row_major { (stride, 1) } else { (1, stride) };
+                let which = if role == FragRole::A { "a" } else { "b" };
+                format!("weft_load_{which}({tile}, {ptr}, {rs}, {cs})")
+            }
+        }
+    }
+
+    fn store(&self, f: &Fragment, tile: &str, ptr: &str, stride: i64) -> String {
+        let ty = if is_f32(f) { "f32" } else { "f16" };
+        format!("weft_store_acc_{ty}({ptr}, {tile}, {stride})")
+    }
+
+    fn mma(&self, acc: &Fragment, d: &str, a: &str, b: &str, c: &str) -> String {
+        let ty = if is_f32(acc) { "f32" } else { "f16" };
+        format!("weft_mma_{ty}({d}, {a}, {b}, {c})")
+    }
+
+    /// `ldmatrix` rows are 16 bytes.
+    fn tile_align(&self) -> u32 {
+        16
+    }
+}
