@@ -125,6 +125,7 @@ pub fn vecadd() -> Kernel {
         locals: vec![],
         min_blocks_per_sm: 0,
         async_copies: false,
+        async_pending: 0,
         fragments: vec![],
         body: let_(
             &i,
@@ -165,6 +166,7 @@ pub fn window_sum() -> Kernel {
         locals: vec![],
         min_blocks_per_sm: 0,
         async_copies: false,
+        async_pending: 0,
         fragments: vec![],
         body: KStmt::seq(vec![
             fetch,
@@ -239,6 +241,7 @@ pub fn matmul_local() -> Kernel {
         locals: vec![acc],
         min_blocks_per_sm: 0,
         async_copies: false,
+        async_pending: 0,
         fragments: vec![],
         body: KStmt::seq(vec![init, main, write]),
     }
@@ -352,6 +355,7 @@ pub fn matmul_shared() -> Kernel {
         locals: vec![acc],
         min_blocks_per_sm: 0,
         async_copies: false,
+        async_pending: 0,
         fragments: vec![],
         body: KStmt::seq(vec![zero, main, write]),
     }
@@ -374,6 +378,7 @@ pub fn copy_lanes4() -> Kernel {
         locals: vec![tmp.clone()],
         min_blocks_per_sm: 0,
         async_copies: false,
+        async_pending: 0,
         fragments: vec![],
         body: KStmt::seq(vec![
             vcopy(&tmp, Expr::int(0), &a, base(), 4),
@@ -412,6 +417,7 @@ pub fn f16_axpy() -> Kernel {
         locals: vec![],
         min_blocks_per_sm: 0,
         async_copies: false,
+        async_pending: 0,
         fragments: vec![],
         body: let_(
             &i,
@@ -453,6 +459,7 @@ pub fn scalar_params() -> Kernel {
         locals: vec![],
         min_blocks_per_sm: 0,
         async_copies: false,
+        async_pending: 0,
         fragments: vec![],
         body: let_(
             &i,
@@ -487,6 +494,7 @@ pub fn select_guard() -> Kernel {
         locals: vec![],
         min_blocks_per_sm: 0,
         async_copies: false,
+        async_pending: 0,
         fragments: vec![],
         body: let_(&i, bx() * 256 + tx(), store(&b, i.expr(), guarded * plain)),
     }
@@ -558,6 +566,7 @@ pub fn math() -> Kernel {
         locals: vec![],
         min_blocks_per_sm: 0,
         async_copies: false,
+        async_pending: 0,
         fragments: vec![],
         body,
     }
@@ -579,6 +588,7 @@ pub fn unlowered_cases() -> Vec<(UnloweredNode, Kernel)> {
         locals: vec![],
         min_blocks_per_sm: 0,
         async_copies: false,
+        async_pending: 0,
         fragments: vec![],
         body,
     };

@@ -67,12 +67,14 @@ fn mma_sync_units() -> Vec<MatrixUnit> {
 }
 
 impl TargetLimits {
-    /// CUDA on any device weft targets (sm_80 and later): 48 KiB of *static* shared
-    /// memory (more needs dynamic shared memory and an opt-in), 1024 threads per block.
+    /// CUDA on any device weft targets (sm_80 and later): 99 KiB of shared memory per
+    /// block (sm_86's and sm_89's opt-in limit, the smallest of them; past 48 KiB the
+    /// emitter declares it dynamic and the runtime opts in), 1024 threads per block. An
+    /// opened device reports its own limit (227 KiB on an H100).
     pub fn cuda() -> Self {
         TargetLimits {
             name: "cuda".into(),
-            max_shared_bytes: 48 * 1024,
+            max_shared_bytes: 99 * 1024,
             max_threads_per_block: 1024,
             max_block_dim: [1024, 1024, 64],
             max_grid_dim: [(1 << 31) - 1, 65535, 65535],

@@ -47,6 +47,21 @@ impl Default for CudaOptions {
 
 const BACKEND: &str = "CUDA";
 
+/// Shared memory a CUDA kernel can declare statically; more is dynamic shared memory.
+pub const STATIC_SHARED_BYTES: u64 = 48 * 1024;
+
+/// The dynamic shared memory `kernel`'s launch must pass: its shared arrays' bytes where
+/// they exceed [`STATIC_SHARED_BYTES`] (the emitted source then carves them from one
+/// `extern __shared__` array), else 0.
+pub fn dynamic_shared_bytes(kernel: &Kernel) -> u32 {
+    let (_, bytes) = weft_codegen_common::cfamily::shared_offsets(kernel);
+    if bytes > STATIC_SHARED_BYTES {
+        bytes.min(u32::MAX as u64) as u32
+    } else {
+        0
+    }
+}
+
 fn prelude(f16: bool, fragments: bool) -> String {
     let mut out = String::new();
     // The fragment helpers take `half` pointers.

@@ -9,7 +9,15 @@ use weft_ir::kernel::{Kernel, KernelParam};
 /// CUDA C++ as NVRTC compiles it.
 pub(crate) struct Cuda;
 
-const RESERVED: &[&[&str]] = &[keywords::CXX, keywords::CUDA, &["weft_f2h", "weft_h2f"]];
+const RESERVED: &[&[&str]] = &[
+    keywords::CXX,
+    keywords::CUDA,
+    &[
+        "weft_f2h",
+        "weft_h2f",
+        weft_codegen_common::cfamily::DYNAMIC_SHARED,
+    ],
+];
 
 /// The single-precision math functions (the accurate ones, not `__expf` and kin: the
 /// interpreter and the other backends compute the accurate results).
@@ -99,12 +107,29 @@ impl Dialect for Cuda {
         ])
     }
 
-    fn async_wait(&self) -> Vec<String> {
+    fn async_wait(&self, pending: u32) -> Vec<String> {
+        let wait = match pending {
+            0 => "asm volatile(\"cp.async.wait_all;\" ::: \"memory\");".to_string(),
+            n => format!(
+                "asm volatile(\"cp.async.commit_group;\\n\\tcp.async.wait_group {n};\" ::: \"memory\");"
+            ),
+        };
         vec![
             "#if __CUDA_ARCH__ >= 800".to_string(),
-            "asm volatile(\"cp.async.wait_all;\" ::: \"memory\");".to_string(),
+            wait,
             "#endif".to_string(),
         ]
+    }
+
+    /// Past 48 KiB a block's shared memory must be dynamic (and the function opted in:
+    /// the runtime sets `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`).
+    fn dynamic_shared(&self, bytes: u64) -> Option<String> {
+        (bytes > crate::STATIC_SHARED_BYTES).then(|| {
+            format!(
+                "extern __shared__ __align__(16) unsigned char {}[]",
+                weft_codegen_common::cfamily::DYNAMIC_SHARED
+            )
+        })
     }
 
     fn reserved(&self) -> &[&'static [&'static str]] {

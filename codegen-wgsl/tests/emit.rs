@@ -144,6 +144,7 @@ fn hoisting_keeps_short_circuits() {
         locals: vec![],
         min_blocks_per_sm: 0,
         async_copies: false,
+        async_pending: 0,
         fragments: vec![],
         body: KStmt::Store {
             buffer: b,
@@ -261,6 +262,7 @@ fn bool_storage_buffers_hold_words() {
         locals: vec![],
         min_blocks_per_sm: 0,
         async_copies: false,
+        async_pending: 0,
         fragments: vec![],
         body: KStmt::Store {
             buffer: flags,
@@ -331,6 +333,7 @@ fn unroll_budget_and_constant_conditions() {
         locals: vec![],
         min_blocks_per_sm: 0,
         async_copies: false,
+        async_pending: 0,
         fragments: vec![],
         body,
     };

@@ -72,6 +72,8 @@ pub struct KernelHints {
     pub min_blocks_per_sm: u32,
     /// See [`crate::kernel::Kernel::async_copies`].
     pub async_copies: bool,
+    /// See [`crate::kernel::Kernel::async_pending`].
+    pub async_pending: u32,
 }
 
 impl Func {

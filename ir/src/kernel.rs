@@ -282,6 +282,13 @@ pub struct Kernel {
     /// such a destination only after a barrier (templates that double-buffer through
     /// shared memory already do).
     pub async_copies: bool,
+    /// With `async_copies`, how many of the thread's previous barriers' groups of copies
+    /// may still be in flight at a barrier: 0 waits for every copy (a double buffer);
+    /// `stages - 2` for a pipeline of `stages` shared buffers, which then reads a
+    /// destination only `async_pending + 1` barriers after the copy into it. CUDA commits
+    /// the copies issued since the last barrier as one group and waits for all but the
+    /// newest `async_pending` (`cp.async.commit_group`, `cp.async.wait_group`).
+    pub async_pending: u32,
     /// Matrix-fragment arrays (one per warp; see [`crate::fragment`]).
     pub fragments: Vec<Fragment>,
 }

@@ -122,6 +122,7 @@ fn mapping_kernel(m: &TaskMapping, threads: u32) -> (Kernel, Buffer) {
         locals: vec![count],
         min_blocks_per_sm: 0,
         async_copies: false,
+        async_pending: 0,
         fragments: vec![],
         body: stmt,
     };
@@ -480,6 +481,7 @@ fn nested_mappings_and_fresh_names() {
         locals: vec![count],
         min_blocks_per_sm: 0,
         async_copies: false,
+        async_pending: 0,
         fragments: vec![],
         body: stmt,
     };

@@ -394,6 +394,15 @@ impl CudaDevice {
         let function = driver(format!("finding function `{entry}`"), || {
             module.load_function(&entry)
         })?;
+        // Past 48 KiB of shared memory the function must opt in to its dynamic size.
+        let dynamic = weft_codegen_cuda::dynamic_shared_bytes(kernel);
+        if dynamic > 0 {
+            use cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as MAX_DYNAMIC;
+            driver(
+                format!("allowing `{entry}` {dynamic} bytes of dynamic shared memory"),
+                || function.set_attribute(MAX_DYNAMIC, dynamic as i32),
+            )?;
+        }
         self.functions.push(function);
         self.sources.push(source.clone());
         self.by_source.insert(source, self.functions.len() - 1);
@@ -478,8 +487,8 @@ impl CudaDevice {
         let cfg = LaunchConfig {
             grid_dim: (grid[0], grid[1], grid[2]),
             block_dim: (block[0], block[1], block[2]),
-            // Shared memory is declared statically in the emitted source.
-            shared_mem_bytes: 0,
+            // Static in the emitted source up to 48 KiB; dynamic past it.
+            shared_mem_bytes: weft_codegen_cuda::dynamic_shared_bytes(&ck.kernel),
         };
         let name = ck.kernel.name.clone();
         // SAFETY: the arguments match the kernel's parameters in number, kind, dtype and
@@ -524,7 +533,7 @@ impl From<Scalar> for ScalarArg {
     }
 }
 
-/// The device's real limits (static shared memory per block, block and grid sizes).
+/// The device's real limits (shared memory a block may opt in to, block and grid sizes).
 fn device_limits(ctx: &Arc<CudaContext>) -> Result<TargetLimits, CudaError> {
     let attr = |a: CUdevice_attribute| -> Result<u64, CudaError> {
         Ok(driver(format!("cuDeviceGetAttribute({a:?})"), || ctx.attribute(a))?.max(0) as u64)
@@ -532,7 +541,9 @@ fn device_limits(ctx: &Arc<CudaContext>) -> Result<TargetLimits, CudaError> {
     use CUdevice_attribute::*;
     Ok(TargetLimits {
         name: "cuda".to_string(),
-        max_shared_bytes: attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
+        // What a block may opt in to (227 KiB on an H100): the emitter makes shared
+        // memory past 48 KiB dynamic and the runtime opts the function in.
+        max_shared_bytes: attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
         max_threads_per_block: attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
         max_block_dim: [
             attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,
@@ -545,7 +556,7 @@ fn device_limits(ctx: &Arc<CudaContext>) -> Result<TargetLimits, CudaError> {
             attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
         ],
         f16: true,
-        // Tensor cores through wmma: every architecture weft compiles for (sm_80+).
+        // Tensor cores through mma.sync: every architecture weft compiles for (sm_80+).
         matrix_units: TargetLimits::cuda().matrix_units,
     })
 }

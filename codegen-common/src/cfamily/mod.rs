@@ -63,15 +63,41 @@ pub trait Dialect {
         None
     }
     /// Lines that wait for the thread's asynchronous copies, written before each barrier
-    /// of a kernel with [`Kernel::async_copies`].
-    fn async_wait(&self) -> Vec<String> {
+    /// of a kernel with [`Kernel::async_copies`]: all of them, or with `pending > 0` all
+    /// but those of the newest `pending` groups, after closing the group of the copies
+    /// issued since the last barrier ([`Kernel::async_pending`]).
+    fn async_wait(&self, _pending: u32) -> Vec<String> {
         Vec::new()
+    }
+
+    /// Where `bytes` of shared memory are more than the dialect declares statically, the
+    /// declaration (without `;`) of one dynamically sized byte array named
+    /// [`DYNAMIC_SHARED`] that the kernel's shared arrays are carved from (at
+    /// [`shared_offsets`]); the launch then passes its size. `None`: static arrays.
+    fn dynamic_shared(&self, _bytes: u64) -> Option<String> {
+        None
     }
 
     /// Matrix fragments, if the dialect has them ([`FragmentDialect`]).
     fn fragments(&self) -> Option<&dyn FragmentDialect> {
         None
     }
+}
+
+/// The byte array dynamic shared memory is carved from ([`Dialect::dynamic_shared`]).
+pub const DYNAMIC_SHARED: &str = "weft_smem";
+
+/// Where each of `kernel.shared` starts in one block of shared memory (16-byte aligned,
+/// in order), and the block's size in bytes.
+pub fn shared_offsets(kernel: &Kernel) -> (Vec<u64>, u64) {
+    let mut offsets = Vec::with_capacity(kernel.shared.len());
+    let mut end = 0u64;
+    for b in &kernel.shared {
+        let at = end.div_ceil(16) * 16;
+        offsets.push(at);
+        end = at + b.bytes().max(0) as u64;
+    }
+    (offsets, end)
 }
 
 /// How a C-family language spells matrix fragments (CUDA's `mma.sync`, Metal's

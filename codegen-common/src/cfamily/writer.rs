@@ -118,9 +118,20 @@ pub fn write_kernel<D: Dialect>(dialect: &D, kernel: &Kernel) -> Result<String, 
             vector
         }
     };
-    for (b, name) in kernel.shared.iter().zip(&names.shared) {
-        let decl = dialect.shared_decl(dialect.scalar_type(b.dtype()), name, b.numel(), align(b));
+    let (offsets, shared_bytes) = super::shared_offsets(kernel);
+    if let Some(decl) = dialect.dynamic_shared(shared_bytes) {
         w.line(level, &format!("{decl};"));
+        for ((b, name), at) in kernel.shared.iter().zip(&names.shared).zip(offsets) {
+            let ty = dialect.scalar_type(b.dtype());
+            let base = super::DYNAMIC_SHARED;
+            w.line(level, &format!("{ty}* {name} = ({ty}*)({base} + {at});"));
+        }
+    } else {
+        for (b, name) in kernel.shared.iter().zip(&names.shared) {
+            let ty = dialect.scalar_type(b.dtype());
+            let decl = dialect.shared_decl(ty, name, b.numel(), align(b));
+            w.line(level, &format!("{decl};"));
+        }
     }
     for (b, name) in kernel.locals.iter().zip(&names.locals) {
         let decl = dialect.local_decl(dialect.scalar_type(b.dtype()), name, b.numel(), align(b));
@@ -291,7 +302,7 @@ impl<D: Dialect> Writer<'_, D> {
             }
             KStmt::Barrier => {
                 if self.kernel.async_copies {
-                    for l in self.d.async_wait() {
+                    for l in self.d.async_wait(self.kernel.async_pending) {
                         self.line(level, &l);
                     }
                 }

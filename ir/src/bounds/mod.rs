@@ -46,7 +46,7 @@
 //!     name: "fill".into(),
 //!     params: vec![KernelParam::Buffer { buffer: out.clone(), access: Access::Write }],
 //!     grid: [1, 1, 1], block: [128, 1, 1], shared: vec![], locals: vec![],
-//!     body, min_blocks_per_sm: 0, async_copies: false, fragments: vec![],
+//!     body, min_blocks_per_sm: 0, async_copies: false, async_pending: 0, fragments: vec![],
 //! };
 //! assert!(!prove(&kernel(store.clone())).is_proven());
 //! let guarded = KStmt::If { cond: t.lt(100), then: Box::new(store), otherwise: None };

@@ -44,6 +44,7 @@
 //!     body: KStmt::Store { buffer: out.clone(), index: t.clone(), value: t * 2, lanes: 1 },
 //!     min_blocks_per_sm: 0,
 //!     async_copies: false,
+//!     async_pending: 0,
 //!     fragments: vec![],
 //! };
 //! let func = LoweredFunc {

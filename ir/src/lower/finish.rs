@@ -64,6 +64,7 @@ pub(crate) fn finish(
         body,
         min_blocks_per_sm: hints.min_blocks_per_sm,
         async_copies: hints.async_copies,
+        async_pending: hints.async_pending,
         fragments,
     })
 }

@@ -16,10 +16,10 @@ pub fn print_func(f: &Func) -> String {
             .kernel_hints
             .iter()
             .map(|h| {
-                let copies = if h.async_copies {
-                    ", \"async_copies\": True"
-                } else {
-                    ""
+                let copies = match (h.async_copies, h.async_pending) {
+                    (false, _) => String::new(),
+                    (true, 0) => ", \"async_copies\": True".to_string(),
+                    (true, n) => format!(", \"async_copies\": True, \"async_pending\": {n}"),
                 };
                 format!("{{\"min_blocks_per_sm\": {}{copies}}}", h.min_blocks_per_sm)
             })

@@ -93,7 +93,13 @@ fn write_kernel_body(k: &Kernel, level: usize, out: &mut String) {
             ),
         );
     }
-    if k.async_copies {
+    if k.async_copies && k.async_pending > 0 {
+        let attr = format!(
+            "T.func_attr({{\"async_copies\": True, \"async_pending\": {}}})",
+            k.async_pending
+        );
+        line(out, level, &attr);
+    } else if k.async_copies {
         line(out, level, "T.func_attr({\"async_copies\": True})");
     }
     for b in k.shared.iter().chain(&k.locals) {

@@ -158,6 +158,16 @@ impl KernelBuilder<'_> {
         self.hints.async_copies = true;
     }
 
+    /// [`KernelBuilder::async_copies`] for a pipeline of `stages` shared buffers: a copy
+    /// need only be complete `stages - 1` barriers after it was issued (see
+    /// [`crate::kernel::Kernel::async_pending`]), so `stages - 1` tiles are in flight
+    /// while one is computed. The kernel reads a stage only that many barriers after
+    /// filling it.
+    pub fn async_pipeline(&mut self, stages: u32) {
+        self.hints.async_copies = true;
+        self.hints.async_pending = stages.saturating_sub(2);
+    }
+
     /// A shared-memory array of the block (`__shared__`, `var<workgroup>`), at exactly
     /// this shape: a double buffer is `[2, rows, cols]`.
     pub fn shared(&mut self, name: &str, shape: &[i64], dtype: DType) -> Buffer {

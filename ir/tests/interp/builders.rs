@@ -96,6 +96,7 @@ pub fn kernel(
         locals: vec![],
         min_blocks_per_sm: 0,
         async_copies: false,
+        async_pending: 0,
         fragments: vec![],
         body,
     }

@@ -50,13 +50,13 @@ pub struct Resources {
 }
 
 impl Resources {
-    /// CUDA (sm_80 and later): 1024 threads, 48 KiB of static shared memory, 255
-    /// registers per thread.
+    /// CUDA (sm_80 and later): 1024 threads, 99 KiB of shared memory (every sm_80+
+    /// device's opt-in limit; past 48 KiB it is dynamic), 255 registers per thread.
     pub fn cuda() -> Resources {
         Resources {
             name: "cuda".into(),
             max_threads: 1024,
-            max_shared_bytes: 48 * 1024,
+            max_shared_bytes: 99 * 1024,
             max_registers: 255,
             register_cap: true,
             mma: vec![16],

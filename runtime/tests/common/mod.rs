@@ -90,6 +90,7 @@ pub fn vecadd() -> LoweredFunc {
         locals: vec![],
         min_blocks_per_sm: 0,
         async_copies: false,
+        async_pending: 0,
         fragments: vec![],
         body,
     };
@@ -137,6 +138,7 @@ pub fn window_sum() -> LoweredFunc {
         locals: vec![],
         min_blocks_per_sm: 0,
         async_copies: false,
+        async_pending: 0,
         fragments: vec![],
         body: KStmt::seq(vec![fetch, halo, KStmt::Barrier, sum]),
     };
@@ -176,6 +178,7 @@ pub fn axpy() -> LoweredFunc {
         locals: vec![],
         min_blocks_per_sm: 0,
         async_copies: false,
+        async_pending: 0,
         fragments: vec![],
         body,
     };
@@ -205,6 +208,7 @@ pub fn two_kernels() -> LoweredFunc {
         locals: vec![],
         min_blocks_per_sm: 0,
         async_copies: false,
+        async_pending: 0,
         fragments: vec![],
         body: with_index(|i| guard(i.clone().lt(N), store(out, i.clone(), value(i)))),
     };

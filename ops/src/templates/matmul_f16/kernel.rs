@@ -60,8 +60,10 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &F16Param
     };
     let (va, vb) = (lanes(k), lanes(n));
     let (tiles_m, tiles_n, k_tiles) = (ceil_div(m, bm), ceil_div(n, bn), ceil_div(k, bk));
-    let a_cov = Coverage::new(bm, bk / va, threads);
-    let b_cov = Coverage::new(bk, bn / vb, threads);
+    // 16-byte copies: rows spread against shared-store bank conflicts.
+    let spread = |c: Coverage, lanes: i64| if lanes == 8 { c.spread_rows() } else { c };
+    let a_cov = spread(Coverage::new(bm, bk / va, threads), va);
+    let b_cov = spread(Coverage::new(bk, bn / vb, threads), vb);
     let blocks = tiles_m * tiles_n;
     let grid = grid_for(blocks);
     let cdt = c.dtype();
@@ -73,8 +75,9 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &F16Param
             let (tile_m, tile_n) = swizzle(kb, pid.clone(), tiles_m, tiles_n, p.group);
             let m0 = kb.let_("m0", tile_m * bm);
             let n0 = kb.let_("n0", tile_n * bn);
-            let a_smem = kb.shared("A_smem", &[2, bm, bk + PAD], DType::F16);
-            let b_smem = kb.shared("B_smem", &[2, bk, bn + PAD], DType::F16);
+            let stages = p.stages;
+            let a_smem = kb.shared("A_smem", &[stages, bm, bk + PAD], DType::F16);
+            let b_smem = kb.shared("B_smem", &[stages, bk, bn + PAD], DType::F16);
             // Register staging, unless the copies go global -> shared asynchronously.
             let ldg = !p.async_copy;
             let a_ldg = kb.local(
@@ -88,7 +91,7 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &F16Param
                 DType::F16,
             );
             if p.async_copy {
-                kb.async_copies();
+                kb.async_pipeline(stages as u32);
             }
             // The tile at k0 straight into shared stage `s` (`cp.async` on CUDA sm_80+):
             // the copies complete at the next barrier.
@@ -151,12 +154,18 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &F16Param
             };
 
             if p.async_copy {
-                fetch(kb, Expr::int(0), Expr::int(0));
+                // The first `stages - 1` tiles, one barrier (one group of copies) each.
+                for s in 0..stages - 1 {
+                    if s < k_tiles {
+                        fetch(kb, Expr::int(s * bk), Expr::int(s));
+                    }
+                    kb.barrier();
+                }
             } else {
                 load(kb, Expr::int(0));
                 store(kb, Expr::int(0));
+                kb.barrier();
             }
-            kb.barrier();
 
             let warp = kb.let_("warp", tx.clone() / 32);
             let lane = kb.let_("lane", tx.clone() % 32);
@@ -183,13 +192,14 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &F16Param
                          inner: &dyn Fn(&mut KernelBuilder, Expr)| {
                             let more = (ko.clone() + 1).lt(k_tiles);
                             if p.async_copy {
-                                // Stage (ko + 1) % 2 was last read before the previous
-                                // step's barrier: it can be refilled while this one
-                                // computes.
-                                kb.if_(more, |kb| {
-                                    fetch(kb, (ko.clone() + 1) * bk, (ko.clone() + 1) % 2)
+                                // Tile ko + stages - 1 goes to the stage last read before
+                                // the previous step's barrier, while this step computes;
+                                // it is read stages - 1 barriers later.
+                                let next = ko.clone() + (stages - 1);
+                                kb.if_(next.clone().lt(k_tiles), |kb| {
+                                    fetch(kb, next.clone() * bk, next.clone() % stages)
                                 });
-                                inner(kb, ko.clone() % 2);
+                                inner(kb, ko.clone() % stages);
                             } else {
                                 kb.if_(more.clone(), |kb| load(kb, (ko.clone() + 1) * bk));
                                 inner(kb, ko.clone() % 2);

@@ -63,6 +63,10 @@ pub const PARAMS: &[(&str, &str)] = &[
         "cp",
         "global -> shared copies: 1 asynchronous (CUDA cp.async on sm_80+, no register staging), 0 staged through registers",
     ),
+    (
+        "st",
+        "shared stages of the A and B tiles: 2 (double buffering), 3 or 4 (with cp = 1: that many minus one tiles in flight)",
+    ),
 ];
 
 /// The template registered on the `matmul-f16` op.
@@ -89,6 +93,8 @@ pub struct F16Params {
     /// Copy tiles global → shared asynchronously (`cp.async`) instead of through
     /// registers.
     pub async_copy: bool,
+    /// Shared buffers of the A and B tiles (2; 3 or 4 with `async_copy`).
+    pub stages: i64,
 }
 
 impl F16Params {
@@ -106,10 +112,11 @@ impl F16Params {
         self.warps[0] * self.warps[1] * 32
     }
 
-    /// Shared bytes: two stages of the A and B tiles (padded by 8 halves per row) and,
+    /// Shared bytes: the stages of the A and B tiles (padded by 8 halves per row) and,
     /// with matrix units, one f32 staging tile per warp.
     pub fn shared_bytes(&self) -> i64 {
-        let tiles = 2 * (self.block_m() * (self.bk + 8) + self.bk * (self.block_n() + 8)) * 2;
+        let stage = (self.block_m() * (self.bk + 8) + self.bk * (self.block_n() + 8)) * 2;
+        let tiles = self.stages * stage;
         let f = self.tile();
         let staging = if self.mma == 0 {
             0
@@ -136,6 +143,7 @@ impl F16Params {
             self.group,
             self.vec,
             self.async_copy as i64,
+            self.stages,
         ];
         Config::of(PARAMS, v)
     }
@@ -155,9 +163,20 @@ impl F16Params {
             vec: config.get("vec").unwrap_or(8),
             // Configs recorded before `cp` existed staged through registers.
             async_copy: config.get("cp").unwrap_or(0) == 1,
+            // Configs recorded before `st` existed double-buffered.
+            stages: config.get("st").unwrap_or(2),
         };
         if let Some(cp) = config.get("cp").filter(|c| ![0, 1].contains(c)) {
             return Err(err(format!("`cp` = {cp} must be 0 or 1")));
+        }
+        if !(2..=4).contains(&p.stages) {
+            return Err(err(format!("`st` = {} must be 2, 3 or 4", p.stages)));
+        }
+        if p.stages > 2 && !p.async_copy {
+            return Err(err(format!(
+                "`st` = {} needs `cp` = 1: register staging double-buffers only",
+                p.stages
+            )));
         }
         if ![0, 8, 16].contains(&p.mma) {
             return Err(err(format!("`mma` = {} must be 0, 8 or 16", p.mma)));
@@ -208,7 +227,11 @@ pub fn describe(config: &Config) -> Result<String, String> {
         p.frags[0],
         p.frags[1],
         2 * p.vec,
-        if p.async_copy { " (cp.async)" } else { "" },
+        match (p.async_copy, p.stages) {
+            (false, _) => String::new(),
+            (true, 2) => " (cp.async)".to_string(),
+            (true, st) => format!(" (cp.async, {st} stages)"),
+        },
         p.shared_bytes()
     ))
 }

@@ -32,7 +32,7 @@ fn vec_for(r: &Resources) -> i64 {
 /// plain copy below) those too, for the tuner. With two stages `cp.async` measured slower
 /// on an H100 (2026-11-23, tuned, 4096³: 515 against 474 µs; conv 224²: 27.3 against
 /// 22.2 µs): the copy is waited for at the same barrier as the staged one, and the
-/// staging it saves was not the limit. Deeper pipelines are where it pays.
+/// staging it saves was not the limit. Deeper pipelines (`st` = 3, 4) are where it pays.
 fn copies(r: &Resources) -> Vec<bool> {
     if r.register_cap && !r.mma.is_empty() {
         vec![false, true]
@@ -57,17 +57,21 @@ pub fn space(resources: &Resources) -> Vec<Config> {
         for frags in FRAGS {
             for bk in BLOCK_K {
                 for async_copy in copies(resources) {
-                    let p = F16Params {
-                        mma,
-                        warps,
-                        frags,
-                        bk,
-                        group: GROUP,
-                        vec: vec_for(resources),
-                        async_copy,
-                    };
-                    if fits(&p, resources) {
-                        out.push(p.config());
+                    let stages: &[i64] = if async_copy { &[2, 3, 4] } else { &[2] };
+                    for &stages in stages {
+                        let p = F16Params {
+                            mma,
+                            warps,
+                            frags,
+                            bk,
+                            group: GROUP,
+                            vec: vec_for(resources),
+                            async_copy,
+                            stages,
+                        };
+                        if fits(&p, resources) {
+                            out.push(p.config());
+                        }
                     }
                 }
             }
@@ -89,6 +93,7 @@ pub fn default_config(resources: &Resources) -> Config {
         group: GROUP,
         vec: vec_for(resources),
         async_copy: copies(resources)[0],
+        stages: 2,
     };
     let all = space(resources);
     if all.contains(&preferred.config()) {
@@ -111,6 +116,7 @@ pub fn default_config(resources: &Resources) -> Config {
         group: GROUP,
         vec: vec_for(resources),
         async_copy: false,
+        stages: 2,
     }
     .config()
 }
