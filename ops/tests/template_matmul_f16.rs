@@ -93,7 +93,8 @@ fn the_space_follows_the_matrix_units() {
     for (mma, want) in [(&[16][..], 16), (&[8], 8), (&[], 0)] {
         let r = resources(mma);
         let space = matmul_f16::space(&r);
-        assert!(!space.is_empty() && space.len() <= 200, "{}", space.len());
+        // Small enough to tune in under a minute a shape on a GPU.
+        assert!(!space.is_empty() && space.len() <= 300, "{}", space.len());
         for c in &space {
             let p = matmul_f16::F16Params::from_config(c).unwrap();
             assert_eq!(p.mma, want, "{c}");

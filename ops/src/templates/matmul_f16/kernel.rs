@@ -265,13 +265,16 @@ impl Stage<'_> {
             k: f as u32,
         };
         let row_major = FragLayout::RowMajor;
+        // `fb` sets of A and B fragments: with 2, sub-step kk + 1's are loaded while kk's
+        // multiply (the shared-memory latency hides behind the tensor cores).
+        let nbuf = p.frag_buffers;
         let fa = kb.fragment(
             "a_frag",
             FragRole::A,
             shape,
             DType::F16,
             row_major,
-            fm as u32,
+            (fm * nbuf) as u32,
         );
         let fb = kb.fragment(
             "b_frag",
@@ -279,7 +282,7 @@ impl Stage<'_> {
             shape,
             DType::F16,
             row_major,
-            fn_ as u32,
+            (fn_ * nbuf) as u32,
         );
         let acc = kb.fragment(
             "acc",
@@ -292,21 +295,40 @@ impl Stage<'_> {
         let staging = kb.shared("C_stage", &[wm * wn, f, f + 4], DType::F32);
         kb.unroll("i", fm * fn_, |kb, i| kb.frag_fill(&acc, i, 0.0f32));
         let (_, _, k_tiles) = self.dims;
+        let sub_steps = p.bk / f;
+        // Sub-step kk's fragments of stage s into fragment set `set`.
+        let load = |kb: &mut KernelBuilder, s: &Expr, kk: Expr, set: Expr| {
+            kb.unroll("i", fm, |kb, i| {
+                let at = [s.clone(), wrow.clone() + i.clone() * f, kk.clone() * f];
+                kb.frag_load(&fa, simplify(&(set.clone() * fm + i)), self.a_smem, at);
+            });
+            kb.unroll("j", fn_, |kb, j| {
+                let at = [s.clone(), kk.clone() * f, wcol.clone() + j.clone() * f];
+                kb.frag_load(&fb, simplify(&(set.clone() * fn_ + j)), self.b_smem, at);
+            });
+        };
         kb.serial("ko", k_tiles, |kb, ko| {
             step(kb, &ko, &|kb, s| {
-                kb.unroll("kk", p.bk / f, |kb, kk| {
-                    kb.unroll("i", fm, |kb, i| {
-                        let at = [s.clone(), wrow.clone() + i.clone() * f, kk.clone() * f];
-                        kb.frag_load(&fa, i, self.a_smem, at);
-                    });
-                    kb.unroll("j", fn_, |kb, j| {
-                        let at = [s.clone(), kk.clone() * f, wcol.clone() + j.clone() * f];
-                        kb.frag_load(&fb, j, self.b_smem, at);
-                    });
+                if nbuf == 2 {
+                    load(kb, &s, Expr::int(0), Expr::int(0));
+                }
+                kb.unroll("kk", sub_steps, |kb, kk| {
+                    let set = if nbuf == 2 {
+                        let next = kk.clone() + 1;
+                        kb.if_(next.clone().lt(sub_steps), |kb| {
+                            load(kb, &s, next.clone(), next.clone() % 2)
+                        });
+                        kk.clone() % 2
+                    } else {
+                        load(kb, &s, kk.clone(), Expr::int(0));
+                        Expr::int(0)
+                    };
                     kb.unroll("i", fm, |kb, i| {
                         kb.unroll("j", fn_, |kb, j| {
                             let t = i.clone() * fn_ + j.clone();
-                            kb.mma((&acc, t.clone()), (&fa, i.clone()), (&fb, j), (&acc, t));
+                            let a = simplify(&(set.clone() * fm + i.clone()));
+                            let b = simplify(&(set.clone() * fn_ + j));
+                            kb.mma((&acc, t.clone()), (&fa, a), (&fb, b), (&acc, t));
                         });
                     });
                 });

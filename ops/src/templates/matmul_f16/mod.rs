@@ -67,6 +67,10 @@ pub const PARAMS: &[(&str, &str)] = &[
         "st",
         "shared stages of the A and B tiles: 2 (double buffering), 3 or 4 (with cp = 1: that many minus one tiles in flight)",
     ),
+    (
+        "fb",
+        "fragment sets in registers: 1, or 2 (the next k sub-step's fragments load while this one's multiply)",
+    ),
 ];
 
 /// The template registered on the `matmul-f16` op.
@@ -95,6 +99,8 @@ pub struct F16Params {
     pub async_copy: bool,
     /// Shared buffers of the A and B tiles (2; 3 or 4 with `async_copy`).
     pub stages: i64,
+    /// Sets of A and B fragments in registers (1 or 2).
+    pub frag_buffers: i64,
 }
 
 impl F16Params {
@@ -144,6 +150,7 @@ impl F16Params {
             self.vec,
             self.async_copy as i64,
             self.stages,
+            self.frag_buffers,
         ];
         Config::of(PARAMS, v)
     }
@@ -165,9 +172,14 @@ impl F16Params {
             async_copy: config.get("cp").unwrap_or(0) == 1,
             // Configs recorded before `st` existed double-buffered.
             stages: config.get("st").unwrap_or(2),
+            // Configs recorded before `fb` existed loaded fragments as they used them.
+            frag_buffers: config.get("fb").unwrap_or(1),
         };
         if let Some(cp) = config.get("cp").filter(|c| ![0, 1].contains(c)) {
             return Err(err(format!("`cp` = {cp} must be 0 or 1")));
+        }
+        if ![1, 2].contains(&p.frag_buffers) {
+            return Err(err(format!("`fb` = {} must be 1 or 2", p.frag_buffers)));
         }
         if !(2..=4).contains(&p.stages) {
             return Err(err(format!("`st` = {} must be 2, 3 or 4", p.stages)));
@@ -219,13 +231,18 @@ pub fn describe(config: &Config) -> Result<String, String> {
         f => format!("m{f}n{f}k{f} fragments"),
     };
     Ok(format!(
-        "{}x{}x{} tile, {} threads, {unit} {}x{} per warp, {}-byte loads{}, {} B shared",
+        "{}x{}x{} tile, {} threads, {unit} {}x{} per warp{}, {}-byte loads{}, {} B shared",
         p.block_m(),
         p.block_n(),
         p.bk,
         p.threads(),
         p.frags[0],
         p.frags[1],
+        if p.frag_buffers == 2 {
+            " (two sets)"
+        } else {
+            ""
+        },
         2 * p.vec,
         match (p.async_copy, p.stages) {
             (false, _) => String::new(),

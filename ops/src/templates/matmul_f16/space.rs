@@ -42,8 +42,9 @@ fn copies(r: &Resources) -> Vec<bool> {
 }
 
 fn fits(p: &F16Params, r: &Resources) -> bool {
-    // f32 accumulators, the A and B fragments, staged loads and addresses.
-    let registers = p.accumulators() + 64;
+    // f32 accumulators, the A and B fragments, staged loads and addresses; a second set
+    // of fragments (4 registers a tile on CUDA).
+    let registers = p.accumulators() + 64 + (p.frag_buffers - 1) * (p.frags[0] + p.frags[1]) * 4;
     p.threads() <= r.max_threads
         && p.shared_bytes() <= r.max_shared_bytes
         && registers <= r.max_registers
@@ -57,20 +58,26 @@ pub fn space(resources: &Resources) -> Vec<Config> {
         for frags in FRAGS {
             for bk in BLOCK_K {
                 for async_copy in copies(resources) {
-                    let stages: &[i64] = if async_copy { &[2, 3, 4] } else { &[2] };
+                    // Two stages of cp.async measured slower than register staging (see
+                    // `copies`): asynchronous copies come in deeper pipelines only.
+                    let stages: &[i64] = if async_copy { &[3, 4] } else { &[2] };
                     for &stages in stages {
-                        let p = F16Params {
-                            mma,
-                            warps,
-                            frags,
-                            bk,
-                            group: GROUP,
-                            vec: vec_for(resources),
-                            async_copy,
-                            stages,
-                        };
-                        if fits(&p, resources) {
-                            out.push(p.config());
+                        let sets: &[i64] = if mma == 0 { &[1] } else { &[1, 2] };
+                        for &frag_buffers in sets {
+                            let p = F16Params {
+                                mma,
+                                warps,
+                                frags,
+                                bk,
+                                group: GROUP,
+                                vec: vec_for(resources),
+                                async_copy,
+                                stages,
+                                frag_buffers,
+                            };
+                            if fits(&p, resources) {
+                                out.push(p.config());
+                            }
                         }
                     }
                 }
@@ -94,6 +101,7 @@ pub fn default_config(resources: &Resources) -> Config {
         vec: vec_for(resources),
         async_copy: copies(resources)[0],
         stages: 2,
+        frag_buffers: 1,
     };
     let all = space(resources);
     if all.contains(&preferred.config()) {
@@ -117,6 +125,7 @@ pub fn default_config(resources: &Resources) -> Config {
         vec: vec_for(resources),
         async_copy: false,
         stages: 2,
+        frag_buffers: 1,
     }
     .config()
 }
