@@ -80,9 +80,10 @@ __device__ __forceinline__ void weft_store_acc_f16(half* p, const unsigned* c, i
     WEFT_UNROLL for (int q = 0; q < 4; q++) { o[weft_acc_offset(2 * q, stride)] = (unsigned short)(c[q] & 0xffff); o[weft_acc_offset(2 * q + 1, stride)] = (unsigned short)(c[q] >> 16); }
 }
 // d = a * b + c on a 16x16x16 tile: two m16n8k16 multiplies (B's and C's halves along n).
+// Not volatile: registers only, so the compiler may interleave them with the next loads.
 __device__ __forceinline__ void weft_mma_f32(float* d, const unsigned* a, const unsigned* b, const float* c) {
     WEFT_UNROLL for (int h = 0; h < 2; h++) {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
             : "=f"(d[4 * h]), "=f"(d[4 * h + 1]), "=f"(d[4 * h + 2]), "=f"(d[4 * h + 3])
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[2 * h]), "r"(b[2 * h + 1]),
               "f"(c[4 * h]), "f"(c[4 * h + 1]), "f"(c[4 * h + 2]), "f"(c[4 * h + 3]));
@@ -90,7 +91,7 @@ __device__ __forceinline__ void weft_mma_f32(float* d, const unsigned* a, const 
 }
 __device__ __forceinline__ void weft_mma_f16(unsigned* d, const unsigned* a, const unsigned* b, const unsigned* c) {
     WEFT_UNROLL for (int h = 0; h < 2; h++) {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};"
+        asm("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};"
             : "=r"(d[2 * h]), "=r"(d[2 * h + 1])
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[2 * h]), "r"(b[2 * h + 1]), "r"(c[2 * h]), "r"(c[2 * h + 1]));
     }

@@ -10,8 +10,8 @@ use super::F16Params;
 use crate::templates::matmul::{Coverage, swizzle};
 use crate::templates::{block_index, ceil_div, grid_for};
 
-/// Halves of padding per shared row: 16 bytes, so rows stay 16-byte aligned and tiles
-/// 32-byte aligned (`wmma`), and consecutive rows start in different banks.
+/// Halves of padding per shared row: 16 bytes, so rows stay 16-byte aligned (`ldmatrix`,
+/// 16-byte copies) and consecutive rows start in different banks.
 const PAD: i64 = 8;
 
 /// The fp16 matmul template at `m × n × k` over new buffers `A`, `B`, `C` (f16).

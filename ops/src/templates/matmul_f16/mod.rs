@@ -3,7 +3,8 @@
 //!
 //! A block of `wm × wn` warps computes a `BM × BN` tile of C, `BM = wm·fm·F` and
 //! `BN = wn·fn·F`, where `F` is the matrix units' tile (`mma`: 16 for CUDA's
-//! m16n16k16 `wmma` and 16×16 cooperative matrices, 8 for Metal's simdgroup matrices).
+//! m16n16k16 tiles (two `mma.sync.m16n8k16`) and 16×16 cooperative matrices, 8 for
+//! Metal's simdgroup matrices).
 //! Each warp holds `fm × fn` accumulator fragments (a warp is the worker of the task
 //! mapping `spatial(wm, wn)`, seed 002's figure 13):
 //!
@@ -15,6 +16,14 @@
 //!         b[j] = T.tvm_load_matrix_sync(B_smem[s, kk·F, wcol + j·F])   j < fn
 //!         acc[i·fn + j] = T.tvm_mma_sync(a[i], b[j], acc[i·fn + j])
 //!     A_smem[s'], B_smem[s'] = A_ldg, B_ldg
+//! ```
+//!
+//! Two variations for the tuner: `cp = 1` copies tiles global → shared with `cp.async`
+//! into `st` = 3 or 4 stages (tile `ko + st - 1` is fetched while `ko` computes, and
+//! read `st - 1` barriers later), and `fb = 2` keeps two sets of fragments (sub-step
+//! `kk + 1`'s load while `kk`'s multiply). The epilogue:
+//!
+//! ```text
 //! for each accumulator: store it to the warp's staging tile, then 32 lanes write it to
 //! C (converted to fp16, tested against the matrix's edges)
 //! ```
@@ -23,7 +32,7 @@
 //! stores): fragments only ever see full tiles in shared memory, so no size is wrong —
 //! the wrong results for sizes that are not multiples of 16 of a direct `wmma` port
 //! cannot happen here. Shared rows are padded by 8 halves (16 bytes) against bank
-//! conflicts, which keeps every tile 32-byte aligned as `wmma` requires.
+//! conflicts, which keeps every tile row 16-byte aligned as `ldmatrix` requires.
 //!
 //! With `mma = 0` the same tiles are multiplied on CUDA cores (each lane a `4·fm × 2·fn`
 //! block of C, f32 accumulators): the configuration for targets without matrix units
