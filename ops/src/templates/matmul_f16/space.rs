@@ -111,7 +111,8 @@ pub fn default_config(resources: &Resources) -> Config {
     let best = all
         .iter()
         .filter_map(|c| F16Params::from_config(c).ok())
-        .filter(|p| p.bk == 32)
+        // One set of fragments, staged copies: the plain variant of each tile.
+        .filter(|p| p.bk == 32 && p.frag_buffers == 1 && !p.async_copy)
         .max_by_key(|p| (p.block_m() * p.block_n(), p.threads()));
     if let Some(p) = best {
         return p.config();
