@@ -93,43 +93,34 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &F16Param
             if p.async_copy {
                 kb.async_pipeline(stages as u32);
             }
-            // The tile at k0 straight into shared stage `s` (`cp.async` on CUDA sm_80+):
-            // the copies complete at the next barrier.
-            let fetch = |kb: &mut KernelBuilder, k0: Expr, s: Expr| {
-                a_cov.each(kb, &tx, &|kb, _, r, v| {
+            // The tile at k0, predicated and zero outside the matrices, into this thread's
+            // registers (`None`) or straight into shared stage `s` (`Some(s)`: `cp.async`
+            // on CUDA sm_80+, complete at the next barrier).
+            let gather = |kb: &mut KernelBuilder, k0: Expr, stage: Option<Expr>| {
+                let zero = || Expr::zero(DType::F16);
+                a_cov.each(kb, &tx, &|kb, p, r, v| {
                     let (row, col) = (
                         m0.clone() + r.clone(),
                         simplify(&(k0.clone() + v.clone() * va)),
                     );
                     let inside = row.clone().lt(m).and(col.clone().lt(k));
-                    let zero = Expr::zero(DType::F16);
-                    let dst = [s.clone(), r, v * va];
-                    kb.copy_if(va, &a_smem, dst, a, [row, col], inside, zero);
+                    let (dst, at) = match &stage {
+                        Some(s) => (&a_smem, vec![s.clone(), r, v * va]),
+                        None => (&a_ldg, vec![p, Expr::int(0)]),
+                    };
+                    kb.copy_if(va, dst, at, a, [row, col], inside, zero());
                 });
-                b_cov.each(kb, &tx, &|kb, _, r, v| {
+                b_cov.each(kb, &tx, &|kb, p, r, v| {
                     let (row, col) = (
                         simplify(&(k0.clone() + r.clone())),
                         n0.clone() + v.clone() * vb,
                     );
                     let inside = row.clone().lt(k).and(col.clone().lt(n));
-                    let zero = Expr::zero(DType::F16);
-                    let dst = [s.clone(), r, v * vb];
-                    kb.copy_if(vb, &b_smem, dst, b, [row, col], inside, zero);
-                });
-            };
-
-            let load = |kb: &mut KernelBuilder, k0: Expr| {
-                a_cov.each(kb, &tx, &|kb, p, r, v| {
-                    let (row, col) = (m0.clone() + r, simplify(&(k0.clone() + v * va)));
-                    let inside = row.clone().lt(m).and(col.clone().lt(k));
-                    let zero = Expr::zero(DType::F16);
-                    kb.copy_if(va, &a_ldg, [p, Expr::int(0)], a, [row, col], inside, zero);
-                });
-                b_cov.each(kb, &tx, &|kb, p, r, v| {
-                    let (row, col) = (simplify(&(k0.clone() + r)), n0.clone() + v * vb);
-                    let inside = row.clone().lt(k).and(col.clone().lt(n));
-                    let zero = Expr::zero(DType::F16);
-                    kb.copy_if(vb, &b_ldg, [p, Expr::int(0)], b, [row, col], inside, zero);
+                    let (dst, at) = match &stage {
+                        Some(s) => (&b_smem, vec![s.clone(), r, v * vb]),
+                        None => (&b_ldg, vec![p, Expr::int(0)]),
+                    };
+                    kb.copy_if(vb, dst, at, b, [row, col], inside, zero());
                 });
             };
             let store = |kb: &mut KernelBuilder, s: Expr| {
@@ -157,12 +148,12 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &F16Param
                 // The first `stages - 1` tiles, one barrier (one group of copies) each.
                 for s in 0..stages - 1 {
                     if s < k_tiles {
-                        fetch(kb, Expr::int(s * bk), Expr::int(s));
+                        gather(kb, Expr::int(s * bk), Some(Expr::int(s)));
                     }
                     kb.barrier();
                 }
             } else {
-                load(kb, Expr::int(0));
+                gather(kb, Expr::int(0), None);
                 store(kb, Expr::int(0));
                 kb.barrier();
             }
@@ -190,18 +181,18 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &F16Param
                         |kb: &mut KernelBuilder,
                          ko: &Expr,
                          inner: &dyn Fn(&mut KernelBuilder, Expr)| {
-                            let more = (ko.clone() + 1).lt(k_tiles);
                             if p.async_copy {
                                 // Tile ko + stages - 1 goes to the stage last read before
                                 // the previous step's barrier, while this step computes;
                                 // it is read stages - 1 barriers later.
                                 let next = ko.clone() + (stages - 1);
                                 kb.if_(next.clone().lt(k_tiles), |kb| {
-                                    fetch(kb, next.clone() * bk, next.clone() % stages)
+                                    gather(kb, next.clone() * bk, Some(next.clone() % stages))
                                 });
                                 inner(kb, ko.clone() % stages);
                             } else {
-                                kb.if_(more.clone(), |kb| load(kb, (ko.clone() + 1) * bk));
+                                let more = (ko.clone() + 1).lt(k_tiles);
+                                kb.if_(more.clone(), |kb| gather(kb, (ko.clone() + 1) * bk, None));
                                 inner(kb, ko.clone() % 2);
                                 kb.if_(more, |kb| store(kb, (ko.clone() + 1) % 2));
                             }
