@@ -248,9 +248,26 @@ fn describe(ordinal: usize) -> Result<(String, Arc<CudaContext>), CudaError> {
     let ctx = driver(format!("opening device {ordinal}"), || {
         CudaContext::new(ordinal)
     })?;
+    Ok((name_of(&ctx)?, ctx))
+}
+
+/// A device's name with its `sm_XX`.
+fn name_of(ctx: &CudaContext) -> Result<String, CudaError> {
     let name = driver("cuDeviceGetName", || ctx.name())?;
     let (major, minor) = driver("compute capability", || ctx.compute_capability())?;
-    Ok((format!("{name} (sm_{major}{minor})"), ctx))
+    Ok(format!("{name} (sm_{major}{minor})"))
+}
+
+/// The context of device `ordinal`, or [`CudaError::NoDevice`] when the driver has fewer
+/// devices (shared by the device and the vendor references).
+pub(crate) fn open_context(ordinal: usize) -> Result<Arc<CudaContext>, CudaError> {
+    let count = driver("cuDeviceGetCount", CudaContext::device_count)?.max(0) as usize;
+    if ordinal >= count {
+        return Err(CudaError::NoDevice { ordinal, count });
+    }
+    driver(format!("opening device {ordinal}"), || {
+        CudaContext::new(ordinal)
+    })
 }
 
 /// A compiled kernel: its function and the lowered kernel it came from (launch shape and
@@ -305,15 +322,8 @@ impl CudaDevice {
         };
         probe_driver()?;
         probe_nvrtc()?;
-        let count = driver("cuDeviceGetCount", CudaContext::device_count)?.max(0) as usize;
-        if *device >= count {
-            return Err(CudaError::NoDevice {
-                ordinal: *device,
-                count,
-            }
-            .into());
-        }
-        let (name, ctx) = describe(*device)?;
+        let ctx = open_context(*device)?;
+        let name = name_of(&ctx)?;
         let (major, minor) = driver("compute capability", || ctx.compute_capability())?;
         let arch = arch.clone().unwrap_or(format!("sm_{major}{minor}"));
         let limits = device_limits(&ctx)?;

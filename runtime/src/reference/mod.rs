@@ -34,7 +34,7 @@ use cudarc::cudnn::{Cudnn, CudnnError};
 use cudarc::driver::{CudaContext, CudaStream, DriverError};
 use thiserror::Error;
 
-use crate::cuda::{CudaError, candidates, guard, probe_driver};
+use crate::cuda::{CudaError, candidates, guard, open_context, probe_driver};
 use crate::device::Timing;
 use crate::stream_timing::time_runs;
 use crate::target::Target;
@@ -179,17 +179,7 @@ impl CudaReference {
             });
         };
         probe_driver()?;
-        let count = driver("cuDeviceGetCount", CudaContext::device_count)?.max(0) as usize;
-        if *device >= count {
-            return Err(CudaError::NoDevice {
-                ordinal: *device,
-                count,
-            }
-            .into());
-        }
-        let ctx = driver(format!("opening device {device}"), || {
-            CudaContext::new(*device)
-        })?;
+        let ctx = open_context(*device)?;
         // One stream, so cudarc's per-buffer events (for several streams) are not needed;
         // they would also be recorded into captured graphs.
         // SAFETY: every buffer here is allocated, used and freed on `stream`.
