@@ -16,11 +16,9 @@ pub fn print_func(f: &Func) -> String {
             .kernel_hints
             .iter()
             .map(|h| {
-                let copies = match (h.async_copies, h.async_pending) {
-                    (false, _) => String::new(),
-                    (true, 0) => ", \"async_copies\": True".to_string(),
-                    (true, n) => format!(", \"async_copies\": True, \"async_pending\": {n}"),
-                };
+                let copies = super::async_attrs(h.async_copies, h.async_pending)
+                    .map(|a| format!(", {a}"))
+                    .unwrap_or_default();
                 format!("{{\"min_blocks_per_sm\": {}{copies}}}", h.min_blocks_per_sm)
             })
             .collect();

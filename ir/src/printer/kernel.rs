@@ -93,14 +93,8 @@ fn write_kernel_body(k: &Kernel, level: usize, out: &mut String) {
             ),
         );
     }
-    if k.async_copies && k.async_pending > 0 {
-        let attr = format!(
-            "T.func_attr({{\"async_copies\": True, \"async_pending\": {}}})",
-            k.async_pending
-        );
-        line(out, level, &attr);
-    } else if k.async_copies {
-        line(out, level, "T.func_attr({\"async_copies\": True})");
+    if let Some(attrs) = super::async_attrs(k.async_copies, k.async_pending) {
+        line(out, level, &format!("T.func_attr({{{attrs}}})"));
     }
     for b in k.shared.iter().chain(&k.locals) {
         line(out, level, &alloc_decl(b));

@@ -42,6 +42,16 @@ pub(crate) fn shape_tuple(shape: &[i64]) -> String {
     }
 }
 
+/// The attribute entries of a kernel's asynchronous copies (`"async_copies": True`, with
+/// `"async_pending": n` for a pipeline), or `None` when its copies are synchronous.
+pub(crate) fn async_attrs(copies: bool, pending: u32) -> Option<String> {
+    match (copies, pending) {
+        (false, _) => None,
+        (true, 0) => Some("\"async_copies\": True".to_string()),
+        (true, n) => Some(format!("\"async_copies\": True, \"async_pending\": {n}")),
+    }
+}
+
 pub(crate) fn line(out: &mut String, level: usize, text: &str) {
     for _ in 0..level {
         out.push_str(INDENT);
