@@ -83,6 +83,32 @@ impl TargetLimits {
         }
     }
 
+    /// CUDA on one architecture (`sm_90` → 90): [`TargetLimits::cuda`] with that
+    /// architecture's opt-in shared memory per block (the CUDA programming guide's
+    /// table: 227 KiB on sm_90 and sm_100, 163 KiB on sm_80 and sm_87, 99 KiB on sm_86,
+    /// sm_89 and sm_120), and no matrix units before sm_80 (`mma.sync.m16n8k16` on f16
+    /// needs it). `None` for an architecture the table does not know.
+    pub fn cuda_arch(sm: u32) -> Option<Self> {
+        let kib = match sm {
+            70 | 72 => 96,
+            75 => 64,
+            80 | 87 => 163,
+            86 | 89 | 120 | 121 => 99,
+            90 | 100 | 101 | 103 | 110 => 227,
+            _ => return None,
+        };
+        Some(TargetLimits {
+            name: format!("cuda -arch=sm_{sm}"),
+            max_shared_bytes: kib * 1024,
+            matrix_units: if sm >= 80 {
+                mma_sync_units()
+            } else {
+                Vec::new()
+            },
+            ..TargetLimits::cuda()
+        })
+    }
+
     /// WebGPU's default limits (what a device gets unless it asks for its adapter's):
     /// 16 KiB workgroup storage, 256 invocations, no `shader-f16`.
     pub fn webgpu_default() -> Self {

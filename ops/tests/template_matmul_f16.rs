@@ -71,6 +71,22 @@ fn subnormal_outputs_are_judged_by_their_absolute_precision() {
     check(&workload(1, 58, 1), &config, 584).unwrap();
 }
 
+/// `fb = 2` pipelines fragments across tiles: the last sub-step multiplies after the
+/// barrier while the next tile's first fragments load. Right with register staging and
+/// with 3 and 4 `cp.async` stages, over more tiles than stages and a ragged last tile
+/// (k = 161: six tiles of 32, three of 64), on 16×16 and 8×8 fragments.
+#[test]
+fn fragments_pipelined_across_tiles_are_right() {
+    for (mma, bk) in [(16, 32), (16, 64), (8, 32)] {
+        for (cp, st) in [(0, 2), (1, 3), (1, 4)] {
+            let text =
+                format!("mma={mma},wm=2,wn=2,fm=2,fn=1,bk={bk},g=8,vec=8,cp={cp},st={st},fb=2");
+            let config = Config::parse(&text).unwrap();
+            check(&workload(37, 45, 161), &config, 11).unwrap();
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 40, failure_persistence: None, ..ProptestConfig::default() })]
 
@@ -124,6 +140,10 @@ fn configs_outside_the_space_are_typed_errors() {
         (
             "mma=16,wm=2,wn=2,fm=2,fn=2,bk=8,g=8",
             "`bk` = 8 must be 16, 32 or 64",
+        ),
+        (
+            "mma=16,wm=2,wn=2,fm=2,fn=2,bk=16,g=8,fb=2",
+            "`fb` = 2 needs an even number of sub-steps",
         ),
         (
             "mma=16,wm=2,wn=2,fm=2,fn=2,bk=32",

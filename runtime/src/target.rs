@@ -271,6 +271,8 @@ impl Target {
     ///
     /// An open device may know better: [`crate::Device::limits`] gives the adapter's real
     /// limits for `vulkan`, `dx12`, `gl` and `wgpu`, and the device's attributes for `cuda`.
+    /// `cuda -arch=sm_XX` takes that architecture's opt-in shared memory (227 KiB for
+    /// sm_90), plain `cuda` the smallest of sm_80 and later (99 KiB).
     /// `webgpu` always uses WebGPU's defaults: that is its point. Offline, `vulkan` takes
     /// WebGPU's sizes with f16 and the one cooperative-matrix configuration that
     /// NVIDIA's and AMD's Vulkan drivers both report (16×16×16, f16 inputs, f32
@@ -279,7 +281,18 @@ impl Target {
     pub fn limits(&self) -> TargetLimits {
         match self {
             Target::Cpu => cpu_limits(),
-            Target::Cuda { .. } => TargetLimits::cuda(),
+            // `-arch=sm_XX`: that architecture's opt-in shared memory (what a tuning
+            // record from such a device needs to emit offline).
+            Target::Cuda { arch, .. } => arch
+                .as_deref()
+                .and_then(|a| a.strip_prefix("sm_"))
+                .and_then(|a| {
+                    a.trim_end_matches(|c: char| c.is_ascii_lowercase())
+                        .parse()
+                        .ok()
+                })
+                .and_then(TargetLimits::cuda_arch)
+                .unwrap_or_else(TargetLimits::cuda),
             Target::Rocm { .. } => TargetLimits {
                 name: self.to_string(),
                 ..TargetLimits::rocm()

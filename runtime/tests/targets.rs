@@ -201,6 +201,16 @@ fn languages_and_limits() {
     assert_eq!(limits("webgpu").max_shared_bytes, 16 * 1024);
     assert_eq!(limits("webgpu").max_threads_per_block, 256);
     assert_eq!(limits("cuda").max_threads_per_block, 1024);
+    // `-arch` picks that architecture's opt-in shared memory; unknown ones keep the
+    // conservative default, and matrix units need sm_80.
+    assert_eq!(limits("cuda").max_shared_bytes, 99 * 1024);
+    assert_eq!(limits("cuda -arch=sm_90").max_shared_bytes, 227 * 1024);
+    assert_eq!(limits("cuda -arch=sm_90a").max_shared_bytes, 227 * 1024);
+    assert_eq!(limits("cuda -arch=sm_80").max_shared_bytes, 163 * 1024);
+    assert_eq!(limits("cuda -arch=sm_89").max_shared_bytes, 99 * 1024);
+    assert_eq!(limits("cuda -arch=sm_99").max_shared_bytes, 99 * 1024);
+    assert!(limits("cuda -arch=sm_75").matrix_units.is_empty());
+    assert!(!limits("cuda -arch=sm_90").matrix_units.is_empty());
     assert!(limits("cpu").max_shared_bytes >= limits("webgpu").max_shared_bytes);
 }
 

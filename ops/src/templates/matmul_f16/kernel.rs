@@ -180,7 +180,8 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &F16Param
                     let step =
                         |kb: &mut KernelBuilder,
                          ko: &Expr,
-                         inner: &dyn Fn(&mut KernelBuilder, Expr)| {
+                         inner: &dyn Fn(&mut KernelBuilder, Expr),
+                         tail: &dyn Fn(&mut KernelBuilder, Expr)| {
                             if p.async_copy {
                                 // Tile ko + stages - 1 goes to the stage last read before
                                 // the previous step's barrier, while this step computes;
@@ -197,6 +198,8 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &F16Param
                                 kb.if_(more, |kb| store(kb, (ko.clone() + 1) % 2));
                             }
                             kb.barrier();
+                            // After the barrier, tile ko + 1 is in its stage.
+                            tail(kb, (ko.clone() + 1) % stages);
                         };
                     if p.mma == 0 {
                         stage.cuda_cores(kb, p, &wrow, &wcol, &step);
@@ -214,7 +217,14 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &F16Param
     });
 }
 
-type Step<'s> = &'s dyn Fn(&mut KernelBuilder, &Expr, &dyn Fn(&mut KernelBuilder, Expr));
+/// One step of the main loop at `ko`: fetch a later tile, `inner` on stage `ko`'s tile,
+/// the barrier, then `tail` with the stage that holds tile `ko + 1`.
+type Step<'s> = &'s dyn Fn(
+    &mut KernelBuilder,
+    &Expr,
+    &dyn Fn(&mut KernelBuilder, Expr),
+    &dyn Fn(&mut KernelBuilder, Expr),
+);
 
 /// What the main loop and the epilogue share.
 struct Stage<'a> {
@@ -298,33 +308,57 @@ impl Stage<'_> {
                 kb.frag_load(&fb, simplify(&(set.clone() * fn_ + j)), self.b_smem, at);
             });
         };
-        kb.serial("ko", k_tiles, |kb, ko| {
-            step(kb, &ko, &|kb, s| {
-                if nbuf == 2 {
-                    load(kb, &s, Expr::int(0), Expr::int(0));
-                }
-                kb.unroll("kk", sub_steps, |kb, kk| {
-                    let set = if nbuf == 2 {
-                        let next = kk.clone() + 1;
-                        kb.if_(next.clone().lt(sub_steps), |kb| {
-                            load(kb, &s, next.clone(), next.clone() % 2)
-                        });
-                        kk.clone() % 2
-                    } else {
-                        load(kb, &s, kk.clone(), Expr::int(0));
-                        Expr::int(0)
-                    };
-                    kb.unroll("i", fm, |kb, i| {
-                        kb.unroll("j", fn_, |kb, j| {
-                            let t = i.clone() * fn_ + j.clone();
-                            let a = simplify(&(set.clone() * fm + i.clone()));
-                            let b = simplify(&(set.clone() * fn_ + j));
-                            kb.mma((&acc, t.clone()), (&fa, a), (&fb, b), (&acc, t));
-                        });
-                    });
+        let multiply = |kb: &mut KernelBuilder, set: Expr| {
+            kb.unroll("i", fm, |kb, i| {
+                kb.unroll("j", fn_, |kb, j| {
+                    let t = i.clone() * fn_ + j.clone();
+                    let a = simplify(&(set.clone() * fm + i.clone()));
+                    let b = simplify(&(set.clone() * fn_ + j));
+                    kb.mma((&acc, t.clone()), (&fa, a), (&fb, b), (&acc, t));
                 });
             });
-        });
+        };
+        if nbuf == 2 {
+            // Two fragment sets, pipelined across tiles: sub-step kk + 1's fragments load
+            // while kk's multiply, and the last sub-step multiplies after the barrier,
+            // while the next tile's first fragments load (the shared-memory latency
+            // never stands alone after a barrier). Sub-step kk uses set kk % 2; the
+            // number of sub-steps is even, so a tile always starts on set 0.
+            load(kb, &Expr::int(0), Expr::int(0), Expr::int(0));
+            let last = Expr::int((sub_steps - 1) % 2);
+            kb.serial("ko", k_tiles, |kb, ko| {
+                let more = (ko.clone() + 1).lt(k_tiles);
+                step(
+                    kb,
+                    &ko,
+                    &|kb, s| {
+                        kb.unroll("kk", sub_steps - 1, |kb, kk| {
+                            let next = kk.clone() + 1;
+                            load(kb, &s, next.clone(), next % 2);
+                            multiply(kb, kk % 2);
+                        });
+                    },
+                    &|kb, s| {
+                        kb.if_(more.clone(), |kb| load(kb, &s, Expr::int(0), Expr::int(0)));
+                        multiply(kb, last.clone());
+                    },
+                );
+            });
+        } else {
+            kb.serial("ko", k_tiles, |kb, ko| {
+                step(
+                    kb,
+                    &ko,
+                    &|kb, s| {
+                        kb.unroll("kk", sub_steps, |kb, kk| {
+                            load(kb, &s, kk, Expr::int(0));
+                            multiply(kb, Expr::int(0));
+                        });
+                    },
+                    &|_, _| {},
+                );
+            });
+        }
         // Epilogue: one accumulator at a time through the warp's staging tile, with a
         // barrier on each side (the lanes read what the fragment store wrote).
         let per_lane = f * f / 32;
@@ -376,33 +410,38 @@ impl Stage<'_> {
             self.lane.clone(),
             |kb, [li, lj]| {
                 kb.serial("ko", k_tiles, |kb, ko| {
-                    step(kb, &ko, &|kb, s| {
-                        kb.unroll("kk", p.bk, |kb, kk| {
-                            kb.unroll("i", rows, |kb, i| {
-                                let row = wrow.clone() + li.clone() + i.clone() * 4;
-                                let v = self
-                                    .a_smem
-                                    .at(&[s.clone(), row, kk.clone()])
-                                    .cast(DType::F32);
-                                kb.store(&a_reg, [i], v);
-                            });
-                            kb.unroll("j", cols, |kb, j| {
-                                let col = wcol.clone() + lj.clone() + j.clone() * 8;
-                                let v = self
-                                    .b_smem
-                                    .at(&[s.clone(), kk.clone(), col])
-                                    .cast(DType::F32);
-                                kb.store(&b_reg, [j], v);
-                            });
-                            kb.unroll("i", rows, |kb, i| {
+                    step(
+                        kb,
+                        &ko,
+                        &|kb, s| {
+                            kb.unroll("kk", p.bk, |kb, kk| {
+                                kb.unroll("i", rows, |kb, i| {
+                                    let row = wrow.clone() + li.clone() + i.clone() * 4;
+                                    let v = self
+                                        .a_smem
+                                        .at(&[s.clone(), row, kk.clone()])
+                                        .cast(DType::F32);
+                                    kb.store(&a_reg, [i], v);
+                                });
                                 kb.unroll("j", cols, |kb, j| {
-                                    let prod = a_reg.at(&[&i]) * b_reg.at(&[&j]);
-                                    let sum = acc.at(&[i.clone(), j.clone()]) + prod;
-                                    kb.store(&acc, [i.clone(), j], sum);
+                                    let col = wcol.clone() + lj.clone() + j.clone() * 8;
+                                    let v = self
+                                        .b_smem
+                                        .at(&[s.clone(), kk.clone(), col])
+                                        .cast(DType::F32);
+                                    kb.store(&b_reg, [j], v);
+                                });
+                                kb.unroll("i", rows, |kb, i| {
+                                    kb.unroll("j", cols, |kb, j| {
+                                        let prod = a_reg.at(&[&i]) * b_reg.at(&[&j]);
+                                        let sum = acc.at(&[i.clone(), j.clone()]) + prod;
+                                        kb.store(&acc, [i.clone(), j], sum);
+                                    });
                                 });
                             });
-                        });
-                    });
+                        },
+                        &|_, _| {},
+                    );
                 });
                 kb.unroll("i", rows, |kb, i| {
                     kb.unroll("j", cols, |kb, j| {

@@ -20,8 +20,24 @@
 //!
 //! Two variations for the tuner: `cp = 1` copies tiles global → shared with `cp.async`
 //! into `st` = 3 or 4 stages (tile `ko + st - 1` is fetched while `ko` computes, and
-//! read `st - 1` barriers later), and `fb = 2` keeps two sets of fragments (sub-step
-//! `kk + 1`'s load while `kk`'s multiply). The epilogue:
+//! read `st - 1` barriers later), and `fb = 2` keeps two sets of fragments, pipelined
+//! across tiles: sub-step `kk + 1`'s fragments load while `kk`'s multiply, and the
+//! tile's last sub-step multiplies after the barrier, while the next tile's first
+//! fragments load (as CUTLASS's sm80 main loops do):
+//!
+//! ```text
+//! a[0], b[0] = fragments of tile 0, sub-step 0
+//! for ko in range(K / BK):
+//!     fetch tile ko + st - 1 (cp = 1) or ko + 1 into registers (cp = 0)
+//!     for kk in T.unroll(BK / F - 1):
+//!         a[(kk+1) % 2], b[(kk+1) % 2] = fragments of tile ko, sub-step kk + 1
+//!         acc += a[kk % 2] · b[kk % 2]
+//!     (cp = 0: store the registers to the other stage); barrier
+//!     a[0], b[0] = fragments of tile ko + 1, sub-step 0
+//!     acc += a[1] · b[1]
+//! ```
+//!
+//! The epilogue:
 //!
 //! ```text
 //! for each accumulator: store it to the warp's staging tile, then 32 lanes write it to
@@ -189,6 +205,14 @@ impl F16Params {
         }
         if ![1, 2].contains(&p.frag_buffers) {
             return Err(err(format!("`fb` = {} must be 1 or 2", p.frag_buffers)));
+        }
+        if p.frag_buffers == 2 && p.mma > 0 && (p.bk / p.mma) % 2 != 0 {
+            return Err(err(format!(
+                "`fb` = 2 needs an even number of sub-steps: `bk` = {} is {} of `mma` = {}",
+                p.bk,
+                p.bk / p.mma,
+                p.mma
+            )));
         }
         if !(2..=4).contains(&p.stages) {
             return Err(err(format!("`st` = {} must be 2, 3 or 4", p.stages)));
