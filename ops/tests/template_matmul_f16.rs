@@ -74,7 +74,8 @@ fn subnormal_outputs_are_judged_by_their_absolute_precision() {
 /// `fb = 2` pipelines fragments across tiles: the last sub-step multiplies after the
 /// barrier while the next tile's first fragments load. Right with register staging and
 /// with 3 and 4 `cp.async` stages, over more tiles than stages and a ragged last tile
-/// (k = 161: six tiles of 32, three of 64), on 16×16 and 8×8 fragments.
+/// (k = 161: six tiles of 32, three of 64), and where the tiles divide every dimension
+/// (no bounds tests on the loads), on 16×16 and 8×8 fragments.
 #[test]
 fn fragments_pipelined_across_tiles_are_right() {
     for (mma, bk) in [(16, 32), (16, 64), (8, 32)] {
@@ -83,6 +84,8 @@ fn fragments_pipelined_across_tiles_are_right() {
                 format!("mma={mma},wm=2,wn=2,fm=2,fn=1,bk={bk},g=8,vec=8,cp={cp},st={st},fb=2");
             let config = Config::parse(&text).unwrap();
             check(&workload(37, 45, 161), &config, 11).unwrap();
+            // Tiles that divide every dimension: the loads go untested.
+            check(&workload(128, 32 * 16 / mma, 256), &config, 12).unwrap();
         }
     }
 }

@@ -24,7 +24,13 @@ pub fn template(
     let a = te::placeholder("A", &[m, k], DType::F16);
     let b = te::placeholder("B", &[k, n], DType::F16);
     let c = te::placeholder("C", &[m, n], DType::F16);
-    template_over("matmul_f16", &a, &b, &c, p)
+    let mut t = Template::new("matmul_f16");
+    for x in [&a, &b, &c] {
+        t.param(x);
+    }
+    // Placeholders: a dimension the tiles divide needs no bounds test.
+    add_kernel(&mut t, &a, &b, &c, p, true);
+    t.finish()
 }
 
 /// The template computing `c = a @ b` over given tensors (placeholders, or computed
@@ -41,11 +47,22 @@ pub fn template_over(
     for x in [a, b, c] {
         t.param(x);
     }
-    add_kernel(&mut t, a, b, c, p);
+    // Every load keeps its bounds test: through a fused prologue (an im2col) the tests
+    // on the GEMM's rows and columns are what bounds the inlined indices for the bounds
+    // prover, even where the tiles divide the GEMM.
+    add_kernel(&mut t, a, b, c, p, false);
     t.finish()
 }
 
-fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &F16Params) {
+/// The kernel; `drop_whole` leaves out the bounds tests of dimensions the tiles divide.
+fn add_kernel(
+    t: &mut Template,
+    a: &Buffer,
+    b: &Buffer,
+    c: &Buffer,
+    p: &F16Params,
+    drop_whole: bool,
+) {
     let (m, k, n) = (a.shape()[0], a.shape()[1], b.shape()[1]);
     let (bm, bn, bk) = (p.block_m(), p.block_n(), p.bk);
     let ([wm, wn], [fm, fn_]) = (p.warps, p.frags);
@@ -93,6 +110,11 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &F16Param
             if p.async_copy {
                 kb.async_pipeline(stages as u32);
             }
+            // A dimension the tiles divide needs no test (with `drop_whole`): the tiles
+            // fetched (`k0` below `k_tiles · bk`, `m0 + r` below `tiles_m · bm`, ...) stay
+            // inside it.
+            let whole = |len: i64, tile: i64| drop_whole && len % tile == 0;
+            let (m_whole, n_whole, k_whole) = (whole(m, bm), whole(n, bn), whole(k, bk));
             // The tile at k0, predicated and zero outside the matrices, into this thread's
             // registers (`None`) or straight into shared stage `s` (`Some(s)`: `cp.async`
             // on CUDA sm_80+, complete at the next barrier).
@@ -103,7 +125,12 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &F16Param
                         m0.clone() + r.clone(),
                         simplify(&(k0.clone() + v.clone() * va)),
                     );
-                    let inside = row.clone().lt(m).and(col.clone().lt(k));
+                    let inside = Expr::all(
+                        [(row.clone(), m, !m_whole), (col.clone(), k, !k_whole)]
+                            .into_iter()
+                            .filter(|(_, _, test)| *test)
+                            .map(|(i, len, _)| i.lt(len)),
+                    );
                     let (dst, at) = match &stage {
                         Some(s) => (&a_smem, vec![s.clone(), r, v * va]),
                         None => (&a_ldg, vec![p, Expr::int(0)]),
@@ -115,7 +142,12 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &F16Param
                         simplify(&(k0.clone() + r.clone())),
                         n0.clone() + v.clone() * vb,
                     );
-                    let inside = row.clone().lt(k).and(col.clone().lt(n));
+                    let inside = Expr::all(
+                        [(row.clone(), k, !k_whole), (col.clone(), n, !n_whole)]
+                            .into_iter()
+                            .filter(|(_, _, test)| *test)
+                            .map(|(i, len, _)| i.lt(len)),
+                    );
                     let (dst, at) = match &stage {
                         Some(s) => (&b_smem, vec![s.clone(), r, v * vb]),
                         None => (&b_ldg, vec![p, Expr::int(0)]),
