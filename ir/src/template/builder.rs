@@ -374,7 +374,11 @@ impl KernelBuilder<'_> {
         let fallback = fallback.into();
         self.vectorized("v", lanes, |k, v| {
             let load = src.load(shifted(&si, &v));
-            let value = Expr::if_then_else(cond, load, fallback);
+            // A condition that always holds is a plain copy.
+            let value = match cond {
+                Expr::Bool(true) => load,
+                cond => Expr::if_then_else(cond, load, fallback),
+            };
             k.store(dst, shifted(&di, &v), value);
         });
     }
