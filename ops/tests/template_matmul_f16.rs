@@ -84,8 +84,54 @@ fn fragments_pipelined_across_tiles_are_right() {
                 format!("mma={mma},wm=2,wn=2,fm=2,fn=1,bk={bk},g=8,vec=8,cp={cp},st={st},fb=2");
             let config = Config::parse(&text).unwrap();
             check(&workload(37, 45, 161), &config, 11).unwrap();
+            // One tile: the next tile's fragments load from a stage never written.
+            check(&workload(17, 9, 5), &config, 13).unwrap();
             // Tiles that divide every dimension: the loads go untested.
             check(&workload(128, 32 * 16 / mma, 256), &config, 12).unwrap();
+        }
+    }
+}
+
+/// Every config of the space for a WGSL target with 16×16 cooperative matrices (an H100's
+/// Vulkan: 48 KiB of workgroup memory, 1024 invocations) emits WGSL that naga validates:
+/// cooperative-matrix operations need uniform control flow, which naga checks.
+#[test]
+fn every_wgsl_config_of_the_space_validates() {
+    let r = Resources {
+        name: "vulkan".into(),
+        max_threads: 1024,
+        max_shared_bytes: 48 * 1024,
+        register_cap: false,
+        ..resources(&[16])
+    };
+    let mut limits = weft_codegen_common::TargetLimits::webgpu_default();
+    limits.f16 = true;
+    limits.max_shared_bytes = 48 * 1024;
+    limits.max_threads_per_block = 1024;
+    limits.max_block_dim = [1024, 1024, 64];
+    limits.matrix_units = vec![weft_codegen_common::MatrixUnit::new(
+        16,
+        16,
+        16,
+        weft_ir::prelude::DType::F16,
+        weft_ir::prelude::DType::F32,
+    )];
+    let space = matmul_f16::space(&r);
+    assert!(space.iter().any(|c| c.get("fb") == Some(2)), "{space:?}");
+    let w = workload(100, 70, 90);
+    for config in &space {
+        let lowered = w.lower_with("template", Some(config)).unwrap();
+        for k in &lowered.kernels {
+            let opts = weft_codegen_wgsl::WgslOptions {
+                limits: limits.clone(),
+            };
+            let src = weft_codegen_wgsl::emit(k, &opts)
+                .unwrap_or_else(|e| panic!("{config}: {e}"))
+                .source;
+            assert!(src.contains("coopMultiplyAdd"), "{config}");
+            if let Err(e) = weft_codegen_wgsl::validate(&src) {
+                panic!("{config}: {e}");
+            }
         }
     }
 }

@@ -359,7 +359,6 @@ impl Stage<'_> {
             load(kb, &Expr::int(0), Expr::int(0), Expr::int(0));
             let last = Expr::int((sub_steps - 1) % 2);
             kb.serial("ko", k_tiles, |kb, ko| {
-                let more = (ko.clone() + 1).lt(k_tiles);
                 step(
                     kb,
                     &ko,
@@ -371,7 +370,11 @@ impl Stage<'_> {
                         });
                     },
                     &|kb, s| {
-                        kb.if_(more.clone(), |kb| load(kb, &s, Expr::int(0), Expr::int(0)));
+                        // Unconditional, also after the last tile (stale, unused shared
+                        // data that no thread writes any more): cooperative-matrix loads
+                        // need uniform control flow, and naga takes a branch on the loop
+                        // variable (a function variable) as non-uniform.
+                        load(kb, &s, Expr::int(0), Expr::int(0));
                         multiply(kb, last.clone());
                     },
                 );
