@@ -87,7 +87,8 @@ pub struct EmitArgs {
     pub workload: WorkloadArgs,
     /// A target string: `cuda` (CUDA C); `rocm` (HIP); `vulkan`, `dx12`, `gl`, `wgpu`, `webgpu` (WGSL);
     /// `metal` (MSL); `cpu` (the lowered IR the interpreter runs). Kernels are checked
-    /// against the target's offline limits: CUDA's (99 KiB shared, 1024 threads), WebGPU's
+    /// against the target's offline limits: CUDA's (99 KiB shared, 1024 threads; with
+    /// `-arch=sm_XX` that architecture's opt-in shared memory, 227 KiB for sm_90), WebGPU's
     /// defaults for the WGSL targets (16 KiB, 256 invocations), Apple's for Metal (32 KiB,
     /// 1024).
     #[arg(long)]
