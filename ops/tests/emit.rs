@@ -4,6 +4,8 @@
 //! sm_90, MSL through the host C++ compiler against the shim header. A missing NVRTC or
 //! C++ compiler skips its check with a printed reason unless `WEFT_REQUIRE` names it.
 
+mod common;
+
 use weft_codegen_cuda::CudaOptions;
 use weft_codegen_metal::MetalOptions;
 use weft_codegen_wgsl::WgslOptions;
@@ -18,24 +20,11 @@ fn settings() -> insta::Settings {
     s
 }
 
-/// WGSL is emitted for a real adapter's limits (NVIDIA through Vulkan: 48 KiB of
-/// workgroup memory, 1024 invocations), as the runtime does.
+/// WGSL is emitted for a real adapter's limits, as the runtime does.
 fn wgsl_options() -> WgslOptions {
-    let mut limits = weft_codegen_common::TargetLimits::webgpu_default();
-    limits.name = "vulkan (NVIDIA adapter limits)".into();
-    limits.max_shared_bytes = 48 * 1024;
-    limits.max_threads_per_block = 1024;
-    limits.max_block_dim = [1024, 1024, 64];
-    // What NVIDIA's Vulkan driver reports through VK_KHR_cooperative_matrix.
-    limits.matrix_units = vec![weft_codegen_common::MatrixUnit::new(
-        16,
-        16,
-        16,
-        weft_ir::dtype::DType::F16,
-        weft_ir::dtype::DType::F32,
-    )];
-    limits.f16 = true;
-    WgslOptions { limits }
+    WgslOptions {
+        limits: common::nvidia_vulkan_limits(),
+    }
 }
 
 #[test]

@@ -4,6 +4,8 @@
 //! bounds and the warp-uniformity of every fragment operation); its space; its emitted
 //! source on every backend.
 
+mod common;
+
 use proptest::prelude::*;
 use weft_ops::check::Checker;
 use weft_ops::templates::{Config, Resources, matmul_f16};
@@ -97,25 +99,14 @@ fn fragments_pipelined_across_tiles_are_right() {
 /// cooperative-matrix operations need uniform control flow, which naga checks.
 #[test]
 fn every_wgsl_config_of_the_space_validates() {
+    let limits = common::nvidia_vulkan_limits();
     let r = Resources {
         name: "vulkan".into(),
-        max_threads: 1024,
-        max_shared_bytes: 48 * 1024,
+        max_threads: limits.max_threads_per_block as i64,
+        max_shared_bytes: limits.max_shared_bytes as i64,
         register_cap: false,
         ..resources(&[16])
     };
-    let mut limits = weft_codegen_common::TargetLimits::webgpu_default();
-    limits.f16 = true;
-    limits.max_shared_bytes = 48 * 1024;
-    limits.max_threads_per_block = 1024;
-    limits.max_block_dim = [1024, 1024, 64];
-    limits.matrix_units = vec![weft_codegen_common::MatrixUnit::new(
-        16,
-        16,
-        16,
-        weft_ir::prelude::DType::F16,
-        weft_ir::prelude::DType::F32,
-    )];
     let space = matmul_f16::space(&r);
     assert!(space.iter().any(|c| c.get("fb") == Some(2)), "{space:?}");
     let w = workload(100, 70, 90);

@@ -113,8 +113,9 @@ fn add_kernel(
             // A dimension the tiles divide needs no test (with `drop_whole`): the tiles
             // fetched (`k0` below `k_tiles · bk`, `m0 + r` below `tiles_m · bm`, ...) stay
             // inside it.
-            let whole = |len: i64, tile: i64| drop_whole && len % tile == 0;
-            let (m_whole, n_whole, k_whole) = (whole(m, bm), whole(n, bn), whole(k, bk));
+            let below = |i: &Expr, len: i64, tile: i64| {
+                (!(drop_whole && len % tile == 0)).then(|| i.clone().lt(len))
+            };
             // The tile at k0, predicated and zero outside the matrices, into this thread's
             // registers (`None`) or straight into shared stage `s` (`Some(s)`: `cp.async`
             // on CUDA sm_80+, complete at the next barrier).
@@ -126,10 +127,9 @@ fn add_kernel(
                         simplify(&(k0.clone() + v.clone() * va)),
                     );
                     let inside = Expr::all(
-                        [(row.clone(), m, !m_whole), (col.clone(), k, !k_whole)]
+                        [below(&row, m, bm), below(&col, k, bk)]
                             .into_iter()
-                            .filter(|(_, _, test)| *test)
-                            .map(|(i, len, _)| i.lt(len)),
+                            .flatten(),
                     );
                     let (dst, at) = match &stage {
                         Some(s) => (&a_smem, vec![s.clone(), r, v * va]),
@@ -143,10 +143,9 @@ fn add_kernel(
                         n0.clone() + v.clone() * vb,
                     );
                     let inside = Expr::all(
-                        [(row.clone(), k, !k_whole), (col.clone(), n, !n_whole)]
+                        [below(&row, k, bk), below(&col, n, bn)]
                             .into_iter()
-                            .filter(|(_, _, test)| *test)
-                            .map(|(i, len, _)| i.lt(len)),
+                            .flatten(),
                     );
                     let (dst, at) = match &stage {
                         Some(s) => (&b_smem, vec![s.clone(), r, v * vb]),

@@ -1,0 +1,19 @@
+//! Fixtures shared by the `ops` test binaries.
+
+use weft_codegen_common::{MatrixUnit, TargetLimits};
+use weft_ir::prelude::DType;
+
+/// A real adapter's limits for WGSL, as the runtime passes them: NVIDIA through Vulkan,
+/// 48 KiB of workgroup memory, 1024 invocations, f16, and the 16×16×16 f16 → f32
+/// cooperative matrices its driver reports through `VK_KHR_cooperative_matrix`.
+pub fn nvidia_vulkan_limits() -> TargetLimits {
+    TargetLimits {
+        name: "vulkan (NVIDIA adapter limits)".into(),
+        max_shared_bytes: 48 * 1024,
+        max_threads_per_block: 1024,
+        max_block_dim: [1024, 1024, 64],
+        f16: true,
+        matrix_units: vec![MatrixUnit::new(16, 16, 16, DType::F16, DType::F32)],
+        ..TargetLimits::webgpu_default()
+    }
+}
