@@ -130,6 +130,17 @@ pub fn div_exact(e: &Expr, n: i64) -> Option<Expr> {
     }
 }
 
+/// `kernel` with its flattened indices folded back together
+/// ([`weft_ir::arith::fold_flattened`]: an im2col's `i // 784 * 100352 + i // 28 % 28 *
+/// 3584 + i % 28 * 128` is `i * 128`). Every emitter writes this form; the bounds prover
+/// has seen the unfolded one, which has the same value everywhere.
+pub fn fold_indices(kernel: &weft_ir::kernel::Kernel) -> weft_ir::kernel::Kernel {
+    weft_ir::kernel::Kernel {
+        body: kernel.body.map_exprs(&mut weft_ir::arith::fold_flattened),
+        ..kernel.clone()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

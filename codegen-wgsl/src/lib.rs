@@ -96,7 +96,7 @@ const BACKEND: &str = "WGSL";
 pub fn emit(kernel: &Kernel, opts: &WgslOptions) -> Result<WgslKernel, EmitError> {
     check_lowered(kernel, BACKEND)?;
     check_limits(kernel, &opts.limits)?;
-    writer::write_module(kernel)
+    writer::write_module(&weft_codegen_common::fold::fold_indices(kernel))
 }
 
 /// Parses and validates `source` with naga (the version wgpu uses), with the `f16`

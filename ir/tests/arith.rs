@@ -1,6 +1,7 @@
 //! The simplifier and bound analysis.
 
-use weft_ir::arith::{Bounds, bound, simplify, simplify_with};
+use weft_ir::arith::{Bounds, bound, fold_flattened, simplify, simplify_with};
+use weft_ir::expr::BinOp;
 use weft_ir::prelude::*;
 
 fn v(name: &str) -> Var {
@@ -111,4 +112,83 @@ fn floats_fold_only_constants() {
     let x = Var::new("x", DType::F32);
     let e = x.expr() * 1.0f32 + (Expr::f32(2.0) * Expr::f32(3.0));
     assert_eq!(simplify(&e).to_string(), "x * T.float32(1) + T.float32(6)");
+}
+
+#[test]
+fn flattened_indices_fold_through_nested_divisions() {
+    // An NHWC offset taken apart into (n, oh, ow) and put back together: i // 784 * 100352
+    // + i // 28 % 28 * 3584 + i % 28 * 128 is i * 128 (784 = 28 * 28, 3584 = 28 * 128).
+    let i = v("i");
+    let e = i.expr().floordiv(784) * 100352
+        + i.expr().floordiv(28).floormod(28) * 3584
+        + i.expr().floormod(28) * 128
+        + 5;
+    assert_eq!(fold_flattened(&simplify(&e)).to_string(), "i * 128 + 5");
+    // C's truncating operators (what lowering writes for non-negative operands) too.
+    let t = |x: Expr, op: BinOp, c: i64| Expr::Binary(op, Box::new(x), Box::new(Expr::int(c)));
+    let e = t(i.expr(), BinOp::Div, 384) * 49152
+        + t(t(i.expr(), BinOp::Div, 128), BinOp::Mod, 3) * 16384
+        + t(i.expr(), BinOp::Mod, 128) * 128;
+    assert_eq!(fold_flattened(&simplify(&e)).to_string(), "i * 128");
+    // Coefficients that do not match stay: an im2col's window offset is not a reshape.
+    let e = i.expr().floordiv(48) * 3584 + i.expr().floordiv(16).floormod(3) * 128;
+    assert_eq!(
+        fold_flattened(&simplify(&e)).to_string(),
+        "i // 48 * 3584 + i // 16 % 3 * 128"
+    );
+    // A floor quotient never pairs with a truncating remainder.
+    let e = i.expr().floordiv(4) * 8 + t(i.expr(), BinOp::Mod, 4) * 2;
+    assert_eq!(
+        fold_flattened(&simplify(&e)).to_string(),
+        "i // 4 * 8 + i % 4 * 2"
+    );
+}
+
+/// `e` at `i = x` (integer sums, products, floor and truncating division only).
+fn eval(e: &Expr, x: i64) -> i64 {
+    match e {
+        Expr::Int(v, _) => *v,
+        Expr::Var(_) => x,
+        Expr::Unary(_, a) => -eval(a, x),
+        Expr::Binary(op, a, b) => {
+            let (a, b) = (eval(a, x), eval(b, x));
+            match op {
+                BinOp::Add => a + b,
+                BinOp::Sub => a - b,
+                BinOp::Mul => a * b,
+                BinOp::FloorDiv => a.div_euclid(b),
+                BinOp::FloorMod => a.rem_euclid(b),
+                BinOp::Div => a / b,
+                BinOp::Mod => a % b,
+                _ => panic!("{op:?}"),
+            }
+        }
+        _ => panic!("{e}"),
+    }
+}
+
+#[test]
+fn folded_indices_keep_their_value_at_any_sign() {
+    let i = v("i");
+    let t = |x: Expr, op: BinOp, c: i64| Expr::Binary(op, Box::new(x), Box::new(Expr::int(c)));
+    let cases = [
+        // Floor pairs, nested, with an offset and an unrelated term left alone.
+        i.expr().floordiv(784) * 100352
+            + i.expr().floordiv(28).floormod(28) * 3584
+            + i.expr().floormod(28) * 128
+            + i.expr().floordiv(5) * 7
+            - 3712,
+        // Truncating pairs (C's `/` and `%`), negative operands included.
+        t(i.expr(), BinOp::Div, 384) * 49152
+            + t(t(i.expr(), BinOp::Div, 128), BinOp::Mod, 3) * 16384
+            + t(i.expr(), BinOp::Mod, 128) * 128
+            + 9,
+    ];
+    for e in cases {
+        let folded = fold_flattened(&e);
+        assert_ne!(folded, e, "nothing folded in {e}");
+        for x in -2000..2000 {
+            assert_eq!(eval(&folded, x), eval(&e, x), "{e} -> {folded} at i = {x}");
+        }
+    }
 }

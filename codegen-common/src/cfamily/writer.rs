@@ -70,6 +70,8 @@ pub fn kernel_names<D: Dialect>(dialect: &D, kernel: &Kernel) -> KernelNames {
 /// ([`crate::contract::check_lowered`], [`crate::limits::check_limits`]) and writes the
 /// prelude.
 pub fn write_kernel<D: Dialect>(dialect: &D, kernel: &Kernel) -> Result<String, EmitError> {
+    let folded = crate::fold::fold_indices(kernel);
+    let kernel = &folded;
     let (namer, names) = declare_items(dialect.reserved(), kernel);
     let mut w = Writer {
         d: dialect,

@@ -5,12 +5,15 @@
 //! [`Bounds`] gives each variable its range, [`bound`] computes an interval,
 //! [`Affine`] is a sum of `coefficient * atom` terms plus a constant, and [`simplify`]
 //! folds constants, cancels terms and removes divisions and modulos the bounds prove
-//! trivial (`(a*c + b) // c → a` when `0 ≤ b < c`).
+//! trivial (`(a*c + b) // c → a` when `0 ≤ b < c`). [`fold_flattened`] puts taken-apart
+//! row-major offsets back together for the emitters.
 
 mod affine;
+mod flatten;
 mod simplify;
 
 pub use affine::Affine;
+pub use flatten::fold_flattened;
 pub use simplify::{simplify, simplify_with};
 
 use std::collections::HashMap;

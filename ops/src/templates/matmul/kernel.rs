@@ -10,10 +10,13 @@ use crate::templates::{block_index, ceil_div, grid_for};
 
 /// How the threads of a block cover a `rows × vecs` grid of loads (a vector of `lanes`
 /// elements each): `passes` times `spatial(rows_per_pass, vecs_per_pass)`; when a row has
-/// more vectors than the block has threads, a row takes `col_passes` passes.
+/// more vectors than the block has threads, a row takes `col_passes` passes. When the
+/// rows per pass do not divide the rows (a tile of 48 rows, 32 rows a pass), the last
+/// pass covers the rest and its other threads load nothing.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Coverage {
     pub(crate) passes: i64,
+    rows: i64,
     rows_per_pass: i64,
     vecs_per_pass: i64,
     col_passes: i64,
@@ -22,12 +25,13 @@ pub(crate) struct Coverage {
 }
 
 impl Coverage {
-    /// Every extent is a power of two (the config's checks), so one of the cases fits.
+    /// `vecs` and `threads` are powers of two (the configs' checks); `rows` need not be.
     pub(crate) fn new(rows: i64, vecs: i64, threads: i64) -> Coverage {
         if vecs > threads {
             let col_passes = vecs / threads;
             Coverage {
                 passes: rows * col_passes,
+                rows,
                 rows_per_pass: 1,
                 vecs_per_pass: threads,
                 col_passes,
@@ -36,7 +40,8 @@ impl Coverage {
         } else {
             let rows_per_pass = (threads / vecs).min(rows);
             Coverage {
-                passes: rows / rows_per_pass,
+                passes: ceil_div(rows, rows_per_pass),
+                rows,
                 rows_per_pass,
                 vecs_per_pass: vecs,
                 col_passes: 1,
@@ -87,7 +92,13 @@ impl Coverage {
                 } else {
                     (p.clone() * c.rows_per_pass + r, v)
                 };
-                f(k, p, row, vec)
+                if c.rows % c.rows_per_pass != 0 {
+                    // Only the last pass reaches past the rows; the test is constant in
+                    // the others once the passes are unrolled.
+                    k.if_(row.clone().lt(c.rows), |k| f(k, p, row, vec));
+                } else {
+                    f(k, p, row, vec)
+                }
             });
         });
     }

@@ -2,15 +2,16 @@
 //! shared memory and registers, never from the input size.
 //!
 //! Where the target has matrix units, the configs use its largest square tile (`mma`),
-//! blocks of 4 to 8 warps, 2×2 to 4×4 fragments per warp and k steps of 32 and 64; where
-//! it has none, the same warp tiles on CUDA cores (`mma = 0`). A config stays when its
-//! threads, shared memory (two stages plus staging) and accumulators fit.
+//! blocks of 4 to 8 warps, 2×2 to 4×4 fragments per warp (and 3×4: tiles of 48·wm rows,
+//! which fit GEMM heights such as 25088 = 131 × 192 in one wave) and k steps of 32 and
+//! 64; where it has none, the same warp tiles on CUDA cores (`mma = 0`). A config stays
+//! when its threads, shared memory (two stages plus staging) and accumulators fit.
 
 use super::F16Params;
 use crate::templates::{Config, Resources};
 
 const WARPS: [[i64; 2]; 4] = [[2, 2], [2, 4], [4, 2], [4, 4]];
-const FRAGS: [[i64; 2]; 6] = [[2, 2], [2, 4], [4, 2], [4, 4], [1, 2], [8, 4]];
+const FRAGS: [[i64; 2]; 7] = [[2, 2], [2, 4], [4, 2], [4, 4], [1, 2], [8, 4], [3, 4]];
 const BLOCK_K: [i64; 2] = [32, 64];
 const GROUP: i64 = 8;
 
@@ -45,9 +46,15 @@ fn fits(p: &F16Params, r: &Resources) -> bool {
     // f32 accumulators, the A and B fragments, staged loads and addresses; a second set
     // of fragments (4 registers a tile on CUDA).
     let registers = p.accumulators() + 64 + (p.frag_buffers - 1) * (p.frags[0] + p.frags[1]) * 4;
+    // Three fragments along m only where the A tile's 16-byte loads cover it in whole
+    // passes (the others leave threads idle in a last pass: right, but slower, and they
+    // would take the space past 300).
+    let rows_per_pass = p.threads() * p.vec / p.bk;
+    let whole = p.block_m() % rows_per_pass.min(p.block_m()) == 0;
     p.threads() <= r.max_threads
         && p.shared_bytes() <= r.max_shared_bytes
         && registers <= r.max_registers
+        && whole
 }
 
 /// Every config `resources` can run, in a fixed order.
