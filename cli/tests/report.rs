@@ -52,6 +52,8 @@ fn report_benchmarks_here_and_writes_page_charts_and_data() {
         "`weft report`",
         "| 1 |",
         "`cpu`",
+        // The runs table names the ops each run measured.
+        "| vecadd, window-sum | small |",
         "| split-bind | n=1000 | `cpu` |",
         "| shared-fetch |",
         "![vecadd](charts/vecadd.svg)",

@@ -114,6 +114,27 @@ fn tiles_loaded_in_a_partial_last_pass_are_right() {
     }
 }
 
+/// WGSL and MSL targets also get k steps of 16 (larger block tiles in the same shared
+/// memory): one sub-step of 16×16 fragments, two of 8×8 ones (`fb = 2` pipelines them),
+/// and CUDA cores; right over several tiles and a ragged last one.
+#[test]
+fn k_steps_of_16_are_right() {
+    for text in [
+        "mma=16,wm=4,wn=2,fm=4,fn=4,bk=16,g=8,vec=4",
+        "mma=8,wm=2,wn=2,fm=2,fn=4,bk=16,g=8,vec=4,fb=2",
+        "mma=0,wm=2,wn=2,fm=2,fn=2,bk=16,g=8,vec=4",
+    ] {
+        let config = Config::parse(text).unwrap();
+        for (m, n, k) in [(70, 45, 53), (3, 130, 16)] {
+            check(&workload(m, n, k), &config, 9).unwrap();
+        }
+    }
+    // `fb = 2` needs an even number of sub-steps: one 16×16 sub-step is refused.
+    let w = workload(16, 16, 16);
+    let odd = Config::parse("mma=16,wm=2,wn=2,fm=2,fn=2,bk=16,g=8,vec=4,fb=2").unwrap();
+    assert!(w.lower_with("template", Some(&odd)).is_err());
+}
+
 /// Every config of the space for a WGSL target with 16×16 cooperative matrices (an H100's
 /// Vulkan: 48 KiB of workgroup memory, 1024 invocations) emits WGSL that naga validates:
 /// cooperative-matrix operations need uniform control flow, which naga checks.

@@ -184,8 +184,9 @@ fn header(md: &mut String, data: &ReportData, out: &Path) {
     );
     md.push_str(
         "Every figure on this page comes from the runs listed below, each row checked \
-         against the float64 reference before it was timed. Do not edit it by hand: \
-         `weft report` rewrites it.",
+         against the float64 reference before it was timed; where a later run measured an \
+         op again on the same device, its rows replace the earlier run's. Do not edit it by \
+         hand: `weft report` rewrites it.",
     );
     if out.join("results-history.md").exists() {
         md.push_str(
@@ -201,16 +202,25 @@ fn runs(md: &mut String, data: &ReportData) {
         return;
     }
     md.push_str("## Runs\n\n");
-    md.push_str("| run | date (UTC) | target | device | driver | shapes | WGSL runtime checks | weft commit |\n");
-    md.push_str("|---|---|---|---|---|---|---|---|\n");
+    md.push_str(
+        "| run | date (UTC) | target | device | driver | ops | shapes | WGSL runtime checks | weft commit |\n",
+    );
+    md.push_str("|---|---|---|---|---|---|---|---|---|\n");
     for (i, run) in data.runs.iter().enumerate() {
+        // A later run that measured some ops again replaces those rows only: say which.
+        let ops = ordered(run.rows.iter().map(|r| r.op.as_str()));
+        let ops = if weft_ops::OPS.iter().all(|o| ops.contains(&o.name)) {
+            "all".to_string()
+        } else {
+            ops.join(", ")
+        };
         for t in &run.targets {
             let checks = t
                 .shader_checks
                 .map_or("-".to_string(), |c| c.name().to_string());
             let _ = writeln!(
                 md,
-                "| {} | {} | `{}` | {} | {} | {} | {checks} | `{}` |",
+                "| {} | {} | `{}` | {} | {} | {ops} | {} | {checks} | `{}` |",
                 i + 1,
                 utc(run.unix_time),
                 t.target,

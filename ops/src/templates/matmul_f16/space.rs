@@ -3,16 +3,23 @@
 //!
 //! Where the target has matrix units, the configs use its largest square tile (`mma`),
 //! blocks of 4 to 8 warps, 2×2 to 4×4 fragments per warp (and 3×4: tiles of 48·wm rows,
-//! which fit GEMM heights such as 25088 = 131 × 192 in one wave) and k steps of 32 and
-//! 64; where it has none, the same warp tiles on CUDA cores (`mma = 0`). A config stays
-//! when its threads, shared memory (two stages plus staging) and accumulators fit.
+//! which fit GEMM heights such as 25088 = 131 × 192 in one wave) and k steps of 32 and 64
+//! (and 16 where copies into shared memory go element by element: WGSL, MSL); where it
+//! has none, the same warp tiles on CUDA cores (`mma = 0`, no 3×4). A config stays when
+//! its threads, shared memory (two stages plus staging) and accumulators fit.
 
 use super::F16Params;
 use crate::templates::{Config, Resources};
 
 const WARPS: [[i64; 2]; 4] = [[2, 2], [2, 4], [4, 2], [4, 4]];
 const FRAGS: [[i64; 2]; 7] = [[2, 2], [2, 4], [4, 2], [4, 4], [1, 2], [8, 4], [3, 4]];
+/// k steps where tiles reach shared memory in 16-byte copies (CUDA).
 const BLOCK_K: [i64; 2] = [32, 64];
+/// Where they go element by element to feed matrix units (WGSL stores an f16 at a time:
+/// it cannot store a `vec4<f16>` into the `array<f16>` that cooperative-matrix loads
+/// read), a k step of 16 too: larger block tiles fit the same shared memory (256×128×16
+/// in 48 KiB), and the stores per multiply fall with the tile's perimeter over its area.
+const BLOCK_K_ELEMENTWISE: [i64; 3] = [16, 32, 64];
 const GROUP: i64 = 8;
 
 /// The matrix-unit tile a target uses: its largest, or 0 for CUDA cores.
@@ -63,7 +70,18 @@ pub fn space(resources: &Resources) -> Vec<Config> {
     let mut out = Vec::new();
     for warps in WARPS {
         for frags in FRAGS {
-            for bk in BLOCK_K {
+            // Three fragments along m fill a GPU's SMs in one wave at GEMM heights that
+            // are not powers of two; on CUDA cores (CPU drivers, plain WebGPU) they only
+            // make long shaders.
+            if frags[0] == 3 && mma == 0 {
+                continue;
+            }
+            let block_k: &[i64] = if mma > 0 && !resources.register_cap {
+                &BLOCK_K_ELEMENTWISE
+            } else {
+                &BLOCK_K
+            };
+            for &bk in block_k {
                 for async_copy in copies(resources) {
                     // Two stages of cp.async measured slower than register staging (see
                     // `copies`): asynchronous copies come in deeper pipelines only.
@@ -82,7 +100,10 @@ pub fn space(resources: &Resources) -> Vec<Config> {
                                 stages,
                                 frag_buffers,
                             };
-                            if fits(&p, resources) {
+                            // `from_config` holds the rules between parameters (`fb = 2`
+                            // needs an even number of sub-steps: not at bk = 16).
+                            let valid = F16Params::from_config(&p.config()).is_ok();
+                            if valid && fits(&p, resources) {
                                 out.push(p.config());
                             }
                         }
@@ -118,8 +139,11 @@ pub fn default_config(resources: &Resources) -> Config {
     let best = all
         .iter()
         .filter_map(|c| F16Params::from_config(c).ok())
-        // One set of fragments, staged copies: the plain variant of each tile.
-        .filter(|p| p.bk == 32 && p.frag_buffers == 1 && !p.async_copy)
+        // One set of fragments, staged copies: the plain variant of each tile; and tiles
+        // of powers of two (three fragments along m are for filling a GPU's SMs in one
+        // wave, which the tuner finds; as a default on CUDA cores, 12 × 8 accumulators a
+        // lane make shaders that Mesa's compilers take minutes over).
+        .filter(|p| p.bk == 32 && p.frag_buffers == 1 && !p.async_copy && p.frags[0] != 3)
         .max_by_key(|p| (p.block_m() * p.block_n(), p.threads()));
     if let Some(p) = best {
         return p.config();
