@@ -46,6 +46,13 @@ pub struct Launch {
     pub args: Vec<KernelArg>,
 }
 
+/// How long a GPU's warm-up lasts at least, when a timing asks for one: a GPU that sat
+/// idle (while the host computed a float64 reference, say) runs at its idle clocks, and
+/// a few runs of a short kernel end before the clocks are back up — they would time the
+/// ramp, not the kernel. 25 ms, as Triton's `do_bench` warms up. CPU devices (the
+/// interpreter, a CPU Vulkan driver) have no clocks to ramp and take `warmup` runs only.
+pub const WARM_UP: Duration = Duration::from_millis(25);
+
 /// Device-side times of repeated runs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Timing {
@@ -292,8 +299,9 @@ pub trait Device {
     fn launch(&mut self, kernel: KernelId, args: &[KernelArg]) -> Result<(), DeviceError>;
     /// Waits for all launched work and reports errors it raised.
     fn synchronize(&mut self) -> Result<(), DeviceError>;
-    /// Runs `launches` in order `warmup` times untimed, then `iters` times, measured on
-    /// the device where it can be: CUDA events around groups of back-to-back runs (so
+    /// Runs `launches` in order `warmup` times untimed (on a GPU, with `warmup > 0`, and
+    /// then more until the warm-up has lasted [`WARM_UP`]), then `iters` times, measured
+    /// on the device where it can be: CUDA events around groups of back-to-back runs (so
     /// that a short kernel is not timed as the host's launch overhead), wgpu timestamp
     /// queries at the start and end of each run's passes. Each sample of the result is
     /// the time of one run.

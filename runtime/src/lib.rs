@@ -30,7 +30,8 @@ pub use shader_checks::ShaderChecks;
 pub use wgpu_device::WgpuOptions;
 
 pub use device::{
-    ArgError, BufferId, Device, DeviceError, KernelArg, KernelId, Launch, Timing, open, open_with,
+    ArgError, BufferId, Device, DeviceError, KernelArg, KernelId, Launch, Timing, WARM_UP, open,
+    open_with,
 };
 pub use target::{
     SourceError, SourceLanguage, Target, TargetError, TargetInfo, WgpuBackend, available_targets,

@@ -436,7 +436,8 @@ impl Staged {
     }
 
     /// Runs `r` once (a failing launch is an error here), then times it for about the
-    /// budget; a config far slower than `best` gets two runs.
+    /// budget; a config far slower than `best` gets two runs, the first config timed
+    /// ([`weft_runtime::WARM_UP`]) a warm-up.
     fn time(
         &self,
         device: &mut dyn Device,
@@ -457,7 +458,10 @@ impl Staged {
         } else {
             ((opts.budget.as_secs_f64() / per) as usize).clamp(2, 100)
         };
-        device.time_launches(&r.launches, 0, iters)
+        // The configs are timed back to back, but the GPU sat idle while the host
+        // compiled them: the first one timed warms it up (`WARM_UP`), the others need not.
+        let warmup = usize::from(best.is_none());
+        device.time_launches(&r.launches, warmup, iters)
     }
 
     /// Runs `r` on a poisoned output and returns its largest error against the

@@ -19,8 +19,8 @@ use weft_ir::dtype::DType;
 use weft_ir::kernel::Kernel;
 
 use crate::device::{
-    BufferId, Device, DeviceError, KernelArg, KernelId, Launch, Slab, Timing, check_upload,
-    element_bytes, storage_dtype,
+    BufferId, Device, DeviceError, KernelArg, KernelId, Launch, Slab, Timing, WARM_UP,
+    check_upload, element_bytes, storage_dtype,
 };
 use crate::shader_checks::ShaderChecks;
 use crate::target::{Target, WgpuBackend};
@@ -607,8 +607,18 @@ impl Device for WgpuDevice {
             .iter()
             .map(|l| self.prepare(l.kernel, &l.args))
             .collect::<Result<Vec<_>, _>>()?;
-        if warmup > 0 {
-            self.submit(&prepared, warmup, "warm-up")?;
+        // `warmup` runs, then (on a GPU) twice as many each round until the warm-up has
+        // lasted `WARM_UP`: a GPU that sat idle runs at its idle clocks.
+        let started = std::time::Instant::now();
+        let mut batch = warmup;
+        while batch > 0 {
+            self.submit(&prepared, batch, "warm-up")?;
+            let cpu = self.info.device_type == wgpu::DeviceType::Cpu;
+            batch = if cpu || started.elapsed() >= WARM_UP {
+                0
+            } else {
+                (2 * batch).min(MAX_WARM_UP_BATCH)
+            };
         }
         let queries = self.timestamps && !self.options.wall_clock;
         let all = if queries && self.queue.get_timestamp_period() > 0.0 {
@@ -631,6 +641,9 @@ impl Device for WgpuDevice {
 
 /// Runs submitted and waited for one at a time, for the host's view of a run.
 const HOST_SAMPLES: usize = 5;
+
+/// The most warm-up runs in one command buffer.
+const MAX_WARM_UP_BATCH: usize = 1024;
 
 /// The adapter's cooperative-matrix configurations weft can use (float types).
 fn matrix_units(props: &[wgpu::CooperativeMatrixProperties]) -> Vec<MatrixUnit> {
