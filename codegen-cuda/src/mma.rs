@@ -160,9 +160,17 @@ impl FragmentDialect for MmaSync {
         }
     }
 
-    fn store(&self, f: &Fragment, tile: &str, ptr: &str, stride: i64) -> String {
+    /// Accumulators only: operand tiles reach shared memory by 16-byte vector copies or
+    /// `cp.async` on CUDA, never through `mma.sync`'s registers.
+    fn store(&self, f: &Fragment, tile: &str, ptr: &str, stride: i64) -> Result<String, String> {
+        if f.role() != FragRole::Accumulator {
+            return Err(format!(
+                "CUDA stores accumulator fragments only, not a {} tile",
+                f.role().name()
+            ));
+        }
         let ty = if is_f32(f) { "f32" } else { "f16" };
-        format!("weft_store_acc_{ty}({ptr}, {tile}, {stride})")
+        Ok(format!("weft_store_acc_{ty}({ptr}, {tile}, {stride})"))
     }
 
     fn mma(&self, acc: &Fragment, d: &str, a: &str, b: &str, c: &str) -> String {

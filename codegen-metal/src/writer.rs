@@ -225,8 +225,13 @@ impl FragmentDialect for Simdgroup {
         }
     }
 
-    fn store(&self, _: &Fragment, tile: &str, ptr: &str, stride: i64) -> String {
-        format!("simdgroup_store({tile}, {ptr}, {stride})")
+    fn store(&self, f: &Fragment, tile: &str, ptr: &str, stride: i64) -> Result<String, String> {
+        Ok(match f.layout() {
+            FragLayout::RowMajor => format!("simdgroup_store({tile}, {ptr}, {stride})"),
+            FragLayout::ColMajor => {
+                format!("simdgroup_store({tile}, {ptr}, {stride}, ulong2(0, 0), true)")
+            }
+        })
     }
 
     fn mma(&self, _: &Fragment, d: &str, a: &str, b: &str, c: &str) -> String {

@@ -9,7 +9,8 @@
 //!   zero-constructed, so a fill with anything but 0 is refused;
 //! - load: `name[i] = coopLoadT<coop_mat16x16<f16, A>>(&buf[origin], stride);` —
 //!   `coopLoadT` reads a row-major tile, `coopLoad` a column-major one;
-//! - store: `coopStoreT(name[i], &buf[origin], stride);` (row-major);
+//! - store: `coopStoreT(name[i], &buf[origin], stride);` (row-major; `coopStore` for a
+//!   column-major operand tile);
 //! - multiply-accumulate: `d[i] = coopMultiplyAdd(a[j], b[k], c[i]);`.
 //!
 //! The role enumerants `A`, `B` and `C` are predeclared names that a declaration would
@@ -113,7 +114,11 @@ impl Writer<'_> {
             } => {
                 let t = self.tile(src, level)?;
                 let p = self.tile_ptr(buffer, origin, level)?;
-                format!("coopStoreT({t}, {p}, {stride}u);")
+                let f = match src.frag.layout() {
+                    FragLayout::RowMajor => "coopStoreT",
+                    FragLayout::ColMajor => "coopStore",
+                };
+                format!("{f}({t}, {p}, {stride}u);")
             }
             FragOp::Mma { d, a, b, c } => {
                 let [d, a, b, c] = [

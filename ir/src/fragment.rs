@@ -12,7 +12,9 @@
 //! A tile in memory starts at an element (`origin`) and has its rows `stride` elements
 //! apart. Element `(i, j)` of a row-major tile is at `origin + i·stride + j`; of a
 //! column-major tile at `origin + j·stride + i` (the buffer holds the transpose).
-//! Accumulators are always loaded and stored row-major.
+//! Accumulators are always loaded and stored row-major; an `A` or `B` tile is stored in
+//! its own layout (a template copies operand tiles global → shared through fragments where
+//! element-wise copies are slow: WGSL stores an f16 at a time).
 //!
 //! In the printed IR (TVM's spelling):
 //!
@@ -338,8 +340,7 @@ impl FragOp {
     }
 
     /// Checks roles, shapes and types: `Mma` takes an `A`, a `B` and two accumulators of
-    /// one shape, `A` and `B` of one type; `Store` stores an accumulator; a tile's rows
-    /// fit its stride.
+    /// one shape, `A` and `B` of one type; a tile's rows fit its stride.
     pub fn check(&self) -> Result<(), String> {
         match self {
             FragOp::Mma { d, a, b, c } => {
@@ -380,11 +381,6 @@ impl FragOp {
                 }
                 Ok(())
             }
-            FragOp::Store { src, .. } if src.frag.role() != FragRole::Accumulator => Err(format!(
-                "store: `{}` is a {} fragment; only accumulators are stored",
-                src.frag.name(),
-                src.frag.role().name()
-            )),
             FragOp::Load {
                 dst: r,
                 buffer,

@@ -116,7 +116,7 @@ const fn spec_for(build: fn(&Shape, &Config) -> Result<Func, BuildError>) -> Tem
     TemplateSpec {
         schedule: "implicit-gemm",
         params: matmul_f16::PARAMS,
-        space: matmul_f16::space,
+        space: matmul_f16::space_over_views,
         default: matmul_f16::default_config,
         describe: matmul_f16::describe,
         build,

@@ -135,6 +135,45 @@ fn k_steps_of_16_are_right() {
     assert!(w.lower_with("template", Some(&odd)).is_err());
 }
 
+/// `cc = 1` copies tiles global → shared through operand fragments where the tiles divide
+/// the matrices (whole fragment loads never read past an edge), and element by element
+/// elsewhere: right both ways, with one and two fragment sets, on 16×16 and 8×8 fragments
+/// (the interpreter also checks that every fragment operation is warp-uniform and that
+/// the stores into a stage race with no read).
+#[test]
+fn tiles_copied_through_fragments_are_right() {
+    for text in [
+        "mma=16,wm=2,wn=2,fm=2,fn=2,bk=32,g=8,vec=4,cc=1",
+        "mma=16,wm=2,wn=4,fm=2,fn=2,bk=32,g=8,vec=4,fb=2,cc=1",
+        "mma=16,wm=4,wn=2,fm=4,fn=4,bk=16,g=8,vec=4,cc=1",
+        "mma=8,wm=2,wn=2,fm=2,fn=2,bk=32,g=8,vec=4,fb=2,cc=1",
+    ] {
+        let config = Config::parse(text).unwrap();
+        let p = matmul_f16::F16Params::from_config(&config).unwrap();
+        let (bm, bn) = (p.block_m(), p.block_n());
+        // Whole tiles (one and several k steps), then ragged ones.
+        for (m, n, k) in [(bm, bn, p.bk), (2 * bm, 3 * bn, 4 * p.bk), (37, 29, 53)] {
+            check(&workload(m, n, k), &config, 3).unwrap();
+        }
+    }
+}
+
+/// CUDA copies operand tiles with 16-byte vector copies and never stores an operand
+/// fragment: a `cc = 1` config there is a typed error, not wrong code.
+#[test]
+fn operand_fragment_stores_are_refused_on_cuda() {
+    let config = Config::parse("mma=16,wm=2,wn=2,fm=2,fn=2,bk=32,g=8,vec=8,cc=1").unwrap();
+    let lowered = workload(64, 64, 64)
+        .lower_with("template", Some(&config))
+        .unwrap();
+    let err = weft_codegen_cuda::emit_lowered(&lowered, &Default::default()).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("CUDA stores accumulator fragments only, not a matrix_a tile"),
+        "{err}"
+    );
+}
+
 /// Every config of the space for a WGSL target with 16×16 cooperative matrices (an H100's
 /// Vulkan: 48 KiB of workgroup memory, 1024 invocations) emits WGSL that naga validates:
 /// cooperative-matrix operations need uniform control flow, which naga checks.
@@ -150,8 +189,11 @@ fn every_wgsl_config_of_the_space_validates() {
     };
     let space = matmul_f16::space(&r);
     assert!(space.iter().any(|c| c.get("fb") == Some(2)), "{space:?}");
-    let w = workload(100, 70, 90);
-    for config in &space {
+    assert!(space.iter().any(|c| c.get("cc") == Some(1)), "{space:?}");
+    // Ragged (element-wise copies), and a shape every block tile of the space divides
+    // (copies through fragments where `cc = 1`).
+    let (ragged, whole) = (workload(100, 70, 90), workload(768, 256, 64));
+    for (w, config) in space.iter().flat_map(|c| [(&ragged, c), (&whole, c)]) {
         let lowered = w.lower_with("template", Some(config)).unwrap();
         for k in &lowered.kernels {
             let opts = weft_codegen_wgsl::WgslOptions {
@@ -161,6 +203,12 @@ fn every_wgsl_config_of_the_space_validates() {
                 .unwrap_or_else(|e| panic!("{config}: {e}"))
                 .source;
             assert!(src.contains("coopMultiplyAdd"), "{config}");
+            let through_fragments = config.get("cc") == Some(1) && std::ptr::eq(w, &whole);
+            assert_eq!(
+                src.contains("coopStoreT(a_copy"),
+                through_fragments,
+                "{config}"
+            );
             if let Err(e) = weft_codegen_wgsl::validate(&src) {
                 panic!("{config}: {e}");
             }

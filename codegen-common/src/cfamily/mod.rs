@@ -111,8 +111,9 @@ pub trait FragmentDialect {
     fn fill(&self, f: &Fragment, tile: &str, value: &str) -> String;
     /// `tile` ← the tile at `ptr` (into memory of `scope`), rows `stride` elements apart.
     fn load(&self, f: &Fragment, tile: &str, ptr: &str, stride: i64, scope: Scope) -> String;
-    /// The tile at `ptr` ← accumulator `tile`, row-major.
-    fn store(&self, f: &Fragment, tile: &str, ptr: &str, stride: i64) -> String;
+    /// The tile at `ptr` ← `tile` (an accumulator row-major, an operand in its layout);
+    /// `Err(why)` where the dialect cannot store such a fragment.
+    fn store(&self, f: &Fragment, tile: &str, ptr: &str, stride: i64) -> Result<String, String>;
     /// `d = a·b + c`, where `acc` is the fragment `d` and `c` belong to.
     fn mma(&self, acc: &Fragment, d: &str, a: &str, b: &str, c: &str) -> String;
     /// The alignment, in bytes, a tile's first element must have.

@@ -371,7 +371,9 @@ impl<D: Dialect> Writer<'_, D> {
             } => {
                 let t = tile(self, src)?;
                 let p = ptr(self, buffer, origin)?;
-                fd.store(&src.frag, &t, &p, *stride)
+                fd.store(&src.frag, &t, &p, *stride).map_err(|why| {
+                    self.unsupported(format!("a store of fragment `{}`: {why}", src.frag.name()))
+                })?
             }
             FragOp::Mma { d, a, b, c } => {
                 let acc = d.frag.clone();

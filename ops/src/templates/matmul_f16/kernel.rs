@@ -84,6 +84,8 @@ fn add_kernel(
     let blocks = tiles_m * tiles_n;
     let grid = grid_for(blocks);
     let cdt = c.dtype();
+    // Copies through fragments need whole tiles: every fragment load reads inside A and B.
+    let coop = p.coop_copy && drop_whole && m % bm == 0 && n % bn == 0 && k % bk == 0;
 
     t.kernel([grid[0], grid[1]], threads, |kb| {
         let tx = kb.thread_x();
@@ -95,8 +97,9 @@ fn add_kernel(
             let stages = p.stages;
             let a_smem = kb.shared("A_smem", &[stages, bm, bk + PAD], DType::F16);
             let b_smem = kb.shared("B_smem", &[stages, bk, bn + PAD], DType::F16);
-            // Register staging, unless the copies go global -> shared asynchronously.
-            let ldg = !p.async_copy;
+            // Register staging, unless the copies go global -> shared asynchronously or
+            // through fragments.
+            let ldg = !p.async_copy && !coop;
             let a_ldg = kb.local(
                 "A_ldg",
                 &[if ldg { a_cov.passes } else { 1 }, va],
@@ -175,7 +178,13 @@ fn add_kernel(
                 });
             };
 
-            if p.async_copy {
+            let copies = coop.then(|| FragmentCopies::new(kb, p, &tx, (a, b), (&a_smem, &b_smem)));
+
+            if let Some(cc) = &copies {
+                cc.load(kb, (&m0, &n0), Expr::int(0));
+                cc.store(kb, Expr::int(0));
+                kb.barrier();
+            } else if p.async_copy {
                 // The first `stages - 1` tiles, one barrier (one group of copies) each.
                 for s in 0..stages - 1 {
                     if s < k_tiles {
@@ -213,7 +222,16 @@ fn add_kernel(
                          ko: &Expr,
                          inner: &dyn Fn(&mut KernelBuilder, Expr),
                          tail: &dyn Fn(&mut KernelBuilder, Expr)| {
-                            if p.async_copy {
+                            if let Some(cc) = &copies {
+                                // Unconditional (after the last tile, tile 0 again, into a
+                                // stage nobody reads): cooperative-matrix operations need
+                                // uniform control flow, and naga takes a branch on the
+                                // loop variable as non-uniform.
+                                let next = (ko.clone() + 1) % k_tiles;
+                                cc.load(kb, (&m0, &n0), next * bk);
+                                inner(kb, ko.clone() % 2);
+                                cc.store(kb, (ko.clone() + 1) % 2);
+                            } else if p.async_copy {
                                 // Tile ko + stages - 1 goes to the stage last read before
                                 // the previous step's barrier, while this step computes;
                                 // it is read stages - 1 barriers later.
@@ -486,5 +504,107 @@ impl Stage<'_> {
                 });
             },
         );
+    }
+}
+
+/// Tiles copied global → shared through operand fragments (`cc = 1`): each warp loads its
+/// share of the A and B tiles' `F × F` fragment tiles from global memory with the matrix
+/// units' loads and stores them whole into the shared stage (WGSL: `coopLoadT` and
+/// `coopStoreT`, where element-wise copies store one f16 at a time). Only where the tiles
+/// divide the matrices, so that no fragment load reads past an edge.
+struct FragmentCopies<'a> {
+    f: i64,
+    warps: i64,
+    warp: Expr,
+    a: (&'a Buffer, weft_ir::fragment::Fragment),
+    b: (&'a Buffer, weft_ir::fragment::Fragment),
+    a_smem: &'a Buffer,
+    b_smem: &'a Buffer,
+    /// Fragment tiles along a row of the A tile (`bk / F`) and of the B tile (`BN / F`).
+    per_row: (i64, i64),
+}
+
+impl<'a> FragmentCopies<'a> {
+    fn new(
+        kb: &mut KernelBuilder,
+        p: &F16Params,
+        tx: &Expr,
+        (a, b): (&'a Buffer, &'a Buffer),
+        (a_smem, b_smem): (&'a Buffer, &'a Buffer),
+    ) -> FragmentCopies<'a> {
+        let f = p.mma;
+        let warps = p.warps[0] * p.warps[1];
+        let shape = MmaShape {
+            m: f as u32,
+            n: f as u32,
+            k: f as u32,
+        };
+        // `from_config` checked that the tiles split evenly over the warps.
+        let count = |rows: i64, cols: i64| ((rows / f) * (cols / f) / warps) as u32;
+        let row = FragLayout::RowMajor;
+        let a_copy = kb.fragment(
+            "a_copy",
+            FragRole::A,
+            shape,
+            DType::F16,
+            row,
+            count(p.block_m(), p.bk),
+        );
+        let b_copy = kb.fragment(
+            "b_copy",
+            FragRole::B,
+            shape,
+            DType::F16,
+            row,
+            count(p.bk, p.block_n()),
+        );
+        FragmentCopies {
+            f,
+            warps,
+            warp: tx.clone() / 32,
+            a: (a, a_copy),
+            b: (b, b_copy),
+            a_smem,
+            b_smem,
+            per_row: (p.bk / f, p.block_n() / f),
+        }
+    }
+
+    /// Fragment tile `t` of this warp in a tile `per_row` fragments wide: (row, column)
+    /// of its first element in the tile.
+    fn at(&self, t: Expr, per_row: i64) -> (Expr, Expr) {
+        let idx = self.warp.clone() + t * self.warps;
+        (
+            simplify(&(idx.clone() / per_row * self.f)),
+            simplify(&(idx % per_row * self.f)),
+        )
+    }
+
+    /// This warp's fragment tiles of the tiles at `k0` (A's rows from `m0`, B's columns
+    /// from `n0`) into its copy fragments.
+    fn load(&self, kb: &mut KernelBuilder, (m0, n0): (&Expr, &Expr), k0: Expr) {
+        let (a, fa) = &self.a;
+        kb.unroll("t", fa.count() as i64, |kb, t| {
+            let (r, c) = self.at(t.clone(), self.per_row.0);
+            kb.frag_load(fa, t, a, [m0.clone() + r, k0.clone() + c]);
+        });
+        let (b, fb) = &self.b;
+        kb.unroll("t", fb.count() as i64, |kb, t| {
+            let (r, c) = self.at(t.clone(), self.per_row.1);
+            kb.frag_load(fb, t, b, [k0.clone() + r, n0.clone() + c]);
+        });
+    }
+
+    /// The copy fragments into shared stage `s`.
+    fn store(&self, kb: &mut KernelBuilder, s: Expr) {
+        for ((_, frag), smem, per_row) in [
+            (&self.a, self.a_smem, self.per_row.0),
+            (&self.b, self.b_smem, self.per_row.1),
+        ] {
+            kb.unroll("t", frag.count() as i64, |kb, t| {
+                let (r, c) = self.at(t.clone(), per_row);
+                kb.frag_store(frag, t, smem, [s.clone(), r, c]);
+            });
+        }
     }
 }

@@ -58,7 +58,7 @@ mod kernel;
 mod space;
 
 pub use kernel::{template, template_over};
-pub use space::{default_config, space};
+pub use space::{default_config, space, space_over_views};
 
 use weft_ir::func::Func;
 
@@ -96,6 +96,10 @@ pub const PARAMS: &[(&str, &str)] = &[
         "fb",
         "fragment sets in registers: 1, or 2 (the next k sub-step's fragments load while this one's multiply)",
     ),
+    (
+        "cc",
+        "global -> shared copies through fragments: 1 where the tiles divide the matrices (each warp loads operand tiles with the matrix units' loads and stores them whole: WGSL's coopLoadT/coopStoreT instead of one f16 store at a time), 0 element-wise",
+    ),
 ];
 
 /// The template registered on the `matmul-f16` op.
@@ -126,6 +130,9 @@ pub struct F16Params {
     pub stages: i64,
     /// Sets of A and B fragments in registers (1 or 2).
     pub frag_buffers: i64,
+    /// Copy placeholder tiles global → shared through operand fragments (where the tiles
+    /// divide the matrices; element-wise elsewhere).
+    pub coop_copy: bool,
 }
 
 impl F16Params {
@@ -176,6 +183,7 @@ impl F16Params {
             self.async_copy as i64,
             self.stages,
             self.frag_buffers,
+            self.coop_copy as i64,
         ];
         Config::of(PARAMS, v)
     }
@@ -199,7 +207,12 @@ impl F16Params {
             stages: config.get("st").unwrap_or(2),
             // Configs recorded before `fb` existed loaded fragments as they used them.
             frag_buffers: config.get("fb").unwrap_or(1),
+            // Configs recorded before `cc` existed copied element by element.
+            coop_copy: config.get("cc").unwrap_or(0) == 1,
         };
+        if let Some(cc) = config.get("cc").filter(|c| ![0, 1].contains(c)) {
+            return Err(err(format!("`cc` = {cc} must be 0 or 1")));
+        }
         if let Some(cp) = config.get("cp").filter(|c| ![0, 1].contains(c)) {
             return Err(err(format!("`cp` = {cp} must be 0 or 1")));
         }
@@ -250,6 +263,26 @@ impl F16Params {
         if p.group < 1 {
             return Err(err(format!("`g` = {} must be at least 1", p.group)));
         }
+        if p.coop_copy {
+            if p.mma == 0 || p.async_copy {
+                return Err(err(
+                    "`cc` = 1 copies through matrix fragments: it needs `mma` > 0 and `cp` = 0"
+                        .to_string(),
+                ));
+            }
+            // Every warp copies as many fragment tiles of each operand as the others.
+            let warps = p.warps[0] * p.warps[1];
+            let f = p.mma;
+            for (name, rows, cols) in [("A", p.block_m(), p.bk), ("B", p.bk, p.block_n())] {
+                let tiles = (rows / f) * (cols / f);
+                if tiles % warps != 0 {
+                    return Err(err(format!(
+                        "`cc` = 1: the {rows}x{cols} {name} tile is {tiles} fragments, not a \
+                         multiple of the {warps} warps"
+                    )));
+                }
+            }
+        }
         if p.threads() > 1024 {
             return Err(err(format!(
                 "{} threads per block (wm * wn * 32); at most 1024",
@@ -281,10 +314,11 @@ pub fn describe(config: &Config) -> Result<String, String> {
             ""
         },
         2 * p.vec,
-        match (p.async_copy, p.stages) {
-            (false, _) => String::new(),
-            (true, 2) => " (cp.async)".to_string(),
-            (true, st) => format!(" (cp.async, {st} stages)"),
+        match (p.async_copy, p.stages, p.coop_copy) {
+            (false, _, false) => String::new(),
+            (false, _, true) => " (copied through fragments)".to_string(),
+            (true, 2, _) => " (cp.async)".to_string(),
+            (true, st, _) => format!(" (cp.async, {st} stages)"),
         },
         p.shared_bytes()
     ))

@@ -49,6 +49,18 @@ fn copies(r: &Resources) -> Vec<bool> {
     }
 }
 
+/// Copies through fragments (`cc`) where tiles reach shared memory element by element and
+/// the target has matrix units (WGSL: one f16 store at a time otherwise; see
+/// `BLOCK_K_ELEMENTWISE`). CUDA copies 16 bytes a thread and never stores operand
+/// fragments.
+fn coop_copies(r: &Resources) -> Vec<bool> {
+    if !r.register_cap && !r.mma.is_empty() {
+        vec![false, true]
+    } else {
+        vec![false]
+    }
+}
+
 fn fits(p: &F16Params, r: &Resources) -> bool {
     // f32 accumulators, the A and B fragments, staged loads and addresses; a second set
     // of fragments (4 registers a tile on CUDA).
@@ -88,7 +100,10 @@ pub fn space(resources: &Resources) -> Vec<Config> {
                     let stages: &[i64] = if async_copy { &[3, 4] } else { &[2] };
                     for &stages in stages {
                         let sets: &[i64] = if mma == 0 { &[1] } else { &[1, 2] };
-                        for &frag_buffers in sets {
+                        for (&frag_buffers, coop_copy) in sets
+                            .iter()
+                            .flat_map(|s| coop_copies(resources).into_iter().map(move |c| (s, c)))
+                        {
                             let p = F16Params {
                                 mma,
                                 warps,
@@ -99,9 +114,11 @@ pub fn space(resources: &Resources) -> Vec<Config> {
                                 async_copy,
                                 stages,
                                 frag_buffers,
+                                coop_copy,
                             };
                             // `from_config` holds the rules between parameters (`fb = 2`
-                            // needs an even number of sub-steps: not at bk = 16).
+                            // needs an even number of sub-steps, `cc = 1` a whole number
+                            // of fragment tiles per warp).
                             let valid = F16Params::from_config(&p.config()).is_ok();
                             if valid && fits(&p, resources) {
                                 out.push(p.config());
@@ -113,6 +130,16 @@ pub fn space(resources: &Resources) -> Vec<Config> {
         }
     }
     out
+}
+
+/// The space of the template over computed operands (an implicit GEMM's im2col view): no
+/// copies through fragments, which read placeholders only (the configs with `cc = 1`
+/// would build the same kernel as their `cc = 0` twins).
+pub fn space_over_views(resources: &Resources) -> Vec<Config> {
+    space(resources)
+        .into_iter()
+        .filter(|c| c.get("cc") != Some(1))
+        .collect()
 }
 
 /// A 128×128 tile of 8 warps with 4×2 fragments each and a k step of 32 where it fits
@@ -130,6 +157,7 @@ pub fn default_config(resources: &Resources) -> Config {
         async_copy: copies(resources)[0],
         stages: 2,
         frag_buffers: 1,
+        coop_copy: false,
     };
     let all = space(resources);
     if all.contains(&preferred.config()) {
@@ -143,7 +171,9 @@ pub fn default_config(resources: &Resources) -> Config {
         // of powers of two (three fragments along m are for filling a GPU's SMs in one
         // wave, which the tuner finds; as a default on CUDA cores, 12 × 8 accumulators a
         // lane make shaders that Mesa's compilers take minutes over).
-        .filter(|p| p.bk == 32 && p.frag_buffers == 1 && !p.async_copy && p.frags[0] != 3)
+        .filter(|p| {
+            p.bk == 32 && p.frag_buffers == 1 && !p.async_copy && !p.coop_copy && p.frags[0] != 3
+        })
         .max_by_key(|p| (p.block_m() * p.block_n(), p.threads()));
     if let Some(p) = best {
         return p.config();
@@ -158,6 +188,7 @@ pub fn default_config(resources: &Resources) -> Config {
         async_copy: false,
         stages: 2,
         frag_buffers: 1,
+        coop_copy: false,
     }
     .config()
 }
