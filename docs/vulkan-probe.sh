@@ -7,7 +7,8 @@
 #   2. the Vulkan conv whose time was not stable (8 × 56² × 64: 46.7 µs when tuned,
 #      169.4 µs in a bench a minute later), timed five times in a row;
 #   3. matmul-f16 and the NHWC conv retuned on Vulkan over the space with k steps of 16
-#      (does a 256×128×16 tile win?), into a copy of the records.
+#      and copies through fragments (does a 256×128×16 tile win? does `cc = 1`?), into a
+#      copy of the records.
 #
 #   bash docs/vulkan-probe.sh WEFT FRAGMENT_PEAK OUT      # on the GPU machine
 set -uo pipefail
