@@ -48,6 +48,16 @@ fn check(w: &Workload, config: &Config, seed: u64) -> Result<(), String> {
     }
 }
 
+/// Every config of `texts` right at every `(m, n, k)` of `shapes`.
+fn check_each(texts: &[&str], shapes: &[(i64, i64, i64)], seed: u64) {
+    for text in texts {
+        let config = Config::parse(text).unwrap();
+        for &(m, n, k) in shapes {
+            check(&workload(m, n, k), &config, seed).unwrap();
+        }
+    }
+}
+
 #[test]
 fn the_defaults_are_right_at_odd_shapes() {
     for mma in [&[16][..], &[8], &[]] {
@@ -101,17 +111,16 @@ fn fragments_pipelined_across_tiles_are_right() {
 /// pass loads the rest, with register staging and with `cp.async`.
 #[test]
 fn tiles_loaded_in_a_partial_last_pass_are_right() {
-    for text in [
-        "mma=8,wm=2,wn=4,fm=3,fn=4,bk=32,g=8,vec=8",
-        "mma=16,wm=2,wn=4,fm=3,fn=2,bk=32,g=8,vec=8",
-        "mma=16,wm=2,wn=4,fm=3,fn=2,bk=64,g=8,vec=8,cp=1,st=3,fb=2",
-        "mma=0,wm=2,wn=4,fm=3,fn=2,bk=32,g=8,vec=8",
-    ] {
-        let config = Config::parse(text).unwrap();
-        for (m, n, k) in [(33, 1, 36), (97, 40, 70), (191, 17, 9)] {
-            check(&workload(m, n, k), &config, 5).unwrap();
-        }
-    }
+    check_each(
+        &[
+            "mma=8,wm=2,wn=4,fm=3,fn=4,bk=32,g=8,vec=8",
+            "mma=16,wm=2,wn=4,fm=3,fn=2,bk=32,g=8,vec=8",
+            "mma=16,wm=2,wn=4,fm=3,fn=2,bk=64,g=8,vec=8,cp=1,st=3,fb=2",
+            "mma=0,wm=2,wn=4,fm=3,fn=2,bk=32,g=8,vec=8",
+        ],
+        &[(33, 1, 36), (97, 40, 70), (191, 17, 9)],
+        5,
+    );
 }
 
 /// WGSL and MSL targets also get k steps of 16 (larger block tiles in the same shared
@@ -119,16 +128,15 @@ fn tiles_loaded_in_a_partial_last_pass_are_right() {
 /// and CUDA cores; right over several tiles and a ragged last one.
 #[test]
 fn k_steps_of_16_are_right() {
-    for text in [
-        "mma=16,wm=4,wn=2,fm=4,fn=4,bk=16,g=8,vec=4",
-        "mma=8,wm=2,wn=2,fm=2,fn=4,bk=16,g=8,vec=4,fb=2",
-        "mma=0,wm=2,wn=2,fm=2,fn=2,bk=16,g=8,vec=4",
-    ] {
-        let config = Config::parse(text).unwrap();
-        for (m, n, k) in [(70, 45, 53), (3, 130, 16)] {
-            check(&workload(m, n, k), &config, 9).unwrap();
-        }
-    }
+    check_each(
+        &[
+            "mma=16,wm=4,wn=2,fm=4,fn=4,bk=16,g=8,vec=4",
+            "mma=8,wm=2,wn=2,fm=2,fn=4,bk=16,g=8,vec=4,fb=2",
+            "mma=0,wm=2,wn=2,fm=2,fn=2,bk=16,g=8,vec=4",
+        ],
+        &[(70, 45, 53), (3, 130, 16)],
+        9,
+    );
     // `fb = 2` needs an even number of sub-steps: one 16×16 sub-step is refused.
     let w = workload(16, 16, 16);
     let odd = Config::parse("mma=16,wm=2,wn=2,fm=2,fn=2,bk=16,g=8,vec=4,fb=2").unwrap();

@@ -53,6 +53,28 @@ pub struct Launch {
 /// interpreter, a CPU Vulkan driver) have no clocks to ramp and take `warmup` runs only.
 pub const WARM_UP: Duration = Duration::from_millis(25);
 
+/// Warms a device up: `batch(n)` runs `n` runs and waits for them; first `warmup` runs,
+/// then twice as many each round (at most `max_batch`) until [`WARM_UP`] has passed, or
+/// only the first round where `clocks` is false (a CPU device). Nothing with `warmup = 0`.
+pub(crate) fn warm_up<E>(
+    warmup: usize,
+    clocks: bool,
+    max_batch: usize,
+    mut batch: impl FnMut(usize) -> Result<(), E>,
+) -> Result<(), E> {
+    let started = std::time::Instant::now();
+    let mut n = warmup;
+    while n > 0 {
+        batch(n)?;
+        n = if clocks && started.elapsed() < WARM_UP {
+            (2 * n).min(max_batch)
+        } else {
+            0
+        };
+    }
+    Ok(())
+}
+
 /// Device-side times of repeated runs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Timing {
@@ -680,5 +702,35 @@ impl<T> Slab<T> {
             .get_mut(i)
             .and_then(Option::take)
             .ok_or(DeviceError::BadHandle { what, index: i })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Batches the warm-up ran, each run standing in for 1 ms of device time.
+    fn batches(warmup: usize, clocks: bool) -> Vec<usize> {
+        let mut seen = Vec::new();
+        warm_up::<()>(warmup, clocks, 8, |n| {
+            seen.push(n);
+            std::thread::sleep(Duration::from_millis(n as u64));
+            Ok(())
+        })
+        .unwrap();
+        seen
+    }
+
+    #[test]
+    fn a_warm_up_doubles_until_it_has_lasted_long_enough() {
+        let seen = batches(3, true);
+        assert_eq!(seen[..3], [3, 6, 8], "{seen:?}");
+        assert!(
+            seen.iter().sum::<usize>() >= WARM_UP.as_millis() as usize,
+            "{seen:?}"
+        );
+        // A CPU device takes the runs asked for; no warm-up asked for is none.
+        assert_eq!(batches(3, false), [3]);
+        assert!(batches(0, true).is_empty());
     }
 }

@@ -16,7 +16,7 @@ use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptu
 use cudarc::driver::{CudaContext, CudaGraph, CudaStream};
 
 use crate::cuda::{CudaError, driver};
-use crate::device::{Timing, WARM_UP};
+use crate::device::{Timing, warm_up};
 
 /// Event pairs per timing: each times `iters / SAMPLES` back-to-back runs.
 const SAMPLES: usize = 10;
@@ -29,8 +29,8 @@ const MAX_WARM_UP_BATCH: usize = 4096;
 
 /// Times `iters` runs of `run` (which enqueues one run's work on `stream`) and, apart,
 /// the host's launch-and-wait round trip. `warmup` runs go first, untimed, and with
-/// `warmup > 0` more of them until the warm-up has lasted [`WARM_UP`] (the clocks of a
-/// GPU that sat idle take that long to come back up).
+/// `warmup > 0` more of them until the warm-up has lasted [`crate::WARM_UP`] (the clocks
+/// of a GPU that sat idle take that long to come back up).
 pub(crate) fn time_runs<E: From<CudaError>>(
     ctx: &Arc<CudaContext>,
     stream: &Arc<CudaStream>,
@@ -38,20 +38,12 @@ pub(crate) fn time_runs<E: From<CudaError>>(
     iters: usize,
     run: &mut dyn FnMut() -> Result<(), E>,
 ) -> Result<Option<Timing>, E> {
-    let started = Instant::now();
-    let mut batch = warmup;
-    while batch > 0 {
-        for _ in 0..batch {
+    warm_up(warmup, true, MAX_WARM_UP_BATCH, |n| {
+        for _ in 0..n {
             run()?;
         }
-        driver("synchronize after warm-up", || stream.synchronize())?;
-        // Twice as many runs each round, until the warm-up has lasted long enough.
-        batch = if started.elapsed() < WARM_UP {
-            (2 * batch).min(MAX_WARM_UP_BATCH)
-        } else {
-            0
-        };
-    }
+        driver("synchronize after warm-up", || stream.synchronize()).map_err(E::from)
+    })?;
     // Timing must be enabled explicitly: `new_event(None)` disables it.
     let new_event = || {
         driver("creating a timing event", || {

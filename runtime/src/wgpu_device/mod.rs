@@ -19,8 +19,8 @@ use weft_ir::dtype::DType;
 use weft_ir::kernel::Kernel;
 
 use crate::device::{
-    BufferId, Device, DeviceError, KernelArg, KernelId, Launch, Slab, Timing, WARM_UP,
-    check_upload, element_bytes, storage_dtype,
+    BufferId, Device, DeviceError, KernelArg, KernelId, Launch, Slab, Timing, check_upload,
+    element_bytes, storage_dtype, warm_up,
 };
 use crate::shader_checks::ShaderChecks;
 use crate::target::{Target, WgpuBackend};
@@ -607,19 +607,11 @@ impl Device for WgpuDevice {
             .iter()
             .map(|l| self.prepare(l.kernel, &l.args))
             .collect::<Result<Vec<_>, _>>()?;
-        // `warmup` runs, then (on a GPU) twice as many each round until the warm-up has
-        // lasted `WARM_UP`: a GPU that sat idle runs at its idle clocks.
-        let started = std::time::Instant::now();
-        let mut batch = warmup;
-        while batch > 0 {
-            self.submit(&prepared, batch, "warm-up")?;
-            let cpu = self.info.device_type == wgpu::DeviceType::Cpu;
-            batch = if cpu || started.elapsed() >= WARM_UP {
-                0
-            } else {
-                (2 * batch).min(MAX_WARM_UP_BATCH)
-            };
-        }
+        // A GPU that sat idle runs at its idle clocks: warm it up (`WARM_UP`).
+        let clocks = self.info.device_type != wgpu::DeviceType::Cpu;
+        warm_up(warmup, clocks, MAX_WARM_UP_BATCH, |n| {
+            self.submit(&prepared, n, "warm-up")
+        })?;
         let queries = self.timestamps && !self.options.wall_clock;
         let all = if queries && self.queue.get_timestamp_period() > 0.0 {
             self.time_with_queries(&prepared, iters)?

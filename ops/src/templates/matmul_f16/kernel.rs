@@ -516,12 +516,9 @@ struct FragmentCopies<'a> {
     f: i64,
     warps: i64,
     warp: Expr,
-    a: (&'a Buffer, weft_ir::fragment::Fragment),
-    b: (&'a Buffer, weft_ir::fragment::Fragment),
-    a_smem: &'a Buffer,
-    b_smem: &'a Buffer,
-    /// Fragment tiles along a row of the A tile (`bk / F`) and of the B tile (`BN / F`).
-    per_row: (i64, i64),
+    /// A, then B: the matrix, the copy fragments, the shared tile, and the fragment
+    /// tiles along a row of the tile (`bk / F` for A, `BN / F` for B).
+    operands: [(&'a Buffer, weft_ir::fragment::Fragment, &'a Buffer, i64); 2],
 }
 
 impl<'a> FragmentCopies<'a> {
@@ -539,70 +536,57 @@ impl<'a> FragmentCopies<'a> {
             n: f as u32,
             k: f as u32,
         };
-        // `from_config` checked that the tiles split evenly over the warps.
-        let count = |rows: i64, cols: i64| ((rows / f) * (cols / f) / warps) as u32;
-        let row = FragLayout::RowMajor;
-        let a_copy = kb.fragment(
-            "a_copy",
-            FragRole::A,
-            shape,
-            DType::F16,
-            row,
-            count(p.block_m(), p.bk),
-        );
-        let b_copy = kb.fragment(
-            "b_copy",
-            FragRole::B,
-            shape,
-            DType::F16,
-            row,
-            count(p.bk, p.block_n()),
-        );
+        // A `rows × cols` tile's fragment tiles, spread evenly over the warps
+        // (`from_config` checked that they are).
+        let mut operand = |name: &str, role, global, smem, rows: i64, cols: i64| {
+            let count = ((rows / f) * (cols / f) / warps) as u32;
+            let frag = kb.fragment(name, role, shape, DType::F16, FragLayout::RowMajor, count);
+            (global, frag, smem, cols / f)
+        };
+        let operands = [
+            operand("a_copy", FragRole::A, a, a_smem, p.block_m(), p.bk),
+            operand("b_copy", FragRole::B, b, b_smem, p.bk, p.block_n()),
+        ];
         FragmentCopies {
             f,
             warps,
             warp: tx.clone() / 32,
-            a: (a, a_copy),
-            b: (b, b_copy),
-            a_smem,
-            b_smem,
-            per_row: (p.bk / f, p.block_n() / f),
+            operands,
         }
     }
 
-    /// Fragment tile `t` of this warp in a tile `per_row` fragments wide: (row, column)
-    /// of its first element in the tile.
-    fn at(&self, t: Expr, per_row: i64) -> (Expr, Expr) {
-        let idx = self.warp.clone() + t * self.warps;
-        (
-            simplify(&(idx.clone() / per_row * self.f)),
-            simplify(&(idx % per_row * self.f)),
-        )
+    /// Runs `body(t, row, col)` for each fragment tile `t` of this warp in an operand
+    /// tile `per_row` fragments wide, with its first element's place in the tile.
+    fn each(
+        &self,
+        kb: &mut KernelBuilder,
+        frag: &weft_ir::fragment::Fragment,
+        per_row: i64,
+        body: impl Fn(&mut KernelBuilder, Expr, Expr, Expr),
+    ) {
+        kb.unroll("t", frag.count() as i64, |kb, t| {
+            let idx = self.warp.clone() + t.clone() * self.warps;
+            let row = simplify(&(idx.clone() / per_row * self.f));
+            let col = simplify(&(idx % per_row * self.f));
+            body(kb, t, row, col);
+        });
     }
 
     /// This warp's fragment tiles of the tiles at `k0` (A's rows from `m0`, B's columns
     /// from `n0`) into its copy fragments.
     fn load(&self, kb: &mut KernelBuilder, (m0, n0): (&Expr, &Expr), k0: Expr) {
-        let (a, fa) = &self.a;
-        kb.unroll("t", fa.count() as i64, |kb, t| {
-            let (r, c) = self.at(t.clone(), self.per_row.0);
-            kb.frag_load(fa, t, a, [m0.clone() + r, k0.clone() + c]);
-        });
-        let (b, fb) = &self.b;
-        kb.unroll("t", fb.count() as i64, |kb, t| {
-            let (r, c) = self.at(t.clone(), self.per_row.1);
-            kb.frag_load(fb, t, b, [k0.clone() + r, n0.clone() + c]);
-        });
+        let origins = [(m0.clone(), k0.clone()), (k0, n0.clone())];
+        for ((global, frag, _, per_row), (r0, c0)) in self.operands.iter().zip(origins) {
+            self.each(kb, frag, *per_row, |kb, t, r, c| {
+                kb.frag_load(frag, t, global, [r0.clone() + r, c0.clone() + c]);
+            });
+        }
     }
 
     /// The copy fragments into shared stage `s`.
     fn store(&self, kb: &mut KernelBuilder, s: Expr) {
-        for ((_, frag), smem, per_row) in [
-            (&self.a, self.a_smem, self.per_row.0),
-            (&self.b, self.b_smem, self.per_row.1),
-        ] {
-            kb.unroll("t", frag.count() as i64, |kb, t| {
-                let (r, c) = self.at(t.clone(), per_row);
+        for (_, frag, smem, per_row) in &self.operands {
+            self.each(kb, frag, *per_row, |kb, t, r, c| {
                 kb.frag_store(frag, t, smem, [s.clone(), r, c]);
             });
         }

@@ -65,15 +65,17 @@ fn fits(p: &F16Params, r: &Resources) -> bool {
     // f32 accumulators, the A and B fragments, staged loads and addresses; a second set
     // of fragments (4 registers a tile on CUDA).
     let registers = p.accumulators() + 64 + (p.frag_buffers - 1) * (p.frags[0] + p.frags[1]) * 4;
-    // Three fragments along m only where the A tile's 16-byte loads cover it in whole
-    // passes (the others leave threads idle in a last pass: right, but slower, and they
-    // would take the space past 300).
-    let rows_per_pass = p.threads() * p.vec / p.bk;
-    let whole = p.block_m() % rows_per_pass.min(p.block_m()) == 0;
     p.threads() <= r.max_threads
         && p.shared_bytes() <= r.max_shared_bytes
         && registers <= r.max_registers
-        && whole
+}
+
+/// Whether the A tile's widest loads cover it in whole passes. Only tiles of three
+/// fragments along m can fail it: those that do are right (a last pass leaves threads
+/// idle) but slower, and would take the space past 300.
+fn loads_in_whole_passes(p: &F16Params) -> bool {
+    let rows_per_pass = p.threads() * p.vec / p.bk;
+    p.block_m() % rows_per_pass.min(p.block_m()) == 0
 }
 
 /// Every config `resources` can run, in a fixed order.
@@ -120,7 +122,7 @@ pub fn space(resources: &Resources) -> Vec<Config> {
                             // needs an even number of sub-steps, `cc = 1` a whole number
                             // of fragment tiles per warp).
                             let valid = F16Params::from_config(&p.config()).is_ok();
-                            if valid && fits(&p, resources) {
+                            if valid && loads_in_whole_passes(&p) && fits(&p, resources) {
                                 out.push(p.config());
                             }
                         }
@@ -169,8 +171,7 @@ pub fn default_config(resources: &Resources) -> Config {
         .filter_map(|c| F16Params::from_config(c).ok())
         // One set of fragments, staged copies: the plain variant of each tile; and tiles
         // of powers of two (three fragments along m are for filling a GPU's SMs in one
-        // wave, which the tuner finds; as a default on CUDA cores, 12 × 8 accumulators a
-        // lane make shaders that Mesa's compilers take minutes over).
+        // wave at particular GEMM heights, which the tuner finds).
         .filter(|p| {
             p.bk == 32 && p.frag_buffers == 1 && !p.async_copy && !p.coop_copy && p.frags[0] != 3
         })
