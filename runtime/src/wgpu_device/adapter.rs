@@ -39,15 +39,34 @@ pub(super) fn describe(info: &wgpu::AdapterInfo) -> String {
     format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type)
 }
 
-/// Every adapter wgpu finds, best first.
-pub(super) fn adapters() -> Result<Vec<wgpu::Adapter>, WgpuError> {
+/// Every adapter wgpu finds on `backends`, best first. The instance is created for those
+/// backends only: creating one for GL initialises EGL, which a machine with a Vulkan
+/// driver need not touch (on a headless NVIDIA host it is the slow part of opening).
+pub(super) fn adapters(backends: wgpu::Backends) -> Result<Vec<wgpu::Adapter>, WgpuError> {
     guard("enumerating adapters", || {
-        let instance =
-            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-        let mut all = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+        // `WGPU_BACKEND` still narrows the choice; it cannot widen it.
+        desc.backends &= backends;
+        let instance = wgpu::Instance::new(desc);
+        let mut all = pollster::block_on(instance.enumerate_adapters(backends));
         all.sort_by_key(|a| rank(&a.get_info()));
         all
     })
+}
+
+/// The adapters `backend` accepts, best first, looking at the native APIs first: GL is
+/// enumerated only for `gl`, or where no native adapter matches (`best` and `webgpu`
+/// rank native adapters before GL ones, so a native match always wins).
+pub(super) fn candidates(backend: WgpuBackend) -> Result<Vec<wgpu::Adapter>, WgpuError> {
+    let wanted = backend.backends();
+    let native = wanted - wgpu::Backends::GL;
+    if !native.is_empty() {
+        let these = matching(&adapters(native)?, backend);
+        if !these.is_empty() || !wanted.contains(wgpu::Backends::GL) {
+            return Ok(these);
+        }
+    }
+    Ok(matching(&adapters(wanted)?, backend))
 }
 
 /// The adapters `backend` accepts, best first.
@@ -72,7 +91,7 @@ pub(crate) fn probe_targets() -> Vec<TargetInfo> {
         WgpuBackend::Best,
         WgpuBackend::WebGpu,
     ];
-    let all = match adapters() {
+    let all = match adapters(wgpu::Backends::all()) {
         Ok(all) => all,
         Err(e) => {
             return backends

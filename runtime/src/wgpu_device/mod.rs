@@ -29,7 +29,7 @@ mod adapter;
 mod pipeline;
 
 pub(crate) use adapter::probe_targets;
-use adapter::{adapters, describe, matching, no_adapter_hint};
+use adapter::{adapters, candidates, describe, no_adapter_hint};
 
 /// Storage buffers are allocated in multiples of this many bytes, at least one: emitters
 /// may declare a buffer `array<vec4<T>>`, whose binding must hold whole vectors, and
@@ -188,9 +188,10 @@ impl WgpuDevice {
                 reason: "not a wgpu target".to_string(),
             });
         };
-        let all = adapters()?;
-        let these = matching(&all, backend);
+        let these = candidates(backend)?;
         if these.is_empty() {
+            // Every backend's adapters, for the message only.
+            let all = adapters(wgpu::Backends::all())?;
             return Err(WgpuError::NoAdapter {
                 backend: backend.name().to_string(),
                 found: all.iter().map(|a| describe(&a.get_info())).collect(),
