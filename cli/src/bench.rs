@@ -253,6 +253,16 @@ impl Row {
                     None if m.is_proven() => "proven".to_string(),
                     None => "unproven".to_string(),
                 });
+                // A record timed far from this run: said beside the config, where
+                // the page and the table show where the config came from.
+                let ratio =
+                    choice.and_then(|c| c.source.disagreement(m.timing.median.as_secs_f64() * 1e6));
+                if let (Some(x), Some(src)) = (ratio, row.config_source.as_mut()) {
+                    src.push_str(&format!(
+                        "; {}",
+                        weft_tune::ChoiceSource::disagreement_note(x)
+                    ));
+                }
                 row.timed(&m.timing)
                     .checked(m.max_error, m.tolerance, &what)
             }

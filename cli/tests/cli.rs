@@ -373,6 +373,24 @@ fn tune_writes_a_record_that_run_uses() {
     ]);
     assert!(run.contains(&format!("config    {best}")), "{run}");
     assert!(run.contains("tuned: record of"), "{run}");
+    // A record far faster than the run (here: rewritten to 1 ns) is flagged.
+    let text = std::fs::read_to_string(records).unwrap();
+    let fast: String = text
+        .lines()
+        .map(|l| match l.trim_start().starts_with("\"time_us\"") {
+            true => "    \"time_us\": 0.001,".to_string(),
+            false => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_ne!(fast, text, "no time_us in the record file:\n{text}");
+    std::fs::write(records, fast).unwrap();
+    let args = ["--op", "matmul", "--shape", shape, "--target", "cpu"];
+    let slow = ok(&[&["run"], &args[..], &["--records", records]].concat());
+    assert!(
+        slow.contains("warning   ") && slow.contains("x slower than when tuned"),
+        "{slow}"
+    );
     // Another shape has no record: the template's default, and why.
     let other = ok(&[
         "run",

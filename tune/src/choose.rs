@@ -51,6 +51,43 @@ impl fmt::Display for ChoiceSource {
     }
 }
 
+/// A run this many times slower or faster than its record's tuning time is flagged
+/// ([`ChoiceSource::disagreement`]). Tuning and later runs of one record agree within a
+/// few percent when the device behaves the same; a factor of 1.5 is another state of the
+/// device in one of the two (on the H100's Vulkan driver about one process in five runs a
+/// conv 4x slower, with the clocks unchanged) or a record tuned under other conditions.
+pub const SLOWER_THAN_TUNED: f64 = 1.5;
+
+impl ChoiceSource {
+    /// `measured_us` ÷ this record's time when tuned, where the two differ by a factor of
+    /// at least [`SLOWER_THAN_TUNED`] either way; `None` otherwise and for other sources.
+    pub fn disagreement(&self, measured_us: f64) -> Option<f64> {
+        match self {
+            ChoiceSource::Record { time_us, .. } if *time_us > 0.0 && measured_us > 0.0 => {
+                let x = measured_us / time_us;
+                (x >= SLOWER_THAN_TUNED || x * SLOWER_THAN_TUNED <= 1.0).then_some(x)
+            }
+            _ => None,
+        }
+    }
+
+    /// What to tell a user about a run `ratio` times its record's tuning time.
+    pub fn disagreement_note(ratio: f64) -> String {
+        if ratio >= 1.0 {
+            format!(
+                "{ratio:.1}x slower than when tuned: this run found the device in a slower \
+                 state (rerun it), or the record is stale (retune)"
+            )
+        } else {
+            format!(
+                "{:.1}x faster than when tuned: the tuning ran in a slower state, so the \
+                 record may not hold the best config (retune)",
+                1.0 / ratio
+            )
+        }
+    }
+}
+
 /// A config and where it came from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Choice {
@@ -113,4 +150,45 @@ pub fn choose(
             records.path().display()
         )),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(time_us: f64) -> ChoiceSource {
+        ChoiceSource::Record {
+            path: PathBuf::from("records.json"),
+            date: "2026-11-23".into(),
+            time_us,
+        }
+    }
+
+    #[test]
+    fn runs_far_from_their_record_are_flagged() {
+        let x = record(47.6)
+            .disagreement(193.2)
+            .expect("4x slower is flagged");
+        assert!((x - 193.2 / 47.6).abs() < 1e-9, "{x}");
+        assert!(ChoiceSource::disagreement_note(x).starts_with("4.1x slower than when tuned"));
+        let x = record(67.5)
+            .disagreement(22.7)
+            .expect("3x faster is flagged");
+        assert!(ChoiceSource::disagreement_note(x).starts_with("3.0x faster than when tuned"));
+        // Run-to-run spread is not.
+        assert_eq!(record(18.6).disagreement(20.0), None);
+        assert_eq!(record(20.0).disagreement(18.6), None);
+        assert_eq!(
+            record(47.6).disagreement(47.6 * SLOWER_THAN_TUNED * 0.99),
+            None
+        );
+        // No time to compare with.
+        assert_eq!(record(0.0).disagreement(10.0), None);
+        assert_eq!(record(10.0).disagreement(0.0), None);
+        assert_eq!(ChoiceSource::Given.disagreement(1e9), None);
+        let default = ChoiceSource::Default {
+            why: "no record".into(),
+        };
+        assert_eq!(default.disagreement(1e9), None);
+    }
 }

@@ -69,6 +69,15 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
             fmt_time(overhead)
         );
     }
+    if let Some(x) = choice
+        .as_ref()
+        .and_then(|c| c.source.disagreement(m.timing.median.as_secs_f64() * 1e6))
+    {
+        println!(
+            "warning   {}",
+            weft_tune::ChoiceSource::disagreement_note(x)
+        );
+    }
     println!(
         "error     {} max relative, tolerance {:e}: {verdict}",
         fmt_error(m.max_error),
