@@ -11,6 +11,9 @@
 #      copy of the records.
 #
 #   bash docs/vulkan-probe.sh WEFT FRAGMENT_PEAK OUT      # on the GPU machine
+#
+# Run on the H100 on 2026-11-23 at 368d7da: the answers are in docs/tensor-cores-perf.md §10,
+# the logs in docs/probe-h100-2026-11-23.txt.
 set -uo pipefail
 weft=${1:-weft}
 peak=${2:-fragment_peak}

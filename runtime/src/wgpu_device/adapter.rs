@@ -55,14 +55,18 @@ pub(super) fn adapters(backends: wgpu::Backends) -> Result<Vec<wgpu::Adapter>, W
 }
 
 /// The adapters `backend` accepts, best first, looking at the native APIs first: GL is
-/// enumerated only for `gl`, or where no native adapter matches (`best` and `webgpu`
-/// rank native adapters before GL ones, so a native match always wins).
+/// enumerated only for `gl`, or for `best` and `webgpu` unless a native API already
+/// offers a discrete GPU (nothing ranks above one; a GL discrete GPU still beats a native
+/// CPU driver, so then GL is asked too).
 pub(super) fn candidates(backend: WgpuBackend) -> Result<Vec<wgpu::Adapter>, WgpuError> {
     let wanted = backend.backends();
     let native = wanted - wgpu::Backends::GL;
     if !native.is_empty() {
         let these = matching(&adapters(native)?, backend);
-        if !these.is_empty() || !wanted.contains(wgpu::Backends::GL) {
+        let discrete = these
+            .first()
+            .is_some_and(|a| a.get_info().device_type == wgpu::DeviceType::DiscreteGpu);
+        if discrete || !wanted.contains(wgpu::Backends::GL) {
             return Ok(these);
         }
     }
