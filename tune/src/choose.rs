@@ -56,16 +56,16 @@ impl fmt::Display for ChoiceSource {
 /// few percent when the device behaves the same; a factor of 1.5 is another state of the
 /// device in one of the two (on the H100's Vulkan driver about one process in five runs a
 /// conv 4x slower, with the clocks unchanged) or a record tuned under other conditions.
-pub const SLOWER_THAN_TUNED: f64 = 1.5;
+pub const DISAGREEMENT_FACTOR: f64 = 1.5;
 
 impl ChoiceSource {
     /// `measured_us` ÷ this record's time when tuned, where the two differ by a factor of
-    /// at least [`SLOWER_THAN_TUNED`] either way; `None` otherwise and for other sources.
+    /// at least [`DISAGREEMENT_FACTOR`] either way; `None` otherwise and for other sources.
     pub fn disagreement(&self, measured_us: f64) -> Option<f64> {
         match self {
             ChoiceSource::Record { time_us, .. } if *time_us > 0.0 && measured_us > 0.0 => {
                 let x = measured_us / time_us;
-                (x >= SLOWER_THAN_TUNED || x * SLOWER_THAN_TUNED <= 1.0).then_some(x)
+                (x >= DISAGREEMENT_FACTOR || x * DISAGREEMENT_FACTOR <= 1.0).then_some(x)
             }
             _ => None,
         }
@@ -179,7 +179,7 @@ mod tests {
         assert_eq!(record(18.6).disagreement(20.0), None);
         assert_eq!(record(20.0).disagreement(18.6), None);
         assert_eq!(
-            record(47.6).disagreement(47.6 * SLOWER_THAN_TUNED * 0.99),
+            record(47.6).disagreement(47.6 * DISAGREEMENT_FACTOR * 0.99),
             None
         );
         // No time to compare with.

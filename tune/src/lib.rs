@@ -27,7 +27,7 @@ pub mod choose;
 mod records;
 mod tuner;
 
-pub use choose::{Choice, ChoiceSource, SLOWER_THAN_TUNED, choose};
+pub use choose::{Choice, ChoiceSource, DISAGREEMENT_FACTOR, choose};
 pub use records::{Record, RecordError, RecordKey, Records, date, unix_now};
 pub use tuner::{
     CHECK_ALL_ELEMENTS, CHECKED_FASTEST, Outcome, Progress, Trial, TuneError, TuneOptions, Tuned,

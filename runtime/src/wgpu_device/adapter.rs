@@ -40,8 +40,8 @@ pub(super) fn describe(info: &wgpu::AdapterInfo) -> String {
 }
 
 /// Every adapter wgpu finds on `backends`, best first. The instance is created for those
-/// backends only: creating one for GL initialises EGL, which a machine with a Vulkan
-/// driver need not touch (on a headless NVIDIA host it is the slow part of opening).
+/// backends only: an instance for GL initialises EGL (six EGL library opens under
+/// `strace`), which opening a Vulkan device need not do.
 pub(super) fn adapters(backends: wgpu::Backends) -> Result<Vec<wgpu::Adapter>, WgpuError> {
     guard("enumerating adapters", || {
         let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
