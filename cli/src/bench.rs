@@ -255,8 +255,7 @@ impl Row {
                 });
                 // A record timed far from this run: said beside the config, where
                 // the page and the table show where the config came from.
-                let ratio =
-                    choice.and_then(|c| c.source.disagreement(m.timing.median.as_secs_f64() * 1e6));
+                let ratio = choice.and_then(|c| c.source.disagreement(m.timing.median));
                 if let (Some(x), Some(src)) = (ratio, row.config_source.as_mut()) {
                     src.push_str(&format!(
                         "; {}",

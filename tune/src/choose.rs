@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use weft_codegen_common::TargetLimits;
 use weft_ops::Workload;
@@ -59,9 +60,10 @@ impl fmt::Display for ChoiceSource {
 pub const DISAGREEMENT_FACTOR: f64 = 1.5;
 
 impl ChoiceSource {
-    /// `measured_us` ÷ this record's time when tuned, where the two differ by a factor of
+    /// `measured` ÷ this record's time when tuned, where the two differ by a factor of
     /// at least [`DISAGREEMENT_FACTOR`] either way; `None` otherwise and for other sources.
-    pub fn disagreement(&self, measured_us: f64) -> Option<f64> {
+    pub fn disagreement(&self, measured: Duration) -> Option<f64> {
+        let measured_us = measured.as_secs_f64() * 1e6;
         match self {
             ChoiceSource::Record { time_us, .. } if *time_us > 0.0 && measured_us > 0.0 => {
                 let x = measured_us / time_us;
@@ -156,6 +158,10 @@ pub fn choose(
 mod tests {
     use super::*;
 
+    fn us(t: f64) -> Duration {
+        Duration::from_secs_f64(t * 1e-6)
+    }
+
     fn record(time_us: f64) -> ChoiceSource {
         ChoiceSource::Record {
             path: PathBuf::from("records.json"),
@@ -167,28 +173,28 @@ mod tests {
     #[test]
     fn runs_far_from_their_record_are_flagged() {
         let x = record(47.6)
-            .disagreement(193.2)
+            .disagreement(us(193.2))
             .expect("4x slower is flagged");
         assert!((x - 193.2 / 47.6).abs() < 1e-9, "{x}");
         assert!(ChoiceSource::disagreement_note(x).starts_with("4.1x slower than when tuned"));
         let x = record(67.5)
-            .disagreement(22.7)
+            .disagreement(us(22.7))
             .expect("3x faster is flagged");
         assert!(ChoiceSource::disagreement_note(x).starts_with("3.0x faster than when tuned"));
         // Run-to-run spread is not.
-        assert_eq!(record(18.6).disagreement(20.0), None);
-        assert_eq!(record(20.0).disagreement(18.6), None);
+        assert_eq!(record(18.6).disagreement(us(20.0)), None);
+        assert_eq!(record(20.0).disagreement(us(18.6)), None);
         assert_eq!(
-            record(47.6).disagreement(47.6 * DISAGREEMENT_FACTOR * 0.99),
+            record(47.6).disagreement(us(47.6 * DISAGREEMENT_FACTOR * 0.99)),
             None
         );
         // No time to compare with.
-        assert_eq!(record(0.0).disagreement(10.0), None);
-        assert_eq!(record(10.0).disagreement(0.0), None);
-        assert_eq!(ChoiceSource::Given.disagreement(1e9), None);
+        assert_eq!(record(0.0).disagreement(us(10.0)), None);
+        assert_eq!(record(10.0).disagreement(us(0.0)), None);
+        assert_eq!(ChoiceSource::Given.disagreement(us(1e9)), None);
         let default = ChoiceSource::Default {
             why: "no record".into(),
         };
-        assert_eq!(default.disagreement(1e9), None);
+        assert_eq!(default.disagreement(us(1e9)), None);
     }
 }

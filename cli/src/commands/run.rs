@@ -71,7 +71,7 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     }
     if let Some(x) = choice
         .as_ref()
-        .and_then(|c| c.source.disagreement(m.timing.median.as_secs_f64() * 1e6))
+        .and_then(|c| c.source.disagreement(m.timing.median))
     {
         println!(
             "warning   {}",

@@ -49,16 +49,12 @@ fn copies(r: &Resources) -> Vec<bool> {
     }
 }
 
-/// Copies through fragments (`cc`) where tiles reach shared memory element by element and
-/// the target has matrix units (WGSL: one f16 store at a time otherwise; see
-/// `BLOCK_K_ELEMENTWISE`). CUDA copies 16 bytes a thread and never stores operand
-/// fragments.
-fn coop_copies(r: &Resources) -> Vec<bool> {
-    if !r.register_cap && !r.mma.is_empty() {
-        vec![false, true]
-    } else {
-        vec![false]
-    }
+/// Whether the target feeds matrix units from tiles copied into shared memory element by
+/// element (WGSL, MSL: no register cap; WGSL stores one f16 at a time). Such targets also
+/// get a k step of 16 (`BLOCK_K_ELEMENTWISE`) and copies through fragments (`cc`); CUDA
+/// copies 16 bytes a thread and never stores operand fragments.
+fn elementwise_matrix_copies(r: &Resources) -> bool {
+    !r.register_cap && !r.mma.is_empty()
 }
 
 fn fits(p: &F16Params, r: &Resources) -> bool {
@@ -81,6 +77,11 @@ fn loads_in_whole_passes(p: &F16Params) -> bool {
 /// Every config `resources` can run, in a fixed order.
 pub fn space(resources: &Resources) -> Vec<Config> {
     let mma = unit(resources);
+    let coop_copies: &[bool] = if elementwise_matrix_copies(resources) {
+        &[false, true]
+    } else {
+        &[false]
+    };
     let mut out = Vec::new();
     for warps in WARPS {
         for frags in FRAGS {
@@ -90,7 +91,7 @@ pub fn space(resources: &Resources) -> Vec<Config> {
             if frags[0] == 3 && mma == 0 {
                 continue;
             }
-            let block_k: &[i64] = if mma > 0 && !resources.register_cap {
+            let block_k: &[i64] = if elementwise_matrix_copies(resources) {
                 &BLOCK_K_ELEMENTWISE
             } else {
                 &BLOCK_K
@@ -102,9 +103,9 @@ pub fn space(resources: &Resources) -> Vec<Config> {
                     let stages: &[i64] = if async_copy { &[3, 4] } else { &[2] };
                     for &stages in stages {
                         let sets: &[i64] = if mma == 0 { &[1] } else { &[1, 2] };
-                        for (&frag_buffers, coop_copy) in sets
+                        for (&frag_buffers, &coop_copy) in sets
                             .iter()
-                            .flat_map(|s| coop_copies(resources).into_iter().map(move |c| (s, c)))
+                            .flat_map(|s| coop_copies.iter().map(move |c| (s, c)))
                         {
                             let p = F16Params {
                                 mma,
