@@ -219,7 +219,7 @@ pub fn config(
         };
         // The given parameters override the template's default for the target, so
         // `--config bk=16` changes one parameter.
-        let mut config = (spec.default)(&weft_tune::resources(target, limits));
+        let mut config = (spec.default)(limits);
         for (name, value) in Config::parse(text).map_err(bad)?.0 {
             match config.0.iter_mut().find(|(n, _)| *n == name) {
                 Some(slot) => slot.1 = value,

@@ -1,6 +1,10 @@
 //! Helpers shared by weft's emitters (`weft-codegen-cuda`, `-metal`, `-wgsl`).
 //!
-//! - [`limits`]: [`TargetLimits`] and [`check_limits`], run before emission;
+//! - [`emitted`]: [`Emitted`], what every emitter returns (source, entry points, launch
+//!   facts), and [`checked`], the one check of a kernel before emission;
+//! - [`limits`]: [`TargetLimits`], what a target offers one kernel (checked before
+//!   emission, and the ground the template spaces and the tuner stand on), and
+//!   [`check_limits`];
 //! - [`error`]: [`EmitError`], the one error type of every emitter;
 //! - [`contract`]: the lowering contract checks and small analyses every writer needs;
 //! - [`names`] and [`keywords`]: deterministic identifiers that avoid reserved words;
@@ -14,6 +18,7 @@
 
 pub mod cfamily;
 pub mod contract;
+pub mod emitted;
 pub mod error;
 pub mod fold;
 pub mod handmade;
@@ -27,6 +32,7 @@ use std::fmt;
 
 use weft_ir::dtype::DType;
 
+pub use emitted::{Binding, Emitted, EntryPoint, Language, Uniform, checked};
 pub use error::{EmitError, UnloweredNode};
 pub use limits::{LimitError, MatrixUnit, TargetLimits, check_limits};
 

@@ -1,4 +1,6 @@
-//! Target limits, checked before a single line is emitted.
+//! What a target offers one kernel ([`TargetLimits`]): the one description of a target
+//! that the emitters check kernels against, the template spaces draw their parameters
+//! from, the tuner enumerates and `weft compile` reports against.
 //!
 //! A kernel over a limit is refused with a [`LimitError`] that names the limit, the value
 //! and the allocation or launch axis at fault, so a schedule that does not fit a target
@@ -30,6 +32,15 @@ pub struct TargetLimits {
     /// The matrix multiply-accumulate shapes and types the target's matrix units run
     /// (tensor cores, cooperative matrices, simdgroup matrices); empty: none.
     pub matrix_units: Vec<MatrixUnit>,
+    /// A bound on 32-bit registers per thread that a schedule may plan to use: 255
+    /// (CUDA's most) on native backends, 128 where the GPU behind the API is unknown
+    /// (`webgpu`, `gl`). Not a limit the emitters check: template spaces leave out the
+    /// configs estimated above it, because they would spill.
+    pub max_registers: u64,
+    /// Whether the target's compiler takes a register cap per kernel (CUDA's
+    /// `__launch_bounds__(threads, blocks)`, HIP's as waves per SIMD): then the cap is a
+    /// dimension of a template's space.
+    pub register_cap: bool,
 }
 
 /// One configuration a target's matrix units run: `shape` with `inputs` for A and B and
@@ -69,8 +80,9 @@ fn mma_sync_units() -> Vec<MatrixUnit> {
 impl TargetLimits {
     /// CUDA on any device weft targets (sm_80 and later): 99 KiB of shared memory per
     /// block (sm_86's and sm_89's opt-in limit, the smallest of them; past 48 KiB the
-    /// emitter declares it dynamic and the runtime opts in), 1024 threads per block. An
-    /// opened device reports its own limit (227 KiB on an H100).
+    /// emitter declares it dynamic and the runtime opts in), 1024 threads per block, 255
+    /// registers per thread with a cap (`__launch_bounds__`). An opened device reports
+    /// its own limit (227 KiB on an H100).
     pub fn cuda() -> Self {
         TargetLimits {
             name: "cuda".into(),
@@ -80,6 +92,8 @@ impl TargetLimits {
             max_grid_dim: [(1 << 31) - 1, 65535, 65535],
             f16: true,
             matrix_units: mma_sync_units(),
+            max_registers: 255,
+            register_cap: true,
         }
     }
 
@@ -110,7 +124,7 @@ impl TargetLimits {
     }
 
     /// WebGPU's default limits (what a device gets unless it asks for its adapter's):
-    /// 16 KiB workgroup storage, 256 invocations, no `shader-f16`.
+    /// 16 KiB workgroup storage, 256 invocations, no `shader-f16`, 128 registers.
     pub fn webgpu_default() -> Self {
         TargetLimits {
             name: "webgpu".into(),
@@ -120,11 +134,14 @@ impl TargetLimits {
             max_grid_dim: [65535; 3],
             f16: false,
             matrix_units: Vec::new(),
+            // The GPU behind a browser is unknown: a conservative register bound.
+            max_registers: 128,
+            register_cap: false,
         }
     }
 
     /// HIP on AMD GPUs (gfx90a, gfx1100): 64 KiB of LDS per workgroup, 1024 threads per
-    /// block, f16. No matrix units: MI200's MFMA and RDNA3's WMMA exist, but weft emits
+    /// block, f16, 255 registers with a cap (as waves per SIMD). No matrix units: MI200's MFMA and RDNA3's WMMA exist, but weft emits
     /// neither (rocWMMA is not a HIP header), so fragments are refused by name.
     pub fn rocm() -> Self {
         TargetLimits {
@@ -135,7 +152,8 @@ impl TargetLimits {
         }
     }
 
-    /// Metal on Apple GPUs: 32 KiB threadgroup memory, 1024 threads per threadgroup.
+    /// Metal on Apple GPUs: 32 KiB threadgroup memory, 1024 threads per threadgroup, 8×8
+    /// simdgroup matrices, no register cap.
     pub fn metal() -> Self {
         TargetLimits {
             name: "metal".into(),
@@ -150,7 +168,29 @@ impl TargetLimits {
                 MatrixUnit::new(8, 8, 8, DType::F16, DType::F16),
                 MatrixUnit::new(8, 8, 8, DType::F32, DType::F32),
             ],
+            max_registers: 255,
+            register_cap: false,
         }
+    }
+
+    /// The square fragment sizes (`16` for m16n16k16) the matrix units run with f16
+    /// inputs and f32 accumulators, largest first: what the fp16 templates tile with
+    /// (empty: none, and they use CUDA cores / vector ALUs).
+    pub fn f16_mma_sizes(&self) -> Vec<i64> {
+        let mut sizes: Vec<i64> = self
+            .matrix_units
+            .iter()
+            .filter(|u| {
+                u.shape.m == u.shape.n
+                    && u.shape.n == u.shape.k
+                    && u.inputs == DType::F16
+                    && u.accumulator == DType::F32
+            })
+            .map(|u| i64::from(u.shape.m))
+            .collect();
+        sizes.sort_unstable_by(|a, b| b.cmp(a));
+        sizes.dedup();
+        sizes
     }
 }
 

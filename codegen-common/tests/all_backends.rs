@@ -27,7 +27,8 @@ pub fn check_all_backends(kernel: &Kernel) -> Result<AllBackends, String> {
         }
     };
     let cuda = weft_codegen_cuda::emit(kernel, &Default::default())
-        .map_err(|e| format!("CUDA emit: {e}"))?;
+        .map_err(|e| format!("CUDA emit: {e}"))?
+        .source;
     note("cuda", weft_codegen_cuda::nvrtc::check(&cuda)?);
     let wgsl_opts = weft_codegen_wgsl::WgslOptions {
         limits: TargetLimits {
@@ -40,7 +41,8 @@ pub fn check_all_backends(kernel: &Kernel) -> Result<AllBackends, String> {
         .source;
     weft_codegen_wgsl::validate(&wgsl)?;
     let msl = weft_codegen_metal::emit(kernel, &Default::default())
-        .map_err(|e| format!("MSL emit: {e}"))?;
+        .map_err(|e| format!("MSL emit: {e}"))?
+        .source;
     note("msl", weft_codegen_metal::syntax_check(&msl)?);
     Ok(AllBackends {
         cuda,

@@ -22,9 +22,8 @@ mod mma;
 pub mod nvrtc;
 mod writer;
 
-use weft_codegen_common::cfamily::{Dialect, kernel_names, write_kernel};
-use weft_codegen_common::contract::check_lowered;
-use weft_codegen_common::{EmitError, check_limits};
+use weft_codegen_common::cfamily::{emit_unit, entry_point, write_kernel};
+use weft_codegen_common::{EmitError, Emitted, Language, checked};
 use weft_ir::dtype::DType;
 use weft_ir::kernel::{Kernel, LoweredFunc};
 
@@ -45,22 +44,10 @@ impl Default for CudaOptions {
     }
 }
 
-const BACKEND: &str = "CUDA";
-
-/// Shared memory a CUDA kernel can declare statically; more is dynamic shared memory.
+/// Shared memory a CUDA kernel can declare statically; more is dynamic shared memory
+/// (the emitted source carves it from one `extern __shared__` array, and the
+/// [`EntryPoint`](weft_codegen_common::EntryPoint) says how much the launch passes).
 pub const STATIC_SHARED_BYTES: u64 = 48 * 1024;
-
-/// The dynamic shared memory `kernel`'s launch must pass: its shared arrays' bytes where
-/// they exceed [`STATIC_SHARED_BYTES`] (the emitted source then carves them from one
-/// `extern __shared__` array), else 0.
-pub fn dynamic_shared_bytes(kernel: &Kernel) -> u32 {
-    let (_, bytes) = weft_codegen_common::cfamily::shared_offsets(kernel);
-    if bytes > STATIC_SHARED_BYTES {
-        bytes.min(u32::MAX as u64) as u32
-    } else {
-        0
-    }
-}
 
 fn prelude(f16: bool, fragments: bool) -> String {
     let mut out = String::new();
@@ -77,62 +64,20 @@ fn prelude(f16: bool, fragments: bool) -> String {
     out
 }
 
-fn check(kernel: &Kernel, opts: &CudaOptions) -> Result<(), EmitError> {
-    check_lowered(kernel, BACKEND)?;
-    check_limits(kernel, &opts.limits)?;
-    Ok(())
-}
-
-/// `kernel` as one CUDA translation unit holding one `extern "C" __global__` function
-/// named [`entry_point`]`(kernel)`.
-pub fn emit(kernel: &Kernel, opts: &CudaOptions) -> Result<String, EmitError> {
-    check(kernel, opts)?;
-    let mut out = prelude(kernel.uses_dtype(DType::F16), kernel.uses_fragments());
-    out.push_str(&write_kernel(&writer::Cuda, kernel)?);
-    Ok(out)
+/// `kernel` as one CUDA translation unit holding one `extern "C" __global__` function,
+/// checked once against the lowering contract and `opts.limits`.
+pub fn emit(kernel: &Kernel, opts: &CudaOptions) -> Result<Emitted, EmitError> {
+    checked(kernel, Language::Cuda, &opts.limits)?;
+    let mut source = prelude(kernel.uses_dtype(DType::F16), kernel.uses_fragments());
+    source.push_str(&write_kernel(&writer::Cuda, kernel)?);
+    Ok(Emitted {
+        language: Language::Cuda,
+        source,
+        kernels: vec![entry_point(&writer::Cuda, kernel)],
+    })
 }
 
 /// Every kernel of `func` in one translation unit, in launch order.
-pub fn emit_lowered(func: &LoweredFunc, opts: &CudaOptions) -> Result<String, EmitError> {
-    emit_unit(&writer::Cuda, func, |k| check(k, opts), prelude)
-}
-
-/// `func`'s kernels in one translation unit of `dialect`: each checked by `check`, entry
-/// points unique, `prelude(f16, fragments)` first.
-pub(crate) fn emit_unit<D: Dialect>(
-    dialect: &D,
-    func: &LoweredFunc,
-    check: impl Fn(&Kernel) -> Result<(), EmitError>,
-    prelude: impl Fn(bool, bool) -> String,
-) -> Result<String, EmitError> {
-    let mut seen = std::collections::HashSet::new();
-    for k in &func.kernels {
-        check(k)?;
-        let entry = kernel_names(dialect, k).kernel;
-        if !seen.insert(entry.clone()) {
-            return Err(EmitError::Invalid {
-                kernel: k.name.clone(),
-                what: format!(
-                    "its entry point `{entry}` repeats in function `{}`",
-                    func.name
-                ),
-            });
-        }
-    }
-    let f16 = func.kernels.iter().any(|k| k.uses_dtype(DType::F16));
-    let fragments = func.kernels.iter().any(|k| k.uses_fragments());
-    let mut out = prelude(f16, fragments);
-    for (i, k) in func.kernels.iter().enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        out.push_str(&write_kernel(dialect, k)?);
-    }
-    Ok(out)
-}
-
-/// The name of the emitted function: `kernel.name`, unless that is not a valid,
-/// non-reserved identifier (lowering never produces such a name), then a sanitised one.
-pub fn entry_point(kernel: &Kernel) -> String {
-    kernel_names(&writer::Cuda, kernel).kernel
+pub fn emit_lowered(func: &LoweredFunc, opts: &CudaOptions) -> Result<Emitted, EmitError> {
+    emit_unit(&writer::Cuda, Language::Cuda, func, &opts.limits, prelude)
 }

@@ -4,7 +4,7 @@
 
 use weft_codegen_common::handmade;
 use weft_codegen_common::{EmitError, TargetLimits};
-use weft_codegen_cuda::{CudaOptions, emit, emit_lowered, entry_point, nvrtc};
+use weft_codegen_cuda::{CudaOptions, emit, emit_lowered, nvrtc};
 use weft_ir::dtype::DType;
 use weft_ir::expr::{Buffer, Expr, Scope, ThreadAxis, Var};
 use weft_ir::kernel::{Access, KStmt, Kernel, KernelParam, LoweredFunc};
@@ -23,7 +23,9 @@ fn emit_check_snapshot(name: &str) {
         .into_iter()
         .find(|(n, _)| *n == name)
         .expect("the case exists in handmade::all()");
-    let source = emit(&kernel, &CudaOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let source = emit(&kernel, &CudaOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .source;
     snapshot(name, &source);
     nvrtc::check(&source).unwrap_or_else(|e| panic!("{e}"));
 }
@@ -69,7 +71,9 @@ fn every_handmade_case_has_a_test() {
 
 #[test]
 fn cuda_specific_spellings() {
-    let src = emit(&handmade::matmul_shared(), &CudaOptions::default()).unwrap();
+    let src = emit(&handmade::matmul_shared(), &CudaOptions::default())
+        .unwrap()
+        .source;
     assert!(src.contains("extern \"C\" __global__ void __launch_bounds__(64) matmul_shared("));
     assert!(src.contains("const float* __restrict__ A"));
     assert!(src.contains("float* __restrict__ C"));
@@ -79,9 +83,13 @@ fn cuda_specific_spellings() {
     assert!(src.contains("#pragma unroll"));
     assert!(src.contains("*(float4*)(A_shared + "));
     assert!(src.contains("int threadIdx_x = (int)threadIdx.x;"));
-    let f16 = emit(&handmade::f16_axpy(), &CudaOptions::default()).unwrap();
+    let f16 = emit(&handmade::f16_axpy(), &CudaOptions::default())
+        .unwrap()
+        .source;
     assert!(f16.contains("*(half2*)(Z + i * 2) = *(const half2*)(X + i * 2);"));
-    let select = emit(&handmade::select_guard(), &CudaOptions::default()).unwrap();
+    let select = emit(&handmade::select_guard(), &CudaOptions::default())
+        .unwrap()
+        .source;
     assert!(
         select.contains("i >= 2 && i < 1002 ? A[i - 2] :"),
         "{select}"
@@ -194,14 +202,15 @@ fn names_are_unique_sanitised_and_declared() {
         fragments: vec![],
         body,
     };
-    let src = emit(&k, &CudaOptions::default()).unwrap();
+    let emitted = emit(&k, &CudaOptions::default()).unwrap();
+    let src = emitted.source.clone();
     assert!(src.contains("a_b(float* __restrict__ float_)"), "{src}");
     assert!(src.contains("for (int i_1 = 0; i_1 < 4; ++i_1)"), "{src}");
     assert!(
         src.contains("float_[i * 32 + i_1 * 8 + threadIdx_x] = 1.0f;"),
         "{src}"
     );
-    assert_eq!(entry_point(&k), "a_b");
+    assert_eq!(emitted.entry().name, "a_b");
     nvrtc::check(&src).unwrap();
     k.params.clear();
     assert!(matches!(
@@ -218,7 +227,7 @@ fn lowered_function_is_one_unit() {
         temps: vec![],
         kernels: vec![handmade::vecadd(), handmade::f16_axpy()],
     };
-    let src = emit_lowered(&func, &CudaOptions::default()).unwrap();
+    let src = emit_lowered(&func, &CudaOptions::default()).unwrap().source;
     assert_eq!(src.matches("__global__").count(), 2);
     assert_eq!(src.matches("struct __align__(2) half").count(), 1);
     nvrtc::check(&src).unwrap();

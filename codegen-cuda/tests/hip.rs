@@ -4,7 +4,7 @@
 //! `WEFT_REQUIRE` names `hip`.
 
 use weft_codegen_common::handmade;
-use weft_codegen_cuda::hip::{HipOptions, emit, emit_lowered, entry_point};
+use weft_codegen_cuda::hip::{HipOptions, emit, emit_lowered};
 use weft_codegen_cuda::hipcc;
 use weft_ir::kernel::LoweredFunc;
 
@@ -12,7 +12,9 @@ use weft_ir::kernel::LoweredFunc;
 fn handmade_kernels_compile_for_amd() {
     let kernels: Vec<_> = handmade::all().into_iter().map(|(_, k)| k).collect();
     for k in &kernels {
-        let one = emit(k, &HipOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        let one = emit(k, &HipOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"))
+            .source;
         assert!(one.starts_with("#include <hip/hip_runtime.h>\n"), "{one}");
         assert!(
             !one.contains("nvcuda") && !one.contains("cuda_fp16"),
@@ -25,7 +27,7 @@ fn handmade_kernels_compile_for_amd() {
         temps: Vec::new(),
         kernels,
     };
-    let source = emit_lowered(&unit, &HipOptions::default()).unwrap_or_else(|e| panic!("{e}"));
-    let entry_points: Vec<String> = unit.kernels.iter().map(entry_point).collect();
-    hipcc::check(&source, &entry_points).unwrap_or_else(|e| panic!("{e}"));
+    let unit = emit_lowered(&unit, &HipOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let entry_points: Vec<String> = unit.kernels.iter().map(|e| e.name.clone()).collect();
+    hipcc::check(&unit.source, &entry_points).unwrap_or_else(|e| panic!("{e}"));
 }

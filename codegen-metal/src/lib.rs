@@ -18,9 +18,8 @@
 mod check;
 mod writer;
 
-use weft_codegen_common::cfamily::{kernel_names, write_kernel};
-use weft_codegen_common::contract::check_lowered;
-use weft_codegen_common::{EmitError, check_limits};
+use weft_codegen_common::cfamily::{emit_unit, entry_point, write_kernel};
+use weft_codegen_common::{EmitError, Emitted, Language, checked};
 use weft_ir::kernel::{Kernel, LoweredFunc};
 
 pub use check::{SHIM, SyntaxCheck, TOOL, syntax_check};
@@ -41,50 +40,22 @@ impl Default for MetalOptions {
     }
 }
 
-const BACKEND: &str = "MSL";
 const PRELUDE: &str = "#include <metal_stdlib>\nusing namespace metal;\n\n";
 
-fn check(kernel: &Kernel, opts: &MetalOptions) -> Result<(), EmitError> {
-    check_lowered(kernel, BACKEND)?;
-    check_limits(kernel, &opts.limits)?;
-    Ok(())
-}
-
-/// `kernel` as one MSL source holding one `kernel void` function named
-/// [`entry_point`]`(kernel)`.
-pub fn emit(kernel: &Kernel, opts: &MetalOptions) -> Result<String, EmitError> {
-    check(kernel, opts)?;
-    Ok(format!("{PRELUDE}{}", write_kernel(&writer::Msl, kernel)?))
+/// `kernel` as one MSL source holding one `kernel void` function, checked once against
+/// the lowering contract and `opts.limits`.
+pub fn emit(kernel: &Kernel, opts: &MetalOptions) -> Result<Emitted, EmitError> {
+    checked(kernel, Language::Msl, &opts.limits)?;
+    Ok(Emitted {
+        language: Language::Msl,
+        source: format!("{PRELUDE}{}", write_kernel(&writer::Msl, kernel)?),
+        kernels: vec![entry_point(&writer::Msl, kernel)],
+    })
 }
 
 /// Every kernel of `func` in one MSL source (one Metal library), in launch order.
-pub fn emit_lowered(func: &LoweredFunc, opts: &MetalOptions) -> Result<String, EmitError> {
-    let mut seen = std::collections::HashSet::new();
-    for k in &func.kernels {
-        check(k, opts)?;
-        if !seen.insert(entry_point(k)) {
-            return Err(EmitError::Invalid {
-                kernel: k.name.clone(),
-                what: format!(
-                    "its entry point `{}` repeats in function `{}`",
-                    entry_point(k),
-                    func.name
-                ),
-            });
-        }
-    }
-    let mut out = PRELUDE.to_string();
-    for (i, k) in func.kernels.iter().enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        out.push_str(&write_kernel(&writer::Msl, k)?);
-    }
-    Ok(out)
-}
-
-/// The name of the emitted function: `kernel.name`, unless that is not a valid,
-/// non-reserved identifier (lowering never produces such a name), then a sanitised one.
-pub fn entry_point(kernel: &Kernel) -> String {
-    kernel_names(&writer::Msl, kernel).kernel
+pub fn emit_lowered(func: &LoweredFunc, opts: &MetalOptions) -> Result<Emitted, EmitError> {
+    emit_unit(&writer::Msl, Language::Msl, func, &opts.limits, |_, _| {
+        PRELUDE.to_string()
+    })
 }

@@ -21,7 +21,9 @@ fn emit_check_snapshot(name: &str) {
         .into_iter()
         .find(|(n, _)| *n == name)
         .expect("the case exists in handmade::all()");
-    let source = emit(&kernel, &MetalOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let source = emit(&kernel, &MetalOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .source;
     snapshot(name, &source);
     syntax_check(&source).unwrap_or_else(|e| panic!("{e}"));
 }
@@ -58,7 +60,9 @@ handmade_cases!(
 
 #[test]
 fn msl_specific_spellings() {
-    let src = emit(&handmade::matmul_shared(), &MetalOptions::default()).unwrap();
+    let src = emit(&handmade::matmul_shared(), &MetalOptions::default())
+        .unwrap()
+        .source;
     assert!(src.starts_with("#include <metal_stdlib>\nusing namespace metal;\n"));
     assert!(src.contains("kernel void matmul_shared(\n    device const float* A [[buffer(0)]],"));
     assert!(src.contains("uint3 blockIdx [[threadgroup_position_in_grid]]"));
@@ -67,10 +71,14 @@ fn msl_specific_spellings() {
     assert!(src.contains("threadgroup_barrier(mem_flags::mem_threadgroup);"));
     assert!(src.contains("*(threadgroup float4*)(A_shared + "));
     assert!(src.contains("*(device const float4*)(A + "));
-    let sp = emit(&handmade::scalar_params(), &MetalOptions::default()).unwrap();
+    let sp = emit(&handmade::scalar_params(), &MetalOptions::default())
+        .unwrap()
+        .source;
     assert!(sp.contains("constant int& n [[buffer(1)]],"), "{sp}");
     assert!(sp.contains("constant bool& flag [[buffer(4)]],"), "{sp}");
-    let f16 = emit(&handmade::f16_axpy(), &MetalOptions::default()).unwrap();
+    let f16 = emit(&handmade::f16_axpy(), &MetalOptions::default())
+        .unwrap()
+        .source;
     assert!(f16.contains("device half* Y [[buffer(1)]]"), "{f16}");
     assert!(f16.contains("exp(X[i])"), "{f16}");
 }
@@ -144,7 +152,9 @@ fn lowered_function_is_one_library() {
         temps: vec![],
         kernels: vec![handmade::vecadd(), handmade::window_sum()],
     };
-    let src = emit_lowered(&func, &MetalOptions::default()).unwrap();
+    let src = emit_lowered(&func, &MetalOptions::default())
+        .unwrap()
+        .source;
     assert_eq!(src.matches("kernel void").count(), 2);
     assert_eq!(src.matches("#include <metal_stdlib>").count(), 1);
     syntax_check(&src).unwrap();

@@ -5,7 +5,7 @@
 //!
 //! - buffer parameters are `@group(0) @binding(n) var<storage, read>` (or `read_write`),
 //!   numbered in parameter order; scalar parameters share one uniform struct at the next
-//!   binding ([`WgslUniform`]), copied into `let`s at the top of the entry point;
+//!   binding ([`Uniform`](weft_codegen_common::Uniform)), copied into `let`s at the top of the entry point;
 //! - thread and block indices are cast to `i32` once (`let threadIdx_x: i32 =
 //!   i32(local_id.x);`): weft's index arithmetic is `i32` throughout;
 //! - a loop the schedule unrolls is **emitted unrolled** (WGSL has no unroll pragma), with
@@ -27,8 +27,7 @@ mod coop;
 mod expr;
 mod writer;
 
-use weft_codegen_common::contract::check_lowered;
-use weft_codegen_common::{EmitError, check_limits};
+use weft_codegen_common::{EmitError, Emitted, Language, checked};
 use weft_ir::kernel::Kernel;
 
 pub use weft_codegen_common::TargetLimits;
@@ -49,53 +48,16 @@ impl Default for WgslOptions {
     }
 }
 
-/// An emitted module and how to bind it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WgslKernel {
-    /// The WGSL module.
-    pub source: String,
-    /// The `@compute` function's name.
-    pub entry_point: String,
-    /// One per buffer parameter, in parameter order, all in `@group(0)`.
-    pub bindings: Vec<WgslBinding>,
-    /// The scalar parameters' uniform buffer, if the kernel has scalar parameters.
-    pub uniform: Option<WgslUniform>,
-}
-
-/// A storage-buffer binding.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WgslBinding {
-    /// `@binding(n)` in `@group(0)`.
-    pub binding: u32,
-    /// Index into `kernel.params`.
-    pub param: usize,
-    /// `var<storage, read>` (else `read_write`).
-    pub read_only: bool,
-    /// Declared `array<vec4<T>>`: the buffer's byte size must be a multiple of 16 (the
-    /// runtime rounds its allocation up).
-    pub vec4: bool,
-}
-
-/// The uniform buffer holding every scalar parameter.
-///
-/// Every field is 4 bytes: `i32`, `u32` and `f32` as themselves, `f16` as an `f32` (the
-/// kernel converts it), `bool` as a `u32` that is 0 or 1.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WgslUniform {
-    /// `@binding(n)` in `@group(0)`, after the storage buffers.
-    pub binding: u32,
-    /// Bytes to allocate (a multiple of 16).
-    pub size: u64,
-    /// `(index into kernel.params, byte offset)` per scalar parameter, in order.
-    pub fields: Vec<(usize, u64)>,
-}
-
+/// The backend's name in errors.
 const BACKEND: &str = "WGSL";
 
 /// `kernel` as a WGSL module, after checking the lowering contract and `opts.limits`.
-pub fn emit(kernel: &Kernel, opts: &WgslOptions) -> Result<WgslKernel, EmitError> {
-    check_lowered(kernel, BACKEND)?;
-    check_limits(kernel, &opts.limits)?;
+///
+/// The [`Emitted`] value's one entry point says how to bind the module: one storage
+/// buffer per buffer parameter, in parameter order, all in `@group(0)`, then the
+/// uniform buffer of the scalar parameters.
+pub fn emit(kernel: &Kernel, opts: &WgslOptions) -> Result<Emitted, EmitError> {
+    checked(kernel, Language::Wgsl, &opts.limits)?;
     writer::write_module(&weft_codegen_common::fold::fold_indices(kernel))
 }
 

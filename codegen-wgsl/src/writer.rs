@@ -13,7 +13,7 @@ use weft_ir::dtype::DType;
 use weft_ir::expr::{BinOp, Buffer, Expr, Var};
 use weft_ir::kernel::{KStmt, Kernel, KernelParam};
 
-use crate::{WgslBinding, WgslKernel, WgslUniform};
+use weft_codegen_common::{Binding, Emitted, EntryPoint, Language, Uniform};
 
 /// At most this many copies of one loop body, counting the copies of enclosing unrolled
 /// loops (an 8x8 register tile is 64): beyond it a loop stays a loop, with a comment.
@@ -78,7 +78,7 @@ fn needs_block(s: &KStmt) -> bool {
 }
 
 /// Writes the module for `kernel` (contract and limits already checked).
-pub(crate) fn write_module(kernel: &Kernel) -> Result<WgslKernel, EmitError> {
+pub(crate) fn write_module(kernel: &Kernel) -> Result<Emitted, EmitError> {
     let mut namer = if kernel.uses_fragments() {
         Namer::new(&[keywords::WGSL, crate::coop::ROLE_NAMES])
     } else {
@@ -167,14 +167,14 @@ pub(crate) fn write_module(kernel: &Kernel) -> Result<WgslKernel, EmitError> {
             "@group(0) @binding({binding}) var<storage, {mode}> {name}: array<{}>;\n",
             elem_ty(weft_codegen_common::storage_dtype(buffer), vec4)
         ));
-        bindings.push(WgslBinding {
+        bindings.push(Binding {
             binding,
             param: i,
             read_only: !access.writes(),
             vec4,
         });
     }
-    let uniform = (!fields.is_empty()).then(|| WgslUniform {
+    let uniform = (!fields.is_empty()).then(|| Uniform {
         binding: bindings.len() as u32,
         size: (4 * fields.len() as u64).div_ceil(16) * 16,
         fields,
@@ -245,11 +245,13 @@ pub(crate) fn write_module(kernel: &Kernel) -> Result<WgslKernel, EmitError> {
     }
     w.stmt(&kernel.body, level)?;
     w.out.push_str("}\n");
-    Ok(WgslKernel {
+    let mut entry = EntryPoint::new(kernel, entry_point);
+    entry.bindings = bindings;
+    entry.uniform = uniform;
+    Ok(Emitted {
+        language: Language::Wgsl,
         source: w.out,
-        entry_point,
-        bindings,
-        uniform,
+        kernels: vec![entry],
     })
 }
 

@@ -4,7 +4,8 @@
 
 use weft_codegen_common::handmade;
 use weft_codegen_common::{EmitError, TargetLimits};
-use weft_codegen_wgsl::{WgslKernel, WgslOptions, WgslUniform, emit, validate};
+use weft_codegen_common::{Emitted, Uniform};
+use weft_codegen_wgsl::{WgslOptions, emit, validate};
 use weft_ir::dtype::DType;
 use weft_ir::expr::{Buffer, Expr, Scope, ThreadAxis, Var};
 use weft_ir::kernel::{Access, KStmt, Kernel, KernelParam};
@@ -28,7 +29,8 @@ fn opts_f16() -> WgslOptions {
     }
 }
 
-fn emit_valid(kernel: &Kernel) -> WgslKernel {
+/// The kernel's module, validated by naga.
+fn emit_valid(kernel: &Kernel) -> Emitted {
     let out = emit(kernel, &opts_f16()).unwrap_or_else(|e| panic!("{e}"));
     validate(&out.source).unwrap_or_else(|e| panic!("{e}\n--- source ---\n{}", out.source));
     out
@@ -161,14 +163,19 @@ fn hoisting_keeps_short_circuits() {
 #[test]
 fn bindings_uniform_and_vec4() {
     let copy = emit_valid(&handmade::copy_lanes4());
-    assert!(copy.bindings.iter().all(|b| b.vec4));
+    assert!(copy.entry().bindings.iter().all(|b| b.vec4));
     assert!(
         copy.source
             .contains("var<storage, read> A: array<vec4<f32>>;")
     );
     assert!(copy.source.contains("var A_local: array<vec4<f32>, 1>;"));
     let mm = emit_valid(&handmade::matmul_shared());
-    let flags: Vec<(bool, bool)> = mm.bindings.iter().map(|b| (b.read_only, b.vec4)).collect();
+    let flags: Vec<(bool, bool)> = mm
+        .entry()
+        .bindings
+        .iter()
+        .map(|b| (b.read_only, b.vec4))
+        .collect();
     assert_eq!(flags, [(true, true), (true, true), (false, false)]);
     assert!(
         mm.source
@@ -178,15 +185,15 @@ fn bindings_uniform_and_vec4() {
     assert!(mm.source.contains("@compute @workgroup_size(8, 8, 1)"));
     let sp = emit_valid(&handmade::scalar_params());
     assert_eq!(
-        sp.uniform,
-        Some(WgslUniform {
+        sp.entry().uniform,
+        Some(Uniform {
             binding: 1,
             size: 16,
             fields: vec![(1, 0), (2, 4), (3, 8), (4, 12)],
         })
     );
     assert!(sp.source.contains("let flag: bool = params.flag != 0u;"));
-    assert_eq!(sp.entry_point, "scalar_params");
+    assert_eq!(sp.entry().name, "scalar_params");
     let f16 = emit_valid(&handmade::f16_axpy());
     assert!(f16.source.starts_with("enable f16;\n"));
     assert!(f16.source.contains("let alpha: f16 = f16(params.alpha);"));
@@ -224,6 +231,8 @@ fn every_limit_is_a_typed_error() {
             max_grid_dim: [65535; 3],
             f16: true,
             matrix_units: Vec::new(),
+            max_registers: 255,
+            register_cap: false,
         },
     };
     let mut big = handmade::vecadd();

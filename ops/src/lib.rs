@@ -248,7 +248,7 @@ impl Workload {
                 let config = match config {
                     Some(c) => c,
                     None => {
-                        default = (t.default)(&templates::Resources::cuda());
+                        default = (t.default)(&weft_codegen_common::TargetLimits::cuda());
                         &default
                     }
                 };

@@ -3,13 +3,13 @@
 //! that lets wgpu create its shaders without runtime checks. Kernels that are not proven
 //! are listed here with the reason, and that list is checked too.
 
+use weft_codegen_common::TargetLimits;
 use weft_ir::bounds::{prove, prove_all, prove_with_lengths};
 use weft_ir::expr::ThreadAxis;
 use weft_ir::interp::InterpError;
 use weft_ir::kernel::KStmt;
 use weft_ir::lower::LowerError;
 use weft_ir::schedule::Schedule;
-use weft_ops::templates::Resources;
 use weft_ops::{OPS, Shape, Workload};
 
 /// Kernels the prover is known not to prove, as (op, schedule, reason). Empty: every
@@ -69,7 +69,11 @@ fn sampled_tuner_configs_are_proven_in_bounds() {
     let mut bad = Vec::new();
     for op in OPS {
         let Some(t) = op.template else { continue };
-        for res in [Resources::cuda(), Resources::webgpu(), Resources::metal()] {
+        for res in [
+            TargetLimits::cuda(),
+            TargetLimits::webgpu_default(),
+            TargetLimits::metal(),
+        ] {
             let space = (t.space)(&res);
             // Every seventh config, and the last: a spread over the space that keeps the
             // test quick.

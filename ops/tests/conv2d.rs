@@ -3,8 +3,9 @@
 //! with its bias-ReLU epilogue, and named errors for shapes that make no convolution.
 
 use proptest::prelude::*;
+use weft_codegen_common::TargetLimits;
 use weft_ops::check::{Checker, TOLERANCE};
-use weft_ops::templates::{Resources, matmul};
+use weft_ops::templates::matmul;
 use weft_ops::{Shape, Workload};
 
 fn workload(op: &str, text: &str) -> Workload {
@@ -30,7 +31,7 @@ proptest! {
         bias in any::<bool>(),
         seed in 0u64..1000,
     ) {
-        let configs = matmul::space(&Resources::cuda());
+        let configs = matmul::space(&TargetLimits::cuda());
         let config = &configs[ci.index(configs.len())];
         let op = if bias { "conv2d-bias-relu" } else { "conv2d" };
         let w = workload(op, SHAPES[si.index(SHAPES.len())]);
@@ -66,7 +67,7 @@ fn bias_relu_is_fused_into_the_implicit_gemm() {
 #[test]
 fn bias_relu_unfused_is_two_kernels_and_right() {
     let w = workload("conv2d-bias-relu", SHAPES[0]);
-    let mut config = matmul::default_config(&Resources::cuda());
+    let mut config = matmul::default_config(&TargetLimits::cuda());
     config.0.push(("fuse".into(), 0));
     let lowered = w.lower_with("implicit-gemm", Some(&config)).unwrap();
     assert_eq!(lowered.kernels.len(), 2);

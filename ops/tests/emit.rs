@@ -6,10 +6,10 @@
 
 mod common;
 
+use weft_codegen_common::TargetLimits;
 use weft_codegen_cuda::CudaOptions;
 use weft_codegen_metal::MetalOptions;
 use weft_codegen_wgsl::WgslOptions;
-use weft_ops::templates::Resources;
 use weft_ops::{OPS, Workload};
 
 fn settings() -> insta::Settings {
@@ -36,21 +36,24 @@ fn every_workload_schedule_and_backend() {
             let lowered = w.lower(schedule).unwrap();
             // The fp16 templates' defaults differ per backend with its matrix units:
             // m16n16k16 mma.sync pairs, 16×16 cooperative matrices, 8×8 simdgroup matrices.
-            let for_backend = |r: Resources| match w.template(schedule) {
+            let for_backend = |r: TargetLimits| match w.template(schedule) {
                 Some(t) if w.uses_f16() => w.lower_with(schedule, Some(&(t.default)(&r))).unwrap(),
                 _ => lowered.clone(),
             };
-            let vulkan = Resources {
+            let vulkan = TargetLimits {
                 name: "vulkan".into(),
-                ..Resources::cuda()
+                ..TargetLimits::cuda()
             };
             let name = |backend: &str| format!("{}__{}__{}", op.name, schedule, backend);
-            let cuda = weft_codegen_cuda::emit_lowered(&lowered, &CudaOptions::default()).unwrap();
+            let cuda = weft_codegen_cuda::emit_lowered(&lowered, &CudaOptions::default())
+                .unwrap()
+                .source;
             let msl = weft_codegen_metal::emit_lowered(
-                &for_backend(Resources::metal()),
+                &for_backend(TargetLimits::metal()),
                 &MetalOptions::default(),
             )
-            .unwrap();
+            .unwrap()
+            .source;
             let wgsl: Vec<String> = for_backend(vulkan)
                 .kernels
                 .iter()
@@ -83,7 +86,9 @@ fn every_workload_schedule_and_backend() {
 fn matmul_shared_blocking_reads_like_the_seed() {
     let w = Workload::default_for("matmul").unwrap();
     let l = w.lower("shared-blocking").unwrap();
-    let cuda = weft_codegen_cuda::emit_lowered(&l, &CudaOptions::default()).unwrap();
+    let cuda = weft_codegen_cuda::emit_lowered(&l, &CudaOptions::default())
+        .unwrap()
+        .source;
     for needle in [
         "__shared__",
         "float A_shared[512]",
@@ -95,7 +100,9 @@ fn matmul_shared_blocking_reads_like_the_seed() {
     ] {
         assert!(cuda.contains(needle), "CUDA lacks `{needle}`:\n{cuda}");
     }
-    let msl = weft_codegen_metal::emit_lowered(&l, &MetalOptions::default()).unwrap();
+    let msl = weft_codegen_metal::emit_lowered(&l, &MetalOptions::default())
+        .unwrap()
+        .source;
     for needle in [
         "threadgroup float A_shared[512]",
         "threadgroup_barrier(mem_flags::mem_threadgroup)",

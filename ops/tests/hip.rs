@@ -9,10 +9,10 @@
 use std::time::Instant;
 
 use rayon::prelude::*;
-use weft_codegen_cuda::hip::{HipOptions, emit_lowered, entry_point};
+use weft_codegen_common::TargetLimits;
+use weft_codegen_cuda::hip::{HipOptions, emit_lowered};
 use weft_codegen_cuda::hipcc;
 use weft_ir::kernel::LoweredFunc;
-use weft_ops::templates::Resources;
 use weft_ops::{OPS, Workload};
 
 fn settings() -> insta::Settings {
@@ -28,7 +28,7 @@ fn settings() -> insta::Settings {
 fn lower_for_rocm(w: &Workload, schedule: &str) -> LoweredFunc {
     let config = w
         .template(schedule)
-        .map(|t| (t.default)(&Resources::rocm()));
+        .map(|t| (t.default)(&TargetLimits::rocm()));
     w.lower_with(schedule, config.as_ref())
         .unwrap_or_else(|e| panic!("{} {schedule}: {e}", w.op.name))
 }
@@ -46,9 +46,10 @@ fn every_unit() -> Vec<Unit> {
         for schedule in op.schedules {
             let lowered = lower_for_rocm(&w, schedule);
             let name = format!("{}__{schedule}", op.name);
-            let source = emit_lowered(&lowered, &HipOptions::default())
+            let emitted = emit_lowered(&lowered, &HipOptions::default())
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
-            let entry_points = lowered.kernels.iter().map(entry_point).collect();
+            let entry_points = emitted.kernels.iter().map(|e| e.name.clone()).collect();
+            let source = emitted.source;
             units.push(Unit {
                 name,
                 source,
@@ -112,7 +113,7 @@ fn hip_source_snapshots() {
 fn matrix_fragments_are_refused_by_name() {
     let w = Workload::default_for("matmul-f16").unwrap();
     let t = w.template("template").expect("matmul-f16 has a template");
-    let config = (t.default)(&Resources::cuda());
+    let config = (t.default)(&TargetLimits::cuda());
     let lowered = w.lower_with("template", Some(&config)).unwrap();
     assert!(lowered.kernels.iter().any(|k| k.uses_fragments()));
     let opts = HipOptions {
@@ -142,7 +143,9 @@ fn the_check_can_fail() {
     let e = hipcc::check("this is not HIP", &[]).unwrap_err();
     assert!(e.contains("hipcc failed to compile for gfx90a"), "{e}");
     let w = Workload::default_for("vecadd").unwrap();
-    let source = emit_lowered(&lower_for_rocm(&w, "split-bind"), &HipOptions::default()).unwrap();
+    let source = emit_lowered(&lower_for_rocm(&w, "split-bind"), &HipOptions::default())
+        .unwrap()
+        .source;
     let e = hipcc::check(&source, &["no_such_kernel".into()]).unwrap_err();
     assert!(e.contains("no resource report for `no_such_kernel`"), "{e}");
 }

@@ -6,8 +6,9 @@
 //! warp-uniformity of every fragment operation).
 
 use proptest::prelude::*;
+use weft_codegen_common::TargetLimits;
 use weft_ops::check::Checker;
-use weft_ops::templates::{Config, Resources, matmul_f16};
+use weft_ops::templates::{Config, matmul_f16};
 use weft_ops::{Shape, Workload};
 
 const OPS: [&str; 3] = ["conv2d-f16", "conv2d-f16-bias-relu", "conv2d-f16-nchw"];
@@ -24,10 +25,16 @@ fn workload(op: &str, d: [i64; 9]) -> Workload {
     Workload::new(op, &shape).unwrap()
 }
 
-fn resources(mma: &[i64]) -> Resources {
-    Resources {
-        mma: mma.to_vec(),
-        ..Resources::cuda()
+/// CUDA's limits with matrix units of the square sizes `mma` (f16 in, f32 out).
+fn resources(mma: &[i64]) -> TargetLimits {
+    use weft_codegen_common::MatrixUnit;
+    use weft_ir::dtype::DType;
+    TargetLimits {
+        matrix_units: mma
+            .iter()
+            .map(|&s| MatrixUnit::new(s as u32, s as u32, s as u32, DType::F16, DType::F32))
+            .collect(),
+        ..TargetLimits::cuda()
     }
 }
 
@@ -92,7 +99,9 @@ fn the_direct_baseline_is_right() {
 fn nhwc_gathers_eight_channels_per_load() {
     let w = workload("conv2d-f16", [1, 64, 56, 56, 64, 3, 3, 1, 1]);
     let lowered = w.lower("implicit-gemm").unwrap();
-    let cuda = weft_codegen_cuda::emit_lowered(&lowered, &Default::default()).unwrap();
+    let cuda = weft_codegen_cuda::emit_lowered(&lowered, &Default::default())
+        .unwrap()
+        .source;
     assert!(
         cuda.contains("*(uint4*)(A_ldg + p * 8) = *(const uint4*)(x + "),
         "{cuda}"
@@ -102,7 +111,9 @@ fn nhwc_gathers_eight_channels_per_load() {
     // NCHW gathers element by element: the input's channels are a plane apart.
     let w = workload("conv2d-f16-nchw", [1, 64, 56, 56, 64, 3, 3, 1, 1]);
     let lowered = w.lower("implicit-gemm").unwrap();
-    let cuda = weft_codegen_cuda::emit_lowered(&lowered, &Default::default()).unwrap();
+    let cuda = weft_codegen_cuda::emit_lowered(&lowered, &Default::default())
+        .unwrap()
+        .source;
     assert!(!cuda.contains("(const uint4*)(x + "), "{cuda}");
 }
 

@@ -3,8 +3,9 @@
 //! its space's properties; typed errors for configs outside it.
 
 use proptest::prelude::*;
+use weft_codegen_common::TargetLimits;
 use weft_ops::check::{Checker, TOLERANCE};
-use weft_ops::templates::{Config, Resources, depthwise};
+use weft_ops::templates::{Config, depthwise};
 use weft_ops::{Shape, Workload};
 
 fn workload(text: &str) -> Workload {
@@ -29,7 +30,7 @@ proptest! {
         stride in 1i64..3,
         seed in 0u64..1000,
     ) {
-        let configs = depthwise::space(&Resources::cuda());
+        let configs = depthwise::space(&TargetLimits::cuda());
         let config = &configs[ci.index(configs.len())];
         let w = workload(&format!("b={b},c={c},h={h},w={w},k={k},stride={stride}"));
         let lowered = w.lower_with("tuned", Some(config)).map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -44,15 +45,18 @@ proptest! {
 /// space holds both shared-memory and register configs.
 #[test]
 fn the_space_fits_each_target() {
-    for r in [Resources::cuda(), Resources::webgpu()] {
+    for r in [TargetLimits::cuda(), TargetLimits::webgpu_default()] {
         let space = depthwise::space(&r);
         assert!(!space.is_empty() && space.len() <= 200, "{}", space.len());
         let mut seen = std::collections::HashSet::new();
         for c in &space {
             assert!(seen.insert(c.clone()), "{c} twice");
             let p = depthwise::DepthwiseParams::from_config(c).unwrap();
-            assert!(p.threads() <= r.max_threads && p.threads() % 32 == 0, "{c}");
-            assert!(p.shared_bytes(7, 2) <= r.max_shared_bytes, "{c}");
+            assert!(
+                p.threads() <= r.max_threads_per_block as i64 && p.threads() % 32 == 0,
+                "{c}"
+            );
+            assert!(p.shared_bytes(7, 2) <= r.max_shared_bytes as i64, "{c}");
         }
         assert!(space.iter().any(|c| c.get("smem") == Some(0)));
         assert!(space.iter().any(|c| c.get("ur") == Some(0)));

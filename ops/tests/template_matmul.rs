@@ -3,12 +3,13 @@
 //! hardware-centric, and its kernel has the structure the template promises.
 
 use proptest::prelude::*;
+use weft_codegen_common::TargetLimits;
 use weft_ir::expr::{Expr, Scope};
 use weft_ir::kernel::{KStmt, Kernel};
 use weft_ir::mapping::{repeat, spatial};
 use weft_ops::check::{Checker, TOLERANCE};
+use weft_ops::templates::Config;
 use weft_ops::templates::matmul::{self, MatmulParams};
-use weft_ops::templates::{Config, Resources};
 use weft_ops::{Shape, Workload};
 
 fn workload(m: i64, n: i64, k: i64) -> Workload {
@@ -18,8 +19,8 @@ fn workload(m: i64, n: i64, k: i64) -> Workload {
 
 /// Every config the template may be built with: the spaces of CUDA and of WebGPU.
 fn all_configs() -> Vec<Config> {
-    let mut all = matmul::space(&Resources::cuda());
-    for c in matmul::space(&Resources::webgpu()) {
+    let mut all = matmul::space(&TargetLimits::cuda());
+    for c in matmul::space(&TargetLimits::webgpu_default()) {
         if !all.contains(&c) {
             all.push(c);
         }
@@ -73,21 +74,21 @@ proptest! {
 
 #[test]
 fn the_spaces_are_hardware_centric_and_small() {
-    for r in [Resources::cuda(), Resources::webgpu()] {
+    for r in [TargetLimits::cuda(), TargetLimits::webgpu_default()] {
         let space = matmul::space(&r);
         assert!(!space.is_empty() && space.len() <= 200, "{}", space.len());
         for c in &space {
             let p = MatmulParams::from_config(c).unwrap();
-            assert!(p.threads() <= r.max_threads, "{c}");
-            assert!(p.shared_bytes() <= r.max_shared_bytes, "{c}");
-            assert!(p.registers() <= r.max_registers, "{c}");
+            assert!(p.threads() <= r.max_threads_per_block as i64, "{c}");
+            assert!(p.shared_bytes() <= r.max_shared_bytes as i64, "{c}");
+            assert!(p.registers() <= r.max_registers as i64, "{c}");
         }
         assert!(space.contains(&matmul::default_config(&r)));
     }
     // Seed 002's arrangement is the CUDA default (registers capped for two blocks per
     // multiprocessor); WebGPU's 16 KiB leave it out, and WebGPU takes no register cap.
     let cuda_default =
-        MatmulParams::from_config(&matmul::default_config(&Resources::cuda())).unwrap();
+        MatmulParams::from_config(&matmul::default_config(&TargetLimits::cuda())).unwrap();
     assert_eq!(
         cuda_default,
         MatmulParams {
@@ -96,11 +97,11 @@ fn the_spaces_are_hardware_centric_and_small() {
         }
     );
     assert!(
-        matmul::space(&Resources::webgpu())
+        matmul::space(&TargetLimits::webgpu_default())
             .iter()
             .all(|c| c.get("mb") == Some(0))
     );
-    assert!(!matmul::space(&Resources::webgpu()).contains(&MatmulParams::SEED.config()));
+    assert!(!matmul::space(&TargetLimits::webgpu_default()).contains(&MatmulParams::SEED.config()));
 }
 
 #[test]

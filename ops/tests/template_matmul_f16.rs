@@ -7,8 +7,9 @@
 mod common;
 
 use proptest::prelude::*;
+use weft_codegen_common::TargetLimits;
 use weft_ops::check::Checker;
-use weft_ops::templates::{Config, Resources, matmul_f16};
+use weft_ops::templates::{Config, matmul_f16};
 use weft_ops::{Shape, Workload};
 
 fn workload(m: i64, n: i64, k: i64) -> Workload {
@@ -16,10 +17,16 @@ fn workload(m: i64, n: i64, k: i64) -> Workload {
     Workload::new("matmul-f16", &shape).unwrap()
 }
 
-fn resources(mma: &[i64]) -> Resources {
-    Resources {
-        mma: mma.to_vec(),
-        ..Resources::cuda()
+/// CUDA's limits with matrix units of the square sizes `mma` (f16 in, f32 out).
+fn resources(mma: &[i64]) -> TargetLimits {
+    use weft_codegen_common::MatrixUnit;
+    use weft_ir::dtype::DType;
+    TargetLimits {
+        matrix_units: mma
+            .iter()
+            .map(|&s| MatrixUnit::new(s as u32, s as u32, s as u32, DType::F16, DType::F32))
+            .collect(),
+        ..TargetLimits::cuda()
     }
 }
 
@@ -188,10 +195,10 @@ fn operand_fragment_stores_are_refused_on_cuda() {
 #[test]
 fn every_wgsl_config_of_the_space_validates() {
     let limits = common::nvidia_vulkan_limits();
-    let r = Resources {
+    let r = TargetLimits {
         name: "vulkan".into(),
-        max_threads: limits.max_threads_per_block as i64,
-        max_shared_bytes: limits.max_shared_bytes as i64,
+        max_threads_per_block: limits.max_threads_per_block,
+        max_shared_bytes: limits.max_shared_bytes,
         register_cap: false,
         ..resources(&[16])
     };
@@ -251,13 +258,13 @@ fn the_space_follows_the_matrix_units() {
         for c in &space {
             let p = matmul_f16::F16Params::from_config(c).unwrap();
             assert_eq!(p.mma, want, "{c}");
-            assert!(p.threads() <= r.max_threads, "{c}");
-            assert!(p.shared_bytes() <= r.max_shared_bytes, "{c}");
+            assert!(p.threads() <= r.max_threads_per_block as i64, "{c}");
+            assert!(p.shared_bytes() <= r.max_shared_bytes as i64, "{c}");
         }
         assert!(space.contains(&matmul_f16::default_config(&r)));
     }
     // WebGPU's 16 KiB still get a config.
-    let web = matmul_f16::default_config(&Resources::webgpu());
+    let web = matmul_f16::default_config(&TargetLimits::webgpu_default());
     let p = matmul_f16::F16Params::from_config(&web).unwrap();
     assert!(p.shared_bytes() <= 16 * 1024 && p.mma == 0, "{web}");
 }
@@ -314,7 +321,9 @@ fn async_copies_are_cp_async_on_cuda_and_plain_copies_elsewhere() {
     check(&w, &config, 7).unwrap();
     let lowered = w.lower_with("template", Some(&config)).unwrap();
     assert!(lowered.kernels.iter().all(|k| k.async_copies));
-    let cuda = weft_codegen_cuda::emit_lowered(&lowered, &Default::default()).unwrap();
+    let cuda = weft_codegen_cuda::emit_lowered(&lowered, &Default::default())
+        .unwrap()
+        .source;
     for needle in [
         "#if __CUDA_ARCH__ >= 800",
         "cp.async.cg.shared.global [s], [%1], 16;",
@@ -335,7 +344,8 @@ fn async_copies_are_cp_async_on_cuda_and_plain_copies_elsewhere() {
         .unwrap(),
         &Default::default(),
     )
-    .unwrap();
+    .unwrap()
+    .source;
     assert!(!hip.contains("cp.async"), "{hip}");
     let config = Config::parse("mma=16,wm=2,wn=2,fm=2,fn=2,bk=32,g=8,vec=8,cp=2").unwrap();
     let err = w

@@ -4,8 +4,9 @@
 //! the transforms emitted as constant arithmetic.
 
 use proptest::prelude::*;
+use weft_codegen_common::TargetLimits;
 use weft_ops::check::{Checker, TOLERANCE};
-use weft_ops::templates::{Resources, matmul};
+use weft_ops::templates::matmul;
 use weft_ops::{Shape, Workload};
 
 fn workload(text: &str) -> Workload {
@@ -36,7 +37,7 @@ proptest! {
         si in any::<prop::sample::Index>(),
         seed in 0u64..1000,
     ) {
-        let configs = matmul::space(&Resources::cuda());
+        let configs = matmul::space(&TargetLimits::cuda());
         let config = &configs[ci.index(configs.len())];
         let w = workload(SHAPES[si.index(SHAPES.len())]);
         let lowered = w.lower_with("winograd", Some(config)).map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -70,7 +71,9 @@ fn transforms_are_constant_arithmetic() {
     assert_eq!(lowered.kernels.len(), 4);
     let opts = weft_codegen_cuda::CudaOptions::default();
     for kernel in [0, 1, 3] {
-        let cuda = weft_codegen_cuda::emit(&lowered.kernels[kernel], &opts).unwrap();
+        let cuda = weft_codegen_cuda::emit(&lowered.kernels[kernel], &opts)
+            .unwrap()
+            .source;
         // The only selects are the input's predicated loads (padding, tiles past the edge).
         let selects = cuda.lines().filter(|l| l.contains(" ? "));
         for line in selects {
@@ -84,7 +87,9 @@ fn transforms_are_constant_arithmetic() {
             "kernel {kernel} has a table:\n{cuda}"
         );
     }
-    let filter = weft_codegen_cuda::emit(&lowered.kernels[0], &opts).unwrap();
+    let filter = weft_codegen_cuda::emit(&lowered.kernels[0], &opts)
+        .unwrap()
+        .source;
     assert!(filter.contains("* 0.5f"), "{filter}");
 }
 

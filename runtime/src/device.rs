@@ -6,21 +6,16 @@
 //! benchmark loop drives `cpu`, `cuda` and `wgpu` alike through `Box<dyn Device>`.
 
 use std::collections::HashMap;
-use std::time::Duration;
 
-use thiserror::Error;
-use weft_codegen_common::{EmitError, LimitError, TargetLimits};
+use weft_codegen_common::TargetLimits;
 use weft_ir::data::{Arg, Scalar, TensorData};
 use weft_ir::dtype::DType;
 use weft_ir::func::Param;
-use weft_ir::interp::InterpError;
 use weft_ir::kernel::{Access, Kernel, KernelParam, LoweredFunc};
 
-use weft_codegen_cuda::hipcc::HipccError;
-
-use crate::cuda::CudaError;
+pub use crate::error::{ArgError, DeviceError};
 use crate::target::Target;
-use crate::wgpu_device::{WgpuError, WgpuOptions};
+pub use crate::timing::{Timing, WARM_UP};
 
 /// A buffer allocated on a device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -44,234 +39,6 @@ pub struct Launch {
     pub kernel: KernelId,
     /// One per [`Kernel::params`] entry, in order.
     pub args: Vec<KernelArg>,
-}
-
-/// How long a GPU's warm-up lasts at least, when a timing asks for one: a GPU that sat
-/// idle (while the host computed a float64 reference, say) runs at its idle clocks, and
-/// a few runs of a short kernel end before the clocks are back up — they would time the
-/// ramp, not the kernel. 25 ms, as Triton's `do_bench` warms up. CPU devices (the
-/// interpreter, a CPU Vulkan driver) have no clocks to ramp and take `warmup` runs only.
-pub const WARM_UP: Duration = Duration::from_millis(25);
-
-/// Warms a device up: `batch(n)` runs `n` runs and waits for them; first `warmup` runs,
-/// then twice as many each round (at most `max_batch`) until [`WARM_UP`] has passed, or
-/// only the first round where `clocks` is false (a CPU device). Nothing with `warmup = 0`.
-pub(crate) fn warm_up<E>(
-    warmup: usize,
-    clocks: bool,
-    max_batch: usize,
-    mut batch: impl FnMut(usize) -> Result<(), E>,
-) -> Result<(), E> {
-    let started = std::time::Instant::now();
-    let mut n = warmup;
-    while n > 0 {
-        batch(n)?;
-        n = if clocks && started.elapsed() < WARM_UP {
-            (2 * n).min(max_batch)
-        } else {
-            0
-        };
-    }
-    Ok(())
-}
-
-/// Device-side times of repeated runs.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Timing {
-    /// The median of [`Timing::all`] (the mean of the middle two for an even count).
-    pub median: Duration,
-    /// The fastest sample.
-    pub min: Duration,
-    /// Every sample, in order: the time of one run (on CUDA, the mean of a group of
-    /// back-to-back runs).
-    pub all: Vec<Duration>,
-    /// What the host sees for one run: the wall-clock time from launching its kernels to
-    /// their results being waited for (the median of a few runs). The difference to
-    /// [`Timing::median`] is the host's launch and wait overhead, which kernel time leaves
-    /// out. `None` where it was not measured.
-    pub host: Option<Duration>,
-}
-
-impl Timing {
-    /// Summarises samples; `None` when there are none.
-    pub fn from_samples(all: Vec<Duration>) -> Option<Timing> {
-        let mut sorted = all.clone();
-        sorted.sort();
-        let min = *sorted.first()?;
-        let mid = sorted.len() / 2;
-        let median = if sorted.len() % 2 == 1 {
-            sorted[mid]
-        } else {
-            (sorted[mid - 1] + sorted[mid]) / 2
-        };
-        Some(Timing {
-            median,
-            min,
-            all,
-            host: None,
-        })
-    }
-
-    /// The same timing with the host's round trip per run: the median of `samples`.
-    pub fn with_host(mut self, samples: Vec<Duration>) -> Timing {
-        self.host = Timing::from_samples(samples).map(|h| h.median);
-        self
-    }
-
-    /// The host's launch and wait overhead per run: [`Timing::host`] less the kernel
-    /// time (zero when the kernels take longer than the host's measurement resolution).
-    pub fn launch_overhead(&self) -> Option<Duration> {
-        self.host.map(|h| h.saturating_sub(self.median))
-    }
-}
-
-/// Arguments that do not match a function's parameters.
-#[derive(Debug, Error, PartialEq)]
-pub enum ArgError {
-    #[error("`{func}` takes {expected} arguments, got {got}")]
-    Count {
-        func: String,
-        expected: usize,
-        got: usize,
-    },
-    #[error("`{func}`: parameter `{param}` is a {expected}, got a {got}")]
-    Kind {
-        func: String,
-        param: String,
-        expected: &'static str,
-        got: &'static str,
-    },
-    #[error("`{func}`: parameter `{param}` has dtype {expected}, got {got}")]
-    DType {
-        func: String,
-        param: String,
-        expected: DType,
-        got: DType,
-    },
-    #[error("`{func}`: parameter `{param}` has {expected} elements, got {got}")]
-    Len {
-        func: String,
-        param: String,
-        expected: usize,
-        got: usize,
-    },
-    #[error(
-        "`{func}`: kernel `{kernel}` uses buffer `{buffer}`, which is neither a parameter \
-         nor a temporary of the function"
-    )]
-    UnknownBuffer {
-        func: String,
-        kernel: String,
-        buffer: String,
-    },
-    #[error("`{func}`: kernel `{kernel}` uses scalar `{var}`, which is not a parameter")]
-    UnknownScalar {
-        func: String,
-        kernel: String,
-        var: String,
-    },
-    #[error("kernel `{kernel}` takes {expected} arguments, got {got}")]
-    LaunchCount {
-        kernel: String,
-        expected: usize,
-        got: usize,
-    },
-    #[error("kernel `{kernel}`: argument {index} (`{param}`) should be a {expected}")]
-    LaunchKind {
-        kernel: String,
-        index: usize,
-        param: String,
-        expected: &'static str,
-    },
-    #[error(
-        "kernel `{kernel}`: buffer argument `{param}` holds {got_len} x {got}, the kernel \
-         declares {expected_len} x {expected}"
-    )]
-    LaunchBuffer {
-        kernel: String,
-        param: String,
-        expected: DType,
-        expected_len: usize,
-        got: DType,
-        got_len: usize,
-    },
-}
-
-/// Anything that goes wrong on a device. Large causes are boxed so that results stay
-/// small on the success path.
-#[derive(Debug, Error)]
-pub enum DeviceError {
-    /// The target cannot run on this machine (no library, no driver, no adapter).
-    #[error("target `{target}` is not available: {reason}")]
-    Unavailable { target: String, reason: String },
-    #[error(transparent)]
-    Cuda(Box<CudaError>),
-    #[error(transparent)]
-    Wgpu(Box<WgpuError>),
-    /// hipcc (the `rocm` target's offline compiler) failed.
-    #[error(transparent)]
-    Hipcc(Box<HipccError>),
-    #[error("interpreter, kernel `{kernel}`: {source}")]
-    Interp {
-        kernel: String,
-        #[source]
-        source: Box<InterpError>,
-    },
-    #[error("emitting kernel `{kernel}` for {target}: {source}")]
-    Emit {
-        kernel: String,
-        target: String,
-        #[source]
-        source: Box<EmitError>,
-    },
-    #[error(transparent)]
-    Limits(Box<LimitError>),
-    #[error(transparent)]
-    Args(Box<ArgError>),
-    #[error("{what} handle {index} is not live on this device (freed, or from another device)")]
-    BadHandle { what: &'static str, index: usize },
-    #[error("cannot time zero iterations")]
-    NoIterations,
-}
-
-impl From<CudaError> for DeviceError {
-    fn from(e: CudaError) -> Self {
-        DeviceError::Cuda(Box::new(e))
-    }
-}
-impl From<WgpuError> for DeviceError {
-    fn from(e: WgpuError) -> Self {
-        DeviceError::Wgpu(Box::new(e))
-    }
-}
-impl From<HipccError> for DeviceError {
-    fn from(e: HipccError) -> Self {
-        DeviceError::Hipcc(Box::new(e))
-    }
-}
-impl From<LimitError> for DeviceError {
-    fn from(e: LimitError) -> Self {
-        DeviceError::Limits(Box::new(e))
-    }
-}
-impl From<ArgError> for DeviceError {
-    fn from(e: ArgError) -> Self {
-        DeviceError::Args(Box::new(e))
-    }
-}
-
-impl DeviceError {
-    /// True when the error means the target is absent here (missing library, driver or
-    /// adapter), as opposed to a failure of something that is present.
-    pub fn is_unavailable(&self) -> bool {
-        match self {
-            DeviceError::Unavailable { .. } => true,
-            DeviceError::Cuda(e) => e.is_unavailable(),
-            DeviceError::Wgpu(e) => e.is_unavailable(),
-            DeviceError::Hipcc(e) => matches!(**e, HipccError::Unavailable(_)),
-            _ => false,
-        }
-    }
 }
 
 /// A place where lowered kernels run.
@@ -642,27 +409,6 @@ pub(crate) fn check_upload(
     Ok(())
 }
 
-/// Opens a device for `target`, with default options.
-pub fn open(target: &Target) -> Result<Box<dyn Device>, DeviceError> {
-    open_with(target, WgpuOptions::default())
-}
-
-/// Opens a device for `target`; `wgpu` applies to the wgpu targets (e.g. unchecked
-/// shaders for benchmarks).
-pub fn open_with(target: &Target, wgpu: WgpuOptions) -> Result<Box<dyn Device>, DeviceError> {
-    Ok(match target {
-        Target::Cpu => Box::new(crate::cpu::CpuDevice::new()),
-        Target::Cuda { .. } => Box::new(crate::cuda::CudaDevice::open(target)?),
-        Target::Wgpu { .. } => Box::new(crate::wgpu_device::WgpuDevice::open(target, wgpu)?),
-        Target::Rocm { .. } => {
-            return Err(DeviceError::Unavailable {
-                target: target.to_string(),
-                reason: crate::rocm::NO_RUNTIME.to_string(),
-            });
-        }
-    })
-}
-
 /// A slab of device objects addressed by index; freed slots are reused.
 #[derive(Debug)]
 pub(crate) struct Slab<T> {
@@ -702,35 +448,5 @@ impl<T> Slab<T> {
             .get_mut(i)
             .and_then(Option::take)
             .ok_or(DeviceError::BadHandle { what, index: i })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Batches the warm-up ran, each run standing in for 1 ms of device time.
-    fn batches(warmup: usize, clocks: bool) -> Vec<usize> {
-        let mut seen = Vec::new();
-        warm_up::<()>(warmup, clocks, 8, |n| {
-            seen.push(n);
-            std::thread::sleep(Duration::from_millis(n as u64));
-            Ok(())
-        })
-        .unwrap();
-        seen
-    }
-
-    #[test]
-    fn a_warm_up_doubles_until_it_has_lasted_long_enough() {
-        let seen = batches(3, true);
-        assert_eq!(seen[..3], [3, 6, 8], "{seen:?}");
-        assert!(
-            seen.iter().sum::<usize>() >= WARM_UP.as_millis() as usize,
-            "{seen:?}"
-        );
-        // A CPU device takes the runs asked for; no warm-up asked for is none.
-        assert_eq!(batches(3, false), [3]);
-        assert!(batches(0, true).is_empty());
     }
 }

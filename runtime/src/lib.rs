@@ -18,24 +18,24 @@ pub mod array;
 pub mod cpu;
 pub mod cuda;
 pub mod device;
+pub mod error;
+mod open;
 pub mod reference;
 pub mod rocm;
 pub mod shader_checks;
-mod stream_timing;
 pub mod target;
 pub mod testing;
+pub mod timing;
 pub mod wgpu_device;
 
 pub use shader_checks::ShaderChecks;
 pub use wgpu_device::WgpuOptions;
 
-pub use device::{
-    ArgError, BufferId, Device, DeviceError, KernelArg, KernelId, Launch, Timing, WARM_UP, open,
-    open_with,
-};
-pub use target::{
-    SourceError, SourceLanguage, Target, TargetError, TargetInfo, WgpuBackend, available_targets,
-};
+pub use device::{BufferId, Device, KernelArg, KernelId, Launch};
+pub use error::{ArgError, DeviceError};
+pub use open::{available_targets, open, open_with};
+pub use target::{SourceError, SourceLanguage, Target, TargetError, TargetInfo, WgpuBackend};
+pub use timing::{Timing, WARM_UP};
 
 /// The README's example runs as a doctest, so it stays true.
 #[doc = include_str!("../../README.md")]

@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use weft_codegen_cuda::hip::{HipOptions, emit_lowered, entry_point};
+use weft_codegen_cuda::hip::{HipOptions, emit_lowered};
 use weft_codegen_cuda::hipcc::{self, HipccError, KernelResources};
 use weft_ir::kernel::LoweredFunc;
 
@@ -64,21 +64,21 @@ pub fn compile_offline(target: &Target, func: &LoweredFunc) -> Result<OfflineRep
     let opts = HipOptions {
         limits: target.limits(),
     };
-    let source = emit_lowered(func, &opts).map_err(|e| DeviceError::Emit {
+    let emitted = emit_lowered(func, &opts).map_err(|e| DeviceError::Emit {
         kernel: func.name.clone(),
         target: target.to_string(),
         source: Box::new(e),
     })?;
     let start = Instant::now();
-    let co = hipcc::compile(&source, arch)?;
+    let co = hipcc::compile(&emitted.source, arch)?;
     let compile_time = start.elapsed();
-    let kernels = func
+    let kernels = emitted
         .kernels
         .iter()
-        .map(|k| {
-            let symbol = entry_point(k);
-            co.kernel(&symbol)
-                .map(|r| (k.name.clone(), r.clone()))
+        .map(|entry| {
+            let symbol = &entry.name;
+            co.kernel(symbol)
+                .map(|r| (entry.kernel.clone(), r.clone()))
                 .ok_or_else(|| HipccError::Report {
                     arch: arch.to_string(),
                     what: format!("no resource report for kernel `{symbol}`"),
@@ -91,7 +91,7 @@ pub fn compile_offline(target: &Target, func: &LoweredFunc) -> Result<OfflineRep
         kernels,
         code_object_bytes: co.bytes.len(),
         compile_time,
-        source,
+        source: emitted.source,
     })
 }
 

@@ -9,7 +9,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use thiserror::Error;
-use weft_codegen_common::{EmitError, LimitError, TargetLimits};
+use weft_codegen_common::{EmitError, Emitted, LimitError, TargetLimits};
 use weft_ir::dtype::DType;
 use weft_ir::kernel::Kernel;
 
@@ -48,6 +48,17 @@ impl WgpuBackend {
         }
     }
 
+    /// The bound on registers per thread a schedule may plan for here
+    /// ([`TargetLimits::max_registers`]): 255 (CUDA's most) on native backends, 128 where
+    /// the GPU behind the API is unknown (`webgpu`, and `gl`, which browsers and old
+    /// drivers share).
+    pub fn max_registers(self) -> u64 {
+        match self {
+            WgpuBackend::WebGpu | WgpuBackend::Gl => 128,
+            _ => 255,
+        }
+    }
+
     /// The wgpu backends an adapter for this target may come from.
     pub fn backends(self) -> wgpu::Backends {
         match self {
@@ -60,27 +71,8 @@ impl WgpuBackend {
     }
 }
 
-/// The source language a target's kernels are emitted in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SourceLanguage {
-    Cuda,
-    Wgsl,
-    /// Metal Shading Language.
-    Msl,
-    /// HIP C++ (AMD GPUs).
-    Hip,
-}
-
-impl fmt::Display for SourceLanguage {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            SourceLanguage::Cuda => "CUDA C",
-            SourceLanguage::Wgsl => "WGSL",
-            SourceLanguage::Msl => "MSL",
-            SourceLanguage::Hip => "HIP",
-        })
-    }
-}
+/// The source language a target's kernels are emitted in (the emitters' [`Language`]).
+pub use weft_codegen_common::Language as SourceLanguage;
 
 /// Where a lowered function runs.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -314,9 +306,13 @@ impl Target {
                     DType::F16,
                     DType::F32,
                 )],
+                max_registers: WgpuBackend::Vulkan.max_registers(),
                 ..TargetLimits::webgpu_default()
             },
-            Target::Wgpu { .. } => TargetLimits::webgpu_default(),
+            Target::Wgpu { backend, .. } => TargetLimits {
+                max_registers: backend.max_registers(),
+                ..TargetLimits::webgpu_default()
+            },
         }
     }
 
@@ -340,7 +336,7 @@ pub enum SourceError {
     #[error("target `{target}` runs kernels in the interpreter: it has no source to emit")]
     NoSource { target: String },
     #[error(transparent)]
-    Limits(#[from] LimitError),
+    Limits(LimitError),
     #[error("emitting kernel `{kernel}` as {language}: {source}")]
     Emit {
         kernel: String,
@@ -351,24 +347,22 @@ pub enum SourceError {
 }
 
 impl Target {
-    /// `kernel` in this target's [`Target::emit_language`], checked against
+    /// `kernel` in this target's [`Target::emit_language`], checked once against
     /// [`Target::limits`] (what `weft emit` prints). An open device compiles against its
     /// own, possibly larger, limits.
-    pub fn emit_source(&self, kernel: &Kernel) -> Result<String, SourceError> {
+    pub fn emit_source(&self, kernel: &Kernel) -> Result<Emitted, SourceError> {
         let Some(language) = self.emit_language() else {
             return Err(SourceError::NoSource {
                 target: self.to_string(),
             });
         };
         let limits = self.limits();
-        weft_codegen_common::check_limits(kernel, &limits)?;
         let emitted = match language {
             SourceLanguage::Cuda => {
                 weft_codegen_cuda::emit(kernel, &weft_codegen_cuda::CudaOptions { limits })
             }
             SourceLanguage::Wgsl => {
                 weft_codegen_wgsl::emit(kernel, &weft_codegen_wgsl::WgslOptions { limits })
-                    .map(|w| w.source)
             }
             SourceLanguage::Msl => {
                 weft_codegen_metal::emit(kernel, &weft_codegen_metal::MetalOptions { limits })
@@ -377,10 +371,14 @@ impl Target {
                 weft_codegen_cuda::hip::emit(kernel, &weft_codegen_cuda::hip::HipOptions { limits })
             }
         };
-        emitted.map_err(|source| SourceError::Emit {
-            kernel: kernel.name.clone(),
-            language,
-            source,
+        emitted.map_err(|e| match e {
+            // A kernel over a limit: the limit names itself.
+            EmitError::Limit(limit) => SourceError::Limits(limit),
+            source => SourceError::Emit {
+                kernel: kernel.name.clone(),
+                language,
+                source,
+            },
         })
     }
 }
@@ -390,6 +388,8 @@ impl Target {
 fn cpu_limits() -> TargetLimits {
     TargetLimits {
         name: "cpu".to_string(),
+        // No compiler to take a register cap: it is not a dimension of the spaces here.
+        register_cap: false,
         ..TargetLimits::cuda()
     }
 }
@@ -474,21 +474,4 @@ impl fmt::Display for TargetInfo {
             (None, None) => write!(f, "{}", self.target),
         }
     }
-}
-
-/// Every target with what this machine has for it: one entry per target name (and one
-/// per further CUDA device or wgpu adapter, as `-device=N`).
-///
-/// Probing never panics and never fails: a missing libcuda, libnvrtc or Vulkan driver is
-/// reported in [`TargetInfo::unavailable`].
-pub fn available_targets() -> Vec<TargetInfo> {
-    let mut out = vec![TargetInfo {
-        target: Target::Cpu,
-        device: Some("weft interpreter".to_string()),
-        unavailable: None,
-    }];
-    out.extend(crate::cuda::probe_targets());
-    out.extend(crate::rocm::probe_targets());
-    out.extend(crate::wgpu_device::probe_targets());
-    out
 }

@@ -7,7 +7,8 @@
 //! `dx12`, `gl`, `wgpu` (any adapter: the `wgpu` and `webgpu` targets), and `hip`
 //! (hipcc, the `rocm` target's offline compiler).
 
-use crate::device::{Device, DeviceError, open};
+use crate::device::{Device, DeviceError};
+use crate::open::open;
 use crate::target::Target;
 
 pub use weft_codegen_common::testing::{REQUIRE_VAR, required};

@@ -283,7 +283,8 @@ fn nvrtc_compiles_emitted_cuda() {
         for k in &func.kernels {
             let src = target
                 .emit_source(k)
-                .unwrap_or_else(|e| panic!("{}: {e}", k.name));
+                .unwrap_or_else(|e| panic!("{}: {e}", k.name))
+                .source;
             let ptx = compile_ptx(&src, "sm_90", &k.name).unwrap_or_else(|e| panic!("{e}"));
             assert!(ptx.contains(".entry"), "{ptx}");
         }
@@ -299,7 +300,7 @@ fn hand_written_cuda_runs() {
     println!("cuda: {} ({})", dev.name(), dev.arch());
     for func in common::hand_written() {
         let kernel = dev
-            .compile_cuda(&func.kernels[0], common::cuda_for(&func))
+            .compile_cuda(&func.kernels[0], common::cuda_emitted(&func))
             .unwrap_or_else(|e| panic!("cuda {}: {e}", func.name));
         let (mut args, want) = common::inputs_and_reference(&func);
         common::run_by_hand(&mut dev, kernel, &func, &mut args);

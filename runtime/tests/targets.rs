@@ -261,7 +261,8 @@ fn emit_source_in_each_language() {
         let t = Target::parse(target).expect("valid");
         let src = t
             .emit_source(&kernel)
-            .unwrap_or_else(|e| panic!("{target}: {e}"));
+            .unwrap_or_else(|e| panic!("{target}: {e}"))
+            .source;
         assert!(src.contains(marker), "{target}:\n{src}");
     }
     let e = Target::Cpu.emit_source(&kernel).expect_err("no source");

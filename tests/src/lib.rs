@@ -113,7 +113,7 @@ pub fn lower_for(device: &dyn Device, case: &Case) -> Result<weft_ir::kernel::Lo
     let w = &case.workload;
     let config = w
         .template(case.schedule)
-        .map(|t| (t.default)(&weft_tune::resources(device.target(), &device.limits())));
+        .map(|t| (t.default)(&device.limits()));
     w.lower_with(case.schedule, config.as_ref())
         .map_err(|e| e.to_string())
 }

@@ -139,7 +139,8 @@ fn every_variant_is_cuda_that_nvrtc_compiles() {
         for v in variants(acc) {
             let lowered = lower(&warp_matmul(32, 48, 64, v)).unwrap();
             let cuda = weft_codegen_cuda::emit_lowered(&lowered, &Default::default())
-                .unwrap_or_else(|e| panic!("{v:?}: {e}"));
+                .unwrap_or_else(|e| panic!("{v:?}: {e}"))
+                .source;
             let ldsm = matches!(v.source, Source::Shared { pad: 8 });
             assert_eq!(cuda.contains("weft_ldsm_tile(a["), ldsm, "{v:?}:\n{cuda}");
             if let Err(e) = weft_codegen_cuda::nvrtc::check(&cuda) {

@@ -4,7 +4,6 @@
 //! spread sample of it (none on GL over llvmpipe, whose compiler takes 40 s a config).
 
 use weft_ops::{OPS, Shape, Workload};
-use weft_runtime::Target;
 use weft_tests::{open_or_skip, testgen};
 use weft_tune::{Outcome, TuneOptions};
 
@@ -17,7 +16,6 @@ fn every_config_of_the_space(target: &str) {
     let Some(mut device) = open_or_skip(target) else {
         return;
     };
-    let parsed = Target::parse(target).unwrap_or_else(|e| panic!("{e}"));
     let slow = device.name().contains("llvmpipe") || target == "cpu";
     if slow && target == "gl" {
         // Mesa's GLSL compiler takes about 40 s per unrolled matmul config on llvmpipe;
@@ -29,7 +27,7 @@ fn every_config_of_the_space(target: &str) {
         return;
     }
     let sample = slow.then_some(CPU_SAMPLE);
-    let resources = weft_tune::resources(&parsed, &device.limits());
+    let limits = device.limits();
     let mut failures = Vec::new();
     let mut checked = 0;
     for op in OPS {
@@ -67,7 +65,7 @@ fn every_config_of_the_space(target: &str) {
                 check_all: true,
                 ..TuneOptions::default()
             };
-            let tuned = weft_tune::tune(device.as_mut(), &w, spec, &resources, &opts, &())
+            let tuned = weft_tune::tune(device.as_mut(), &w, spec, &limits, &opts, &())
                 .unwrap_or_else(|e| panic!("{}/{} at {shape}: {e}", op.name, spec.schedule));
             for t in &tuned.trials {
                 checked += 1;

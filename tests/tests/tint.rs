@@ -43,12 +43,11 @@ fn emit(func: &LoweredFunc, limits: &TargetLimits, what: &str, out: &mut Vec<(St
 /// (description, WGSL) of everything weft emits for WebGPU.
 fn all_wgsl() -> Vec<(String, String)> {
     let mut out = Vec::new();
-    let webgpu = Target::parse("webgpu").unwrap();
     for op in OPS {
         let shape = Shape::defaults(op);
         let w = Workload::new(op.name, &shape).unwrap();
         let limits = limits_for(w.uses_f16());
-        let res = weft_tune::resources(&webgpu, &limits);
+        let res = limits.clone();
         for schedule in op.schedules {
             let config: Option<Config> = w.template(schedule).map(|t| (t.default)(&res));
             let func = w
@@ -82,7 +81,7 @@ fn all_wgsl() -> Vec<(String, String)> {
         .filter(|o| Workload::default_for(o.name).unwrap().uses_f16())
     {
         let w = Workload::default_for(op.name).unwrap();
-        let res = weft_tune::resources(&vulkan, &vulkan.limits());
+        let res = vulkan.limits();
         for schedule in op.schedules {
             let config: Option<Config> = w.template(schedule).map(|t| (t.default)(&res));
             let func = w.lower_with(schedule, config.as_ref()).unwrap();

@@ -123,7 +123,7 @@ pub fn choose(
 ) -> Option<Choice> {
     let spec = w.template(schedule)?;
     let default = |why: String| Choice {
-        config: (spec.default)(&crate::resources(target, limits)),
+        config: (spec.default)(limits),
         source: ChoiceSource::Default { why },
     };
     let Some(records) = records else {

@@ -6,12 +6,13 @@ use std::time::{Duration, Instant};
 use ndarray::ArrayD;
 use rayon::prelude::*;
 use thiserror::Error;
+use weft_codegen_common::TargetLimits;
 use weft_ir::data::{Arg, TensorData};
 use weft_ir::func::Param;
 use weft_ir::kernel::{KernelParam, LoweredFunc};
 use weft_ops::Workload;
 use weft_ops::check::Checker;
-use weft_ops::templates::{Config, Resources, TemplateSpec};
+use weft_ops::templates::{Config, TemplateSpec};
 use weft_runtime::{BufferId, Device, DeviceError, KernelArg, KernelId, Launch, Timing};
 
 /// How to tune.
@@ -141,9 +142,9 @@ pub enum TuneError {
     EmptySpace {
         template: String,
         target: String,
-        threads: i64,
-        shared: i64,
-        registers: i64,
+        threads: u64,
+        shared: u64,
+        registers: u64,
     },
     #[error("preparing the inputs on the device: {0}")]
     Device(#[from] DeviceError),
@@ -165,7 +166,7 @@ fn sample(configs: Vec<Config>, n: Option<usize>, keep: &Config) -> Vec<Config> 
     out
 }
 
-/// Tunes the template `spec` of `w` on `device`, whose block resources are `resources`:
+/// Tunes the template `spec` of `w` on `device`, which offers a block `limits`:
 /// every config of the space (or a sample, [`TuneOptions::sample`]) is built and lowered
 /// on every core, compiled with [`Device::compile_many`], run once on seeded random
 /// inputs with a poisoned output and checked against the float64 reference, then timed
@@ -174,23 +175,23 @@ pub fn tune(
     device: &mut dyn Device,
     w: &Workload,
     spec: &TemplateSpec,
-    resources: &Resources,
+    limits: &TargetLimits,
     opts: &TuneOptions,
     progress: &dyn Progress,
 ) -> Result<Tuned, TuneError> {
     let started = Instant::now();
-    let space = (spec.space)(resources);
+    let space = (spec.space)(limits);
     if space.is_empty() {
         return Err(TuneError::EmptySpace {
             template: format!("{}/{}", w.op.name, spec.schedule),
-            target: resources.name.clone(),
-            threads: resources.max_threads,
-            shared: resources.max_shared_bytes,
-            registers: resources.max_registers,
+            target: limits.name.clone(),
+            threads: limits.max_threads_per_block,
+            shared: limits.max_shared_bytes,
+            registers: limits.max_registers,
         });
     }
     let space_len = space.len();
-    let configs = sample(space, opts.sample, &(spec.default)(resources));
+    let configs = sample(space, opts.sample, &(spec.default)(limits));
 
     progress.phase("building", configs.len());
     let lowered: Vec<Result<LoweredFunc, String>> = configs

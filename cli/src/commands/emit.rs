@@ -23,7 +23,7 @@ pub fn emit(a: &EmitArgs) -> Result<(), CliError> {
             if i > 0 {
                 out.push('\n');
             }
-            out.push_str(&target.emit_source(kernel)?);
+            out.push_str(&target.emit_source(kernel)?.source);
         }
     }
     if !out.ends_with('\n') {

@@ -35,7 +35,7 @@ pub fn ops() -> Result<(), CliError> {
         out.push_str(&format!("  bench      {}\n", shapes(op.bench)));
         out.push_str(&format!("  small      {}\n", shapes(op.small)));
         if let Some(t) = op.template {
-            let n = (t.space)(&weft_ops::templates::Resources::cuda()).len();
+            let n = (t.space)(&weft_codegen_common::TargetLimits::cuda()).len();
             out.push_str(&format!(
                 "  template   `{}`: {n} configs for cuda (weft tune --op {} --list --target T)\n",
                 t.schedule, op.name

@@ -37,7 +37,6 @@ pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
     let w = Workload::new(op.name, &shape)?;
     let device_name = opened.device.name();
     let limits = opened.device.limits();
-    let resources = weft_tune::resources(&target, &limits);
     let sample = match (a.sample, opened.size) {
         (Some(n), _) => Some(n as usize),
         (None, SizeClass::Small) => Some(CPU_SAMPLE),
@@ -47,13 +46,13 @@ pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
         "tuning {}/{} at {} on {target} ({device_name})",
         op.name, spec.schedule, w.shape
     );
-    let space = (spec.space)(&resources).len();
+    let space = (spec.space)(&limits).len();
     println!(
         "space: {space} configs for {} ({} threads, {} B shared, {} registers per thread){}",
-        resources.name,
-        resources.max_threads,
-        resources.max_shared_bytes,
-        resources.max_registers,
+        limits.name,
+        limits.max_threads_per_block,
+        limits.max_shared_bytes,
+        limits.max_registers,
         match sample {
             Some(n) if n < space => format!("; timing a sample of {n}, spread over the space"),
             _ => String::new(),
@@ -65,7 +64,7 @@ pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
         ..TuneOptions::default()
     };
     let bar = Bar::new();
-    let tuned = weft_tune::tune(opened.device.as_mut(), &w, spec, &resources, &opts, &bar)?;
+    let tuned = weft_tune::tune(opened.device.as_mut(), &w, spec, &limits, &opts, &bar)?;
     bar.0.finish_and_clear();
 
     let reference = if matches!(target, Target::Cuda { .. }) && op.name == "matmul" {
@@ -181,7 +180,7 @@ fn template_of(op: &'static OpSpec) -> Result<&'static TemplateSpec, CliError> {
     })
 }
 
-/// `--list`: the space for the target's resources (the open device's where it is
+/// `--list`: the space for what the target offers (the open device's where it is
 /// available, the target's offline profile otherwise).
 fn list(op: &OpSpec, spec: &TemplateSpec, target: &Target) -> Result<(), CliError> {
     let (limits, whence) = match select::open(target, WgpuOptions::default()) {
@@ -191,11 +190,11 @@ fn list(op: &OpSpec, spec: &TemplateSpec, target: &Target) -> Result<(), CliErro
             "offline profile: the target is not available here".to_string(),
         ),
     };
-    let r = weft_tune::resources(target, &limits);
+    let r = limits;
     let space = (spec.space)(&r);
     println!(
         "{}/{} on {target} ({whence}): {} threads, {} B shared, {} registers per thread",
-        op.name, spec.schedule, r.max_threads, r.max_shared_bytes, r.max_registers
+        op.name, spec.schedule, r.max_threads_per_block, r.max_shared_bytes, r.max_registers
     );
     println!("{} configs; the same for every input size", space.len());
     let default = (spec.default)(&r);

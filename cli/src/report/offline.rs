@@ -150,7 +150,7 @@ fn msl(op: &OpSpec, schedule: &str, shape: &weft_ops::Shape) -> OfflineRow {
                 source: e,
             }))
         })?;
-        Ok((src, lowered.kernels.len()))
+        Ok((src.source, lowered.kernels.len()))
     })();
     let (source, kernels) = match source {
         Ok(s) => s,

@@ -15,7 +15,11 @@ use weft_ir::expr::{BinOp, Intrinsic, Scope, ThreadAxis};
 
 pub(crate) use crate::prec::{Prec, binop_prec, needs_parens};
 use weft_ir::fragment::Fragment;
-use weft_ir::kernel::Kernel;
+use weft_ir::kernel::{Kernel, LoweredFunc};
+
+use crate::emitted::{Emitted, EntryPoint, Language, checked};
+use crate::error::EmitError;
+use crate::limits::TargetLimits;
 
 /// What differs between C-family languages. Strings returned are pieces of source.
 pub trait Dialect {
@@ -98,6 +102,75 @@ pub fn shared_offsets(kernel: &Kernel) -> (Vec<u64>, u64) {
         end = at + b.bytes().max(0) as u64;
     }
     (offsets, end)
+}
+
+/// The dynamic shared memory a launch of `kernel` emitted in `dialect` must pass: its
+/// shared arrays' bytes where the dialect carves them from one dynamic array
+/// ([`Dialect::dynamic_shared`]), else 0.
+pub fn dynamic_shared_bytes<D: Dialect>(dialect: &D, kernel: &Kernel) -> u32 {
+    let (_, bytes) = shared_offsets(kernel);
+    if dialect.dynamic_shared(bytes).is_some() {
+        bytes.min(u32::MAX as u64) as u32
+    } else {
+        0
+    }
+}
+
+/// The entry point of `kernel` written in `dialect`: its function name and launch facts.
+pub fn entry_point<D: Dialect>(dialect: &D, kernel: &Kernel) -> EntryPoint {
+    let mut entry = EntryPoint::new(kernel, kernel_names(dialect, kernel).kernel);
+    entry.dynamic_shared_bytes = dynamic_shared_bytes(dialect, kernel);
+    entry
+}
+
+/// `func`'s kernels in one translation unit of `dialect`: each checked once against
+/// `limits`, entry points unique, `prelude(f16, fragments)` first. A function without
+/// kernels is refused, so every [`Emitted`] has an entry point.
+pub fn emit_unit<D: Dialect>(
+    dialect: &D,
+    language: Language,
+    func: &LoweredFunc,
+    limits: &TargetLimits,
+    prelude: impl Fn(bool, bool) -> String,
+) -> Result<Emitted, EmitError> {
+    if func.kernels.is_empty() {
+        return Err(EmitError::Invalid {
+            kernel: func.name.clone(),
+            what: "the function has no kernels to emit".to_string(),
+        });
+    }
+    let mut seen = std::collections::HashSet::new();
+    for k in &func.kernels {
+        checked(k, language, limits)?;
+        let entry = kernel_names(dialect, k).kernel;
+        if !seen.insert(entry.clone()) {
+            return Err(EmitError::Invalid {
+                kernel: k.name.clone(),
+                what: format!(
+                    "its entry point `{entry}` repeats in function `{}`",
+                    func.name
+                ),
+            });
+        }
+    }
+    let f16 = func.kernels.iter().any(|k| k.uses_dtype(DType::F16));
+    let fragments = func.kernels.iter().any(|k| k.uses_fragments());
+    let mut source = prelude(f16, fragments);
+    for (i, k) in func.kernels.iter().enumerate() {
+        if i > 0 {
+            source.push('\n');
+        }
+        source.push_str(&write_kernel(dialect, k)?);
+    }
+    Ok(Emitted {
+        language,
+        source,
+        kernels: func
+            .kernels
+            .iter()
+            .map(|k| entry_point(dialect, k))
+            .collect(),
+    })
 }
 
 /// How a C-family language spells matrix fragments (CUDA's `mma.sync`, Metal's

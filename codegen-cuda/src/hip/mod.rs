@@ -13,9 +13,8 @@
 
 mod dialect;
 
-use weft_codegen_common::cfamily::{kernel_names, write_kernel};
-use weft_codegen_common::contract::check_lowered;
-use weft_codegen_common::{EmitError, TargetLimits, check_limits};
+use weft_codegen_common::cfamily::{emit_unit, entry_point, write_kernel};
+use weft_codegen_common::{EmitError, Emitted, Language, TargetLimits, checked};
 use weft_ir::dtype::DType;
 use weft_ir::kernel::{Kernel, LoweredFunc};
 
@@ -36,8 +35,6 @@ impl Default for HipOptions {
     }
 }
 
-const BACKEND: &str = "HIP";
-
 /// The conversions the shared writer spells `weft_f2h`/`weft_h2f` (as for CUDA).
 const HALF_PRELUDE: &str = "#include <hip/hip_fp16.h>
 __device__ __forceinline__ half weft_f2h(float f) { return __float2half(f); }
@@ -53,28 +50,21 @@ fn prelude(f16: bool, _fragments: bool) -> String {
     out
 }
 
-fn check(kernel: &Kernel, opts: &HipOptions) -> Result<(), EmitError> {
-    check_lowered(kernel, BACKEND)?;
-    check_limits(kernel, &opts.limits)?;
-    Ok(())
-}
-
-/// `kernel` as one HIP translation unit holding one `extern "C" __global__` function named
-/// [`entry_point`]`(kernel)`.
-pub fn emit(kernel: &Kernel, opts: &HipOptions) -> Result<String, EmitError> {
-    check(kernel, opts)?;
-    let mut out = prelude(kernel.uses_dtype(DType::F16), false);
-    out.push_str(&write_kernel(&Hip, kernel)?);
-    Ok(out)
+/// `kernel` as one HIP translation unit holding one `extern "C" __global__` function (the
+/// code object's kernel symbol is its entry point's name).
+pub fn emit(kernel: &Kernel, opts: &HipOptions) -> Result<Emitted, EmitError> {
+    checked(kernel, Language::Hip, &opts.limits)?;
+    let mut source = prelude(kernel.uses_dtype(DType::F16), false);
+    source.push_str(&write_kernel(&Hip, kernel)?);
+    Ok(Emitted {
+        language: Language::Hip,
+        source,
+        kernels: vec![entry_point(&Hip, kernel)],
+    })
 }
 
 /// Every kernel of `func` in one translation unit, in launch order: what one hipcc
 /// invocation compiles into one code object.
-pub fn emit_lowered(func: &LoweredFunc, opts: &HipOptions) -> Result<String, EmitError> {
-    crate::emit_unit(&Hip, func, |k| check(k, opts), prelude)
-}
-
-/// The name of the emitted function (the code object's kernel symbol).
-pub fn entry_point(kernel: &Kernel) -> String {
-    kernel_names(&Hip, kernel).kernel
+pub fn emit_lowered(func: &LoweredFunc, opts: &HipOptions) -> Result<Emitted, EmitError> {
+    emit_unit(&Hip, Language::Hip, func, &opts.limits, prelude)
 }

@@ -1,7 +1,8 @@
 //! Kernel templates (Hidet's template-based scheduling, seed 002 section 5.1.3): tensor
 //! programs written directly with task mappings ([`weft_ir::template`]), each with a
-//! hardware-centric schedule space — parameters drawn from the target's resources
-//! (threads, shared memory, registers), not from the divisors of the input size, with
+//! hardware-centric schedule space — parameters drawn from what the target offers a
+//! block ([`TargetLimits`]: threads, shared memory, registers, matrix units), not from
+//! the divisors of the input size, with
 //! predicated loads at tile edges so that every config is right at every size.
 //!
 //! | op | schedule | template |
@@ -23,83 +24,16 @@ pub mod winograd;
 
 use std::fmt;
 
+use weft_codegen_common::TargetLimits;
 use weft_ir::func::Func;
 use weft_ir::template::TemplateError;
 
 use crate::Shape;
 
-/// What a target offers one block, as far as a schedule space is concerned.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Resources {
-    /// Names the target in messages (`cuda`, `vulkan: NVIDIA H100`, `webgpu`).
-    pub name: String,
-    /// Threads per block.
-    pub max_threads: i64,
-    /// Shared (workgroup) memory per block, in bytes.
-    pub max_shared_bytes: i64,
-    /// A bound on 32-bit registers per thread that a config may plan to use. Not a
-    /// hardware limit the emitters check: configs estimated above it are left out of the
-    /// space because they would spill.
-    pub max_registers: i64,
-    /// Whether the target's compiler takes a register cap per kernel (CUDA's
-    /// `__launch_bounds__(threads, blocks)`): then the cap is a dimension of the space.
-    pub register_cap: bool,
-    /// Square matrix-fragment sizes (`16` for m16n16k16) the target's matrix units run
-    /// with f16 inputs and f32 accumulators; empty: none, and templates use CUDA cores.
-    pub mma: Vec<i64>,
-}
-
-impl Resources {
-    /// CUDA (sm_80 and later): 1024 threads, 99 KiB of shared memory (every sm_80+
-    /// device's opt-in limit; past 48 KiB it is dynamic), 255 registers per thread.
-    pub fn cuda() -> Resources {
-        Resources {
-            name: "cuda".into(),
-            max_threads: 1024,
-            max_shared_bytes: 99 * 1024,
-            max_registers: 255,
-            register_cap: true,
-            mma: vec![16],
-        }
-    }
-
-    /// Metal on Apple GPUs: 32 KiB of threadgroup memory, 1024 threads, 8×8 simdgroup
-    /// matrices.
-    pub fn metal() -> Resources {
-        Resources {
-            name: "metal".into(),
-            max_threads: 1024,
-            max_shared_bytes: 32 * 1024,
-            max_registers: 255,
-            register_cap: false,
-            mma: vec![8],
-        }
-    }
-
-    /// HIP on AMD GPUs (`rocm`): 1024 threads, 64 KiB of LDS, 255 registers, a register
-    /// cap through `__launch_bounds__` (as waves per SIMD), and no matrix units weft emits
-    /// (so the fp16 templates use vector ALUs).
-    pub fn rocm() -> Resources {
-        Resources {
-            name: "rocm".into(),
-            max_shared_bytes: 64 * 1024,
-            mma: Vec::new(),
-            ..Resources::cuda()
-        }
-    }
-
-    /// WebGPU's default limits (16 KiB, 256 invocations); a conservative register bound,
-    /// since the GPU behind a browser is unknown.
-    pub fn webgpu() -> Resources {
-        Resources {
-            name: "webgpu".into(),
-            max_threads: 256,
-            max_shared_bytes: 16 * 1024,
-            max_registers: 128,
-            register_cap: false,
-            mma: Vec::new(),
-        }
-    }
+/// True if `value` (threads, bytes, registers a config plans) is within a target's
+/// `limit` ([`TargetLimits`]' fields are unsigned; a config's counts are `i64`).
+pub(crate) fn within(value: i64, limit: u64) -> bool {
+    u64::try_from(value).is_ok_and(|v| v <= limit)
 }
 
 /// One point of a schedule space: named integer parameters, in the template's order.
@@ -189,10 +123,10 @@ pub struct TemplateSpec {
     pub schedule: &'static str,
     /// Its parameters, in order, with what each means.
     pub params: &'static [(&'static str, &'static str)],
-    /// The schedule space for a target's resources (independent of the input size).
-    pub space: fn(&Resources) -> Vec<Config>,
-    /// The config used when no tuning record applies: a good one that fits `resources`.
-    pub default: fn(&Resources) -> Config,
+    /// The schedule space for what a target offers (independent of the input size).
+    pub space: fn(&TargetLimits) -> Vec<Config>,
+    /// The config used when no tuning record applies: a good one that fits the target.
+    pub default: fn(&TargetLimits) -> Config,
     /// A short description of a config (`128x128x8 tile, 256 threads, ...`), or why it
     /// is not a valid config.
     pub describe: fn(&Config) -> Result<String, String>,

@@ -14,6 +14,7 @@ pub fn nvidia_vulkan_limits() -> TargetLimits {
         max_block_dim: [1024, 1024, 64],
         f16: true,
         matrix_units: vec![MatrixUnit::new(16, 16, 16, DType::F16, DType::F32)],
+        max_registers: 255,
         ..TargetLimits::webgpu_default()
     }
 }

@@ -8,7 +8,7 @@ use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use half::f16;
 
 use super::{CudaReference, ReferenceError, cublas, driver};
-use crate::device::Timing;
+use crate::timing::Timing;
 
 impl CudaReference {
     /// Row-major `C[m, n] = A[m, k] @ B[k, n]` with cuBLAS SGEMM: the product (run once,

@@ -19,7 +19,7 @@ use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
 use half::f16;
 
 use super::{CudaReference, ReferenceError, cudnn, driver};
-use crate::device::Timing;
+use crate::timing::Timing;
 
 /// cuDNN's forward algorithms, all tried.
 const ALGORITHMS: [Algo; 8] = [

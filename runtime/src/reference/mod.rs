@@ -34,10 +34,10 @@ use cudarc::cudnn::{Cudnn, CudnnError};
 use cudarc::driver::{CudaContext, CudaStream, DriverError};
 use thiserror::Error;
 
+use crate::cuda::time_runs;
 use crate::cuda::{CudaError, candidates, guard, open_context, probe_driver};
-use crate::device::Timing;
-use crate::stream_timing::time_runs;
 use crate::target::Target;
+use crate::timing::Timing;
 
 pub use dnn::{ConvLayout, ConvProblem, ConvResult};
 

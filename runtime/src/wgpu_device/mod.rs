@@ -11,19 +11,19 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, mpsc};
 
 use rayon::prelude::*;
-use thiserror::Error;
-use weft_codegen_common::{MatrixUnit, TargetLimits};
-use weft_codegen_wgsl::WgslKernel;
+use weft_codegen_common::{Emitted, MatrixUnit, TargetLimits};
 use weft_ir::data::TensorData;
 use weft_ir::dtype::DType;
 use weft_ir::kernel::Kernel;
 
 use crate::device::{
     BufferId, Device, DeviceError, KernelArg, KernelId, Launch, Slab, Timing, check_upload,
-    element_bytes, storage_dtype, warm_up,
+    element_bytes, storage_dtype,
 };
+pub use crate::error::WgpuError;
 use crate::shader_checks::ShaderChecks;
 use crate::target::{Target, WgpuBackend};
+use crate::timing::warm_up;
 
 mod adapter;
 mod pipeline;
@@ -38,60 +38,6 @@ const BUFFER_ALIGN: u64 = 16;
 
 /// Timestamp queries per query set (wgpu's maximum).
 const MAX_QUERIES: u32 = wgpu::QUERY_SET_MAX_QUERIES;
-
-/// Something that went wrong in wgpu.
-#[derive(Debug, Error)]
-pub enum WgpuError {
-    #[error("no {backend} adapter{}; {hint}", list_found(found))]
-    NoAdapter {
-        backend: String,
-        /// The adapters wgpu did find, as `name (backend, type)`.
-        found: Vec<String>,
-        hint: &'static str,
-    },
-    #[error("adapter index {index} for `{target}`, but only {count} adapters match")]
-    NoSuchAdapter {
-        target: String,
-        index: usize,
-        count: usize,
-    },
-    #[error("requesting a device from adapter `{adapter}`: {message}")]
-    RequestDevice { adapter: String, message: String },
-    #[error("wgpu, {op}: {message}")]
-    Wgpu { op: String, message: String },
-    #[error(
-        "buffer of {bytes} bytes exceeds the adapter's limit of {limit} bytes per storage \
-         binding"
-    )]
-    BufferTooLarge { bytes: u64, limit: u64 },
-    #[error("kernel `{kernel}`: WGSL binding {binding} is parameter {param}, which is {what}")]
-    Binding {
-        kernel: String,
-        binding: u32,
-        param: usize,
-        what: &'static str,
-    },
-    #[error("wgpu panicked during {op}: {message}")]
-    Panicked { op: String, message: String },
-}
-
-fn list_found(found: &[String]) -> String {
-    if found.is_empty() {
-        " (wgpu found no adapter at all)".to_string()
-    } else {
-        format!(" (wgpu found: {})", found.join(", "))
-    }
-}
-
-impl WgpuError {
-    /// True when the target's backend is absent here (no adapter), not broken.
-    pub fn is_unavailable(&self) -> bool {
-        matches!(
-            self,
-            WgpuError::NoAdapter { .. } | WgpuError::NoSuchAdapter { .. }
-        )
-    }
-}
 
 /// Options of a wgpu device.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -129,7 +75,7 @@ struct GpuBuffer {
 
 /// A compiled WGSL module: pipeline, layout, and the emitter's binding description.
 struct Pipeline {
-    wgsl: WgslKernel,
+    wgsl: Emitted,
     layout: wgpu::BindGroupLayout,
     pipeline: wgpu::ComputePipeline,
 }
@@ -271,6 +217,8 @@ impl WgpuDevice {
                 } else {
                     Vec::new()
                 },
+                max_registers: backend.max_registers(),
+                register_cap: false,
             }
         };
         let options = WgpuOptions {
@@ -384,15 +332,15 @@ impl WgpuDevice {
         })
     }
 
-    /// Compiles `wgsl` (hand-written, or emitted elsewhere) as the code of `kernel`, whose
-    /// launch shape and parameters it must follow. [`Device::compile`] emits the WGSL and
-    /// calls this.
+    /// Compiles `wgsl` as the code of `kernel`, whose launch shape and parameters it
+    /// follows: WGSL from `weft_codegen_wgsl::emit`, or a module written elsewhere and
+    /// wrapped by [`Emitted::handwritten`] (with its bindings). Both were checked against
+    /// the target's limits when they were made. [`Device::compile`] emits and calls this.
     pub fn compile_wgsl(
         &mut self,
         kernel: &Kernel,
-        wgsl: WgslKernel,
+        wgsl: Emitted,
     ) -> Result<KernelId, DeviceError> {
-        weft_codegen_common::check_limits(kernel, &self.limits)?;
         // The proof is of weft's IR, not of WGSL written elsewhere: only
         // `--unchecked-shaders` drops the checks of such a module.
         let unchecked = self.options.shader_checks == ShaderChecks::Unchecked;
@@ -419,17 +367,13 @@ impl WgpuDevice {
         KernelId(self.kernels.len() - 1)
     }
 
-    /// Checks `kernel` against the device's limits and emits its WGSL.
-    fn emit_checked(&self, kernel: &Kernel) -> Result<WgslKernel, DeviceError> {
-        weft_codegen_common::check_limits(kernel, &self.limits)?;
+    /// `kernel`'s WGSL, emitted for (and checked once against) the adapter's limits.
+    fn emit(&self, kernel: &Kernel) -> Result<Emitted, DeviceError> {
         let opts = weft_codegen_wgsl::WgslOptions {
             limits: self.limits.clone(),
         };
-        weft_codegen_wgsl::emit(kernel, &opts).map_err(|source| DeviceError::Emit {
-            kernel: kernel.name.clone(),
-            target: self.target.to_string(),
-            source: Box::new(source),
-        })
+        weft_codegen_wgsl::emit(kernel, &opts)
+            .map_err(|e| DeviceError::emit(kernel, &self.target.to_string(), e))
     }
 
     fn compiled(&self, id: KernelId) -> Result<&CompiledKernel, DeviceError> {
@@ -530,7 +474,7 @@ impl Device for WgpuDevice {
     }
 
     fn compile(&mut self, kernel: &Kernel) -> Result<KernelId, DeviceError> {
-        let wgsl = self.emit_checked(kernel)?;
+        let wgsl = self.emit(kernel)?;
         let unchecked = self.unchecked(kernel);
         let pipeline = self.pipeline_for(wgsl, &kernel.name, unchecked)?;
         Ok(self.register(kernel, pipeline))
@@ -543,7 +487,7 @@ impl Device for WgpuDevice {
         let built: Vec<Result<_, DeviceError>> = kernels
             .par_iter()
             .map(|k| {
-                let wgsl = this.emit_checked(k)?;
+                let wgsl = this.emit(k)?;
                 let unchecked = this.unchecked(k);
                 if this
                     .by_source

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use weft_codegen_wgsl::WgslKernel;
+use weft_codegen_common::Emitted;
 use weft_ir::data::Scalar;
 use wgpu::util::DeviceExt;
 
@@ -14,7 +14,7 @@ impl WgpuDevice {
     /// Builds the pipeline of `wgsl`, or finds it in the cache.
     pub(super) fn pipeline_for(
         &mut self,
-        wgsl: WgslKernel,
+        wgsl: Emitted,
         name: &str,
         unchecked: bool,
     ) -> Result<usize, WgpuError> {
@@ -28,7 +28,7 @@ impl WgpuDevice {
     /// Caches a built pipeline; its index.
     pub(super) fn insert_pipeline(
         &mut self,
-        wgsl: WgslKernel,
+        wgsl: Emitted,
         unchecked: bool,
         (layout, pipeline): (wgpu::BindGroupLayout, wgpu::ComputePipeline),
     ) -> usize {
@@ -50,7 +50,7 @@ impl WgpuDevice {
     /// pipelines at once (wgpu's error scopes are per thread).
     pub(super) fn build_pipeline(
         &self,
-        wgsl: &WgslKernel,
+        wgsl: &Emitted,
         name: &str,
         unchecked: bool,
     ) -> Result<(wgpu::BindGroupLayout, wgpu::ComputePipeline), WgpuError> {
@@ -62,6 +62,7 @@ impl WgpuDevice {
                 min_binding_size: None,
             };
             let mut entries: Vec<wgpu::BindGroupLayoutEntry> = wgsl
+                .entry()
                 .bindings
                 .iter()
                 .map(|b| wgpu::BindGroupLayoutEntry {
@@ -71,7 +72,7 @@ impl WgpuDevice {
                     count: None,
                 })
                 .collect();
-            if let Some(u) = &wgsl.uniform {
+            if let Some(u) = &wgsl.entry().uniform {
                 entries.push(wgpu::BindGroupLayoutEntry {
                     binding: u.binding,
                     visibility: wgpu::ShaderStages::COMPUTE,
@@ -118,7 +119,7 @@ impl WgpuDevice {
                     label: Some(name),
                     layout: Some(&pipeline_layout),
                     module: &module,
-                    entry_point: Some(&wgsl.entry_point),
+                    entry_point: Some(&wgsl.entry().name),
                     compilation_options: Default::default(),
                     cache: None,
                 });
@@ -153,7 +154,7 @@ impl WgpuDevice {
             what,
         };
         let mut entries: Vec<wgpu::BindGroupEntry> = Vec::new();
-        for b in &p.wgsl.bindings {
+        for b in &p.wgsl.entry().bindings {
             match args.get(b.param) {
                 Some(KernelArg::Buffer(id)) => entries.push(wgpu::BindGroupEntry {
                     binding: b.binding,
@@ -165,7 +166,7 @@ impl WgpuDevice {
                 None => return Err(binding_error(b.binding, b.param, "out of range").into()),
             }
         }
-        let uniform = match &p.wgsl.uniform {
+        let uniform = match &p.wgsl.entry().uniform {
             Some(u) => {
                 let mut bytes = vec![0u8; round_up(u.size.max(1), BUFFER_ALIGN) as usize];
                 for &(param, offset) in &u.fields {

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use rand::{Rng, SeedableRng, rngs::StdRng};
-use weft_codegen_wgsl::{WgslBinding, WgslKernel, WgslUniform};
+use weft_codegen_common::{Binding, Emitted, EntryPoint, Language, TargetLimits, Uniform};
 use weft_ir::data::{Arg, Scalar, TensorData};
 use weft_ir::dtype::DType;
 use weft_ir::expr::{BinOp, Buffer, Expr, Scope, ThreadAxis, Var};
@@ -347,9 +347,38 @@ pub fn run_by_hand(dev: &mut dyn Device, kernel: KernelId, func: &LoweredFunc, a
 }
 
 /// Hand-written WGSL for the functions above, with the binding description the emitter
-/// would give.
-pub fn wgsl_for(func: &LoweredFunc) -> WgslKernel {
-    let storage = |binding, param, read_only| WgslBinding {
+/// would give, checked as the emitter checks (against WebGPU's default limits).
+pub fn wgsl_for(func: &LoweredFunc) -> Emitted {
+    let (source, bindings, uniform) = wgsl_parts(func);
+    let mut entry = EntryPoint::new(&func.kernels[0], func.name.clone());
+    entry.bindings = bindings;
+    entry.uniform = uniform;
+    Emitted::handwritten(
+        &func.kernels[0],
+        Language::Wgsl,
+        source,
+        entry,
+        &TargetLimits::webgpu_default(),
+    )
+    .expect("hand-written kernels fit WebGPU's limits")
+}
+
+/// Hand-written CUDA C for the functions above, checked as the emitter checks.
+pub fn cuda_emitted(func: &LoweredFunc) -> Emitted {
+    let entry = EntryPoint::new(&func.kernels[0], func.name.clone());
+    Emitted::handwritten(
+        &func.kernels[0],
+        Language::Cuda,
+        cuda_for(func),
+        entry,
+        &TargetLimits::cuda(),
+    )
+    .expect("hand-written kernels fit CUDA's limits")
+}
+
+/// The WGSL source, storage bindings and uniform of [`wgsl_for`].
+fn wgsl_parts(func: &LoweredFunc) -> (String, Vec<Binding>, Option<Uniform>) {
+    let storage = |binding, param, read_only| Binding {
         binding,
         param,
         read_only,
@@ -358,8 +387,8 @@ pub fn wgsl_for(func: &LoweredFunc) -> WgslKernel {
     let head = "@compute @workgroup_size(64, 1, 1)\n";
     let ids = "@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>";
     match func.name.as_str() {
-        "vecadd" => WgslKernel {
-            source: format!(
+        "vecadd" => (
+            format!(
                 "@group(0) @binding(0) var<storage, read> A: array<f32>;
 @group(0) @binding(1) var<storage, read> B: array<f32>;
 @group(0) @binding(2) var<storage, read_write> C: array<f32>;
@@ -369,16 +398,15 @@ pub fn wgsl_for(func: &LoweredFunc) -> WgslKernel {
 }}
 "
             ),
-            entry_point: "vecadd".into(),
-            bindings: vec![
+            vec![
                 storage(0, 0, true),
                 storage(1, 1, true),
                 storage(2, 2, false),
             ],
-            uniform: None,
-        },
-        "window_sum" => WgslKernel {
-            source: format!(
+            None,
+        ),
+        "window_sum" => (
+            format!(
                 "@group(0) @binding(0) var<storage, read> X: array<f32>;
 @group(0) @binding(1) var<storage, read_write> Y: array<f32>;
 var<workgroup> S: array<f32, 66>;
@@ -392,13 +420,12 @@ var<workgroup> S: array<f32, 66>;
 }}
 "
             ),
-            entry_point: "window_sum".into(),
-            bindings: vec![storage(0, 0, true), storage(1, 1, false)],
-            uniform: None,
-        },
+            vec![storage(0, 0, true), storage(1, 1, false)],
+            None,
+        ),
         // Kernel params: X, Y, Z, alpha (the kernel's order, not the function's).
-        "axpy" => WgslKernel {
-            source: format!(
+        "axpy" => (
+            format!(
                 "struct Scalars {{ alpha: f32 }}
 @group(0) @binding(0) var<storage, read> X: array<f32>;
 @group(0) @binding(1) var<storage, read> Y: array<f32>;
@@ -410,18 +437,17 @@ var<workgroup> S: array<f32, 66>;
 }}
 "
             ),
-            entry_point: "axpy".into(),
-            bindings: vec![
+            vec![
                 storage(0, 0, true),
                 storage(1, 1, true),
                 storage(2, 2, false),
             ],
-            uniform: Some(WgslUniform {
+            Some(Uniform {
                 binding: 3,
                 size: 4,
                 fields: vec![(3, 0)],
             }),
-        },
+        ),
         other => panic!("no WGSL for {other}"),
     }
 }

@@ -3,7 +3,8 @@
 //! kernel and stride the op takes. Nothing depends on the image size.
 
 use super::DepthwiseParams;
-use crate::templates::{Config, Resources};
+use crate::templates::{Config, within};
+use weft_codegen_common::TargetLimits;
 
 /// Output tiles of a block (rows × columns): square and wide, 4×8 to 16×32.
 const TILES: [[i64; 2]; 6] = [[4, 8], [8, 8], [4, 16], [8, 16], [16, 16], [8, 32]];
@@ -16,14 +17,14 @@ const WORST: (i64, i64) = (7, 2);
 /// Threads per block worth trying: one to eight warps.
 const THREADS: std::ops::RangeInclusive<i64> = 32..=256;
 
-fn fits(p: &DepthwiseParams, r: &Resources) -> bool {
+fn fits(p: &DepthwiseParams, r: &TargetLimits) -> bool {
     let (k, s) = WORST;
     let t = p.threads();
     THREADS.contains(&t)
         && t % 32 == 0
-        && t <= r.max_threads
-        && p.shared_bytes(k, s) <= r.max_shared_bytes
-        && p.registers(k, s) <= r.max_registers
+        && within(t, r.max_threads_per_block)
+        && within(p.shared_bytes(k, s), r.max_shared_bytes)
+        && within(p.registers(k, s), r.max_registers)
 }
 
 /// Every config that `resources` can run, in a fixed order: each tile, thread tile and
@@ -31,13 +32,14 @@ fn fits(p: &DepthwiseParams, r: &Resources) -> bool {
 /// one output per thread or a pair, in registers.
 ///
 /// ```
-/// use weft_ops::templates::{Resources, depthwise};
+/// use weft_codegen_common::TargetLimits;
+/// use weft_ops::templates::depthwise;
 ///
-/// let cuda = depthwise::space(&Resources::cuda());
+/// let cuda = depthwise::space(&TargetLimits::cuda());
 /// assert!(cuda.len() <= 200 && cuda.len() > 50);
-/// assert!(depthwise::space(&Resources::webgpu()).len() <= cuda.len());
+/// assert!(depthwise::space(&TargetLimits::webgpu_default()).len() <= cuda.len());
 /// ```
-pub fn space(resources: &Resources) -> Vec<Config> {
+pub fn space(resources: &TargetLimits) -> Vec<Config> {
     let mut out = Vec::new();
     for tile in TILES {
         for per_thread in PER_THREAD {
@@ -68,7 +70,7 @@ pub fn space(resources: &Resources) -> Vec<Config> {
 /// Without a tuning record: an 8×8 tile of 4 channels, 256 threads of one output each,
 /// the input in shared memory, loops unrolled (the config closest to the `v4` schedule
 /// that also fits a 7×7 image), or the space's first config where that does not fit.
-pub fn default_config(resources: &Resources) -> Config {
+pub fn default_config(resources: &TargetLimits) -> Config {
     let p = DepthwiseParams {
         tile: [8, 8],
         per_thread: [1, 1],

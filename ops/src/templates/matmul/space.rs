@@ -4,7 +4,7 @@
 //! 4×4 and 8×4, one or two repeats of a warp's tile per direction, lanes laid out 4×8
 //! or 8×4, blocks of 2 to 8 warps, k steps of 8 and 16 — and a config stays in the space
 //! when the target can run it: its threads, its shared memory (two stages) and its
-//! estimated registers within the target's [`Resources`]. Where the compiler takes a
+//! estimated registers within the target's [`TargetLimits`]. Where the compiler takes a
 //! register cap (CUDA), the configs with 64 accumulators per thread and at least 4 warps
 //! come twice: with the compiler's register choice, and capped at 128 registers so that
 //! twice the blocks fit (a kernel one register over 128 halves its occupancy). Where a
@@ -14,7 +14,8 @@
 //! At most 200 configs.
 
 use super::MatmulParams;
-use crate::templates::{Config, Resources};
+use crate::templates::{Config, within};
+use weft_codegen_common::TargetLimits;
 
 const THREAD_TILES: [[i64; 2]; 2] = [[4, 4], [8, 4]];
 const REPEATS: [[i64; 2]; 4] = [[1, 1], [1, 2], [2, 1], [2, 2]];
@@ -51,23 +52,24 @@ fn point(
 }
 
 /// True if the target can run `p`.
-fn fits(p: &MatmulParams, r: &Resources) -> bool {
-    p.threads() <= r.max_threads
-        && p.shared_bytes() <= r.max_shared_bytes
-        && p.registers() <= r.max_registers
+fn fits(p: &MatmulParams, r: &TargetLimits) -> bool {
+    within(p.threads(), r.max_threads_per_block)
+        && within(p.shared_bytes(), r.max_shared_bytes)
+        && within(p.registers(), r.max_registers)
 }
 
 /// Every config of the space that `resources` can run, in a fixed order.
 ///
 /// ```
-/// use weft_ops::templates::{Resources, matmul};
+/// use weft_codegen_common::TargetLimits;
+/// use weft_ops::templates::matmul;
 ///
-/// let cuda = matmul::space(&Resources::cuda());
+/// let cuda = matmul::space(&TargetLimits::cuda());
 /// assert!(cuda.len() <= 200 && cuda.len() > 100);
 /// // WebGPU's 16 KiB and 256 invocations leave out the larger tiles.
-/// assert!(matmul::space(&Resources::webgpu()).len() < cuda.len());
+/// assert!(matmul::space(&TargetLimits::webgpu_default()).len() < cuda.len());
 /// ```
-pub fn space(resources: &Resources) -> Vec<Config> {
+pub fn space(resources: &TargetLimits) -> Vec<Config> {
     let mut out = Vec::new();
     for tile in THREAD_TILES {
         for repeat in REPEATS {
@@ -117,7 +119,7 @@ pub fn space(resources: &Resources) -> Vec<Config> {
 /// where it fits (with registers capped at 128 where the compiler takes a cap, so that
 /// two blocks share a multiprocessor), else the largest block tile of the space (most
 /// threads on a tie).
-pub fn default_config(resources: &Resources) -> Config {
+pub fn default_config(resources: &TargetLimits) -> Config {
     if fits(&MatmulParams::SEED, resources) {
         let seed = MatmulParams::SEED;
         return if resources.register_cap {

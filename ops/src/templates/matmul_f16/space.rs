@@ -9,7 +9,8 @@
 //! its threads, shared memory (two stages plus staging) and accumulators fit.
 
 use super::F16Params;
-use crate::templates::{Config, Resources};
+use crate::templates::{Config, within};
+use weft_codegen_common::TargetLimits;
 
 const WARPS: [[i64; 2]; 4] = [[2, 2], [2, 4], [4, 2], [4, 4]];
 const FRAGS: [[i64; 2]; 7] = [[2, 2], [2, 4], [4, 2], [4, 4], [1, 2], [8, 4], [3, 4]];
@@ -23,15 +24,15 @@ const BLOCK_K_ELEMENTWISE: [i64; 3] = [16, 32, 64];
 const GROUP: i64 = 8;
 
 /// The matrix-unit tile a target uses: its largest, or 0 for CUDA cores.
-fn unit(r: &Resources) -> i64 {
-    r.mma.first().copied().unwrap_or(0)
+fn unit(r: &TargetLimits) -> i64 {
+    r.f16_mma_sizes().first().copied().unwrap_or(0)
 }
 
 /// Halves per global load: 16 bytes where the compiler takes a register cap (CUDA: one
 /// `LDG.128`, one `STS.128`), else 8. WGSL copies lane by lane into shared memory, and
 /// 8 consecutive halves per thread made those stores conflict more: measured on an H100
 /// through Vulkan (2026-11-22), 16-byte loads took the 1024³ matmul from 28.5 to 44.9 µs.
-fn vec_for(r: &Resources) -> i64 {
+fn vec_for(r: &TargetLimits) -> i64 {
     if r.register_cap { 8 } else { 4 }
 }
 
@@ -41,8 +42,8 @@ fn vec_for(r: &Resources) -> i64 {
 /// on an H100 (2026-11-23, tuned, 4096³: 515 against 474 µs; conv 224²: 27.3 against
 /// 22.2 µs): the copy is waited for at the same barrier as the staged one, and the
 /// staging it saves was not the limit. Deeper pipelines (`st` = 3, 4) are where it pays.
-fn copies(r: &Resources) -> Vec<bool> {
-    if r.register_cap && !r.mma.is_empty() {
+fn copies(r: &TargetLimits) -> Vec<bool> {
+    if r.register_cap && !r.f16_mma_sizes().is_empty() {
         vec![false, true]
     } else {
         vec![false]
@@ -53,17 +54,17 @@ fn copies(r: &Resources) -> Vec<bool> {
 /// element (WGSL, MSL: no register cap; WGSL stores one f16 at a time). Such targets also
 /// get a k step of 16 (`BLOCK_K_ELEMENTWISE`) and copies through fragments (`cc`); CUDA
 /// copies 16 bytes a thread and never stores operand fragments.
-fn elementwise_matrix_copies(r: &Resources) -> bool {
-    !r.register_cap && !r.mma.is_empty()
+fn elementwise_matrix_copies(r: &TargetLimits) -> bool {
+    !r.register_cap && !r.f16_mma_sizes().is_empty()
 }
 
-fn fits(p: &F16Params, r: &Resources) -> bool {
+fn fits(p: &F16Params, r: &TargetLimits) -> bool {
     // f32 accumulators, the A and B fragments, staged loads and addresses; a second set
     // of fragments (4 registers a tile on CUDA).
     let registers = p.accumulators() + 64 + (p.frag_buffers - 1) * (p.frags[0] + p.frags[1]) * 4;
-    p.threads() <= r.max_threads
-        && p.shared_bytes() <= r.max_shared_bytes
-        && registers <= r.max_registers
+    within(p.threads(), r.max_threads_per_block)
+        && within(p.shared_bytes(), r.max_shared_bytes)
+        && within(registers, r.max_registers)
 }
 
 /// Whether the A tile's widest loads cover it in whole passes. Only tiles of three
@@ -75,7 +76,7 @@ fn loads_in_whole_passes(p: &F16Params) -> bool {
 }
 
 /// Every config `resources` can run, in a fixed order.
-pub fn space(resources: &Resources) -> Vec<Config> {
+pub fn space(resources: &TargetLimits) -> Vec<Config> {
     let mma = unit(resources);
     let coop_copies: &[bool] = if elementwise_matrix_copies(resources) {
         &[false, true]
@@ -138,7 +139,7 @@ pub fn space(resources: &Resources) -> Vec<Config> {
 /// The space of the template over computed operands (an implicit GEMM's im2col view): no
 /// copies through fragments, which read placeholders only (the configs with `cc = 1`
 /// would build the same kernel as their `cc = 0` twins).
-pub fn space_over_views(resources: &Resources) -> Vec<Config> {
+pub fn space_over_views(resources: &TargetLimits) -> Vec<Config> {
     space(resources)
         .into_iter()
         .filter(|c| c.get("cc") != Some(1))
@@ -147,7 +148,7 @@ pub fn space_over_views(resources: &Resources) -> Vec<Config> {
 
 /// A 128×128 tile of 8 warps with 4×2 fragments each and a k step of 32 where it fits
 /// (cuBLAS's tensor-core tile), else the largest config of the space.
-pub fn default_config(resources: &Resources) -> Config {
+pub fn default_config(resources: &TargetLimits) -> Config {
     let mma = unit(resources);
     let f = if mma == 0 { 16 } else { mma };
     let preferred = F16Params {

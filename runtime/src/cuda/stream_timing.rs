@@ -15,8 +15,9 @@ use std::time::{Duration, Instant};
 use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{CudaContext, CudaGraph, CudaStream};
 
-use crate::cuda::{CudaError, driver};
-use crate::device::{Timing, warm_up};
+use super::driver::driver;
+use crate::error::CudaError;
+use crate::timing::{Timing, warm_up};
 
 /// Event pairs per timing: each times `iters / SAMPLES` back-to-back runs.
 const SAMPLES: usize = 10;

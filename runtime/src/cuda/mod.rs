@@ -7,8 +7,10 @@
 //! returns [`CudaError::LibraryMissing`]; calls into cudarc are additionally run under
 //! `catch_unwind`, so a missing symbol in an old driver is an error too, never a crash.
 
+mod driver;
+mod stream_timing;
+
 use std::collections::HashMap;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use cudarc::driver::sys::{CUdevice_attribute, CUresult};
@@ -17,9 +19,7 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 use rayon::prelude::*;
-use thiserror::Error;
-use weft_codegen_common::TargetLimits;
-use weft_codegen_cuda::nvrtc::{self, NvrtcError, NvrtcUnavailable};
+use weft_codegen_common::{Emitted, TargetLimits};
 use weft_ir::data::{Scalar, TensorData};
 use weft_ir::dtype::DType;
 use weft_ir::kernel::Kernel;
@@ -28,174 +28,13 @@ use crate::device::{
     BufferId, Device, DeviceError, KernelArg, KernelId, Launch, Slab, Timing, check_launch,
     check_upload, element_bytes, storage_dtype,
 };
-use crate::stream_timing::time_runs;
 use crate::target::{Target, TargetInfo};
 
-const DRIVER_HINT: &str = "libcuda comes with the NVIDIA driver: this machine has no NVIDIA \
-                           GPU driver, or it is not on the loader path (LD_LIBRARY_PATH)";
+pub(crate) use driver::{candidates, compile_code, driver, guard, open_context};
+pub use driver::{compile_ptx, driver_version, probe_driver, probe_nvrtc};
+pub(crate) use stream_timing::time_runs;
 
-/// Something that went wrong in CUDA: a missing library, a driver call, NVRTC.
-#[derive(Debug, Error)]
-pub enum CudaError {
-    #[error("{lib} not found (tried {}); {hint}", tried.join(", "))]
-    LibraryMissing {
-        lib: &'static str,
-        tried: Vec<String>,
-        hint: &'static str,
-    },
-    #[error(transparent)]
-    NvrtcMissing(#[from] NvrtcUnavailable),
-    #[error("no CUDA device {ordinal}: this machine has {count}")]
-    NoDevice { ordinal: usize, count: usize },
-    #[error("CUDA driver, {op}: {source}")]
-    Driver {
-        op: String,
-        #[source]
-        source: DriverError,
-    },
-    #[error("NVRTC could not compile kernel `{kernel}` for {arch}:\n{log}")]
-    Compile {
-        kernel: String,
-        arch: String,
-        log: String,
-    },
-    #[error("cudarc panicked during {op}: {message}")]
-    Panicked { op: String, message: String },
-}
-
-impl CudaError {
-    /// True when CUDA is absent here (no library, no device), not broken.
-    pub fn is_unavailable(&self) -> bool {
-        matches!(
-            self,
-            CudaError::LibraryMissing { .. }
-                | CudaError::NvrtcMissing(_)
-                | CudaError::NoDevice { .. }
-        )
-    }
-}
-
-/// Runs `f`, turning a panic inside cudarc into [`CudaError::Panicked`].
-pub(crate) fn guard<T>(op: &str, f: impl FnOnce() -> T) -> Result<T, CudaError> {
-    catch_unwind(AssertUnwindSafe(f)).map_err(|payload| CudaError::Panicked {
-        op: op.to_string(),
-        message: payload
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_else(|| "(no message)".to_string()),
-    })
-}
-
-/// Runs a driver call under [`guard`], naming the operation in its error.
-pub(crate) fn driver<T>(
-    op: impl Into<String>,
-    f: impl FnOnce() -> Result<T, DriverError>,
-) -> Result<T, CudaError> {
-    let op = op.into();
-    guard(&op, f)?.map_err(|source| CudaError::Driver { op, source })
-}
-
-/// The file names cudarc tries for `lib`, without repeats.
-pub(crate) fn candidates(lib: &str) -> Vec<String> {
-    let mut names = cudarc::get_lib_name_candidates(lib);
-    let mut seen = std::collections::HashSet::new();
-    names.retain(|n| seen.insert(n.clone()));
-    names
-}
-
-/// `NVIDIA 580.159.04, CUDA 13.0`: the kernel module's version (Linux's
-/// `/proc/driver/nvidia/version`, where it exists) and the CUDA version of libcuda.
-pub fn driver_version() -> String {
-    let module = std::fs::read_to_string("/proc/driver/nvidia/version")
-        .ok()
-        .and_then(|text| {
-            // "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release
-            // Build ...": the first word that is a dotted version number.
-            let line = text.lines().next()?.to_string();
-            line.split_whitespace()
-                .find(|w| {
-                    w.contains('.')
-                        && w.split('.')
-                            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-                })
-                .map(str::to_string)
-        });
-    let mut version: std::ffi::c_int = 0;
-    // SAFETY: writes one int; libcuda was probed before any device was opened.
-    let cuda = guard("cuDriverGetVersion", || unsafe {
-        cudarc::driver::sys::cuDriverGetVersion(&mut version)
-    })
-    .ok()
-    .filter(|r| *r == CUresult::CUDA_SUCCESS)
-    .map(|_| format!("CUDA {}.{}", version / 1000, version % 1000 / 10));
-    match (module, cuda) {
-        (Some(m), Some(c)) => format!("NVIDIA {m}, {c}"),
-        (Some(m), None) => format!("NVIDIA {m}"),
-        (None, Some(c)) => c,
-        (None, None) => "unknown".to_string(),
-    }
-}
-
-/// Checks that libcuda (the driver API) can be loaded.
-pub fn probe_driver() -> Result<(), CudaError> {
-    // SAFETY: only tries to open the library with `libloading` under cudarc's names.
-    if unsafe { cudarc::driver::sys::is_culib_present() } {
-        Ok(())
-    } else {
-        Err(CudaError::LibraryMissing {
-            lib: "libcuda",
-            tried: candidates("cuda"),
-            hint: DRIVER_HINT,
-        })
-    }
-}
-
-/// Checks that libnvrtc (the runtime compiler) can be loaded. NVRTC needs no GPU. The
-/// search is `weft_codegen_cuda::nvrtc::probe`'s: the loader's path, then the folders of
-/// `LD_LIBRARY_PATH` as it is now and `WEFT_NVRTC_DIR`.
-pub fn probe_nvrtc() -> Result<(), CudaError> {
-    guard("probing for libnvrtc", nvrtc::probe)??;
-    Ok(())
-}
-
-/// Compiles CUDA C to PTX for `arch` (`"sm_90"`) with NVRTC; `kernel` names the source in
-/// errors. Works without a GPU.
-pub fn compile_ptx(source: &str, arch: &str, kernel: &str) -> Result<String, CudaError> {
-    nvrtc_call(kernel, arch, || nvrtc::compile_ptx(source, arch))
-}
-
-/// The code a device loads for `source`: a CUBIN for a real architecture (`sm_XX`), built
-/// by NVRTC's own ptxas so that loading it costs no JIT compilation; PTX otherwise.
-fn compile_code(source: &str, arch: &str, kernel: &str) -> Result<Ptx, CudaError> {
-    if arch.starts_with("sm_") {
-        nvrtc_call(kernel, arch, || nvrtc::compile_cubin(source, arch)).map(Ptx::from_binary)
-    } else {
-        compile_ptx(source, arch, kernel).map(Ptx::from_src)
-    }
-}
-
-fn nvrtc_call<T>(
-    kernel: &str,
-    arch: &str,
-    f: impl FnOnce() -> Result<T, NvrtcError>,
-) -> Result<T, CudaError> {
-    probe_nvrtc()?;
-    let op = format!("NVRTC compile of kernel `{kernel}`");
-    guard(&op, f)?.map_err(|e| match e {
-        NvrtcError::Unavailable(u) => CudaError::NvrtcMissing(u),
-        NvrtcError::Compile { log, .. } => CudaError::Compile {
-            kernel: kernel.to_string(),
-            arch: arch.to_string(),
-            log,
-        },
-        other => CudaError::Compile {
-            kernel: kernel.to_string(),
-            arch: arch.to_string(),
-            log: other.to_string(),
-        },
-    })
-}
+pub use crate::error::CudaError;
 
 /// The `cuda` entries of [`crate::available_targets`]: one per device, or one saying why
 /// there is none.
@@ -258,16 +97,10 @@ fn name_of(ctx: &CudaContext) -> Result<String, CudaError> {
     Ok(format!("{name} (sm_{major}{minor})"))
 }
 
-/// The context of device `ordinal`, or [`CudaError::NoDevice`] when the driver has fewer
-/// devices (shared by the device and the vendor references).
-pub(crate) fn open_context(ordinal: usize) -> Result<Arc<CudaContext>, CudaError> {
-    let count = driver("cuDeviceGetCount", CudaContext::device_count)?.max(0) as usize;
-    if ordinal >= count {
-        return Err(CudaError::NoDevice { ordinal, count });
-    }
-    driver(format!("opening device {ordinal}"), || {
-        CudaContext::new(ordinal)
-    })
+/// A loaded function and the dynamic shared memory its launches pass.
+struct Loaded {
+    function: CudaFunction,
+    dynamic_shared_bytes: u32,
 }
 
 /// A compiled kernel: its function and the lowered kernel it came from (launch shape and
@@ -293,7 +126,7 @@ pub struct CudaDevice {
     name: String,
     limits: TargetLimits,
     buffers: Slab<CudaBuffer>,
-    functions: Vec<CudaFunction>,
+    functions: Vec<Loaded>,
     sources: Vec<String>,
     /// Source → index in `functions`/`sources`.
     by_source: HashMap<String, usize>,
@@ -358,17 +191,17 @@ impl CudaDevice {
         &self.arch
     }
 
-    /// Compiles CUDA C `source` (hand-written, or emitted elsewhere) as the code of
-    /// `kernel`: an `extern "C" __global__` function named like the kernel
-    /// (`weft_codegen_cuda::entry_point`), taking its
-    /// parameters in order. [`Device::compile`] emits the source and calls this.
+    /// Compiles `emitted` as the code of `kernel`, whose launch shape and parameters it
+    /// follows: CUDA C from `weft_codegen_cuda::emit`, or a source written elsewhere and
+    /// wrapped by [`Emitted::handwritten`]. Both were checked against the target's limits
+    /// when they were made; this compiles and loads. [`Device::compile`] emits and calls
+    /// this.
     pub fn compile_cuda(
         &mut self,
         kernel: &Kernel,
-        source: String,
+        emitted: Emitted,
     ) -> Result<KernelId, DeviceError> {
-        weft_codegen_common::check_limits(kernel, &self.limits)?;
-        let function = self.function_for(source, kernel)?;
+        let function = self.function_for(emitted, &kernel.name)?;
         Ok(self.register(kernel, function))
     }
 
@@ -379,43 +212,49 @@ impl CudaDevice {
         })
     }
 
-    /// Loads PTX for `source`, or finds it in the cache.
-    fn function_for(&mut self, source: String, kernel: &Kernel) -> Result<usize, DeviceError> {
-        if let Some(&i) = self.by_source.get(&source) {
+    /// Loads the code of `emitted`, compiling it, or finds it in the cache.
+    fn function_for(&mut self, emitted: Emitted, kernel: &str) -> Result<usize, DeviceError> {
+        if let Some(&i) = self.by_source.get(&emitted.source) {
             return Ok(i);
         }
-        let code = compile_code(&source, &self.arch, &kernel.name)?;
-        self.load_ptx(source, code, kernel)
+        let code = compile_code(&emitted.source, &self.arch, kernel)?;
+        self.load_ptx(emitted, code, kernel)
     }
 
-    /// Loads compiled `code` (of `source`) as a module and finds the kernel's function.
+    /// Loads compiled `code` (of `emitted`) as a module and finds its entry point.
     fn load_ptx(
         &mut self,
-        source: String,
+        emitted: Emitted,
         code: Ptx,
-        kernel: &Kernel,
+        kernel: &str,
     ) -> Result<usize, DeviceError> {
         let ctx = self.ctx.clone();
-        let module = driver(
-            format!("loading the module of kernel `{}`", kernel.name),
-            || ctx.load_module(code),
-        )?;
-        let entry = weft_codegen_cuda::entry_point(kernel);
-        let function = driver(format!("finding function `{entry}`"), || {
-            module.load_function(&entry)
+        let module = driver(format!("loading the module of kernel `{kernel}`"), || {
+            ctx.load_module(code)
+        })?;
+        let entry = emitted.entry();
+        let function = driver(format!("finding function `{}`", entry.name), || {
+            module.load_function(&entry.name)
         })?;
         // Past 48 KiB of shared memory the function must opt in to its dynamic size.
-        let dynamic = weft_codegen_cuda::dynamic_shared_bytes(kernel);
+        let dynamic = entry.dynamic_shared_bytes;
         if dynamic > 0 {
             use cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as MAX_DYNAMIC;
             driver(
-                format!("allowing `{entry}` {dynamic} bytes of dynamic shared memory"),
+                format!(
+                    "allowing `{}` {dynamic} bytes of dynamic shared memory",
+                    entry.name
+                ),
                 || function.set_attribute(MAX_DYNAMIC, dynamic as i32),
             )?;
         }
-        self.functions.push(function);
-        self.sources.push(source.clone());
-        self.by_source.insert(source, self.functions.len() - 1);
+        self.functions.push(Loaded {
+            function,
+            dynamic_shared_bytes: dynamic,
+        });
+        self.sources.push(emitted.source.clone());
+        self.by_source
+            .insert(emitted.source, self.functions.len() - 1);
         Ok(self.functions.len() - 1)
     }
 
@@ -433,21 +272,12 @@ impl CudaDevice {
         KernelId(self.kernels.len() - 1)
     }
 
-    /// Checks `kernel` against the device's limits and emits its CUDA C.
-    fn emit_checked(
-        kernel: &Kernel,
-        limits: &TargetLimits,
-        target: &str,
-    ) -> Result<String, DeviceError> {
-        weft_codegen_common::check_limits(kernel, limits)?;
+    /// `kernel`'s CUDA C, emitted for (and checked once against) the device's limits.
+    fn emit(kernel: &Kernel, limits: &TargetLimits, target: &str) -> Result<Emitted, DeviceError> {
         let opts = weft_codegen_cuda::CudaOptions {
             limits: limits.clone(),
         };
-        weft_codegen_cuda::emit(kernel, &opts).map_err(|source| DeviceError::Emit {
-            kernel: kernel.name.clone(),
-            target: target.to_string(),
-            source: Box::new(source),
-        })
+        weft_codegen_cuda::emit(kernel, &opts).map_err(|e| DeviceError::emit(kernel, target, e))
     }
 
     /// Enqueues one launch (no synchronisation).
@@ -465,14 +295,14 @@ impl CudaDevice {
                 KernelArg::Buffer(_) => ScalarArg::None,
             })
             .collect();
-        let function = self
+        let loaded = self
             .functions
             .get(ck.function)
             .ok_or(DeviceError::BadHandle {
                 what: "function",
                 index: ck.function,
             })?;
-        let mut builder = self.stream.launch_builder(function);
+        let mut builder = self.stream.launch_builder(&loaded.function);
         for (arg, scalar) in args.iter().zip(&scalars) {
             match (arg, scalar) {
                 (KernelArg::Buffer(b), _) => {
@@ -498,7 +328,7 @@ impl CudaDevice {
             grid_dim: (grid[0], grid[1], grid[2]),
             block_dim: (block[0], block[1], block[2]),
             // Static in the emitted source up to 48 KiB; dynamic past it.
-            shared_mem_bytes: weft_codegen_cuda::dynamic_shared_bytes(&ck.kernel),
+            shared_mem_bytes: loaded.dynamic_shared_bytes,
         };
         let name = ck.kernel.name.clone();
         // SAFETY: the arguments match the kernel's parameters in number, kind, dtype and
@@ -566,8 +396,9 @@ fn device_limits(ctx: &Arc<CudaContext>) -> Result<TargetLimits, CudaError> {
             attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
         ],
         f16: true,
-        // Tensor cores through mma.sync: every architecture weft compiles for (sm_80+).
-        matrix_units: TargetLimits::cuda().matrix_units,
+        // Tensor cores through mma.sync, registers and their cap: every architecture
+        // weft compiles for (sm_80+) has them as `TargetLimits::cuda` says.
+        ..TargetLimits::cuda()
     })
 }
 
@@ -647,25 +478,25 @@ impl Device for CudaDevice {
     }
 
     fn compile(&mut self, kernel: &Kernel) -> Result<KernelId, DeviceError> {
-        let source = Self::emit_checked(kernel, &self.limits, &self.target.to_string())?;
-        self.compile_cuda(kernel, source)
+        let emitted = Self::emit(kernel, &self.limits, &self.target.to_string())?;
+        self.compile_cuda(kernel, emitted)
     }
 
     fn compile_many(&mut self, kernels: &[&Kernel]) -> Vec<Result<KernelId, DeviceError>> {
         // Emitting and NVRTC (ptxas included, for a CUBIN) are pure and thread-safe: both
         // run on every core. Loading modules into the context is done here, in order.
         let (limits, target, arch) = (&self.limits, self.target.to_string(), &self.arch);
-        let sources: Vec<Result<String, DeviceError>> = kernels
+        let sources: Vec<Result<Emitted, DeviceError>> = kernels
             .par_iter()
-            .map(|k| Self::emit_checked(k, limits, &target))
+            .map(|k| Self::emit(k, limits, &target))
             .collect();
         let mut todo: Vec<(&String, &Kernel)> = Vec::new();
-        for (s, k) in sources.iter().zip(kernels) {
-            if let Ok(s) = s
-                && !self.by_source.contains_key(s)
-                && !todo.iter().any(|(t, _)| *t == s)
+        for (e, k) in sources.iter().zip(kernels) {
+            if let Ok(e) = e
+                && !self.by_source.contains_key(&e.source)
+                && !todo.iter().any(|(t, _)| **t == e.source)
             {
-                todo.push((s, k));
+                todo.push((&e.source, k));
             }
         }
         let mut compiled: HashMap<String, Result<Ptx, CudaError>> = todo
@@ -673,14 +504,15 @@ impl Device for CudaDevice {
             .map(|(s, k)| ((*s).clone(), compile_code(s, arch, &k.name)))
             .collect();
         let mut out = Vec::with_capacity(kernels.len());
-        for (source, kernel) in sources.into_iter().zip(kernels) {
-            out.push(source.and_then(|source| {
-                let function = match (self.by_source.get(&source), compiled.remove(&source)) {
-                    (Some(&f), _) => f,
-                    (None, Some(ptx)) => self.load_ptx(source, ptx?, kernel)?,
+        for (emitted, kernel) in sources.into_iter().zip(kernels) {
+            out.push(emitted.and_then(|emitted| {
+                let cached = self.by_source.get(&emitted.source).copied();
+                let function = match (cached, compiled.remove(&emitted.source)) {
+                    (Some(f), _) => f,
+                    (None, Some(ptx)) => self.load_ptx(emitted, ptx?, &kernel.name)?,
                     // A source shared with an earlier kernel whose compile failed: again,
                     // for its own error.
-                    (None, None) => self.function_for(source, kernel)?,
+                    (None, None) => self.function_for(emitted, &kernel.name)?,
                 };
                 Ok(self.register(kernel, function))
             }));
