@@ -10,7 +10,7 @@ use weft_runtime::{ShaderChecks, Timing};
 
 use crate::error::CliError;
 use crate::format::{Table, fmt_error, fmt_ratio, fmt_sig, fmt_time};
-use crate::measure::Measured;
+use weft_tune::measure::Measured;
 
 /// Ops with fewer flops per byte than this (at their seed size) are memory-bound: their
 /// throughput is GB/s and their reference is a copy; the others report GFLOP/s against

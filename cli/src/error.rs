@@ -155,6 +155,16 @@ impl From<crate::npy::NpyError> for CliError {
     }
 }
 
+impl From<weft_tune::measure::MeasureError> for CliError {
+    fn from(e: weft_tune::measure::MeasureError) -> CliError {
+        use weft_tune::measure::MeasureError;
+        match e {
+            MeasureError::Op(op) => CliError::Op(op),
+            MeasureError::Device { what, source } => CliError::device(what, source),
+        }
+    }
+}
+
 impl From<SourceError> for CliError {
     fn from(e: SourceError) -> CliError {
         CliError::Source(Box::new(e))

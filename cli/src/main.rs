@@ -20,7 +20,6 @@ mod bench;
 mod commands;
 mod error;
 mod format;
-mod measure;
 mod npy;
 mod references;
 mod report;

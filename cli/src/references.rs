@@ -12,7 +12,7 @@ use weft_runtime::reference::{ConvLayout, ConvProblem, CudaReference, ReferenceE
 
 use crate::bench::{Kind, Place, Row};
 use crate::error::CliError;
-use crate::measure::TimingPlan;
+use weft_tune::measure::TimingPlan;
 
 /// The largest error a reference may have and still count as computing the op. Looser
 /// than weft's tolerance: cuDNN's FFT and Winograd algorithms round differently, and a

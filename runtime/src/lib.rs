@@ -31,6 +31,7 @@ pub mod wgpu_device;
 pub use shader_checks::ShaderChecks;
 pub use wgpu_device::WgpuOptions;
 
+pub use device::bound::{Bound, Params};
 pub use device::{BufferId, Device, KernelArg, KernelId, Launch};
 pub use error::{ArgError, DeviceError};
 pub use open::{available_targets, open, open_with};

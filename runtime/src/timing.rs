@@ -17,13 +17,24 @@ pub(crate) fn warm_up<E>(
     warmup: usize,
     clocks: bool,
     max_batch: usize,
-    mut batch: impl FnMut(usize) -> Result<(), E>,
+    batch: impl FnMut(usize) -> Result<(), E>,
 ) -> Result<(), E> {
     let started = std::time::Instant::now();
+    warm_up_by(warmup, clocks, max_batch, || started.elapsed(), batch)
+}
+
+/// [`warm_up`] with the time since it started read from `elapsed` (a test's own clock).
+fn warm_up_by<E>(
+    warmup: usize,
+    clocks: bool,
+    max_batch: usize,
+    elapsed: impl Fn() -> Duration,
+    mut batch: impl FnMut(usize) -> Result<(), E>,
+) -> Result<(), E> {
     let mut n = warmup;
     while n > 0 {
         batch(n)?;
-        n = if clocks && started.elapsed() < WARM_UP {
+        n = if clocks && elapsed() < WARM_UP {
             (2 * n).min(max_batch)
         } else {
             0
@@ -84,16 +95,26 @@ impl Timing {
 
 #[cfg(test)]
 mod tests {
+    use std::cell::Cell;
+
     use super::*;
 
-    /// Batches the warm-up ran, each run standing in for 1 ms of device time.
+    /// Batches the warm-up ran, each run standing in for 1 ms of device time on a clock
+    /// of the test's own (a loaded machine's scheduler cannot stretch it).
     fn batches(warmup: usize, clocks: bool) -> Vec<usize> {
         let mut seen = Vec::new();
-        warm_up::<()>(warmup, clocks, 8, |n| {
-            seen.push(n);
-            std::thread::sleep(Duration::from_millis(n as u64));
-            Ok(())
-        })
+        let now = Cell::new(Duration::ZERO);
+        warm_up_by::<()>(
+            warmup,
+            clocks,
+            8,
+            || now.get(),
+            |n| {
+                seen.push(n);
+                now.set(now.get() + Duration::from_millis(n as u64));
+                Ok(())
+            },
+        )
         .unwrap();
         seen
     }
@@ -101,7 +122,8 @@ mod tests {
     #[test]
     fn a_warm_up_doubles_until_it_has_lasted_long_enough() {
         let seen = batches(3, true);
-        assert_eq!(seen[..3], [3, 6, 8], "{seen:?}");
+        // 3 + 6 + 8 + 8 = 25 ms: the batch doubles up to its cap, then repeats.
+        assert_eq!(seen, [3, 6, 8, 8], "{seen:?}");
         assert!(
             seen.iter().sum::<usize>() >= WARM_UP.as_millis() as usize,
             "{seen:?}"
@@ -109,5 +131,16 @@ mod tests {
         // A CPU device takes the runs asked for; no warm-up asked for is none.
         assert_eq!(batches(3, false), [3]);
         assert!(batches(0, true).is_empty());
+    }
+
+    #[test]
+    fn the_real_clock_warms_up_for_at_least_the_warm_up_time() {
+        let started = std::time::Instant::now();
+        warm_up::<()>(1, true, 4, |n| {
+            std::thread::sleep(Duration::from_millis(n as u64));
+            Ok(())
+        })
+        .unwrap();
+        assert!(started.elapsed() >= WARM_UP);
     }
 }

@@ -162,9 +162,13 @@ fn kernels_are_checked_against_the_targets_limits() {
     let Some(mut webgpu) = open_wgpu("webgpu", WgpuOptions::default()) else {
         return;
     };
+    // Emitted by weft: refused by the emitter, against the device's limits.
     let e = webgpu
-        .compile_wgsl(&func.kernels[0], common::wgsl_for(&func))
+        .compile(&func.kernels[0])
         .expect_err("over the default limits");
+    assert!(e.to_string().contains("256"), "{e}");
+    // Written by hand: refused where the source is wrapped, against the same limits.
+    let e = common::wgsl_within(&func, &webgpu.limits()).expect_err("over the default limits");
     assert!(e.to_string().contains("256"), "{e}");
     if let Some(vulkan) = open_wgpu("vulkan", WgpuOptions::default()) {
         // The device asked for the adapter's limits, not WebGPU's defaults.

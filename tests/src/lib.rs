@@ -86,7 +86,8 @@ pub fn small_cases() -> Vec<Case> {
     cases
 }
 
-/// Runs a case on `device` from seeded random inputs with a poisoned output; returns
+/// Runs a case on `device` from seeded random inputs with a poisoned output
+/// ([`weft_tune::measure::run_checked`], the driver `weft run` and the tuner use); returns
 /// the output and the largest relative error against the float64 reference.
 pub fn run_case(
     device: &mut dyn Device,
@@ -96,15 +97,12 @@ pub fn run_case(
     let w = &case.workload;
     let lowered = lower_for(device, case)?;
     let inputs = w.random_inputs(seed);
-    let mut args = w.args(&inputs);
-    device.run(&lowered, &mut args).map_err(|e| e.to_string())?;
-    let out = w
-        .output_of(&args)
+    let checked = weft_tune::measure::run_checked(device, w, &lowered, &inputs, None)
+        .map_err(|e| e.to_string())?;
+    let out = checked
+        .output
         .ok_or_else(|| "no output came back".to_string())?;
-    let inputs64: Vec<ArrayD<f64>> = inputs.iter().map(|a| a.mapv(f64::from)).collect();
-    let reference = w.reference(&inputs64).map_err(|e| e.to_string())?;
-    let error = weft_ops::max_rel_error_above(&out, &reference, w.error_floor());
-    Ok((out, error))
+    Ok((out, checked.max_error))
 }
 
 /// Lowers a case for `device`: a template with its default config for the device's

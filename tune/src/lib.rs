@@ -7,7 +7,8 @@
 //! space at one shape, compiles them all on every core, checks each against the float64
 //! reference and times it by kernel time; the best goes into a [`Records`] file, which
 //! `weft run` and `weft bench` consult ([`choose`]) before falling back to the template's
-//! default config.
+//! default config. [`measure`] is the one measurement driver (inputs → run → check →
+//! time) that the tuner, `weft run`, `weft bench` and the test harness share.
 //!
 //! ```no_run
 //! # fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -25,6 +26,7 @@
 //! ```
 
 pub mod choose;
+pub mod measure;
 mod records;
 mod tuner;
 

@@ -1,19 +1,17 @@
 //! The tuning loop: build, compile, check and time every config of a space.
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use ndarray::ArrayD;
 use rayon::prelude::*;
 use thiserror::Error;
 use weft_codegen_common::TargetLimits;
-use weft_ir::data::{Arg, TensorData};
-use weft_ir::func::Param;
-use weft_ir::kernel::{KernelParam, LoweredFunc};
+use weft_ir::kernel::LoweredFunc;
 use weft_ops::Workload;
 use weft_ops::check::Checker;
 use weft_ops::templates::{Config, TemplateSpec};
-use weft_runtime::{BufferId, Device, DeviceError, KernelArg, KernelId, Launch, Timing};
+use weft_runtime::{Bound, Device, DeviceError, KernelId, Timing};
+
+use crate::measure::{Checked, Staged};
 
 /// How to tune.
 #[derive(Clone, Debug)]
@@ -213,12 +211,22 @@ pub fn tune(
 
     let inputs = w.random_inputs(opts.seed);
     let checker = Checker::new(w, &inputs);
-    let args = w.args(&inputs);
-    let staged = Staged::new(device, &args)?;
+    // Every config has the workload's parameters: they are staged once, for all.
+    let Some(first) = lowered.iter().flatten().next() else {
+        return Ok(all_failed(
+            spec,
+            configs,
+            lowered,
+            space_len,
+            started,
+            compile_time,
+        ));
+    };
+    let staged = Staged::new(device, w, first, &inputs)?;
 
     // Time every config (each run once first: a launch that fails is caught here).
     progress.phase("timing", configs.len());
-    let mut runs: Vec<Option<Runnable>> = Vec::with_capacity(configs.len());
+    let mut runs: Vec<Option<Bound>> = Vec::with_capacity(configs.len());
     let mut outcomes: Vec<Outcome> = Vec::with_capacity(configs.len());
     let mut best: Option<Duration> = None;
     for lowered in lowered {
@@ -229,11 +237,11 @@ pub fn tune(
                 .into_iter()
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| e.to_string())?;
-            staged.prepare(device, &l, &ids).map_err(|e| e.to_string())
+            Bound::with_kernels(device, &l, staged.params(), &ids).map_err(|e| e.to_string())
         });
         let (run, outcome) = match prepared {
             Err(e) => (None, Outcome::Failed(e)),
-            Ok(r) => match staged.time(device, &r, opts, best) {
+            Ok(r) => match time(device, &r, opts, best) {
                 Ok(timing) => {
                     best = Some(best.map_or(timing.median, |b| b.min(timing.median)));
                     let o = Outcome::Timed {
@@ -275,7 +283,9 @@ pub fn tune(
         }
         let Some(r) = &runs[i] else { continue };
         checked += 1;
-        let error = staged.check(device, w, r, &checker);
+        let error = staged
+            .run(device, w, r)
+            .map(|out| Checked::of(out, &checker).max_error);
         outcomes[i] = match (
             error,
             std::mem::replace(&mut outcomes[i], Outcome::Failed(String::new())),
@@ -326,175 +336,58 @@ pub fn tune(
     })
 }
 
-/// One config ready to launch: its launches and its own temporaries.
-struct Runnable {
-    launches: Vec<Launch>,
-    temps: Vec<BufferId>,
-}
-
-impl Runnable {
-    fn free(self, device: &mut dyn Device) {
-        for id in self.temps {
-            let _ = device.free(id);
-        }
+/// Runs `r` once (a failing launch is an error here), then times it for about the
+/// budget; a config far slower than `best` gets two runs, the first config timed
+/// ([`weft_runtime::WARM_UP`]) a warm-up.
+fn time(
+    device: &mut dyn Device,
+    r: &Bound,
+    opts: &TuneOptions,
+    best: Option<Duration>,
+) -> Result<Timing, DeviceError> {
+    let started = Instant::now();
+    for launch in &r.launches {
+        device.launch(launch.kernel, &launch.args)?;
     }
+    device.synchronize()?;
+    let first = started.elapsed();
+    let slow = best.is_some_and(|b| first > b * 3);
+    let per = first.as_secs_f64().max(1e-6);
+    let iters = if slow {
+        2
+    } else {
+        ((opts.budget.as_secs_f64() / per) as usize).clamp(2, 100)
+    };
+    // The configs are timed back to back, but the GPU sat idle while the host compiled
+    // them: the first one timed warms it up (`WARM_UP`), the others need not.
+    let warmup = usize::from(best.is_none());
+    device.time_launches(&r.launches, warmup, iters)
 }
 
-/// The workload's parameters allocated once on the device, inputs uploaded; every config
-/// runs on these buffers.
-struct Staged {
-    /// One per parameter (scalars: `None`).
-    buffers: Vec<Option<BufferId>>,
-    args: Vec<Arg>,
-}
-
-impl Staged {
-    fn new(device: &mut dyn Device, args: &[Arg]) -> Result<Staged, DeviceError> {
-        let mut buffers = Vec::with_capacity(args.len());
-        for a in args {
-            buffers.push(match a {
-                Arg::Tensor(t) => {
-                    let id = device.alloc(t.dtype(), t.len())?;
-                    device.upload(id, t)?;
-                    Some(id)
-                }
-                Arg::Scalar(_) => None,
-            });
-        }
-        Ok(Staged {
-            buffers,
-            args: args.to_vec(),
+/// The result of a tuning in which no config could be built.
+fn all_failed(
+    spec: &TemplateSpec,
+    configs: Vec<Config>,
+    lowered: Vec<Result<LoweredFunc, String>>,
+    space: usize,
+    started: Instant,
+    compile_time: Duration,
+) -> Tuned {
+    let trials = configs
+        .into_iter()
+        .zip(lowered)
+        .map(|(config, l)| Trial {
+            summary: (spec.describe)(&config).unwrap_or_default(),
+            config,
+            outcome: Outcome::Failed(l.err().unwrap_or_default()),
         })
-    }
-
-    fn free(&self, device: &mut dyn Device) {
-        for id in self.buffers.iter().flatten() {
-            let _ = device.free(*id);
-        }
-    }
-
-    /// The launches of `l` (compiled as `ids`) over the staged buffers, with fresh
-    /// temporaries.
-    fn prepare(
-        &self,
-        device: &mut dyn Device,
-        l: &LoweredFunc,
-        ids: &[KernelId],
-    ) -> Result<Runnable, String> {
-        let mut temps: HashMap<u64, BufferId> = HashMap::new();
-        let mut run = Runnable {
-            launches: Vec::new(),
-            temps: Vec::new(),
-        };
-        for t in &l.temps {
-            let len = t.numel().max(0) as usize;
-            let id = device.alloc(t.dtype(), len).map_err(|e| e.to_string())?;
-            run.temps.push(id);
-            temps.insert(t.id(), id);
-        }
-        let position: HashMap<u64, usize> = l
-            .params
-            .iter()
-            .enumerate()
-            .filter_map(|(i, p)| match p {
-                Param::Buffer(b) => Some((b.id(), i)),
-                Param::Scalar(_) => None,
-            })
-            .collect();
-        for (k, &id) in l.kernels.iter().zip(ids) {
-            let mut args = Vec::with_capacity(k.params.len());
-            for p in &k.params {
-                args.push(match p {
-                    KernelParam::Buffer { buffer, .. } => position
-                        .get(&buffer.id())
-                        .and_then(|&i| self.buffers[i])
-                        .or_else(|| temps.get(&buffer.id()).copied())
-                        .map(KernelArg::Buffer)
-                        .ok_or_else(|| {
-                            format!(
-                                "kernel `{}` uses `{}`, neither a parameter nor a temporary",
-                                k.name,
-                                buffer.name()
-                            )
-                        })?,
-                    KernelParam::Scalar(v) => {
-                        let i = l.params.iter().position(|p| p == &Param::Scalar(v.clone()));
-                        match i.map(|i| &self.args[i]) {
-                            Some(Arg::Scalar(s)) => KernelArg::Scalar(*s),
-                            _ => {
-                                return Err(format!(
-                                    "kernel `{}` uses scalar `{v}`, which is not a parameter",
-                                    k.name
-                                ));
-                            }
-                        }
-                    }
-                });
-            }
-            run.launches.push(Launch { kernel: id, args });
-        }
-        Ok(run)
-    }
-
-    /// Runs `r` once (a failing launch is an error here), then times it for about the
-    /// budget; a config far slower than `best` gets two runs, the first config timed
-    /// ([`weft_runtime::WARM_UP`]) a warm-up.
-    fn time(
-        &self,
-        device: &mut dyn Device,
-        r: &Runnable,
-        opts: &TuneOptions,
-        best: Option<Duration>,
-    ) -> Result<Timing, DeviceError> {
-        let started = Instant::now();
-        for launch in &r.launches {
-            device.launch(launch.kernel, &launch.args)?;
-        }
-        device.synchronize()?;
-        let first = started.elapsed();
-        let slow = best.is_some_and(|b| first > b * 3);
-        let per = first.as_secs_f64().max(1e-6);
-        let iters = if slow {
-            2
-        } else {
-            ((opts.budget.as_secs_f64() / per) as usize).clamp(2, 100)
-        };
-        // The configs are timed back to back, but the GPU sat idle while the host
-        // compiled them: the first one timed warms it up (`WARM_UP`), the others need not.
-        let warmup = usize::from(best.is_none());
-        device.time_launches(&r.launches, warmup, iters)
-    }
-
-    /// Runs `r` on a poisoned output and returns its largest error against the
-    /// reference.
-    fn check(
-        &self,
-        device: &mut dyn Device,
-        w: &Workload,
-        r: &Runnable,
-        checker: &Checker,
-    ) -> Result<f64, DeviceError> {
-        let (Some(out), Some(Arg::Tensor(t))) =
-            (self.buffers.last().copied().flatten(), self.args.last())
-        else {
-            return Ok(f64::INFINITY);
-        };
-        // The output starts poisoned: an element no thread writes shows up as NaN.
-        device.upload(out, &TensorData::poisoned(t.dtype(), t.len()))?;
-        for launch in &r.launches {
-            device.launch(launch.kernel, &launch.args)?;
-        }
-        device.synchronize()?;
-        let data = device.download(out)?;
-        let shape: Vec<usize> = w.output.shape().iter().map(|&d| d as usize).collect();
-        let values: Vec<f32> = match data {
-            TensorData::F32(v) => v,
-            other => other.to_f64_vec().into_iter().map(|x| x as f32).collect(),
-        };
-        Ok(match ArrayD::from_shape_vec(shape, values) {
-            Ok(o) => checker.max_error(&o),
-            Err(_) => f64::INFINITY,
-        })
+        .collect();
+    Tuned {
+        space,
+        trials,
+        checked: 0,
+        elapsed: started.elapsed(),
+        compile_time,
     }
 }
 

@@ -12,10 +12,10 @@ use weft_runtime::{ShaderChecks, Target, WgpuOptions, available_targets};
 use crate::args::{BenchArgs, SizeClass};
 use crate::bench::{BenchRun, Bound, Place, Row, TargetRecord, bound, finish, render};
 use crate::error::CliError;
-use crate::measure::{TimingPlan, measure_on};
 use crate::references;
 use crate::select::{self, Opened};
 use weft_ops::check::TOLERANCE;
+use weft_tune::measure::{TimingPlan, measure_on};
 
 /// Runs the benchmark, prints the table, writes the JSON; fails (exit 1) if any row is
 /// wrong or failed. Refused rows are reported, not failures.
@@ -158,7 +158,8 @@ pub fn collect(a: &BenchArgs) -> Result<BenchRun, CliError> {
                         inputs,
                         Some(checker),
                     )
-                    .map(|(m, _)| m);
+                    .map(|(m, _)| m)
+                    .map_err(CliError::from);
                     let row = Row::weft(
                         &w,
                         schedule,

@@ -7,8 +7,8 @@ use weft_runtime::{ShaderChecks, WgpuOptions};
 use crate::args::{RunArgs, SizeClass};
 use crate::error::CliError;
 use crate::format::{fmt_error, fmt_time};
-use crate::measure::{Measured, TimingPlan, describe, measure, measure_on};
 use crate::select::{self, Opened};
+use weft_tune::measure::{Measured, TimingPlan, describe, measure, measure_on};
 
 /// Runs the command.
 pub fn run(a: &RunArgs) -> Result<(), CliError> {

@@ -4,7 +4,9 @@
 #![allow(dead_code)]
 
 use rand::{Rng, SeedableRng, rngs::StdRng};
-use weft_codegen_common::{Binding, Emitted, EntryPoint, Language, TargetLimits, Uniform};
+use weft_codegen_common::{
+    Binding, EmitError, Emitted, EntryPoint, Language, TargetLimits, Uniform,
+};
 use weft_ir::data::{Arg, Scalar, TensorData};
 use weft_ir::dtype::DType;
 use weft_ir::expr::{BinOp, Buffer, Expr, Scope, ThreadAxis, Var};
@@ -349,18 +351,18 @@ pub fn run_by_hand(dev: &mut dyn Device, kernel: KernelId, func: &LoweredFunc, a
 /// Hand-written WGSL for the functions above, with the binding description the emitter
 /// would give, checked as the emitter checks (against WebGPU's default limits).
 pub fn wgsl_for(func: &LoweredFunc) -> Emitted {
+    wgsl_within(func, &TargetLimits::webgpu_default())
+        .expect("hand-written kernels fit WebGPU's limits")
+}
+
+/// [`wgsl_for`], checked against `limits`: a kernel over them is refused where its source
+/// is wrapped, as the emitter refuses it.
+pub fn wgsl_within(func: &LoweredFunc, limits: &TargetLimits) -> Result<Emitted, EmitError> {
     let (source, bindings, uniform) = wgsl_parts(func);
     let mut entry = EntryPoint::new(&func.kernels[0], func.name.clone());
     entry.bindings = bindings;
     entry.uniform = uniform;
-    Emitted::handwritten(
-        &func.kernels[0],
-        Language::Wgsl,
-        source,
-        entry,
-        &TargetLimits::webgpu_default(),
-    )
-    .expect("hand-written kernels fit WebGPU's limits")
+    Emitted::handwritten(&func.kernels[0], Language::Wgsl, source, entry, limits)
 }
 
 /// Hand-written CUDA C for the functions above, checked as the emitter checks.
