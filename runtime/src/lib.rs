@@ -23,7 +23,6 @@ pub mod rocm;
 pub mod shader_checks;
 mod stream_timing;
 pub mod target;
-pub mod testing;
 pub mod wgpu_device;
 
 pub use shader_checks::ShaderChecks;

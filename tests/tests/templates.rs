@@ -5,7 +5,8 @@
 
 use weft_ops::{OPS, Shape, Workload};
 use weft_runtime::Target;
-use weft_tests::{open_or_skip, testgen};
+use weft_testkit::devices::open_or_skip;
+use weft_tests::testgen;
 use weft_tune::{Outcome, TuneOptions};
 
 testgen!(every_config_of_the_space);
