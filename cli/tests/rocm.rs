@@ -13,7 +13,7 @@ fn hipcc_or_skip() -> bool {
     match hipcc::probe() {
         Ok(_) => true,
         Err(e) => {
-            weft_runtime::testing::require_or_skip(hipcc::TOOL, &e.to_string());
+            weft_testkit::devices::require_or_skip(hipcc::TOOL, &e.to_string());
             false
         }
     }

@@ -11,8 +11,9 @@
 //! - [`fold`]: integer constant folding (WGSL's unrolling substitutes loop variables);
 //! - [`prec`]: operator precedence, to parenthesise only where needed;
 //! - [`cfamily`]: the C-family writer CUDA and MSL share through a [`cfamily::Dialect`];
-//! - [`testing`]: the skip-or-fail rule of the offline compile checks (`WEFT_REQUIRE`);
-//! - [`handmade`]: hand-built kernels the emitters' tests (and the runtime's) use.
+//! - [`testing`]: the skip-or-fail rule of the offline compile checks (`WEFT_REQUIRE`).
+//!
+//! The hand-built kernels the emitters' tests use are in the dev-only `weft-testkit`.
 //!
 //! WGSL has its own writer and uses only the helpers, not [`cfamily`].
 
@@ -21,7 +22,6 @@ pub mod contract;
 pub mod emitted;
 pub mod error;
 pub mod fold;
-pub mod handmade;
 pub mod keywords;
 pub mod limits;
 pub mod names;

@@ -4,9 +4,9 @@
 //! this is the helper to copy where every workload × schedule is checked.
 
 use weft_codegen_common::TargetLimits;
-use weft_codegen_common::handmade;
 use weft_codegen_common::testing::Checked;
 use weft_ir::kernel::Kernel;
+use weft_testkit::handmade;
 
 /// The sources of one kernel, and which checks were skipped (absent tool, not required).
 #[derive(Debug)]

@@ -2,12 +2,12 @@
 //! with a printed reason when libnvrtc is absent, unless `WEFT_REQUIRE` names `nvrtc`),
 //! limit errors and unlowered-node errors.
 
-use weft_codegen_common::handmade;
 use weft_codegen_common::{EmitError, TargetLimits};
 use weft_codegen_cuda::{CudaOptions, emit, emit_lowered, nvrtc};
 use weft_ir::dtype::DType;
 use weft_ir::expr::{Buffer, Expr, Scope, ThreadAxis, Var};
 use weft_ir::kernel::{Access, KStmt, Kernel, KernelParam, LoweredFunc};
+use weft_testkit::handmade;
 
 fn snapshot(name: &str, source: &str) {
     insta::with_settings!({

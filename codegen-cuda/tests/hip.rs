@@ -3,10 +3,10 @@
 //! with a resource report per kernel. Skipped with a printed reason without hipcc, unless
 //! `WEFT_REQUIRE` names `hip`.
 
-use weft_codegen_common::handmade;
 use weft_codegen_cuda::hip::{HipOptions, emit, emit_lowered};
 use weft_codegen_cuda::hipcc;
 use weft_ir::kernel::LoweredFunc;
+use weft_testkit::handmade;
 
 #[test]
 fn handmade_kernels_compile_for_amd() {

@@ -2,10 +2,10 @@
 //! against the shim (skipped with a printed reason when no C++ compiler exists, unless
 //! `WEFT_REQUIRE` names `msl`), limit errors and unlowered-node errors.
 
-use weft_codegen_common::handmade;
 use weft_codegen_common::{EmitError, TargetLimits};
 use weft_codegen_metal::{MetalOptions, SyntaxCheck, emit, emit_lowered, syntax_check};
 use weft_ir::kernel::LoweredFunc;
+use weft_testkit::handmade;
 
 fn snapshot(name: &str, source: &str) {
     insta::with_settings!({

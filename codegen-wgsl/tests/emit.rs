@@ -2,13 +2,13 @@
 //! unrolling, guarded-select hoisting, vec4 bindings, the uniform layout, limit errors and
 //! unlowered-node errors.
 
-use weft_codegen_common::handmade;
 use weft_codegen_common::{EmitError, TargetLimits};
 use weft_codegen_common::{Emitted, Uniform};
 use weft_codegen_wgsl::{WgslOptions, emit, validate};
 use weft_ir::dtype::DType;
 use weft_ir::expr::{Buffer, Expr, Scope, ThreadAxis, Var};
 use weft_ir::kernel::{Access, KStmt, Kernel, KernelParam};
+use weft_testkit::handmade;
 
 fn snapshot(name: &str, source: &str) {
     insta::with_settings!({

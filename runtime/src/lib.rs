@@ -24,7 +24,6 @@ pub mod reference;
 pub mod rocm;
 pub mod shader_checks;
 pub mod target;
-pub mod testing;
 pub mod timing;
 pub mod wgpu_device;
 

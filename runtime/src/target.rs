@@ -316,8 +316,9 @@ impl Target {
         }
     }
 
-    /// The key of this target in `WEFT_REQUIRE` (see [`crate::testing`]): the target name,
-    /// except that `wgpu` and `webgpu` are both `wgpu`, and `rocm` is `hip` (its compiler).
+    /// The key of this target in `WEFT_REQUIRE` (see [`weft_codegen_common::testing`]): the
+    /// target name, except that `wgpu` and `webgpu` are both `wgpu`, and `rocm` is `hip` (its
+    /// compiler).
     pub fn require_key(&self) -> &'static str {
         match self {
             Target::Rocm { .. } => weft_codegen_cuda::hipcc::TOOL,

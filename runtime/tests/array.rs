@@ -8,7 +8,7 @@ use weft_ir::data::Scalar;
 use weft_runtime::array::{
     ArrayError, HostArray, Input, input_params, output_params, run, run_f32,
 };
-use weft_runtime::testing::open_or_skip;
+use weft_testkit::devices::open_or_skip;
 
 fn vector(n: usize, seed: f32) -> ArrayD<f32> {
     ArrayD::from_shape_fn(IxDyn(&[n]), |i| (i[0] as f32 * 0.37 + seed).sin())

@@ -11,9 +11,9 @@ mod common;
 use weft_ir::data::{Arg, TensorData};
 use weft_ir::dtype::DType;
 use weft_runtime::cuda::{CudaDevice, compile_ptx, probe_driver};
-use weft_runtime::testing::{nvrtc_or_skip, open_or_skip, or_skip};
 use weft_runtime::wgpu_device::{WgpuDevice, WgpuOptions};
 use weft_runtime::{Device, Target};
+use weft_testkit::devices::{nvrtc_or_skip, open_or_skip, or_skip};
 
 /// The targets every emitted-kernel test runs on (lavapipe stands in for a GPU here).
 const TARGETS: [&str; 5] = ["cpu", "vulkan", "wgpu", "webgpu", "cuda"];

@@ -1,4 +1,4 @@
-//! Every hand-built kernel of `weft_codegen_common::handmade`, emitted and run on every
+//! Every hand-built kernel of `weft_testkit::handmade`, emitted and run on every
 //! device this machine has, compared with the interpreter on the same random inputs.
 //!
 //! Written once over the list of targets: an absent device is skipped with a printed
@@ -6,14 +6,14 @@
 //! where the adapter has no `shader-f16`) is skipped on that device with its reason.
 
 use rand::{Rng, SeedableRng, rngs::StdRng};
-use weft_codegen_common::handmade;
 use weft_ir::data::{Arg, Scalar, TensorData};
 use weft_ir::dtype::DType;
 use weft_ir::func::Param;
 use weft_ir::kernel::{Kernel, KernelParam, LoweredFunc};
 use weft_runtime::cpu::CpuDevice;
-use weft_runtime::testing::open_or_skip;
 use weft_runtime::{Device, DeviceError};
+use weft_testkit::devices::open_or_skip;
+use weft_testkit::handmade;
 
 const GPU_TARGETS: [&str; 5] = ["vulkan", "wgpu", "webgpu", "cuda", "gl"];
 

@@ -250,7 +250,7 @@ fn available_targets_never_panics() {
 
 #[test]
 fn emit_source_in_each_language() {
-    let kernel = weft_codegen_common::handmade::window_sum();
+    let kernel = weft_testkit::handmade::window_sum();
     for (target, marker) in [
         ("cuda", "__global__"),
         ("vulkan", "@compute"),

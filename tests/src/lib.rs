@@ -4,14 +4,14 @@
 //! once per target (CubeCL's `testgen_all!` style), so `cargo test -p weft-tests` runs
 //! `every_workload::cpu`, `every_workload::vulkan`, `every_workload::cuda`, ... A target
 //! this machine lacks is skipped with a printed reason, or fails when `WEFT_REQUIRE`
-//! names it ([`weft_runtime::testing`]).
+//! names it ([`weft_testkit::devices`]).
 
 use std::fmt::Write;
 
 use ndarray::ArrayD;
 use weft_ops::{OPS, Shape, Workload};
-use weft_runtime::testing::require_or_skip;
-use weft_runtime::{Device, Target};
+use weft_runtime::Device;
+use weft_testkit::devices::open_or_skip;
 
 /// Largest relative error a fp32 result may have against the float64 reference.
 pub const TOLERANCE: f64 = 1e-4;
@@ -114,31 +114,6 @@ pub fn lower_for(device: &dyn Device, case: &Case) -> Result<weft_ir::kernel::Lo
         .map(|t| (t.default)(&device.limits()));
     w.lower_with(case.schedule, config.as_ref())
         .map_err(|e| e.to_string())
-}
-
-/// Opens `target`, or skips through [`require_or_skip`] when it is absent *or present
-/// but unusable*: the GPU machine lists an EGL adapter for `gl` whose device request
-/// fails ("Parent device is lost"), and a backend nobody asked for must not fail the
-/// suite there. Naming the target in `WEFT_REQUIRE` turns either into a failure.
-///
-/// # Panics
-/// On a target string that does not parse, and on a missing target `WEFT_REQUIRE` names.
-pub fn open_or_skip(target: &str) -> Option<Box<dyn Device>> {
-    let parsed = Target::parse(target).unwrap_or_else(|e| panic!("bad target string: {e}"));
-    match weft_runtime::open(&parsed) {
-        Ok(device) => Some(device),
-        Err(e) if e.is_unavailable() => {
-            require_or_skip(parsed.require_key(), &e.to_string());
-            None
-        }
-        Err(e) => {
-            require_or_skip(
-                parsed.require_key(),
-                &format!("present but failed to open: {e}"),
-            );
-            None
-        }
-    }
 }
 
 /// Opens `target` or skips (see [`open_or_skip`]), runs `check` on every small case and

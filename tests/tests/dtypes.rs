@@ -8,7 +8,7 @@ use weft_ir::data::{Arg, TensorData};
 use weft_ir::kernel::LoweredFunc;
 use weft_ir::prelude::*;
 use weft_ir::schedule::Schedule;
-use weft_tests::open_or_skip;
+use weft_testkit::devices::open_or_skip;
 use weft_tests::testgen;
 
 testgen!(bool_mask, f16_scale, i32_floor_division);

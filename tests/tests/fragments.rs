@@ -12,7 +12,8 @@ use weft_ir::fragment::{FragLayout, FragRole, MmaShape};
 use weft_ir::lower::lower;
 use weft_ir::prelude::*;
 use weft_ir::template::Template;
-use weft_tests::{open_or_skip, testgen};
+use weft_testkit::devices::open_or_skip;
+use weft_tests::testgen;
 
 testgen!(fragments_in_every_layout_and_memory);
 

@@ -8,7 +8,7 @@ use ndarray::{Array2, ArrayView2};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use weft_runtime::Target;
 use weft_runtime::reference::{ConvLayout, ConvProblem, CudaReference, ReferenceError};
-use weft_runtime::testing::require_or_skip;
+use weft_testkit::devices::require_or_skip;
 
 fn open() -> Option<CudaReference> {
     let target = Target::parse("cuda").unwrap_or_else(|e| panic!("{e}"));

@@ -4,7 +4,8 @@
 //! spread sample of it (none on GL over llvmpipe, whose compiler takes 40 s a config).
 
 use weft_ops::{OPS, Shape, Workload};
-use weft_tests::{open_or_skip, testgen};
+use weft_testkit::devices::open_or_skip;
+use weft_tests::testgen;
 use weft_tune::{Outcome, TuneOptions};
 
 testgen!(every_config_of_the_space);

@@ -15,7 +15,7 @@ use weft_ir::kernel::LoweredFunc;
 use weft_ops::templates::Config;
 use weft_ops::{OPS, Shape, Workload};
 use weft_runtime::Target;
-use weft_runtime::testing::require_or_skip;
+use weft_testkit::devices::require_or_skip;
 
 /// The WGSL targets checked: plain WebGPU, and (for f16 ops, which plain WebGPU lacks) a
 /// WGSL device with f16 and no matrix units — what a browser with `shader-f16` runs.
@@ -93,7 +93,7 @@ fn all_wgsl() -> Vec<(String, String)> {
             );
         }
     }
-    for (name, k) in weft_codegen_common::handmade::all() {
+    for (name, k) in weft_testkit::handmade::all() {
         let f16 = k.uses_dtype(weft_ir::dtype::DType::F16);
         let opts = weft_codegen_wgsl::WgslOptions {
             limits: limits_for(f16),

@@ -7,9 +7,7 @@
 //! `dx12`, `gl`, `wgpu` (any adapter: the `wgpu` and `webgpu` targets), and `hip`
 //! (hipcc, the `rocm` target's offline compiler).
 
-use crate::device::{Device, DeviceError};
-use crate::open::open;
-use crate::target::Target;
+use weft_runtime::{Device, DeviceError, Target, open};
 
 pub use weft_codegen_common::testing::{REQUIRE_VAR, required};
 
@@ -23,9 +21,10 @@ pub fn require_or_skip(backend: &str, reason: &str) {
 }
 
 /// Opens `target` (a target string), or skips through [`require_or_skip`] when the
-/// machine lacks it or cannot use it (an EGL adapter that a headless GPU machine lists
-/// but whose device is lost, say). Either way, `WEFT_REQUIRE` naming the backend turns
-/// the skip into a failure.
+/// machine lacks it *or has it but cannot use it*: the GPU machine lists an EGL adapter
+/// for `gl` whose device request fails ("Parent device is lost"), and a backend nobody
+/// asked for must not fail the suite there. Either way, `WEFT_REQUIRE` naming the backend
+/// turns the skip into a failure.
 ///
 /// # Panics
 /// On a target string that does not parse (a bug in the test), and on a device that is
@@ -63,7 +62,7 @@ pub fn or_skip<T>(target: &Target, opened: Result<T, DeviceError>) -> Option<T> 
 /// True if NVRTC can compile here; otherwise skips through [`require_or_skip`] (key
 /// `nvrtc`) and returns false.
 pub fn nvrtc_or_skip() -> bool {
-    match crate::cuda::probe_nvrtc() {
+    match weft_runtime::cuda::probe_nvrtc() {
         Ok(()) => true,
         Err(e) => {
             require_or_skip("nvrtc", &e.to_string());

@@ -10,8 +10,7 @@ use weft_ir::expr::{
 use weft_ir::kernel::{Access, KMapping, KStmt, Kernel, KernelParam};
 use weft_ir::mapping::spatial;
 
-use crate::error::UnloweredNode;
-use crate::limits::TargetLimits;
+use weft_codegen_common::{TargetLimits, UnloweredNode};
 
 /// Every hand-built kernel with its case name (`<case>__<backend>` names its snapshots).
 pub fn all() -> Vec<(&'static str, Kernel)> {
@@ -630,8 +629,8 @@ pub fn unlowered_cases() -> Vec<(UnloweredNode, Kernel)> {
 }
 
 /// Kernels over each limit of `limits` that can be exceeded without exceeding an earlier
-/// one, named by the [`crate::LimitError::limit_name`] of the error they must get. `f16`
-/// appears only when `limits.f16` is false.
+/// one, named by the [`weft_codegen_common::LimitError::limit_name`] of the error they
+/// must get. `f16` appears only when `limits.f16` is false.
 pub fn over_limits(limits: &TargetLimits) -> Vec<(&'static str, Kernel)> {
     let fits = |v: u64| u32::try_from(v).ok();
     let with = |grid: [u32; 3], block: [u32; 3], shared: Vec<Buffer>| {

@@ -1,0 +1,14 @@
+//! weft-testkit: fixtures for weft's tests, kept out of the library crates (`publish =
+//! false`; every user takes it as a dev-dependency, `weft-tests` as a dependency).
+//!
+//! - [`handmade`]: hand-built lowered kernels the emitters' tests (and the runtime's) use;
+//! - [`devices`]: the skip-or-fail rule of tests that need hardware (`WEFT_REQUIRE`):
+//!   open a device or NVRTC, or skip with a printed reason.
+//!
+//! It depends on `weft-codegen-common` and `weft-runtime`, so for those crates (and the
+//! emitters the runtime links) it is a dev-dependency cycle: usable from their `tests/`
+//! folders, not from `#[cfg(test)]` unit tests in `src/`, whose crate is a second copy
+//! whose types do not match.
+
+pub mod devices;
+pub mod handmade;
