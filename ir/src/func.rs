@@ -9,8 +9,6 @@
 //! a predicate (`T.where`). Inside a block only block variables are used, outside only
 //! loop variables: this is what lets primitives move loops without touching block bodies.
 
-use std::fmt;
-
 use crate::expr::{Buffer, Expr, ThreadAxis, Var, fresh_id};
 use crate::fragment::FragOp;
 use crate::mapping::TaskMapping;
@@ -52,7 +50,8 @@ impl From<&Var> for Param {
     }
 }
 
-/// A function: the unit that is scheduled and lowered.
+/// A function: the unit that is scheduled and lowered. Its `Display` ([`crate::printer`])
+/// prints it as TVMScript.
 #[derive(Clone, Debug)]
 pub struct Func {
     pub name: String,
@@ -88,12 +87,6 @@ impl Func {
     /// True if `b` is a parameter (an input or output of the function).
     pub fn is_param(&self, b: &Buffer) -> bool {
         self.buffer_params().any(|p| p == b)
-    }
-}
-
-impl fmt::Display for Func {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&crate::printer::print_func(self))
     }
 }
 

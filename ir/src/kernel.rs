@@ -16,8 +16,6 @@
 //! - [`KStmt::Mapping`] is *not* lowered: [`crate::lower`] expands every task mapping into
 //!   loops. Emitters refuse one with a typed error.
 
-use std::fmt;
-
 use crate::dtype::DType;
 use crate::expr::{Buffer, Expr, Var};
 use crate::fragment::{FragOp, Fragment};
@@ -256,7 +254,8 @@ impl KStmt {
     }
 }
 
-/// One GPU kernel launch.
+/// One GPU kernel launch. Its `Display` ([`crate::printer`]) prints it alone, with its
+/// parameters.
 #[derive(Clone, Debug)]
 pub struct Kernel {
     /// A C identifier, unique within its [`LoweredFunc`].
@@ -338,13 +337,8 @@ impl Kernel {
     }
 }
 
-impl fmt::Display for Kernel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&crate::printer::print_kernel(self))
-    }
-}
-
-/// A lowered function: kernels launched in order.
+/// A lowered function: kernels launched in order. Its `Display` ([`crate::printer`])
+/// prints it as lowered TIR.
 #[derive(Clone, Debug)]
 pub struct LoweredFunc {
     pub name: String,
@@ -353,10 +347,4 @@ pub struct LoweredFunc {
     /// Global intermediate buffers the runtime allocates before the first kernel.
     pub temps: Vec<Buffer>,
     pub kernels: Vec<Kernel>,
-}
-
-impl fmt::Display for LoweredFunc {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&crate::printer::print_lowered(self))
-    }
 }

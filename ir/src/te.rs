@@ -20,13 +20,7 @@ use crate::func::{
     Block, BlockId, BlockRealize, BlockVar, For, ForKind, Func, IterKind, Param, Stmt,
 };
 
-/// What defines a computed tensor: its axes and the expression of one element.
-#[derive(Debug)]
-pub struct ComputeOp {
-    pub name: String,
-    pub axes: Vec<IterVar>,
-    pub body: Expr,
-}
+pub use crate::expr::ComputeOp;
 
 /// A te tensor is a global buffer; computed tensors remember their [`ComputeOp`].
 pub type Tensor = Buffer;

@@ -10,7 +10,8 @@ use weft_ir::dtype::DType;
 use weft_ir::expr::{BinOp, Buffer, Expr, Scope, ThreadAxis, Var};
 use weft_ir::interp;
 use weft_ir::kernel::{Access, KMapping, KStmt, Kernel, KernelParam};
-use weft_ir::mapping::{MappingError, TaskMapping, expand, repeat, spatial};
+use weft_ir::lower::mapping::expand;
+use weft_ir::mapping::{MappingError, TaskMapping, repeat, spatial};
 
 // ---- strategies -----------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use super::{Expr, fresh_id};
+use super::{ComputeOp, Expr, fresh_id};
 use crate::dtype::DType;
 
 /// Where a buffer lives.
@@ -54,7 +54,7 @@ struct BufferNode {
     dtype: DType,
     shape: Vec<i64>,
     scope: Scope,
-    producer: Option<Arc<crate::te::ComputeOp>>,
+    producer: Option<Arc<ComputeOp>>,
 }
 
 impl Buffer {
@@ -75,7 +75,7 @@ impl Buffer {
         name: impl Into<String>,
         shape: Vec<i64>,
         dtype: DType,
-        producer: Arc<crate::te::ComputeOp>,
+        producer: Arc<ComputeOp>,
     ) -> Buffer {
         Buffer(Arc::new(BufferNode {
             id: fresh_id(),
@@ -122,7 +122,7 @@ impl Buffer {
         s
     }
     /// The te compute that defines this buffer, if it was made by [`crate::te::compute`].
-    pub fn producer(&self) -> Option<&Arc<crate::te::ComputeOp>> {
+    pub fn producer(&self) -> Option<&Arc<ComputeOp>> {
         self.0.producer.as_ref()
     }
     /// A new buffer (new identity) with the same type, another name, shape and scope.

@@ -1,7 +1,5 @@
 //! Building expressions: literal coercion, conversions and operator overloading.
 
-use std::fmt;
-
 use super::{BinOp, Expr, IterVar, UnOp, Var};
 use crate::dtype::DType;
 
@@ -128,11 +126,5 @@ impl std::ops::Neg for Expr {
     type Output = Expr;
     fn neg(self) -> Expr {
         Expr::Unary(UnOp::Neg, Box::new(self))
-    }
-}
-
-impl fmt::Display for Expr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&crate::printer::expr_to_string(self))
     }
 }

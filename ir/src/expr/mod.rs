@@ -12,18 +12,20 @@ use crate::dtype::DType;
 mod axis;
 mod buffer;
 mod build;
+mod compute;
 mod ops;
 mod var;
 
 pub use axis::{IterVar, ThreadAxis};
 pub use buffer::{Buffer, Scope};
+pub use compute::ComputeOp;
 pub use ops::{BinOp, Intrinsic, Reduce, ReduceOp, UnOp};
 pub use var::Var;
 pub(crate) use var::fresh_id;
 
 use build::coerce_literals;
 
-/// An expression.
+/// An expression. Its `Display` ([`crate::printer`]) prints it as TVMScript.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Expr {
     /// An integer constant of type `i32` or `u32`.

@@ -15,14 +15,12 @@ use std::collections::HashMap;
 
 use super::error::{InterpError, MemOp};
 use super::fragment::{CFrag, CMem, CTile};
+use super::node::NodeId;
 use super::value::{self, BinFn, CallFn, Raw, UnFn};
 use crate::dtype::DType;
 use crate::expr::{BinOp, Buffer, Expr, Var};
 use crate::fragment::{FragOp, FragRef, Fragment, WARP};
 use crate::kernel::{Access, KStmt, Kernel, KernelParam};
-
-/// An index into [`Program::nodes`].
-pub(super) type NodeId = u32;
 
 /// Where a node's value lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

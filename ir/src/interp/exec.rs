@@ -13,9 +13,10 @@
 //! observe each other without a race, which is reported whatever the order, so this
 //! changes no result.
 
-use super::compile::{BufKind, CStmt, Loc, NodeId, Op, Program};
+use super::compile::{BufKind, CStmt, Loc, Op, Program};
 use super::error::{InterpError, MemOp, ThreadId};
 use super::memory::{Fault, Memory};
+use super::node::NodeId;
 use super::race::Tracker;
 use super::value::{self, Raw};
 

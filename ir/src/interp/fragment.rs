@@ -10,7 +10,7 @@
 //! warp. Products and sums are those of the accumulator's type, rounded after every
 //! step (fp16 inputs, fp32 accumulation: exactly what one `mma` step can produce).
 
-use super::compile::NodeId;
+use super::node::NodeId;
 use crate::fragment::{FragLayout, Fragment};
 
 /// One tile operand: the fragment slot and the node of its index.

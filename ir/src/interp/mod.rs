@@ -63,6 +63,7 @@ mod error;
 mod exec;
 mod fragment;
 mod memory;
+mod node;
 mod race;
 mod value;
 

@@ -75,7 +75,7 @@ fn expand_mappings(body: KStmt, bounds: &Bounds) -> Result<KStmt, LowerError> {
     if !has {
         return Ok(body);
     }
-    crate::mapping::expand(&body, bounds).map_err(|e| LowerError::Mapping(e.to_string()))
+    super::mapping::expand(&body, bounds).map_err(|e| LowerError::Mapping(e.to_string()))
 }
 
 /// Floor division and modulo as C operators: plain `/` and `%` where the dividend is

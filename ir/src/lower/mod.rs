@@ -10,7 +10,7 @@
 //!    are replaced by their bindings, predicates become `if`s, an init runs before the
 //!    reduction loops that feed only reduce variables, buffers are flattened, and
 //!    vectorized copies become vector accesses ([`vectorize`]).
-//! 5. **Task mappings** — expanded into loops ([`crate::mapping::expand`]).
+//! 5. **Task mappings** — expanded into loops ([`mapping::expand`]).
 //! 6. **Finish** ([`finish`]) — index arithmetic simplified with the loop bounds, floor
 //!    division written as C division where operands are provably non-negative (else an
 //!    explicit floor form), barriers inserted where threads exchange data through shared
@@ -21,6 +21,7 @@ mod compact;
 mod convert;
 mod fetch;
 mod finish;
+pub mod mapping;
 mod vectorize;
 
 use std::collections::HashMap;

@@ -1,4 +1,6 @@
-//! Expressions in TVMScript spelling.
+//! Expressions in TVMScript spelling, and `Display` for [`Expr`].
+
+use std::fmt;
 
 use crate::dtype::DType;
 use crate::expr::{BinOp, Expr, UnOp};
@@ -164,5 +166,11 @@ pub fn write_expr(e: &Expr, out: &mut String) {
             }
             out.push_str("])");
         }
+    }
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&super::expr_to_string(self))
     }
 }

@@ -1,4 +1,6 @@
-//! The Func IR as TVMScript.
+//! The Func IR as TVMScript, and `Display` for [`Func`].
+
+use std::fmt;
 
 use super::{expr_to_string, line, shape_tuple};
 use crate::arith::{Affine, simplify};
@@ -33,6 +35,12 @@ pub fn print_func(f: &Func) -> String {
     }
     write_stmt(&f.body, 1, &mut out);
     out
+}
+
+impl fmt::Display for Func {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&print_func(self))
+    }
 }
 
 pub(crate) fn param_decl(p: &Param) -> String {

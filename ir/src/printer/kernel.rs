@@ -1,4 +1,7 @@
-//! Lowered kernels, in the style of TVM's lowered TIR (seed 000's IR listings).
+//! Lowered kernels, in the style of TVM's lowered TIR (seed 000's IR listings), and
+//! `Display` for [`Kernel`] and [`LoweredFunc`].
+
+use std::fmt;
 
 use super::func::{alloc_decl, param_decl};
 use super::{expr_to_string, line};
@@ -26,6 +29,12 @@ pub fn print_lowered(f: &LoweredFunc) -> String {
     out
 }
 
+impl fmt::Display for LoweredFunc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&print_lowered(self))
+    }
+}
+
 /// Prints one kernel alone, with its parameters.
 pub fn print_kernel(k: &Kernel) -> String {
     let mut out = String::new();
@@ -51,6 +60,12 @@ pub fn print_kernel(k: &Kernel) -> String {
     out.push_str("):\n");
     write_kernel_body(k, 1, &mut out);
     out
+}
+
+impl fmt::Display for Kernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&print_kernel(self))
+    }
 }
 
 fn write_kernel_body(k: &Kernel, level: usize, out: &mut String) {

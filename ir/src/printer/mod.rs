@@ -1,5 +1,8 @@
 //! Stable, readable printers for every IR level, close to the TVMScript the seeds show.
-//! Their output is the format of the IR snapshots and of error messages.
+//! Their output is the format of the IR snapshots and of error messages. The `Display`
+//! impls of [`Expr`], [`Func`](crate::func::Func), [`Kernel`](crate::kernel::Kernel) and
+//! [`LoweredFunc`](crate::kernel::LoweredFunc) live here, beside the printers they call,
+//! so the IR modules need not import the printer back.
 
 mod expr;
 mod fragment;
