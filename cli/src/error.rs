@@ -103,7 +103,7 @@ pub enum CliError {
     EmptyReport,
     /// A chart could not be drawn or written.
     #[error(transparent)]
-    Chart(Box<crate::report::charts::ChartError>),
+    Chart(Box<crate::charts::ChartError>),
     /// JSON serialisation failed.
     #[error("serialising JSON: {0}")]
     Json(#[from] serde_json::Error),

@@ -17,10 +17,12 @@
 
 mod args;
 mod bench;
+mod charts;
 mod commands;
 mod error;
 mod format;
 mod npy;
+mod offline;
 mod references;
 mod report;
 mod select;

@@ -23,7 +23,6 @@
 //! adapter's) and the lowering contract are checked before writing. [`validate`] runs
 //! naga's parser and validator on a module: the test suite's check.
 
-mod coop;
 mod expr;
 mod writer;
 

@@ -5,12 +5,13 @@
 use rayon::prelude::*;
 use weft_codegen_cuda::hipcc::KernelResources;
 use weft_ops::Shape;
-use weft_runtime::rocm::{OfflineReport, compile_offline};
-use weft_runtime::{DeviceError, Target};
+
+use weft_runtime::Target;
 
 use crate::args::{CompileArgs, SizeClass};
 use crate::error::CliError;
 use crate::format::{Table, fmt_time};
+use crate::offline::{Compiled, compile_one};
 use crate::select;
 
 /// Compiles one schedule (or, with `--all`, every one) and prints a table of the kernels'
@@ -53,37 +54,6 @@ pub fn compile(a: &CompileArgs) -> Result<(), CliError> {
     }
     print!("{}", table.render());
     Ok(())
-}
-
-pub(crate) struct Compiled {
-    pub schedule: &'static str,
-    pub report: OfflineReport,
-}
-
-pub(crate) fn compile_one(
-    op: &str,
-    schedule: Option<&str>,
-    shape: &Shape,
-    config: Option<&str>,
-    target: &Target,
-) -> Result<Compiled, CliError> {
-    let (w, schedule) = select::workload(op, schedule, shape)?;
-    let config = select::offline_config(&w, schedule, target, config)?;
-    let lowered = w.lower_with(schedule, config.as_ref())?;
-    let report = compile_offline(target, &lowered).map_err(|e| compile_error(target, e))?;
-    Ok(Compiled { schedule, report })
-}
-
-fn compile_error(target: &Target, e: DeviceError) -> CliError {
-    if e.is_unavailable() {
-        CliError::Unavailable {
-            target: target.to_string(),
-            reason: e.to_string(),
-            available: select::available_list(),
-        }
-    } else {
-        CliError::device(format!("compiling for `{target}`"), e)
-    }
 }
 
 /// Every op × schedule at its seed size, compiled on every core; one table, failures on

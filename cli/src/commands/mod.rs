@@ -6,6 +6,7 @@ pub(crate) mod compile;
 mod emit;
 mod ir;
 mod ops;
+mod report;
 mod run;
 mod targets;
 mod tune;
@@ -24,6 +25,6 @@ pub fn dispatch(command: &Command) -> Result<(), CliError> {
         Command::Run(a) => run::run(a),
         Command::Bench(a) => bench::bench(a),
         Command::Tune(a) => tune::tune(a),
-        Command::Report(a) => crate::report::report(a),
+        Command::Report(a) => report::report(a),
     }
 }

@@ -2,13 +2,12 @@
 //! benchmark here (or not, `--no-run`), reads earlier runs (`--from`: JSON written by
 //! `weft bench --json` or a previous report's `report.json`), compiles every op × schedule
 //! for the GPUs this machine lacks ([`offline`]), and rewrites `results.md`, the charts
-//! ([`charts`]) and `report.json` in the output folder ([`page`]).
+//! (`crate::charts`) and `report.json` in the output folder ([`page`]).
 //!
 //! A run on the GPU machine that reads a run from a machine with other drivers (the CPU
 //! Vulkan driver, hipcc) puts every target on one page; the page names where each figure
 //! came from: date, device, driver and weft's commit per run.
 
-pub mod charts;
 pub mod offline;
 pub mod page;
 
@@ -16,9 +15,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::args::ReportArgs;
 use crate::bench::BenchRun;
-use crate::commands::bench::{collect, write_json};
 use crate::error::CliError;
 use offline::{OfflineRow, OfflineStatus};
 
@@ -39,53 +36,8 @@ pub struct ReportData {
     pub offline: Vec<OfflineRow>,
 }
 
-/// Runs what `a` asks for and writes the page, the charts and `report.json`. Fails
-/// (exit 1) when a row of this run is wrong or failed, after writing everything.
-pub fn report(a: &ReportArgs) -> Result<(), CliError> {
-    let mut data = ReportData {
-        weft_version: env!("CARGO_PKG_VERSION").to_string(),
-        commit: crate::COMMIT.to_string(),
-        unix_time: weft_tune::unix_now(),
-        command: std::env::args().collect::<Vec<_>>().join(" "),
-        runs: Vec::new(),
-        offline: Vec::new(),
-    };
-    for path in &a.from {
-        include(&mut data, path)?;
-    }
-    let mut verdict = Ok(());
-    if !a.no_run {
-        let run = collect(&a.bench)?;
-        if let Some(path) = &a.bench.json {
-            write_json(&run, path)?;
-        }
-        verdict = run.verdict();
-        data.runs.push(run);
-    }
-    if !a.no_compile {
-        let ops = crate::select::ops(&a.bench.ops)?;
-        eprintln!("weft: compiling every op x schedule offline (AMD through hipcc, MSL check)");
-        merge_offline(&mut data.offline, offline::compile_all(&ops)?);
-    }
-    if data.runs.is_empty() && data.offline.is_empty() {
-        return Err(CliError::EmptyReport);
-    }
-    let written = page::write(&data, &a.out)?;
-    let json = a.out.join("report.json");
-    let text = serde_json::to_string_pretty(&data)?;
-    std::fs::write(&json, text + "\n").map_err(|source| CliError::Io {
-        path: json.clone(),
-        source,
-    })?;
-    println!("wrote {}", json.display());
-    for path in written {
-        println!("wrote {}", path.display());
-    }
-    verdict
-}
-
 /// Adds a `--from` file: a report's data (its runs and offline rows) or one benchmark run.
-fn include(data: &mut ReportData, path: &Path) -> Result<(), CliError> {
+pub(crate) fn include(data: &mut ReportData, path: &Path) -> Result<(), CliError> {
     let bad = |reason: String| CliError::ReportInput {
         path: path.to_path_buf(),
         reason,
@@ -112,7 +64,7 @@ fn include(data: &mut ReportData, path: &Path) -> Result<(), CliError> {
 /// Adds `new` offline rows; a row replaces an earlier one of the same op, schedule and
 /// target unless it was skipped (a machine without hipcc keeps another machine's
 /// figures).
-fn merge_offline(rows: &mut Vec<OfflineRow>, new: Vec<OfflineRow>) {
+pub(crate) fn merge_offline(rows: &mut Vec<OfflineRow>, new: Vec<OfflineRow>) {
     for row in new {
         let same =
             |o: &OfflineRow| o.op == row.op && o.schedule == row.schedule && o.target == row.target;

@@ -9,8 +9,8 @@ use weft_ops::OpSpec;
 use weft_runtime::Target;
 
 use crate::args::SizeClass;
-use crate::commands::compile::compile_one;
 use crate::error::CliError;
+use crate::offline::compile_one;
 use crate::select;
 
 /// The AMD architectures the report compiles for: CDNA2 (MI200) and RDNA3.

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::ReportData;
-use super::charts::{self, ChartError, Point, Roofs};
 use super::offline::{OfflineRow, OfflineStatus};
 use crate::bench::{Kind, Row, Status};
+use crate::charts::{self, ChartError, Point, Roofs};
 use crate::error::CliError;
 use crate::format::{fmt_error, fmt_sig, fmt_time};
 

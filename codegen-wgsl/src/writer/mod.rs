@@ -2,6 +2,8 @@
 //! point, statements, unrolling, vector copies and the hoisting of guarded selects.
 //! Expressions are in `expr.rs`.
 
+mod coop;
+
 use std::collections::{HashMap, HashSet};
 
 use weft_codegen_common::contract::{buffer_lanes, contains_load, used_builtins};
@@ -80,7 +82,7 @@ fn needs_block(s: &KStmt) -> bool {
 /// Writes the module for `kernel` (contract and limits already checked).
 pub(crate) fn write_module(kernel: &Kernel) -> Result<Emitted, EmitError> {
     let mut namer = if kernel.uses_fragments() {
-        Namer::new(&[keywords::WGSL, crate::coop::ROLE_NAMES])
+        Namer::new(&[keywords::WGSL, coop::ROLE_NAMES])
     } else {
         Namer::new(&[keywords::WGSL])
     };
@@ -214,11 +216,11 @@ pub(crate) fn write_module(kernel: &Kernel) -> Result<Emitted, EmitError> {
         allocs.push(format!("var {name}: {};", array_ty(b, vec4)));
     }
     for f in &kernel.fragments {
-        if let Some(why) = crate::coop::unsupported(f) {
+        if let Some(why) = coop::unsupported(f) {
             return Err(w.unsupported(format!("matrix fragment `{}`: {why}", f.name())));
         }
         let name = w.namer.declare(NameKey::Buffer(f.id()), f.name());
-        let t = crate::coop::coop_type(f);
+        let t = coop::coop_type(f);
         allocs.push(format!("var {name}: array<{t}, {}>;", f.count()));
     }
 

@@ -24,7 +24,7 @@ use weft_ir::dtype::DType;
 use weft_ir::expr::{Buffer, Expr};
 use weft_ir::fragment::{FragLayout, FragOp, FragRef, FragRole, Fragment};
 
-use crate::writer::{Writer, ty};
+use super::{Writer, ty};
 use weft_codegen_common::Level;
 
 /// Names a module with cooperative matrices must not declare.

@@ -1,0 +1,52 @@
+//! `weft report`: the command; what it writes is the `report` room's.
+
+use crate::args::ReportArgs;
+use crate::commands::bench::{collect, write_json};
+use crate::error::CliError;
+use crate::report::offline;
+use crate::report::{ReportData, include, merge_offline, page};
+
+/// Runs what `a` asks for and writes the page, the charts and `report.json`. Fails
+/// (exit 1) when a row of this run is wrong or failed, after writing everything.
+pub fn report(a: &ReportArgs) -> Result<(), CliError> {
+    let mut data = ReportData {
+        weft_version: env!("CARGO_PKG_VERSION").to_string(),
+        commit: crate::COMMIT.to_string(),
+        unix_time: weft_tune::unix_now(),
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        runs: Vec::new(),
+        offline: Vec::new(),
+    };
+    for path in &a.from {
+        include(&mut data, path)?;
+    }
+    let mut verdict = Ok(());
+    if !a.no_run {
+        let run = collect(&a.bench)?;
+        if let Some(path) = &a.bench.json {
+            write_json(&run, path)?;
+        }
+        verdict = run.verdict();
+        data.runs.push(run);
+    }
+    if !a.no_compile {
+        let ops = crate::select::ops(&a.bench.ops)?;
+        eprintln!("weft: compiling every op x schedule offline (AMD through hipcc, MSL check)");
+        merge_offline(&mut data.offline, offline::compile_all(&ops)?);
+    }
+    if data.runs.is_empty() && data.offline.is_empty() {
+        return Err(CliError::EmptyReport);
+    }
+    let written = page::write(&data, &a.out)?;
+    let json = a.out.join("report.json");
+    let text = serde_json::to_string_pretty(&data)?;
+    std::fs::write(&json, text + "\n").map_err(|source| CliError::Io {
+        path: json.clone(),
+        source,
+    })?;
+    println!("wrote {}", json.display());
+    for path in written {
+        println!("wrote {}", path.display());
+    }
+    verdict
+}
