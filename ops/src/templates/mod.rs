@@ -20,6 +20,7 @@
 pub mod depthwise;
 pub mod matmul;
 pub mod matmul_f16;
+mod tiling;
 pub mod winograd;
 
 use std::fmt;
