@@ -46,10 +46,13 @@ pub(crate) const SPEC: OpSpec = OpSpec {
     seed: "000",
     zero_ok: &[],
     check: crate::any_shape,
+    define,
+    apply,
+    reference,
 };
 
 /// Seed 000's `base_declaration`.
-pub(crate) fn define(shape: &Shape) -> Result<Definition, TeError> {
+fn define(shape: &Shape) -> Result<Definition, TeError> {
     let (b, c, h, w, k, stride) = (
         shape.get("b"),
         shape.get("c"),
@@ -122,7 +125,7 @@ fn out_size(h: i64, w: i64, k: i64, stride: i64) -> (i64, i64) {
     )
 }
 
-pub(crate) fn apply(s: &mut Schedule, name: &str) -> Result<(), ScheduleError> {
+fn apply(s: &mut Schedule, name: &str) -> Result<(), ScheduleError> {
     let out = s.get_block("depthwise_conv")?;
     let padded = s.get_block("padded")?;
     let l = s.get_loops(out)?;
@@ -167,7 +170,7 @@ pub(crate) fn apply(s: &mut Schedule, name: &str) -> Result<(), ScheduleError> {
     Ok(())
 }
 
-pub(crate) fn reference(inputs: &[ArrayD<f64>], shape: &Shape) -> ArrayD<f64> {
+fn reference(inputs: &[ArrayD<f64>], shape: &Shape) -> ArrayD<f64> {
     let (Ok(a), Ok(wt)) = (
         inputs[0].view().into_dimensionality::<Ix4>(),
         inputs[1].view().into_dimensionality::<Ix4>(),

@@ -1,9 +1,28 @@
 //! weft-ops: the seed workloads, each a te compute definition with named schedules and a
 //! float64 reference.
 //!
+//! [`OPS`] is the table of ops, and each entry ([`OpSpec`]) carries the op's behaviour as
+//! function values: [`Workload`] calls the entry's `define`, `apply`, `reference` and
+//! template, and never looks at an op's name except to [`find`] its entry.
+//!
+//! **Adding an op.** Write one module, `src/<op>.rs`, with
+//! - `fn define(&Shape) -> Result<Definition, TeError>`: the te definition (Func, inputs,
+//!   output, flops and bytes);
+//! - `fn apply(&mut Schedule, &str) -> Result<(), ScheduleError>`: its primitive
+//!   schedules by name (only names in `schedules` reach it, never the template's);
+//! - `fn reference(&[ArrayD<f64>], &Shape) -> ArrayD<f64>`: the float64 output;
+//! - optionally a kernel template under `src/templates/` (a [`templates::TemplateSpec`]);
+//! - `pub(crate) const SPEC: OpSpec` naming these, with its shape parameters, schedules,
+//!   best, bench and small shapes, and `check`.
+//!
+//! Then add `mod <op>;` and `&<op>::SPEC` to [`OPS`], and a row to the table below. Ops
+//! that share code (the convolutions) pass a variant value to it from one small `fn` per
+//! op. The tests that walk [`OPS`] (snapshots, emit, interp, bounds) then cover the op;
+//! accept its new snapshots with `cargo insta review`.
+//!
 //! | op | seed | schedules |
 //! | --- | --- | --- |
-//! | `vecadd` | 001 | `split-bind` |
+//! | `vecadd` | 001 | `split-bind`, `grid-stride` |
 //! | `window-sum` | 001 | `split-bind`, `shared-fetch` |
 //! | `matmul` | 001, 002 | `naive`, `local-blocking`, `shared-blocking`, `tiled-128`, `template` |
 //! | `matmul-f16` | 004 | `template` (tensor cores, cooperative or simdgroup matrices) |
@@ -13,6 +32,13 @@
 //! | `winograd-conv2d` | 003 | `direct`, `winograd` (F(2×2, 3×3), four kernels) |
 //! | `conv2d-f16`, `conv2d-f16-bias-relu`, `conv2d-f16-nchw` | 004 | `direct`, `implicit-gemm` (tensor cores, one fused kernel) |
 //!
+//! Where they are: `vecadd.rs`, `window_sum.rs`, `matmul.rs` (`matmul` and `matmul-f16`),
+//! `depthwise.rs`, `conv2d.rs` (`conv2d`, `conv2d-bias-relu`, `winograd-conv2d`) and
+//! `conv2d_f16.rs` (the three fp16 convs) define the ops; `conv.rs` holds what the
+//! convolutions share (sizes, layouts, each op's variant, the reference); every kernel
+//! template is under [`templates`]; `shape.rs` parses shapes and [`check`] compares
+//! outputs with the reference.
+//!
 //! ```
 //! let w = weft_ops::Workload::new("matmul", &weft_ops::Shape::parse("matmul", "m=64,n=64,k=64").unwrap()).unwrap();
 //! let lowered = w.lower("shared-blocking").unwrap();
@@ -20,6 +46,7 @@
 //! ```
 
 pub mod check;
+mod conv;
 mod conv2d;
 mod conv2d_f16;
 mod depthwise;
@@ -41,13 +68,24 @@ use weft_ir::te::TeError;
 
 pub use shape::Shape;
 
-/// What an op is and which shapes and schedules it has.
+/// An op's te compute definition at a shape.
+pub type DefineFn = fn(&Shape) -> Result<Definition, TeError>;
+/// Applies an op's primitive schedule, by name, to a schedule of its definition.
+pub type ApplyFn = fn(&mut Schedule, &str) -> Result<(), ScheduleError>;
+/// An op's float64 output for inputs (in parameter order) at a shape.
+pub type ReferenceFn = fn(&[ArrayD<f64>], &Shape) -> ArrayD<f64>;
+
+/// What an op is, which shapes and schedules it has, and what it does: one entry of
+/// [`OPS`].
 #[derive(Debug)]
 pub struct OpSpec {
+    /// The op's name (`weft --op NAME`).
     pub name: &'static str,
+    /// One line for `weft ops`.
     pub summary: &'static str,
     /// Shape parameters with their default (the seed's size).
     pub dims: &'static [(&'static str, i64)],
+    /// Every schedule: the primitive ones `apply` knows, and the template's.
     pub schedules: &'static [&'static str],
     /// The schedule used when none is given.
     pub best: &'static str,
@@ -65,10 +103,22 @@ pub struct OpSpec {
     /// Checks a shape beyond each parameter's range (a kernel that fits its padded
     /// input, say); the message names what is wrong.
     pub check: fn(&Shape) -> Result<(), String>,
+    /// Builds the op's te definition at a (checked) shape.
+    pub define: DefineFn,
+    /// Applies a primitive schedule: called with one of `schedules` that is not the
+    /// template's.
+    pub apply: ApplyFn,
+    /// The float64 reference output.
+    pub reference: ReferenceFn,
 }
 
 /// For ops whose every in-range shape is valid.
 pub(crate) fn any_shape(_: &Shape) -> Result<(), String> {
+    Ok(())
+}
+
+/// For ops whose every schedule is a template: there is no primitive one to apply.
+pub(crate) fn no_primitives(_: &mut Schedule, _: &str) -> Result<(), ScheduleError> {
     Ok(())
 }
 
@@ -161,19 +211,7 @@ impl Workload {
     /// The op `name` at `shape`.
     pub fn new(name: &str, shape: &Shape) -> Result<Workload, OpError> {
         let op = find(name)?;
-        let def = match op.name {
-            "vecadd" => vecadd::define(shape),
-            "window-sum" => window_sum::define(shape),
-            "matmul" => matmul::define(shape),
-            "matmul-f16" => matmul::define_f16(shape),
-            "conv2d" | "winograd-conv2d" => conv2d::define(shape),
-            "conv2d-bias-relu" => conv2d::define_bias_relu(shape),
-            "conv2d-f16" | "conv2d-f16-bias-relu" | "conv2d-f16-nchw" => {
-                conv2d_f16::define(shape, op.name)
-            }
-            _ => depthwise::define(shape),
-        }
-        .map_err(|source| OpError::Definition {
+        let def = (op.define)(shape).map_err(|source| OpError::Definition {
             op: op.name.to_string(),
             shape: shape.to_string(),
             source: Box::new(source),
@@ -216,17 +254,7 @@ impl Workload {
             return Ok(Schedule::new(self.scheduled(name, None)?));
         }
         let mut s = Schedule::new(self.func.clone());
-        let r = match self.op.name {
-            "vecadd" => vecadd::apply(&mut s, name),
-            "window-sum" => window_sum::apply(&mut s, name),
-            "matmul" | "matmul-f16" => matmul::apply(&mut s, name),
-            "conv2d" | "conv2d-bias-relu" | "winograd-conv2d" => conv2d::apply(&mut s, name),
-            "conv2d-f16" | "conv2d-f16-bias-relu" | "conv2d-f16-nchw" => {
-                conv2d_f16::apply(&mut s, name)
-            }
-            _ => depthwise::apply(&mut s, name),
-        };
-        r.map_err(|source| OpError::Schedule {
+        (self.op.apply)(&mut s, name).map_err(|source| OpError::Schedule {
             op: self.op.name.to_string(),
             schedule: name.to_string(),
             shape: self.shape.to_string(),
@@ -296,17 +324,7 @@ impl Workload {
                 got: inputs.len(),
             });
         }
-        Ok(match self.op.name {
-            "vecadd" => vecadd::reference(inputs),
-            "window-sum" => window_sum::reference(inputs),
-            "matmul" | "matmul-f16" => matmul::reference(inputs),
-            "conv2d" | "winograd-conv2d" => conv2d::reference(inputs, &self.shape, false),
-            "conv2d-bias-relu" => conv2d::reference(inputs, &self.shape, true),
-            "conv2d-f16" | "conv2d-f16-bias-relu" | "conv2d-f16-nchw" => {
-                conv2d_f16::reference(inputs, &self.shape, self.op.name)
-            }
-            _ => depthwise::reference(inputs, &self.shape),
-        })
+        Ok((self.op.reference)(inputs, &self.shape))
     }
 
     /// Random inputs in `[0, 1)` (as the seeds draw them), reproducible from `seed`. For
@@ -360,12 +378,19 @@ impl Workload {
     }
 }
 
-/// What an op module defines.
-pub(crate) struct Definition {
+/// What an op's `define` gives: its te definition at one shape, and what one run of it
+/// computes and moves. [`Workload::new`] keeps all of it.
+#[derive(Debug)]
+pub struct Definition {
+    /// The unscheduled Func (its parameters: the inputs, then the output).
     pub func: Func,
+    /// Input buffers, in parameter order.
     pub inputs: Vec<Buffer>,
+    /// The output buffer.
     pub output: Buffer,
+    /// Floating-point operations of one run.
     pub flops: f64,
+    /// Fewest bytes one run must move (each input read once, the output written once).
     pub bytes: f64,
 }
 

@@ -25,6 +25,9 @@ pub(crate) const SPEC: OpSpec = OpSpec {
     zero_ok: &[],
     check: crate::any_shape,
     template: Some(&crate::templates::matmul::SPEC),
+    define,
+    apply,
+    reference,
 };
 
 /// `matmul-f16`: fp16 inputs and output, fp32 accumulation (cuBLAS's HGEMM with fp32
@@ -46,9 +49,13 @@ pub(crate) const F16_SPEC: OpSpec = OpSpec {
     zero_ok: &[],
     check: crate::any_shape,
     template: Some(&crate::templates::matmul_f16::SPEC),
+    define: define_f16,
+    // Its one schedule is the template.
+    apply: crate::no_primitives,
+    reference,
 };
 
-pub(crate) fn define_f16(shape: &Shape) -> Result<Definition, TeError> {
+fn define_f16(shape: &Shape) -> Result<Definition, TeError> {
     let (m, n, k) = (shape.get("m"), shape.get("n"), shape.get("k"));
     let a = te::placeholder("A", &[m, k], DType::F16);
     let b = te::placeholder("B", &[k, n], DType::F16);
@@ -70,7 +77,7 @@ pub(crate) fn define_f16(shape: &Shape) -> Result<Definition, TeError> {
     })
 }
 
-pub(crate) fn define(shape: &Shape) -> Result<Definition, TeError> {
+fn define(shape: &Shape) -> Result<Definition, TeError> {
     let (m, n, k) = (shape.get("m"), shape.get("n"), shape.get("k"));
     let a = te::placeholder("A", &[m, k], DType::F32);
     let b = te::placeholder("B", &[k, n], DType::F32);
@@ -90,7 +97,7 @@ pub(crate) fn define(shape: &Shape) -> Result<Definition, TeError> {
     })
 }
 
-pub(crate) fn apply(s: &mut Schedule, name: &str) -> Result<(), ScheduleError> {
+fn apply(s: &mut Schedule, name: &str) -> Result<(), ScheduleError> {
     match name {
         "naive" => naive(s),
         "local-blocking" => blocking(s, 8, 8, 8, 8, 4),
@@ -223,7 +230,8 @@ fn tiled(s: &mut Schedule, reg: i64, threads: i64, tile_k: i64) -> Result<(), Sc
     Ok(())
 }
 
-pub(crate) fn reference(inputs: &[ArrayD<f64>]) -> ArrayD<f64> {
+/// Both ops' reference: the f64 product (an fp16 op's inputs are exact in f64).
+fn reference(inputs: &[ArrayD<f64>], _: &Shape) -> ArrayD<f64> {
     let (Ok(a), Ok(b)) = (
         inputs[0].view().into_dimensionality::<Ix2>(),
         inputs[1].view().into_dimensionality::<Ix2>(),

@@ -9,17 +9,24 @@
 //! | --- | --- | --- |
 //! | `matmul` | `template` | [`matmul`]: double-buffered fp32 tiles, any M, N, K |
 //! | `matmul-f16` | `template` | [`matmul_f16`]: fp16 tiles on tensor cores / cooperative / simdgroup matrices (CUDA cores where there are none), fp32 accumulation |
-//! | `conv2d`, `conv2d-bias-relu` | `implicit-gemm` | [`matmul`] over fused im2col prologues |
+//! | `conv2d`, `conv2d-bias-relu` | `implicit-gemm` | [`implicit_gemm`]: [`matmul`] over fused im2col prologues |
+//! | `conv2d-f16`, `conv2d-f16-bias-relu`, `conv2d-f16-nchw` | `implicit-gemm` | [`implicit_gemm`]: [`matmul_f16`] over fused im2col prologues |
 //! | `depthwise-conv2d` | `tuned` | [`depthwise`]: output tiles × channel planes, input in shared memory or registers |
 //! | `winograd-conv2d` | `winograd` | [`winograd`]: F(2×2, 3×3), four kernels around a batched [`matmul`] |
 //!
-//! A template is registered on its op as a [`TemplateSpec`]; the tuner (`weft tune`)
-//! enumerates its space for a target, builds every config, times them and records the
-//! best.
+//! A template is registered on its op as a [`TemplateSpec`], and every one is defined
+//! here: `matmul::SPEC`, `matmul_f16::SPEC`, `depthwise::SPEC`, `winograd::SPEC` and the
+//! five of `implicit_gemm` (one per convolution op, built by one builder). What the two
+//! matmul kernels share (how a block's threads cover a tile's loads, the block swizzle)
+//! is in the private `tiling` module; this module holds the [`Config`] type and grid
+//! helpers every template uses. The tuner (`weft tune`) enumerates a template's space
+//! for a target, builds every config, times them and records the best.
 
 pub mod depthwise;
+pub mod implicit_gemm;
 pub mod matmul;
 pub mod matmul_f16;
+mod tiling;
 pub mod winograd;
 
 use std::fmt;

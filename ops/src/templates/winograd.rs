@@ -29,16 +29,38 @@
 //! The transforms are written as sums and differences of named values, so the emitted
 //! source holds constant arithmetic (`d0 - d2`, `(t0 + t1 + t2) * 0.5`), not the chains
 //! of selects a reduction over a constant matrix lowers to.
+//!
+//! Registered on the `winograd-conv2d` op as [`SPEC`]: the batched product takes the
+//! matmul template's parameters and space.
 
 use weft_ir::func::Func;
 use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template, TemplateError, load_or};
 
 use super::matmul::{self, MatmulParams};
-use super::{block_index, ceil_div, grid_for};
+use super::{BuildError, Config, TemplateSpec, block_index, ceil_div, grid_for};
+use crate::Shape;
 
 /// Threads per block of the three transform kernels.
 const THREADS: i64 = 256;
+
+/// The template registered on the `winograd-conv2d` op (schedule `winograd`): the 16
+/// products take the matmul template's space and configs.
+pub const SPEC: TemplateSpec = TemplateSpec {
+    schedule: "winograd",
+    params: matmul::PARAMS,
+    space: matmul::space,
+    default: matmul::default_config,
+    describe: matmul::describe,
+    build,
+};
+
+/// Builds the Winograd convolution at `shape` (the conv2d op's parameters; `r`, `s` and
+/// `stride` are 3, 3 and 1, which the op checks) with a matmul `config`.
+pub fn build(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
+    let p = MatmulParams::from_config(config)?;
+    Ok(template(&WinogradDims::of(shape), &p)?)
+}
 
 /// Sizes of a Winograd convolution: `x[n, c, h, w]`, `w[k, c, 3, 3]`, zero padding
 /// `pad`, output `[n, k, oh, ow]`.
@@ -53,6 +75,19 @@ pub struct WinogradDims {
 }
 
 impl WinogradDims {
+    /// The sizes of the conv2d op's `shape`.
+    pub fn of(shape: &Shape) -> WinogradDims {
+        let g = |k: &str| shape.get(k);
+        WinogradDims {
+            n: g("n"),
+            c: g("c"),
+            h: g("h"),
+            w: g("w"),
+            k: g("k"),
+            pad: g("pad"),
+        }
+    }
+
     /// Output rows and columns.
     pub fn out(&self) -> (i64, i64) {
         (self.h + 2 * self.pad - 2, self.w + 2 * self.pad - 2)

@@ -31,7 +31,6 @@
 mod kernel;
 mod space;
 
-pub(crate) use kernel::{Coverage, swizzle};
 pub use kernel::{add_kernel, template, template_over};
 pub use space::{default_config, space};
 

@@ -7,7 +7,7 @@ use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template, TemplateError};
 
 use super::F16Params;
-use crate::templates::matmul::{Coverage, swizzle};
+use crate::templates::tiling::{Coverage, swizzle};
 use crate::templates::{block_index, ceil_div, grid_for};
 
 /// Halves of padding per shared row: 16 bytes, so rows stay 16-byte aligned (`ldmatrix`,

@@ -1,0 +1,283 @@
+//! The implicit-GEMM convolution (seed 004): a matmul template over the im2col view of
+//! the input, with the index mapping GEMM row `i → (n, oh, ow)`, column `j → k`,
+//! reduction `kk → (c, r, s)`. The im2col and filter views are prologues and the output
+//! (in its layout, with bias and ReLU) an epilogue, fused into the matmul template's one
+//! kernel ([`weft_ir::fusion`]): the views are never stored, and padding and tile edges
+//! are predicated loads.
+//!
+//! One builder (`build`) serves every convolution op: it is parameterised by the op's
+//! variant (`conv::Variant`: element type, layout, bias) and by its anchor, the matmul
+//! template it is built on — [`super::matmul`] for fp32, [`super::matmul_f16`] (matrix
+//! units) for fp16. The layouts differ in the reduction index: in NCHW `kk → (c, r, s)` and the
+//! gathers are scalar (right at every size and slower, as in cuDNN, which converts NCHW
+//! to NHWC for its tensor-core kernels); in NHWC `kk → (r, s, c)`, channels innermost,
+//! so that where `C` is a multiple of 8 one 16-byte load fetches 8 channels of one input
+//! pixel (the padding test is the same for all of them), and the HWIO filter *is* the
+//! `[R·S·C, K]` matrix.
+//!
+//! | op | spec | anchor |
+//! | --- | --- | --- |
+//! | `conv2d` | [`CONV2D`] | [`super::matmul`] |
+//! | `conv2d-bias-relu` | [`CONV2D_BIAS_RELU`] (`fuse` = 0: bias and ReLU as a second kernel) | [`super::matmul`] |
+//! | `conv2d-f16`, `conv2d-f16-bias-relu`, `conv2d-f16-nchw` | [`CONV2D_F16`], [`CONV2D_F16_BIAS_RELU`], [`CONV2D_F16_NCHW`] | [`super::matmul_f16`] |
+
+use weft_ir::func::{Func, Param, Stmt};
+use weft_ir::fusion::fuse;
+use weft_ir::prelude::*;
+use weft_ir::schedule::Schedule;
+use weft_ir::template::TemplateError;
+
+use super::matmul::{self, MatmulParams};
+use super::matmul_f16::{self, F16Params};
+use super::{BuildError, Config, TemplateSpec};
+use crate::Shape;
+use crate::conv::{
+    Dims, Layout, Variant, bias_relu, filter, finish, in_op_order, one_thread_per_element,
+    out_axes, placeholders, window,
+};
+
+/// The matmul template an implicit GEMM is anchored on, as a pair of its functions.
+struct Anchor<P> {
+    /// Reads and checks the template's config.
+    params: fn(&Config) -> Result<P, BuildError>,
+    /// The template's `template_over`: `c = a @ b` over given tensors, into which the
+    /// prologues and the epilogue are then fused.
+    template_over: fn(&str, &Buffer, &Buffer, &Buffer, &P) -> Result<Func, TemplateError>,
+}
+
+/// The fp32 matmul template ([`super::matmul`]).
+const MATMUL: Anchor<MatmulParams> = Anchor {
+    params: MatmulParams::from_config,
+    template_over: matmul::template_over,
+};
+
+/// The fp16 matmul template on matrix units ([`super::matmul_f16`]).
+const MATMUL_F16: Anchor<F16Params> = Anchor {
+    params: F16Params::from_config,
+    template_over: matmul_f16::template_over,
+};
+
+/// `conv2d`'s `implicit-gemm`: the matmul template's space and configs.
+pub const CONV2D: TemplateSpec = TemplateSpec {
+    schedule: "implicit-gemm",
+    params: matmul::PARAMS,
+    space: matmul::space,
+    default: matmul::default_config,
+    describe: matmul::describe,
+    build: build_conv2d,
+};
+
+/// `conv2d-bias-relu`'s `implicit-gemm`: the matmul template's space, and `fuse`.
+pub const CONV2D_BIAS_RELU: TemplateSpec = TemplateSpec {
+    params: BIAS_RELU_PARAMS,
+    describe: describe_bias_relu,
+    build: build_bias_relu,
+    ..CONV2D
+};
+
+/// The fp16 ops' `implicit-gemm`: the fp16 matmul template's space over views.
+const fn f16_spec(build: fn(&Shape, &Config) -> Result<Func, BuildError>) -> TemplateSpec {
+    TemplateSpec {
+        schedule: "implicit-gemm",
+        params: matmul_f16::PARAMS,
+        space: matmul_f16::space_over_views,
+        default: matmul_f16::default_config,
+        describe: matmul_f16::describe,
+        build,
+    }
+}
+
+/// `conv2d-f16`'s `implicit-gemm` (NHWC).
+pub const CONV2D_F16: TemplateSpec = f16_spec(build_conv2d_f16);
+/// `conv2d-f16-bias-relu`'s `implicit-gemm` (NHWC, bias and ReLU fused).
+pub const CONV2D_F16_BIAS_RELU: TemplateSpec = f16_spec(build_conv2d_f16_bias_relu);
+/// `conv2d-f16-nchw`'s `implicit-gemm`.
+pub const CONV2D_F16_NCHW: TemplateSpec = f16_spec(build_conv2d_f16_nchw);
+
+fn build_conv2d(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
+    build(shape, config, &Variant::CONV2D, &MATMUL)
+}
+
+fn build_conv2d_f16(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
+    build(shape, config, &Variant::CONV2D_F16, &MATMUL_F16)
+}
+
+fn build_conv2d_f16_bias_relu(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
+    build(shape, config, &Variant::CONV2D_F16_BIAS_RELU, &MATMUL_F16)
+}
+
+fn build_conv2d_f16_nchw(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
+    build(shape, config, &Variant::CONV2D_F16_NCHW, &MATMUL_F16)
+}
+
+/// The matmul parameters and `fuse`: 1 (the default) fuses bias and ReLU into the
+/// implicit GEMM's stores; 0 stores the convolution and runs bias and ReLU as a second
+/// kernel — the unfused baseline that shows what fusion saves.
+const BIAS_RELU_PARAMS: &[(&str, &str)] = &[
+    matmul::PARAMS[0],
+    matmul::PARAMS[1],
+    matmul::PARAMS[2],
+    matmul::PARAMS[3],
+    matmul::PARAMS[4],
+    matmul::PARAMS[5],
+    matmul::PARAMS[6],
+    matmul::PARAMS[7],
+    matmul::PARAMS[8],
+    matmul::PARAMS[9],
+    matmul::PARAMS[10],
+    (
+        "fuse",
+        "1 (default): bias and ReLU fused into the GEMM's stores; 0: a second kernel",
+    ),
+];
+
+fn describe_bias_relu(config: &Config) -> Result<String, String> {
+    let (gemm, fused) = split_fuse(config).map_err(|e| e.to_string())?;
+    let tail = if fused {
+        ", bias-ReLU fused"
+    } else {
+        ", bias-ReLU as a second kernel"
+    };
+    Ok(matmul::describe(&gemm)? + tail)
+}
+
+fn build_bias_relu(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
+    let (gemm, fused) = split_fuse(config)?;
+    if fused {
+        build(shape, &gemm, &Variant::CONV2D_BIAS_RELU, &MATMUL)
+    } else {
+        build_unfused(shape, &gemm)
+    }
+}
+
+/// The matmul config and whether to fuse (`fuse`, 1 when absent).
+fn split_fuse(config: &Config) -> Result<(Config, bool), BuildError> {
+    let gemm = Config(
+        config
+            .0
+            .iter()
+            .filter(|(n, _)| n != "fuse")
+            .cloned()
+            .collect(),
+    );
+    match config.get("fuse").unwrap_or(1) {
+        0 => Ok((gemm, false)),
+        1 => Ok((gemm, true)),
+        v => Err(config.invalid(format!("`fuse` = {v} must be 0 or 1"))),
+    }
+}
+
+/// The implicit-GEMM convolution of variant `v` at `shape`, on the matmul template
+/// `anchor` with its `config`, fused into one kernel.
+///
+/// The te objects are made in a fixed order (placeholders, im2col, filter view, GEMM
+/// result, output) and the emitted code depends on that graph only: every variant's
+/// kernel is the one this builder has always made.
+fn build<P>(
+    shape: &Shape,
+    config: &Config,
+    v: &Variant,
+    anchor: &Anchor<P>,
+) -> Result<Func, BuildError> {
+    let p = (anchor.params)(config)?;
+    let d = Dims::of(shape);
+    let (x, w, b) = placeholders(d, v);
+    let (gm, gk, gn) = (d.n * d.oh * d.ow, d.c * d.r * d.s, d.k);
+    let ohw = d.oh * d.ow;
+    // The reduction index kk as (c, r, s): channels innermost in NHWC.
+    let split = |kk: &Expr| -> [Expr; 3] {
+        match v.layout {
+            Layout::Nhwc => [
+                kk.clone() % d.c,
+                kk.clone() / (d.s * d.c),
+                kk.clone() / d.c % d.s,
+            ],
+            Layout::Nchw => [
+                kk.clone() / (d.r * d.s),
+                kk.clone() / d.s % d.r,
+                kk.clone() % d.s,
+            ],
+        }
+    };
+    // im2col: GEMM row i -> (n, oh, ow).
+    let cols = te::compute("x_cols", &[("i", gm), ("kk", gk)], |i| {
+        let row = &i[0];
+        let [c, r, s] = split(&i[1]);
+        let pixel = [
+            row.clone() / ohw,
+            row.clone() / d.ow % d.oh,
+            row.clone() % d.ow,
+        ];
+        let [n, oh, ow] = pixel;
+        window(&x, d, v.layout, [n, c, oh, ow, r, s])
+    });
+    let weights = te::compute("w_cols", &[("kk", gk), ("j", gn)], |i| {
+        let [c, r, s] = split(&i[0]);
+        filter(&w, v.layout, [i[1].clone(), c, r, s])
+    });
+    let gemm = te::placeholder("y_gemm", &[gm, gn], v.dtype);
+    // The GEMM result in the output's layout: row n*OH*OW + oh*OW + ow, column k.
+    let (axes, [pn, pk, poh, pow]) = out_axes(d, v.layout);
+    let y = te::compute("y", &axes, |i| {
+        let row = &i[pn] * ohw + &i[poh] * d.ow + &i[pow];
+        let val = gemm.at(&[row, i[pk].clone()]);
+        match (&b, v.dtype) {
+            // fp16: the product gets the bias added in f32 and goes through the ReLU on
+            // its way back to fp16, as the definition's `finish`.
+            (Some(_), DType::F16) => finish(val.cast(DType::F32), b.as_ref(), &i[pk]),
+            _ => val,
+        }
+    });
+    // fp32: bias and ReLU are the tensor `z` over `y`, as in the definition.
+    let output = match (&b, v.dtype) {
+        (Some(b), DType::F32) => bias_relu(&y, b, d, v.layout),
+        _ => y,
+    };
+    let anchor = (anchor.template_over)(v.name, &cols, &weights, &gemm, &p)?;
+    let fused = fuse(&anchor, &output).map_err(|e| BuildError::Config {
+        config: config.to_string(),
+        reason: e.to_string(),
+    })?;
+    Ok(in_op_order(fused.func))
+}
+
+/// conv2d-bias-relu unfused: the implicit GEMM stores the convolution `y` (a global
+/// temporary), then a second kernel, one thread per element, computes `relu(y + bias)`.
+fn build_unfused(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
+    let d = Dims::of(shape);
+    let conv = build(shape, config, &Variant::CONV2D, &MATMUL)?;
+    let bad = |reason: String| BuildError::Config {
+        config: config.to_string(),
+        reason,
+    };
+    // The convolution's output parameter becomes the temporary the epilogue reads.
+    let Some(Param::Buffer(y)) = conv.params.last().cloned() else {
+        return Err(bad("the convolution has no output parameter".into()));
+    };
+    let bias = te::placeholder("bias", &[d.k], DType::F32);
+    let z = bias_relu(&y, &bias, d, Layout::Nchw);
+    let epilogue = te::create_func_with_inputs("bias_relu", &[&y, &bias], &[&z])
+        .map_err(|e| bad(e.to_string()))?;
+    // The `direct` schedule of the epilogue's one computed tensor.
+    let mut s = Schedule::new(epilogue);
+    s.get_block("z")
+        .and_then(|z| one_thread_per_element(&mut s, z))
+        .map_err(|e| bad(e.to_string()))?;
+    let epilogue = s.func().clone();
+    let mut params: Vec<Param> = conv.params[..conv.params.len() - 1].to_vec();
+    params.push(Param::Buffer(bias));
+    params.push(Param::Buffer(z));
+    let mut allocs = conv.allocs;
+    allocs.push(y);
+    allocs.extend(epilogue.allocs);
+    let mut hints = conv.kernel_hints;
+    hints.resize(1, Default::default());
+    hints.extend(epilogue.kernel_hints);
+    Ok(Func {
+        name: "conv2d_bias_relu".into(),
+        params,
+        allocs,
+        body: Stmt::seq(vec![conv.body, epilogue.body]),
+        kernel_hints: hints,
+    })
+}

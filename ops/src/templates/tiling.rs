@@ -1,0 +1,144 @@
+//! Tiling helpers the matmul templates share ([`super::matmul`], [`super::matmul_f16`]):
+//! how a block's threads cover a tile's loads ([`Coverage`]), and the order blocks walk
+//! the output tiles in ([`swizzle`]). They live apart from either kernel so that one
+//! template does not reach into the other's internals.
+
+use weft_ir::arith::simplify;
+use weft_ir::mapping::spatial;
+use weft_ir::prelude::*;
+use weft_ir::template::KernelBuilder;
+
+use super::ceil_div;
+
+/// How the threads of a block cover a `rows × vecs` grid of loads (a vector of `lanes`
+/// elements each): `passes` times `spatial(rows_per_pass, vecs_per_pass)`; when a row has
+/// more vectors than the block has threads, a row takes `col_passes` passes. When the
+/// rows per pass do not divide the rows (a tile of 48 rows, 32 rows a pass), the last
+/// pass covers the rest and its other threads load nothing.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Coverage {
+    /// Loads per thread (the registers it stages them in).
+    pub(crate) passes: i64,
+    rows: i64,
+    /// Read by the fp32 template's padding choice for its transposed A tile.
+    pub(crate) rows_per_pass: i64,
+    pub(crate) vecs_per_pass: i64,
+    col_passes: i64,
+    /// See [`Coverage::spread_rows`].
+    spread: bool,
+}
+
+impl Coverage {
+    /// `vecs` and `threads` are powers of two (the configs' checks); `rows` need not be.
+    pub(crate) fn new(rows: i64, vecs: i64, threads: i64) -> Coverage {
+        if vecs > threads {
+            let col_passes = vecs / threads;
+            Coverage {
+                passes: rows * col_passes,
+                rows,
+                rows_per_pass: 1,
+                vecs_per_pass: threads,
+                col_passes,
+                spread: false,
+            }
+        } else {
+            let rows_per_pass = (threads / vecs).min(rows);
+            Coverage {
+                passes: ceil_div(rows, rows_per_pass),
+                rows,
+                rows_per_pass,
+                vecs_per_pass: vecs,
+                col_passes: 1,
+                spread: false,
+            }
+        }
+    }
+
+    /// For 16-byte copies into shared rows padded by 16 bytes: a store instruction is
+    /// served 8 threads at a time, and when a row holds only 2 or 4 vectors those 8
+    /// threads cover 4 or 2 consecutive rows, whose 16-byte slots collide in the banks
+    /// (rows of 80 bytes: row 1's last slot is row 0's first). Spreading each group of 8
+    /// rows so that the 8 threads write rows `a, a + vecs, a + 2·vecs, ...` puts them in
+    /// distinct slots; the set of loads is unchanged. Measured on an H100 at 4096³ (bk =
+    /// 32, 4 vectors a row): 9.1 M shared-store bank conflicts before.
+    pub(crate) fn spread_rows(mut self) -> Coverage {
+        self.spread = self.col_passes == 1
+            && matches!(self.vecs_per_pass, 2 | 4)
+            && self.rows_per_pass % 8 == 0;
+        self
+    }
+
+    /// Runs `f(pass, row, vec)` for each load of this thread (`pass` indexes its
+    /// registers).
+    pub(crate) fn each(
+        &self,
+        k: &mut KernelBuilder,
+        tx: &Expr,
+        f: &dyn Fn(&mut KernelBuilder, Expr, Expr, Expr),
+    ) {
+        let c = *self;
+        k.unroll("p", c.passes, |k, p| {
+            let m = spatial(&[c.rows_per_pass, c.vecs_per_pass]);
+            k.for_tasks("r, c", m, tx.clone(), |k, [r, v]| {
+                let (row, vec) = if c.col_passes > 1 {
+                    (
+                        p.clone() / c.col_passes,
+                        p.clone() % c.col_passes * c.vecs_per_pass + v,
+                    )
+                } else if c.spread {
+                    // Row r of the pass: group r / 8, slot a = r % 8 / P of thread phase
+                    // b = r % P (P = 8 / vecs rows per phase) -> row a + vecs·b.
+                    let per_phase = 8 / c.vecs_per_pass;
+                    let row = r.clone() / 8 * 8
+                        + r.clone() % 8 / per_phase
+                        + r % per_phase * c.vecs_per_pass;
+                    (p.clone() * c.rows_per_pass + simplify(&row), v)
+                } else {
+                    (p.clone() * c.rows_per_pass + r, v)
+                };
+                if c.rows % c.rows_per_pass != 0 {
+                    // Only the last pass reaches past the rows; the test is constant in
+                    // the others once the passes are unrolled.
+                    k.if_(row.clone().lt(c.rows), |k| f(k, p, row, vec));
+                } else {
+                    f(k, p, row, vec)
+                }
+            });
+        });
+    }
+}
+
+/// `(tile_m, tile_n)` of block `pid` among `tiles_m × tiles_n` tiles: groups of `g` tile
+/// rows, each walked column by column (so the `g · tiles_n` blocks of a group reuse `g`
+/// rows of A and every column of B while they are in L2). The divisors are constants: a
+/// last, partial group uses its own.
+pub(crate) fn swizzle(
+    k: &mut KernelBuilder,
+    pid: Expr,
+    tiles_m: i64,
+    tiles_n: i64,
+    g: i64,
+) -> (Expr, Expr) {
+    let g = g.clamp(1, tiles_m);
+    if g == 1 {
+        let tm = k.let_("tile_m", pid.clone() / tiles_n);
+        let tn = k.let_("tile_n", pid % tiles_n);
+        return (tm, tn);
+    }
+    let per_group = g * tiles_n;
+    let group = k.let_("group", pid.clone() / per_group);
+    let within = k.let_("within", pid % per_group);
+    let rem = tiles_m % g;
+    let (row, col) = if rem == 0 {
+        (within.clone() % g, within / g)
+    } else {
+        let full = group.clone().lt(tiles_m / g);
+        (
+            Expr::select(full.clone(), within.clone() % g, within.clone() % rem),
+            Expr::select(full, within.clone() / g, within / rem),
+        )
+    };
+    let tm = k.let_("tile_m", group * g + row);
+    let tn = k.let_("tile_n", col);
+    (tm, tn)
+}
