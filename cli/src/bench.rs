@@ -84,8 +84,14 @@ pub struct Row {
     pub vs_reference: Option<f64>,
     /// The reference [`Row::vs_reference`] is to (its `schedule`).
     pub reference: Option<String>,
-    /// Largest relative error against the float64 reference (null: not measured, or
-    /// infinite because an element was NaN).
+    /// The output's error against the float64 reference as a fraction of the tolerance
+    /// (`weft_ops::check`: at most 1 is right; null: not measured, or infinite because an
+    /// element was NaN).
+    #[serde(default)]
+    pub error: Option<f64>,
+    /// Runs before weft 0.1's scale-aware check recorded the largest relative error
+    /// (floored at 1e-6) instead; kept to read them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_rel_error: Option<f64>,
     /// Why a row is refused or failed, or what was wrong.
     pub message: Option<String>,
@@ -156,6 +162,7 @@ impl Row {
             vs_first: None,
             vs_reference: None,
             reference: None,
+            error: None,
             max_rel_error: None,
             message: None,
             note: None,
@@ -191,20 +198,32 @@ impl Row {
         self
     }
 
-    pub(crate) fn checked(mut self, max_error: f64, tolerance: f64, what: &str) -> Row {
-        self.max_rel_error = max_error.is_finite().then_some(max_error);
-        if max_error > tolerance || !max_error.is_finite() {
+    /// The row with its output's `error`, wrong above `allowed` times the tolerance (1
+    /// for weft's kernels; more for a vendor reference, which may sum in another order).
+    pub(crate) fn checked(
+        mut self,
+        error: &weft_ops::check::Error,
+        allowed: f64,
+        what: &str,
+    ) -> Row {
+        self.error = error.ratio.is_finite().then_some(error.ratio);
+        if error.ratio > allowed || !error.ratio.is_finite() {
             self.status = Status::Wrong;
-            self.message = Some(
-                CliError::Wrong {
-                    what: what.to_string(),
-                    error: max_error,
-                    tolerance,
-                }
-                .to_string(),
-            );
+            self.message = Some(CliError::wrong(what, error).to_string());
         }
         self
+    }
+
+    /// The error column's text: the error as a fraction of the tolerance, or an older
+    /// run's relative error (`rel 2.5e-7`).
+    pub(crate) fn error_text(&self) -> String {
+        match (self.kind, self.error, self.max_rel_error, self.status) {
+            (Kind::Copy, ..) => "-".to_string(),
+            (_, Some(e), _, _) => crate::format::fmt_ratio_of_tolerance(e),
+            (_, None, Some(rel), _) => format!("rel {}", fmt_error(rel)),
+            (_, None, None, Status::Wrong) => fmt_error(f64::INFINITY),
+            _ => "-".to_string(),
+        }
     }
 
     pub(crate) fn failed(mut self, e: &CliError) -> Row {
@@ -262,8 +281,7 @@ impl Row {
                         weft_tune::ChoiceSource::disagreement_note(x)
                     ));
                 }
-                row.timed(&m.timing)
-                    .checked(m.max_error, m.tolerance, &what)
+                row.timed(&m.timing).checked(&m.error, 1.0, &what)
             }
             Err(e) => row.failed(&e),
         }
@@ -342,12 +360,7 @@ pub fn render(rows: &[Row], first: &str) -> String {
             }
             (s, None) => status_word(s).to_string(),
         };
-        let error = match (r.kind, r.max_rel_error, r.status) {
-            (Kind::Copy, _, _) => "-".to_string(),
-            (_, Some(e), _) => fmt_error(e),
-            (_, None, Status::Wrong) => fmt_error(f64::INFINITY),
-            _ => "-".to_string(),
-        };
+        let error = r.error_text();
         table.row(vec![
             r.op.clone(),
             r.schedule.clone(),
@@ -425,6 +438,8 @@ pub struct BenchRun {
     pub commit: String,
     /// Seconds since the Unix epoch when the benchmark finished.
     pub unix_time: u64,
+    /// What a row's `error` is measured against: 1, the tolerance of `weft_ops::check`
+    /// (rows' errors are fractions of it). Older runs hold their relative tolerance.
     pub tolerance: f64,
     /// Runtime checks in wgpu shaders: `proven` (off where the bounds prover proves the
     /// kernel), `checked` or `unchecked` (forced).

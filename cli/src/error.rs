@@ -60,12 +60,13 @@ pub enum CliError {
         source: Box<ReferenceError>,
     },
     /// The output differs from the reference.
-    #[error("wrong result for {what}: max relative error {error:.3e} exceeds {tolerance:e}{}",
-        if error.is_infinite() { " (an element is NaN or infinite: unwritten output?)" } else { "" })]
+    /// `error` is the output's error as a fraction of the tolerance (`weft_ops::check`:
+    /// above 1 here); `detail` says where and by how much.
+    #[error("wrong result for {what}: {detail}")]
     Wrong {
         what: String,
         error: f64,
-        tolerance: f64,
+        detail: String,
     },
     /// A file could not be written.
     #[error("writing `{path}`: {source}")]
@@ -118,6 +119,15 @@ pub enum CliError {
 
 impl CliError {
     /// A device error with what was being done.
+    /// The error of an output `error` away from the reference, for `what`.
+    pub fn wrong(what: impl Into<String>, error: &weft_ops::check::Error) -> CliError {
+        CliError::Wrong {
+            what: what.into(),
+            error: error.ratio,
+            detail: format!("error {error}"),
+        }
+    }
+
     pub fn device(context: impl Into<String>, source: DeviceError) -> CliError {
         CliError::Device {
             context: context.into(),
@@ -177,11 +187,7 @@ mod tests {
 
     #[test]
     fn exit_codes() {
-        let wrong = CliError::Wrong {
-            what: "x".into(),
-            error: f64::INFINITY,
-            tolerance: 1e-4,
-        };
+        let wrong = CliError::wrong("x", &weft_ops::check::Error::infinite());
         assert_eq!(wrong.exit_code(), EXIT_WRONG);
         assert!(wrong.to_string().contains("NaN"));
         let bad_op = CliError::Op(OpError::UnknownOp("nope".into()));

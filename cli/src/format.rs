@@ -84,6 +84,18 @@ pub fn fmt_time(d: Duration) -> String {
 }
 
 /// A relative error: `1.2e-7`; `NaN/inf` for an unwritten or non-finite element.
+/// An error as a fraction of the tolerance (`weft_ops::check`): `0.012`, `3.4` (wrong),
+/// `NaN/inf`.
+pub fn fmt_ratio_of_tolerance(e: f64) -> String {
+    if !e.is_finite() {
+        "NaN/inf".to_string()
+    } else if e >= 0.01 {
+        format!("{e:.3}")
+    } else {
+        format!("{e:.1e}")
+    }
+}
+
 pub fn fmt_error(e: f64) -> String {
     if e.is_finite() {
         format!("{e:.1e}")

@@ -186,3 +186,69 @@ fn wrong_files_are_named() {
         let _ = std::fs::remove_dir_all(d);
     }
 }
+
+/// Standard-normal inputs from a file (what NumPy's `standard_normal` gives): the product
+/// has elements near zero where its terms cancel, and the check judges them by the
+/// rounding their terms carry (exit 0, not a false WRONG); the error `weft run` prints is
+/// the largest |weft − ref|, the same as a float64 product computed here finds.
+#[test]
+fn zero_mean_inputs_are_judged_by_the_rounding_of_their_terms() {
+    use ndarray::{Array2, Ix2};
+    let dir = fresh("normal");
+    let saved = fresh("normal-saved");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut uniform = move || {
+        // xorshift64*: reproducible without a random crate in the test.
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        (state.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut normal = move || {
+        let (u, v) = (1.0 - uniform(), uniform());
+        ((-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()) as f32
+    };
+    let a = Array2::from_shape_simple_fn((37, 29), &mut normal);
+    let b = Array2::from_shape_simple_fn((29, 53), &mut normal);
+    ndarray_npy::write_npy(dir.join("A.npy"), &a).unwrap();
+    ndarray_npy::write_npy(dir.join("B.npy"), &b).unwrap();
+    let out = ok(&[
+        "run",
+        "--op",
+        "matmul",
+        "--shape",
+        "m=37,n=53,k=29",
+        "--target",
+        "cpu",
+        "--iters",
+        "1",
+        "--inputs",
+        dir.to_str().unwrap(),
+        "--save",
+        saved.to_str().unwrap(),
+    ]);
+    assert!(out.contains(": ok"), "{out}");
+    let c: ndarray::ArrayD<f32> = ndarray_npy::read_npy(saved.join("C.npy")).unwrap();
+    let c = c.into_dimensionality::<Ix2>().unwrap();
+    let (a64, b64) = (a.mapv(f64::from), b.mapv(f64::from));
+    let want = a64.dot(&b64);
+    let max_abs = want
+        .iter()
+        .zip(c.iter())
+        .map(|(w, &g)| (w - f64::from(g)).abs())
+        .fold(0.0, f64::max);
+    // Some element is near zero: a relative error of it would be large.
+    let smallest = want.iter().map(|w| w.abs()).fold(f64::INFINITY, f64::min);
+    assert!(smallest < 1e-2, "no cancelling element: {smallest}");
+    let printed = out
+        .lines()
+        .find_map(|l| l.split("max |weft − ref| ").nth(1))
+        .and_then(|rest| rest.split(':').next())
+        .and_then(|x| x.trim().parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("no error line:\n{out}"));
+    assert!(
+        (printed - max_abs).abs() <= 0.06 * max_abs,
+        "printed {printed:e}, float64 here {max_abs:e}\n{out}"
+    );
+}

@@ -62,6 +62,8 @@ pub(crate) const SPEC: OpSpec = OpSpec {
     define,
     apply,
     reference,
+    rounding_growth: 1.0,
+    row_reference: None,
 };
 
 pub(crate) const BIAS_RELU_SPEC: OpSpec = OpSpec {

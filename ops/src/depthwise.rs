@@ -49,6 +49,8 @@ pub(crate) const SPEC: OpSpec = OpSpec {
     define,
     apply,
     reference,
+    rounding_growth: 1.0,
+    row_reference: None,
 };
 
 /// Seed 000's `base_declaration`.

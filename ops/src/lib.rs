@@ -74,6 +74,8 @@ pub type DefineFn = fn(&Shape) -> Result<Definition, TeError>;
 pub type ApplyFn = fn(&mut Schedule, &str) -> Result<(), ScheduleError>;
 /// An op's float64 output for inputs (in parameter order) at a shape.
 pub type ReferenceFn = fn(&[ArrayD<f64>], &Shape) -> ArrayD<f64>;
+/// One row of an op's float64 output (`None` where the inputs do not fit).
+pub type RowReferenceFn = fn(&[ArrayD<f64>], usize) -> Option<Vec<f64>>;
 
 /// What an op is, which shapes and schedules it has, and what it does: one entry of
 /// [`OPS`].
@@ -110,6 +112,13 @@ pub struct OpSpec {
     pub apply: ApplyFn,
     /// The float64 reference output.
     pub reference: ReferenceFn,
+    /// How many times the rounding error of a direct sum the op's fastest algorithm may
+    /// make (the `growth` of the check's rule, [`check`]): 1, except where a schedule
+    /// computes the op another way (Winograd's transforms).
+    pub rounding_growth: f64,
+    /// Row `i` of the reference alone, for ops whose outputs are too large to check
+    /// whole at benchmark sizes (a 4096³ matmul): then sampled rows are checked.
+    pub row_reference: Option<RowReferenceFn>,
 }
 
 /// For ops whose every in-range shape is valid.
@@ -331,6 +340,12 @@ impl Workload {
     /// an f16 input the values are f16's (rounded once here), so that the float64
     /// reference sees exactly what the kernel reads.
     pub fn random_inputs(&self, seed: u64) -> Vec<ArrayD<f32>> {
+        self.inputs_from(seed, Values::Uniform)
+    }
+
+    /// Random inputs drawn from `values`, reproducible from `seed` (f16 inputs rounded
+    /// to f16 once, as [`Workload::random_inputs`]).
+    pub fn inputs_from(&self, seed: u64, values: Values) -> Vec<ArrayD<f32>> {
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
         self.inputs
             .iter()
@@ -338,7 +353,7 @@ impl Workload {
                 let shape: Vec<usize> = b.shape().iter().map(|&d| d as usize).collect();
                 let f16 = b.dtype() == weft_ir::dtype::DType::F16;
                 ArrayD::from_shape_simple_fn(shape, || {
-                    let x = rng.random::<f32>();
+                    let x = values.draw(&mut rng);
                     if f16 {
                         half::f16::from_f32(x).to_f32()
                     } else {
@@ -357,23 +372,32 @@ impl Workload {
             .any(|b| b.dtype() == weft_ir::dtype::DType::F16)
     }
 
-    /// The smallest magnitude errors are measured relative to: 1e-6 for an f32 output;
-    /// for an f16 output 2^-14, its smallest normal number, below which an f16 keeps an
-    /// absolute precision of 2^-24, not a relative one (a product of two small inputs
-    /// rounds to a subnormal).
-    pub fn error_floor(&self) -> f64 {
-        match self.output.dtype() {
-            weft_ir::dtype::DType::F16 => 2f64.powi(-14),
-            _ => 1e-6,
-        }
+    /// The rule this workload's outputs are judged by ([`check`]).
+    pub fn rule(&self) -> check::Rule {
+        check::Rule::of(self)
     }
+}
 
-    /// The largest relative error a right result may have: 1e-4 for an f32 output; for
-    /// an f16 output, 2^-10 (one rounding to f16 is at most 2^-11) plus the f32 sums.
-    pub fn tolerance(&self) -> f64 {
-        match self.output.dtype() {
-            weft_ir::dtype::DType::F16 => 2e-3,
-            _ => check::TOLERANCE,
+/// How random inputs are drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Values {
+    /// Uniform in `[0, 1)`, as the seeds draw them: every sum of products is positive.
+    Uniform,
+    /// Standard normal (zero mean, unit variance): sums cancel, outputs come near zero,
+    /// as in a network's activations and weights.
+    Normal,
+}
+
+impl Values {
+    fn draw(self, rng: &mut rand::rngs::StdRng) -> f32 {
+        match self {
+            Values::Uniform => rng.random::<f32>(),
+            Values::Normal => {
+                // Box–Muller: two uniforms in (0, 1] and [0, 1) give one normal.
+                let u = 1.0 - rng.random::<f64>();
+                let v = rng.random::<f64>();
+                ((-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()) as f32
+            }
         }
     }
 }
@@ -392,30 +416,6 @@ pub struct Definition {
     pub flops: f64,
     /// Fewest bytes one run must move (each input read once, the output written once).
     pub bytes: f64,
-}
-
-/// The largest elementwise relative error `|out - ref| / |ref|` (with `|ref|` floored at
-/// 1e-6); NaN anywhere (an unwritten, poisoned element) gives infinity.
-pub fn max_rel_error(out: &ArrayD<f32>, reference: &ArrayD<f64>) -> f64 {
-    max_rel_error_above(out, reference, 1e-6)
-}
-
-/// [`max_rel_error`] with `|ref|` floored at `floor`: errors of elements smaller than
-/// `floor` count relative to `floor`.
-pub fn max_rel_error_above(out: &ArrayD<f32>, reference: &ArrayD<f64>, floor: f64) -> f64 {
-    if out.shape() != reference.shape() {
-        return f64::INFINITY;
-    }
-    let mut worst: f64 = 0.0;
-    for (o, r) in out.iter().zip(reference.iter()) {
-        let o = *o as f64;
-        if !o.is_finite() {
-            return f64::INFINITY;
-        }
-        let e = (o - r).abs() / r.abs().max(floor);
-        worst = worst.max(e);
-    }
-    worst
 }
 
 impl Workload {

@@ -28,6 +28,8 @@ pub(crate) const SPEC: OpSpec = OpSpec {
     define,
     apply,
     reference,
+    rounding_growth: 1.0,
+    row_reference: Some(row_reference),
 };
 
 /// `matmul-f16`: fp16 inputs and output, fp32 accumulation (cuBLAS's HGEMM with fp32
@@ -53,6 +55,8 @@ pub(crate) const F16_SPEC: OpSpec = OpSpec {
     // Its one schedule is the template.
     apply: crate::no_primitives,
     reference,
+    rounding_growth: 1.0,
+    row_reference: Some(row_reference),
 };
 
 fn define_f16(shape: &Shape) -> Result<Definition, TeError> {
@@ -239,4 +243,23 @@ fn reference(inputs: &[ArrayD<f64>], _: &Shape) -> ArrayD<f64> {
         return ArrayD::zeros(IxDyn(&[0]));
     };
     a.dot(&b).into_dyn()
+}
+
+/// Row `i` of both ops' reference, `A[i, :] @ B` in float64 (`None` for inputs that are
+/// not two matrices of matching shapes, or a row out of range): what a large product is
+/// checked on.
+fn row_reference(inputs: &[ArrayD<f64>], i: usize) -> Option<Vec<f64>> {
+    let [a, b] = inputs else { return None };
+    let a = a.view().into_dimensionality::<Ix2>().ok()?;
+    let b = b.view().into_dimensionality::<Ix2>().ok()?;
+    if a.dim().1 != b.dim().0 || i >= a.dim().0 {
+        return None;
+    }
+    let mut acc = vec![0.0f64; b.dim().1];
+    for (kk, &aik) in a.row(i).iter().enumerate() {
+        for (x, &bkj) in acc.iter_mut().zip(b.row(kk).iter()) {
+            *x += aik * bkj;
+        }
+    }
+    Some(acc)
 }

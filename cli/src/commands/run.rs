@@ -6,7 +6,7 @@ use weft_runtime::{ShaderChecks, WgpuOptions};
 
 use crate::args::{RunArgs, SizeClass};
 use crate::error::CliError;
-use crate::format::{fmt_error, fmt_time};
+use crate::format::{fmt_error, fmt_ratio_of_tolerance, fmt_time};
 use crate::select::{self, Opened};
 use weft_tune::measure::{Measured, TimingPlan, describe, measure, measure_on};
 
@@ -78,11 +78,8 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
             weft_tune::ChoiceSource::disagreement_note(x)
         );
     }
-    println!(
-        "error     {} max relative, tolerance {:e}: {verdict}",
-        fmt_error(m.max_error),
-        m.tolerance
-    );
+    println!("error     {}: {verdict}", error_line(&m));
+    println!("          rule: {}", m.rule);
     print_bounds(&m);
     if let Some(dir) = &a.inputs {
         println!("inputs    {}", dir.display());
@@ -141,15 +138,25 @@ fn bounds_short(m: &Measured) -> String {
     }
 }
 
+/// The error line's text: the worst element's error as a fraction of the tolerance, and
+/// the largest absolute error.
+fn error_line(m: &Measured) -> String {
+    let e = &m.error;
+    if !e.ratio.is_finite() {
+        return format!("{e}");
+    }
+    format!(
+        "{} of the tolerance, max |weft − ref| {}",
+        fmt_ratio_of_tolerance(e.ratio),
+        fmt_error(e.max_abs)
+    )
+}
+
 fn wrong_to_error(m: &Measured, what: impl FnOnce() -> String) -> Result<(), CliError> {
     if m.is_right() {
         Ok(())
     } else {
-        Err(CliError::Wrong {
-            what: what(),
-            error: m.max_error,
-            tolerance: m.tolerance,
-        })
+        Err(CliError::wrong(what(), &m.error))
     }
 }
 
@@ -211,9 +218,9 @@ fn run_all(a: &RunArgs, opened: &mut Opened, plan: &TimingPlan) -> Result<(), Cl
                 });
                 match result {
                     Ok(m) => println!(
-                        "ok       {label:<48} median {:>10}  max rel error {}  {}",
+                        "ok       {label:<48} median {:>10}  error {} of tol  {}",
                         fmt_time(m.timing.median),
-                        fmt_error(m.max_error),
+                        fmt_ratio_of_tolerance(m.error.ratio),
                         bounds_short(&m)
                     ),
                     Err(e) => {

@@ -112,8 +112,8 @@ pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
         eprintln!("weft: config {} failed: {why}", t.config);
     }
     if let Some(t) = wrong.first() {
-        let max_error = match t.outcome {
-            Outcome::Wrong { max_error } => max_error,
+        let error = match t.outcome {
+            Outcome::Wrong { error } => error,
             _ => f64::INFINITY,
         };
         return Err(CliError::Wrong {
@@ -121,8 +121,12 @@ pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
                 "{}/{} config {} at {} on {target}",
                 op.name, spec.schedule, t.config, w.shape
             ),
-            error: max_error,
-            tolerance: w.tolerance(),
+            error,
+            detail: format!(
+                "error {} times the tolerance ({})",
+                crate::format::fmt_ratio_of_tolerance(error),
+                w.rule()
+            ),
         });
     }
     let Some(best) = tuned.best() else {

@@ -10,7 +10,7 @@ use super::offline::{OfflineRow, OfflineStatus};
 use crate::bench::{Kind, Row, Status};
 use crate::charts::{self, ChartError, Point, Roofs};
 use crate::error::CliError;
-use crate::format::{fmt_error, fmt_sig, fmt_time};
+use crate::format::{fmt_sig, fmt_time};
 
 /// A row with the run it came from and its target's shape class.
 #[derive(Clone, Copy)]
@@ -336,12 +336,7 @@ fn op_table(entries: &[Entry], data: &ReportData) -> String {
             } else {
                 "-".to_string()
             },
-            match (r.kind, r.max_rel_error) {
-                (Kind::Copy, _) => "-".to_string(),
-                (_, Some(x)) => fmt_error(x),
-                (_, None) if r.status == Status::Wrong => fmt_error(f64::INFINITY),
-                _ => "-".to_string(),
-            },
+            r.error_text(),
             r.bounds.as_deref().unwrap_or("-"),
         );
     }

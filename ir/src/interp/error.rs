@@ -197,7 +197,9 @@ pub enum InterpError {
     #[error("kernel `{kernel}`: integer division by zero at {at}")]
     DivisionByZero { kernel: String, at: ThreadId },
     /// A [`crate::kernel::KStmt::Mapping`] reached the interpreter.
-    #[error("kernel `{kernel}`: task mapping `{mapping}` was not expanded (run weft_ir::lower::mapping::expand)")]
+    #[error(
+        "kernel `{kernel}`: task mapping `{mapping}` was not expanded (run weft_ir::lower::mapping::expand)"
+    )]
     UnloweredMapping { kernel: String, mapping: String },
     /// A variable that no loop, `let` or scalar parameter binds.
     #[error("kernel `{kernel}`: variable `{var}` is not bound")]

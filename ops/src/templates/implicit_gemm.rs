@@ -215,16 +215,24 @@ fn build<P>(
         let [c, r, s] = split(&i[0]);
         filter(&w, v.layout, [i[1].clone(), c, r, s])
     });
-    let gemm = te::placeholder("y_gemm", &[gm, gn], v.dtype);
+    // With an fp16 epilogue (bias, ReLU) the GEMM hands it its f32 sums: the output is
+    // rounded to fp16 once, as the definition's `finish` does, not once before the bias
+    // and again after (which, where the bias cancels the sum, costs the result the
+    // sum's rounding: 2⁻¹¹ of it).
+    let gemm_dtype = match (&b, v.dtype) {
+        (Some(_), DType::F16) => DType::F32,
+        _ => v.dtype,
+    };
+    let gemm = te::placeholder("y_gemm", &[gm, gn], gemm_dtype);
     // The GEMM result in the output's layout: row n*OH*OW + oh*OW + ow, column k.
     let (axes, [pn, pk, poh, pow]) = out_axes(d, v.layout);
     let y = te::compute("y", &axes, |i| {
         let row = &i[pn] * ohw + &i[poh] * d.ow + &i[pow];
         let val = gemm.at(&[row, i[pk].clone()]);
         match (&b, v.dtype) {
-            // fp16: the product gets the bias added in f32 and goes through the ReLU on
+            // fp16: the f32 sum gets the bias added in f32 and goes through the ReLU on
             // its way back to fp16, as the definition's `finish`.
-            (Some(_), DType::F16) => finish(val.cast(DType::F32), b.as_ref(), &i[pk]),
+            (Some(_), DType::F16) => finish(val, b.as_ref(), &i[pk]),
             _ => val,
         }
     });
