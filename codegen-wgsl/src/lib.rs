@@ -27,7 +27,7 @@ mod expr;
 mod writer;
 
 use weft_codegen_common::{EmitError, Emitted, Language, checked};
-use weft_ir::kernel::Kernel;
+use weft_ir::kernel::{Kernel, LoweredFunc};
 
 pub use weft_codegen_common::TargetLimits;
 
@@ -58,6 +58,62 @@ const BACKEND: &str = "WGSL";
 pub fn emit(kernel: &Kernel, opts: &WgslOptions) -> Result<Emitted, EmitError> {
     checked(kernel, Language::Wgsl, &opts.limits)?;
     writer::write_module(&weft_codegen_common::fold::fold_indices(kernel))
+}
+
+/// Every kernel of `func` in one WGSL module, in launch order: one `@compute` entry point
+/// per kernel, each binding its own buffers from `@binding(0)` in `@group(0)` (a
+/// pipeline is made per entry point), module-scope names kept apart (the second
+/// kernel's `y` is `y_1`), the `enable` directives once at the top. What `weft emit`
+/// prints for WGSL targets, and what a browser or another engine can compile as it is;
+/// weft's runtime compiles each kernel alone ([`emit`]).
+pub fn emit_lowered(func: &LoweredFunc, opts: &WgslOptions) -> Result<Emitted, EmitError> {
+    if func.kernels.is_empty() {
+        return Err(EmitError::Invalid {
+            kernel: func.name.clone(),
+            what: "the function has no kernels to emit".to_string(),
+        });
+    }
+    let mut taken: Vec<String> = Vec::new();
+    let mut enables: Vec<&'static str> = Vec::new();
+    let mut parts = Vec::new();
+    let mut kernels = Vec::new();
+    for k in &func.kernels {
+        checked(k, Language::Wgsl, &opts.limits)?;
+        let (part, entry) =
+            writer::write_part(&weft_codegen_common::fold::fold_indices(k), &taken)?;
+        taken.extend(part.globals);
+        for e in part.enables {
+            if !enables.contains(&e) {
+                enables.push(e);
+            }
+        }
+        parts.push(part.source);
+        kernels.push(entry);
+    }
+    let mut source: String = enables.concat();
+    if !source.is_empty() {
+        source.push('\n');
+    }
+    let n = parts.len();
+    for (i, (part, entry)) in parts.iter().zip(&kernels).enumerate() {
+        if i > 0 {
+            source.push('\n');
+        }
+        if n > 1 {
+            // Each entry point is a pipeline of its own, binding its own buffers.
+            source.push_str(&format!(
+                "// {} ({} of {n}): its own pipeline; its @binding(i) is its i-th buffer\n",
+                entry.name,
+                i + 1
+            ));
+        }
+        source.push_str(part);
+    }
+    Ok(Emitted {
+        language: Language::Wgsl,
+        source,
+        kernels,
+    })
 }
 
 /// Parses and validates `source` with naga (the version wgpu uses), with the `f16`

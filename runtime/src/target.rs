@@ -11,7 +11,7 @@ use std::str::FromStr;
 use thiserror::Error;
 use weft_codegen_common::{EmitError, Emitted, LimitError, TargetLimits};
 use weft_ir::dtype::DType;
-use weft_ir::kernel::Kernel;
+use weft_ir::kernel::{Kernel, LoweredFunc};
 
 use crate::shader_checks::ShaderChecks;
 
@@ -377,6 +377,44 @@ impl Target {
             EmitError::Limit(limit) => SourceError::Limits(limit),
             source => SourceError::Emit {
                 kernel: kernel.name.clone(),
+                language,
+                source,
+            },
+        })
+    }
+}
+
+impl Target {
+    /// Every kernel of `func` as one source in this target's language, checked once
+    /// against [`Target::limits`]: one CUDA or HIP translation unit, one Metal library,
+    /// one WGSL module with an entry point per kernel. What `weft emit` prints, whole and
+    /// compilable as it is.
+    pub fn emit_function(&self, func: &LoweredFunc) -> Result<Emitted, SourceError> {
+        let Some(language) = self.emit_language() else {
+            return Err(SourceError::NoSource {
+                target: self.to_string(),
+            });
+        };
+        let limits = self.limits();
+        let emitted = match language {
+            SourceLanguage::Cuda => {
+                weft_codegen_cuda::emit_lowered(func, &weft_codegen_cuda::CudaOptions { limits })
+            }
+            SourceLanguage::Wgsl => {
+                weft_codegen_wgsl::emit_lowered(func, &weft_codegen_wgsl::WgslOptions { limits })
+            }
+            SourceLanguage::Msl => {
+                weft_codegen_metal::emit_lowered(func, &weft_codegen_metal::MetalOptions { limits })
+            }
+            SourceLanguage::Hip => weft_codegen_cuda::hip::emit_lowered(
+                func,
+                &weft_codegen_cuda::hip::HipOptions { limits },
+            ),
+        };
+        emitted.map_err(|e| match e {
+            EmitError::Limit(limit) => SourceError::Limits(limit),
+            source => SourceError::Emit {
+                kernel: source.kernel().to_string(),
                 language,
                 source,
             },

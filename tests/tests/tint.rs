@@ -28,14 +28,23 @@ fn limits_for(f16: bool) -> TargetLimits {
     }
 }
 
+/// `func` as `weft emit` prints it: every kernel in one module
+/// ([`weft_codegen_wgsl::emit_lowered`], what `Target::emit_function` calls); and, where
+/// there are several, each kernel's module alone, as the runtime compiles it.
 fn emit(func: &LoweredFunc, limits: &TargetLimits, what: &str, out: &mut Vec<(String, String)>) {
-    for k in &func.kernels {
-        let opts = weft_codegen_wgsl::WgslOptions {
-            limits: limits.clone(),
-        };
-        match weft_codegen_wgsl::emit(k, &opts) {
-            Ok(w) => out.push((format!("{what} {}", k.name), w.source)),
-            Err(e) => panic!("{what}: emitting {}: {e}", k.name),
+    let opts = weft_codegen_wgsl::WgslOptions {
+        limits: limits.clone(),
+    };
+    match weft_codegen_wgsl::emit_lowered(func, &opts) {
+        Ok(w) => out.push((format!("{what} (as `weft emit` prints it)"), w.source)),
+        Err(e) => panic!("{what}: emitting: {e}"),
+    }
+    if func.kernels.len() > 1 {
+        for k in &func.kernels {
+            match weft_codegen_wgsl::emit(k, &opts) {
+                Ok(w) => out.push((format!("{what} {}", k.name), w.source)),
+                Err(e) => panic!("{what}: emitting {}: {e}", k.name),
+            }
         }
     }
 }
@@ -71,6 +80,33 @@ fn all_wgsl() -> Vec<(String, String)> {
                         &mut out,
                     );
                 }
+            }
+        }
+    }
+    // Exactly what `weft emit --target webgpu` and `--target vulkan` print (with the
+    // final newline it adds), for every op x schedule those targets take.
+    for name in ["webgpu", "vulkan"] {
+        let target = Target::parse(name).unwrap();
+        for op in OPS {
+            let w = Workload::default_for(op.name).unwrap();
+            if w.uses_f16() && !target.limits().f16 {
+                continue;
+            }
+            for schedule in op.schedules {
+                let config: Option<Config> =
+                    w.template(schedule).map(|t| (t.default)(&target.limits()));
+                let func = w.lower_with(schedule, config.as_ref()).unwrap();
+                let text = target
+                    .emit_function(&func)
+                    .unwrap_or_else(|e| panic!("{}/{schedule} on {name}: {e}", op.name))
+                    .source;
+                out.push((
+                    format!(
+                        "weft emit --op {} --schedule {schedule} --target {name}",
+                        op.name
+                    ),
+                    text + "\n",
+                ));
             }
         }
     }

@@ -1,6 +1,7 @@
 // Validates WGSL files with Tint, Chrome's WGSL compiler, through Dawn for Node.js (the
 // npm package `webgpu`) on its null backend: no GPU is needed. Each file is compiled as
-// a shader module and built into a compute pipeline; Tint's errors are printed.
+// a shader module and built into one compute pipeline per entry point (a module `weft
+// emit` prints holds every kernel of a function); Tint's errors are printed.
 //
 // usage: node validate.mjs FILE.wgsl...   (exit 0: all accepted; 1: some rejected)
 // Prints one line per file: `ok FILE`, `skip FILE: reason` or `error FILE: message`.
@@ -40,10 +41,18 @@ for (const file of process.argv.slice(2)) {
     .filter((m) => m.type === 'error')
     .map((m) => `${m.lineNum}:${m.linePos}: ${m.message}`);
   if (errors.length === 0) {
-    try {
-      await device.createComputePipelineAsync({ layout: 'auto', compute: { module } });
-    } catch (e) {
-      errors.push(`pipeline: ${e.message}`);
+    const entries = [...code.matchAll(/@compute[^\n]*\n\s*fn\s+([A-Za-z_][A-Za-z0-9_]*)/g)]
+      .map((m) => m[1]);
+    if (entries.length === 0) errors.push('no @compute entry point');
+    for (const entryPoint of entries) {
+      try {
+        await device.createComputePipelineAsync({
+          layout: 'auto',
+          compute: { module, entryPoint },
+        });
+      } catch (e) {
+        errors.push(`pipeline ${entryPoint}: ${e.message}`);
+      }
     }
   }
   const scoped = await device.popErrorScope();

@@ -79,13 +79,46 @@ fn needs_block(s: &KStmt) -> bool {
     }
 }
 
+/// What [`write_module`] writes into a module that may hold other kernels' entry points.
+pub(crate) struct Part {
+    /// The kernel's declarations and entry point, after the `enable` directives.
+    pub source: String,
+    /// The `enable` directives it needs, each a line.
+    pub enables: Vec<&'static str>,
+    /// The names it declares at module scope: a later kernel of the same module avoids
+    /// them.
+    pub globals: Vec<String>,
+}
+
 /// Writes the module for `kernel` (contract and limits already checked).
 pub(crate) fn write_module(kernel: &Kernel) -> Result<Emitted, EmitError> {
+    let (part, entry) = write_part(kernel, &[])?;
+    let mut source: String = part.enables.concat();
+    if !source.is_empty() {
+        source.push('\n');
+    }
+    source.push_str(&part.source);
+    Ok(Emitted {
+        language: Language::Wgsl,
+        source,
+        kernels: vec![entry],
+    })
+}
+
+/// Writes `kernel`'s declarations and entry point, avoiding the module-scope names
+/// `taken` by kernels before it in the same module.
+pub(crate) fn write_part(
+    kernel: &Kernel,
+    taken: &[String],
+) -> Result<(Part, EntryPoint), EmitError> {
     let mut namer = if kernel.uses_fragments() {
         Namer::new(&[keywords::WGSL, coop::ROLE_NAMES])
     } else {
         Namer::new(&[keywords::WGSL])
     };
+    for name in taken {
+        namer.reserve(name);
+    }
     let entry_point = namer.declare(NameKey::Item("kernel"), &kernel.name);
     let struct_name = namer.declare(NameKey::Item("Params"), "Params");
     let uniform_name = namer.declare(NameKey::Item("params"), "params");
@@ -114,15 +147,14 @@ pub(crate) fn write_module(kernel: &Kernel) -> Result<Emitted, EmitError> {
         consts: HashMap::new(),
         unroll_product: 1,
     };
+    let mut enables = Vec::new();
     if kernel.uses_dtype(DType::F16) {
-        w.out.push_str("enable f16;\n");
+        enables.push("enable f16;\n");
     }
     if kernel.uses_fragments() {
-        w.out.push_str("enable wgpu_cooperative_matrix;\n");
+        enables.push("enable wgpu_cooperative_matrix;\n");
     }
-    if !w.out.is_empty() {
-        w.out.push('\n');
-    }
+    let mut globals = vec![entry_point.clone()];
 
     // Scalars: one uniform struct; f16 travels as f32 and bool as u32 (neither is
     // host-shareable in a uniform buffer without extensions).
@@ -143,6 +175,7 @@ pub(crate) fn write_module(kernel: &Kernel) -> Result<Emitted, EmitError> {
         }
     }
     if !struct_lines.is_empty() {
+        globals.push(struct_name.clone());
         w.out.push_str(&format!(
             "struct {struct_name} {{\n{}\n}}\n\n",
             struct_lines.join("\n")
@@ -155,6 +188,7 @@ pub(crate) fn write_module(kernel: &Kernel) -> Result<Emitted, EmitError> {
             continue;
         };
         let name = w.namer.declare(NameKey::Buffer(buffer.id()), buffer.name());
+        globals.push(name.clone());
         let vec4 = all_vec4(buffer, true);
         if vec4 {
             w.vec4.insert(buffer.id());
@@ -197,6 +231,7 @@ pub(crate) fn write_module(kernel: &Kernel) -> Result<Emitted, EmitError> {
     let mut allocs = Vec::new();
     for b in &kernel.shared {
         let name = w.namer.declare(NameKey::Buffer(b.id()), b.name());
+        globals.push(name.clone());
         let vec4 = all_vec4(b, false);
         if vec4 {
             w.vec4.insert(b.id());
@@ -247,14 +282,18 @@ pub(crate) fn write_module(kernel: &Kernel) -> Result<Emitted, EmitError> {
     }
     w.stmt(&kernel.body, level)?;
     w.out.push_str("}\n");
+    if uniform.is_some() {
+        globals.push(uniform_name.clone());
+    }
     let mut entry = EntryPoint::new(kernel, entry_point);
     entry.bindings = bindings;
     entry.uniform = uniform;
-    Ok(Emitted {
-        language: Language::Wgsl,
+    let part = Part {
         source: w.out,
-        kernels: vec![entry],
-    })
+        enables,
+        globals,
+    };
+    Ok((part, entry))
 }
 
 fn elem_ty(d: DType, vec4: bool) -> String {
