@@ -34,7 +34,9 @@ use weft_ir::dtype::DType;
 
 pub use emitted::{Binding, Emitted, EntryPoint, Language, Uniform, checked};
 pub use error::{EmitError, UnloweredNode};
-pub use limits::{LimitError, MatrixUnit, TargetLimits, check_limits};
+pub use limits::{
+    CUDA_ARCHS, CudaArch, GFX_ARCHS, LimitError, MatrixUnit, TargetLimits, check_limits, cuda_arch,
+};
 
 /// One level of indentation.
 pub const INDENT: &str = "    ";

@@ -41,7 +41,156 @@ pub struct TargetLimits {
     /// `__launch_bounds__(threads, blocks)`, HIP's as waves per SIMD): then the cap is a
     /// dimension of a template's space.
     pub register_cap: bool,
+    /// Bytes one buffer parameter may hold (WebGPU's storage-buffer binding limit: 128
+    /// MiB by default; an adapter's own; unbounded on CUDA and HIP, where device memory
+    /// is the limit).
+    pub max_buffer_bytes: u64,
 }
+
+/// What weft knows of one CUDA architecture (`sm_90` → `sm: 90`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CudaArch {
+    pub sm: u32,
+    /// Shared memory a block may opt in to, in KiB (the CUDA programming guide's table).
+    pub shared_kib: u64,
+    /// Whether `mma.sync.m16n8k16` on f16 runs (sm_80 and later): the tensor cores
+    /// weft's CUDA emitter feeds.
+    pub tensor_cores: bool,
+    /// The arch-specific suffixes NVRTC takes: `a` (sm_90a: wgmma), `f` (a family).
+    pub suffixes: &'static str,
+}
+
+/// The architectures NVRTC 13 compiles for (`nvrtcGetSupportedArchs`: 75, 80, 86, 87,
+/// 88, 89, 90, 100, 103, 110, 120, 121); CUDA 13 dropped Maxwell, Pascal and Volta.
+pub const CUDA_ARCHS: &[CudaArch] = &[
+    CudaArch {
+        sm: 75,
+        shared_kib: 64,
+        tensor_cores: false,
+        suffixes: "",
+    },
+    CudaArch {
+        sm: 80,
+        shared_kib: 163,
+        tensor_cores: true,
+        suffixes: "",
+    },
+    CudaArch {
+        sm: 86,
+        shared_kib: 99,
+        tensor_cores: true,
+        suffixes: "",
+    },
+    CudaArch {
+        sm: 87,
+        shared_kib: 163,
+        tensor_cores: true,
+        suffixes: "",
+    },
+    CudaArch {
+        sm: 88,
+        shared_kib: 99,
+        tensor_cores: true,
+        suffixes: "",
+    },
+    CudaArch {
+        sm: 89,
+        shared_kib: 99,
+        tensor_cores: true,
+        suffixes: "",
+    },
+    CudaArch {
+        sm: 90,
+        shared_kib: 227,
+        tensor_cores: true,
+        suffixes: "a",
+    },
+    CudaArch {
+        sm: 100,
+        shared_kib: 227,
+        tensor_cores: true,
+        suffixes: "af",
+    },
+    CudaArch {
+        sm: 103,
+        shared_kib: 227,
+        tensor_cores: true,
+        suffixes: "af",
+    },
+    CudaArch {
+        sm: 110,
+        shared_kib: 227,
+        tensor_cores: true,
+        suffixes: "af",
+    },
+    CudaArch {
+        sm: 120,
+        shared_kib: 99,
+        tensor_cores: true,
+        suffixes: "af",
+    },
+    CudaArch {
+        sm: 121,
+        shared_kib: 99,
+        tensor_cores: true,
+        suffixes: "af",
+    },
+];
+
+/// The entry of `arch` (`sm_90`, `sm_90a`, `sm_100f`) in [`CUDA_ARCHS`], or why there is
+/// none: a message naming every architecture weft compiles for.
+pub fn cuda_arch(arch: &str) -> Result<CudaArch, String> {
+    let known = || {
+        CUDA_ARCHS
+            .iter()
+            .flat_map(|a| {
+                std::iter::once(format!("sm_{}", a.sm))
+                    .chain(a.suffixes.chars().map(move |c| format!("sm_{}{c}", a.sm)))
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let parsed = arch.strip_prefix("sm_").and_then(|rest| {
+        let digits = rest.trim_end_matches(|c: char| c.is_ascii_lowercase());
+        let suffix = &rest[digits.len()..];
+        let sm: u32 = digits.parse().ok()?;
+        Some((sm, suffix))
+    });
+    let Some((sm, suffix)) = parsed else {
+        return Err(format!(
+            "`{arch}` is not a CUDA architecture (sm_ and a number, as sm_90); NVRTC 13 \
+             compiles for {}",
+            known()
+        ));
+    };
+    match CUDA_ARCHS.iter().find(|a| a.sm == sm) {
+        Some(a) if suffix.is_empty() || (suffix.len() == 1 && a.suffixes.contains(suffix)) => {
+            Ok(*a)
+        }
+        Some(_) => Err(format!(
+            "sm_{sm} has no `{suffix}` variant; NVRTC 13 compiles for {}",
+            known()
+        )),
+        None => Err(format!(
+            "sm_{sm} is not an architecture NVRTC 13 compiles for{}; it compiles for {}",
+            if sm < 75 {
+                " (CUDA 13 dropped Maxwell, Pascal and Volta)"
+            } else {
+                ""
+            },
+            known()
+        )),
+    }
+}
+
+/// The AMD architectures weft's `rocm` target takes: GCN 5 (Vega) and CDNA (gfx9xx),
+/// RDNA 1 to 4 (gfx10xx to gfx12xx); what LLVM's AMDGPU backend names them.
+pub const GFX_ARCHS: &[&str] = &[
+    "gfx900", "gfx902", "gfx904", "gfx906", "gfx908", "gfx909", "gfx90a", "gfx90c", "gfx940",
+    "gfx941", "gfx942", "gfx950", "gfx1010", "gfx1011", "gfx1012", "gfx1013", "gfx1030", "gfx1031",
+    "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036", "gfx1100", "gfx1101", "gfx1102",
+    "gfx1103", "gfx1150", "gfx1151", "gfx1200", "gfx1201",
+];
 
 /// One configuration a target's matrix units run: `shape` with `inputs` for A and B and
 /// `accumulator` for C and D.
@@ -94,33 +243,25 @@ impl TargetLimits {
             matrix_units: mma_sync_units(),
             max_registers: 255,
             register_cap: true,
+            max_buffer_bytes: u64::MAX,
         }
     }
 
-    /// CUDA on one architecture (`sm_90` → 90): [`TargetLimits::cuda`] with that
-    /// architecture's opt-in shared memory per block (the CUDA programming guide's
-    /// table: 227 KiB on sm_90 and sm_100, 163 KiB on sm_80 and sm_87, 99 KiB on sm_86,
-    /// sm_89 and sm_120), and no matrix units before sm_80 (`mma.sync.m16n8k16` on f16
-    /// needs it). `None` for an architecture the table does not know.
-    pub fn cuda_arch(sm: u32) -> Option<Self> {
-        let kib = match sm {
-            70 | 72 => 96,
-            75 => 64,
-            80 | 87 => 163,
-            86 | 89 | 120 | 121 => 99,
-            90 | 100 | 101 | 103 | 110 => 227,
-            _ => return None,
-        };
-        Some(TargetLimits {
-            name: format!("cuda -arch=sm_{sm}"),
-            max_shared_bytes: kib * 1024,
-            matrix_units: if sm >= 80 {
+    /// CUDA on one architecture ([`CudaArch`]): [`TargetLimits::cuda`] with that
+    /// architecture's opt-in shared memory per block (227 KiB on sm_90 and sm_100, 163
+    /// KiB on sm_80 and sm_87, 99 KiB on sm_86, sm_89 and sm_120, 64 KiB on sm_75), and
+    /// no matrix units before sm_80 (`mma.sync.m16n8k16` on f16 needs it).
+    pub fn cuda_arch(arch: &CudaArch) -> Self {
+        TargetLimits {
+            name: format!("cuda -arch=sm_{}", arch.sm),
+            max_shared_bytes: arch.shared_kib * 1024,
+            matrix_units: if arch.tensor_cores {
                 mma_sync_units()
             } else {
                 Vec::new()
             },
             ..TargetLimits::cuda()
-        })
+        }
     }
 
     /// WebGPU's default limits (what a device gets unless it asks for its adapter's):
@@ -137,6 +278,7 @@ impl TargetLimits {
             // The GPU behind a browser is unknown: a conservative register bound.
             max_registers: 128,
             register_cap: false,
+            max_buffer_bytes: 128 << 20,
         }
     }
 
@@ -170,6 +312,9 @@ impl TargetLimits {
             ],
             max_registers: 255,
             register_cap: false,
+            // `MTLDevice.maxBufferLength` is 256 MiB on the oldest Apple GPUs weft
+            // targets; an open device reports its own.
+            max_buffer_bytes: 256 << 20,
         }
     }
 
@@ -261,6 +406,19 @@ pub enum LimitError {
         /// What the target does run, or why it runs nothing.
         available: String,
     },
+    /// A buffer parameter larger than one binding may be (WebGPU's 128 MiB storage-buffer
+    /// binding, an adapter's own limit).
+    #[error(
+        "kernel `{kernel}`: buffer `{buffer}` of {bytes} bytes exceeds the {target} limit of \
+         {limit} bytes per buffer binding"
+    )]
+    BufferSize {
+        kernel: String,
+        target: String,
+        buffer: String,
+        limit: u64,
+        bytes: u64,
+    },
     /// f16 used on a target without it (WebGPU without `shader-f16`).
     #[error("kernel `{kernel}`: {used_by} uses f16, which target {target} does not support")]
     F16Unsupported {
@@ -289,6 +447,7 @@ impl LimitError {
             LimitError::BlockDim { .. } => "block_dim",
             LimitError::GridDim { .. } => "grid_dim",
             LimitError::SharedMemory { .. } => "shared_memory",
+            LimitError::BufferSize { .. } => "buffer_size",
             LimitError::F16Unsupported { .. } => "f16",
             LimitError::MatrixUnits { .. } => "matrix_units",
         }
@@ -302,6 +461,7 @@ impl LimitError {
             | LimitError::BlockDim { kernel, .. }
             | LimitError::GridDim { kernel, .. }
             | LimitError::SharedMemory { kernel, .. }
+            | LimitError::BufferSize { kernel, .. }
             | LimitError::F16Unsupported { kernel, .. }
             | LimitError::MatrixUnits { kernel, .. } => kernel,
         }
@@ -384,6 +544,23 @@ pub fn check_limits(kernel: &Kernel, limits: &TargetLimits) -> Result<(), LimitE
             bytes,
             allocations,
         });
+    }
+    for (buffer, _) in kernel.buffer_params() {
+        // Global bools are 32-bit words on every backend.
+        let element = match buffer.dtype() {
+            DType::F16 => 2,
+            _ => 4,
+        };
+        let bytes = (buffer.numel().max(0) as u64).saturating_mul(element);
+        if bytes > limits.max_buffer_bytes {
+            return Err(LimitError::BufferSize {
+                kernel: name(),
+                target: target(),
+                buffer: buffer.name().to_string(),
+                limit: limits.max_buffer_bytes,
+                bytes,
+            });
+        }
     }
     for f in &kernel.fragments {
         let runs = limits.matrix_units.iter().any(|u| {

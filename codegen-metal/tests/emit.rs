@@ -110,7 +110,13 @@ fn every_limit_is_a_typed_error() {
     // neither can be exceeded alone.
     assert_eq!(
         names,
-        ["zero_extent", "threads_per_block", "shared_memory", "f16"]
+        [
+            "zero_extent",
+            "threads_per_block",
+            "shared_memory",
+            "f16",
+            "buffer_size"
+        ]
     );
     for (limit, kernel) in cases {
         match emit(&kernel, &opts) {

@@ -212,7 +212,8 @@ fn every_limit_is_a_typed_error() {
             "block_dim",
             "grid_dim",
             "shared_memory",
-            "f16"
+            "f16",
+            "buffer_size"
         ]
     );
     for (limit, kernel) in cases {
@@ -233,6 +234,7 @@ fn every_limit_is_a_typed_error() {
             matrix_units: Vec::new(),
             max_registers: 255,
             register_cap: false,
+            max_buffer_bytes: 2 << 30,
         },
     };
     let mut big = handmade::vecadd();

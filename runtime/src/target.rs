@@ -129,6 +129,13 @@ pub enum TargetError {
     },
     #[error("option `{option}` given twice in `{input}`")]
     Duplicate { input: String, option: String },
+    /// An architecture the target does not compile for; `why` names the ones it does.
+    #[error("`-arch={arch}` in `{input}`: {why}")]
+    UnknownArch {
+        input: String,
+        arch: String,
+        why: String,
+    },
 }
 
 impl Target {
@@ -187,14 +194,25 @@ impl Target {
             seen.push(key);
             match (&mut target, key) {
                 (Target::Cuda { arch, .. }, "-arch") => {
-                    if !is_sm_arch(value) {
-                        return Err(bad("sm_XX, e.g. sm_90 or sm_90a"));
-                    }
+                    weft_codegen_common::cuda_arch(value).map_err(|why| {
+                        TargetError::UnknownArch {
+                            input: input.to_string(),
+                            arch: value.to_string(),
+                            why,
+                        }
+                    })?;
                     *arch = Some(value.to_string());
                 }
                 (Target::Rocm { arch }, "-arch") => {
-                    if !weft_codegen_cuda::hipcc::is_gfx_arch(value) {
-                        return Err(bad("gfxNNN, e.g. gfx90a or gfx1100"));
+                    if !weft_codegen_common::GFX_ARCHS.contains(&value) {
+                        return Err(TargetError::UnknownArch {
+                            input: input.to_string(),
+                            arch: value.to_string(),
+                            why: format!(
+                                "not an AMD architecture weft compiles for; it compiles for {}",
+                                weft_codegen_common::GFX_ARCHS.join(", ")
+                            ),
+                        });
                     }
                     *arch = Some(value.to_string());
                 }
@@ -273,17 +291,13 @@ impl Target {
     pub fn limits(&self) -> TargetLimits {
         match self {
             Target::Cpu => cpu_limits(),
-            // `-arch=sm_XX`: that architecture's opt-in shared memory (what a tuning
-            // record from such a device needs to emit offline).
+            // `-arch=sm_XX`: that architecture's opt-in shared memory and matrix units
+            // (what a tuning record from such a device needs to emit offline). Parsing
+            // checked the architecture.
             Target::Cuda { arch, .. } => arch
                 .as_deref()
-                .and_then(|a| a.strip_prefix("sm_"))
-                .and_then(|a| {
-                    a.trim_end_matches(|c: char| c.is_ascii_lowercase())
-                        .parse()
-                        .ok()
-                })
-                .and_then(TargetLimits::cuda_arch)
+                .and_then(|a| weft_codegen_common::cuda_arch(a).ok())
+                .map(|a| TargetLimits::cuda_arch(&a))
                 .unwrap_or_else(TargetLimits::cuda),
             Target::Rocm { .. } => TargetLimits {
                 name: self.to_string(),
@@ -431,16 +445,6 @@ fn cpu_limits() -> TargetLimits {
         register_cap: false,
         ..TargetLimits::cuda()
     }
-}
-
-/// `sm_` followed by digits and at most one letter suffix (`sm_90a`, `sm_100f`).
-fn is_sm_arch(s: &str) -> bool {
-    let Some(rest) = s.strip_prefix("sm_") else {
-        return false;
-    };
-    let digits = rest.trim_end_matches(|c: char| c.is_ascii_lowercase());
-    let suffix = rest.len() - digits.len();
-    digits.len() >= 2 && digits.chars().all(|c| c.is_ascii_digit()) && suffix <= 1
 }
 
 impl fmt::Display for Target {

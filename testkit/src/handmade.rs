@@ -105,10 +105,15 @@ fn rem(a: Expr, b: i64) -> Expr {
 
 /// `C[i] = A[i] + B[i]` over 1024 elements: a 1-D grid of 4 blocks of 256 threads.
 pub fn vecadd() -> Kernel {
+    vecadd_of(1024)
+}
+
+/// [`vecadd`]'s kernel over buffers of `len` elements (it still adds the first 1024).
+pub fn vecadd_of(len: i64) -> Kernel {
     let (a, b, c) = (
-        global("A", 1024, DType::F32),
-        global("B", 1024, DType::F32),
-        global("C", 1024, DType::F32),
+        global("A", len, DType::F32),
+        global("B", len, DType::F32),
+        global("C", len, DType::F32),
     );
     let i = Var::index("i");
     Kernel {
@@ -668,6 +673,12 @@ pub fn over_limits(limits: &TargetLimits) -> Vec<(&'static str, Kernel)> {
     out.push(("shared_memory", with([4, 1, 1], [256, 1, 1], vec![big])));
     if !limits.f16 {
         out.push(("f16", f16_axpy()));
+    }
+    // A buffer one element past the binding limit, where the target has one.
+    if let Ok(floats) = i64::try_from(limits.max_buffer_bytes / 4 + 1)
+        && limits.max_buffer_bytes < u64::MAX / 2
+    {
+        out.push(("buffer_size", vecadd_of(floats)));
     }
     out
 }

@@ -18,7 +18,7 @@ use weft_ops::check::{Checker, Error as CheckError, Rule};
 use weft_ops::templates::Config;
 use weft_ops::{OpError, Workload};
 use weft_runtime::shader_checks::ChecksDecision;
-use weft_runtime::{Bound, Device, DeviceError, Params, ShaderChecks, Timing};
+use weft_runtime::{Bound, Device, DeviceError, KernelId, Params, ShaderChecks, Timing};
 
 /// Why a measurement could not be made (a wrong result is not one: it is measured).
 #[derive(Debug, thiserror::Error)]
@@ -133,6 +133,17 @@ impl Measured {
     }
 }
 
+/// Compiles every kernel of `lowered` on `device` (emitted and checked against the
+/// device's limits: a kernel it refuses is a [`DeviceError::Limits`] here, before any
+/// work). Compiled code is cached by source, so compiling again later costs nothing.
+pub fn compile(
+    device: &mut dyn Device,
+    lowered: &LoweredFunc,
+) -> Result<Vec<KernelId>, DeviceError> {
+    let kernels: Vec<&weft_ir::kernel::Kernel> = lowered.kernels.iter().collect();
+    device.compile_many(&kernels).into_iter().collect()
+}
+
 /// `op/schedule at shape on target`, for messages.
 pub fn describe(w: &Workload, schedule: &str, device: &dyn Device) -> String {
     format!(
@@ -231,12 +242,16 @@ pub fn run_checked(
     inputs: &[ArrayD<f32>],
     checker: Option<&Checker>,
 ) -> Result<Checked, DeviceError> {
+    // Compiled first: a kernel the target refuses (its limits) is refused before any
+    // input is uploaded.
+    let kernels = compile(device, lowered)?;
     let staged = Staged::new(device, w, lowered, inputs)?;
-    let result = Bound::new(device, lowered, staged.params()).and_then(|bound| {
-        let out = staged.run(device, w, &bound);
-        bound.free(device);
-        out
-    });
+    let result =
+        Bound::with_kernels(device, lowered, staged.params(), &kernels).and_then(|bound| {
+            let out = staged.run(device, w, &bound);
+            bound.free(device);
+            out
+        });
     staged.free(device);
     let output = result?;
     Ok(match checker {
@@ -278,9 +293,13 @@ pub fn measure_on(
     let what = describe(w, schedule, device);
     let lowered = w.lower_with(schedule, config)?;
     let started = Instant::now();
+    // Compiled first: a kernel the target refuses (its limits) is refused before any
+    // input is uploaded.
+    let kernels =
+        compile(device, &lowered).map_err(MeasureError::device(format!("running {what}")))?;
     let staged = Staged::new(device, w, &lowered, inputs)
         .map_err(MeasureError::device(format!("running {what}")))?;
-    let result = measure_staged(device, w, &lowered, &staged, plan, started, &what);
+    let result = measure_staged(device, w, &lowered, &kernels, &staged, plan, started, &what);
     staged.free(device);
     let (timing, output) = result?;
     let checked = match checker {
@@ -298,16 +317,18 @@ pub fn measure_on(
 }
 
 /// Binds `lowered` to the staged inputs, runs it once (checked), then times it.
+#[allow(clippy::too_many_arguments)] // one private step of `measure_on`
 fn measure_staged(
     device: &mut dyn Device,
     w: &Workload,
     lowered: &LoweredFunc,
+    kernels: &[KernelId],
     staged: &Staged,
     plan: &TimingPlan,
     started: Instant,
     what: &str,
 ) -> Result<(Timing, Option<ArrayD<f32>>), MeasureError> {
-    let bound = Bound::new(device, lowered, staged.params())
+    let bound = Bound::with_kernels(device, lowered, staged.params(), kernels)
         .map_err(MeasureError::device(format!("running {what}")))?;
     let result = (|| {
         let output = staged

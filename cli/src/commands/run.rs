@@ -32,6 +32,18 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     let records = select::records(a.records.as_deref())?;
     let choice = choose(a, &opened, &w, schedule, records.as_ref())?;
     let config = choice.as_ref().map(|c| &c.config);
+    // A kernel the device refuses (its limits: shared memory, a buffer over the binding
+    // size) is refused now, before inputs are drawn or read.
+    let lowered = w.lower_with(schedule, config)?;
+    weft_tune::measure::compile(opened.device.as_mut(), &lowered).map_err(|e| {
+        CliError::device(
+            format!(
+                "compiling {}",
+                describe(&w, schedule, opened.device.as_ref())
+            ),
+            e,
+        )
+    })?;
     let inputs = match &a.inputs {
         Some(dir) => crate::npy::load(dir, &w)?,
         None => w.random_inputs(a.seed),

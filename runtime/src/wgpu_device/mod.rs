@@ -219,6 +219,7 @@ impl WgpuDevice {
                 },
                 max_registers: backend.max_registers(),
                 register_cap: false,
+                max_buffer_bytes: l.max_storage_buffer_binding_size.min(l.max_buffer_size),
             }
         };
         let options = WgpuOptions {
