@@ -180,12 +180,29 @@ pub fn workload(
 }
 
 /// The tuning records at `path`, else at the default place; `None` when there is no
-/// default place (no `WEFT_RECORDS`, `XDG_CACHE_HOME` or `HOME`).
+/// default place (no `WEFT_RECORDS`, `XDG_CACHE_HOME` or `HOME`). A file that cannot be
+/// read or is not records (torn, hand edited) is warned about once and counts as empty:
+/// records only pick configs, so every run still works with the templates' defaults.
 pub fn records(path: Option<&std::path::Path>) -> Result<Option<Records>, CliError> {
-    match path.map(PathBuf::from).or_else(Records::default_path) {
-        Some(p) => Ok(Some(Records::load(&p)?)),
-        None => Ok(None),
+    let Some(path) = path.map(PathBuf::from).or_else(Records::default_path) else {
+        return Ok(None);
+    };
+    let (records, problem) = Records::load_or_empty(&path);
+    if let Some(e) = problem {
+        let next = match e {
+            weft_tune::RecordError::Format { .. } => format!(
+                "; the next `weft tune` keeps this file as {}.corrupt-<unix time> and starts a \
+                 new one",
+                path.display()
+            ),
+            _ => String::new(),
+        };
+        eprintln!(
+            "weft: warning: {e}; going on without them (template schedules use their default \
+             configs{next})"
+        );
     }
+    Ok(Some(records))
 }
 
 /// The config `schedule` of `w` runs with on `target` with `limits` (`device`: the

@@ -26,12 +26,14 @@
 //! ```
 
 pub mod choose;
+mod files;
 pub mod measure;
 mod records;
 mod tuner;
 
 pub use choose::{Choice, ChoiceSource, DISAGREEMENT_FACTOR, choose};
-pub use records::{Record, RecordError, RecordKey, Records, date, unix_now};
+pub use files::{FileLock, write_whole};
+pub use records::{Record, RecordError, RecordKey, Records, Stored, date, unix_now};
 pub use tuner::{
     CHECK_ALL_ELEMENTS, CHECKED_FASTEST, Outcome, Progress, Trial, TuneError, TuneOptions, Tuned,
     tune,

@@ -5,12 +5,21 @@
 //! `$HOME/.cache/weft/tuning-records.json`; `--records FILE` names another. A record
 //! applies to one op, schedule, shape, dtype, target, device and weft version: a record
 //! for another device or version is never used.
+//!
+//! Several `weft tune` processes may save into one file at once: [`Records::store`] holds
+//! an advisory lock on `FILE.lock` while it reads the file again, merges its record in and
+//! writes the file whole (a temporary file renamed over it), so no record is lost and no
+//! reader sees a torn file. A file that is not records is never overwritten: readers
+//! ([`Records::load_or_empty`]) go on without it, and `store` renames it to
+//! `FILE.corrupt-<unix time>` before starting a new one.
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
+
+use crate::files::{FileLock, write_whole};
 
 /// Everything a record must match to be used.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -117,6 +126,22 @@ pub enum RecordError {
         #[source]
         source: serde_json::Error,
     },
+    /// [`Records::check_writable`]: a record could not be saved at `path`.
+    #[error(
+        "cannot save tuning records to `{path}`: {reason} (name a file weft can write with \
+         --records FILE or WEFT_RECORDS, or pass --no-save)"
+    )]
+    Unwritable { path: PathBuf, reason: String },
+}
+
+/// What [`Records::store`] did besides adding the record.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stored {
+    /// How many records the file holds now.
+    pub count: usize,
+    /// The file that was there could not be read as records: it was renamed to this path
+    /// (kept, not overwritten) and a new file started. With why it was unreadable.
+    pub set_aside: Option<(PathBuf, String)>,
 }
 
 /// The records of one file.
@@ -140,9 +165,11 @@ impl Records {
         Some(cache.join("weft").join("tuning-records.json"))
     }
 
-    /// Reads `path`; a file that does not exist holds no records.
+    /// Reads `path`; a file that does not exist, or holds only white space (a file
+    /// emptied before writes were whole), holds no records.
     pub fn load(path: &Path) -> Result<Records, RecordError> {
         let records = match std::fs::read_to_string(path) {
+            Ok(text) if text.trim().is_empty() => Vec::new(),
             Ok(text) => serde_json::from_str(&text).map_err(|source| RecordError::Format {
                 path: path.to_path_buf(),
                 source,
@@ -158,6 +185,93 @@ impl Records {
         Ok(Records {
             path: path.to_path_buf(),
             records,
+        })
+    }
+
+    /// Reads `path` for use: a file that cannot be read or is not records (torn, hand
+    /// edited) counts as holding none, so runs go on with the templates' defaults; the
+    /// error says why, for the caller to warn once. The file is left as it is.
+    pub fn load_or_empty(path: &Path) -> (Records, Option<RecordError>) {
+        match Records::load(path) {
+            Ok(r) => (r, None),
+            Err(e) => (
+                Records {
+                    path: path.to_path_buf(),
+                    records: Vec::new(),
+                },
+                Some(e),
+            ),
+        }
+    }
+
+    /// Checks, before any tuning, that [`store`](Records::store) can save at `path`: its
+    /// folder exists or can be created, `path` is not a folder, and a file can be created
+    /// and locked beside it. Creates the folder and the lock file; writes no records.
+    pub fn check_writable(path: &Path) -> Result<(), RecordError> {
+        let no = |reason: String| RecordError::Unwritable {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let target = crate::files::resolved(path);
+        if target.is_dir() {
+            return Err(no("it is a directory, not a file".into()));
+        }
+        let dir = crate::files::folder(&target);
+        std::fs::create_dir_all(dir)
+            .map_err(|e| no(format!("cannot create the folder `{}`: {e}", dir.display())))?;
+        let lock = FileLock::acquire(&target).map_err(|e| {
+            let lock = FileLock::path_for(&target);
+            no(format!("cannot create or lock `{}`: {e}", lock.display()))
+        })?;
+        // The save writes a temporary file in the folder and renames it: try the first half.
+        tempfile::Builder::new()
+            .prefix(".weft-check.")
+            .tempfile_in(dir)
+            .map_err(|e| no(format!("cannot create a file in `{}`: {e}", dir.display())))?;
+        drop(lock);
+        Ok(())
+    }
+
+    /// Adds `record` to the file at `path` (its folder is created if missing), replacing
+    /// any record for the same key, without losing what other processes saved meanwhile:
+    /// under the lock beside the file ([`FileLock`]) the file is read again, the record
+    /// merged in and the file written whole ([`write_whole`]). A file that is there but not
+    /// records is renamed to `FILE.corrupt-<unix time>` first (see [`Stored::set_aside`]),
+    /// never overwritten.
+    pub fn store(path: &Path, record: Record) -> Result<Stored, RecordError> {
+        let target = crate::files::resolved(path);
+        let io = |source| RecordError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        std::fs::create_dir_all(crate::files::folder(&target)).map_err(io)?;
+        let _lock = FileLock::acquire(&target).map_err(|source| RecordError::Io {
+            path: FileLock::path_for(&target),
+            source,
+        })?;
+        let (mut records, set_aside) = match Records::load(&target) {
+            Ok(r) => (r, None),
+            Err(RecordError::Format { source, .. }) => {
+                let aside = set_aside(&target).map_err(io)?;
+                let empty = Records {
+                    path: target.clone(),
+                    records: Vec::new(),
+                };
+                (empty, Some((aside, source.to_string())))
+            }
+            Err(e) => return Err(e),
+        };
+        records.add(record);
+        let text = serde_json::to_string_pretty(&records.records).map_err(|source| {
+            RecordError::Format {
+                path: path.to_path_buf(),
+                source,
+            }
+        })?;
+        write_whole(&target, (text + "\n").as_bytes()).map_err(io)?;
+        Ok(Stored {
+            count: records.records.len(),
+            set_aside,
         })
     }
 
@@ -179,29 +293,32 @@ impl Records {
             .max_by_key(|r| r.unix_time)
     }
 
-    /// Adds `record`, replacing any record for the same key.
+    /// Adds `record` to these records (not to the file: [`store`](Records::store) does
+    /// that), replacing any record for the same key.
     pub fn add(&mut self, record: Record) {
         let key = record.key();
         self.records.retain(|r| r.key() != key);
         self.records.push(record);
     }
+}
 
-    /// Writes the file (its folder is created if missing).
-    pub fn save(&self) -> Result<(), RecordError> {
-        let io = |source| RecordError::Io {
-            path: self.path.clone(),
-            source,
-        };
-        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(io)?;
-        }
-        let text =
-            serde_json::to_string_pretty(&self.records).map_err(|source| RecordError::Format {
-                path: self.path.clone(),
-                source,
-            })?;
-        std::fs::write(&self.path, text + "\n").map_err(io)
+/// Renames the unreadable records file `path` to `path.corrupt-<unix time>` (`-2`, `-3`,
+/// ... appended if that is taken) and returns the new name.
+fn set_aside(path: &Path) -> std::io::Result<PathBuf> {
+    let with = |tail: String| {
+        let mut p = path.as_os_str().to_owned();
+        p.push(tail);
+        PathBuf::from(p)
+    };
+    let stem = format!(".corrupt-{}", unix_now());
+    let mut aside = with(stem.clone());
+    let mut n = 1;
+    while aside.exists() {
+        n += 1;
+        aside = with(format!("{stem}-{n}"));
     }
+    std::fs::rename(path, &aside)?;
+    Ok(aside)
 }
 
 #[cfg(test)]
@@ -239,27 +356,107 @@ mod tests {
         }
     }
 
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("weft-records-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
     #[test]
     fn records_round_trip_and_match_only_their_device_and_version() {
-        let dir = std::env::temp_dir().join(format!("weft-records-{}", std::process::id()));
+        let dir = scratch("round-trip");
         let path = dir.join("r.json");
-        let mut r = Records::load(&path).unwrap();
-        assert!(r.all().is_empty());
-        r.add(record("H100", "a=1", 10));
-        r.add(record("A100", "a=2", 11));
-        r.add(record("H100", "a=3", 12)); // replaces the first
-        r.save().unwrap();
+        assert!(Records::load(&path).unwrap().all().is_empty());
+        Records::store(&path, record("H100", "a=1", 10)).unwrap();
+        Records::store(&path, record("A100", "a=2", 11)).unwrap();
+        // Replaces the first.
+        let stored = Records::store(&path, record("H100", "a=3", 12)).unwrap();
+        assert_eq!(
+            stored,
+            Stored {
+                count: 2,
+                set_aside: None
+            }
+        );
         let back = Records::load(&path).unwrap();
         assert_eq!(back.all().len(), 2);
         assert_eq!(back.find(&key("H100", "0.1.0")).unwrap().config, "a=3");
         assert_eq!(back.find(&key("A100", "0.1.0")).unwrap().config, "a=2");
         assert!(back.find(&key("L4", "0.1.0")).is_none());
         assert!(back.find(&key("H100", "0.2.0")).is_none());
-        std::fs::write(&path, "{not json").unwrap();
+        // The lock file stays beside the records; no temporary file does.
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["r.json", "r.json.lock"]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_torn_file_is_ignored_for_reading_and_set_aside_before_a_store() {
+        let dir = scratch("torn");
+        let path = dir.join("r.json");
+        Records::store(&path, record("H100", "a=1", 10)).unwrap();
+        Records::store(&path, record("A100", "a=2", 11)).unwrap();
+        let whole = std::fs::read_to_string(&path).unwrap();
+        let torn = &whole[..whole.len() / 2];
+        std::fs::write(&path, torn).unwrap();
         assert!(matches!(
             Records::load(&path),
             Err(RecordError::Format { .. })
         ));
+        let (records, problem) = Records::load_or_empty(&path);
+        assert!(records.all().is_empty());
+        let problem = problem.expect("the torn file is reported").to_string();
+        assert!(
+            problem.contains("r.json") && problem.contains("EOF while parsing"),
+            "{problem}"
+        );
+        // Reading changed nothing.
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), torn);
+
+        let stored = Records::store(&path, record("L4", "a=3", 12)).unwrap();
+        assert_eq!(stored.count, 1);
+        let (aside, why) = stored.set_aside.expect("the torn file was set aside");
+        assert!(why.contains("EOF while parsing"), "{why}");
+        let name = aside.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("r.json.corrupt-"), "{name}");
+        assert_eq!(std::fs::read_to_string(&aside).unwrap(), torn);
+        let fresh = Records::load(&path).unwrap();
+        assert_eq!(fresh.all().len(), 1);
+        assert_eq!(fresh.all()[0].device, "L4");
+        // An empty file (emptied by a killed writer before writes were whole) is no
+        // records, not an error.
+        std::fs::write(&path, "\n").unwrap();
+        assert!(Records::load(&path).unwrap().all().is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn unwritable_places_are_found_before_tuning() {
+        let dir = scratch("unwritable");
+        let path = dir.join("new/folder/r.json");
+        Records::check_writable(&path).unwrap();
+        assert!(path.parent().unwrap().is_dir(), "the folder is created");
+        assert!(!path.exists(), "no records are written");
+        let folder = dir.join("folder");
+        std::fs::create_dir_all(&folder).unwrap();
+        let e = Records::check_writable(&folder).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("`{}`", folder.display())) && e.contains("is a directory"),
+            "{e}"
+        );
+        // A folder under a file cannot be created.
+        let file = dir.join("plain");
+        std::fs::write(&file, "x").unwrap();
+        let e = Records::check_writable(&file.join("r.json"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cannot create the folder"), "{e}");
+        assert!(Records::store(&folder, record("H100", "a=1", 1)).is_err());
+        assert!(folder.is_dir(), "a folder is never replaced");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -3,11 +3,12 @@
 use crate::args::ReportArgs;
 use crate::commands::bench::{collect, write_json};
 use crate::error::CliError;
-use crate::report::offline;
-use crate::report::{ReportData, include, merge_offline, page};
+use crate::report::{ReportData, include, include_existing, merge_offline, supersede};
+use crate::report::{offline, page, stale};
 
-/// Runs what `a` asks for and writes the page, the charts and `report.json`. Fails
-/// (exit 1) when a row of this run is wrong or failed, after writing everything.
+/// Runs what `a` asks for and writes the page, the charts and `report.json`, adding to
+/// the `report.json` already in `--out`. Fails (exit 1) when a row of this run is wrong or
+/// failed, after writing everything.
 pub fn report(a: &ReportArgs) -> Result<(), CliError> {
     let mut data = ReportData {
         weft_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -17,6 +18,16 @@ pub fn report(a: &ReportArgs) -> Result<(), CliError> {
         runs: Vec::new(),
         offline: Vec::new(),
     };
+    // Read before anything runs: an unreadable report stops the command here, untouched.
+    let json = a.out.join("report.json");
+    let earlier = include_existing(&mut data, &json)?;
+    if earlier > 0 {
+        eprintln!(
+            "weft: adding to {} ({earlier} earlier runs; rows measured again on the same \
+             device replace theirs)",
+            json.display()
+        );
+    }
     for path in &a.from {
         include(&mut data, path)?;
     }
@@ -37,16 +48,23 @@ pub fn report(a: &ReportArgs) -> Result<(), CliError> {
     if data.runs.is_empty() && data.offline.is_empty() {
         return Err(CliError::EmptyReport);
     }
+    supersede(&mut data.runs);
     let written = page::write(&data, &a.out)?;
-    let json = a.out.join("report.json");
+    let removed = stale::remove(&a.out, &written, &data)?;
     let text = serde_json::to_string_pretty(&data)?;
-    std::fs::write(&json, text + "\n").map_err(|source| CliError::Io {
+    weft_tune::write_whole(&json, (text + "\n").as_bytes()).map_err(|source| CliError::Io {
         path: json.clone(),
         source,
     })?;
     println!("wrote {}", json.display());
     for path in written {
         println!("wrote {}", path.display());
+    }
+    for path in removed {
+        println!(
+            "removed {} (a chart this page no longer draws)",
+            path.display()
+        );
     }
     verdict
 }

@@ -1,5 +1,6 @@
 //! `weft tune`: tune an op's template for one shape on one target, or list its space.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -7,7 +8,7 @@ use weft_ops::templates::TemplateSpec;
 use weft_ops::{OpSpec, Workload};
 use weft_runtime::reference::CudaReference;
 use weft_runtime::{Target, WgpuOptions};
-use weft_tune::{Outcome, Record, TuneOptions, Tuned};
+use weft_tune::{Outcome, Record, Records, TuneOptions, Tuned};
 
 use crate::args::{SizeClass, TuneArgs};
 use crate::error::CliError;
@@ -28,6 +29,13 @@ pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
     if a.list {
         return list(op, spec, &target);
     }
+    // Where the record goes is checked before any tuning: a run of minutes must not end
+    // in "cannot save".
+    let records = if a.no_save {
+        None
+    } else {
+        Some(records_path(a)?)
+    };
     let options = WgpuOptions {
         shader_checks: a.checks.mode(),
         ..WgpuOptions::default()
@@ -136,17 +144,11 @@ pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
             total: tuned.trials.len(),
         });
     };
-    if a.no_save {
+    let Some(path) = records else {
         return Ok(());
-    }
-    let path = a
-        .records
-        .clone()
-        .or_else(weft_tune::Records::default_path)
-        .ok_or(CliError::NoRecordsPath)?;
-    let mut records = weft_tune::Records::load(&path)?;
+    };
     let key = weft_tune::choose::key(&w, spec.schedule, &target, &device_name);
-    records.add(Record {
+    let record = Record {
         op: key.op,
         schedule: key.schedule,
         shape: key.shape,
@@ -161,10 +163,32 @@ pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
         timed,
         tuning_seconds: tuned.elapsed.as_secs_f64(),
         unix_time: weft_tune::unix_now(),
-    });
-    records.save()?;
+    };
+    // Merged into the file as it is now, under its lock: other `weft tune` processes may
+    // have saved records since this one started.
+    let stored = Records::store(&path, record)?;
+    if let Some((aside, why)) = &stored.set_aside {
+        eprintln!(
+            "weft: warning: tuning records `{}` were not a JSON array of records ({why}): kept \
+             them as `{}` and started a new file",
+            path.display(),
+            aside.display()
+        );
+    }
     println!("best {} saved to {}", best.config, path.display());
     Ok(())
+}
+
+/// The records file `tune` saves to (`--records`, else the default place), checked
+/// writable: exit 2 naming the path before any tuning when it is not.
+fn records_path(a: &TuneArgs) -> Result<PathBuf, CliError> {
+    let path = a
+        .records
+        .clone()
+        .or_else(Records::default_path)
+        .ok_or(CliError::NoRecordsPath)?;
+    Records::check_writable(&path)?;
+    Ok(path)
 }
 
 fn template_of(op: &'static OpSpec) -> Result<&'static TemplateSpec, CliError> {

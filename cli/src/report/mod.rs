@@ -4,20 +4,30 @@
 //! for the GPUs this machine lacks ([`offline`]), and rewrites `results.md`, the charts
 //! (`crate::charts`) and `report.json` in the output folder ([`page`]).
 //!
+//! It adds to what the output folder holds rather than replacing it: the `report.json`
+//! already there is read first ([`include_existing`]); on the page a later run's rows
+//! replace those an earlier run measured on the same device, and a run replaced in every
+//! row is dropped ([`supersede`]). Charts the page no longer
+//! draws are removed ([`stale`]); the page and `report.json` are written whole.
+//!
 //! A run on the GPU machine that reads a run from a machine with other drivers (the CPU
 //! Vulkan driver, hipcc) puts every target on one page; the page names where each figure
 //! came from: date, device, driver and weft's commit per run.
 
 pub mod offline;
 pub mod page;
+pub mod stale;
 
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::bench::BenchRun;
+use crate::bench::{BenchRun, Row};
 use crate::error::CliError;
 use offline::{OfflineRow, OfflineStatus};
+
+/// The folder of the charts inside the output folder.
+pub(crate) const CHART_DIR: &str = "charts";
 
 /// Everything a results page is written from (saved beside it as `report.json`, so a later
 /// report can include it with `--from`).
@@ -73,5 +83,134 @@ pub(crate) fn merge_offline(rows: &mut Vec<OfflineRow>, new: Vec<OfflineRow>) {
             Some(_) => {}
             None => rows.push(row),
         }
+    }
+}
+
+/// Adds the report already in the output folder (`json`, its `report.json`), if there is
+/// one: `weft report` adds to it, never replaces it. One it cannot read is an error
+/// before anything runs, and the file is left as it is. Returns how many runs it held.
+pub(crate) fn include_existing(data: &mut ReportData, json: &Path) -> Result<usize, CliError> {
+    if !json.exists() {
+        return Ok(0);
+    }
+    let before = data.runs.len();
+    include(data, json).map_err(|e| match e {
+        CliError::ReportInput { path, reason } => CliError::ReportInput {
+            path,
+            reason: format!(
+                "{reason}; `weft report` adds to the report.json in --out and does not replace \
+                 one it cannot read: move it away, or pass another --out"
+            ),
+        },
+        e => e,
+    })?;
+    Ok(data.runs.len() - before)
+}
+
+/// True when `b` measures what `a` measured: the same op, schedule, shape, target, device
+/// and kind of row. A later run's row replaces an earlier one of the same measurement.
+pub(crate) fn same_measurement(a: &Row, b: &Row) -> bool {
+    (&a.op, &a.schedule, &a.shape, &a.target, &a.device, a.kind)
+        == (&b.op, &b.schedule, &b.shape, &b.target, &b.device, b.kind)
+}
+
+/// Puts `runs` in the order they were measured (oldest first; runs of one time keep
+/// their order) and drops a run whose every row a later run measured again
+/// ([`same_measurement`]): it shows nothing on the page, so a report run again and again
+/// does not pile up runs, and a run read twice (from the output folder and from `--from`)
+/// appears once. A run that keeps one row of its own is kept whole: the page shows the
+/// later run's rows where both measured the same, and `report.json` keeps both.
+pub(crate) fn supersede(runs: &mut Vec<BenchRun>) {
+    runs.sort_by_key(|r| r.unix_time);
+    let replaced: Vec<bool> = (0..runs.len())
+        .map(|i| {
+            let later = runs[i + 1..].iter().flat_map(|r| &r.rows);
+            let rows = &runs[i].rows;
+            !rows.is_empty()
+                && rows
+                    .iter()
+                    .all(|row| later.clone().any(|l| same_measurement(l, row)))
+        })
+        .collect();
+    // `retain` visits the runs in order, once each.
+    let mut i = 0;
+    runs.retain(|_| {
+        i += 1;
+        !replaced[i - 1]
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(unix_time: u64, device: &str, rows: &[(&str, &str)]) -> BenchRun {
+        let rows: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(op, shape)| {
+                serde_json::json!({
+                    "op": op, "schedule": "s", "shape": shape, "target": "cuda",
+                    "device": device, "kind": "weft", "status": "ok", "bound": "memory",
+                    "median_ms": unix_time as f64, "min_ms": null, "host_ms": null,
+                    "iters": 2, "flops": 1.0, "bytes": 1.0, "gflops": null, "gbps": null,
+                    "vs_first": null, "vs_reference": null, "reference": null,
+                    "max_rel_error": null, "message": null, "note": null, "bounds": null,
+                    "config": null, "config_source": null
+                })
+            })
+            .collect();
+        serde_json::from_value(serde_json::json!({
+            "weft_version": "0.1.0", "commit": "c", "unix_time": unix_time,
+            "tolerance": 1e-4, "shader_checks": "proven",
+            "targets": [{"target": "cuda", "device": device, "size": "bench",
+                         "shader_checks": null}],
+            "rows": rows
+        }))
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn shape(runs: &[BenchRun]) -> Vec<(u64, Vec<String>)> {
+        runs.iter()
+            .map(|r| {
+                let rows = r.rows.iter().map(|x| format!("{} {}", x.op, x.shape));
+                (r.unix_time, rows.collect())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn runs_replaced_in_every_row_on_the_same_device_are_dropped() {
+        let h100 = "H100";
+        let all = run(
+            10,
+            h100,
+            &[("matmul", "n=1"), ("matmul", "n=2"), ("vecadd", "n=1")],
+        );
+        let other_gpu = run(20, "L4", &[("vecadd", "n=1")]);
+        let again = run(30, h100, &[("vecadd", "n=1")]);
+        // Given out of order, and the first run twice (from --out and from --from).
+        let mut runs = vec![again.clone(), all.clone(), other_gpu, all.clone()];
+        supersede(&mut runs);
+        let all_rows: Vec<String> = vec![
+            "matmul n=1".into(),
+            "matmul n=2".into(),
+            "vecadd n=1".into(),
+        ];
+        // The first run stays whole (its vecadd row is hidden on the page, not dropped).
+        assert_eq!(
+            shape(&runs),
+            [
+                (10, all_rows.clone()),
+                (20, vec!["vecadd n=1".into()]),
+                (30, vec!["vecadd n=1".into()]),
+            ]
+        );
+        // A run whose every row was measured again is gone.
+        let mut runs = vec![again.clone(), run(5, h100, &[("vecadd", "n=1")]), all];
+        supersede(&mut runs);
+        assert_eq!(
+            shape(&runs),
+            [(10, all_rows), (30, vec!["vecadd n=1".into()])]
+        );
     }
 }

@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::ReportData;
 use super::offline::{OfflineRow, OfflineStatus};
+use super::{CHART_DIR, ReportData, same_measurement};
 use crate::bench::{Kind, Row, Status};
 use crate::charts::{self, ChartError, Point, Roofs};
 use crate::error::CliError;
@@ -30,7 +30,7 @@ pub fn write(data: &ReportData, out: &Path) -> Result<Vec<PathBuf>, CliError> {
     std::fs::create_dir_all(out).map_err(io(out))?;
     let entries = entries(data);
     let mut written = Vec::new();
-    let chart_dir = out.join("charts");
+    let chart_dir = out.join(CHART_DIR);
     let chart = |r: Result<Vec<PathBuf>, ChartError>| r.map_err(|e| CliError::Chart(Box::new(e)));
 
     let mut md = String::new();
@@ -95,7 +95,8 @@ pub fn write(data: &ReportData, out: &Path) -> Result<Vec<PathBuf>, CliError> {
     offline_section(&mut md, &data.offline);
 
     let page = out.join("results.md");
-    std::fs::write(&page, md).map_err(io(&page))?;
+    // Whole or not at all: a reader (or a killed run) never leaves half a page.
+    weft_tune::write_whole(&page, md.as_bytes()).map_err(io(&page))?;
     written.insert(0, page);
     Ok(written)
 }
@@ -111,18 +112,7 @@ fn entries(data: &ReportData) -> Vec<Entry<'_>> {
                 .iter()
                 .find(|t| t.target == row.target)
                 .map_or("bench", |t| t.size.as_str());
-            let same = |e: &Entry| {
-                let o = e.row;
-                (&o.op, &o.schedule, &o.shape, &o.target, &o.device, o.kind)
-                    == (
-                        &row.op,
-                        &row.schedule,
-                        &row.shape,
-                        &row.target,
-                        &row.device,
-                        row.kind,
-                    )
-            };
+            let same = |e: &Entry| same_measurement(e.row, row);
             match out.iter().position(same) {
                 Some(j) => out[j] = Entry { row, run: i, size },
                 None => out.push(Entry { row, run: i, size }),
