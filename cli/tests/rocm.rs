@@ -114,11 +114,22 @@ fn rocm_mistakes_are_named() {
     );
     bad_input(
         &["emit", "--op", "vecadd", "--target", "rocm -arch=sm_90"],
-        &["`-arch=sm_90`", "not an AMD architecture", "gfx90a", "gfx1100"],
+        &[
+            "`-arch=sm_90`",
+            "not an AMD architecture",
+            "gfx90a",
+            "gfx1100",
+        ],
     );
     // A well-formed name of no GPU: refused by weft, exit 2, before hipcc runs.
     bad_input(
-        &["compile", "--op", "vecadd", "--target", "rocm -arch=gfx9999"],
+        &[
+            "compile",
+            "--op",
+            "vecadd",
+            "--target",
+            "rocm -arch=gfx9999",
+        ],
         &["`-arch=gfx9999`", "not an AMD architecture"],
     );
     // Forcing matrix fragments on HIP: the limit error names the target and the fragment.
