@@ -1,0 +1,316 @@
+//! [`Graph`]: tensors with static shapes and dtypes, nodes of typed ops, the model's
+//! inputs and outputs; weights held by value. Printed one node a line (`Display`), the way
+//! `weft model graph` shows it.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use ndarray::ArrayD;
+use thiserror::Error;
+use weft_ir::dtype::DType;
+
+use crate::infer::infer;
+use crate::op::Op;
+
+/// A tensor of a graph, by index into [`Graph::tensors`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TensorId(pub usize);
+
+/// A node of a graph, by index into [`Graph::nodes`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub usize);
+
+/// One tensor: its name, static shape and element type, and its value where it is known
+/// at compile time (a weight, a constant).
+#[derive(Clone, Debug)]
+pub struct Tensor {
+    pub name: String,
+    pub shape: Vec<usize>,
+    pub dtype: DType,
+    /// The order its elements are kept in on the device (the shape stays logical).
+    pub layout: Layout,
+    /// The value of a weight or constant (f32, whatever `dtype` the model runs it in:
+    /// a cast to f16 happens where it is uploaded). `None` for inputs and computed
+    /// tensors.
+    pub data: Option<Arc<ArrayD<f32>>>,
+}
+
+impl Tensor {
+    /// Elements.
+    pub fn numel(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// True for a weight or constant.
+    pub fn is_constant(&self) -> bool {
+        self.data.is_some()
+    }
+}
+
+/// The order a tensor's elements are kept in memory. The shape is always the logical
+/// (ONNX) one; a layout only says how it is laid out on the device.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// Row-major in the logical shape (NCHW for activations, OIHW for filters).
+    #[default]
+    RowMajor,
+    /// Channels last for a rank-4 tensor: NHWC activations, OHWI filters (what matrix
+    /// units want for implicit-GEMM convolutions).
+    ChannelsLast,
+}
+
+/// One operator applied to input tensors, giving one output tensor.
+#[derive(Clone, Debug)]
+pub struct Node {
+    /// Unique within the graph (the ONNX node's name, or one made up).
+    pub name: String,
+    pub op: Op,
+    pub inputs: Vec<TensorId>,
+    pub output: TensorId,
+}
+
+/// A model: tensors, nodes in an order where every input is computed before its use,
+/// and which tensors come in and go out.
+#[derive(Clone, Debug, Default)]
+pub struct Graph {
+    pub name: String,
+    pub tensors: Vec<Tensor>,
+    pub nodes: Vec<Node>,
+    pub inputs: Vec<TensorId>,
+    pub outputs: Vec<TensorId>,
+}
+
+/// What is wrong with a graph, naming the node (and input) at fault.
+#[derive(Clone, Debug, Error, PartialEq)]
+pub enum GraphError {
+    /// An op cannot take its inputs: wrong count, shape or dtype.
+    #[error("node `{node}` ({op}): {what}")]
+    Shape {
+        node: String,
+        op: &'static str,
+        what: String,
+    },
+    /// A name used twice.
+    #[error("two tensors named `{0}`")]
+    DuplicateName(String),
+    /// A node reads a tensor nothing computes before it.
+    #[error(
+        "node `{node}` reads `{tensor}`, which is neither an input, a weight, nor computed before it"
+    )]
+    Undefined { node: String, tensor: String },
+    /// A tensor id out of range (a graph built wrongly by hand).
+    #[error("tensor #{0} does not exist")]
+    NoTensor(usize),
+    /// The graph has no output, or an output nothing computes.
+    #[error("output `{0}` is never computed")]
+    UncomputedOutput(String),
+    /// Reference evaluation was given inputs of the wrong number or shape.
+    #[error("input `{name}`: {what}")]
+    Input { name: String, what: String },
+}
+
+impl Graph {
+    /// An empty graph named `name`.
+    pub fn new(name: impl Into<String>) -> Graph {
+        Graph {
+            name: name.into(),
+            ..Graph::default()
+        }
+    }
+
+    /// The tensor `id`.
+    ///
+    /// # Panics
+    /// On an id from another graph (ids of a graph are always in range).
+    pub fn tensor(&self, id: TensorId) -> &Tensor {
+        &self.tensors[id.0]
+    }
+
+    /// Adds a tensor (no node computes it yet) and returns its id.
+    pub fn add_tensor(&mut self, tensor: Tensor) -> TensorId {
+        self.tensors.push(tensor);
+        TensorId(self.tensors.len() - 1)
+    }
+
+    /// Appends a node computing a new tensor named `output_name` from `inputs`, its shape
+    /// and dtype inferred.
+    pub fn add_node(
+        &mut self,
+        name: impl Into<String>,
+        op: Op,
+        inputs: Vec<TensorId>,
+        output_name: impl Into<String>,
+    ) -> Result<TensorId, GraphError> {
+        let name = name.into();
+        for &i in &inputs {
+            if i.0 >= self.tensors.len() {
+                return Err(GraphError::NoTensor(i.0));
+            }
+        }
+        let ins: Vec<&Tensor> = inputs.iter().map(|&i| self.tensor(i)).collect();
+        let (shape, dtype) = infer(&op, &ins).map_err(|what| GraphError::Shape {
+            node: name.clone(),
+            op: op.name(),
+            what,
+        })?;
+        let output = self.add_tensor(Tensor {
+            name: output_name.into(),
+            shape,
+            dtype,
+            layout: Layout::RowMajor,
+            data: None,
+        });
+        self.nodes.push(Node {
+            name,
+            op,
+            inputs,
+            output,
+        });
+        Ok(output)
+    }
+
+    /// Which node computes each tensor.
+    pub fn producers(&self) -> HashMap<TensorId, NodeId> {
+        self.nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.output, NodeId(i)))
+            .collect()
+    }
+
+    /// The nodes that read each tensor, in node order.
+    pub fn consumers(&self) -> HashMap<TensorId, Vec<NodeId>> {
+        let mut out: HashMap<TensorId, Vec<NodeId>> = HashMap::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            for &t in &n.inputs {
+                let list = out.entry(t).or_default();
+                if list.last() != Some(&NodeId(i)) {
+                    list.push(NodeId(i));
+                }
+            }
+        }
+        out
+    }
+
+    /// Checks that names are unique, every node reads only tensors defined before it
+    /// (inputs, weights, earlier outputs) and every output is computed or given.
+    pub fn validate(&self) -> Result<(), GraphError> {
+        let mut names = std::collections::HashSet::new();
+        for t in &self.tensors {
+            if !names.insert(t.name.as_str()) {
+                return Err(GraphError::DuplicateName(t.name.clone()));
+            }
+        }
+        let mut defined: Vec<bool> = self.tensors.iter().map(Tensor::is_constant).collect();
+        for &i in &self.inputs {
+            *defined.get_mut(i.0).ok_or(GraphError::NoTensor(i.0))? = true;
+        }
+        for n in &self.nodes {
+            for &i in &n.inputs {
+                if !*defined.get(i.0).ok_or(GraphError::NoTensor(i.0))? {
+                    return Err(GraphError::Undefined {
+                        node: n.name.clone(),
+                        tensor: self.tensor(i).name.clone(),
+                    });
+                }
+            }
+            *defined
+                .get_mut(n.output.0)
+                .ok_or(GraphError::NoTensor(n.output.0))? = true;
+        }
+        if self.outputs.is_empty() {
+            return Err(GraphError::UncomputedOutput("(none)".into()));
+        }
+        for &o in &self.outputs {
+            if !*defined.get(o.0).ok_or(GraphError::NoTensor(o.0))? {
+                return Err(GraphError::UncomputedOutput(self.tensor(o).name.clone()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Parameters: elements of every weight and constant.
+    pub fn parameter_count(&self) -> usize {
+        self.tensors
+            .iter()
+            .filter(|t| t.is_constant())
+            .map(Tensor::numel)
+            .sum()
+    }
+
+    /// How many nodes apply each op (`Conv` → 53), in name order.
+    pub fn op_counts(&self) -> Vec<(&'static str, usize)> {
+        let mut counts: std::collections::BTreeMap<&'static str, usize> = Default::default();
+        for n in &self.nodes {
+            *counts.entry(n.op.name()).or_default() += 1;
+        }
+        counts.into_iter().collect()
+    }
+}
+
+/// `f32[1,64,56,56]`.
+pub(crate) fn type_text(t: &Tensor) -> String {
+    let dims: Vec<String> = t.shape.iter().map(|d| d.to_string()).collect();
+    let layout = match t.layout {
+        Layout::RowMajor => "",
+        Layout::ChannelsLast => " nhwc",
+    };
+    format!("{}[{}]{layout}", t.dtype.tvm_name_short(), dims.join(","))
+}
+
+/// Short dtype names for printing.
+trait ShortName {
+    fn tvm_name_short(&self) -> &'static str;
+}
+
+impl ShortName for DType {
+    fn tvm_name_short(&self) -> &'static str {
+        match self {
+            DType::F32 => "f32",
+            DType::F16 => "f16",
+            DType::I32 => "i32",
+            DType::U32 => "u32",
+            DType::Bool => "bool",
+        }
+    }
+}
+
+impl fmt::Display for Graph {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "graph {} ({} nodes, {} parameters)",
+            self.name,
+            self.nodes.len(),
+            self.parameter_count()
+        )?;
+        for &i in &self.inputs {
+            let t = self.tensor(i);
+            writeln!(f, "  input  %{}: {}", t.name, type_text(t))?;
+        }
+        for n in &self.nodes {
+            let args: Vec<String> = n
+                .inputs
+                .iter()
+                .map(|&i| format!("%{}", self.tensor(i).name))
+                .collect();
+            let out = self.tensor(n.output);
+            writeln!(
+                f,
+                "  %{} = {}({}): {}    # {}",
+                out.name,
+                n.op,
+                args.join(", "),
+                type_text(out),
+                n.name
+            )?;
+        }
+        let outs: Vec<String> = self
+            .outputs
+            .iter()
+            .map(|&o| format!("%{}", self.tensor(o).name))
+            .collect();
+        write!(f, "  output {}", outs.join(", "))
+    }
+}
