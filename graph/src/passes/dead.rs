@@ -1,0 +1,43 @@
+//! Dead-node removal: a node no output needs (through any chain of readers) goes.
+
+use std::collections::HashSet;
+
+use crate::graph::{Graph, TensorId};
+
+/// Removes dead nodes; returns how many.
+pub fn remove_dead(g: &mut Graph) -> usize {
+    let mut live: HashSet<TensorId> = g.outputs.iter().copied().collect();
+    let mut keep = vec![false; g.nodes.len()];
+    for (i, n) in g.nodes.iter().enumerate().rev() {
+        if live.contains(&n.output) {
+            keep[i] = true;
+            live.extend(n.inputs.iter().copied());
+        }
+    }
+    let before = g.nodes.len();
+    let mut it = keep.iter();
+    g.nodes.retain(|_| *it.next().unwrap_or(&true));
+    before - g.nodes.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builder::GraphBuilder;
+    use weft_ir::dtype::DType;
+
+    #[test]
+    fn unused_branches_go() {
+        let mut b = GraphBuilder::new("t");
+        let x = b.input("x", &[4], DType::F32);
+        let a = b.relu("a", x).unwrap();
+        let dead = b.relu("dead", a).unwrap();
+        let _dead2 = b.add("dead2", dead, a).unwrap();
+        let y = b.relu("y", a).unwrap();
+        b.output(y);
+        let mut g = b.finish().unwrap();
+        assert_eq!(remove_dead(&mut g), 2);
+        let names: Vec<&str> = g.nodes.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, ["a", "y"]);
+    }
+}
