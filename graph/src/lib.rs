@@ -10,6 +10,7 @@ pub mod builder;
 pub mod graph;
 pub mod infer;
 pub mod op;
+pub mod partition;
 pub mod passes;
 pub mod reference;
 

@@ -1,0 +1,431 @@
+//! Fusion partitioning (the Hidet paper's step 2, §5): the graph cut into sub-graphs, each
+//! of which becomes one kernel.
+//!
+//! - Every **anchor** (a convolution, a Gemm, a MatMul) starts a group and takes the
+//!   chain of elementwise readers after it (bias, residual add, batch norm left
+//!   unfolded, ReLU, ReLU6, any activation, reshapes) as long as each link has one
+//!   reader and is no graph output: post-scheduling fusion rewrites them into the
+//!   anchor's stores.
+//! - Every **reduction** left (pooling, global pooling) is a group of its own.
+//! - Every **injective** node left is inlined into the one group that reads it (a
+//!   prologue: computed at the reader's loads, never stored) where it has one reader,
+//!   else it roots a group of its own, which the rule-based injective schedule runs.
+//! - A **Concat** costs no copy where it can: each input's group writes straight into
+//!   its slice of the concatenated buffer, and the Concat runs no kernel.
+//!
+//! Groups run in the order of the last node each holds, which is a topological order:
+//! a group reads only graph inputs, constants, and outputs of groups whose last node
+//! comes before its reader.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+
+use crate::graph::{Graph, NodeId, TensorId, type_text};
+use crate::op::Op;
+
+/// What a group is built around, which decides how it is scheduled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupKind {
+    /// A convolution or matrix product, scheduled by a template.
+    Anchor,
+    /// A pooling reduction, scheduled by the rule-based reduction schedule.
+    Reduction,
+    /// Elementwise and layout ops, scheduled by the rule-based injective schedule.
+    Injective,
+}
+
+/// Where a group's output lives inside a larger buffer: its slice of a Concat.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slice {
+    /// The concatenated tensor.
+    pub buffer: TensorId,
+    pub axis: usize,
+    /// Where the group's part starts along `axis`.
+    pub offset: usize,
+}
+
+/// One sub-graph: one kernel (or a template's few).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Group {
+    pub kind: GroupKind,
+    /// The anchor, the reduction, or (injective) the node whose output is stored.
+    pub root: NodeId,
+    /// Injective nodes computed inside the group's loads, producers first.
+    pub prologue: Vec<NodeId>,
+    /// The elementwise chain after the root, in order.
+    pub epilogue: Vec<NodeId>,
+    /// The tensor the group stores.
+    pub output: TensorId,
+    /// Tensors read from outside the group (graph inputs, constants, other groups'
+    /// outputs), in order of first read.
+    pub inputs: Vec<TensorId>,
+    /// Where the output is written when it is part of a Concat.
+    pub slice: Option<Slice>,
+}
+
+impl Group {
+    /// Every node of the group: prologue, root, epilogue.
+    pub fn nodes(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.prologue
+            .iter()
+            .copied()
+            .chain(std::iter::once(self.root))
+            .chain(self.epilogue.iter().copied())
+    }
+}
+
+/// A graph cut into groups.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Partition {
+    /// In the order they run.
+    pub groups: Vec<Group>,
+    /// Concats that run no kernel: their inputs' groups write into their slices.
+    pub views: Vec<NodeId>,
+}
+
+/// Partitions `g` (after [`crate::passes::optimize`], so batch norms are folded and
+/// constants computed).
+pub fn partition(g: &Graph) -> Partition {
+    let readers = readers(g);
+    let outputs: HashSet<TensorId> = g.outputs.iter().copied().collect();
+    let one_reader = |t: TensorId| -> Option<NodeId> {
+        match readers.get(&t).map(Vec::as_slice) {
+            Some([r]) if !outputs.contains(&t) => Some(*r),
+            _ => None,
+        }
+    };
+    let mut group_of: HashMap<NodeId, usize> = HashMap::new();
+    let mut groups: Vec<Group> = Vec::new();
+
+    // Anchors with their epilogue chains, and reductions.
+    for (i, n) in g.nodes.iter().enumerate() {
+        let id = NodeId(i);
+        let kind = if n.op.is_anchor() {
+            GroupKind::Anchor
+        } else if matches!(n.op, Op::Pool(_) | Op::GlobalPool(_)) {
+            GroupKind::Reduction
+        } else {
+            continue;
+        };
+        let mut epilogue = Vec::new();
+        let mut t = n.output;
+        if kind == GroupKind::Anchor {
+            while let Some(r) = one_reader(t) {
+                if group_of.contains_key(&r) || !fits_epilogue(g, r, t) {
+                    break;
+                }
+                epilogue.push(r);
+                t = g.nodes[r.0].output;
+            }
+        }
+        let index = groups.len();
+        group_of.insert(id, index);
+        for &e in &epilogue {
+            group_of.insert(e, index);
+        }
+        groups.push(Group {
+            kind,
+            root: id,
+            prologue: Vec::new(),
+            epilogue,
+            output: t,
+            inputs: Vec::new(),
+            slice: None,
+        });
+    }
+
+    // Injective nodes left: into their one reader's group, else a group of their own.
+    // Walked backwards so that a reader's group is known before its producers.
+    for (i, n) in g.nodes.iter().enumerate().rev() {
+        let id = NodeId(i);
+        if group_of.contains_key(&id) || !n.op.is_injective() {
+            continue;
+        }
+        let inline_into = match n.op {
+            Op::Concat { .. } => None,
+            _ => one_reader(n.output)
+                .and_then(|r| group_of.get(&r).copied())
+                .filter(|&gi| !matches!(g.nodes[groups[gi].root.0].op, Op::Concat { .. })),
+        };
+        match inline_into {
+            Some(gi) => {
+                groups[gi].prologue.insert(0, id);
+                group_of.insert(id, gi);
+            }
+            None => {
+                group_of.insert(id, groups.len());
+                groups.push(Group {
+                    kind: GroupKind::Injective,
+                    root: id,
+                    prologue: Vec::new(),
+                    epilogue: Vec::new(),
+                    output: n.output,
+                    inputs: Vec::new(),
+                    slice: None,
+                });
+            }
+        }
+    }
+
+    // Concats whose every input is a distinct group's output read by nothing else:
+    // those groups write into the concatenation, which runs no kernel.
+    let mut views = Vec::new();
+    let producer_group: HashMap<TensorId, usize> = groups
+        .iter()
+        .enumerate()
+        .map(|(i, gr)| (gr.output, i))
+        .collect();
+    let mut sliced: HashSet<usize> = HashSet::new();
+    for (i, n) in g.nodes.iter().enumerate() {
+        let Op::Concat { axis } = n.op else { continue };
+        let members: Option<Vec<usize>> = n
+            .inputs
+            .iter()
+            .map(|&t| {
+                producer_group
+                    .get(&t)
+                    .copied()
+                    .filter(|gi| one_reader(t) == Some(NodeId(i)) && !sliced.contains(gi))
+            })
+            .collect();
+        let Some(members) = members else { continue };
+        let distinct: HashSet<usize> = members.iter().copied().collect();
+        if distinct.len() != members.len() {
+            continue;
+        }
+        let mut offset = 0;
+        for (&gi, &t) in members.iter().zip(&n.inputs) {
+            groups[gi].slice = Some(Slice {
+                buffer: n.output,
+                axis,
+                offset,
+            });
+            offset += g.tensor(t).shape[axis];
+            sliced.insert(gi);
+        }
+        // The Concat's own group (it was an injective root) goes.
+        if let Some(gi) = group_of.get(&NodeId(i)).copied() {
+            groups[gi].root = NodeId(usize::MAX);
+        }
+        views.push(NodeId(i));
+    }
+    groups.retain(|gr| gr.root.0 != usize::MAX);
+
+    // Inputs of each group, and the run order: by the last node each holds.
+    for gr in &mut groups {
+        gr.prologue.sort();
+        let inside: HashSet<TensorId> = gr.nodes().map(|n| g.nodes[n.0].output).collect();
+        let mut inputs = Vec::new();
+        let mut ordered: Vec<NodeId> = gr.nodes().collect();
+        ordered.sort();
+        for n in ordered {
+            for &t in &g.nodes[n.0].inputs {
+                if !inside.contains(&t) && !inputs.contains(&t) {
+                    inputs.push(t);
+                }
+            }
+        }
+        gr.inputs = inputs;
+    }
+    groups.sort_by_key(|gr| gr.nodes().map(|n| n.0).max());
+    Partition { groups, views }
+}
+
+/// Which nodes read each tensor (a node reading it twice counted once).
+fn readers(g: &Graph) -> HashMap<TensorId, Vec<NodeId>> {
+    g.consumers()
+}
+
+/// True if node `r` can follow tensor `t` in an anchor's epilogue: elementwise on `t`
+/// at `t`'s own shape (no broadcast of `t`, which would store one element twice), reading
+/// `t` once, or a reshape of it.
+fn fits_epilogue(g: &Graph, r: NodeId, t: TensorId) -> bool {
+    let n = &g.nodes[r.0];
+    let reads_t = n.inputs.iter().filter(|&&i| i == t).count();
+    if reads_t != 1 {
+        return false;
+    }
+    match n.op {
+        Op::Unary(_) | Op::Clip { .. } | Op::Identity | Op::Flatten { .. } | Op::Reshape { .. } => {
+            true
+        }
+        Op::Binary(_) => g.tensor(n.output).shape == g.tensor(t).shape,
+        Op::BatchNorm { .. } => n.inputs[0] == t,
+        _ => false,
+    }
+}
+
+/// The partition as `weft model graph` prints it: one line per kernel with the nodes it
+/// holds, then the Concats that cost no copy.
+pub struct Shown<'a> {
+    pub graph: &'a Graph,
+    pub partition: &'a Partition,
+    /// Per group, what schedules it (template and config), where known.
+    pub schedules: Option<&'a [String]>,
+}
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let g = self.graph;
+        let name = |n: NodeId| {
+            let node = &g.nodes[n.0];
+            format!("{}:{}", node.name, node.op.name())
+        };
+        for (i, gr) in self.partition.groups.iter().enumerate() {
+            let kind = match gr.kind {
+                GroupKind::Anchor => "anchor",
+                GroupKind::Reduction => "reduction",
+                GroupKind::Injective => "injective",
+            };
+            let out = g.tensor(gr.output);
+            write!(f, "kernel {i:>3} [{kind}] {}", name(gr.root))?;
+            if !gr.prologue.is_empty() {
+                let p: Vec<String> = gr.prologue.iter().map(|&n| name(n)).collect();
+                write!(f, "  prologue: {}", p.join(", "))?;
+            }
+            if !gr.epilogue.is_empty() {
+                let e: Vec<String> = gr.epilogue.iter().map(|&n| name(n)).collect();
+                write!(f, "  epilogue: {}", e.join(" → "))?;
+            }
+            write!(f, "  → %{}: {}", out.name, type_text(out))?;
+            if let Some(s) = gr.slice {
+                write!(
+                    f,
+                    " into %{}[axis {} at {}]",
+                    g.tensor(s.buffer).name,
+                    s.axis,
+                    s.offset
+                )?;
+            }
+            if let Some(s) = self.schedules.and_then(|s| s.get(i)) {
+                write!(f, "\n             {s}")?;
+            }
+            writeln!(f)?;
+        }
+        for &v in &self.partition.views {
+            writeln!(
+                f,
+                "no kernel: {} (its inputs write into their slices)",
+                name(v)
+            )?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builder::GraphBuilder;
+    use crate::op::{Conv, PoolKind};
+    use ndarray::{ArrayD, IxDyn};
+    use weft_ir::dtype::DType;
+
+    fn weight(b: &mut GraphBuilder, name: &str, shape: &[usize]) -> TensorId {
+        b.weight(name, ArrayD::from_elem(IxDyn(shape), 0.1))
+    }
+
+    /// A residual block: conv → relu → conv (+ x) → relu, then a pool and a classifier.
+    fn block() -> Graph {
+        let mut b = GraphBuilder::new("block");
+        let x = b.input("x", &[1, 4, 8, 8], DType::F32);
+        let w1 = weight(&mut b, "w1", &[4, 4, 3, 3]);
+        let b1 = weight(&mut b, "b1", &[4]);
+        let w2 = weight(&mut b, "w2", &[4, 4, 3, 3]);
+        let y = b.conv("conv1", x, w1, Some(b1), Conv::new(1, 1)).unwrap();
+        let y = b.relu("relu1", y).unwrap();
+        let y = b.conv("conv2", y, w2, None, Conv::new(1, 1)).unwrap();
+        let y = b.add("add", y, x).unwrap();
+        let y = b.relu("relu2", y).unwrap();
+        let p = b.global_pool("pool", PoolKind::Average, y).unwrap();
+        let f = b.flatten("flatten", p, 1).unwrap();
+        let wf = weight(&mut b, "wf", &[3, 4]);
+        let bf = weight(&mut b, "bf", &[3]);
+        let out = b.linear("fc", f, wf, bf).unwrap();
+        b.output(out);
+        b.finish().unwrap()
+    }
+
+    #[test]
+    fn anchors_take_their_epilogues_and_the_flatten_is_a_prologue() {
+        let g = block();
+        let p = partition(&g);
+        let names = |ids: &[NodeId]| -> Vec<String> {
+            ids.iter().map(|n| g.nodes[n.0].name.clone()).collect()
+        };
+        assert_eq!(
+            p.groups.len(),
+            4,
+            "{}",
+            Shown {
+                graph: &g,
+                partition: &p,
+                schedules: None
+            }
+        );
+        assert_eq!(names(&[p.groups[0].root]), ["conv1"]);
+        assert_eq!(names(&p.groups[0].epilogue), ["relu1"]);
+        assert_eq!(names(&p.groups[1].epilogue), ["add", "relu2"]);
+        assert_eq!(p.groups[2].kind, GroupKind::Reduction);
+        assert_eq!(names(&p.groups[3].prologue), ["flatten"]);
+        // conv2's group reads relu1's output, its weight and the block's input.
+        let inputs: Vec<&str> = p.groups[1]
+            .inputs
+            .iter()
+            .map(|&t| g.tensor(t).name.as_str())
+            .collect();
+        assert_eq!(inputs, ["relu1", "w2", "x"]);
+    }
+
+    #[test]
+    fn concat_inputs_write_into_their_slices() {
+        let mut b = GraphBuilder::new("cat");
+        let x = b.input("x", &[1, 2, 5, 5], DType::F32);
+        let w = weight(&mut b, "w", &[3, 2, 1, 1]);
+        let a = b.conv("a", x, w, None, Conv::new(1, 0)).unwrap();
+        let a = b.relu("a_relu", a).unwrap();
+        let m = b.pool("m", PoolKind::Max, x, 3, 1, 1).unwrap();
+        let c = b.concat("cat", &[a, m], 1).unwrap();
+        let y = b.relu("after", c).unwrap();
+        b.output(y);
+        let g = b.finish().unwrap();
+        let p = partition(&g);
+        assert_eq!(p.views.len(), 1);
+        assert_eq!(p.groups.len(), 3);
+        let cat = g.nodes[3].output;
+        assert_eq!(
+            p.groups[0].slice,
+            Some(Slice {
+                buffer: cat,
+                axis: 1,
+                offset: 0
+            })
+        );
+        assert_eq!(
+            p.groups[1].slice,
+            Some(Slice {
+                buffer: cat,
+                axis: 1,
+                offset: 3
+            })
+        );
+        assert_eq!(p.groups[2].inputs, [cat]);
+    }
+
+    #[test]
+    fn a_tensor_read_twice_is_stored() {
+        let mut b = GraphBuilder::new("two");
+        let x = b.input("x", &[6], DType::F32);
+        let r = b.relu("r", x).unwrap();
+        let s = b.add("s", r, r).unwrap();
+        let t = b.relu("t", s).unwrap();
+        let u = b.add("u", t, r).unwrap();
+        b.output(u);
+        let g = b.finish().unwrap();
+        let p = partition(&g);
+        // `r` is read by two nodes: stored; `s` and `t` inline into `u`.
+        assert_eq!(p.groups.len(), 2);
+        assert_eq!(p.groups[0].output, r);
+        assert_eq!(p.groups[1].prologue.len(), 2);
+    }
+}
