@@ -109,12 +109,12 @@ impl Device for CpuDevice {
         // each argument's data under its parameter's id, run, and move it back.
         let mut buffers: HashMap<u64, TensorData> = HashMap::new();
         let mut scalars: HashMap<u64, Scalar> = HashMap::new();
-        let mut taken: Vec<(u64, BufferId)> = Vec::new();
+        let mut taken: Vec<(u64, BufferId, Option<TensorData>)> = Vec::new();
         let mut result = Ok(());
         for (index, (p, a)) in k.params.iter().zip(args).enumerate() {
             match (p, a) {
                 (KernelParam::Buffer { buffer, .. }, KernelArg::Buffer(id)) => {
-                    if taken.iter().any(|(_, t)| t == id) {
+                    if taken.iter().any(|(_, t, _)| t == id) {
                         result = Err(ArgError::LaunchKind {
                             kernel: k.name.clone(),
                             index,
@@ -124,15 +124,18 @@ impl Device for CpuDevice {
                         .into());
                         break;
                     }
-                    let data = match self.buffers.get_mut(id.0, "buffer") {
+                    let mut data = match self.buffers.get_mut(id.0, "buffer") {
                         Ok((_, data)) => std::mem::replace(data, TensorData::F32(Vec::new())),
                         Err(e) => {
                             result = Err(e);
                             break;
                         }
                     };
+                    // A buffer may be longer than the parameter (a model's reused
+                    // buffers are): the kernel sees its first elements, as on a GPU.
+                    let tail = split_tail(&mut data, buffer.numel().max(0) as usize);
                     buffers.insert(buffer.id(), data);
-                    taken.push((buffer.id(), *id));
+                    taken.push((buffer.id(), *id, tail));
                 }
                 (KernelParam::Scalar(v), KernelArg::Scalar(s)) => {
                     scalars.insert(v.id(), *s);
@@ -149,11 +152,14 @@ impl Device for CpuDevice {
                 }
             });
         }
-        for (param_id, id) in taken {
-            if let (Some(data), Ok((_, slot))) = (
+        for (param_id, id, tail) in taken {
+            if let (Some(mut data), Ok((_, slot))) = (
                 buffers.remove(&param_id),
                 self.buffers.get_mut(id.0, "buffer"),
             ) {
+                if let Some(tail) = tail {
+                    join_tail(&mut data, tail);
+                }
                 *slot = data;
             }
         }
@@ -186,5 +192,31 @@ impl Device for CpuDevice {
         // The interpreter runs on the host: its wall clock is the only time there is, and
         // there is no launch to separate from it (`Timing::host` stays `None`).
         Timing::from_samples(all).ok_or(DeviceError::NoIterations)
+    }
+}
+
+/// Splits `data` after its first `n` elements, returning the rest (`None` if there is
+/// none).
+fn split_tail(data: &mut TensorData, n: usize) -> Option<TensorData> {
+    if data.len() <= n {
+        return None;
+    }
+    Some(match data {
+        TensorData::F32(v) => TensorData::F32(v.split_off(n)),
+        TensorData::F16(v) => TensorData::F16(v.split_off(n)),
+        TensorData::I32(v) => TensorData::I32(v.split_off(n)),
+        TensorData::U32(v) => TensorData::U32(v.split_off(n)),
+    })
+}
+
+/// Appends what [`split_tail`] took back onto `data`.
+fn join_tail(data: &mut TensorData, tail: TensorData) {
+    match (data, tail) {
+        (TensorData::F32(v), TensorData::F32(t)) => v.extend(t),
+        (TensorData::F16(v), TensorData::F16(t)) => v.extend(t),
+        (TensorData::I32(v), TensorData::I32(t)) => v.extend(t),
+        (TensorData::U32(v), TensorData::U32(t)) => v.extend(t),
+        // Split from the same buffer: the variants always match.
+        _ => {}
     }
 }

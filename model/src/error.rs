@@ -1,0 +1,37 @@
+//! What can go wrong compiling or running a model, naming the node, the kernel or the
+//! tensor at fault.
+
+use thiserror::Error;
+use weft_graph::GraphError;
+use weft_runtime::DeviceError;
+
+/// An error of the model compiler or of a compiled model's run.
+#[derive(Debug, Error)]
+pub enum ModelError {
+    /// The graph itself is wrong.
+    #[error(transparent)]
+    Graph(#[from] GraphError),
+    /// A group could not be lowered to a kernel.
+    #[error("node `{node}` ({op}): {what}")]
+    Lower {
+        node: String,
+        op: &'static str,
+        what: String,
+    },
+    /// Lowering a group's function to kernels failed.
+    #[error("kernel `{kernel}`: {what}")]
+    Kernel { kernel: String, what: String },
+    /// The device refused or failed.
+    #[error("kernel `{kernel}`: {source}")]
+    Device {
+        kernel: String,
+        #[source]
+        source: DeviceError,
+    },
+    /// The device failed outside any one kernel (uploads, downloads, timing).
+    #[error(transparent)]
+    Run(#[from] DeviceError),
+    /// Inputs of the wrong number or shape.
+    #[error("input `{name}`: {what}")]
+    Input { name: String, what: String },
+}

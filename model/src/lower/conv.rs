@@ -1,0 +1,236 @@
+//! Convolution anchors, any geometry: the implicit GEMM on the matmul template (dense
+//! convolutions), the depthwise template (depthwise, "same" padding, square window), and
+//! the direct convolution under the reduction rule (everything else: grouped, dilated,
+//! asymmetric). Each takes the group's prologues into its loads and its epilogue chain
+//! (bias, residual, activation) into its stores.
+
+use weft_codegen_common::TargetLimits;
+use weft_graph::op::Conv;
+use weft_graph::partition::Group;
+use weft_graph::{Graph, TensorId};
+use weft_ir::func::Func;
+use weft_ir::fusion::fuse;
+use weft_ir::prelude::*;
+use weft_ops::templates::{depthwise, matmul};
+
+use super::rules;
+use super::values::Values;
+use crate::error::ModelError;
+
+/// A convolution's sizes, read off its tensors.
+#[derive(Clone, Copy, Debug)]
+struct Geometry {
+    n: i64,
+    c: i64,
+    h: i64,
+    w: i64,
+    k: i64,
+    /// Input channels per group.
+    cg: i64,
+    r: i64,
+    s: i64,
+    oh: i64,
+    ow: i64,
+    conv: Conv,
+}
+
+/// Which way a convolution is scheduled: the stated rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ConvVariant {
+    ImplicitGemm,
+    Depthwise,
+    Direct,
+}
+
+fn choose(d: &Geometry, x_inline: bool) -> ConvVariant {
+    let c = d.conv;
+    if c.groups == 1 {
+        return ConvVariant::ImplicitGemm;
+    }
+    let same_pad = (d.r - 1) / 2;
+    let depthwise = c.groups as i64 == d.c
+        && d.k == d.c
+        && d.r == d.s
+        && d.r % 2 == 1
+        && c.dilations == [1, 1]
+        && c.strides[0] == c.strides[1]
+        && c.pads.iter().all(|&p| p as i64 == same_pad)
+        // The template reads its input from a buffer of its own.
+        && !x_inline;
+    if depthwise {
+        ConvVariant::Depthwise
+    } else {
+        ConvVariant::Direct
+    }
+}
+
+/// Lowers the convolution group `group` (its root a Conv with attributes `c`).
+pub(crate) fn lower<'g>(
+    g: &'g Graph,
+    group: &Group,
+    c: &Conv,
+    vals: &Values<'g>,
+    name: &str,
+    limits: &TargetLimits,
+    output: impl Fn(&Values) -> Buffer,
+) -> Result<(Func, String), ModelError> {
+    let node = &g.nodes[group.root.0];
+    let fail = |what: String| ModelError::Lower {
+        node: node.name.clone(),
+        op: "Conv",
+        what,
+    };
+    let (x, w) = (node.inputs[0], node.inputs[1]);
+    let bias = node.inputs.get(2).copied();
+    let (xs, ws, ys) = (
+        &g.tensor(x).shape,
+        &g.tensor(w).shape,
+        &g.tensor(node.output).shape,
+    );
+    let i = |v: usize| v as i64;
+    let d = Geometry {
+        n: i(xs[0]),
+        c: i(xs[1]),
+        h: i(xs[2]),
+        w: i(xs[3]),
+        k: i(ws[0]),
+        cg: i(ws[1]),
+        r: i(ws[2]),
+        s: i(ws[3]),
+        oh: i(ys[2]),
+        ow: i(ys[3]),
+        conv: *c,
+    };
+    let x_inline = group.prologue.iter().any(|&p| g.nodes[p.0].output == x);
+    let bias_buffer = bias.map(|b| vals.buffer(b));
+    let with_bias = move |v: Expr, k: &Expr| match &bias_buffer {
+        Some(b) => v + b.at(std::slice::from_ref(k)),
+        None => v,
+    };
+    match choose(&d, x_inline) {
+        ConvVariant::ImplicitGemm => {
+            let config = matmul::default_config(limits);
+            let p = matmul::MatmulParams::from_config(&config).map_err(|e| fail(e.to_string()))?;
+            let (gm, gk, gn) = (d.n * d.oh * d.ow, d.cg * d.r * d.s, d.k);
+            let (ohw, rs) = (d.oh * d.ow, d.r * d.s);
+            let cols = te::compute("x_cols", &[("i", gm), ("kk", gk)], |ix| {
+                let (row, kk) = (&ix[0], &ix[1]);
+                let (ch, r, s) = (kk.clone() / rs, kk.clone() / d.s % d.r, kk.clone() % d.s);
+                let (n, oh, ow) = (
+                    row.clone() / ohw,
+                    row.clone() / d.ow % d.oh,
+                    row.clone() % d.ow,
+                );
+                window(vals, x, &d, [n, ch, oh, ow, r, s])
+            });
+            let weights = te::compute("w_cols", &[("kk", gk), ("j", gn)], |ix| {
+                let kk = &ix[0];
+                let (ch, r, s) = (kk.clone() / rs, kk.clone() / d.s % d.r, kk.clone() % d.s);
+                vals.at(w, &[ix[1].clone(), ch, r, s])
+            });
+            let gemm = te::placeholder("y_gemm", &[gm, gn], DType::F32);
+            let gemm_read = gemm.clone();
+            vals.set_root(
+                node.output,
+                Box::new(move |ix: &[Expr]| {
+                    let row = ix[0].clone() * ohw + ix[2].clone() * d.ow + ix[3].clone();
+                    with_bias(gemm_read.at(&[row, ix[1].clone()]), &ix[1])
+                }),
+            );
+            let out = output(vals);
+            let anchor = matmul::template_over(name, &cols, &weights, &gemm, &p)
+                .map_err(|e| fail(e.to_string()))?;
+            let fused = fuse(&anchor, &out).map_err(|e| fail(e.to_string()))?;
+            let what = matmul::describe(&config).unwrap_or_else(|e| e);
+            Ok((
+                fused.func,
+                format!("implicit-gemm on the matmul template: {what} (default config)"),
+            ))
+        }
+        ConvVariant::Depthwise => {
+            let config = depthwise::default_config(limits);
+            let p = depthwise::DepthwiseParams::from_config(&config)
+                .map_err(|e| fail(e.to_string()))?;
+            let anchor = depthwise::template([d.n, d.c, d.h, d.w], d.r, c.strides[0] as i64, &p)
+                .map_err(|e| fail(e.to_string()))?;
+            let bufs: Vec<Buffer> = anchor.buffer_params().cloned().collect();
+            let [a, wt, result] = bufs.as_slice() else {
+                return Err(fail(format!(
+                    "the depthwise template has {} parameters, not 3",
+                    bufs.len()
+                )));
+            };
+            vals.adopt(x, a);
+            vals.adopt(w, wt);
+            let result = result.clone();
+            vals.set_root(
+                node.output,
+                Box::new(move |ix: &[Expr]| with_bias(result.at(ix), &ix[1])),
+            );
+            let out = output(vals);
+            let fused = fuse(&anchor, &out).map_err(|e| fail(e.to_string()))?;
+            let what = depthwise::describe(&config).unwrap_or_else(|e| e);
+            Ok((
+                fused.func,
+                format!("depthwise template: {what} (default config)"),
+            ))
+        }
+        ConvVariant::Direct => {
+            let (rc, rr, rs) = (
+                te::reduce_axis("rc", d.cg),
+                te::reduce_axis("rr", d.r),
+                te::reduce_axis("rs", d.s),
+            );
+            let kg = d.k / c.groups as i64;
+            let axes = [("n", d.n), ("k", d.k), ("oh", d.oh), ("ow", d.ow)];
+            let acc = te::compute("acc", &axes, |ix| {
+                let ch = ix[1].clone() / kg * d.cg + rc.expr();
+                let x_val = window(
+                    vals,
+                    x,
+                    &d,
+                    [
+                        ix[0].clone(),
+                        ch,
+                        ix[2].clone(),
+                        ix[3].clone(),
+                        rr.expr(),
+                        rs.expr(),
+                    ],
+                );
+                let w_val = vals.at(w, &[ix[1].clone(), rc.expr(), rr.expr(), rs.expr()]);
+                te::sum(x_val * w_val, &[&rc, &rr, &rs])
+            });
+            let inputs: Vec<Buffer> = vals.buffers().into_iter().map(|(_, b)| b).collect();
+            let acc_read = acc.clone();
+            vals.set_root(
+                node.output,
+                Box::new(move |ix: &[Expr]| with_bias(acc_read.at(ix), &ix[1])),
+            );
+            let out = output(vals);
+            let func = rules::reduction(name, &inputs, &acc, &out).map_err(fail)?;
+            Ok((
+                func,
+                format!(
+                    "rule: direct convolution ({} groups), one thread per output",
+                    c.groups
+                ),
+            ))
+        }
+    }
+}
+
+/// The input element output pixel `(n, oh, ow)` reads at channel `ch` and window
+/// position `(r, s)`, zero in the padding.
+fn window(vals: &Values, x: TensorId, d: &Geometry, [n, ch, oh, ow, r, s]: [Expr; 6]) -> Expr {
+    let c = d.conv;
+    let ih = oh * c.strides[0] as i64 - c.pads[0] as i64 + r * c.dilations[0] as i64;
+    let iw = ow * c.strides[1] as i64 - c.pads[1] as i64 + s * c.dilations[1] as i64;
+    let inside = te::all([
+        ih.clone().ge(0),
+        ih.clone().lt(d.h),
+        iw.clone().ge(0),
+        iw.clone().lt(d.w),
+    ]);
+    te::if_then_else(inside, vals.at(x, &[n, ch, ih, iw]), Expr::zero(DType::F32))
+}

@@ -1,0 +1,125 @@
+//! Gemm and MatMul anchors: two-dimensional products on the matmul template, their
+//! operands as views (a transpose, a flatten of the tensor before) fused into its loads,
+//! `alpha`, `beta · C` and the epilogue chain into its stores; batched MatMul by the
+//! reduction rule.
+
+use weft_codegen_common::TargetLimits;
+use weft_graph::partition::Group;
+use weft_graph::{Graph, Op};
+use weft_ir::func::Func;
+use weft_ir::fusion::fuse;
+use weft_ir::prelude::*;
+use weft_ops::templates::matmul;
+
+use super::rules;
+use super::values::{Values, broadcast_index};
+use crate::error::ModelError;
+
+/// Lowers the Gemm or MatMul group `group`.
+pub(crate) fn lower<'g>(
+    g: &'g Graph,
+    group: &Group,
+    vals: &Values<'g>,
+    name: &str,
+    limits: &TargetLimits,
+    output: impl Fn(&Values) -> Buffer,
+) -> Result<(Func, String), ModelError> {
+    let node = &g.nodes[group.root.0];
+    let fail = |what: String| ModelError::Lower {
+        node: node.name.clone(),
+        op: node.op.name(),
+        what,
+    };
+    let (a, b) = (node.inputs[0], node.inputs[1]);
+    let (alpha, beta, ta, tb) = match node.op {
+        Op::Gemm(p) => (p.alpha, p.beta, p.trans_a, p.trans_b),
+        _ => (1.0, 0.0, false, false),
+    };
+    let out_shape = g.tensor(node.output).shape.clone();
+    let rank = out_shape.len();
+    let a_shape = &g.tensor(a).shape;
+    let k = if ta {
+        a_shape[0]
+    } else {
+        a_shape[a_shape.len() - 1]
+    } as i64;
+    if rank > 2 {
+        // A batched MatMul: one thread per output, the k loop in a register.
+        let rk = te::reduce_axis("rk", k);
+        let (ra, rb) = (a_shape.len(), g.tensor(b).shape.len());
+        let axes: Vec<(String, i64)> = out_shape
+            .iter()
+            .enumerate()
+            .map(|(d, &n)| (format!("i{d}"), n as i64))
+            .collect();
+        let axes: Vec<(&str, i64)> = axes.iter().map(|(n, e)| (n.as_str(), *e)).collect();
+        let acc = te::compute("acc", &axes, |ix| {
+            let batch = &ix[..rank - 2];
+            let mut ia = broadcast_index(&g.tensor(a).shape[..ra - 2], batch);
+            ia.extend([ix[rank - 2].clone(), rk.expr()]);
+            let mut ib = broadcast_index(&g.tensor(b).shape[..rb - 2], batch);
+            ib.extend([rk.expr(), ix[rank - 1].clone()]);
+            te::sum(vals.at(a, &ia) * vals.at(b, &ib), &[&rk])
+        });
+        let inputs: Vec<Buffer> = vals.buffers().into_iter().map(|(_, b)| b).collect();
+        let acc_read = acc.clone();
+        vals.set_root(node.output, Box::new(move |ix: &[Expr]| acc_read.at(ix)));
+        let out = output(vals);
+        let func = rules::reduction(name, &inputs, &acc, &out).map_err(fail)?;
+        return Ok((func, "rule: batched matmul, one thread per output".into()));
+    }
+    let (m, n) = (out_shape[0] as i64, out_shape[1] as i64);
+    let a_view = te::compute("a_view", &[("i", m), ("kk", k)], |ix| {
+        let at = if ta {
+            [ix[1].clone(), ix[0].clone()]
+        } else {
+            [ix[0].clone(), ix[1].clone()]
+        };
+        vals.at(a, &at)
+    });
+    let b_view = te::compute("b_view", &[("kk", k), ("j", n)], |ix| {
+        let at = if tb {
+            [ix[1].clone(), ix[0].clone()]
+        } else {
+            [ix[0].clone(), ix[1].clone()]
+        };
+        vals.at(b, &at)
+    });
+    let c = node
+        .inputs
+        .get(2)
+        .map(|&c| (vals.buffer(c), g.tensor(c).shape.clone()));
+    let product = te::placeholder("y_gemm", &[m, n], DType::F32);
+    let product_read = product.clone();
+    vals.set_root(
+        node.output,
+        Box::new(move |ix: &[Expr]| {
+            let mut v = product_read.at(ix);
+            if alpha != 1.0 {
+                v = v * alpha as f32;
+            }
+            if let Some((cb, shape)) = &c
+                && beta != 0.0
+            {
+                let cv = cb.at(&broadcast_index(shape, ix));
+                v = if beta == 1.0 {
+                    v + cv
+                } else {
+                    v + cv * beta as f32
+                };
+            }
+            v
+        }),
+    );
+    let out = output(vals);
+    let config = matmul::default_config(limits);
+    let p = matmul::MatmulParams::from_config(&config).map_err(|e| fail(e.to_string()))?;
+    let anchor = matmul::template_over(name, &a_view, &b_view, &product, &p)
+        .map_err(|e| fail(e.to_string()))?;
+    let fused = fuse(&anchor, &out).map_err(|e| fail(e.to_string()))?;
+    let what = matmul::describe(&config).unwrap_or_else(|e| e);
+    Ok((
+        fused.func,
+        format!("matmul template: {what} (default config)"),
+    ))
+}

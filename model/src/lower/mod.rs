@@ -1,0 +1,161 @@
+//! Each group of a partition lowered to one scheduled, fused [`Func`] (the Hidet paper's
+//! step 4): its anchor by a template — the implicit-GEMM convolution on the matmul
+//! template, the depthwise template, the matmul template for Gemm/MatMul — with its
+//! prologues inlined into the template's loads and its epilogue chain into its stores;
+//! everything else by the rule-based schedules ([`rules`]).
+//!
+//! Which variant an anchor takes is a stated rule (`choose_conv`): a dense convolution
+//! is an implicit GEMM; a depthwise one with "same" padding and a square window takes
+//! the depthwise template; any other (grouped, dilated, asymmetric) the direct
+//! convolution under the reduction rule.
+
+mod conv;
+mod gemm;
+mod pool;
+pub(crate) mod rules;
+mod slice;
+pub(crate) mod values;
+
+use std::collections::HashMap;
+
+use weft_codegen_common::TargetLimits;
+use weft_graph::partition::{Group, GroupKind};
+use weft_graph::{Graph, Op, TensorId};
+use weft_ir::func::{Func, Param};
+use weft_ir::prelude::*;
+
+use crate::error::ModelError;
+use values::Values;
+
+/// A group as a function: its parameters are graph tensors.
+#[derive(Clone, Debug)]
+pub struct LoweredGroup {
+    /// Scheduled and fused; lowered to kernels by `weft_ir::lower`.
+    pub func: Func,
+    /// The tensor each buffer parameter of `func` holds, in order (the output: the
+    /// group's output, or the Concat it writes a slice of).
+    pub params: Vec<TensorId>,
+    /// How it was scheduled: the template and its config, or the rule.
+    pub schedule: String,
+}
+
+/// Lowers group `index` of a partition of `g` for a target offering `limits`.
+pub fn lower_group(
+    g: &Graph,
+    group: &Group,
+    index: usize,
+    limits: &TargetLimits,
+) -> Result<LoweredGroup, ModelError> {
+    let root = &g.nodes[group.root.0];
+    let name = kernel_name(index, &root.name);
+    // An injective group computes its root inline too: its value is the stored output.
+    let root_inline = (group.kind == GroupKind::Injective).then_some(group.root);
+    let inline = group
+        .prologue
+        .iter()
+        .chain(&group.epilogue)
+        .copied()
+        .chain(root_inline);
+    let vals = Values::new(g, inline);
+    let fail = |what: String| ModelError::Lower {
+        node: root.name.clone(),
+        op: root.op.name(),
+        what,
+    };
+    // The group's stored output as a te compute of the value of its last tensor.
+    let out_tensor = g.tensor(group.output);
+    let axes: Vec<(String, i64)> = out_tensor
+        .shape
+        .iter()
+        .enumerate()
+        .map(|(d, &n)| (format!("i{d}"), n as i64))
+        .collect();
+    let output = |vals: &Values| -> Buffer {
+        let axes: Vec<(&str, i64)> = axes.iter().map(|(n, e)| (n.as_str(), *e)).collect();
+        let out_name = vals.fresh_name(&out_tensor.name);
+        te::compute(&out_name, &axes, |i| vals.at(group.output, i))
+    };
+    let (func, schedule) = match (group.kind, &root.op) {
+        (GroupKind::Anchor, Op::Conv(c)) => conv::lower(g, group, c, &vals, &name, limits, output)?,
+        (GroupKind::Anchor, Op::Gemm(_) | Op::MatMul) => {
+            gemm::lower(g, group, &vals, &name, limits, output)?
+        }
+        (GroupKind::Reduction, op) => {
+            let red = pool::reduced(g, group, op, &vals).map_err(fail)?;
+            let inputs: Vec<Buffer> = vals.buffers().into_iter().map(|(_, b)| b).collect();
+            let func = rules::reduction(&name, &inputs, &red, &red).map_err(fail)?;
+            (func, "rule: reduction, one thread per output".to_string())
+        }
+        _ => {
+            let out = output(&vals);
+            let inputs: Vec<Buffer> = vals.buffers().into_iter().map(|(_, b)| b).collect();
+            let func = rules::injective(&name, &inputs, &out).map_err(fail)?;
+            (func, "rule: injective, one thread per element".to_string())
+        }
+    };
+    finish(g, group, func, &vals, schedule).map_err(fail)
+}
+
+/// Maps the function's buffer parameters to tensors and retargets the output into its
+/// Concat slice.
+fn finish(
+    g: &Graph,
+    group: &Group,
+    mut func: Func,
+    vals: &Values,
+    schedule: String,
+) -> Result<LoweredGroup, String> {
+    let known: HashMap<u64, TensorId> = vals
+        .buffers()
+        .into_iter()
+        .map(|(t, b)| (b.id(), t))
+        .collect();
+    // The one parameter that is not an input is the output (fusion puts it last).
+    let out_buffer = match func.params.last() {
+        Some(Param::Buffer(b)) if !known.contains_key(&b.id()) => b.clone(),
+        _ => return Err("the kernel has no output parameter".into()),
+    };
+    let mut params = Vec::new();
+    for p in &func.params {
+        match p {
+            Param::Buffer(b) if b.id() == out_buffer.id() => {
+                params.push(group.slice.map_or(group.output, |s| s.buffer));
+            }
+            Param::Buffer(b) => params.push(
+                *known
+                    .get(&b.id())
+                    .ok_or_else(|| format!("parameter `{}` holds no graph tensor", b.name()))?,
+            ),
+            Param::Scalar(v) => return Err(format!("unexpected scalar parameter `{}`", v.name())),
+        }
+    }
+    if let Some(s) = group.slice {
+        let whole = g.tensor(s.buffer);
+        let shape: Vec<i64> = whole.shape.iter().map(|&d| d as i64).collect();
+        let name = vals.fresh_name(&whole.name);
+        let target = te::placeholder(&name, &shape, whole.dtype);
+        slice::retarget(&mut func, &out_buffer, &target, s.axis, s.offset as i64);
+    }
+    Ok(LoweredGroup {
+        func,
+        params,
+        schedule,
+    })
+}
+
+/// `k012_layer1_0_conv1`: the kernel's index and its root node, as an identifier.
+fn kernel_name(index: usize, node: &str) -> String {
+    let clean: String = node
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let mut clean = clean.trim_matches('_').to_string();
+    clean.truncate(40);
+    format!("k{index:03}_{clean}")
+}

@@ -1,0 +1,84 @@
+//! Pooling as te reductions, for the reduction rule: max over the window (padding never
+//! wins), average over the window with ONNX's divisor (the elements inside the input,
+//! or the window's part inside input and padding with `count_include_pad`).
+
+use weft_graph::op::{Pool, PoolKind};
+use weft_graph::partition::Group;
+use weft_graph::{Graph, Op};
+use weft_ir::prelude::*;
+
+use super::values::Values;
+
+/// The reduction computing group `group`'s root pooling node `op`.
+pub(crate) fn reduced(g: &Graph, group: &Group, op: &Op, vals: &Values) -> Result<Buffer, String> {
+    let node = &g.nodes[group.root.0];
+    let x = node.inputs[0];
+    let xs = &g.tensor(x).shape;
+    let ys = &g.tensor(node.output).shape;
+    let i = |v: usize| v as i64;
+    let (h, w) = (i(xs[2]), i(xs[3]));
+    let axes = [
+        ("n", i(ys[0])),
+        ("c", i(ys[1])),
+        ("oh", i(ys[2])),
+        ("ow", i(ys[3])),
+    ];
+    match op {
+        Op::GlobalPool(kind) => {
+            let (rh, rw) = (te::reduce_axis("rh", h), te::reduce_axis("rw", w));
+            Ok(te::compute("pooled", &axes, |ix| {
+                let v = vals.at(x, &[ix[0].clone(), ix[1].clone(), rh.expr(), rw.expr()]);
+                match kind {
+                    PoolKind::Max => te::max(v, &[&rh, &rw]),
+                    PoolKind::Average => te::sum(v * (1.0 / (h * w) as f32), &[&rh, &rw]),
+                }
+            }))
+        }
+        Op::Pool(p) => Ok(window_pool(p, vals, x, h, w, &axes)),
+        other => Err(format!("{} is not a reduction", other.name())),
+    }
+}
+
+fn window_pool(
+    p: &Pool,
+    vals: &Values,
+    x: weft_graph::TensorId,
+    h: i64,
+    w: i64,
+    axes: &[(&str, i64); 4],
+) -> Buffer {
+    let [kh, kw] = p.kernel.map(|v| v as i64);
+    let [sh, sw] = p.strides.map(|v| v as i64);
+    let [pt, pl, pb, pr] = p.pads.map(|v| v as i64);
+    let (rh, rw) = (te::reduce_axis("rh", kh), te::reduce_axis("rw", kw));
+    te::compute("pooled", axes, |ix| {
+        let (y0, x0) = (ix[2].clone() * sh - pt, ix[3].clone() * sw - pl);
+        let (iy, jx) = (y0.clone() + rh.expr(), x0.clone() + rw.expr());
+        let inside = te::all([
+            iy.clone().ge(0),
+            iy.clone().lt(h),
+            jx.clone().ge(0),
+            jx.clone().lt(w),
+        ]);
+        let at = [ix[0].clone(), ix[1].clone(), iy, jx];
+        match p.kind {
+            PoolKind::Max => {
+                let v = te::if_then_else(inside, vals.at(x, &at), Expr::f32(f32::MIN));
+                te::max(v, &[&rh, &rw])
+            }
+            PoolKind::Average => {
+                // The divisor: the window clipped to the input (or to input + padding).
+                let (lo_h, hi_h, lo_w, hi_w) = if p.count_include_pad {
+                    (-pt, h + pb, -pl, w + pr)
+                } else {
+                    (0, h, 0, w)
+                };
+                let rows = (y0.clone() + kh).min(hi_h) - y0.max(lo_h);
+                let cols = (x0.clone() + kw).min(hi_w) - x0.max(lo_w);
+                let count = (rows * cols).cast(DType::F32);
+                let v = te::if_then_else(inside, vals.at(x, &at), Expr::f32(0.0));
+                te::sum(v / count, &[&rh, &rw])
+            }
+        }
+    })
+}

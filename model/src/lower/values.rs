@@ -1,0 +1,277 @@
+//! The value of a graph tensor at te indices: a load of its buffer where it is stored,
+//! the node's expression where the group computes it inline (prologues, epilogues), or
+//! whatever the anchor gives for its own output (an accumulator, a GEMM result).
+//!
+//! This is how a group becomes one kernel: its stored output is one te `compute` whose
+//! body is the value of that tensor, every inlined node substituted into it.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+
+use weft_graph::op::{Binary, Unary};
+use weft_graph::{Graph, NodeId, Op, TensorId};
+use weft_ir::prelude::*;
+
+/// The anchor's own output, given at indices by the anchor's lowering.
+pub(crate) type Root<'a> = Box<dyn Fn(&[Expr]) -> Expr + 'a>;
+
+/// What a group's expressions are built in.
+pub(crate) struct Values<'g> {
+    g: &'g Graph,
+    /// Nodes computed inline, by the tensor they give.
+    inline: HashMap<TensorId, NodeId>,
+    /// The anchor's output, where the group has one (set once the anchor's buffers are).
+    root: RefCell<Option<(TensorId, Root<'g>)>>,
+    /// Buffers of stored tensors read so far, in order of first read.
+    buffers: RefCell<Vec<(TensorId, Buffer)>>,
+    /// Names already taken by buffers of this group.
+    names: RefCell<HashSet<String>>,
+}
+
+impl<'g> Values<'g> {
+    /// Values where the `inline` nodes are computed in place.
+    pub(crate) fn new(g: &'g Graph, inline: impl IntoIterator<Item = NodeId>) -> Values<'g> {
+        Values {
+            g,
+            inline: inline
+                .into_iter()
+                .map(|n| (g.nodes[n.0].output, n))
+                .collect(),
+            root: RefCell::new(None),
+            buffers: RefCell::new(Vec::new()),
+            names: RefCell::new(HashSet::new()),
+        }
+    }
+
+    /// From now on `t`'s value is given by `f` (the anchor's result).
+    pub(crate) fn set_root(&self, t: TensorId, f: Root<'g>) {
+        *self.root.borrow_mut() = Some((t, f));
+    }
+
+    /// The buffers read, with the tensors they hold, in order of first read.
+    pub(crate) fn buffers(&self) -> Vec<(TensorId, Buffer)> {
+        self.buffers.borrow().clone()
+    }
+
+    /// Registers `buffer` (made by a template) as holding tensor `t`.
+    pub(crate) fn adopt(&self, t: TensorId, buffer: &Buffer) {
+        self.names.borrow_mut().insert(buffer.name().to_string());
+        self.buffers.borrow_mut().push((t, buffer.clone()));
+    }
+
+    /// The buffer that holds stored tensor `t` in the kernel.
+    pub(crate) fn buffer(&self, t: TensorId) -> Buffer {
+        if let Some((_, b)) = self.buffers.borrow().iter().find(|(x, _)| *x == t) {
+            return b.clone();
+        }
+        let tensor = self.g.tensor(t);
+        let name = self.fresh_name(&tensor.name);
+        let shape: Vec<i64> = tensor.shape.iter().map(|&d| d as i64).collect();
+        let b = te::placeholder(&name, &shape, tensor.dtype);
+        self.buffers.borrow_mut().push((t, b.clone()));
+        b
+    }
+
+    /// A C/WGSL/MSL identifier from a tensor name, unique in the group.
+    pub(crate) fn fresh_name(&self, name: &str) -> String {
+        let mut base: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        base.truncate(40);
+        let base = format!("t_{}", base.trim_matches('_'));
+        let mut names = self.names.borrow_mut();
+        let mut unique = base.clone();
+        let mut n = 1;
+        while names.contains(&unique) {
+            unique = format!("{base}_{n}");
+            n += 1;
+        }
+        names.insert(unique.clone());
+        unique
+    }
+
+    /// The value of tensor `t` at `idx` (one index per dimension of its shape).
+    pub(crate) fn at(&self, t: TensorId, idx: &[Expr]) -> Expr {
+        if let Some((r, f)) = &*self.root.borrow()
+            && *r == t
+        {
+            return f(idx);
+        }
+        match self.inline.get(&t) {
+            Some(&n) => self.node(n, idx),
+            None => self.buffer(t).at(idx),
+        }
+    }
+
+    /// The value of node `n`'s output at `idx`: its op on its inputs' values.
+    fn node(&self, n: NodeId, idx: &[Expr]) -> Expr {
+        let node = &self.g.nodes[n.0];
+        let out_shape = &self.g.tensor(node.output).shape;
+        let input = |i: usize, at: &[Expr]| self.at(node.inputs[i], at);
+        let bcast = |i: usize| broadcast_index(&self.g.tensor(node.inputs[i]).shape, idx);
+        match &node.op {
+            Op::Unary(u) => unary(*u, input(0, idx)),
+            Op::Binary(b) => binary(*b, input(0, &bcast(0)), input(1, &bcast(1))),
+            Op::Clip { min, max } => {
+                te::minimum(te::maximum(input(0, idx), *min as f32), *max as f32)
+            }
+            Op::Identity => input(0, idx),
+            Op::BatchNorm { epsilon } => {
+                let c = [idx[1].clone()];
+                let (scale, bias, mean, var) =
+                    (input(1, &c), input(2, &c), input(3, &c), input(4, &c));
+                (input(0, idx) - mean) * scale * te::rsqrt(var + *epsilon as f32) + bias
+            }
+            Op::Flatten { .. } | Op::Reshape { .. } => {
+                let in_shape = &self.g.tensor(node.inputs[0]).shape;
+                input(0, &reindex(out_shape, in_shape, idx))
+            }
+            Op::Concat { axis } => {
+                // The inputs in order along `axis`: the last one is the fallback.
+                let mut ends = Vec::new();
+                let mut end = 0;
+                for &t in &node.inputs {
+                    end += self.g.tensor(t).shape[*axis];
+                    ends.push(end);
+                }
+                let mut value: Option<Expr> = None;
+                for i in (0..node.inputs.len()).rev() {
+                    let start = if i == 0 { 0 } else { ends[i - 1] };
+                    let mut at = idx.to_vec();
+                    at[*axis] = idx[*axis].clone() - start as i64;
+                    let v = input(i, &at);
+                    value = Some(match value {
+                        None => v,
+                        Some(rest) => {
+                            te::if_then_else(idx[*axis].clone().lt(ends[i] as i64), v, rest)
+                        }
+                    });
+                }
+                // Inference refuses a Concat of no inputs.
+                value.expect("a Concat has inputs")
+            }
+            // The partition inlines only injective nodes; the anchor's own output comes
+            // from `root`.
+            other => unreachable!("{} is not computed inline", other.name()),
+        }
+    }
+}
+
+/// The index into an input of shape `shape` that NumPy broadcasting reads for output
+/// index `idx`: aligned at the right, a dimension of 1 read at 0.
+pub(crate) fn broadcast_index(shape: &[usize], idx: &[Expr]) -> Vec<Expr> {
+    let pad = idx.len() - shape.len();
+    shape
+        .iter()
+        .enumerate()
+        .map(|(d, &s)| {
+            if s == 1 {
+                Expr::int(0)
+            } else {
+                idx[pad + d].clone()
+            }
+        })
+        .collect()
+}
+
+/// The index into `to` (a shape of as many elements) of the element at `idx` in `from`,
+/// both row-major: a reshape's index map.
+pub(crate) fn reindex(from: &[usize], to: &[usize], idx: &[Expr]) -> Vec<Expr> {
+    if from == to {
+        return idx.to_vec();
+    }
+    let mut flat = Expr::int(0);
+    for (i, &d) in idx.iter().zip(from) {
+        flat = flat * d as i64 + i.clone();
+    }
+    let mut out = Vec::with_capacity(to.len());
+    let mut stride: i64 = to.iter().product::<usize>() as i64;
+    for (k, &d) in to.iter().enumerate() {
+        stride /= d.max(1) as i64;
+        let q = if stride == 1 {
+            flat.clone()
+        } else {
+            flat.clone() / stride
+        };
+        out.push(if k == 0 { q } else { q % d as i64 });
+    }
+    out
+}
+
+/// An elementwise function of one value, in f32.
+pub(crate) fn unary(u: Unary, x: Expr) -> Expr {
+    let f = |v: f64| v as f32;
+    match u {
+        Unary::Relu => te::maximum(x, 0.0f32),
+        Unary::Sigmoid => te::sigmoid(x),
+        Unary::Tanh => te::tanh(x),
+        Unary::Exp => te::exp(x),
+        Unary::Log => te::log(x),
+        Unary::Sqrt => te::sqrt(x),
+        Unary::Abs => te::abs(x),
+        Unary::Neg => Expr::f32(0.0) - x,
+        Unary::Reciprocal => Expr::f32(1.0) / x,
+        Unary::Floor => te::floor(x),
+        Unary::Ceil => te::ceil(x),
+        Unary::Sin => te::sin(x),
+        Unary::Cos => te::cos(x),
+        Unary::Erf => erf(x),
+        Unary::Softplus => {
+            // ln(1 + e^x), and x itself where e^x would overflow f32.
+            te::if_then_else(
+                x.clone().gt(20.0f32),
+                x.clone(),
+                te::log(te::exp(x) + 1.0f32),
+            )
+        }
+        Unary::HardSigmoid { alpha, beta } => {
+            te::minimum(te::maximum(x * f(alpha) + f(beta), 0.0f32), 1.0f32)
+        }
+        Unary::HardSwish => {
+            x.clone() * te::minimum(te::maximum(x / 6.0f32 + 0.5f32, 0.0f32), 1.0f32)
+        }
+        Unary::LeakyRelu { alpha } => {
+            te::if_then_else(x.clone().ge(0.0f32), x.clone(), x * f(alpha))
+        }
+        Unary::Elu { alpha } => te::if_then_else(
+            x.clone().ge(0.0f32),
+            x.clone(),
+            (te::exp(x) - 1.0f32) * f(alpha),
+        ),
+    }
+}
+
+/// erf in f32 (Abramowitz and Stegun 7.1.26, absolute error below 1.5e-7: the f32
+/// rounding of values near 1).
+fn erf(x: Expr) -> Expr {
+    let a = te::abs(x.clone());
+    let t = Expr::f32(1.0) / (a.clone() * 0.327_591_1f32 + 1.0f32);
+    let poly = ((((t.clone() * 1.061_405_4f32 - 1.453_152_f32) * t.clone() + 1.421_413_7f32)
+        * t.clone()
+        - 0.284_496_74f32)
+        * t.clone()
+        + 0.254_829_6f32)
+        * t;
+    let y = Expr::f32(1.0) - poly * te::exp(Expr::f32(0.0) - a.clone() * a);
+    te::if_then_else(x.lt(0.0f32), Expr::f32(0.0) - y.clone(), y)
+}
+
+/// An elementwise function of two values, in f32.
+pub(crate) fn binary(b: Binary, x: Expr, y: Expr) -> Expr {
+    match b {
+        Binary::Add => x + y,
+        Binary::Sub => x - y,
+        Binary::Mul => x * y,
+        Binary::Div => x / y,
+        Binary::Pow => te::pow(x, y),
+        Binary::Max => te::maximum(x, y),
+        Binary::Min => te::minimum(x, y),
+    }
+}

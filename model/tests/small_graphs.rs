@@ -1,0 +1,186 @@
+//! Small graphs through the whole model compiler — passes, partition, lowering, plan,
+//! one launch list — on the interpreter and on wgpu (lavapipe in CI), checked against
+//! the graph's float64 reference on random inputs of odd sizes.
+
+use ndarray::{ArrayD, IxDyn};
+use weft_graph::op::{Binary, Conv, Gemm, Op, Pool, PoolKind, Unary};
+use weft_graph::reference::evaluate;
+use weft_graph::{Graph, GraphBuilder, TensorId};
+use weft_ir::dtype::DType;
+use weft_model::CompiledModel;
+use weft_runtime::Device;
+use weft_testkit::devices::open_or_skip;
+
+/// A deterministic generator of values in [-1, 1).
+struct Values(u64);
+
+impl Values {
+    fn next(&mut self) -> f32 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+    }
+    fn array(&mut self, shape: &[usize], scale: f32) -> ArrayD<f32> {
+        ArrayD::from_shape_fn(IxDyn(shape), |_| self.next() * scale)
+    }
+}
+
+fn weight(b: &mut GraphBuilder, v: &mut Values, name: &str, shape: &[usize]) -> TensorId {
+    let fan_in: usize = shape[1..].iter().product::<usize>().max(1);
+    let scale = (3.0 / fan_in as f32).sqrt();
+    b.weight(name, v.array(shape, scale))
+}
+
+fn bn(b: &mut GraphBuilder, v: &mut Values, name: &str, x: TensorId, c: usize) -> TensorId {
+    let gamma = b.weight(format!("{name}.g"), v.array(&[c], 0.5).mapv(|x| x + 1.0));
+    let beta = b.weight(format!("{name}.b"), v.array(&[c], 0.2));
+    let mean = b.weight(format!("{name}.m"), v.array(&[c], 0.2));
+    let var = b.weight(format!("{name}.v"), v.array(&[c], 0.4).mapv(|x| x + 1.0));
+    b.batch_norm(name, x, gamma, beta, mean, var, 1e-5).unwrap()
+}
+
+/// A residual block with a strided, asymmetrically padded convolution, a depthwise
+/// convolution with ReLU6, a grouped dilated one, pools, a concat and a classifier.
+fn network() -> Graph {
+    let mut v = Values(99);
+    let mut b = GraphBuilder::new("small");
+    let x = b.input("input", &[2, 3, 13, 11], DType::F32);
+    let w = weight(&mut b, &mut v, "stem.w", &[8, 3, 3, 3]);
+    let stem = Conv {
+        strides: [2, 2],
+        pads: [1, 0, 1, 1],
+        dilations: [1, 1],
+        groups: 1,
+    };
+    let y = b.conv("stem", x, w, None, stem).unwrap();
+    let y = bn(&mut b, &mut v, "stem.bn", y, 8);
+    let y = b.relu("stem.relu", y).unwrap();
+    // Residual: conv-bn-relu-conv-bn + y, relu.
+    let w1 = weight(&mut b, &mut v, "b1.w1", &[8, 8, 3, 3]);
+    let r = b.conv("b1.conv1", y, w1, None, Conv::new(1, 1)).unwrap();
+    let r = bn(&mut b, &mut v, "b1.bn1", r, 8);
+    let r = b.relu("b1.relu1", r).unwrap();
+    let w2 = weight(&mut b, &mut v, "b1.w2", &[8, 8, 1, 1]);
+    let r = b.conv("b1.conv2", r, w2, None, Conv::new(1, 0)).unwrap();
+    let r = bn(&mut b, &mut v, "b1.bn2", r, 8);
+    let y = b.add("b1.add", r, y).unwrap();
+    let y = b.relu("b1.relu", y).unwrap();
+    // Depthwise 3x3 stride 2 with ReLU6 (the depthwise template).
+    let wd = weight(&mut b, &mut v, "dw.w", &[8, 1, 3, 3]);
+    let d = b
+        .conv("dw", y, wd, None, Conv::new(2, 1).grouped(8))
+        .unwrap();
+    let d = bn(&mut b, &mut v, "dw.bn", d, 8);
+    let d = b.clip("dw.relu6", d, 0.0, 6.0).unwrap();
+    // A grouped, dilated convolution (the direct rule) beside a max pool, concatenated.
+    let wg = weight(&mut b, &mut v, "g.w", &[6, 4, 3, 3]);
+    let gconv = Conv {
+        strides: [1, 1],
+        pads: [2, 2, 2, 2],
+        dilations: [2, 2],
+        groups: 2,
+    };
+    let gb = weight(&mut b, &mut v, "g.b", &[6]);
+    let a = b.conv("g", d, wg, Some(gb), gconv).unwrap();
+    let a = b.unary("g.act", Unary::HardSwish, a).unwrap();
+    let m = b
+        .node(
+            "pool",
+            Op::Pool(Pool {
+                kind: PoolKind::Average,
+                kernel: [3, 3],
+                strides: [1, 1],
+                pads: [1, 1, 1, 1],
+                ceil_mode: false,
+                count_include_pad: false,
+            }),
+            &[d],
+        )
+        .unwrap();
+    let cat = b.concat("cat", &[a, m], 1).unwrap();
+    let mp = b
+        .node(
+            "maxpool",
+            Op::Pool(Pool {
+                kind: PoolKind::Max,
+                kernel: [2, 2],
+                strides: [2, 2],
+                pads: [0, 0, 0, 0],
+                ceil_mode: true,
+                count_include_pad: false,
+            }),
+            &[cat],
+        )
+        .unwrap();
+    let gp = b.global_pool("gap", PoolKind::Average, mp).unwrap();
+    let f = b.flatten("flatten", gp, 1).unwrap();
+    let wf = weight(&mut b, &mut v, "fc.w", &[5, 14]);
+    let bf = b.weight("fc.b", v.array(&[5], 0.1));
+    let logits = b.linear("fc", f, wf, bf).unwrap();
+    let half = b.weight("half", ArrayD::from_elem(IxDyn(&[1]), 0.5));
+    let logits = b.binary("scale", Binary::Mul, logits, half).unwrap();
+    b.output(logits);
+    // A second output: a MatMul of the pooled features.
+    let wm = weight(&mut b, &mut v, "mm.w", &[14, 3]);
+    let mm = b.node("mm", Op::MatMul, &[f, wm]).unwrap();
+    let g2 = Gemm {
+        alpha: 0.5,
+        beta: 2.0,
+        trans_a: false,
+        trans_b: false,
+    };
+    let wg2 = weight(&mut b, &mut v, "gemm2.w", &[3, 4]);
+    let cg2 = b.weight("gemm2.c", v.array(&[4], 1.0));
+    let out2 = b.node("gemm2", Op::Gemm(g2), &[mm, wg2, cg2]).unwrap();
+    b.output(out2);
+    b.finish().unwrap()
+}
+
+fn check_on(dev: &mut dyn Device) {
+    let g = network();
+    let model = CompiledModel::compile(&g, &dev.limits()).unwrap();
+    let text = model.show();
+    // Batch norms folded, every convolution fused with its epilogue.
+    assert!(!text.contains("BatchNormalization"), "{text}");
+    assert!(
+        text.contains("epilogue: b1.add:Add → b1.relu:Relu"),
+        "{text}"
+    );
+    assert!(text.contains("depthwise template"), "{text}");
+    assert!(text.contains("direct convolution"), "{text}");
+    assert!(text.contains("no kernel: cat:Concat"), "{text}");
+    let loaded = model.load(dev).unwrap();
+    let mut v = Values(7);
+    let x = v.array(&[2, 3, 13, 11], 1.0);
+    let got = loaded.run(&model, dev, std::slice::from_ref(&x)).unwrap();
+    let want = evaluate(&g, &[x.mapv(f64::from)]).unwrap();
+    for (got, want) in got.iter().zip(&want) {
+        assert_eq!(got.shape(), want.shape());
+        let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let err = got
+            .iter()
+            .zip(want.iter())
+            .fold(0.0f64, |m, (a, b)| m.max((f64::from(*a) - b).abs()));
+        assert!(
+            err <= 1e-4 * scale.max(1.0),
+            "max error {err} (scale {scale})\n{text}"
+        );
+    }
+    loaded.free(dev);
+}
+
+#[test]
+fn a_small_network_runs_on_the_interpreter() {
+    if let Some(mut dev) = open_or_skip("cpu") {
+        check_on(dev.as_mut());
+    }
+}
+
+#[test]
+fn a_small_network_runs_on_wgpu() {
+    if let Some(mut dev) = open_or_skip("vulkan") {
+        check_on(dev.as_mut());
+    }
+}
