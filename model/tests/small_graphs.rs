@@ -184,3 +184,10 @@ fn a_small_network_runs_on_wgpu() {
         check_on(dev.as_mut());
     }
 }
+
+#[test]
+fn a_small_network_runs_on_cuda() {
+    if let Some(mut dev) = open_or_skip("cuda") {
+        check_on(dev.as_mut());
+    }
+}
