@@ -11,6 +11,7 @@ pub mod graph;
 pub mod infer;
 pub mod op;
 pub mod reference;
+pub mod zoo;
 
 pub use builder::GraphBuilder;
 pub use graph::{Graph, GraphError, Layout, Node, NodeId, Tensor, TensorId};
