@@ -38,7 +38,7 @@ fn learned_parameters(g: &Graph) -> usize {
 
 #[test]
 fn parameter_counts_match_torchvision() {
-    // `sum(p.numel() for p in model.parameters())` of torchvision 0.24's models;
+    // `sum(p.numel() for p in model.parameters())` of torchvision 0.29's models;
     // Inception v3 built with `aux_logits=False` (eval mode never runs the aux branch).
     for (name, want) in [
         ("resnet50", 25_557_032),
