@@ -223,6 +223,15 @@ impl GraphBuilder {
         self.node(name, Op::Gemm(gemm), &[x, w, bias])
     }
 
+    /// Renames the tensor `t` (a node's output takes the node's name; a model's output
+    /// often wants another, such as `logits`). [`finish`](Self::finish) refuses a name
+    /// used twice.
+    pub fn rename(&mut self, t: TensorId, name: impl Into<String>) {
+        if let Some(tensor) = self.graph.tensors.get_mut(t.0) {
+            tensor.name = name.into();
+        }
+    }
+
     /// Marks `t` as an output of the model.
     pub fn output(&mut self, t: TensorId) {
         self.graph.outputs.push(t);

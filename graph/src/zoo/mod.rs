@@ -1,0 +1,168 @@
+//! Built-in models with seeded random weights: torchvision's ResNet-50, Inception v3 and
+//! MobileNetV2, layer for layer as `torch.onnx.export` writes them in eval mode before any
+//! folding (Conv without bias → BatchNormalization → Relu, ReLU6 as `Clip(0, 6)`,
+//! residual `Add`, adaptive average pooling as `GlobalAveragePool`, `Flatten`, the
+//! classifier as `Gemm` with `transB`; dropout left out), so weft can compile and time
+//! whole models without downloading any.
+//!
+//! Nodes and weights take torchvision's module names (`layer1.0.conv1`,
+//! `layer1.0.conv1.weight`, `layer1.0.bn1.running_var`); the input is `input`, f32
+//! `[batch, 3, resolution, resolution]`, the output `logits`, f32 `[batch, classes]`.
+//! The weights are random, but each batch norm's running statistics are set near the
+//! mean and variance its input is expected to have, as a trained network's are, so every
+//! activation stays about unit scale and fp16 runs neither overflow nor drown in
+//! rounding.
+//!
+//! ```
+//! use weft_graph::zoo::{self, ZooOptions};
+//!
+//! let opts = ZooOptions { resolution: 96, ..ZooOptions::mobilenet_v2() };
+//! let g = zoo::build("mobilenet_v2", &opts).unwrap();
+//! assert_eq!(g.tensor(g.outputs[0]).shape, [1, 1000]);
+//! ```
+
+mod inception;
+mod mobilenet;
+mod net;
+mod resnet;
+
+use thiserror::Error;
+
+use crate::graph::{Graph, GraphError};
+
+/// The models [`build`] knows.
+pub const NAMES: &[&str] = &["resnet50", "inception_v3", "mobilenet_v2"];
+
+/// What to build: the input's batch and square resolution, the weights' seed and the
+/// classifier's classes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ZooOptions {
+    pub batch: usize,
+    /// Height and width of the input image.
+    pub resolution: usize,
+    /// The same seed gives the same weights: the draws (ChaCha, through `rand`'s
+    /// `StdRng`) are the same on every platform; the running statistics derived from
+    /// them are computed in f64 and rounded to f32, which in practice hides the
+    /// last-bit differences of platforms' `exp`.
+    pub seed: u64,
+    pub classes: usize,
+}
+
+impl ZooOptions {
+    /// ResNet-50 as torchvision trains it: 224², 1000 classes, batch 1, seed 0.
+    pub fn resnet50() -> ZooOptions {
+        ZooOptions::imagenet(224)
+    }
+
+    /// Inception v3 as torchvision trains it: 299², 1000 classes, batch 1, seed 0.
+    pub fn inception_v3() -> ZooOptions {
+        ZooOptions::imagenet(299)
+    }
+
+    /// MobileNetV2 as torchvision trains it: 224², 1000 classes, batch 1, seed 0.
+    pub fn mobilenet_v2() -> ZooOptions {
+        ZooOptions::imagenet(224)
+    }
+
+    /// The defaults of the model `name`.
+    pub fn for_model(name: &str) -> Result<ZooOptions, ZooError> {
+        Ok(ZooOptions::imagenet(default_resolution(name)?))
+    }
+
+    fn imagenet(resolution: usize) -> ZooOptions {
+        ZooOptions {
+            batch: 1,
+            resolution,
+            seed: 0,
+            classes: 1000,
+        }
+    }
+}
+
+/// Why a model could not be built.
+#[derive(Clone, Debug, Error, PartialEq)]
+pub enum ZooError {
+    /// No model of that name.
+    #[error("no model `{name}` in the zoo; it has {}", known.join(", "))]
+    Unknown {
+        name: String,
+        known: Vec<&'static str>,
+    },
+    /// The image is too small for the model's strided layers to leave anything.
+    #[error("{model} needs a resolution of at least {minimum}, not {resolution}")]
+    ResolutionTooSmall {
+        model: &'static str,
+        resolution: usize,
+        minimum: usize,
+    },
+    /// A batch of 0.
+    #[error("the batch must be at least 1")]
+    ZeroBatch,
+    /// A classifier of 0 classes.
+    #[error("the classifier needs at least 1 class")]
+    ZeroClasses,
+    /// The graph did not build (a bug in the zoo: the options were checked first).
+    #[error("building {model}: {source}")]
+    Graph {
+        model: &'static str,
+        source: GraphError,
+    },
+}
+
+/// The model `name` (one of [`NAMES`]) with weights drawn from `opts.seed`.
+pub fn build(name: &str, opts: &ZooOptions) -> Result<Graph, ZooError> {
+    let model = canonical(name)?;
+    if opts.batch == 0 {
+        return Err(ZooError::ZeroBatch);
+    }
+    if opts.classes == 0 {
+        return Err(ZooError::ZeroClasses);
+    }
+    let minimum = min_resolution(model)?;
+    if opts.resolution < minimum {
+        return Err(ZooError::ResolutionTooSmall {
+            model,
+            resolution: opts.resolution,
+            minimum,
+        });
+    }
+    let built = match model {
+        "resnet50" => resnet::resnet50(opts),
+        "inception_v3" => inception::inception_v3(opts),
+        _ => mobilenet::mobilenet_v2(opts),
+    };
+    built.map_err(|source| ZooError::Graph { model, source })
+}
+
+/// The resolution the model was designed for (224, or 299 for Inception v3).
+pub fn default_resolution(name: &str) -> Result<usize, ZooError> {
+    Ok(match canonical(name)? {
+        "inception_v3" => 299,
+        _ => 224,
+    })
+}
+
+/// The smallest resolution the model takes: every strided layer must leave at least
+/// one pixel. ResNet-50 and MobileNetV2 pad every strided layer, so any image will do;
+/// Inception v3 has unpadded ones (torchvision says 75 too).
+pub fn min_resolution(name: &str) -> Result<usize, ZooError> {
+    Ok(match canonical(name)? {
+        "inception_v3" => 75,
+        _ => 1,
+    })
+}
+
+/// `name` as the `'static` entry of [`NAMES`], or the error listing them.
+fn canonical(name: &str) -> Result<&'static str, ZooError> {
+    NAMES
+        .iter()
+        .copied()
+        .find(|&n| n == name)
+        .ok_or_else(|| ZooError::Unknown {
+            name: name.to_string(),
+            known: NAMES.to_vec(),
+        })
+}
+
+#[cfg(test)]
+mod tests;
