@@ -46,6 +46,9 @@ pub enum Command {
     /// and Apple offline, and rewrite the results page, its charts (PNG and SVG) and
     /// `report.json`: the figures in `docs/` come from this command.
     Report(ReportArgs),
+    /// Whole models (`zoo:resnet50`, `zoo:inception_v3`, `zoo:mobilenet_v2`, or an
+    /// `.onnx` file): `run`, `graph`.
+    Model(crate::model_args::ModelArgs),
 }
 
 /// Which op, schedule and shape.

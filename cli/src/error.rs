@@ -108,6 +108,9 @@ pub enum CliError {
     /// JSON serialisation failed.
     #[error("serialising JSON: {0}")]
     Json(#[from] serde_json::Error),
+    /// A whole model could not be read, compiled, loaded or run (`weft model`).
+    #[error("{0}")]
+    Model(String),
     /// Some of many runs (`run --all`, `bench`) did not pass; each was reported already.
     #[error("{wrong} wrong or failed and {refused} refused, of {total} runs")]
     Summary {

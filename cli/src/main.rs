@@ -21,6 +21,8 @@ mod charts;
 mod commands;
 mod error;
 mod format;
+mod model_args;
+mod models;
 mod npy;
 mod offline;
 mod references;

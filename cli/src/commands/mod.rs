@@ -5,6 +5,7 @@ pub(crate) mod bench;
 pub(crate) mod compile;
 mod emit;
 mod ir;
+mod model;
 mod ops;
 mod report;
 mod run;
@@ -26,5 +27,6 @@ pub fn dispatch(command: &Command) -> Result<(), CliError> {
         Command::Bench(a) => bench::bench(a),
         Command::Tune(a) => tune::tune(a),
         Command::Report(a) => report::report(a),
+        Command::Model(a) => model::model(&a.command),
     }
 }

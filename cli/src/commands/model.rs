@@ -1,0 +1,241 @@
+//! `weft model`: whole models compiled, run, checked and timed.
+
+use std::time::Instant;
+
+use ndarray::{ArrayD, IxDyn};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use weft_graph::reference::evaluate;
+use weft_graph::{Graph, Op};
+use weft_model::CompiledModel;
+use weft_runtime::{Target, WgpuOptions};
+
+use crate::error::CliError;
+use crate::format::fmt_time;
+use crate::model_args::{ModelCommand, ModelDType, ModelGraphArgs, ModelRunArgs, ModelSource};
+use crate::models::{self, Instance};
+use crate::select;
+
+/// The largest model the float64 reference evaluates by default, in multiply-adds (a
+/// ResNet-50 at 224² is 4.1 G: a few seconds).
+const CHECK_MACS: f64 = 2e10;
+
+/// Tolerance of the normalized error `max |weft − ref| / max |ref|` of each output: f32
+/// accumulates rounding through every layer (ResNet-50: about 1e-6 measured); fp16
+/// rounds every activation to 11 bits.
+fn tolerance(dtype: ModelDType) -> f64 {
+    match dtype {
+        ModelDType::F32 => 1e-3,
+        ModelDType::F16 => 5e-2,
+    }
+}
+
+/// Runs a `weft model` subcommand.
+pub fn model(command: &ModelCommand) -> Result<(), CliError> {
+    match command {
+        ModelCommand::Run(a) => run(a),
+        ModelCommand::Graph(a) => graph(a),
+    }
+}
+
+fn load(source: &ModelSource) -> Result<Graph, CliError> {
+    if source.dtype == ModelDType::F16 {
+        return Err(CliError::Model(
+            "--dtype f16 is not implemented yet for whole models: run with --dtype f32".into(),
+        ));
+    }
+    let instance = Instance {
+        batch: source.batch as usize,
+        resolution: source.resolution.map(|r| r as usize),
+    };
+    models::load(&source.model, instance).map_err(|e| CliError::Model(e.to_string()))
+}
+
+fn compile(
+    g: &Graph,
+    limits: &weft_codegen_common::TargetLimits,
+) -> Result<CompiledModel, CliError> {
+    CompiledModel::compile(g, limits).map_err(|e| CliError::Model(e.to_string()))
+}
+
+fn graph(a: &ModelGraphArgs) -> Result<(), CliError> {
+    let target = Target::parse(&a.target)?;
+    let g = load(&a.source)?;
+    let model = compile(&g, &target.limits())?;
+    println!(
+        "graph {}: {} nodes, {} parameters; after the passes {} nodes in {} kernels",
+        g.name,
+        g.nodes.len(),
+        g.parameter_count(),
+        model.graph.nodes.len(),
+        model.kernel_count()
+    );
+    for r in &model.passes {
+        println!("  pass {r}");
+    }
+    if a.nodes {
+        println!("{}", model.graph);
+    }
+    print!("{}", model.show());
+    Ok(())
+}
+
+/// Multiply-adds of the convolutions and products of `g`.
+fn macs(g: &Graph) -> f64 {
+    g.nodes
+        .iter()
+        .map(|n| {
+            let out = g.tensor(n.output).numel() as f64;
+            match &n.op {
+                Op::Conv(_) => {
+                    let w = &g.tensor(n.inputs[1]).shape;
+                    out * (w[1] * w[2] * w[3]) as f64
+                }
+                Op::Gemm(_) | Op::MatMul => {
+                    let a = &g.tensor(n.inputs[0]).shape;
+                    out * *a.iter().min().unwrap_or(&1) as f64
+                }
+                _ => out,
+            }
+        })
+        .sum()
+}
+
+fn run(a: &ModelRunArgs) -> Result<(), CliError> {
+    let mut opened = select::open_str(&a.target, WgpuOptions::default())?;
+    let g = load(&a.source)?;
+    let started = Instant::now();
+    let model = compile(&g, &opened.device.limits())?;
+    let dev = opened.device.as_mut();
+    let loaded = model
+        .load(dev)
+        .map_err(|e| CliError::Model(format!("loading onto {}: {e}", opened.target)))?;
+    let compile_time = started.elapsed();
+    let inputs: Vec<ArrayD<f32>> = match &a.inputs {
+        Some(dir) => models::read_inputs(dir, &g).map_err(|e| CliError::Model(e.to_string()))?,
+        None => {
+            let mut rng = StdRng::seed_from_u64(a.seed);
+            g.inputs
+                .iter()
+                .map(|&t| {
+                    ArrayD::from_shape_fn(IxDyn(&g.tensor(t).shape), |_| {
+                        rng.random_range(-1.0f32..1.0)
+                    })
+                })
+                .collect()
+        }
+    };
+    let result = loaded
+        .run(&model, dev, &inputs)
+        .map_err(|e| CliError::Model(e.to_string()));
+    let outputs = match result {
+        Ok(o) => o,
+        Err(e) => {
+            loaded.free(dev);
+            return Err(e);
+        }
+    };
+    // The interpreter needs no warm-up, and each of its runs takes seconds.
+    let warmup = if matches!(opened.target, Target::Cpu) {
+        0
+    } else {
+        3
+    };
+    let timing = loaded.time(dev, warmup, a.iters as usize);
+    loaded.free(dev);
+    let timing = timing.map_err(|e| CliError::Model(e.to_string()))?;
+
+    println!("model     {} ({})", a.source.model, g.name);
+    let shapes: Vec<String> = g
+        .inputs
+        .iter()
+        .map(|&t| format!("{} {:?}", g.tensor(t).name, g.tensor(t).shape))
+        .collect();
+    println!("input     {}, f32", shapes.join(", "));
+    println!("target    {} ({})", opened.target, dev.name());
+    println!(
+        "compiled  {} nodes → {} kernels in {:.2} s (passes, partition, lowering, device compile)",
+        g.nodes.len(),
+        model.kernel_count(),
+        compile_time.as_secs_f64()
+    );
+    println!(
+        "memory    peak {:.1} MiB on the device: weights {:.1} MiB, intermediates {:.1} MiB in {} reused buffers ({:.1} MiB without reuse)",
+        mib(model.plan.peak_bytes(&model.graph)),
+        mib(4 * model.graph.parameter_count()),
+        mib(model.plan.slot_bytes()),
+        model.plan.slots.len(),
+        mib(model.plan.unplanned_bytes)
+    );
+    println!(
+        "median    {} kernel time of the whole model (min {}, {} samples)",
+        fmt_time(timing.median),
+        fmt_time(timing.min),
+        timing.all.len()
+    );
+    if let Some(host) = timing.host {
+        println!(
+            "host      {} per run launched and waited for",
+            fmt_time(host)
+        );
+    }
+    let mut wrong = None;
+    let work = macs(&g);
+    if a.no_check {
+        println!("check     skipped (--no-check)");
+    } else if work > CHECK_MACS {
+        println!(
+            "check     skipped: {:.1} G multiply-adds is too many for the float64 reference here",
+            work / 1e9
+        );
+    } else {
+        let x: Vec<ArrayD<f64>> = inputs.iter().map(|x| x.mapv(f64::from)).collect();
+        let want = evaluate(&g, &x).map_err(|e| CliError::Model(e.to_string()))?;
+        let tol = tolerance(a.source.dtype);
+        for ((got, want), &t) in outputs.iter().zip(&want).zip(&g.outputs) {
+            let scale = want
+                .iter()
+                .fold(0.0f64, |m, v| m.max(v.abs()))
+                .max(f64::MIN_POSITIVE);
+            let err = got.iter().zip(want.iter()).fold(0.0f64, |m, (p, q)| {
+                let d = (f64::from(*p) - q).abs();
+                if d.is_nan() { f64::INFINITY } else { m.max(d) }
+            }) / scale;
+            let verdict = if err <= tol { "ok" } else { "WRONG" };
+            println!(
+                "error     {err:.2e} = max |weft − ref| / max |ref| of `{}` against the float64 reference (tolerance {tol:.0e}): {verdict}",
+                g.tensor(t).name
+            );
+            if err > tol {
+                wrong = Some(format!(
+                    "output `{}`: error {err:.2e} above {tol:.0e}",
+                    g.tensor(t).name
+                ));
+            }
+        }
+    }
+    if let Some(dir) = &a.save {
+        let mut named: Vec<(&str, &ArrayD<f32>)> = Vec::new();
+        for (&t, x) in g.inputs.iter().zip(&inputs) {
+            named.push((g.tensor(t).name.as_str(), x));
+        }
+        for (&t, y) in g.outputs.iter().zip(&outputs) {
+            named.push((g.tensor(t).name.as_str(), y));
+        }
+        let paths =
+            models::write_tensors(dir, &named).map_err(|e| CliError::Model(e.to_string()))?;
+        println!("saved     {} files in {}", paths.len(), dir.display());
+    }
+    match wrong {
+        Some(detail) => Err(CliError::Wrong {
+            what: a.source.model.clone(),
+            error: f64::INFINITY,
+            detail,
+        }),
+        None => Ok(()),
+    }
+}
+
+fn mib(bytes: usize) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}

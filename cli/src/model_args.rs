@@ -1,0 +1,91 @@
+//! `weft model`'s command line (clap derive), apart from the op-level commands' args.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueEnum};
+
+/// Whole models: `zoo:NAME` (resnet50, inception_v3, mobilenet_v2) or an `.onnx` file.
+#[derive(Debug, Args)]
+pub struct ModelArgs {
+    #[command(subcommand)]
+    pub command: ModelCommand,
+}
+
+/// The `weft model` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ModelCommand {
+    /// Compile and run a model on a target: the end-to-end kernel time of the whole
+    /// launch, the host's view, the kernel count, peak memory, and the error against the
+    /// float64 reference where it checked.
+    Run(ModelRunArgs),
+    /// Print the partitioned graph: which nodes went into which kernel, and each
+    /// kernel's template and config (or rule).
+    Graph(ModelGraphArgs),
+}
+
+/// The element type a model runs in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ModelDType {
+    F32,
+    F16,
+}
+
+/// Which model, at which batch and resolution.
+#[derive(Debug, Args)]
+pub struct ModelSource {
+    /// `zoo:NAME` or a path to an `.onnx` file.
+    pub model: String,
+    /// Batch size (zoo models; an ONNX model's symbolic batch dimension).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub batch: u32,
+    /// Input height and width of a zoo model (default: the model's own, 224 or 299).
+    #[arg(long)]
+    pub resolution: Option<u32>,
+    /// Element type: f32 (no TF32), or f16 with f32 accumulation.
+    #[arg(long, value_enum, default_value_t = ModelDType::F32)]
+    pub dtype: ModelDType,
+}
+
+/// `weft model run`.
+#[derive(Debug, Args)]
+pub struct ModelRunArgs {
+    #[command(flatten)]
+    pub source: ModelSource,
+    /// A target string (`weft targets` lists what this machine has).
+    #[arg(long)]
+    pub target: String,
+    /// Run on the `.npy` inputs in DIR: one `NAME.npy` per graph input, NAME the
+    /// tensor's name with every character outside `[A-Za-z0-9._-]` replaced by `_`.
+    #[arg(long, value_name = "DIR")]
+    pub inputs: Option<PathBuf>,
+    /// Write every graph input and output as `NAME.npy` into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub save: Option<PathBuf>,
+    /// Tuning records to use (as `weft run`).
+    #[arg(long)]
+    pub records: Option<PathBuf>,
+    /// Timed runs of the whole model.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+    pub iters: u32,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Skip the float64 reference check (it is skipped anyway for models too large to
+    /// evaluate on the host in seconds).
+    #[arg(long)]
+    pub no_check: bool,
+}
+
+/// `weft model graph`.
+#[derive(Debug, Args)]
+pub struct ModelGraphArgs {
+    #[command(flatten)]
+    pub source: ModelSource,
+    /// The target whose limits the kernels are scheduled for (default `cuda`: printing
+    /// needs no GPU).
+    #[arg(long, default_value = "cuda")]
+    pub target: String,
+    /// Also print the graph after the passes, one node a line.
+    #[arg(long)]
+    pub nodes: bool,
+}

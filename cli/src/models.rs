@@ -1,0 +1,135 @@
+//! What `weft model` works on: a model named on the command line (`zoo:NAME` or a path to
+//! an `.onnx` file) as a graph, and its tensors as `.npy` files named after them.
+
+use std::path::{Path, PathBuf};
+
+use ndarray::ArrayD;
+use thiserror::Error;
+use weft_graph::Graph;
+use weft_graph::zoo::{self, ZooOptions};
+
+/// Why a model could not be read, or its tensors read or written.
+#[derive(Debug, Error)]
+pub enum ModelFileError {
+    #[error("{0}")]
+    Zoo(String),
+    #[error("`{}`: {reason}", path.display())]
+    Onnx { path: PathBuf, reason: String },
+    #[error("`{0}` is neither `zoo:NAME` (zoo models: {1}) nor a path to an .onnx file")]
+    Unknown(String, String),
+    #[error("`{}` not found: --inputs expects one .npy file per graph input ({expected})", path.display())]
+    MissingInput { path: PathBuf, expected: String },
+    #[error("`{}`: {reason}", path.display())]
+    Npy { path: PathBuf, reason: String },
+}
+
+/// How a model is instantiated: batch and resolution (zoo models; an ONNX model's
+/// symbolic batch dimension).
+#[derive(Clone, Copy, Debug)]
+pub struct Instance {
+    pub batch: usize,
+    pub resolution: Option<usize>,
+}
+
+/// The graph of `model`: `zoo:NAME` built at `instance`, or an ONNX file imported with
+/// its batch dimension bound.
+pub fn load(model: &str, instance: Instance) -> Result<Graph, ModelFileError> {
+    if let Some(name) = model.strip_prefix("zoo:") {
+        let mut opts =
+            ZooOptions::for_model(name).map_err(|e| ModelFileError::Zoo(e.to_string()))?;
+        opts.batch = instance.batch;
+        if let Some(r) = instance.resolution {
+            opts.resolution = r;
+        }
+        return zoo::build(name, &opts).map_err(|e| ModelFileError::Zoo(e.to_string()));
+    }
+    let path = Path::new(model);
+    if path.exists() {
+        return Err(ModelFileError::Onnx {
+            path: path.to_path_buf(),
+            reason: format!("ONNX import is not built in yet (batch {})", instance.batch),
+        });
+    }
+    Err(ModelFileError::Unknown(
+        model.to_string(),
+        zoo::NAMES.join(", "),
+    ))
+}
+
+/// A tensor name as a file name: every character outside `[A-Za-z0-9._-]` becomes `_`.
+pub fn file_name(tensor: &str) -> String {
+    let clean: String = tensor
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{clean}.npy")
+}
+
+/// Reads one `NAME.npy` per graph input of `g` from `dir`, each checked against the
+/// input's shape.
+pub fn read_inputs(dir: &Path, g: &Graph) -> Result<Vec<ArrayD<f32>>, ModelFileError> {
+    let expected = g
+        .inputs
+        .iter()
+        .map(|&t| format!("{} {:?}", file_name(&g.tensor(t).name), g.tensor(t).shape))
+        .collect::<Vec<_>>()
+        .join(", ");
+    g.inputs
+        .iter()
+        .map(|&t| {
+            let tensor = g.tensor(t);
+            let path = dir.join(file_name(&tensor.name));
+            if !path.exists() {
+                return Err(ModelFileError::MissingInput {
+                    path,
+                    expected: expected.clone(),
+                });
+            }
+            let a: ArrayD<f32> = ndarray_npy::read_npy(&path).map_err(|e| ModelFileError::Npy {
+                path: path.clone(),
+                reason: format!("{e} (graph inputs are float32: `x.astype(np.float32)`)"),
+            })?;
+            if a.shape() != tensor.shape.as_slice() {
+                return Err(ModelFileError::Npy {
+                    path,
+                    reason: format!(
+                        "shape {:?}; input `{}` needs {:?}",
+                        a.shape(),
+                        tensor.name,
+                        tensor.shape
+                    ),
+                });
+            }
+            Ok(a)
+        })
+        .collect()
+}
+
+/// Writes `values` as `NAME.npy` files in `dir` (created if needed), each written whole
+/// (a temporary file renamed into place); returns the paths.
+pub fn write_tensors(
+    dir: &Path,
+    values: &[(&str, &ArrayD<f32>)],
+) -> Result<Vec<PathBuf>, ModelFileError> {
+    let io = |path: &Path, e: &dyn std::fmt::Display| ModelFileError::Npy {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    };
+    std::fs::create_dir_all(dir).map_err(|e| io(dir, &e))?;
+    let mut written = Vec::new();
+    for (name, a) in values {
+        let path = dir.join(file_name(name));
+        let tmp = dir.join(format!(".{}.tmp", file_name(name)));
+        ndarray_npy::write_npy(&tmp, &a.as_standard_layout().into_owned())
+            .map_err(|e| io(&tmp, &e))?;
+        std::fs::rename(&tmp, &path).map_err(|e| io(&path, &e))?;
+        written.push(path);
+    }
+    Ok(written)
+}
