@@ -9,7 +9,8 @@ use weft_runtime::{DeviceError, SourceError, TargetError};
 
 /// Exit status of a correct run.
 pub const EXIT_OK: u8 = 0;
-/// Exit status of a wrong result, or a kernel that failed on its device.
+/// Exit status of a wrong result, a kernel that failed on its device, or stdout that
+/// could not be written (a full disk).
 pub const EXIT_WRONG: u8 = 1;
 /// Exit status of bad input, an unavailable target, or a kernel a target refuses.
 pub const EXIT_INPUT: u8 = 2;
@@ -68,6 +69,9 @@ pub enum CliError {
         error: f64,
         detail: String,
     },
+    /// Stdout could not be written (a full disk, a closed pipe: see `crate::out`).
+    #[error("writing to stdout: {0}")]
+    Stdout(#[source] std::io::Error),
     /// A file could not be written.
     #[error("writing `{path}`: {source}")]
     Io {
@@ -118,7 +122,6 @@ pub enum CliError {
 }
 
 impl CliError {
-    /// A device error with what was being done.
     /// The error of an output `error` away from the reference, for `what`.
     pub fn wrong(what: impl Into<String>, error: &weft_ops::check::Error) -> CliError {
         CliError::Wrong {
@@ -128,6 +131,7 @@ impl CliError {
         }
     }
 
+    /// A device error with what was being done.
     pub fn device(context: impl Into<String>, source: DeviceError) -> CliError {
         CliError::Device {
             context: context.into(),
@@ -135,12 +139,13 @@ impl CliError {
         }
     }
 
-    /// The exit status: [`EXIT_WRONG`] for wrong results and device failures,
+    /// The exit status: [`EXIT_WRONG`] for wrong results, device failures and a stdout
+    /// that cannot be written,
     /// [`EXIT_INPUT`] for everything the user can fix by asking differently (including a
     /// target that is absent or refuses the kernel).
     pub fn exit_code(&self) -> u8 {
         match self {
-            CliError::Wrong { .. } => EXIT_WRONG,
+            CliError::Wrong { .. } | CliError::Stdout(_) => EXIT_WRONG,
             CliError::Device { source, .. } => match **source {
                 _ if source.is_unavailable() => EXIT_INPUT,
                 DeviceError::Limits(_) | DeviceError::Emit { .. } => EXIT_INPUT,

@@ -12,6 +12,7 @@ use weft_runtime::{ShaderChecks, Target, WgpuOptions, available_targets};
 use crate::args::{BenchArgs, SizeClass};
 use crate::bench::{BenchRun, Bound, Place, Row, TargetRecord, bound, finish, render};
 use crate::error::CliError;
+use crate::out::out;
 use crate::references;
 use crate::select::{self, Opened};
 use weft_tune::measure::{TimingPlan, measure_on};
@@ -20,9 +21,9 @@ use weft_tune::measure::{TimingPlan, measure_on};
 /// wrong or failed. Refused rows are reported, not failures.
 pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
     let run = collect(a)?;
-    print!("{}", header(&run.targets));
-    print!("{}", render(&run.rows, &run.first_target()));
-    print!("{}", configs_used(&run.rows));
+    out!("{}", header(&run.targets))?;
+    out!("{}", render(&run.rows, &run.first_target()))?;
+    out!("{}", configs_used(&run.rows))?;
     if let Some(path) = &a.json {
         write_json(&run, path)?;
     }

@@ -3,6 +3,7 @@
 use crate::args::ReportArgs;
 use crate::commands::bench::{collect, write_json};
 use crate::error::CliError;
+use crate::out::outln;
 use crate::report::{ReportData, include, include_existing, merge_offline, supersede};
 use crate::report::{offline, page, stale};
 
@@ -56,15 +57,15 @@ pub fn report(a: &ReportArgs) -> Result<(), CliError> {
         path: json.clone(),
         source,
     })?;
-    println!("wrote {}", json.display());
+    outln!("wrote {}", json.display())?;
     for path in written {
-        println!("wrote {}", path.display());
+        outln!("wrote {}", path.display())?;
     }
     for path in removed {
-        println!(
+        outln!(
             "removed {} (a chart this page no longer draws)",
             path.display()
-        );
+        )?;
     }
     verdict
 }

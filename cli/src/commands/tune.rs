@@ -13,6 +13,7 @@ use weft_tune::{Outcome, Record, Records, TuneOptions, Tuned};
 use crate::args::{SizeClass, TuneArgs};
 use crate::error::CliError;
 use crate::format::{Table, fmt_ratio, fmt_sig, fmt_time};
+use crate::out::{out, outln};
 use crate::select;
 
 /// Configs timed on slow devices (the interpreter, CPU adapters) unless `--sample` says.
@@ -50,12 +51,14 @@ pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
         (None, SizeClass::Small) => Some(CPU_SAMPLE),
         (None, SizeClass::Bench) => None,
     };
-    println!(
+    outln!(
         "tuning {}/{} at {} on {target} ({device_name})",
-        op.name, spec.schedule, w.shape
-    );
+        op.name,
+        spec.schedule,
+        w.shape
+    )?;
     let space = (spec.space)(&limits).len();
-    println!(
+    outln!(
         "space: {space} configs for {} ({} threads, {} B shared, {} registers per thread){}",
         limits.name,
         limits.max_threads_per_block,
@@ -65,7 +68,7 @@ pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
             Some(n) if n < space => format!("; timing a sample of {n}, spread over the space"),
             _ => String::new(),
         }
-    );
+    )?;
     let opts = TuneOptions {
         sample,
         seed: a.seed,
@@ -80,13 +83,13 @@ pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
     } else {
         None
     };
-    print!("{}", table(&tuned, &w, reference));
+    out!("{}", table(&tuned, &w, reference))?;
     if let Some(r) = reference {
-        println!(
+        outln!(
             "cuBLAS SGEMM: {} ({}), same device, kernel time",
             fmt_time(r),
             fmt_flops(w.flops / r.as_secs_f64())
-        );
+        )?;
     }
     let timed = tuned.trials.iter().filter(|t| t.time().is_some()).count();
     let failed: Vec<_> = tuned
@@ -98,7 +101,7 @@ pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
         })
         .collect();
     let wrong: Vec<_> = tuned.wrong().collect();
-    println!(
+    outln!(
         "timed {timed} of {} configs in {:.1} s (building and compiling: {:.1} s); checked {} \
          against the float64 reference ({}); {} wrong, {} failed",
         tuned.trials.len(),
@@ -115,7 +118,7 @@ pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
         },
         wrong.len(),
         failed.len()
-    );
+    )?;
     for (t, why) in failed.iter().take(3) {
         eprintln!("weft: config {} failed: {why}", t.config);
     }
@@ -175,7 +178,7 @@ pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
             aside.display()
         );
     }
-    println!("best {} saved to {}", best.config, path.display());
+    outln!("best {} saved to {}", best.config, path.display())?;
     Ok(())
 }
 
@@ -220,11 +223,15 @@ fn list(op: &OpSpec, spec: &TemplateSpec, target: &Target) -> Result<(), CliErro
     };
     let r = limits;
     let space = (spec.space)(&r);
-    println!(
+    outln!(
         "{}/{} on {target} ({whence}): {} threads, {} B shared, {} registers per thread",
-        op.name, spec.schedule, r.max_threads_per_block, r.max_shared_bytes, r.max_registers
-    );
-    println!("{} configs; the same for every input size", space.len());
+        op.name,
+        spec.schedule,
+        r.max_threads_per_block,
+        r.max_shared_bytes,
+        r.max_registers
+    )?;
+    outln!("{} configs; the same for every input size", space.len())?;
     let default = (spec.default)(&r);
     let mut t = Table::new(&["config", "", "what it is"]);
     for c in &space {
@@ -235,10 +242,10 @@ fn list(op: &OpSpec, spec: &TemplateSpec, target: &Target) -> Result<(), CliErro
             (spec.describe)(c).unwrap_or_else(|e| e),
         ]);
     }
-    print!("{}", t.render());
-    println!("parameters:");
+    out!("{}", t.render())?;
+    outln!("parameters:")?;
     for (name, meaning) in spec.params {
-        println!("  {name:<3} {meaning}");
+        outln!("  {name:<3} {meaning}")?;
     }
     Ok(())
 }
