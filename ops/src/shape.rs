@@ -42,11 +42,20 @@ impl Shape {
             op: op.to_string(),
             msg,
         };
+        // A parameter given twice is refused rather than the last one winning: `m=1,m=2`
+        // is a typo for another parameter, and silently measuring m=2 hides it.
+        let mut given: Vec<(&str, &str)> = Vec::new();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (k, v) = part
                 .split_once('=')
                 .ok_or_else(|| err(format!("`{part}` is not of the form name=value")))?;
             let (k, v) = (k.trim(), v.trim());
+            if let Some((_, first)) = given.iter().find(|(n, _)| *n == k) {
+                return Err(err(format!(
+                    "parameter `{k}` is given twice ({k}={first} and {k}={v})"
+                )));
+            }
+            given.push((k, v));
             let v: i64 = v
                 .parse()
                 .map_err(|_| err(format!("`{v}` (for `{k}`) is not an integer")))?;
@@ -95,5 +104,26 @@ impl fmt::Display for Shape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let parts: Vec<String> = self.0.iter().map(|(n, v)| format!("{n}={v}")).collect();
         f.write_str(&parts.join(","))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_parameter_given_twice_is_refused() {
+        let e = Shape::parse("matmul", "m=1,n=4,m=2")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("parameter `m` is given twice (m=1 and m=2)"),
+            "{e}"
+        );
+        // Spaces around a name do not make it another one.
+        let e = Shape::parse("vecadd", "n=4, n =4").unwrap_err().to_string();
+        assert!(e.contains("`n` is given twice"), "{e}");
+        let s = Shape::parse("matmul", "m=1,n=4").unwrap();
+        assert_eq!((s.get("m"), s.get("n")), (1, 4));
     }
 }

@@ -54,13 +54,22 @@ impl Config {
         self.0.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
     }
 
-    /// Parses `name=value,...`.
+    /// Parses `name=value,...`; a name given twice is an error naming it.
     pub fn parse(text: &str) -> Result<Config, String> {
-        let mut out = Vec::new();
+        let mut out: Vec<(String, i64)> = Vec::new();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (k, v) = part
                 .split_once('=')
                 .ok_or_else(|| format!("`{part}` is not of the form name=value"))?;
+            // Refused rather than the last one winning: `bk=8,bk=16` is a typo for
+            // another parameter, and tuning or timing the wrong config hides it.
+            if let Some((_, first)) = out.iter().find(|(n, _)| n == k.trim()) {
+                let k = k.trim();
+                return Err(format!(
+                    "parameter `{k}` is given twice ({k}={first} and {k}={})",
+                    v.trim()
+                ));
+            }
             let v: i64 = v
                 .trim()
                 .parse()
@@ -185,5 +194,18 @@ pub(crate) fn grid_for(blocks: i64) -> [i64; 2] {
     } else {
         let gy = ceil_div(blocks, 65535);
         [ceil_div(blocks, gy), gy]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_parameter_given_twice_is_refused() {
+        let e = Config::parse("bk=8,wm=2,bk=16").unwrap_err();
+        assert_eq!(e, "parameter `bk` is given twice (bk=8 and bk=16)");
+        let c = Config::parse("bk=8, wm=2").unwrap();
+        assert_eq!((c.get("bk"), c.get("wm")), (Some(8), Some(2)));
     }
 }
