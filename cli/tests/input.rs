@@ -68,3 +68,23 @@ fn a_key_given_twice_is_refused() {
     let out = ok(&["ir", "--op", "matmul", "--shape", "m=8,n=16,k=4"]);
     assert!(out.contains("(8, 16)") || out.contains("8, 16"), "{out}");
 }
+
+#[test]
+fn report_refuses_an_unknown_op() {
+    let out = std::env::temp_dir().join(format!("weft-input-report-{}", std::process::id()));
+    let out_arg = out.to_string_lossy().into_owned();
+    let ops = ["vecadd", "matmul", "conv2d", "depthwise-conv2d"];
+    let mut needles = vec!["unknown op `foo`"];
+    needles.extend(ops);
+    // Whatever the command would do next: compile offline, run, or nothing but the page.
+    for extra in [
+        &["--no-run"][..],
+        &["--targets", "cpu"][..],
+        &["--no-run", "--no-compile"][..],
+    ] {
+        let mut args = vec!["report", "--ops", "vecadd,foo", "--out", &out_arg];
+        args.extend(extra);
+        bad_input(&args, &needles);
+        assert!(!out.exists(), "weft {args:?} wrote {}", out.display());
+    }
+}

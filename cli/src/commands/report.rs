@@ -11,6 +11,9 @@ use crate::report::{offline, page, stale};
 /// the `report.json` already in `--out`. Fails (exit 1) when a row of this run is wrong or
 /// failed, after writing everything.
 pub fn report(a: &ReportArgs) -> Result<(), CliError> {
+    // Checked first, whatever runs: with `--no-run --no-compile` nothing else would read
+    // `--ops`, and a misspelt op would be ignored without a word.
+    let ops = crate::select::ops(&a.bench.ops)?;
     let mut data = ReportData {
         weft_version: env!("CARGO_PKG_VERSION").to_string(),
         commit: crate::COMMIT.to_string(),
@@ -42,7 +45,6 @@ pub fn report(a: &ReportArgs) -> Result<(), CliError> {
         data.runs.push(run);
     }
     if !a.no_compile {
-        let ops = crate::select::ops(&a.bench.ops)?;
         eprintln!("weft: compiling every op x schedule offline (AMD through hipcc, MSL check)");
         merge_offline(&mut data.offline, offline::compile_all(&ops)?);
     }
