@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use thiserror::Error;
+use weft_ir::echo;
 use weft_ops::OpError;
 use weft_runtime::reference::ReferenceError;
 use weft_runtime::{DeviceError, SourceError, TargetError};
@@ -25,10 +26,13 @@ pub enum CliError {
     #[error(transparent)]
     Target(#[from] TargetError),
     /// A `--shape` parameter (with `--all` and no `--op`) that no op has.
-    #[error("shape parameter `{param}` belongs to no op; parameters are: {valid}")]
+    #[error(
+        "shape parameter {} belongs to no op; parameters are: {valid}",
+        echo(param)
+    )]
     ShapeParam { param: String, valid: String },
     /// A `--schedule` (with `--all` and no `--op`) that no op has.
-    #[error("no op has a schedule `{schedule}`; schedules are: {valid}")]
+    #[error("no op has a schedule {}; schedules are: {valid}", echo(schedule))]
     NoOpHasSchedule { schedule: String, valid: String },
     /// A target this machine cannot run.
     #[error("target `{target}` is not available here: {reason}\navailable targets: {available}")]

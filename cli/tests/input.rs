@@ -12,7 +12,7 @@ fn a_key_given_twice_is_refused() {
         &["ir", "--op", "matmul", "--shape", "m=1,m=2"],
         &[
             "shape for `matmul`",
-            "parameter `m` is given twice (m=1 and m=2)",
+            "parameter `m` is given twice (values 1 and 2)",
         ],
     );
     bad_input(
@@ -24,7 +24,7 @@ fn a_key_given_twice_is_refused() {
     // `--all` hands each op its own parameters; the one given twice is still named.
     bad_input(
         &["run", "--all", "--shape", "n=4,n=8", "--target", "cpu"],
-        &["parameter `n` is given twice (n=4 and n=8)"],
+        &["parameter `n` is given twice (values 4 and 8)"],
     );
     bad_input(
         &[
@@ -38,7 +38,7 @@ fn a_key_given_twice_is_refused() {
         ],
         &[
             "--config for `matmul/template`",
-            "parameter `bk` is given twice (bk=8 and bk=16)",
+            "parameter `bk` is given twice (values 8 and 16)",
         ],
     );
     bad_input(
@@ -87,4 +87,90 @@ fn report_refuses_an_unknown_op() {
         bad_input(&args, &needles);
         assert!(!out.exists(), "weft {args:?} wrote {}", out.display());
     }
+}
+
+/// An argument repeated in an error: cut past 80 characters with the count, escapes
+/// escaped, for every place that repeats one.
+#[test]
+fn echoed_arguments_are_short_and_printable() {
+    let long = "a".repeat(10_000);
+    let red = "\x1b[31mred";
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (args(&["ir", "--op", &long]), "unknown op"),
+        (
+            args(&["emit", "--op", &long, "--target", "cuda"]),
+            "unknown op",
+        ),
+        (
+            args(&["ir", "--op", "matmul", "--schedule", &long]),
+            "has no schedule",
+        ),
+        (
+            args(&["emit", "--op", "vecadd", "--target", &long]),
+            "unknown target",
+        ),
+        (
+            args(&[
+                "emit",
+                "--op",
+                "vecadd",
+                "--target",
+                &format!("cuda -arch={long}"),
+            ]),
+            "is not a CUDA architecture",
+        ),
+        (
+            args(&["ir", "--op", "vecadd", "--shape", &format!("n={long}")]),
+            "is not an integer",
+        ),
+        (
+            args(&["ir", "--op", "vecadd", "--shape", &format!("{long}=1")]),
+            "unknown parameter",
+        ),
+        (
+            args(&[
+                "run",
+                "--all",
+                "--shape",
+                &format!("{long}=1"),
+                "--target",
+                "cpu",
+            ]),
+            "belongs to no op",
+        ),
+        (
+            args(&[
+                "emit", "--op", "matmul", "--target", "cuda", "--config", &long,
+            ]),
+            "is not of the form name=value",
+        ),
+    ];
+    for (args, what) in &cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let err = bad_input(&args, &[what, "characters cut)", "…"]);
+        assert!(
+            err.len() < 1000 && !err.contains(&"a".repeat(81)),
+            "weft {}: {} bytes of stderr:\n{err}",
+            args[0],
+            err.len()
+        );
+    }
+    for args in [
+        args(&["ir", "--op", red]),
+        args(&["emit", "--op", "vecadd", "--target", red]),
+        args(&["emit", "--op", "vecadd", "--target", &format!("cuda {red}")]),
+        args(&["ir", "--op", "vecadd", "--shape", &format!("n={red}")]),
+        args(&["run", "--all", "--schedule", red, "--target", "cpu"]),
+    ] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let err = bad_input(&args, &["\\u{1b}[31mred"]);
+        assert!(
+            !err.contains('\x1b'),
+            "weft {args:?}: raw escape in:\n{err}"
+        );
+    }
+}
+
+fn args(a: &[&str]) -> Vec<String> {
+    a.iter().map(|s| s.to_string()).collect()
 }

@@ -149,9 +149,12 @@ pub const OPS: &[&OpSpec] = &[
 /// Errors naming the op, schedule or shape at fault.
 #[derive(Debug, Error)]
 pub enum OpError {
-    #[error("unknown op `{0}`; ops are: {list}", list = OPS.iter().map(|o| o.name).collect::<Vec<_>>().join(", "))]
+    #[error("unknown op {}; ops are: {list}", weft_ir::echo(.0), list = OPS.iter().map(|o| o.name).collect::<Vec<_>>().join(", "))]
     UnknownOp(String),
-    #[error("op `{op}` has no schedule `{schedule}`; its schedules are: {list}")]
+    #[error(
+        "op `{op}` has no schedule {}; its schedules are: {list}",
+        weft_ir::echo(schedule)
+    )]
     UnknownSchedule {
         op: String,
         schedule: String,

@@ -32,6 +32,7 @@ pub mod winograd;
 use std::fmt;
 
 use weft_codegen_common::TargetLimits;
+use weft_ir::echo;
 use weft_ir::func::Func;
 use weft_ir::template::TemplateError;
 
@@ -60,21 +61,20 @@ impl Config {
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (k, v) = part
                 .split_once('=')
-                .ok_or_else(|| format!("`{part}` is not of the form name=value"))?;
+                .ok_or_else(|| format!("{} is not of the form name=value", echo(part)))?;
+            let (k, v) = (k.trim(), v.trim());
+            let v: i64 = v
+                .parse()
+                .map_err(|_| format!("{} (for {}) is not an integer", echo(v), echo(k)))?;
             // Refused rather than the last one winning: `bk=8,bk=16` is a typo for
             // another parameter, and tuning or timing the wrong config hides it.
-            if let Some((_, first)) = out.iter().find(|(n, _)| n == k.trim()) {
-                let k = k.trim();
+            if let Some((_, first)) = out.iter().find(|(n, _)| n == k) {
                 return Err(format!(
-                    "parameter `{k}` is given twice ({k}={first} and {k}={})",
-                    v.trim()
+                    "parameter {} is given twice (values {first} and {v})",
+                    echo(k)
                 ));
             }
-            let v: i64 = v
-                .trim()
-                .parse()
-                .map_err(|_| format!("`{}` (for `{}`) is not an integer", v.trim(), k.trim()))?;
-            out.push((k.trim().to_string(), v));
+            out.push((k.to_string(), v));
         }
         Ok(Config(out))
     }
@@ -111,7 +111,8 @@ impl Config {
             Some((n, _)) => {
                 let names: Vec<&str> = params.iter().map(|(p, _)| *p).collect();
                 Err(self.invalid(format!(
-                    "unknown parameter `{n}`; the {template} template's are {}",
+                    "unknown parameter {}; the {template} template's are {}",
+                    echo(n),
                     names.join(", ")
                 )))
             }
@@ -162,7 +163,7 @@ impl fmt::Debug for TemplateSpec {
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
     /// The config is not a point of the template's space.
-    #[error("config `{config}`: {reason}")]
+    #[error("config {}: {reason}", echo(config))]
     Config { config: String, reason: String },
     /// The template made a mistake building its IR (a bug of the template).
     #[error(transparent)]
@@ -204,7 +205,7 @@ mod tests {
     #[test]
     fn a_parameter_given_twice_is_refused() {
         let e = Config::parse("bk=8,wm=2,bk=16").unwrap_err();
-        assert_eq!(e, "parameter `bk` is given twice (bk=8 and bk=16)");
+        assert_eq!(e, "parameter `bk` is given twice (values 8 and 16)");
         let c = Config::parse("bk=8, wm=2").unwrap();
         assert_eq!((c.get("bk"), c.get("wm")), (Some(8), Some(2)));
     }
