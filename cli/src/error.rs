@@ -99,6 +99,28 @@ pub enum CliError {
         schedule: String,
         reason: String,
     },
+    /// `--config` for a schedule that is not a template; `takes` says which schedule of
+    /// the op does (or that none does).
+    #[error(
+        "--config for `{op}/{schedule}`: schedule `{schedule}` is not a template, so it takes \
+         no config; {takes}"
+    )]
+    NotATemplate {
+        op: String,
+        schedule: String,
+        takes: String,
+    },
+    /// `weft tune` for an op without a template: nothing to search.
+    #[error(
+        "`{op}` has nothing to tune: none of its schedules ({schedules}) is a template, the \
+         only kind with a config space for `weft tune` to search and `--config` to set; they \
+         run as they are (`weft run --op {op} --schedule S`). Ops with a template: {templates}"
+    )]
+    NothingToTune {
+        op: String,
+        schedules: String,
+        templates: String,
+    },
     /// No default place for tuning records (no HOME, XDG_CACHE_HOME or WEFT_RECORDS).
     #[error("no place for tuning records: set WEFT_RECORDS or HOME, or pass --records FILE")]
     NoRecordsPath,

@@ -174,3 +174,71 @@ fn echoed_arguments_are_short_and_printable() {
 fn args(a: &[&str]) -> Vec<String> {
     a.iter().map(|s| s.to_string()).collect()
 }
+
+#[test]
+fn config_for_a_schedule_that_takes_none_names_the_one_that_does() {
+    // An op with a template: the message names it.
+    bad_input(
+        &[
+            "emit",
+            "--op",
+            "matmul",
+            "--schedule",
+            "naive",
+            "--config",
+            "bk=8",
+            "--target",
+            "cuda",
+        ],
+        &[
+            "--config for `matmul/naive`",
+            "schedule `naive` is not a template, so it takes no config",
+            "`matmul`'s schedule `template` does",
+            "--schedule template",
+        ],
+    );
+    bad_input(
+        &[
+            "run",
+            "--op",
+            "depthwise-conv2d",
+            "--schedule",
+            "v2",
+            "--config",
+            "bk=8",
+            "--target",
+            "cpu",
+        ],
+        &["`depthwise-conv2d`'s schedule `tuned` does"],
+    );
+    // An op without one (its best schedule, as no --schedule is given): none of its
+    // schedules does, and the ops that have a template are listed.
+    bad_input(
+        &["ir", "--op", "vecadd", "--config", "bk=8"],
+        &[
+            "--config for `vecadd/grid-stride`",
+            "no schedule of `vecadd` does (split-bind, grid-stride are not templates)",
+            "ops with a template: matmul (template)",
+            "conv2d (implicit-gemm)",
+        ],
+    );
+}
+
+#[test]
+fn tune_without_a_template_says_there_is_nothing_to_tune() {
+    for args in [
+        &["tune", "--op", "vecadd", "--target", "cpu"][..],
+        &["tune", "--op", "window-sum", "--target", "cpu", "--list"][..],
+    ] {
+        bad_input(
+            args,
+            &[
+                "has nothing to tune",
+                "--config",
+                "`weft run --op",
+                "Ops with a template: matmul (template)",
+                "depthwise-conv2d (tuned)",
+            ],
+        );
+    }
+}

@@ -191,8 +191,25 @@ pub enum OpError {
         shape: String,
         source: Box<templates::BuildError>,
     },
-    #[error("`{op}` has no template, so schedule `{schedule}` takes no config")]
+    /// A config for a schedule that is not the op's template.
+    #[error(
+        "schedule `{schedule}` of `{op}` is not a template, so it takes no config; {}",
+        which_take_config(op)
+    )]
     NoTemplate { op: String, schedule: String },
+}
+
+/// Which schedule of `op` takes a config, for [`OpError::NoTemplate`]: its template's, or
+/// none.
+fn which_take_config(op: &str) -> String {
+    match find(op).map(|o| (o.template, o.schedules)) {
+        Ok((Some(t), _)) => format!("its template schedule `{}` does", t.schedule),
+        Ok((None, schedules)) => format!(
+            "no schedule of `{op}` does ({} are not templates)",
+            schedules.join(", ")
+        ),
+        Err(_) => "it has no template".to_string(),
+    }
 }
 
 /// The op named `name`.

@@ -194,20 +194,12 @@ fn records_path(a: &TuneArgs) -> Result<PathBuf, CliError> {
     Ok(path)
 }
 
+/// The op's template, or the error that there is nothing to tune.
 fn template_of(op: &'static OpSpec) -> Result<&'static TemplateSpec, CliError> {
-    op.template.ok_or_else(|| CliError::Config {
+    op.template.ok_or_else(|| CliError::NothingToTune {
         op: op.name.to_string(),
-        schedule: "template".to_string(),
-        reason: format!(
-            "`{}` has no template to tune; ops with one: {}",
-            op.name,
-            weft_ops::OPS
-                .iter()
-                .filter(|o| o.template.is_some())
-                .map(|o| o.name)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        schedules: op.schedules.join(", "),
+        templates: select::templates(),
     })
 }
 
