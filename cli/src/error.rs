@@ -76,6 +76,14 @@ pub enum CliError {
     /// Stdout could not be written (a full disk, a closed pipe: see `crate::out`).
     #[error("writing to stdout: {0}")]
     Stdout(#[source] std::io::Error),
+    /// An output path (`--json`, `--save`, `--out`) that cannot be written, found before
+    /// any work: `problem` says why.
+    #[error("{flag} `{}`: {problem}", path.display())]
+    OutputPath {
+        flag: &'static str,
+        path: PathBuf,
+        problem: String,
+    },
     /// A file could not be written.
     #[error("writing `{path}`: {source}")]
     Io {

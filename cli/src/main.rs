@@ -25,6 +25,7 @@ mod format;
 mod npy;
 mod offline;
 mod out;
+mod paths;
 mod references;
 mod report;
 mod select;

@@ -242,3 +242,98 @@ fn tune_without_a_template_says_there_is_nothing_to_tune() {
         );
     }
 }
+
+/// A scratch folder of this test process, empty.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("weft-input-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    dir
+}
+
+#[test]
+fn output_paths_are_checked_before_the_work() {
+    let dir = scratch("outputs");
+    let file = dir.join("taken");
+    std::fs::write(&file, "x").unwrap_or_else(|e| panic!("{e}"));
+    let (d, f) = (dir.to_string_lossy(), file.to_string_lossy());
+    let missing = dir.join("no/such/run.json");
+    let m = missing.to_string_lossy();
+    let bench = [
+        "bench",
+        "--targets",
+        "cpu",
+        "--ops",
+        "matmul",
+        "--iters",
+        "1",
+    ];
+    let with = |extra: &[&str]| -> Vec<String> {
+        bench.iter().chain(extra).map(|s| s.to_string()).collect()
+    };
+    let cases: Vec<(Vec<String>, Vec<String>)> = vec![
+        (
+            with(&["--json", &d]),
+            vec![format!("--json `{d}`"), "it is a folder".into()],
+        ),
+        (
+            with(&["--json", &m]),
+            vec![format!("--json `{m}`"), "no/such` does not exist".into()],
+        ),
+        (
+            args(&["run", "--op", "vecadd", "--target", "cpu", "--save", &f]),
+            vec![format!("--save `{f}`"), "it is a file".into()],
+        ),
+        (
+            args(&[
+                "report",
+                "--out",
+                &f,
+                "--targets",
+                "cpu",
+                "--ops",
+                "vecadd",
+                "--no-compile",
+            ]),
+            vec![format!("--out `{f}`"), "it is a file".into()],
+        ),
+        (
+            args(&["tune", "--op", "matmul", "--target", "cpu", "--records", &d]),
+            vec![format!("`{d}`"), "directory".into()],
+        ),
+    ];
+    for (a, needles) in &cases {
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let needles: Vec<&str> = needles.iter().map(String::as_str).collect();
+        let started = std::time::Instant::now();
+        let out = common::weft(&a);
+        let err = common::stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "weft {a:?}:\n{err}");
+        for n in &needles {
+            assert!(err.contains(n), "weft {a:?}: `{n}` not in:\n{err}");
+        }
+        // Refused before measuring anything: nothing on stdout, and at once.
+        assert!(out.stdout.is_empty(), "weft {a:?} printed results first");
+        assert!(started.elapsed().as_secs() < 5, "weft {a:?} worked first");
+    }
+    assert_eq!(std::fs::read_to_string(&file).ok().as_deref(), Some("x"));
+    // A folder that cannot be written, even by root: sysfs refuses new files.
+    if std::path::Path::new("/sys/kernel").is_dir() {
+        bad_input(
+            &[
+                "run",
+                "--op",
+                "vecadd",
+                "--target",
+                "cpu",
+                "--save",
+                "/sys/kernel/weft-out",
+            ],
+            &[
+                "--save `/sys/kernel/weft-out`",
+                "cannot write in `/sys/kernel`",
+            ],
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -20,6 +20,9 @@ use weft_tune::measure::{TimingPlan, measure_on};
 /// Runs the benchmark, prints the table, writes the JSON; fails (exit 1) if any row is
 /// wrong or failed. Refused rows are reported, not failures.
 pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
+    if let Some(path) = &a.json {
+        crate::paths::output_file("--json", path)?;
+    }
     let run = collect(a)?;
     out!("{}", header(&run.targets))?;
     out!("{}", render(&run.rows, &run.first_target()))?;

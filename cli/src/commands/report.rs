@@ -14,6 +14,11 @@ pub fn report(a: &ReportArgs) -> Result<(), CliError> {
     // Checked first, whatever runs: with `--no-run --no-compile` nothing else would read
     // `--ops`, and a misspelt op would be ignored without a word.
     let ops = crate::select::ops(&a.bench.ops)?;
+    // So are the places the results go: the benchmark and the compiles take minutes.
+    crate::paths::output_dir("--out", &a.out)?;
+    if let (Some(path), false) = (&a.bench.json, a.no_run) {
+        crate::paths::output_file("--json", path)?;
+    }
     let mut data = ReportData {
         weft_version: env!("CARGO_PKG_VERSION").to_string(),
         commit: crate::COMMIT.to_string(),

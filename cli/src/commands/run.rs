@@ -13,6 +13,9 @@ use weft_tune::measure::{Measured, TimingPlan, describe, measure, measure_on};
 
 /// Runs the command.
 pub fn run(a: &RunArgs) -> Result<(), CliError> {
+    if let Some(dir) = &a.save {
+        crate::paths::output_dir("--save", dir)?;
+    }
     let options = WgpuOptions {
         shader_checks: if a.checked_shaders {
             ShaderChecks::Checked
