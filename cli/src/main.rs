@@ -26,6 +26,7 @@ mod npy;
 mod offline;
 mod out;
 mod paths;
+mod progress;
 mod references;
 mod report;
 mod select;

@@ -3,7 +3,6 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use weft_ops::templates::TemplateSpec;
 use weft_ops::{OpSpec, Workload};
 use weft_runtime::reference::CudaReference;
@@ -14,6 +13,7 @@ use crate::args::{SizeClass, TuneArgs};
 use crate::error::CliError;
 use crate::format::{Table, fmt_ratio, fmt_sig, fmt_time};
 use crate::out::{out, outln};
+use crate::progress::Progress;
 use crate::select;
 
 /// Configs timed on slow devices (the interpreter, CPU adapters) unless `--sample` says.
@@ -74,9 +74,14 @@ pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
         seed: a.seed,
         ..TuneOptions::default()
     };
-    let bar = Bar::new();
-    let tuned = weft_tune::tune(opened.device.as_mut(), &w, spec, &limits, &opts, &bar)?;
-    bar.0.finish_and_clear();
+    let progress = Progress::new(
+        format!("tune {}", op.name),
+        "configs",
+        "[{elapsed_precise}] {msg:<9} {bar:30} {pos}/{len}",
+        0,
+    );
+    let tuned = weft_tune::tune(opened.device.as_mut(), &w, spec, &limits, &opts, &progress)?;
+    progress.finish();
 
     let reference = if matches!(target, Target::Cuda { .. }) && op.name == "matmul" {
         cublas(&target, &w)
@@ -288,32 +293,6 @@ fn cublas(target: &Target, w: &Workload) -> Option<Duration> {
             eprintln!("weft: no cuBLAS reference: {e}");
             None
         }
-    }
-}
-
-/// An indicatif bar driven by the tuner's phases.
-struct Bar(ProgressBar);
-
-impl Bar {
-    fn new() -> Bar {
-        let bar = ProgressBar::new(0);
-        if let Ok(style) =
-            ProgressStyle::with_template("[{elapsed_precise}] {msg:<9} {bar:30} {pos}/{len}")
-        {
-            bar.set_style(style);
-        }
-        Bar(bar)
-    }
-}
-
-impl weft_tune::Progress for Bar {
-    fn phase(&self, name: &'static str, total: usize) {
-        self.0.set_message(name);
-        self.0.set_length(total as u64);
-        self.0.set_position(0);
-    }
-    fn step(&self) {
-        self.0.inc(1);
     }
 }
 
