@@ -3,13 +3,15 @@
 use std::path::PathBuf;
 
 use thiserror::Error;
+use weft_ir::echo;
 use weft_ops::OpError;
 use weft_runtime::reference::ReferenceError;
 use weft_runtime::{DeviceError, SourceError, TargetError};
 
 /// Exit status of a correct run.
 pub const EXIT_OK: u8 = 0;
-/// Exit status of a wrong result, or a kernel that failed on its device.
+/// Exit status of a wrong result, a kernel that failed on its device, or stdout that
+/// could not be written (a full disk).
 pub const EXIT_WRONG: u8 = 1;
 /// Exit status of bad input, an unavailable target, or a kernel a target refuses.
 pub const EXIT_INPUT: u8 = 2;
@@ -24,10 +26,13 @@ pub enum CliError {
     #[error(transparent)]
     Target(#[from] TargetError),
     /// A `--shape` parameter (with `--all` and no `--op`) that no op has.
-    #[error("shape parameter `{param}` belongs to no op; parameters are: {valid}")]
+    #[error(
+        "shape parameter {} belongs to no op; parameters are: {valid}",
+        echo(param)
+    )]
     ShapeParam { param: String, valid: String },
     /// A `--schedule` (with `--all` and no `--op`) that no op has.
-    #[error("no op has a schedule `{schedule}`; schedules are: {valid}")]
+    #[error("no op has a schedule {}; schedules are: {valid}", echo(schedule))]
     NoOpHasSchedule { schedule: String, valid: String },
     /// A target this machine cannot run.
     #[error("target `{target}` is not available here: {reason}\navailable targets: {available}")]
@@ -68,6 +73,17 @@ pub enum CliError {
         error: f64,
         detail: String,
     },
+    /// Stdout could not be written (a full disk, a closed pipe: see `crate::out`).
+    #[error("writing to stdout: {0}")]
+    Stdout(#[source] std::io::Error),
+    /// An output path (`--json`, `--save`, `--out`) that cannot be written, found before
+    /// any work: `problem` says why.
+    #[error("{flag} `{}`: {problem}", path.display())]
+    OutputPath {
+        flag: &'static str,
+        path: PathBuf,
+        problem: String,
+    },
     /// A file could not be written.
     #[error("writing `{path}`: {source}")]
     Io {
@@ -90,6 +106,28 @@ pub enum CliError {
         op: String,
         schedule: String,
         reason: String,
+    },
+    /// `--config` for a schedule that is not a template; `takes` says which schedule of
+    /// the op does (or that none does).
+    #[error(
+        "--config for `{op}/{schedule}`: schedule `{schedule}` is not a template, so it takes \
+         no config; {takes}"
+    )]
+    NotATemplate {
+        op: String,
+        schedule: String,
+        takes: String,
+    },
+    /// `weft tune` for an op without a template: nothing to search.
+    #[error(
+        "`{op}` has nothing to tune: none of its schedules ({schedules}) is a template, the \
+         only kind with a config space for `weft tune` to search and `--config` to set; they \
+         run as they are (`weft run --op {op} --schedule S`). Ops with a template: {templates}"
+    )]
+    NothingToTune {
+        op: String,
+        schedules: String,
+        templates: String,
     },
     /// No default place for tuning records (no HOME, XDG_CACHE_HOME or WEFT_RECORDS).
     #[error("no place for tuning records: set WEFT_RECORDS or HOME, or pass --records FILE")]
@@ -121,7 +159,6 @@ pub enum CliError {
 }
 
 impl CliError {
-    /// A device error with what was being done.
     /// The error of an output `error` away from the reference, for `what`.
     pub fn wrong(what: impl Into<String>, error: &weft_ops::check::Error) -> CliError {
         CliError::Wrong {
@@ -131,6 +168,7 @@ impl CliError {
         }
     }
 
+    /// A device error with what was being done.
     pub fn device(context: impl Into<String>, source: DeviceError) -> CliError {
         CliError::Device {
             context: context.into(),
@@ -138,12 +176,13 @@ impl CliError {
         }
     }
 
-    /// The exit status: [`EXIT_WRONG`] for wrong results and device failures,
+    /// The exit status: [`EXIT_WRONG`] for wrong results, device failures and a stdout
+    /// that cannot be written,
     /// [`EXIT_INPUT`] for everything the user can fix by asking differently (including a
     /// target that is absent or refuses the kernel).
     pub fn exit_code(&self) -> u8 {
         match self {
-            CliError::Wrong { .. } => EXIT_WRONG,
+            CliError::Wrong { .. } | CliError::Stdout(_) => EXIT_WRONG,
             CliError::Device { source, .. } => match **source {
                 _ if source.is_unavailable() => EXIT_INPUT,
                 DeviceError::Limits(_) | DeviceError::Emit { .. } => EXIT_INPUT,

@@ -11,9 +11,10 @@
 //! weft bench [--targets a,b,...] [--ops ...] [--json FILE] [--size small|bench]
 //! ```
 //!
-//! Exit status: 0 when right; 1 on a wrong result or a kernel that failed on its
-//! device; 2 on bad input, an unavailable target, or a kernel the target refuses. Errors
-//! go to stderr as `weft: MESSAGE`.
+//! Exit status: 0 when right; 1 on a wrong result, a kernel that failed on its device, or
+//! a stdout that cannot be written; 2 on bad input, an unavailable target, or a kernel
+//! the target refuses. Errors go to stderr as `weft: MESSAGE`. A closed stdout pipe
+//! (`weft ops | head -1`) ends the command quietly.
 
 mod args;
 mod bench;
@@ -25,10 +26,14 @@ mod model_args;
 mod models;
 mod npy;
 mod offline;
+mod out;
+mod paths;
+mod progress;
 mod references;
 mod report;
 mod select;
 
+use std::io::Write;
 use std::process::ExitCode;
 
 /// The commit this binary was built from (see `build.rs`).
@@ -40,10 +45,14 @@ fn main() -> ExitCode {
     quiet_mesa();
     die_quietly_on_closed_pipes();
     let cli = args::Cli::parse();
-    match commands::dispatch(&cli.command) {
+    match commands::dispatch(&cli.command).and_then(|()| out::flush()) {
         Ok(()) => ExitCode::from(error::EXIT_OK),
+        // The reader is gone: it reads no message either, and stopping early is what it
+        // asked for. (On Unix SIGPIPE ends the process before this; see below.)
+        Err(e) if out::is_closed_pipe(&e) => ExitCode::from(error::EXIT_OK),
         Err(e) => {
-            eprintln!("weft: {e}");
+            // `eprintln!` would panic on a stderr that cannot be written either.
+            let _ = writeln!(std::io::stderr(), "weft: {e}");
             ExitCode::from(e.exit_code())
         }
     }

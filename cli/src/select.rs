@@ -220,11 +220,7 @@ pub fn config(
 ) -> Result<Option<Choice>, CliError> {
     let Some(spec) = w.template(schedule) else {
         return match given {
-            Some(_) => Err(weft_ops::OpError::NoTemplate {
-                op: w.op.name.to_string(),
-                schedule: schedule.to_string(),
-            }
-            .into()),
+            Some(_) => Err(not_a_template(w.op, schedule)),
             None => Ok(None),
         };
     };
@@ -252,6 +248,37 @@ pub fn config(
     Ok(weft_tune::choose(
         w, schedule, target, device, limits, records,
     ))
+}
+
+/// The error of `--config` given for `schedule` of `op`, which is not a template: it names
+/// the op's template schedule, or, for an op with none, the ops that have one.
+fn not_a_template(op: &OpSpec, schedule: &str) -> CliError {
+    let takes = match op.template {
+        Some(t) => format!(
+            "`{0}`'s schedule `{1}` does (`--schedule {1}`; `weft tune --op {0} --list --target \
+             T` lists its configs)",
+            op.name, t.schedule
+        ),
+        None => format!(
+            "no schedule of `{}` does ({} are not templates); ops with a template: {}",
+            op.name,
+            op.schedules.join(", "),
+            templates()
+        ),
+    };
+    CliError::NotATemplate {
+        op: op.name.to_string(),
+        schedule: schedule.to_string(),
+        takes,
+    }
+}
+
+/// Every op with a template, with its template's schedule: `matmul (template), ...`.
+pub fn templates() -> String {
+    OPS.iter()
+        .filter_map(|o| o.template.map(|t| format!("{} ({})", o.name, t.schedule)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The config for emitting or printing without a device: `given`, else the template's

@@ -414,7 +414,7 @@ fn tune_writes_a_record_that_run_uses() {
 fn tune_and_config_mistakes_are_named() {
     bad_input(
         &["tune", "--op", "vecadd", "--target", "cpu"],
-        &["`vecadd` has no template", "matmul"],
+        &["`vecadd` has nothing to tune", "matmul (template)"],
     );
     bad_input(
         &[
@@ -456,7 +456,10 @@ fn tune_and_config_mistakes_are_named() {
             "--config",
             "wm=4",
         ],
-        &["no template"],
+        &[
+            "schedule `naive` is not a template",
+            "`matmul`'s schedule `template` does",
+        ],
     );
     // A config the target cannot run is refused with the limit it breaks.
     bad_input(

@@ -158,8 +158,9 @@ pub fn cuda_arch(arch: &str) -> Result<CudaArch, String> {
     });
     let Some((sm, suffix)) = parsed else {
         return Err(format!(
-            "`{arch}` is not a CUDA architecture (sm_ and a number, as sm_90); NVRTC 13 \
+            "{} is not a CUDA architecture (sm_ and a number, as sm_90); NVRTC 13 \
              compiles for {}",
+            weft_ir::echo(arch),
             known()
         ));
     };
@@ -168,7 +169,8 @@ pub fn cuda_arch(arch: &str) -> Result<CudaArch, String> {
             Ok(*a)
         }
         Some(_) => Err(format!(
-            "sm_{sm} has no `{suffix}` variant; NVRTC 13 compiles for {}",
+            "sm_{sm} has no {} variant; NVRTC 13 compiles for {}",
+            weft_ir::echo(suffix),
             known()
         )),
         None => Err(format!(

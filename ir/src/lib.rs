@@ -11,6 +11,7 @@ pub mod arith;
 pub mod bounds;
 pub mod data;
 pub mod dtype;
+pub mod echo;
 pub mod expr;
 pub mod fragment;
 pub mod func;
@@ -23,6 +24,8 @@ pub mod printer;
 pub mod schedule;
 pub mod te;
 pub mod template;
+
+pub use echo::echo;
 
 /// The names most programs need.
 pub mod prelude {

@@ -149,9 +149,12 @@ pub const OPS: &[&OpSpec] = &[
 /// Errors naming the op, schedule or shape at fault.
 #[derive(Debug, Error)]
 pub enum OpError {
-    #[error("unknown op `{0}`; ops are: {list}", list = OPS.iter().map(|o| o.name).collect::<Vec<_>>().join(", "))]
+    #[error("unknown op {}; ops are: {list}", weft_ir::echo(.0), list = OPS.iter().map(|o| o.name).collect::<Vec<_>>().join(", "))]
     UnknownOp(String),
-    #[error("op `{op}` has no schedule `{schedule}`; its schedules are: {list}")]
+    #[error(
+        "op `{op}` has no schedule {}; its schedules are: {list}",
+        weft_ir::echo(schedule)
+    )]
     UnknownSchedule {
         op: String,
         schedule: String,
@@ -188,8 +191,25 @@ pub enum OpError {
         shape: String,
         source: Box<templates::BuildError>,
     },
-    #[error("`{op}` has no template, so schedule `{schedule}` takes no config")]
+    /// A config for a schedule that is not the op's template.
+    #[error(
+        "schedule `{schedule}` of `{op}` is not a template, so it takes no config; {}",
+        which_take_config(op)
+    )]
     NoTemplate { op: String, schedule: String },
+}
+
+/// Which schedule of `op` takes a config, for [`OpError::NoTemplate`]: its template's, or
+/// none.
+fn which_take_config(op: &str) -> String {
+    match find(op).map(|o| (o.template, o.schedules)) {
+        Ok((Some(t), _)) => format!("its template schedule `{}` does", t.schedule),
+        Ok((None, schedules)) => format!(
+            "no schedule of `{op}` does ({} are not templates)",
+            schedules.join(", ")
+        ),
+        Err(_) => "it has no template".to_string(),
+    }
 }
 
 /// The op named `name`.

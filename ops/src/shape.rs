@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use weft_ir::echo;
+
 use crate::{OpError, OpSpec};
 
 /// Values for an op's shape parameters, in the op's order.
@@ -42,21 +44,31 @@ impl Shape {
             op: op.to_string(),
             msg,
         };
+        // A parameter given twice is refused rather than the last one winning: `m=1,m=2`
+        // is a typo for another parameter, and silently measuring m=2 hides it.
+        let mut given: Vec<(&str, i64)> = Vec::new();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (k, v) = part
                 .split_once('=')
-                .ok_or_else(|| err(format!("`{part}` is not of the form name=value")))?;
+                .ok_or_else(|| err(format!("{} is not of the form name=value", echo(part))))?;
             let (k, v) = (k.trim(), v.trim());
             let v: i64 = v
                 .parse()
-                .map_err(|_| err(format!("`{v}` (for `{k}`) is not an integer")))?;
+                .map_err(|_| err(format!("{} (for {}) is not an integer", echo(v), echo(k))))?;
             let Some(slot) = s.0.iter_mut().find(|(n, _)| n == k) else {
                 let names: Vec<&str> = spec.dims.iter().map(|(n, _)| *n).collect();
                 return Err(err(format!(
-                    "unknown parameter `{k}`; parameters are: {}",
+                    "unknown parameter {}; parameters are: {}",
+                    echo(k),
                     names.join(", ")
                 )));
             };
+            if let Some((_, first)) = given.iter().find(|(n, _)| *n == k) {
+                return Err(err(format!(
+                    "parameter `{k}` is given twice (values {first} and {v})"
+                )));
+            }
+            given.push((k, v));
             slot.1 = v;
         }
         s.validate(spec)?;
@@ -95,5 +107,26 @@ impl fmt::Display for Shape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let parts: Vec<String> = self.0.iter().map(|(n, v)| format!("{n}={v}")).collect();
         f.write_str(&parts.join(","))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_parameter_given_twice_is_refused() {
+        let e = Shape::parse("matmul", "m=1,n=4,m=2")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("parameter `m` is given twice (values 1 and 2)"),
+            "{e}"
+        );
+        // Spaces around a name do not make it another one.
+        let e = Shape::parse("vecadd", "n=4, n =4").unwrap_err().to_string();
+        assert!(e.contains("`n` is given twice"), "{e}");
+        let s = Shape::parse("matmul", "m=1,n=4").unwrap();
+        assert_eq!((s.get("m"), s.get("n")), (1, 4));
     }
 }

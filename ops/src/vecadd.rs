@@ -50,15 +50,36 @@ fn apply(s: &mut Schedule, name: &str) -> Result<(), ScheduleError> {
             s.bind(p[0], ThreadAxis::BlockIdxX)?;
             s.bind(p[1], ThreadAxis::ThreadIdxX)?;
         }
-        // A fixed grid of 2048 blocks of 256 threads walks the vector: coalesced, and
-        // within every target's grid limit at any length.
+        // A grid of blocks of 256 threads walks the vector: coalesced, and within every
+        // target's grid limit at any length. The grid is sized from n, up to GRID_CAP
+        // blocks: a short vector launches only the blocks it fills (4 for n = 1024, not
+        // 2048 of which 2044 would find nothing to do).
         _ => {
-            let p = s.split(i[0], &[None, Some(2048), Some(256)])?;
+            let p = s.split(i[0], &[None, Some(grid_stride_blocks(s)), Some(BLOCK)])?;
             s.bind(p[1], ThreadAxis::BlockIdxX)?;
             s.bind(p[2], ThreadAxis::ThreadIdxX)?;
         }
     }
     Ok(())
+}
+
+/// Threads per block of `grid-stride`.
+const BLOCK: i64 = 256;
+
+/// Most blocks `grid-stride` launches: 2048 x 256 threads keep every SM of a large GPU
+/// (132 on an H100, 2048 threads each) busy twice over; longer vectors loop.
+const GRID_CAP: i64 = 2048;
+
+/// Blocks of `grid-stride` for the vector in `s`: `ceil(n / BLOCK)`, at most [`GRID_CAP`]
+/// (and at least one).
+fn grid_stride_blocks(s: &Schedule) -> i64 {
+    let n = s
+        .func()
+        .buffer_params()
+        .find(|b| b.name() == "C")
+        .and_then(|b| b.shape().first().copied())
+        .unwrap_or(GRID_CAP * BLOCK);
+    ((n + BLOCK - 1) / BLOCK).clamp(1, GRID_CAP)
 }
 
 fn reference(inputs: &[ArrayD<f64>], _: &Shape) -> ArrayD<f64> {

@@ -99,3 +99,24 @@ fn window_sum_shared_fetch_keeps_130_elements() {
         .visit(&mut |s| barriers += matches!(s, KStmt::Barrier) as usize);
     assert_eq!(barriers, 1);
 }
+
+/// `grid-stride` launches the blocks n fills, up to 2048; past 2048 x 256 elements each
+/// thread loops over the rest.
+#[test]
+fn vecadd_grid_stride_grid_is_sized_from_n() {
+    for (n, blocks, passes) in [
+        (1, 1, None),
+        (1000, 4, None),
+        (1024, 4, None),
+        (1025, 5, None),
+        (2048 * 256, 2048, None),
+        (2048 * 256 + 1, 2048, Some(2)),
+        (1 << 26, 2048, Some(128)),
+    ] {
+        let k = kernel("vecadd", &[n], "grid-stride");
+        assert_eq!(k.grid, [blocks, 1, 1], "n = {n}");
+        assert_eq!(k.block, [256, 1, 1], "n = {n}");
+        let loops = serial_loops(&k);
+        assert_eq!(loops.first().map(|l| l.0), passes, "n = {n}: {loops:?}");
+    }
+}

@@ -133,7 +133,11 @@ fn bad_configs_are_named_errors() {
         .lower_with("shared-blocking", Some(&seed))
         .unwrap_err()
         .to_string();
-    assert!(e.contains("no template"), "{e}");
+    assert!(
+        e.contains("`shared-blocking` of `matmul` is not a template, so it takes no config")
+            && e.contains("its template schedule `template` does"),
+        "{e}"
+    );
 }
 
 /// The thread tile the template computes is seed 002's

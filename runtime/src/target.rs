@@ -11,6 +11,7 @@ use std::str::FromStr;
 use thiserror::Error;
 use weft_codegen_common::{EmitError, Emitted, LimitError, TargetLimits};
 use weft_ir::dtype::DType;
+use weft_ir::echo;
 use weft_ir::kernel::{Kernel, LoweredFunc};
 
 use crate::shader_checks::ShaderChecks;
@@ -109,10 +110,12 @@ pub enum Target {
 pub enum TargetError {
     #[error("empty target string; valid targets are {}", TARGET_NAMES.join(", "))]
     Empty,
-    #[error("unknown target `{name}` in `{input}`; valid targets are {}", TARGET_NAMES.join(", "))]
+    #[error("unknown target {} in {}; valid targets are {}", echo(name), echo(input), TARGET_NAMES.join(", "))]
     UnknownTarget { input: String, name: String },
     #[error(
-        "unknown option `{option}` for target `{target}` in `{input}`; valid options are {valid}"
+        "unknown option {} for target `{target}` in {}; valid options are {valid}",
+        echo(option),
+        echo(input)
     )]
     UnknownOption {
         input: String,
@@ -120,17 +123,21 @@ pub enum TargetError {
         option: String,
         valid: String,
     },
-    #[error("invalid value `{value}` for `{option}` in `{input}`: expected {expected}")]
+    #[error(
+        "invalid value {} for `{option}` in {}: expected {expected}",
+        echo(value),
+        echo(input)
+    )]
     BadValue {
         input: String,
         option: String,
         value: String,
         expected: &'static str,
     },
-    #[error("option `{option}` given twice in `{input}`")]
+    #[error("option `{option}` given twice in {}", echo(input))]
     Duplicate { input: String, option: String },
     /// An architecture the target does not compile for; `why` names the ones it does.
-    #[error("`-arch={arch}` in `{input}`: {why}")]
+    #[error("{} in {}: {why}", echo(&format!("-arch={arch}")), echo(input))]
     UnknownArch {
         input: String,
         arch: String,

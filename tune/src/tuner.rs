@@ -55,6 +55,9 @@ pub trait Progress: Sync {
     fn phase(&self, _name: &'static str, _total: usize) {}
     /// One step of the current phase is done.
     fn step(&self) {}
+    /// A config was timed at `median` kernel time (before its check), for a report of the
+    /// best time so far.
+    fn timed(&self, _median: Duration) {}
 }
 
 /// No progress reports.
@@ -236,6 +239,7 @@ pub fn tune(
             Err(e) => (None, Outcome::Failed(e)),
             Ok(r) => match time(device, &r, opts, best) {
                 Ok(timing) => {
+                    progress.timed(timing.median);
                     best = Some(best.map_or(timing.median, |b| b.min(timing.median)));
                     let o = Outcome::Timed {
                         timing,

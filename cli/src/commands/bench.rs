@@ -2,7 +2,6 @@
 
 use std::collections::HashMap;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use ndarray::ArrayD;
 use weft_ops::Workload;
 use weft_ops::check::Checker;
@@ -12,6 +11,8 @@ use weft_runtime::{ShaderChecks, Target, WgpuOptions, available_targets};
 use crate::args::{BenchArgs, SizeClass};
 use crate::bench::{BenchRun, Bound, Place, Row, TargetRecord, bound, finish, render};
 use crate::error::CliError;
+use crate::out::out;
+use crate::progress::Progress;
 use crate::references;
 use crate::select::{self, Opened};
 use weft_tune::measure::{TimingPlan, measure_on};
@@ -19,10 +20,13 @@ use weft_tune::measure::{TimingPlan, measure_on};
 /// Runs the benchmark, prints the table, writes the JSON; fails (exit 1) if any row is
 /// wrong or failed. Refused rows are reported, not failures.
 pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
+    if let Some(path) = &a.json {
+        crate::paths::output_file("--json", path)?;
+    }
     let run = collect(a)?;
-    print!("{}", header(&run.targets));
-    print!("{}", render(&run.rows, &run.first_target()));
-    print!("{}", configs_used(&run.rows));
+    out!("{}", header(&run.targets))?;
+    out!("{}", render(&run.rows, &run.first_target()))?;
+    out!("{}", configs_used(&run.rows))?;
     if let Some(path) = &a.json {
         write_json(&run, path)?;
     }
@@ -90,7 +94,13 @@ pub fn collect(a: &BenchArgs) -> Result<BenchRun, CliError> {
                 .sum::<usize>()
         })
         .sum();
-    let progress = progress_bar(total as u64);
+    let progress = Progress::new(
+        "bench",
+        "runs",
+        "[{elapsed_precise}] {bar:30} {pos}/{len} {wide_msg}",
+        total as u64,
+    );
+    progress.phase("measuring", total as u64);
 
     let mut rows = Vec::new();
     let mut checkers: Checkers = HashMap::new();
@@ -136,7 +146,7 @@ pub fn collect(a: &BenchArgs) -> Result<BenchRun, CliError> {
                     }
                 };
                 for (ki, schedule) in op.schedules.iter().enumerate() {
-                    progress.set_message(format!("{}/{schedule} {shape} on {target}", op.name));
+                    progress.message(format!("{}/{schedule} {shape} on {target}", op.name));
                     let limits = opened.device.limits();
                     let choice = weft_tune::choose(
                         &w,
@@ -172,7 +182,7 @@ pub fn collect(a: &BenchArgs) -> Result<BenchRun, CliError> {
                     progress.inc(1);
                 }
                 if is_cuda(&opened.target) {
-                    progress.set_message(format!("{} reference {shape} on {target}", op.name));
+                    progress.message(format!("{} reference {shape} on {target}", op.name));
                     let r = reference.get_or_insert_with(|| {
                         CudaReference::open(&opened.target).map_err(|e| CliError::Reference {
                             context: "opening the CUDA reference".to_string(),
@@ -197,7 +207,7 @@ pub fn collect(a: &BenchArgs) -> Result<BenchRun, CliError> {
             }
         }
     }
-    progress.finish_and_clear();
+    progress.finish();
     finish(&mut rows, &first);
     Ok(BenchRun {
         weft_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -291,17 +301,6 @@ fn header(records: &[TargetRecord]) -> String {
     }
     out.push('\n');
     out
-}
-
-/// A progress bar on stderr (hidden when stderr is not a terminal).
-fn progress_bar(total: u64) -> ProgressBar {
-    let bar = ProgressBar::new(total);
-    if let Ok(style) =
-        ProgressStyle::with_template("[{elapsed_precise}] {bar:30} {pos}/{len} {wide_msg}")
-    {
-        bar.set_style(style);
-    }
-    bar
 }
 
 /// One line per template row: the config it ran with and where that came from.

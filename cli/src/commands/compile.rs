@@ -12,6 +12,7 @@ use crate::args::{CompileArgs, SizeClass};
 use crate::error::CliError;
 use crate::format::{Table, fmt_time};
 use crate::offline::{Compiled, compile_one};
+use crate::out::{out, outln};
 use crate::select;
 
 /// Compiles one schedule (or, with `--all`, every one) and prints a table of the kernels'
@@ -35,24 +36,24 @@ pub fn compile(a: &CompileArgs) -> Result<(), CliError> {
         a.config.as_deref(),
         &target,
     )?;
-    println!("op        {}", op.name);
-    println!("schedule  {}", r.schedule);
-    println!("shape     {shape}");
-    println!("target    {target} (compiled offline, not run)");
-    println!("compiler  {}", r.report.compiler);
-    println!(
+    outln!("op        {}", op.name)?;
+    outln!("schedule  {}", r.schedule)?;
+    outln!("shape     {shape}")?;
+    outln!("target    {target} (compiled offline, not run)")?;
+    outln!("compiler  {}", r.report.compiler)?;
+    outln!(
         "compiled  {} kernel(s) for {} in {}, code object {} bytes",
         r.report.kernels.len(),
         r.report.arch,
         fmt_time(r.report.compile_time),
         r.report.code_object_bytes
-    );
-    println!();
+    )?;
+    outln!()?;
     let mut table = resource_table(&["kernel"]);
     for (kernel, res) in &r.report.kernels {
         table.row(resource_row(vec![kernel.clone()], res));
     }
-    print!("{}", table.render());
+    out!("{}", table.render())?;
     Ok(())
 }
 
@@ -75,7 +76,7 @@ fn compile_all(a: &CompileArgs, target: &Target) -> Result<(), CliError> {
             compile_one(op, Some(schedule), shape, a.config.as_deref(), target)
         })
         .collect();
-    println!("target {target} (compiled offline, not run)");
+    outln!("target {target} (compiled offline, not run)")?;
     let mut table = resource_table(&["op", "schedule", "kernel"]);
     let (mut failed, mut refused) = (0, 0);
     for ((op, schedule, _), result) in cases.iter().zip(results) {
@@ -99,7 +100,7 @@ fn compile_all(a: &CompileArgs, target: &Target) -> Result<(), CliError> {
             }
         }
     }
-    print!("{}", table.render());
+    out!("{}", table.render())?;
     if failed + refused > 0 {
         return Err(CliError::Summary {
             wrong: failed,

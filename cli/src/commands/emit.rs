@@ -4,6 +4,7 @@ use weft_runtime::Target;
 
 use crate::args::{EmitArgs, SizeClass};
 use crate::error::CliError;
+use crate::out::out;
 use crate::select;
 
 /// Prints every kernel of the lowered schedule in the target's language, in launch
@@ -26,6 +27,6 @@ pub fn emit(a: &EmitArgs) -> Result<(), CliError> {
     if !out.ends_with('\n') {
         out.push('\n');
     }
-    print!("{out}");
+    out!("{out}")?;
     Ok(())
 }

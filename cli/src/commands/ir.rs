@@ -2,6 +2,7 @@
 
 use crate::args::{IrArgs, SizeClass};
 use crate::error::CliError;
+use crate::out::out;
 use crate::select;
 
 /// Prints the scheduled Func (`--lowered`: the kernels), after the trace with `--trace`.
@@ -50,6 +51,6 @@ pub fn ir(a: &IrArgs) -> Result<(), CliError> {
     if !out.ends_with('\n') {
         out.push('\n');
     }
-    print!("{out}");
+    out!("{out}")?;
     Ok(())
 }

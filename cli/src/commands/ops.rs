@@ -3,6 +3,7 @@
 use weft_ops::{OPS, Shape};
 
 use crate::error::CliError;
+use crate::out::out;
 
 /// Prints each op: summary, seed, shape parameters with defaults, schedules (best
 /// marked), its benchmark and small shapes, and its template's schedule space.
@@ -42,6 +43,6 @@ pub fn ops() -> Result<(), CliError> {
             ));
         }
     }
-    print!("{out}");
+    out!("{out}")?;
     Ok(())
 }

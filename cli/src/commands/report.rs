@@ -3,6 +3,7 @@
 use crate::args::ReportArgs;
 use crate::commands::bench::{collect, write_json};
 use crate::error::CliError;
+use crate::out::outln;
 use crate::report::{ReportData, include, include_existing, merge_offline, supersede};
 use crate::report::{offline, page, stale};
 
@@ -10,6 +11,14 @@ use crate::report::{offline, page, stale};
 /// the `report.json` already in `--out`. Fails (exit 1) when a row of this run is wrong or
 /// failed, after writing everything.
 pub fn report(a: &ReportArgs) -> Result<(), CliError> {
+    // Checked first, whatever runs: with `--no-run --no-compile` nothing else would read
+    // `--ops`, and a misspelt op would be ignored without a word.
+    let ops = crate::select::ops(&a.bench.ops)?;
+    // So are the places the results go: the benchmark and the compiles take minutes.
+    crate::paths::output_dir("--out", &a.out)?;
+    if let (Some(path), false) = (&a.bench.json, a.no_run) {
+        crate::paths::output_file("--json", path)?;
+    }
     let mut data = ReportData {
         weft_version: env!("CARGO_PKG_VERSION").to_string(),
         commit: crate::COMMIT.to_string(),
@@ -41,7 +50,6 @@ pub fn report(a: &ReportArgs) -> Result<(), CliError> {
         data.runs.push(run);
     }
     if !a.no_compile {
-        let ops = crate::select::ops(&a.bench.ops)?;
         eprintln!("weft: compiling every op x schedule offline (AMD through hipcc, MSL check)");
         merge_offline(&mut data.offline, offline::compile_all(&ops)?);
     }
@@ -56,15 +64,15 @@ pub fn report(a: &ReportArgs) -> Result<(), CliError> {
         path: json.clone(),
         source,
     })?;
-    println!("wrote {}", json.display());
+    outln!("wrote {}", json.display())?;
     for path in written {
-        println!("wrote {}", path.display());
+        outln!("wrote {}", path.display())?;
     }
     for path in removed {
-        println!(
+        outln!(
             "removed {} (a chart this page no longer draws)",
             path.display()
-        );
+        )?;
     }
     verdict
 }

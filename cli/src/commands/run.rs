@@ -7,11 +7,15 @@ use weft_runtime::{ShaderChecks, WgpuOptions};
 use crate::args::{RunArgs, SizeClass};
 use crate::error::CliError;
 use crate::format::{fmt_error, fmt_ratio_of_tolerance, fmt_time};
+use crate::out::outln;
 use crate::select::{self, Opened};
 use weft_tune::measure::{Measured, TimingPlan, describe, measure, measure_on};
 
 /// Runs the command.
 pub fn run(a: &RunArgs) -> Result<(), CliError> {
+    if let Some(dir) = &a.save {
+        crate::paths::output_dir("--save", dir)?;
+    }
     let options = WgpuOptions {
         shader_checks: if a.checked_shaders {
             ShaderChecks::Checked
@@ -58,49 +62,49 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         None,
     )?;
     let verdict = if m.is_right() { "ok" } else { "WRONG" };
-    println!("op        {}", op.name);
-    println!("schedule  {schedule}");
+    outln!("op        {}", op.name)?;
+    outln!("schedule  {schedule}")?;
     if let Some(c) = &choice {
-        println!("config    {}", c.config);
-        println!("          {}", c.source);
+        outln!("config    {}", c.config)?;
+        outln!("          {}", c.source)?;
     }
-    println!("shape     {}", w.shape);
-    println!("target    {} ({})", opened.target, opened.device.name());
+    outln!("shape     {}", w.shape)?;
+    outln!("target    {} ({})", opened.target, opened.device.name())?;
     // Kernel time (device timers around back-to-back runs; a sample is one group's time
     // per run); the host's view is apart.
-    println!(
+    outln!(
         "median    {} kernel time (min {}, {} samples)",
         fmt_time(m.timing.median),
         fmt_time(m.timing.min),
         m.timing.all.len()
-    );
+    )?;
     if let (Some(host), Some(overhead)) = (m.timing.host, m.timing.launch_overhead()) {
-        println!(
+        outln!(
             "host      {} per run launched and waited for: launch overhead {}",
             fmt_time(host),
             fmt_time(overhead)
-        );
+        )?;
     }
     if let Some(x) = choice
         .as_ref()
         .and_then(|c| c.source.disagreement(m.timing.median))
     {
-        println!(
+        outln!(
             "warning   {}",
             weft_tune::ChoiceSource::disagreement_note(x)
-        );
+        )?;
     }
-    println!("error     {}: {verdict}", error_line(&m));
-    println!("          rule: {}", m.rule);
-    print_bounds(&m);
+    outln!("error     {}: {verdict}", error_line(&m))?;
+    outln!("          rule: {}", m.rule)?;
+    print_bounds(&m)?;
     if let Some(dir) = &a.inputs {
-        println!("inputs    {}", dir.display());
+        outln!("inputs    {}", dir.display())?;
     }
     // Saved even when wrong: a wrong output is what a user wants to look at.
     if let (Some(dir), Some(out)) = (&a.save, &output) {
         let paths = crate::npy::save(dir, &w, &inputs, out)?;
         let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-        println!("saved     {}", names.join(", "));
+        outln!("saved     {}", names.join(", "))?;
     }
     wrong_to_error(&m, || describe(&w, schedule, opened.device.as_ref()))
 }
@@ -127,18 +131,19 @@ fn choose(
 
 /// The bounds prover's verdict per kernel, and on wgpu what it decided about runtime
 /// checks.
-fn print_bounds(m: &Measured) {
+fn print_bounds(m: &Measured) -> Result<(), CliError> {
     let lines = m.checks_lines();
     if !lines.is_empty() {
         for (i, l) in lines.iter().enumerate() {
-            println!("{}{l}", if i == 0 { "checks    " } else { "          " });
+            outln!("{}{l}", if i == 0 { "checks    " } else { "          " })?;
         }
-        return;
+        return Ok(());
     }
     for (i, r) in m.bounds.iter().enumerate() {
         let head = if i == 0 { "bounds    " } else { "          " };
-        println!("{head}{r}");
+        outln!("{head}{r}")?;
     }
+    Ok(())
 }
 
 /// `checks off (proven)` on wgpu, `bounds proven` or `bounds NOT proven` elsewhere.
@@ -210,7 +215,7 @@ fn cases(a: &RunArgs) -> Result<Vec<(&'static OpSpec, Vec<Shape>)>, CliError> {
 /// One line per op x schedule x shape; failures are described on stderr as they happen.
 fn run_all(a: &RunArgs, opened: &mut Opened, plan: &TimingPlan) -> Result<(), CliError> {
     let (mut total, mut wrong, mut refused) = (0, 0, 0);
-    println!("target {} ({})", opened.target, opened.device.name());
+    outln!("target {} ({})", opened.target, opened.device.name())?;
     let records = select::records(a.records.as_deref())?;
     for (op, shapes) in cases(a)? {
         let schedules: Vec<&str> = match &a.schedule {
@@ -229,12 +234,12 @@ fn run_all(a: &RunArgs, opened: &mut Opened, plan: &TimingPlan) -> Result<(), Cl
                     Ok(m)
                 });
                 match result {
-                    Ok(m) => println!(
+                    Ok(m) => outln!(
                         "ok       {label:<48} median {:>10}  error {} of tol  {}",
                         fmt_time(m.timing.median),
                         fmt_ratio_of_tolerance(m.error.ratio),
                         bounds_short(&m)
-                    ),
+                    )?,
                     Err(e) => {
                         let status = if e.is_refusal() {
                             refused += 1;
@@ -243,17 +248,17 @@ fn run_all(a: &RunArgs, opened: &mut Opened, plan: &TimingPlan) -> Result<(), Cl
                             wrong += 1;
                             "WRONG"
                         };
-                        println!("{status:<8} {label}");
+                        outln!("{status:<8} {label}")?;
                         eprintln!("weft: {e}");
                     }
                 }
             }
         }
     }
-    println!(
+    outln!(
         "{total} runs: {} ok, {wrong} wrong or failed, {refused} refused",
         total - wrong - refused
-    );
+    )?;
     if wrong + refused > 0 {
         return Err(CliError::Summary {
             wrong,

@@ -5,6 +5,7 @@ use weft_runtime::{SourceLanguage, Target, TargetInfo, available_targets};
 
 use crate::error::CliError;
 use crate::format::Table;
+use crate::out::out;
 
 /// Prints one line per target (and per further device): its status, the language it
 /// emits, and its device or why it is unavailable.
@@ -45,7 +46,7 @@ pub fn targets() -> Result<(), CliError> {
             ]);
         }
     }
-    print!("{}", table.render());
+    out!("{}", table.render())?;
     Ok(())
 }
 

@@ -3,7 +3,6 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use weft_ops::templates::TemplateSpec;
 use weft_ops::{OpSpec, Workload};
 use weft_runtime::reference::CudaReference;
@@ -13,6 +12,8 @@ use weft_tune::{Outcome, Record, Records, TuneOptions, Tuned};
 use crate::args::{SizeClass, TuneArgs};
 use crate::error::CliError;
 use crate::format::{Table, fmt_ratio, fmt_sig, fmt_time};
+use crate::out::{out, outln};
+use crate::progress::Progress;
 use crate::select;
 
 /// Configs timed on slow devices (the interpreter, CPU adapters) unless `--sample` says.
@@ -50,12 +51,14 @@ pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
         (None, SizeClass::Small) => Some(CPU_SAMPLE),
         (None, SizeClass::Bench) => None,
     };
-    println!(
+    outln!(
         "tuning {}/{} at {} on {target} ({device_name})",
-        op.name, spec.schedule, w.shape
-    );
+        op.name,
+        spec.schedule,
+        w.shape
+    )?;
     let space = (spec.space)(&limits).len();
-    println!(
+    outln!(
         "space: {space} configs for {} ({} threads, {} B shared, {} registers per thread){}",
         limits.name,
         limits.max_threads_per_block,
@@ -65,28 +68,33 @@ pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
             Some(n) if n < space => format!("; timing a sample of {n}, spread over the space"),
             _ => String::new(),
         }
-    );
+    )?;
     let opts = TuneOptions {
         sample,
         seed: a.seed,
         ..TuneOptions::default()
     };
-    let bar = Bar::new();
-    let tuned = weft_tune::tune(opened.device.as_mut(), &w, spec, &limits, &opts, &bar)?;
-    bar.0.finish_and_clear();
+    let progress = Progress::new(
+        format!("tune {}", op.name),
+        "configs",
+        "[{elapsed_precise}] {msg:<9} {bar:30} {pos}/{len}",
+        0,
+    );
+    let tuned = weft_tune::tune(opened.device.as_mut(), &w, spec, &limits, &opts, &progress)?;
+    progress.finish();
 
     let reference = if matches!(target, Target::Cuda { .. }) && op.name == "matmul" {
         cublas(&target, &w)
     } else {
         None
     };
-    print!("{}", table(&tuned, &w, reference));
+    out!("{}", table(&tuned, &w, reference))?;
     if let Some(r) = reference {
-        println!(
+        outln!(
             "cuBLAS SGEMM: {} ({}), same device, kernel time",
             fmt_time(r),
             fmt_flops(w.flops / r.as_secs_f64())
-        );
+        )?;
     }
     let timed = tuned.trials.iter().filter(|t| t.time().is_some()).count();
     let failed: Vec<_> = tuned
@@ -98,7 +106,7 @@ pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
         })
         .collect();
     let wrong: Vec<_> = tuned.wrong().collect();
-    println!(
+    outln!(
         "timed {timed} of {} configs in {:.1} s (building and compiling: {:.1} s); checked {} \
          against the float64 reference ({}); {} wrong, {} failed",
         tuned.trials.len(),
@@ -115,7 +123,7 @@ pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
         },
         wrong.len(),
         failed.len()
-    );
+    )?;
     for (t, why) in failed.iter().take(3) {
         eprintln!("weft: config {} failed: {why}", t.config);
     }
@@ -175,7 +183,7 @@ pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
             aside.display()
         );
     }
-    println!("best {} saved to {}", best.config, path.display());
+    outln!("best {} saved to {}", best.config, path.display())?;
     Ok(())
 }
 
@@ -191,20 +199,12 @@ fn records_path(a: &TuneArgs) -> Result<PathBuf, CliError> {
     Ok(path)
 }
 
+/// The op's template, or the error that there is nothing to tune.
 fn template_of(op: &'static OpSpec) -> Result<&'static TemplateSpec, CliError> {
-    op.template.ok_or_else(|| CliError::Config {
+    op.template.ok_or_else(|| CliError::NothingToTune {
         op: op.name.to_string(),
-        schedule: "template".to_string(),
-        reason: format!(
-            "`{}` has no template to tune; ops with one: {}",
-            op.name,
-            weft_ops::OPS
-                .iter()
-                .filter(|o| o.template.is_some())
-                .map(|o| o.name)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        schedules: op.schedules.join(", "),
+        templates: select::templates(),
     })
 }
 
@@ -220,11 +220,15 @@ fn list(op: &OpSpec, spec: &TemplateSpec, target: &Target) -> Result<(), CliErro
     };
     let r = limits;
     let space = (spec.space)(&r);
-    println!(
+    outln!(
         "{}/{} on {target} ({whence}): {} threads, {} B shared, {} registers per thread",
-        op.name, spec.schedule, r.max_threads_per_block, r.max_shared_bytes, r.max_registers
-    );
-    println!("{} configs; the same for every input size", space.len());
+        op.name,
+        spec.schedule,
+        r.max_threads_per_block,
+        r.max_shared_bytes,
+        r.max_registers
+    )?;
+    outln!("{} configs; the same for every input size", space.len())?;
     let default = (spec.default)(&r);
     let mut t = Table::new(&["config", "", "what it is"]);
     for c in &space {
@@ -235,10 +239,10 @@ fn list(op: &OpSpec, spec: &TemplateSpec, target: &Target) -> Result<(), CliErro
             (spec.describe)(c).unwrap_or_else(|e| e),
         ]);
     }
-    print!("{}", t.render());
-    println!("parameters:");
+    out!("{}", t.render())?;
+    outln!("parameters:")?;
     for (name, meaning) in spec.params {
-        println!("  {name:<3} {meaning}");
+        outln!("  {name:<3} {meaning}")?;
     }
     Ok(())
 }
@@ -289,32 +293,6 @@ fn cublas(target: &Target, w: &Workload) -> Option<Duration> {
             eprintln!("weft: no cuBLAS reference: {e}");
             None
         }
-    }
-}
-
-/// An indicatif bar driven by the tuner's phases.
-struct Bar(ProgressBar);
-
-impl Bar {
-    fn new() -> Bar {
-        let bar = ProgressBar::new(0);
-        if let Ok(style) =
-            ProgressStyle::with_template("[{elapsed_precise}] {msg:<9} {bar:30} {pos}/{len}")
-        {
-            bar.set_style(style);
-        }
-        Bar(bar)
-    }
-}
-
-impl weft_tune::Progress for Bar {
-    fn phase(&self, name: &'static str, total: usize) {
-        self.0.set_message(name);
-        self.0.set_length(total as u64);
-        self.0.set_position(0);
-    }
-    fn step(&self) {
-        self.0.inc(1);
     }
 }
 

@@ -100,13 +100,26 @@ pub fn compile_all(ops: &[&'static OpSpec]) -> Result<Vec<OfflineRow>, CliError>
             cases.push((*op, *schedule, shape.clone(), None));
         }
     }
-    Ok(cases
+    let progress = crate::progress::Progress::new(
+        "report",
+        "compiles",
+        "[{elapsed_precise}] {msg:<9} {bar:30} {pos}/{len}",
+        cases.len() as u64,
+    );
+    progress.phase("compiling offline", cases.len() as u64);
+    let rows = cases
         .par_iter()
-        .map(|(op, schedule, shape, arch)| match arch {
-            Some(arch) => amd(op, schedule, shape, arch),
-            None => msl(op, schedule, shape),
+        .map(|(op, schedule, shape, arch)| {
+            let row = match arch {
+                Some(arch) => amd(op, schedule, shape, arch),
+                None => msl(op, schedule, shape),
+            };
+            progress.inc(1);
+            row
         })
-        .collect())
+        .collect();
+    progress.finish();
+    Ok(rows)
 }
 
 fn amd(op: &OpSpec, schedule: &str, shape: &weft_ops::Shape, arch: &str) -> OfflineRow {

@@ -32,6 +32,7 @@ pub mod winograd;
 use std::fmt;
 
 use weft_codegen_common::TargetLimits;
+use weft_ir::echo;
 use weft_ir::func::Func;
 use weft_ir::template::TemplateError;
 
@@ -54,18 +55,26 @@ impl Config {
         self.0.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
     }
 
-    /// Parses `name=value,...`.
+    /// Parses `name=value,...`; a name given twice is an error naming it.
     pub fn parse(text: &str) -> Result<Config, String> {
-        let mut out = Vec::new();
+        let mut out: Vec<(String, i64)> = Vec::new();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (k, v) = part
                 .split_once('=')
-                .ok_or_else(|| format!("`{part}` is not of the form name=value"))?;
+                .ok_or_else(|| format!("{} is not of the form name=value", echo(part)))?;
+            let (k, v) = (k.trim(), v.trim());
             let v: i64 = v
-                .trim()
                 .parse()
-                .map_err(|_| format!("`{}` (for `{}`) is not an integer", v.trim(), k.trim()))?;
-            out.push((k.trim().to_string(), v));
+                .map_err(|_| format!("{} (for {}) is not an integer", echo(v), echo(k)))?;
+            // Refused rather than the last one winning: `bk=8,bk=16` is a typo for
+            // another parameter, and tuning or timing the wrong config hides it.
+            if let Some((_, first)) = out.iter().find(|(n, _)| n == k) {
+                return Err(format!(
+                    "parameter {} is given twice (values {first} and {v})",
+                    echo(k)
+                ));
+            }
+            out.push((k.to_string(), v));
         }
         Ok(Config(out))
     }
@@ -102,7 +111,8 @@ impl Config {
             Some((n, _)) => {
                 let names: Vec<&str> = params.iter().map(|(p, _)| *p).collect();
                 Err(self.invalid(format!(
-                    "unknown parameter `{n}`; the {template} template's are {}",
+                    "unknown parameter {}; the {template} template's are {}",
+                    echo(n),
                     names.join(", ")
                 )))
             }
@@ -153,7 +163,7 @@ impl fmt::Debug for TemplateSpec {
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
     /// The config is not a point of the template's space.
-    #[error("config `{config}`: {reason}")]
+    #[error("config {}: {reason}", echo(config))]
     Config { config: String, reason: String },
     /// The template made a mistake building its IR (a bug of the template).
     #[error(transparent)]
@@ -185,5 +195,18 @@ pub(crate) fn grid_for(blocks: i64) -> [i64; 2] {
     } else {
         let gy = ceil_div(blocks, 65535);
         [ceil_div(blocks, gy), gy]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_parameter_given_twice_is_refused() {
+        let e = Config::parse("bk=8,wm=2,bk=16").unwrap_err();
+        assert_eq!(e, "parameter `bk` is given twice (values 8 and 16)");
+        let c = Config::parse("bk=8, wm=2").unwrap();
+        assert_eq!((c.get("bk"), c.get("wm")), (Some(8), Some(2)));
     }
 }
