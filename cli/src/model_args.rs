@@ -21,6 +21,9 @@ pub enum ModelCommand {
     /// Print the partitioned graph: which nodes went into which kernel, and each
     /// kernel's template and config (or rule).
     Graph(ModelGraphArgs),
+    /// End-to-end rows per target, and a per-kernel table of where the time goes
+    /// (which graph nodes each kernel holds, its schedule, its time and share).
+    Bench(ModelBenchArgs),
 }
 
 /// The element type a model runs in.
@@ -88,4 +91,20 @@ pub struct ModelGraphArgs {
     /// Also print the graph after the passes, one node a line.
     #[arg(long)]
     pub nodes: bool,
+}
+
+/// `weft model bench`.
+#[derive(Debug, Args)]
+pub struct ModelBenchArgs {
+    #[command(flatten)]
+    pub source: ModelSource,
+    /// Target strings, comma-separated (`cuda,vulkan`).
+    #[arg(long, default_value = "cuda")]
+    pub targets: String,
+    /// Timed runs of the whole model (and of each kernel for the table).
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+    pub iters: u32,
+    /// Leave out the per-kernel table.
+    #[arg(long)]
+    pub no_kernels: bool,
 }

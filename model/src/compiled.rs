@@ -277,6 +277,29 @@ impl Loaded {
         Ok(dev.time_launches(&self.launches, warmup, iters)?)
     }
 
+    /// Times each group's kernels alone (`iters` runs each, after a warm-up): where the
+    /// model's time goes. One timing per group, in run order.
+    pub fn time_each(
+        &self,
+        dev: &mut dyn Device,
+        warmup: usize,
+        iters: usize,
+    ) -> Result<Vec<Timing>, ModelError> {
+        let groups = self.launch_group.iter().copied().max().map_or(0, |m| m + 1);
+        (0..groups)
+            .map(|gi| {
+                let launches: Vec<Launch> = self
+                    .launches
+                    .iter()
+                    .zip(&self.launch_group)
+                    .filter(|(_, g)| **g == gi)
+                    .map(|(l, _)| l.clone())
+                    .collect();
+                Ok(dev.time_launches(&launches, warmup, iters)?)
+            })
+            .collect()
+    }
+
     /// Frees every buffer of the load.
     pub fn free(&self, dev: &mut dyn Device) {
         for &id in &self.owned {

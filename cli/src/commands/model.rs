@@ -11,9 +11,13 @@ use weft_model::CompiledModel;
 use weft_runtime::{Target, WgpuOptions};
 
 use crate::error::CliError;
+use crate::format::Table;
 use crate::format::fmt_time;
-use crate::model_args::{ModelCommand, ModelDType, ModelGraphArgs, ModelRunArgs, ModelSource};
+use crate::model_args::{
+    ModelBenchArgs, ModelCommand, ModelDType, ModelGraphArgs, ModelRunArgs, ModelSource,
+};
 use crate::models::{self, Instance};
+use crate::out::{out, outln};
 use crate::select;
 
 /// The largest model the float64 reference evaluates by default, in multiply-adds (a
@@ -35,6 +39,7 @@ pub fn model(command: &ModelCommand) -> Result<(), CliError> {
     match command {
         ModelCommand::Run(a) => run(a),
         ModelCommand::Graph(a) => graph(a),
+        ModelCommand::Bench(a) => bench(a),
     }
 }
 
@@ -62,21 +67,21 @@ fn graph(a: &ModelGraphArgs) -> Result<(), CliError> {
     let target = Target::parse(&a.target)?;
     let g = load(&a.source)?;
     let model = compile(&g, &target.limits())?;
-    println!(
+    outln!(
         "graph {}: {} nodes, {} parameters; after the passes {} nodes in {} kernels",
         g.name,
         g.nodes.len(),
         g.parameter_count(),
         model.graph.nodes.len(),
         model.kernel_count()
-    );
+    )?;
     for r in &model.passes {
-        println!("  pass {r}");
+        outln!("  pass {r}")?;
     }
     if a.nodes {
-        println!("{}", model.graph);
+        outln!("{}", model.graph)?;
     }
-    print!("{}", model.show());
+    out!("{}", model.show())?;
     Ok(())
 }
 
@@ -145,49 +150,49 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
     loaded.free(dev);
     let timing = timing.map_err(|e| CliError::Model(e.to_string()))?;
 
-    println!("model     {} ({})", a.source.model, g.name);
+    outln!("model     {} ({})", a.source.model, g.name)?;
     let shapes: Vec<String> = g
         .inputs
         .iter()
         .map(|&t| format!("{} {:?}", g.tensor(t).name, g.tensor(t).shape))
         .collect();
-    println!("input     {}, f32", shapes.join(", "));
-    println!("target    {} ({})", opened.target, dev.name());
-    println!(
+    outln!("input     {}, f32", shapes.join(", "))?;
+    outln!("target    {} ({})", opened.target, dev.name())?;
+    outln!(
         "compiled  {} nodes → {} kernels in {:.2} s (passes, partition, lowering, device compile)",
         g.nodes.len(),
         model.kernel_count(),
         compile_time.as_secs_f64()
-    );
-    println!(
+    )?;
+    outln!(
         "memory    peak {:.1} MiB on the device: weights {:.1} MiB, intermediates {:.1} MiB in {} reused buffers ({:.1} MiB without reuse)",
         mib(model.plan.peak_bytes(&model.graph)),
         mib(4 * model.graph.parameter_count()),
         mib(model.plan.slot_bytes()),
         model.plan.slots.len(),
         mib(model.plan.unplanned_bytes)
-    );
-    println!(
+    )?;
+    outln!(
         "median    {} kernel time of the whole model (min {}, {} samples)",
         fmt_time(timing.median),
         fmt_time(timing.min),
         timing.all.len()
-    );
+    )?;
     if let Some(host) = timing.host {
-        println!(
+        outln!(
             "host      {} per run launched and waited for",
             fmt_time(host)
-        );
+        )?;
     }
     let mut wrong = None;
     let work = macs(&g);
     if a.no_check {
-        println!("check     skipped (--no-check)");
+        outln!("check     skipped (--no-check)")?;
     } else if work > CHECK_MACS {
-        println!(
+        outln!(
             "check     skipped: {:.1} G multiply-adds is too many for the float64 reference here",
             work / 1e9
-        );
+        )?;
     } else {
         let x: Vec<ArrayD<f64>> = inputs.iter().map(|x| x.mapv(f64::from)).collect();
         let want = evaluate(&g, &x).map_err(|e| CliError::Model(e.to_string()))?;
@@ -202,10 +207,10 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
                 if d.is_nan() { f64::INFINITY } else { m.max(d) }
             }) / scale;
             let verdict = if err <= tol { "ok" } else { "WRONG" };
-            println!(
+            outln!(
                 "error     {err:.2e} = max |weft − ref| / max |ref| of `{}` against the float64 reference (tolerance {tol:.0e}): {verdict}",
                 g.tensor(t).name
-            );
+            )?;
             if err > tol {
                 wrong = Some(format!(
                     "output `{}`: error {err:.2e} above {tol:.0e}",
@@ -224,7 +229,7 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
         }
         let paths =
             models::write_tensors(dir, &named).map_err(|e| CliError::Model(e.to_string()))?;
-        println!("saved     {} files in {}", paths.len(), dir.display());
+        outln!("saved     {} files in {}", paths.len(), dir.display())?;
     }
     match wrong {
         Some(detail) => Err(CliError::Wrong {
@@ -234,6 +239,102 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
         }),
         None => Ok(()),
     }
+}
+
+fn bench(a: &ModelBenchArgs) -> Result<(), CliError> {
+    let g = load(&a.source)?;
+    let iters = a.iters as usize;
+    let mut rows = Table::new(&[
+        "target", "device", "kernels", "compile", "median", "min", "host",
+    ])
+    .align_right(&[2, 3, 4, 5, 6]);
+    let mut tables = Vec::new();
+    for text in a
+        .targets
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+    {
+        let mut opened = select::open_str(text, WgpuOptions::default())?;
+        let started = Instant::now();
+        let model = compile(&g, &opened.device.limits())?;
+        let dev = opened.device.as_mut();
+        let loaded = model
+            .load(dev)
+            .map_err(|e| CliError::Model(format!("loading onto {}: {e}", opened.target)))?;
+        let compile_time = started.elapsed();
+        let warmup = if matches!(opened.target, Target::Cpu) {
+            0
+        } else {
+            3
+        };
+        let timed = loaded.time(dev, warmup, iters).and_then(|whole| {
+            let each = if a.no_kernels {
+                Vec::new()
+            } else {
+                loaded.time_each(dev, warmup, iters)?
+            };
+            Ok((whole, each))
+        });
+        loaded.free(dev);
+        let (whole, each) = timed.map_err(|e| CliError::Model(e.to_string()))?;
+        rows.row(vec![
+            opened.target.to_string(),
+            dev.name(),
+            model.kernel_count().to_string(),
+            format!("{:.2} s", compile_time.as_secs_f64()),
+            fmt_time(whole.median),
+            fmt_time(whole.min),
+            whole.host.map(fmt_time).unwrap_or_default(),
+        ]);
+        if !each.is_empty() {
+            tables.push((opened.target.to_string(), kernel_table(&model, &each)));
+        }
+    }
+    outln!(
+        "model {} ({}): {} nodes, input {:?}, f32",
+        a.source.model,
+        g.name,
+        g.nodes.len(),
+        g.inputs
+            .first()
+            .map(|&t| g.tensor(t).shape.clone())
+            .unwrap_or_default()
+    )?;
+    out!("{}", rows.render())?;
+    for (target, table) in tables {
+        outln!("\nper kernel on {target} (each timed alone; shares of their sum):")?;
+        out!("{table}")?;
+    }
+    Ok(())
+}
+
+/// One row per group: its nodes, schedule, time and share, slowest first.
+fn kernel_table(model: &CompiledModel, each: &[weft_runtime::Timing]) -> String {
+    let g = &model.graph;
+    let total: f64 = each.iter().map(|t| t.median.as_secs_f64()).sum();
+    let mut order: Vec<usize> = (0..each.len()).collect();
+    order.sort_by(|&x, &y| each[y].median.cmp(&each[x].median));
+    let mut t =
+        Table::new(&["#", "nodes", "output", "schedule", "time", "share"]).align_right(&[0, 4, 5]);
+    for i in order {
+        let group = &model.partition.groups[i];
+        let nodes: Vec<String> = group
+            .nodes()
+            .map(|n| format!("{}:{}", g.nodes[n.0].name, g.nodes[n.0].op.name()))
+            .collect();
+        let out = g.tensor(group.output);
+        let time = each[i].median.as_secs_f64();
+        t.row(vec![
+            i.to_string(),
+            nodes.join(" "),
+            format!("{:?}", out.shape),
+            model.groups[i].schedule.clone(),
+            fmt_time(each[i].median),
+            format!("{:.1}%", 100.0 * time / total.max(f64::MIN_POSITIVE)),
+        ]);
+    }
+    t.render()
 }
 
 fn mib(bytes: usize) -> f64 {

@@ -13,8 +13,8 @@ use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
 use weft_ops::templates::{depthwise, matmul};
 
-use super::rules;
 use super::values::Values;
+use super::{choose, rules};
 use crate::error::ModelError;
 
 /// A convolution's sizes, read off its tensors.
@@ -109,9 +109,9 @@ pub(crate) fn lower<'g>(
     };
     match choose(&d, x_inline) {
         ConvVariant::ImplicitGemm => {
-            let config = matmul::default_config(limits);
-            let p = matmul::MatmulParams::from_config(&config).map_err(|e| fail(e.to_string()))?;
             let (gm, gk, gn) = (d.n * d.oh * d.ow, d.cg * d.r * d.s, d.k);
+            let (config, why) = choose::matmul_config(limits, gm, gn);
+            let p = matmul::MatmulParams::from_config(&config).map_err(|e| fail(e.to_string()))?;
             let (ohw, rs) = (d.oh * d.ow, d.r * d.s);
             let cols = te::compute("x_cols", &[("i", gm), ("kk", gk)], |ix| {
                 let (row, kk) = (&ix[0], &ix[1]);
@@ -144,7 +144,7 @@ pub(crate) fn lower<'g>(
             let what = matmul::describe(&config).unwrap_or_else(|e| e);
             Ok((
                 fused.func,
-                format!("implicit-gemm on the matmul template: {what} (default config)"),
+                format!("implicit-gemm on the matmul template: {what} ({why})"),
             ))
         }
         ConvVariant::Depthwise => {

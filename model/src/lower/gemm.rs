@@ -11,8 +11,8 @@ use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
 use weft_ops::templates::matmul;
 
-use super::rules;
 use super::values::{Values, broadcast_index};
+use super::{choose, rules};
 use crate::error::ModelError;
 
 /// Lowers the Gemm or MatMul group `group`.
@@ -112,14 +112,11 @@ pub(crate) fn lower<'g>(
         }),
     );
     let out = output(vals);
-    let config = matmul::default_config(limits);
+    let (config, why) = choose::matmul_config(limits, m, n);
     let p = matmul::MatmulParams::from_config(&config).map_err(|e| fail(e.to_string()))?;
     let anchor = matmul::template_over(name, &a_view, &b_view, &product, &p)
         .map_err(|e| fail(e.to_string()))?;
     let fused = fuse(&anchor, &out).map_err(|e| fail(e.to_string()))?;
     let what = matmul::describe(&config).unwrap_or_else(|e| e);
-    Ok((
-        fused.func,
-        format!("matmul template: {what} (default config)"),
-    ))
+    Ok((fused.func, format!("matmul template: {what} ({why})")))
 }

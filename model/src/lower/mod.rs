@@ -9,6 +9,7 @@
 //! the depthwise template; any other (grouped, dilated, asymmetric) the direct
 //! convolution under the reduction rule.
 
+mod choose;
 mod conv;
 mod gemm;
 mod pool;

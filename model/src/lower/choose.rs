@@ -1,0 +1,75 @@
+//! The stated rule that picks an anchor's template config when there is no tuning
+//! record: from the template's hardware-centric space (what the target's limits allow),
+//! the largest block tile that still gives the GPU [`ENOUGH_TILES`] blocks of work — so
+//! that a 112² layer gets 128×128 tiles and a 7² one small tiles that keep every
+//! multiprocessor busy — else, where no tile gives that many, the one that gives the
+//! most, and of those the smallest (least work wasted past the edges); remaining ties go
+//! to more threads, then the shorter k step.
+
+use weft_codegen_common::TargetLimits;
+use weft_ops::templates::Config;
+use weft_ops::templates::matmul::{self, MatmulParams};
+
+/// Blocks that fill today's large GPUs about once (an H100 has 132 multiprocessors).
+pub(crate) const ENOUGH_TILES: i64 = 128;
+
+/// The matmul template's config for an `m × n` product (any `k`) on `limits`.
+pub(crate) fn matmul_config(limits: &TargetLimits, m: i64, n: i64) -> (Config, String) {
+    let tiles = |p: &MatmulParams| ceil_div(m, p.block_m()) * ceil_div(n, p.block_n());
+    let candidates: Vec<MatmulParams> = matmul::space(limits)
+        .iter()
+        .filter_map(|c| MatmulParams::from_config(c).ok())
+        .filter(|p| p.min_blocks == 0)
+        .collect();
+    let enough = candidates
+        .iter()
+        .filter(|p| tiles(p) >= ENOUGH_TILES)
+        .max_by_key(|p| (p.block_m() * p.block_n(), p.threads(), -p.bk));
+    let chosen = enough.or_else(|| {
+        candidates
+            .iter()
+            .max_by_key(|p| (tiles(p), -p.block_m() * p.block_n(), p.threads(), -p.bk))
+    });
+    match chosen {
+        Some(p) => {
+            let why = if tiles(p) >= ENOUGH_TILES {
+                format!(
+                    "largest tile with ≥ {ENOUGH_TILES} blocks: {} blocks",
+                    tiles(p)
+                )
+            } else {
+                format!("most blocks any tile gives: {}", tiles(p))
+            };
+            (p.config(), why)
+        }
+        None => (
+            matmul::default_config(limits),
+            "the template's default".into(),
+        ),
+    }
+}
+
+fn ceil_div(a: i64, b: i64) -> i64 {
+    (a + b - 1) / b.max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn big_layers_get_big_tiles_and_small_ones_many_blocks() {
+        let cuda = TargetLimits::cuda();
+        let (big, _) = matmul_config(&cuda, 112 * 112, 128);
+        let big = MatmulParams::from_config(&big).unwrap();
+        let (small, why) = matmul_config(&cuda, 49, 512);
+        let small = MatmulParams::from_config(&small).unwrap();
+        assert!(big.block_m() * big.block_n() > small.block_m() * small.block_n());
+        assert!(ceil_div(112 * 112, big.block_m()) * ceil_div(128, big.block_n()) >= ENOUGH_TILES);
+        assert!(why.contains("blocks"), "{why}");
+        // Every choice is a point of the space the target runs.
+        let webgpu = TargetLimits::webgpu_default();
+        let (c, _) = matmul_config(&webgpu, 49, 512);
+        assert!(matmul::space(&webgpu).contains(&c));
+    }
+}
