@@ -1,0 +1,645 @@
+//! One ONNX node → weft graph nodes: attributes read with their defaults, padding
+//! resolved, shape inputs read as constants, variadic ops chained.
+
+use ndarray::{ArrayD, IxDyn};
+use weft_graph::TensorId;
+use weft_graph::op::{Binary, Conv, Gemm, Op, Pool, PoolKind, Unary};
+use weft_ir::dtype::DType;
+
+use super::Importer;
+use super::attrs::Attrs;
+use super::tensor::{self, Const, ConstData};
+use crate::error::ImportError;
+use crate::proto::NodeProto;
+use crate::versions::{self, Effective};
+
+/// The node under import, for reading its inputs and naming it in errors.
+struct Ctx<'a> {
+    node: &'a NodeProto,
+    /// The file's node name, or `{op_type}_{index}` where it has none.
+    name: String,
+}
+
+impl Ctx<'_> {
+    fn err(&self, what: impl Into<String>) -> ImportError {
+        ImportError::Node {
+            node: self.name.clone(),
+            op: self.node.op_type.clone(),
+            what: what.into(),
+        }
+    }
+
+    /// Input `i`'s name, `None` where it is absent or empty (an omitted optional input).
+    fn input(&self, i: usize) -> Option<&str> {
+        self.node
+            .input
+            .get(i)
+            .map(String::as_str)
+            .filter(|s| !s.is_empty())
+    }
+
+    /// The first output's name.
+    fn output(&self) -> Result<&str, ImportError> {
+        self.node
+            .output
+            .first()
+            .map(String::as_str)
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| self.err("has no output"))
+    }
+}
+
+impl Importer<'_> {
+    /// Adds what node `index` computes to the graph.
+    pub(super) fn node(&mut self, node: &NodeProto, index: usize) -> Result<(), ImportError> {
+        let name = if node.name.is_empty() {
+            format!("{}_{index}", node.op_type)
+        } else {
+            node.name.clone()
+        };
+        if !(node.domain.is_empty() || node.domain == "ai.onnx") {
+            return Err(ImportError::Domain {
+                node: name,
+                op: node.op_type.clone(),
+                domain: node.domain.clone(),
+            });
+        }
+        let refuse = |why: Option<String>| ImportError::UnsupportedOp {
+            op: node.op_type.clone(),
+            node: name.clone(),
+            opset: self.opset,
+            why,
+        };
+        match versions::effective(&node.op_type, self.opset) {
+            Effective::Version(_) => {}
+            Effective::NotYet { first } => {
+                return Err(refuse(Some(format!(
+                    "the default domain has it from opset {first}"
+                ))));
+            }
+            Effective::Unknown => return Err(refuse(None)),
+        }
+        let cx = Ctx {
+            node,
+            name: name.clone(),
+        };
+        let a = Attrs::new(node, &cx.name);
+        match node.op_type.as_str() {
+            "Conv" => self.conv(&cx, &a),
+            "BatchNormalization" => self.batch_norm(&cx, &a),
+            "Clip" => self.clip(&cx, &a),
+            "MaxPool" => self.pool(&cx, &a, PoolKind::Max),
+            "AveragePool" => self.pool(&cx, &a, PoolKind::Average),
+            "GlobalMaxPool" => self.simple(&cx, Op::GlobalPool(PoolKind::Max)),
+            "GlobalAveragePool" => self.simple(&cx, Op::GlobalPool(PoolKind::Average)),
+            "Concat" => self.concat(&cx, &a),
+            "Flatten" => self.flatten(&cx, &a),
+            "Reshape" => self.reshape(&cx, &a),
+            "Gemm" => self.gemm(&cx, &a),
+            "MatMul" => self.simple(&cx, Op::MatMul),
+            "Identity" => self.simple(&cx, Op::Identity),
+            "Dropout" => self.dropout(&cx),
+            "Constant" => self.constant(&cx, &a),
+            "Max" => self.variadic(&cx, Binary::Max),
+            "Min" => self.variadic(&cx, Binary::Min),
+            "Sum" => self.variadic(&cx, Binary::Add),
+            op => match elementwise(op, &a)? {
+                Some(op) => self.simple(&cx, op),
+                // The version table lists an op this match does not: a weft bug, refused
+                // rather than panicking on a user's file.
+                None => Err(refuse(Some("not implemented".into()))),
+            },
+        }
+    }
+
+    /// Input `i` as a graph tensor (a constant becomes a weight).
+    fn data(&mut self, cx: &Ctx, i: usize) -> Result<TensorId, ImportError> {
+        let name = cx
+            .input(i)
+            .ok_or_else(|| cx.err(format!("input {i} is missing")))?;
+        self.value(name).ok_or_else(|| ImportError::Undefined {
+            node: cx.name.clone(),
+            input: name.to_string(),
+        })
+    }
+
+    /// Input `i` as a graph tensor, where given.
+    fn opt_data(&mut self, cx: &Ctx, i: usize) -> Result<Option<TensorId>, ImportError> {
+        match cx.input(i) {
+            None => Ok(None),
+            Some(_) => self.data(cx, i).map(Some),
+        }
+    }
+
+    /// Input `i` (a shape, a bound, a flag) as a constant, where given; a computed value
+    /// there is refused, since weft's shapes are fixed at import.
+    fn konst(&self, cx: &Ctx, i: usize) -> Result<Option<&Const>, ImportError> {
+        let Some(name) = cx.input(i) else {
+            return Ok(None);
+        };
+        if let Some(c) = self.consts.get(name) {
+            return Ok(Some(c));
+        }
+        if self.values.contains_key(name) {
+            return Err(cx.err(format!(
+                "input {i} `{name}` must be a constant (an initializer or a Constant node's output): weft fixes shapes and bounds at import"
+            )));
+        }
+        Err(ImportError::Undefined {
+            node: cx.name.clone(),
+            input: name.to_string(),
+        })
+    }
+
+    fn shape(&self, id: TensorId) -> Vec<usize> {
+        self.graph.tensor(id).shape.clone()
+    }
+
+    /// Adds a node computing the node's first output from `inputs`.
+    fn emit(&mut self, cx: &Ctx, op: Op, inputs: Vec<TensorId>) -> Result<(), ImportError> {
+        let out = cx.output()?.to_string();
+        let id = self
+            .graph
+            .add_node(cx.name.clone(), op, inputs, out.clone())?;
+        self.values.insert(out, id);
+        Ok(())
+    }
+
+    /// Refuses outputs from `from` on that something uses (weft's ops have one output).
+    fn refuse_used_outputs(&self, cx: &Ctx, from: usize, what: &str) -> Result<(), ImportError> {
+        for (k, name) in cx.node.output.iter().enumerate().skip(from) {
+            if !name.is_empty() && self.used.contains(name) {
+                return Err(cx.err(format!(
+                    "output {k} `{name}` ({what}) is used, and weft computes only output 0"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// An op applied to every input as data.
+    fn simple(&mut self, cx: &Ctx, op: Op) -> Result<(), ImportError> {
+        let inputs = (0..cx.node.input.len())
+            .map(|i| self.data(cx, i))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.emit(cx, op, inputs)
+    }
+
+    fn conv(&mut self, cx: &Ctx, a: &Attrs) -> Result<(), ImportError> {
+        let x = self.data(cx, 0)?;
+        let w = self.data(cx, 1)?;
+        let bias = self.opt_data(cx, 2)?;
+        let (xs, ws) = (self.shape(x), self.shape(w));
+        let kernel = match a.ints("kernel_shape")? {
+            Some(k) => positive(a, "kernel_shape", k)?,
+            None => ws.get(2..).unwrap_or_default().to_vec(),
+        };
+        if kernel.len() != 2 {
+            return Err(a.err(
+                "kernel_shape",
+                format!(
+                    "{kernel:?} is a {}-D kernel: weft convolves in 2-D only",
+                    kernel.len()
+                ),
+            ));
+        }
+        if ws.len() == 4 && ws[2..] != kernel[..] {
+            return Err(a.err(
+                "kernel_shape",
+                format!("{kernel:?} differs from the weights' {:?}", &ws[2..]),
+            ));
+        }
+        if xs.len() != 4 {
+            return Err(cx.err(format!(
+                "input 0 has shape {xs:?}: weft convolves NCHW tensors (rank 4)"
+            )));
+        }
+        let strides = a.pair("strides")?;
+        let dilations = a.pair("dilations")?;
+        let groups = a.int("group", 1)?;
+        if groups < 1 {
+            return Err(a.err("group", format!("{groups} is not positive")));
+        }
+        let k = [kernel[0], kernel[1]];
+        let pads = pads(a, [xs[2], xs[3]], k, strides, dilations)?;
+        let conv = Conv {
+            strides,
+            pads,
+            dilations,
+            groups: groups as usize,
+        };
+        let mut inputs = vec![x, w];
+        inputs.extend(bias);
+        self.emit(cx, Op::Conv(conv), inputs)
+    }
+
+    fn pool(&mut self, cx: &Ctx, a: &Attrs, kind: PoolKind) -> Result<(), ImportError> {
+        let x = self.data(cx, 0)?;
+        let xs = self.shape(x);
+        let kernel = a
+            .ints("kernel_shape")?
+            .ok_or_else(|| a.err("kernel_shape", "is required"))?;
+        let kernel = positive(a, "kernel_shape", kernel)?;
+        if kernel.len() != 2 {
+            return Err(a.err(
+                "kernel_shape",
+                format!(
+                    "{kernel:?} is a {}-D window: weft pools in 2-D only",
+                    kernel.len()
+                ),
+            ));
+        }
+        if xs.len() != 4 {
+            return Err(cx.err(format!(
+                "input 0 has shape {xs:?}: weft pools NCHW tensors (rank 4)"
+            )));
+        }
+        if let Some(d) = a.ints("dilations")?
+            && d.iter().any(|&v| v != 1)
+        {
+            return Err(a.err("dilations", format!("{d:?}: weft pools without dilation")));
+        }
+        if kind == PoolKind::Max {
+            self.refuse_used_outputs(cx, 1, "the indices")?;
+        }
+        let strides = a.pair("strides")?;
+        let k = [kernel[0], kernel[1]];
+        let pool = Pool {
+            kind,
+            kernel: k,
+            strides,
+            pads: pads(a, [xs[2], xs[3]], k, strides, [1, 1])?,
+            ceil_mode: a.flag("ceil_mode", false)?,
+            count_include_pad: kind == PoolKind::Average && a.flag("count_include_pad", false)?,
+        };
+        self.emit(cx, Op::Pool(pool), vec![x])
+    }
+
+    fn batch_norm(&mut self, cx: &Ctx, a: &Attrs) -> Result<(), ImportError> {
+        if a.flag("training_mode", false)? {
+            return Err(a.err(
+                "training_mode",
+                "is 1: weft imports inference batch normalization only",
+            ));
+        }
+        self.refuse_used_outputs(cx, 1, "a running statistic of training")?;
+        let epsilon = a.float("epsilon", 1e-5)?;
+        let inputs = (0..5)
+            .map(|i| self.data(cx, i))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.emit(cx, Op::BatchNorm { epsilon }, inputs)
+    }
+
+    fn clip(&mut self, cx: &Ctx, a: &Attrs) -> Result<(), ImportError> {
+        let x = self.data(cx, 0)?;
+        // Bounds are attributes before opset 11 and optional inputs since; either absent
+        // means unbounded.
+        let mut bounds = [
+            a.float("min", f32::NEG_INFINITY)?,
+            a.float("max", f32::INFINITY)?,
+        ];
+        for (i, bound) in [1, 2].into_iter().zip(&mut bounds) {
+            if let Some(c) = self.konst(cx, i)? {
+                *bound = c.scalar().ok_or_else(|| {
+                    cx.err(format!(
+                        "input {i} has shape {:?}, not a scalar bound",
+                        c.dims
+                    ))
+                })?;
+            }
+        }
+        let [min, max] = bounds;
+        self.emit(cx, Op::Clip { min, max }, vec![x])
+    }
+
+    fn concat(&mut self, cx: &Ctx, a: &Attrs) -> Result<(), ImportError> {
+        if !a.has("axis") {
+            return Err(a.err("axis", "is required"));
+        }
+        let axis = a.int("axis", 0)?;
+        let first = self.data(cx, 0)?;
+        let rank = self.shape(first).len();
+        let axis = axis_in(a, "axis", axis, rank, false)?;
+        let inputs = (0..cx.node.input.len())
+            .map(|i| self.data(cx, i))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.emit(cx, Op::Concat { axis }, inputs)
+    }
+
+    fn flatten(&mut self, cx: &Ctx, a: &Attrs) -> Result<(), ImportError> {
+        let x = self.data(cx, 0)?;
+        let rank = self.shape(x).len();
+        let axis = axis_in(a, "axis", a.int("axis", 1)?, rank, true)?;
+        self.emit(cx, Op::Flatten { axis }, vec![x])
+    }
+
+    fn reshape(&mut self, cx: &Ctx, a: &Attrs) -> Result<(), ImportError> {
+        let x = self.data(cx, 0)?;
+        let xs = self.shape(x);
+        let spec = self
+            .konst(cx, 1)?
+            .ok_or_else(|| cx.err("input 1 (the shape) is missing"))?;
+        let spec = spec
+            .ints()
+            .ok_or_else(|| cx.err("input 1 (the shape) is not an integer tensor"))?
+            .to_vec();
+        let allowzero = a.flag("allowzero", false)?;
+        let shape = resolve_reshape(&xs, &spec, allowzero).map_err(|w| cx.err(w))?;
+        self.emit(cx, Op::Reshape { shape }, vec![x])
+    }
+
+    fn gemm(&mut self, cx: &Ctx, a: &Attrs) -> Result<(), ImportError> {
+        let gemm = Gemm {
+            alpha: a.float("alpha", 1.0)?,
+            beta: a.float("beta", 1.0)?,
+            trans_a: a.flag("transA", false)?,
+            trans_b: a.flag("transB", false)?,
+        };
+        let mut inputs = vec![self.data(cx, 0)?, self.data(cx, 1)?];
+        inputs.extend(self.opt_data(cx, 2)?);
+        self.emit(cx, Op::Gemm(gemm), inputs)
+    }
+
+    fn dropout(&mut self, cx: &Ctx) -> Result<(), ImportError> {
+        // Input 1 (the ratio) does not matter in inference; input 2 must say inference.
+        if let Some(mode) = self.konst(cx, 2)?
+            && mode.scalar() != Some(0.0)
+        {
+            return Err(
+                cx.err("training_mode is true: weft imports inference Dropout (an identity) only")
+            );
+        }
+        self.refuse_used_outputs(cx, 1, "the mask")?;
+        let x = self.data(cx, 0)?;
+        self.emit(cx, Op::Identity, vec![x])
+    }
+
+    fn constant(&mut self, cx: &Ctx, a: &Attrs) -> Result<(), ImportError> {
+        let out = cx.output()?.to_string();
+        let scalar_f32 = |values: Vec<f32>, dims: Vec<usize>| Const {
+            data: ConstData::Float {
+                values: ArrayD::from_shape_vec(IxDyn(&dims), values).expect("sizes match"),
+                dtype: DType::F32,
+            },
+            dims,
+        };
+        let c = if let Some(t) = a.tensor("value")? {
+            tensor::decode(t, &out)?
+        } else if a.has("value_float") {
+            scalar_f32(vec![a.float("value_float", 0.0)? as f32], vec![])
+        } else if let Some(v) = a.floats("value_floats")? {
+            scalar_f32(v.to_vec(), vec![v.len()])
+        } else if a.has("value_int") {
+            Const {
+                dims: vec![],
+                data: ConstData::Int(vec![a.int("value_int", 0)?]),
+            }
+        } else if let Some(v) = a.ints("value_ints")? {
+            Const {
+                dims: vec![v.len()],
+                data: ConstData::Int(v.to_vec()),
+            }
+        } else {
+            let which = cx.node.attribute.first().map_or("value", |x| &x.name);
+            return Err(a.err(
+                which,
+                "weft reads a Constant's value, value_float(s) or value_int(s) only",
+            ));
+        };
+        self.consts.insert(out, c);
+        Ok(())
+    }
+
+    /// Max, Min or Sum of any number of inputs: a chain of binary nodes.
+    fn variadic(&mut self, cx: &Ctx, f: Binary) -> Result<(), ImportError> {
+        let n = cx.node.input.len();
+        if n == 0 {
+            return Err(cx.err("has no inputs"));
+        }
+        let mut acc = self.data(cx, 0)?;
+        if n == 1 {
+            return self.emit(cx, Op::Identity, vec![acc]);
+        }
+        let out = cx.output()?.to_string();
+        for i in 1..n - 1 {
+            let next = self.data(cx, i)?;
+            acc = self.graph.add_node(
+                format!("{}::{i}", cx.name),
+                Op::Binary(f),
+                vec![acc, next],
+                format!("{out}::{i}"),
+            )?;
+        }
+        let last = self.data(cx, n - 1)?;
+        self.emit(cx, Op::Binary(f), vec![acc, last])
+    }
+}
+
+/// The weft op of an ONNX elementwise op with its attributes, `None` for other ops: the
+/// one path for every unary and binary function.
+fn elementwise(op: &str, a: &Attrs) -> Result<Option<Op>, ImportError> {
+    let u = |f: Unary| Ok(Some(Op::Unary(f)));
+    let b = |f: Binary| Ok(Some(Op::Binary(f)));
+    match op {
+        "Relu" => u(Unary::Relu),
+        "Sigmoid" => u(Unary::Sigmoid),
+        "Tanh" => u(Unary::Tanh),
+        "Exp" => u(Unary::Exp),
+        "Log" => u(Unary::Log),
+        "Sqrt" => u(Unary::Sqrt),
+        "Abs" => u(Unary::Abs),
+        "Neg" => u(Unary::Neg),
+        "Reciprocal" => u(Unary::Reciprocal),
+        "Floor" => u(Unary::Floor),
+        "Ceil" => u(Unary::Ceil),
+        "Erf" => u(Unary::Erf),
+        "Sin" => u(Unary::Sin),
+        "Cos" => u(Unary::Cos),
+        "Tan" => u(Unary::Tan),
+        "Asin" => u(Unary::Asin),
+        "Acos" => u(Unary::Acos),
+        "Atan" => u(Unary::Atan),
+        "Sinh" => u(Unary::Sinh),
+        "Cosh" => u(Unary::Cosh),
+        "Asinh" => u(Unary::Asinh),
+        "Acosh" => u(Unary::Acosh),
+        "Atanh" => u(Unary::Atanh),
+        "Softplus" => u(Unary::Softplus),
+        "Softsign" => u(Unary::Softsign),
+        "Sign" => u(Unary::Sign),
+        "Round" => u(Unary::Round),
+        "Mish" => u(Unary::Mish),
+        "HardSwish" => u(Unary::HardSwish),
+        "HardSigmoid" => u(Unary::HardSigmoid {
+            alpha: a.float("alpha", 0.2)?,
+            beta: a.float("beta", 0.5)?,
+        }),
+        "LeakyRelu" => u(Unary::LeakyRelu {
+            alpha: a.float("alpha", 0.01)?,
+        }),
+        "Elu" => u(Unary::Elu {
+            alpha: a.float("alpha", 1.0)?,
+        }),
+        "Selu" => u(Unary::Selu {
+            alpha: a.float("alpha", 1.673_263_2)?,
+            gamma: a.float("gamma", 1.050_701)?,
+        }),
+        "Celu" => u(Unary::Celu {
+            alpha: a.float("alpha", 1.0)?,
+        }),
+        "ThresholdedRelu" => u(Unary::ThresholdedRelu {
+            alpha: a.float("alpha", 1.0)?,
+        }),
+        "Gelu" => match a.string("approximate", "none")?.as_str() {
+            "none" => u(Unary::Gelu { tanh: false }),
+            "tanh" => u(Unary::Gelu { tanh: true }),
+            other => Err(a.err("approximate", format!("`{other}` is not `none` or `tanh`"))),
+        },
+        "Add" => b(Binary::Add),
+        "Sub" => b(Binary::Sub),
+        "Mul" => b(Binary::Mul),
+        "Div" => b(Binary::Div),
+        "Pow" => b(Binary::Pow),
+        "PRelu" => b(Binary::PRelu),
+        _ => Ok(None),
+    }
+}
+
+/// Positive sizes from an attribute list.
+fn positive(a: &Attrs, attr: &str, v: &[i64]) -> Result<Vec<usize>, ImportError> {
+    v.iter()
+        .map(|&d| {
+            usize::try_from(d)
+                .ok()
+                .filter(|&d| d > 0)
+                .ok_or_else(|| a.err(attr, format!("{v:?} has a size that is not positive")))
+        })
+        .collect()
+}
+
+/// An axis in `-rank..rank` (`..=rank` where `inclusive`) as a non-negative one.
+fn axis_in(
+    a: &Attrs,
+    attr: &str,
+    axis: i64,
+    rank: usize,
+    inclusive: bool,
+) -> Result<usize, ImportError> {
+    let r = rank as i64;
+    let hi = if inclusive { r } else { r - 1 };
+    let resolved = if axis < 0 { axis + r } else { axis };
+    if resolved < 0 || resolved > hi {
+        return Err(a.err(attr, format!("{axis} is out of range for rank {rank}")));
+    }
+    Ok(resolved as usize)
+}
+
+/// Explicit `[top, left, bottom, right]` padding from `pads` and `auto_pad`: SAME_UPPER
+/// and SAME_LOWER pad so the output is `ceil(input / stride)`, the odd pixel at the end
+/// or the beginning.
+fn pads(
+    a: &Attrs,
+    input: [usize; 2],
+    kernel: [usize; 2],
+    strides: [usize; 2],
+    dilations: [usize; 2],
+) -> Result<[usize; 4], ImportError> {
+    let auto = a.string("auto_pad", "NOTSET")?;
+    let explicit = match a.ints("pads")? {
+        None => [0; 4],
+        Some(&[t, l, b, r]) if [t, l, b, r].iter().all(|&p| p >= 0) => {
+            [t as usize, l as usize, b as usize, r as usize]
+        }
+        Some(v) => {
+            return Err(a.err(
+                "pads",
+                format!("{v:?}: weft takes four non-negative values (2-D)"),
+            ));
+        }
+    };
+    match auto.as_str() {
+        "NOTSET" => Ok(explicit),
+        "VALID" => Ok([0; 4]),
+        "SAME_UPPER" | "SAME_LOWER" => {
+            let mut p = [0; 4];
+            for ax in 0..2 {
+                if input[ax] == 0 {
+                    continue;
+                }
+                let out = input[ax].div_ceil(strides[ax]);
+                let span = dilations[ax] * (kernel[ax] - 1) + 1;
+                let total = ((out - 1) * strides[ax] + span).saturating_sub(input[ax]);
+                let (small, big) = (total / 2, total - total / 2);
+                let (lo, hi) = if auto == "SAME_UPPER" {
+                    (small, big)
+                } else {
+                    (big, small)
+                };
+                p[ax] = lo;
+                p[ax + 2] = hi;
+            }
+            Ok(p)
+        }
+        other => Err(a.err(
+            "auto_pad",
+            format!("`{other}` is not NOTSET, SAME_UPPER, SAME_LOWER or VALID"),
+        )),
+    }
+}
+
+/// Reshape's target: 0 copies the input's dimension (unless `allowzero`), one −1 takes
+/// what is left.
+pub(crate) fn resolve_reshape(
+    input: &[usize],
+    spec: &[i64],
+    allowzero: bool,
+) -> Result<Vec<usize>, String> {
+    let numel: usize = input.iter().product();
+    let mut shape = Vec::with_capacity(spec.len());
+    let mut infer = None;
+    for (i, &d) in spec.iter().enumerate() {
+        shape.push(match d {
+            -1 if infer.is_some() => return Err(format!("shape {spec:?} has two -1s")),
+            -1 => {
+                infer = Some(i);
+                1
+            }
+            0 if !allowzero => *input.get(i).ok_or_else(|| {
+                format!(
+                    "shape {spec:?} copies dimension {i} of the rank-{} input",
+                    input.len()
+                )
+            })?,
+            d if d >= 0 => d as usize,
+            d => return Err(format!("shape {spec:?} has the size {d}")),
+        });
+    }
+    if let Some(i) = infer {
+        let known: usize = shape.iter().product();
+        if known == 0 || numel % known != 0 {
+            return Err(format!(
+                "shape {spec:?} cannot hold the {numel} elements of {input:?}"
+            ));
+        }
+        shape[i] = numel / known;
+    }
+    Ok(shape)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolve_reshape;
+
+    #[test]
+    fn reshape_targets() {
+        assert_eq!(
+            resolve_reshape(&[2, 3, 4], &[0, -1], false),
+            Ok(vec![2, 12])
+        );
+        assert_eq!(resolve_reshape(&[2, 3, 4], &[-1], false), Ok(vec![24]));
+        assert_eq!(resolve_reshape(&[2, 0, 4], &[0, 8], true), Ok(vec![0, 8]));
+        assert!(resolve_reshape(&[2, 3], &[-1, -1], false).is_err());
+        assert!(resolve_reshape(&[2, 3], &[4, -1], false).is_err());
+        assert!(resolve_reshape(&[2, 3], &[0, 0, 0], false).is_err());
+    }
+}
