@@ -96,7 +96,7 @@ impl Importer<'_> {
             "Flatten" => self.flatten(&cx, &a),
             "Reshape" => self.reshape(&cx, &a),
             "Gemm" => self.gemm(&cx, &a),
-            "MatMul" => self.simple(&cx, Op::MatMul),
+            "MatMul" => self.matmul(&cx),
             "Identity" => self.simple(&cx, Op::Identity),
             "Dropout" => self.dropout(&cx),
             "Constant" => self.constant(&cx, &a),
@@ -298,6 +298,32 @@ impl Importer<'_> {
             a.float("min", f32::NEG_INFINITY)?,
             a.float("max", f32::INFINITY)?,
         ];
+        let computed = |i| {
+            cx.input(i)
+                .is_some_and(|n| !self.consts.contains_key(n) && self.values.contains_key(n))
+        };
+        if computed(1) || computed(2) {
+            // A bound computed at run time: max(x, min) then min(·, max), which is also
+            // ONNX's answer (max) where min > max.
+            let mut acc = x;
+            let out = cx.output()?.to_string();
+            let steps: Vec<(usize, Binary)> = [(1, Binary::Max), (2, Binary::Min)]
+                .into_iter()
+                .filter(|&(i, _)| cx.input(i).is_some())
+                .collect();
+            for (k, &(i, f)) in steps.iter().enumerate() {
+                let bound = self.data(cx, i)?;
+                if k + 1 == steps.len() {
+                    return self.emit(cx, Op::Binary(f), vec![acc, bound]);
+                }
+                acc = self.graph.add_node(
+                    format!("{}::{}", cx.name, f.name()),
+                    Op::Binary(f),
+                    vec![acc, bound],
+                    format!("{out}::{}", f.name()),
+                )?;
+            }
+        }
         for (i, bound) in [1, 2].into_iter().zip(&mut bounds) {
             if let Some(c) = self.konst(cx, i)? {
                 *bound = c.scalar().ok_or_else(|| {
@@ -310,6 +336,46 @@ impl Importer<'_> {
         }
         let [min, max] = bounds;
         self.emit(cx, Op::Clip { min, max }, vec![x])
+    }
+
+    /// MatMul; a 1-D operand is made a matrix (a row on the left, a column on the right)
+    /// and its dimension dropped from the product, as NumPy does.
+    fn matmul(&mut self, cx: &Ctx) -> Result<(), ImportError> {
+        let (mut a, mut b) = (self.data(cx, 0)?, self.data(cx, 1)?);
+        let (sa, sb) = (self.shape(a), self.shape(b));
+        if sa.len() >= 2 && sb.len() >= 2 {
+            return self.emit(cx, Op::MatMul, vec![a, b]);
+        }
+        let out = cx.output()?.to_string();
+        let reshape = |im: &mut Self, t, shape: Vec<usize>, tag: &str| {
+            im.graph.add_node(
+                format!("{}::{tag}", cx.name),
+                Op::Reshape { shape },
+                vec![t],
+                format!("{out}::{tag}"),
+            )
+        };
+        if sa.len() == 1 {
+            a = reshape(self, a, vec![1, sa[0]], "row")?;
+        }
+        if sb.len() == 1 {
+            b = reshape(self, b, vec![sb[0], 1], "column")?;
+        }
+        let id = self.graph.add_node(
+            format!("{}::product", cx.name),
+            Op::MatMul,
+            vec![a, b],
+            format!("{out}::product"),
+        )?;
+        let mut product = self.shape(id);
+        let r = product.len();
+        if sb.len() == 1 {
+            product.remove(r - 1);
+        }
+        if sa.len() == 1 {
+            product.remove(r - 2);
+        }
+        self.emit(cx, Op::Reshape { shape: product }, vec![id])
     }
 
     fn concat(&mut self, cx: &Ctx, a: &Attrs) -> Result<(), ImportError> {
