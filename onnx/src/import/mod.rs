@@ -2,6 +2,8 @@
 //! ops in [`ops`].
 
 mod attrs;
+mod elementwise;
+mod geometry;
 mod ops;
 pub mod tensor;
 
