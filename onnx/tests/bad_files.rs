@@ -336,3 +336,50 @@ fn bad_tensor_data_is_named() {
     };
     refused(import(&m), &["`bias`", "STRING"]);
 }
+
+#[test]
+fn mutated_models_never_panic() {
+    // A model using many ops, its bytes flipped at random: every import must return,
+    // Ok or a typed error.
+    let mut b = GraphBuilder::new("cnn");
+    let x = b.input("x", &[1, 4, 9, 7], DType::F32);
+    let w = b.weight("w", ndarray::ArrayD::ones(vec![4, 2, 3, 3]));
+    let y = b
+        .conv("conv", x, w, None, Conv::new(2, 1).grouped(2))
+        .unwrap();
+    let y = b.clip("clip", y, 0.0, 6.0).unwrap();
+    let y = b
+        .pool("pool", weft_graph::op::PoolKind::Average, y, 2, 1, 1)
+        .unwrap();
+    let y = b.flatten("flat", y, 1).unwrap();
+    let r = b
+        .node(
+            "reshape",
+            weft_graph::Op::Reshape { shape: vec![2, 60] },
+            &[y],
+        )
+        .unwrap();
+    b.output(r);
+    let bytes = weft_onnx::to_bytes(&b.finish().unwrap()).unwrap();
+    let mut rng = StdRng::seed_from_u64(99);
+    let opts = ImportOptions {
+        batch: Some(1),
+        ..ImportOptions::default()
+    };
+    let (mut ok, mut err) = (0, 0);
+    for _ in 0..3000 {
+        let mut m = bytes.clone();
+        for _ in 0..1 + rng.next_u32() % 4 {
+            let i = rng.next_u32() as usize % m.len();
+            m[i] = rng.next_u32() as u8;
+        }
+        match from_bytes(&m, &opts) {
+            Ok(_) => ok += 1,
+            Err(e) => {
+                assert!(!e.to_string().is_empty());
+                err += 1;
+            }
+        }
+    }
+    assert!(ok > 0 && err > 0, "{ok} imported, {err} refused");
+}

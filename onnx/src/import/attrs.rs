@@ -109,10 +109,19 @@ impl<'a> Attrs<'a> {
     pub fn pair(&self, attr: &str) -> Result<[usize; 2], ImportError> {
         match self.ints(attr)? {
             None => Ok([1, 1]),
-            Some(&[a, b]) if a > 0 && b > 0 => Ok([a as usize, b as usize]),
+            Some(&[a, b])
+                if [a, b]
+                    .iter()
+                    .all(|v| (1..=super::geometry::MAX_WINDOW).contains(v)) =>
+            {
+                Ok([a as usize, b as usize])
+            }
             Some(v) => Err(self.err(
                 attr,
-                format!("{v:?}: weft takes two positive values (2-D windows)"),
+                format!(
+                    "{v:?}: weft takes two values in 1..={} (2-D windows)",
+                    super::geometry::MAX_WINDOW
+                ),
             )),
         }
     }

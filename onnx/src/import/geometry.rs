@@ -4,14 +4,23 @@
 use super::attrs::Attrs;
 use crate::error::ImportError;
 
+/// The largest window size, stride, dilation or pad taken: far past any real model, and
+/// small enough that window arithmetic cannot overflow.
+pub(super) const MAX_WINDOW: i64 = 1 << 24;
+
 /// Positive sizes from an attribute list.
 pub(super) fn positive(a: &Attrs, attr: &str, v: &[i64]) -> Result<Vec<usize>, ImportError> {
     v.iter()
         .map(|&d| {
             usize::try_from(d)
                 .ok()
-                .filter(|&d| d > 0)
-                .ok_or_else(|| a.err(attr, format!("{v:?} has a size that is not positive")))
+                .filter(|&d| d > 0 && d <= MAX_WINDOW as usize)
+                .ok_or_else(|| {
+                    a.err(
+                        attr,
+                        format!("{v:?} has a size that is not in 1..={MAX_WINDOW}"),
+                    )
+                })
         })
         .collect()
 }
@@ -46,13 +55,13 @@ pub(super) fn pads(
     let auto = a.string("auto_pad", "NOTSET")?;
     let explicit = match a.ints("pads")? {
         None => [0; 4],
-        Some(&[t, l, b, r]) if [t, l, b, r].iter().all(|&p| p >= 0) => {
+        Some(&[t, l, b, r]) if [t, l, b, r].iter().all(|p| (0..=MAX_WINDOW).contains(p)) => {
             [t as usize, l as usize, b as usize, r as usize]
         }
         Some(v) => {
             return Err(a.err(
                 "pads",
-                format!("{v:?}: weft takes four non-negative values (2-D)"),
+                format!("{v:?}: weft takes four values in 0..={MAX_WINDOW} (2-D)"),
             ));
         }
     };
@@ -113,14 +122,20 @@ pub(crate) fn resolve_reshape(
             d => return Err(format!("shape {spec:?} has the size {d}")),
         });
     }
+    let product = |s: &[usize]| s.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
     if let Some(i) = infer {
-        let known: usize = shape.iter().product();
+        let known = product(&shape).unwrap_or(0);
         if known == 0 || !numel.is_multiple_of(known) {
             return Err(format!(
                 "shape {spec:?} cannot hold the {numel} elements of {input:?}"
             ));
         }
         shape[i] = numel / known;
+    }
+    if product(&shape) != Some(numel) {
+        return Err(format!(
+            "shape {spec:?} does not hold the {numel} elements of {input:?}"
+        ));
     }
     Ok(shape)
 }

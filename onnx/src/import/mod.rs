@@ -202,6 +202,16 @@ impl Importer<'_> {
                 dim,
             })?);
         }
+        // Sizes past 2^31 per dimension or 2^40 elements in all are no real model's, and
+        // would overflow window arithmetic downstream.
+        if dims.iter().any(|&d| d > 1 << 31)
+            || dims
+                .iter()
+                .try_fold(1usize, |a, &d| a.checked_mul(d))
+                .is_none_or(|n| n > 1 << 40)
+        {
+            return Err(err(format!("shape {dims:?} is too large")));
+        }
         let id = self.graph.add_tensor(Tensor {
             name: vi.name.clone(),
             shape: dims,

@@ -194,7 +194,10 @@ impl Importer<'_> {
         let (xs, ws) = (self.shape(x), self.shape(w));
         let kernel = match a.ints("kernel_shape")? {
             Some(k) => positive(a, "kernel_shape", k)?,
-            None => ws.get(2..).unwrap_or_default().to_vec(),
+            None => {
+                let k: Vec<i64> = ws.iter().skip(2).map(|&d| d as i64).collect();
+                positive(a, "kernel_shape", &k)?
+            }
         };
         if kernel.len() != 2 {
             return Err(a.err(
@@ -219,8 +222,8 @@ impl Importer<'_> {
         let strides = a.pair("strides")?;
         let dilations = a.pair("dilations")?;
         let groups = a.int("group", 1)?;
-        if groups < 1 {
-            return Err(a.err("group", format!("{groups} is not positive")));
+        if !(1..=super::geometry::MAX_WINDOW).contains(&groups) {
+            return Err(a.err("group", format!("{groups} is not a positive count")));
         }
         let k = [kernel[0], kernel[1]];
         let pads = pads(a, [xs[2], xs[3]], k, strides, dilations)?;

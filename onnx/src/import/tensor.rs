@@ -106,12 +106,12 @@ pub fn decode(t: &TensorProto, name: &str) -> Result<Const, ImportError> {
         }
     };
     let chunks = |width: usize| -> Result<std::slice::ChunksExact<'_, u8>, ImportError> {
-        if raw.len() != n * width {
+        if n.checked_mul(width) != Some(raw.len()) {
             return Err(err(format!(
                 "raw_data has {} bytes, {n} elements of {} take {}",
                 raw.len(),
                 type_name(t.data_type),
-                n * width
+                n.saturating_mul(width)
             )));
         }
         Ok(raw.chunks_exact(width))
