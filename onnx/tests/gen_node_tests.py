@@ -21,6 +21,7 @@ import tempfile
 
 def main() -> None:
     out = sys.argv[1]
+    overlay = None
     if len(sys.argv) > 2:
         # Found without importing onnx: its C extension cannot be loaded twice.
         spec = importlib.util.find_spec("onnx")
@@ -61,6 +62,8 @@ def main() -> None:
                         f.write(value.SerializeToString())
         written += 1
     print(f"wrote {written} node tests to {out}")
+    if overlay:
+        shutil.rmtree(overlay, ignore_errors=True)
 
 
 if __name__ == "__main__":
