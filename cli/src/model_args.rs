@@ -24,6 +24,9 @@ pub enum ModelCommand {
     /// End-to-end rows per target, and a per-kernel table of where the time goes
     /// (which graph nodes each kernel holds, its schedule, its time and share).
     Bench(ModelBenchArgs),
+    /// Write a model (a zoo model, or any imported graph) as an ONNX file (opset 17,
+    /// weights as initializers), so that other engines run the same weights.
+    Export(ModelExportArgs),
 }
 
 /// The element type a model runs in.
@@ -107,4 +110,13 @@ pub struct ModelBenchArgs {
     /// Leave out the per-kernel table.
     #[arg(long)]
     pub no_kernels: bool,
+}
+
+/// `weft model export`.
+#[derive(Debug, Args)]
+pub struct ModelExportArgs {
+    #[command(flatten)]
+    pub source: ModelSource,
+    /// The `.onnx` file to write (written whole: a temporary file renamed into place).
+    pub out: PathBuf,
 }

@@ -45,9 +45,13 @@ pub fn load(model: &str, instance: Instance) -> Result<Graph, ModelFileError> {
     }
     let path = Path::new(model);
     if path.exists() {
-        return Err(ModelFileError::Onnx {
+        let opts = weft_onnx::ImportOptions {
+            batch: Some(instance.batch),
+            ..Default::default()
+        };
+        return weft_onnx::load(path, &opts).map_err(|e| ModelFileError::Onnx {
             path: path.to_path_buf(),
-            reason: format!("ONNX import is not built in yet (batch {})", instance.batch),
+            reason: e.to_string(),
         });
     }
     Err(ModelFileError::Unknown(

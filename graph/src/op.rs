@@ -137,6 +137,40 @@ pub enum Unary {
     Elu {
         alpha: f64,
     },
+    /// `gamma·x` where positive, else `gamma·alpha·(exp(x) − 1)`.
+    Selu {
+        alpha: f64,
+        gamma: f64,
+    },
+    /// `max(0, x) + min(0, alpha·(exp(x/alpha) − 1))`.
+    Celu {
+        alpha: f64,
+    },
+    /// `x` where `x > alpha`, else 0.
+    ThresholdedRelu {
+        alpha: f64,
+    },
+    /// `x / (1 + |x|)`.
+    Softsign,
+    /// −1, 0 or 1.
+    Sign,
+    /// To the nearest integer, halves to even (ONNX's Round).
+    Round,
+    Tan,
+    Asin,
+    Acos,
+    Atan,
+    Sinh,
+    Cosh,
+    Asinh,
+    Acosh,
+    Atanh,
+    /// `x · tanh(softplus(x))`.
+    Mish,
+    /// `x · Φ(x)` with the exact normal CDF, or its tanh approximation where `tanh`.
+    Gelu {
+        tanh: bool,
+    },
 }
 
 /// Elementwise functions of two inputs.
@@ -149,6 +183,8 @@ pub enum Binary {
     Pow,
     Max,
     Min,
+    /// `a` where `a ≥ 0`, else `b·a` (ONNX's PRelu: `b` is the slope).
+    PRelu,
 }
 
 impl Op {
@@ -221,6 +257,23 @@ impl Unary {
             Unary::HardSwish => "HardSwish",
             Unary::LeakyRelu { .. } => "LeakyRelu",
             Unary::Elu { .. } => "Elu",
+            Unary::Selu { .. } => "Selu",
+            Unary::Celu { .. } => "Celu",
+            Unary::ThresholdedRelu { .. } => "ThresholdedRelu",
+            Unary::Softsign => "Softsign",
+            Unary::Sign => "Sign",
+            Unary::Round => "Round",
+            Unary::Tan => "Tan",
+            Unary::Asin => "Asin",
+            Unary::Acos => "Acos",
+            Unary::Atan => "Atan",
+            Unary::Sinh => "Sinh",
+            Unary::Cosh => "Cosh",
+            Unary::Asinh => "Asinh",
+            Unary::Acosh => "Acosh",
+            Unary::Atanh => "Atanh",
+            Unary::Mish => "Mish",
+            Unary::Gelu { .. } => "Gelu",
         }
     }
 
@@ -261,6 +314,46 @@ impl Unary {
                     alpha * (x.exp() - 1.0)
                 }
             }
+            Unary::Selu { alpha, gamma } => {
+                if x > 0.0 {
+                    gamma * x
+                } else {
+                    gamma * alpha * (x.exp() - 1.0)
+                }
+            }
+            Unary::Celu { alpha } => x.max(0.0) + (alpha * ((x / alpha).exp() - 1.0)).min(0.0),
+            Unary::ThresholdedRelu { alpha } => {
+                if x > alpha {
+                    x
+                } else {
+                    0.0
+                }
+            }
+            Unary::Softsign => x / (1.0 + x.abs()),
+            Unary::Sign => {
+                // signum gives ±1 for ±0; ONNX's Sign gives 0 there.
+                if x == 0.0 || x.is_nan() {
+                    x
+                } else {
+                    x.signum()
+                }
+            }
+            Unary::Round => x.round_ties_even(),
+            Unary::Tan => x.tan(),
+            Unary::Asin => x.asin(),
+            Unary::Acos => x.acos(),
+            Unary::Atan => x.atan(),
+            Unary::Sinh => x.sinh(),
+            Unary::Cosh => x.cosh(),
+            Unary::Asinh => x.asinh(),
+            Unary::Acosh => x.acosh(),
+            Unary::Atanh => x.atanh(),
+            Unary::Mish => x * Unary::Softplus.apply(x).tanh(),
+            Unary::Gelu { tanh: false } => 0.5 * x * (1.0 + erf(x / std::f64::consts::SQRT_2)),
+            Unary::Gelu { tanh: true } => {
+                let k = (2.0 / std::f64::consts::PI).sqrt();
+                0.5 * x * (1.0 + (k * (x + 0.044715 * x * x * x)).tanh())
+            }
         }
     }
 }
@@ -276,6 +369,7 @@ impl Binary {
             Binary::Pow => "Pow",
             Binary::Max => "Max",
             Binary::Min => "Min",
+            Binary::PRelu => "PRelu",
         }
     }
 
@@ -289,6 +383,13 @@ impl Binary {
             Binary::Pow => a.powf(b),
             Binary::Max => a.max(b),
             Binary::Min => a.min(b),
+            Binary::PRelu => {
+                if a >= 0.0 {
+                    a
+                } else {
+                    b * a
+                }
+            }
         }
     }
 }
@@ -342,9 +443,16 @@ impl fmt::Display for Op {
             Op::Unary(Unary::HardSigmoid { alpha, beta }) => {
                 write!(f, "(alpha={alpha}, beta={beta})")
             }
-            Op::Unary(Unary::LeakyRelu { alpha } | Unary::Elu { alpha }) => {
+            Op::Unary(
+                Unary::LeakyRelu { alpha }
+                | Unary::Elu { alpha }
+                | Unary::Celu { alpha }
+                | Unary::ThresholdedRelu { alpha },
+            ) => {
                 write!(f, "(alpha={alpha})")
             }
+            Op::Unary(Unary::Selu { alpha, gamma }) => write!(f, "(alpha={alpha}, gamma={gamma})"),
+            Op::Unary(Unary::Gelu { tanh: true }) => f.write_str("(approximate=tanh)"),
             Op::Clip { min, max } => write!(f, "(min={min}, max={max})"),
             Op::Pool(p) => {
                 write!(
@@ -410,5 +518,13 @@ mod tests {
         assert_eq!(Unary::Softplus.apply(100.0), 100.0);
         assert!((Unary::Sigmoid.apply(0.0) - 0.5).abs() < 1e-15);
         assert_eq!(Binary::Max.apply(1.0, 3.0), 3.0);
+        assert_eq!(Binary::PRelu.apply(-2.0, 0.25), -0.5);
+        assert_eq!(Unary::Round.apply(2.5), 2.0);
+        assert_eq!(Unary::Round.apply(-1.5), -2.0);
+        assert_eq!(Unary::Sign.apply(0.0), 0.0);
+        assert_eq!(Unary::Sign.apply(-3.0), -1.0);
+        assert_eq!(Unary::ThresholdedRelu { alpha: 1.0 }.apply(1.0), 0.0);
+        assert!((Unary::Gelu { tanh: false }.apply(1.0) - 0.841_344_746_068_542_9).abs() < 1e-14);
+        assert!((Unary::Gelu { tanh: true }.apply(1.0) - 0.841_191_990_608_276_4).abs() < 1e-12);
     }
 }

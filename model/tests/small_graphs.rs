@@ -191,3 +191,120 @@ fn a_small_network_runs_on_cuda() {
         check_on(dev.as_mut());
     }
 }
+
+/// Every elementwise function the graph has, compiled (as one injective kernel each,
+/// behind a stored input) and run on the interpreter against its float64 definition, on
+/// inputs inside its domain.
+#[test]
+fn every_elementwise_function_matches_its_definition() {
+    let Some(mut dev) = open_or_skip("cpu") else {
+        return;
+    };
+    let unaries = [
+        Unary::Relu,
+        Unary::Sigmoid,
+        Unary::Tanh,
+        Unary::Exp,
+        Unary::Log,
+        Unary::Sqrt,
+        Unary::Abs,
+        Unary::Neg,
+        Unary::Reciprocal,
+        Unary::Floor,
+        Unary::Ceil,
+        Unary::Erf,
+        Unary::Sin,
+        Unary::Cos,
+        Unary::Softplus,
+        Unary::HardSigmoid {
+            alpha: 0.3,
+            beta: 0.4,
+        },
+        Unary::HardSwish,
+        Unary::LeakyRelu { alpha: 0.1 },
+        Unary::Elu { alpha: 0.7 },
+        Unary::Selu {
+            alpha: 1.67,
+            gamma: 1.05,
+        },
+        Unary::Celu { alpha: 0.8 },
+        Unary::ThresholdedRelu { alpha: 0.2 },
+        Unary::Softsign,
+        Unary::Sign,
+        Unary::Round,
+        Unary::Tan,
+        Unary::Asin,
+        Unary::Acos,
+        Unary::Atan,
+        Unary::Sinh,
+        Unary::Cosh,
+        Unary::Asinh,
+        Unary::Acosh,
+        Unary::Atanh,
+        Unary::Mish,
+        Unary::Gelu { tanh: false },
+        Unary::Gelu { tanh: true },
+    ];
+    let binaries = [
+        Binary::Add,
+        Binary::Sub,
+        Binary::Mul,
+        Binary::Div,
+        Binary::Pow,
+        Binary::Max,
+        Binary::Min,
+        Binary::PRelu,
+    ];
+    let mut v = Values(3);
+    let n = 257;
+    let mut cases: Vec<(String, Graph, Vec<ArrayD<f32>>)> = Vec::new();
+    for u in unaries {
+        // Inputs inside the function's domain, halves included for Round.
+        let x = v.array(&[n], 1.0).mapv(|t| match u {
+            Unary::Log | Unary::Sqrt | Unary::Reciprocal => t.abs() * 4.0 + 0.05,
+            Unary::Acosh => t.abs() * 4.0 + 1.0,
+            Unary::Asin | Unary::Acos | Unary::Atanh => t * 0.99,
+            Unary::Round => (t * 8.0).round() / 2.0,
+            Unary::Tan => t * 1.4,
+            _ => t * 4.0,
+        });
+        let mut b = GraphBuilder::new("u");
+        let input = b.input("x", &[n], DType::F32);
+        let y = b.unary("f", u, input).unwrap();
+        b.output(y);
+        cases.push((u.name().to_string(), b.finish().unwrap(), vec![x]));
+    }
+    for f in binaries {
+        let x = v.array(&[3, n], 2.0);
+        let y = v
+            .array(&[n], 2.0)
+            .mapv(|t| if f == Binary::Pow { t.abs() + 0.1 } else { t });
+        let x = if f == Binary::Pow {
+            x.mapv(|t| t.abs() + 0.1)
+        } else {
+            x
+        };
+        let mut b = GraphBuilder::new("b");
+        let a = b.input("a", &[3, n], DType::F32);
+        let c = b.input("c", &[n], DType::F32);
+        let out = b.binary("f", f, a, c).unwrap();
+        b.output(out);
+        cases.push((f.name().to_string(), b.finish().unwrap(), vec![x, y]));
+    }
+    for (name, g, inputs) in cases {
+        let model = CompiledModel::compile(&g, &dev.limits()).unwrap();
+        let loaded = model.load(dev.as_mut()).unwrap();
+        let got = loaded.run(&model, dev.as_mut(), &inputs).unwrap();
+        loaded.free(dev.as_mut());
+        let x: Vec<ArrayD<f64>> = inputs.iter().map(|a| a.mapv(f64::from)).collect();
+        let want = evaluate(&g, &x).unwrap();
+        for (a, b) in got[0].iter().zip(want[0].iter()) {
+            let err = (f64::from(*a) - b).abs();
+            // f32 functions: a few ulps of the value, or of 1 near zero.
+            assert!(
+                err <= 2e-5 * b.abs().max(1.0),
+                "{name}: weft {a}, reference {b}"
+            );
+        }
+    }
+}

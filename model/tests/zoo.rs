@@ -54,9 +54,9 @@ fn check(dev: &mut dyn Device, name: &str, batch: usize, resolution: usize) {
 #[test]
 fn zoo_on_wgpu() {
     if let Some(mut dev) = open_or_skip("vulkan") {
+        // ResNet-50 and Inception-V3 run on lavapipe against ONNX Runtime in weft-onnx's
+        // tests (models.rs); here a batch of two against the float64 reference.
         check(dev.as_mut(), "mobilenet_v2", 2, 32);
-        check(dev.as_mut(), "resnet50", 1, 32);
-        check(dev.as_mut(), "inception_v3", 1, 75);
     }
 }
 

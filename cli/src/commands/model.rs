@@ -14,7 +14,8 @@ use crate::error::CliError;
 use crate::format::Table;
 use crate::format::fmt_time;
 use crate::model_args::{
-    ModelBenchArgs, ModelCommand, ModelDType, ModelGraphArgs, ModelRunArgs, ModelSource,
+    ModelBenchArgs, ModelCommand, ModelDType, ModelExportArgs, ModelGraphArgs, ModelRunArgs,
+    ModelSource,
 };
 use crate::models::{self, Instance};
 use crate::out::{out, outln};
@@ -40,6 +41,7 @@ pub fn model(command: &ModelCommand) -> Result<(), CliError> {
         ModelCommand::Run(a) => run(a),
         ModelCommand::Graph(a) => graph(a),
         ModelCommand::Bench(a) => bench(a),
+        ModelCommand::Export(a) => export(a),
     }
 }
 
@@ -335,6 +337,19 @@ fn kernel_table(model: &CompiledModel, each: &[weft_runtime::Timing]) -> String 
         ]);
     }
     t.render()
+}
+
+fn export(a: &ModelExportArgs) -> Result<(), CliError> {
+    let g = load(&a.source)?;
+    weft_onnx::save(&g, &a.out)
+        .map_err(|e| CliError::Model(format!("writing `{}`: {e}", a.out.display())))?;
+    outln!(
+        "wrote {} ({} nodes, {} parameters, opset {})",
+        a.out.display(),
+        g.nodes.len(),
+        g.parameter_count(),
+        weft_onnx::EXPORT_OPSET
+    )
 }
 
 fn mib(bytes: usize) -> f64 {

@@ -245,7 +245,72 @@ pub(crate) fn unary(u: Unary, x: Expr) -> Expr {
             x.clone(),
             (te::exp(x) - 1.0f32) * f(alpha),
         ),
+        Unary::Selu { alpha, gamma } => te::if_then_else(
+            x.clone().gt(0.0f32),
+            x.clone() * f(gamma),
+            (te::exp(x) - 1.0f32) * f(alpha * gamma),
+        ),
+        Unary::Celu { alpha } => {
+            te::maximum(x.clone(), 0.0f32)
+                + te::minimum((te::exp(x / f(alpha)) - 1.0f32) * f(alpha), 0.0f32)
+        }
+        Unary::ThresholdedRelu { alpha } => {
+            te::if_then_else(x.clone().gt(f(alpha)), x, Expr::f32(0.0))
+        }
+        Unary::Softsign => x.clone() / (te::abs(x) + 1.0f32),
+        Unary::Sign => te::if_then_else(
+            x.clone().gt(0.0f32),
+            Expr::f32(1.0),
+            te::if_then_else(x.lt(0.0f32), Expr::f32(-1.0), Expr::f32(0.0)),
+        ),
+        Unary::Round => {
+            // Halves to even: floor(x + 0.5), less one where x + 0.5 was an odd integer
+            // reached from a half.
+            let r = te::floor(x.clone() + 0.5f32);
+            let half = (r.clone() - x).eq_(0.5f32);
+            let odd = (r.clone() - te::floor(r.clone() / 2.0f32) * 2.0f32).eq_(1.0f32);
+            te::if_then_else(half.and(odd), r.clone() - 1.0f32, r)
+        }
+        Unary::Tan => te::sin(x.clone()) / te::cos(x),
+        Unary::Sinh => (te::exp(x.clone()) - te::exp(-x)) * 0.5f32,
+        Unary::Cosh => (te::exp(x.clone()) + te::exp(-x)) * 0.5f32,
+        Unary::Asinh => te::log(x.clone() + te::sqrt(x.clone() * x + 1.0f32)),
+        Unary::Acosh => te::log(x.clone() + te::sqrt(x.clone() * x - 1.0f32)),
+        Unary::Atanh => te::log((x.clone() + 1.0f32) / (Expr::f32(1.0) - x)) * 0.5f32,
+        Unary::Atan => atan(x),
+        Unary::Asin => atan(x.clone() / te::sqrt(Expr::f32(1.0) - x.clone() * x)),
+        Unary::Acos => {
+            Expr::f32(std::f32::consts::FRAC_PI_2)
+                - atan(x.clone() / te::sqrt(Expr::f32(1.0) - x.clone() * x))
+        }
+        Unary::Mish => x.clone() * te::tanh(unary(Unary::Softplus, x)),
+        Unary::Gelu { tanh: false } => {
+            x.clone() * (erf(x * std::f32::consts::FRAC_1_SQRT_2) + 1.0f32) * 0.5f32
+        }
+        Unary::Gelu { tanh: true } => {
+            let inner =
+                (x.clone() + x.clone() * x.clone() * x.clone() * 0.044_715f32) * 0.797_884_6f32;
+            x * (te::tanh(inner) + 1.0f32) * 0.5f32
+        }
     }
+}
+
+/// atan in f32: reduced to [0, 1] by atan(x) = π/2 − atan(1/x); there a first guess
+/// (π/4·t − t(t − 1)(0.2447 + 0.0663t), within 1.5e-3) refined by two Newton steps on
+/// tan(y) = t, which leave only f32's rounding.
+fn atan(x: Expr) -> Expr {
+    let a = te::abs(x.clone());
+    let big = a.clone().gt(1.0f32);
+    let t = te::if_then_else(big.clone(), Expr::f32(1.0) / a.clone(), a);
+    let mut y = t.clone() * std::f32::consts::FRAC_PI_4
+        - t.clone() * (t.clone() - 1.0f32) * (t.clone() * 0.0663f32 + 0.2447f32);
+    for _ in 0..2 {
+        // y ← y − (tan y − t)·cos² y = y − (sin y − t·cos y)·cos y.
+        let (s, c) = (te::sin(y.clone()), te::cos(y.clone()));
+        y = y - (s - t.clone() * c.clone()) * c;
+    }
+    let r = te::if_then_else(big, Expr::f32(std::f32::consts::FRAC_PI_2) - y.clone(), y);
+    te::if_then_else(x.lt(0.0f32), -r.clone(), r)
 }
 
 /// erf in f32 (Abramowitz and Stegun 7.1.26, absolute error below 1.5e-7: the f32
@@ -273,5 +338,6 @@ pub(crate) fn binary(b: Binary, x: Expr, y: Expr) -> Expr {
         Binary::Pow => te::pow(x, y),
         Binary::Max => te::maximum(x, y),
         Binary::Min => te::minimum(x, y),
+        Binary::PRelu => te::if_then_else(x.clone().ge(0.0f32), x.clone(), x * y),
     }
 }

@@ -1,0 +1,284 @@
+//! ONNX → weft graph: the model, its opset, inputs, initializers and outputs here; the
+//! ops in [`ops`].
+
+mod attrs;
+mod elementwise;
+mod geometry;
+mod ops;
+pub mod tensor;
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+
+use prost::Message;
+use weft_graph::{Graph, Layout, Tensor, TensorId};
+use weft_ir::dtype::DType;
+
+use crate::error::ImportError;
+use crate::proto::tensor_proto::DataType;
+use crate::proto::tensor_shape_proto::dimension;
+use crate::proto::type_proto;
+use crate::proto::{GraphProto, ModelProto, ValueInfoProto};
+use crate::versions::{MAX_OPSET, MIN_OPSET};
+use tensor::Const;
+
+/// How to import: the sizes of the model's symbolic dimensions.
+#[derive(Clone, Debug, Default)]
+pub struct ImportOptions {
+    /// Symbolic dimensions (`dim_param`) by name → their sizes.
+    pub bindings: HashMap<String, usize>,
+    /// Binds a symbolic leading dimension of every input that `bindings` leaves unbound.
+    pub batch: Option<usize>,
+}
+
+/// Reads the ONNX model at `path` into a weft graph.
+pub fn load(path: &Path, opts: &ImportOptions) -> Result<Graph, ImportError> {
+    let bytes = std::fs::read(path).map_err(|source| ImportError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    from_bytes(&bytes, opts)
+}
+
+/// Reads an ONNX model from its serialized bytes into a weft graph.
+pub fn from_bytes(bytes: &[u8], opts: &ImportOptions) -> Result<Graph, ImportError> {
+    if bytes.is_empty() {
+        return Err(ImportError::NotOnnx("the file is empty".into()));
+    }
+    let model = ModelProto::decode(bytes).map_err(|e| ImportError::NotOnnx(e.to_string()))?;
+    from_model(&model, opts)
+}
+
+/// Imports a decoded model.
+pub fn from_model(model: &ModelProto, opts: &ImportOptions) -> Result<Graph, ImportError> {
+    let Some(graph) = &model.graph else {
+        return Err(ImportError::NoGraph);
+    };
+    let opset = model
+        .opset_import
+        .iter()
+        .find(|o| o.domain.is_empty() || o.domain == "ai.onnx")
+        .map(|o| o.version)
+        .ok_or(ImportError::NoOpset)?;
+    if !(MIN_OPSET..=MAX_OPSET).contains(&opset) {
+        return Err(ImportError::Opset(opset));
+    }
+    let name = if graph.name.is_empty() {
+        "model"
+    } else {
+        &graph.name
+    };
+    let mut im = Importer {
+        opts,
+        opset,
+        graph: Graph::new(name),
+        values: HashMap::new(),
+        consts: HashMap::new(),
+        used: used_names(graph),
+    };
+    for t in &graph.initializer {
+        im.consts
+            .insert(t.name.clone(), tensor::decode(t, &t.name)?);
+    }
+    if let Some(s) = graph.sparse_initializer.first() {
+        let name = s.values.as_ref().map_or("?", |v| v.name.as_str());
+        return Err(ImportError::Tensor {
+            tensor: name.to_string(),
+            what: "sparse initializers are not supported".into(),
+        });
+    }
+    for vi in &graph.input {
+        // Older models list initializers among the inputs too; they stay constants.
+        if !im.consts.contains_key(&vi.name) {
+            im.input(vi)?;
+        }
+    }
+    for (i, node) in graph.node.iter().enumerate() {
+        im.node(node, i)?;
+    }
+    for vi in &graph.output {
+        let id = im
+            .value(&vi.name)
+            .ok_or_else(|| ImportError::MissingOutput(vi.name.clone()))?;
+        im.graph.outputs.push(id);
+    }
+    for vi in graph.output.iter().chain(&graph.value_info) {
+        im.check_stated_shape(vi)?;
+    }
+    im.graph.validate()?;
+    Ok(im.graph)
+}
+
+/// Every name some node reads or the graph puts out: an op's extra output (a mask, pool
+/// indices) is refused only where one of these uses it.
+fn used_names(graph: &GraphProto) -> HashSet<String> {
+    graph
+        .node
+        .iter()
+        .flat_map(|n| n.input.iter())
+        .chain(graph.output.iter().map(|o| &o.name))
+        .filter(|n| !n.is_empty())
+        .cloned()
+        .collect()
+}
+
+/// The import of one model under way.
+pub(crate) struct Importer<'a> {
+    opts: &'a ImportOptions,
+    /// The default domain's opset.
+    opset: i64,
+    graph: Graph,
+    /// Names that are graph tensors: inputs, node outputs, constants in use.
+    values: HashMap<String, TensorId>,
+    /// Constants (initializers, `Constant` outputs), added to the graph as weights only
+    /// where an op reads them as data: shape and bound inputs are read here and vanish.
+    consts: HashMap<String, Const>,
+    used: HashSet<String>,
+}
+
+impl Importer<'_> {
+    /// The graph tensor called `name`, a constant becoming a weight on first use.
+    fn value(&mut self, name: &str) -> Option<TensorId> {
+        if let Some(&id) = self.values.get(name) {
+            return Some(id);
+        }
+        let c = self.consts.get(name)?;
+        let (values, dtype) = c.to_float();
+        let id = self.graph.add_tensor(Tensor {
+            name: name.to_string(),
+            shape: c.dims.clone(),
+            dtype,
+            layout: Layout::RowMajor,
+            data: Some(Arc::new(values)),
+        });
+        self.values.insert(name.to_string(), id);
+        Some(id)
+    }
+
+    /// A graph input, its symbolic dimensions bound.
+    fn input(&mut self, vi: &ValueInfoProto) -> Result<(), ImportError> {
+        let err = |what: String| ImportError::Input {
+            input: vi.name.clone(),
+            what,
+        };
+        let Some(type_proto::Value::TensorType(tt)) =
+            vi.r#type.as_ref().and_then(|t| t.value.as_ref())
+        else {
+            return Err(err(
+                "is not a tensor (sequences, maps and optionals are not supported)".into(),
+            ));
+        };
+        let dtype = match DataType::try_from(tt.elem_type) {
+            Ok(DataType::Float | DataType::Double) => DType::F32,
+            Ok(DataType::Float16) => DType::F16,
+            _ => {
+                return Err(err(format!(
+                    "is {}: weft's graphs take float, float16 or double inputs",
+                    tensor::type_name(tt.elem_type)
+                )));
+            }
+        };
+        let Some(shape) = &tt.shape else {
+            return Err(err("states no shape: weft needs its rank and sizes".into()));
+        };
+        let mut dims = Vec::with_capacity(shape.dim.len());
+        for (index, d) in shape.dim.iter().enumerate() {
+            let size = match &d.value {
+                Some(dimension::Value::DimValue(v)) if *v >= 0 => Some(*v as usize),
+                Some(dimension::Value::DimValue(v)) => {
+                    return Err(err(format!("dimension {index} is {v}")));
+                }
+                Some(dimension::Value::DimParam(p)) => self.bound(p, index),
+                None => self.bound("", index),
+            };
+            let dim = match &d.value {
+                Some(dimension::Value::DimParam(p)) => p.clone(),
+                _ => "?".to_string(),
+            };
+            dims.push(size.ok_or_else(|| ImportError::UnboundDim {
+                input: vi.name.clone(),
+                index,
+                dim,
+            })?);
+        }
+        // Sizes past 2^31 per dimension or 2^40 elements in all are no real model's, and
+        // would overflow window arithmetic downstream.
+        if dims.iter().any(|&d| d > 1 << 31)
+            || dims
+                .iter()
+                .try_fold(1usize, |a, &d| a.checked_mul(d))
+                .is_none_or(|n| n > 1 << 40)
+        {
+            return Err(err(format!("shape {dims:?} is too large")));
+        }
+        let id = self.graph.add_tensor(Tensor {
+            name: vi.name.clone(),
+            shape: dims,
+            dtype,
+            layout: Layout::RowMajor,
+            data: None,
+        });
+        self.graph.inputs.push(id);
+        self.values.insert(vi.name.clone(), id);
+        Ok(())
+    }
+
+    /// The size of symbolic dimension `param` at `index` of an input, if bound.
+    fn bound(&self, param: &str, index: usize) -> Option<usize> {
+        self.opts
+            .bindings
+            .get(param)
+            .copied()
+            .or(if index == 0 { self.opts.batch } else { None })
+    }
+
+    /// Refuses a shape the file states for a tensor weft computed, where they differ
+    /// (symbolic dimensions are compared where bound).
+    fn check_stated_shape(&self, vi: &ValueInfoProto) -> Result<(), ImportError> {
+        let Some(&id) = self.values.get(&vi.name) else {
+            return Ok(());
+        };
+        let Some(type_proto::Value::TensorType(tt)) =
+            vi.r#type.as_ref().and_then(|t| t.value.as_ref())
+        else {
+            return Ok(());
+        };
+        let Some(shape) = &tt.shape else {
+            return Ok(());
+        };
+        let inferred = &self.graph.tensor(id).shape;
+        let stated: Vec<Option<usize>> = shape
+            .dim
+            .iter()
+            .enumerate()
+            .map(|(i, d)| match &d.value {
+                Some(dimension::Value::DimValue(v)) => usize::try_from(*v).ok(),
+                Some(dimension::Value::DimParam(p)) => self.bound(p, i),
+                None => None,
+            })
+            .collect();
+        let agrees = stated.len() == inferred.len()
+            && stated
+                .iter()
+                .zip(inferred)
+                .all(|(s, &n)| s.is_none_or(|s| s == n));
+        if agrees {
+            return Ok(());
+        }
+        let text: Vec<String> = shape
+            .dim
+            .iter()
+            .map(|d| match &d.value {
+                Some(dimension::Value::DimValue(v)) => v.to_string(),
+                Some(dimension::Value::DimParam(p)) => p.clone(),
+                None => "?".into(),
+            })
+            .collect();
+        Err(ImportError::ShapeMismatch {
+            tensor: vi.name.clone(),
+            stated: format!("[{}]", text.join(", ")),
+            inferred: inferred.clone(),
+        })
+    }
+}

@@ -1,0 +1,55 @@
+//! Whole models against ONNX Runtime: each zoo network exported to ONNX by weft, run by
+//! ONNX Runtime (CPU) on that file, imported back from the file, compiled by weft's model
+//! compiler and run on lavapipe (wgpu) — the two engines' outputs compared on the same
+//! file and inputs.
+
+mod common;
+
+use ndarray::{ArrayD, IxDyn};
+use weft_graph::zoo::{self, ZooOptions};
+use weft_model::CompiledModel;
+use weft_onnx::{ImportOptions, load, save};
+use weft_testkit::devices::open_or_skip;
+
+/// `max |weft − ORT| / max(1, max |ORT|)` allowed: both f32, different summation orders.
+const TOLERANCE: f64 = 1e-4;
+
+#[test]
+fn zoo_models_match_onnx_runtime() {
+    if let Some(why) = common::python_missing() {
+        common::skip("onnxruntime", &why);
+        return;
+    }
+    let Some(mut dev) = open_or_skip("vulkan") else {
+        return;
+    };
+    for (name, resolution) in [("mobilenet_v2", 32), ("resnet50", 32), ("inception_v3", 75)] {
+        let mut opts = ZooOptions::for_model(name).unwrap();
+        opts.resolution = resolution;
+        let g = zoo::build(name, &opts).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(format!("{name}.onnx"));
+        save(&g, &file).unwrap();
+        let mut seed = 11u64;
+        let x = ArrayD::from_shape_fn(IxDyn(&g.tensor(g.inputs[0]).shape), |_| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        });
+        let Some(ort) = common::ort_run(&file, std::slice::from_ref(&x)) else {
+            return;
+        };
+        // What weft runs is the file, not the graph it was written from.
+        let imported = load(&file, &ImportOptions::default()).unwrap();
+        let model = CompiledModel::compile(&imported, &dev.limits()).unwrap();
+        let loaded = model.load(dev.as_mut()).unwrap();
+        let got = loaded
+            .run(&model, dev.as_mut(), std::slice::from_ref(&x))
+            .unwrap();
+        loaded.free(dev.as_mut());
+        let err = common::relative_error(&got[0].mapv(f64::from), &ort[0]).unwrap();
+        eprintln!("{name} at {resolution}²: weft (lavapipe) vs ONNX Runtime {err:.2e}");
+        assert!(err <= TOLERANCE, "{name}: {err:.2e} above {TOLERANCE:e}");
+    }
+}

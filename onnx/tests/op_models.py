@@ -1,0 +1,179 @@
+"""Builds single-op ONNX models covering every op and attribute form weft imports, with
+random inputs of odd sizes, and ONNX Runtime's (CPU) outputs for them. Each case is a
+folder OUT/NAME with model.onnx, input_N.npy and output_N.npy. Usage:
+
+    python3 op_models.py OUT
+"""
+
+import os
+import sys
+
+import numpy as np
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+rng = np.random.default_rng(25)
+CASES = []
+
+
+def case(name, op, inputs, attrs=None, consts=None, opset=17, outputs=1, low=-2.0, high=2.0, node_inputs=None):
+    """One node `op` reading `inputs` (name → shape, graph inputs) and `consts` (name →
+    array, initializers), in the order of `node_inputs` (default: inputs then consts)."""
+    CASES.append((name, op, inputs, attrs or {}, consts or {}, opset, outputs, low, high, node_inputs))
+
+
+def rand(*shape, low=-1.0, high=1.0):
+    return rng.uniform(low, high, size=shape).astype(np.float32)
+
+
+X4 = {"x": [2, 3, 7, 9]}
+
+# Conv: groups, strides, dilations, symmetric and asymmetric pads, auto_pad, no bias,
+# kernel_shape given or not.
+case("conv_basic", "Conv", {"x": [2, 3, 11, 9]}, {"pads": [1, 1, 1, 1]},
+     {"w": rand(5, 3, 3, 3), "b": rand(5)})
+case("conv_kernel_shape_attr", "Conv", {"x": [1, 3, 8, 7]}, {"kernel_shape": [3, 2]},
+     {"w": rand(4, 3, 3, 2)})
+case("conv_strides_dilations_asym_pads", "Conv", {"x": [1, 4, 13, 11]},
+     {"strides": [2, 1], "dilations": [2, 1], "pads": [1, 0, 2, 1]}, {"w": rand(3, 4, 3, 3), "b": rand(3)})
+case("conv_groups", "Conv", {"x": [1, 6, 9, 7]}, {"group": 3, "pads": [1, 1, 1, 1]},
+     {"w": rand(6, 2, 3, 3), "b": rand(6)})
+case("conv_depthwise_stride2", "Conv", {"x": [2, 4, 9, 8]}, {"group": 4, "strides": [2, 2], "pads": [1, 1, 1, 1]},
+     {"w": rand(4, 1, 3, 3)})
+for mode in ["SAME_UPPER", "SAME_LOWER", "VALID"]:
+    case(f"conv_auto_pad_{mode.lower()}", "Conv", {"x": [1, 2, 10, 9]},
+         {"auto_pad": mode, "strides": [2, 2], "kernel_shape": [4, 3]}, {"w": rand(3, 2, 4, 3), "b": rand(3)})
+case("conv_1x1", "Conv", {"x": [1, 5, 7, 5]}, {}, {"w": rand(8, 5, 1, 1), "b": rand(8)})
+
+case("batchnorm", "BatchNormalization", {"x": [2, 5, 7, 3]}, {"epsilon": 1e-3},
+     {"scale": rand(5), "bias": rand(5), "mean": rand(5), "var": rand(5, low=0.5, high=2.0)}, opset=15)
+case("batchnorm_rank2", "BatchNormalization", {"x": [3, 5]}, {},
+     {"scale": rand(5), "bias": rand(5), "mean": rand(5), "var": rand(5, low=0.5, high=2.0)}, opset=13)
+
+case("clip_both", "Clip", {"x": [2, 3, 5, 7]}, {}, {"lo": np.float32(-0.5), "hi": np.float32(0.7)})
+case("clip_min_only", "Clip", {"x": [3, 5, 7]}, {}, {"lo": np.float32(-0.3)})
+case("clip_max_only", "Clip", {"x": [3, 5, 7]}, {}, {"hi": np.float32(0.2)}, node_inputs=["x", "", "hi"])
+case("clip_unbounded", "Clip", {"x": [3, 5]})
+case("clip_relu6", "Clip", {"x": [1, 4, 5, 3]}, {}, {"lo": np.float32(0.0), "hi": np.float32(6.0)}, low=-8, high=8)
+case("clip_computed_bounds", "Clip", {"x": [3, 5], "lo": [], "hi": []})
+
+# Pooling.
+case("maxpool_k3_s2_p1", "MaxPool", X4, {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]})
+case("maxpool_ceil", "MaxPool", {"x": [1, 2, 8, 10]}, {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1})
+case("maxpool_asym_pads", "MaxPool", X4, {"kernel_shape": [2, 3], "strides": [1, 2], "pads": [0, 1, 1, 2]})
+case("maxpool_rect_default_strides", "MaxPool", X4, {"kernel_shape": [2, 2]})
+for mode in ["SAME_UPPER", "SAME_LOWER", "VALID"]:
+    case(f"maxpool_auto_pad_{mode.lower()}", "MaxPool", X4, {"kernel_shape": [3, 2], "strides": [2, 2], "auto_pad": mode})
+case("maxpool_indices_unused", "MaxPool", X4, {"kernel_shape": [2, 2], "strides": [2, 2]}, outputs=2)
+for cip in [0, 1]:
+    case(f"avgpool_pads_cip{cip}", "AveragePool", X4,
+         {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "count_include_pad": cip})
+    case(f"avgpool_ceil_cip{cip}", "AveragePool", {"x": [1, 3, 9, 8]},
+         {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 0, 1, 1], "ceil_mode": 1, "count_include_pad": cip})
+case("avgpool_same_upper", "AveragePool", X4, {"kernel_shape": [3, 3], "strides": [2, 2], "auto_pad": "SAME_UPPER"})
+case("avgpool_inception_3x3_s1_p1", "AveragePool", {"x": [1, 4, 7, 7]},
+     {"kernel_shape": [3, 3], "strides": [1, 1], "pads": [1, 1, 1, 1], "count_include_pad": 0})
+case("global_avgpool", "GlobalAveragePool", X4)
+case("global_maxpool", "GlobalMaxPool", X4)
+
+case("concat_axis1", "Concat", {"a": [2, 3, 5], "b": [2, 4, 5], "c": [2, 1, 5]}, {"axis": 1})
+case("concat_negative_axis", "Concat", {"a": [2, 3, 5], "b": [2, 3, 2]}, {"axis": -1})
+
+# Binary ops with broadcasting; Max/Min/Sum variadic.
+case("add_broadcast", "Add", {"a": [2, 3, 5, 7], "b": [3, 1, 7]})
+case("add_weight", "Add", {"a": [2, 3, 5, 7]}, {}, {"b": rand(3, 1, 1)})
+case("sub_broadcast", "Sub", {"a": [3, 1, 7], "b": [2, 3, 5, 1]})
+case("mul_scalar_const", "Mul", {"a": [3, 5]}, {}, {"b": np.float32(1.7)})
+case("div", "Div", {"a": [3, 5, 7]}, {}, {"b": rand(5, 7, low=0.5, high=2.0)})
+case("pow", "Pow", {"a": [3, 5]}, {}, {"b": rand(5, low=-2.0, high=2.0)}, low=0.2, high=2.0)
+case("pow_int_exponent", "Pow", {"a": [3, 5]}, {}, {"b": np.array(3, dtype=np.int64)})
+case("max_variadic", "Max", {"a": [3, 5], "b": [5], "c": [3, 1]})
+case("min_two", "Min", {"a": [3, 5], "b": [3, 5]})
+case("max_single", "Max", {"a": [3, 5]})
+case("sum_variadic", "Sum", {"a": [2, 3], "b": [2, 3], "c": [3], "d": [2, 1]})
+case("prelu", "PRelu", {"x": [2, 3, 5, 7]}, {}, {"slope": rand(3, 1, 1, low=0.0, high=0.5)})
+
+case("flatten_default", "Flatten", X4)
+case("flatten_axis0", "Flatten", X4, {"axis": 0})
+case("flatten_negative_axis", "Flatten", X4, {"axis": -1})
+case("reshape_zero_minus_one", "Reshape", X4, {}, {"shape": np.array([0, -1], dtype=np.int64)})
+case("reshape_minus_one_middle", "Reshape", X4, {}, {"shape": np.array([2, -1, 9], dtype=np.int64)})
+case("reshape_allowzero", "Reshape", {"x": [3, 5]}, {"allowzero": 1}, {"shape": np.array([5, 3], dtype=np.int64)}, opset=14)
+
+case("gemm_plain", "Gemm", {"a": [3, 5]}, {}, {"b": rand(5, 7)})
+case("gemm_linear", "Gemm", {"a": [3, 5]}, {"transB": 1}, {"b": rand(7, 5), "c": rand(7)})
+case("gemm_all_attrs", "Gemm", {"a": [5, 3]}, {"alpha": 0.5, "beta": 2.0, "transA": 1, "transB": 1},
+     {"b": rand(7, 5), "c": rand(3, 7)})
+case("gemm_c_scalar", "Gemm", {"a": [3, 5], "b": [5, 4]}, {"beta": -1.5}, {"c": np.float32(0.25)})
+case("matmul_2d", "MatMul", {"a": [3, 5], "b": [5, 7]})
+case("matmul_batched", "MatMul", {"a": [2, 3, 5], "b": [5, 4]})
+case("matmul_1d_left", "MatMul", {"a": [5], "b": [2, 5, 3]})
+case("matmul_1d_right", "MatMul", {"a": [2, 3, 5], "b": [5]})
+
+case("identity", "Identity", {"x": [3, 5]})
+case("dropout_inference", "Dropout", {"x": [3, 5]}, {}, {"ratio": np.float32(0.3)}, opset=13)
+case("dropout_mask_unused", "Dropout", {"x": [3, 5]}, {}, {}, outputs=2, opset=13)
+
+# Every unary op through the one elementwise path.
+for op, attrs, low, high, opset in [
+    ("Relu", {}, -2, 2, 17), ("Sigmoid", {}, -4, 4, 17), ("Tanh", {}, -3, 3, 17),
+    ("Exp", {}, -3, 3, 17), ("Log", {}, 0.1, 5, 17), ("Sqrt", {}, 0, 5, 17),
+    ("Abs", {}, -2, 2, 17), ("Neg", {}, -2, 2, 17), ("Reciprocal", {}, 0.5, 3, 17),
+    ("Floor", {}, -3, 3, 17), ("Ceil", {}, -3, 3, 17), ("Erf", {}, -3, 3, 17),
+    ("Sin", {}, -4, 4, 17), ("Cos", {}, -4, 4, 17), ("Tan", {}, -1.2, 1.2, 17),
+    ("Asin", {}, -0.99, 0.99, 17), ("Acos", {}, -0.99, 0.99, 17), ("Atan", {}, -4, 4, 17),
+    ("Sinh", {}, -3, 3, 17), ("Cosh", {}, -3, 3, 17), ("Asinh", {}, -4, 4, 17),
+    ("Acosh", {}, 1.01, 5, 17), ("Atanh", {}, -0.95, 0.95, 17),
+    ("Softplus", {}, -5, 5, 17), ("Softsign", {}, -5, 5, 17), ("Sign", {}, -2, 2, 17),
+    ("Round", {}, -4, 4, 17), ("HardSwish", {}, -5, 5, 17),
+    ("HardSigmoid", {}, -5, 5, 17), ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}, -5, 5, 17),
+    ("LeakyRelu", {}, -2, 2, 17), ("LeakyRelu", {"alpha": 0.2}, -2, 2, 17),
+    ("Elu", {}, -3, 3, 17), ("Elu", {"alpha": 0.5}, -3, 3, 17),
+    ("Selu", {}, -3, 3, 17), ("Selu", {"alpha": 1.5, "gamma": 1.2}, -3, 3, 17),
+    ("Celu", {"alpha": 0.7}, -3, 3, 17), ("ThresholdedRelu", {"alpha": 0.4}, -2, 2, 17),
+    ("Mish", {}, -4, 4, 18), ("Gelu", {}, -4, 4, 20), ("Gelu", {"approximate": "tanh"}, -4, 4, 20),
+]:
+    suffix = "_" + "_".join(f"{k}{v}" for k, v in attrs.items()) if attrs else ""
+    case(f"unary_{op.lower()}{suffix}", op, {"x": [2, 3, 5, 7]}, attrs, opset=opset, low=low, high=high)
+
+
+def ir_version(opset):
+    return 8 if opset <= 18 else 9 if opset <= 20 else 10
+
+
+def build(out, spec):
+    name, op, inputs, attrs, consts, opset, outputs, low, high, node_inputs = spec
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    ins = [helper.make_tensor_value_info(k, TensorProto.FLOAT, s) for k, s in inputs.items()]
+    inits = [numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()]
+    names = node_inputs or list(inputs) + list(consts)
+    outs = ["y"] + [f"extra{i}" for i in range(1, outputs)]
+    node = helper.make_node(op, names, outs, name=f"{name}_node", **attrs)
+    graph = helper.make_graph([node], name, ins, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = ir_version(opset)
+    path = os.path.join(d, "model.onnx")
+    with open(path, "wb") as f:
+        f.write(model.SerializeToString())
+    feeds = {}
+    for k, (n, s) in enumerate(inputs.items()):
+        x = rng.uniform(low, high, size=s).astype(np.float32)
+        np.save(os.path.join(d, f"input_{k}.npy"), x)
+        feeds[n] = x
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+    y = sess.run(["y"], feeds)[0]
+    np.save(os.path.join(d, "output_0.npy"), np.asarray(y, dtype=np.float32))
+
+
+def main():
+    out = sys.argv[1]
+    for spec in CASES:
+        build(out, spec)
+    print(f"built {len(CASES)} single-op models in {out}")
+
+
+if __name__ == "__main__":
+    main()

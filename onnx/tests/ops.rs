@@ -1,0 +1,67 @@
+//! Every imported op and attribute form, one single-op model each (built by
+//! `op_models.py` with onnx.helper, random inputs of odd sizes), imported by weft,
+//! evaluated by the float64 reference and compared with ONNX Runtime on the CPU.
+//!
+//! Tolerance: the largest difference relative to the largest |output| (at least 1) is
+//! at most 1e-5 — ONNX Runtime computes in f32, weft's reference in f64 from the same f32
+//! inputs and weights, so only f32 rounding (and ORT's vectorized transcendental
+//! approximations) separates them.
+
+mod common;
+
+use ndarray::ArrayD;
+use weft_graph::reference;
+use weft_onnx::{ImportOptions, load};
+
+const TOLERANCE: f64 = 1e-5;
+
+#[test]
+fn single_op_models_match_onnx_runtime() {
+    if let Some(why) = common::python_missing() {
+        common::skip("onnxruntime", &why);
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    common::python("op_models.py", &[dir.path()]);
+    let mut cases: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    cases.sort();
+    assert!(cases.len() >= 100, "only {} cases built", cases.len());
+    let mut failures = Vec::new();
+    for case in &cases {
+        let name = case.file_name().unwrap().to_string_lossy().into_owned();
+        let graph = match load(&case.join("model.onnx"), &ImportOptions::default()) {
+            Ok(g) => g,
+            Err(e) => {
+                failures.push(format!("{name}: import: {e}"));
+                continue;
+            }
+        };
+        let inputs: Vec<ArrayD<f64>> = common::read_npys(case, "input")
+            .into_iter()
+            .map(|a| a.mapv(f64::from))
+            .collect();
+        let want = common::read_npys(case, "output");
+        let got = match reference::evaluate(&graph, &inputs) {
+            Ok(g) => g,
+            Err(e) => {
+                failures.push(format!("{name}: reference: {e}"));
+                continue;
+            }
+        };
+        match common::relative_error(&got[0], &want[0]) {
+            Ok(err) if err <= TOLERANCE => {}
+            Ok(err) => failures.push(format!("{name}: relative error {err:e}")),
+            Err(e) => failures.push(format!("{name}: {e}")),
+        }
+    }
+    eprintln!(
+        "{} single-op models, {} failed",
+        cases.len(),
+        failures.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
