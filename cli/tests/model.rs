@@ -1,0 +1,120 @@
+//! `weft model` as a user meets it: a zoo model run and checked on the interpreter, the
+//! partition printed, an export read back, and files weft cannot take refused with exit 2
+//! and the problem named.
+
+mod common;
+
+use std::process::Command;
+
+use common::{bad_input, ok, weft};
+
+#[test]
+fn a_zoo_model_runs_on_the_interpreter_within_tolerance() {
+    let out = ok(&[
+        "model",
+        "run",
+        "zoo:mobilenet_v2",
+        "--resolution",
+        "16",
+        "--target",
+        "cpu",
+        "--iters",
+        "1",
+    ]);
+    assert!(out.contains("kernel time of the whole model"), "{out}");
+    assert!(out.contains("against the float64 reference"), "{out}");
+    assert!(out.contains(": ok"), "{out}");
+}
+
+#[test]
+fn the_partition_fuses_each_convolution_with_its_batch_norm_and_activation() {
+    let out = ok(&["model", "graph", "zoo:mobilenet_v2"]);
+    assert!(
+        out.contains("fold batch norms into convolutions: 52 node(s)"),
+        "{out}"
+    );
+    assert!(!out.contains("BatchNormalization"), "{out}");
+    assert!(
+        out.contains(
+            "kernel   1 [anchor] features.1.conv.0.0:Conv  epilogue: features.1.conv.0.2:Clip"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("depthwise template"), "{out}");
+}
+
+#[test]
+fn bad_models_are_refused_naming_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("m.onnx");
+    let path = file.to_str().unwrap();
+    ok(&[
+        "model",
+        "export",
+        "zoo:mobilenet_v2",
+        "--resolution",
+        "16",
+        path,
+    ]);
+    // The export itself reads back and runs.
+    ok(&["model", "graph", path]);
+    // Truncated.
+    let bytes = std::fs::read(&file).unwrap();
+    let cut = dir.path().join("cut.onnx");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    bad_input(
+        &["model", "run", cut.to_str().unwrap(), "--target", "cpu"],
+        &["not an ONNX model"],
+    );
+    // Not a zoo model, not a file.
+    bad_input(
+        &["model", "run", "zoo:alexnet", "--target", "cpu"],
+        &["alexnet", "resnet50"],
+    );
+    bad_input(
+        &["model", "graph", "nothing.onnx"],
+        &["nothing.onnx", "zoo:NAME"],
+    );
+    // An unsupported op and external data, written by the onnx package where it is.
+    let script = r#"
+import sys, onnx, numpy as np
+from onnx import helper, numpy_helper, TensorProto
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+g = helper.make_graph([helper.make_node("Hardmax", ["x"], ["y"], name="hm")], "g", [x], [y])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), sys.argv[1] + "/op.onnx")
+b = numpy_helper.from_array(np.arange(4, dtype=np.float32), "b")
+g = helper.make_graph([helper.make_node("Add", ["x", "b"], ["y"], name="add")], "g", [x], [y], [b])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+onnx.save_model(m, sys.argv[1] + "/ext.onnx", save_as_external_data=True, all_tensors_to_one_file=True, location="w.bin", size_threshold=0)
+"#;
+    let made = Command::new("python3")
+        .args(["-c", script, dir.path().to_str().unwrap()])
+        .output();
+    match made {
+        Ok(o) if o.status.success() => {
+            let op = dir.path().join("op.onnx");
+            bad_input(
+                &["model", "run", op.to_str().unwrap(), "--target", "cpu"],
+                &["Hardmax", "`hm`"],
+            );
+            let ext = dir.path().join("ext.onnx");
+            bad_input(
+                &["model", "run", ext.to_str().unwrap(), "--target", "cpu"],
+                &["`b`", "external"],
+            );
+        }
+        other => {
+            let why = format!("python3 with onnx could not write the fixtures: {other:?}");
+            if std::env::var("WEFT_REQUIRE").is_ok_and(|v| v.split(',').any(|s| s == "onnxruntime"))
+            {
+                panic!("{why}");
+            }
+            eprintln!("skipped the unsupported-op and external-data files: {why}");
+        }
+    }
+    // A run that fails its check is exit 1, not 2: covered by the reference tests; here
+    // the weft binary itself must never panic on these files.
+    let out = weft(&["model", "graph", cut.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+}
