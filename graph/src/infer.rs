@@ -3,8 +3,8 @@
 
 use weft_ir::dtype::DType;
 
-use crate::graph::Tensor;
 use crate::op::{Conv, Gemm, Op, Pool};
+use crate::tensor::Tensor;
 
 /// The output shape and dtype of `op` on `inputs`.
 pub fn infer(op: &Op, inputs: &[&Tensor]) -> Result<(Vec<usize>, DType), String> {

@@ -13,6 +13,7 @@ pub mod op;
 pub mod partition;
 pub mod passes;
 pub mod reference;
+pub mod tensor;
 pub mod zoo;
 
 pub use builder::GraphBuilder;

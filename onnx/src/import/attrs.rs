@@ -5,6 +5,10 @@ use crate::error::ImportError;
 use crate::proto::attribute_proto::AttributeType;
 use crate::proto::{AttributeProto, NodeProto, TensorProto};
 
+/// The largest window size, stride, dilation or pad taken: far past any real model, and
+/// small enough that window arithmetic cannot overflow.
+pub(super) const MAX_WINDOW: i64 = 1 << 24;
+
 /// The attributes of one node.
 pub struct Attrs<'a> {
     node: &'a NodeProto,
@@ -109,18 +113,14 @@ impl<'a> Attrs<'a> {
     pub fn pair(&self, attr: &str) -> Result<[usize; 2], ImportError> {
         match self.ints(attr)? {
             None => Ok([1, 1]),
-            Some(&[a, b])
-                if [a, b]
-                    .iter()
-                    .all(|v| (1..=super::geometry::MAX_WINDOW).contains(v)) =>
-            {
+            Some(&[a, b]) if [a, b].iter().all(|v| (1..=MAX_WINDOW).contains(v)) => {
                 Ok([a as usize, b as usize])
             }
             Some(v) => Err(self.err(
                 attr,
                 format!(
                     "{v:?}: weft takes two values in 1..={} (2-D windows)",
-                    super::geometry::MAX_WINDOW
+                    MAX_WINDOW
                 ),
             )),
         }

@@ -1,12 +1,8 @@
 //! Windows and shapes from attributes: padding with `auto_pad` resolved, axes made
 //! non-negative, Reshape's target with its 0s and -1 resolved.
 
-use super::attrs::Attrs;
+use super::attrs::{Attrs, MAX_WINDOW};
 use crate::error::ImportError;
-
-/// The largest window size, stride, dilation or pad taken: far past any real model, and
-/// small enough that window arithmetic cannot overflow.
-pub(super) const MAX_WINDOW: i64 = 1 << 24;
 
 /// Positive sizes from an attribute list.
 pub(super) fn positive(a: &Attrs, attr: &str, v: &[i64]) -> Result<Vec<usize>, ImportError> {

@@ -222,7 +222,7 @@ impl Importer<'_> {
         let strides = a.pair("strides")?;
         let dilations = a.pair("dilations")?;
         let groups = a.int("group", 1)?;
-        if !(1..=super::geometry::MAX_WINDOW).contains(&groups) {
+        if !(1..=super::attrs::MAX_WINDOW).contains(&groups) {
             return Err(a.err("group", format!("{groups} is not a positive count")));
         }
         let k = [kernel[0], kernel[1]];
