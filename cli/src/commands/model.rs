@@ -7,7 +7,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use weft_graph::reference::evaluate;
 use weft_graph::{Graph, Op};
-use weft_model::CompiledModel;
+use weft_model::{CompiledModel, ModelError};
 use weft_runtime::{Target, WgpuOptions};
 
 use crate::error::CliError;
@@ -116,7 +116,7 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
     let dev = opened.device.as_mut();
     let loaded = model
         .load(dev)
-        .map_err(|e| CliError::Model(format!("loading onto {}: {e}", opened.target)))?;
+        .map_err(|e| on_device(format!("loading onto {}", opened.target), e))?;
     let compile_time = started.elapsed();
     let inputs: Vec<ArrayD<f32>> = match &a.inputs {
         Some(dir) => models::read_inputs(dir, &g).map_err(|e| CliError::Model(e.to_string()))?,
@@ -150,7 +150,7 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
     };
     let timing = loaded.time(dev, warmup, a.iters as usize);
     loaded.free(dev);
-    let timing = timing.map_err(|e| CliError::Model(e.to_string()))?;
+    let timing = timing.map_err(|e| on_device("timing the model".into(), e))?;
 
     outln!("model     {} ({})", a.source.model, g.name)?;
     let shapes: Vec<String> = g
@@ -263,7 +263,7 @@ fn bench(a: &ModelBenchArgs) -> Result<(), CliError> {
         let dev = opened.device.as_mut();
         let loaded = model
             .load(dev)
-            .map_err(|e| CliError::Model(format!("loading onto {}: {e}", opened.target)))?;
+            .map_err(|e| on_device(format!("loading onto {}", opened.target), e))?;
         let compile_time = started.elapsed();
         let warmup = if matches!(opened.target, Target::Cpu) {
             0
@@ -279,7 +279,7 @@ fn bench(a: &ModelBenchArgs) -> Result<(), CliError> {
             Ok((whole, each))
         });
         loaded.free(dev);
-        let (whole, each) = timed.map_err(|e| CliError::Model(e.to_string()))?;
+        let (whole, each) = timed.map_err(|e| on_device("timing the model".into(), e))?;
         rows.row(vec![
             opened.target.to_string(),
             dev.name(),
@@ -350,6 +350,18 @@ fn export(a: &ModelExportArgs) -> Result<(), CliError> {
         g.parameter_count(),
         weft_onnx::EXPORT_OPSET
     )
+}
+
+/// A failure on the device is the device's error (exit 1, or 2 where the target refuses
+/// a kernel); anything else about the model is bad input (exit 2).
+fn on_device(context: String, e: ModelError) -> CliError {
+    match e {
+        ModelError::Device { kernel, source } => {
+            CliError::device(format!("{context}: kernel `{kernel}`"), source)
+        }
+        ModelError::Run(source) => CliError::device(context, source),
+        other => CliError::Model(format!("{context}: {other}")),
+    }
 }
 
 fn mib(bytes: usize) -> f64 {
