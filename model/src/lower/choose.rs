@@ -49,6 +49,26 @@ pub(crate) fn matmul_config(limits: &TargetLimits, m: i64, n: i64) -> (Config, S
     }
 }
 
+/// How many parts to split the reduction of an `m × n × k` product into, with block
+/// tiles of `p`: 1 where the tiles alone give [`ENOUGH_TILES`] blocks or the reduction is
+/// short; else enough parts to reach that many blocks, each part at least
+/// [`MIN_SPLIT_K`] long, at most [`MAX_SPLITS`].
+pub(crate) fn split_k(m: i64, n: i64, k: i64, p: &MatmulParams) -> i64 {
+    let tiles = ceil_div(m, p.block_m()) * ceil_div(n, p.block_n());
+    if tiles >= ENOUGH_TILES {
+        return 1;
+    }
+    let wanted = ceil_div(ENOUGH_TILES, tiles);
+    wanted.min(k / MIN_SPLIT_K).clamp(1, MAX_SPLITS)
+}
+
+/// The shortest reduction one split part walks: below it the partials cost more to
+/// write and sum than the parallelism gains.
+pub(crate) const MIN_SPLIT_K: i64 = 256;
+
+/// The most parts: the partials are `splits · m · n` floats written and read once.
+pub(crate) const MAX_SPLITS: i64 = 16;
+
 fn ceil_div(a: i64, b: i64) -> i64 {
     (a + b - 1) / b.max(1)
 }
@@ -56,6 +76,22 @@ fn ceil_div(a: i64, b: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn few_tiles_and_long_sums_split() {
+        let cuda = TargetLimits::cuda();
+        // ResNet-50's 7×7 3×3 layer: 49 × 512 × 4608.
+        let (c, _) = matmul_config(&cuda, 49, 512);
+        let p = MatmulParams::from_config(&c).unwrap();
+        let s = split_k(49, 512, 4608, &p);
+        assert!(s > 1 && s <= MAX_SPLITS, "{s}");
+        assert!(4608 / s >= MIN_SPLIT_K);
+        // A 112² layer has tiles enough; a short sum is not split.
+        let (c, _) = matmul_config(&cuda, 112 * 112, 64);
+        let p = MatmulParams::from_config(&c).unwrap();
+        assert_eq!(split_k(112 * 112, 64, 576, &p), 1);
+        assert_eq!(split_k(49, 64, 300, &p), 1);
+    }
 
     #[test]
     fn big_layers_get_big_tiles_and_small_ones_many_blocks() {

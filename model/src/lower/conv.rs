@@ -13,6 +13,7 @@ use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
 use weft_ops::templates::{depthwise, matmul};
 
+use super::split_k::Split;
 use super::values::Values;
 use super::{choose, rules};
 use crate::error::ModelError;
@@ -128,7 +129,14 @@ pub(crate) fn lower<'g>(
                 let (ch, r, s) = (kk.clone() / rs, kk.clone() / d.s % d.r, kk.clone() % d.s);
                 vals.at(w, &[ix[1].clone(), ch, r, s])
             });
-            let gemm = te::placeholder("y_gemm", &[gm, gn], DType::F32);
+            let splits = choose::split_k(gm, gn, gk, &p);
+            let split = (splits > 1).then(|| Split::new(gm, gn, splits));
+            // The product the epilogue reads: the template's result, or the sum of the
+            // split parts.
+            let gemm = match &split {
+                Some(sp) => sp.sum.clone(),
+                None => te::placeholder("y_gemm", &[gm, gn], DType::F32),
+            };
             let gemm_read = gemm.clone();
             vals.set_root(
                 node.output,
@@ -138,10 +146,19 @@ pub(crate) fn lower<'g>(
                 }),
             );
             let out = output(vals);
+            let what = matmul::describe(&config).unwrap_or_else(|e| e);
+            if let Some(sp) = split {
+                let func = sp.build(name, &cols, &weights, &out, &p).map_err(fail)?;
+                return Ok((
+                    func,
+                    format!(
+                        "implicit-gemm on the matmul template: {what} ({why}), split-K {splits} + a summing kernel"
+                    ),
+                ));
+            }
             let anchor = matmul::template_over(name, &cols, &weights, &gemm, &p)
                 .map_err(|e| fail(e.to_string()))?;
             let fused = fuse(&anchor, &out).map_err(|e| fail(e.to_string()))?;
-            let what = matmul::describe(&config).unwrap_or_else(|e| e);
             Ok((
                 fused.func,
                 format!("implicit-gemm on the matmul template: {what} ({why})"),

@@ -11,6 +11,7 @@ use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
 use weft_ops::templates::matmul;
 
+use super::split_k::Split;
 use super::values::{Values, broadcast_index};
 use super::{choose, rules};
 use crate::error::ModelError;
@@ -89,7 +90,15 @@ pub(crate) fn lower<'g>(
         .inputs
         .get(2)
         .map(|&c| (vals.buffer(c), g.tensor(c).shape.clone()));
-    let product = te::placeholder("y_gemm", &[m, n], DType::F32);
+    let (config, why) = choose::matmul_config(limits, m, n);
+    let p = matmul::MatmulParams::from_config(&config).map_err(|e| fail(e.to_string()))?;
+    let splits = choose::split_k(m, n, k, &p);
+    let split = (splits > 1).then(|| Split::new(m, n, splits));
+    // The product the epilogue reads: the template's result, or the sum of the parts.
+    let product = match &split {
+        Some(sp) => sp.sum.clone(),
+        None => te::placeholder("y_gemm", &[m, n], DType::F32),
+    };
     let product_read = product.clone();
     vals.set_root(
         node.output,
@@ -112,11 +121,16 @@ pub(crate) fn lower<'g>(
         }),
     );
     let out = output(vals);
-    let (config, why) = choose::matmul_config(limits, m, n);
-    let p = matmul::MatmulParams::from_config(&config).map_err(|e| fail(e.to_string()))?;
+    let what = matmul::describe(&config).unwrap_or_else(|e| e);
+    if let Some(sp) = split {
+        let func = sp.build(name, &a_view, &b_view, &out, &p).map_err(fail)?;
+        return Ok((
+            func,
+            format!("matmul template: {what} ({why}), split-K {splits} + a summing kernel"),
+        ));
+    }
     let anchor = matmul::template_over(name, &a_view, &b_view, &product, &p)
         .map_err(|e| fail(e.to_string()))?;
     let fused = fuse(&anchor, &out).map_err(|e| fail(e.to_string()))?;
-    let what = matmul::describe(&config).unwrap_or_else(|e| e);
     Ok((fused.func, format!("matmul template: {what} ({why})")))
 }

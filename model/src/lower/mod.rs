@@ -15,6 +15,7 @@ mod gemm;
 mod pool;
 pub(crate) mod rules;
 mod slice;
+mod split_k;
 pub(crate) mod values;
 
 use std::collections::HashMap;
