@@ -1,10 +1,12 @@
 //! The stated rule that picks an anchor's template config when there is no tuning
 //! record: from the template's hardware-centric space (what the target's limits allow),
-//! the largest block tile that still gives the GPU [`ENOUGH_TILES`] blocks of work — so
-//! that a 112² layer gets 128×128 tiles and a 7² one small tiles that keep every
-//! multiprocessor busy — else, where no tile gives that many, the one that gives the
-//! most, and of those the smallest (least work wasted past the edges); remaining ties go
-//! to more threads, then the shorter k step.
+//! the largest block tile (counting only its part inside the product) that still gives
+//! the GPU [`ENOUGH_TILES`] blocks of work,
+//! counting the parts a long reduction is split into ([`split_k`]) — so that a 112²
+//! layer gets 128×128 tiles, and a 7² one 64×64 tiles with its 4608-long reduction in 16
+//! parts rather than tiny tiles that each walk it alone — else, where no tile gives that
+//! many, the one that gives the most, and of those the smallest (least work wasted past
+//! the edges); remaining ties go to more threads, fewer parts, then the shorter k step.
 
 use weft_codegen_common::TargetLimits;
 use weft_ops::templates::Config;
@@ -13,9 +15,19 @@ use weft_ops::templates::matmul::{self, MatmulParams};
 /// Blocks that fill today's large GPUs about once (an H100 has 132 multiprocessors).
 pub(crate) const ENOUGH_TILES: i64 = 128;
 
-/// The matmul template's config for an `m × n` product (any `k`) on `limits`.
-pub(crate) fn matmul_config(limits: &TargetLimits, m: i64, n: i64) -> (Config, String) {
+/// The matmul template's config for an `m × n × k` product on `limits`, with the number
+/// of parts its reduction is split into ([`split_k`]) and why.
+pub(crate) fn matmul_config(
+    limits: &TargetLimits,
+    m: i64,
+    n: i64,
+    k: i64,
+) -> (Config, i64, String) {
     let tiles = |p: &MatmulParams| ceil_div(m, p.block_m()) * ceil_div(n, p.block_n());
+    let blocks = |p: &MatmulParams| tiles(p) * split_k(m, n, k, p);
+    let area = |p: &MatmulParams| p.block_m() * p.block_n();
+    // The part of a tile inside the product: a 512-row tile over 49 rows is mostly waste.
+    let useful = |p: &MatmulParams| p.block_m().min(m) * p.block_n().min(n);
     let candidates: Vec<MatmulParams> = matmul::space(limits)
         .iter()
         .filter_map(|c| MatmulParams::from_config(c).ok())
@@ -23,39 +35,43 @@ pub(crate) fn matmul_config(limits: &TargetLimits, m: i64, n: i64) -> (Config, S
         .collect();
     let enough = candidates
         .iter()
-        .filter(|p| tiles(p) >= ENOUGH_TILES)
-        .max_by_key(|p| (p.block_m() * p.block_n(), p.threads(), -p.bk));
+        .filter(|p| blocks(p) >= ENOUGH_TILES)
+        .max_by_key(|p| (useful(p), -area(p), p.threads(), -split_k(m, n, k, p), -p.bk));
     let chosen = enough.or_else(|| {
         candidates
             .iter()
-            .max_by_key(|p| (tiles(p), -p.block_m() * p.block_n(), p.threads(), -p.bk))
+            .max_by_key(|p| (blocks(p), -area(p), p.threads(), -p.bk))
     });
     match chosen {
         Some(p) => {
-            let why = if tiles(p) >= ENOUGH_TILES {
+            let splits = split_k(m, n, k, p);
+            let why = if blocks(p) >= ENOUGH_TILES {
                 format!(
                     "largest tile with ≥ {ENOUGH_TILES} blocks: {} blocks",
-                    tiles(p)
+                    blocks(p)
                 )
             } else {
-                format!("most blocks any tile gives: {}", tiles(p))
+                format!("most blocks any tile gives: {}", blocks(p))
             };
-            (p.config(), why)
+            (p.config(), splits, why)
         }
         None => (
             matmul::default_config(limits),
+            1,
             "the template's default".into(),
         ),
     }
 }
 
 /// How many parts to split the reduction of an `m × n × k` product into, with block
-/// tiles of `p`: 1 where the tiles alone give [`ENOUGH_TILES`] blocks or the reduction is
-/// short; else enough parts to reach that many blocks, each part at least
+/// tiles of `p`: 1 where the tiles alone give half of [`ENOUGH_TILES`] blocks or the
+/// reduction is short; else enough parts to reach that many blocks, each part at least
 /// [`MIN_SPLIT_K`] long, at most [`MAX_SPLITS`].
 pub(crate) fn split_k(m: i64, n: i64, k: i64, p: &MatmulParams) -> i64 {
     let tiles = ceil_div(m, p.block_m()) * ceil_div(n, p.block_n());
-    if tiles >= ENOUGH_TILES {
+    // Half a wave of whole tiles is better served by a smaller tile than by writing and
+    // summing partial products.
+    if tiles >= ENOUGH_TILES / 2 {
         return 1;
     }
     let wanted = ceil_div(ENOUGH_TILES, tiles);
@@ -81,13 +97,16 @@ mod tests {
     fn few_tiles_and_long_sums_split() {
         let cuda = TargetLimits::cuda();
         // ResNet-50's 7×7 3×3 layer: 49 × 512 × 4608.
-        let (c, _) = matmul_config(&cuda, 49, 512);
+        let (c, s, _) = matmul_config(&cuda, 49, 512, 4608);
         let p = MatmulParams::from_config(&c).unwrap();
-        let s = split_k(49, 512, 4608, &p);
+        assert_eq!(s, split_k(49, 512, 4608, &p));
+        // Splitting lets a larger tile fill the GPU than the unsplit rule would take.
+        assert!(p.block_m() * p.block_n() >= 64 * 64, "{c}");
+        assert!(p.threads() >= 128, "{c}");
         assert!(s > 1 && s <= MAX_SPLITS, "{s}");
         assert!(4608 / s >= MIN_SPLIT_K);
         // A 112² layer has tiles enough; a short sum is not split.
-        let (c, _) = matmul_config(&cuda, 112 * 112, 64);
+        let (c, _, _) = matmul_config(&cuda, 112 * 112, 64, 576);
         let p = MatmulParams::from_config(&c).unwrap();
         assert_eq!(split_k(112 * 112, 64, 576, &p), 1);
         assert_eq!(split_k(49, 64, 300, &p), 1);
@@ -96,16 +115,16 @@ mod tests {
     #[test]
     fn big_layers_get_big_tiles_and_small_ones_many_blocks() {
         let cuda = TargetLimits::cuda();
-        let (big, _) = matmul_config(&cuda, 112 * 112, 128);
+        let (big, _, _) = matmul_config(&cuda, 112 * 112, 128, 576);
         let big = MatmulParams::from_config(&big).unwrap();
-        let (small, why) = matmul_config(&cuda, 49, 512);
+        let (small, _, why) = matmul_config(&cuda, 49, 512, 64);
         let small = MatmulParams::from_config(&small).unwrap();
         assert!(big.block_m() * big.block_n() > small.block_m() * small.block_n());
         assert!(ceil_div(112 * 112, big.block_m()) * ceil_div(128, big.block_n()) >= ENOUGH_TILES);
         assert!(why.contains("blocks"), "{why}");
         // Every choice is a point of the space the target runs.
         let webgpu = TargetLimits::webgpu_default();
-        let (c, _) = matmul_config(&webgpu, 49, 512);
+        let (c, _, _) = matmul_config(&webgpu, 49, 512, 4608);
         assert!(matmul::space(&webgpu).contains(&c));
     }
 }

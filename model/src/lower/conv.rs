@@ -111,7 +111,7 @@ pub(crate) fn lower<'g>(
     match choose(&d, x_inline) {
         ConvVariant::ImplicitGemm => {
             let (gm, gk, gn) = (d.n * d.oh * d.ow, d.cg * d.r * d.s, d.k);
-            let (config, why) = choose::matmul_config(limits, gm, gn);
+            let (config, splits, why) = choose::matmul_config(limits, gm, gn, gk);
             let p = matmul::MatmulParams::from_config(&config).map_err(|e| fail(e.to_string()))?;
             let (ohw, rs) = (d.oh * d.ow, d.r * d.s);
             let cols = te::compute("x_cols", &[("i", gm), ("kk", gk)], |ix| {
@@ -129,7 +129,6 @@ pub(crate) fn lower<'g>(
                 let (ch, r, s) = (kk.clone() / rs, kk.clone() / d.s % d.r, kk.clone() % d.s);
                 vals.at(w, &[ix[1].clone(), ch, r, s])
             });
-            let splits = choose::split_k(gm, gn, gk, &p);
             let split = (splits > 1).then(|| Split::new(gm, gn, splits));
             // The product the epilogue reads: the template's result, or the sum of the
             // split parts.

@@ -90,9 +90,8 @@ pub(crate) fn lower<'g>(
         .inputs
         .get(2)
         .map(|&c| (vals.buffer(c), g.tensor(c).shape.clone()));
-    let (config, why) = choose::matmul_config(limits, m, n);
+    let (config, splits, why) = choose::matmul_config(limits, m, n, k);
     let p = matmul::MatmulParams::from_config(&config).map_err(|e| fail(e.to_string()))?;
-    let splits = choose::split_k(m, n, k, &p);
     let split = (splits > 1).then(|| Split::new(m, n, splits));
     // The product the epilogue reads: the template's result, or the sum of the parts.
     let product = match &split {
