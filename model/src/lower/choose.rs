@@ -36,7 +36,15 @@ pub(crate) fn matmul_config(
     let enough = candidates
         .iter()
         .filter(|p| blocks(p) >= ENOUGH_TILES)
-        .max_by_key(|p| (useful(p), -area(p), p.threads(), -split_k(m, n, k, p), -p.bk));
+        .max_by_key(|p| {
+            (
+                useful(p),
+                -area(p),
+                p.threads(),
+                -split_k(m, n, k, p),
+                -p.bk,
+            )
+        });
     let chosen = enough.or_else(|| {
         candidates
             .iter()
