@@ -1,7 +1,9 @@
 //! Gemm and MatMul anchors: two-dimensional products on the matmul template, their
 //! operands as views (a transpose, a flatten of the tensor before) fused into its loads,
 //! `alpha`, `beta · C` and the epilogue chain into its stores; batched MatMul by the
-//! reduction rule.
+//! reduction rule. Operands stored in f16 are widened as they are loaded: the product
+//! runs on the fp32 template, its sums in f32 (a classifier is a small part of a
+//! model's work), and the output is rounded to its storage type once.
 
 use weft_codegen_common::TargetLimits;
 use weft_graph::partition::Group;
@@ -88,7 +90,7 @@ pub(crate) fn lower<'g>(
     let c = node
         .inputs
         .get(2)
-        .map(|&c| (vals.buffer(c), g.tensor(c).shape.clone()));
+        .map(|&c| (vals.stored(c), g.tensor(c).shape.clone()));
     let product = te::placeholder("y_gemm", &[m, n], DType::F32);
     let product_read = product.clone();
     vals.set_root(
