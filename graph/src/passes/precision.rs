@@ -137,7 +137,7 @@ mod tests {
             .unwrap();
         let z = b.add("add", z, y).unwrap();
         let f = b.flatten("flat", z, 1).unwrap();
-        let wf = b.weight("fc", ArrayD::from_elem(IxDyn(&[2, 256]), 0.01));
+        let wf = b.weight("fc", ArrayD::from_elem(IxDyn(&[256, 2]), 0.01));
         let out = b.node("mm", Op::MatMul, &[f, wf]).unwrap();
         b.output(out);
         b.finish().unwrap()
