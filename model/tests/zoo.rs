@@ -146,6 +146,10 @@ fn zoo_in_f16_on_cuda() {
         let dev = dev.as_mut();
         check_in(dev, "mobilenet_v2", 2, 96, Precision::F16, F16_TOLERANCE);
         check_in(dev, "resnet50", 1, 224, Precision::F16, F16_TOLERANCE);
-        check_in(dev, "inception_v3", 1, 299, Precision::F16, F16_TOLERANCE);
+        // Inception-V3's seeded weights amplify rounding most: in the float64 reference
+        // at 299², rounding only its weights to f16 moves the logits by 4.1e-2 and only
+        // its input by 1.3e-2 (ResNet-50: 2.6e-3 and 7.0e-4). weft measured 4.7e-2 on
+        // an H100 (ResNet-50 2.6e-3, MobileNetV2 at 224² 2.5e-3): allow twice that.
+        check_in(dev, "inception_v3", 1, 299, Precision::F16, 1e-1);
     }
 }
