@@ -27,6 +27,40 @@ fn a_zoo_model_runs_on_the_interpreter_within_tolerance() {
 }
 
 #[test]
+fn a_zoo_model_runs_in_f16_on_the_interpreter_within_tolerance() {
+    let out = ok(&[
+        "model",
+        "run",
+        "zoo:mobilenet_v2",
+        "--resolution",
+        "16",
+        "--target",
+        "cpu",
+        "--iters",
+        "1",
+        "--dtype",
+        "f16",
+    ]);
+    assert!(out.contains("f16 storage, NHWC, f32 accumulation"), "{out}");
+    assert!(out.contains(": ok"), "{out}");
+    let graph = ok(&[
+        "model",
+        "graph",
+        "zoo:mobilenet_v2",
+        "--target",
+        "cpu",
+        "--dtype",
+        "f16",
+        "--nodes",
+    ]);
+    assert!(graph.contains("f16[1,32,112,112] nhwc"), "{graph}");
+    assert!(
+        graph.contains("implicit-gemm (NHWC) on the fp16 matmul template"),
+        "{graph}"
+    );
+}
+
+#[test]
 fn the_partition_fuses_each_convolution_with_its_batch_norm_and_activation() {
     let out = ok(&["model", "graph", "zoo:mobilenet_v2"]);
     assert!(

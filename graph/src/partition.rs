@@ -11,7 +11,8 @@
 //!   prologue: computed at the reader's loads, never stored) where it has one reader,
 //!   else it roots a group of its own, which the rule-based injective schedule runs.
 //! - A **Concat** costs no copy where it can: each input's group writes straight into
-//!   its slice of the concatenated buffer, and the Concat runs no kernel.
+//!   its slice of the concatenated buffer (stored in the same type and layout), and the
+//!   Concat runs no kernel.
 //!
 //! Groups run in the order of the last node each holds, which is a topological order:
 //! a group reads only graph inputs, constants, and outputs of groups whose last node
@@ -186,6 +187,12 @@ pub fn partition(g: &Graph) -> Partition {
                     .get(&t)
                     .copied()
                     .filter(|gi| one_reader(t) == Some(NodeId(i)) && !sliced.contains(gi))
+                    // A slice is written in the concatenation's own storage: only a
+                    // tensor of its element type and layout can be.
+                    .filter(|_| {
+                        let (a, b) = (g.tensor(t), g.tensor(n.output));
+                        (a.dtype, a.layout) == (b.dtype, b.layout)
+                    })
             })
             .collect();
         let Some(members) = members else { continue };

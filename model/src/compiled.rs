@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use ndarray::{ArrayD, IxDyn};
 use weft_codegen_common::TargetLimits;
 use weft_graph::partition::{Partition, Shown, partition};
-use weft_graph::passes::{PassReport, optimize};
-use weft_graph::{Graph, TensorId};
+use weft_graph::passes::{PassReport, Precision, assign_precision, memory_order, optimize};
+use weft_graph::{Graph, Tensor, TensorId};
 use weft_ir::data::TensorData;
 use weft_ir::dtype::DType;
 use weft_ir::func::Param;
@@ -40,7 +40,29 @@ impl CompiledModel {
     /// Runs the graph passes, partitions, lowers every group for a target offering
     /// `limits`, and plans the buffers.
     pub fn compile(graph: &Graph, limits: &TargetLimits) -> Result<CompiledModel, ModelError> {
-        let (graph, passes) = optimize(graph)?;
+        Self::compile_with(graph, limits, Precision::F32)
+    }
+
+    /// [`CompiledModel::compile`] with the tensors stored in `precision` (after the
+    /// graph passes, `assign_precision` chooses each tensor's type and layout). The
+    /// model still takes and gives f32 row-major tensors.
+    pub fn compile_with(
+        graph: &Graph,
+        limits: &TargetLimits,
+        precision: Precision,
+    ) -> Result<CompiledModel, ModelError> {
+        if precision.dtype() == DType::F16 && !limits.f16 {
+            return Err(ModelError::Precision(format!(
+                "the target `{}` has no 16-bit floats (an adapter without shader-f16?): compile in f32",
+                limits.name
+            )));
+        }
+        let (mut graph, mut passes) = optimize(graph)?;
+        let changed = assign_precision(&mut graph, precision);
+        passes.push(PassReport {
+            pass: "assign precision and layout",
+            changed,
+        });
         let partition = partition(&graph);
         let mut groups = Vec::with_capacity(partition.groups.len());
         let mut lowered = Vec::with_capacity(partition.groups.len());
@@ -126,8 +148,7 @@ impl CompiledModel {
                 Home::Weight => {
                     // A constant's data is there: it is what makes it a weight.
                     let data = tensor.data.as_ref().expect("a weight has data");
-                    let values: Vec<f32> = data.iter().copied().collect();
-                    dev.upload(id, &TensorData::F32(values))?;
+                    dev.upload(id, &to_device(tensor, data))?;
                 }
                 Home::Output(_) => l.poisoned.push((id, tensor.dtype, tensor.numel())),
                 _ => {}
@@ -239,7 +260,7 @@ impl Loaded {
                     ),
                 });
             }
-            dev.upload(id, &TensorData::F32(x.iter().copied().collect()))?;
+            dev.upload(id, &to_device(tensor, x))?;
         }
         for &(id, dtype, len) in &self.poisoned {
             dev.upload(id, &TensorData::poisoned(dtype, len))?;
@@ -257,12 +278,7 @@ impl Loaded {
             .iter()
             .map(|&(t, id)| {
                 let data = dev.download(id)?;
-                let shape = &g.tensor(t).shape;
-                let values: Vec<f32> = data.to_f64_vec().into_iter().map(|v| v as f32).collect();
-                ArrayD::from_shape_vec(IxDyn(shape), values).map_err(|e| ModelError::Kernel {
-                    kernel: g.tensor(t).name.clone(),
-                    what: e.to_string(),
-                })
+                from_device(g.tensor(t), &data)
             })
             .collect()
     }
@@ -306,4 +322,34 @@ impl Loaded {
             let _ = dev.free(id);
         }
     }
+}
+
+/// `data` (logical order, f32) as the device stores tensor `t`: in memory order, in its
+/// storage type (a weight's f32 data rounded to f16 here, once, at load).
+fn to_device(t: &Tensor, data: &ArrayD<f32>) -> TensorData {
+    let order = memory_order(t.layout, t.shape.len());
+    let view = data.view().permuted_axes(IxDyn(&order));
+    match t.dtype {
+        DType::F16 => TensorData::F16(view.iter().map(|&v| half::f16::from_f32(v)).collect()),
+        _ => TensorData::F32(view.iter().copied().collect()),
+    }
+}
+
+/// What the device holds of tensor `t`, back in logical order and f32.
+fn from_device(t: &Tensor, data: &TensorData) -> Result<ArrayD<f32>, ModelError> {
+    let order = memory_order(t.layout, t.shape.len());
+    let stored: Vec<usize> = order.iter().map(|&d| t.shape[d]).collect();
+    let values: Vec<f32> = data.to_f64_vec().into_iter().map(|v| v as f32).collect();
+    let array = ArrayD::from_shape_vec(IxDyn(&stored), values).map_err(|e| ModelError::Kernel {
+        kernel: t.name.clone(),
+        what: e.to_string(),
+    })?;
+    // Logical dimension d is stored at the position where `order` names it.
+    let back: Vec<usize> = (0..order.len())
+        .map(|d| order.iter().position(|&o| o == d).unwrap_or(d))
+        .collect();
+    Ok(array
+        .permuted_axes(IxDyn(&back))
+        .as_standard_layout()
+        .into_owned())
 }

@@ -31,6 +31,9 @@ pub enum ModelError {
     /// The device failed outside any one kernel (uploads, downloads, timing).
     #[error(transparent)]
     Run(#[from] DeviceError),
+    /// The target cannot run the precision asked for.
+    #[error("{0}")]
+    Precision(String),
     /// Inputs of the wrong number or shape.
     #[error("input `{name}`: {what}")]
     Input { name: String, what: String },

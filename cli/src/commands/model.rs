@@ -5,6 +5,7 @@ use std::time::Instant;
 use ndarray::{ArrayD, IxDyn};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use weft_graph::passes::Precision;
 use weft_graph::reference::evaluate;
 use weft_graph::{Graph, Op};
 use weft_model::{CompiledModel, ModelError};
@@ -46,11 +47,6 @@ pub fn model(command: &ModelCommand) -> Result<(), CliError> {
 }
 
 fn load(source: &ModelSource) -> Result<Graph, CliError> {
-    if source.dtype == ModelDType::F16 {
-        return Err(CliError::Model(
-            "--dtype f16 is not implemented yet for whole models: run with --dtype f32".into(),
-        ));
-    }
     let instance = Instance {
         batch: source.batch as usize,
         resolution: source.resolution.map(|r| r as usize),
@@ -58,17 +54,45 @@ fn load(source: &ModelSource) -> Result<Graph, CliError> {
     models::load(&source.model, instance).map_err(|e| CliError::Model(e.to_string()))
 }
 
+/// What `--dtype` stores tensors in: f16 activations and filters, channels last, with
+/// f32 accumulation; the model's inputs and outputs stay f32.
+fn precision(dtype: ModelDType) -> Precision {
+    match dtype {
+        ModelDType::F32 => Precision::F32,
+        ModelDType::F16 => Precision::F16,
+    }
+}
+
 fn compile(
     g: &Graph,
     limits: &weft_codegen_common::TargetLimits,
+    dtype: ModelDType,
 ) -> Result<CompiledModel, CliError> {
-    CompiledModel::compile(g, limits).map_err(|e| CliError::Model(e.to_string()))
+    CompiledModel::compile_with(g, limits, precision(dtype))
+        .map_err(|e| CliError::Model(e.to_string()))
+}
+
+/// Bytes of the weights as the device stores them.
+fn weight_bytes(g: &Graph) -> usize {
+    g.tensors
+        .iter()
+        .filter(|t| t.is_constant())
+        .map(|t| t.numel() * t.dtype.bytes())
+        .sum()
+}
+
+/// `f32`, or `f16 (f32 accumulation)`.
+fn dtype_text(dtype: ModelDType) -> &'static str {
+    match dtype {
+        ModelDType::F32 => "f32",
+        ModelDType::F16 => "f16 storage, NHWC, f32 accumulation",
+    }
 }
 
 fn graph(a: &ModelGraphArgs) -> Result<(), CliError> {
     let target = Target::parse(&a.target)?;
     let g = load(&a.source)?;
-    let model = compile(&g, &target.limits())?;
+    let model = compile(&g, &target.limits(), a.source.dtype)?;
     outln!(
         "graph {}: {} nodes, {} parameters; after the passes {} nodes in {} kernels",
         g.name,
@@ -112,7 +136,7 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
     let mut opened = select::open_str(&a.target, WgpuOptions::default())?;
     let g = load(&a.source)?;
     let started = Instant::now();
-    let model = compile(&g, &opened.device.limits())?;
+    let model = compile(&g, &opened.device.limits(), a.source.dtype)?;
     let dev = opened.device.as_mut();
     let loaded = model
         .load(dev)
@@ -158,7 +182,11 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
         .iter()
         .map(|&t| format!("{} {:?}", g.tensor(t).name, g.tensor(t).shape))
         .collect();
-    outln!("input     {}, f32", shapes.join(", "))?;
+    outln!(
+        "input     {}, f32 in and out; runs in {}",
+        shapes.join(", "),
+        dtype_text(a.source.dtype)
+    )?;
     outln!("target    {} ({})", opened.target, dev.name())?;
     outln!(
         "compiled  {} nodes → {} kernels in {:.2} s (passes, partition, lowering, device compile)",
@@ -169,7 +197,7 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
     outln!(
         "memory    peak {:.1} MiB on the device: weights {:.1} MiB, intermediates {:.1} MiB in {} reused buffers ({:.1} MiB without reuse)",
         mib(model.plan.peak_bytes(&model.graph)),
-        mib(4 * model.graph.parameter_count()),
+        mib(weight_bytes(&model.graph)),
         mib(model.plan.slot_bytes()),
         model.plan.slots.len(),
         mib(model.plan.unplanned_bytes)
@@ -259,7 +287,7 @@ fn bench(a: &ModelBenchArgs) -> Result<(), CliError> {
     {
         let mut opened = select::open_str(text, WgpuOptions::default())?;
         let started = Instant::now();
-        let model = compile(&g, &opened.device.limits())?;
+        let model = compile(&g, &opened.device.limits(), a.source.dtype)?;
         let dev = opened.device.as_mut();
         let loaded = model
             .load(dev)
@@ -294,14 +322,15 @@ fn bench(a: &ModelBenchArgs) -> Result<(), CliError> {
         }
     }
     outln!(
-        "model {} ({}): {} nodes, input {:?}, f32",
+        "model {} ({}): {} nodes, input {:?}, {}",
         a.source.model,
         g.name,
         g.nodes.len(),
         g.inputs
             .first()
             .map(|&t| g.tensor(t).shape.clone())
-            .unwrap_or_default()
+            .unwrap_or_default(),
+        dtype_text(a.source.dtype)
     )?;
     out!("{}", rows.render())?;
     for (target, table) in tables {

@@ -4,16 +4,20 @@
 //! [`optimize`] runs them in the order a compiler wants them: identities out first (so
 //! that batch norms meet their convolutions), constants folded, batch norms folded into
 //! the convolutions before them, and what no output needs any more removed.
+//! [`assign_precision`] is not among them: it takes the precision a model is compiled
+//! for, and runs after them.
 
 mod batch_norm;
 mod constants;
 mod dead;
 mod identity;
+mod precision;
 
 pub use batch_norm::fold_batch_norms;
 pub use constants::fold_constants;
 pub use dead::remove_dead;
 pub use identity::remove_identities;
+pub use precision::{Precision, assign_precision, memory_order};
 
 use std::fmt;
 

@@ -11,6 +11,7 @@
 use weft_codegen_common::TargetLimits;
 use weft_ops::templates::Config;
 use weft_ops::templates::matmul::{self, MatmulParams};
+use weft_ops::templates::matmul_f16::{self, F16Params};
 
 /// Blocks that fill today's large GPUs about once (an H100 has 132 multiprocessors).
 pub(crate) const ENOUGH_TILES: i64 = 128;
@@ -93,6 +94,45 @@ pub(crate) const MIN_SPLIT_K: i64 = 256;
 /// The most parts: the partials are `splits · m · n` floats written and read once.
 pub(crate) const MAX_SPLITS: i64 = 16;
 
+/// The fp16 matmul template's config for an `m × n` product over views (an implicit
+/// GEMM's im2col), by the same rule over `matmul_f16::space_over_views`. Only the plain
+/// variant of each tile competes (one set of fragments, copies staged through
+/// registers, as the template's default): the pipelined ones are for the tuner, which
+/// measures them.
+pub(crate) fn matmul_f16_config(limits: &TargetLimits, m: i64, n: i64) -> (Config, String) {
+    let tiles = |p: &F16Params| ceil_div(m, p.block_m()) * ceil_div(n, p.block_n());
+    let candidates: Vec<F16Params> = matmul_f16::space_over_views(limits)
+        .iter()
+        .filter_map(|c| F16Params::from_config(c).ok())
+        .filter(|p| p.frag_buffers == 1 && !p.async_copy)
+        .collect();
+    let enough = candidates
+        .iter()
+        .filter(|p| tiles(p) >= ENOUGH_TILES)
+        .max_by_key(|p| (p.block_m() * p.block_n(), p.threads(), -p.bk));
+    let chosen = enough.or_else(|| {
+        candidates
+            .iter()
+            .max_by_key(|p| (tiles(p), -p.block_m() * p.block_n(), p.threads(), -p.bk))
+    });
+    match chosen {
+        Some(p) => (p.config(), why(tiles(p))),
+        None => (
+            matmul_f16::default_config(limits),
+            "the template's default".into(),
+        ),
+    }
+}
+
+/// Why a tile was chosen, by the blocks it gives.
+fn why(blocks: i64) -> String {
+    if blocks >= ENOUGH_TILES {
+        format!("largest tile with ≥ {ENOUGH_TILES} blocks: {blocks} blocks")
+    } else {
+        format!("most blocks any tile gives: {blocks}")
+    }
+}
+
 fn ceil_div(a: i64, b: i64) -> i64 {
     (a + b - 1) / b.max(1)
 }
@@ -134,5 +174,20 @@ mod tests {
         let webgpu = TargetLimits::webgpu_default();
         let (c, _, _) = matmul_config(&webgpu, 49, 512, 4608);
         assert!(matmul::space(&webgpu).contains(&c));
+    }
+
+    #[test]
+    fn fp16_tiles_follow_the_same_rule() {
+        for limits in [TargetLimits::cuda(), TargetLimits::webgpu_default()] {
+            let (big, _) = matmul_f16_config(&limits, 112 * 112, 128);
+            let big = F16Params::from_config(&big).unwrap();
+            let (small, _) = matmul_f16_config(&limits, 49, 512);
+            assert!(matmul_f16::space_over_views(&limits).contains(&small));
+            let small = F16Params::from_config(&small).unwrap();
+            assert!(big.block_m() * big.block_n() >= small.block_m() * small.block_n());
+        }
+        // CUDA's tensor cores: a 16×16 matrix-unit tile.
+        let (c, _) = matmul_f16_config(&TargetLimits::cuda(), 3136, 64);
+        assert_eq!(F16Params::from_config(&c).unwrap().mma, 16);
     }
 }

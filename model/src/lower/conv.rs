@@ -1,17 +1,18 @@
 //! Convolution anchors, any geometry: the implicit GEMM on the matmul template (dense
-//! convolutions), the depthwise template (depthwise, "same" padding, square window), and
-//! the direct convolution under the reduction rule (everything else: grouped, dilated,
-//! asymmetric). Each takes the group's prologues into its loads and its epilogue chain
+//! convolutions; the fp16 matmul template where the convolution reads or writes f16),
+//! the depthwise template (depthwise, "same" padding, square window, f32 NCHW), and the
+//! direct convolution under the reduction rule (everything else: grouped, dilated,
+//! asymmetric, and depthwise in f16 or NHWC), its sum in an f32 register. Each takes the group's prologues into its loads and its epilogue chain
 //! (bias, residual, activation) into its stores.
 
 use weft_codegen_common::TargetLimits;
 use weft_graph::op::Conv;
 use weft_graph::partition::Group;
-use weft_graph::{Graph, TensorId};
+use weft_graph::{Graph, Layout, TensorId};
 use weft_ir::func::Func;
 use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
-use weft_ops::templates::{depthwise, matmul};
+use weft_ops::templates::{depthwise, matmul, matmul_f16};
 
 use super::split_k::Split;
 use super::values::Values;
@@ -43,7 +44,9 @@ pub(crate) enum ConvVariant {
     Direct,
 }
 
-fn choose(d: &Geometry, x_inline: bool) -> ConvVariant {
+/// `stored_f32_nchw`: the input and the filter are stored f32 row-major, which the
+/// depthwise template (making its own buffers) reads.
+fn choose(d: &Geometry, x_inline: bool, stored_f32_nchw: bool) -> ConvVariant {
     let c = d.conv;
     if c.groups == 1 {
         return ConvVariant::ImplicitGemm;
@@ -56,8 +59,9 @@ fn choose(d: &Geometry, x_inline: bool) -> ConvVariant {
         && c.dilations == [1, 1]
         && c.strides[0] == c.strides[1]
         && c.pads.iter().all(|&p| p as i64 == same_pad)
-        // The template reads its input from a buffer of its own.
-        && !x_inline;
+        // The template reads its input from a buffer of its own, f32 NCHW.
+        && !x_inline
+        && stored_f32_nchw;
     if depthwise {
         ConvVariant::Depthwise
     } else {
@@ -103,32 +107,55 @@ pub(crate) fn lower<'g>(
         conv: *c,
     };
     let x_inline = group.prologue.iter().any(|&p| g.nodes[p.0].output == x);
-    let bias_buffer = bias.map(|b| vals.buffer(b));
-    let with_bias = move |v: Expr, k: &Expr| match &bias_buffer {
+    let f32_nchw = |t: TensorId| {
+        let t = g.tensor(t);
+        (t.dtype, t.layout) == (DType::F32, Layout::RowMajor)
+    };
+    let bias_stored = bias.map(|b| vals.stored(b));
+    let with_bias = move |v: Expr, k: &Expr| match &bias_stored {
         Some(b) => v + b.at(std::slice::from_ref(k)),
         None => v,
     };
-    match choose(&d, x_inline) {
+    match choose(&d, x_inline, f32_nchw(x) && f32_nchw(w)) {
         ConvVariant::ImplicitGemm => {
             let (gm, gk, gn) = (d.n * d.oh * d.ow, d.cg * d.r * d.s, d.k);
-            let (config, splits, why) = choose::matmul_config(limits, gm, gn, gk);
-            let p = matmul::MatmulParams::from_config(&config).map_err(|e| fail(e.to_string()))?;
-            let (ohw, rs) = (d.oh * d.ow, d.r * d.s);
+            // The reduction index kk as (c, r, s): channels innermost where the input
+            // is channels last, so that consecutive kk walk one pixel's channels.
+            let nhwc = g.tensor(x).layout == Layout::ChannelsLast;
+            let crs = move |kk: &Expr| -> [Expr; 3] {
+                if nhwc {
+                    [
+                        kk.clone() % d.cg,
+                        kk.clone() / (d.s * d.cg),
+                        kk.clone() / d.cg % d.s,
+                    ]
+                } else {
+                    let rs = d.r * d.s;
+                    [kk.clone() / rs, kk.clone() / d.s % d.r, kk.clone() % d.s]
+                }
+            };
+            // fp16 where the convolution reads or writes f16: the fp16 matmul template
+            // (matrix units where the target has them) over f16 views, f32 sums.
+            let f16 = g.tensor(x).dtype == DType::F16 || g.tensor(node.output).dtype == DType::F16;
+            let operand = if f16 { DType::F16 } else { DType::F32 };
+            let ohw = d.oh * d.ow;
             let cols = te::compute("x_cols", &[("i", gm), ("kk", gk)], |ix| {
-                let (row, kk) = (&ix[0], &ix[1]);
-                let (ch, r, s) = (kk.clone() / rs, kk.clone() / d.s % d.r, kk.clone() % d.s);
+                let row = &ix[0];
+                let [ch, r, s] = crs(&ix[1]);
                 let (n, oh, ow) = (
                     row.clone() / ohw,
                     row.clone() / d.ow % d.oh,
                     row.clone() % d.ow,
                 );
-                window(vals, x, &d, [n, ch, oh, ow, r, s])
+                window(vals, x, &d, operand, [n, ch, oh, ow, r, s])
             });
             let weights = te::compute("w_cols", &[("kk", gk), ("j", gn)], |ix| {
-                let kk = &ix[0];
-                let (ch, r, s) = (kk.clone() / rs, kk.clone() / d.s % d.r, kk.clone() % d.s);
-                vals.at(w, &[ix[1].clone(), ch, r, s])
+                let [ch, r, s] = crs(&ix[0]);
+                vals.at_as(w, &[ix[1].clone(), ch, r, s], operand)
             });
+            // The f32 rule also decides split-K; the fp16 template has no split form yet.
+            let f32_choice = (!f16).then(|| choose::matmul_config(limits, gm, gn, gk));
+            let splits = f32_choice.as_ref().map_or(1, |c| c.1);
             let split = (splits > 1).then(|| Split::new(gm, gn, splits));
             // The product the epilogue reads: the template's result, or the sum of the
             // split parts.
@@ -145,22 +172,36 @@ pub(crate) fn lower<'g>(
                 }),
             );
             let out = output(vals);
-            let what = matmul::describe(&config).unwrap_or_else(|e| e);
-            if let Some(sp) = split {
-                let func = sp.build(name, &cols, &weights, &out, &p).map_err(fail)?;
-                return Ok((
-                    func,
-                    format!(
-                        "implicit-gemm on the matmul template: {what} ({why}), split-K {splits} + a summing kernel"
-                    ),
-                ));
-            }
-            let anchor = matmul::template_over(name, &cols, &weights, &gemm, &p)
-                .map_err(|e| fail(e.to_string()))?;
+            let layout = if nhwc { "NHWC" } else { "NCHW" };
+            let (anchor, what, why) = if let Some((config, splits, why)) = f32_choice {
+                let p =
+                    matmul::MatmulParams::from_config(&config).map_err(|e| fail(e.to_string()))?;
+                let what = matmul::describe(&config).unwrap_or_else(|e| e);
+                if let Some(sp) = split {
+                    let func = sp.build(name, &cols, &weights, &out, &p).map_err(fail)?;
+                    return Ok((
+                        func,
+                        format!(
+                            "implicit-gemm ({layout}) on the matmul template: {what} ({why}), split-K {splits} + a summing kernel"
+                        ),
+                    ));
+                }
+                let anchor = matmul::template_over(name, &cols, &weights, &gemm, &p)
+                    .map_err(|e| fail(e.to_string()))?;
+                (anchor, format!("the matmul template: {what}"), why)
+            } else {
+                let (config, why) = choose::matmul_f16_config(limits, gm, gn);
+                let p =
+                    matmul_f16::F16Params::from_config(&config).map_err(|e| fail(e.to_string()))?;
+                let anchor = matmul_f16::template_over(name, &cols, &weights, &gemm, &p)
+                    .map_err(|e| fail(e.to_string()))?;
+                let what = matmul_f16::describe(&config).unwrap_or_else(|e| e);
+                (anchor, format!("the fp16 matmul template: {what}"), why)
+            };
             let fused = fuse(&anchor, &out).map_err(|e| fail(e.to_string()))?;
             Ok((
                 fused.func,
-                format!("implicit-gemm on the matmul template: {what} ({why})"),
+                format!("implicit-gemm ({layout}) on {what} ({why})"),
             ))
         }
         ConvVariant::Depthwise => {
@@ -205,6 +246,7 @@ pub(crate) fn lower<'g>(
                     vals,
                     x,
                     &d,
+                    DType::F32,
                     [
                         ix[0].clone(),
                         ch,
@@ -237,8 +279,14 @@ pub(crate) fn lower<'g>(
 }
 
 /// The input element output pixel `(n, oh, ow)` reads at channel `ch` and window
-/// position `(r, s)`, zero in the padding.
-fn window(vals: &Values, x: TensorId, d: &Geometry, [n, ch, oh, ow, r, s]: [Expr; 6]) -> Expr {
+/// position `(r, s)`, zero in the padding, as a value of `dtype`.
+fn window(
+    vals: &Values,
+    x: TensorId,
+    d: &Geometry,
+    dtype: DType,
+    [n, ch, oh, ow, r, s]: [Expr; 6],
+) -> Expr {
     let c = d.conv;
     let ih = oh * c.strides[0] as i64 - c.pads[0] as i64 + r * c.dilations[0] as i64;
     let iw = ow * c.strides[1] as i64 - c.pads[1] as i64 + s * c.dilations[1] as i64;
@@ -248,5 +296,9 @@ fn window(vals: &Values, x: TensorId, d: &Geometry, [n, ch, oh, ow, r, s]: [Expr
         iw.clone().ge(0),
         iw.clone().lt(d.w),
     ]);
-    te::if_then_else(inside, vals.at(x, &[n, ch, ih, iw]), Expr::zero(DType::F32))
+    te::if_then_else(
+        inside,
+        vals.at_as(x, &[n, ch, ih, iw], dtype),
+        Expr::zero(dtype),
+    )
 }

@@ -1,7 +1,9 @@
 //! Gemm and MatMul anchors: two-dimensional products on the matmul template, their
 //! operands as views (a transpose, a flatten of the tensor before) fused into its loads,
 //! `alpha`, `beta · C` and the epilogue chain into its stores; batched MatMul by the
-//! reduction rule.
+//! reduction rule. Operands stored in f16 are widened as they are loaded: the product
+//! runs on the fp32 template, its sums in f32 (a classifier is a small part of a
+//! model's work), and the output is rounded to its storage type once.
 
 use weft_codegen_common::TargetLimits;
 use weft_graph::partition::Group;
@@ -89,7 +91,7 @@ pub(crate) fn lower<'g>(
     let c = node
         .inputs
         .get(2)
-        .map(|&c| (vals.buffer(c), g.tensor(c).shape.clone()));
+        .map(|&c| (vals.stored(c), g.tensor(c).shape.clone()));
     let (config, splits, why) = choose::matmul_config(limits, m, n, k);
     let p = matmul::MatmulParams::from_config(&config).map_err(|e| fail(e.to_string()))?;
     let split = (splits > 1).then(|| Split::new(m, n, splits));

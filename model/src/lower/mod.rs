@@ -22,12 +22,13 @@ use std::collections::HashMap;
 
 use weft_codegen_common::TargetLimits;
 use weft_graph::partition::{Group, GroupKind};
-use weft_graph::{Graph, Op, TensorId};
+use weft_graph::passes::memory_order;
+use weft_graph::{Graph, Layout, Op, TensorId};
 use weft_ir::func::{Func, Param};
 use weft_ir::prelude::*;
 
 use crate::error::ModelError;
-use values::Values;
+use values::{Values, convert, in_logical_order, in_memory_order};
 
 /// A group as a function: its parameters are graph tensors.
 #[derive(Clone, Debug)]
@@ -64,18 +65,21 @@ pub fn lower_group(
         op: root.op.name(),
         what,
     };
-    // The group's stored output as a te compute of the value of its last tensor.
+    // The group's stored output as a te compute of the value of its last tensor: over
+    // its dimensions in memory order, rounded to its storage type once.
     let out_tensor = g.tensor(group.output);
-    let axes: Vec<(String, i64)> = out_tensor
-        .shape
+    let order = memory_order(out_tensor.layout, out_tensor.shape.len());
+    let axes: Vec<(String, i64)> = order
         .iter()
-        .enumerate()
-        .map(|(d, &n)| (format!("i{d}"), n as i64))
+        .map(|&d| (format!("i{d}"), out_tensor.shape[d] as i64))
         .collect();
     let output = |vals: &Values| -> Buffer {
         let axes: Vec<(&str, i64)> = axes.iter().map(|(n, e)| (n.as_str(), *e)).collect();
         let out_name = vals.fresh_name(&out_tensor.name);
-        te::compute(&out_name, &axes, |i| vals.at(group.output, i))
+        te::compute(&out_name, &axes, |i| {
+            let value = vals.at(group.output, &in_logical_order(&order, i));
+            convert(value, out_tensor.dtype)
+        })
     };
     let (func, schedule) = match (group.kind, &root.op) {
         (GroupKind::Anchor, Op::Conv(c)) => conv::lower(g, group, c, &vals, &name, limits, output)?,
@@ -85,7 +89,16 @@ pub fn lower_group(
         (GroupKind::Reduction, op) => {
             let red = pool::reduced(g, group, op, &vals).map_err(fail)?;
             let inputs: Vec<Buffer> = vals.buffers().into_iter().map(|(_, b)| b).collect();
-            let func = rules::reduction(&name, &inputs, &red, &red).map_err(fail)?;
+            // The f32 sums in logical order; stored as they are where the output is f32
+            // row-major, else through an epilogue that permutes and rounds.
+            let out = if (out_tensor.dtype, out_tensor.layout) == (DType::F32, Layout::RowMajor) {
+                red.clone()
+            } else {
+                let read = red.clone();
+                vals.set_root(group.output, Box::new(move |ix: &[Expr]| read.at(ix)));
+                output(&vals)
+            };
+            let func = rules::reduction(&name, &inputs, &red, &out).map_err(fail)?;
             (func, "rule: reduction, one thread per output".to_string())
         }
         _ => {
@@ -132,11 +145,21 @@ fn finish(
         }
     }
     if let Some(s) = group.slice {
+        // The partition slices only into a Concat of the same type and layout: the
+        // output's memory order is the concatenation's.
         let whole = g.tensor(s.buffer);
-        let shape: Vec<i64> = whole.shape.iter().map(|&d| d as i64).collect();
+        let order = memory_order(whole.layout, whole.shape.len());
+        let shape: Vec<i64> = in_memory_order(&order, &whole.shape)
+            .into_iter()
+            .map(|d| d as i64)
+            .collect();
+        let axis = order
+            .iter()
+            .position(|&d| d == s.axis)
+            .ok_or_else(|| format!("the Concat's axis {} is not a dimension", s.axis))?;
         let name = vals.fresh_name(&whole.name);
         let target = te::placeholder(&name, &shape, whole.dtype);
-        slice::retarget(&mut func, &out_buffer, &target, s.axis, s.offset as i64);
+        slice::retarget(&mut func, &out_buffer, &target, axis, s.offset as i64);
     }
     Ok(LoweredGroup {
         func,

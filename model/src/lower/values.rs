@@ -4,13 +4,71 @@
 //!
 //! This is how a group becomes one kernel: its stored output is one te `compute` whose
 //! body is the value of that tensor, every inlined node substituted into it.
+//!
+//! Values are always in logical indices (the graph's shapes) and always f32: a stored
+//! tensor's buffer is in its storage type and memory order (`Tensor::dtype`,
+//! `Tensor::layout`), and reading it permutes the indices into memory order and widens
+//! an f16 element to f32 ([`Stored`]). Every group — injective, reduction, anchor —
+//! reads through here, so every one reads NHWC and f16 right; the stored output is
+//! written back in its own order and type by `lower_group`.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 
 use weft_graph::op::{Binary, Unary};
+use weft_graph::passes::memory_order;
 use weft_graph::{Graph, NodeId, Op, TensorId};
 use weft_ir::prelude::*;
+
+/// A stored tensor's buffer and the order of its dimensions in memory: what reading it
+/// at logical indices needs (and nothing that borrows the group, so that an anchor's
+/// result closure can keep it).
+#[derive(Clone, Debug)]
+pub(crate) struct Stored {
+    buffer: Buffer,
+    /// `order[d]`: the logical dimension stored `d`-th.
+    order: Vec<usize>,
+}
+
+impl Stored {
+    /// The element at logical `idx`, in the buffer's own type.
+    pub(crate) fn load(&self, idx: &[Expr]) -> Expr {
+        self.buffer.at(&in_memory_order(&self.order, idx))
+    }
+
+    /// The element at logical `idx`, in f32 (all arithmetic is f32).
+    pub(crate) fn at(&self, idx: &[Expr]) -> Expr {
+        convert(self.load(idx), DType::F32)
+    }
+}
+
+/// Logical indices in memory order.
+pub(crate) fn in_memory_order<T: Clone>(order: &[usize], idx: &[T]) -> Vec<T> {
+    order.iter().map(|&d| idx[d].clone()).collect()
+}
+
+/// Indices in memory order back in logical order.
+pub(crate) fn in_logical_order<T: Clone>(order: &[usize], idx: &[T]) -> Vec<T> {
+    let mut out = idx.to_vec();
+    for (p, &d) in order.iter().enumerate() {
+        out[d] = idx[p].clone();
+    }
+    out
+}
+
+/// `e` as a value of `dtype`: a cast, unless it already is one (a widened f16 load asked
+/// for in f16 is the load itself, not a round trip through f32).
+pub(crate) fn convert(e: Expr, dtype: DType) -> Expr {
+    if e.dtype() == dtype {
+        return e;
+    }
+    if let Expr::Cast(_, inner) = &e
+        && inner.dtype() == dtype
+    {
+        return (**inner).clone();
+    }
+    e.cast(dtype)
+}
 
 /// The anchor's own output, given at indices by the anchor's lowering.
 pub(crate) type Root<'a> = Box<dyn Fn(&[Expr]) -> Expr + 'a>;
@@ -53,23 +111,39 @@ impl<'g> Values<'g> {
         self.buffers.borrow().clone()
     }
 
-    /// Registers `buffer` (made by a template) as holding tensor `t`.
+    /// Registers `buffer` (made by a template) as holding tensor `t`: only for a tensor
+    /// stored row-major in the buffer's type (the templates that make their own buffers
+    /// read f32 NCHW).
     pub(crate) fn adopt(&self, t: TensorId, buffer: &Buffer) {
         self.names.borrow_mut().insert(buffer.name().to_string());
         self.buffers.borrow_mut().push((t, buffer.clone()));
     }
 
-    /// The buffer that holds stored tensor `t` in the kernel.
+    /// The buffer that holds stored tensor `t` in the kernel: its storage type, its
+    /// dimensions in memory order.
     pub(crate) fn buffer(&self, t: TensorId) -> Buffer {
         if let Some((_, b)) = self.buffers.borrow().iter().find(|(x, _)| *x == t) {
             return b.clone();
         }
         let tensor = self.g.tensor(t);
         let name = self.fresh_name(&tensor.name);
-        let shape: Vec<i64> = tensor.shape.iter().map(|&d| d as i64).collect();
+        let order = memory_order(tensor.layout, tensor.shape.len());
+        let shape: Vec<i64> = in_memory_order(&order, &tensor.shape)
+            .into_iter()
+            .map(|d| d as i64)
+            .collect();
         let b = te::placeholder(&name, &shape, tensor.dtype);
         self.buffers.borrow_mut().push((t, b.clone()));
         b
+    }
+
+    /// Stored tensor `t`'s buffer, read at logical indices.
+    pub(crate) fn stored(&self, t: TensorId) -> Stored {
+        let tensor = self.g.tensor(t);
+        Stored {
+            buffer: self.buffer(t),
+            order: memory_order(tensor.layout, tensor.shape.len()),
+        }
     }
 
     /// A C/WGSL/MSL identifier from a tensor name, unique in the group.
@@ -106,8 +180,14 @@ impl<'g> Values<'g> {
         }
         match self.inline.get(&t) {
             Some(&n) => self.node(n, idx),
-            None => self.buffer(t).at(idx),
+            None => self.stored(t).at(idx),
         }
+    }
+
+    /// The value of tensor `t` at `idx` in `dtype`: an f16 tensor's element as it is
+    /// stored where `dtype` is f16 (what the fp16 matmul template's operands read).
+    pub(crate) fn at_as(&self, t: TensorId, idx: &[Expr], dtype: DType) -> Expr {
+        convert(self.at(t, idx), dtype)
     }
 
     /// The value of node `n`'s output at `idx`: its op on its inputs' values.

@@ -1,0 +1,191 @@
+//! Precision and layout assignment: which element type and memory order each tensor is
+//! stored in on the device (issue 25, item 3).
+//!
+//! After this pass a tensor's `dtype` is its *storage* type and its `layout` the order of
+//! its elements in memory; the shape stays the logical (ONNX) one. Arithmetic is not
+//! changed by it: the model compiler computes every value in f32 and accumulates every
+//! sum in f32 (convolutions, products, pooling), reading an f16 tensor widens it and
+//! writing one rounds once.
+//!
+//! The rules, for [`Precision::F16`]:
+//!
+//! - **Activations** (computed tensors that are neither graph inputs nor outputs) are
+//!   stored in f16; those of rank 4 channels last (NHWC in memory). Every 4-D activation
+//!   gets the same layout, not only those next to a convolution: a pool, a residual Add
+//!   or a Concat between two convolutions then reads and writes NHWC too, and no kernel
+//!   transposes.
+//! - **Convolution filters** (4-D weights read only as filters) are stored in f16,
+//!   channels last (OHWI: the reduction index `(r, s, c)` of the implicit GEMM walks
+//!   memory in order). The graph keeps their data in f32 and logical order: the upload
+//!   converts and permutes.
+//! - **Everything else** stays as it was: biases, batch-norm parameters and other
+//!   weights in f32 (they are added in f32), and the graph's inputs and outputs f32
+//!   row-major, so that the model takes and gives what the user has. The boundary needs
+//!   no conversion op: the first kernel reads the f32 input and the last writes the f32
+//!   output, as every kernel converts where it loads and stores.
+//!
+//! [`Precision::F32ChannelsLast`] applies the same layout rules in f32 (a step towards
+//! f16 and a check of the layout machinery on its own); [`Precision::F32`] changes
+//! nothing.
+
+use std::collections::HashSet;
+
+use weft_ir::dtype::DType;
+
+use crate::graph::{Graph, TensorId};
+use crate::op::Op;
+use crate::tensor::Layout;
+
+/// How a model's activations are stored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Precision {
+    /// f32, row-major: the graph as built.
+    #[default]
+    F32,
+    /// f32, 4-D activations and filters channels last.
+    F32ChannelsLast,
+    /// f16 activations and filters, channels last; f32 accumulation.
+    F16,
+}
+
+impl Precision {
+    /// The storage type of activations.
+    pub fn dtype(self) -> DType {
+        match self {
+            Precision::F32 | Precision::F32ChannelsLast => DType::F32,
+            Precision::F16 => DType::F16,
+        }
+    }
+
+    /// Whether 4-D activations and filters are stored channels last.
+    pub fn channels_last(self) -> bool {
+        !matches!(self, Precision::F32)
+    }
+}
+
+/// Assigns storage types and layouts to the tensors of `g` by the rules of the module.
+/// Returns how many tensors changed.
+pub fn assign_precision(g: &mut Graph, p: Precision) -> usize {
+    if p == Precision::F32 {
+        return 0;
+    }
+    let boundary: HashSet<TensorId> = g.inputs.iter().chain(&g.outputs).copied().collect();
+    let consumers = g.consumers();
+    // Weights read as a convolution's filter and by nothing else.
+    let filters: HashSet<TensorId> = g
+        .nodes
+        .iter()
+        .filter(|n| matches!(n.op, Op::Conv(_)))
+        .map(|n| n.inputs[1])
+        .filter(|&w| {
+            consumers.get(&w).is_some_and(|readers| {
+                readers.iter().all(|r| {
+                    let n = &g.nodes[r.0];
+                    matches!(n.op, Op::Conv(_))
+                        && n.inputs.iter().enumerate().all(|(k, &i)| i != w || k == 1)
+                })
+            })
+        })
+        .collect();
+    let mut changed = 0;
+    for (i, t) in g.tensors.iter_mut().enumerate() {
+        let id = TensorId(i);
+        let activation = !t.is_constant() && !boundary.contains(&id);
+        let filter = filters.contains(&id) && t.shape.len() == 4;
+        if !(activation || filter) || !t.dtype.is_float() {
+            continue;
+        }
+        let before = (t.dtype, t.layout);
+        t.dtype = p.dtype();
+        if t.shape.len() == 4 && p.channels_last() {
+            t.layout = Layout::ChannelsLast;
+        }
+        if (t.dtype, t.layout) != before {
+            changed += 1;
+        }
+    }
+    changed
+}
+
+/// The memory order of a tensor of rank `rank` in `layout`: `order[d]` is the logical
+/// dimension stored `d`-th (channels last: `[0, 2, 3, 1]`, NCHW kept as NHWC).
+pub fn memory_order(layout: Layout, rank: usize) -> Vec<usize> {
+    match layout {
+        Layout::ChannelsLast if rank == 4 => vec![0, 2, 3, 1],
+        _ => (0..rank).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builder::GraphBuilder;
+    use crate::op::Conv;
+    use crate::passes::testing::max_difference;
+    use ndarray::{ArrayD, IxDyn};
+
+    fn net() -> Graph {
+        let mut b = GraphBuilder::new("p");
+        let x = b.input("x", &[1, 3, 8, 8], DType::F32);
+        let w = b.weight("w", ArrayD::from_elem(IxDyn(&[4, 3, 3, 3]), 0.1));
+        let bias = b.weight("bias", ArrayD::from_elem(IxDyn(&[4]), 0.5));
+        let y = b.conv("conv", x, w, Some(bias), Conv::new(1, 1)).unwrap();
+        let y = b.relu("relu", y).unwrap();
+        let wd = b.weight("wd", ArrayD::from_elem(IxDyn(&[4, 1, 3, 3]), 0.2));
+        let z = b
+            .conv("dw", y, wd, None, Conv::new(1, 1).grouped(4))
+            .unwrap();
+        let z = b.add("add", z, y).unwrap();
+        let f = b.flatten("flat", z, 1).unwrap();
+        let wf = b.weight("fc", ArrayD::from_elem(IxDyn(&[256, 2]), 0.01));
+        let out = b.node("mm", Op::MatMul, &[f, wf]).unwrap();
+        b.output(out);
+        b.finish().unwrap()
+    }
+
+    fn find(g: &Graph, name: &str) -> (DType, Layout) {
+        let t = g.tensors.iter().find(|t| t.name == name).unwrap();
+        (t.dtype, t.layout)
+    }
+
+    #[test]
+    fn f16_stores_activations_and_filters_in_half_channels_last() {
+        let g0 = net();
+        let mut g = g0.clone();
+        let changed = assign_precision(&mut g, Precision::F16);
+        assert!(changed > 0);
+        // The boundary stays f32 row-major.
+        assert_eq!(find(&g, "x"), (DType::F32, Layout::RowMajor));
+        let out = g.tensor(g.outputs[0]);
+        assert_eq!((out.dtype, out.layout), (DType::F32, Layout::RowMajor));
+        // Filters f16 OHWI, the bias and the classifier's weight as they were.
+        assert_eq!(find(&g, "w"), (DType::F16, Layout::ChannelsLast));
+        assert_eq!(find(&g, "wd"), (DType::F16, Layout::ChannelsLast));
+        assert_eq!(find(&g, "bias"), (DType::F32, Layout::RowMajor));
+        assert_eq!(find(&g, "fc"), (DType::F32, Layout::RowMajor));
+        // 4-D activations NHWC, the flattened one f16 row-major.
+        let conv_out = g.tensor(g.nodes[0].output);
+        assert_eq!(
+            (conv_out.dtype, conv_out.layout),
+            (DType::F16, Layout::ChannelsLast)
+        );
+        let flat = g.tensor(g.nodes[4].output);
+        assert_eq!((flat.dtype, flat.layout), (DType::F16, Layout::RowMajor));
+        // Storage only: the graph computes what it computed.
+        assert_eq!(max_difference(&g0, &g), 0.0);
+        // Idempotent.
+        assert_eq!(assign_precision(&mut g, Precision::F16), 0);
+    }
+
+    #[test]
+    fn f32_changes_nothing_and_channels_last_only_layouts() {
+        let mut g = net();
+        assert_eq!(assign_precision(&mut g, Precision::F32), 0);
+        assert!(g.tensors.iter().all(|t| t.layout == Layout::RowMajor));
+        assign_precision(&mut g, Precision::F32ChannelsLast);
+        assert!(g.tensors.iter().all(|t| t.dtype == DType::F32));
+        assert_eq!(find(&g, "w"), (DType::F32, Layout::ChannelsLast));
+        assert_eq!(memory_order(Layout::ChannelsLast, 4), [0, 2, 3, 1]);
+        assert_eq!(memory_order(Layout::ChannelsLast, 2), [0, 1]);
+    }
+}
