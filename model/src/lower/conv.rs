@@ -14,7 +14,7 @@ use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
 use weft_ops::templates::{depthwise, matmul, matmul_f16};
 
-use super::split_k::Split;
+use super::split_k::{Product, Split};
 use super::values::Values;
 use super::{choose, rules};
 use crate::error::ModelError;
@@ -153,9 +153,13 @@ pub(crate) fn lower<'g>(
                 let [ch, r, s] = crs(&ix[0]);
                 vals.at_as(w, &[ix[1].clone(), ch, r, s], operand)
             });
-            // The f32 rule also decides split-K; the fp16 template has no split form yet.
-            let f32_choice = (!f16).then(|| choose::matmul_config(limits, gm, gn, gk));
-            let splits = f32_choice.as_ref().map_or(1, |c| c.1);
+            // The rule picks the template's tile and how many parts the reduction is split
+            // into.
+            let (config, splits, why) = if f16 {
+                choose::matmul_f16_config(limits, gm, gn, gk)
+            } else {
+                choose::matmul_config(limits, gm, gn, gk)
+            };
             let split = (splits > 1).then(|| Split::new(gm, gn, splits));
             // The product the epilogue reads: the template's result, or the sum of the
             // split parts.
@@ -173,31 +177,33 @@ pub(crate) fn lower<'g>(
             );
             let out = output(vals);
             let layout = if nhwc { "NHWC" } else { "NCHW" };
-            let (anchor, what, why) = if let Some((config, splits, why)) = f32_choice {
+            let (product, what) = if f16 {
+                let p =
+                    matmul_f16::F16Params::from_config(&config).map_err(|e| fail(e.to_string()))?;
+                let what = matmul_f16::describe(&config).unwrap_or_else(|e| e);
+                (Product::F16(p), format!("the fp16 matmul template: {what}"))
+            } else {
                 let p =
                     matmul::MatmulParams::from_config(&config).map_err(|e| fail(e.to_string()))?;
                 let what = matmul::describe(&config).unwrap_or_else(|e| e);
-                if let Some(sp) = split {
-                    let func = sp.build(name, &cols, &weights, &out, &p).map_err(fail)?;
-                    return Ok((
-                        func,
-                        format!(
-                            "implicit-gemm ({layout}) on the matmul template: {what} ({why}), split-K {splits} + a summing kernel"
-                        ),
-                    ));
-                }
-                let anchor = matmul::template_over(name, &cols, &weights, &gemm, &p)
-                    .map_err(|e| fail(e.to_string()))?;
-                (anchor, format!("the matmul template: {what}"), why)
-            } else {
-                let (config, why) = choose::matmul_f16_config(limits, gm, gn);
-                let p =
-                    matmul_f16::F16Params::from_config(&config).map_err(|e| fail(e.to_string()))?;
-                let anchor = matmul_f16::template_over(name, &cols, &weights, &gemm, &p)
-                    .map_err(|e| fail(e.to_string()))?;
-                let what = matmul_f16::describe(&config).unwrap_or_else(|e| e);
-                (anchor, format!("the fp16 matmul template: {what}"), why)
+                (Product::F32(p), format!("the matmul template: {what}"))
             };
+            if let Some(sp) = split {
+                let func = sp
+                    .build(name, &cols, &weights, &out, &product)
+                    .map_err(fail)?;
+                return Ok((
+                    func,
+                    format!(
+                        "implicit-gemm ({layout}) on {what} ({why}), split-K {splits} + a summing kernel"
+                    ),
+                ));
+            }
+            let anchor = match &product {
+                Product::F16(p) => matmul_f16::template_over(name, &cols, &weights, &gemm, p),
+                Product::F32(p) => matmul::template_over(name, &cols, &weights, &gemm, p),
+            }
+            .map_err(|e| fail(e.to_string()))?;
             let fused = fuse(&anchor, &out).map_err(|e| fail(e.to_string()))?;
             Ok((
                 fused.func,

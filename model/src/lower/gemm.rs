@@ -13,7 +13,7 @@ use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
 use weft_ops::templates::matmul;
 
-use super::split_k::Split;
+use super::split_k::{Product, Split};
 use super::values::{Values, broadcast_index};
 use super::{choose, rules};
 use crate::error::ModelError;
@@ -124,7 +124,9 @@ pub(crate) fn lower<'g>(
     let out = output(vals);
     let what = matmul::describe(&config).unwrap_or_else(|e| e);
     if let Some(sp) = split {
-        let func = sp.build(name, &a_view, &b_view, &out, &p).map_err(fail)?;
+        let func = sp
+            .build(name, &a_view, &b_view, &out, &Product::F32(p))
+            .map_err(fail)?;
         return Ok((
             func,
             format!("matmul template: {what} ({why}), split-K {splits} + a summing kernel"),

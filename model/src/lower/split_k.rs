@@ -9,8 +9,26 @@ use weft_ir::func::{Func, Param, Stmt};
 use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
 use weft_ops::templates::matmul::{self, MatmulParams};
+use weft_ops::templates::matmul_f16::{self, F16Params};
 
 use super::rules;
+
+/// The template that computes the partial products, with its config.
+pub(crate) enum Product {
+    /// The fp32 matmul template.
+    F32(MatmulParams),
+    /// The fp16 matmul template (f16 operands, f32 partials).
+    F16(F16Params),
+}
+
+impl Product {
+    fn bk(&self) -> i64 {
+        match self {
+            Product::F32(p) => p.bk,
+            Product::F16(p) => p.bk,
+        }
+    }
+}
 
 /// The pieces of a split product: the partial sums (`[splits, m, n]`), and their sum, a
 /// te compute over them, which the epilogue reads where an unsplit anchor's result was.
@@ -39,7 +57,7 @@ impl Split {
     }
 
     /// The two kernels: `a @ b` (te views `[m, k]` and `[k, n]`) in `splits` partial
-    /// products on the matmul template with `p`, then `output` (the epilogue over
+    /// products on the template `p` names, then `output` (the epilogue over
     /// [`Split::sum`]) by the reduction rule. `inputs` are the buffers the epilogue reads
     /// besides the partials.
     pub(crate) fn build(
@@ -48,19 +66,23 @@ impl Split {
         a: &Buffer,
         b: &Buffer,
         output: &Buffer,
-        p: &MatmulParams,
+        p: &Product,
     ) -> Result<Func, String> {
         let (m, k) = (a.shape()[0], a.shape()[1]);
         let n = b.shape()[1];
         // Each split's slice of k, a whole number of the template's k steps.
         let chunk = (k + self.splits - 1) / self.splits;
-        let chunk = (chunk + p.bk - 1) / p.bk * p.bk;
+        let chunk = (chunk + p.bk() - 1) / p.bk() * p.bk();
         let a3 = te::compute(
             "a_split",
             &[("z", self.splits), ("i", m), ("kk", chunk)],
             |ix| {
                 let kk = ix[0].clone() * chunk + ix[2].clone();
-                te::if_then_else(kk.clone().lt(k), a.at(&[ix[1].clone(), kk]), Expr::f32(0.0))
+                te::if_then_else(
+                    kk.clone().lt(k),
+                    a.at(&[ix[1].clone(), kk]),
+                    Expr::zero(a.dtype()),
+                )
             },
         );
         let b3 = te::compute(
@@ -68,11 +90,18 @@ impl Split {
             &[("z", self.splits), ("kk", chunk), ("j", n)],
             |ix| {
                 let kk = ix[0].clone() * chunk + ix[1].clone();
-                te::if_then_else(kk.clone().lt(k), b.at(&[kk, ix[2].clone()]), Expr::f32(0.0))
+                te::if_then_else(
+                    kk.clone().lt(k),
+                    b.at(&[kk, ix[2].clone()]),
+                    Expr::zero(b.dtype()),
+                )
             },
         );
-        let products =
-            matmul::template_over(name, &a3, &b3, &self.partial, p).map_err(|e| e.to_string())?;
+        let products = match p {
+            Product::F32(p) => matmul::template_over(name, &a3, &b3, &self.partial, p),
+            Product::F16(p) => matmul_f16::template_over(name, &a3, &b3, &self.partial, p),
+        }
+        .map_err(|e| e.to_string())?;
         let products = fuse(&products, &self.partial)
             .map_err(|e| format!("fusing the split product's views: {e}"))?
             .func;

@@ -55,6 +55,8 @@ pub fn template_over(
 }
 
 /// The kernel; `drop_whole` leaves out the bounds tests of dimensions the tiles divide.
+/// Buffers of rank 3 make it a batched product, `c[z] = a[z] @ b[z]`, one grid layer
+/// (`blockIdx.z`) per batch element: how a split-K anchor computes its partial products.
 fn add_kernel(
     t: &mut Template,
     a: &Buffer,
@@ -63,7 +65,10 @@ fn add_kernel(
     p: &F16Params,
     drop_whole: bool,
 ) {
-    let (m, k, n) = (a.shape()[0], a.shape()[1], b.shape()[1]);
+    let batched = a.ndim() == 3;
+    let d = usize::from(batched);
+    let batch = if batched { a.shape()[0] } else { 1 };
+    let (m, k, n) = (a.shape()[d], a.shape()[d + 1], b.shape()[d + 1]);
     let (bm, bn, bk) = (p.block_m(), p.block_n(), p.bk);
     let ([wm, wn], [fm, fn_]) = (p.warps, p.frags);
     let f = p.tile();
@@ -85,10 +90,19 @@ fn add_kernel(
     let grid = grid_for(blocks);
     let cdt = c.dtype();
     // Copies through fragments need whole tiles: every fragment load reads inside A and B.
-    let coop = p.coop_copy && drop_whole && m % bm == 0 && n % bn == 0 && k % bk == 0;
+    let coop = p.coop_copy && !batched && drop_whole && m % bm == 0 && n % bn == 0 && k % bk == 0;
 
-    t.kernel([grid[0], grid[1]], threads, |kb| {
+    t.kernel([grid[0], grid[1], batch], threads, |kb| {
         let tx = kb.thread_x();
+        // Indices into a (possibly batched) global matrix.
+        let bz = kb.block_z();
+        let at = move |row: Expr, col: Expr| -> Vec<Expr> {
+            if batched {
+                vec![bz.clone(), row, col]
+            } else {
+                vec![row, col]
+            }
+        };
         let pid = block_index(kb, grid);
         let body = |kb: &mut KernelBuilder| {
             let (tile_m, tile_n) = swizzle(kb, pid.clone(), tiles_m, tiles_n, p.group);
@@ -134,11 +148,11 @@ fn add_kernel(
                             .into_iter()
                             .flatten(),
                     );
-                    let (dst, at) = match &stage {
+                    let (dst, to) = match &stage {
                         Some(s) => (&a_smem, vec![s.clone(), r, v * va]),
                         None => (&a_ldg, vec![p, Expr::int(0)]),
                     };
-                    kb.copy_if(va, dst, at, a, [row, col], inside, zero());
+                    kb.copy_if(va, dst, to, a, at(row, col), inside, zero());
                 });
                 b_cov.each(kb, &tx, &|kb, p, r, v| {
                     let (row, col) = (
@@ -150,11 +164,11 @@ fn add_kernel(
                             .into_iter()
                             .flatten(),
                     );
-                    let (dst, at) = match &stage {
+                    let (dst, to) = match &stage {
                         Some(s) => (&b_smem, vec![s.clone(), r, v * vb]),
                         None => (&b_ldg, vec![p, Expr::int(0)]),
                     };
-                    kb.copy_if(vb, dst, at, b, [row, col], inside, zero());
+                    kb.copy_if(vb, dst, to, b, at(row, col), inside, zero());
                 });
             };
             let store = |kb: &mut KernelBuilder, s: Expr| {
@@ -206,6 +220,7 @@ fn add_kernel(
                 m0: &m0,
                 n0: &n0,
                 lane: &lane,
+                at: &at,
                 c,
                 cdt,
                 dims: (m, n, k_tiles),
@@ -282,6 +297,8 @@ struct Stage<'a> {
     m0: &'a Expr,
     n0: &'a Expr,
     lane: &'a Expr,
+    /// C's indices of an element (a batch index first where batched).
+    at: &'a dyn Fn(Expr, Expr) -> Vec<Expr>,
     c: &'a Buffer,
     cdt: DType,
     dims: (i64, i64, i64),
@@ -293,7 +310,7 @@ impl Stage<'_> {
         let (m, n, _) = self.dims;
         let inside = row.clone().lt(m).and(col.clone().lt(n));
         let v = value.cast(self.cdt);
-        kb.store_if(inside, self.c, [row, col], v);
+        kb.store_if(inside, self.c, (self.at)(row, col), v);
     }
 
     /// The main loop on matrix units, then each accumulator through the warp's staging
