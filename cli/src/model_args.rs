@@ -24,6 +24,10 @@ pub enum ModelCommand {
     /// End-to-end rows per target, and a per-kernel table of where the time goes
     /// (which graph nodes each kernel holds, its schedule, its time and share).
     Bench(ModelBenchArgs),
+    /// Tune every distinct anchor (convolution or product on a matmul template) of a
+    /// model on a target, all anchors at once, and save the fastest candidates as
+    /// ordinary tuning records, which `weft model run` and `bench` then use.
+    Tune(ModelTuneArgs),
     /// Write a model (a zoo model, or any imported graph) as an ONNX file (opset 17,
     /// weights as initializers), so that other engines run the same weights.
     Export(ModelExportArgs),
@@ -67,7 +71,8 @@ pub struct ModelRunArgs {
     /// Write every graph input and output as `NAME.npy` into DIR.
     #[arg(long, value_name = "DIR")]
     pub save: Option<PathBuf>,
-    /// Tuning records to use (as `weft run`).
+    /// Tuning records to use (default: the file `weft tune` saves to; `weft model
+    /// tune` writes them).
     #[arg(long)]
     pub records: Option<PathBuf>,
     /// Timed runs of the whole model.
@@ -110,6 +115,32 @@ pub struct ModelBenchArgs {
     /// Leave out the per-kernel table.
     #[arg(long)]
     pub no_kernels: bool,
+    /// Tuning records to use (default: the file `weft tune` saves to).
+    #[arg(long)]
+    pub records: Option<PathBuf>,
+}
+
+/// `weft model tune`.
+#[derive(Debug, Args)]
+pub struct ModelTuneArgs {
+    #[command(flatten)]
+    pub source: ModelSource,
+    /// The target to tune for.
+    #[arg(long)]
+    pub target: String,
+    /// The records file to add to (default: the file `weft tune` saves to).
+    #[arg(long)]
+    pub records: Option<PathBuf>,
+    /// Candidates per anchor, the stated rule's own included: one compile of the whole
+    /// model per candidate.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub trials: u32,
+    /// Timed runs of each kernel per candidate.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub iters: u32,
+    /// Seed of the random inputs the candidates are checked on.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
 }
 
 /// `weft model export`.

@@ -152,3 +152,44 @@ onnx.save_model(m, sys.argv[1] + "/ext.onnx", save_as_external_data=True, all_te
     let out = weft(&["model", "graph", cut.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn a_tuned_model_saves_records_that_later_runs_use() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let records = dir.path().join("records.json");
+    let records = records.to_str().expect("a UTF-8 path");
+    let small = ["zoo:mobilenet_v2", "--resolution", "16", "--target", "cpu"];
+    let mut tune = vec!["model", "tune"];
+    tune.extend(small);
+    tune.extend(["--trials", "2", "--iters", "1", "--records", records]);
+    let out = ok(&tune);
+    // MobileNetV2 at 16²: 21 distinct anchors (its 1×1 convolutions and the classifier).
+    assert!(out.contains("21 anchors"), "{out}");
+    assert!(out.contains("saved 21 records"), "{out}");
+    let text = std::fs::read_to_string(records).expect("the records file");
+    let saved: serde_json::Value = serde_json::from_str(&text).expect("records are JSON");
+    let saved = saved.as_array().expect("an array of records");
+    assert_eq!(saved.len(), 21);
+    for r in saved {
+        assert_eq!(r["op"], "model-anchor", "{r}");
+        assert!(
+            r["config"].as_str().unwrap_or("").contains("splits="),
+            "{r}"
+        );
+    }
+    // bench takes the records: every anchor's schedule names its record.
+    let bench = ok(&[
+        "model",
+        "bench",
+        "zoo:mobilenet_v2",
+        "--resolution",
+        "16",
+        "--targets",
+        "cpu",
+        "--iters",
+        "1",
+        "--records",
+        records,
+    ]);
+    assert_eq!(bench.matches("tuning record of").count(), 36, "{bench}");
+}

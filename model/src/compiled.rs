@@ -20,6 +20,7 @@ use weft_runtime::{BufferId, Device, KernelArg, Launch, Timing};
 use crate::error::ModelError;
 use crate::lower::{LoweredGroup, lower_group};
 use crate::plan::{Home, Plan};
+use crate::tune::Choices;
 
 /// A model compiled for a target: everything but the device.
 #[derive(Debug)]
@@ -51,6 +52,17 @@ impl CompiledModel {
         limits: &TargetLimits,
         precision: Precision,
     ) -> Result<CompiledModel, ModelError> {
+        Self::compile_choosing(graph, limits, precision, &Choices::none())
+    }
+
+    /// [`CompiledModel::compile_with`] where the anchors `choices` holds (a tuning run's,
+    /// or records') take its config instead of the stated rule's.
+    pub fn compile_choosing(
+        graph: &Graph,
+        limits: &TargetLimits,
+        precision: Precision,
+        choices: &Choices,
+    ) -> Result<CompiledModel, ModelError> {
         if precision.dtype() == DType::F16 && !limits.f16 {
             return Err(ModelError::Precision(format!(
                 "the target `{}` has no 16-bit floats (an adapter without shader-f16?): compile in f32",
@@ -67,7 +79,7 @@ impl CompiledModel {
         let mut groups = Vec::with_capacity(partition.groups.len());
         let mut lowered = Vec::with_capacity(partition.groups.len());
         for (i, gr) in partition.groups.iter().enumerate() {
-            let group = lower_group(&graph, gr, i, limits)?;
+            let group = lower_group(&graph, gr, i, limits, choices)?;
             let func = weft_ir::lower::lower(&group.func).map_err(|e| ModelError::Kernel {
                 kernel: group.func.name.clone(),
                 what: e.to_string(),

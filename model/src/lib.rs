@@ -9,5 +9,6 @@ pub mod lower;
 pub use error::ModelError;
 pub mod compiled;
 pub mod plan;
+pub mod tune;
 
 pub use compiled::{CompiledModel, Loaded};

@@ -11,6 +11,7 @@ use weft_graph::{Graph, Op};
 use weft_model::{CompiledModel, ModelError};
 use weft_runtime::{Target, WgpuOptions};
 
+use super::model_tune;
 use crate::error::CliError;
 use crate::format::Table;
 use crate::format::fmt_time;
@@ -21,6 +22,7 @@ use crate::model_args::{
 use crate::models::{self, Instance};
 use crate::out::{out, outln};
 use crate::select;
+use weft_model::tune::Choices;
 
 /// The largest model the float64 reference evaluates by default, in multiply-adds (a
 /// ResNet-50 at 224² is 4.1 G: a few seconds).
@@ -42,11 +44,12 @@ pub fn model(command: &ModelCommand) -> Result<(), CliError> {
         ModelCommand::Run(a) => run(a),
         ModelCommand::Graph(a) => graph(a),
         ModelCommand::Bench(a) => bench(a),
+        ModelCommand::Tune(a) => super::model_tune::tune(a),
         ModelCommand::Export(a) => export(a),
     }
 }
 
-fn load(source: &ModelSource) -> Result<Graph, CliError> {
+pub(crate) fn load(source: &ModelSource) -> Result<Graph, CliError> {
     let instance = Instance {
         batch: source.batch as usize,
         resolution: source.resolution.map(|r| r as usize),
@@ -56,7 +59,7 @@ fn load(source: &ModelSource) -> Result<Graph, CliError> {
 
 /// What `--dtype` stores tensors in: f16 activations and filters, channels last, with
 /// f32 accumulation; the model's inputs and outputs stay f32.
-fn precision(dtype: ModelDType) -> Precision {
+pub(crate) fn precision(dtype: ModelDType) -> Precision {
     match dtype {
         ModelDType::F32 => Precision::F32,
         ModelDType::F16 => Precision::F16,
@@ -67,9 +70,23 @@ fn compile(
     g: &Graph,
     limits: &weft_codegen_common::TargetLimits,
     dtype: ModelDType,
+    choices: &Choices,
 ) -> Result<CompiledModel, CliError> {
-    CompiledModel::compile_with(g, limits, precision(dtype))
+    CompiledModel::compile_choosing(g, limits, precision(dtype), choices)
         .map_err(|e| CliError::Model(e.to_string()))
+}
+
+/// One uniform random input in [-1, 1) per graph input, from `seed`.
+pub(crate) fn random_inputs(g: &Graph, seed: u64) -> Vec<ArrayD<f32>> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    g.inputs
+        .iter()
+        .map(|&t| {
+            ArrayD::from_shape_fn(IxDyn(&g.tensor(t).shape), |_| {
+                rng.random_range(-1.0f32..1.0)
+            })
+        })
+        .collect()
 }
 
 /// Bytes of the weights as the device stores them.
@@ -92,7 +109,7 @@ fn dtype_text(dtype: ModelDType) -> &'static str {
 fn graph(a: &ModelGraphArgs) -> Result<(), CliError> {
     let target = Target::parse(&a.target)?;
     let g = load(&a.source)?;
-    let model = compile(&g, &target.limits(), a.source.dtype)?;
+    let model = compile(&g, &target.limits(), a.source.dtype, &Choices::none())?;
     outln!(
         "graph {}: {} nodes, {} parameters; after the passes {} nodes in {} kernels",
         g.name,
@@ -136,7 +153,13 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
     let mut opened = select::open_str(&a.target, WgpuOptions::default())?;
     let g = load(&a.source)?;
     let started = Instant::now();
-    let model = compile(&g, &opened.device.limits(), a.source.dtype)?;
+    let choices = model_tune::choices(
+        a.records.as_deref(),
+        &opened.target,
+        &opened.device.name(),
+        a.source.dtype,
+    )?;
+    let model = compile(&g, &opened.device.limits(), a.source.dtype, &choices)?;
     let dev = opened.device.as_mut();
     let loaded = model
         .load(dev)
@@ -144,17 +167,7 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
     let compile_time = started.elapsed();
     let inputs: Vec<ArrayD<f32>> = match &a.inputs {
         Some(dir) => models::read_inputs(dir, &g).map_err(|e| CliError::Model(e.to_string()))?,
-        None => {
-            let mut rng = StdRng::seed_from_u64(a.seed);
-            g.inputs
-                .iter()
-                .map(|&t| {
-                    ArrayD::from_shape_fn(IxDyn(&g.tensor(t).shape), |_| {
-                        rng.random_range(-1.0f32..1.0)
-                    })
-                })
-                .collect()
-        }
+        None => random_inputs(&g, a.seed),
     };
     let result = loaded
         .run(&model, dev, &inputs)
@@ -287,7 +300,13 @@ fn bench(a: &ModelBenchArgs) -> Result<(), CliError> {
     {
         let mut opened = select::open_str(text, WgpuOptions::default())?;
         let started = Instant::now();
-        let model = compile(&g, &opened.device.limits(), a.source.dtype)?;
+        let choices = model_tune::choices(
+            a.records.as_deref(),
+            &opened.target,
+            &opened.device.name(),
+            a.source.dtype,
+        )?;
+        let model = compile(&g, &opened.device.limits(), a.source.dtype, &choices)?;
         let dev = opened.device.as_mut();
         let loaded = model
             .load(dev)
@@ -383,7 +402,7 @@ fn export(a: &ModelExportArgs) -> Result<(), CliError> {
 
 /// A failure on the device is the device's error (exit 1, or 2 where the target refuses
 /// a kernel); anything else about the model is bad input (exit 2).
-fn on_device(context: String, e: ModelError) -> CliError {
+pub(crate) fn on_device(context: String, e: ModelError) -> CliError {
     match e {
         ModelError::Device { kernel, source } => {
             CliError::device(format!("{context}: kernel `{kernel}`"), source)

@@ -13,8 +13,31 @@ use weft_ops::templates::Config;
 use weft_ops::templates::matmul::{self, MatmulParams};
 use weft_ops::templates::matmul_f16::{self, F16Params};
 
+use crate::tune::{AnchorKey, AnchorTemplate, Choices};
+
 /// Blocks that fill today's large GPUs about once (an H100 has 132 multiprocessors).
 pub(crate) const ENOUGH_TILES: i64 = 128;
+
+/// The config and split parts for anchor `key`: the tuning run's choice where `choices`
+/// holds one, else the stated rule's; with why.
+pub(crate) fn anchor(
+    limits: &TargetLimits,
+    choices: &Choices,
+    key: &AnchorKey,
+) -> (Config, i64, String) {
+    match choices.get(key) {
+        Some((c, why)) => (c.config.clone(), c.splits, why.clone()),
+        None => by_rule(limits, key),
+    }
+}
+
+/// The stated rule's config and split parts for anchor `key`, with why.
+pub(crate) fn by_rule(limits: &TargetLimits, key: &AnchorKey) -> (Config, i64, String) {
+    match key.template {
+        AnchorTemplate::Matmul => matmul_config(limits, key.m, key.n, key.k),
+        AnchorTemplate::MatmulF16 => matmul_f16_config(limits, key.m, key.n, key.k),
+    }
+}
 
 /// A candidate block tile of either matmul template, as the rule sees it.
 struct Tile {

@@ -5,7 +5,6 @@
 //! asymmetric, and depthwise in f16 or NHWC), its sum in an f32 register. Each takes the group's prologues into its loads and its epilogue chain
 //! (bias, residual, activation) into its stores.
 
-use weft_codegen_common::TargetLimits;
 use weft_graph::op::Conv;
 use weft_graph::partition::Group;
 use weft_graph::{Graph, Layout, TensorId};
@@ -14,10 +13,12 @@ use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
 use weft_ops::templates::{depthwise, matmul, matmul_f16};
 
+use super::Chooser;
 use super::split_k::{Product, Split};
 use super::values::Values;
 use super::{choose, rules};
 use crate::error::ModelError;
+use crate::tune::{AnchorKey, AnchorTemplate};
 
 /// A convolution's sizes, read off its tensors.
 #[derive(Clone, Copy, Debug)]
@@ -76,9 +77,10 @@ pub(crate) fn lower<'g>(
     c: &Conv,
     vals: &Values<'g>,
     name: &str,
-    limits: &TargetLimits,
+    chooser: &Chooser,
     output: impl Fn(&Values) -> Buffer,
-) -> Result<(Func, String), ModelError> {
+) -> Result<(Func, String, Option<AnchorKey>), ModelError> {
+    let limits = chooser.limits;
     let node = &g.nodes[group.root.0];
     let fail = |what: String| ModelError::Lower {
         node: node.name.clone(),
@@ -155,11 +157,32 @@ pub(crate) fn lower<'g>(
             });
             // The rule picks the template's tile and how many parts the reduction is split
             // into.
-            let (config, splits, why) = if f16 {
-                choose::matmul_f16_config(limits, gm, gn, gk)
-            } else {
-                choose::matmul_config(limits, gm, gn, gk)
+            let key = AnchorKey {
+                template: if f16 {
+                    AnchorTemplate::MatmulF16
+                } else {
+                    AnchorTemplate::Matmul
+                },
+                m: gm,
+                n: gn,
+                k: gk,
+                views: format!(
+                    "conv x={}x{}x{}x{} w={}x{}x{}x{} stride={} pad={} dilation={} {}",
+                    d.n,
+                    d.c,
+                    d.h,
+                    d.w,
+                    d.k,
+                    d.cg,
+                    d.r,
+                    d.s,
+                    joined(&c.strides),
+                    joined(&c.pads),
+                    joined(&c.dilations),
+                    if nhwc { "NHWC" } else { "NCHW" }
+                ),
             };
+            let (config, splits, why) = choose::anchor(limits, chooser.choices, &key);
             let split = (splits > 1).then(|| Split::new(gm, gn, splits));
             // The product the epilogue reads: the template's result, or the sum of the
             // split parts.
@@ -197,6 +220,7 @@ pub(crate) fn lower<'g>(
                     format!(
                         "implicit-gemm ({layout}) on {what} ({why}), split-K {splits} + a summing kernel"
                     ),
+                    Some(key),
                 ));
             }
             let anchor = match &product {
@@ -208,6 +232,7 @@ pub(crate) fn lower<'g>(
             Ok((
                 fused.func,
                 format!("implicit-gemm ({layout}) on {what} ({why})"),
+                Some(key),
             ))
         }
         ConvVariant::Depthwise => {
@@ -236,6 +261,7 @@ pub(crate) fn lower<'g>(
             Ok((
                 fused.func,
                 format!("depthwise template: {what} (default config)"),
+                None,
             ))
         }
         ConvVariant::Direct => {
@@ -279,6 +305,7 @@ pub(crate) fn lower<'g>(
                     "rule: direct convolution ({} groups), one thread per output",
                     c.groups
                 ),
+                None,
             ))
         }
     }
@@ -307,4 +334,12 @@ fn window(
         vals.at_as(x, &[n, ch, ih, iw], dtype),
         Expr::zero(dtype),
     )
+}
+
+/// `1,1`: a list of numbers as a tuning record's shape names it.
+fn joined(v: &[usize]) -> String {
+    v.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }

@@ -5,7 +5,6 @@
 //! runs on the fp32 template, its sums in f32 (a classifier is a small part of a
 //! model's work), and the output is rounded to its storage type once.
 
-use weft_codegen_common::TargetLimits;
 use weft_graph::partition::Group;
 use weft_graph::{Graph, Op};
 use weft_ir::func::Func;
@@ -13,10 +12,12 @@ use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
 use weft_ops::templates::matmul;
 
+use super::Chooser;
 use super::split_k::{Product, Split};
 use super::values::{Values, broadcast_index};
 use super::{choose, rules};
 use crate::error::ModelError;
+use crate::tune::{AnchorKey, AnchorTemplate};
 
 /// Lowers the Gemm or MatMul group `group`.
 pub(crate) fn lower<'g>(
@@ -24,9 +25,9 @@ pub(crate) fn lower<'g>(
     group: &Group,
     vals: &Values<'g>,
     name: &str,
-    limits: &TargetLimits,
+    chooser: &Chooser,
     output: impl Fn(&Values) -> Buffer,
-) -> Result<(Func, String), ModelError> {
+) -> Result<(Func, String, Option<AnchorKey>), ModelError> {
     let node = &g.nodes[group.root.0];
     let fail = |what: String| ModelError::Lower {
         node: node.name.clone(),
@@ -69,7 +70,11 @@ pub(crate) fn lower<'g>(
         vals.set_root(node.output, Box::new(move |ix: &[Expr]| acc_read.at(ix)));
         let out = output(vals);
         let func = rules::reduction(name, &inputs, &acc, &out).map_err(fail)?;
-        return Ok((func, "rule: batched matmul, one thread per output".into()));
+        return Ok((
+            func,
+            "rule: batched matmul, one thread per output".into(),
+            None,
+        ));
     }
     let (m, n) = (out_shape[0] as i64, out_shape[1] as i64);
     let a_view = te::compute("a_view", &[("i", m), ("kk", k)], |ix| {
@@ -92,7 +97,18 @@ pub(crate) fn lower<'g>(
         .inputs
         .get(2)
         .map(|&c| (vals.stored(c), g.tensor(c).shape.clone()));
-    let (config, splits, why) = choose::matmul_config(limits, m, n, k);
+    let key = AnchorKey {
+        template: AnchorTemplate::Matmul,
+        m,
+        n,
+        k,
+        views: format!(
+            "gemm{}{}",
+            if ta { " transA" } else { "" },
+            if tb { " transB" } else { "" }
+        ),
+    };
+    let (config, splits, why) = choose::anchor(chooser.limits, chooser.choices, &key);
     let p = matmul::MatmulParams::from_config(&config).map_err(|e| fail(e.to_string()))?;
     let split = (splits > 1).then(|| Split::new(m, n, splits));
     // The product the epilogue reads: the template's result, or the sum of the parts.
@@ -130,10 +146,15 @@ pub(crate) fn lower<'g>(
         return Ok((
             func,
             format!("matmul template: {what} ({why}), split-K {splits} + a summing kernel"),
+            Some(key),
         ));
     }
     let anchor = matmul::template_over(name, &a_view, &b_view, &product, &p)
         .map_err(|e| fail(e.to_string()))?;
     let fused = fuse(&anchor, &out).map_err(|e| fail(e.to_string()))?;
-    Ok((fused.func, format!("matmul template: {what} ({why})")))
+    Ok((
+        fused.func,
+        format!("matmul template: {what} ({why})"),
+        Some(key),
+    ))
 }

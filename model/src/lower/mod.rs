@@ -9,7 +9,7 @@
 //! the depthwise template; any other (grouped, dilated, asymmetric) the direct
 //! convolution under the reduction rule.
 
-mod choose;
+pub(crate) mod choose;
 mod conv;
 mod gemm;
 mod pool;
@@ -28,6 +28,7 @@ use weft_ir::func::{Func, Param};
 use weft_ir::prelude::*;
 
 use crate::error::ModelError;
+use crate::tune::{AnchorKey, Choices};
 use values::{Values, convert, in_logical_order, in_memory_order};
 
 /// A group as a function: its parameters are graph tensors.
@@ -40,6 +41,8 @@ pub struct LoweredGroup {
     pub params: Vec<TensorId>,
     /// How it was scheduled: the template and its config, or the rule.
     pub schedule: String,
+    /// The anchor it schedules on a matmul template, which tuning can choose for.
+    pub anchor: Option<AnchorKey>,
 }
 
 /// Lowers group `index` of a partition of `g` for a target offering `limits`.
@@ -48,6 +51,7 @@ pub fn lower_group(
     group: &Group,
     index: usize,
     limits: &TargetLimits,
+    choices: &Choices,
 ) -> Result<LoweredGroup, ModelError> {
     let root = &g.nodes[group.root.0];
     let name = kernel_name(index, &root.name);
@@ -81,10 +85,13 @@ pub fn lower_group(
             convert(value, out_tensor.dtype)
         })
     };
-    let (func, schedule) = match (group.kind, &root.op) {
-        (GroupKind::Anchor, Op::Conv(c)) => conv::lower(g, group, c, &vals, &name, limits, output)?,
+    let chooser = Chooser { limits, choices };
+    let (func, schedule, anchor) = match (group.kind, &root.op) {
+        (GroupKind::Anchor, Op::Conv(c)) => {
+            conv::lower(g, group, c, &vals, &name, &chooser, output)?
+        }
         (GroupKind::Anchor, Op::Gemm(_) | Op::MatMul) => {
-            gemm::lower(g, group, &vals, &name, limits, output)?
+            gemm::lower(g, group, &vals, &name, &chooser, output)?
         }
         (GroupKind::Reduction, op) => {
             let red = pool::reduced(g, group, op, &vals).map_err(fail)?;
@@ -99,16 +106,33 @@ pub fn lower_group(
                 output(&vals)
             };
             let func = rules::reduction(&name, &inputs, &red, &out).map_err(fail)?;
-            (func, "rule: reduction, one thread per output".to_string())
+            (
+                func,
+                "rule: reduction, one thread per output".to_string(),
+                None,
+            )
         }
         _ => {
             let out = output(&vals);
             let inputs: Vec<Buffer> = vals.buffers().into_iter().map(|(_, b)| b).collect();
             let func = rules::injective(&name, &inputs, &out).map_err(fail)?;
-            (func, "rule: injective, one thread per element".to_string())
+            (
+                func,
+                "rule: injective, one thread per element".to_string(),
+                None,
+            )
         }
     };
-    finish(g, group, func, &vals, schedule).map_err(fail)
+    let mut lowered = finish(g, group, func, &vals, schedule).map_err(fail)?;
+    lowered.anchor = anchor;
+    Ok(lowered)
+}
+
+/// What an anchor's lowering chooses its config with: the target's limits and the
+/// choices of a tuning run.
+pub(crate) struct Chooser<'a> {
+    pub(crate) limits: &'a TargetLimits,
+    pub(crate) choices: &'a Choices,
 }
 
 /// Maps the function's buffer parameters to tensors and retargets the output into its
@@ -165,6 +189,7 @@ fn finish(
         func,
         params,
         schedule,
+        anchor: None,
     })
 }
 

@@ -1,0 +1,201 @@
+//! `weft model tune`, and the tuning records `weft model run` and `bench` read back.
+//!
+//! A model anchor's record is an ordinary tuning record: op `model-anchor`, schedule the
+//! template (`matmul`, `matmul_f16`), shape the anchor's key (`m=49,n=512,k=4608 conv
+//! x=1x512x7x7 ...`), config the template's config with `splits=N` appended.
+
+use std::path::Path;
+
+use weft_model::tune::{AnchorChoice, Choices, TuneOptions, Tuned, tune as search};
+use weft_runtime::{Target, WgpuOptions};
+use weft_tune::{Record, Records};
+
+use super::model::{load, on_device, precision, random_inputs};
+use crate::error::CliError;
+use crate::format::{Table, fmt_time};
+use crate::model_args::{ModelDType, ModelTuneArgs};
+use crate::out::outln;
+use crate::select;
+
+/// The op name of model-anchor records.
+const OP: &str = "model-anchor";
+
+fn dtype_name(dtype: ModelDType) -> &'static str {
+    match dtype {
+        ModelDType::F32 => "float32",
+        ModelDType::F16 => "float16",
+    }
+}
+
+/// The choices the records at `path` (else the default file) hold for models compiled
+/// for `target` on `device` in `dtype`, by this weft version. A missing file holds none;
+/// an unreadable one is warned about once and holds none.
+pub(crate) fn choices(
+    path: Option<&Path>,
+    target: &Target,
+    device: &str,
+    dtype: ModelDType,
+) -> Result<Choices, CliError> {
+    let mut choices = Choices::none();
+    let Some(path) = path.map(Path::to_path_buf).or_else(Records::default_path) else {
+        return Ok(choices);
+    };
+    let (records, problem) = Records::load_or_empty(&path);
+    if let Some(e) = problem {
+        eprintln!("weft: warning: {e}: every anchor takes the stated rule's config");
+    }
+    let target = target.to_string();
+    // Oldest first: a newer record for the same anchor replaces an older one.
+    for r in records.all() {
+        if r.op != OP
+            || r.target != target
+            || r.device != device
+            || r.dtype != dtype_name(dtype)
+            || r.weft_version != weft_tune::VERSION
+        {
+            continue;
+        }
+        match AnchorChoice::from_record(&r.config) {
+            Ok(c) => choices.insert_named(
+                &r.schedule,
+                &r.shape,
+                c,
+                format!("tuning record of {}: {:.1} µs", r.date(), r.time_us),
+            ),
+            Err(e) => eprintln!(
+                "weft: warning: a record in {} for `{}` has config `{}` ({e}): ignored",
+                path.display(),
+                r.shape,
+                r.config
+            ),
+        }
+    }
+    Ok(choices)
+}
+
+/// `weft model tune`.
+pub(crate) fn tune(a: &ModelTuneArgs) -> Result<(), CliError> {
+    // Where the records go is checked before minutes of tuning.
+    let path = a
+        .records
+        .clone()
+        .or_else(Records::default_path)
+        .ok_or(CliError::NoRecordsPath)?;
+    Records::check_writable(&path)?;
+    let g = load(&a.source)?;
+    let mut opened = select::open_str(&a.target, WgpuOptions::default())?;
+    let limits = opened.device.limits();
+    let device = opened.device.name();
+    let inputs = random_inputs(&g, a.seed);
+    let opts = TuneOptions {
+        trials: a.trials as usize,
+        // The interpreter needs no warm-up, and each of its runs takes seconds.
+        warmup: if matches!(opened.target, Target::Cpu) {
+            0
+        } else {
+            2
+        },
+        iters: a.iters as usize,
+        tolerance: match a.source.dtype {
+            ModelDType::F32 => 1e-3,
+            ModelDType::F16 => 5e-2,
+        },
+    };
+    let tuned = search(
+        &g,
+        &limits,
+        precision(a.source.dtype),
+        opened.device.as_mut(),
+        &inputs,
+        &opts,
+        &mut |line| eprintln!("weft: {line}"),
+    )
+    .map_err(|e| on_device(format!("tuning on {}", opened.target), e))?;
+    save(&tuned, &path, &opened.target, &device, a.source.dtype)?;
+    report(&tuned, a, &opened.target, &device)?;
+    outln!(
+        "saved {} records to {}",
+        tuned.anchors.len(),
+        path.display()
+    )?;
+    Ok(())
+}
+
+fn save(
+    tuned: &Tuned,
+    path: &Path,
+    target: &Target,
+    device: &str,
+    dtype: ModelDType,
+) -> Result<(), CliError> {
+    let seconds = tuned.elapsed.as_secs_f64() / tuned.anchors.len().max(1) as f64;
+    for a in &tuned.anchors {
+        let record = Record {
+            op: OP.into(),
+            schedule: a.key.template.name().into(),
+            shape: a.key.to_string(),
+            dtype: dtype_name(dtype).into(),
+            target: target.to_string(),
+            device: device.to_string(),
+            weft_version: weft_tune::VERSION.into(),
+            config: a.best.to_record(),
+            time_us: a.best_time.as_secs_f64() * 1e6,
+            reference_us: None,
+            space: a.candidates,
+            timed: a.timed,
+            tuning_seconds: seconds,
+            unix_time: weft_tune::unix_now(),
+        };
+        let stored = Records::store(path, record)?;
+        if let Some((aside, why)) = stored.set_aside {
+            eprintln!(
+                "weft: warning: {} was not records ({why}); kept as {}",
+                path.display(),
+                aside.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+fn report(tuned: &Tuned, a: &ModelTuneArgs, target: &Target, device: &str) -> Result<(), CliError> {
+    outln!(
+        "tuned {} on {target} ({device}), {}: {} anchors, {} rounds ({} discarded) in {:.0} s",
+        a.source.model,
+        dtype_name(a.source.dtype),
+        tuned.anchors.len(),
+        tuned.rounds,
+        tuned.discarded.len(),
+        tuned.elapsed.as_secs_f64()
+    )?;
+    for (round, why) in &tuned.discarded {
+        outln!("  round {round} discarded: {why}")?;
+    }
+    let mut t = Table::new(&["anchor", "kernels", "rule", "tuned", "speed-up", "choice"])
+        .align_right(&[1, 2, 3, 4]);
+    let (mut rule_sum, mut best_sum) = (0.0, 0.0);
+    for r in &tuned.anchors {
+        let n = r.kernels.len() as f64;
+        rule_sum += r.rule_time.as_secs_f64() * n;
+        best_sum += r.best_time.as_secs_f64() * n;
+        t.row(vec![
+            format!("{} {}", r.key.template.name(), r.key),
+            r.kernels.len().to_string(),
+            fmt_time(r.rule_time),
+            fmt_time(r.best_time),
+            format!(
+                "{:.2}x",
+                r.rule_time.as_secs_f64() / r.best_time.as_secs_f64().max(1e-12)
+            ),
+            r.best.to_record(),
+        ]);
+    }
+    crate::out::out!("{}", t.render())?;
+    outln!(
+        "anchors' kernel time: rule {} → tuned {} ({:.2}x)",
+        fmt_time(std::time::Duration::from_secs_f64(rule_sum)),
+        fmt_time(std::time::Duration::from_secs_f64(best_sum)),
+        rule_sum / best_sum.max(1e-12)
+    )?;
+    Ok(())
+}
