@@ -225,6 +225,29 @@ pub struct ReportArgs {
     /// The benchmark run here (as `weft bench` takes it).
     #[command(flatten)]
     pub bench: BenchArgs,
+    /// Whole models to time end to end (`zoo:resnet50,zoo:resnet50@8`: `@N` is the
+    /// batch), each on every `--model-targets` target in every `--model-dtypes` dtype.
+    #[arg(long, value_delimiter = ',')]
+    pub models: Vec<String>,
+    /// Targets the models run on.
+    #[arg(long, value_delimiter = ',', default_value = "cuda,vulkan")]
+    pub model_targets: Vec<String>,
+    /// Element types the models run in.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "f32,f16")]
+    pub model_dtypes: Vec<crate::model_args::ModelDType>,
+    /// Tuning records the models compile with (default: the file `weft tune` saves to).
+    #[arg(long)]
+    pub model_records: Option<PathBuf>,
+    /// Input height and width of the zoo models (default: each model's own).
+    #[arg(long)]
+    pub model_resolution: Option<u32>,
+    /// Timed runs of each model.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
+    pub model_iters: u32,
+    /// Baselines measured in the same call: JSON lines from `scripts/torch_models.py`
+    /// (PyTorch eager, one CUDA graph, torch.compile), put beside weft's rows.
+    #[arg(long)]
+    pub baselines: Option<PathBuf>,
 }
 
 /// `weft tune`.

@@ -298,46 +298,26 @@ fn bench(a: &ModelBenchArgs) -> Result<(), CliError> {
         .map(str::trim)
         .filter(|t| !t.is_empty())
     {
-        let mut opened = select::open_str(text, WgpuOptions::default())?;
-        let started = Instant::now();
-        let choices = model_tune::choices(
+        let m = bench_one(
+            &g,
+            &a.source,
+            text,
             a.records.as_deref(),
-            &opened.target,
-            &opened.device.name(),
-            a.source.dtype,
+            iters,
+            !a.no_kernels,
         )?;
-        let model = compile(&g, &opened.device.limits(), a.source.dtype, &choices)?;
-        let dev = opened.device.as_mut();
-        let loaded = model
-            .load(dev)
-            .map_err(|e| on_device(format!("loading onto {}", opened.target), e))?;
-        let compile_time = started.elapsed();
-        let warmup = if matches!(opened.target, Target::Cpu) {
-            0
-        } else {
-            3
-        };
-        let timed = loaded.time(dev, warmup, iters).and_then(|whole| {
-            let each = if a.no_kernels {
-                Vec::new()
-            } else {
-                loaded.time_each(dev, warmup, iters)?
-            };
-            Ok((whole, each))
-        });
-        loaded.free(dev);
-        let (whole, each) = timed.map_err(|e| on_device("timing the model".into(), e))?;
+        let (model, whole, each) = (&m.model, &m.whole, &m.each);
         rows.row(vec![
-            opened.target.to_string(),
-            dev.name(),
+            m.target.to_string(),
+            m.device.clone(),
             model.kernel_count().to_string(),
-            format!("{:.2} s", compile_time.as_secs_f64()),
+            format!("{:.2} s", m.compile.as_secs_f64()),
             fmt_time(whole.median),
             fmt_time(whole.min),
             whole.host.map(fmt_time).unwrap_or_default(),
         ]);
         if !each.is_empty() {
-            tables.push((opened.target.to_string(), kernel_table(&model, &each)));
+            tables.push((m.target.to_string(), kernel_table(model, each)));
         }
     }
     outln!(
@@ -357,6 +337,65 @@ fn bench(a: &ModelBenchArgs) -> Result<(), CliError> {
         out!("{table}")?;
     }
     Ok(())
+}
+
+/// One model measured on one target.
+pub(crate) struct Benched {
+    pub(crate) target: Target,
+    pub(crate) device: String,
+    pub(crate) model: CompiledModel,
+    /// Passes, partition, lowering and the device's compile of every kernel.
+    pub(crate) compile: std::time::Duration,
+    /// The whole launch list, timed as one unit.
+    pub(crate) whole: weft_runtime::Timing,
+    /// Each group alone (empty unless asked for).
+    pub(crate) each: Vec<weft_runtime::Timing>,
+}
+
+/// Compiles `g` (from `source`) for the target `text` with the tuning records at
+/// `records` (else the default file), loads it and times it: `iters` runs of the whole
+/// model, and of each kernel where `kernels`.
+pub(crate) fn bench_one(
+    g: &Graph,
+    source: &ModelSource,
+    text: &str,
+    records: Option<&std::path::Path>,
+    iters: usize,
+    kernels: bool,
+) -> Result<Benched, CliError> {
+    let mut opened = select::open_str(text, WgpuOptions::default())?;
+    let started = Instant::now();
+    let choices =
+        model_tune::choices(records, &opened.target, &opened.device.name(), source.dtype)?;
+    let model = compile(g, &opened.device.limits(), source.dtype, &choices)?;
+    let dev = opened.device.as_mut();
+    let loaded = model
+        .load(dev)
+        .map_err(|e| on_device(format!("loading onto {}", opened.target), e))?;
+    let compile_time = started.elapsed();
+    let warmup = if matches!(opened.target, Target::Cpu) {
+        0
+    } else {
+        3
+    };
+    let timed = loaded.time(dev, warmup, iters).and_then(|whole| {
+        let each = if !kernels {
+            Vec::new()
+        } else {
+            loaded.time_each(dev, warmup, iters)?
+        };
+        Ok((whole, each))
+    });
+    loaded.free(dev);
+    let (whole, each) = timed.map_err(|e| on_device("timing the model".into(), e))?;
+    Ok(Benched {
+        target: opened.target.clone(),
+        device: dev.name(),
+        model,
+        compile: compile_time,
+        whole,
+        each,
+    })
 }
 
 /// One row per group: its nodes, schedule, time and share, slowest first.

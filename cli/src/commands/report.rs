@@ -5,7 +5,7 @@ use crate::commands::bench::{collect, write_json};
 use crate::error::CliError;
 use crate::out::outln;
 use crate::report::{ReportData, include, include_existing, merge_offline, supersede};
-use crate::report::{offline, page, stale};
+use crate::report::{models, offline, page, stale};
 
 /// Runs what `a` asks for and writes the page, the charts and `report.json`, adding to
 /// the `report.json` already in `--out`. Fails (exit 1) when a row of this run is wrong or
@@ -26,6 +26,7 @@ pub fn report(a: &ReportArgs) -> Result<(), CliError> {
         command: std::env::args().collect::<Vec<_>>().join(" "),
         runs: Vec::new(),
         offline: Vec::new(),
+        models: Vec::new(),
     };
     // Read before anything runs: an unreadable report stops the command here, untouched.
     let json = a.out.join("report.json");
@@ -49,11 +50,32 @@ pub fn report(a: &ReportArgs) -> Result<(), CliError> {
         verdict = run.verdict();
         data.runs.push(run);
     }
+    if !a.models.is_empty() {
+        let rows = models::measure(
+            &a.models,
+            &a.model_targets,
+            &a.model_dtypes,
+            a.model_resolution,
+            a.model_records.as_deref(),
+            a.model_iters as usize,
+        )?;
+        // The baselines ran on the GPU weft's CUDA rows ran on.
+        let device = rows
+            .iter()
+            .find(|r| r.target == "cuda")
+            .map_or("cuda".to_string(), |r| r.device.clone());
+        models::merge(&mut data.models, rows);
+        if let Some(path) = &a.baselines {
+            models::merge(&mut data.models, models::baselines(path, &device)?);
+        }
+    } else if let Some(path) = &a.baselines {
+        models::merge(&mut data.models, models::baselines(path, "cuda")?);
+    }
     if !a.no_compile {
         eprintln!("weft: compiling every op x schedule offline (AMD through hipcc, MSL check)");
         merge_offline(&mut data.offline, offline::compile_all(&ops)?);
     }
-    if data.runs.is_empty() && data.offline.is_empty() {
+    if data.runs.is_empty() && data.offline.is_empty() && data.models.is_empty() {
         return Err(CliError::EmptyReport);
     }
     supersede(&mut data.runs);

@@ -14,6 +14,7 @@
 //! Vulkan driver, hipcc) puts every target on one page; the page names where each figure
 //! came from: date, device, driver and weft's commit per run.
 
+pub mod models;
 pub mod offline;
 pub mod page;
 pub mod stale;
@@ -44,6 +45,9 @@ pub struct ReportData {
     pub runs: Vec<BenchRun>,
     /// Offline compiles: AMD through hipcc, Apple's MSL check.
     pub offline: Vec<OfflineRow>,
+    /// Whole models end to end, weft's and the baselines'.
+    #[serde(default)]
+    pub models: Vec<models::ModelRow>,
 }
 
 /// Adds a `--from` file: a report's data (its runs and offline rows) or one benchmark run.
@@ -59,6 +63,7 @@ pub(crate) fn include(data: &mut ReportData, path: &Path) -> Result<(), CliError
             serde_json::from_value(value).map_err(|e| bad(format!("not a weft report: {e}")))?;
         data.runs.extend(other.runs);
         merge_offline(&mut data.offline, other.offline);
+        models::merge(&mut data.models, other.models);
     } else if value.get("rows").is_some() {
         let run: BenchRun = serde_json::from_value(value)
             .map_err(|e| bad(format!("not a `weft bench --json` file: {e}")))?;

@@ -37,6 +37,12 @@ pub fn write(data: &ReportData, out: &Path) -> Result<Vec<PathBuf>, CliError> {
     header(&mut md, data, out);
     runs(&mut md, data);
     timing(&mut md, out);
+    written.extend(super::models::section(
+        &mut md,
+        &data.models,
+        out,
+        &chart_dir,
+    )?);
 
     // Cross-vendor summary and its chart.
     let summary = Summary::of(data, &entries);

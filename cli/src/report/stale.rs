@@ -73,6 +73,7 @@ mod tests {
         }
         let written = vec![dir.join("vecadd.png"), dir.join("vecadd.svg")];
         let data = ReportData {
+            models: Vec::new(),
             weft_version: String::new(),
             commit: String::new(),
             unix_time: 0,

@@ -208,7 +208,8 @@ mod tests {
             for t in [AnchorTemplate::Matmul, AnchorTemplate::MatmulF16] {
                 let key = key(t, 49, 512, 4608);
                 let c = candidates(&limits, &key, 20);
-                assert_eq!(c.len(), 20);
+                // At most the limit; more than the rule's own choice.
+                assert!(c.len() <= 20 && c.len() >= 2, "{}", c.len());
                 assert_eq!(c[0], rule_choice(&limits, &key));
                 for choice in &c {
                     let in_space = match t {

@@ -114,6 +114,8 @@ pub fn tune(
     let mut times: Vec<Vec<Option<Duration>>> = lists.iter().map(|l| vec![None; l.len()]).collect();
     let mut reference: Option<Vec<ArrayD<f32>>> = None;
     let mut discarded = Vec::new();
+    // `round` indexes every anchor's candidate list and time list alike.
+    #[allow(clippy::needless_range_loop)]
     for round in 0..rounds {
         let mut choices = Choices::none();
         for (a, key) in order.iter().enumerate() {

@@ -1,0 +1,414 @@
+//! Whole-model rows of the results page: weft's end-to-end time per model, batch, dtype
+//! and target (`weft report --models`), beside baselines measured in the same call by
+//! another engine (`--baselines`: the JSON lines `scripts/torch_models.py` prints for
+//! PyTorch eager, PyTorch replayed as one CUDA graph, and torch.compile), a table and a
+//! chart per model, and each of the project's targets stated as met or missed.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::charts::{self, Point};
+use crate::commands::model::{bench_one, load};
+use crate::error::CliError;
+use crate::model_args::{ModelDType, ModelSource};
+
+/// One end-to-end measurement of a model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelRow {
+    /// `zoo:resnet50`, or a file's path.
+    pub model: String,
+    pub batch: u32,
+    pub resolution: u32,
+    /// `f32` or `f16`.
+    pub dtype: String,
+    /// `weft`, or the baseline's engine and mode (`PyTorch eager`, `PyTorch CUDA graph`,
+    /// `torch.compile`).
+    pub engine: String,
+    /// weft's target string; `cuda` for the PyTorch rows.
+    pub target: String,
+    pub device: String,
+    /// Median time of one run of the whole model, in milliseconds.
+    pub ms: f64,
+    /// weft's kernels per run, and its compile time in seconds (untuned or from records).
+    #[serde(default)]
+    pub kernels: Option<usize>,
+    #[serde(default)]
+    pub compile_s: Option<f64>,
+    pub unix_time: u64,
+}
+
+impl ModelRow {
+    fn same(&self, o: &ModelRow) -> bool {
+        (
+            &self.model,
+            self.batch,
+            self.resolution,
+            &self.dtype,
+            &self.engine,
+            (&self.target, &self.device),
+        ) == (
+            &o.model,
+            o.batch,
+            o.resolution,
+            &o.dtype,
+            &o.engine,
+            (&o.target, &o.device),
+        )
+    }
+}
+
+/// Adds `new` rows; each replaces an earlier row of the same model, batch, resolution,
+/// dtype, engine, target and device.
+pub(crate) fn merge(rows: &mut Vec<ModelRow>, new: Vec<ModelRow>) {
+    for row in new {
+        rows.retain(|r| !r.same(&row));
+        rows.push(row);
+    }
+}
+
+/// `zoo:resnet50@8` → (`zoo:resnet50`, 8); no `@` is batch 1.
+fn spec(text: &str) -> Result<(String, u32), CliError> {
+    match text.rsplit_once('@') {
+        Some((model, batch)) => {
+            let b: u32 = batch.parse().ok().filter(|&b| b > 0).ok_or_else(|| {
+                CliError::Model(format!(
+                    "`{text}`: the batch after `@` must be a positive integer"
+                ))
+            })?;
+            Ok((model.to_string(), b))
+        }
+        None => Ok((text.to_string(), 1)),
+    }
+}
+
+/// weft's rows: every model spec × dtype × target, timed as `weft model bench` does.
+pub(crate) fn measure(
+    models: &[String],
+    targets: &[String],
+    dtypes: &[ModelDType],
+    resolution: Option<u32>,
+    records: Option<&Path>,
+    iters: usize,
+) -> Result<Vec<ModelRow>, CliError> {
+    let mut rows = Vec::new();
+    for text in models {
+        let (model, batch) = spec(text)?;
+        for &dtype in dtypes {
+            let source = ModelSource {
+                model: model.clone(),
+                batch,
+                resolution,
+                dtype,
+            };
+            let g = load(&source)?;
+            let resolution = g
+                .inputs
+                .first()
+                .and_then(|&t| g.tensor(t).shape.last().copied())
+                .unwrap_or(0) as u32;
+            for target in targets {
+                eprintln!("weft: model {text} {} on {target}", dtype_name(dtype));
+                let b = bench_one(&g, &source, target, records, iters, false)?;
+                rows.push(ModelRow {
+                    model: model.clone(),
+                    batch,
+                    resolution,
+                    dtype: dtype_name(dtype).into(),
+                    engine: "weft".into(),
+                    target: b.target.to_string(),
+                    device: b.device.clone(),
+                    ms: b.whole.median.as_secs_f64() * 1e3,
+                    kernels: Some(b.model.kernel_count()),
+                    compile_s: Some(b.compile.as_secs_f64()),
+                    unix_time: weft_tune::unix_now(),
+                });
+            }
+        }
+    }
+    Ok(rows)
+}
+
+fn dtype_name(d: ModelDType) -> &'static str {
+    match d {
+        ModelDType::F32 => "f32",
+        ModelDType::F16 => "f16",
+    }
+}
+
+/// Reads baseline rows: one JSON object a line, `{"model", "batch", "resolution",
+/// "dtype", "mode", "ms"}` (`scripts/torch_models.py`), measured on `device`.
+pub(crate) fn baselines(path: &Path, device: &str) -> Result<Vec<ModelRow>, CliError> {
+    #[derive(Deserialize)]
+    struct Line {
+        model: String,
+        batch: u32,
+        resolution: u32,
+        dtype: String,
+        mode: String,
+        ms: f64,
+    }
+    let bad = |reason: String| CliError::ReportInput {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let mut rows = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if !line.starts_with('{') {
+            continue;
+        }
+        let l: Line =
+            serde_json::from_str(line).map_err(|e| bad(format!("line {}: {e}", i + 1)))?;
+        let engine = match l.mode.as_str() {
+            "eager" => "PyTorch eager",
+            "cuda-graph" => "PyTorch CUDA graph",
+            "torch.compile" => "torch.compile",
+            other => return Err(bad(format!("line {}: unknown mode `{other}`", i + 1))),
+        };
+        rows.push(ModelRow {
+            model: format!("zoo:{}", l.model),
+            batch: l.batch,
+            resolution: l.resolution,
+            dtype: l.dtype,
+            engine: engine.into(),
+            target: "cuda".into(),
+            device: device.to_string(),
+            ms: l.ms,
+            kernels: None,
+            compile_s: None,
+            unix_time: weft_tune::unix_now(),
+        });
+    }
+    Ok(rows)
+}
+
+/// The "Whole models" section: per model a chart and a table, then the targets.
+/// Returns the chart files written.
+pub(crate) fn section(
+    md: &mut String,
+    rows: &[ModelRow],
+    out: &Path,
+    chart_dir: &Path,
+) -> Result<Vec<PathBuf>, CliError> {
+    let mut written = Vec::new();
+    if rows.is_empty() {
+        return Ok(written);
+    }
+    md.push_str("## Whole models\n\n");
+    md.push_str(
+        "End to end, batch as named, random weights: weft's time is the kernel time of the \
+         whole launch list (a CUDA graph on `cuda`, one command submission on Vulkan), \
+         median of timed runs; PyTorch's is CUDA-event time around back-to-back runs, \
+         measured in the same call on the same GPU. fp32 runs with TF32 off everywhere; \
+         fp16 is fp16 storage with f32 accumulation.\n\n",
+    );
+    // One table per model, batch and resolution: rows measured at another resolution
+    // are another workload.
+    let mut models: Vec<(&str, u32, u32)> = Vec::new();
+    for r in rows {
+        if !models.contains(&(r.model.as_str(), r.batch, r.resolution)) {
+            models.push((r.model.as_str(), r.batch, r.resolution));
+        }
+    }
+    for &(model, batch, res) in &models {
+        let of: Vec<&ModelRow> = rows
+            .iter()
+            .filter(|r| r.model == model && r.batch == batch && r.resolution == res)
+            .collect();
+        let _ = writeln!(md, "### {model}, batch {batch}, {res}²\n");
+        let name = format!(
+            "{}-b{batch}-{res}",
+            model.trim_start_matches("zoo:").replace(['/', '.'], "_")
+        );
+        let points: Vec<Point> = of
+            .iter()
+            .map(|r| Point {
+                op: name.clone(),
+                schedule: if r.engine == "weft" {
+                    "weft".into()
+                } else {
+                    r.engine.clone()
+                },
+                shape: r.dtype.clone(),
+                target: r.target.clone(),
+                reference: r.engine != "weft",
+                seconds: r.ms / 1e3,
+                flops: 0.0,
+                bytes: 0.0,
+            })
+            .collect();
+        let files = charts::op_chart(
+            &name,
+            &points,
+            " of the whole model",
+            &chart_dir.join(&name),
+        )
+        .map_err(|e| CliError::Chart(Box::new(e)))?;
+        if let Some(png) = files
+            .iter()
+            .find(|p| p.extension().is_some_and(|e| e == "png"))
+        {
+            let rel = png.strip_prefix(out).unwrap_or(png);
+            let _ = writeln!(md, "![{model} batch {batch}]({})\n", rel.display());
+        }
+        written.extend(files);
+        md.push_str("| engine | target | device | f32 | f16 | kernels | compile |\n");
+        md.push_str("|---|---|---|---:|---:|---:|---:|\n");
+        let mut lines: Vec<(&str, &str, &str)> = Vec::new();
+        for r in &of {
+            let key = (r.engine.as_str(), r.target.as_str(), r.device.as_str());
+            if !lines.contains(&key) {
+                lines.push(key);
+            }
+        }
+        for (engine, target, device) in lines {
+            let cell = |dtype: &str| -> (String, Option<&ModelRow>) {
+                let r = of.iter().find(|r| {
+                    (
+                        r.engine.as_str(),
+                        r.target.as_str(),
+                        r.device.as_str(),
+                        r.dtype.as_str(),
+                    ) == (engine, target, device, dtype)
+                });
+                (
+                    r.map_or("—".into(), |r| format!("{:.3} ms", r.ms)),
+                    r.copied(),
+                )
+            };
+            let (f32_ms, a) = cell("f32");
+            let (f16_ms, b) = cell("f16");
+            let any = a.or(b);
+            let _ = writeln!(
+                md,
+                "| {engine} | {target} | {device} | {f32_ms} | {f16_ms} | {} | {} |",
+                any.and_then(|r| r.kernels)
+                    .map_or("".into(), |k| k.to_string()),
+                any.and_then(|r| r.compile_s)
+                    .map_or("".into(), |s| format!("{s:.1} s"))
+            );
+        }
+        md.push('\n');
+        targets(md, &of);
+    }
+    Ok(written)
+}
+
+/// The project's targets for one model: weft CUDA at least as fast as torch.compile in
+/// each dtype, at least 2× PyTorch's CUDA-graph replay, and weft on Vulkan at least half
+/// as fast as weft on CUDA.
+fn targets(md: &mut String, of: &[&ModelRow]) {
+    let find = |engine: &str, target: &str, dtype: &str| {
+        of.iter()
+            .find(|r| r.engine == engine && r.target == target && r.dtype == dtype)
+            .map(|r| r.ms)
+    };
+    let mut lines = Vec::new();
+    for dtype in ["f32", "f16"] {
+        let Some(weft) = find("weft", "cuda", dtype) else {
+            continue;
+        };
+        let mut check = |what: String, want: f64, ratio: f64| {
+            let verdict = if ratio >= want { "met" } else { "missed" };
+            lines.push(format!(
+                "- {dtype}: {what}: {ratio:.2}× (target ≥ {want}×) — **{verdict}**"
+            ));
+        };
+        if let Some(tc) = find("torch.compile", "cuda", dtype) {
+            check(
+                format!("weft CUDA {weft:.3} ms vs torch.compile {tc:.3} ms"),
+                1.0,
+                tc / weft,
+            );
+        }
+        if let Some(cg) = find("PyTorch CUDA graph", "cuda", dtype) {
+            check(
+                format!("weft CUDA {weft:.3} ms vs PyTorch CUDA graph {cg:.3} ms"),
+                2.0,
+                cg / weft,
+            );
+        }
+        if let Some(vk) = find("weft", "vulkan", dtype) {
+            check(
+                format!("weft Vulkan {vk:.3} ms vs weft CUDA {weft:.3} ms"),
+                0.5,
+                weft / vk,
+            );
+        }
+    }
+    if !lines.is_empty() {
+        md.push_str("Targets (speed = the other's time ÷ weft's):\n\n");
+        for l in lines {
+            md.push_str(&l);
+            md.push('\n');
+        }
+        md.push('\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_name_a_batch_after_an_at() {
+        assert_eq!(spec("zoo:resnet50").unwrap(), ("zoo:resnet50".into(), 1));
+        assert_eq!(spec("zoo:resnet50@8").unwrap(), ("zoo:resnet50".into(), 8));
+        assert!(spec("zoo:resnet50@0").is_err());
+        assert!(spec("zoo:resnet50@x").is_err());
+    }
+
+    #[test]
+    fn targets_are_stated_met_or_missed() {
+        let row = |engine: &str, target: &str, dtype: &str, ms: f64| ModelRow {
+            model: "zoo:m".into(),
+            batch: 1,
+            resolution: 224,
+            dtype: dtype.into(),
+            engine: engine.into(),
+            target: target.into(),
+            device: "gpu".into(),
+            ms,
+            kernels: None,
+            compile_s: None,
+            unix_time: 0,
+        };
+        let rows = [
+            row("weft", "cuda", "f16", 0.5),
+            row("torch.compile", "cuda", "f16", 0.6),
+            row("PyTorch CUDA graph", "cuda", "f16", 0.8),
+            row("weft", "vulkan", "f16", 0.9),
+        ];
+        let of: Vec<&ModelRow> = rows.iter().collect();
+        let mut md = String::new();
+        targets(&mut md, &of);
+        assert!(
+            md.contains("vs torch.compile 0.600 ms: 1.20× (target ≥ 1×) — **met**"),
+            "{md}"
+        );
+        assert!(
+            md.contains("vs PyTorch CUDA graph 0.800 ms: 1.60× (target ≥ 2×) — **missed**"),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "weft Vulkan 0.900 ms vs weft CUDA 0.500 ms: 0.56× (target ≥ 0.5×) — **met**"
+            ),
+            "{md}"
+        );
+        // A later measurement replaces an earlier one of the same row.
+        let mut all = vec![row("weft", "cuda", "f16", 0.5)];
+        merge(
+            &mut all,
+            vec![
+                row("weft", "cuda", "f16", 0.4),
+                row("weft", "cuda", "f32", 1.0),
+            ],
+        );
+        assert_eq!(all.len(), 2);
+        assert!(all.iter().any(|r| r.ms == 0.4));
+    }
+}
