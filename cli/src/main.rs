@@ -23,6 +23,7 @@ mod commands;
 mod error;
 mod format;
 mod model_args;
+mod model_compile;
 mod models;
 mod npy;
 mod offline;

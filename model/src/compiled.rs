@@ -17,10 +17,10 @@ use weft_ir::func::Param;
 use weft_ir::kernel::{KernelParam, LoweredFunc};
 use weft_runtime::{BufferId, Device, KernelArg, Launch, Timing};
 
+use crate::anchor::Choices;
 use crate::error::ModelError;
 use crate::lower::{LoweredGroup, lower_group};
 use crate::plan::{Home, Plan};
-use crate::tune::Choices;
 
 /// A model compiled for a target: everything but the device.
 #[derive(Debug)]

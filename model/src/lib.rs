@@ -3,6 +3,7 @@
 //! planned by liveness ([`plan`]), and a [`CompiledModel`] that holds the kernels, the
 //! plan and the launch list and runs the whole model on any device.
 
+pub mod anchor;
 pub mod error;
 pub mod lower;
 

@@ -5,7 +5,7 @@ pub(crate) mod bench;
 pub(crate) mod compile;
 mod emit;
 mod ir;
-pub(crate) mod model;
+mod model;
 mod model_tune;
 mod ops;
 mod report;

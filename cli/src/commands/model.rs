@@ -2,24 +2,20 @@
 
 use std::time::Instant;
 
-use ndarray::{ArrayD, IxDyn};
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
-use weft_graph::passes::Precision;
+use ndarray::ArrayD;
 use weft_graph::reference::evaluate;
 use weft_graph::{Graph, Op};
-use weft_model::{CompiledModel, ModelError};
+use weft_model::CompiledModel;
 use weft_runtime::{Target, WgpuOptions};
 
-use super::model_tune;
 use crate::error::CliError;
 use crate::format::Table;
 use crate::format::fmt_time;
 use crate::model_args::{
     ModelBenchArgs, ModelCommand, ModelDType, ModelExportArgs, ModelGraphArgs, ModelRunArgs,
-    ModelSource,
 };
-use crate::models::{self, Instance};
+use crate::model_compile::{bench_one, choices, compile, load, on_device, random_inputs};
+use crate::models;
 use crate::out::{out, outln};
 use crate::select;
 use weft_model::tune::Choices;
@@ -47,46 +43,6 @@ pub fn model(command: &ModelCommand) -> Result<(), CliError> {
         ModelCommand::Tune(a) => super::model_tune::tune(a),
         ModelCommand::Export(a) => export(a),
     }
-}
-
-pub(crate) fn load(source: &ModelSource) -> Result<Graph, CliError> {
-    let instance = Instance {
-        batch: source.batch as usize,
-        resolution: source.resolution.map(|r| r as usize),
-    };
-    models::load(&source.model, instance).map_err(|e| CliError::Model(e.to_string()))
-}
-
-/// What `--dtype` stores tensors in: f16 activations and filters, channels last, with
-/// f32 accumulation; the model's inputs and outputs stay f32.
-pub(crate) fn precision(dtype: ModelDType) -> Precision {
-    match dtype {
-        ModelDType::F32 => Precision::F32,
-        ModelDType::F16 => Precision::F16,
-    }
-}
-
-fn compile(
-    g: &Graph,
-    limits: &weft_codegen_common::TargetLimits,
-    dtype: ModelDType,
-    choices: &Choices,
-) -> Result<CompiledModel, CliError> {
-    CompiledModel::compile_choosing(g, limits, precision(dtype), choices)
-        .map_err(|e| CliError::Model(e.to_string()))
-}
-
-/// One uniform random input in [-1, 1) per graph input, from `seed`.
-pub(crate) fn random_inputs(g: &Graph, seed: u64) -> Vec<ArrayD<f32>> {
-    let mut rng = StdRng::seed_from_u64(seed);
-    g.inputs
-        .iter()
-        .map(|&t| {
-            ArrayD::from_shape_fn(IxDyn(&g.tensor(t).shape), |_| {
-                rng.random_range(-1.0f32..1.0)
-            })
-        })
-        .collect()
 }
 
 /// Bytes of the weights as the device stores them.
@@ -153,7 +109,7 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
     let mut opened = select::open_str(&a.target, WgpuOptions::default())?;
     let g = load(&a.source)?;
     let started = Instant::now();
-    let choices = model_tune::choices(
+    let choices = choices(
         a.records.as_deref(),
         &opened.target,
         &opened.device.name(),
@@ -339,65 +295,6 @@ fn bench(a: &ModelBenchArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// One model measured on one target.
-pub(crate) struct Benched {
-    pub(crate) target: Target,
-    pub(crate) device: String,
-    pub(crate) model: CompiledModel,
-    /// Passes, partition, lowering and the device's compile of every kernel.
-    pub(crate) compile: std::time::Duration,
-    /// The whole launch list, timed as one unit.
-    pub(crate) whole: weft_runtime::Timing,
-    /// Each group alone (empty unless asked for).
-    pub(crate) each: Vec<weft_runtime::Timing>,
-}
-
-/// Compiles `g` (from `source`) for the target `text` with the tuning records at
-/// `records` (else the default file), loads it and times it: `iters` runs of the whole
-/// model, and of each kernel where `kernels`.
-pub(crate) fn bench_one(
-    g: &Graph,
-    source: &ModelSource,
-    text: &str,
-    records: Option<&std::path::Path>,
-    iters: usize,
-    kernels: bool,
-) -> Result<Benched, CliError> {
-    let mut opened = select::open_str(text, WgpuOptions::default())?;
-    let started = Instant::now();
-    let choices =
-        model_tune::choices(records, &opened.target, &opened.device.name(), source.dtype)?;
-    let model = compile(g, &opened.device.limits(), source.dtype, &choices)?;
-    let dev = opened.device.as_mut();
-    let loaded = model
-        .load(dev)
-        .map_err(|e| on_device(format!("loading onto {}", opened.target), e))?;
-    let compile_time = started.elapsed();
-    let warmup = if matches!(opened.target, Target::Cpu) {
-        0
-    } else {
-        3
-    };
-    let timed = loaded.time(dev, warmup, iters).and_then(|whole| {
-        let each = if !kernels {
-            Vec::new()
-        } else {
-            loaded.time_each(dev, warmup, iters)?
-        };
-        Ok((whole, each))
-    });
-    loaded.free(dev);
-    let (whole, each) = timed.map_err(|e| on_device("timing the model".into(), e))?;
-    Ok(Benched {
-        target: opened.target.clone(),
-        device: dev.name(),
-        model,
-        compile: compile_time,
-        whole,
-        each,
-    })
-}
-
 /// One row per group: its nodes, schedule, time and share, slowest first.
 fn kernel_table(model: &CompiledModel, each: &[weft_runtime::Timing]) -> String {
     let g = &model.graph;
@@ -437,18 +334,6 @@ fn export(a: &ModelExportArgs) -> Result<(), CliError> {
         g.parameter_count(),
         weft_onnx::EXPORT_OPSET
     )
-}
-
-/// A failure on the device is the device's error (exit 1, or 2 where the target refuses
-/// a kernel); anything else about the model is bad input (exit 2).
-pub(crate) fn on_device(context: String, e: ModelError) -> CliError {
-    match e {
-        ModelError::Device { kernel, source } => {
-            CliError::device(format!("{context}: kernel `{kernel}`"), source)
-        }
-        ModelError::Run(source) => CliError::device(context, source),
-        other => CliError::Model(format!("{context}: {other}")),
-    }
 }
 
 fn mib(bytes: usize) -> f64 {

@@ -1,77 +1,18 @@
-//! `weft model tune`, and the tuning records `weft model run` and `bench` read back.
-//!
-//! A model anchor's record is an ordinary tuning record: op `model-anchor`, schedule the
-//! template (`matmul`, `matmul_f16`), shape the anchor's key (`m=49,n=512,k=4608 conv
-//! x=1x512x7x7 ...`), config the template's config with `splits=N` appended.
+//! `weft model tune`: every anchor of a model tuned on a device, the fastest candidates
+//! saved as tuning records (their form and how runs read them: `crate::model_compile`).
 
 use std::path::Path;
 
-use weft_model::tune::{AnchorChoice, Choices, TuneOptions, Tuned, tune as search};
+use weft_model::tune::{TuneOptions, Tuned, tune as search};
 use weft_runtime::{Target, WgpuOptions};
 use weft_tune::{Record, Records};
 
-use super::model::{load, on_device, precision, random_inputs};
 use crate::error::CliError;
 use crate::format::{Table, fmt_time};
 use crate::model_args::{ModelDType, ModelTuneArgs};
+use crate::model_compile::{OP, dtype_name, load, on_device, precision, random_inputs};
 use crate::out::outln;
 use crate::select;
-
-/// The op name of model-anchor records.
-const OP: &str = "model-anchor";
-
-fn dtype_name(dtype: ModelDType) -> &'static str {
-    match dtype {
-        ModelDType::F32 => "float32",
-        ModelDType::F16 => "float16",
-    }
-}
-
-/// The choices the records at `path` (else the default file) hold for models compiled
-/// for `target` on `device` in `dtype`, by this weft version. A missing file holds none;
-/// an unreadable one is warned about once and holds none.
-pub(crate) fn choices(
-    path: Option<&Path>,
-    target: &Target,
-    device: &str,
-    dtype: ModelDType,
-) -> Result<Choices, CliError> {
-    let mut choices = Choices::none();
-    let Some(path) = path.map(Path::to_path_buf).or_else(Records::default_path) else {
-        return Ok(choices);
-    };
-    let (records, problem) = Records::load_or_empty(&path);
-    if let Some(e) = problem {
-        eprintln!("weft: warning: {e}: every anchor takes the stated rule's config");
-    }
-    let target = target.to_string();
-    // Oldest first: a newer record for the same anchor replaces an older one.
-    for r in records.all() {
-        if r.op != OP
-            || r.target != target
-            || r.device != device
-            || r.dtype != dtype_name(dtype)
-            || r.weft_version != weft_tune::VERSION
-        {
-            continue;
-        }
-        match AnchorChoice::from_record(&r.config) {
-            Ok(c) => choices.insert_named(
-                &r.schedule,
-                &r.shape,
-                c,
-                format!("tuning record of {}: {:.1} µs", r.date(), r.time_us),
-            ),
-            Err(e) => eprintln!(
-                "weft: warning: a record in {} for `{}` has config `{}` ({e}): ignored",
-                path.display(),
-                r.shape,
-                r.config
-            ),
-        }
-    }
-    Ok(choices)
-}
 
 /// `weft model tune`.
 pub(crate) fn tune(a: &ModelTuneArgs) -> Result<(), CliError> {

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::charts::{self, Point};
-use crate::commands::model::{bench_one, load};
 use crate::error::CliError;
 use crate::model_args::{ModelDType, ModelSource};
+use crate::model_compile::{bench_one, load};
 
 /// One end-to-end measurement of a model.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -13,7 +13,8 @@ use weft_ops::templates::Config;
 use weft_ops::templates::matmul::{self, MatmulParams};
 use weft_ops::templates::matmul_f16::{self, F16Params};
 
-use crate::tune::{AnchorKey, AnchorTemplate, Choices};
+pub(crate) use crate::anchor::MAX_SPLITS;
+use crate::anchor::{AnchorKey, AnchorTemplate, Choices};
 
 /// Blocks that fill today's large GPUs about once (an H100 has 132 multiprocessors).
 pub(crate) const ENOUGH_TILES: i64 = 128;
@@ -156,9 +157,6 @@ pub(crate) fn split_k(m: i64, n: i64, k: i64, block_m: i64, block_n: i64) -> i64
 /// The shortest reduction one split part walks: below it the partials cost more to
 /// write and sum than the parallelism gains.
 pub(crate) const MIN_SPLIT_K: i64 = 256;
-
-/// The most parts: the partials are `splits · m · n` floats written and read once.
-pub(crate) const MAX_SPLITS: i64 = 16;
 
 fn ceil_div(a: i64, b: i64) -> i64 {
     (a + b - 1) / b.max(1)

@@ -17,8 +17,8 @@ use super::Chooser;
 use super::split_k::{Product, Split};
 use super::values::Values;
 use super::{choose, rules};
+use crate::anchor::{AnchorKey, AnchorTemplate};
 use crate::error::ModelError;
-use crate::tune::{AnchorKey, AnchorTemplate};
 
 /// A convolution's sizes, read off its tensors.
 #[derive(Clone, Copy, Debug)]

@@ -16,8 +16,8 @@ use super::Chooser;
 use super::split_k::{Product, Split};
 use super::values::{Values, broadcast_index};
 use super::{choose, rules};
+use crate::anchor::{AnchorKey, AnchorTemplate};
 use crate::error::ModelError;
-use crate::tune::{AnchorKey, AnchorTemplate};
 
 /// Lowers the Gemm or MatMul group `group`.
 pub(crate) fn lower<'g>(

@@ -27,8 +27,8 @@ use weft_graph::{Graph, Layout, Op, TensorId};
 use weft_ir::func::{Func, Param};
 use weft_ir::prelude::*;
 
+use crate::anchor::{AnchorKey, Choices};
 use crate::error::ModelError;
-use crate::tune::{AnchorKey, Choices};
 use values::{Values, convert, in_logical_order, in_memory_order};
 
 /// A group as a function: its parameters are graph tensors.

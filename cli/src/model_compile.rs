@@ -1,0 +1,190 @@
+//! Models compiled, loaded and timed for the commands that need them (`weft model run`,
+//! `bench`, `tune`, and `weft report --models`), and the tuning records they compile
+//! with. A model anchor's record is an ordinary tuning record: op `model-anchor`,
+//! schedule the template (`matmul`, `matmul_f16`), shape the anchor's key
+//! (`m=49,n=512,k=4608 conv x=1x512x7x7 ...`), config the template's config with
+//! `splits=N` appended.
+
+use std::path::Path;
+use std::time::Instant;
+
+use ndarray::{ArrayD, IxDyn};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use weft_graph::Graph;
+use weft_graph::passes::Precision;
+use weft_model::tune::{AnchorChoice, Choices};
+use weft_model::{CompiledModel, ModelError};
+use weft_runtime::{Target, WgpuOptions};
+use weft_tune::Records;
+
+use crate::error::CliError;
+use crate::model_args::{ModelDType, ModelSource};
+use crate::models::{self, Instance};
+use crate::select;
+
+pub(crate) fn load(source: &ModelSource) -> Result<Graph, CliError> {
+    let instance = Instance {
+        batch: source.batch as usize,
+        resolution: source.resolution.map(|r| r as usize),
+    };
+    models::load(&source.model, instance).map_err(|e| CliError::Model(e.to_string()))
+}
+
+/// What `--dtype` stores tensors in: f16 activations and filters, channels last, with
+/// f32 accumulation; the model's inputs and outputs stay f32.
+pub(crate) fn precision(dtype: ModelDType) -> Precision {
+    match dtype {
+        ModelDType::F32 => Precision::F32,
+        ModelDType::F16 => Precision::F16,
+    }
+}
+
+pub(crate) fn compile(
+    g: &Graph,
+    limits: &weft_codegen_common::TargetLimits,
+    dtype: ModelDType,
+    choices: &Choices,
+) -> Result<CompiledModel, CliError> {
+    CompiledModel::compile_choosing(g, limits, precision(dtype), choices)
+        .map_err(|e| CliError::Model(e.to_string()))
+}
+
+/// One uniform random input in [-1, 1) per graph input, from `seed`.
+pub(crate) fn random_inputs(g: &Graph, seed: u64) -> Vec<ArrayD<f32>> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    g.inputs
+        .iter()
+        .map(|&t| {
+            ArrayD::from_shape_fn(IxDyn(&g.tensor(t).shape), |_| {
+                rng.random_range(-1.0f32..1.0)
+            })
+        })
+        .collect()
+}
+
+/// One model measured on one target.
+pub(crate) struct Benched {
+    pub(crate) target: Target,
+    pub(crate) device: String,
+    pub(crate) model: CompiledModel,
+    /// Passes, partition, lowering and the device's compile of every kernel.
+    pub(crate) compile: std::time::Duration,
+    /// The whole launch list, timed as one unit.
+    pub(crate) whole: weft_runtime::Timing,
+    /// Each group alone (empty unless asked for).
+    pub(crate) each: Vec<weft_runtime::Timing>,
+}
+
+/// Compiles `g` (from `source`) for the target `text` with the tuning records at
+/// `records` (else the default file), loads it and times it: `iters` runs of the whole
+/// model, and of each kernel where `kernels`.
+pub(crate) fn bench_one(
+    g: &Graph,
+    source: &ModelSource,
+    text: &str,
+    records: Option<&std::path::Path>,
+    iters: usize,
+    kernels: bool,
+) -> Result<Benched, CliError> {
+    let mut opened = select::open_str(text, WgpuOptions::default())?;
+    let started = Instant::now();
+    let choices = choices(records, &opened.target, &opened.device.name(), source.dtype)?;
+    let model = compile(g, &opened.device.limits(), source.dtype, &choices)?;
+    let dev = opened.device.as_mut();
+    let loaded = model
+        .load(dev)
+        .map_err(|e| on_device(format!("loading onto {}", opened.target), e))?;
+    let compile_time = started.elapsed();
+    let warmup = if matches!(opened.target, Target::Cpu) {
+        0
+    } else {
+        3
+    };
+    let timed = loaded.time(dev, warmup, iters).and_then(|whole| {
+        let each = if !kernels {
+            Vec::new()
+        } else {
+            loaded.time_each(dev, warmup, iters)?
+        };
+        Ok((whole, each))
+    });
+    loaded.free(dev);
+    let (whole, each) = timed.map_err(|e| on_device("timing the model".into(), e))?;
+    Ok(Benched {
+        target: opened.target.clone(),
+        device: dev.name(),
+        model,
+        compile: compile_time,
+        whole,
+        each,
+    })
+}
+
+/// A failure on the device is the device's error (exit 1, or 2 where the target refuses
+/// a kernel); anything else about the model is bad input (exit 2).
+pub(crate) fn on_device(context: String, e: ModelError) -> CliError {
+    match e {
+        ModelError::Device { kernel, source } => {
+            CliError::device(format!("{context}: kernel `{kernel}`"), source)
+        }
+        ModelError::Run(source) => CliError::device(context, source),
+        other => CliError::Model(format!("{context}: {other}")),
+    }
+}
+
+/// The op name of model-anchor records.
+pub(crate) const OP: &str = "model-anchor";
+
+pub(crate) fn dtype_name(dtype: ModelDType) -> &'static str {
+    match dtype {
+        ModelDType::F32 => "float32",
+        ModelDType::F16 => "float16",
+    }
+}
+
+/// The choices the records at `path` (else the default file) hold for models compiled
+/// for `target` on `device` in `dtype`, by this weft version. A missing file holds none;
+/// an unreadable one is warned about once and holds none.
+pub(crate) fn choices(
+    path: Option<&Path>,
+    target: &Target,
+    device: &str,
+    dtype: ModelDType,
+) -> Result<Choices, CliError> {
+    let mut choices = Choices::none();
+    let Some(path) = path.map(Path::to_path_buf).or_else(Records::default_path) else {
+        return Ok(choices);
+    };
+    let (records, problem) = Records::load_or_empty(&path);
+    if let Some(e) = problem {
+        eprintln!("weft: warning: {e}: every anchor takes the stated rule's config");
+    }
+    let target = target.to_string();
+    // Oldest first: a newer record for the same anchor replaces an older one.
+    for r in records.all() {
+        if r.op != OP
+            || r.target != target
+            || r.device != device
+            || r.dtype != dtype_name(dtype)
+            || r.weft_version != weft_tune::VERSION
+        {
+            continue;
+        }
+        match AnchorChoice::from_record(&r.config) {
+            Ok(c) => choices.insert_named(
+                &r.schedule,
+                &r.shape,
+                c,
+                format!("tuning record of {}: {:.1} µs", r.date(), r.time_us),
+            ),
+            Err(e) => eprintln!(
+                "weft: warning: a record in {} for `{}` has config `{}` ({e}): ignored",
+                path.display(),
+                r.shape,
+                r.config
+            ),
+        }
+    }
+    Ok(choices)
+}

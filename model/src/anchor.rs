@@ -1,0 +1,118 @@
+//! What identifies an anchor (a convolution or product on a matmul template) and what
+//! can be chosen for it: the key lowering reports, the config and split parts a tuning
+//! run or a record chooses, and the choices lowering takes before its stated rule.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use weft_ops::templates::Config;
+
+/// The most parts a reduction is split into: the partials are `splits · m · n` floats
+/// written and read once.
+pub const MAX_SPLITS: i64 = 16;
+
+/// The template an anchor runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AnchorTemplate {
+    /// The fp32 matmul template (CUDA cores; no TF32).
+    Matmul,
+    /// The fp16 matmul template (matrix units where the target has them, f32 sums).
+    MatmulF16,
+}
+
+impl AnchorTemplate {
+    /// The template's name, as tuning records name the schedule.
+    pub fn name(self) -> &'static str {
+        match self {
+            AnchorTemplate::Matmul => "matmul",
+            AnchorTemplate::MatmulF16 => "matmul_f16",
+        }
+    }
+}
+
+/// What an anchor's kernel depends on.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AnchorKey {
+    pub template: AnchorTemplate,
+    pub m: i64,
+    pub n: i64,
+    pub k: i64,
+    /// The operands' views: `conv x=1x64x56x56 w=64x64x3x3 stride=1,1 pad=1,1,1,1
+    /// dilation=1,1 NHWC`, `gemm transB`.
+    pub views: String,
+}
+
+impl fmt::Display for AnchorKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "m={},n={},k={} {}", self.m, self.n, self.k, self.views)
+    }
+}
+
+/// A config of the anchor's template and how many parts its reduction is split into.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnchorChoice {
+    pub config: Config,
+    pub splits: i64,
+}
+
+impl AnchorChoice {
+    /// `name=value,...,splits=N`: the form tuning records store.
+    pub fn to_record(&self) -> String {
+        format!("{},splits={}", self.config, self.splits)
+    }
+
+    /// Reads [`AnchorChoice::to_record`]'s form back.
+    pub fn from_record(text: &str) -> Result<AnchorChoice, String> {
+        let mut config = Config::parse(text)?;
+        let at = config
+            .0
+            .iter()
+            .position(|(k, _)| k == "splits")
+            .ok_or_else(|| format!("`{text}` names no `splits`"))?;
+        let (_, splits) = config.0.remove(at);
+        if !(1..=MAX_SPLITS).contains(&splits) {
+            return Err(format!("splits={splits} is not in 1..={MAX_SPLITS}"));
+        }
+        Ok(AnchorChoice { config, splits })
+    }
+}
+
+/// Choices made for anchors (by tuning), which lowering takes before its stated rule.
+/// Keyed by the template's name and the key's text: the record's schedule and shape.
+#[derive(Clone, Debug, Default)]
+pub struct Choices {
+    map: HashMap<(String, String), (AnchorChoice, String)>,
+}
+
+impl Choices {
+    /// No choices: every anchor by the rule.
+    pub fn none() -> Choices {
+        Choices::default()
+    }
+
+    /// Uses `choice` for `key`; `why` is shown beside the schedule (`tuned: 12.1 µs`).
+    pub fn insert(&mut self, key: &AnchorKey, choice: AnchorChoice, why: String) {
+        self.insert_named(key.template.name(), &key.to_string(), choice, why);
+    }
+
+    /// Uses `choice` for the anchor on `template` (its name) whose key reads `key`: how
+    /// a tuning record's schedule and shape name it.
+    pub fn insert_named(&mut self, template: &str, key: &str, choice: AnchorChoice, why: String) {
+        self.map
+            .insert((template.to_string(), key.to_string()), (choice, why));
+    }
+
+    /// The choice for `key`, with why.
+    pub fn get(&self, key: &AnchorKey) -> Option<&(AnchorChoice, String)> {
+        self.map
+            .get(&(key.template.name().to_string(), key.to_string()))
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+}
