@@ -99,6 +99,11 @@ pub struct ModelGraphArgs {
     /// Also print the graph after the passes, one node a line.
     #[arg(long)]
     pub nodes: bool,
+    /// Also write each kernel group's source, as the target compiles it, into this
+    /// folder: `NNN-NAME.cu` (`.wgsl`, `.metal`, `.hip`; the lowered IR for `cpu`), in
+    /// run order.
+    #[arg(long, value_name = "DIR")]
+    pub emit: Option<std::path::PathBuf>,
 }
 
 /// `weft model bench`.

@@ -62,7 +62,12 @@ pub fn load(model: &str, instance: Instance) -> Result<Graph, ModelFileError> {
 
 /// A tensor name as a file name: every character outside `[A-Za-z0-9._-]` becomes `_`.
 pub fn file_name(tensor: &str) -> String {
-    let clean: String = tensor
+    format!("{}.npy", clean_name(tensor))
+}
+
+/// `name` with every character outside `[A-Za-z0-9._-]` replaced by `_`.
+pub fn clean_name(name: &str) -> String {
+    name
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
@@ -71,8 +76,7 @@ pub fn file_name(tensor: &str) -> String {
                 '_'
             }
         })
-        .collect();
-    format!("{clean}.npy")
+        .collect()
 }
 
 /// Reads one `NAME.npy` per graph input of `g` from `dir`, each checked against the

@@ -215,6 +215,9 @@ pub(crate) fn type_text(t: &Tensor) -> String {
     let layout = match t.layout {
         Layout::RowMajor => "",
         Layout::ChannelsLast => " nhwc",
+        Layout::FilterCrsk => " crsk",
+        Layout::FilterRsck => " rsck",
+        Layout::Transposed => " transposed",
     };
     format!("{}[{}]{layout}", t.dtype.tvm_name_short(), dims.join(","))
 }

@@ -43,4 +43,13 @@ pub enum Layout {
     /// Channels last for a rank-4 tensor: NHWC activations, OHWI filters (what matrix
     /// units want for implicit-GEMM convolutions).
     ChannelsLast,
+    /// A filter `[K, C, R, S]` stored `[C, R, S, K]`: the B matrix of an NCHW implicit
+    /// GEMM (reduction index `(c, r, s)` by output channel) row-major.
+    FilterCrsk,
+    /// A filter `[K, C, R, S]` stored `[R, S, C, K]` (HWIO): the B matrix of an NHWC
+    /// implicit GEMM (reduction index `(r, s, c)` by output channel) row-major.
+    FilterRsck,
+    /// A matrix `[N, K]` stored `[K, N]`: a Gemm's `transB` operand as the row-major B
+    /// matrix the product reads.
+    Transposed,
 }

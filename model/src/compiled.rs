@@ -9,7 +9,9 @@ use std::collections::HashMap;
 use ndarray::{ArrayD, IxDyn};
 use weft_codegen_common::TargetLimits;
 use weft_graph::partition::{Partition, Shown, partition};
-use weft_graph::passes::{PassReport, Precision, assign_precision, memory_order, optimize};
+use weft_graph::passes::{
+    PassReport, Precision, assign_precision, assign_weight_layouts, memory_order, optimize,
+};
 use weft_graph::{Graph, Tensor, TensorId};
 use weft_ir::data::TensorData;
 use weft_ir::dtype::DType;
@@ -73,6 +75,11 @@ impl CompiledModel {
         let changed = assign_precision(&mut graph, precision);
         passes.push(PassReport {
             pass: "assign precision and layout",
+            changed,
+        });
+        let changed = assign_weight_layouts(&mut graph);
+        passes.push(PassReport {
+            pass: "store weights as the products read them",
             changed,
         });
         let partition = partition(&graph);

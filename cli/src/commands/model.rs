@@ -6,7 +6,7 @@ use ndarray::ArrayD;
 use weft_graph::reference::evaluate;
 use weft_graph::{Graph, Op};
 use weft_model::CompiledModel;
-use weft_runtime::{Target, WgpuOptions};
+use weft_runtime::{SourceLanguage, Target, WgpuOptions};
 
 use crate::error::CliError;
 use crate::format::Table;
@@ -81,7 +81,47 @@ fn graph(a: &ModelGraphArgs) -> Result<(), CliError> {
         outln!("{}", model.graph)?;
     }
     out!("{}", model.show())?;
+    if let Some(dir) = &a.emit {
+        let n = emit_sources(&model, &target, dir)?;
+        outln!("wrote {n} sources to {}", dir.display())?;
+    }
     Ok(())
+}
+
+/// Writes each group's kernels as one source the target compiles (the lowered IR for
+/// `cpu`) into `dir`, `NNN-NAME.EXT` in run order, each written whole; returns how many.
+fn emit_sources(
+    model: &CompiledModel,
+    target: &Target,
+    dir: &std::path::Path,
+) -> Result<usize, CliError> {
+    let io = |path: &std::path::Path, source: std::io::Error| CliError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    let ext = match target.emit_language() {
+        None => "ir",
+        Some(SourceLanguage::Cuda) => "cu",
+        Some(SourceLanguage::Hip) => "hip",
+        Some(SourceLanguage::Wgsl) => "wgsl",
+        Some(SourceLanguage::Msl) => "metal",
+    };
+    for (i, (group, lowered)) in model.groups.iter().zip(&model.lowered).enumerate() {
+        let mut text = match target.emit_language() {
+            None => lowered.to_string(),
+            Some(_) => target.emit_function(lowered)?.source,
+        };
+        let comment = if target.emit_language().is_some() { "//" } else { "#" };
+        let header = format!("{comment} {}: {}\n", group.func.name, group.schedule);
+        text.insert_str(0, &header);
+        let name = format!("{i:03}-{}.{ext}", models::clean_name(&group.func.name));
+        let path = dir.join(&name);
+        let tmp = dir.join(format!(".{name}.tmp"));
+        std::fs::write(&tmp, text).map_err(|e| io(&tmp, e))?;
+        std::fs::rename(&tmp, &path).map_err(|e| io(&path, e))?;
+    }
+    Ok(model.groups.len())
 }
 
 /// Multiply-adds of the convolutions and products of `g`.

@@ -5,19 +5,22 @@
 //! that batch norms meet their convolutions), constants folded, batch norms folded into
 //! the convolutions before them, and what no output needs any more removed.
 //! [`assign_precision`] is not among them: it takes the precision a model is compiled
-//! for, and runs after them.
+//! for, and runs after them; [`assign_weight_layouts`] runs last (storage only, as the
+//! products read their weights).
 
 mod batch_norm;
 mod constants;
 mod dead;
 mod identity;
 mod precision;
+mod weight_layout;
 
 pub use batch_norm::fold_batch_norms;
 pub use constants::fold_constants;
 pub use dead::remove_dead;
 pub use identity::remove_identities;
 pub use precision::{Precision, assign_precision, memory_order};
+pub use weight_layout::assign_weight_layouts;
 
 use std::fmt;
 

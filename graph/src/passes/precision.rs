@@ -112,6 +112,9 @@ pub fn assign_precision(g: &mut Graph, p: Precision) -> usize {
 pub fn memory_order(layout: Layout, rank: usize) -> Vec<usize> {
     match layout {
         Layout::ChannelsLast if rank == 4 => vec![0, 2, 3, 1],
+        Layout::FilterCrsk if rank == 4 => vec![1, 2, 3, 0],
+        Layout::FilterRsck if rank == 4 => vec![2, 3, 1, 0],
+        Layout::Transposed if rank == 2 => vec![1, 0],
         _ => (0..rank).collect(),
     }
 }

@@ -1,0 +1,152 @@
+//! Weight layouts: every weight a product reads as its B matrix is stored the way the
+//! product reads it, row-major `[reduction, output]`, so that a tile of it is one
+//! contiguous, coalesced load per row (16 bytes a thread on the fp16 template) rather
+//! than one scalar load a column, each a reduction's length apart.
+//!
+//! - The filter `[K, C, R, S]` of a dense convolution (one group: the implicit GEMM)
+//!   is stored `[C, R, S, K]` where the convolution reads NCHW (reduction index
+//!   `(c, r, s)`) and `[R, S, C, K]` (HWIO) where it reads NHWC (reduction index
+//!   `(r, s, c)`, channels innermost).
+//! - The `transB` operand `[N, K]` of a Gemm is stored `[K, N]`.
+//!
+//! A weight is only moved when every reader wants the same layout (a filter two
+//! convolutions of different input layouts share keeps its own). Weights are constants:
+//! the upload permutes them once, and no kernel transposes. Like
+//! [`super::assign_precision`] this changes storage, never values, and runs after it
+//! (it reads the activations' layouts that pass chose).
+
+use std::collections::HashMap;
+
+use crate::graph::{Graph, TensorId};
+use crate::op::Op;
+use crate::tensor::Layout;
+
+/// Stores the B operands of dense convolutions and `transB` Gemms row-major by the rules
+/// of the module. Returns how many weights changed layout.
+pub fn assign_weight_layouts(g: &mut Graph) -> usize {
+    // The layout each reader wants for each weight; `None` once any reader wants
+    // something else (or reads it in another role).
+    let mut wanted: HashMap<TensorId, Option<Layout>> = HashMap::new();
+    for n in &g.nodes {
+        for (slot, &t) in n.inputs.iter().enumerate() {
+            let want = match (&n.op, slot) {
+                (Op::Conv(c), 1) if c.groups == 1 && g.tensor(t).shape.len() == 4 => {
+                    Some(match g.tensor(n.inputs[0]).layout {
+                        Layout::ChannelsLast => Layout::FilterRsck,
+                        _ => Layout::FilterCrsk,
+                    })
+                }
+                (Op::Gemm(p), 1) if p.trans_b && g.tensor(t).shape.len() == 2 => {
+                    Some(Layout::Transposed)
+                }
+                _ => None,
+            };
+            wanted
+                .entry(t)
+                .and_modify(|w| {
+                    if *w != want {
+                        *w = None;
+                    }
+                })
+                .or_insert(want);
+        }
+    }
+    // A graph output is read by the user in logical order: keep it.
+    for o in &g.outputs {
+        wanted.insert(*o, None);
+    }
+    let mut changed = 0;
+    for (t, layout) in wanted {
+        let tensor = &mut g.tensors[t.0];
+        if let Some(layout) = layout
+            && tensor.is_constant()
+            && tensor.layout != layout
+        {
+            tensor.layout = layout;
+            changed += 1;
+        }
+    }
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use ndarray::{ArrayD, IxDyn};
+    use weft_ir::dtype::DType;
+
+    use super::*;
+    use crate::builder::GraphBuilder;
+    use crate::op::{Conv, Gemm};
+    use crate::passes::testing::max_difference;
+    use crate::passes::{Precision, assign_precision};
+
+    /// A dense convolution, a depthwise one, a shared filter, and a transB Gemm.
+    fn net() -> Graph {
+        let mut b = GraphBuilder::new("w");
+        let x = b.input("x", &[1, 4, 6, 6], DType::F32);
+        let ramp = |shape: &[usize]| {
+            let n: usize = shape.iter().product();
+            ArrayD::from_shape_vec(
+                IxDyn(shape),
+                (0..n).map(|i| (i % 7) as f32 * 0.1 - 0.3).collect(),
+            )
+            .unwrap()
+        };
+        let w = b.weight("w", ramp(&[4, 4, 3, 3]));
+        let y = b.conv("conv", x, w, None, Conv::new(1, 1)).unwrap();
+        let y = b.conv("again", y, w, None, Conv::new(1, 1)).unwrap();
+        let wd = b.weight("wd", ramp(&[4, 1, 3, 3]));
+        let z = b
+            .conv("dw", y, wd, None, Conv::new(1, 1).grouped(4))
+            .unwrap();
+        let f = b.flatten("flat", z, 1).unwrap();
+        let wf = b.weight("fc", ramp(&[5, 144]));
+        let gemm = Gemm {
+            alpha: 1.0,
+            beta: 0.0,
+            trans_a: false,
+            trans_b: true,
+        };
+        let out = b.node("gemm", Op::Gemm(gemm), &[f, wf]).unwrap();
+        b.output(out);
+        b.finish().unwrap()
+    }
+
+    fn layout(g: &Graph, name: &str) -> Layout {
+        g.tensors.iter().find(|t| t.name == name).unwrap().layout
+    }
+
+    #[test]
+    fn b_operands_are_stored_row_major_for_the_product() {
+        let g0 = net();
+        let mut g = g0.clone();
+        assert_eq!(assign_weight_layouts(&mut g), 2);
+        assert_eq!(layout(&g, "w"), Layout::FilterCrsk);
+        assert_eq!(layout(&g, "fc"), Layout::Transposed);
+        // A grouped convolution's filter is not an implicit GEMM's B: left alone.
+        assert_eq!(layout(&g, "wd"), Layout::RowMajor);
+        // Storage only.
+        assert_eq!(max_difference(&g0, &g), 0.0);
+        assert_eq!(assign_weight_layouts(&mut g), 0);
+    }
+
+    #[test]
+    fn channels_last_convolutions_take_hwio() {
+        let mut g = net();
+        assign_precision(&mut g, Precision::F16);
+        assign_weight_layouts(&mut g);
+        // `conv` reads the f32 NCHW graph input, `again` an NHWC activation: the shared
+        // filter is wanted two ways and keeps the layout precision gave it.
+        assert_eq!(layout(&g, "w"), Layout::ChannelsLast);
+        let mut b = GraphBuilder::new("one");
+        let x = b.input("x", &[1, 4, 6, 6], DType::F32);
+        let y = b.relu("relu", x).unwrap();
+        let w = b.weight("w", ArrayD::from_elem(IxDyn(&[4, 4, 1, 1]), 0.5));
+        let y = b.conv("conv", y, w, None, Conv::new(1, 0)).unwrap();
+        b.output(y);
+        let mut g = b.finish().unwrap();
+        assign_precision(&mut g, Precision::F16);
+        assert_eq!(assign_weight_layouts(&mut g), 1);
+        assert_eq!(layout(&g, "w"), Layout::FilterRsck);
+    }
+}
