@@ -67,8 +67,7 @@ pub fn file_name(tensor: &str) -> String {
 
 /// `name` with every character outside `[A-Za-z0-9._-]` replaced by `_`.
 pub fn clean_name(name: &str) -> String {
-    name
-        .chars()
+    name.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
                 c

@@ -40,6 +40,11 @@ pub struct AnchorKey {
     /// The operands' views: `conv x=1x64x56x56 w=64x64x3x3 stride=1,1 pad=1,1,1,1
     /// dilation=1,1 NHWC`, `gemm transB`.
     pub views: String,
+    /// Where the anchor may also run as a Winograd F(2×2, 3×3) convolution (f32, 3×3,
+    /// stride 1, symmetric padding): the `m × n × k` of each of its 16 products, which
+    /// the matmul template's config then tiles. Not part of the key's text: it follows
+    /// from the views.
+    pub winograd: Option<[i64; 3]>,
 }
 
 impl fmt::Display for AnchorKey {
@@ -48,32 +53,55 @@ impl fmt::Display for AnchorKey {
     }
 }
 
-/// A config of the anchor's template and how many parts its reduction is split into.
+/// A config of the anchor's template and how many parts its reduction is split into,
+/// or the Winograd variant with the config of its 16 products.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AnchorChoice {
     pub config: Config,
     pub splits: i64,
+    /// Run as Winograd F(2×2, 3×3) (`config` then tiles its products; `splits` is 1).
+    pub winograd: bool,
 }
 
 impl AnchorChoice {
-    /// `name=value,...,splits=N`: the form tuning records store.
+    /// The template's `config` over the whole product, split into `splits` parts.
+    pub fn gemm(config: Config, splits: i64) -> AnchorChoice {
+        AnchorChoice {
+            config,
+            splits,
+            winograd: false,
+        }
+    }
+
+    /// `name=value,...,splits=N` (`,winograd=1` for the Winograd variant): the form
+    /// tuning records store.
     pub fn to_record(&self) -> String {
-        format!("{},splits={}", self.config, self.splits)
+        let winograd = if self.winograd { ",winograd=1" } else { "" };
+        format!("{},splits={}{winograd}", self.config, self.splits)
     }
 
     /// Reads [`AnchorChoice::to_record`]'s form back.
     pub fn from_record(text: &str) -> Result<AnchorChoice, String> {
         let mut config = Config::parse(text)?;
-        let at = config
-            .0
-            .iter()
-            .position(|(k, _)| k == "splits")
-            .ok_or_else(|| format!("`{text}` names no `splits`"))?;
-        let (_, splits) = config.0.remove(at);
+        let mut take = |name: &str| {
+            let at = config.0.iter().position(|(k, _)| k == name)?;
+            Some(config.0.remove(at).1)
+        };
+        let splits = take("splits").ok_or_else(|| format!("`{text}` names no `splits`"))?;
         if !(1..=MAX_SPLITS).contains(&splits) {
             return Err(format!("splits={splits} is not in 1..={MAX_SPLITS}"));
         }
-        Ok(AnchorChoice { config, splits })
+        let winograd = match take("winograd") {
+            None | Some(0) => false,
+            Some(1) if splits == 1 => true,
+            Some(1) => return Err(format!("winograd=1 takes splits=1, not {splits}")),
+            Some(v) => return Err(format!("winograd={v} is not 0 or 1")),
+        };
+        Ok(AnchorChoice {
+            config,
+            splits,
+            winograd,
+        })
     }
 }
 

@@ -9,6 +9,8 @@ use weft_graph::reference::evaluate;
 use weft_graph::{Graph, GraphBuilder, TensorId};
 use weft_ir::dtype::DType;
 use weft_model::CompiledModel;
+use weft_model::tune::{AnchorChoice, Choices};
+use weft_ops::templates::matmul;
 use weft_runtime::Device;
 use weft_testkit::devices::open_or_skip;
 
@@ -153,8 +155,13 @@ const F16_TOLERANCE: f64 = 1e-2;
 /// Compiles the network in `precision`, runs it and returns the largest normalized
 /// error of its outputs against the float64 reference.
 fn error_on(dev: &mut dyn Device, precision: Precision) -> f64 {
+    error_choosing(dev, precision, &Choices::none())
+}
+
+/// [`error_on`] with the anchors `choices` holds taking its choice.
+fn error_choosing(dev: &mut dyn Device, precision: Precision, choices: &Choices) -> f64 {
     let g = network();
-    let model = CompiledModel::compile_with(&g, &dev.limits(), precision).unwrap();
+    let model = CompiledModel::compile_choosing(&g, &dev.limits(), precision, choices).unwrap();
     let text = model.show();
     // Batch norms folded, every convolution fused with its epilogue.
     assert!(!text.contains("BatchNormalization"), "{text}");
@@ -206,6 +213,62 @@ fn check_on(dev: &mut dyn Device) {
         assert!(err <= F16_TOLERANCE, "F16: error {err:.2e}");
     } else {
         eprintln!("{} has no f16: the f16 network is not run", dev.name());
+    }
+}
+
+/// Every anchor that can run as Winograd F(2×2, 3×3) chosen so (as a tuning record
+/// chooses it), in f32 NCHW and NHWC: the network still computes what its reference
+/// does, with the Winograd kernels fused with their batch norm, bias and ReLU.
+fn check_winograd_on(dev: &mut dyn Device) {
+    let limits = dev.limits();
+    for precision in [Precision::F32, Precision::F32ChannelsLast] {
+        let plain = CompiledModel::compile_with(&network(), &limits, precision).unwrap();
+        let mut choices = Choices::none();
+        for key in plain.groups.iter().filter_map(|g| g.anchor.as_ref()) {
+            if key.winograd.is_some() {
+                let choice = AnchorChoice {
+                    config: matmul::default_config(&limits),
+                    splits: 1,
+                    winograd: true,
+                };
+                choices.insert(key, choice, "test".into());
+            }
+        }
+        assert_eq!(
+            choices.len(),
+            1,
+            "b1.conv1 is the one 3x3 stride-1 convolution"
+        );
+        let model =
+            CompiledModel::compile_choosing(&network(), &limits, precision, &choices).unwrap();
+        let text = model.show();
+        assert!(text.contains("Winograd F(2x2, 3x3)"), "{text}");
+        let err = error_choosing(dev, precision, &choices);
+        assert!(
+            err <= F32_TOLERANCE,
+            "Winograd {precision:?}: error {err:.2e}"
+        );
+    }
+}
+
+#[test]
+fn winograd_anchors_run_on_the_interpreter() {
+    if let Some(mut dev) = open_or_skip("cpu") {
+        check_winograd_on(dev.as_mut());
+    }
+}
+
+#[test]
+fn winograd_anchors_run_on_wgpu() {
+    if let Some(mut dev) = open_or_skip("vulkan") {
+        check_winograd_on(dev.as_mut());
+    }
+}
+
+#[test]
+fn winograd_anchors_run_on_cuda() {
+    if let Some(mut dev) = open_or_skip("cuda") {
+        check_winograd_on(dev.as_mut());
     }
 }
 

@@ -112,7 +112,11 @@ fn emit_sources(
             None => lowered.to_string(),
             Some(_) => target.emit_function(lowered)?.source,
         };
-        let comment = if target.emit_language().is_some() { "//" } else { "#" };
+        let comment = if target.emit_language().is_some() {
+            "//"
+        } else {
+            "#"
+        };
         let header = format!("{comment} {}: {}\n", group.func.name, group.schedule);
         text.insert_str(0, &header);
         let name = format!("{i:03}-{}.{ext}", models::clean_name(&group.func.name));

@@ -14,7 +14,7 @@ use weft_ops::templates::matmul::{self, MatmulParams};
 use weft_ops::templates::matmul_f16::{self, F16Params};
 
 pub(crate) use crate::anchor::MAX_SPLITS;
-use crate::anchor::{AnchorKey, AnchorTemplate, Choices};
+use crate::anchor::{AnchorChoice, AnchorKey, AnchorTemplate, Choices};
 
 /// Blocks that fill today's large GPUs about once (an H100 has 132 multiprocessors).
 pub(crate) const ENOUGH_TILES: i64 = 128;
@@ -25,19 +25,24 @@ pub(crate) fn anchor(
     limits: &TargetLimits,
     choices: &Choices,
     key: &AnchorKey,
-) -> (Config, i64, String) {
+) -> (AnchorChoice, String) {
     match choices.get(key) {
-        Some((c, why)) => (c.config.clone(), c.splits, why.clone()),
-        None => by_rule(limits, key),
+        // A record naming Winograd for an anchor that cannot take it (edited by hand, or
+        // made by another version) is not followed.
+        Some((c, why)) if !c.winograd || key.winograd.is_some() => (c.clone(), why.clone()),
+        _ => by_rule(limits, key),
     }
 }
 
-/// The stated rule's config and split parts for anchor `key`, with why.
-pub(crate) fn by_rule(limits: &TargetLimits, key: &AnchorKey) -> (Config, i64, String) {
-    match key.template {
+/// The stated rule's choice for anchor `key`, with why: the whole product on the
+/// anchor's template (never Winograd: only a tuning record chooses it), its tile and
+/// split parts by [`pick`].
+pub(crate) fn by_rule(limits: &TargetLimits, key: &AnchorKey) -> (AnchorChoice, String) {
+    let (config, splits, why) = match key.template {
         AnchorTemplate::Matmul => matmul_config(limits, key.m, key.n, key.k),
         AnchorTemplate::MatmulF16 => matmul_f16_config(limits, key.m, key.n, key.k),
-    }
+    };
+    (AnchorChoice::gemm(config, splits), why)
 }
 
 /// A candidate block tile of either matmul template, as the rule sees it.

@@ -11,6 +11,7 @@ use weft_graph::{Graph, Layout, TensorId};
 use weft_ir::func::Func;
 use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
+use weft_ops::templates::winograd::{self, WinogradDims};
 use weft_ops::templates::{depthwise, matmul, matmul_f16};
 
 use super::Chooser;
@@ -181,8 +182,33 @@ pub(crate) fn lower<'g>(
                     joined(&c.dilations),
                     if nhwc { "NHWC" } else { "NCHW" }
                 ),
+                winograd: winograd_dims(&d, f16).map(|w| [w.k, w.p4(), w.c]),
             };
-            let (config, splits, why) = choose::anchor(limits, chooser.choices, &key);
+            let (choice, why) = choose::anchor(limits, chooser.choices, &key);
+            if choice.winograd
+                && let Some(wd) = winograd_dims(&d, f16)
+            {
+                let operands = [x, w, node.output];
+                let func = winograd(
+                    vals,
+                    operands,
+                    &wd,
+                    &choice.config,
+                    with_bias,
+                    &output,
+                    name,
+                )
+                .map_err(fail)?;
+                let what = matmul::describe(&choice.config).unwrap_or_else(|e| e);
+                return Ok((
+                    func,
+                    format!(
+                        "Winograd F(2x2, 3x3), its 16 products on the matmul template: {what} ({why})"
+                    ),
+                    Some(key),
+                ));
+            }
+            let (config, splits) = (choice.config, choice.splits);
             let split = (splits > 1).then(|| Split::new(gm, gn, splits));
             // The product the epilogue reads: the template's result, or the sum of the
             // split parts.
@@ -309,6 +335,69 @@ pub(crate) fn lower<'g>(
             ))
         }
     }
+}
+
+/// The sizes of convolution `d` as Winograd F(2×2, 3×3) takes it, where it can: f32
+/// operands, one group, a 3×3 window at stride 1 and dilation 1, the same padding on
+/// every side.
+fn winograd_dims(d: &Geometry, f16: bool) -> Option<WinogradDims> {
+    let c = d.conv;
+    let pad = c.pads[0] as i64;
+    let fits = !f16
+        && c.groups == 1
+        && (d.r, d.s) == (3, 3)
+        && c.strides == [1, 1]
+        && c.dilations == [1, 1]
+        && c.pads.iter().all(|&p| p as i64 == pad)
+        && pad <= 2;
+    let wd = WinogradDims {
+        n: d.n,
+        c: d.c,
+        h: d.h,
+        w: d.w,
+        k: d.k,
+        pad,
+    };
+    (fits && wd.out() == (d.oh, d.ow)).then_some(wd)
+}
+
+/// The convolution as Winograd F(2×2, 3×3) (`weft_ops::templates::winograd`): its input
+/// and filter read through their views (layouts, inlined producers) as prologues of the
+/// transforms, its epilogue chain fused into the output transform's stores.
+/// `[x, w, y]`: the input, filter and output tensors.
+fn winograd<'g>(
+    vals: &Values<'g>,
+    [x, w, y_t]: [TensorId; 3],
+    wd: &WinogradDims,
+    config: &weft_ops::templates::Config,
+    with_bias: impl Fn(Expr, &Expr) -> Expr + 'g,
+    output: &impl Fn(&Values) -> Buffer,
+    name: &str,
+) -> Result<Func, String> {
+    let p = matmul::MatmulParams::from_config(config).map_err(|e| e.to_string())?;
+    let x_view = te::compute(
+        "x_view",
+        &[("n", wd.n), ("c", wd.c), ("h", wd.h), ("w", wd.w)],
+        |ix| vals.at_as(x, ix, DType::F32),
+    );
+    let w_view = te::compute(
+        "w_view",
+        &[("k", wd.k), ("c", wd.c), ("r", 3), ("s", 3)],
+        |ix| vals.at_as(w, ix, DType::F32),
+    );
+    let (oh, ow) = wd.out();
+    let y = te::placeholder("y_winograd", &[wd.n, wd.k, oh, ow], DType::F32);
+    let y_read = y.clone();
+    vals.set_root(
+        y_t,
+        Box::new(move |ix: &[Expr]| with_bias(y_read.at(ix), &ix[1])),
+    );
+    let out = output(vals);
+    let anchor =
+        winograd::template_over(name, wd, &x_view, &w_view, &y, &p).map_err(|e| e.to_string())?;
+    fuse(&anchor, &out)
+        .map(|f| f.func)
+        .map_err(|e| e.to_string())
 }
 
 /// The input element output pixel `(n, oh, ow)` reads at channel `ch` and window

@@ -107,8 +107,10 @@ pub(crate) fn lower<'g>(
             if ta { " transA" } else { "" },
             if tb { " transB" } else { "" }
         ),
+        winograd: None,
     };
-    let (config, splits, why) = choose::anchor(chooser.limits, chooser.choices, &key);
+    let (choice, why) = choose::anchor(chooser.limits, chooser.choices, &key);
+    let (config, splits) = (choice.config, choice.splits);
     let p = matmul::MatmulParams::from_config(&config).map_err(|e| fail(e.to_string()))?;
     let split = (splits > 1).then(|| Split::new(m, n, splits));
     // The product the epilogue reads: the template's result, or the sum of the parts.

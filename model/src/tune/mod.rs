@@ -23,8 +23,12 @@ pub use search::{AnchorResult, TuneOptions, Tuned, tune};
 
 /// The candidates a tuning run measures for `key` on `limits`, at most `limit`: every
 /// tile of the template's space with no split, with the stated rule's split for it and
-/// with twice that; ordered by how close each comes to one wave of [`ENOUGH_TILES`]
-/// blocks, then by the tile's useful area. The rule's own choice is first.
+/// with twice that. The rule's own choice is first; then, taking turns, the nearest not
+/// yet taken to one, two and four waves of [`ENOUGH_TILES`] blocks (ties: the larger
+/// useful area first), and where the anchor can run as Winograd F(2×2, 3×3), the
+/// fp32 template's tiles over its 16 products nearest one and two waves. One wave suits a product the matrix units bound; an anchor whose
+/// loads are gathers (a stem over an NCHW image, an im2col of few channels) wants more
+/// warps to hide their latency, which only smaller tiles give.
 pub fn candidates(limits: &TargetLimits, key: &AnchorKey, limit: usize) -> Vec<AnchorChoice> {
     let (m, n, k) = (key.m, key.n, key.k);
     // (config, block_m, block_n).
@@ -41,6 +45,7 @@ pub fn candidates(limits: &TargetLimits, key: &AnchorKey, limit: usize) -> Vec<A
             .map(|p| (p.config(), p.block_m(), p.block_n()))
             .collect(),
     };
+    // (blocks, useful area, choice).
     let mut all: Vec<(f64, i64, AnchorChoice)> = Vec::new();
     for (config, bm, bn) in tiles {
         let tiles = ceil_div(m, bm) * ceil_div(n, bn);
@@ -51,31 +56,80 @@ pub fn candidates(limits: &TargetLimits, key: &AnchorKey, limit: usize) -> Vec<A
         }
         splits.dedup();
         for s in splits {
-            let blocks = (tiles * s) as f64;
-            let distance = (blocks / ENOUGH_TILES as f64).ln().abs();
-            let useful = bm.min(m) * bn.min(n);
             all.push((
-                distance,
-                -useful,
+                (tiles * s) as f64,
+                bm.min(m) * bn.min(n),
+                AnchorChoice::gemm(config.clone(), s),
+            ));
+        }
+    }
+    let gemm = all.len();
+    // The Winograd variant where the anchor can take it: the fp32 template's tiles over
+    // its 16 products (one grid layer each).
+    if let Some([wm, wn, _]) = key.winograd {
+        for p in matmul::space(limits)
+            .iter()
+            .filter_map(|c| MatmulParams::from_config(c).ok())
+            .filter(|p| p.min_blocks == 0)
+        {
+            let (bm, bn) = (p.block_m(), p.block_n());
+            all.push((
+                (16 * ceil_div(wm, bm) * ceil_div(wn, bn)) as f64,
+                bm.min(wm) * bn.min(wn),
                 AnchorChoice {
-                    config: config.clone(),
-                    splits: s,
+                    config: p.config(),
+                    splits: 1,
+                    winograd: true,
                 },
             ));
         }
     }
-    all.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    let rule = rule_choice(limits, key);
-    let mut out = vec![rule.clone()];
-    out.extend(all.into_iter().map(|(_, _, c)| c).filter(|c| *c != rule));
-    out.truncate(limit.max(1));
+    // One ordering per variant and target number of blocks, nearest first.
+    let streams = [
+        (0..gemm, 1.0),
+        (gemm..all.len(), 1.0),
+        (0..gemm, 2.0),
+        (gemm..all.len(), 2.0),
+        (0..gemm, 4.0),
+    ];
+    let orders: Vec<Vec<usize>> = streams
+        .into_iter()
+        .map(|(range, waves)| {
+            let target = waves * ENOUGH_TILES as f64;
+            let distance = |i: usize| (all[i].0 / target).ln().abs();
+            let mut order: Vec<usize> = range.collect();
+            order.sort_by(|&a, &b| {
+                distance(a)
+                    .total_cmp(&distance(b))
+                    .then(all[b].1.cmp(&all[a].1))
+            });
+            order
+        })
+        .collect();
+    let mut out = vec![rule_choice(limits, key)];
+    let mut next = vec![0; orders.len()];
+    let limit = limit.max(1).min(all.len() + 1);
+    while out.len() < limit {
+        let before = out.len();
+        for (order, at) in orders.iter().zip(&mut next) {
+            // The nearest to this target that is not taken yet.
+            while *at < order.len() && out.contains(&all[order[*at]].2) {
+                *at += 1;
+            }
+            if *at < order.len() && out.len() < limit {
+                out.push(all[order[*at]].2.clone());
+            }
+        }
+        if out.len() == before {
+            break;
+        }
+    }
     out
 }
 
 /// The stated rule's choice for `key` (no record).
 pub fn rule_choice(limits: &TargetLimits, key: &AnchorKey) -> AnchorChoice {
-    let (config, splits, _) = crate::lower::choose::by_rule(limits, key);
-    AnchorChoice { config, splits }
+    crate::lower::choose::by_rule(limits, key).0
 }
 
 fn ceil_div(a: i64, b: i64) -> i64 {
@@ -93,6 +147,7 @@ mod tests {
             n,
             k,
             views: "test".into(),
+            winograd: None,
         }
     }
 

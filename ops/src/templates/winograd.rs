@@ -167,17 +167,52 @@ fn lets<const N: usize>(kb: &mut KernelBuilder, name: &str, values: [Expr; N]) -
 /// The Winograd convolution at `d`; the 16 products use matmul parameters `p`.
 pub fn template(d: &WinogradDims, p: &MatmulParams) -> Result<Func, TemplateError> {
     let (oh, ow) = d.out();
-    let (pp, p4) = (d.p(), d.p4());
     let mut t = Template::new("winograd_conv2d");
     let x = t.input("x", &[d.n, d.c, d.h, d.w], DType::F32);
     let wt = t.input("w", &[d.k, d.c, 3, 3], DType::F32);
     let y = t.output("y", &[d.n, d.k, oh, ow], DType::F32);
+    add_kernels(&mut t, d, &x, &wt, &y, p);
+    t.finish()
+}
+
+/// The Winograd convolution `y = conv(x, w)` at `d` over given buffers (`x[n, c, h, w]`,
+/// `w[k, c, 3, 3]`, `y[n, k, oh, ow]`, f32): te placeholders or computed tensors, into
+/// which a model then fuses the views it reads its operands through (prologues, in the
+/// filter and input transforms) and its epilogue chain (in the output transform).
+pub fn template_over(
+    name: &str,
+    d: &WinogradDims,
+    x: &Buffer,
+    w: &Buffer,
+    y: &Buffer,
+    p: &MatmulParams,
+) -> Result<Func, TemplateError> {
+    let mut t = Template::new(name);
+    for b in [x, w, y] {
+        t.param(b);
+    }
+    add_kernels(&mut t, d, x, w, y, p);
+    t.finish()
+}
+
+/// Adds the four kernels of the Winograd convolution `y = conv(x, w)` at `d` to `t`.
+fn add_kernels(
+    t: &mut Template,
+    d: &WinogradDims,
+    x: &Buffer,
+    wt: &Buffer,
+    y: &Buffer,
+    p: &MatmulParams,
+) {
+    let (oh, ow) = d.out();
+    let (pp, p4) = (d.p(), d.p4());
+    let (x, wt, y) = (x.clone(), wt.clone(), y.clone());
     let u = t.temp("U", &[16, d.k, d.c], DType::F32);
     let v = t.temp("V", &[16, d.c, p4], DType::F32);
     let m = t.temp("M", &[16, d.k, p4], DType::F32);
 
     // 1. U = G g Gᵀ, one thread per (k, c).
-    per_item(&mut t, d.k * d.c, |kb, idx| {
+    per_item(t, d.k * d.c, |kb, idx| {
         let (kk, cc) = (kb.let_("k", idx.clone() / d.c), kb.let_("c", idx % d.c));
         let g: [[Expr; 3]; 3] = std::array::from_fn(|i| {
             std::array::from_fn(|j| {
@@ -205,7 +240,7 @@ pub fn template(d: &WinogradDims, p: &MatmulParams) -> Result<Func, TemplateErro
     });
 
     // 2. V = Bᵀ d B, one thread per (c, tile); tiles past `P` are zero.
-    per_item(&mut t, d.c * p4, |kb, idx| {
+    per_item(t, d.c * p4, |kb, idx| {
         let (cc, tile) = (kb.let_("c", idx.clone() / p4), kb.let_("p", idx % p4));
         let (img, ti, tj) = tile_of(kb, &tile, d);
         let h0 = kb.let_("h0", ti * 2 - d.pad);
@@ -239,10 +274,10 @@ pub fn template(d: &WinogradDims, p: &MatmulParams) -> Result<Func, TemplateErro
     });
 
     // 3. M[ξ] = U[ξ] @ V[ξ], the 16 products batched.
-    matmul::add_kernel(&mut t, &u, &v, &m, p);
+    matmul::add_kernel(t, &u, &v, &m, p);
 
     // 4. Y = Aᵀ M A, one thread per (k, tile), 2×2 outputs each.
-    per_item(&mut t, d.k * pp, |kb, idx| {
+    per_item(t, d.k * pp, |kb, idx| {
         let (kk, tile) = (kb.let_("k", idx.clone() / pp), kb.let_("p", idx % pp));
         let mt: [Rows; 4] = std::array::from_fn(|i| {
             std::array::from_fn(|j| {
@@ -263,5 +298,4 @@ pub fn template(d: &WinogradDims, p: &MatmulParams) -> Result<Func, TemplateErro
             }
         }
     });
-    t.finish()
 }
