@@ -16,10 +16,11 @@ use weft_ops::templates::{depthwise, matmul, matmul_f16};
 
 use super::Chooser;
 use super::split_k::{Product, Split};
-use super::values::Values;
+use super::values::{Values, in_logical_order, in_memory_order};
 use super::{choose, rules};
 use crate::anchor::{AnchorKey, AnchorTemplate};
 use crate::error::ModelError;
+use weft_graph::passes::memory_order;
 
 /// A convolution's sizes, read off its tensors.
 #[derive(Clone, Copy, Debug)]
@@ -297,8 +298,14 @@ pub(crate) fn lower<'g>(
                 te::reduce_axis("rs", d.s),
             );
             let kg = d.k / c.groups as i64;
-            let axes = [("n", d.n), ("k", d.k), ("oh", d.oh), ("ow", d.ow)];
+            // Over the output's dimensions in its memory order: consecutive threads
+            // compute consecutive outputs as stored (channels, in NHWC).
+            let out_t = g.tensor(node.output);
+            let order = memory_order(out_t.layout, 4);
+            let logical = [("n", d.n), ("k", d.k), ("oh", d.oh), ("ow", d.ow)];
+            let axes: Vec<(&str, i64)> = order.iter().map(|&i| logical[i]).collect();
             let acc = te::compute("acc", &axes, |ix| {
+                let ix = in_logical_order(&order, ix);
                 let ch = ix[1].clone() / kg * d.cg + rc.expr();
                 let x_val = window(
                     vals,
@@ -321,7 +328,9 @@ pub(crate) fn lower<'g>(
             let acc_read = acc.clone();
             vals.set_root(
                 node.output,
-                Box::new(move |ix: &[Expr]| with_bias(acc_read.at(ix), &ix[1])),
+                Box::new(move |ix: &[Expr]| {
+                    with_bias(acc_read.at(&in_memory_order(&order, ix)), &ix[1])
+                }),
             );
             let out = output(vals);
             let func = rules::reduction(name, &inputs, &acc, &out).map_err(fail)?;

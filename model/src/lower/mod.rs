@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use weft_codegen_common::TargetLimits;
 use weft_graph::partition::{Group, GroupKind};
 use weft_graph::passes::memory_order;
-use weft_graph::{Graph, Layout, Op, TensorId};
+use weft_graph::{Graph, Op, TensorId};
 use weft_ir::func::{Func, Param};
 use weft_ir::prelude::*;
 
@@ -94,15 +94,18 @@ pub fn lower_group(
             gemm::lower(g, group, &vals, &name, &chooser, output)?
         }
         (GroupKind::Reduction, op) => {
-            let red = pool::reduced(g, group, op, &vals).map_err(fail)?;
+            let red = pool::reduced(g, group, op, &vals, &order).map_err(fail)?;
             let inputs: Vec<Buffer> = vals.buffers().into_iter().map(|(_, b)| b).collect();
-            // The f32 sums in logical order; stored as they are where the output is f32
-            // row-major, else through an epilogue that permutes and rounds.
-            let out = if (out_tensor.dtype, out_tensor.layout) == (DType::F32, Layout::RowMajor) {
+            // The f32 sums in the output's memory order; stored as they are where the
+            // output is f32, else through an epilogue that rounds.
+            let out = if out_tensor.dtype == DType::F32 {
                 red.clone()
             } else {
-                let read = red.clone();
-                vals.set_root(group.output, Box::new(move |ix: &[Expr]| read.at(ix)));
+                let (read, order) = (red.clone(), order.clone());
+                vals.set_root(
+                    group.output,
+                    Box::new(move |ix: &[Expr]| read.at(&in_memory_order(&order, ix))),
+                );
                 output(&vals)
             };
             let func = rules::reduction(&name, &inputs, &red, &out).map_err(fail)?;

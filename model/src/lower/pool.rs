@@ -7,26 +7,36 @@ use weft_graph::partition::Group;
 use weft_graph::{Graph, Op};
 use weft_ir::prelude::*;
 
-use super::values::Values;
+use super::values::{Values, in_logical_order};
 
-/// The reduction computing group `group`'s root pooling node `op`.
-pub(crate) fn reduced(g: &Graph, group: &Group, op: &Op, vals: &Values) -> Result<Buffer, String> {
+/// The reduction computing group `group`'s root pooling node `op`, over the output's
+/// dimensions in `order` (the output's memory order: the rule gives consecutive threads
+/// consecutive outputs, so that in NHWC they read and write consecutive channels).
+pub(crate) fn reduced(
+    g: &Graph,
+    group: &Group,
+    op: &Op,
+    vals: &Values,
+    order: &[usize],
+) -> Result<Buffer, String> {
     let node = &g.nodes[group.root.0];
     let x = node.inputs[0];
     let xs = &g.tensor(x).shape;
     let ys = &g.tensor(node.output).shape;
     let i = |v: usize| v as i64;
     let (h, w) = (i(xs[2]), i(xs[3]));
-    let axes = [
+    let logical = [
         ("n", i(ys[0])),
         ("c", i(ys[1])),
         ("oh", i(ys[2])),
         ("ow", i(ys[3])),
     ];
+    let axes: Vec<(&str, i64)> = order.iter().map(|&d| logical[d]).collect();
     match op {
         Op::GlobalPool(kind) => {
             let (rh, rw) = (te::reduce_axis("rh", h), te::reduce_axis("rw", w));
             Ok(te::compute("pooled", &axes, |ix| {
+                let ix = in_logical_order(order, ix);
                 let v = vals.at(x, &[ix[0].clone(), ix[1].clone(), rh.expr(), rw.expr()]);
                 match kind {
                     PoolKind::Max => te::max(v, &[&rh, &rw]),
@@ -34,7 +44,7 @@ pub(crate) fn reduced(g: &Graph, group: &Group, op: &Op, vals: &Values) -> Resul
                 }
             }))
         }
-        Op::Pool(p) => Ok(window_pool(p, vals, x, h, w, &axes)),
+        Op::Pool(p) => Ok(window_pool(p, vals, x, h, w, &axes, order)),
         other => Err(format!("{} is not a reduction", other.name())),
     }
 }
@@ -45,13 +55,15 @@ fn window_pool(
     x: weft_graph::TensorId,
     h: i64,
     w: i64,
-    axes: &[(&str, i64); 4],
+    axes: &[(&str, i64)],
+    order: &[usize],
 ) -> Buffer {
     let [kh, kw] = p.kernel.map(|v| v as i64);
     let [sh, sw] = p.strides.map(|v| v as i64);
     let [pt, pl, pb, pr] = p.pads.map(|v| v as i64);
     let (rh, rw) = (te::reduce_axis("rh", kh), te::reduce_axis("rw", kw));
     te::compute("pooled", axes, |ix| {
+        let ix = in_logical_order(order, ix);
         let (y0, x0) = (ix[2].clone() * sh - pt, ix[3].clone() * sw - pl);
         let (iy, jx) = (y0.clone() + rh.expr(), x0.clone() + rw.expr());
         let inside = te::all([
