@@ -203,7 +203,10 @@ pub(crate) fn section(
          whole launch list (a CUDA graph on `cuda`, one command submission on Vulkan), \
          median of timed runs; PyTorch's is CUDA-event time around back-to-back runs, \
          measured in the same call on the same GPU. fp32 runs with TF32 off everywhere; \
-         fp16 is fp16 storage with f32 accumulation.\n\n",
+         fp16 is fp16 storage with f32 accumulation. The model rows are timed here, not \
+         checked: each model's outputs are checked against the float64 reference by its \
+         tests and by `weft model run`, and torchvision's own exports against PyTorch by \
+         `scripts/torchvision_check.py`.\n\n",
     );
     // One table per model, batch and resolution: rows measured at another resolution
     // are another workload.

@@ -179,10 +179,10 @@ fn header(md: &mut String, data: &ReportData, out: &Path) {
         data.command
     );
     md.push_str(
-        "Every figure on this page comes from the runs listed below, each row checked \
-         against the float64 reference before it was timed; where a later run measured an \
-         op again on the same device, its rows replace the earlier run's. Do not edit it by \
-         hand: `weft report` rewrites it.",
+        "Every figure on this page comes from the runs listed below, each op row checked \
+         against the float64 reference before it was timed (whole models: see their \
+         section); where a later run measured an op again on the same device, its rows \
+         replace the earlier run's. Do not edit it by hand: `weft report` rewrites it.",
     );
     if out.join("results-history.md").exists() {
         md.push_str(
