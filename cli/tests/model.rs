@@ -78,6 +78,45 @@ fn the_partition_fuses_each_convolution_with_its_batch_norm_and_activation() {
 }
 
 #[test]
+fn the_graph_writes_every_kernel_groups_source() {
+    for (target, ext, entry) in [
+        ("cuda", "cu", "__global__"),
+        ("webgpu", "wgsl", "@compute"),
+        ("cpu", "ir", "def "),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = ok(&[
+            "model",
+            "graph",
+            "zoo:mobilenet_v2",
+            "--resolution",
+            "32",
+            "--dtype",
+            "f32",
+            "--target",
+            target,
+            "--emit",
+            dir.path().to_str().unwrap(),
+        ]);
+        let kernels = out.matches("\nkernel ").count();
+        assert!(out.contains(&format!("wrote {kernels} sources")), "{out}");
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names.len(), kernels, "{names:?}");
+        assert!(names[0].starts_with("000-") && names[0].ends_with(&format!(".{ext}")));
+        for name in &names {
+            let text = std::fs::read_to_string(dir.path().join(name)).unwrap();
+            // The header names the group and its schedule; the body is the target's.
+            assert!(text.lines().next().unwrap().contains(": "), "{name}");
+            assert!(text.contains(entry), "{name} on {target}:\n{text}");
+        }
+    }
+}
+
+#[test]
 fn bad_models_are_refused_naming_the_problem() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("m.onnx");
