@@ -18,6 +18,8 @@
 //!   channels last (OHWI: the reduction index `(r, s, c)` of the implicit GEMM walks
 //!   memory in order). The graph keeps their data in f32 and logical order: the upload
 //!   converts and permutes.
+//! - **Product weights** (2-D weights read only as the B operand of a Gemm or MatMul: a
+//!   classifier) are stored in f16, so that the product runs on the fp16 template.
 //! - **Everything else** stays as it was: biases, batch-norm parameters and other
 //!   weights in f32 (they are added in f32), and the graph's inputs and outputs f32
 //!   row-major, so that the model takes and gives what the user has. The boundary needs
@@ -87,12 +89,30 @@ pub fn assign_precision(g: &mut Graph, p: Precision) -> usize {
             })
         })
         .collect();
+    // Weights read as a product's B operand, 2-D, and by nothing else.
+    let product_weights: HashSet<TensorId> = g
+        .nodes
+        .iter()
+        .filter(|n| matches!(n.op, Op::Gemm(_) | Op::MatMul))
+        .map(|n| n.inputs[1])
+        .filter(|&w| {
+            consumers.get(&w).is_some_and(|readers| {
+                readers.iter().all(|r| {
+                    let n = &g.nodes[r.0];
+                    matches!(n.op, Op::Gemm(_) | Op::MatMul)
+                        && n.inputs.iter().enumerate().all(|(k, &i)| i != w || k == 1)
+                })
+            })
+        })
+        .collect();
     let mut changed = 0;
     for (i, t) in g.tensors.iter_mut().enumerate() {
         let id = TensorId(i);
         let activation = !t.is_constant() && !boundary.contains(&id);
         let filter = filters.contains(&id) && t.shape.len() == 4;
-        if !(activation || filter) || !t.dtype.is_float() {
+        let product_weight =
+            p == Precision::F16 && product_weights.contains(&id) && t.shape.len() == 2;
+        if !(activation || filter || product_weight) || !t.dtype.is_float() {
             continue;
         }
         let before = (t.dtype, t.layout);
@@ -165,7 +185,8 @@ mod tests {
         assert_eq!(find(&g, "w"), (DType::F16, Layout::ChannelsLast));
         assert_eq!(find(&g, "wd"), (DType::F16, Layout::ChannelsLast));
         assert_eq!(find(&g, "bias"), (DType::F32, Layout::RowMajor));
-        assert_eq!(find(&g, "fc"), (DType::F32, Layout::RowMajor));
+        // The MatMul's weight in f16, for the fp16 template.
+        assert_eq!(find(&g, "fc"), (DType::F16, Layout::RowMajor));
         // 4-D activations NHWC, the flattened one f16 row-major.
         let conv_out = g.tensor(g.nodes[0].output);
         assert_eq!(

@@ -1,16 +1,16 @@
-//! Gemm and MatMul anchors: two-dimensional products on the matmul template, their
+//! Gemm and MatMul anchors: two-dimensional products on a matmul template, their
 //! operands as views (a transpose, a flatten of the tensor before) fused into its loads,
 //! `alpha`, `beta · C` and the epilogue chain into its stores; batched MatMul by the
-//! reduction rule. Operands stored in f16 are widened as they are loaded: the product
-//! runs on the fp32 template, its sums in f32 (a classifier is a small part of a
-//! model's work), and the output is rounded to its storage type once.
+//! reduction rule. A product with an operand stored in f16 runs on the fp16 matmul
+//! template (matrix units where the target has them), its sums in f32; the output is
+//! rounded to its storage type once.
 
 use weft_graph::partition::Group;
 use weft_graph::{Graph, Op};
 use weft_ir::func::Func;
 use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
-use weft_ops::templates::matmul;
+use weft_ops::templates::{matmul, matmul_f16};
 
 use super::Chooser;
 use super::split_k::{Product, Split};
@@ -77,13 +77,17 @@ pub(crate) fn lower<'g>(
         ));
     }
     let (m, n) = (out_shape[0] as i64, out_shape[1] as i64);
+    // fp16 where an operand is stored in f16 (`--dtype f16`: the activation, and the
+    // weight the precision pass stores in f16): the fp16 template over f16 views.
+    let f16 = [a, b].iter().any(|&t| g.tensor(t).dtype == DType::F16);
+    let operand = if f16 { DType::F16 } else { DType::F32 };
     let a_view = te::compute("a_view", &[("i", m), ("kk", k)], |ix| {
         let at = if ta {
             [ix[1].clone(), ix[0].clone()]
         } else {
             [ix[0].clone(), ix[1].clone()]
         };
-        vals.at(a, &at)
+        vals.at_as(a, &at, operand)
     });
     let b_view = te::compute("b_view", &[("kk", k), ("j", n)], |ix| {
         let at = if tb {
@@ -91,14 +95,18 @@ pub(crate) fn lower<'g>(
         } else {
             [ix[0].clone(), ix[1].clone()]
         };
-        vals.at(b, &at)
+        vals.at_as(b, &at, operand)
     });
     let c = node
         .inputs
         .get(2)
         .map(|&c| (vals.stored(c), g.tensor(c).shape.clone()));
     let key = AnchorKey {
-        template: AnchorTemplate::Matmul,
+        template: if f16 {
+            AnchorTemplate::MatmulF16
+        } else {
+            AnchorTemplate::Matmul
+        },
         m,
         n,
         k,
@@ -111,7 +119,15 @@ pub(crate) fn lower<'g>(
     };
     let (choice, why) = choose::anchor(chooser.limits, chooser.choices, &key);
     let (config, splits) = (choice.config, choice.splits);
-    let p = matmul::MatmulParams::from_config(&config).map_err(|e| fail(e.to_string()))?;
+    let (product_params, what) = if f16 {
+        let p = matmul_f16::F16Params::from_config(&config).map_err(|e| fail(e.to_string()))?;
+        let what = matmul_f16::describe(&config).unwrap_or_else(|e| e);
+        (Product::F16(p), format!("fp16 matmul template: {what}"))
+    } else {
+        let p = matmul::MatmulParams::from_config(&config).map_err(|e| fail(e.to_string()))?;
+        let what = matmul::describe(&config).unwrap_or_else(|e| e);
+        (Product::F32(p), format!("matmul template: {what}"))
+    };
     let split = (splits > 1).then(|| Split::new(m, n, splits));
     // The product the epilogue reads: the template's result, or the sum of the parts.
     let product = match &split {
@@ -140,23 +156,21 @@ pub(crate) fn lower<'g>(
         }),
     );
     let out = output(vals);
-    let what = matmul::describe(&config).unwrap_or_else(|e| e);
     if let Some(sp) = split {
         let func = sp
-            .build(name, &a_view, &b_view, &out, &Product::F32(p))
+            .build(name, &a_view, &b_view, &out, &product_params)
             .map_err(fail)?;
         return Ok((
             func,
-            format!("matmul template: {what} ({why}), split-K {splits} + a summing kernel"),
+            format!("{what} ({why}), split-K {splits} + a summing kernel"),
             Some(key),
         ));
     }
-    let anchor = matmul::template_over(name, &a_view, &b_view, &product, &p)
-        .map_err(|e| fail(e.to_string()))?;
+    let anchor = match &product_params {
+        Product::F16(p) => matmul_f16::template_over(name, &a_view, &b_view, &product, p),
+        Product::F32(p) => matmul::template_over(name, &a_view, &b_view, &product, p),
+    }
+    .map_err(|e| fail(e.to_string()))?;
     let fused = fuse(&anchor, &out).map_err(|e| fail(e.to_string()))?;
-    Ok((
-        fused.func,
-        format!("matmul template: {what} ({why})"),
-        Some(key),
-    ))
+    Ok((fused.func, format!("{what} ({why})"), Some(key)))
 }
