@@ -177,6 +177,8 @@ fn error_choosing(dev: &mut dyn Device, precision: Precision, choices: &Choices)
     }
     if precision == Precision::F16 {
         assert!(text.contains("fp16 matmul template"), "{text}");
+        // The stem reads the 3-channel f32 image through a padded f16 NHWC copy.
+        assert!(text.contains("NHWC4 f16 copy"), "{text}");
     }
     assert!(text.contains("direct convolution"), "{text}");
     assert!(text.contains("no kernel: cat:Concat"), "{text}");

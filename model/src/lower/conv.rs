@@ -15,9 +15,9 @@ use weft_ops::templates::winograd::{self, WinogradDims};
 use weft_ops::templates::{depthwise, matmul, matmul_f16};
 
 use super::Chooser;
-use super::split_k::{Product, Split};
+use super::split_k::{Product, Split, join};
 use super::values::{Values, in_logical_order, in_memory_order};
-use super::{choose, rules};
+use super::{choose, narrow, rules};
 use crate::anchor::{AnchorKey, AnchorTemplate};
 use crate::error::ModelError;
 use weft_graph::passes::memory_order;
@@ -122,10 +122,33 @@ pub(crate) fn lower<'g>(
     };
     match choose(&d, x_inline, f32_nchw(x) && f32_nchw(w)) {
         ConvVariant::ImplicitGemm => {
+            // fp16 where the convolution reads or writes f16: the fp16 matmul template
+            // (matrix units where the target has them) over f16 views, f32 sums.
+            let f16 = g.tensor(x).dtype == DType::F16 || g.tensor(node.output).dtype == DType::F16;
+            let operand = if f16 { DType::F16 } else { DType::F32 };
+            // A narrow NCHW input in fp16 (a stem reading the image) is first copied into
+            // a padded NHWC f16 buffer by a kernel of its own (`narrow`), which the
+            // product then reads as an input of `PADDED_CHANNELS` channels.
+            let real_c = d.c;
+            let narrow = f16
+                && c.groups == 1
+                && g.tensor(x).layout == Layout::RowMajor
+                && d.c < narrow::PADDED_CHANNELS;
+            let copied = if narrow {
+                Some(narrow::copy(vals, x, [d.n, d.c, d.h, d.w], name).map_err(fail)?)
+            } else {
+                None
+            };
+            let d = if narrow {
+                let pc = narrow::PADDED_CHANNELS;
+                Geometry { c: pc, cg: pc, ..d }
+            } else {
+                d
+            };
             let (gm, gk, gn) = (d.n * d.oh * d.ow, d.cg * d.r * d.s, d.k);
             // The reduction index kk as (c, r, s): channels innermost where the input
             // is channels last, so that consecutive kk walk one pixel's channels.
-            let nhwc = g.tensor(x).layout == Layout::ChannelsLast;
+            let nhwc = g.tensor(x).layout == Layout::ChannelsLast || narrow;
             let crs = move |kk: &Expr| -> [Expr; 3] {
                 if nhwc {
                     [
@@ -138,10 +161,6 @@ pub(crate) fn lower<'g>(
                     [kk.clone() / rs, kk.clone() / d.s % d.r, kk.clone() % d.s]
                 }
             };
-            // fp16 where the convolution reads or writes f16: the fp16 matmul template
-            // (matrix units where the target has them) over f16 views, f32 sums.
-            let f16 = g.tensor(x).dtype == DType::F16 || g.tensor(node.output).dtype == DType::F16;
-            let operand = if f16 { DType::F16 } else { DType::F32 };
             let ohw = d.oh * d.ow;
             let cols = te::compute("x_cols", &[("i", gm), ("kk", gk)], |ix| {
                 let row = &ix[0];
@@ -151,11 +170,24 @@ pub(crate) fn lower<'g>(
                     row.clone() / d.ow % d.oh,
                     row.clone() % d.ow,
                 );
-                window(vals, x, &d, operand, [n, ch, oh, ow, r, s])
+                let at = [n, ch, oh, ow, r, s];
+                match &copied {
+                    Some((_, padded)) => window_with(&d, at, operand, |[n, ch, ih, iw]| {
+                        padded.at(&[n, ih, iw, ch])
+                    }),
+                    None => window_with(&d, at, operand, |at| vals.at_as(x, &at, operand)),
+                }
             });
             let weights = te::compute("w_cols", &[("kk", gk), ("j", gn)], |ix| {
                 let [ch, r, s] = crs(&ix[0]);
-                vals.at_as(w, &[ix[1].clone(), ch, r, s], operand)
+                if narrow {
+                    // Zero taps for the padded channels.
+                    let real = ch.clone().lt(real_c);
+                    let at = [ix[1].clone(), ch.min(real_c - 1), r, s];
+                    te::if_then_else(real, vals.at_as(w, &at, operand), Expr::zero(operand))
+                } else {
+                    vals.at_as(w, &[ix[1].clone(), ch, r, s], operand)
+                }
             });
             // The rule picks the template's tile and how many parts the reduction is split
             // into.
@@ -181,7 +213,13 @@ pub(crate) fn lower<'g>(
                     joined(&c.strides),
                     joined(&c.pads),
                     joined(&c.dilations),
-                    if nhwc { "NHWC" } else { "NCHW" }
+                    if narrow {
+                        "NHWC4 copy"
+                    } else if nhwc {
+                        "NHWC"
+                    } else {
+                        "NCHW"
+                    }
                 ),
                 winograd: winograd_dims(&d, f16).map(|w| [w.k, w.p4(), w.c]),
             };
@@ -226,7 +264,18 @@ pub(crate) fn lower<'g>(
                 }),
             );
             let out = output(vals);
-            let layout = if nhwc { "NHWC" } else { "NCHW" };
+            let layout = if narrow {
+                "over an NHWC4 f16 copy of its NCHW input, a kernel of its own,"
+            } else if nhwc {
+                "(NHWC)"
+            } else {
+                "(NCHW)"
+            };
+            // The padded copy first, where there is one.
+            let after_copy = |func: Func| match &copied {
+                Some((first, padded)) => join(name, first.clone(), func, padded),
+                None => func,
+            };
             let (product, what) = if f16 {
                 let p =
                     matmul_f16::F16Params::from_config(&config).map_err(|e| fail(e.to_string()))?;
@@ -243,9 +292,9 @@ pub(crate) fn lower<'g>(
                     .build(name, &cols, &weights, &out, &product)
                     .map_err(fail)?;
                 return Ok((
-                    func,
+                    after_copy(func),
                     format!(
-                        "implicit-gemm ({layout}) on {what} ({why}), split-K {splits} + a summing kernel"
+                        "implicit-gemm {layout} on {what} ({why}), split-K {splits} + a summing kernel"
                     ),
                     Some(key),
                 ));
@@ -257,8 +306,8 @@ pub(crate) fn lower<'g>(
             .map_err(|e| fail(e.to_string()))?;
             let fused = fuse(&anchor, &out).map_err(|e| fail(e.to_string()))?;
             Ok((
-                fused.func,
-                format!("implicit-gemm ({layout}) on {what} ({why})"),
+                after_copy(fused.func),
+                format!("implicit-gemm {layout} on {what} ({why})"),
                 Some(key),
             ))
         }
@@ -411,12 +460,16 @@ fn winograd<'g>(
 
 /// The input element output pixel `(n, oh, ow)` reads at channel `ch` and window
 /// position `(r, s)`, zero in the padding, as a value of `dtype`.
-fn window(
-    vals: &Values,
-    x: TensorId,
+fn window(vals: &Values, x: TensorId, d: &Geometry, dtype: DType, at: [Expr; 6]) -> Expr {
+    window_with(d, at, dtype, |at| vals.at_as(x, &at, dtype))
+}
+
+/// [`window`] with the element at logical `[n, ch, ih, iw]` read by `load`.
+fn window_with(
     d: &Geometry,
-    dtype: DType,
     [n, ch, oh, ow, r, s]: [Expr; 6],
+    dtype: DType,
+    load: impl FnOnce([Expr; 4]) -> Expr,
 ) -> Expr {
     let c = d.conv;
     let ih = oh * c.strides[0] as i64 - c.pads[0] as i64 + r * c.dilations[0] as i64;
@@ -427,11 +480,7 @@ fn window(
         iw.clone().ge(0),
         iw.clone().lt(d.w),
     ]);
-    te::if_then_else(
-        inside,
-        vals.at_as(x, &[n, ch, ih, iw], dtype),
-        Expr::zero(dtype),
-    )
+    te::if_then_else(inside, load([n, ch, ih, iw]), Expr::zero(dtype))
 }
 
 /// `1,1`: a list of numbers as a tuning record's shape names it.

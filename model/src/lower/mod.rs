@@ -12,6 +12,7 @@
 pub(crate) mod choose;
 mod conv;
 mod gemm;
+mod narrow;
 mod pool;
 pub(crate) mod rules;
 mod slice;

@@ -117,7 +117,7 @@ impl Split {
 
 /// One function of `first` then `second`, which communicate through `temp` (a global
 /// temporary of the result, no longer a parameter).
-fn join(name: &str, first: Func, second: Func, temp: &Buffer) -> Func {
+pub(crate) fn join(name: &str, first: Func, second: Func, temp: &Buffer) -> Func {
     let mut params: Vec<Param> = Vec::new();
     let outputs: Vec<Param> = second.params.last().cloned().into_iter().collect();
     for p in first

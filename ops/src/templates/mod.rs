@@ -171,7 +171,7 @@ pub enum BuildError {
 }
 
 /// The linear index of the running block in a grid from [`grid_for`].
-pub(crate) fn block_index(
+pub fn block_index(
     kb: &mut weft_ir::template::KernelBuilder,
     grid: [i64; 2],
 ) -> weft_ir::expr::Expr {
@@ -189,7 +189,7 @@ pub(crate) fn ceil_div(a: i64, b: i64) -> i64 {
 
 /// A launch grid of `blocks` blocks with at most 65535 per dimension (WebGPU's limit): a
 /// larger grid is two-dimensional and its surplus blocks do nothing.
-pub(crate) fn grid_for(blocks: i64) -> [i64; 2] {
+pub fn grid_for(blocks: i64) -> [i64; 2] {
     if blocks <= 65535 {
         [blocks, 1]
     } else {
