@@ -40,7 +40,7 @@ pub(crate) fn copy(
         vals.at_as(x, ix, DType::F16)
     });
     let padded = te::placeholder(&format!("{name}_nhwc{pc}"), &[n, h, w, pc], DType::F16);
-    let mut t = Template::new(&format!("{name}_pad"));
+    let mut t = Template::new(format!("{name}_pad"));
     t.param(&x_view);
     t.param(&padded);
     let total = n * h * w * pc;
