@@ -407,6 +407,11 @@ fn tune_writes_a_record_that_run_uses() {
         other.contains("default (no tuning record for matmul at m=5,n=6,k=7"),
         "{other}"
     );
+    // ... and the rule that chose the config from the target and the shape.
+    assert!(
+        other.contains("; rule: most blocks any tile gives"),
+        "{other}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

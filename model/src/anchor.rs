@@ -7,9 +7,8 @@ use std::fmt;
 
 use weft_ops::templates::Config;
 
-/// The most parts a reduction is split into: the partials are `splits · m · n` floats
-/// written and read once.
-pub const MAX_SPLITS: i64 = 16;
+/// The most parts a reduction is split into (the rule's bound, which records obey too).
+pub use weft_ops::templates::rule::MAX_SPLITS;
 
 /// The template an anchor runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -122,9 +122,15 @@ pub fn choose(
     records: Option<&Records>,
 ) -> Option<Choice> {
     let spec = w.template(schedule)?;
-    let default = |why: String| Choice {
-        config: (spec.default)(limits),
-        source: ChoiceSource::Default { why },
+    // No record: the template's rule for this shape and target (or its default).
+    let default = |why: String| {
+        let (config, how) = spec.untuned(limits, &w.shape);
+        Choice {
+            config,
+            source: ChoiceSource::Default {
+                why: format!("{why}; {how}"),
+            },
+        }
     };
     let Some(records) = records else {
         return Some(default("no tuning record file".into()));

@@ -29,7 +29,9 @@ use weft_ir::template::TemplateError;
 
 use super::matmul::{self, MatmulParams};
 use super::matmul_f16::{self, F16Params};
-use super::{BuildError, Config, TemplateSpec};
+use weft_codegen_common::TargetLimits;
+
+use super::{BuildError, Config, TemplateSpec, rule};
 use crate::Shape;
 use crate::conv::{
     Dims, Layout, Variant, bias_relu, filter, finish, in_op_order, one_thread_per_element,
@@ -63,6 +65,7 @@ pub const CONV2D: TemplateSpec = TemplateSpec {
     params: matmul::PARAMS,
     space: matmul::space,
     default: matmul::default_config,
+    rule: Some(conv2d_rule),
     describe: matmul::describe,
     build: build_conv2d,
 };
@@ -82,6 +85,7 @@ const fn f16_spec(build: fn(&Shape, &Config) -> Result<Func, BuildError>) -> Tem
         params: matmul_f16::PARAMS,
         space: matmul_f16::space_over_views,
         default: matmul_f16::default_config,
+        rule: Some(conv2d_f16_rule),
         describe: matmul_f16::describe,
         build,
     }
@@ -93,6 +97,22 @@ pub const CONV2D_F16: TemplateSpec = f16_spec(build_conv2d_f16);
 pub const CONV2D_F16_BIAS_RELU: TemplateSpec = f16_spec(build_conv2d_f16_bias_relu);
 /// `conv2d-f16-nchw`'s `implicit-gemm`.
 pub const CONV2D_F16_NCHW: TemplateSpec = f16_spec(build_conv2d_f16_nchw);
+
+/// The implicit GEMM's product `n·oh·ow × k × c·r·s` for a convolution op's shape.
+fn product(shape: &Shape) -> rule::Product {
+    let d = Dims::of(shape);
+    rule::Product::whole(d.n * d.oh * d.ow, d.k, d.c * d.r * d.s, 1)
+}
+
+/// The fp32 convolutions' config with no tuning record: the matmul rule over the product.
+fn conv2d_rule(limits: &TargetLimits, shape: &Shape) -> (Config, String) {
+    rule::for_op(matmul::rule_config(limits, product(shape)))
+}
+
+/// The fp16 convolutions' config with no tuning record: the fp16 rule over views.
+fn conv2d_f16_rule(limits: &TargetLimits, shape: &Shape) -> (Config, String) {
+    rule::for_op(matmul_f16::rule_config(limits, product(shape), true))
+}
 
 fn build_conv2d(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
     build(shape, config, &Variant::CONV2D, &MATMUL)

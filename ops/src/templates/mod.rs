@@ -26,6 +26,7 @@ pub mod depthwise;
 pub mod implicit_gemm;
 pub mod matmul;
 pub mod matmul_f16;
+pub mod rule;
 mod tiling;
 pub mod winograd;
 
@@ -142,13 +143,28 @@ pub struct TemplateSpec {
     pub params: &'static [(&'static str, &'static str)],
     /// The schedule space for what a target offers (independent of the input size).
     pub space: fn(&TargetLimits) -> Vec<Config>,
-    /// The config used when no tuning record applies: a good one that fits the target.
+    /// A config that fits the target whatever the shape: what a build given no config
+    /// uses, and the rule's fallback.
     pub default: fn(&TargetLimits) -> Config,
+    /// The stated rule choosing the config from the target and the shape when no tuning
+    /// record applies ([`rule`]), with why; `None`: [`TemplateSpec::default`].
+    pub rule: Option<rule::OpRule>,
     /// A short description of a config (`128x128x8 tile, 256 threads, ...`), or why it
     /// is not a valid config.
     pub describe: fn(&Config) -> Result<String, String>,
     /// Builds the op's Func at `shape` with `config`.
     pub build: fn(&Shape, &Config) -> Result<Func, BuildError>,
+}
+
+impl TemplateSpec {
+    /// The config to run at `shape` on `limits` with no tuning record: the rule's where
+    /// the template has one, else the default; with why.
+    pub fn untuned(&self, limits: &TargetLimits, shape: &Shape) -> (Config, String) {
+        match self.rule {
+            Some(rule) => rule(limits, shape),
+            None => ((self.default)(limits), "the template's default".to_string()),
+        }
+    }
 }
 
 impl fmt::Debug for TemplateSpec {

@@ -38,7 +38,9 @@ use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template, TemplateError, load_or};
 
 use super::matmul::{self, MatmulParams};
-use super::{BuildError, Config, TemplateSpec, block_index, ceil_div, grid_for};
+use weft_codegen_common::TargetLimits;
+
+use super::{BuildError, Config, TemplateSpec, block_index, ceil_div, grid_for, rule};
 use crate::Shape;
 
 /// Threads per block of the three transform kernels.
@@ -51,9 +53,18 @@ pub const SPEC: TemplateSpec = TemplateSpec {
     params: matmul::PARAMS,
     space: matmul::space,
     default: matmul::default_config,
+    rule: Some(rule_op),
     describe: matmul::describe,
     build,
 };
+
+/// The config with no tuning record: the matmul rule over the 16 batched products of
+/// `K × P × C` (P the tiles, rounded up to 4), one grid layer each.
+fn rule_op(limits: &TargetLimits, shape: &Shape) -> (Config, String) {
+    let d = WinogradDims::of(shape);
+    let p = rule::Product::whole(d.k, d.p4(), d.c, 16);
+    rule::for_op(matmul::rule_config(limits, p))
+}
 
 /// Builds the Winograd convolution at `shape` (the conv2d op's parameters; `r`, `s` and
 /// `stride` are 3, 3 and 1, which the op checks) with a matmul `config`.

@@ -55,6 +55,7 @@ pub const SPEC: TemplateSpec = TemplateSpec {
     params: PARAMS,
     space,
     default: default_config,
+    rule: None,
     describe,
     build,
 };

@@ -36,7 +36,9 @@ pub use space::{default_config, space};
 
 use weft_ir::func::Func;
 
-use super::{BuildError, Config, TemplateSpec, ceil_div};
+use weft_codegen_common::TargetLimits;
+
+use super::{BuildError, Config, TemplateSpec, ceil_div, rule};
 use crate::Shape;
 
 /// The template's parameters, in order, with their meaning.
@@ -66,6 +68,7 @@ pub const SPEC: TemplateSpec = TemplateSpec {
     params: PARAMS,
     space,
     default: default_config,
+    rule: Some(rule_op),
     describe,
     build,
 };
@@ -242,4 +245,29 @@ pub fn build(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
         shape.get("k"),
         &p,
     )?)
+}
+
+/// The stated rule's config for product `p` on `limits` ([`super::rule`]): over the
+/// template's tiles that need no register cap, with its split parts and why.
+pub fn rule_config(limits: &TargetLimits, p: rule::Product) -> rule::Choice {
+    let candidates: Vec<rule::Tile> = space(limits)
+        .iter()
+        .filter_map(|c| MatmulParams::from_config(c).ok())
+        .filter(|t| t.min_blocks == 0)
+        .map(|t| rule::Tile {
+            block_m: t.block_m(),
+            block_n: t.block_n(),
+            threads: t.threads(),
+            bk: t.bk,
+            config: t.config(),
+        })
+        .collect();
+    rule::pick(&candidates, p)
+        .unwrap_or_else(|| (default_config(limits), 1, "the template's default".into()))
+}
+
+/// `matmul`'s config with no tuning record: the rule over its `m × n × k` product.
+fn rule_op(limits: &TargetLimits, shape: &Shape) -> (Config, String) {
+    let (m, n, k) = (shape.get("m"), shape.get("n"), shape.get("k"));
+    rule::for_op(rule_config(limits, rule::Product::whole(m, n, k, 1)))
 }

@@ -62,7 +62,9 @@ pub use space::{default_config, space, space_over_views};
 
 use weft_ir::func::Func;
 
-use super::{BuildError, Config, TemplateSpec};
+use weft_codegen_common::TargetLimits;
+
+use super::{BuildError, Config, TemplateSpec, rule};
 use crate::Shape;
 
 /// The template's parameters, in order, with their meaning.
@@ -108,6 +110,7 @@ pub const SPEC: TemplateSpec = TemplateSpec {
     params: PARAMS,
     space,
     default: default_config,
+    rule: Some(rule_op),
     describe,
     build,
 };
@@ -333,4 +336,37 @@ pub fn build(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
         shape.get("k"),
         &p,
     )?)
+}
+
+/// The stated rule's config for product `p` on `limits` ([`super::rule`]), over
+/// [`space_over_views`] where the operands are views (an implicit GEMM's im2col) and
+/// over the whole [`space`] otherwise. Only the plain variant of each tile competes
+/// (one set of fragments, copies staged through registers, as the default): the
+/// pipelined ones are for the tuner, which measures them.
+pub fn rule_config(limits: &TargetLimits, p: rule::Product, over_views: bool) -> rule::Choice {
+    let configs = if over_views {
+        space_over_views(limits)
+    } else {
+        space(limits)
+    };
+    let candidates: Vec<rule::Tile> = configs
+        .iter()
+        .filter_map(|c| F16Params::from_config(c).ok())
+        .filter(|t| t.frag_buffers == 1 && !t.async_copy)
+        .map(|t| rule::Tile {
+            block_m: t.block_m(),
+            block_n: t.block_n(),
+            threads: t.threads(),
+            bk: t.bk,
+            config: t.config(),
+        })
+        .collect();
+    rule::pick(&candidates, p)
+        .unwrap_or_else(|| (default_config(limits), 1, "the template's default".into()))
+}
+
+/// `matmul-f16`'s config with no tuning record: the rule over its product.
+fn rule_op(limits: &TargetLimits, shape: &Shape) -> (Config, String) {
+    let (m, n, k) = (shape.get("m"), shape.get("n"), shape.get("k"));
+    rule::for_op(rule_config(limits, rule::Product::whole(m, n, k, 1), false))
 }
