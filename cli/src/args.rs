@@ -153,7 +153,8 @@ pub struct RunArgs {
     pub checked_shaders: bool,
     /// A template's config, `name=value,...`; the parameters given override the
     /// template's default for the target. Without it: a tuning record for this shape and
-    /// device, else that default.
+    /// device, else the config the template's rule picks for the shape and target (or
+    /// its default, for a template without a rule).
     #[arg(long)]
     pub config: Option<String>,
     /// Tuning records to use (default: `$WEFT_RECORDS`, else
