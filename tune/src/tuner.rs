@@ -144,7 +144,8 @@ pub enum TuneError {
     Device(#[from] DeviceError),
 }
 
-/// `configs` thinned to at most `n`, evenly spread, keeping `keep` (the default).
+/// `configs` thinned to at most `n`, evenly spread, keeping `keep` (the config that runs
+/// without a record).
 fn sample(configs: Vec<Config>, n: Option<usize>, keep: &Config) -> Vec<Config> {
     let Some(n) = n.filter(|&n| n < configs.len()) else {
         return configs;
@@ -185,7 +186,9 @@ pub fn tune(
         });
     }
     let space_len = space.len();
-    let configs = sample(space, opts.sample, &(spec.default)(limits));
+    // A sample keeps what runs without a record: the rule's config for this shape.
+    let untuned = spec.untuned(limits, &w.shape).0;
+    let configs = sample(space, opts.sample, &untuned);
 
     progress.phase("building", configs.len());
     let lowered: Vec<Result<LoweredFunc, String>> = configs

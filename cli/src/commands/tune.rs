@@ -240,6 +240,13 @@ fn list(op: &OpSpec, spec: &TemplateSpec, target: &Target) -> Result<(), CliErro
         ]);
     }
     out!("{}", t.render())?;
+    if spec.rule.is_some() {
+        outln!(
+            "with no tuning record, `weft run` and `weft bench` take the config the template's \
+             rule picks for the shape and target (they print which and why); `default` marks \
+             the one a build given no config uses"
+        )?;
+    }
     outln!("parameters:")?;
     for (name, meaning) in spec.params {
         outln!("  {name:<3} {meaning}")?;
