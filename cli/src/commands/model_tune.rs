@@ -7,6 +7,7 @@ use weft_model::tune::{TuneOptions, Tuned, tune as search};
 use weft_runtime::{Target, WgpuOptions};
 use weft_tune::{Record, Records};
 
+use super::tune::records_path;
 use crate::error::CliError;
 use crate::format::{Table, fmt_time};
 use crate::model_args::{ModelDType, ModelTuneArgs};
@@ -17,12 +18,7 @@ use crate::select;
 /// `weft model tune`.
 pub(crate) fn tune(a: &ModelTuneArgs) -> Result<(), CliError> {
     // Where the records go is checked before minutes of tuning.
-    let path = a
-        .records
-        .clone()
-        .or_else(Records::default_path)
-        .ok_or(CliError::NoRecordsPath)?;
-    Records::check_writable(&path)?;
+    let path = records_path(a.records.clone())?;
     let g = load(&a.source)?;
     let mut opened = select::open_str(&a.target, WgpuOptions::default())?;
     let limits = opened.device.limits();

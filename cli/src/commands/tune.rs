@@ -35,7 +35,7 @@ pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
     let records = if a.no_save {
         None
     } else {
-        Some(records_path(a)?)
+        Some(records_path(a.records.clone())?)
     };
     let options = WgpuOptions {
         shader_checks: a.checks.mode(),
@@ -189,10 +189,8 @@ pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
 
 /// The records file `tune` saves to (`--records`, else the default place), checked
 /// writable: exit 2 naming the path before any tuning when it is not.
-fn records_path(a: &TuneArgs) -> Result<PathBuf, CliError> {
-    let path = a
-        .records
-        .clone()
+pub(crate) fn records_path(given: Option<PathBuf>) -> Result<PathBuf, CliError> {
+    let path = given
         .or_else(Records::default_path)
         .ok_or(CliError::NoRecordsPath)?;
     Records::check_writable(&path)?;

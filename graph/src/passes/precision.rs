@@ -73,38 +73,26 @@ pub fn assign_precision(g: &mut Graph, p: Precision) -> usize {
     }
     let boundary: HashSet<TensorId> = g.inputs.iter().chain(&g.outputs).copied().collect();
     let consumers = g.consumers();
+    // Tensors that nodes of a kind read as their second input and nothing else reads.
+    let read_only_second_by = |kind: fn(&Op) -> bool| -> HashSet<TensorId> {
+        g.nodes
+            .iter()
+            .filter(|n| kind(&n.op))
+            .map(|n| n.inputs[1])
+            .filter(|&w| {
+                consumers.get(&w).is_some_and(|readers| {
+                    readers.iter().all(|r| {
+                        let n = &g.nodes[r.0];
+                        kind(&n.op) && n.inputs.iter().enumerate().all(|(k, &i)| i != w || k == 1)
+                    })
+                })
+            })
+            .collect()
+    };
     // Weights read as a convolution's filter and by nothing else.
-    let filters: HashSet<TensorId> = g
-        .nodes
-        .iter()
-        .filter(|n| matches!(n.op, Op::Conv(_)))
-        .map(|n| n.inputs[1])
-        .filter(|&w| {
-            consumers.get(&w).is_some_and(|readers| {
-                readers.iter().all(|r| {
-                    let n = &g.nodes[r.0];
-                    matches!(n.op, Op::Conv(_))
-                        && n.inputs.iter().enumerate().all(|(k, &i)| i != w || k == 1)
-                })
-            })
-        })
-        .collect();
-    // Weights read as a product's B operand, 2-D, and by nothing else.
-    let product_weights: HashSet<TensorId> = g
-        .nodes
-        .iter()
-        .filter(|n| matches!(n.op, Op::Gemm(_) | Op::MatMul))
-        .map(|n| n.inputs[1])
-        .filter(|&w| {
-            consumers.get(&w).is_some_and(|readers| {
-                readers.iter().all(|r| {
-                    let n = &g.nodes[r.0];
-                    matches!(n.op, Op::Gemm(_) | Op::MatMul)
-                        && n.inputs.iter().enumerate().all(|(k, &i)| i != w || k == 1)
-                })
-            })
-        })
-        .collect();
+    let filters = read_only_second_by(|op| matches!(op, Op::Conv(_)));
+    // Weights read as a product's B operand and by nothing else.
+    let product_weights = read_only_second_by(|op| matches!(op, Op::Gemm(_) | Op::MatMul));
     let mut changed = 0;
     for (i, t) in g.tensors.iter_mut().enumerate() {
         let id = TensorId(i);

@@ -12,7 +12,7 @@ use weft_ir::func::Func;
 use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
 use weft_ops::templates::winograd::{self, WinogradDims};
-use weft_ops::templates::{depthwise, matmul, matmul_f16};
+use weft_ops::templates::{depthwise, matmul};
 
 use super::Chooser;
 use super::split_k::{Product, Split, join};
@@ -276,17 +276,7 @@ pub(crate) fn lower<'g>(
                 Some((first, padded)) => join(name, first.clone(), func, padded),
                 None => func,
             };
-            let (product, what) = if f16 {
-                let p =
-                    matmul_f16::F16Params::from_config(&config).map_err(|e| fail(e.to_string()))?;
-                let what = matmul_f16::describe(&config).unwrap_or_else(|e| e);
-                (Product::F16(p), format!("the fp16 matmul template: {what}"))
-            } else {
-                let p =
-                    matmul::MatmulParams::from_config(&config).map_err(|e| fail(e.to_string()))?;
-                let what = matmul::describe(&config).unwrap_or_else(|e| e);
-                (Product::F32(p), format!("the matmul template: {what}"))
-            };
+            let (product, what) = Product::of(f16, &config).map_err(fail)?;
             if let Some(sp) = split {
                 let func = sp
                     .build(name, &cols, &weights, &out, &product)
@@ -294,20 +284,18 @@ pub(crate) fn lower<'g>(
                 return Ok((
                     after_copy(func),
                     format!(
-                        "implicit-gemm {layout} on {what} ({why}), split-K {splits} + a summing kernel"
+                        "implicit-gemm {layout} on the {what} ({why}), split-K {splits} + a summing kernel"
                     ),
                     Some(key),
                 ));
             }
-            let anchor = match &product {
-                Product::F16(p) => matmul_f16::template_over(name, &cols, &weights, &gemm, p),
-                Product::F32(p) => matmul::template_over(name, &cols, &weights, &gemm, p),
-            }
-            .map_err(|e| fail(e.to_string()))?;
+            let anchor = product
+                .template_over(name, &cols, &weights, &gemm)
+                .map_err(|e| fail(e.to_string()))?;
             let fused = fuse(&anchor, &out).map_err(|e| fail(e.to_string()))?;
             Ok((
                 after_copy(fused.func),
-                format!("implicit-gemm {layout} on {what} ({why})"),
+                format!("implicit-gemm {layout} on the {what} ({why})"),
                 Some(key),
             ))
         }

@@ -10,7 +10,6 @@ use weft_graph::{Graph, Op};
 use weft_ir::func::Func;
 use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
-use weft_ops::templates::{matmul, matmul_f16};
 
 use super::Chooser;
 use super::split_k::{Product, Split};
@@ -119,15 +118,7 @@ pub(crate) fn lower<'g>(
     };
     let (choice, why) = choose::anchor(chooser.limits, chooser.choices, &key);
     let (config, splits) = (choice.config, choice.splits);
-    let (product_params, what) = if f16 {
-        let p = matmul_f16::F16Params::from_config(&config).map_err(|e| fail(e.to_string()))?;
-        let what = matmul_f16::describe(&config).unwrap_or_else(|e| e);
-        (Product::F16(p), format!("fp16 matmul template: {what}"))
-    } else {
-        let p = matmul::MatmulParams::from_config(&config).map_err(|e| fail(e.to_string()))?;
-        let what = matmul::describe(&config).unwrap_or_else(|e| e);
-        (Product::F32(p), format!("matmul template: {what}"))
-    };
+    let (product_params, what) = Product::of(f16, &config).map_err(fail)?;
     let split = (splits > 1).then(|| Split::new(m, n, splits));
     // The product the epilogue reads: the template's result, or the sum of the parts.
     let product = match &split {
@@ -166,11 +157,9 @@ pub(crate) fn lower<'g>(
             Some(key),
         ));
     }
-    let anchor = match &product_params {
-        Product::F16(p) => matmul_f16::template_over(name, &a_view, &b_view, &product, p),
-        Product::F32(p) => matmul::template_over(name, &a_view, &b_view, &product, p),
-    }
-    .map_err(|e| fail(e.to_string()))?;
+    let anchor = product_params
+        .template_over(name, &a_view, &b_view, &product)
+        .map_err(|e| fail(e.to_string()))?;
     let fused = fuse(&anchor, &out).map_err(|e| fail(e.to_string()))?;
     Ok((fused.func, format!("{what} ({why})"), Some(key)))
 }

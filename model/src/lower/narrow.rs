@@ -16,7 +16,7 @@ use weft_ir::func::Func;
 use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
 use weft_ir::template::{Template, load_or};
-use weft_ops::templates::{block_index, grid_for};
+use weft_ops::templates::per_item;
 
 use super::values::Values;
 
@@ -43,25 +43,19 @@ pub(crate) fn copy(
     let mut t = Template::new(format!("{name}_pad"));
     t.param(&x_view);
     t.param(&padded);
-    let total = n * h * w * pc;
-    let grid = grid_for((total + THREADS - 1) / THREADS);
-    t.kernel(grid, THREADS, |kb| {
-        let block = block_index(kb, grid);
-        let idx = kb.let_("idx", block * THREADS + kb.thread_x());
-        kb.if_(idx.clone().lt(total), |kb| {
-            let ch = kb.let_("ch", idx.clone() % pc);
-            let col = kb.let_("col", idx.clone() / pc % w);
-            let row = kb.let_("row", idx.clone() / (pc * w) % h);
-            let img = kb.let_("img", idx / (pc * w * h));
-            // The index clamped as well as the load predicated: in bounds either way.
-            let v = load_or(
-                &x_view,
-                [img.clone(), ch.clone().min(c - 1), row.clone(), col.clone()],
-                ch.clone().lt(c),
-                Expr::zero(DType::F16),
-            );
-            kb.store(&padded, [img, row, col, ch], v);
-        });
+    per_item(&mut t, n * h * w * pc, THREADS, |kb, idx| {
+        let ch = kb.let_("ch", idx.clone() % pc);
+        let col = kb.let_("col", idx.clone() / pc % w);
+        let row = kb.let_("row", idx.clone() / (pc * w) % h);
+        let img = kb.let_("img", idx / (pc * w * h));
+        // The index clamped as well as the load predicated: in bounds either way.
+        let v = load_or(
+            &x_view,
+            [img.clone(), ch.clone().min(c - 1), row.clone(), col.clone()],
+            ch.clone().lt(c),
+            Expr::zero(DType::F16),
+        );
+        kb.store(&padded, [img, row, col, ch], v);
     });
     let func = t.finish().map_err(|e| e.to_string())?;
     let func = fuse(&func, &padded)

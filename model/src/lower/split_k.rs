@@ -8,6 +8,8 @@
 use weft_ir::func::{Func, Param, Stmt};
 use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
+use weft_ir::template::TemplateError;
+use weft_ops::templates::Config;
 use weft_ops::templates::matmul::{self, MatmulParams};
 use weft_ops::templates::matmul_f16::{self, F16Params};
 
@@ -22,6 +24,34 @@ pub(crate) enum Product {
 }
 
 impl Product {
+    /// `config` of the fp16 template (`f16`) or the fp32 one, checked, with the
+    /// template's description of it (`the fp16 matmul template: 64x64x32 tile, ...`).
+    pub(crate) fn of(f16: bool, config: &Config) -> Result<(Product, String), String> {
+        if f16 {
+            let p = F16Params::from_config(config).map_err(|e| e.to_string())?;
+            let what = matmul_f16::describe(config).unwrap_or_else(|e| e);
+            Ok((Product::F16(p), format!("fp16 matmul template: {what}")))
+        } else {
+            let p = MatmulParams::from_config(config).map_err(|e| e.to_string())?;
+            let what = matmul::describe(config).unwrap_or_else(|e| e);
+            Ok((Product::F32(p), format!("matmul template: {what}")))
+        }
+    }
+
+    /// The template's `c = a @ b` over given tensors (rank 3: batched).
+    pub(crate) fn template_over(
+        &self,
+        name: &str,
+        a: &Buffer,
+        b: &Buffer,
+        c: &Buffer,
+    ) -> Result<Func, TemplateError> {
+        match self {
+            Product::F32(p) => matmul::template_over(name, a, b, c, p),
+            Product::F16(p) => matmul_f16::template_over(name, a, b, c, p),
+        }
+    }
+
     fn bk(&self) -> i64 {
         match self {
             Product::F32(p) => p.bk,
@@ -97,11 +127,9 @@ impl Split {
                 )
             },
         );
-        let products = match p {
-            Product::F32(p) => matmul::template_over(name, &a3, &b3, &self.partial, p),
-            Product::F16(p) => matmul_f16::template_over(name, &a3, &b3, &self.partial, p),
-        }
-        .map_err(|e| e.to_string())?;
+        let products = p
+            .template_over(name, &a3, &b3, &self.partial)
+            .map_err(|e| e.to_string())?;
         let products = fuse(&products, &self.partial)
             .map_err(|e| format!("fusing the split product's views: {e}"))?
             .func;

@@ -10,11 +10,10 @@
 pub mod search;
 
 use weft_codegen_common::TargetLimits;
-use weft_ops::templates::Config;
 
 pub use crate::anchor::{AnchorChoice, AnchorKey, AnchorTemplate, Choices};
-use weft_ops::templates::matmul::{self, MatmulParams};
-use weft_ops::templates::matmul_f16::{self, F16Params};
+use weft_ops::templates::matmul;
+use weft_ops::templates::matmul_f16;
 
 use crate::anchor::MAX_SPLITS;
 use crate::lower::choose::{ENOUGH_TILES, split_k};
@@ -31,23 +30,16 @@ pub use search::{AnchorResult, TuneOptions, Tuned, tune};
 /// warps to hide their latency, which only smaller tiles give.
 pub fn candidates(limits: &TargetLimits, key: &AnchorKey, limit: usize) -> Vec<AnchorChoice> {
     let (m, n, k) = (key.m, key.n, key.k);
-    // (config, block_m, block_n).
-    let tiles: Vec<(Config, i64, i64)> = match key.template {
-        AnchorTemplate::Matmul => matmul::space(limits)
-            .iter()
-            .filter_map(|c| MatmulParams::from_config(c).ok())
-            .filter(|p| p.min_blocks == 0)
-            .map(|p| (p.config(), p.block_m(), p.block_n()))
-            .collect(),
-        AnchorTemplate::MatmulF16 => matmul_f16::space_over_views(limits)
-            .iter()
-            .filter_map(|c| F16Params::from_config(c).ok())
-            .map(|p| (p.config(), p.block_m(), p.block_n()))
-            .collect(),
+    let tiles = match key.template {
+        AnchorTemplate::Matmul => matmul::tiles(limits),
+        AnchorTemplate::MatmulF16 => {
+            matmul_f16::tiles(&matmul_f16::space_over_views(limits), |_| true)
+        }
     };
     // (blocks, useful area, choice).
     let mut all: Vec<(f64, i64, AnchorChoice)> = Vec::new();
-    for (config, bm, bn) in tiles {
+    for t in tiles {
+        let (config, bm, bn) = (t.config, t.block_m, t.block_n);
         let tiles = ceil_div(m, bm) * ceil_div(n, bn);
         let rule = split_k(m, n, k, bm, bn);
         let mut splits = vec![1, rule];
@@ -67,17 +59,13 @@ pub fn candidates(limits: &TargetLimits, key: &AnchorKey, limit: usize) -> Vec<A
     // The Winograd variant where the anchor can take it: the fp32 template's tiles over
     // its 16 products (one grid layer each).
     if let Some([wm, wn, _]) = key.winograd {
-        for p in matmul::space(limits)
-            .iter()
-            .filter_map(|c| MatmulParams::from_config(c).ok())
-            .filter(|p| p.min_blocks == 0)
-        {
-            let (bm, bn) = (p.block_m(), p.block_n());
+        for t in matmul::tiles(limits) {
+            let (bm, bn) = (t.block_m, t.block_n);
             all.push((
                 (16 * ceil_div(wm, bm) * ceil_div(wn, bn)) as f64,
                 bm.min(wm) * bn.min(wn),
                 AnchorChoice {
-                    config: p.config(),
+                    config: t.config,
                     splits: 1,
                     winograd: true,
                 },

@@ -187,7 +187,7 @@ pub enum BuildError {
 }
 
 /// The linear index of the running block in a grid from [`grid_for`].
-pub fn block_index(
+pub(crate) fn block_index(
     kb: &mut weft_ir::template::KernelBuilder,
     grid: [i64; 2],
 ) -> weft_ir::expr::Expr {
@@ -198,6 +198,22 @@ pub fn block_index(
     }
 }
 
+/// Adds to `t` a kernel of one thread per item of `0..total`, `threads` a block; `body`
+/// gets the item's index (threads past `total` do nothing).
+pub fn per_item(
+    t: &mut weft_ir::template::Template,
+    total: i64,
+    threads: i64,
+    body: impl FnOnce(&mut weft_ir::template::KernelBuilder, weft_ir::expr::Expr),
+) {
+    let grid = grid_for(ceil_div(total, threads));
+    t.kernel(grid, threads, |kb| {
+        let block = block_index(kb, grid);
+        let idx = kb.let_("idx", block * threads + kb.thread_x());
+        kb.if_(idx.clone().lt(total), |kb| body(kb, idx));
+    });
+}
+
 /// `ceil(a / b)` for positive `b` (`i64::div_ceil` is not stable for signed integers).
 pub(crate) fn ceil_div(a: i64, b: i64) -> i64 {
     (a + b - 1) / b
@@ -205,7 +221,7 @@ pub(crate) fn ceil_div(a: i64, b: i64) -> i64 {
 
 /// A launch grid of `blocks` blocks with at most 65535 per dimension (WebGPU's limit): a
 /// larger grid is two-dimensional and its surplus blocks do nothing.
-pub fn grid_for(blocks: i64) -> [i64; 2] {
+pub(crate) fn grid_for(blocks: i64) -> [i64; 2] {
     if blocks <= 65535 {
         [blocks, 1]
     } else {

@@ -121,6 +121,11 @@ pub fn pick(candidates: &[Tile], p: Product) -> Option<Choice> {
 /// The ops' templates cannot split a reduction yet, so the rule takes whole products.
 pub type OpRule = fn(&TargetLimits, &Shape) -> (Config, String);
 
+/// [`pick`], or `fallback` (the template's default, not split) for an empty space.
+pub fn pick_or(candidates: &[Tile], p: Product, fallback: impl FnOnce() -> Config) -> Choice {
+    pick(candidates, p).unwrap_or_else(|| (fallback(), 1, "the template's default".into()))
+}
+
 /// A rule's choice as an op's template reports it (its reduction whole).
 pub fn for_op((config, _, why): Choice) -> (Config, String) {
     (config, format!("rule: {why}"))

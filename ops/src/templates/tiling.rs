@@ -142,3 +142,19 @@ pub(crate) fn swizzle(
     let tn = k.let_("tile_n", col);
     (tm, tn)
 }
+
+/// Indices into a global matrix that is one of a batch (`batched`: rank 3, the batch
+/// element is the grid layer `blockIdx.z`) or alone (rank 2), as `at(row, col)`.
+pub(crate) fn batched_at(
+    kb: &KernelBuilder,
+    batched: bool,
+) -> impl Fn(Expr, Expr) -> Vec<Expr> + use<> {
+    let bz = kb.block_z();
+    move |row: Expr, col: Expr| {
+        if batched {
+            vec![bz.clone(), row, col]
+        } else {
+            vec![row, col]
+        }
+    }
+}

@@ -40,7 +40,7 @@ use weft_ir::template::{KernelBuilder, Template, TemplateError, load_or};
 use super::matmul::{self, MatmulParams};
 use weft_codegen_common::TargetLimits;
 
-use super::{BuildError, Config, TemplateSpec, block_index, ceil_div, grid_for, rule};
+use super::{BuildError, Config, TemplateSpec, ceil_div, per_item, rule};
 use crate::Shape;
 
 /// Threads per block of the three transform kernels.
@@ -117,16 +117,6 @@ impl WinogradDims {
     pub fn p4(&self) -> i64 {
         ceil_div(self.p(), 4) * 4
     }
-}
-
-/// Adds a kernel of one thread per item of `0..total`; `body` gets the item's index.
-fn per_item(t: &mut Template, total: i64, body: impl FnOnce(&mut KernelBuilder, Expr)) {
-    let grid = grid_for(ceil_div(total, THREADS));
-    t.kernel(grid, THREADS, |kb| {
-        let block = block_index(kb, grid);
-        let idx = kb.let_("idx", block * THREADS + kb.thread_x());
-        kb.if_(idx.clone().lt(total), |kb| body(kb, idx));
-    });
 }
 
 /// `p → (image, tile row, tile column)`.
@@ -223,7 +213,7 @@ fn add_kernels(
     let m = t.temp("M", &[16, d.k, p4], DType::F32);
 
     // 1. U = G g Gᵀ, one thread per (k, c).
-    per_item(t, d.k * d.c, |kb, idx| {
+    per_item(t, d.k * d.c, THREADS, |kb, idx| {
         let (kk, cc) = (kb.let_("k", idx.clone() / d.c), kb.let_("c", idx % d.c));
         let g: [[Expr; 3]; 3] = std::array::from_fn(|i| {
             std::array::from_fn(|j| {
@@ -251,7 +241,7 @@ fn add_kernels(
     });
 
     // 2. V = Bᵀ d B, one thread per (c, tile); tiles past `P` are zero.
-    per_item(t, d.c * p4, |kb, idx| {
+    per_item(t, d.c * p4, THREADS, |kb, idx| {
         let (cc, tile) = (kb.let_("c", idx.clone() / p4), kb.let_("p", idx % p4));
         let (img, ti, tj) = tile_of(kb, &tile, d);
         let h0 = kb.let_("h0", ti * 2 - d.pad);
@@ -288,7 +278,7 @@ fn add_kernels(
     matmul::add_kernel(t, &u, &v, &m, p);
 
     // 4. Y = Aᵀ M A, one thread per (k, tile), 2×2 outputs each.
-    per_item(t, d.k * pp, |kb, idx| {
+    per_item(t, d.k * pp, THREADS, |kb, idx| {
         let (kk, tile) = (kb.let_("k", idx.clone() / pp), kb.let_("p", idx % pp));
         let mt: [Rows; 4] = std::array::from_fn(|i| {
             std::array::from_fn(|j| {

@@ -6,7 +6,7 @@ use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template, TemplateError};
 
 use super::MatmulParams;
-use crate::templates::tiling::{Coverage, swizzle};
+use crate::templates::tiling::{Coverage, batched_at, swizzle};
 use crate::templates::{block_index, ceil_div, grid_for};
 
 /// Words of padding per row of the transposed A tile: the choice among 0 and 4 (which
@@ -92,15 +92,7 @@ pub fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &Matm
             kb.min_blocks_per_sm(p.min_blocks as u32);
         }
         let tx = kb.thread_x();
-        // Indices into a (possibly batched) global matrix.
-        let bz = kb.block_z();
-        let at = move |row: Expr, col: Expr| -> Vec<Expr> {
-            if batched {
-                vec![bz.clone(), row, col]
-            } else {
-                vec![row, col]
-            }
-        };
+        let at = batched_at(kb, batched);
         let pid = block_index(kb, grid);
         let body = |kb: &mut KernelBuilder| {
             let (tile_m, tile_n) = swizzle(kb, pid.clone(), tiles_m, tiles_n, p.group);

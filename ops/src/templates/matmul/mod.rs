@@ -247,10 +247,10 @@ pub fn build(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
     )?)
 }
 
-/// The stated rule's config for product `p` on `limits` ([`super::rule`]): over the
-/// template's tiles that need no register cap, with its split parts and why.
-pub fn rule_config(limits: &TargetLimits, p: rule::Product) -> rule::Choice {
-    let candidates: Vec<rule::Tile> = space(limits)
+/// The space's configs that need no register cap, with their block tiles: what the
+/// stated rule and a whole-model tuning run choose among.
+pub fn tiles(limits: &TargetLimits) -> Vec<rule::Tile> {
+    space(limits)
         .iter()
         .filter_map(|c| MatmulParams::from_config(c).ok())
         .filter(|t| t.min_blocks == 0)
@@ -261,9 +261,13 @@ pub fn rule_config(limits: &TargetLimits, p: rule::Product) -> rule::Choice {
             bk: t.bk,
             config: t.config(),
         })
-        .collect();
-    rule::pick(&candidates, p)
-        .unwrap_or_else(|| (default_config(limits), 1, "the template's default".into()))
+        .collect()
+}
+
+/// The stated rule's config for product `p` on `limits` ([`super::rule`]) over
+/// [`tiles`], with its split parts and why.
+pub fn rule_config(limits: &TargetLimits, p: rule::Product) -> rule::Choice {
+    rule::pick_or(&tiles(limits), p, || default_config(limits))
 }
 
 /// `matmul`'s config with no tuning record: the rule over its `m × n × k` product.

@@ -7,7 +7,7 @@ use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template, TemplateError};
 
 use super::F16Params;
-use crate::templates::tiling::{Coverage, swizzle};
+use crate::templates::tiling::{Coverage, batched_at, swizzle};
 use crate::templates::{block_index, ceil_div, grid_for};
 
 /// Halves of padding per shared row: 16 bytes, so rows stay 16-byte aligned (`ldmatrix`,
@@ -94,15 +94,7 @@ fn add_kernel(
 
     t.kernel([grid[0], grid[1], batch], threads, |kb| {
         let tx = kb.thread_x();
-        // Indices into a (possibly batched) global matrix.
-        let bz = kb.block_z();
-        let at = move |row: Expr, col: Expr| -> Vec<Expr> {
-            if batched {
-                vec![bz.clone(), row, col]
-            } else {
-                vec![row, col]
-            }
-        };
+        let at = batched_at(kb, batched);
         let pid = block_index(kb, grid);
         let body = |kb: &mut KernelBuilder| {
             let (tile_m, tile_n) = swizzle(kb, pid.clone(), tiles_m, tiles_n, p.group);

@@ -349,10 +349,17 @@ pub fn rule_config(limits: &TargetLimits, p: rule::Product, over_views: bool) ->
     } else {
         space(limits)
     };
-    let candidates: Vec<rule::Tile> = configs
+    let plain = tiles(&configs, |t| t.frag_buffers == 1 && !t.async_copy);
+    rule::pick_or(&plain, p, || default_config(limits))
+}
+
+/// The configs of `configs` that `keep` accepts, with their block tiles: what the stated
+/// rule and a whole-model tuning run choose among.
+pub fn tiles(configs: &[Config], keep: impl Fn(&F16Params) -> bool) -> Vec<rule::Tile> {
+    configs
         .iter()
         .filter_map(|c| F16Params::from_config(c).ok())
-        .filter(|t| t.frag_buffers == 1 && !t.async_copy)
+        .filter(keep)
         .map(|t| rule::Tile {
             block_m: t.block_m(),
             block_n: t.block_n(),
@@ -360,9 +367,7 @@ pub fn rule_config(limits: &TargetLimits, p: rule::Product, over_views: bool) ->
             bk: t.bk,
             config: t.config(),
         })
-        .collect();
-    rule::pick(&candidates, p)
-        .unwrap_or_else(|| (default_config(limits), 1, "the template's default".into()))
+        .collect()
 }
 
 /// `matmul-f16`'s config with no tuning record: the rule over its product.
