@@ -42,6 +42,11 @@ pub enum Command {
     /// space, compile them in parallel, check and time each by kernel time, print the
     /// best five and keep the best in the tuning records (which `run` and `bench` use).
     Tune(TuneArgs),
+    /// Over a set of shapes, time the config the template's rule picks with no record
+    /// beside the best a tuning at each shape finds, fixed configs and the vendor library
+    /// (the figure of defaults and of input-size sensitivity; `weft report --sweeps`
+    /// draws it).
+    Sweep(SweepArgs),
     /// Benchmark (or read earlier benchmark JSON), compile every op x schedule for AMD
     /// and Apple offline, and rewrite the results page, its charts (PNG and SVG) and
     /// `report.json`: the figures in `docs/` come from this command.
@@ -245,10 +250,48 @@ pub struct ReportArgs {
     /// Timed runs of each model.
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
     pub model_iters: u32,
+    /// Shape sweeps to put on the page: files written by `weft sweep --json`
+    /// (comma-separated or repeated; the parts of one sweep are joined).
+    #[arg(long, value_delimiter = ',')]
+    pub sweeps: Vec<PathBuf>,
     /// Baselines measured in the same call: JSON lines from `scripts/torch_models.py`
     /// (PyTorch eager, one CUDA graph, torch.compile), put beside weft's rows.
     #[arg(long)]
     pub baselines: Option<PathBuf>,
+}
+
+/// `weft sweep`.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// The op: `matmul` or `matmul-f16`.
+    #[arg(long, default_value = "matmul")]
+    pub op: String,
+    /// A target string (`cuda`, `vulkan`, `cpu`, ...).
+    #[arg(long)]
+    pub target: String,
+    /// The shapes: `mixed` (60 products: squares, primes, small M, long K, BERT/ViT/GPT-2
+    /// projections, ResNet-50's convolutions as GEMMs), `cubes:FROM:TO[:STEP]` (m = n =
+    /// k), or shapes separated by `;`.
+    #[arg(long)]
+    pub shapes: String,
+    /// Measure only part I of N of the shapes (`1/2`): a long sweep as several runs,
+    /// which `weft report --sweeps` joins.
+    #[arg(long)]
+    pub part: Option<String>,
+    /// Configs of the space tuning times at each shape, spread over it (besides the
+    /// rule's and the fixed configs); 0: no tuning.
+    #[arg(long, default_value_t = 64)]
+    pub sample: u32,
+    /// Device time to spend timing one config, in ms.
+    #[arg(long, default_value_t = 20)]
+    pub budget_ms: u32,
+    /// Configs timed at every shape as they are, separated by `;`: `default` (the
+    /// template's fixed default), a whole config, or `NAME:CONFIG` to name it on the page.
+    #[arg(long, value_delimiter = ';')]
+    pub fixed: Vec<String>,
+    /// Write the sweep as JSON (rewritten whole after every shape).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
 }
 
 /// `weft tune`.

@@ -84,6 +84,9 @@ pub enum CliError {
         path: PathBuf,
         problem: String,
     },
+    /// `weft sweep` was given something it cannot measure.
+    #[error("weft sweep: {reason}")]
+    Sweep { reason: String },
     /// A file could not be written.
     #[error("writing `{path}`: {source}")]
     Io {

@@ -33,6 +33,7 @@ mod progress;
 mod references;
 mod report;
 mod select;
+mod sweep;
 
 use std::io::Write;
 use std::process::ExitCode;

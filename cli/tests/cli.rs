@@ -90,10 +90,18 @@ fn ir_prints_func_trace_and_kernels() {
     assert!(func.contains("def matmul"), "{func}");
     let traced = ok(&["ir", "--op", "matmul", "--schedule", "naive", "--trace"]);
     assert!(traced.contains("sch.bind("), "{traced}");
-    let lowered = ok(&["ir", "--op", "matmul", "--shape", "m=64,n=32", "--lowered"]);
+    // k = 64: a short reduction, so the rule takes one kernel (no split).
+    let lowered = ok(&[
+        "ir",
+        "--op",
+        "matmul",
+        "--shape",
+        "m=64,n=32,k=64",
+        "--lowered",
+    ]);
     assert!(lowered.contains("T.launch_thread"), "{lowered}");
     assert!(
-        lowered.contains("(64, 1024)"),
+        lowered.contains("(64, 64)"),
         "shape not applied:\n{lowered}"
     );
     // The bounds prover's verdict, one comment per kernel, before the kernels.
@@ -323,11 +331,27 @@ fn tune_lists_the_space_for_a_target() {
     };
     let cuda = ok(&["tune", "--op", "matmul", "--list", "--target", "cuda"]);
     let webgpu = ok(&["tune", "--op", "matmul", "--list", "--target", "webgpu"]);
+    // The template's configs, and those of its tiles split in parts (`sk`), which the
+    // tuner times only where they can pay.
+    let splits = |out: &str| -> usize {
+        out.lines()
+            .filter(|l| l.contains(",sk=") && l.contains("k split in"))
+            .count()
+    };
     assert!(
-        count(&cuda) <= 200 && count(&webgpu) < count(&cuda),
+        count(&cuda) - splits(&cuda) <= 200 && count(&webgpu) < count(&cuda),
         "{cuda}\n{webgpu}"
     );
+    assert!(splits(&cuda) > 0, "{cuda}");
+    assert!(
+        cuda.contains(&format!("({} of them split-K", splits(&cuda))),
+        "{cuda}"
+    );
     assert!(cuda.contains("default") && cuda.contains("mb  "), "{cuda}");
+    assert!(
+        cuda.contains("sk  parts the reduction is split into"),
+        "{cuda}"
+    );
     assert!(cuda.contains("the same for every input size"));
 }
 

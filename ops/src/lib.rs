@@ -51,6 +51,7 @@ mod conv2d;
 mod conv2d_f16;
 mod depthwise;
 mod matmul;
+pub mod rules;
 mod shape;
 pub mod templates;
 mod vecadd;

@@ -5,6 +5,7 @@
 //! That the space's configs compute the right thing is `tests/tests/templates.rs`' job.
 
 use weft_codegen_common::TargetLimits;
+use weft_ops::templates::split_k;
 use weft_ops::{OPS, Shape};
 
 #[test]
@@ -40,12 +41,15 @@ fn every_rule_picks_a_config_of_its_space_that_builds() {
             let space = (spec.space)(limits);
             for shape in &shapes {
                 let (config, why) = spec.untuned(limits, shape);
+                // A split may be in any number of parts; its tile is the space's.
+                let (tile, sk) = split_k::parts(&config).unwrap();
                 assert!(
-                    space.contains(&config),
+                    space.contains(&tile) && (1..=16).contains(&sk),
                     "{} at {shape} on {}: {config} is not in the space",
                     op.name,
                     limits.name
                 );
+                assert_eq!(why.contains("split"), sk > 1, "{why}");
                 assert!(why.starts_with("rule: "), "{why}");
                 (spec.build)(shape, &config)
                     .unwrap_or_else(|e| panic!("{} at {shape} with {config}: {e}", op.name));
@@ -69,4 +73,9 @@ fn the_rule_follows_the_shape() {
     // A large square and a small-M, long-K product do not get the same tile: the fixed
     // default gave the latter 0.10x cuBLAS on an H100 (issue 26).
     assert_ne!(at("m=4096,n=4096,k=4096"), at("m=197,n=768,k=3072"));
+    // The long reduction over few tiles is split; the large square is not.
+    assert!(at("m=197,n=768,k=3072").get("sk").is_some_and(|s| s > 1));
+    assert_eq!(at("m=4096,n=4096,k=4096").get("sk"), None);
+    // A short reduction is not split however few its tiles.
+    assert_eq!(at("m=64,n=64,k=200").get("sk"), None);
 }

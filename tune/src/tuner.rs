@@ -20,6 +20,9 @@ pub struct TuneOptions {
     /// the default (`None`: the whole space). Meant for slow devices: the interpreter, a
     /// CPU Vulkan driver.
     pub sample: Option<usize>,
+    /// Configs timed besides the space's, whatever the sample (`weft sweep`'s fixed
+    /// configs); `sample: Some(0)` times only these and the rule's config.
+    pub extra: Vec<Config>,
     /// Seed of the random inputs.
     pub seed: u64,
     /// About how much device time to spend timing one config (at least two runs).
@@ -35,6 +38,7 @@ impl Default for TuneOptions {
     fn default() -> Self {
         TuneOptions {
             sample: None,
+            extra: Vec::new(),
             seed: 0,
             budget: Duration::from_millis(20),
             check_all: false,
@@ -99,7 +103,8 @@ impl Trial {
 /// The result of tuning one workload on one device.
 #[derive(Clone, Debug)]
 pub struct Tuned {
-    /// Configs in the space for the target's resources.
+    /// Configs of the space for the target's resources that can pay at the shape, with
+    /// the rule's pick.
     pub space: usize,
     /// Every config tried, fastest right one first, then the wrong and failed ones.
     pub trials: Vec<Trial>,
@@ -144,19 +149,20 @@ pub enum TuneError {
     Device(#[from] DeviceError),
 }
 
-/// `configs` thinned to at most `n`, evenly spread, keeping `keep` (the config that runs
-/// without a record).
-fn sample(configs: Vec<Config>, n: Option<usize>, keep: &Config) -> Vec<Config> {
+/// `configs` thinned to `n` evenly spread, with each of `keep` (the config that runs
+/// without a record, a sweep's fixed ones) added where the spread missed it.
+fn sample(configs: Vec<Config>, n: Option<usize>, keep: &[&Config]) -> Vec<Config> {
     let Some(n) = n.filter(|&n| n < configs.len()) else {
         return configs;
     };
-    let n = n.max(1);
-    let stride = configs.len() as f64 / n as f64;
+    let stride = configs.len() as f64 / n.max(1) as f64;
     let mut out: Vec<Config> = (0..n)
         .map(|i| configs[(i as f64 * stride) as usize].clone())
         .collect();
-    if !out.contains(keep) && configs.contains(keep) {
-        out[0] = keep.clone();
+    for k in keep {
+        if !out.contains(k) && configs.contains(k) {
+            out.push((*k).clone());
+        }
     }
     out
 }
@@ -185,10 +191,23 @@ pub fn tune(
             registers: limits.max_registers,
         });
     }
-    let space_len = space.len();
-    // A sample keeps what runs without a record: the rule's config for this shape.
+    // Only the configs that can pay at this shape (a split-K config over many tiles or
+    // a short reduction cannot), and always what runs without a record: the rule's
+    // config for this shape, which may split in a number of parts the space does not
+    // list.
+    let mut space: Vec<Config> = space
+        .into_iter()
+        .filter(|c| (spec.pays)(&w.shape, c))
+        .collect();
     let untuned = spec.untuned(limits, &w.shape).0;
-    let configs = sample(space, opts.sample, &untuned);
+    let keep: Vec<&Config> = std::iter::once(&untuned).chain(&opts.extra).collect();
+    for c in &keep {
+        if !space.contains(c) {
+            space.push((*c).clone());
+        }
+    }
+    let space_len = space.len();
+    let configs = sample(space, opts.sample, &keep);
 
     progress.phase("building", configs.len());
     let lowered: Vec<Result<LoweredFunc, String>> = configs
@@ -399,10 +418,17 @@ mod tests {
     fn samples_spread_over_the_space_and_keep_the_default() {
         let configs: Vec<Config> = (0..10).map(|i| Config(vec![("a".into(), i)])).collect();
         let keep = Config(vec![("a".into(), 7)]);
-        let s = sample(configs.clone(), Some(3), &keep);
-        assert_eq!(s.len(), 3);
+        let s = sample(configs.clone(), Some(3), &[&keep]);
+        assert_eq!(s.len(), 4);
         assert!(s.contains(&keep));
-        assert_eq!(sample(configs.clone(), None, &keep).len(), 10);
-        assert_eq!(sample(configs, Some(50), &keep).len(), 10);
+        // A kept config the spread already has is not added twice.
+        assert_eq!(sample(configs.clone(), Some(5), &[&configs[0]]).len(), 5);
+        // None of the space: only what is kept.
+        assert_eq!(
+            sample(configs.clone(), Some(0), &[&keep]),
+            vec![keep.clone()]
+        );
+        assert_eq!(sample(configs.clone(), None, &[&keep]).len(), 10);
+        assert_eq!(sample(configs, Some(50), &[&keep]).len(), 10);
     }
 }

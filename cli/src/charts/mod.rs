@@ -1,4 +1,5 @@
-//! Benchmark charts: per-op time bars and a roofline, each written as PNG and SVG.
+//! Benchmark charts: per-op time bars, a roofline and line charts (shape sweeps), each
+//! written as PNG and SVG.
 //!
 //! Drawn with `plotters` without its `ttf` feature, so nothing here touches fontconfig or
 //! system fonts: Noto Sans Regular (Apache-2.0, from the `ttf-noto-sans` crate) is compiled
@@ -350,9 +351,11 @@ fn render(stem: &Path, chart: &impl Chart) -> Result<Vec<PathBuf>, ChartError> {
 }
 
 mod bars;
+mod lines;
 mod roofline;
 #[cfg(test)]
 mod tests;
 
 pub use bars::op_chart;
+pub use lines::{Series, lines};
 pub use roofline::roofline;

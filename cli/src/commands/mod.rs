@@ -10,6 +10,7 @@ mod model_tune;
 mod ops;
 mod report;
 mod run;
+pub(crate) mod sweep;
 mod targets;
 mod tune;
 
@@ -27,6 +28,7 @@ pub fn dispatch(command: &Command) -> Result<(), CliError> {
         Command::Run(a) => run::run(a),
         Command::Bench(a) => bench::bench(a),
         Command::Tune(a) => tune::tune(a),
+        Command::Sweep(a) => sweep::sweep(a),
         Command::Report(a) => report::report(a),
         Command::Model(a) => model::model(&a.command),
     }

@@ -5,7 +5,7 @@ use crate::commands::bench::{collect, write_json};
 use crate::error::CliError;
 use crate::out::outln;
 use crate::report::{ReportData, include, include_existing, merge_offline, supersede};
-use crate::report::{models, offline, page, stale};
+use crate::report::{models, offline, page, stale, sweeps};
 
 /// Runs what `a` asks for and writes the page, the charts and `report.json`, adding to
 /// the `report.json` already in `--out`. Fails (exit 1) when a row of this run is wrong or
@@ -27,6 +27,7 @@ pub fn report(a: &ReportArgs) -> Result<(), CliError> {
         runs: Vec::new(),
         offline: Vec::new(),
         models: Vec::new(),
+        sweeps: Vec::new(),
     };
     // Read before anything runs: an unreadable report stops the command here, untouched.
     let json = a.out.join("report.json");
@@ -71,11 +72,18 @@ pub fn report(a: &ReportArgs) -> Result<(), CliError> {
     } else if let Some(path) = &a.baselines {
         models::merge(&mut data.models, models::baselines(path, "cuda")?);
     }
+    for path in &a.sweeps {
+        sweeps::merge(&mut data.sweeps, sweeps::read(path)?);
+    }
     if !a.no_compile {
         eprintln!("weft: compiling every op x schedule offline (AMD through hipcc, MSL check)");
         merge_offline(&mut data.offline, offline::compile_all(&ops)?);
     }
-    if data.runs.is_empty() && data.offline.is_empty() && data.models.is_empty() {
+    if data.runs.is_empty()
+        && data.offline.is_empty()
+        && data.models.is_empty()
+        && data.sweeps.is_empty()
+    {
         return Err(CliError::EmptyReport);
     }
     supersede(&mut data.runs);

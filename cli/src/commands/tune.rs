@@ -57,9 +57,14 @@ pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
         spec.schedule,
         w.shape
     )?;
-    let space = (spec.space)(&limits).len();
+    let all = (spec.space)(&limits);
+    let space = all.iter().filter(|c| (spec.pays)(&w.shape, c)).count();
+    let left_out = match all.len() - space {
+        0 => String::new(),
+        n => format!(" ({n} split-K configs left out: they cannot pay at this shape)"),
+    };
     outln!(
-        "space: {space} configs for {} ({} threads, {} B shared, {} registers per thread){}",
+        "space: {space} configs for {} ({} threads, {} B shared, {} registers per thread){left_out}{}",
         limits.name,
         limits.max_threads_per_block,
         limits.max_shared_bytes,
@@ -226,7 +231,18 @@ fn list(op: &OpSpec, spec: &TemplateSpec, target: &Target) -> Result<(), CliErro
         r.max_shared_bytes,
         r.max_registers
     )?;
-    outln!("{} configs; the same for every input size", space.len())?;
+    let splits = space.iter().filter(|c| c.get("sk").is_some()).count();
+    let of_them = match splits {
+        0 => String::new(),
+        n => format!(
+            " ({n} of them split-K, `sk`: tuning times those only at shapes with few output \
+             tiles and a long reduction)"
+        ),
+    };
+    outln!(
+        "{} configs; the same for every input size{of_them}",
+        space.len()
+    )?;
     let default = (spec.default)(&r);
     let mut t = Table::new(&["config", "", "what it is"]);
     for c in &space {

@@ -18,6 +18,7 @@ pub mod models;
 pub mod offline;
 pub mod page;
 pub mod stale;
+pub mod sweeps;
 
 use std::path::Path;
 
@@ -48,6 +49,9 @@ pub struct ReportData {
     /// Whole models end to end, weft's and the baselines'.
     #[serde(default)]
     pub models: Vec<models::ModelRow>,
+    /// Shape sweeps (`weft sweep`): the rule's configs against tuning across shapes.
+    #[serde(default)]
+    pub sweeps: Vec<crate::sweep::Sweep>,
 }
 
 /// Adds a `--from` file: a report's data (its runs and offline rows) or one benchmark run.

@@ -43,6 +43,12 @@ pub fn write(data: &ReportData, out: &Path) -> Result<Vec<PathBuf>, CliError> {
         out,
         &chart_dir,
     )?);
+    written.extend(super::sweeps::section(
+        &mut md,
+        &data.sweeps,
+        out,
+        &chart_dir,
+    )?);
 
     // Cross-vendor summary and its chart.
     let summary = Summary::of(data, &entries);
@@ -155,7 +161,7 @@ fn point(r: &Row) -> Option<Point> {
 }
 
 /// `![alt](charts/x.svg)` with a link to the PNG.
-fn image(md: &mut String, files: &[PathBuf], out: &Path, alt: &str) {
+pub(crate) fn image(md: &mut String, files: &[PathBuf], out: &Path, alt: &str) {
     let rel = |ext: &str| {
         files
             .iter()

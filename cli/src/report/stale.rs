@@ -2,7 +2,7 @@
 //! all failed this time, a roofline without roofs) would sit in `charts/` beside the page
 //! as if it were current; they are removed. Only what weft itself writes there goes: a
 //! `.png` or `.svg` named after a chart weft draws (`cross-vendor`, `roofline`, an op of
-//! weft's or of the report's rows); any other file in the folder is left alone.
+//! weft's or of the report's rows, `sweep-*`); any other file in the folder is left alone.
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +26,7 @@ pub fn remove(
     };
     let ours = |stem: &str| {
         FIXED.contains(&stem)
+            || stem.starts_with("sweep-")
             || weft_ops::OPS.iter().any(|o| o.name == stem)
             || data.runs.iter().flat_map(|r| &r.rows).any(|r| r.op == stem)
     };
@@ -74,6 +75,7 @@ mod tests {
         let written = vec![dir.join("vecadd.png"), dir.join("vecadd.svg")];
         let data = ReportData {
             models: Vec::new(),
+            sweeps: Vec::new(),
             weft_version: String::new(),
             commit: String::new(),
             unix_time: 0,

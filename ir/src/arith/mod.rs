@@ -27,6 +27,10 @@ pub struct Bounds {
     axes: HashMap<ThreadAxis, (i64, i64)>,
     /// What is known of a `let` variable modulo some number (see [`modular`]).
     mods: HashMap<Var, (i64, i64)>,
+    /// Ranges of compound integer expressions that guards bound (`i < 900` where `i` is
+    /// `blockIdx_x * 256 + threadIdx_x`): intersected with what [`bound`] finds from
+    /// their parts. A short list: kernels have a handful of guards.
+    exprs: Vec<(Expr, (i64, i64))>,
 }
 
 impl Bounds {
@@ -79,6 +83,21 @@ impl Bounds {
         let (a, b) = self.axes.get(&axis).copied().unwrap_or((lo, hi));
         self.axes.insert(axis, (a.max(lo), b.min(hi)));
     }
+    /// Intersects what is known of the compound expression `e` with `lo..=hi` (a guard
+    /// that holds).
+    pub fn narrow_expr(&mut self, e: &Expr, lo: i64, hi: i64) {
+        match self.exprs.iter_mut().find(|(x, _)| x == e) {
+            Some((_, r)) => *r = (r.0.max(lo), r.1.min(hi)),
+            None => self.exprs.push((e.clone(), (lo, hi))),
+        }
+    }
+    /// The range a guard gave the compound expression `e`, if one did.
+    fn expr_range(&self, e: &Expr) -> Option<(i64, i64)> {
+        if self.exprs.is_empty() {
+            return None;
+        }
+        self.exprs.iter().find(|(x, _)| x == e).map(|(_, r)| *r)
+    }
     pub fn get(&self, var: &Var) -> Option<(i64, i64)> {
         self.vars.get(var).copied()
     }
@@ -111,6 +130,15 @@ pub fn floormod_i64(a: i64, b: i64) -> i64 {
 
 /// The inclusive integer interval `e` lies in, if the bounds determine one.
 pub fn bound(e: &Expr, b: &Bounds) -> Option<(i64, i64)> {
+    let found = bound_of_parts(e, b);
+    match (b.expr_range(e), found) {
+        (Some(g), Some(f)) => Some((g.0.max(f.0), g.1.min(f.1))),
+        (g, f) => f.or(g),
+    }
+}
+
+/// [`bound`] from the parts of `e`.
+fn bound_of_parts(e: &Expr, b: &Bounds) -> Option<(i64, i64)> {
     Some(match e {
         Expr::Int(v, _) => (*v, *v),
         Expr::Bool(v) => (*v as i64, *v as i64),

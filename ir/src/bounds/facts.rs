@@ -81,8 +81,13 @@ impl Facts {
     }
 
     /// Narrows the range of every variable and thread index that a guard bounds: from
-    /// `c·x + rest ≥ 0` and `rest ≤ hi`, `x ≥ ⌈−hi / c⌉` (c > 0) or `x ≤ ⌊hi / −c⌋` (c < 0).
+    /// `c·x + rest ≥ 0` and `rest ≤ hi`, `x ≥ ⌈−hi / c⌉` (c > 0) or `x ≤ ⌊hi / −c⌋` (c < 0);
+    /// and of each compound expression a guard compares with a constant
+    /// ([`Facts::narrow_compound`]).
     fn narrow(&mut self) {
+        for g in self.guards.clone() {
+            self.narrow_compound(&g);
+        }
         let guards: Vec<Affine> = self
             .guards
             .iter()
@@ -106,6 +111,56 @@ impl Facts {
                     Expr::Builtin(a) => self.bounds.narrow_axis(*a, lo, up),
                     _ => {}
                 }
+            }
+        }
+    }
+
+    /// From `x < b`, `x <= b`, `x > b` or `x >= b` with `b` a constant and `x` a
+    /// compound integer expression, the range of `x`; and where `x` is `y // c` (c > 0),
+    /// the range of `y` (`y // c < b` holds exactly when `y < b·c`). The fused loop of a
+    /// rule-based schedule is guarded as `(blockIdx_x * 256 + threadIdx_x) // 5 < 180`,
+    /// and an epilogue's permuted store index divides the same sum by 450: its range
+    /// then follows.
+    fn narrow_compound(&mut self, guard: &Expr) {
+        let Expr::Binary(op, x, y) = guard else {
+            return;
+        };
+        let (Some(b), true) = (y.as_int(), x.dtype() == DType::I32) else {
+            return;
+        };
+        let (mut lo, mut hi) = match op {
+            BinOp::Lt => (i64::MIN / 4, b - 1),
+            BinOp::Le => (i64::MIN / 4, b),
+            BinOp::Gt => (b + 1, i64::MAX / 4),
+            BinOp::Ge => (b, i64::MAX / 4),
+            _ => return,
+        };
+        let mut x: &Expr = x;
+        loop {
+            if matches!(x, Expr::Var(_) | Expr::Builtin(_) | Expr::Int(..)) {
+                return;
+            }
+            self.bounds.narrow_expr(x, lo, hi);
+            match x {
+                Expr::Binary(BinOp::FloorDiv, inner, c) => {
+                    let Some(c) = c.as_int().filter(|c| *c > 0) else {
+                        return;
+                    };
+                    (lo, hi) = (
+                        if lo <= i64::MIN / 4 {
+                            lo
+                        } else {
+                            lo.saturating_mul(c)
+                        },
+                        if hi >= i64::MAX / 4 {
+                            hi
+                        } else {
+                            hi.saturating_mul(c).saturating_add(c - 1)
+                        },
+                    );
+                    x = inner;
+                }
+                _ => return,
             }
         }
     }
@@ -484,5 +539,27 @@ mod tests {
         f.enter_let(&qv, &(j * 4));
         f.assume(&q.clone().lt(72));
         assert!(f.nonneg(&(Expr::int(71) - (q + 3))));
+    }
+
+    #[test]
+    fn a_guard_on_a_quotient_bounds_a_permuted_index() {
+        // A summing kernel's thread i = 256·b + t (b in 0..4, t in 0..256) runs over
+        // [180, 5] under i // 5 < 180, and stores y[n, k, oh, ow] (2 × 5 × 9 × 10) at
+        // i // 450 · 450 + i % 5 · 90 + i // 50 % 9 · 10 + i // 5 % 10.
+        let ((bv, b), (tv, t)) = (var("b"), var("t"));
+        let mut f = Facts::default();
+        f.enter_loop(&bv, 4);
+        f.enter_loop(&tv, 256);
+        let i = b * 256 + t;
+        let index = i.clone().floordiv(450) * 450
+            + i.clone().floormod(5) * 90
+            + i.clone().floordiv(50).floormod(9) * 10
+            + i.clone().floordiv(5).floormod(10);
+        let last = Expr::int(899) - index.clone();
+        assert!(!f.nonneg(&last));
+        f.assume(&i.clone().floordiv(5).lt(180));
+        assert!(f.nonneg(&last));
+        // One element shorter is not provable: i = 899 stores there.
+        assert!(!f.nonneg(&(Expr::int(898) - index)));
     }
 }

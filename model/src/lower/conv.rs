@@ -15,12 +15,13 @@ use weft_ops::templates::winograd::{self, WinogradDims};
 use weft_ops::templates::{depthwise, matmul};
 
 use super::Chooser;
-use super::split_k::{Product, Split, join};
 use super::values::{Values, in_logical_order, in_memory_order};
 use super::{choose, narrow, rules};
 use crate::anchor::{AnchorKey, AnchorTemplate};
 use crate::error::ModelError;
 use weft_graph::passes::memory_order;
+use weft_ops::templates::product::Matmul;
+use weft_ops::templates::split_k::{Anchor, Split, join};
 
 /// A convolution's sizes, read off its tensors.
 #[derive(Clone, Copy, Debug)]
@@ -276,7 +277,7 @@ pub(crate) fn lower<'g>(
                 Some((first, padded)) => join(name, first.clone(), func, padded),
                 None => func,
             };
-            let (product, what) = Product::of(f16, &config).map_err(fail)?;
+            let (product, what) = Matmul::of(f16, &config).map_err(fail)?;
             if let Some(sp) = split {
                 let func = sp
                     .build(name, &cols, &weights, &out, &product)

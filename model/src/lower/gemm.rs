@@ -12,11 +12,12 @@ use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
 
 use super::Chooser;
-use super::split_k::{Product, Split};
 use super::values::{Values, broadcast_index};
 use super::{choose, rules};
 use crate::anchor::{AnchorKey, AnchorTemplate};
 use crate::error::ModelError;
+use weft_ops::templates::product::Matmul;
+use weft_ops::templates::split_k::{Anchor, Split};
 
 /// Lowers the Gemm or MatMul group `group`.
 pub(crate) fn lower<'g>(
@@ -118,7 +119,7 @@ pub(crate) fn lower<'g>(
     };
     let (choice, why) = choose::anchor(chooser.limits, chooser.choices, &key);
     let (config, splits) = (choice.config, choice.splits);
-    let (product_params, what) = Product::of(f16, &config).map_err(fail)?;
+    let (product_params, what) = Matmul::of(f16, &config).map_err(fail)?;
     let split = (splits > 1).then(|| Split::new(m, n, splits));
     // The product the epilogue reads: the template's result, or the sum of the parts.
     let product = match &split {

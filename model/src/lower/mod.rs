@@ -14,10 +14,10 @@ mod conv;
 mod gemm;
 mod narrow;
 mod pool;
-pub(crate) mod rules;
 mod slice;
-mod split_k;
 pub(crate) mod values;
+
+pub(crate) use weft_ops::rules;
 
 use std::collections::HashMap;
 

@@ -21,15 +21,15 @@
 //! | `conv2d-bias-relu` | [`CONV2D_BIAS_RELU`] (`fuse` = 0: bias and ReLU as a second kernel) | [`super::matmul`] |
 //! | `conv2d-f16`, `conv2d-f16-bias-relu`, `conv2d-f16-nchw` | [`CONV2D_F16`], [`CONV2D_F16_BIAS_RELU`], [`CONV2D_F16_NCHW`] | [`super::matmul_f16`] |
 
+use super::matmul;
+use super::matmul_f16;
+use super::product::Matmul;
+use super::split_k::{self, Anchor, Split};
+use weft_codegen_common::TargetLimits;
 use weft_ir::func::{Func, Param, Stmt};
 use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
 use weft_ir::schedule::Schedule;
-use weft_ir::template::TemplateError;
-
-use super::matmul::{self, MatmulParams};
-use super::matmul_f16::{self, F16Params};
-use weft_codegen_common::TargetLimits;
 
 use super::{BuildError, Config, TemplateSpec, rule};
 use crate::Shape;
@@ -38,35 +38,15 @@ use crate::conv::{
     out_axes, placeholders, window,
 };
 
-/// The matmul template an implicit GEMM is anchored on, as a pair of its functions.
-struct Anchor<P> {
-    /// Reads and checks the template's config.
-    params: fn(&Config) -> Result<P, BuildError>,
-    /// The template's `template_over`: `c = a @ b` over given tensors, into which the
-    /// prologues and the epilogue are then fused.
-    template_over: fn(&str, &Buffer, &Buffer, &Buffer, &P) -> Result<Func, TemplateError>,
-}
-
-/// The fp32 matmul template ([`super::matmul`]).
-const MATMUL: Anchor<MatmulParams> = Anchor {
-    params: MatmulParams::from_config,
-    template_over: matmul::template_over,
-};
-
-/// The fp16 matmul template on matrix units ([`super::matmul_f16`]).
-const MATMUL_F16: Anchor<F16Params> = Anchor {
-    params: F16Params::from_config,
-    template_over: matmul_f16::template_over,
-};
-
 /// `conv2d`'s `implicit-gemm`: the matmul template's space and configs.
 pub const CONV2D: TemplateSpec = TemplateSpec {
     schedule: "implicit-gemm",
-    params: matmul::PARAMS,
-    space: matmul::space,
+    params: matmul::OP_PARAMS,
+    space: matmul::op_space,
     default: matmul::default_config,
     rule: Some(conv2d_rule),
-    describe: matmul::describe,
+    pays: conv2d_pays,
+    describe: matmul::op_describe,
     build: build_conv2d,
 };
 
@@ -82,11 +62,12 @@ pub const CONV2D_BIAS_RELU: TemplateSpec = TemplateSpec {
 const fn f16_spec(build: fn(&Shape, &Config) -> Result<Func, BuildError>) -> TemplateSpec {
     TemplateSpec {
         schedule: "implicit-gemm",
-        params: matmul_f16::PARAMS,
-        space: matmul_f16::space_over_views,
+        params: matmul_f16::OP_PARAMS,
+        space: matmul_f16::op_space_over_views,
         default: matmul_f16::default_config,
         rule: Some(conv2d_f16_rule),
-        describe: matmul_f16::describe,
+        pays: conv2d_f16_pays,
+        describe: matmul_f16::op_describe,
         build,
     }
 }
@@ -99,9 +80,37 @@ pub const CONV2D_F16_BIAS_RELU: TemplateSpec = f16_spec(build_conv2d_f16_bias_re
 pub const CONV2D_F16_NCHW: TemplateSpec = f16_spec(build_conv2d_f16_nchw);
 
 /// The implicit GEMM's product `n·oh·ow × k × c·r·s` for a convolution op's shape.
-fn product(shape: &Shape) -> rule::Product {
+fn gemm_of(shape: &Shape) -> (i64, i64, i64) {
     let d = Dims::of(shape);
-    rule::Product::whole(d.n * d.oh * d.ow, d.k, d.c * d.r * d.s, 1)
+    (d.n * d.oh * d.ow, d.k, d.c * d.r * d.s)
+}
+
+/// The product as the rule sees it: split where its tiles are few and its reduction
+/// long.
+fn product(shape: &Shape) -> rule::Product {
+    let (m, n, k) = gemm_of(shape);
+    rule::Product::split(m, n, k)
+}
+
+/// Whether a config of the fp32 (`f16` false) or fp16 template can pay at a
+/// convolution's shape ([`split_k::pays`]); one that does not parse is left to the
+/// build to refuse.
+fn pays_on(f16: bool, shape: &Shape, config: &Config) -> bool {
+    let (m, n, k) = gemm_of(shape);
+    match split_k::parts(&without_fuse(config)) {
+        Ok((rest, sk)) => {
+            Matmul::from_config(f16, &rest).map_or(true, |t| split_k::pays(m, n, k, t.block(), sk))
+        }
+        Err(_) => true,
+    }
+}
+
+fn conv2d_pays(shape: &Shape, config: &Config) -> bool {
+    pays_on(false, shape, config)
+}
+
+fn conv2d_f16_pays(shape: &Shape, config: &Config) -> bool {
+    pays_on(true, shape, config)
 }
 
 /// The fp32 convolutions' config with no tuning record: the matmul rule over the product.
@@ -115,19 +124,19 @@ fn conv2d_f16_rule(limits: &TargetLimits, shape: &Shape) -> (Config, String) {
 }
 
 fn build_conv2d(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
-    build(shape, config, &Variant::CONV2D, &MATMUL)
+    build(shape, config, &Variant::CONV2D)
 }
 
 fn build_conv2d_f16(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
-    build(shape, config, &Variant::CONV2D_F16, &MATMUL_F16)
+    build(shape, config, &Variant::CONV2D_F16)
 }
 
 fn build_conv2d_f16_bias_relu(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
-    build(shape, config, &Variant::CONV2D_F16_BIAS_RELU, &MATMUL_F16)
+    build(shape, config, &Variant::CONV2D_F16_BIAS_RELU)
 }
 
 fn build_conv2d_f16_nchw(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
-    build(shape, config, &Variant::CONV2D_F16_NCHW, &MATMUL_F16)
+    build(shape, config, &Variant::CONV2D_F16_NCHW)
 }
 
 /// The matmul parameters and `fuse`: 1 (the default) fuses bias and ReLU into the
@@ -145,6 +154,7 @@ const BIAS_RELU_PARAMS: &[(&str, &str)] = &[
     matmul::PARAMS[8],
     matmul::PARAMS[9],
     matmul::PARAMS[10],
+    split_k::PARAM,
     (
         "fuse",
         "1 (default): bias and ReLU fused into the GEMM's stores; 0: a second kernel",
@@ -158,28 +168,33 @@ fn describe_bias_relu(config: &Config) -> Result<String, String> {
     } else {
         ", bias-ReLU as a second kernel"
     };
-    Ok(matmul::describe(&gemm)? + tail)
+    Ok(matmul::op_describe(&gemm)? + tail)
 }
 
 fn build_bias_relu(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
     let (gemm, fused) = split_fuse(config)?;
     if fused {
-        build(shape, &gemm, &Variant::CONV2D_BIAS_RELU, &MATMUL)
+        build(shape, &gemm, &Variant::CONV2D_BIAS_RELU)
     } else {
         build_unfused(shape, &gemm)
     }
 }
 
-/// The matmul config and whether to fuse (`fuse`, 1 when absent).
-fn split_fuse(config: &Config) -> Result<(Config, bool), BuildError> {
-    let gemm = Config(
+/// The config without `fuse`.
+fn without_fuse(config: &Config) -> Config {
+    Config(
         config
             .0
             .iter()
             .filter(|(n, _)| n != "fuse")
             .cloned()
             .collect(),
-    );
+    )
+}
+
+/// The matmul config and whether to fuse (`fuse`, 1 when absent).
+fn split_fuse(config: &Config) -> Result<(Config, bool), BuildError> {
+    let gemm = without_fuse(config);
     match config.get("fuse").unwrap_or(1) {
         0 => Ok((gemm, false)),
         1 => Ok((gemm, true)),
@@ -187,19 +202,17 @@ fn split_fuse(config: &Config) -> Result<(Config, bool), BuildError> {
     }
 }
 
-/// The implicit-GEMM convolution of variant `v` at `shape`, on the matmul template
-/// `anchor` with its `config`, fused into one kernel.
+/// The implicit-GEMM convolution of variant `v` at `shape` on the matmul template of
+/// its element type (fp16: the fp16 template) with `config`: one kernel, the prologues
+/// and the epilogue fused in; with `sk` > 1 the split parts, then the summing kernel
+/// with the epilogue fused in ([`split_k`]).
 ///
 /// The te objects are made in a fixed order (placeholders, im2col, filter view, GEMM
 /// result, output) and the emitted code depends on that graph only: every variant's
 /// kernel is the one this builder has always made.
-fn build<P>(
-    shape: &Shape,
-    config: &Config,
-    v: &Variant,
-    anchor: &Anchor<P>,
-) -> Result<Func, BuildError> {
-    let p = (anchor.params)(config)?;
+fn build(shape: &Shape, config: &Config, v: &Variant) -> Result<Func, BuildError> {
+    let (rest, sk) = split_k::parts(config)?;
+    let anchor = Matmul::from_config(v.dtype == DType::F16, &rest)?;
     let d = Dims::of(shape);
     let (x, w, b) = placeholders(d, v);
     let (gm, gk, gn) = (d.n * d.oh * d.ow, d.c * d.r * d.s, d.k);
@@ -243,7 +256,11 @@ fn build<P>(
         (Some(_), DType::F16) => DType::F32,
         _ => v.dtype,
     };
-    let gemm = te::placeholder("y_gemm", &[gm, gn], gemm_dtype);
+    let split = (sk > 1).then(|| Split::new(gm, gn, sk));
+    let gemm = match &split {
+        Some(sp) => sp.sum.clone(),
+        None => te::placeholder("y_gemm", &[gm, gn], gemm_dtype),
+    };
     // The GEMM result in the output's layout: row n*OH*OW + oh*OW + ow, column k.
     let (axes, [pn, pk, poh, pow]) = out_axes(d, v.layout);
     let y = te::compute("y", &axes, |i| {
@@ -253,6 +270,8 @@ fn build<P>(
             // fp16: the f32 sum gets the bias added in f32 and goes through the ReLU on
             // its way back to fp16, as the definition's `finish`.
             (Some(_), DType::F16) => finish(val, b.as_ref(), &i[pk]),
+            // A split's f32 sum, rounded to fp16 once.
+            (None, DType::F16) if gemm.dtype() != DType::F16 => te::cast(val, DType::F16),
             _ => val,
         }
     });
@@ -261,7 +280,13 @@ fn build<P>(
         (Some(b), DType::F32) => bias_relu(&y, b, d, v.layout),
         _ => y,
     };
-    let anchor = (anchor.template_over)(v.name, &cols, &weights, &gemm, &p)?;
+    if let Some(sp) = split {
+        let func = sp
+            .build(v.name, &cols, &weights, &output, &anchor)
+            .map_err(|e| config.invalid(e))?;
+        return Ok(in_op_order(func));
+    }
+    let anchor = anchor.template_over(v.name, &cols, &weights, &gemm)?;
     let fused = fuse(&anchor, &output).map_err(|e| BuildError::Config {
         config: config.to_string(),
         reason: e.to_string(),
@@ -273,7 +298,7 @@ fn build<P>(
 /// temporary), then a second kernel, one thread per element, computes `relu(y + bias)`.
 fn build_unfused(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
     let d = Dims::of(shape);
-    let conv = build(shape, config, &Variant::CONV2D, &MATMUL)?;
+    let conv = build(shape, config, &Variant::CONV2D)?;
     let bad = |reason: String| BuildError::Config {
         config: config.to_string(),
         reason,

@@ -26,7 +26,9 @@ pub mod depthwise;
 pub mod implicit_gemm;
 pub mod matmul;
 pub mod matmul_f16;
+pub mod product;
 pub mod rule;
+pub mod split_k;
 mod tiling;
 pub mod winograd;
 
@@ -149,6 +151,10 @@ pub struct TemplateSpec {
     /// The stated rule choosing the config from the target and the shape when no tuning
     /// record applies ([`rule`]), with why; `None`: [`TemplateSpec::default`].
     pub rule: Option<rule::OpRule>,
+    /// Whether a config of the space can pay at a shape: the tuner times only those
+    /// (split-K configs where the output tiles are few and the reduction long,
+    /// [`split_k::pays`]); [`always`] for templates without such configs.
+    pub pays: fn(&Shape, &Config) -> bool,
     /// A short description of a config (`128x128x8 tile, 256 threads, ...`), or why it
     /// is not a valid config.
     pub describe: fn(&Config) -> Result<String, String>,
@@ -165,6 +171,11 @@ impl TemplateSpec {
             None => ((self.default)(limits), "the template's default".to_string()),
         }
     }
+}
+
+/// A [`TemplateSpec::pays`] that keeps every config.
+pub fn always(_: &Shape, _: &Config) -> bool {
+    true
 }
 
 impl fmt::Debug for TemplateSpec {

@@ -13,8 +13,8 @@
 //! smallest (least work wasted past the edges); remaining ties go to more threads,
 //! fewer parts, then the shorter k step.
 //!
-//! The whole-model compiler picks every anchor by it (with split-K), and the ops'
-//! templates pick their default by it (without: their spaces have no split yet). Each
+//! The whole-model compiler picks every anchor by it, and the ops' templates pick their
+//! config by it when there is no record (both with split-K, [`super::split_k`]). Each
 //! template offers its tiles (`matmul::rule_config`, `matmul_f16::rule_config`); this
 //! module knows no template.
 
@@ -117,8 +117,8 @@ pub fn pick(candidates: &[Tile], p: Product) -> Option<Choice> {
     Some((chosen.config.clone(), splits(chosen), why))
 }
 
-/// The rule for an op's template: its config for the op's `shape` on `limits`, and why.
-/// The ops' templates cannot split a reduction yet, so the rule takes whole products.
+/// The rule for an op's template: its config for the op's `shape` on `limits` (its split
+/// as the `sk` parameter, [`super::split_k`]), and why.
 pub type OpRule = fn(&TargetLimits, &Shape) -> (Config, String);
 
 /// [`pick`], or `fallback` (the template's default, not split) for an empty space.
@@ -126,9 +126,19 @@ pub fn pick_or(candidates: &[Tile], p: Product, fallback: impl FnOnce() -> Confi
     pick(candidates, p).unwrap_or_else(|| (fallback(), 1, "the template's default".into()))
 }
 
-/// A rule's choice as an op's template reports it (its reduction whole).
-pub fn for_op((config, _, why): Choice) -> (Config, String) {
-    (config, format!("rule: {why}"))
+/// A rule's choice as an op's template takes it: the split as `sk`.
+pub fn for_op((config, splits, why): Choice) -> (Config, String) {
+    let why = match splits {
+        1 => format!("rule: {why}"),
+        s => format!("rule: {why}, k split in {s} parts"),
+    };
+    let mut config = config;
+    if splits > 1 {
+        // `split_k::PARAM`'s name (this module is below `split_k`, which uses its
+        // constants).
+        config.0.push(("sk".to_string(), splits));
+    }
+    (config, why)
 }
 
 /// How many parts to split the reduction of an `m × n × k` product into, with

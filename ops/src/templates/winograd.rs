@@ -54,6 +54,7 @@ pub const SPEC: TemplateSpec = TemplateSpec {
     space: matmul::space,
     default: matmul::default_config,
     rule: Some(rule_op),
+    pays: super::always,
     describe: matmul::describe,
     build,
 };

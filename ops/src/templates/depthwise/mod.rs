@@ -56,6 +56,7 @@ pub const SPEC: TemplateSpec = TemplateSpec {
     space,
     default: default_config,
     rule: None,
+    pays: crate::templates::always,
     describe,
     build,
 };

@@ -34,11 +34,12 @@ mod space;
 pub use kernel::{add_kernel, template, template_over};
 pub use space::{default_config, space};
 
+use weft_ir::dtype::DType;
 use weft_ir::func::Func;
 
 use weft_codegen_common::TargetLimits;
 
-use super::{BuildError, Config, TemplateSpec, ceil_div, rule};
+use super::{BuildError, Config, TemplateSpec, ceil_div, rule, split_k};
 use crate::Shape;
 
 /// The template's parameters, in order, with their meaning.
@@ -62,16 +63,79 @@ pub const PARAMS: &[(&str, &str)] = &[
     ),
 ];
 
+/// The parameters of the ops built on the template (`matmul` and the fp32 implicit-GEMM
+/// convolutions): the template's and split-K's `sk`.
+pub const OP_PARAMS: &[(&str, &str)] = &[
+    PARAMS[0],
+    PARAMS[1],
+    PARAMS[2],
+    PARAMS[3],
+    PARAMS[4],
+    PARAMS[5],
+    PARAMS[6],
+    PARAMS[7],
+    PARAMS[8],
+    PARAMS[9],
+    PARAMS[10],
+    split_k::PARAM,
+];
+
 /// The template registered on the `matmul` op.
 pub const SPEC: TemplateSpec = TemplateSpec {
     schedule: "template",
-    params: PARAMS,
-    space,
+    params: OP_PARAMS,
+    space: op_space,
     default: default_config,
     rule: Some(rule_op),
-    describe,
+    pays: op_pays,
+    describe: op_describe,
     build,
 };
+
+/// The space of the ops built on the template: [`space`], and its tiles of at least
+/// 64×64 with k steps of 16 (a part's reduction is long) and no register cap split in
+/// 2, 4, 8 and 16 parts ([`split_k`]).
+pub fn op_space(limits: &TargetLimits) -> Vec<Config> {
+    split_k::with_splits(space(limits), |c| {
+        MatmulParams::from_config(c)
+            .ok()
+            .filter(|p| p.min_blocks == 0 && p.bk == 16)
+            .map(|p| (p.block_m(), p.block_n()))
+    })
+}
+
+/// [`describe`] with the split.
+pub fn op_describe(config: &Config) -> Result<String, String> {
+    split_k::describe(config, describe)
+}
+
+/// Whether a config can pay at the op's shape (a split only over few tiles and a long
+/// reduction, [`split_k::pays`]); one that does not parse is left to the build to refuse.
+pub fn op_pays(shape: &Shape, config: &Config) -> bool {
+    let (m, n, k) = (shape.get("m"), shape.get("n"), shape.get("k"));
+    match split_k::parts(config) {
+        Ok((rest, sk)) => MatmulParams::from_config(&rest).map_or(true, |p| {
+            split_k::pays(m, n, k, (p.block_m(), p.block_n()), sk)
+        }),
+        Err(_) => true,
+    }
+}
+
+impl split_k::Anchor for MatmulParams {
+    fn template_over(
+        &self,
+        name: &str,
+        a: &weft_ir::expr::Buffer,
+        b: &weft_ir::expr::Buffer,
+        c: &weft_ir::expr::Buffer,
+    ) -> Result<Func, weft_ir::template::TemplateError> {
+        template_over(name, a, b, c, self)
+    }
+
+    fn bk(&self) -> i64 {
+        self.bk
+    }
+}
 
 /// A config of the matmul template, checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -236,15 +300,16 @@ pub fn describe(config: &Config) -> Result<String, String> {
     ))
 }
 
-/// Builds the matmul Func at `shape` (`m`, `n`, `k`) with `config`.
+/// Builds the matmul Func at `shape` (`m`, `n`, `k`) with `config` (split where it has
+/// `sk`).
 pub fn build(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
-    let p = MatmulParams::from_config(config)?;
-    Ok(template(
-        shape.get("m"),
-        shape.get("n"),
-        shape.get("k"),
-        &p,
-    )?)
+    let (rest, sk) = split_k::parts(config)?;
+    let p = MatmulParams::from_config(&rest)?;
+    let (m, n, k) = (shape.get("m"), shape.get("n"), shape.get("k"));
+    if sk == 1 {
+        return Ok(template(m, n, k, &p)?);
+    }
+    split_k::product_op("matmul", [m, n, k], DType::F32, &p, sk).map_err(|e| config.invalid(e))
 }
 
 /// The space's configs that need no register cap, with their block tiles: what the
@@ -270,8 +335,9 @@ pub fn rule_config(limits: &TargetLimits, p: rule::Product) -> rule::Choice {
     rule::pick_or(&tiles(limits), p, || default_config(limits))
 }
 
-/// `matmul`'s config with no tuning record: the rule over its `m × n × k` product.
+/// `matmul`'s config with no tuning record: the rule over its `m × n × k` product, split
+/// where its tiles are few and its reduction long.
 fn rule_op(limits: &TargetLimits, shape: &Shape) -> (Config, String) {
     let (m, n, k) = (shape.get("m"), shape.get("n"), shape.get("k"));
-    rule::for_op(rule_config(limits, rule::Product::whole(m, n, k, 1)))
+    rule::for_op(rule_config(limits, rule::Product::split(m, n, k)))
 }

@@ -60,11 +60,12 @@ mod space;
 pub use kernel::{template, template_over};
 pub use space::{default_config, space, space_over_views};
 
+use weft_ir::dtype::DType;
 use weft_ir::func::Func;
 
 use weft_codegen_common::TargetLimits;
 
-use super::{BuildError, Config, TemplateSpec, rule};
+use super::{BuildError, Config, TemplateSpec, rule, split_k};
 use crate::Shape;
 
 /// The template's parameters, in order, with their meaning.
@@ -104,16 +105,91 @@ pub const PARAMS: &[(&str, &str)] = &[
     ),
 ];
 
+/// The parameters of the ops built on the template (`matmul-f16` and the fp16
+/// implicit-GEMM convolutions): the template's and split-K's `sk`.
+pub const OP_PARAMS: &[(&str, &str)] = &[
+    PARAMS[0],
+    PARAMS[1],
+    PARAMS[2],
+    PARAMS[3],
+    PARAMS[4],
+    PARAMS[5],
+    PARAMS[6],
+    PARAMS[7],
+    PARAMS[8],
+    PARAMS[9],
+    PARAMS[10],
+    PARAMS[11],
+    split_k::PARAM,
+];
+
 /// The template registered on the `matmul-f16` op.
 pub const SPEC: TemplateSpec = TemplateSpec {
     schedule: "template",
-    params: PARAMS,
-    space,
+    params: OP_PARAMS,
+    space: op_space,
     default: default_config,
     rule: Some(rule_op),
-    describe,
+    pays: op_pays,
+    describe: op_describe,
     build,
 };
+
+/// `configs` and their tiles of at least 64×64 split in 2, 4, 8 and 16 parts
+/// ([`split_k`]), of each tile the variants with a k step of 32 and one set of
+/// fragments; none that copies through fragments (the parts are views of the operands,
+/// and those copies read placeholders only).
+fn with_splits(configs: Vec<Config>) -> Vec<Config> {
+    split_k::with_splits(configs, |c| {
+        F16Params::from_config(c)
+            .ok()
+            .filter(|p| !p.coop_copy && p.bk == 32 && p.frag_buffers == 1)
+            .map(|p| (p.block_m(), p.block_n()))
+    })
+}
+
+/// The space of `matmul-f16`: [`space`] with splits.
+pub fn op_space(limits: &TargetLimits) -> Vec<Config> {
+    with_splits(space(limits))
+}
+
+/// The space of the fp16 implicit-GEMM convolutions: [`space_over_views`] with splits.
+pub fn op_space_over_views(limits: &TargetLimits) -> Vec<Config> {
+    with_splits(space_over_views(limits))
+}
+
+/// [`describe`] with the split.
+pub fn op_describe(config: &Config) -> Result<String, String> {
+    split_k::describe(config, describe)
+}
+
+/// Whether a config can pay at the op's shape ([`split_k::pays`]); one that does not
+/// parse is left to the build to refuse.
+pub fn op_pays(shape: &Shape, config: &Config) -> bool {
+    let (m, n, k) = (shape.get("m"), shape.get("n"), shape.get("k"));
+    match split_k::parts(config) {
+        Ok((rest, sk)) => F16Params::from_config(&rest).map_or(true, |p| {
+            split_k::pays(m, n, k, (p.block_m(), p.block_n()), sk)
+        }),
+        Err(_) => true,
+    }
+}
+
+impl split_k::Anchor for F16Params {
+    fn template_over(
+        &self,
+        name: &str,
+        a: &weft_ir::expr::Buffer,
+        b: &weft_ir::expr::Buffer,
+        c: &weft_ir::expr::Buffer,
+    ) -> Result<Func, weft_ir::template::TemplateError> {
+        template_over(name, a, b, c, self)
+    }
+
+    fn bk(&self) -> i64 {
+        self.bk
+    }
+}
 
 /// A config of the fp16 matmul template, checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -327,15 +403,16 @@ pub fn describe(config: &Config) -> Result<String, String> {
     ))
 }
 
-/// Builds the fp16 matmul Func at `shape` (`m`, `n`, `k`) with `config`.
+/// Builds the fp16 matmul Func at `shape` (`m`, `n`, `k`) with `config` (split where it
+/// has `sk`: f32 partials, rounded to fp16 once, after the sum).
 pub fn build(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
-    let p = F16Params::from_config(config)?;
-    Ok(template(
-        shape.get("m"),
-        shape.get("n"),
-        shape.get("k"),
-        &p,
-    )?)
+    let (rest, sk) = split_k::parts(config)?;
+    let p = F16Params::from_config(&rest)?;
+    let (m, n, k) = (shape.get("m"), shape.get("n"), shape.get("k"));
+    if sk == 1 {
+        return Ok(template(m, n, k, &p)?);
+    }
+    split_k::product_op("matmul_f16", [m, n, k], DType::F16, &p, sk).map_err(|e| config.invalid(e))
 }
 
 /// The stated rule's config for product `p` on `limits` ([`super::rule`]), over
@@ -370,8 +447,9 @@ pub fn tiles(configs: &[Config], keep: impl Fn(&F16Params) -> bool) -> Vec<rule:
         .collect()
 }
 
-/// `matmul-f16`'s config with no tuning record: the rule over its product.
+/// `matmul-f16`'s config with no tuning record: the rule over its product, split where
+/// its tiles are few and its reduction long.
 fn rule_op(limits: &TargetLimits, shape: &Shape) -> (Config, String) {
     let (m, n, k) = (shape.get("m"), shape.get("n"), shape.get("k"));
-    rule::for_op(rule_config(limits, rule::Product::whole(m, n, k, 1), false))
+    rule::for_op(rule_config(limits, rule::Product::split(m, n, k), false))
 }

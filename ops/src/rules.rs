@@ -1,6 +1,7 @@
 //! The rule-based schedules (the Hidet paper's §5.1.2): one for injective ops, one for
-//! reductions, each right for any op of its kind, so that no node of a graph is left
-//! without a kernel.
+//! reductions, each right for any op of its kind, so that no node of a model's graph is
+//! left without a kernel, and a split-K product's partial sums have a summing kernel
+//! ([`crate::templates::split_k`]).
 //!
 //! - **Injective**: one thread per output element, the output's loops fused into one
 //!   and split into blocks of 256 threads.
@@ -14,7 +15,7 @@ use weft_ir::prelude::*;
 use weft_ir::schedule::{LoopRV, Schedule, ScheduleError};
 
 /// Threads per block of both rules.
-pub(crate) const THREADS: i64 = 256;
+pub const THREADS: i64 = 256;
 
 /// The most blocks along one grid dimension (WebGPU's limit).
 const MAX_GRID: i64 = 65535;
@@ -25,7 +26,7 @@ fn err(what: &str, e: impl std::fmt::Display) -> String {
 }
 
 /// `output` (a te compute over `inputs`) with one thread per element.
-pub(crate) fn injective(name: &str, inputs: &[Buffer], output: &Buffer) -> Result<Func, String> {
+pub fn injective(name: &str, inputs: &[Buffer], output: &Buffer) -> Result<Func, String> {
     let refs: Vec<&Buffer> = inputs.iter().collect();
     let func = te::create_func_with_inputs(name, &refs, &[output]).map_err(|e| err("te", e))?;
     let mut s = Schedule::new(func);
@@ -37,7 +38,7 @@ pub(crate) fn injective(name: &str, inputs: &[Buffer], output: &Buffer) -> Resul
 /// `reduced` (a te compute whose body is a reduction over `inputs`) with one thread per
 /// output element and a register accumulator, and `output` (elementwise on `reduced`,
 /// or `reduced` itself) fused into its store.
-pub(crate) fn reduction(
+pub fn reduction(
     name: &str,
     inputs: &[Buffer],
     reduced: &Buffer,

@@ -1,0 +1,256 @@
+//! `weft sweep`: over a set of shapes ([`crate::sweep`]), time the config the template's
+//! rule picks with no record, the best config a tuning at that shape finds (a sample of
+//! the space, with the rule's and the fixed configs always in it), fixed configs as they
+//! are, and the vendor library, all in one process on one device; print a row per shape
+//! and a summary, and write the sweep as JSON (whole, after every shape) for
+//! `weft report --sweeps`.
+
+use std::path::Path;
+use std::time::Duration;
+
+use weft_ops::templates::{Config, TemplateSpec};
+use weft_ops::{Shape, Workload};
+use weft_runtime::Target;
+use weft_runtime::WgpuOptions;
+use weft_runtime::reference::CudaReference;
+use weft_tune::{Outcome, TuneOptions, Tuned};
+
+use crate::args::SweepArgs;
+use crate::error::CliError;
+use crate::format::{fmt_ratio, fmt_time};
+use crate::out::outln;
+use crate::select;
+use crate::sweep::{self, Sweep, SweepRow, Timed};
+
+/// Runs the command.
+pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
+    let op = weft_ops::find(&a.op)?;
+    let bad = |reason: String| CliError::Sweep { reason };
+    if !matches!(op.name, "matmul" | "matmul-f16") {
+        return Err(bad(format!(
+            "`{}` has no m, n, k: weft sweep takes `matmul` and `matmul-f16`",
+            op.name
+        )));
+    }
+    let spec = op
+        .template
+        .ok_or_else(|| bad(format!("`{}` has no template", op.name)))?;
+    let target = Target::parse(&a.target)?;
+    let mut texts = sweep::shapes(&a.shapes).map_err(bad)?;
+    if let Some(which) = &a.part {
+        texts = sweep::part(&texts, which).map_err(bad)?;
+    }
+    let shapes: Vec<Shape> = texts
+        .iter()
+        .map(|t| Shape::parse(op.name, t))
+        .collect::<Result<_, _>>()?;
+    let mut opened = select::open(&target, WgpuOptions::default())?;
+    let device = opened.device.name();
+    let limits = opened.device.limits();
+    let (fixed, fixed_names) = fixed_configs(spec, &limits, &a.fixed)?;
+    let mut reference = match target {
+        Target::Cuda { .. } => match CudaReference::open(&target) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("weft: no cuBLAS reference: {e}");
+                None
+            }
+        },
+        _ => None,
+    };
+    let mut out = Sweep {
+        shapes: a.shapes.clone(),
+        part: a.part.clone(),
+        op: op.name.to_string(),
+        target: target.to_string(),
+        device: device.clone(),
+        reference: reference
+            .as_ref()
+            .map(|_| reference_name(op.name).to_string()),
+        sample: a.sample as usize,
+        fixed: fixed_names.clone(),
+        commit: crate::COMMIT.to_string(),
+        unix_time: weft_tune::unix_now(),
+        rows: Vec::new(),
+    };
+    outln!(
+        "sweep of {}/{} over {} shapes on {target} ({device}): the rule's config (no record), \
+         the best of {} configs of the space tuned at each shape{}{}",
+        op.name,
+        spec.schedule,
+        shapes.len(),
+        a.sample,
+        fixed_names
+            .iter()
+            .map(|n| format!(", {n}"))
+            .collect::<String>(),
+        if out.reference.is_some() {
+            ", cuBLAS"
+        } else {
+            ""
+        }
+    )?;
+    for (shape, text) in shapes.iter().zip(&texts) {
+        let w = Workload::new(op.name, shape)?;
+        let (rule, why) = spec.untuned(&limits, shape);
+        let opts = TuneOptions {
+            sample: Some(a.sample as usize),
+            extra: fixed.clone(),
+            budget: Duration::from_millis(a.budget_ms as u64),
+            ..TuneOptions::default()
+        };
+        let tuned = weft_tune::tune(opened.device.as_mut(), &w, spec, &limits, &opts, &())?;
+        let reference_ms = reference.as_mut().and_then(|r| vendor(r, &w).ok());
+        let row = SweepRow {
+            shape: text.clone(),
+            flops: w.flops,
+            reference_ms,
+            rule: timed(&tuned, &rule),
+            rule_why: why,
+            tuned: (a.sample > 0).then(|| best(&tuned)),
+            fixed: fixed.iter().map(|c| timed(&tuned, c)).collect(),
+            timed: tuned.trials.len(),
+        };
+        outln!("{}", line(&row))?;
+        out.rows.push(row);
+        if let Some(path) = &a.json {
+            write(&out, path)?;
+        }
+    }
+    for l in sweep::summary(&out) {
+        outln!("{l}")?;
+    }
+    Ok(())
+}
+
+/// The `--fixed` configs with what each is: `default` is the template's fixed default for
+/// the target (what every shape ran before the rule), anything else a config given whole.
+fn fixed_configs(
+    spec: &TemplateSpec,
+    limits: &weft_codegen_common::TargetLimits,
+    given: &[String],
+) -> Result<(Vec<Config>, Vec<String>), CliError> {
+    let mut configs = Vec::new();
+    let mut names = Vec::new();
+    for text in given.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
+        let (config, name) = match text.split_once(':') {
+            _ if text == "default" => (
+                (spec.default)(limits),
+                "the template's fixed default".to_string(),
+            ),
+            Some((name, config)) => (parse(spec, config)?, name.trim().to_string()),
+            None => (parse(spec, text)?, format!("fixed {text}")),
+        };
+        configs.push(config);
+        names.push(name);
+    }
+    Ok((configs, names))
+}
+
+/// A whole config of `spec`, checked.
+fn parse(spec: &TemplateSpec, text: &str) -> Result<Config, CliError> {
+    let bad = |reason: String| CliError::Sweep {
+        reason: format!("--fixed `{text}`: {reason}"),
+    };
+    let config = Config::parse(text).map_err(bad)?;
+    (spec.describe)(&config).map_err(bad)?;
+    Ok(config)
+}
+
+/// The vendor call's name for `op`.
+fn reference_name(op: &str) -> &'static str {
+    if op == "matmul-f16" {
+        "cublas-hgemm"
+    } else {
+        "cublas-sgemm"
+    }
+}
+
+/// The vendor library's median kernel time at `w`'s shape, in ms.
+fn vendor(
+    r: &mut CudaReference,
+    w: &Workload,
+) -> Result<f64, weft_runtime::reference::ReferenceError> {
+    let dims = ["m", "n", "k"].map(|d| w.shape.get(d).max(0) as usize);
+    let inputs = w.random_inputs(0);
+    let flat = |i: usize| -> Vec<f32> { inputs[i].iter().copied().collect() };
+    let (_, timing) = if w.op.name == "matmul-f16" {
+        r.hgemm(&flat(0), &flat(1), dims, 3, 20)?
+    } else {
+        r.sgemm(&flat(0), &flat(1), dims, 3, 20)?
+    };
+    Ok(timing.median.as_secs_f64() * 1e3)
+}
+
+/// What `config` did in `tuned`.
+fn timed(tuned: &Tuned, config: &Config) -> Timed {
+    match tuned.trials.iter().find(|t| t.config == *config) {
+        Some(t) => of_outcome(config, &t.outcome),
+        None => Timed {
+            config: config.to_string(),
+            ms: None,
+            note: Some("not timed".into()),
+        },
+    }
+}
+
+fn of_outcome(config: &Config, outcome: &Outcome) -> Timed {
+    let (ms, note) = match outcome {
+        Outcome::Timed { timing, error } => (
+            Some(timing.median.as_secs_f64() * 1e3),
+            error
+                .is_none()
+                .then(|| "not checked (slower than the checked ones)".to_string()),
+        ),
+        Outcome::Wrong { error } => (None, Some(format!("wrong: {error:.3} of the tolerance"))),
+        Outcome::Failed(why) => (None, Some(why.clone())),
+    };
+    Timed {
+        config: config.to_string(),
+        ms,
+        note,
+    }
+}
+
+/// The fastest right config of the tuning.
+fn best(tuned: &Tuned) -> Timed {
+    match tuned.best() {
+        Some(t) => of_outcome(&t.config, &t.outcome),
+        None => Timed {
+            config: String::new(),
+            ms: None,
+            note: Some("no config ran right".into()),
+        },
+    }
+}
+
+/// One printed row: the shape, the rule's and the tuned time, their ratio, the fixed
+/// configs' and cuBLAS's times.
+fn line(row: &SweepRow) -> String {
+    let t = |ms: Option<f64>| ms.map_or("-".into(), |v| fmt_time(Duration::from_secs_f64(v / 1e3)));
+    let mut s = format!("{:<24} rule {:>10}", row.shape, t(row.rule.ms));
+    if let Some(tuned) = &row.tuned {
+        s += &format!("  tuned {:>10}", t(tuned.ms));
+        if let (Some(r), Some(b)) = (row.rule.ms, tuned.ms) {
+            s += &format!(" (rule {} of tuned)", fmt_ratio(b / r));
+        }
+    }
+    for f in &row.fixed {
+        s += &format!("  fixed {:>10}", t(f.ms));
+    }
+    if let Some(r) = row.reference_ms {
+        s += &format!("  cuBLAS {:>10}", t(Some(r)));
+    }
+    s
+}
+
+/// Writes the sweep whole (a temporary file, then a rename).
+fn write(s: &Sweep, path: &Path) -> Result<(), CliError> {
+    let text = serde_json::to_string_pretty(s).map_err(|e| CliError::Sweep {
+        reason: e.to_string(),
+    })?;
+    weft_tune::write_whole(path, text.as_bytes()).map_err(|source| CliError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}

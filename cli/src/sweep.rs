@@ -1,0 +1,268 @@
+//! `weft sweep`: a template's config with no tuning record (the stated rule) against the
+//! best that tuning finds and against fixed configs, over many shapes, beside the vendor
+//! library — the figure behind the Hidet paper's claim that a hardware-centric space needs
+//! no per-shape search to be fast at every size (§4.3, and its input-size sensitivity
+//! figure). This module holds the shape sets and what a sweep records; the command is
+//! `crate::commands::sweep` and the page's section `crate::report::sweeps`.
+
+use serde::{Deserialize, Serialize};
+
+/// One config as a sweep timed it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Timed {
+    /// The config (`name=value,...`).
+    pub config: String,
+    /// Its median kernel time in ms; `None` where it could not run (see `note`).
+    pub ms: Option<f64>,
+    /// Why it has no time, or that it was not checked against the float64 reference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// One shape of a sweep.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepRow {
+    /// `m=..,n=..,k=..`.
+    pub shape: String,
+    /// Floating-point operations of one run.
+    pub flops: f64,
+    /// The vendor library's median kernel time (cuBLAS), in ms.
+    pub reference_ms: Option<f64>,
+    /// The config with no tuning record: the template's stated rule for this shape.
+    pub rule: Timed,
+    /// Why the rule chose it.
+    pub rule_why: String,
+    /// The fastest right config of the tuning at this shape (`None`: not tuned).
+    pub tuned: Option<Timed>,
+    /// The sweep's fixed configs, each timed as it is ([`Sweep::fixed`]'s order).
+    pub fixed: Vec<Timed>,
+    /// Configs timed at this shape.
+    pub timed: usize,
+}
+
+/// A sweep: the op, the device, the shapes and what each config did there.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sweep {
+    /// The shape set as given (`mixed`, `cubes:1984:2112:1`, or a list).
+    pub shapes: String,
+    /// The part of the set this run measured (`1/2`), if not all of it: the report joins
+    /// the parts of one sweep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part: Option<String>,
+    pub op: String,
+    pub target: String,
+    pub device: String,
+    /// The vendor call timed beside (`cublas-sgemm`), if any.
+    pub reference: Option<String>,
+    /// Configs of the space timed at each shape (besides the rule's and the fixed ones;
+    /// 0: none, no tuning).
+    pub sample: usize,
+    /// What each fixed config is (`the template's default`, `tuned at m=2048,...`).
+    pub fixed: Vec<String>,
+    /// weft's commit and when the sweep ran (seconds since the Unix epoch).
+    pub commit: String,
+    pub unix_time: u64,
+    pub rows: Vec<SweepRow>,
+}
+
+/// The named shape sets.
+pub const SETS: &str = "`mixed` (60 matmul shapes: squares, primes, small M, long K, \
+                        BERT/ViT/GPT-2 projections, ResNet-50's convolutions as GEMMs), \
+                        `cubes:FROM:TO[:STEP]` (m = n = k)";
+
+/// `mixed`: 60 `(m, n, k)` products of the kinds the issue names, none tuned for.
+pub const MIXED: [(i64, i64, i64); 60] = [
+    // Squares, powers of two and not.
+    (128, 128, 128),
+    (256, 256, 256),
+    (512, 512, 512),
+    (768, 768, 768),
+    (1024, 1024, 1024),
+    (1536, 1536, 1536),
+    (2048, 2048, 2048),
+    (3072, 3072, 3072),
+    (4096, 4096, 4096),
+    // Primes and other odd sizes.
+    (127, 127, 127),
+    (257, 257, 257),
+    (509, 509, 509),
+    (1021, 1021, 1021),
+    (2039, 2039, 2039),
+    (3001, 3001, 3001),
+    (1000, 1000, 1000),
+    (999, 1001, 997),
+    (1531, 769, 383),
+    (333, 555, 777),
+    (4095, 4097, 63),
+    // Small M (batch-1 and small-batch projections, a GEMV).
+    (1, 1000, 2048),
+    (8, 4096, 4096),
+    (16, 1024, 4096),
+    (32, 4096, 1024),
+    (64, 4096, 1024),
+    (4096, 64, 1024),
+    // Long K.
+    (128, 128, 16384),
+    (256, 256, 8192),
+    (64, 64, 32768),
+    (512, 512, 2048),
+    (1024, 1024, 8192),
+    // BERT-base and GPT-2 at sequence 128 (batch 1 and 8), ViT-B/16 (197 tokens).
+    (128, 768, 768),
+    (128, 2304, 768),
+    (128, 3072, 768),
+    (128, 768, 3072),
+    (1024, 768, 768),
+    (1024, 3072, 768),
+    (1024, 768, 3072),
+    (197, 768, 768),
+    (197, 2304, 768),
+    (197, 3072, 768),
+    (197, 768, 3072),
+    (128, 50257, 768),
+    // ResNet-50's convolutions at batch 1 as implicit GEMMs (n·oh·ow × k × c·r·s).
+    (12544, 64, 147),
+    (3136, 64, 576),
+    (3136, 256, 64),
+    (3136, 64, 256),
+    (784, 128, 1152),
+    (784, 512, 128),
+    (784, 128, 512),
+    (196, 256, 2304),
+    (196, 1024, 256),
+    (196, 256, 1024),
+    (49, 512, 4608),
+    (49, 2048, 512),
+    (49, 512, 2048),
+    // Small and short-K products.
+    (64, 64, 64),
+    (17, 33, 65),
+    (2048, 2048, 32),
+    (2048, 512, 2048),
+];
+
+/// The shapes (`m=..,n=..,k=..`) of a set: `mixed`, `cubes:FROM:TO[:STEP]`, or shapes
+/// separated by `;`. An error says what is wrong with the text.
+pub fn shapes(set: &str) -> Result<Vec<String>, String> {
+    let text = |(m, n, k): (i64, i64, i64)| format!("m={m},n={n},k={k}");
+    if set == "mixed" {
+        return Ok(MIXED.iter().copied().map(text).collect());
+    }
+    if let Some(range) = set.strip_prefix("cubes:") {
+        let parts: Vec<&str> = range.split(':').collect();
+        let num = |s: &str| -> Result<i64, String> {
+            s.trim()
+                .parse::<i64>()
+                .ok()
+                .filter(|v| *v > 0)
+                .ok_or_else(|| format!("`{s}` in `{set}` is not a positive integer"))
+        };
+        let (from, to, step) = match parts[..] {
+            [a, b] => (num(a)?, num(b)?, 1),
+            [a, b, c] => (num(a)?, num(b)?, num(c)?),
+            _ => return Err(format!("`{set}` is not of the form cubes:FROM:TO[:STEP]")),
+        };
+        if from > to {
+            return Err(format!("`{set}`: FROM ({from}) is past TO ({to})"));
+        }
+        return Ok((from..=to)
+            .step_by(step as usize)
+            .map(|s| text((s, s, s)))
+            .collect());
+    }
+    let list: Vec<String> = set
+        .split(';')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    if list.is_empty() {
+        return Err(format!(
+            "no shapes in `{set}`; give {SETS}, or shapes separated by `;`"
+        ));
+    }
+    Ok(list)
+}
+
+/// Part `i` of `n` (`i/n`, counted from 1) of `items`: consecutive, the parts as equal as
+/// can be, so that a long sweep can run as several calls.
+pub fn part<T: Clone>(items: &[T], which: &str) -> Result<Vec<T>, String> {
+    let bad = || format!("`{which}` is not of the form I/N with 1 ≤ I ≤ N");
+    let (i, n) = which.split_once('/').ok_or_else(bad)?;
+    let (i, n): (usize, usize) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if i == 0 || i > n {
+        return Err(bad());
+    }
+    let (lo, hi) = (items.len() * (i - 1) / n, items.len() * i / n);
+    Ok(items[lo..hi].to_vec())
+}
+
+/// The summary lines: how the rule does against tuning and each fixed config.
+pub fn summary(s: &Sweep) -> Vec<String> {
+    let mut out = Vec::new();
+    let ratios = |f: &dyn Fn(&SweepRow) -> Option<f64>| -> Vec<f64> {
+        s.rows
+            .iter()
+            .filter_map(|r| Some(f(r)? / r.rule.ms?))
+            .collect()
+    };
+    let say = |what: &str, v: &[f64]| -> Option<String> {
+        if v.is_empty() {
+            return None;
+        }
+        let geo = (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp();
+        let worst = v.iter().copied().fold(f64::INFINITY, f64::min);
+        Some(format!(
+            "the rule's speed as a fraction of {what}: geometric mean {}, worst {}, ≥ 0.8 at {} of {} shapes",
+            crate::format::fmt_ratio(geo),
+            crate::format::fmt_ratio(worst),
+            v.iter().filter(|x| **x >= 0.8).count(),
+            v.len()
+        ))
+    };
+    out.extend(say("the tuned best", &ratios(&|r| r.tuned.as_ref()?.ms)));
+    for (i, name) in s.fixed.iter().enumerate() {
+        out.extend(say(name, &ratios(&|r| r.fixed.get(i)?.ms)));
+    }
+    out.extend(say("cuBLAS", &ratios(&|r| r.reference_ms)));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sets_parse() {
+        let mixed = shapes("mixed").unwrap();
+        assert_eq!(mixed.len(), 60);
+        let mut unique = mixed.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), 60, "a shape is listed twice");
+        let cubes = shapes("cubes:1984:2112").unwrap();
+        assert_eq!(cubes.len(), 129);
+        assert_eq!(cubes[1], "m=1985,n=1985,k=1985");
+        assert_eq!(shapes("cubes:8:16:4").unwrap().len(), 3);
+        assert_eq!(shapes("m=1,n=2,k=3; m=4,n=5,k=6").unwrap().len(), 2);
+        for bad in ["cubes:9:3", "cubes:a:9", "cubes:1", ";"] {
+            assert!(shapes(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn parts_cover_the_items_once() {
+        let items: Vec<usize> = (0..60).collect();
+        let mut all = Vec::new();
+        for i in 1..=7 {
+            all.extend(part(&items, &format!("{i}/7")).unwrap());
+        }
+        assert_eq!(all, items);
+        for bad in ["0/2", "3/2", "x", "1/0"] {
+            assert!(part(&items, bad).is_err(), "{bad}");
+        }
+    }
+}
