@@ -36,11 +36,13 @@ fn tune_writes_plain_progress_lines() {
         "--sample",
         "3",
     ];
-    // By default: a line as each phase starts, and few others.
+    // By default: a line as each phase starts, and few others. (The sample of 3 may
+    // grow by one: the rule's config is always timed.)
     let err = weft_logged(&args, None);
-    for phase in ["building 0/3 configs", "compiling", "timing 0/3 configs"] {
+    for phase in ["building 0/", "compiling", "timing 0/"] {
         assert!(
-            err.contains(&format!("weft: tune matmul: {phase}\n")),
+            err.lines()
+                .any(|l| l.starts_with(&format!("weft: tune matmul: {phase}"))),
             "no `{phase}` line:\n{err}"
         );
     }
@@ -51,10 +53,12 @@ fn tune_writes_plain_progress_lines() {
     // Every step, with the best time so far.
     let err = weft_logged(&args, Some("0"));
     let timing: Vec<&str> = err.lines().filter(|l| l.contains(" timing ")).collect();
-    assert_eq!(timing.len(), 4, "{err}");
+    // 3 configs, or 4 with the rule's (see above).
+    let n = timing.len() - 1;
+    assert!(n == 3 || n == 4, "{err}");
     assert!(
-        timing[3].starts_with("weft: tune matmul: timing 3/3 configs, best ")
-            && timing[3].ends_with('s'),
+        timing[n].starts_with(&format!("weft: tune matmul: timing {n}/{n} configs, best "))
+            && timing[n].ends_with('s'),
         "{err}"
     );
 }

@@ -95,7 +95,7 @@ impl Chart for LinePlan<'_> {
             .build_cartesian_2d((xlo - pad)..(xhi + pad), 0.0..yhi)?;
         chart
             .configure_mesh()
-            .x_labels(12)
+            .x_labels(((xhi - xlo) as usize + 1).min(12))
             .y_labels(8)
             .x_label_formatter(&xtick)
             .y_label_formatter(&ytick)

@@ -20,13 +20,34 @@ pub mod page;
 pub mod stale;
 pub mod sweeps;
 
-use std::path::Path;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::bench::{BenchRun, Row};
 use crate::error::CliError;
 use offline::{OfflineRow, OfflineStatus};
+
+/// `![alt](charts/x.svg)` with a link to the PNG.
+pub(crate) fn image(md: &mut String, files: &[PathBuf], out: &Path, alt: &str) {
+    let rel = |ext: &str| {
+        files
+            .iter()
+            .find(|f| f.extension().is_some_and(|e| e == ext))
+            .and_then(|f| f.strip_prefix(out).ok())
+            .map(|f| f.to_string_lossy().replace('\\', "/"))
+    };
+    if let (Some(svg), Some(png)) = (rel("svg"), rel("png")) {
+        let _ = writeln!(md, "![{alt}]({svg})\n\n([PNG]({png}))\n");
+    }
+}
+
+/// `2026-11-23 14:02 UTC` from seconds since the Unix epoch.
+pub fn utc(secs: u64) -> String {
+    let (h, m) = ((secs % 86_400) / 3600, (secs % 3600) / 60);
+    format!("{} {h:02}:{m:02} UTC", weft_tune::date(secs))
+}
 
 /// The folder of the charts inside the output folder.
 pub(crate) const CHART_DIR: &str = "charts";

@@ -68,7 +68,7 @@ pub fn write(data: &ReportData, out: &Path) -> Result<Vec<PathBuf>, CliError> {
         " of every op × schedule",
         &chart_dir.join("cross-vendor"),
     ))?;
-    image(
+    super::image(
         &mut md,
         &files,
         out,
@@ -87,7 +87,7 @@ pub fn write(data: &ReportData, out: &Path) -> Result<Vec<PathBuf>, CliError> {
     if !files.is_empty() {
         md.push_str("## Roofline\n\n");
         md.push_str(&roof_text);
-        image(&mut md, &files, out, "roofline");
+        super::image(&mut md, &files, out, "roofline");
         written.extend(files);
     }
 
@@ -99,7 +99,7 @@ pub fn write(data: &ReportData, out: &Path) -> Result<Vec<PathBuf>, CliError> {
         let _ = writeln!(md, "### {op}\n");
         let points: Vec<Point> = of_op.iter().filter_map(|e| point(e.row)).collect();
         let files = chart(charts::op_chart(op, &points, "", &chart_dir.join(op)))?;
-        image(&mut md, &files, out, op);
+        super::image(&mut md, &files, out, op);
         written.extend(files);
         md.push_str(&op_table(&of_op, data));
     }
@@ -160,26 +160,12 @@ fn point(r: &Row) -> Option<Point> {
     })
 }
 
-/// `![alt](charts/x.svg)` with a link to the PNG.
-pub(crate) fn image(md: &mut String, files: &[PathBuf], out: &Path, alt: &str) {
-    let rel = |ext: &str| {
-        files
-            .iter()
-            .find(|f| f.extension().is_some_and(|e| e == ext))
-            .and_then(|f| f.strip_prefix(out).ok())
-            .map(|f| f.to_string_lossy().replace('\\', "/"))
-    };
-    if let (Some(svg), Some(png)) = (rel("svg"), rel("png")) {
-        let _ = writeln!(md, "![{alt}]({svg})\n\n([PNG]({png}))\n");
-    }
-}
-
 fn header(md: &mut String, data: &ReportData, out: &Path) {
     md.push_str("# Results\n\n");
     let _ = writeln!(
         md,
         "Written by `weft report` on {}, weft {} at commit `{}`:\n\n```\n{}\n```\n",
-        utc(data.unix_time),
+        super::utc(data.unix_time),
         data.weft_version,
         data.commit,
         data.command
@@ -224,7 +210,7 @@ fn runs(md: &mut String, data: &ReportData) {
                 md,
                 "| {} | {} | `{}` | {} | {} | {ops} | {} | {checks} | `{}` |",
                 i + 1,
-                utc(run.unix_time),
+                super::utc(run.unix_time),
                 t.target,
                 t.device,
                 t.driver.as_deref().unwrap_or("-"),
@@ -260,12 +246,6 @@ fn timing(md: &mut String, out: &Path) {
         md.push_str(text.trim());
         md.push_str("\n\n");
     }
-}
-
-/// `2026-11-23 14:02 UTC` from seconds since the Unix epoch.
-pub fn utc(secs: u64) -> String {
-    let (h, m) = ((secs % 86_400) / 3600, (secs % 3600) / 60);
-    format!("{} {h:02}:{m:02} UTC", weft_tune::date(secs))
 }
 
 fn ms(v: Option<f64>) -> String {

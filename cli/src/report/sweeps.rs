@@ -106,7 +106,7 @@ pub(crate) fn section(
         let _ = writeln!(
             md,
             "Ran {} at weft `{}`; tuning timed {} configs of the space at each shape{}.\n",
-            super::page::utc(s.unix_time),
+            super::utc(s.unix_time),
             s.commit,
             s.sample,
             if s.fixed.is_empty() {
@@ -154,7 +154,7 @@ pub(crate) fn section(
             &stem,
         )
         .map_err(|e| CliError::Chart(Box::new(e)))?;
-        super::page::image(md, &files, out, &format!("{} sweep", s.op));
+        super::image(md, &files, out, &format!("{} sweep", s.op));
         written.extend(files);
         table(md, s);
     }
@@ -204,4 +204,87 @@ fn table(md: &mut String, s: &Sweep) {
         let _ = writeln!(md, "| {} |", cells.join(" | "));
     }
     md.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::Timed;
+
+    fn row(shape: &str, rule: f64, tuned: f64) -> SweepRow {
+        let t = |ms: f64| Timed {
+            config: "wm=1".into(),
+            ms: Some(ms),
+            note: None,
+        };
+        SweepRow {
+            shape: shape.into(),
+            flops: 2e9,
+            reference_ms: Some(1.0),
+            rule: t(rule),
+            rule_why: "rule: test".into(),
+            tuned: Some(t(tuned)),
+            fixed: vec![t(rule * 2.0)],
+            timed: 3,
+        }
+    }
+
+    fn sweep(part: &str, rows: Vec<SweepRow>) -> Sweep {
+        Sweep {
+            shapes: "cubes:8:10".into(),
+            part: Some(part.into()),
+            op: "matmul".into(),
+            target: "cuda".into(),
+            device: "gpu".into(),
+            reference: Some("cublas-sgemm".into()),
+            sample: 3,
+            fixed: vec!["the template's fixed default".into()],
+            commit: "c".into(),
+            unix_time: 1,
+            rows,
+        }
+    }
+
+    #[test]
+    fn parts_of_a_sweep_join_and_a_shape_measured_again_replaces_its_row() {
+        let mut all = Vec::new();
+        merge(&mut all, sweep("1/2", vec![row("m=8,n=8,k=8", 2.0, 1.0)]));
+        merge(
+            &mut all,
+            sweep(
+                "2/2",
+                vec![row("m=9,n=9,k=9", 2.0, 1.0), row("m=8,n=8,k=8", 4.0, 1.0)],
+            ),
+        );
+        assert_eq!(all.len(), 1);
+        assert_eq!(all[0].rows.len(), 2);
+        assert_eq!(all[0].rows[0].rule.ms, Some(4.0));
+        assert_eq!(all[0].part, None);
+        // Another device is another sweep.
+        let mut other = sweep("1/1", vec![row("m=8,n=8,k=8", 2.0, 1.0)]);
+        other.device = "other".into();
+        merge(&mut all, other);
+        assert_eq!(all.len(), 2);
+    }
+
+    #[test]
+    fn the_section_has_the_summary_a_chart_and_a_row_per_shape() {
+        let dir = std::env::temp_dir().join(format!("weft-sweeps-{}", std::process::id()));
+        let s = sweep(
+            "1/1",
+            vec![row("m=8,n=8,k=8", 2.0, 1.0), row("m=9,n=9,k=9", 1.0, 1.0)],
+        );
+        let mut md = String::new();
+        let files = section(&mut md, &[s], &dir, &dir.join("charts")).unwrap();
+        assert_eq!(files.len(), 2, "{files:?}");
+        assert!(files.iter().all(|f| f.exists()));
+        // The rule is half the tuned speed at one shape and as fast at the other.
+        assert!(md.contains("worst 0.50x"), "{md}");
+        assert!(
+            md.contains("| 1 | m=8,n=8,k=8 | 1000.0 | 1000.0 | 2000.0 | 0.50x | 4000.0 |"),
+            "{md}"
+        );
+        assert!(md.contains("| 2 | m=9,n=9,k=9 |"), "{md}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

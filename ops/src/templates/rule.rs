@@ -10,8 +10,8 @@
 //! — so that a 112² layer gets 128×128 tiles, and a 7² one 64×64 tiles with its
 //! 4608-long reduction in 16 parts rather than tiny tiles that each walk it alone —
 //! else, where no tile gives that many, the one that gives the most, and of those the
-//! smallest (least work wasted past the edges); remaining ties go to more threads,
-//! fewer parts, then the shorter k step.
+//! smallest (least work wasted past the edges); remaining ties go to more threads, the
+//! template's preference ([`Tile::pref`]), fewer parts, then the shorter k step.
 //!
 //! The whole-model compiler picks every anchor by it, and the ops' templates pick their
 //! config by it when there is no record (both with split-K, [`super::split_k`]). Each
@@ -79,6 +79,9 @@ pub struct Tile {
     pub block_n: i64,
     pub threads: i64,
     pub bk: i64,
+    /// The template's preference among tiles of the same size and threads (higher
+    /// first): what its measurements favour, such as longer k steps.
+    pub pref: i64,
     pub config: Config,
 }
 
@@ -100,11 +103,11 @@ pub fn pick(candidates: &[Tile], p: Product) -> Option<Choice> {
     let enough = candidates
         .iter()
         .filter(|t| blocks(t) >= ENOUGH_TILES)
-        .max_by_key(|t| (useful(t), -area(t), t.threads, -splits(t), -t.bk));
+        .max_by_key(|t| (useful(t), -area(t), t.threads, t.pref, -splits(t), -t.bk));
     let chosen = enough.or_else(|| {
         candidates
             .iter()
-            .max_by_key(|t| (blocks(t), -area(t), t.threads, -t.bk))
+            .max_by_key(|t| (blocks(t), -area(t), t.threads, t.pref, -t.bk))
     })?;
     let why = if blocks(chosen) >= ENOUGH_TILES {
         format!(
@@ -169,6 +172,7 @@ mod tests {
                 block_n: b,
                 threads: 128,
                 bk: 16,
+                pref: 0,
                 config: Config(vec![("b".into(), b)]),
             })
             .collect()

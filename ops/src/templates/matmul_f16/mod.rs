@@ -442,6 +442,7 @@ pub fn tiles(configs: &[Config], keep: impl Fn(&F16Params) -> bool) -> Vec<rule:
             block_n: t.block_n(),
             threads: t.threads(),
             bk: t.bk,
+            pref: 0,
             config: t.config(),
         })
         .collect()
