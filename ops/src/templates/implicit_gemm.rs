@@ -93,16 +93,11 @@ fn product(shape: &Shape) -> rule::Product {
 }
 
 /// Whether a config of the fp32 (`f16` false) or fp16 template can pay at a
-/// convolution's shape ([`split_k::pays`]); one that does not parse is left to the
-/// build to refuse.
+/// convolution's shape ([`split_k::pays`]).
 fn pays_on(f16: bool, shape: &Shape, config: &Config) -> bool {
-    let (m, n, k) = gemm_of(shape);
-    match split_k::parts(&without_fuse(config)) {
-        Ok((rest, sk)) => {
-            Matmul::from_config(f16, &rest).map_or(true, |t| split_k::pays(m, n, k, t.block(), sk))
-        }
-        Err(_) => true,
-    }
+    split_k::config_pays(gemm_of(shape), &without_fuse(config), |c| {
+        Matmul::from_config(f16, c).ok().map(|t| t.block())
+    })
 }
 
 fn conv2d_pays(shape: &Shape, config: &Config) -> bool {

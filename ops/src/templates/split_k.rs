@@ -90,6 +90,19 @@ pub fn pays(m: i64, n: i64, k: i64, (block_m, block_n): (i64, i64), splits: i64)
             && k >= splits * (MIN_SPLIT_K / 2))
 }
 
+/// [`pays`] for `config` at an `m × n × k` product, its block tile read by `tile` (`None`:
+/// a config the template cannot read, left to the build to refuse, as is a bad `sk`).
+pub fn config_pays(
+    (m, n, k): (i64, i64, i64),
+    config: &Config,
+    tile: impl Fn(&Config) -> Option<(i64, i64)>,
+) -> bool {
+    match parts(config) {
+        Ok((rest, sk)) => tile(&rest).is_none_or(|block| pays(m, n, k, block, sk)),
+        Err(_) => true,
+    }
+}
+
 /// A config's description by the template's `describe`, with its split.
 pub fn describe(
     config: &Config,

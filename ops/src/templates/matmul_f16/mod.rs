@@ -163,16 +163,14 @@ pub fn op_describe(config: &Config) -> Result<String, String> {
     split_k::describe(config, describe)
 }
 
-/// Whether a config can pay at the op's shape ([`split_k::pays`]); one that does not
-/// parse is left to the build to refuse.
+/// Whether a config can pay at the op's shape ([`split_k::pays`]).
 pub fn op_pays(shape: &Shape, config: &Config) -> bool {
-    let (m, n, k) = (shape.get("m"), shape.get("n"), shape.get("k"));
-    match split_k::parts(config) {
-        Ok((rest, sk)) => F16Params::from_config(&rest).map_or(true, |p| {
-            split_k::pays(m, n, k, (p.block_m(), p.block_n()), sk)
-        }),
-        Err(_) => true,
-    }
+    let mnk = (shape.get("m"), shape.get("n"), shape.get("k"));
+    split_k::config_pays(mnk, config, |c| {
+        F16Params::from_config(c)
+            .ok()
+            .map(|p| (p.block_m(), p.block_n()))
+    })
 }
 
 impl split_k::Anchor for F16Params {
