@@ -4,6 +4,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use weft_ir::expr::{BinOp, Buffer, Expr, Intrinsic, ThreadAxis, UnOp};
+use weft_ir::fragment::FragOp;
 use weft_ir::kernel::{KStmt, Kernel, KernelParam};
 use weft_ir::printer::expr_to_string;
 
@@ -209,10 +210,26 @@ pub fn buffer_lanes(kernel: &Kernel) -> HashMap<u64, BTreeSet<u32>> {
 pub fn fragment_buffers(kernel: &Kernel) -> HashSet<u64> {
     let mut out = HashSet::new();
     kernel.body.visit(&mut |s| {
+        if let KStmt::Frag(op) = s {
+            for (b, _, _) in op.accesses() {
+                out.insert(b.id());
+            }
+        }
+    });
+    out
+}
+
+/// The shared buffers (by id) in the swizzled layout: TMA destinations and `wgmma`
+/// operands ([`weft_ir::tma`]).
+pub fn swizzled_buffers(kernel: &Kernel) -> HashSet<u64> {
+    let mut out = HashSet::new();
+    kernel.body.visit(&mut |s| {
         if let KStmt::Frag(op) = s
-            && let Some((b, _)) = op.buffer()
+            && matches!(**op, FragOp::Tma { .. } | FragOp::WgMma { .. })
         {
-            out.insert(b.id());
+            for (b, _, _) in op.accesses() {
+                out.insert(b.id());
+            }
         }
     });
     out
@@ -227,9 +244,7 @@ fn check_fragments(kernel: &Kernel) -> Option<String> {
         if err.is_some() {
             return;
         }
-        if let Some((_, origin, _)) = op.access()
-            && origin.len() != 1
-        {
+        if let Some((_, origin, _)) = op.accesses().into_iter().find(|a| a.1.len() != 1) {
             err = Some(format!(
                 "`{}` has {} origin indices; lowered tiles have one flat index",
                 weft_ir::printer::frag_op_string(op),

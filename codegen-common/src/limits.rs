@@ -323,6 +323,21 @@ impl TargetLimits {
     /// The square fragment sizes (`16` for m16n16k16) the matrix units run with f16
     /// inputs and f32 accumulators, largest first: what the fp16 templates tile with
     /// (empty: none, and they use CUDA cores / vector ALUs).
+    /// The target with Hopper's warpgroup MMAs (`wgmma.m64nNk16`, f16 → f32, N up to
+    /// 256) and TMA copies: `cuda -arch=sm_90a`, or an sm_90 device compiled for it.
+    pub fn with_warpgroup_mma(mut self) -> Self {
+        if !self.warpgroup_mma() {
+            self.matrix_units
+                .push(MatrixUnit::new(64, 256, 16, DType::F16, DType::F32));
+        }
+        self
+    }
+
+    /// Whether the target runs warpgroup MMAs ([`TargetLimits::with_warpgroup_mma`]).
+    pub fn warpgroup_mma(&self) -> bool {
+        self.matrix_units.iter().any(|u| u.shape.m == 64)
+    }
+
     pub fn f16_mma_sizes(&self) -> Vec<i64> {
         let mut sizes: Vec<i64> = self
             .matrix_units
@@ -565,8 +580,17 @@ pub fn check_limits(kernel: &Kernel, limits: &TargetLimits) -> Result<(), LimitE
         }
     }
     for f in &kernel.fragments {
+        // A warpgroup unit (m64nNk16) runs every N that is a multiple of 8 up to its own.
+        let shape_runs = |u: &MatrixUnit| {
+            let (a, b) = (u.shape, f.shape());
+            if f.is_warpgroup() {
+                a.m == b.m && a.k == b.k && b.n % 8 == 0 && b.n <= a.n
+            } else {
+                a == b
+            }
+        };
         let runs = limits.matrix_units.iter().any(|u| {
-            u.shape == f.shape()
+            shape_runs(u)
                 && match f.role() {
                     FragRole::Accumulator => u.accumulator == f.dtype(),
                     FragRole::A | FragRole::B => u.inputs == f.dtype(),

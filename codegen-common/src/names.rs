@@ -22,6 +22,8 @@ pub enum NameKey {
     Builtin(ThreadAxis),
     /// A name the emitter itself introduces (`params`, the kernel's own name, ...).
     Item(&'static str),
+    /// The `i`-th tensor map parameter ([`weft_ir::kernel::Kernel::tensor_maps`]).
+    TensorMap(usize),
 }
 
 /// Turns any string into an identifier valid in C, C++, MSL and WGSL: characters other

@@ -20,6 +20,7 @@ pub mod hip;
 pub mod hipcc;
 mod mma;
 pub mod nvrtc;
+mod wgmma;
 mod writer;
 
 use weft_codegen_common::cfamily::{emit_unit, entry_point, write_kernel};
@@ -49,10 +50,12 @@ impl Default for CudaOptions {
 /// [`EntryPoint`](weft_codegen_common::EntryPoint) says how much the launch passes).
 pub const STATIC_SHARED_BYTES: u64 = 48 * 1024;
 
-fn prelude(f16: bool, fragments: bool) -> String {
+/// `hopper`: the `wgmma` widths of the unit's kernels, `None` where none uses Hopper's
+/// operations.
+fn prelude(f16: bool, fragments: bool, hopper: Option<&[u32]>) -> String {
     let mut out = String::new();
     // The fragment helpers take `half` pointers.
-    if f16 || fragments {
+    if f16 || fragments || hopper.is_some() {
         out.push_str(writer::HALF_PRELUDE);
         out.push('\n');
     }
@@ -61,14 +64,36 @@ fn prelude(f16: bool, fragments: bool) -> String {
         out.push_str(mma::PRELUDE);
         out.push('\n');
     }
+    if let Some(widths) = hopper {
+        out.push_str(&wgmma::prelude(widths));
+        out.push('\n');
+    }
     out
+}
+
+/// The `wgmma` widths of `kernels` if any of them uses Hopper's operations.
+fn hopper<'k>(kernels: impl IntoIterator<Item = &'k Kernel>) -> Option<Vec<u32>> {
+    let mut any = false;
+    let mut widths = Vec::new();
+    for k in kernels {
+        any |= k.uses_hopper();
+        widths.extend(k.wgmma_widths());
+    }
+    widths.sort_unstable();
+    widths.dedup();
+    any.then_some(widths)
 }
 
 /// `kernel` as one CUDA translation unit holding one `extern "C" __global__` function,
 /// checked once against the lowering contract and `opts.limits`.
 pub fn emit(kernel: &Kernel, opts: &CudaOptions) -> Result<Emitted, EmitError> {
     checked(kernel, Language::Cuda, &opts.limits)?;
-    let mut source = prelude(kernel.uses_dtype(DType::F16), kernel.uses_fragments());
+    let hop = hopper([kernel]);
+    let mut source = prelude(
+        kernel.uses_dtype(DType::F16),
+        kernel.uses_fragments(),
+        hop.as_deref(),
+    );
     source.push_str(&write_kernel(&writer::Cuda, kernel)?);
     Ok(Emitted {
         language: Language::Cuda,
@@ -79,5 +104,12 @@ pub fn emit(kernel: &Kernel, opts: &CudaOptions) -> Result<Emitted, EmitError> {
 
 /// Every kernel of `func` in one translation unit, in launch order.
 pub fn emit_lowered(func: &LoweredFunc, opts: &CudaOptions) -> Result<Emitted, EmitError> {
-    emit_unit(&writer::Cuda, Language::Cuda, func, &opts.limits, prelude)
+    let hop = hopper(&func.kernels);
+    emit_unit(
+        &writer::Cuda,
+        Language::Cuda,
+        func,
+        &opts.limits,
+        |f16, frags| prelude(f16, frags, hop.as_deref()),
+    )
 }

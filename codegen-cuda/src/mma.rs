@@ -107,6 +107,16 @@ fn is_f32(f: &Fragment) -> bool {
 
 impl FragmentDialect for MmaSync {
     fn unsupported(&self, f: &Fragment) -> Option<String> {
+        if f.is_warpgroup() {
+            let s = f.shape();
+            return (f.dtype() != DType::F32 || s.k != 16 || s.n % 8 != 0 || s.n > 256).then(|| {
+                format!(
+                    "a warpgroup accumulator is f32 m64nNk16 with N a multiple of 8 up to 256, not {} {}",
+                    f.dtype(),
+                    s
+                )
+            });
+        }
         if f.shape() != SHAPE {
             return Some(format!(
                 "CUDA fragments are m16n16k16 (two mma.sync.m16n8k16), not {}",
@@ -122,6 +132,9 @@ impl FragmentDialect for MmaSync {
 
     /// `unsigned a_frag[4][4]`, `float acc[8][8]`: a lane's registers of each tile.
     fn decl(&self, f: &Fragment, name: &str) -> String {
+        if f.is_warpgroup() {
+            return format!("float {name}[{}][{}]", f.count(), f.shape().n / 2);
+        }
         let (ty, regs) = match f.role() {
             FragRole::Accumulator if is_f32(f) => ("float", 8),
             _ => ("unsigned", 4),
@@ -130,6 +143,9 @@ impl FragmentDialect for MmaSync {
     }
 
     fn fill(&self, f: &Fragment, tile: &str, value: &str) -> String {
+        if f.is_warpgroup() {
+            return format!("weft_wg_fill<{}>({tile}, {value})", f.shape().n);
+        }
         if is_f32(f) {
             format!("weft_fill_f32({tile}, {value})")
         } else {
@@ -169,6 +185,12 @@ impl FragmentDialect for MmaSync {
                 f.role().name()
             ));
         }
+        if f.is_warpgroup() {
+            return Ok(format!(
+                "weft_wg_store<{}>({ptr}, {tile}, {stride})",
+                f.shape().n
+            ));
+        }
         let ty = if is_f32(f) { "f32" } else { "f16" };
         Ok(format!("weft_store_acc_{ty}({ptr}, {tile}, {stride})"))
     }
@@ -181,5 +203,58 @@ impl FragmentDialect for MmaSync {
     /// `ldmatrix` rows are 16 bytes.
     fn tile_align(&self) -> u32 {
         16
+    }
+
+    fn mbarrier_decl(&self, name: &str, count: u32) -> Option<String> {
+        Some(format!(
+            "__shared__ __align__(8) unsigned long long {name}[{count}]"
+        ))
+    }
+
+    fn wgmma(
+        &self,
+        acc: &Fragment,
+        tile: &str,
+        a: &str,
+        b: &str,
+        b_box_bytes: i64,
+    ) -> Result<String, String> {
+        Ok(format!(
+            "weft_wgmma_n{}({tile}, {a}, {b}, {b_box_bytes})",
+            acc.shape().n
+        ))
+    }
+
+    fn wgmma_sync(&self, what: &str, pending: u32) -> Result<String, String> {
+        Ok(match what {
+            "fence" => "weft_wgmma_fence()".to_string(),
+            "commit" => "weft_wgmma_commit()".to_string(),
+            _ => format!("weft_wgmma_wait<{pending}>()"),
+        })
+    }
+
+    fn tma_load(
+        &self,
+        dst: &str,
+        map: &str,
+        coords: &[String],
+        bar: &str,
+    ) -> Result<String, String> {
+        match coords.len() {
+            2 | 3 => Ok(format!(
+                "weft_tma_{}d({dst}, &{map}, {}, {bar})",
+                coords.len(),
+                coords.join(", ")
+            )),
+            n => Err(format!("a TMA copy of {n} dimensions (2 or 3)")),
+        }
+    }
+
+    fn mbarrier_op(&self, what: &str, bar: &str, arg: &str) -> Result<String, String> {
+        Ok(match what {
+            "init" => format!("weft_mbar_init({bar}, {arg})"),
+            "expect" => format!("weft_mbar_expect({bar}, {arg})"),
+            _ => format!("weft_mbar_wait({bar}, {arg})"),
+        })
     }
 }

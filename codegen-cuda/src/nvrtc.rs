@@ -233,6 +233,16 @@ pub fn check(src: &str) -> Result<Checked, String> {
     Ok(Checked::Passed)
 }
 
+/// [`check`] for one architecture (`sm_90a` for kernels with `wgmma` and TMA), to a
+/// cubin: ptxas runs inside NVRTC, so inline PTX is checked too.
+pub fn check_arch(src: &str, arch: &str) -> Result<Checked, String> {
+    if let Err(e) = probe() {
+        return skip(TOOL, e.to_string());
+    }
+    compile_cubin(src, arch).map_err(|e| format!("{e}\n--- source ---\n{src}"))?;
+    Ok(Checked::Passed)
+}
+
 /// Names a folder holding the CUDA headers (`cuda_fp16.h`), searched first.
 pub const INCLUDE_VAR: &str = "WEFT_CUDA_INCLUDE";
 

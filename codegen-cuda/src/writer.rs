@@ -126,7 +126,7 @@ impl Dialect for Cuda {
     fn dynamic_shared(&self, bytes: u64) -> Option<String> {
         (bytes > crate::STATIC_SHARED_BYTES).then(|| {
             format!(
-                "extern __shared__ __align__(16) unsigned char {}[]",
+                "extern __shared__ __align__(1024) unsigned char {}[]",
                 weft_codegen_common::cfamily::DYNAMIC_SHARED
             )
         })
@@ -282,6 +282,13 @@ pub(crate) fn global_signature<D: Dialect>(
             }
             KernelParam::Scalar(v) => format!("{} {name}", d.scalar_type(v.dtype())),
         })
+        // TMA tensor maps, by value in parameter space (built by the launch).
+        .chain(
+            names
+                .tensor_maps
+                .iter()
+                .map(|name| format!("const __grid_constant__ weft_tensor_map {name}")),
+        )
         .collect();
     format!(
         "extern \"C\" __global__ void __launch_bounds__({bounds}) {}({})",

@@ -31,11 +31,19 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use crate::dtype::DType;
-use crate::expr::{Buffer, Expr, fresh_id};
+use crate::expr::{Buffer, Expr, Scope, fresh_id};
+use crate::tma::{BarRef, Major, ROW, SwizzledTile};
 
 /// Threads that execute a fragment operation together (a CUDA warp, a Metal simdgroup,
 /// a Vulkan subgroup of 32).
 pub const WARP: u32 = 32;
+
+/// Threads of a warpgroup: the four consecutive warps that run a `wgmma` together.
+pub const WARPGROUP: u32 = 128;
+
+/// Rows of a warpgroup MMA (`wgmma.m64nNk16`): an accumulator of this height belongs to a
+/// warpgroup, not a warp.
+pub const WGMMA_M: u32 = 64;
 
 /// The operand a fragment holds in `D = A·B + C`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -149,6 +157,17 @@ impl Fragment {
         self.0.count
     }
 
+    /// Whether the fragment belongs to a warpgroup (a `wgmma` accumulator, `m64nNk16`)
+    /// rather than to a warp.
+    pub fn is_warpgroup(&self) -> bool {
+        self.0.role == FragRole::Accumulator && self.0.shape.m == WGMMA_M
+    }
+
+    /// Threads that own the fragment together: a warp, or a warpgroup.
+    pub fn threads(&self) -> u32 {
+        if self.is_warpgroup() { WARPGROUP } else { WARP }
+    }
+
     /// Rows and columns of one tile: `m×k` for `A`, `k×n` for `B`, `m×n` for the
     /// accumulator.
     pub fn dims(&self) -> (u32, u32) {
@@ -217,8 +236,9 @@ impl FragRef {
     }
 }
 
-/// A warp-wide fragment operation. In the Func IR `origin` holds one index per buffer
-/// dimension; in a lowered kernel, one flat index.
+/// A warp-wide fragment operation, or one of Hopper's asynchronous operations (warpgroup
+/// MMAs, TMA copies, mbarriers: [`crate::tma`]). In the Func IR `origin` holds one index
+/// per buffer dimension; in a lowered kernel, one flat index.
 #[derive(Clone, Debug)]
 pub enum FragOp {
     /// Every element of `dst` becomes `value`.
@@ -244,6 +264,49 @@ pub enum FragOp {
         b: FragRef,
         c: FragRef,
     },
+    /// `d += a·b` for a warpgroup accumulator `d` (`m64nNk16`, f32) with both operands
+    /// read from shared memory (`wgmma.mma_async`), asynchronously: neither `d` nor the
+    /// operand tiles may be touched until a [`FragOp::WgWait`] has retired it.
+    WgMma {
+        d: FragRef,
+        a: SwizzledTile,
+        b: SwizzledTile,
+    },
+    /// Orders the warpgroup's register and shared-memory accesses before the `wgmma`s
+    /// that follow (`wgmma.fence`).
+    WgFence,
+    /// Closes the batch of `wgmma`s issued since the last commit (`wgmma.commit_group`).
+    WgCommit,
+    /// Waits until at most `pending` committed batches are still running
+    /// (`wgmma.wait_group`).
+    WgWait { pending: u32 },
+    /// One thread copies a `rows × 64` box of the global tensor `src`, whose element
+    /// `[coords]` is the box's first, into shared `dst` at `origin` (swizzled; elements
+    /// outside `src` read as zero), completing `rows · 128` bytes on `bar`
+    /// (`cp.async.bulk.tensor` through a tensor map the launch builds from `src`).
+    Tma {
+        dst: Buffer,
+        origin: Vec<Expr>,
+        src: Buffer,
+        coords: Vec<Expr>,
+        rows: u32,
+        bar: BarRef,
+    },
+    /// One thread initialises `bar` to expect `arrivals` arrivals a phase.
+    BarInit { bar: BarRef, arrivals: u32 },
+    /// One thread arrives on `bar` and adds `bytes` to the transactions its phase waits
+    /// for (`mbarrier.arrive.expect_tx`).
+    BarExpect { bar: BarRef, bytes: u32 },
+    /// Each thread waits until the phase of `bar` with parity `parity` has completed
+    /// (`mbarrier.try_wait.parity` in a loop).
+    BarWait { bar: BarRef, parity: Expr },
+}
+
+/// Columns of a warpgroup MMA's `B` operand and accumulator, and the operand tiles'
+/// shapes: `A` is 64 × 16, `B` is 16 × `n`.
+fn wg_dims(d: &FragRef) -> (i64, i64, i64) {
+    let s = d.frag.shape();
+    (s.m as i64, s.n as i64, s.k as i64)
 }
 
 impl FragOp {
@@ -255,11 +318,36 @@ impl FragOp {
                 std::iter::once(&r.index).chain(origin).collect()
             }
             FragOp::Mma { d, a, b, c } => vec![&d.index, &a.index, &b.index, &c.index],
+            FragOp::WgMma { d, a, b } => std::iter::once(&d.index)
+                .chain(&a.origin)
+                .chain(&b.origin)
+                .collect(),
+            FragOp::WgFence | FragOp::WgCommit | FragOp::WgWait { .. } => vec![],
+            FragOp::Tma {
+                origin,
+                coords,
+                bar,
+                ..
+            } => origin
+                .iter()
+                .chain(coords)
+                .chain(std::iter::once(&bar.index))
+                .collect(),
+            FragOp::BarInit { bar, .. } | FragOp::BarExpect { bar, .. } => vec![&bar.index],
+            FragOp::BarWait { bar, parity } => vec![&bar.index, parity],
         }
     }
 
     /// The operation with every expression passed through `f`.
     pub fn map_exprs(&self, f: &mut dyn FnMut(&Expr) -> Expr) -> FragOp {
+        let bar = |b: &BarRef, f: &mut dyn FnMut(&Expr) -> Expr| BarRef {
+            bar: b.bar.clone(),
+            index: f(&b.index),
+        };
+        let tile = |t: &SwizzledTile, f: &mut dyn FnMut(&Expr) -> Expr| SwizzledTile {
+            origin: t.origin.iter().map(&mut *f).collect(),
+            ..t.clone()
+        };
         match self {
             FragOp::Fill { dst, value } => FragOp::Fill {
                 dst: dst.map(f),
@@ -293,39 +381,172 @@ impl FragOp {
                 b: b.map(f),
                 c: c.map(f),
             },
+            FragOp::WgMma { d, a, b } => FragOp::WgMma {
+                d: d.map(f),
+                a: tile(a, f),
+                b: tile(b, f),
+            },
+            FragOp::WgFence | FragOp::WgCommit | FragOp::WgWait { .. } => self.clone(),
+            FragOp::Tma {
+                dst,
+                origin,
+                src,
+                coords,
+                rows,
+                bar: b,
+            } => FragOp::Tma {
+                dst: dst.clone(),
+                origin: origin.iter().map(&mut *f).collect(),
+                src: src.clone(),
+                coords: coords.iter().map(&mut *f).collect(),
+                rows: *rows,
+                bar: bar(b, f),
+            },
+            FragOp::BarInit { bar: b, arrivals } => FragOp::BarInit {
+                bar: bar(b, f),
+                arrivals: *arrivals,
+            },
+            FragOp::BarExpect { bar: b, bytes } => FragOp::BarExpect {
+                bar: bar(b, f),
+                bytes: *bytes,
+            },
+            FragOp::BarWait { bar: b, parity } => FragOp::BarWait {
+                bar: bar(b, f),
+                parity: f(parity),
+            },
         }
     }
 
-    /// The buffer the operation touches, and whether it writes it.
+    /// The one buffer a fragment load or store touches, and whether it writes it.
     pub fn buffer(&self) -> Option<(&Buffer, bool)> {
         self.access().map(|(b, _, writes)| (b, writes))
     }
 
-    /// The buffer the operation touches, the tile's origin in it, and whether it writes.
+    /// The buffer a fragment load or store touches, the tile's origin in it, and whether
+    /// it writes ([`FragOp::accesses`] for every operation).
     pub fn access(&self) -> Option<(&Buffer, &[Expr], bool)> {
         match self {
             FragOp::Load { buffer, origin, .. } => Some((buffer, origin, false)),
             FragOp::Store { buffer, origin, .. } => Some((buffer, origin, true)),
-            FragOp::Fill { .. } | FragOp::Mma { .. } => None,
+            _ => None,
+        }
+    }
+
+    /// Every shared or local region the operation touches through an origin: the buffer,
+    /// the origin, and whether it writes. A TMA copy's global source is addressed by
+    /// coordinates, not an origin, and is not among them ([`FragOp::tma_source`]).
+    pub fn accesses(&self) -> Vec<(&Buffer, &[Expr], bool)> {
+        match self {
+            FragOp::WgMma { a, b, .. } => vec![
+                (&a.buffer, a.origin.as_slice(), false),
+                (&b.buffer, b.origin.as_slice(), false),
+            ],
+            FragOp::Tma { dst, origin, .. } => vec![(dst, origin.as_slice(), true)],
+            other => other.access().into_iter().collect(),
+        }
+    }
+
+    /// The same operation with its [`FragOp::accesses`] replaced, in order (lowering
+    /// flattens the origins and may move a buffer).
+    pub fn with_accesses(&self, mut new: Vec<(Buffer, Vec<Expr>)>) -> FragOp {
+        let mut next = || new.remove(0);
+        match self {
+            FragOp::Load { dst, stride, .. } => {
+                let (buffer, origin) = next();
+                FragOp::Load {
+                    dst: dst.clone(),
+                    buffer,
+                    origin,
+                    stride: *stride,
+                }
+            }
+            FragOp::Store { src, stride, .. } => {
+                let (buffer, origin) = next();
+                FragOp::Store {
+                    src: src.clone(),
+                    buffer,
+                    origin,
+                    stride: *stride,
+                }
+            }
+            FragOp::WgMma { d, a, b } => {
+                let (ab, ao) = next();
+                let (bb, bo) = next();
+                FragOp::WgMma {
+                    d: d.clone(),
+                    a: SwizzledTile {
+                        buffer: ab,
+                        origin: ao,
+                        ..a.clone()
+                    },
+                    b: SwizzledTile {
+                        buffer: bb,
+                        origin: bo,
+                        ..b.clone()
+                    },
+                }
+            }
+            FragOp::Tma {
+                src,
+                coords,
+                rows,
+                bar,
+                ..
+            } => {
+                let (dst, origin) = next();
+                FragOp::Tma {
+                    dst,
+                    origin,
+                    src: src.clone(),
+                    coords: coords.clone(),
+                    rows: *rows,
+                    bar: bar.clone(),
+                }
+            }
+            other => other.clone(),
         }
     }
 
     /// The same operation on another buffer at another origin (lowering flattens).
     pub fn with_access(&self, buffer: Buffer, origin: Vec<Expr>) -> FragOp {
+        self.with_accesses(vec![(buffer, origin)])
+    }
+
+    /// The global tensor a TMA copy reads.
+    pub fn tma_source(&self) -> Option<&Buffer> {
         match self {
-            FragOp::Load { dst, stride, .. } => FragOp::Load {
-                dst: dst.clone(),
-                buffer,
-                origin,
-                stride: *stride,
-            },
-            FragOp::Store { src, stride, .. } => FragOp::Store {
-                src: src.clone(),
-                buffer,
-                origin,
-                stride: *stride,
-            },
-            other => other.clone(),
+            FragOp::Tma { src, .. } => Some(src),
+            _ => None,
+        }
+    }
+
+    /// The mbarrier the operation names.
+    pub fn mbarrier(&self) -> Option<&BarRef> {
+        match self {
+            FragOp::Tma { bar, .. }
+            | FragOp::BarInit { bar, .. }
+            | FragOp::BarExpect { bar, .. }
+            | FragOp::BarWait { bar, .. } => Some(bar),
+            _ => None,
+        }
+    }
+
+    /// Threads that run the operation together: a warp for fragment operations, a
+    /// warpgroup for `wgmma` and its fences, and each thread on its own (1) for TMA
+    /// copies and mbarrier operations.
+    pub fn threads(&self) -> u32 {
+        match self {
+            FragOp::WgMma { .. } | FragOp::WgFence | FragOp::WgCommit | FragOp::WgWait { .. } => {
+                WARPGROUP
+            }
+            FragOp::Tma { .. }
+            | FragOp::BarInit { .. }
+            | FragOp::BarExpect { .. }
+            | FragOp::BarWait { .. } => 1,
+            FragOp::Fill { dst: r, .. }
+            | FragOp::Load { dst: r, .. }
+            | FragOp::Store { src: r, .. } => r.frag.threads(),
+            FragOp::Mma { d, .. } => d.frag.threads(),
         }
     }
 
@@ -334,13 +555,29 @@ impl FragOp {
         match self {
             FragOp::Fill { dst: r, .. }
             | FragOp::Load { dst: r, .. }
-            | FragOp::Store { src: r, .. } => vec![&r.frag],
+            | FragOp::Store { src: r, .. }
+            | FragOp::WgMma { d: r, .. } => vec![&r.frag],
             FragOp::Mma { d, a, b, c } => vec![&d.frag, &a.frag, &b.frag, &c.frag],
+            _ => vec![],
+        }
+    }
+
+    /// The fragment tiles the operation names, in order.
+    pub fn frag_refs(&self) -> Vec<&FragRef> {
+        match self {
+            FragOp::Fill { dst: r, .. }
+            | FragOp::Load { dst: r, .. }
+            | FragOp::Store { src: r, .. }
+            | FragOp::WgMma { d: r, .. } => vec![r],
+            FragOp::Mma { d, a, b, c } => vec![d, a, b, c],
+            _ => vec![],
         }
     }
 
     /// Checks roles, shapes and types: `Mma` takes an `A`, a `B` and two accumulators of
-    /// one shape, `A` and `B` of one type; a tile's rows fit its stride.
+    /// one shape, `A` and `B` of one type; a tile's rows fit its stride; a `wgmma` takes
+    /// a warpgroup accumulator and f16 tiles of shared buffers; a TMA copy goes from a
+    /// global tensor to a shared buffer of the same type.
     pub fn check(&self) -> Result<(), String> {
         match self {
             FragOp::Mma { d, a, b, c } => {
@@ -359,6 +596,12 @@ impl FragOp {
                             role.name()
                         ));
                     }
+                }
+                if let Some(r) = [d, a, b, c].into_iter().find(|r| r.frag.is_warpgroup()) {
+                    return Err(format!(
+                        "mma: `{}` is a warpgroup accumulator (m64); it takes wgmma",
+                        r.frag.name()
+                    ));
                 }
                 let shape = d.frag.shape();
                 if let Some(r) = [a, b, c].into_iter().find(|r| r.frag.shape() != shape) {
@@ -415,7 +658,94 @@ impl FragOp {
                 }
                 Ok(())
             }
-            FragOp::Fill { .. } => Ok(()),
+            FragOp::WgMma { d, a, b } => {
+                let (m, n, k) = wg_dims(d);
+                if !d.frag.is_warpgroup() || d.frag.dtype() != DType::F32 || k != 16 {
+                    return Err(format!(
+                        "wgmma: `{}` must be an f32 m64nNk16 accumulator, not a {} {} {}",
+                        d.frag.name(),
+                        d.frag.dtype(),
+                        d.frag.role().name(),
+                        d.frag.shape()
+                    ));
+                }
+                if n % 8 != 0 || !(8..=256).contains(&n) || (n > ROW && n % ROW != 0) {
+                    return Err(format!(
+                        "wgmma: n = {n} must be a multiple of 8 up to 64, or of 64 up to 256"
+                    ));
+                }
+                for (t, major, what) in [(a, Major::K, "A"), (b, Major::Mn, "B")] {
+                    if t.major != major {
+                        return Err(format!(
+                            "wgmma: the {what} tile `{}` must be {}",
+                            t.buffer.name(),
+                            major.name()
+                        ));
+                    }
+                    if t.buffer.dtype() != DType::F16 || t.buffer.scope() != Scope::Shared {
+                        return Err(format!(
+                            "wgmma: the {what} tile `{}` must be a shared f16 buffer, not {} {}",
+                            t.buffer.name(),
+                            t.buffer.scope().name(),
+                            t.buffer.dtype()
+                        ));
+                    }
+                }
+                if n > ROW && b.box_elems < 16 * ROW {
+                    return Err(format!(
+                        "wgmma: the B tile `{}` has boxes {} elements apart, fewer than a 16-row box",
+                        b.buffer.name(),
+                        b.box_elems
+                    ));
+                }
+                let _ = m;
+                Ok(())
+            }
+            FragOp::Tma {
+                dst,
+                src,
+                coords,
+                rows,
+                ..
+            } => {
+                if dst.scope() != Scope::Shared || src.scope() != Scope::Global {
+                    return Err(format!(
+                        "tma: copies a global tensor into shared memory, not `{}` ({}) into `{}` ({})",
+                        src.name(),
+                        src.scope().name(),
+                        dst.name(),
+                        dst.scope().name()
+                    ));
+                }
+                if dst.dtype() != DType::F16 || src.dtype() != DType::F16 {
+                    return Err(format!(
+                        "tma: copies f16 tensors, not `{}` ({}) into `{}` ({})",
+                        src.name(),
+                        src.dtype(),
+                        dst.name(),
+                        dst.dtype()
+                    ));
+                }
+                if coords.len() != src.ndim() || !(2..=3).contains(&src.ndim()) {
+                    return Err(format!(
+                        "tma: `{}` has {} dimensions and {} coordinates; copies take 2 or 3 of each",
+                        src.name(),
+                        src.ndim(),
+                        coords.len()
+                    ));
+                }
+                if !(1..=256).contains(rows) {
+                    return Err(format!("tma: a box of {rows} rows; 1 to 256"));
+                }
+                Ok(())
+            }
+            FragOp::Fill { .. }
+            | FragOp::WgFence
+            | FragOp::WgCommit
+            | FragOp::WgWait { .. }
+            | FragOp::BarInit { .. }
+            | FragOp::BarExpect { .. }
+            | FragOp::BarWait { .. } => Ok(()),
         }
     }
 }

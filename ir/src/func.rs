@@ -457,7 +457,10 @@ impl Stmt {
         self.visit(&mut |s| match s {
             Stmt::Store { buffer, .. } => add(buffer),
             Stmt::Frag(op) => {
-                if let Some((b, _)) = op.buffer() {
+                for (b, _, _) in op.accesses() {
+                    add(b)
+                }
+                if let Some(b) = op.tma_source() {
                     add(b)
                 }
             }

@@ -66,6 +66,14 @@ pub struct KMapping {
     pub body: KStmt,
 }
 
+/// A tensor map a launch passes by value for TMA copies from `buffer` in boxes of
+/// `rows × 64` elements with the 128-byte swizzle ([`crate::tma`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorMap {
+    pub buffer: Buffer,
+    pub rows: u32,
+}
+
 /// A statement of a lowered kernel.
 #[derive(Clone, Debug)]
 pub enum KStmt {
@@ -326,6 +334,66 @@ impl Kernel {
     /// True if the kernel uses matrix fragments (needs a backend's matrix units).
     pub fn uses_fragments(&self) -> bool {
         !self.fragments.is_empty()
+    }
+
+    /// The tensor maps a launch builds for the kernel's TMA copies, in the order the
+    /// emitted kernel takes them after its other parameters: one per source buffer and
+    /// box height ([`crate::tma`]).
+    pub fn tensor_maps(&self) -> Vec<TensorMap> {
+        let mut out: Vec<TensorMap> = Vec::new();
+        self.body.visit(&mut |s| {
+            if let KStmt::Frag(op) = s
+                && let crate::fragment::FragOp::Tma { src, rows, .. } = op.as_ref()
+            {
+                let map = TensorMap {
+                    buffer: src.clone(),
+                    rows: *rows,
+                };
+                if !out.contains(&map) {
+                    out.push(map);
+                }
+            }
+        });
+        out
+    }
+
+    /// The mbarrier arrays the kernel's operations name, in first-use order.
+    pub fn mbarriers(&self) -> Vec<crate::tma::MBarrier> {
+        let mut out: Vec<crate::tma::MBarrier> = Vec::new();
+        self.body.visit(&mut |s| {
+            if let KStmt::Frag(op) = s
+                && let Some(b) = op.mbarrier()
+                && !out.contains(&b.bar)
+            {
+                out.push(b.bar.clone());
+            }
+        });
+        out
+    }
+
+    /// The widths `n` of the kernel's warpgroup MMAs (`wgmma.m64nNk16`), sorted.
+    pub fn wgmma_widths(&self) -> Vec<u32> {
+        let mut out: Vec<u32> = self
+            .fragments
+            .iter()
+            .filter(|f| f.is_warpgroup())
+            .map(|f| f.shape().n)
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Whether the kernel uses Hopper's asynchronous operations (TMA, mbarriers,
+    /// `wgmma`): it needs `sm_90a`.
+    pub fn uses_hopper(&self) -> bool {
+        let mut any = false;
+        self.body.visit(&mut |s| {
+            if let KStmt::Frag(op) = s {
+                any |= op.threads() != crate::fragment::WARP;
+            }
+        });
+        any
     }
 
     /// The buffer parameters, in order.

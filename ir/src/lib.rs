@@ -24,6 +24,7 @@ pub mod printer;
 pub mod schedule;
 pub mod te;
 pub mod template;
+pub mod tma;
 
 pub use echo::echo;
 

@@ -301,11 +301,22 @@ impl Target {
             // `-arch=sm_XX`: that architecture's opt-in shared memory and matrix units
             // (what a tuning record from such a device needs to emit offline). Parsing
             // checked the architecture.
-            Target::Cuda { arch, .. } => arch
-                .as_deref()
-                .and_then(|a| weft_codegen_common::cuda_arch(a).ok())
-                .map(|a| TargetLimits::cuda_arch(&a))
-                .unwrap_or_else(TargetLimits::cuda),
+            // `sm_90a` adds Hopper's warpgroup MMAs and TMA.
+            Target::Cuda { arch, .. } => {
+                let limits = arch
+                    .as_deref()
+                    .and_then(|a| weft_codegen_common::cuda_arch(a).ok())
+                    .map(|a| TargetLimits::cuda_arch(&a))
+                    .unwrap_or_else(TargetLimits::cuda);
+                if arch.as_deref() == Some("sm_90a") {
+                    TargetLimits {
+                        name: "cuda -arch=sm_90a".into(),
+                        ..limits.with_warpgroup_mma()
+                    }
+                } else {
+                    limits
+                }
+            }
             Target::Rocm { .. } => TargetLimits {
                 name: self.to_string(),
                 ..TargetLimits::rocm()

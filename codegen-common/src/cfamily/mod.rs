@@ -92,12 +92,20 @@ pub trait Dialect {
 pub const DYNAMIC_SHARED: &str = "weft_smem";
 
 /// Where each of `kernel.shared` starts in one block of shared memory (16-byte aligned,
-/// in order), and the block's size in bytes.
+/// 1024 for swizzled tiles, in order), and the block's size in bytes.
 pub fn shared_offsets(kernel: &Kernel) -> (Vec<u64>, u64) {
     let mut offsets = Vec::with_capacity(kernel.shared.len());
     let mut end = 0u64;
+    // Tiles TMA writes and `wgmma` reads start on 1024-byte boundaries (their swizzle
+    // repeats every 1024 bytes of address).
+    let swizzled = crate::contract::swizzled_buffers(kernel);
     for b in &kernel.shared {
-        let at = end.div_ceil(16) * 16;
+        let align = if swizzled.contains(&b.id()) {
+            weft_ir::tma::SWIZZLE_ALIGN as u64
+        } else {
+            16
+        };
+        let at = end.div_ceil(align) * align;
         offsets.push(at);
         end = at + b.bytes().max(0) as u64;
     }
@@ -191,4 +199,43 @@ pub trait FragmentDialect {
     fn mma(&self, acc: &Fragment, d: &str, a: &str, b: &str, c: &str) -> String;
     /// The alignment, in bytes, a tile's first element must have.
     fn tile_align(&self) -> u32;
+
+    /// The declaration (without `;`) of `count` mbarriers named `name` in shared
+    /// memory; `None` where the dialect has none ([`weft_ir::tma`]).
+    fn mbarrier_decl(&self, _name: &str, _count: u32) -> Option<String> {
+        None
+    }
+    /// `tile += a · b`, a warpgroup MMA of accumulator `acc` from shared pointers `a`
+    /// (k-major) and `b` (m/n-major, boxes of 64 columns `b_box_bytes` apart).
+    fn wgmma(
+        &self,
+        _acc: &Fragment,
+        _tile: &str,
+        _a: &str,
+        _b: &str,
+        _b_box_bytes: i64,
+    ) -> Result<String, String> {
+        Err("no warpgroup MMA (wgmma: CUDA sm_90a only)".to_string())
+    }
+    /// `wgmma.fence`, `commit_group` or `wait_group pending` (`what`: `fence`, `commit`,
+    /// `wait`).
+    fn wgmma_sync(&self, _what: &str, _pending: u32) -> Result<String, String> {
+        Err("no warpgroup MMA (wgmma: CUDA sm_90a only)".to_string())
+    }
+    /// A TMA copy into shared `dst` through tensor map parameter `map` at `coords`
+    /// (innermost first), completing on the mbarrier at `bar`.
+    fn tma_load(
+        &self,
+        _dst: &str,
+        _map: &str,
+        _coords: &[String],
+        _bar: &str,
+    ) -> Result<String, String> {
+        Err("no TMA copies (CUDA sm_90a only)".to_string())
+    }
+    /// An mbarrier operation on the barrier at `bar`: `init` (`arg` arrivals), `expect`
+    /// (arrive, `arg` bytes of transactions), `wait` (for parity `arg`).
+    fn mbarrier_op(&self, _what: &str, _bar: &str, _arg: &str) -> Result<String, String> {
+        Err("no mbarriers (CUDA sm_90a only)".to_string())
+    }
 }

@@ -25,6 +25,8 @@ pub struct KernelNames {
     pub shared: Vec<String>,
     /// One per `kernel.locals` entry.
     pub locals: Vec<String>,
+    /// One per [`Kernel::tensor_maps`] entry: the by-value parameters after `params`.
+    pub tensor_maps: Vec<String>,
 }
 
 /// Declares the kernel's own name, its parameters, the cast-once builtins and its
@@ -51,11 +53,26 @@ fn declare_items(reserved: &[&'static [&'static str]], kernel: &Kernel) -> (Name
     for f in &kernel.fragments {
         namer.declare(NameKey::Buffer(f.id()), f.name());
     }
+    for b in kernel.mbarriers() {
+        namer.declare(NameKey::Buffer(b.id()), b.name());
+    }
+    let tensor_maps = kernel
+        .tensor_maps()
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            namer.declare(
+                NameKey::TensorMap(i),
+                &format!("{}_map{}", m.buffer.name(), m.rows),
+            )
+        })
+        .collect();
     let names = KernelNames {
         kernel: kernel_name,
         params,
         shared,
         locals,
+        tensor_maps,
     };
     (namer, names)
 }
@@ -108,8 +125,12 @@ pub fn write_kernel<D: Dialect>(dialect: &D, kernel: &Kernel) -> Result<String, 
         )));
     }
     let tile_bufs = crate::contract::fragment_buffers(kernel);
+    let swizzled = crate::contract::swizzled_buffers(kernel);
     let tile_align = frags.map_or(0, |f| f.tile_align());
     let align = |b: &Buffer| {
+        if swizzled.contains(&b.id()) {
+            return Some(weft_ir::tma::SWIZZLE_ALIGN);
+        }
         let widest = lanes.get(&b.id()).and_then(|l| l.last().copied());
         let vector = widest
             .filter(|&l| l > 1)
@@ -138,6 +159,23 @@ pub fn write_kernel<D: Dialect>(dialect: &D, kernel: &Kernel) -> Result<String, 
     for (b, name) in kernel.locals.iter().zip(&names.locals) {
         let decl = dialect.local_decl(dialect.scalar_type(b.dtype()), name, b.numel(), align(b));
         w.line(level, &format!("{decl};"));
+    }
+    let mbarriers = kernel.mbarriers();
+    if let Some(b) = mbarriers.first() {
+        let Some(decl) = frags.and_then(|f| f.mbarrier_decl("x", 1)) else {
+            return Err(w.unsupported(format!(
+                "mbarrier `{}`: {} has no mbarriers",
+                b.name(),
+                D::NAME
+            )));
+        };
+        let _ = decl;
+    }
+    for b in &mbarriers {
+        let name = w.name(NameKey::Buffer(b.id()), b.name())?;
+        if let Some(decl) = frags.and_then(|f| f.mbarrier_decl(&name, b.count())) {
+            w.line(level, &format!("{decl};"));
+        }
     }
     if let Some(fd) = frags {
         for f in &kernel.fragments {
@@ -353,6 +391,12 @@ impl<D: Dialect> Writer<'_, D> {
                 let v = self.expr(value)?.0;
                 fd.fill(&dst.frag, &t, &v)
             }
+            FragOp::Load { dst, .. } if dst.frag.is_warpgroup() => {
+                return Err(self.unsupported(format!(
+                    "a load of warpgroup accumulator `{}` (wgmma accumulators start filled)",
+                    dst.frag.name()
+                )));
+            }
             FragOp::Load {
                 dst,
                 buffer,
@@ -385,6 +429,86 @@ impl<D: Dialect> Writer<'_, D> {
                 ];
                 fd.mma(&acc, &d, &a, &b, &c)
             }
+            other => {
+                let text = self.hopper(fd, other)?;
+                return text.map_err(|why| self.unsupported(why));
+            }
+        })
+    }
+
+    /// Hopper's asynchronous operations ([`weft_ir::tma`]), through the dialect; the
+    /// inner `Err` says why the dialect has no spelling for one.
+    fn hopper(
+        &mut self,
+        fd: &dyn super::FragmentDialect,
+        op: &FragOp,
+    ) -> Result<Result<String, String>, EmitError> {
+        let ptr = |w: &mut Self, b: &Buffer, origin: &[Expr]| -> Result<String, EmitError> {
+            let name = w.buffer_name(b)?;
+            let [o] = origin else {
+                return Err(w.invalid(format!("tile of `{}` without a flat origin", b.name())));
+            };
+            Ok(match o.as_int() {
+                Some(0) => name,
+                _ => format!("{name} + {}", w.expr(o)?.0),
+            })
+        };
+        let bar = |w: &mut Self, b: &weft_ir::tma::BarRef| -> Result<String, EmitError> {
+            let name = w.name(NameKey::Buffer(b.bar.id()), b.bar.name())?;
+            Ok(format!("&{name}[{}]", w.expr(&b.index)?.0))
+        };
+        Ok(match op {
+            FragOp::WgMma { d, a, b } => {
+                let name = self.name(NameKey::Buffer(d.frag.id()), d.frag.name())?;
+                let t = format!("{name}[{}]", self.expr(&d.index)?.0);
+                let (pa, pb) = (
+                    ptr(self, &a.buffer, &a.origin)?,
+                    ptr(self, &b.buffer, &b.origin)?,
+                );
+                fd.wgmma(&d.frag, &t, &pa, &pb, b.box_elems * 2)
+            }
+            FragOp::WgFence => fd.wgmma_sync("fence", 0),
+            FragOp::WgCommit => fd.wgmma_sync("commit", 0),
+            FragOp::WgWait { pending } => fd.wgmma_sync("wait", *pending),
+            FragOp::Tma {
+                dst,
+                origin,
+                src,
+                coords,
+                rows,
+                bar: b,
+            } => {
+                let maps = self.kernel.tensor_maps();
+                let Some(i) = maps
+                    .iter()
+                    .position(|m| m.buffer == *src && m.rows == *rows)
+                else {
+                    return Err(self.invalid(format!("no tensor map for `{}`", src.name())));
+                };
+                let map = self.name(NameKey::TensorMap(i), src.name())?;
+                let p = ptr(self, dst, origin)?;
+                // Innermost first, as the tensor map's dimensions.
+                let mut cs = Vec::new();
+                for c in coords.iter().rev() {
+                    cs.push(self.expr(c)?.0);
+                }
+                let bp = bar(self, b)?;
+                fd.tma_load(&p, &map, &cs, &bp)
+            }
+            FragOp::BarInit { bar: b, arrivals } => {
+                let bp = bar(self, b)?;
+                fd.mbarrier_op("init", &bp, &arrivals.to_string())
+            }
+            FragOp::BarExpect { bar: b, bytes } => {
+                let bp = bar(self, b)?;
+                fd.mbarrier_op("expect", &bp, &bytes.to_string())
+            }
+            FragOp::BarWait { bar: b, parity } => {
+                let bp = bar(self, b)?;
+                let p = self.expr(parity)?.0;
+                fd.mbarrier_op("wait", &bp, &p)
+            }
+            _ => Err("not a Hopper operation".to_string()),
         })
     }
 

@@ -129,6 +129,12 @@ impl Writer<'_> {
                 ];
                 format!("{d} = coopMultiplyAdd({a}, {b}, {c});")
             }
+            other => {
+                return Err(self.unsupported(format!(
+                    "`{}`: WGSL has no warpgroup MMA, TMA copy or mbarrier (CUDA sm_90a only)",
+                    weft_ir::printer::frag_op_string(other)
+                )));
+            }
         };
         self.line(level, &line);
         Ok(())

@@ -72,6 +72,12 @@ pub enum AccessKind {
     FragmentStore,
     /// `frag[i]`: one tile of a fragment array.
     FragmentIndex,
+    /// A `wgmma`'s operand tile in shared memory.
+    WgmmaOperand,
+    /// A TMA copy's box in shared memory.
+    TmaBox,
+    /// `bar[i]`: one barrier of an mbarrier array.
+    BarrierIndex,
 }
 
 impl AccessKind {
@@ -82,6 +88,9 @@ impl AccessKind {
             AccessKind::FragmentLoad => "fragment load",
             AccessKind::FragmentStore => "fragment store",
             AccessKind::FragmentIndex => "fragment index",
+            AccessKind::WgmmaOperand => "wgmma operand",
+            AccessKind::TmaBox => "TMA box",
+            AccessKind::BarrierIndex => "mbarrier index",
         }
     }
 }

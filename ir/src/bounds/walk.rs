@@ -159,8 +159,42 @@ impl Walker<'_> {
         for e in op.exprs() {
             self.expr(e, facts);
         }
-        for r in frag_refs(op) {
+        for r in op.frag_refs() {
             self.check_frag_index(r, facts);
+        }
+        if let Some(bar) = op.mbarrier() {
+            let key = (
+                bar.bar.id(),
+                AccessKind::BarrierIndex,
+                crate::printer::expr_to_string(&bar.index),
+                1,
+            );
+            self.record(key, facts, &bar.index, 1, bar.bar.count() as i64, || {
+                (bar.bar.name().to_string(), Scope::Shared)
+            });
+        }
+        match op {
+            FragOp::WgMma { d, a, b } => {
+                let s = d.frag.shape();
+                let (m, n, k) = (s.m as i64, s.n as i64, s.k as i64);
+                for (t, rows, cols) in [(a, m, k), (b, k, n)] {
+                    if let [origin] = t.origin.as_slice() {
+                        let span = t.span(rows, cols);
+                        self.check(&t.buffer, AccessKind::WgmmaOperand, origin, span, facts);
+                    }
+                }
+                return;
+            }
+            FragOp::Tma {
+                dst, origin, rows, ..
+            } => {
+                if let [origin] = origin.as_slice() {
+                    let span = *rows as i64 * crate::tma::ROW;
+                    self.check(dst, AccessKind::TmaBox, origin, span, facts);
+                }
+                return;
+            }
+            _ => {}
         }
         let (buffer, origin, stride, frag, kind) = match op {
             FragOp::Load {
@@ -175,7 +209,7 @@ impl Walker<'_> {
                 origin,
                 stride,
             } => (buffer, origin, stride, &src.frag, AccessKind::FragmentStore),
-            FragOp::Fill { .. } | FragOp::Mma { .. } => return,
+            _ => return,
         };
         let [origin] = origin.as_slice() else {
             return;
@@ -253,15 +287,5 @@ impl Walker<'_> {
             upper_proven: upper,
             occurrences: 1,
         });
-    }
-}
-
-/// The fragment-array references of `op`.
-fn frag_refs(op: &FragOp) -> Vec<&FragRef> {
-    match op {
-        FragOp::Fill { dst: r, .. }
-        | FragOp::Load { dst: r, .. }
-        | FragOp::Store { src: r, .. } => vec![r],
-        FragOp::Mma { d, a, b, c } => vec![d, a, b, c],
     }
 }

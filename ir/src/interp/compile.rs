@@ -14,13 +14,14 @@
 use std::collections::HashMap;
 
 use super::error::{InterpError, MemOp};
-use super::fragment::{CFrag, CMem, CTile};
+use super::fragment::{CBar, CFrag, CMem, CSwz, CTile};
 use super::node::NodeId;
 use super::value::{self, BinFn, CallFn, Raw, UnFn};
 use crate::dtype::DType;
 use crate::expr::{BinOp, Buffer, Expr, Var};
 use crate::fragment::{FragOp, FragRef, Fragment, WARP};
 use crate::kernel::{Access, KStmt, Kernel, KernelParam};
+use crate::tma::{BarRef, MBarrier, SwizzledTile};
 
 /// Where a node's value lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,6 +134,8 @@ pub(super) struct Program {
     pub bufs: Vec<BufSlot>,
     /// The kernel's fragment arrays, by slot.
     pub frags: Vec<Fragment>,
+    /// The kernel's mbarrier arrays, by slot.
+    pub mbars: Vec<MBarrier>,
 }
 
 /// Compiles `kernel`, checking types, bindings and buffer uses.
@@ -149,6 +152,7 @@ pub(super) fn compile(kernel: &Kernel) -> Result<Program, InterpError> {
         bufs: Vec::new(),
         buf_index: HashMap::new(),
         access: Vec::new(),
+        mbars: Vec::new(),
     };
     for p in &kernel.params {
         match p {
@@ -191,6 +195,7 @@ pub(super) fn compile(kernel: &Kernel) -> Result<Program, InterpError> {
         block_cols: [3, 4, 5],
         bufs: c.bufs,
         frags: kernel.fragments.clone(),
+        mbars: c.mbars,
     })
 }
 
@@ -207,6 +212,7 @@ struct Compiler<'k> {
     bufs: Vec<BufSlot>,
     buf_index: HashMap<u64, u32>,
     access: Vec<Option<Access>>,
+    mbars: Vec<MBarrier>,
 }
 
 impl Compiler<'_> {
@@ -618,6 +624,87 @@ impl Compiler<'_> {
                 b: self.tile(b)?,
                 c: self.tile(c)?,
             },
+            FragOp::WgMma { d, a, b } => CFrag::WgMma {
+                d: self.tile(d)?,
+                a: self.swizzled(a)?,
+                b: self.swizzled(b)?,
+            },
+            FragOp::WgFence => CFrag::WgFence,
+            FragOp::WgCommit => CFrag::WgCommit,
+            FragOp::WgWait { pending } => CFrag::WgWait(*pending),
+            FragOp::Tma {
+                dst,
+                origin,
+                src,
+                coords,
+                rows,
+                bar,
+            } => {
+                let dst = self.frag_mem(dst, origin, 0, MemOp::Write)?;
+                let src_slot = self.buffer(src, MemOp::Read)?;
+                let coords = coords
+                    .iter()
+                    .map(|c| {
+                        let n = self.expr(c)?;
+                        if !self.ty(n).is_int() {
+                            return Err(self.mismatch(c, "a TMA coordinate is not an integer"));
+                        }
+                        Ok(n)
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                CFrag::Tma {
+                    dst,
+                    src: src_slot,
+                    coords,
+                    rows: *rows,
+                    bar: self.bar(bar)?,
+                }
+            }
+            FragOp::BarInit { bar, arrivals } => CFrag::BarInit {
+                bar: self.bar(bar)?,
+                arrivals: *arrivals,
+            },
+            FragOp::BarExpect { bar, bytes } => CFrag::BarExpect {
+                bar: self.bar(bar)?,
+                bytes: *bytes,
+            },
+            FragOp::BarWait { bar, parity } => {
+                let bar = self.bar(bar)?;
+                let p = self.expr(parity)?;
+                if !self.ty(p).is_int() {
+                    return Err(self.mismatch(parity, "an mbarrier parity is not an integer"));
+                }
+                CFrag::BarWait { bar, parity: p }
+            }
+        })
+    }
+
+    fn swizzled(&mut self, t: &SwizzledTile) -> Result<CSwz, InterpError> {
+        let mem = self.frag_mem(&t.buffer, &t.origin, 0, MemOp::Read)?;
+        Ok(CSwz {
+            buf: mem.buf,
+            origin: mem.origin,
+            signed: mem.signed,
+            major: t.major,
+            box_elems: t.box_elems,
+        })
+    }
+
+    fn bar(&mut self, b: &BarRef) -> Result<CBar, InterpError> {
+        let slot = match self.mbars.iter().position(|m| *m == b.bar) {
+            Some(i) => i,
+            None => {
+                self.mbars.push(b.bar.clone());
+                self.mbars.len() - 1
+            }
+        };
+        let index = self.expr(&b.index)?;
+        if !self.ty(index).is_int() {
+            return Err(self.mismatch(&b.index, "an mbarrier index is not an integer"));
+        }
+        Ok(CBar {
+            slot: slot as u32,
+            index,
         })
     }
 

@@ -102,6 +102,16 @@ pub enum InterpError {
         len: usize,
         at: ThreadId,
     },
+    /// Hopper's asynchronous operations out of order: a `wgmma` with no fence before it,
+    /// its accumulator or operand tile touched before a `wgmma.wait_group` retired it, a
+    /// TMA copy's box read before its mbarrier phase was waited for, an mbarrier wait
+    /// that can never return.
+    #[error("kernel `{kernel}`: {what}, at {at}")]
+    AsyncOrder {
+        kernel: String,
+        what: String,
+        at: ThreadId,
+    },
     /// A vector access whose first index is not a multiple of its width.
     #[error(
         "kernel `{kernel}`: vector access of {lanes} lanes to `{buffer}` at index {index}, \

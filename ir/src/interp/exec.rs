@@ -22,6 +22,8 @@ use super::value::{self, Raw};
 
 #[path = "fragment_exec.rs"]
 mod fragment_exec;
+#[path = "hopper_exec.rs"]
+mod hopper_exec;
 
 /// Upper limit on the interpreter's register file and per-thread memory, in elements.
 const MAX_ELEMS: usize = 1 << 28;
@@ -67,6 +69,8 @@ pub(super) struct Machine<'p> {
     counts: Vec<usize>,
     /// Fragment tiles, by fragment slot: per warp of the batch, `count` tiles each.
     frags: Vec<Vec<Raw>>,
+    /// mbarriers, TMA copies and `wgmma`s of the batch ([`hopper_exec`]).
+    hop: hopper_exec::State,
 }
 
 impl<'p> Machine<'p> {
@@ -169,6 +173,7 @@ impl<'p> Machine<'p> {
             scratch: Vec::new(),
             counts: vec![0; batch],
             frags: fragment_exec::storage(p, lanes),
+            hop: hopper_exec::State::default(),
         })
     }
 
@@ -202,6 +207,7 @@ impl<'p> Machine<'p> {
                 self.cols[c as usize * self.lanes + l] = v;
             }
         }
+        self.reset_async();
         // Fragments, shared and local memory start poisoned in every block.
         for (slot, f) in p.frags.iter().enumerate() {
             self.frags[slot].fill(value::poison(f.dtype()));

@@ -12,6 +12,7 @@
 
 use super::node::NodeId;
 use crate::fragment::{FragLayout, Fragment};
+use crate::tma::Major;
 
 /// One tile operand: the fragment slot and the node of its index.
 #[derive(Clone, Copy)]
@@ -27,6 +28,23 @@ pub(super) struct CMem {
     pub origin: NodeId,
     pub signed: bool,
     pub stride: i64,
+}
+
+/// A `wgmma` operand tile in shared memory.
+#[derive(Clone, Copy)]
+pub(super) struct CSwz {
+    pub buf: u32,
+    pub origin: NodeId,
+    pub signed: bool,
+    pub major: Major,
+    pub box_elems: i64,
+}
+
+/// One mbarrier: the array's slot and the node of its index.
+#[derive(Clone, Copy)]
+pub(super) struct CBar {
+    pub slot: u32,
+    pub index: NodeId,
 }
 
 /// A compiled fragment operation.
@@ -49,6 +67,34 @@ pub(super) enum CFrag {
         b: CTile,
         c: CTile,
     },
+    WgMma {
+        d: CTile,
+        a: CSwz,
+        b: CSwz,
+    },
+    WgFence,
+    WgCommit,
+    WgWait(u32),
+    /// `dst.stride` is unused; `src` is the global buffer's slot.
+    Tma {
+        dst: CMem,
+        src: u32,
+        coords: Vec<NodeId>,
+        rows: u32,
+        bar: CBar,
+    },
+    BarInit {
+        bar: CBar,
+        arrivals: u32,
+    },
+    BarExpect {
+        bar: CBar,
+        bytes: u32,
+    },
+    BarWait {
+        bar: CBar,
+        parity: NodeId,
+    },
 }
 
 impl CFrag {
@@ -65,6 +111,44 @@ impl CFrag {
                 .into_iter()
                 .map(|t| (t.index, "fragment index"))
                 .collect(),
+            CFrag::WgMma { d, a, b } => vec![
+                (d.index, "fragment index"),
+                (a.origin, "A tile origin"),
+                (b.origin, "B tile origin"),
+            ],
+            CFrag::WgFence | CFrag::WgCommit | CFrag::WgWait(_) => vec![],
+            CFrag::Tma {
+                dst, coords, bar, ..
+            } => {
+                let mut out = vec![(dst.origin, "box origin"), (bar.index, "mbarrier index")];
+                out.extend(coords.iter().map(|&c| (c, "box coordinate")));
+                out
+            }
+            CFrag::BarInit { bar, .. } | CFrag::BarExpect { bar, .. } => {
+                vec![(bar.index, "mbarrier index")]
+            }
+            CFrag::BarWait { bar, parity } => {
+                vec![(bar.index, "mbarrier index"), (*parity, "parity")]
+            }
+        }
+    }
+
+    /// Threads that run it together (see [`crate::fragment::FragOp::threads`]).
+    pub fn threads(&self, frags: &[Fragment]) -> usize {
+        use crate::fragment::{WARP, WARPGROUP};
+        let of = |t: &CTile| frags[t.slot as usize].threads() as usize;
+        match self {
+            CFrag::Fill { dst: t, .. }
+            | CFrag::Load { dst: t, .. }
+            | CFrag::Store { src: t, .. } => of(t),
+            CFrag::Mma { .. } => WARP as usize,
+            CFrag::WgMma { .. } | CFrag::WgFence | CFrag::WgCommit | CFrag::WgWait(_) => {
+                WARPGROUP as usize
+            }
+            CFrag::Tma { .. }
+            | CFrag::BarInit { .. }
+            | CFrag::BarExpect { .. }
+            | CFrag::BarWait { .. } => 1,
         }
     }
 }

@@ -23,14 +23,14 @@ pub(super) fn storage(p: &Program, lanes: usize) -> Vec<Vec<Raw>> {
         .collect()
 }
 
-fn to_f64(dtype: DType, r: Raw) -> f64 {
+pub(super) fn to_f64(dtype: DType, r: Raw) -> f64 {
     match dtype {
         DType::F16 => f16::from_bits(r as u16).to_f64(),
         _ => f32::from_bits(r) as f64,
     }
 }
 
-fn from_f64(dtype: DType, x: f64) -> Raw {
+pub(super) fn from_f64(dtype: DType, x: f64) -> Raw {
     match dtype {
         DType::F16 => f16::from_f64(x).to_bits() as Raw,
         _ => (x as f32).to_bits(),
@@ -38,9 +38,14 @@ fn from_f64(dtype: DType, x: f64) -> Raw {
 }
 
 impl<'p> Machine<'p> {
-    /// Runs `op` once for every warp of `act`, after checking that the whole warp is
-    /// there and agrees on the arguments.
+    /// Runs `op` once for every warp (or warpgroup) of `act`, after checking that the
+    /// whole warp is there and agrees on the arguments; TMA copies and mbarrier
+    /// operations once per thread.
     pub(super) fn exec_frag(&mut self, op: &'p CFrag, act: &[u32]) -> Result<(), InterpError> {
+        let group = op.threads(&self.p.frags);
+        if group == 1 {
+            return self.exec_async(op, act);
+        }
         let nodes = op.nodes();
         for &(n, _) in &nodes {
             self.eval(n, act)?;
@@ -53,14 +58,15 @@ impl<'p> Machine<'p> {
         let mut i = 0;
         while i < act.len() {
             // Active lists are in lane order and a block is whole warps, so a warp's
-            // active lanes are a contiguous run with one value of `lane / 32`.
-            let w = act[i] as usize / W;
+            // (or warpgroup's) active lanes are a contiguous run with one value of
+            // `lane / group`.
+            let w = act[i] as usize / group;
             let j = i + act[i..]
                 .iter()
-                .take_while(|&&l| l as usize / W == w)
+                .take_while(|&&l| l as usize / group == w)
                 .count();
             let lanes = &act[i..j];
-            if lanes.len() != W {
+            if lanes.len() != group {
                 return Err(InterpError::DivergentFragment {
                     kernel: self.p.kernel.clone(),
                     fragment: self.frag_name(op),
@@ -85,7 +91,7 @@ impl<'p> Machine<'p> {
                 }
                 *v = first;
             }
-            self.frag_warp(op, w, &vals)?;
+            self.frag_group(op, w * group, group, &vals)?;
             i = j;
         }
         Ok(())
@@ -96,13 +102,16 @@ impl<'p> Machine<'p> {
             CFrag::Fill { dst: t, .. }
             | CFrag::Load { dst: t, .. }
             | CFrag::Store { src: t, .. }
-            | CFrag::Mma { d: t, .. } => t,
+            | CFrag::Mma { d: t, .. }
+            | CFrag::WgMma { d: t, .. } => t,
+            _ => return "wgmma".to_string(),
         };
         self.p.frags[t.slot as usize].name().to_string()
     }
 
-    /// Offset of tile `t` (index value `raw`) of warp `w` in its storage.
-    fn tile_at(&self, t: CTile, raw: Raw, w: usize) -> Result<usize, InterpError> {
+    /// Offset of tile `t` (index value `raw`) of warp `w` in its storage (a warpgroup's
+    /// tiles are stored with its first warp's).
+    pub(super) fn tile_at(&self, t: CTile, raw: Raw, w: usize) -> Result<usize, InterpError> {
         let f = &self.p.frags[t.slot as usize];
         let i = raw as i32 as i64;
         if i < 0 || i >= f.count() as i64 {
@@ -117,20 +126,39 @@ impl<'p> Machine<'p> {
         Ok((w * f.count() as usize + i as usize) * f.tile_len())
     }
 
-    fn frag_warp(&mut self, op: &CFrag, w: usize, vals: &[Raw]) -> Result<(), InterpError> {
+    /// Runs `op` for the `group` threads from lane `first` (a warp or a warpgroup).
+    fn frag_group(
+        &mut self,
+        op: &CFrag,
+        first: usize,
+        group: usize,
+        vals: &[Raw],
+    ) -> Result<(), InterpError> {
+        let w = first / W;
         match *op {
             CFrag::Fill { dst, .. } => {
                 let at = self.tile_at(dst, vals[0], w)?;
+                self.acc_touched(dst, at, first)?;
                 let n = self.p.frags[dst.slot as usize].tile_len();
                 self.frags[dst.slot as usize][at..at + n].fill(vals[1]);
             }
             CFrag::Load { dst, mem } => {
                 let at = self.tile_at(dst, vals[0], w)?;
-                self.frag_mem(dst, at, mem, vals[1], w, MemOp::Read)?;
+                self.acc_touched(dst, at, first)?;
+                self.frag_mem(dst, at, mem, vals[1], first, group, MemOp::Read)?;
             }
             CFrag::Store { src, mem } => {
                 let at = self.tile_at(src, vals[0], w)?;
-                self.frag_mem(src, at, mem, vals[1], w, MemOp::Write)?;
+                self.acc_touched(src, at, first)?;
+                self.frag_mem(src, at, mem, vals[1], first, group, MemOp::Write)?;
+            }
+            CFrag::WgMma { d, a, b } => self.wgmma(d, a, b, first, vals)?,
+            CFrag::WgFence | CFrag::WgCommit | CFrag::WgWait(_) => self.wg_sync(op, first)?,
+            CFrag::Tma { .. }
+            | CFrag::BarInit { .. }
+            | CFrag::BarExpect { .. }
+            | CFrag::BarWait { .. } => {
+                return Err(self.internal("a per-thread operation in a warp"));
             }
             CFrag::Mma { d, a, b, c } => {
                 let [da, aa, ba, ca] = [
@@ -170,14 +198,16 @@ impl<'p> Machine<'p> {
     }
 
     /// Moves one tile between fragment storage (at `at`) and memory; element `e` is
-    /// charged to lane `e % 32` of warp `w`.
+    /// charged to lane `first + e % group` (the warp's or warpgroup's threads).
+    #[allow(clippy::too_many_arguments)]
     fn frag_mem(
         &mut self,
         t: CTile,
         at: usize,
         mem: CMem,
         origin: Raw,
-        w: usize,
+        first: usize,
+        group: usize,
         op: MemOp,
     ) -> Result<(), InterpError> {
         let f = &self.p.frags[t.slot as usize];
@@ -185,7 +215,7 @@ impl<'p> Machine<'p> {
         let buf = mem.buf as usize;
         for (e, off) in element_offsets(f, mem.stride).into_iter().enumerate() {
             let i = origin + off;
-            let lane = w * W + e % W;
+            let lane = first + e % group;
             let r = match op {
                 MemOp::Read => self.mem.load(buf, i, lane).map(|v| {
                     self.frags[t.slot as usize][at + e] = v;

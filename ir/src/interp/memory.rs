@@ -82,6 +82,31 @@ impl Memory {
         self.data[buf].get(at).copied().ok_or(Fault::OutOfBounds)
     }
 
+    /// A write outside the race records: a TMA copy's, which is ordered by its mbarrier
+    /// and checked against the `wgmma`s in flight instead (see `hopper_exec`).
+    pub fn store_untracked(
+        &mut self,
+        buf: usize,
+        i: i64,
+        lane: usize,
+        v: Raw,
+    ) -> Result<(), Fault> {
+        let at = self.offset(buf, i, lane)?;
+        match self.data[buf].get_mut(at) {
+            Some(slot) => *slot = v,
+            None => return Err(Fault::OutOfBounds),
+        }
+        Ok(())
+    }
+
+    /// Element `i` of a global buffer, outside the race records, or `None` out of bounds.
+    pub fn peek_global(&self, buf: usize, i: i64) -> Option<Raw> {
+        if i < 0 || i as u64 >= self.numel[buf] as u64 {
+            return None;
+        }
+        self.data[buf].get(i as usize).copied()
+    }
+
     #[inline]
     pub fn store(&mut self, buf: usize, i: i64, lane: usize, v: Raw) -> Result<(), Fault> {
         let at = self.offset(buf, i, lane)?;

@@ -138,7 +138,10 @@ fn outside_blocks(s: &Stmt) -> Vec<Buffer> {
             }
             Stmt::Mapping(m) => m.worker.loads().into_iter().for_each(|(b, _)| add(b)),
             Stmt::Frag(op) => {
-                if let Some((b, _)) = op.buffer() {
+                for (b, _, _) in op.accesses() {
+                    add(b)
+                }
+                if let Some(b) = op.tma_source() {
                     add(b)
                 }
                 for e in op.exprs() {

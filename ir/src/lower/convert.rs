@@ -280,12 +280,18 @@ impl Ctx<'_> {
             Stmt::Barrier => KStmt::Barrier,
             Stmt::Frag(op) => {
                 let op = op.map_exprs(&mut |e| self.expr(e));
-                let op = match op.access() {
-                    Some((buffer, origin, _)) => {
+                let flat: Vec<(Buffer, Vec<Expr>)> = op
+                    .accesses()
+                    .into_iter()
+                    .map(|(buffer, origin, _)| {
                         let (buffer, flat) = self.access(buffer, origin);
-                        op.with_access(buffer, vec![flat])
-                    }
-                    None => op,
+                        (buffer, vec![flat])
+                    })
+                    .collect();
+                let op = if flat.is_empty() {
+                    op
+                } else {
+                    op.with_accesses(flat)
                 };
                 KStmt::Frag(Box::new(op))
             }

@@ -283,15 +283,18 @@ fn kernel_params(body: &KStmt, func: &Func, temps: &[Buffer]) -> Vec<KernelParam
         KStmt::Store { buffer, .. } => {
             writes.insert(buffer.id());
         }
-        KStmt::Frag(op) => match op.buffer() {
-            Some((b, true)) => {
-                writes.insert(b.id());
+        KStmt::Frag(op) => {
+            for (b, _, write) in op.accesses() {
+                if write {
+                    writes.insert(b.id());
+                } else {
+                    reads.insert(b.id());
+                }
             }
-            Some((b, false)) => {
+            if let Some(b) = op.tma_source() {
                 reads.insert(b.id());
             }
-            None => {}
-        },
+        }
         _ => {}
     });
     body.visit_exprs(&mut |e| {

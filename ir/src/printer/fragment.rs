@@ -68,5 +68,51 @@ pub(crate) fn frag_op(op: &FragOp) -> String {
             tile(b),
             tile(c)
         ),
+        FragOp::WgMma { d, a, b } => {
+            let boxes = match b.major {
+                crate::tma::Major::Mn => format!(", boxes {} apart", b.box_elems),
+                crate::tma::Major::K => String::new(),
+            };
+            format!(
+                "T.ptx_wgmma({}, {} \"{}\", {} \"{}\"{boxes})",
+                tile(d),
+                at(&a.buffer, &a.origin),
+                a.major.name(),
+                at(&b.buffer, &b.origin),
+                b.major.name()
+            )
+        }
+        FragOp::WgFence => "T.ptx_wgmma_fence()".to_string(),
+        FragOp::WgCommit => "T.ptx_wgmma_commit_group()".to_string(),
+        FragOp::WgWait { pending } => format!("T.ptx_wgmma_wait_group({pending})"),
+        FragOp::Tma {
+            dst,
+            origin,
+            src,
+            coords,
+            rows,
+            bar,
+        } => format!(
+            "T.ptx_tma_load({}, {}, rows={rows}, barrier={})",
+            at(dst, origin),
+            at(src, coords),
+            barrier(bar)
+        ),
+        FragOp::BarInit { bar, arrivals } => {
+            format!("T.ptx_mbarrier_init({}, arrivals={arrivals})", barrier(bar))
+        }
+        FragOp::BarExpect { bar, bytes } => format!(
+            "T.ptx_mbarrier_arrive_expect_tx({}, bytes={bytes})",
+            barrier(bar)
+        ),
+        FragOp::BarWait { bar, parity } => format!(
+            "T.ptx_mbarrier_wait({}, parity={})",
+            barrier(bar),
+            expr_to_string(parity)
+        ),
     }
+}
+
+fn barrier(b: &crate::tma::BarRef) -> String {
+    format!("{}[{}]", b.bar.name(), expr_to_string(&b.index))
 }

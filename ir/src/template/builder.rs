@@ -7,6 +7,7 @@ use crate::expr::{Buffer, Expr, Scope, ThreadAxis, Var};
 use crate::fragment::{FragLayout, FragOp, FragRef, FragRole, Fragment, MmaShape};
 use crate::func::{For, ForKind, KernelHints, MappingLoop, Stmt};
 use crate::mapping::TaskMapping;
+use crate::tma::{BarRef, MBarrier, SwizzledTile};
 
 /// Indices of a buffer access: an array (`[i, j]`), a `Vec<Expr>` or a slice.
 pub trait Indices {
@@ -469,6 +470,82 @@ impl KernelBuilder<'_> {
         });
     }
 
+    /// An array of `count` mbarriers in shared memory ([`crate::tma`]).
+    pub fn mbarrier(&mut self, name: &str, count: u32) -> MBarrier {
+        MBarrier::new(self.t.fresh(name), count)
+    }
+
+    /// `d[di] += a · b`, a warpgroup MMA from shared memory (`wgmma.mma_async`); its
+    /// results are there after a [`KernelBuilder::wgmma_wait`].
+    pub fn wgmma(&mut self, d: (&Fragment, Expr), a: SwizzledTile, b: SwizzledTile) {
+        self.frag_op(FragOp::WgMma {
+            d: tile(d.0, d.1),
+            a,
+            b,
+        });
+    }
+
+    /// `wgmma.fence`: before the first `wgmma` of a batch.
+    pub fn wgmma_fence(&mut self) {
+        self.frag_op(FragOp::WgFence);
+    }
+
+    /// `wgmma.commit_group`: closes the batch issued since the last one.
+    pub fn wgmma_commit(&mut self) {
+        self.frag_op(FragOp::WgCommit);
+    }
+
+    /// `wgmma.wait_group pending`: at most `pending` batches still running after it.
+    pub fn wgmma_wait(&mut self, pending: u32) {
+        self.frag_op(FragOp::WgWait { pending });
+    }
+
+    /// A TMA copy of the `rows × 64` box of `src` at `coords` into `dst` at `origin`,
+    /// completing on `bar` (issue it from one thread).
+    pub fn tma_load(
+        &mut self,
+        dst: &Buffer,
+        origin: impl Indices,
+        src: &Buffer,
+        coords: impl Indices,
+        rows: u32,
+        bar: (&MBarrier, Expr),
+    ) {
+        self.frag_op(FragOp::Tma {
+            dst: dst.clone(),
+            origin: origin.into_indices(),
+            src: src.clone(),
+            coords: coords.into_indices(),
+            rows,
+            bar: bar_ref(bar),
+        });
+    }
+
+    /// Initialises `bar` for `arrivals` arrivals a phase (from one thread, before a
+    /// barrier).
+    pub fn mbarrier_init(&mut self, bar: (&MBarrier, Expr), arrivals: u32) {
+        self.frag_op(FragOp::BarInit {
+            bar: bar_ref(bar),
+            arrivals,
+        });
+    }
+
+    /// Arrives on `bar`, expecting `bytes` more of copies in its phase.
+    pub fn mbarrier_expect(&mut self, bar: (&MBarrier, Expr), bytes: u32) {
+        self.frag_op(FragOp::BarExpect {
+            bar: bar_ref(bar),
+            bytes,
+        });
+    }
+
+    /// Waits for the phase of `bar` with parity `parity` to complete.
+    pub fn mbarrier_wait(&mut self, bar: (&MBarrier, Expr), parity: impl Into<Expr>) {
+        self.frag_op(FragOp::BarWait {
+            bar: bar_ref(bar),
+            parity: parity.into(),
+        });
+    }
+
     fn frag_op(&mut self, op: FragOp) {
         self.push(Item::Stmt(Stmt::Frag(Box::new(op))));
     }
@@ -519,6 +596,13 @@ impl KernelBuilder<'_> {
         }
         tail.reverse();
         Stmt::seq(tail)
+    }
+}
+
+fn bar_ref((bar, index): (&MBarrier, Expr)) -> BarRef {
+    BarRef {
+        bar: bar.clone(),
+        index,
     }
 }
 

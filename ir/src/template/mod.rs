@@ -371,22 +371,24 @@ fn check(func: &Func, inputs: &[Buffer]) -> Result<(), TemplateError> {
                     template: template(),
                     what: format!("{what} (in `{text}`)"),
                 });
-            } else if let Some((buffer, origin, writes)) = op.access() {
-                if let Err(err) = check_access(buffer, origin, text.clone()) {
-                    fail(err);
-                } else if writes && inputs.contains(buffer) {
-                    fail(TemplateError::StoreToInput {
-                        template: template(),
-                        buffer: buffer.name().to_string(),
-                    });
-                } else if buffer.ndim() < 2 {
-                    fail(TemplateError::Invalid {
-                        template: template(),
-                        what: format!(
-                            "`{}` has one dimension; a fragment tile needs rows and columns (in `{text}`)",
-                            buffer.name()
-                        ),
-                    });
+            } else {
+                for (buffer, origin, writes) in op.accesses() {
+                    if let Err(err) = check_access(buffer, origin, text.clone()) {
+                        fail(err);
+                    } else if writes && inputs.contains(buffer) {
+                        fail(TemplateError::StoreToInput {
+                            template: template(),
+                            buffer: buffer.name().to_string(),
+                        });
+                    } else if buffer.ndim() < 2 {
+                        fail(TemplateError::Invalid {
+                            template: template(),
+                            what: format!(
+                                "`{}` has one dimension; a tile needs rows and columns (in `{text}`)",
+                                buffer.name()
+                            ),
+                        });
+                    }
                 }
             }
         }

@@ -28,8 +28,12 @@ pub fn template(
     for x in [&a, &b, &c] {
         t.param(x);
     }
-    // Placeholders: a dimension the tiles divide needs no bounds test.
-    add_kernel(&mut t, &a, &b, &c, p, true);
+    if p.warpgroups > 0 {
+        super::hopper::add_kernel(&mut t, &a, &b, &c, p);
+    } else {
+        // Placeholders: a dimension the tiles divide needs no bounds test.
+        add_kernel(&mut t, &a, &b, &c, p, true);
+    }
     t.finish()
 }
 
@@ -43,6 +47,13 @@ pub fn template_over(
     c: &Buffer,
     p: &F16Params,
 ) -> Result<weft_ir::func::Func, TemplateError> {
+    if p.warpgroups > 0 {
+        return Err(TemplateError::Invalid {
+            template: name.to_string(),
+            what: "`wg` > 0 (TMA + wgmma) copies placeholders only, not computed operands or                    split parts; use a config with wg = 0"
+                .to_string(),
+        });
+    }
     let mut t = Template::new(name);
     for x in [a, b, c] {
         t.param(x);

@@ -54,6 +54,7 @@
 //! block of C, f32 accumulators): the configuration for targets without matrix units
 //! (plain WebGPU, an adapter without cooperative matrices), so the op runs everywhere.
 
+mod hopper;
 mod kernel;
 mod space;
 
@@ -103,6 +104,10 @@ pub const PARAMS: &[(&str, &str)] = &[
         "cc",
         "global -> shared copies through fragments: 1 where the tiles divide the matrices (each warp loads operand tiles with the matrix units' loads and stores them whole: WGSL's coopLoadT/coopStoreT instead of one f16 store at a time), 0 element-wise",
     ),
+    (
+        "wg",
+        "Hopper's path (cuda -arch=sm_90a): 1 or 2 warpgroups multiplying with wgmma from shared tiles that TMA copies into `st` stages (then wm = 4·wg, wn = 1, fm m64 tiles per warpgroup, n = 16·fn, bk = 64); 0 off",
+    ),
 ];
 
 /// The parameters of the ops built on the template (`matmul-f16` and the fp16
@@ -120,6 +125,7 @@ pub const OP_PARAMS: &[(&str, &str)] = &[
     PARAMS[9],
     PARAMS[10],
     PARAMS[11],
+    PARAMS[12],
     split_k::PARAM,
 ];
 
@@ -143,7 +149,7 @@ fn with_splits(configs: Vec<Config>) -> Vec<Config> {
     split_k::with_splits(configs, |c| {
         F16Params::from_config(c)
             .ok()
-            .filter(|p| !p.coop_copy && p.bk == 32 && p.frag_buffers == 1)
+            .filter(|p| !p.coop_copy && p.bk == 32 && p.frag_buffers == 1 && p.warpgroups == 0)
             .map(|p| (p.block_m(), p.block_n()))
     })
 }
@@ -163,9 +169,15 @@ pub fn op_describe(config: &Config) -> Result<String, String> {
     split_k::describe(config, describe)
 }
 
-/// Whether a config can pay at the op's shape ([`split_k::pays`]).
+/// Whether a config can pay at the op's shape ([`split_k::pays`]); a Hopper config
+/// only where TMA can copy the operands.
 pub fn op_pays(shape: &Shape, config: &Config) -> bool {
     let mnk = (shape.get("m"), shape.get("n"), shape.get("k"));
+    if F16Params::from_config(config).is_ok_and(|p| p.warpgroups > 0)
+        && hopper::unfit(mnk.1, mnk.2).is_some()
+    {
+        return false;
+    }
     split_k::config_pays(mnk, config, |c| {
         F16Params::from_config(c)
             .ok()
@@ -210,6 +222,8 @@ pub struct F16Params {
     /// Copy placeholder tiles global → shared through operand fragments (where the tiles
     /// divide the matrices; element-wise elsewhere).
     pub coop_copy: bool,
+    /// Warpgroups multiplying with `wgmma` from TMA-filled stages (Hopper); 0 off.
+    pub warpgroups: i64,
 }
 
 impl F16Params {
@@ -230,6 +244,13 @@ impl F16Params {
     /// Shared bytes: the stages of the A and B tiles (padded by 8 halves per row) and,
     /// with matrix units, one f32 staging tile per warp.
     pub fn shared_bytes(&self) -> i64 {
+        if self.warpgroups > 0 {
+            // Stages of 64-wide k tiles (no padding: swizzled), the f32 staging tiles,
+            // the mbarriers and the 1024-byte alignment of the tiles.
+            let stage = (self.block_m() + self.block_n()) * hopper::BLOCK_K * 2;
+            let staging = self.warpgroups * 64 * (self.block_n() + 4) * 4;
+            return self.stages * stage + staging + 8 * self.stages + 2048;
+        }
         let stage = (self.block_m() * (self.bk + 8) + self.bk * (self.block_n() + 8)) * 2;
         let tiles = self.stages * stage;
         let f = self.tile();
@@ -243,6 +264,9 @@ impl F16Params {
 
     /// Accumulator registers per thread (f32).
     pub fn accumulators(&self) -> i64 {
+        if self.warpgroups > 0 {
+            return self.frags[0] * self.block_n() / 2;
+        }
         let f = self.tile();
         self.frags[0] * self.frags[1] * f * f / 32
     }
@@ -261,6 +285,7 @@ impl F16Params {
             self.stages,
             self.frag_buffers,
             self.coop_copy as i64,
+            self.warpgroups,
         ];
         Config::of(PARAMS, v)
     }
@@ -286,7 +311,12 @@ impl F16Params {
             frag_buffers: config.get("fb").unwrap_or(1),
             // Configs recorded before `cc` existed copied element by element.
             coop_copy: config.get("cc").unwrap_or(0) == 1,
+            // Configs recorded before `wg` existed fed mma.sync.
+            warpgroups: config.get("wg").unwrap_or(0),
         };
+        if p.warpgroups != 0 {
+            return p.check_hopper(config);
+        }
         if let Some(cc) = config.get("cc").filter(|c| ![0, 1].contains(c)) {
             return Err(err(format!("`cc` = {cc} must be 0 or 1")));
         }
@@ -370,9 +400,73 @@ impl F16Params {
     }
 }
 
+impl F16Params {
+    /// The rules between parameters of a Hopper config (`wg` > 0).
+    fn check_hopper(self, config: &Config) -> Result<F16Params, BuildError> {
+        let p = self;
+        let err = |reason: String| Err(config.invalid(reason));
+        if ![1, 2].contains(&p.warpgroups) {
+            return err(format!("`wg` = {} must be 0, 1 or 2", p.warpgroups));
+        }
+        let expect = [
+            ("mma", p.mma, 16),
+            ("wm", p.warps[0], 4 * p.warpgroups),
+            ("wn", p.warps[1], 1),
+            ("bk", p.bk, hopper::BLOCK_K),
+            ("cp", p.async_copy as i64, 0),
+            ("fb", p.frag_buffers, 1),
+            ("cc", p.coop_copy as i64, 0),
+        ];
+        if let Some((name, v, want)) = expect.iter().find(|(_, v, want)| v != want) {
+            return err(format!(
+                "`wg` = {} (wgmma) needs `{name}` = {want}, not {v}",
+                p.warpgroups
+            ));
+        }
+        if ![1, 2].contains(&p.frags[0]) {
+            return err(format!(
+                "`wg` > 0: `fm` = {} m64 tiles must be 1 or 2",
+                p.frags[0]
+            ));
+        }
+        if ![4, 8, 16].contains(&p.frags[1]) {
+            return err(format!(
+                "`wg` > 0: `fn` = {} must be 4, 8 or 16 (wgmma n = 64, 128, 256)",
+                p.frags[1]
+            ));
+        }
+        if p.accumulators() > 128 {
+            return err(format!(
+                "`wg` > 0: {} accumulator registers a thread (fm · 8 · fn); at most 128",
+                p.accumulators()
+            ));
+        }
+        if !(2..=6).contains(&p.stages) {
+            return err(format!("`wg` > 0: `st` = {} must be 2 to 6", p.stages));
+        }
+        if p.group < 1 {
+            return err(format!("`g` = {} must be at least 1", p.group));
+        }
+        Ok(p)
+    }
+}
+
 /// `128x128x32 tile, 256 threads, m16n16k16 fragments 4x2 per warp`.
 pub fn describe(config: &Config) -> Result<String, String> {
     let p = F16Params::from_config(config).map_err(|e| e.to_string())?;
+    if p.warpgroups > 0 {
+        return Ok(format!(
+            "{}x{}x{} tile, {} threads, wgmma m64n{}k16 {} per warpgroup, TMA into {} stages, {} B shared",
+            p.block_m(),
+            p.block_n(),
+            p.bk,
+            p.threads(),
+            p.block_n(),
+            p.frags[0],
+            p.stages,
+            p.shared_bytes()
+        ));
+    }
     let unit = match p.mma {
         0 => "CUDA cores".to_string(),
         f => format!("m{f}n{f}k{f} fragments"),
@@ -407,6 +501,14 @@ pub fn build(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
     let (rest, sk) = split_k::parts(config)?;
     let p = F16Params::from_config(&rest)?;
     let (m, n, k) = (shape.get("m"), shape.get("n"), shape.get("k"));
+    if p.warpgroups > 0 {
+        if let Some(why) = hopper::unfit(n, k) {
+            return Err(config.invalid(why));
+        }
+        if sk > 1 {
+            return Err(config.invalid("`wg` > 0 does not split k (`sk` = 1)".to_string()));
+        }
+    }
     if sk == 1 {
         return Ok(template(m, n, k, &p)?);
     }

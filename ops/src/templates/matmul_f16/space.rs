@@ -119,6 +119,7 @@ pub fn space(resources: &TargetLimits) -> Vec<Config> {
                                 stages,
                                 frag_buffers,
                                 coop_copy,
+                                warpgroups: 0,
                             };
                             // `from_config` holds the rules between parameters (`fb = 2`
                             // needs an even number of sub-steps, `cc = 1` a whole number
@@ -133,6 +134,45 @@ pub fn space(resources: &TargetLimits) -> Vec<Config> {
             }
         }
     }
+    out.extend(hopper_space(resources));
+    out
+}
+
+/// Hopper's configs (`wg` > 0) where the target has warpgroup MMAs (`cuda
+/// -arch=sm_90a`): 1 or 2 warpgroups, 1 or 2 m64 tiles each, n of 64, 128 or 256, 3 to 5
+/// stages; those whose accumulators (at most 128 registers a thread) and shared memory
+/// fit.
+fn hopper_space(resources: &TargetLimits) -> Vec<Config> {
+    if !resources.warpgroup_mma() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for warpgroups in [1, 2] {
+        for fm in [1, 2] {
+            for fn_ in [4, 8, 16] {
+                for stages in [3, 4, 5] {
+                    let p = F16Params {
+                        mma: 16,
+                        warps: [4 * warpgroups, 1],
+                        frags: [fm, fn_],
+                        bk: 64,
+                        group: GROUP,
+                        vec: 8,
+                        async_copy: false,
+                        stages,
+                        frag_buffers: 1,
+                        coop_copy: false,
+                        warpgroups,
+                    };
+                    if F16Params::from_config(&p.config()).is_ok()
+                        && within(p.shared_bytes(), resources.max_shared_bytes)
+                    {
+                        out.push(p.config());
+                    }
+                }
+            }
+        }
+    }
     out
 }
 
@@ -142,7 +182,7 @@ pub fn space(resources: &TargetLimits) -> Vec<Config> {
 pub fn space_over_views(resources: &TargetLimits) -> Vec<Config> {
     space(resources)
         .into_iter()
-        .filter(|c| c.get("cc") != Some(1))
+        .filter(|c| c.get("cc") != Some(1) && c.get("wg").unwrap_or(0) == 0)
         .collect()
 }
 
@@ -162,6 +202,7 @@ pub fn default_config(resources: &TargetLimits) -> Config {
         stages: 2,
         frag_buffers: 1,
         coop_copy: false,
+        warpgroups: 0,
     };
     let all = space(resources);
     if all.contains(&preferred.config()) {
@@ -192,6 +233,7 @@ pub fn default_config(resources: &TargetLimits) -> Config {
         stages: 2,
         frag_buffers: 1,
         coop_copy: false,
+        warpgroups: 0,
     }
     .config()
 }
