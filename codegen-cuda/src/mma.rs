@@ -109,7 +109,7 @@ impl FragmentDialect for MmaSync {
     fn unsupported(&self, f: &Fragment) -> Option<String> {
         if f.is_warpgroup() {
             let s = f.shape();
-            return (f.dtype() != DType::F32 || s.k != 16 || s.n % 8 != 0 || s.n > 256).then(|| {
+            return (f.dtype() != DType::F32 || s.k != 16 || !s.n.is_multiple_of(8) || s.n > 256).then(|| {
                 format!(
                     "a warpgroup accumulator is f32 m64nNk16 with N a multiple of 8 up to 256, not {} {}",
                     f.dtype(),

@@ -28,33 +28,33 @@ pub(crate) fn prelude(widths: &[u32]) -> String {
 
 const PRELUDE: &str = r#"// Hopper (sm_90a): TMA, mbarriers and wgmma; layouts in weft's wgmma.rs.
 struct __align__(64) weft_tensor_map { unsigned long long v[16]; };
-__device__ __forceinline__ unsigned weft_smem(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ unsigned weft_smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
 __device__ __forceinline__ void weft_mbar_init(unsigned long long* b, unsigned arrivals) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(weft_smem(b)), "r"(arrivals) : "memory");
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(weft_smem_addr(b)), "r"(arrivals) : "memory");
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 __device__ __forceinline__ void weft_mbar_expect(unsigned long long* b, unsigned bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(weft_smem(b)), "r"(bytes) : "memory");
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(weft_smem_addr(b)), "r"(bytes) : "memory");
 }
 __device__ __forceinline__ void weft_mbar_wait(unsigned long long* b, int parity) {
     unsigned done = 0;
     while (!done) {
         asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                     : "=r"(done) : "r"(weft_smem(b)), "r"((unsigned)parity & 1u) : "memory");
+                     : "=r"(done) : "r"(weft_smem_addr(b)), "r"((unsigned)parity & 1u) : "memory");
     }
 }
 __device__ __forceinline__ void weft_tma_2d(half* dst, const weft_tensor_map* map, int c0, int c1, unsigned long long* b) {
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
-                 :: "r"(weft_smem(dst)), "l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(weft_smem(b)) : "memory");
+                 :: "r"(weft_smem_addr(dst)), "l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(weft_smem_addr(b)) : "memory");
 }
 __device__ __forceinline__ void weft_tma_3d(half* dst, const weft_tensor_map* map, int c0, int c1, int c2, unsigned long long* b) {
     asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
-                 :: "r"(weft_smem(dst)), "l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(c2), "r"(weft_smem(b)) : "memory");
+                 :: "r"(weft_smem_addr(dst)), "l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(c2), "r"(weft_smem_addr(b)) : "memory");
 }
 // Shared-memory descriptors, 128-byte swizzle (mode 1 in bits 62-63).
 __device__ __forceinline__ unsigned long long weft_desc(const half* p, unsigned lead, unsigned stride) {
-    return (unsigned long long)((weft_smem(p) & 0x3FFFF) >> 4) | ((unsigned long long)(lead >> 4) << 16)
+    return (unsigned long long)((weft_smem_addr(p) & 0x3FFFF) >> 4) | ((unsigned long long)(lead >> 4) << 16)
          | ((unsigned long long)(stride >> 4) << 32) | (1ull << 62);
 }
 __device__ __forceinline__ void weft_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }

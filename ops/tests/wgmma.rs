@@ -5,8 +5,6 @@
 //! touched before `wgmma.wait_group`); the emitted CUDA compiles with NVRTC for sm_90a;
 //! shapes TMA cannot copy are named errors; other targets never see these configs.
 
-mod common;
-
 use weft_codegen_common::TargetLimits;
 use weft_ir::fragment::FragOp;
 use weft_ir::kernel::KStmt;
@@ -183,4 +181,21 @@ fn the_emitted_cuda_compiles_for_sm90a() {
             Err(e) => panic!("{c}: {e}"),
         }
     }
+}
+
+/// Without a record, sm_90a's rule takes a wgmma tile where TMA can copy the operands
+/// (the wider n among tiles of one area), and mma.sync elsewhere.
+#[test]
+fn the_rule_takes_wgmma_on_sm90a() {
+    let limits = TargetLimits::cuda_arch(&weft_codegen_common::cuda_arch("sm_90a").unwrap())
+        .with_warpgroup_mma();
+    let rule = matmul_f16::SPEC.rule.unwrap();
+    let shape = Shape::parse("matmul-f16", "m=4096,n=4096,k=4096").unwrap();
+    let (config, why) = rule(&limits, &shape);
+    assert_eq!(config.get("wg"), Some(2), "{config}: {why}");
+    assert_eq!(config.get("fn"), Some(8), "{config}: {why}");
+    assert!(why.contains("wgmma"), "{why}");
+    let odd = Shape::parse("matmul-f16", "m=4096,n=4095,k=4096").unwrap();
+    let (config, _) = rule(&limits, &odd);
+    assert_eq!(config.get("wg").unwrap_or(0), 0, "{config}");
 }

@@ -201,6 +201,9 @@ pub enum CudaError {
     },
     #[error("cudarc panicked during {op}: {message}")]
     Panicked { op: String, message: String },
+    /// A launch the driver cannot be given: a TMA tensor map it refused to encode.
+    #[error("launching kernel `{kernel}`: {why}")]
+    Launch { kernel: String, why: String },
 }
 
 impl CudaError {

@@ -9,13 +9,15 @@
 
 mod driver;
 mod stream_timing;
+mod tensor_map;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use cudarc::driver::sys::{CUdevice_attribute, CUresult};
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg,
+    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig,
+    PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 use rayon::prelude::*;
@@ -158,8 +160,17 @@ impl CudaDevice {
         let ctx = open_context(*device)?;
         let name = name_of(&ctx)?;
         let (major, minor) = driver("compute capability", || ctx.compute_capability())?;
-        let arch = arch.clone().unwrap_or(format!("sm_{major}{minor}"));
-        let limits = device_limits(&ctx)?;
+        // An sm_90 device compiles for sm_90a (its own code, which runs there only) and
+        // gets Hopper's warpgroup MMAs and TMA; `-arch=sm_90` opts out.
+        let arch = arch.clone().unwrap_or(if (major, minor) == (9, 0) {
+            "sm_90a".to_string()
+        } else {
+            format!("sm_{major}{minor}")
+        });
+        let mut limits = device_limits(&ctx)?;
+        if arch == "sm_90a" {
+            limits = limits.with_warpgroup_mma();
+        }
         // One stream of our own for everything (copies, launches, timing): unlike the
         // legacy default stream it can be captured into a CUDA graph, which is how
         // `time_launches` times kernels without the host's launch cost. cudarc's per-buffer
@@ -302,6 +313,26 @@ impl CudaDevice {
                 what: "function",
                 index: ck.function,
             })?;
+        // TMA tensor maps, after the other arguments (Hopper kernels only).
+        let mut maps = Vec::new();
+        for map in ck.kernel.tensor_maps() {
+            let at = ck.kernel.params.iter().position(|p| {
+                matches!(p, weft_ir::kernel::KernelParam::Buffer { buffer, .. } if *buffer == map.buffer)
+            });
+            let Some(KernelArg::Buffer(b)) = at.and_then(|i| args.get(i)) else {
+                return Err(CudaError::Launch {
+                    kernel: ck.kernel.name.clone(),
+                    why: format!(
+                        "no buffer argument for the tensor map of `{}`",
+                        map.buffer.name()
+                    ),
+                }
+                .into());
+            };
+            let mem = &self.buffers.get(b.0, "buffer")?.mem;
+            let (ptr, _sync) = mem.device_ptr(&self.stream);
+            maps.push(tensor_map::encode(&ck.kernel, &map, ptr)?);
+        }
         let mut builder = self.stream.launch_builder(&loaded.function);
         for (arg, scalar) in args.iter().zip(&scalars) {
             match (arg, scalar) {
@@ -322,6 +353,9 @@ impl CudaDevice {
                 }
                 (KernelArg::Scalar(_), ScalarArg::None) => {}
             }
+        }
+        for m in &maps {
+            builder.arg(m);
         }
         let (grid, block) = (ck.kernel.grid, ck.kernel.block);
         let cfg = LaunchConfig {
