@@ -366,25 +366,31 @@ impl<D: Dialect> Writer<'_, D> {
         Ok(())
     }
 
+    /// `frag[index]`: one tile of a fragment array.
+    fn tile_ref(&mut self, r: &FragRef) -> Result<String, EmitError> {
+        let name = self.name(NameKey::Buffer(r.frag.id()), r.frag.name())?;
+        Ok(format!("{name}[{}]", self.expr(&r.index)?.0))
+    }
+
+    /// `name + origin`: a pointer to a tile's first element (one flat origin).
+    fn tile_ptr(&mut self, b: &Buffer, origin: &[Expr]) -> Result<String, EmitError> {
+        let name = self.buffer_name(b)?;
+        let [o] = origin else {
+            return Err(self.invalid(format!("tile of `{}` without a flat origin", b.name())));
+        };
+        Ok(match o.as_int() {
+            Some(0) => name,
+            _ => format!("{name} + {}", self.expr(o)?.0),
+        })
+    }
+
     /// A fragment operation, without the trailing `;`.
     fn frag(&mut self, op: &FragOp) -> Result<String, EmitError> {
         let Some(fd) = self.d.fragments() else {
             return Err(self.unsupported("matrix fragments".into()));
         };
-        let tile = |w: &mut Self, r: &FragRef| -> Result<String, EmitError> {
-            let name = w.name(NameKey::Buffer(r.frag.id()), r.frag.name())?;
-            Ok(format!("{name}[{}]", w.expr(&r.index)?.0))
-        };
-        let ptr = |w: &mut Self, b: &Buffer, origin: &[Expr]| -> Result<String, EmitError> {
-            let name = w.buffer_name(b)?;
-            let [o] = origin else {
-                return Err(w.invalid(format!("tile of `{}` without a flat origin", b.name())));
-            };
-            Ok(match o.as_int() {
-                Some(0) => name,
-                _ => format!("{name} + {}", w.expr(o)?.0),
-            })
-        };
+        let tile = |w: &mut Self, r: &FragRef| w.tile_ref(r);
+        let ptr = |w: &mut Self, b: &Buffer, origin: &[Expr]| w.tile_ptr(b, origin);
         Ok(match op {
             FragOp::Fill { dst, value } => {
                 let t = tile(self, dst)?;
@@ -443,24 +449,14 @@ impl<D: Dialect> Writer<'_, D> {
         fd: &dyn super::FragmentDialect,
         op: &FragOp,
     ) -> Result<Result<String, String>, EmitError> {
-        let ptr = |w: &mut Self, b: &Buffer, origin: &[Expr]| -> Result<String, EmitError> {
-            let name = w.buffer_name(b)?;
-            let [o] = origin else {
-                return Err(w.invalid(format!("tile of `{}` without a flat origin", b.name())));
-            };
-            Ok(match o.as_int() {
-                Some(0) => name,
-                _ => format!("{name} + {}", w.expr(o)?.0),
-            })
-        };
+        let ptr = |w: &mut Self, b: &Buffer, origin: &[Expr]| w.tile_ptr(b, origin);
         let bar = |w: &mut Self, b: &weft_ir::tma::BarRef| -> Result<String, EmitError> {
             let name = w.name(NameKey::Buffer(b.bar.id()), b.bar.name())?;
             Ok(format!("&{name}[{}]", w.expr(&b.index)?.0))
         };
         Ok(match op {
             FragOp::WgMma { d, a, b } => {
-                let name = self.name(NameKey::Buffer(d.frag.id()), d.frag.name())?;
-                let t = format!("{name}[{}]", self.expr(&d.index)?.0);
+                let t = self.tile_ref(d)?;
                 let (pa, pb) = (
                     ptr(self, &a.buffer, &a.origin)?,
                     ptr(self, &b.buffer, &b.origin)?,
