@@ -289,6 +289,14 @@ pub struct SweepArgs {
     /// template's fixed default), a whole config, or `NAME:CONFIG` to name it on the page.
     #[arg(long, value_delimiter = ';')]
     pub fixed: Vec<String>,
+    /// Tune only over the space's configs with these parameter values (`bk=16,mb=0`):
+    /// a sub-space, such as the tiles a rule chooses among.
+    #[arg(long)]
+    pub only: Option<String>,
+    /// Write every config timed at each shape into the JSON, not only the best: the data
+    /// a rule is fitted and checked on.
+    #[arg(long)]
+    pub trials: bool,
     /// Write the sweep as JSON (rewritten whole after every shape).
     #[arg(long)]
     pub json: Option<PathBuf>,

@@ -38,6 +38,10 @@ pub struct SweepRow {
     pub fixed: Vec<Timed>,
     /// Configs timed at this shape.
     pub timed: usize,
+    /// Every config timed at this shape, where the sweep was asked to keep them
+    /// (`--trials`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trials: Vec<Timed>,
 }
 
 /// A sweep: the op, the device, the shapes and what each config did there.
@@ -59,6 +63,9 @@ pub struct Sweep {
     pub sample: usize,
     /// What each fixed config is (`the template's default`, `tuned at m=2048,...`).
     pub fixed: Vec<String>,
+    /// The sub-space tuning sampled (`--only`), if not the whole space.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub only: Option<String>,
     /// weft's commit and when the sweep ran (seconds since the Unix epoch).
     pub commit: String,
     pub unix_time: u64,

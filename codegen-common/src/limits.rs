@@ -45,7 +45,15 @@ pub struct TargetLimits {
     /// MiB by default; an adapter's own; unbounded on CUDA and HIP, where device memory
     /// is the limit).
     pub max_buffer_bytes: u64,
+    /// Multiprocessors (SMs, CUs, cores) that run blocks side by side: an opened CUDA
+    /// device's own count (132 on an H100 SXM); elsewhere [`DEFAULT_MULTIPROCESSORS`],
+    /// a large GPU of today. The templates' stated rules count waves of blocks over them.
+    pub multiprocessors: u64,
 }
+
+/// The multiprocessors assumed where the device does not say (wgpu adapters, offline
+/// profiles): about an H100's 132 or an MI210's 104 compute units.
+pub const DEFAULT_MULTIPROCESSORS: u64 = 128;
 
 /// What weft knows of one CUDA architecture (`sm_90` → `sm: 90`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -246,6 +254,7 @@ impl TargetLimits {
             max_registers: 255,
             register_cap: true,
             max_buffer_bytes: u64::MAX,
+            multiprocessors: DEFAULT_MULTIPROCESSORS,
         }
     }
 
@@ -281,6 +290,7 @@ impl TargetLimits {
             max_registers: 128,
             register_cap: false,
             max_buffer_bytes: 128 << 20,
+            multiprocessors: DEFAULT_MULTIPROCESSORS,
         }
     }
 
@@ -317,6 +327,7 @@ impl TargetLimits {
             // `MTLDevice.maxBufferLength` is 256 MiB on the oldest Apple GPUs weft
             // targets; an open device reports its own.
             max_buffer_bytes: 256 << 20,
+            multiprocessors: DEFAULT_MULTIPROCESSORS,
         }
     }
 

@@ -235,6 +235,7 @@ fn every_limit_is_a_typed_error() {
             max_registers: 255,
             register_cap: false,
             max_buffer_bytes: 2 << 30,
+            multiprocessors: 132,
         },
     };
     let mut big = handmade::vecadd();

@@ -32,6 +32,10 @@ pub struct TuneOptions {
     /// ([`CHECK_ALL_ELEMENTS`]), else the fastest ones until [`CHECKED_FASTEST`] are right:
     /// no config is recorded unchecked either way.
     pub check_all: bool,
+    /// Keep only the space's configs with these parameter values (`bk=16`): a sub-space,
+    /// such as the tiles a rule chooses among. The kept configs (the rule's, `extra`)
+    /// are timed whatever their values.
+    pub only: Vec<(String, i64)>,
 }
 
 impl Default for TuneOptions {
@@ -42,6 +46,7 @@ impl Default for TuneOptions {
             seed: 0,
             budget: Duration::from_millis(20),
             check_all: false,
+            only: Vec::new(),
         }
     }
 }
@@ -198,6 +203,7 @@ pub fn tune(
     let mut space: Vec<Config> = space
         .into_iter()
         .filter(|c| (spec.pays)(&w.shape, c))
+        .filter(|c| opts.only.iter().all(|(n, v)| c.get(n) == Some(*v)))
         .collect();
     let untuned = spec.untuned(limits, &w.shape).0;
     let keep: Vec<&Config> = std::iter::once(&untuned).chain(&opts.extra).collect();

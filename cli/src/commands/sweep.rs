@@ -48,6 +48,14 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
     let device = opened.device.name();
     let limits = opened.device.limits();
     let (fixed, fixed_names) = fixed_configs(spec, &limits, &a.fixed)?;
+    let only = match &a.only {
+        Some(text) => {
+            Config::parse(text)
+                .map_err(|e| bad(format!("--only `{text}`: {e}")))?
+                .0
+        }
+        None => Vec::new(),
+    };
     let mut reference = match target {
         Target::Cuda { .. } => match CudaReference::open(&target) {
             Ok(r) => Some(r),
@@ -69,6 +77,7 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
             .map(|_| reference_name(op.name).to_string()),
         sample: a.sample as usize,
         fixed: fixed_names.clone(),
+        only: a.only.clone(),
         commit: crate::COMMIT.to_string(),
         unix_time: weft_tune::unix_now(),
         rows: Vec::new(),
@@ -97,6 +106,7 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
             sample: Some(a.sample as usize),
             extra: fixed.clone(),
             budget: Duration::from_millis(a.budget_ms as u64),
+            only: only.clone(),
             ..TuneOptions::default()
         };
         let tuned = weft_tune::tune(opened.device.as_mut(), &w, spec, &limits, &opts, &())?;
@@ -110,6 +120,15 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
             tuned: (a.sample > 0).then(|| best(&tuned)),
             fixed: fixed.iter().map(|c| timed(&tuned, c)).collect(),
             timed: tuned.trials.len(),
+            trials: if a.trials {
+                tuned
+                    .trials
+                    .iter()
+                    .map(|t| of_outcome(&t.config, &t.outcome))
+                    .collect()
+            } else {
+                Vec::new()
+            },
         };
         outln!("{}", line(&row))?;
         out.rows.push(row);

@@ -16,7 +16,14 @@ pub(crate) fn read(path: &Path) -> Result<Sweep, CliError> {
         reason,
     };
     let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
-    serde_json::from_str(&text).map_err(|e| bad(format!("not a sweep of `weft sweep --json`: {e}")))
+    let mut sweep: Sweep = serde_json::from_str(&text)
+        .map_err(|e| bad(format!("not a sweep of `weft sweep --json`: {e}")))?;
+    // Every config a `--trials` sweep timed is data for fitting a rule, not for the page
+    // (nor for `report.json`, which would grow by megabytes).
+    for row in &mut sweep.rows {
+        row.trials.clear();
+    }
+    Ok(sweep)
 }
 
 /// Adds `new` to `sweeps`: the parts of one sweep (the same set, op, target and device)
@@ -226,6 +233,7 @@ mod tests {
             tuned: Some(t(tuned)),
             fixed: vec![t(rule * 2.0)],
             timed: 3,
+            trials: Vec::new(),
         }
     }
 
@@ -239,6 +247,7 @@ mod tests {
             reference: Some("cublas-sgemm".into()),
             sample: 3,
             fixed: vec!["the template's fixed default".into()],
+            only: None,
             commit: "c".into(),
             unix_time: 1,
             rows,

@@ -19,8 +19,8 @@ use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
 use weft_ir::template::TemplateError;
 
-use super::rule::{ENOUGH_TILES, MAX_SPLITS, MIN_SPLIT_K};
-use super::{BuildError, Config, ceil_div};
+use super::rule::MAX_SPLITS;
+use super::{BuildError, Config};
 
 use crate::rules;
 
@@ -31,8 +31,9 @@ pub const PARAM: (&str, &str) = (
     "parts the reduction is split into, summed by a second kernel (1 or absent: none; at most 16)",
 );
 
-/// The split factors the spaces offer.
-pub const FACTORS: [i64; 4] = [2, 4, 8, 16];
+/// The split factors the spaces offer (the rule weighs the same,
+/// [`super::rule::SPLIT_FACTORS`]).
+pub const FACTORS: [i64; 4] = super::rule::SPLIT_FACTORS;
 
 /// The smallest block tile (rows × columns) the spaces offer split: a smaller tile
 /// gives more blocks by itself, without partials to write and sum.
@@ -78,17 +79,9 @@ pub fn with_splits(
     out
 }
 
-/// Whether splitting an `m × n × k` product of `block_m × block_n` tiles in `splits`
-/// parts can pay: the whole tiles fill less than a wave ([`ENOUGH_TILES`] blocks), the
-/// parts make at most four, and each part walks at least half of [`MIN_SPLIT_K`] of
-/// the reduction. Unsplit configs always may.
-pub fn pays(m: i64, n: i64, k: i64, (block_m, block_n): (i64, i64), splits: i64) -> bool {
-    let tiles = ceil_div(m, block_m) * ceil_div(n, block_n);
-    splits == 1
-        || (tiles < ENOUGH_TILES
-            && tiles * splits <= 4 * ENOUGH_TILES
-            && k >= splits * (MIN_SPLIT_K / 2))
-}
+/// Whether splitting can pay ([`super::rule::split_pays`]: the rule's judgement, which
+/// the tuner shares).
+pub use super::rule::split_pays as pays;
 
 /// [`pays`] for `config` at an `m × n × k` product, its block tile read by `tile` (`None`:
 /// a config the template cannot read, left to the build to refuse, as is a bad `sk`).

@@ -430,6 +430,7 @@ fn device_limits(ctx: &Arc<CudaContext>) -> Result<TargetLimits, CudaError> {
             attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
         ],
         f16: true,
+        multiprocessors: attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
         // Tensor cores through mma.sync, registers and their cap: every architecture
         // weft compiles for (sm_80+) has them as `TargetLimits::cuda` says.
         ..TargetLimits::cuda()

@@ -220,6 +220,8 @@ impl WgpuDevice {
                 max_registers: backend.max_registers(),
                 register_cap: false,
                 max_buffer_bytes: l.max_storage_buffer_binding_size.min(l.max_buffer_size),
+                // wgpu does not say how many compute units the adapter has.
+                multiprocessors: weft_codegen_common::DEFAULT_MULTIPROCESSORS,
             }
         };
         let options = WgpuOptions {

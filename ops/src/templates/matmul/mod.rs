@@ -324,6 +324,10 @@ pub fn tiles(limits: &TargetLimits) -> Vec<rule::Tile> {
             threads: t.threads(),
             bk: t.bk,
             pref: preference(&t),
+            per_thread: Some(rule::model::ThreadTile {
+                rows: t.repeat[0] * t.tile[0],
+                cols: t.repeat[1] * t.tile[1],
+            }),
             config: t.config(),
         })
         .collect()
@@ -341,7 +345,9 @@ fn preference(t: &MatmulParams) -> i64 {
 /// The stated rule's config for product `p` on `limits` ([`super::rule`]) over
 /// [`tiles`], with its split parts and why.
 pub fn rule_config(limits: &TargetLimits, p: rule::Product) -> rule::Choice {
-    rule::pick_or(&tiles(limits), p, || default_config(limits))
+    rule::pick_or(&tiles(limits), p, limits.multiprocessors, || {
+        default_config(limits)
+    })
 }
 
 /// `matmul`'s config with no tuning record: the rule over its `m × n × k` product, split

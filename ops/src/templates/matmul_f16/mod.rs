@@ -526,9 +526,26 @@ pub fn rule_config(limits: &TargetLimits, p: rule::Product, over_views: bool) ->
     } else {
         space(limits)
     };
-    let plain = tiles(&configs, |t| t.frag_buffers == 1 && !t.async_copy);
-    rule::pick_or(&plain, p, || default_config(limits))
+    let plain = tiles(&configs, |t| {
+        t.frag_buffers == 1 && !t.async_copy && t.threads() <= MAX_RULE_THREADS
+    });
+    rule::pick_or(&plain, p, limits.multiprocessors, || default_config(limits))
 }
+
+/// The most threads a block of the rule's mma.sync tiles has: the 16-warp tiles (256×256
+/// and the like) ran 10–30× slower than 8-warp ones where the rule took them on an H100
+/// (3001³: 9.07 ms against 0.335 ms; 4095×4097×63: 470 against 33 µs; `weft sweep`,
+/// 2026-11-25, `docs/measurements/h100-2026-11-25b/f16-*.json`). The tuner still times
+/// them.
+pub const MAX_RULE_THREADS: i64 = 256;
+
+/// The shortest reduction, and the least work (`m · n · k`), at which the rule takes
+/// Hopper's wgmma tiles over mma.sync: below them the TMA ring's fill and the 64-wide k
+/// steps cost more than the faster multiply gains (an H100, 2026-11-25: at k ≤ 256 and at
+/// 256³ and below an 8-warp mma.sync tile was faster in every case measured).
+pub const WGMMA_MIN_K: i64 = 512;
+/// See [`WGMMA_MIN_K`].
+pub const WGMMA_MIN_WORK: i64 = 1 << 25;
 
 /// The configs of `configs` that `keep` accepts, with their block tiles: what the stated
 /// rule and a whole-model tuning run choose among.
@@ -543,6 +560,7 @@ pub fn tiles(configs: &[Config], keep: impl Fn(&F16Params) -> bool) -> Vec<rule:
             threads: t.threads(),
             bk: t.bk,
             pref: 0,
+            per_thread: None,
             config: t.config(),
         })
         .collect()
@@ -552,9 +570,13 @@ pub fn tiles(configs: &[Config], keep: impl Fn(&F16Params) -> bool) -> Vec<rule:
 /// its tiles are few and its reduction long.
 fn rule_op(limits: &TargetLimits, shape: &Shape) -> (Config, String) {
     let (m, n, k) = (shape.get("m"), shape.get("n"), shape.get("k"));
-    // On Hopper (sm_90a) the wgmma tiles compete, with 4 TMA stages, where TMA can copy
-    // the operands; they do not split k.
-    if limits.warpgroup_mma() && hopper::unfit(n, k).is_none() {
+    let sync = rule_config(limits, rule::Product::split(m, n, k), false);
+    // On Hopper (sm_90a) the wgmma tiles, with 4 TMA stages, where TMA can copy the
+    // operands and the product is long and large enough to fill the ring; they do not
+    // split k, so where the mma.sync rule splits (few tiles, a long sum) it keeps its
+    // choice: measured faster at every such shape.
+    let large = k >= WGMMA_MIN_K && m * n * k >= WGMMA_MIN_WORK;
+    if limits.warpgroup_mma() && hopper::unfit(n, k).is_none() && large && sync.1 == 1 {
         let configs: Vec<Config> = space(limits)
             .into_iter()
             .filter(|c| c.get("wg").unwrap_or(0) > 0 && c.get("st") == Some(4))
@@ -569,9 +591,10 @@ fn rule_op(limits: &TargetLimits, shape: &Shape) -> (Config, String) {
                 ..t
             })
             .collect();
-        if let Some((config, _, why)) = rule::pick(&candidates, rule::Product::whole(m, n, k, 1)) {
+        let p = rule::Product::whole(m, n, k, 1);
+        if let Some((config, _, why)) = rule::pick(&candidates, p, limits.multiprocessors) {
             return rule::for_op((config, 1, format!("{why}; wgmma + TMA (sm_90a)")));
         }
     }
-    rule::for_op(rule_config(limits, rule::Product::split(m, n, k), false))
+    rule::for_op(sync)
 }

@@ -1,0 +1,341 @@
+//! The stated rule that picks a matmul template's config from the hardware and the
+//! shape when there is no tuning record (the Hidet paper's point, §4.3: a
+//! hardware-centric space is small and input-independent, so the choice within it can
+//! follow the input size by rule).
+//!
+//! Where the template describes what each thread of a tile computes (the CUDA-core
+//! tiles of the fp32 matmul, implicit-GEMM and Winograd templates), the rule takes the
+//! tile and split-K factor a small analytic model ([`model`]) estimates fastest: waves
+//! of blocks over the device's multiprocessors, the blocks each holds at once (threads,
+//! registers), the instructions a k step issues, the operand traffic, and what a split
+//! adds. The model's constants were fitted on an H100 and are stated there.
+//!
+//! Elsewhere (tensor-core tiles, whose cost the model does not describe yet) it takes,
+//! from the template's space, the largest block tile (counting only its part inside the
+//! product) that still gives the GPU [`ENOUGH_TILES`] blocks of work, counting the parts
+//! a long reduction is split into where the caller can split ([`split_k`]) and the
+//! batch of products one launch holds, else, where no tile gives that many, the one
+//! that gives the most, and of those the smallest (least work wasted past the edges);
+//! remaining ties go to more threads, the template's preference ([`Tile::pref`]), fewer
+//! parts, then the shorter k step.
+//!
+//! The whole-model compiler picks every anchor by it, and the ops' templates pick their
+//! config by it when there is no record (both with split-K, [`super::split_k`]). Each
+//! template offers its tiles (`matmul::rule_config`, `matmul_f16::rule_config`); this
+//! module knows no template.
+
+pub mod model;
+
+use weft_codegen_common::TargetLimits;
+
+use super::{Config, ceil_div};
+use crate::Shape;
+
+/// Blocks that fill today's large GPUs about once (an H100 has 132 multiprocessors).
+pub const ENOUGH_TILES: i64 = 128;
+
+/// The most parts a reduction is split into: the partials are `splits · m · n` floats
+/// written and read once.
+pub const MAX_SPLITS: i64 = 16;
+
+/// The shortest reduction one split part walks: below it the partials cost more to
+/// write and sum than the parallelism gains.
+pub const MIN_SPLIT_K: i64 = 256;
+
+/// The smallest block tile (rows × columns) the cost model weighs split: half the area
+/// the spaces offer split ([`super::split_k::MIN_SPLIT_AREA`], which keeps tuning
+/// short), so that a product of 16 rows can take a 16×128 tile in parts (measured on an
+/// H100 at 16×1024×4096: 14.4 µs against 30.0 for the best 32-row tile).
+pub const MIN_SPLIT_AREA: i64 = 32 * 64;
+
+/// A product the rule picks a tile for: `batch` products of `m × n × k` in one launch
+/// (one grid layer each), split into parts where `split` allows.
+#[derive(Clone, Copy, Debug)]
+pub struct Product {
+    pub m: i64,
+    pub n: i64,
+    pub k: i64,
+    pub batch: i64,
+    pub split: bool,
+}
+
+impl Product {
+    /// One `m × n × k` product that may be split.
+    pub fn split(m: i64, n: i64, k: i64) -> Product {
+        Product {
+            m,
+            n,
+            k,
+            batch: 1,
+            split: true,
+        }
+    }
+
+    /// `batch` `m × n × k` products in one launch, never split.
+    pub fn whole(m: i64, n: i64, k: i64, batch: i64) -> Product {
+        Product {
+            m,
+            n,
+            k,
+            batch,
+            split: false,
+        }
+    }
+}
+
+/// The rule's choice: the config, the parts the reduction is split into, and why.
+pub type Choice = (Config, i64, String);
+
+/// A candidate block tile of a matmul template, as the rule sees it.
+#[derive(Clone, Debug)]
+pub struct Tile {
+    pub block_m: i64,
+    pub block_n: i64,
+    pub threads: i64,
+    pub bk: i64,
+    /// The template's preference among tiles of the same size and threads (higher
+    /// first): what its measurements favour, such as longer k steps.
+    pub pref: i64,
+    /// Outputs each thread accumulates, for the cost model ([`model`]); `None`: a tile
+    /// the model does not describe (tensor-core fragments), which the block-count rule
+    /// picks.
+    pub per_thread: Option<model::ThreadTile>,
+    pub config: Config,
+}
+
+/// The rule over `candidates` for product `p` on a GPU of `multiprocessors`: the cost
+/// model's fastest tile and split where every candidate describes its threads' work,
+/// else the block-count rule; `None` for an empty space.
+pub fn pick(candidates: &[Tile], p: Product, multiprocessors: u64) -> Option<Choice> {
+    let modeled: Option<Vec<(&Tile, model::ThreadTile)>> = candidates
+        .iter()
+        .map(|t| t.per_thread.map(|w| (t, w)))
+        .collect();
+    match modeled {
+        Some(tiles) if !tiles.is_empty() => fastest(&tiles, p, multiprocessors as i64),
+        _ => by_blocks(candidates, p),
+    }
+}
+
+/// The split factors the rule weighs for `t` over `p`: none where the caller cannot
+/// split; else [`SPLIT_FACTORS`] that can pay there ([`split_pays`]), on tiles of at
+/// least [`MIN_SPLIT_AREA`].
+fn split_factors(t: &Tile, p: Product) -> Vec<i64> {
+    let mut factors = vec![1];
+    if p.split && t.block_m * t.block_n >= MIN_SPLIT_AREA {
+        factors.extend(
+            SPLIT_FACTORS
+                .iter()
+                .copied()
+                .filter(|&s| split_pays(p.m, p.n, p.k, (t.block_m, t.block_n), s)),
+        );
+    }
+    factors
+}
+
+/// The tile and split the cost model estimates fastest, among the tiles the template
+/// prefers most (the model does not tell k steps or lane layouts apart: the template's
+/// measurements do, [`Tile::pref`]; the fp32 matmul's are k steps of 16 and 4×8 lanes). Small products tie often (the launch
+/// and the k steps' latency dominate): ties go to fewer parts, the smaller tile (less
+/// work past the product's edges), fewer threads, fewer rows (a wider tile), fewer rows
+/// per thread. `None` for no tiles.
+fn fastest(tiles: &[(&Tile, model::ThreadTile)], p: Product, mps: i64) -> Option<Choice> {
+    let top = tiles.iter().map(|(t, _)| t.pref).max()?;
+    let preferred = tiles.iter().filter(|(t, _)| t.pref == top);
+    let mut best: Option<(&Tile, i64, model::Estimate)> = None;
+    let mut best_rows = 0;
+    for &(t, work) in preferred {
+        for s in split_factors(t, p) {
+            let e = model::estimate(t, work, p, s, mps);
+            let better = match &best {
+                None => true,
+                Some((b, bs, be)) => e
+                    .cycles
+                    .round()
+                    .total_cmp(&be.cycles.round())
+                    .then(s.cmp(bs))
+                    .then((t.block_m * t.block_n).cmp(&(b.block_m * b.block_n)))
+                    .then(t.threads.cmp(&b.threads))
+                    .then(t.block_m.cmp(&b.block_m))
+                    .then(work.rows.cmp(&best_rows))
+                    .then(b.pref.cmp(&t.pref))
+                    .is_lt(),
+            };
+            if better {
+                best = Some((t, s, e));
+                best_rows = work.rows;
+            }
+        }
+    }
+    let (t, s, e) = best?;
+    let why = format!(
+        "cost model: {}x{} tiles, {} block{} over {mps} multiprocessors, {} at once on each, \
+         about {:.0}k cycles",
+        t.block_m,
+        t.block_n,
+        e.blocks,
+        if e.blocks == 1 { "" } else { "s" },
+        e.resident,
+        e.cycles / 1000.0
+    );
+    Some((t.config.clone(), s, why))
+}
+
+/// The block-count rule (tiles the model does not describe); `None` for an empty space.
+fn by_blocks(candidates: &[Tile], p: Product) -> Option<Choice> {
+    let Product { m, n, k, batch, .. } = p;
+    let tiles = |t: &Tile| ceil_div(m, t.block_m) * ceil_div(n, t.block_n) * batch;
+    let splits = |t: &Tile| {
+        if p.split {
+            split_k(m, n, k, t.block_m, t.block_n)
+        } else {
+            1
+        }
+    };
+    let blocks = |t: &Tile| tiles(t) * splits(t);
+    let area = |t: &Tile| t.block_m * t.block_n;
+    // The part of a tile inside the product: a 512-row tile over 49 rows is mostly waste.
+    let useful = |t: &Tile| t.block_m.min(m) * t.block_n.min(n);
+    let enough = candidates
+        .iter()
+        .filter(|t| blocks(t) >= ENOUGH_TILES)
+        .max_by_key(|t| (useful(t), -area(t), t.threads, t.pref, -splits(t), -t.bk));
+    let chosen = enough.or_else(|| {
+        candidates
+            .iter()
+            .max_by_key(|t| (blocks(t), -area(t), t.threads, t.pref, -t.bk))
+    })?;
+    let why = if blocks(chosen) >= ENOUGH_TILES {
+        format!(
+            "largest tile with ≥ {ENOUGH_TILES} blocks: {} blocks",
+            blocks(chosen)
+        )
+    } else {
+        format!("most blocks any tile gives: {}", blocks(chosen))
+    };
+    Some((chosen.config.clone(), splits(chosen), why))
+}
+
+/// The rule for an op's template: its config for the op's `shape` on `limits` (its split
+/// as the `sk` parameter, [`super::split_k`]), and why.
+pub type OpRule = fn(&TargetLimits, &Shape) -> (Config, String);
+
+/// [`pick`], or `fallback` (the template's default, not split) for an empty space.
+pub fn pick_or(
+    candidates: &[Tile],
+    p: Product,
+    multiprocessors: u64,
+    fallback: impl FnOnce() -> Config,
+) -> Choice {
+    pick(candidates, p, multiprocessors)
+        .unwrap_or_else(|| (fallback(), 1, "the template's default".into()))
+}
+
+/// A rule's choice as an op's template takes it: the split as `sk`.
+pub fn for_op((config, splits, why): Choice) -> (Config, String) {
+    let why = match splits {
+        1 => format!("rule: {why}"),
+        s => format!("rule: {why}, k split in {s} parts"),
+    };
+    let mut config = config;
+    if splits > 1 {
+        // `split_k::PARAM`'s name (this module is below `split_k`, which uses its
+        // constants).
+        config.0.push(("sk".to_string(), splits));
+    }
+    (config, why)
+}
+
+/// Whether splitting an `m × n × k` product of `block_m × block_n` tiles in `splits`
+/// parts can pay: the whole tiles fill less than a wave ([`ENOUGH_TILES`] blocks), the
+/// parts make at most four, and each part walks at least half of [`MIN_SPLIT_K`] of
+/// the reduction. Unsplit configs always may.
+pub fn split_pays(m: i64, n: i64, k: i64, (block_m, block_n): (i64, i64), splits: i64) -> bool {
+    let tiles = ceil_div(m, block_m) * ceil_div(n, block_n);
+    splits == 1
+        || (tiles < ENOUGH_TILES
+            && tiles * splits <= 4 * ENOUGH_TILES
+            && k >= splits * (MIN_SPLIT_K / 2))
+}
+
+/// The split factors the templates' spaces offer and the cost model weighs.
+pub const SPLIT_FACTORS: [i64; 4] = [2, 4, 8, 16];
+
+/// How many parts to split the reduction of an `m × n × k` product into, with
+/// `block_m × block_n` tiles: 1 where the tiles alone give half of [`ENOUGH_TILES`]
+/// blocks or the reduction is short; else enough parts to reach that many blocks, each
+/// part at least [`MIN_SPLIT_K`] long, at most [`MAX_SPLITS`].
+pub fn split_k(m: i64, n: i64, k: i64, block_m: i64, block_n: i64) -> i64 {
+    let tiles = ceil_div(m, block_m) * ceil_div(n, block_n);
+    // Half a wave of whole tiles is better served by a smaller tile than by writing and
+    // summing partial products.
+    if tiles >= ENOUGH_TILES / 2 {
+        return 1;
+    }
+    let wanted = ceil_div(ENOUGH_TILES, tiles);
+    wanted.min(k / MIN_SPLIT_K).clamp(1, MAX_SPLITS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Square tiles of 32, 64 and 128 with 128 threads.
+    fn tiles() -> Vec<Tile> {
+        [32, 64, 128]
+            .into_iter()
+            .map(|b| Tile {
+                block_m: b,
+                block_n: b,
+                threads: 128,
+                bk: 16,
+                pref: 0,
+                per_thread: None,
+                config: Config(vec![("b".into(), b)]),
+            })
+            .collect()
+    }
+
+    fn side((c, _, _): &Choice) -> i64 {
+        c.0[0].1
+    }
+
+    #[test]
+    fn the_largest_tile_that_fills_the_gpu() {
+        // 2048²: 128-tiles give 256 blocks.
+        assert_eq!(
+            side(&pick(&tiles(), Product::whole(2048, 2048, 64, 1), 128).unwrap()),
+            128
+        );
+        // 512²: only 32-tiles give 256 ≥ 128 blocks (64-tiles give 64).
+        assert_eq!(
+            side(&pick(&tiles(), Product::whole(512, 512, 64, 1), 128).unwrap()),
+            32
+        );
+        // A batch of 16 products counts its grid layers: 128-tiles then give 256.
+        assert_eq!(
+            side(&pick(&tiles(), Product::whole(512, 512, 64, 16), 128).unwrap()),
+            128
+        );
+        // Nothing fills it: the most blocks, the smallest tile.
+        let (_, s, why) = pick(&tiles(), Product::whole(64, 64, 64, 1), 128).unwrap();
+        assert_eq!((s, why.contains("most blocks")), (1, true));
+        assert!(pick(&[], Product::whole(64, 64, 64, 1), 128).is_none());
+    }
+
+    #[test]
+    fn long_reductions_over_few_tiles_split_where_allowed() {
+        // 49 × 512 × 4608 (ResNet-50's 7² 3×3 layer).
+        let (c, s, _) = pick(&tiles(), Product::split(49, 512, 4608), 128).unwrap();
+        let b = c.0[0].1;
+        assert_eq!(s, split_k(49, 512, 4608, b, b));
+        assert!(s > 1 && s <= MAX_SPLITS && 4608 / s >= MIN_SPLIT_K, "{s}");
+        // Splitting lets a larger tile fill the GPU than the whole product takes.
+        let (w, ws, _) = pick(&tiles(), Product::whole(49, 512, 4608, 1), 128).unwrap();
+        assert_eq!(ws, 1);
+        assert!(b >= w.0[0].1);
+        // Tiles enough, or a short sum: no split.
+        assert_eq!(split_k(112 * 112, 64, 576, 64, 64), 1);
+        assert_eq!(split_k(49, 64, 300, 64, 64), 1);
+    }
+}
