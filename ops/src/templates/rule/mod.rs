@@ -135,39 +135,27 @@ fn split_factors(t: &Tile, p: Product) -> Vec<i64> {
 
 /// The tile and split the cost model estimates fastest, among the tiles the template
 /// prefers most (the model does not tell k steps or lane layouts apart: the template's
-/// measurements do, [`Tile::pref`]; the fp32 matmul's are k steps of 16 and 4×8 lanes). Small products tie often (the launch
-/// and the k steps' latency dominate): ties go to fewer parts, the smaller tile (less
-/// work past the product's edges), fewer threads, fewer rows (a wider tile), fewer rows
-/// per thread. `None` for no tiles.
+/// measurements do, [`Tile::pref`]; the fp32 matmul's are k steps of 16 and 4×8 lanes).
+/// Small products tie often (the launch and the k steps' latency dominate): ties go to
+/// fewer parts, the smaller tile (less work past the product's edges), fewer threads,
+/// fewer rows (a wider tile), fewer rows per thread. `None` for no tiles.
 fn fastest(tiles: &[(&Tile, model::ThreadTile)], p: Product, mps: i64) -> Option<Choice> {
     let top = tiles.iter().map(|(t, _)| t.pref).max()?;
-    let preferred = tiles.iter().filter(|(t, _)| t.pref == top);
-    let mut best: Option<(&Tile, i64, model::Estimate)> = None;
-    let mut best_rows = 0;
-    for &(t, work) in preferred {
-        for s in split_factors(t, p) {
-            let e = model::estimate(t, work, p, s, mps);
-            let better = match &best {
-                None => true,
-                Some((b, bs, be)) => e
-                    .cycles
-                    .round()
-                    .total_cmp(&be.cycles.round())
-                    .then(s.cmp(bs))
-                    .then((t.block_m * t.block_n).cmp(&(b.block_m * b.block_n)))
-                    .then(t.threads.cmp(&b.threads))
-                    .then(t.block_m.cmp(&b.block_m))
-                    .then(work.rows.cmp(&best_rows))
-                    .then(b.pref.cmp(&t.pref))
-                    .is_lt(),
-            };
-            if better {
-                best = Some((t, s, e));
-                best_rows = work.rows;
-            }
-        }
-    }
-    let (t, s, e) = best?;
+    let (t, s, e) = tiles
+        .iter()
+        .filter(|(t, _)| t.pref == top)
+        .flat_map(|&(t, work)| {
+            split_factors(t, p)
+                .into_iter()
+                .map(move |s| (t, work, s, model::estimate(t, work, p, s, mps)))
+        })
+        // The first of equal keys wins: the candidates' order breaks what is left.
+        .min_by_key(|(t, work, s, e)| {
+            let area = t.block_m * t.block_n;
+            let cycles = e.cycles.round() as i64;
+            (cycles, *s, area, t.threads, t.block_m, work.rows)
+        })
+        .map(|(t, _, s, e)| (t, s, e))?;
     let why = format!(
         "cost model: {}x{} tiles, {} block{} over {mps} multiprocessors, {} at once on each, \
          about {:.0}k cycles",
