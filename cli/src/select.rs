@@ -231,8 +231,11 @@ pub fn config(
             reason,
         };
         // The given parameters override the template's default for the target, so
-        // `--config bk=16` changes one parameter.
+        // `--config bk=16` changes one parameter. `ku` is the exception: absent means
+        // the whole k step unrolled, so a config copied from `weft tune --list` (which
+        // writes `ku` only where it is not) builds as listed.
         let mut config = (spec.default)(limits);
+        config.0.retain(|(n, _)| n != "ku");
         for (name, value) in Config::parse(text).map_err(bad)?.0 {
             match config.0.iter_mut().find(|(n, _)| *n == name) {
                 Some(slot) => slot.1 = value,

@@ -49,6 +49,11 @@ pub struct TargetLimits {
     /// device's own count (132 on an H100 SXM); elsewhere [`DEFAULT_MULTIPROCESSORS`],
     /// a large GPU of today. The templates' stated rules count waves of blocks over them.
     pub multiprocessors: u64,
+    /// Whether the target's compiler issues the loads of a whole unrolled loop ahead of
+    /// the arithmetic that uses them, whatever the registers that costs: LLVM's AMDGPU
+    /// backend (hipcc) does, and a k step of 32 unrolled whole then spills. Templates
+    /// then count those values as registers and unroll their k steps in part (`ku`).
+    pub hoists_unrolled_loads: bool,
 }
 
 /// The multiprocessors assumed where the device does not say (wgpu adapters, offline
@@ -255,6 +260,7 @@ impl TargetLimits {
             register_cap: true,
             max_buffer_bytes: u64::MAX,
             multiprocessors: DEFAULT_MULTIPROCESSORS,
+            hoists_unrolled_loads: false,
         }
     }
 
@@ -291,6 +297,7 @@ impl TargetLimits {
             register_cap: false,
             max_buffer_bytes: 128 << 20,
             multiprocessors: DEFAULT_MULTIPROCESSORS,
+            hoists_unrolled_loads: false,
         }
     }
 
@@ -302,7 +309,22 @@ impl TargetLimits {
             name: "rocm".into(),
             max_shared_bytes: 64 * 1024,
             matrix_units: Vec::new(),
+            hoists_unrolled_loads: true,
             ..TargetLimits::cuda()
+        }
+    }
+
+    /// HIP for one AMD architecture (`gfx90a`, `gfx1100`, ...): [`TargetLimits::rocm`]
+    /// with the vector registers a thread gets there from the hipcc weft drives (ROCm
+    /// 5.2, clang 15). CDNA and RDNA2 kernels address 256; RDNA3 (`gfx11xx`) ones get
+    /// 128 from that compiler whatever the block size or wave size (measured: a kernel
+    /// needing 212 VGPRs compiles to 212 for gfx90a and to 256 for gfx1030, and to 128
+    /// with 297 spilled for gfx1100; clang 17's full-VGPR gfx1100 model raises it).
+    pub fn rocm_arch(arch: &str) -> Self {
+        let max_registers = if arch.starts_with("gfx11") { 128 } else { 256 };
+        TargetLimits {
+            max_registers,
+            ..TargetLimits::rocm()
         }
     }
 
@@ -328,6 +350,7 @@ impl TargetLimits {
             // targets; an open device reports its own.
             max_buffer_bytes: 256 << 20,
             multiprocessors: DEFAULT_MULTIPROCESSORS,
+            hoists_unrolled_loads: false,
         }
     }
 

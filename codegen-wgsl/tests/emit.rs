@@ -236,6 +236,7 @@ fn every_limit_is_a_typed_error() {
             register_cap: false,
             max_buffer_bytes: 2 << 30,
             multiprocessors: 132,
+            hoists_unrolled_loads: false,
         },
     };
     let mut big = handmade::vecadd();

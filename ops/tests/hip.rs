@@ -149,3 +149,72 @@ fn the_check_can_fail() {
     let e = hipcc::check(&source, &["no_such_kernel".into()]).unwrap_err();
     assert!(e.contains("no resource report for `no_such_kernel`"), "{e}");
 }
+
+/// The configs a user gets on AMD without a tuning record — each template's default and
+/// its rule's pick at the op's seed shape and at a long, thin product — compile without a
+/// spilled register for gfx90a (256 VGPRs) and gfx1100 (128 from this hipcc): the fp16
+/// and fp32 matmul templates, their implicit-GEMM convolutions and Winograd's batched
+/// GEMM. (Scratch is not checked: the NCHW fp16 convolution keeps its 16-byte staging
+/// array there, `docs/amd-registers.md`.)
+#[test]
+fn the_templates_compile_without_spills_for_gfx90a_and_gfx1100() {
+    if let Err(e) = hipcc::probe() {
+        let skipped = hipcc::check("", &[]);
+        assert!(skipped.is_ok(), "{}", skipped.unwrap_err());
+        eprintln!("(hipcc: {e})");
+        return;
+    }
+    let ops = [
+        ("matmul", "template", Some("m=197,n=768,k=3072")),
+        ("matmul-f16", "template", Some("m=197,n=768,k=3072")),
+        ("conv2d", "implicit-gemm", None),
+        ("conv2d-f16", "implicit-gemm", None),
+        ("conv2d-f16-nchw", "implicit-gemm", None),
+        ("winograd-conv2d", "winograd", None),
+    ];
+    let mut units = Vec::new();
+    for arch in ["gfx90a", "gfx1100"] {
+        let limits = TargetLimits::rocm_arch(arch);
+        for (op, schedule, thin) in ops {
+            let seed = Workload::default_for(op).unwrap();
+            let t = seed.template(schedule).expect("a template");
+            let rule = t.rule.expect("a stated rule");
+            let mut shapes = vec![seed.shape.clone()];
+            shapes.extend(thin.map(|s| weft_ops::Shape::parse(op, s).unwrap()));
+            units.push((arch, op, seed.shape.clone(), schedule, (t.default)(&limits)));
+            for shape in shapes {
+                let config = rule(&limits, &shape).0;
+                units.push((arch, op, shape, schedule, config));
+            }
+        }
+    }
+    let failures: Vec<String> = units
+        .par_iter()
+        .filter_map(|(arch, op, shape, schedule, config)| {
+            let name = format!("{op} {shape} {config}");
+            let lowered = Workload::new(op, shape)
+                .unwrap()
+                .lower_with(schedule, Some(config))
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let source = emit_lowered(&lowered, &HipOptions::default())
+                .unwrap_or_else(|e| panic!("{name}: {e}"))
+                .source;
+            match hipcc::compile(&source, arch) {
+                Err(e) => Some(format!("{arch} {name}: {e}")),
+                Ok(code) => {
+                    let spilled: Vec<String> = code
+                        .kernels
+                        .iter()
+                        .filter(|k| k.vgpr_spills > 0 || k.sgpr_spills > 0)
+                        .map(|k| {
+                            format!("{} ({} VGPRs, {} spilled)", k.name, k.vgprs, k.vgpr_spills)
+                        })
+                        .collect();
+                    (!spilled.is_empty()).then(|| format!("{arch} {name}: {}", spilled.join(", ")))
+                }
+            }
+        })
+        .collect();
+    eprintln!("hipcc compiled {} default and rule configs", units.len());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

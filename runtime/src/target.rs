@@ -317,9 +317,12 @@ impl Target {
                     limits
                 }
             }
-            Target::Rocm { .. } => TargetLimits {
+            Target::Rocm { arch } => TargetLimits {
                 name: self.to_string(),
-                ..TargetLimits::rocm()
+                ..TargetLimits::rocm_arch(
+                    arch.as_deref()
+                        .unwrap_or(weft_codegen_cuda::hipcc::DEFAULT_ARCH),
+                )
             },
             Target::Wgpu {
                 backend: WgpuBackend::Metal,

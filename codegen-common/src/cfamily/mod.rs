@@ -29,6 +29,11 @@ pub trait Dialect {
     const BARRIER: &'static str;
     /// The line written before a `for` the schedule unrolls.
     const UNROLL_PRAGMA: &'static str;
+    /// The line written before a serial `for` whose body has loops the schedule
+    /// unrolled and no barrier, where the compiler would otherwise unroll it too and
+    /// issue the loads of every copy first (`None`: nothing). A barrier fences the
+    /// scheduler: copies of a loop with one cannot pull each other's loads ahead.
+    const KEEP_LOOP_PRAGMA: Option<&'static str> = None;
 
     /// Reserved-word tables (see [`crate::keywords`]).
     fn reserved(&self) -> &[&'static [&'static str]];

@@ -254,6 +254,15 @@ impl<D: Dialect> Writer<'_, D> {
                 }
                 if *unroll {
                     self.line(level, D::UNROLL_PRAGMA);
+                } else if let Some(keep) = D::KEEP_LOOP_PRAGMA {
+                    let (mut unrolled_inside, mut barrier_inside) = (false, false);
+                    body.visit(&mut |s| {
+                        unrolled_inside |= matches!(s, KStmt::For { unroll: true, .. });
+                        barrier_inside |= matches!(s, KStmt::Barrier);
+                    });
+                    if unrolled_inside && !barrier_inside {
+                        self.line(level, keep);
+                    }
                 }
                 self.namer.push_scope();
                 let name = self.namer.declare(NameKey::Var(var.id()), var.name());

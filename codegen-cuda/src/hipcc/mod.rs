@@ -180,8 +180,13 @@ pub fn compile(src: &str, arch: &str) -> Result<CodeObject, HipccError> {
     let output = dir.0.join("kernels.co");
     write(&input, src.as_bytes())?;
     let mut cmd = Command::new(&hipcc.command);
+    // -O2, not hipcc's -O3: clang 15 at -O3 fails its machine verifier ("Operand has
+    // incorrect register class") on gfx90a for fp32 matmul configs whose k sub-steps stay
+    // a loop (5 of the 170 in gfx90a's space); at -O2 they compile, and the defaults'
+    // registers are the same.
     cmd.args([
         "--genco",
+        "-O2",
         &format!("--offload-arch={arch}"),
         "-Rpass-analysis=kernel-resource-usage",
     ])

@@ -42,8 +42,8 @@ use crate::conv::{
 pub const CONV2D: TemplateSpec = TemplateSpec {
     schedule: "implicit-gemm",
     params: matmul::OP_PARAMS,
-    space: matmul::op_space,
-    default: matmul::default_config,
+    space: matmul::op_space_over_views,
+    default: matmul::default_config_over_views,
     rule: Some(conv2d_rule),
     pays: conv2d_pays,
     describe: matmul::op_describe,
@@ -64,7 +64,7 @@ const fn f16_spec(build: fn(&Shape, &Config) -> Result<Func, BuildError>) -> Tem
         schedule: "implicit-gemm",
         params: matmul_f16::OP_PARAMS,
         space: matmul_f16::op_space_over_views,
-        default: matmul_f16::default_config,
+        default: matmul_f16::default_config_over_views,
         rule: Some(conv2d_f16_rule),
         pays: conv2d_f16_pays,
         describe: matmul_f16::op_describe,
@@ -110,7 +110,8 @@ fn conv2d_f16_pays(shape: &Shape, config: &Config) -> bool {
 
 /// The fp32 convolutions' config with no tuning record: the matmul rule over the product.
 fn conv2d_rule(limits: &TargetLimits, shape: &Shape) -> (Config, String) {
-    rule::for_op(matmul::rule_config(limits, product(shape)))
+    let limits = matmul::limits_over_views(limits);
+    rule::for_op(matmul::rule_config(&limits, product(shape)))
 }
 
 /// The fp16 convolutions' config with no tuning record: the fp16 rule over views.

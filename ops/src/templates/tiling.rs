@@ -158,3 +158,35 @@ pub(crate) fn batched_at(
         }
     }
 }
+
+/// The k sub-steps of one block step, most unrolled at once first, that a template picks
+/// from where the target's compiler hoists the loads of an unrolled loop
+/// ([`weft_codegen_common::TargetLimits::hoists_unrolled_loads`]): 8 sub-steps of loads
+/// in flight cover a shared-memory load's latency, and past that the registers go to
+/// waiting loads instead of resident warps.
+pub(crate) const K_UNROLLS: [i64; 4] = [8, 4, 2, 1];
+
+/// The most sub-steps of [`K_UNROLLS`] dividing `bk` for which `fits` holds.
+pub(crate) fn most_unrolled(bk: i64, fits: impl Fn(i64) -> bool) -> Option<i64> {
+    K_UNROLLS
+        .into_iter()
+        .filter(|&ku| bk % ku == 0)
+        .find(|&ku| fits(ku))
+}
+
+/// The `bk` sub-steps of a block's k step: unrolled whole (`ku` = `bk`), or `ku` at a time
+/// inside a loop over `bk / ku`; `body` gets the sub-step.
+pub(crate) fn k_sub_steps(
+    kb: &mut KernelBuilder,
+    bk: i64,
+    ku: i64,
+    body: impl FnOnce(&mut KernelBuilder, Expr),
+) {
+    if ku == bk {
+        kb.unroll("kk", bk, body);
+        return;
+    }
+    kb.serial("kko", bk / ku, |kb, kko| {
+        kb.unroll("kki", ku, |kb, kki| body(kb, kko * ku + kki));
+    });
+}

@@ -222,6 +222,9 @@ impl WgpuDevice {
                 max_buffer_bytes: l.max_storage_buffer_binding_size.min(l.max_buffer_size),
                 // wgpu does not say how many compute units the adapter has.
                 multiprocessors: weft_codegen_common::DEFAULT_MULTIPROCESSORS,
+                // Vulkan drivers' shader compilers schedule for register pressure (not
+                // measured otherwise on these machines).
+                hoists_unrolled_loads: false,
             }
         };
         let options = WgpuOptions {

@@ -6,7 +6,7 @@ use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template, TemplateError};
 
 use super::MatmulParams;
-use crate::templates::tiling::{Coverage, batched_at, swizzle};
+use crate::templates::tiling::{Coverage, batched_at, k_sub_steps, swizzle};
 use crate::templates::{block_index, ceil_div, grid_for};
 
 /// Words of padding per row of the transposed A tile: the choice among 0 and 4 (which
@@ -69,7 +69,7 @@ pub fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &Matm
     let d = usize::from(batched);
     let batch = if batched { a.shape()[0] } else { 1 };
     let (m, k, n) = (a.shape()[d], a.shape()[d + 1], b.shape()[d + 1]);
-    let (bm, bn, bk) = (p.block_m(), p.block_n(), p.bk);
+    let (bm, bn, bk, ku) = (p.block_m(), p.block_n(), p.bk, p.k_unroll);
     let ([wm, wn], [rm, rn], [lm, ln], [tm, tn]) = (p.warps, p.repeat, p.lanes, p.tile);
     let threads = p.threads();
     // 128-bit global accesses where every row starts 16-byte aligned.
@@ -175,7 +175,7 @@ pub fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &Matm
                         let more = (ko.clone() + 1).lt(k_tiles);
                         kb.if_(more.clone(), |kb| load(kb, (ko.clone() + 1) * bk));
                         let s = ko.clone() % 2;
-                        kb.unroll("kk", bk, |kb, kk| {
+                        k_sub_steps(kb, bk, ku, |kb, kk| {
                             let (fm, fn_) = (tm.min(4), tn.min(4));
                             kb.unroll("ri", rm, |kb, ri| {
                                 kb.unroll("e", tm / fm, |kb, e| {

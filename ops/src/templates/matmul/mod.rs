@@ -32,7 +32,9 @@ mod kernel;
 mod space;
 
 pub use kernel::{add_kernel, template, template_over};
-pub use space::{default_config, space};
+pub use space::{
+    default_config, default_config_over_views, limits_over_views, space, space_over_views,
+};
 
 use weft_ir::dtype::DType;
 use weft_ir::func::Func;
@@ -61,6 +63,10 @@ pub const PARAMS: &[(&str, &str)] = &[
         "mb",
         "blocks per multiprocessor to leave registers for (CUDA's __launch_bounds__; 0: the compiler's choice)",
     ),
+    (
+        "ku",
+        "k sub-steps unrolled at once, a divisor of bk (absent: all bk of them; fewer where hipcc would hoist a whole step's loads into spills)",
+    ),
 ];
 
 /// The parameters of the ops built on the template (`matmul` and the fp32 implicit-GEMM
@@ -77,6 +83,7 @@ pub const OP_PARAMS: &[(&str, &str)] = &[
     PARAMS[8],
     PARAMS[9],
     PARAMS[10],
+    PARAMS[11],
     split_k::PARAM,
 ];
 
@@ -102,6 +109,12 @@ pub fn op_space(limits: &TargetLimits) -> Vec<Config> {
             .filter(|p| p.min_blocks == 0 && p.bk == 16)
             .map(|p| (p.block_m(), p.block_n()))
     })
+}
+
+/// [`op_space`] over views (the fp32 implicit-GEMM convolutions'): the same splits of
+/// [`space_over_views`].
+pub fn op_space_over_views(limits: &TargetLimits) -> Vec<Config> {
+    op_space(&limits_over_views(limits))
 }
 
 /// [`describe`] with the split.
@@ -148,6 +161,12 @@ pub struct MatmulParams {
     /// Blocks per multiprocessor the CUDA compiler should leave registers for (0: its
     /// own choice); ignored by the other backends.
     pub min_blocks: i64,
+    /// The k sub-steps of a block step unrolled at once (a divisor of `bk`; `bk`: the
+    /// whole step), fewer only where the target's compiler hoists an unrolled loop's
+    /// loads ([`TargetLimits::hoists_unrolled_loads`]): the seed tile with its k step of
+    /// 8 unrolled whole took 128 VGPRs and 263 spills for gfx1100, and 106 with one
+    /// sub-step at a time (hipcc 5.2).
+    pub k_unroll: i64,
 }
 
 impl MatmulParams {
@@ -161,6 +180,7 @@ impl MatmulParams {
         bk: 8,
         group: 8,
         min_blocks: 0,
+        k_unroll: 8,
     };
 
     /// The `min_blocks` that caps registers at 128 per thread (`65536 / (threads · 128)`
@@ -204,6 +224,18 @@ impl MatmulParams {
             + 32
     }
 
+    /// [`MatmulParams::registers`] on `r`: where its compiler hoists the loads of an
+    /// unrolled loop, the fragments of every sub-step unrolled at once.
+    pub fn registers_on(&self, r: &TargetLimits) -> i64 {
+        let fragments = self.repeat[0] * self.tile[0] + self.repeat[1] * self.tile[1];
+        let hoisted = if r.hoists_unrolled_loads {
+            (self.k_unroll - 1) * fragments
+        } else {
+            0
+        };
+        self.registers() + hoisted
+    }
+
     /// The config's parameters as a [`Config`].
     pub fn config(&self) -> Config {
         let v = [
@@ -219,7 +251,13 @@ impl MatmulParams {
             self.group,
             self.min_blocks,
         ];
-        Config::of(PARAMS, v)
+        let mut config = Config::of(PARAMS, v);
+        // Written only where it is not the whole step, so that configs (and the records
+        // of before `ku`) read as they did on targets that unroll it whole.
+        if self.k_unroll != self.bk {
+            config.0.push(("ku".to_string(), self.k_unroll));
+        }
+        config
     }
 
     /// Reads and checks a config: every parameter present and known, powers of two where
@@ -236,6 +274,7 @@ impl MatmulParams {
             bk: get("bk")?,
             group: get("g")?,
             min_blocks: get("mb")?,
+            k_unroll: config.get("ku").unwrap_or(get("bk")?),
         };
         let pow2 = |v: i64| v > 0 && v & (v - 1) == 0;
         for (name, v) in [
@@ -267,6 +306,12 @@ impl MatmulParams {
         if p.group < 1 {
             return Err(err(format!("`g` = {} must be at least 1", p.group)));
         }
+        if p.k_unroll < 1 || p.bk % p.k_unroll != 0 {
+            return Err(err(format!(
+                "`ku` = {} must divide `bk` = {}",
+                p.k_unroll, p.bk
+            )));
+        }
         if !(0..=32).contains(&p.min_blocks) {
             return Err(err(format!("`mb` = {} must be in 0..=32", p.min_blocks)));
         }
@@ -283,10 +328,13 @@ impl MatmulParams {
 /// `128x128x8 tile, 256 threads, 8x8 per thread`.
 pub fn describe(config: &Config) -> Result<String, String> {
     let p = MatmulParams::from_config(config).map_err(|e| e.to_string())?;
-    let cap = match p.min_blocks {
+    let mut cap = match p.min_blocks {
         0 => String::new(),
         b => format!(", registers for {b} blocks/SM"),
     };
+    if p.k_unroll != p.bk {
+        cap.push_str(&format!(", k unrolled by {}", p.k_unroll));
+    }
     Ok(format!(
         "{}x{}x{} tile, {} threads, {}x{} per thread, {} B shared{cap}",
         p.block_m(),

@@ -14,6 +14,7 @@
 //! At most 200 configs.
 
 use super::MatmulParams;
+use crate::templates::tiling::most_unrolled;
 use crate::templates::{Config, within};
 use weft_codegen_common::TargetLimits;
 
@@ -32,7 +33,8 @@ const MAX_ACCUMULATORS: i64 = 64;
 /// 8 warps: for targets whose threads may use 255 registers.
 const LARGE_TILE: ([i64; 2], [i64; 2]) = ([8, 4], [2, 2]);
 
-/// A point of the space, with the fixed swizzle and no register cap.
+/// A point of the space, with the fixed swizzle and no register cap, its k step unrolled
+/// whole.
 fn point(
     warps: [i64; 2],
     repeat: [i64; 2],
@@ -48,6 +50,7 @@ fn point(
         bk,
         group: GROUP,
         min_blocks: 0,
+        k_unroll: bk,
     }
 }
 
@@ -55,7 +58,32 @@ fn point(
 fn fits(p: &MatmulParams, r: &TargetLimits) -> bool {
     within(p.threads(), r.max_threads_per_block)
         && within(p.shared_bytes(), r.max_shared_bytes)
-        && within(p.registers(), r.max_registers)
+        && within(p.registers_on(r), r.max_registers)
+}
+
+/// `p` as the space holds it on `r`: where `r`'s compiler hoists unrolled loads, with
+/// the most sub-steps unrolled at once whose registers fit `registers` (`None`: none
+/// fit); elsewhere unchanged, its k step unrolled whole.
+fn with_unroll(p: MatmulParams, r: &TargetLimits, registers: u64) -> Option<MatmulParams> {
+    if !r.hoists_unrolled_loads {
+        return Some(p);
+    }
+    let fits = |ku| {
+        within(
+            MatmulParams { k_unroll: ku, ..p }.registers_on(r),
+            registers,
+        )
+    };
+    most_unrolled(p.bk, fits).map(|ku| MatmulParams { k_unroll: ku, ..p })
+}
+
+/// `p` with registers capped at 128 (`mb`), its unrolling fitted to that cap.
+fn capped(p: MatmulParams, r: &TargetLimits) -> Option<MatmulParams> {
+    let p = MatmulParams {
+        min_blocks: p.blocks_at_128_registers(),
+        ..p
+    };
+    with_unroll(p, r, 128)
 }
 
 /// Every config of the space that `resources` can run, in a fixed order.
@@ -80,6 +108,9 @@ pub fn space(resources: &TargetLimits) -> Vec<Config> {
                 for warps in WARPS {
                     for bk in BLOCK_K {
                         let p = point(warps, repeat, lanes, tile, bk);
+                        let Some(p) = with_unroll(p, resources, resources.max_registers) else {
+                            continue;
+                        };
                         if !fits(&p, resources) {
                             continue;
                         }
@@ -87,11 +118,8 @@ pub fn space(resources: &TargetLimits) -> Vec<Config> {
                         if resources.register_cap
                             && p.accumulators() == MAX_ACCUMULATORS
                             && p.threads() >= 128
+                            && let Some(capped) = capped(p, resources)
                         {
-                            let capped = MatmulParams {
-                                min_blocks: p.blocks_at_128_registers(),
-                                ..p
-                            };
                             out.push(capped.config());
                         }
                     }
@@ -105,7 +133,9 @@ pub fn space(resources: &TargetLimits) -> Vec<Config> {
             for warps in WARPS.into_iter().filter(|w| w[0] * w[1] >= 4) {
                 for bk in BLOCK_K {
                     let p = point(warps, repeat, lanes, tile, bk);
-                    if fits(&p, resources) {
+                    if let Some(p) = with_unroll(p, resources, resources.max_registers)
+                        && fits(&p, resources)
+                    {
                         out.push(p.config());
                     }
                 }
@@ -115,22 +145,43 @@ pub fn space(resources: &TargetLimits) -> Vec<Config> {
     out
 }
 
+/// Registers an implicit GEMM's im2col addresses take beyond [`MatmulParams::registers`]'s
+/// count, where the compiler hoists unrolled loads (and registers are short): 2 of the
+/// 124 configs of gfx1100's space spilled 6 and 7 VGPRs over views, none over matrices
+/// (hipcc 5.2, `docs/amd-registers.md`).
+const VIEW_ADDRESS_REGISTERS: u64 = 16;
+
+/// The limits the space over views is enumerated (and the rule picks) within:
+/// `resources`, with [`VIEW_ADDRESS_REGISTERS`] fewer registers where its compiler hoists
+/// unrolled loads; elsewhere the same.
+pub fn limits_over_views(resources: &TargetLimits) -> TargetLimits {
+    let mut r = resources.clone();
+    if r.hoists_unrolled_loads {
+        r.max_registers = r.max_registers.saturating_sub(VIEW_ADDRESS_REGISTERS);
+    }
+    r
+}
+
+/// The space of the template over computed operands (the fp32 implicit-GEMM
+/// convolutions' im2col views): [`space`] within [`limits_over_views`].
+pub fn space_over_views(resources: &TargetLimits) -> Vec<Config> {
+    space(&limits_over_views(resources))
+}
+
+/// [`default_config`] within [`space_over_views`].
+pub fn default_config_over_views(resources: &TargetLimits) -> Config {
+    default_config(&limits_over_views(resources))
+}
+
 /// The config used without a tuning record: seed 002's 128×128×8 tile of 256 threads
 /// where it fits (with registers capped at 128 where the compiler takes a cap, so that
 /// two blocks share a multiprocessor), else the largest block tile of the space (most
 /// threads on a tie).
 pub fn default_config(resources: &TargetLimits) -> Config {
-    if fits(&MatmulParams::SEED, resources) {
-        let seed = MatmulParams::SEED;
-        return if resources.register_cap {
-            MatmulParams {
-                min_blocks: seed.blocks_at_128_registers(),
-                ..seed
-            }
-            .config()
-        } else {
-            seed.config()
-        };
+    let seed = with_unroll(MatmulParams::SEED, resources, resources.max_registers);
+    if let Some(seed) = seed.filter(|s| fits(s, resources)) {
+        let capped = capped(seed, resources).filter(|_| resources.register_cap);
+        return capped.unwrap_or(seed).config();
     }
     space(resources)
         .into_iter()

@@ -7,7 +7,7 @@ use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template, TemplateError};
 
 use super::F16Params;
-use crate::templates::tiling::{Coverage, batched_at, swizzle};
+use crate::templates::tiling::{Coverage, batched_at, k_sub_steps, swizzle};
 use crate::templates::{block_index, ceil_div, grid_for};
 
 /// Halves of padding per shared row: 16 bytes, so rows stay 16-byte aligned (`ldmatrix`,
@@ -467,8 +467,7 @@ impl Stage<'_> {
         wcol: &Expr,
         step: Step,
     ) {
-        let [fm, fn_] = p.frags;
-        let (rows, cols) = (fm * 16 / 4, fn_ * 16 / 8);
+        let (rows, cols) = p.lane_tile();
         let acc = kb.local("acc", &[rows, cols], DType::F32);
         let a_reg = kb.local("a_reg", &[rows], DType::F32);
         let b_reg = kb.local("b_reg", &[cols], DType::F32);
@@ -486,7 +485,7 @@ impl Stage<'_> {
                         kb,
                         &ko,
                         &|kb, s| {
-                            kb.unroll("kk", p.bk, |kb, kk| {
+                            k_sub_steps(kb, p.bk, p.k_unroll, |kb, kk| {
                                 kb.unroll("i", rows, |kb, i| {
                                     let row = wrow.clone() + li.clone() + i.clone() * 4;
                                     let v = self

@@ -59,7 +59,7 @@ mod kernel;
 mod space;
 
 pub use kernel::{template, template_over};
-pub use space::{default_config, space, space_over_views};
+pub use space::{default_config, default_config_over_views, space, space_over_views};
 
 use weft_ir::dtype::DType;
 use weft_ir::func::Func;
@@ -108,6 +108,10 @@ pub const PARAMS: &[(&str, &str)] = &[
         "wg",
         "Hopper's path (cuda -arch=sm_90a): 1 or 2 warpgroups multiplying with wgmma from shared tiles that TMA copies into `st` stages (then wm = 4·wg, wn = 1, fm m64 tiles per warpgroup, n = 16·fn, bk = 64); 0 off",
     ),
+    (
+        "ku",
+        "CUDA cores (mma = 0): k sub-steps unrolled at once, a divisor of bk (absent: all bk of them); fewer keep fewer shared-memory loads in flight, which hipcc otherwise hoists into spills",
+    ),
 ];
 
 /// The parameters of the ops built on the template (`matmul-f16` and the fp16
@@ -126,6 +130,7 @@ pub const OP_PARAMS: &[(&str, &str)] = &[
     PARAMS[10],
     PARAMS[11],
     PARAMS[12],
+    PARAMS[13],
     split_k::PARAM,
 ];
 
@@ -224,6 +229,13 @@ pub struct F16Params {
     pub coop_copy: bool,
     /// Warpgroups multiplying with `wgmma` from TMA-filled stages (Hopper); 0 off.
     pub warpgroups: i64,
+    /// On CUDA cores (`mma` = 0), the k sub-steps of a block's step unrolled at once
+    /// (a divisor of `bk`; `bk`: the whole step). LLVM's AMDGPU backend hoists every
+    /// shared-memory load of an unrolled loop ahead of the multiplies, so a whole k step
+    /// of 32 holds 32 · (rows + columns) loaded values: a 4×4-accumulator thread
+    /// compiled to 242 VGPRs for gfx90a and spilled for gfx1100, and to 47–63 with 1 to
+    /// 4 sub-steps (hipcc 5.2).
+    pub k_unroll: i64,
 }
 
 impl F16Params {
@@ -287,7 +299,19 @@ impl F16Params {
             self.coop_copy as i64,
             self.warpgroups,
         ];
-        Config::of(PARAMS, v)
+        let mut config = Config::of(PARAMS, v);
+        // Written only where it is not the whole step, so that the configs of targets
+        // with matrix units (and the records of before `ku`) read as they did.
+        if self.k_unroll != self.bk {
+            config.0.push(("ku".to_string(), self.k_unroll));
+        }
+        config
+    }
+
+    /// The rows and columns of the warp tile each CUDA-core lane accumulates (`mma` = 0:
+    /// lanes of 4 × 8 over 16 × 16 nominal fragments).
+    pub fn lane_tile(&self) -> (i64, i64) {
+        (self.frags[0] * 16 / 4, self.frags[1] * 16 / 8)
     }
 
     /// Reads and checks a config.
@@ -313,7 +337,21 @@ impl F16Params {
             coop_copy: config.get("cc").unwrap_or(0) == 1,
             // Configs recorded before `wg` existed fed mma.sync.
             warpgroups: config.get("wg").unwrap_or(0),
+            k_unroll: config.get("ku").unwrap_or(get("bk")?),
         };
+        if p.k_unroll != p.bk && (p.mma != 0 || p.warpgroups != 0) {
+            return Err(err(format!(
+                "`ku` = {} applies to CUDA-core configs (`mma` = 0); matrix-unit configs \
+                 unroll their whole k step",
+                p.k_unroll
+            )));
+        }
+        if p.k_unroll < 1 || p.bk % p.k_unroll != 0 {
+            return Err(err(format!(
+                "`ku` = {} must divide `bk` = {}",
+                p.k_unroll, p.bk
+            )));
+        }
         if p.warpgroups != 0 {
             return p.check_hopper(config);
         }
@@ -479,10 +517,10 @@ pub fn describe(config: &Config) -> Result<String, String> {
         p.threads(),
         p.frags[0],
         p.frags[1],
-        if p.frag_buffers == 2 {
-            " (two sets)"
-        } else {
-            ""
+        match (p.frag_buffers, p.k_unroll) {
+            (2, _) => " (two sets)".to_string(),
+            (_, ku) if ku != p.bk => format!(", k unrolled by {ku}"),
+            _ => String::new(),
         },
         2 * p.vec,
         match (p.async_copy, p.stages, p.coop_copy) {
@@ -529,7 +567,13 @@ pub fn rule_config(limits: &TargetLimits, p: rule::Product, over_views: bool) ->
     let plain = tiles(&configs, |t| {
         t.frag_buffers == 1 && !t.async_copy && t.threads() <= MAX_RULE_THREADS
     });
-    rule::pick_or(&plain, p, limits.multiprocessors, || default_config(limits))
+    rule::pick_or(&plain, p, limits.multiprocessors, || {
+        if over_views {
+            default_config_over_views(limits)
+        } else {
+            default_config(limits)
+        }
+    })
 }
 
 /// The most threads a block of the rule's mma.sync tiles has: the 16-warp tiles (256×256
