@@ -9,6 +9,7 @@ use weft_ir::prelude::*;
 use weft_ir::template::KernelBuilder;
 
 use super::ceil_div;
+use weft_codegen_common::TargetLimits;
 
 /// How the threads of a block cover a `rows × vecs` grid of loads (a vector of `lanes`
 /// elements each): `passes` times `spatial(rows_per_pass, vecs_per_pass)`; when a row has
@@ -189,4 +190,21 @@ pub(crate) fn k_sub_steps(
     kb.serial("kko", bk / ku, |kb, kko| {
         kb.unroll("kki", ku, |kb, kki| body(kb, kko * ku + kki));
     });
+}
+
+/// Registers an implicit GEMM's im2col addresses take beyond what the matmul templates'
+/// estimates count, where the compiler hoists unrolled loads (and registers are short):
+/// without them 2 of the 124 fp32 configs of gfx1100's space and 2 of its fp16 ones
+/// spilled over views, none over matrices (hipcc 5.2, `docs/amd-registers.md`).
+const VIEW_ADDRESS_REGISTERS: u64 = 16;
+
+/// The limits a template's space over views (an implicit GEMM's im2col operands) is
+/// enumerated, and its rule picks, within: `resources` with [`VIEW_ADDRESS_REGISTERS`]
+/// fewer registers where its compiler hoists unrolled loads; elsewhere the same.
+pub fn limits_over_views(resources: &TargetLimits) -> TargetLimits {
+    let mut r = resources.clone();
+    if r.hoists_unrolled_loads {
+        r.max_registers = r.max_registers.saturating_sub(VIEW_ADDRESS_REGISTERS);
+    }
+    r
 }

@@ -31,10 +31,9 @@
 mod kernel;
 mod space;
 
+pub use super::tiling::limits_over_views;
 pub use kernel::{add_kernel, template, template_over};
-pub use space::{
-    default_config, default_config_over_views, limits_over_views, space, space_over_views,
-};
+pub use space::{default_config, default_config_over_views, space, space_over_views};
 
 use weft_ir::dtype::DType;
 use weft_ir::func::Func;

@@ -14,7 +14,7 @@
 //! At most 200 configs.
 
 use super::MatmulParams;
-use crate::templates::tiling::most_unrolled;
+use crate::templates::tiling::{limits_over_views, most_unrolled};
 use crate::templates::{Config, within};
 use weft_codegen_common::TargetLimits;
 
@@ -143,23 +143,6 @@ pub fn space(resources: &TargetLimits) -> Vec<Config> {
         }
     }
     out
-}
-
-/// Registers an implicit GEMM's im2col addresses take beyond [`MatmulParams::registers`]'s
-/// count, where the compiler hoists unrolled loads (and registers are short): 2 of the
-/// 124 configs of gfx1100's space spilled 6 and 7 VGPRs over views, none over matrices
-/// (hipcc 5.2, `docs/amd-registers.md`).
-const VIEW_ADDRESS_REGISTERS: u64 = 16;
-
-/// The limits the space over views is enumerated (and the rule picks) within:
-/// `resources`, with [`VIEW_ADDRESS_REGISTERS`] fewer registers where its compiler hoists
-/// unrolled loads; elsewhere the same.
-pub fn limits_over_views(resources: &TargetLimits) -> TargetLimits {
-    let mut r = resources.clone();
-    if r.hoists_unrolled_loads {
-        r.max_registers = r.max_registers.saturating_sub(VIEW_ADDRESS_REGISTERS);
-    }
-    r
 }
 
 /// The space of the template over computed operands (the fp32 implicit-GEMM

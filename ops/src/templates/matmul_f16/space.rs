@@ -9,7 +9,7 @@
 //! its threads, shared memory (two stages plus staging) and accumulators fit.
 
 use super::F16Params;
-use crate::templates::tiling::most_unrolled;
+use crate::templates::tiling::{limits_over_views, most_unrolled};
 use crate::templates::{Config, within};
 use weft_codegen_common::TargetLimits;
 
@@ -59,49 +59,40 @@ fn elementwise_matrix_copies(r: &TargetLimits) -> bool {
     !r.register_cap && !r.f16_mma_sizes().is_empty()
 }
 
-/// What the template's A and B operands are: placeholders (`matmul-f16`) or views
-/// computed from them (an implicit GEMM's im2col columns), whose addresses take more
-/// registers.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Operands {
-    Placeholders,
-    Views,
-}
-
 /// Registers a thread of `p` holds at once on `r`, estimated.
-fn registers(p: &F16Params, r: &TargetLimits, operands: Operands) -> i64 {
+fn registers(p: &F16Params, r: &TargetLimits) -> i64 {
     if p.mma == 0 && r.hoists_unrolled_loads {
         // f32 accumulators; the operands of `ku` sub-steps, loaded ahead of their
         // multiplies (see [`F16Params::k_unroll`]); the staged global loads (two halves a
-        // register); addresses and indices, 16 more for an im2col's. Over this space's
-        // CUDA-core configs hipcc 5.2 allocated at most 23 more than this for gfx90a and
-        // gfx1100, and never past their limits (`docs/amd-registers.md`).
+        // register); addresses and indices (an im2col's more: [`limits_over_views`]).
+        // Over this space's CUDA-core configs hipcc 5.2 allocated at most 23 more than
+        // this for gfx90a and gfx1100, and never past their limits
+        // (`docs/amd-registers.md`).
         let (rows, cols) = p.lane_tile();
         let staged = (p.block_m() + p.block_n()) * p.bk / p.threads() / 2;
-        let addresses = if operands == Operands::Views { 32 } else { 16 };
-        return p.accumulators() + p.k_unroll * (rows + cols) + staged + addresses;
+        return p.accumulators() + p.k_unroll * (rows + cols) + staged + 16;
     }
     // f32 accumulators, the A and B fragments, staged loads and addresses; a second set
     // of fragments (4 registers a tile on CUDA).
     p.accumulators() + 64 + (p.frag_buffers - 1) * (p.frags[0] + p.frags[1]) * 4
 }
 
-fn fits(p: &F16Params, r: &TargetLimits, operands: Operands) -> bool {
+fn fits(p: &F16Params, r: &TargetLimits) -> bool {
     within(p.threads(), r.max_threads_per_block)
         && within(p.shared_bytes(), r.max_shared_bytes)
-        && within(registers(p, r, operands), r.max_registers)
+        && within(registers(p, r), r.max_registers)
 }
 
 /// `p` with the most sub-steps unrolled ([`most_unrolled`]) that fit `r`'s registers on CUDA
 /// cores where `r`'s compiler hoists unrolled loads (`None`: none fits); otherwise
 /// unchanged (the whole k step unrolled).
-fn with_unroll(p: F16Params, r: &TargetLimits, operands: Operands) -> Option<F16Params> {
+fn with_unroll(p: F16Params, r: &TargetLimits) -> Option<F16Params> {
     if p.mma != 0 || !r.hoists_unrolled_loads {
         return Some(p);
     }
     let fits = |ku| {
         let q = F16Params { k_unroll: ku, ..p };
-        within(registers(&q, r, operands), r.max_registers)
+        within(registers(&q, r), r.max_registers)
     };
     most_unrolled(p.bk, fits).map(|ku| F16Params { k_unroll: ku, ..p })
 }
@@ -116,11 +107,6 @@ fn loads_in_whole_passes(p: &F16Params) -> bool {
 
 /// Every config `resources` can run, in a fixed order.
 pub fn space(resources: &TargetLimits) -> Vec<Config> {
-    space_of(resources, Operands::Placeholders)
-}
-
-/// [`space`] for `operands`.
-fn space_of(resources: &TargetLimits, operands: Operands) -> Vec<Config> {
     let mma = unit(resources);
     let coop_copies: &[bool] = if elementwise_matrix_copies(resources) {
         &[false, true]
@@ -166,14 +152,14 @@ fn space_of(resources: &TargetLimits, operands: Operands) -> Vec<Config> {
                                 warpgroups: 0,
                                 k_unroll: bk,
                             };
-                            let Some(p) = with_unroll(p, resources, operands) else {
+                            let Some(p) = with_unroll(p, resources) else {
                                 continue;
                             };
                             // `from_config` holds the rules between parameters (`fb = 2`
                             // needs an even number of sub-steps, `cc = 1` a whole number
                             // of fragment tiles per warp).
                             let valid = F16Params::from_config(&p.config()).is_ok();
-                            if valid && loads_in_whole_passes(&p) && fits(&p, resources, operands) {
+                            if valid && loads_in_whole_passes(&p) && fits(&p, resources) {
                                 out.push(p.config());
                             }
                         }
@@ -227,9 +213,9 @@ fn hopper_space(resources: &TargetLimits) -> Vec<Config> {
 
 /// The space of the template over computed operands (an implicit GEMM's im2col view): no
 /// copies through fragments, which read placeholders only (the configs with `cc = 1`
-/// would build the same kernel as their `cc = 0` twins).
+/// would build the same kernel as their `cc = 0` twins), within [`limits_over_views`].
 pub fn space_over_views(resources: &TargetLimits) -> Vec<Config> {
-    space_of(resources, Operands::Views)
+    space(&limits_over_views(resources))
         .into_iter()
         .filter(|c| c.get("cc") != Some(1) && c.get("wg").unwrap_or(0) == 0)
         .collect()
@@ -238,15 +224,6 @@ pub fn space_over_views(resources: &TargetLimits) -> Vec<Config> {
 /// A 128×128 tile of 8 warps with 4×2 fragments each and a k step of 32 where it fits
 /// (cuBLAS's tensor-core tile), else the largest config of the space.
 pub fn default_config(resources: &TargetLimits) -> Config {
-    default_of(resources, Operands::Placeholders)
-}
-
-/// [`default_config`] within [`space_over_views`]: the fp16 implicit-GEMM convolutions'.
-pub fn default_config_over_views(resources: &TargetLimits) -> Config {
-    default_of(resources, Operands::Views)
-}
-
-fn default_of(resources: &TargetLimits, operands: Operands) -> Config {
     let mma = unit(resources);
     let f = if mma == 0 { 16 } else { mma };
     let preferred = F16Params {
@@ -263,11 +240,8 @@ fn default_of(resources: &TargetLimits, operands: Operands) -> Config {
         warpgroups: 0,
         k_unroll: 32,
     };
-    let all = match operands {
-        Operands::Placeholders => space(resources),
-        Operands::Views => space_over_views(resources),
-    };
-    if let Some(preferred) = with_unroll(preferred, resources, operands)
+    let all = space(resources);
+    if let Some(preferred) = with_unroll(preferred, resources)
         && all.contains(&preferred.config())
     {
         return preferred.config();
@@ -301,4 +275,10 @@ fn default_of(resources: &TargetLimits, operands: Operands) -> Config {
         k_unroll: 16,
     }
     .config()
+}
+
+/// [`default_config`] within [`limits_over_views`]: the fp16 implicit-GEMM convolutions'
+/// (a config of [`space_over_views`]: the default takes neither `cc = 1` nor `wg`).
+pub fn default_config_over_views(resources: &TargetLimits) -> Config {
+    default_config(&limits_over_views(resources))
 }
