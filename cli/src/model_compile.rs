@@ -8,9 +8,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use ndarray::{ArrayD, IxDyn};
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use ndarray::ArrayD;
 use weft_graph::Graph;
 use weft_graph::passes::Precision;
 use weft_model::tune::{AnchorChoice, Choices};
@@ -50,17 +48,9 @@ pub(crate) fn compile(
         .map_err(|e| CliError::Model(e.to_string()))
 }
 
-/// One uniform random input in [-1, 1) per graph input, from `seed`.
+/// One random input per graph input, from `seed` (see [`weft_graph::inputs`]).
 pub(crate) fn random_inputs(g: &Graph, seed: u64) -> Vec<ArrayD<f32>> {
-    let mut rng = StdRng::seed_from_u64(seed);
-    g.inputs
-        .iter()
-        .map(|&t| {
-            ArrayD::from_shape_fn(IxDyn(&g.tensor(t).shape), |_| {
-                rng.random_range(-1.0f32..1.0)
-            })
-        })
-        .collect()
+    weft_graph::inputs::random_inputs(g, seed)
 }
 
 /// One model measured on one target.

@@ -3,7 +3,7 @@
 
 use weft_ir::dtype::DType;
 
-use crate::op::{Conv, Gemm, Op, Pool};
+use crate::op::{Binary, Conv, Gemm, Op, Pool, Unary};
 use crate::tensor::Tensor;
 
 /// The output shape and dtype of `op` on `inputs`.
@@ -35,21 +35,47 @@ pub fn infer(op: &Op, inputs: &[&Tensor]) -> Result<(Vec<usize>, DType), String>
             same_dtype(inputs)?;
             Ok((x.shape.clone(), x.dtype))
         }
-        Op::Unary(_) | Op::Clip { .. } | Op::Identity => {
+        Op::Unary(Unary::Not) => {
+            arity(inputs, 1, 1)?;
+            if inputs[0].dtype != DType::Bool {
+                return Err(format!(
+                    "input 0 `{}` is {}, not bool",
+                    inputs[0].name, inputs[0].dtype
+                ));
+            }
+            Ok((inputs[0].shape.clone(), DType::Bool))
+        }
+        Op::Unary(_) | Op::Clip { .. } => {
             arity(inputs, 1, 1)?;
             float(inputs[0], 0)?;
             Ok((inputs[0].shape.clone(), inputs[0].dtype))
         }
-        Op::Binary(_) => {
+        Op::Identity => {
+            arity(inputs, 1, 1)?;
+            Ok((inputs[0].shape.clone(), inputs[0].dtype))
+        }
+        Op::Binary(b) => {
             arity(inputs, 2, 2)?;
-            same_dtype(inputs)?;
+            same_type(inputs)?;
+            if matches!(b, Binary::And | Binary::Or | Binary::Xor) && inputs[0].dtype != DType::Bool
+            {
+                return Err(format!("inputs are {}, not bool", inputs[0].dtype));
+            }
+            if matches!(b, Binary::Pow | Binary::PRelu) {
+                float(inputs[0], 0)?;
+            }
             let shape = broadcast(&inputs[0].shape, &inputs[1].shape).ok_or_else(|| {
                 format!(
                     "inputs `{}` {:?} and `{}` {:?} do not broadcast",
                     inputs[0].name, inputs[0].shape, inputs[1].name, inputs[1].shape
                 )
             })?;
-            Ok((shape, inputs[0].dtype))
+            let dtype = if b.gives_bool() {
+                DType::Bool
+            } else {
+                inputs[0].dtype
+            };
+            Ok((shape, dtype))
         }
         Op::Pool(p) => pool(p, inputs),
         Op::GlobalPool(_) => {
@@ -59,7 +85,7 @@ pub fn infer(op: &Op, inputs: &[&Tensor]) -> Result<(Vec<usize>, DType), String>
         }
         Op::Concat { axis } => {
             arity(inputs, 1, usize::MAX)?;
-            same_dtype(inputs)?;
+            same_type(inputs)?;
             let first = &inputs[0].shape;
             if *axis >= first.len() {
                 return Err(format!(
@@ -111,6 +137,18 @@ pub fn infer(op: &Op, inputs: &[&Tensor]) -> Result<(Vec<usize>, DType), String>
             Ok((shape.clone(), inputs[0].dtype))
         }
         Op::Gemm(g) => gemm(g, inputs),
+        Op::Transpose { .. }
+        | Op::Slice { .. }
+        | Op::Expand { .. }
+        | Op::Where
+        | Op::IsNaN
+        | Op::Cast { .. }
+        | Op::Gather { .. }
+        | Op::GatherElements { .. }
+        | Op::GatherNd => crate::infer_index::infer(op, inputs),
+        Op::Softmax { .. } | Op::LayerNorm { .. } | Op::Reduce { .. } => {
+            crate::infer_index::reduction(op, inputs)
+        }
         Op::MatMul => {
             arity(inputs, 2, 2)?;
             same_dtype(inputs)?;
@@ -138,7 +176,7 @@ pub fn infer(op: &Op, inputs: &[&Tensor]) -> Result<(Vec<usize>, DType), String>
     }
 }
 
-fn arity(inputs: &[&Tensor], min: usize, max: usize) -> Result<(), String> {
+pub(crate) fn arity(inputs: &[&Tensor], min: usize, max: usize) -> Result<(), String> {
     if inputs.len() < min || inputs.len() > max {
         let want = if min == max {
             format!("{min}")
@@ -152,7 +190,7 @@ fn arity(inputs: &[&Tensor], min: usize, max: usize) -> Result<(), String> {
     Ok(())
 }
 
-fn float(t: &Tensor, i: usize) -> Result<(), String> {
+pub(crate) fn float(t: &Tensor, i: usize) -> Result<(), String> {
     if t.dtype.is_float() {
         Ok(())
     } else {
@@ -163,9 +201,17 @@ fn float(t: &Tensor, i: usize) -> Result<(), String> {
     }
 }
 
+/// Every input a float, all of one type.
 fn same_dtype(inputs: &[&Tensor]) -> Result<(), String> {
     for (i, t) in inputs.iter().enumerate() {
         float(t, i)?;
+    }
+    same_type(inputs)
+}
+
+/// Every input of one element type.
+pub(crate) fn same_type(inputs: &[&Tensor]) -> Result<(), String> {
+    for (i, t) in inputs.iter().enumerate() {
         if t.dtype != inputs[0].dtype {
             return Err(format!(
                 "input {i} `{}` is {}, input 0 `{}` is {}",

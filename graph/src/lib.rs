@@ -9,13 +9,17 @@
 pub mod builder;
 pub mod graph;
 pub mod infer;
+mod infer_index;
+pub mod inputs;
 pub mod op;
 pub mod partition;
 pub mod passes;
 pub mod reference;
+mod reference_index;
 pub mod tensor;
 pub mod zoo;
 
 pub use builder::GraphBuilder;
 pub use graph::{Graph, GraphError, Layout, Node, NodeId, Tensor, TensorId};
 pub use op::Op;
+pub use reference_index::cast;

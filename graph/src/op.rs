@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use weft_ir::dtype::DType;
+
 /// One operator and its attributes. What its inputs are, in order, is listed per variant;
 /// every op has one output.
 #[derive(Clone, Debug, PartialEq)]
@@ -39,6 +41,66 @@ pub enum Op {
     MatMul,
     /// The input unchanged (also inference Dropout).
     Identity,
+    /// Dimensions permuted: output dimension `d` is input dimension `perm[d]`.
+    Transpose { perm: Vec<usize> },
+    /// A strided window: along dimension `d`, input elements `starts[d] + i·steps[d]` for
+    /// `i` below `sizes[d]` (the output's shape; ONNX's Slice resolved, Split's parts).
+    Slice {
+        starts: Vec<usize>,
+        steps: Vec<i64>,
+        sizes: Vec<usize>,
+    },
+    /// The input broadcast to `shape` (NumPy's rules; the shape already combined with the
+    /// input's, as ONNX's Expand does).
+    Expand { shape: Vec<usize> },
+    /// `cond ? x : y` with broadcasting, a non-zero `cond` true: inputs `cond`, `x`, `y`.
+    Where,
+    /// True (bool) where the input is NaN.
+    IsNaN,
+    /// Each element converted to `to` (to an integer: toward zero; to bool: non-zero).
+    Cast { to: DType },
+    /// Slices of `data` along `axis` picked by integer `indices` (negative ones count
+    /// from the end): output `data[..axis] ++ indices ++ data[axis+1..]`.
+    Gather { axis: usize },
+    /// `out[i] = data[i with i[axis] replaced by indices[i]]`, shaped like `indices`.
+    GatherElements { axis: usize },
+    /// ONNX's GatherND with `batch_dims` 0: `indices` `[..., q]` addresses the first `q`
+    /// dimensions of `data`; output `indices[..-1] ++ data[q..]`.
+    GatherNd,
+    /// `exp(x − max) / Σ exp(x − max)` along `axis`.
+    Softmax { axis: usize },
+    /// Normalized over the dimensions from `axis` on: `(x − mean) / sqrt(var + epsilon)
+    /// · scale (+ bias)`; inputs `x`, `scale`, optional `bias` (each broadcast to the
+    /// normalized dimensions).
+    LayerNorm { axis: usize, epsilon: f64 },
+    /// A sum, mean, maximum or minimum over `axes` (sorted), each kept with size 1 where
+    /// `keep_dims`.
+    Reduce {
+        kind: ReduceKind,
+        axes: Vec<usize>,
+        keep_dims: bool,
+    },
+}
+
+/// What a [`Op::Reduce`] computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceKind {
+    Sum,
+    Mean,
+    Max,
+    Min,
+}
+
+impl ReduceKind {
+    /// ONNX's op name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceKind::Sum => "ReduceSum",
+            ReduceKind::Mean => "ReduceMean",
+            ReduceKind::Max => "ReduceMax",
+            ReduceKind::Min => "ReduceMin",
+        }
+    }
 }
 
 /// A convolution's geometry.
@@ -171,6 +233,8 @@ pub enum Unary {
     Gelu {
         tanh: bool,
     },
+    /// Logical not of a bool (the only unary op on bool).
+    Not,
 }
 
 /// Elementwise functions of two inputs.
@@ -185,6 +249,16 @@ pub enum Binary {
     Min,
     /// `a` where `a ≥ 0`, else `b·a` (ONNX's PRelu: `b` is the slope).
     PRelu,
+    /// The comparisons and logical ops give bool (1 or 0); the logical ones read a
+    /// non-zero input as true.
+    Equal,
+    Less,
+    LessOrEqual,
+    Greater,
+    GreaterOrEqual,
+    And,
+    Or,
+    Xor,
 }
 
 impl Op {
@@ -208,6 +282,18 @@ impl Op {
             Op::Gemm(_) => "Gemm",
             Op::MatMul => "MatMul",
             Op::Identity => "Identity",
+            Op::Transpose { .. } => "Transpose",
+            Op::Slice { .. } => "Slice",
+            Op::Expand { .. } => "Expand",
+            Op::Where => "Where",
+            Op::IsNaN => "IsNaN",
+            Op::Cast { .. } => "Cast",
+            Op::Gather { .. } => "Gather",
+            Op::GatherElements { .. } => "GatherElements",
+            Op::GatherNd => "GatherND",
+            Op::Softmax { .. } => "Softmax",
+            Op::LayerNorm { .. } => "LayerNormalization",
+            Op::Reduce { kind, .. } => kind.name(),
         }
     }
 
@@ -225,6 +311,28 @@ impl Op {
                 | Op::Flatten { .. }
                 | Op::Reshape { .. }
                 | Op::Identity
+                | Op::Transpose { .. }
+                | Op::Slice { .. }
+                | Op::Expand { .. }
+                | Op::Where
+                | Op::IsNaN
+                | Op::Cast { .. }
+                | Op::Gather { .. }
+                | Op::GatherElements { .. }
+                | Op::GatherNd
+        )
+    }
+
+    /// True for the reductions the rule-based reduction schedule runs as groups of their
+    /// own: pooling, softmax, layer norm, the Reduce ops.
+    pub fn is_reduction(&self) -> bool {
+        matches!(
+            self,
+            Op::Pool(_)
+                | Op::GlobalPool(_)
+                | Op::Softmax { .. }
+                | Op::LayerNorm { .. }
+                | Op::Reduce { .. }
         )
     }
 
@@ -274,6 +382,7 @@ impl Unary {
             Unary::Atanh => "Atanh",
             Unary::Mish => "Mish",
             Unary::Gelu { .. } => "Gelu",
+            Unary::Not => "Not",
         }
     }
 
@@ -354,6 +463,7 @@ impl Unary {
                 let k = (2.0 / std::f64::consts::PI).sqrt();
                 0.5 * x * (1.0 + (k * (x + 0.044715 * x * x * x)).tanh())
             }
+            Unary::Not => truth(x == 0.0),
         }
     }
 }
@@ -370,7 +480,30 @@ impl Binary {
             Binary::Max => "Max",
             Binary::Min => "Min",
             Binary::PRelu => "PRelu",
+            Binary::Equal => "Equal",
+            Binary::Less => "Less",
+            Binary::LessOrEqual => "LessOrEqual",
+            Binary::Greater => "Greater",
+            Binary::GreaterOrEqual => "GreaterOrEqual",
+            Binary::And => "And",
+            Binary::Or => "Or",
+            Binary::Xor => "Xor",
         }
+    }
+
+    /// True for the comparisons and logical ops, which give bool.
+    pub fn gives_bool(&self) -> bool {
+        matches!(
+            self,
+            Binary::Equal
+                | Binary::Less
+                | Binary::LessOrEqual
+                | Binary::Greater
+                | Binary::GreaterOrEqual
+                | Binary::And
+                | Binary::Or
+                | Binary::Xor
+        )
     }
 
     /// The function on two float64 values.
@@ -390,8 +523,21 @@ impl Binary {
                     b * a
                 }
             }
+            Binary::Equal => truth(a == b),
+            Binary::Less => truth(a < b),
+            Binary::LessOrEqual => truth(a <= b),
+            Binary::Greater => truth(a > b),
+            Binary::GreaterOrEqual => truth(a >= b),
+            Binary::And => truth(a != 0.0 && b != 0.0),
+            Binary::Or => truth(a != 0.0 || b != 0.0),
+            Binary::Xor => truth((a != 0.0) != (b != 0.0)),
         }
     }
+}
+
+/// A bool as a number: 1 or 0.
+fn truth(b: bool) -> f64 {
+    if b { 1.0 } else { 0.0 }
 }
 
 /// The error function, to about 1e-15 (Abramowitz–Stegun 7.1.26 is only 1e-7): the
@@ -471,6 +617,21 @@ impl fmt::Display for Op {
             Op::Concat { axis } => write!(f, "(axis={axis})"),
             Op::Flatten { axis } => write!(f, "(axis={axis})"),
             Op::Reshape { shape } => write!(f, "(shape={shape:?})"),
+            Op::Transpose { perm } => write!(f, "(perm={perm:?})"),
+            Op::Slice {
+                starts,
+                steps,
+                sizes,
+            } => write!(f, "(starts={starts:?}, steps={steps:?}, sizes={sizes:?})"),
+            Op::Expand { shape } => write!(f, "(shape={shape:?})"),
+            Op::Cast { to } => write!(f, "(to={to})"),
+            Op::Gather { axis } | Op::GatherElements { axis } | Op::Softmax { axis } => {
+                write!(f, "(axis={axis})")
+            }
+            Op::LayerNorm { axis, epsilon } => write!(f, "(axis={axis}, epsilon={epsilon:e})"),
+            Op::Reduce {
+                axes, keep_dims, ..
+            } => write!(f, "(axes={axes:?}, keepdims={})", u8::from(*keep_dims)),
             Op::Gemm(g) => {
                 write!(f, "(alpha={}, beta={}", g.alpha, g.beta)?;
                 if g.trans_a {

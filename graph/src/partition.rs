@@ -29,7 +29,8 @@ use crate::op::Op;
 pub enum GroupKind {
     /// A convolution or matrix product, scheduled by a template.
     Anchor,
-    /// A pooling reduction, scheduled by the rule-based reduction schedule.
+    /// A reduction (pooling, softmax, layer norm, Reduce*), scheduled by the rule-based
+    /// reduction schedule.
     Reduction,
     /// Elementwise and layout ops, scheduled by the rule-based injective schedule.
     Injective,
@@ -103,7 +104,7 @@ pub fn partition(g: &Graph) -> Partition {
         let id = NodeId(i);
         let kind = if n.op.is_anchor() {
             GroupKind::Anchor
-        } else if matches!(n.op, Op::Pool(_) | Op::GlobalPool(_)) {
+        } else if n.op.is_reduction() {
             GroupKind::Reduction
         } else {
             continue;

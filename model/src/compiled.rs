@@ -350,7 +350,12 @@ fn to_device(t: &Tensor, data: &ArrayD<f32>) -> TensorData {
     let view = data.view().permuted_axes(IxDyn(&order));
     match t.dtype {
         DType::F16 => TensorData::F16(view.iter().map(|&v| half::f16::from_f32(v)).collect()),
-        _ => TensorData::F32(view.iter().copied().collect()),
+        // Integers (token ids, gather indices) come as f32, exact to 2^24; toward zero.
+        DType::I32 => TensorData::I32(view.iter().map(|&v| v as i32).collect()),
+        DType::Bool | DType::U32 => {
+            TensorData::U32(view.iter().map(|&v| u32::from(v != 0.0)).collect())
+        }
+        DType::F32 => TensorData::F32(view.iter().copied().collect()),
     }
 }
 

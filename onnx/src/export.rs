@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::Path;
 
 use prost::Message;
-use weft_graph::op::{Op, PoolKind, Unary};
+use weft_graph::op::{Op, PoolKind, ReduceKind, Unary};
 use weft_graph::{Graph, Tensor};
 use weft_ir::dtype::DType;
 
@@ -155,19 +155,59 @@ pub fn to_model(graph: &Graph) -> Result<ModelProto, ExportError> {
                 }
             }
             Op::Concat { axis } | Op::Flatten { axis } => attrs.push(int("axis", *axis as i64)),
-            Op::Reshape { shape } => {
-                let name = fresh(&mut names, &format!("{}_shape", out.name));
-                g.initializer.push(TensorProto {
-                    name: name.clone(),
-                    dims: vec![shape.len() as i64],
-                    data_type: DataType::Int64 as i32,
-                    raw_data: shape
-                        .iter()
-                        .flat_map(|&d| (d as i64).to_le_bytes())
-                        .collect(),
-                    ..TensorProto::default()
-                });
-                inputs.push(name);
+            Op::Reshape { shape } | Op::Expand { shape } => {
+                let shape: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+                inputs.push(int_input(&mut g, &mut names, &out.name, "shape", &shape));
+            }
+            Op::Transpose { perm } => attrs.push(ints("perm", perm)),
+            Op::Slice {
+                starts,
+                steps,
+                sizes,
+            } => {
+                let dims = &graph.tensor(n.inputs[0]).shape;
+                let starts: Vec<i64> = starts.iter().map(|&s| s as i64).collect();
+                // One past the last element read; below 0 for a negative step that
+                // reads element 0 (ONNX counts a negative end from the back, so that
+                // is written as −n − 1, which clamps to "before 0").
+                let ends: Vec<i64> = (0..dims.len())
+                    .map(|d| {
+                        let end = starts[d] + sizes[d] as i64 * steps[d];
+                        if end < 0 { -(dims[d] as i64) - 1 } else { end }
+                    })
+                    .collect();
+                let axes: Vec<i64> = (0..dims.len() as i64).collect();
+                for (what, v) in [
+                    ("starts", &starts),
+                    ("ends", &ends),
+                    ("axes", &axes),
+                    ("steps", steps),
+                ] {
+                    inputs.push(int_input(&mut g, &mut names, &out.name, what, v));
+                }
+            }
+            Op::Cast { to } => attrs.push(int("to", elem_type(&out.name, *to)? as i64)),
+            Op::Gather { axis } | Op::GatherElements { axis } | Op::Softmax { axis } => {
+                attrs.push(int("axis", *axis as i64))
+            }
+            Op::LayerNorm { axis, epsilon } => {
+                attrs.push(int("axis", *axis as i64));
+                attrs.push(float("epsilon", *epsilon));
+            }
+            Op::Reduce {
+                kind,
+                axes,
+                keep_dims,
+            } => {
+                attrs.push(int("keepdims", i64::from(*keep_dims)));
+                // ReduceSum takes its axes as an input from opset 13; the others as an
+                // attribute until opset 18.
+                if *kind == ReduceKind::Sum {
+                    let axes: Vec<i64> = axes.iter().map(|&a| a as i64).collect();
+                    inputs.push(int_input(&mut g, &mut names, &out.name, "axes", &axes));
+                } else {
+                    attrs.push(ints("axes", axes));
+                }
             }
             Op::Gemm(gm) => {
                 attrs.push(float("alpha", gm.alpha));
@@ -175,7 +215,13 @@ pub fn to_model(graph: &Graph) -> Result<ModelProto, ExportError> {
                 attrs.push(int("transA", i64::from(gm.trans_a)));
                 attrs.push(int("transB", i64::from(gm.trans_b)));
             }
-            Op::Binary(_) | Op::GlobalPool(_) | Op::MatMul | Op::Identity => {}
+            Op::Binary(_)
+            | Op::GlobalPool(_)
+            | Op::MatMul
+            | Op::Identity
+            | Op::Where
+            | Op::IsNaN
+            | Op::GatherNd => {}
         }
         g.node.push(NodeProto {
             name: n.name.clone(),
@@ -214,14 +260,37 @@ fn fresh(names: &mut HashSet<String>, base: &str) -> String {
     name
 }
 
-/// ONNX's element type for a float dtype.
+/// An int64 initializer named after `out` and `what` (a shape, a Slice's bounds), as
+/// the name of a node input.
+fn int_input(
+    g: &mut GraphProto,
+    names: &mut HashSet<String>,
+    out: &str,
+    what: &str,
+    values: &[i64],
+) -> String {
+    let name = fresh(names, &format!("{out}_{what}"));
+    g.initializer.push(TensorProto {
+        name: name.clone(),
+        dims: vec![values.len() as i64],
+        data_type: DataType::Int64 as i32,
+        raw_data: values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ..TensorProto::default()
+    });
+    name
+}
+
+/// ONNX's element type for a dtype. weft's i32 tensors are ONNX's int64 ones (token ids,
+/// indices: weft indexes in 32 bits on every device), so they are written as int64.
 fn elem_type(t: &str, dtype: DType) -> Result<DataType, ExportError> {
     match dtype {
         DType::F32 => Ok(DataType::Float),
         DType::F16 => Ok(DataType::Float16),
+        DType::I32 => Ok(DataType::Int64),
+        DType::Bool => Ok(DataType::Bool),
         other => Err(ExportError::Tensor {
             tensor: t.to_string(),
-            what: format!("is {other}: weft exports float and float16 tensors"),
+            what: format!("is {other}: weft exports float, float16, int64 and bool tensors"),
         }),
     }
 }
@@ -238,6 +307,8 @@ fn float_tensor(
         DataType::Float16 => values
             .flat_map(|v| half::f16::from_f32(v).to_le_bytes())
             .collect(),
+        DataType::Int64 => values.flat_map(|v| (v as i64).to_le_bytes()).collect(),
+        DataType::Bool => values.map(|v| u8::from(v != 0.0)).collect(),
         _ => values.flat_map(f32::to_le_bytes).collect(),
     };
     Ok(TensorProto {

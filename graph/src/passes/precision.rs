@@ -11,7 +11,7 @@
 //!
 //! - **Activations** (computed tensors that are neither graph inputs nor outputs) are
 //!   stored in f16; those of rank 4 channels last (NHWC in memory). Every 4-D activation
-//!   gets the same layout, not only those next to a convolution: a pool, a residual Add
+//!   gets the same layout (in a graph with a convolution), not only those next to one: a pool, a residual Add
 //!   or a Concat between two convolutions then reads and writes NHWC too, and no kernel
 //!   transposes.
 //! - **Convolution filters** (4-D weights read only as filters) are stored in f16,
@@ -93,6 +93,9 @@ pub fn assign_precision(g: &mut Graph, p: Precision) -> usize {
     let filters = read_only_second_by(|op| matches!(op, Op::Conv(_)));
     // Weights read as a product's B operand and by nothing else.
     let product_weights = read_only_second_by(|op| matches!(op, Op::Gemm(_) | Op::MatMul));
+    // Channels last is for convolutions; a graph without one (a transformer, whose 4-D
+    // tensors are [batch, heads, rows, columns]) keeps its tensors row-major.
+    let has_conv = g.nodes.iter().any(|n| matches!(n.op, Op::Conv(_)));
     let mut changed = 0;
     for (i, t) in g.tensors.iter_mut().enumerate() {
         let id = TensorId(i);
@@ -105,7 +108,7 @@ pub fn assign_precision(g: &mut Graph, p: Precision) -> usize {
         }
         let before = (t.dtype, t.layout);
         t.dtype = p.dtype();
-        if t.shape.len() == 4 && p.channels_last() {
+        if t.shape.len() == 4 && p.channels_last() && has_conv {
             t.layout = Layout::ChannelsLast;
         }
         if (t.dtype, t.layout) != before {

@@ -12,7 +12,7 @@ use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
 
 use super::Chooser;
-use super::values::{Values, broadcast_index};
+use super::values::{Values, broadcast_index, reindex};
 use super::{choose, rules};
 use crate::anchor::{AnchorKey, AnchorTemplate};
 use crate::error::ModelError;
@@ -47,7 +47,8 @@ pub(crate) fn lower<'g>(
     } else {
         a_shape[a_shape.len() - 1]
     } as i64;
-    if rank > 2 {
+    let b_rank = g.tensor(b).shape.len();
+    if rank > 2 && b_rank > 2 {
         // A batched MatMul: one thread per output, the k loop in a register.
         let rk = te::reduce_axis("rk", k);
         let (ra, rb) = (a_shape.len(), g.tensor(b).shape.len());
@@ -76,16 +77,23 @@ pub(crate) fn lower<'g>(
             None,
         ));
     }
-    let (m, n) = (out_shape[0] as i64, out_shape[1] as i64);
+    // A MatMul of a batch of rows by a matrix (a transformer's linear layer, `[b, s, k]
+    // · [k, n]`) is one product of `b·s` rows: A's leading dimensions flattened into M.
+    let lead: Vec<usize> = out_shape[..rank - 1].to_vec();
+    let m = lead.iter().product::<usize>() as i64;
+    let n = out_shape[rank - 1] as i64;
+    let a_rows: Vec<usize> = a_shape[..a_shape.len() - 1].to_vec();
     // fp16 where an operand is stored in f16 (`--dtype f16`: the activation, and the
     // weight the precision pass stores in f16): the fp16 template over f16 views.
     let f16 = [a, b].iter().any(|&t| g.tensor(t).dtype == DType::F16);
     let operand = if f16 { DType::F16 } else { DType::F32 };
     let a_view = te::compute("a_view", &[("i", m), ("kk", k)], |ix| {
         let at = if ta {
-            [ix[1].clone(), ix[0].clone()]
+            vec![ix[1].clone(), ix[0].clone()]
         } else {
-            [ix[0].clone(), ix[1].clone()]
+            let mut at = reindex(&[m as usize], &a_rows, &ix[..1]);
+            at.push(ix[1].clone());
+            at
         };
         vals.at_as(a, &at, operand)
     });
@@ -130,7 +138,8 @@ pub(crate) fn lower<'g>(
     vals.set_root(
         node.output,
         Box::new(move |ix: &[Expr]| {
-            let mut v = product_read.at(ix);
+            let row = reindex(&lead, &[m as usize], &ix[..rank - 1]);
+            let mut v = product_read.at(&[row[0].clone(), ix[rank - 1].clone()]);
             if alpha != 1.0 {
                 v = v * alpha as f32;
             }

@@ -73,13 +73,17 @@ pub(crate) fn convert(e: Expr, dtype: DType) -> Expr {
 /// The anchor's own output, given at indices by the anchor's lowering.
 pub(crate) type Root<'a> = Box<dyn Fn(&[Expr]) -> Expr + 'a>;
 
+/// The root's output where computing it reads other tensors' values (a row
+/// normalization reading its input through the group's prologue).
+pub(crate) type RootReading<'a> = Box<dyn Fn(&Values<'a>, &[Expr]) -> Expr + 'a>;
+
 /// What a group's expressions are built in.
 pub(crate) struct Values<'g> {
     g: &'g Graph,
     /// Nodes computed inline, by the tensor they give.
     inline: HashMap<TensorId, NodeId>,
     /// The anchor's output, where the group has one (set once the anchor's buffers are).
-    root: RefCell<Option<(TensorId, Root<'g>)>>,
+    root: RefCell<Option<(TensorId, RootReading<'g>)>>,
     /// Buffers of stored tensors read so far, in order of first read.
     buffers: RefCell<Vec<(TensorId, Buffer)>>,
     /// Names already taken by buffers of this group.
@@ -103,6 +107,11 @@ impl<'g> Values<'g> {
 
     /// From now on `t`'s value is given by `f` (the anchor's result).
     pub(crate) fn set_root(&self, t: TensorId, f: Root<'g>) {
+        *self.root.borrow_mut() = Some((t, Box::new(move |_, ix| f(ix))));
+    }
+
+    /// From now on `t`'s value is given by `f`, which may read other values.
+    pub(crate) fn set_root_reading(&self, t: TensorId, f: RootReading<'g>) {
         *self.root.borrow_mut() = Some((t, f));
     }
 
@@ -176,7 +185,7 @@ impl<'g> Values<'g> {
         if let Some((r, f)) = &*self.root.borrow()
             && *r == t
         {
-            return f(idx);
+            return f(self, idx);
         }
         match self.inline.get(&t) {
             Some(&n) => self.node(n, idx),
@@ -198,6 +207,16 @@ impl<'g> Values<'g> {
         let bcast = |i: usize| broadcast_index(&self.g.tensor(node.inputs[i]).shape, idx);
         match &node.op {
             Op::Unary(u) => unary(*u, input(0, idx)),
+            Op::Binary(Binary::Pow) => {
+                // A constant scalar exponent (GELU's x³) is known here.
+                let exponent = self
+                    .g
+                    .tensor(node.inputs[1])
+                    .data
+                    .as_ref()
+                    .and_then(|d| (d.len() == 1).then(|| d.iter().next().copied()).flatten());
+                pow(input(0, &bcast(0)), input(1, &bcast(1)), exponent)
+            }
             Op::Binary(b) => binary(*b, input(0, &bcast(0)), input(1, &bcast(1))),
             Op::Clip { min, max } => {
                 te::minimum(te::maximum(input(0, idx), *min as f32), *max as f32)
@@ -237,10 +256,100 @@ impl<'g> Values<'g> {
                 // Inference refuses a Concat of no inputs.
                 value.expect("a Concat has inputs")
             }
+            Op::Transpose { perm } => {
+                let mut at = vec![Expr::int(0); idx.len()];
+                for (d, &p) in perm.iter().enumerate() {
+                    at[p] = idx[d].clone();
+                }
+                input(0, &at)
+            }
+            Op::Slice { starts, steps, .. } => {
+                let at: Vec<Expr> = idx
+                    .iter()
+                    .enumerate()
+                    .map(|(d, i)| match (starts[d] as i64, steps[d]) {
+                        (0, 1) => i.clone(),
+                        (s, 1) => i.clone() + s,
+                        (s, k) => i.clone() * k + s,
+                    })
+                    .collect();
+                input(0, &at)
+            }
+            Op::Expand { .. } => input(0, &bcast(0)),
+            Op::Where => te::if_then_else(
+                input(0, &bcast(0)).ne_(0.0f32),
+                input(1, &bcast(1)),
+                input(2, &bcast(2)),
+            ),
+            Op::IsNaN => {
+                let x = input(0, idx);
+                truth(x.clone().ne_(x))
+            }
+            Op::Cast { to } => cast(input(0, idx), *to),
+            Op::Gather { axis } => {
+                let data = &self.g.tensor(node.inputs[0]).shape;
+                let q = self.g.tensor(node.inputs[1]).shape.len();
+                let i = self.index(node.inputs[1], &idx[*axis..*axis + q], data[*axis]);
+                let mut at = idx[..*axis].to_vec();
+                at.push(i);
+                at.extend_from_slice(&idx[*axis + q..]);
+                input(0, &at)
+            }
+            Op::GatherElements { axis } => {
+                let n = self.g.tensor(node.inputs[0]).shape[*axis];
+                let mut at = idx.to_vec();
+                at[*axis] = self.index(node.inputs[1], idx, n);
+                input(0, &at)
+            }
+            Op::GatherNd => {
+                let data = &self.g.tensor(node.inputs[0]).shape;
+                let r = self.g.tensor(node.inputs[1]).shape.len();
+                let q = self.g.tensor(node.inputs[1]).shape[r - 1];
+                let mut at: Vec<Expr> = (0..q)
+                    .map(|j| {
+                        let mut ii = idx[..r - 1].to_vec();
+                        ii.push(Expr::int(j as i64));
+                        self.index(node.inputs[1], &ii, data[j])
+                    })
+                    .collect();
+                at.extend_from_slice(&idx[r - 1..]);
+                input(0, &at)
+            }
             // The partition inlines only injective nodes; the anchor's own output comes
             // from `root`.
             other => unreachable!("{} is not computed inline", other.name()),
         }
+    }
+}
+
+impl Values<'_> {
+    /// The integer in index tensor `t` at `idx`, as an index into a dimension of `n`:
+    /// negative ones counted from the end, then clamped into `[0, n)`, so that a bad
+    /// index reads the nearest row (as the reference does) and the prover sees every
+    /// gather in bounds.
+    fn index(&self, t: TensorId, idx: &[Expr], n: usize) -> Expr {
+        let n = n as i64;
+        let v = self.at(t, idx).cast(DType::I32);
+        let v = te::if_then_else(v.clone().lt(0), v.clone() + n, v);
+        v.max(0).min(n - 1)
+    }
+}
+
+/// A condition as a value: 1 or 0 (bools are f32 numbers inside a kernel).
+fn truth(c: Expr) -> Expr {
+    te::if_then_else(c, Expr::f32(1.0), Expr::f32(0.0))
+}
+
+/// `x` (an f32 value) converted to `to`, as an f32 value again: integers toward zero,
+/// bools as 1 or 0, f16 rounded.
+fn cast(x: Expr, to: DType) -> Expr {
+    match to {
+        DType::F32 => x,
+        DType::F16 => x.cast(DType::F16).cast(DType::F32),
+        DType::I32 | DType::U32 => {
+            te::if_then_else(x.clone().lt(0.0f32), te::ceil(x.clone()), te::floor(x))
+        }
+        DType::Bool => truth(x.ne_(0.0f32)),
     }
 }
 
@@ -263,10 +372,75 @@ pub(crate) fn broadcast_index(shape: &[usize], idx: &[Expr]) -> Vec<Expr> {
 
 /// The index into `to` (a shape of as many elements) of the element at `idx` in `from`,
 /// both row-major: a reshape's index map.
+///
+/// The two shapes are cut into the shortest runs of dimensions with equal products
+/// (`[1, 7, 32]` and `[1, 7, 2, 16]`: `[1] [7] [32 | 2, 16]`); each run maps on its own,
+/// so a split dimension is a sum of strided indices and only a merge divides. That keeps
+/// a reshape after an anchor an epilogue post-scheduling fusion can invert.
 pub(crate) fn reindex(from: &[usize], to: &[usize], idx: &[Expr]) -> Vec<Expr> {
     if from == to {
         return idx.to_vec();
     }
+    let mut out = Vec::with_capacity(to.len());
+    let (mut i, mut j) = (0, 0);
+    while i < from.len() || j < to.len() {
+        // The next run: a dimension of each side, then more of whichever side has the
+        // smaller product until the two match.
+        let (i0, j0) = (i, j);
+        let (mut pf, mut pt) = (1usize, 1usize);
+        if i < from.len() {
+            pf *= from[i];
+            i += 1;
+        }
+        if j < to.len() {
+            pt *= to[j];
+            j += 1;
+        }
+        while pf != pt {
+            if pf < pt && i < from.len() {
+                pf *= from[i];
+                i += 1;
+            } else if pt < pf && j < to.len() {
+                pt *= to[j];
+                j += 1;
+            } else {
+                break;
+            }
+        }
+        if pf != pt {
+            // Unreachable for shapes of equal element counts; the flat map is always right.
+            return reindex_flat(from, to, idx);
+        }
+        let mut flat = Expr::int(0);
+        for (e, &d) in idx[i0..i].iter().zip(&from[i0..i]) {
+            flat = if d == 1 {
+                flat
+            } else {
+                flat * d as i64 + e.clone()
+            };
+        }
+        let mut stride: i64 = pt as i64;
+        for (k, &d) in to[j0..j].iter().enumerate() {
+            stride /= d.max(1) as i64;
+            if d == 1 {
+                out.push(Expr::int(0));
+                continue;
+            }
+            let q = if stride == 1 {
+                flat.clone()
+            } else {
+                flat.clone() / stride
+            };
+            // The run's first dimension needs no modulo: the flat index is below pt.
+            let first = to[j0..j0 + k].iter().all(|&x| x == 1);
+            out.push(if first { q } else { q % d as i64 });
+        }
+    }
+    out
+}
+
+/// `reindex` through one flat index over the whole shape.
+fn reindex_flat(from: &[usize], to: &[usize], idx: &[Expr]) -> Vec<Expr> {
     let mut flat = Expr::int(0);
     for (i, &d) in idx.iter().zip(from) {
         flat = flat * d as i64 + i.clone();
@@ -372,6 +546,7 @@ pub(crate) fn unary(u: Unary, x: Expr) -> Expr {
                 (x.clone() + x.clone() * x.clone() * x.clone() * 0.044_715f32) * 0.797_884_6f32;
             x * (te::tanh(inner) + 1.0f32) * 0.5f32
         }
+        Unary::Not => truth(x.eq_(0.0f32)),
     }
 }
 
@@ -408,6 +583,39 @@ fn erf(x: Expr) -> Expr {
     te::if_then_else(x.lt(0.0f32), Expr::f32(0.0) - y.clone(), y)
 }
 
+/// `x^y` as ONNX defines it on every target: WGSL's and MSL's `pow` are undefined for a
+/// negative base (and CUDA's `powf` is not, so the targets would disagree). A constant
+/// small integer exponent is a product (exact, and faster); otherwise `|x|^y`, negated
+/// for an odd integer `y` where `x < 0`, NaN for a fractional one, and 1 where `y = 0`.
+fn pow(x: Expr, y: Expr, constant: Option<f32>) -> Expr {
+    if let Some(c) = constant
+        && c.fract() == 0.0
+        && (1.0..=4.0).contains(&c.abs())
+    {
+        let mut p = x.clone();
+        for _ in 1..c.abs() as i32 {
+            p = p * x.clone();
+        }
+        return if c < 0.0 { Expr::f32(1.0) / p } else { p };
+    }
+    if constant == Some(0.5) {
+        return te::sqrt(x);
+    }
+    let magnitude = te::pow(te::abs(x.clone()), y.clone());
+    let integer = te::floor(y.clone()).eq_(y.clone());
+    let odd = (y.clone() - te::floor(y.clone() * 0.5f32) * 2.0f32).eq_(1.0f32);
+    let negative = te::if_then_else(
+        integer,
+        te::if_then_else(odd, -magnitude.clone(), magnitude.clone()),
+        Expr::f32(f32::NAN),
+    );
+    te::if_then_else(
+        y.eq_(0.0f32),
+        Expr::f32(1.0),
+        te::if_then_else(x.lt(0.0f32), negative, magnitude),
+    )
+}
+
 /// An elementwise function of two values, in f32.
 pub(crate) fn binary(b: Binary, x: Expr, y: Expr) -> Expr {
     match b {
@@ -415,9 +623,17 @@ pub(crate) fn binary(b: Binary, x: Expr, y: Expr) -> Expr {
         Binary::Sub => x - y,
         Binary::Mul => x * y,
         Binary::Div => x / y,
-        Binary::Pow => te::pow(x, y),
+        Binary::Pow => pow(x, y, None),
         Binary::Max => te::maximum(x, y),
         Binary::Min => te::minimum(x, y),
         Binary::PRelu => te::if_then_else(x.clone().ge(0.0f32), x.clone(), x * y),
+        Binary::Equal => truth(x.eq_(y)),
+        Binary::Less => truth(x.lt(y)),
+        Binary::LessOrEqual => truth(x.le(y)),
+        Binary::Greater => truth(x.gt(y)),
+        Binary::GreaterOrEqual => truth(x.ge(y)),
+        Binary::And => truth(x.ne_(0.0f32).and(y.ne_(0.0f32))),
+        Binary::Or => truth(x.ne_(0.0f32).or(y.ne_(0.0f32))),
+        Binary::Xor => truth((truth(x.ne_(0.0f32)) + truth(y.ne_(0.0f32))).eq_(1.0f32)),
     }
 }

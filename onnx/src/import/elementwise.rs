@@ -72,6 +72,15 @@ pub(super) fn elementwise(op: &str, a: &Attrs) -> Result<Option<Op>, ImportError
         "Div" => b(Binary::Div),
         "Pow" => b(Binary::Pow),
         "PRelu" => b(Binary::PRelu),
+        "Equal" => b(Binary::Equal),
+        "Less" => b(Binary::Less),
+        "LessOrEqual" => b(Binary::LessOrEqual),
+        "Greater" => b(Binary::Greater),
+        "GreaterOrEqual" => b(Binary::GreaterOrEqual),
+        "And" => b(Binary::And),
+        "Or" => b(Binary::Or),
+        "Xor" => b(Binary::Xor),
+        "Not" => u(Unary::Not),
         _ => Ok(None),
     }
 }

@@ -153,3 +153,87 @@ mod tests {
         assert!(resolve_reshape(&[2, 3], &[0, 0, 0], false).is_err());
     }
 }
+
+/// A slice per dimension: where it starts, its step, how many elements it keeps.
+pub(crate) type Resolved = (Vec<usize>, Vec<i64>, Vec<usize>);
+
+/// ONNX Slice's `starts`, `ends`, `axes` (all where `None`) and `steps` (1s where
+/// `None`) on a tensor of `dims`, resolved per dimension to where it starts, its step
+/// and how many elements it keeps (negative bounds counted from the end, then clamped).
+pub(crate) fn resolve_slice(
+    dims: &[usize],
+    starts: &[i64],
+    ends: &[i64],
+    axes: Option<&[i64]>,
+    steps: Option<&[i64]>,
+) -> Result<Resolved, String> {
+    let rank = dims.len() as i64;
+    let all: Vec<i64> = (0..rank).collect();
+    let axes = axes.unwrap_or(&all[..starts.len().min(all.len())]);
+    let ones = vec![1; starts.len()];
+    let steps = steps.unwrap_or(&ones);
+    if ends.len() != starts.len() || axes.len() != starts.len() || steps.len() != starts.len() {
+        return Err(format!(
+            "starts {starts:?}, ends {ends:?}, axes {axes:?} and steps {steps:?} differ in length"
+        ));
+    }
+    let mut out_start: Vec<usize> = vec![0; dims.len()];
+    let mut out_step: Vec<i64> = vec![1; dims.len()];
+    let mut out_size: Vec<usize> = dims.to_vec();
+    let mut seen = vec![false; dims.len()];
+    for k in 0..starts.len() {
+        let a = if axes[k] < 0 { axes[k] + rank } else { axes[k] };
+        if a < 0 || a >= rank || std::mem::replace(&mut seen[a as usize], true) {
+            return Err(format!(
+                "axes {axes:?}: {} is out of range or repeated",
+                axes[k]
+            ));
+        }
+        let a = a as usize;
+        let n = dims[a] as i64;
+        let step = steps[k];
+        if step == 0 {
+            return Err(format!("steps {steps:?} has a 0"));
+        }
+        let from_end = |v: i64| if v < 0 { v.saturating_add(n) } else { v };
+        let (s, e) = (from_end(starts[k]), from_end(ends[k]));
+        let (s, size) = if step > 0 {
+            let (s, e) = (s.clamp(0, n), e.clamp(0, n));
+            (s, if e > s { (e - s + step - 1) / step } else { 0 })
+        } else {
+            let (s, e) = (s.clamp(0, n - 1), e.clamp(-1, n - 1));
+            (
+                s,
+                if s > e {
+                    (s - e + (-step) - 1) / (-step)
+                } else {
+                    0
+                },
+            )
+        };
+        out_start[a] = s.max(0) as usize;
+        out_step[a] = step;
+        out_size[a] = size as usize;
+    }
+    Ok((out_start, out_step, out_size))
+}
+
+#[cfg(test)]
+mod slice_tests {
+    use super::resolve_slice;
+
+    #[test]
+    fn slices_resolve_as_onnx_says() {
+        // x[1:-1], x[::-2] and x[-100:i64::MAX] on dims [5, 6, 7].
+        let (s, k, n) = resolve_slice(
+            &[5, 6, 7],
+            &[1, -1, -100],
+            &[-1, i64::MIN, i64::MAX],
+            Some(&[0, 1, 2]),
+            Some(&[1, -2, 1]),
+        )
+        .unwrap();
+        assert_eq!((s, k, n), (vec![1, 5, 0], vec![1, -2, 1], vec![3, 3, 7]));
+        assert!(resolve_slice(&[4], &[0], &[4], None, Some(&[0])).is_err());
+    }
+}

@@ -3,7 +3,9 @@
 
 mod attrs;
 mod elementwise;
+mod fold;
 mod geometry;
+mod index;
 mod ops;
 pub mod tensor;
 
@@ -172,9 +174,19 @@ impl Importer<'_> {
         let dtype = match DataType::try_from(tt.elem_type) {
             Ok(DataType::Float | DataType::Double) => DType::F32,
             Ok(DataType::Float16) => DType::F16,
+            // Token ids and masks: weft indexes in 32 bits on every device.
+            Ok(
+                DataType::Int64
+                | DataType::Int32
+                | DataType::Int16
+                | DataType::Int8
+                | DataType::Uint8
+                | DataType::Uint16,
+            ) => DType::I32,
+            Ok(DataType::Bool) => DType::Bool,
             _ => {
                 return Err(err(format!(
-                    "is {}: weft's graphs take float, float16 or double inputs",
+                    "is {}: weft's graphs take float, float16, double, integer or bool inputs",
                     tensor::type_name(tt.elem_type)
                 )));
             }

@@ -3,7 +3,7 @@
 
 use ndarray::{ArrayD, IxDyn};
 use weft_graph::TensorId;
-use weft_graph::op::{Binary, Conv, Gemm, Op, Pool, PoolKind};
+use weft_graph::op::{Binary, Conv, Gemm, Op, Pool, PoolKind, ReduceKind};
 use weft_ir::dtype::DType;
 
 use super::Importer;
@@ -16,14 +16,14 @@ use crate::proto::NodeProto;
 use crate::versions::{self, Effective};
 
 /// The node under import, for reading its inputs and naming it in errors.
-struct Ctx<'a> {
-    node: &'a NodeProto,
+pub(super) struct Ctx<'a> {
+    pub(super) node: &'a NodeProto,
     /// The file's node name, or `{op_type}_{index}` where it has none.
-    name: String,
+    pub(super) name: String,
 }
 
 impl Ctx<'_> {
-    fn err(&self, what: impl Into<String>) -> ImportError {
+    pub(super) fn err(&self, what: impl Into<String>) -> ImportError {
         ImportError::Node {
             node: self.name.clone(),
             op: self.node.op_type.clone(),
@@ -32,7 +32,7 @@ impl Ctx<'_> {
     }
 
     /// Input `i`'s name, `None` where it is absent or empty (an omitted optional input).
-    fn input(&self, i: usize) -> Option<&str> {
+    pub(super) fn input(&self, i: usize) -> Option<&str> {
         self.node
             .input
             .get(i)
@@ -41,7 +41,7 @@ impl Ctx<'_> {
     }
 
     /// The first output's name.
-    fn output(&self) -> Result<&str, ImportError> {
+    pub(super) fn output(&self) -> Result<&str, ImportError> {
         self.node
             .output
             .first()
@@ -66,10 +66,11 @@ impl Importer<'_> {
                 domain: node.domain.clone(),
             });
         }
+        let opset = self.opset;
         let refuse = |why: Option<String>| ImportError::UnsupportedOp {
             op: node.op_type.clone(),
             node: name.clone(),
-            opset: self.opset,
+            opset,
             why,
         };
         match versions::effective(&node.op_type, self.opset) {
@@ -86,6 +87,9 @@ impl Importer<'_> {
             name: name.clone(),
         };
         let a = Attrs::new(node, &cx.name);
+        if self.fold(node, &a)? {
+            return Ok(());
+        }
         match node.op_type.as_str() {
             "Conv" => self.conv(&cx, &a),
             "BatchNormalization" => self.batch_norm(&cx, &a),
@@ -105,6 +109,28 @@ impl Importer<'_> {
             "Max" => self.variadic(&cx, Binary::Max),
             "Min" => self.variadic(&cx, Binary::Min),
             "Sum" => self.variadic(&cx, Binary::Add),
+            "Pow" => self.pow(&cx),
+            "Transpose" => self.transpose(&cx, &a),
+            "Slice" => self.slice(&cx),
+            "Split" => self.split(&cx, &a),
+            "Squeeze" => self.squeeze(&cx, false),
+            "Unsqueeze" => self.squeeze(&cx, true),
+            "Expand" => self.expand(&cx),
+            "Cast" => self.cast(&cx, &a),
+            "Gather" => self.gather(&cx, &a, false),
+            "GatherElements" => self.gather(&cx, &a, true),
+            "GatherND" => self.gather_nd(&cx, &a),
+            "Where" => self.simple(&cx, Op::Where),
+            "IsNaN" => self.simple(&cx, Op::IsNaN),
+            "Softmax" => self.softmax(&cx, &a),
+            "LayerNormalization" => self.layer_norm(&cx, &a),
+            "ReduceMean" => self.reduce(&cx, &a, ReduceKind::Mean),
+            "ReduceSum" => self.reduce(&cx, &a, ReduceKind::Sum),
+            "ReduceMax" => self.reduce(&cx, &a, ReduceKind::Max),
+            "ReduceMin" => self.reduce(&cx, &a, ReduceKind::Min),
+            "Shape" | "Size" | "ConstantOfShape" | "Range" => Err(
+                cx.err("its inputs must be constants (weft evaluates shape arithmetic at import)")
+            ),
             op => match elementwise(op, &a)? {
                 Some(op) => self.simple(&cx, op),
                 // The version table lists an op this match does not: a weft bug, refused
@@ -115,10 +141,19 @@ impl Importer<'_> {
     }
 
     /// Input `i` as a graph tensor (a constant becomes a weight).
-    fn data(&mut self, cx: &Ctx, i: usize) -> Result<TensorId, ImportError> {
+    pub(super) fn data(&mut self, cx: &Ctx, i: usize) -> Result<TensorId, ImportError> {
         let name = cx
             .input(i)
             .ok_or_else(|| cx.err(format!("input {i} is missing")))?;
+        // An integer constant becomes an i32 tensor whose values the graph keeps in f32:
+        // exact to 2^24, far past any index or token id.
+        if let Some(v) = self.consts.get(name).and_then(|c| c.ints())
+            && let Some(big) = v.iter().find(|x| x.unsigned_abs() > 1 << 24)
+        {
+            return Err(cx.err(format!(
+                "input {i} `{name}` holds the integer {big}, beyond what weft's integer tensors keep exactly (2^24)"
+            )));
+        }
         self.value(name).ok_or_else(|| ImportError::Undefined {
             node: cx.name.clone(),
             input: name.to_string(),
@@ -126,7 +161,7 @@ impl Importer<'_> {
     }
 
     /// Input `i` as a graph tensor, where given.
-    fn opt_data(&mut self, cx: &Ctx, i: usize) -> Result<Option<TensorId>, ImportError> {
+    pub(super) fn opt_data(&mut self, cx: &Ctx, i: usize) -> Result<Option<TensorId>, ImportError> {
         match cx.input(i) {
             None => Ok(None),
             Some(_) => self.data(cx, i).map(Some),
@@ -135,7 +170,7 @@ impl Importer<'_> {
 
     /// Input `i` (a shape, a bound, a flag) as a constant, where given; a computed value
     /// there is refused, since weft's shapes are fixed at import.
-    fn konst(&self, cx: &Ctx, i: usize) -> Result<Option<&Const>, ImportError> {
+    pub(super) fn konst(&self, cx: &Ctx, i: usize) -> Result<Option<&Const>, ImportError> {
         let Some(name) = cx.input(i) else {
             return Ok(None);
         };
@@ -153,12 +188,17 @@ impl Importer<'_> {
         })
     }
 
-    fn shape(&self, id: TensorId) -> Vec<usize> {
+    pub(super) fn shape(&self, id: TensorId) -> Vec<usize> {
         self.graph.tensor(id).shape.clone()
     }
 
     /// Adds a node computing the node's first output from `inputs`.
-    fn emit(&mut self, cx: &Ctx, op: Op, inputs: Vec<TensorId>) -> Result<(), ImportError> {
+    pub(super) fn emit(
+        &mut self,
+        cx: &Ctx,
+        op: Op,
+        inputs: Vec<TensorId>,
+    ) -> Result<(), ImportError> {
         let out = cx.output()?.to_string();
         let id = self
             .graph
@@ -168,7 +208,12 @@ impl Importer<'_> {
     }
 
     /// Refuses outputs from `from` on that something uses (weft's ops have one output).
-    fn refuse_used_outputs(&self, cx: &Ctx, from: usize, what: &str) -> Result<(), ImportError> {
+    pub(super) fn refuse_used_outputs(
+        &self,
+        cx: &Ctx,
+        from: usize,
+        what: &str,
+    ) -> Result<(), ImportError> {
         for (k, name) in cx.node.output.iter().enumerate().skip(from) {
             if !name.is_empty() && self.used.contains(name) {
                 return Err(cx.err(format!(

@@ -23,8 +23,10 @@ pub enum ConstData {
     /// float, float16 or double, held in f32; `dtype` is what the graph runs it in
     /// (F16 for float16, F32 otherwise).
     Float { values: ArrayD<f32>, dtype: DType },
-    /// Any integer type or bool, held in i64 (shapes, axes, flags).
+    /// Any integer type, held in i64 (shapes, axes, indices).
     Int(Vec<i64>),
+    /// Bools, as 0 and 1 (masks).
+    Bool(Vec<i64>),
 }
 
 impl Const {
@@ -33,10 +35,10 @@ impl Const {
         self.dims.iter().product()
     }
 
-    /// The elements as integers, if they are integers.
+    /// The elements as integers, if they are integers or bools.
     pub fn ints(&self) -> Option<&[i64]> {
         match &self.data {
-            ConstData::Int(v) => Some(v),
+            ConstData::Int(v) | ConstData::Bool(v) => Some(v),
             ConstData::Float { .. } => None,
         }
     }
@@ -47,22 +49,30 @@ impl Const {
             return None;
         }
         match &self.data {
-            ConstData::Int(v) => v.first().map(|&v| v as f64),
+            ConstData::Int(v) | ConstData::Bool(v) => v.first().map(|&v| v as f64),
             ConstData::Float { values, .. } => values.iter().next().map(|&v| f64::from(v)),
         }
     }
 
-    /// The value as an f32 array in the graph's dtype (integers converted: the only
-    /// integer tensors a float op reads in a valid model are Pow's exponents).
+    /// The value as a graph holds it: an f32 array and the graph's dtype (integers are
+    /// i32 tensors, bools bool ones, their values in f32).
     pub fn to_float(&self) -> (ArrayD<f32>, DType) {
+        let array = |v: &[i64]| {
+            ArrayD::from_shape_vec(IxDyn(&self.dims), v.iter().map(|&x| x as f32).collect())
+                .expect("element count checked when decoded")
+        };
         match &self.data {
             ConstData::Float { values, dtype } => (values.clone(), *dtype),
-            ConstData::Int(v) => {
-                let values = v.iter().map(|&x| x as f32).collect();
-                let array = ArrayD::from_shape_vec(IxDyn(&self.dims), values)
-                    .expect("element count checked when decoded");
-                (array, DType::F32)
-            }
+            ConstData::Int(v) => (array(v), DType::I32),
+            ConstData::Bool(v) => (array(v), DType::Bool),
+        }
+    }
+
+    /// The elements as f64, whatever their kind.
+    pub fn to_f64(&self) -> Vec<f64> {
+        match &self.data {
+            ConstData::Float { values, .. } => values.iter().map(|&v| f64::from(v)).collect(),
+            ConstData::Int(v) | ConstData::Bool(v) => v.iter().map(|&v| v as f64).collect(),
         }
     }
 }
@@ -174,7 +184,11 @@ pub fn decode(t: &TensorProto, name: &str) -> Result<Const, ImportError> {
             | DataType::Uint16
             | DataType::Uint8
             | DataType::Bool),
-        ) => ConstData::Int(if raw.is_empty() {
+        ) => (if ty == DataType::Bool {
+            ConstData::Bool
+        } else {
+            ConstData::Int
+        })(if raw.is_empty() {
             counted(t.int32_data.len(), "int32_data values")?;
             t.int32_data.iter().map(|&v| i64::from(v)).collect()
         } else {

@@ -1,0 +1,266 @@
+//! Row reductions by the rule-based schedules: ReduceSum/Mean/Max/Min as one reduction
+//! kernel, softmax and layer norm as a few kernels each — their statistics per row
+//! (max and sum; mean and variance), each one thread per row with the row in a register
+//! loop, then one thread per element normalizing, with the group's epilogue fused into
+//! that last kernel's store. The inputs' prologues are inlined into every kernel that
+//! reads them.
+//!
+//! This is right for any row length on every target; a row per block or per warp (one
+//! kernel, the row read once) is the faster schedule that replaces it for long rows.
+
+use weft_graph::op::ReduceKind;
+use weft_graph::partition::Group;
+use weft_graph::{Graph, Op, TensorId};
+use weft_ir::func::{Func, Param, Stmt};
+use weft_ir::prelude::*;
+
+use super::rules;
+use super::values::{Values, broadcast_index, in_logical_order};
+
+/// ReduceSum/Mean/Max/Min of group `group` as a te reduction over the output's
+/// dimensions in `order` (its memory order).
+pub(crate) fn reduced(
+    g: &Graph,
+    group: &Group,
+    vals: &Values,
+    order: &[usize],
+) -> Result<Buffer, String> {
+    let node = &g.nodes[group.root.0];
+    let Op::Reduce {
+        kind,
+        axes,
+        keep_dims,
+    } = &node.op
+    else {
+        return Err(format!("{} is not a Reduce", node.op.name()));
+    };
+    let x = node.inputs[0];
+    let xs = g.tensor(x).shape.clone();
+    let ys = &g.tensor(node.output).shape;
+    let reduce: Vec<IterVar> = axes
+        .iter()
+        .map(|&a| te::reduce_axis(&format!("r{a}"), xs[a] as i64))
+        .collect();
+    let count: usize = axes.iter().map(|&a| xs[a]).product();
+    let out_axes: Vec<(String, i64)> = order
+        .iter()
+        .map(|&d| (format!("i{d}"), ys[d] as i64))
+        .collect();
+    let out_axes: Vec<(&str, i64)> = out_axes.iter().map(|(n, e)| (n.as_str(), *e)).collect();
+    Ok(te::compute("reduced", &out_axes, |ix| {
+        let ix = in_logical_order(order, ix);
+        // The input's index: reduced dimensions from the reduce axes, the others from
+        // the output's (skipping its kept 1s, or in order where they were dropped).
+        let mut kept = ix.iter();
+        let at: Vec<Expr> = (0..xs.len())
+            .map(|d| match axes.iter().position(|&a| a == d) {
+                Some(k) => {
+                    if *keep_dims {
+                        kept.next();
+                    }
+                    reduce[k].expr()
+                }
+                None => kept.next().cloned().unwrap_or_else(|| Expr::int(0)),
+            })
+            .collect();
+        let v = vals.at(x, &at);
+        let refs: Vec<&IterVar> = reduce.iter().collect();
+        match kind {
+            ReduceKind::Sum => te::sum(v, &refs),
+            ReduceKind::Mean => te::sum(v * (1.0 / count as f64) as f32, &refs),
+            ReduceKind::Max => te::max(v, &refs),
+            ReduceKind::Min => te::min(v, &refs),
+        }
+    }))
+}
+
+/// Softmax or layer norm of group `group` as one function of a few kernels; `output`
+/// makes the group's stored output once the root's value is set.
+pub(crate) fn lower<'g>(
+    g: &'g Graph,
+    group: &Group,
+    vals: &Values<'g>,
+    name: &str,
+    output: impl Fn(&Values) -> Buffer,
+) -> Result<(Func, String), String> {
+    let node = &g.nodes[group.root.0];
+    let x = node.inputs[0];
+    let xs = g.tensor(x).shape.clone();
+    // The row's dimensions, and the rest (one statistic each).
+    let row_dims: Vec<usize> = match node.op {
+        Op::Softmax { axis } => vec![axis],
+        Op::LayerNorm { axis, .. } => (axis..xs.len()).collect(),
+        _ => return Err(format!("{} is not softmax or layer norm", node.op.name())),
+    };
+    let outer: Vec<usize> = (0..xs.len()).filter(|d| !row_dims.contains(d)).collect();
+    let stat_axes: Vec<(String, i64)> = outer
+        .iter()
+        .map(|&d| (format!("i{d}"), xs[d] as i64))
+        .collect();
+    let stat_axes: Vec<(&str, i64)> = if stat_axes.is_empty() {
+        vec![("i", 1)]
+    } else {
+        stat_axes.iter().map(|(n, e)| (n.as_str(), *e)).collect()
+    };
+    let n: usize = row_dims.iter().map(|&d| xs[d]).product();
+    // x at statistic index `s` (over `outer`) and row index `r` (over `row_dims`).
+    let x_at = |s: &[Expr], r: &[Expr]| -> Expr {
+        let mut at = vec![Expr::int(0); xs.len()];
+        for (k, &d) in outer.iter().enumerate() {
+            at[d] = s[k].clone();
+        }
+        for (k, &d) in row_dims.iter().enumerate() {
+            at[d] = r[k].clone();
+        }
+        vals.at(x, &at)
+    };
+    // An element's statistic index: its outer dimensions.
+    let outer_dims = outer.clone();
+    let stat_of = move |ix: &[Expr]| -> Vec<Expr> {
+        if outer_dims.is_empty() {
+            vec![Expr::int(0)]
+        } else {
+            outer_dims.iter().map(|&d| ix[d].clone()).collect()
+        }
+    };
+    let reduce_axes = || -> Vec<IterVar> {
+        row_dims
+            .iter()
+            .map(|&d| te::reduce_axis(&format!("r{d}"), xs[d] as i64))
+            .collect()
+    };
+    let exprs = |v: &[IterVar]| -> Vec<Expr> { v.iter().map(IterVar::expr).collect() };
+    let stat_index = |s: &[Expr]| -> Vec<Expr> {
+        if outer.is_empty() {
+            Vec::new()
+        } else {
+            s.to_vec()
+        }
+    };
+    match node.op {
+        Op::Softmax { .. } => {
+            let r = reduce_axes();
+            let refs: Vec<&IterVar> = r.iter().collect();
+            let max = te::compute("row_max", &stat_axes, |s| {
+                te::max(x_at(&stat_index(s), &exprs(&r)), &refs)
+            });
+            let f_max = stage(&format!("{name}_max"), vals, &max, &[])?;
+            let r = reduce_axes();
+            let refs: Vec<&IterVar> = r.iter().collect();
+            let sum = te::compute("row_sum", &stat_axes, |s| {
+                let v = x_at(&stat_index(s), &exprs(&r)) - max.at(s);
+                te::sum(te::exp(v), &refs)
+            });
+            let f_sum = stage(&format!("{name}_sum"), vals, &sum, &[&max])?;
+            let (max_read, sum_read) = (max.clone(), sum.clone());
+            vals.set_root_reading(
+                node.output,
+                Box::new(move |v: &Values, ix: &[Expr]| {
+                    let s = stat_of(ix);
+                    te::exp(v.at(x, ix) - max_read.at(&s)) / sum_read.at(&s)
+                }),
+            );
+            let out = output(vals);
+            let f_out = rules::injective(name, &inputs(vals, &[&max, &sum]), &out)?;
+            Ok((
+                chain(name, vec![f_max, f_sum, f_out], &[max, sum]),
+                format!(
+                    "rule: softmax over rows of {n}, max and sum one thread per row, then one thread per element"
+                ),
+            ))
+        }
+        Op::LayerNorm { epsilon, .. } => {
+            let inv_n = (1.0 / n as f64) as f32;
+            let r = reduce_axes();
+            let refs: Vec<&IterVar> = r.iter().collect();
+            let mean = te::compute("row_mean", &stat_axes, |s| {
+                te::sum(x_at(&stat_index(s), &exprs(&r)) * inv_n, &refs)
+            });
+            let f_mean = stage(&format!("{name}_mean"), vals, &mean, &[])?;
+            let r = reduce_axes();
+            let refs: Vec<&IterVar> = r.iter().collect();
+            // Two passes (mean, then the mean square of the difference): no
+            // cancellation where the mean is large against the spread.
+            let var = te::compute("row_var", &stat_axes, |s| {
+                let d = x_at(&stat_index(s), &exprs(&r)) - mean.at(s);
+                te::sum(d.clone() * d * inv_n, &refs)
+            });
+            let f_var = stage(&format!("{name}_var"), vals, &var, &[&mean])?;
+            let (mean_read, var_read) = (mean.clone(), var.clone());
+            let (scale, bias) = (node.inputs[1], node.inputs.get(2).copied());
+            let params_at = move |v: &Values, t: TensorId, ix: &[Expr]| -> Expr {
+                let normalized: Vec<Expr> = row_dims.iter().map(|&d| ix[d].clone()).collect();
+                v.at(t, &broadcast_index(&g.tensor(t).shape, &normalized))
+            };
+            vals.set_root_reading(
+                node.output,
+                Box::new(move |v: &Values, ix: &[Expr]| {
+                    let s = stat_of(ix);
+                    let k = te::rsqrt(var_read.at(&s) + epsilon as f32);
+                    let y = (v.at(x, ix) - mean_read.at(&s)) * k * params_at(v, scale, ix);
+                    match bias {
+                        Some(b) => y + params_at(v, b, ix),
+                        None => y,
+                    }
+                }),
+            );
+            let out = output(vals);
+            let f_out = rules::injective(name, &inputs(vals, &[&mean, &var]), &out)?;
+            Ok((
+                chain(name, vec![f_mean, f_var, f_out], &[mean, var]),
+                format!(
+                    "rule: layer norm over rows of {n}, mean and variance one thread per row, then one thread per element"
+                ),
+            ))
+        }
+        _ => unreachable!("checked above"),
+    }
+}
+
+/// The group's buffers read so far, then `temps`.
+fn inputs(vals: &Values, temps: &[&Buffer]) -> Vec<Buffer> {
+    let mut v: Vec<Buffer> = vals.buffers().into_iter().map(|(_, b)| b).collect();
+    v.extend(temps.iter().map(|&b| b.clone()));
+    v
+}
+
+/// One statistic per row by the reduction rule, reading the earlier statistics `deps`
+/// as inputs (not recomputing them).
+fn stage(name: &str, vals: &Values, stat: &Buffer, deps: &[&Buffer]) -> Result<Func, String> {
+    rules::reduction(name, &inputs(vals, deps), stat, stat)
+}
+
+/// One function running `parts` in order; `temps` (the output of every part but the
+/// last) become global temporaries. Each part is one kernel.
+fn chain(name: &str, parts: Vec<Func>, temps: &[Buffer]) -> Func {
+    let last = parts.len() - 1;
+    let mut params: Vec<Param> = Vec::new();
+    let mut allocs = Vec::new();
+    let mut bodies = Vec::new();
+    let mut hints = Vec::new();
+    let mut output = None;
+    for (i, f) in parts.into_iter().enumerate() {
+        for p in &f.params {
+            let temp = matches!(p, Param::Buffer(b) if temps.contains(b));
+            if i == last && Some(p) == f.params.last() {
+                output = Some(p.clone());
+            } else if !temp && !params.contains(p) {
+                params.push(p.clone());
+            }
+        }
+        allocs.extend(f.allocs);
+        bodies.push(f.body);
+        let mut h = f.kernel_hints;
+        h.resize(1, Default::default());
+        hints.extend(h);
+    }
+    params.extend(output);
+    allocs.extend(temps.iter().cloned());
+    Func {
+        name: name.to_string(),
+        params,
+        allocs,
+        body: Stmt::seq(bodies),
+        kernel_hints: hints,
+    }
+}
