@@ -53,3 +53,40 @@ fn zoo_models_match_onnx_runtime() {
         assert!(err <= TOLERANCE, "{name}: {err:.2e} above {TOLERANCE:e}");
     }
 }
+
+/// Tiny BERT and GPT-2 (the Hugging Face architectures, random weights) exported by
+/// PyTorch 2.11's two ONNX exporters (`fixtures/export_transformers.py`; the TorchScript
+/// exporter fails on GPT-2's `aten::diff`): imported by weft, compiled and run on the
+/// interpreter and on lavapipe, against ONNX Runtime on the same file and inputs (token
+/// ids and a 0/1 attention mask drawn by `weft_graph::inputs`).
+#[test]
+fn transformers_exported_by_pytorch_match_onnx_runtime() {
+    if let Some(why) = common::python_missing() {
+        common::skip("onnxruntime", &why);
+        return;
+    }
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    for target in ["cpu", "vulkan"] {
+        let Some(mut dev) = open_or_skip(target) else {
+            continue;
+        };
+        for name in ["bert_tiny_dynamo", "bert_tiny_legacy", "gpt2_tiny_dynamo"] {
+            let file = fixtures.join(format!("{name}.onnx"));
+            let g = load(&file, &ImportOptions::default()).unwrap();
+            let inputs = weft_graph::inputs::random_inputs(&g, 7);
+            let Some(ort) = common::ort_run(&file, &inputs) else {
+                return;
+            };
+            let model = CompiledModel::compile(&g, &dev.limits()).unwrap();
+            let loaded = model.load(dev.as_mut()).unwrap();
+            let got = loaded.run(&model, dev.as_mut(), &inputs).unwrap();
+            loaded.free(dev.as_mut());
+            assert_eq!(got.len(), ort.len(), "{name}: outputs");
+            for (k, (w, o)) in got.iter().zip(&ort).enumerate() {
+                let err = common::relative_error(&w.mapv(f64::from), o).unwrap();
+                eprintln!("{name} output {k} on {target}: weft vs ONNX Runtime {err:.2e}");
+                assert!(err <= TOLERANCE, "{name} output {k} on {target}: {err:.2e}");
+            }
+        }
+    }
+}

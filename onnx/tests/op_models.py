@@ -137,6 +137,55 @@ for op, attrs, low, high, opset in [
     case(f"unary_{op.lower()}{suffix}", op, {"x": [2, 3, 5, 7]}, attrs, opset=opset, low=low, high=high)
 
 
+# Index maps (transformers).
+X3 = {"x": [2, 5, 7]}
+case("transpose_default", "Transpose", X3)
+case("transpose_perm", "Transpose", X4, {"perm": [0, 2, 3, 1]})
+I64 = lambda *v: np.array(v, dtype=np.int64)  # noqa: E731
+case("slice_basic", "Slice", X3, {}, {"s": I64(1, 2), "e": I64(-1, 6), "a": I64(1, 2)})
+case("slice_steps_negative", "Slice", X3, {}, {"s": I64(-1, 0), "e": I64(-100, 7), "a": I64(2, 0), "k": I64(-2, 1)})
+case("slice_int64_max", "Slice", X3, {}, {"s": I64(1), "e": I64(2**63 - 1)}, node_inputs=["x", "s", "e"])
+case("slice_no_axes_steps", "Slice", X3, {}, {"s": I64(0, 1, 2), "e": I64(2, 4, 7)})
+case("split_equal_opset18", "Split", X3, {"axis": 2, "num_outputs": 3}, opset=18, outputs=3)
+case("split_sizes", "Split", X3, {"axis": 1}, {"split": I64(2, 3)}, outputs=2)
+case("squeeze", "Squeeze", {"x": [1, 5, 1, 7]}, {}, {"axes": I64(0, -2)})
+case("squeeze_all_ones", "Squeeze", {"x": [1, 5, 1, 7]})
+case("unsqueeze", "Unsqueeze", X3, {}, {"axes": I64(0, -1)})
+case("expand", "Expand", {"x": [3, 1]}, {}, {"shape": I64(2, 1, 7)})
+case("where", "Where", {"c": ([2, 1, 7], "bool"), "p": [5, 7], "q": [2, 5, 1]})
+case("isnan", "IsNaN", {}, {}, {"x": np.array([1.0, np.nan, -2.0, np.nan], dtype=np.float32)})
+case("cast_to_int64", "Cast", X3, {"to": TensorProto.INT64}, low=-5, high=5)
+case("cast_to_bool", "Cast", X3, {"to": TensorProto.BOOL}, low=-1, high=1)
+case("cast_int_to_float", "Cast", {"x": ([3, 4], "int64", 50)}, {"to": TensorProto.FLOAT})
+case("gather_embedding", "Gather", {"i": ([2, 7], "int64", 9)}, {}, {"w": rand(9, 5)}, node_inputs=["w", "i"])
+case("gather_axis1_const", "Gather", X3, {"axis": 1}, {"i": I64(4, -1, 0, 0)})
+case("gather_scalar_index", "Gather", X3, {"axis": -1}, {"i": np.array(3, dtype=np.int64)})
+case("gather_elements", "GatherElements", X3, {"axis": 2}, {"i": np.random.default_rng(3).integers(-7, 7, size=(2, 5, 4))})
+case("gather_nd", "GatherND", X3, {}, {"i": I64(1, 4, 0, 2).reshape(2, 2)})
+case("gather_nd_full", "GatherND", X3, {}, {"i": I64(1, 4, 6, 0, 0, 0).reshape(2, 3)})
+# Row reductions.
+case("softmax_last", "Softmax", X3, low=-8, high=8)
+case("softmax_axis1", "Softmax", X3, {"axis": 1}, low=-8, high=8)
+case("layer_norm", "LayerNormalization", X3, {"epsilon": 1e-3}, {"g": rand(7), "b": rand(7)}, opset=17)
+case("layer_norm_two_axes_no_bias", "LayerNormalization", X3, {"axis": -2}, {"g": rand(5, 7)}, opset=17)
+case("layer_norm_broadcast_scale", "LayerNormalization", X3, {"axis": 1}, {"g": rand(1, 7), "b": rand(5, 1)}, opset=17)
+for kind in ["Mean", "Sum", "Max", "Min"]:
+    axes_input = kind == "Sum"
+    case(f"reduce_{kind.lower()}_keep", f"Reduce{kind}", X4, {} if axes_input else {"axes": [1, -1]},
+         {"axes": I64(1, -1)} if axes_input else {}, opset=13)
+    case(f"reduce_{kind.lower()}_drop_opset18", f"Reduce{kind}", X4, {"keepdims": 0}, {"axes": I64(2)}, opset=18)
+    case(f"reduce_{kind.lower()}_all", f"Reduce{kind}", X3, {"keepdims": 0}, opset=18)
+# Comparisons and logic.
+for op in ["Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"]:
+    case(f"compare_{op.lower()}", op, {"a": [3, 5], "b": [5]}, low=-1, high=1,
+         consts={} if op != "Equal" else {}, opset=16)
+case("compare_equal_int", "Equal", {"a": ([3, 5], "int64", 3), "b": ([5], "int64", 3)})
+for op in ["And", "Or", "Xor"]:
+    case(f"logic_{op.lower()}", op, {"a": ([3, 5], "bool"), "b": ([5], "bool")})
+case("logic_not", "Not", {"a": ([3, 5], "bool")})
+case("pow_int_exponent", "Pow", {"x": [3, 5]}, {}, {"p": np.array(3, dtype=np.int64)}, low=-2, high=2)
+
+
 def ir_version(opset):
     return 8 if opset <= 18 else 9 if opset <= 20 else 10
 
@@ -145,12 +194,20 @@ def build(out, spec):
     name, op, inputs, attrs, consts, opset, outputs, low, high, node_inputs = spec
     d = os.path.join(out, name)
     os.makedirs(d, exist_ok=True)
-    ins = [helper.make_tensor_value_info(k, TensorProto.FLOAT, s) for k, s in inputs.items()]
+    # An input is a shape (float, uniform in [low, high)), or (shape, "int64", high) —
+    # uniform integers in [-high, high), negative indices included — or (shape, "bool").
+    def typed(spec):
+        if isinstance(spec, tuple):
+            return spec[0], TensorProto.INT64 if spec[1] == "int64" else TensorProto.BOOL
+        return spec, TensorProto.FLOAT
+
+    ins = [helper.make_tensor_value_info(k, typed(v)[1], typed(v)[0]) for k, v in inputs.items()]
     inits = [numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()]
     names = node_inputs or list(inputs) + list(consts)
     outs = ["y"] + [f"extra{i}" for i in range(1, outputs)]
     node = helper.make_node(op, names, outs, name=f"{name}_node", **attrs)
-    graph = helper.make_graph([node], name, ins, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    # The output's type is left to inference: comparisons give bool, Cast what it names.
+    graph = helper.make_graph([node], name, ins, [helper.make_empty_tensor_value_info("y")], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = ir_version(opset)
     path = os.path.join(d, "model.onnx")
@@ -158,8 +215,14 @@ def build(out, spec):
         f.write(model.SerializeToString())
     feeds = {}
     for k, (n, s) in enumerate(inputs.items()):
-        x = rng.uniform(low, high, size=s).astype(np.float32)
-        np.save(os.path.join(d, f"input_{k}.npy"), x)
+        if isinstance(s, tuple) and s[1] == "int64":
+            x = rng.integers(-s[2], s[2], size=s[0]).astype(np.int64)
+        elif isinstance(s, tuple):
+            x = rng.integers(0, 2, size=s[0]).astype(np.bool_)
+        else:
+            x = rng.uniform(low, high, size=s).astype(np.float32)
+        # weft takes every input as f32 (integers exact to 2^24).
+        np.save(os.path.join(d, f"input_{k}.npy"), x.astype(np.float32))
         feeds[n] = x
     opts = ort.SessionOptions()
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL

@@ -65,3 +65,70 @@ fn single_op_models_match_onnx_runtime() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Every single-op model compiled by weft's model compiler and run on a device, against
+/// ONNX Runtime: the kernels (rule-based schedules, templates, index maps, gathers,
+/// row reductions) rather than the reference.
+fn single_op_models_run_on(target: &str) {
+    if let Some(why) = common::python_missing() {
+        common::skip("onnxruntime", &why);
+        return;
+    }
+    let Some(mut dev) = weft_testkit::devices::open_or_skip(target) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    common::python("op_models.py", &[dir.path()]);
+    let mut cases: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    cases.sort();
+    let mut failures = Vec::new();
+    for case in &cases {
+        let name = case.file_name().unwrap().to_string_lossy().into_owned();
+        let graph = load(&case.join("model.onnx"), &ImportOptions::default()).unwrap();
+        // A model of constants only (IsNaN of an initializer) has no kernel to run.
+        if graph.inputs.is_empty() {
+            continue;
+        }
+        let inputs = common::read_npys(case, "input");
+        let want = common::read_npys(case, "output");
+        let mut run = || -> Result<Vec<ArrayD<f32>>, String> {
+            let model = weft_model::CompiledModel::compile(&graph, &dev.limits())
+                .map_err(|e| e.to_string())?;
+            let loaded = model.load(dev.as_mut()).map_err(|e| e.to_string())?;
+            let got = loaded.run(&model, dev.as_mut(), &inputs);
+            loaded.free(dev.as_mut());
+            got.map_err(|e| e.to_string())
+        };
+        match run() {
+            Ok(got) => match common::relative_error(&got[0].mapv(f64::from), &want[0]) {
+                Ok(err) if err <= KERNEL_TOLERANCE => {}
+                Ok(err) => failures.push(format!("{name}: relative error {err:e}")),
+                Err(e) => failures.push(format!("{name}: {e}")),
+            },
+            Err(e) => failures.push(format!("{name}: {e}")),
+        }
+    }
+    eprintln!(
+        "{} single-op models on {target}, {} failed",
+        cases.len(),
+        failures.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Kernels compute in f32 with their own summation orders and f32 transcendentals.
+const KERNEL_TOLERANCE: f64 = 2e-5;
+
+#[test]
+fn single_op_models_run_on_lavapipe() {
+    single_op_models_run_on("vulkan");
+}
+
+#[test]
+fn single_op_models_run_in_the_interpreter() {
+    single_op_models_run_on("cpu");
+}

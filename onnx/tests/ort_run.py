@@ -14,8 +14,11 @@ def main() -> None:
     # weft compares with the model as written, not as ONNX Runtime would rewrite it.
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     sess = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
+    # weft's inputs are f32; an integer or bool input is cast to the type the model takes.
+    types = {"tensor(int64)": np.int64, "tensor(int32)": np.int32, "tensor(bool)": np.bool_,
+             "tensor(float16)": np.float16}
     feeds = {
-        i.name: np.load(os.path.join(d, f"input_{k}.npy"))
+        i.name: np.load(os.path.join(d, f"input_{k}.npy")).astype(types.get(i.type, np.float32))
         for k, i in enumerate(sess.get_inputs())
     }
     for k, y in enumerate(sess.run(None, feeds)):

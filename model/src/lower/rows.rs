@@ -46,9 +46,17 @@ pub(crate) fn reduced(
         .iter()
         .map(|&d| (format!("i{d}"), ys[d] as i64))
         .collect();
-    let out_axes: Vec<(&str, i64)> = out_axes.iter().map(|(n, e)| (n.as_str(), *e)).collect();
+    let mut out_axes: Vec<(&str, i64)> = out_axes.iter().map(|(n, e)| (n.as_str(), *e)).collect();
+    if out_axes.is_empty() {
+        // A reduction to a scalar: one output, one thread.
+        out_axes.push(("i", 1));
+    }
     Ok(te::compute("reduced", &out_axes, |ix| {
-        let ix = in_logical_order(order, ix);
+        let ix = if order.is_empty() {
+            Vec::new()
+        } else {
+            in_logical_order(order, ix)
+        };
         // The input's index: reduced dimensions from the reduce axes, the others from
         // the output's (skipping its kept 1s, or in order where they were dropped).
         let mut kept = ix.iter();
