@@ -51,8 +51,8 @@ pub enum Command {
     /// and Apple offline, and rewrite the results page, its charts (PNG and SVG) and
     /// `report.json`: the figures in `docs/` come from this command.
     Report(ReportArgs),
-    /// Whole models (`zoo:resnet50`, `zoo:inception_v3`, `zoo:mobilenet_v2`, or an
-    /// `.onnx` file): `run`, `graph`.
+    /// Whole models (`zoo:resnet50`, `zoo:inception_v3`, `zoo:mobilenet_v2`,
+    /// `zoo:bert_base`, `zoo:gpt2`, or an `.onnx` file): `run`, `graph`.
     Model(crate::model_args::ModelArgs),
 }
 

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-/// Whole models: `zoo:NAME` (resnet50, inception_v3, mobilenet_v2) or an `.onnx` file.
+/// Whole models: `zoo:NAME` (resnet50, inception_v3, mobilenet_v2, bert_base, gpt2) or an `.onnx` file.
 #[derive(Debug, Args)]
 pub struct ModelArgs {
     #[command(subcommand)]
@@ -51,6 +51,9 @@ pub struct ModelSource {
     /// Input height and width of a zoo model (default: the model's own, 224 or 299).
     #[arg(long)]
     pub resolution: Option<u32>,
+    /// Tokens per sequence of a zoo transformer (`zoo:bert_base`, `zoo:gpt2`; default 128).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub seq: Option<u32>,
     /// Element type: f32 (no TF32), or f16 with f32 accumulation.
     #[arg(long, value_enum, default_value_t = ModelDType::F32)]
     pub dtype: ModelDType,

@@ -25,6 +25,7 @@ pub(crate) fn load(source: &ModelSource) -> Result<Graph, CliError> {
     let instance = Instance {
         batch: source.batch as usize,
         resolution: source.resolution.map(|r| r as usize),
+        seq: source.seq.map(|s| s as usize),
     };
     models::load(&source.model, instance).map_err(|e| CliError::Model(e.to_string()))
 }

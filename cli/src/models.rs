@@ -23,12 +23,14 @@ pub enum ModelFileError {
     Npy { path: PathBuf, reason: String },
 }
 
-/// How a model is instantiated: batch and resolution (zoo models; an ONNX model's
-/// symbolic batch dimension).
+/// How a model is instantiated: batch, resolution and sequence length (zoo models; an
+/// ONNX model's symbolic batch dimension).
 #[derive(Clone, Copy, Debug)]
 pub struct Instance {
     pub batch: usize,
     pub resolution: Option<usize>,
+    /// Tokens per sequence (zoo transformers).
+    pub seq: Option<usize>,
 }
 
 /// The graph of `model`: `zoo:NAME` built at `instance`, or an ONNX file imported with
@@ -40,6 +42,9 @@ pub fn load(model: &str, instance: Instance) -> Result<Graph, ModelFileError> {
         opts.batch = instance.batch;
         if let Some(r) = instance.resolution {
             opts.resolution = r;
+        }
+        if let Some(s) = instance.seq {
+            opts.seq = s;
         }
         return zoo::build(name, &opts).map_err(|e| ModelFileError::Zoo(e.to_string()));
     }

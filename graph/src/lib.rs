@@ -9,7 +9,6 @@
 pub mod builder;
 pub mod graph;
 pub mod infer;
-mod infer_index;
 pub mod inputs;
 pub mod op;
 pub mod partition;

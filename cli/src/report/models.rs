@@ -100,6 +100,7 @@ pub(crate) fn measure(
                 model: model.clone(),
                 batch,
                 resolution,
+                seq: None,
                 dtype,
             };
             let g = load(&source)?;

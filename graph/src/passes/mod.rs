@@ -2,7 +2,8 @@
 //! computes the same outputs (checked against the float64 reference in its tests).
 //!
 //! [`optimize`] runs them in the order a compiler wants them: identities out first (so
-//! that batch norms meet their convolutions), constants folded, batch norms folded into
+//! that batch norms meet their convolutions), constants folded, decomposed layer norms
+//! made one node, batch norms folded into
 //! the convolutions before them, and what no output needs any more removed.
 //! [`assign_precision`] is not among them: it takes the precision a model is compiled
 //! for, and runs after them; [`assign_weight_layouts`] runs last (storage only, as the
@@ -12,6 +13,7 @@ mod batch_norm;
 mod constants;
 mod dead;
 mod identity;
+mod layer_norm;
 mod precision;
 mod weight_layout;
 
@@ -19,6 +21,7 @@ pub use batch_norm::fold_batch_norms;
 pub use constants::fold_constants;
 pub use dead::remove_dead;
 pub use identity::remove_identities;
+pub use layer_norm::recognize_layer_norms;
 pub use precision::{Precision, assign_precision, memory_order};
 pub use weight_layout::assign_weight_layouts;
 
@@ -45,9 +48,10 @@ pub fn optimize(graph: &Graph) -> Result<(Graph, Vec<PassReport>), GraphError> {
     let mut g = graph.clone();
     let mut reports = Vec::new();
     type Pass = fn(&mut Graph) -> usize;
-    let passes: [(&'static str, Pass); 4] = [
+    let passes: [(&'static str, Pass); 5] = [
         ("remove identities", remove_identities),
         ("fold constants", fold_constants),
+        ("recognize layer norms", recognize_layer_norms),
         ("fold batch norms into convolutions", fold_batch_norms),
         ("remove dead nodes", remove_dead),
     ];

@@ -1,5 +1,5 @@
-//! Built-in models with seeded random weights: torchvision's ResNet-50, Inception v3 and
-//! MobileNetV2, layer for layer as `torch.onnx.export` writes them in eval mode before any
+//! Built-in models with seeded random weights: BERT-base and GPT-2 (see [`transformer`]),
+//! and torchvision's ResNet-50, Inception v3 and MobileNetV2, layer for layer as `torch.onnx.export` writes them in eval mode before any
 //! folding (Conv without bias → BatchNormalization → Relu, ReLU6 as `Clip(0, 6)`,
 //! residual `Add`, adaptive average pooling as `GlobalAveragePool`, `Flatten`, the
 //! classifier as `Gemm` with `transB`; dropout left out), so weft can compile and time
@@ -25,13 +25,20 @@ mod inception;
 mod mobilenet;
 mod net;
 mod resnet;
+pub mod transformer;
 
 use thiserror::Error;
 
 use crate::graph::{Graph, GraphError};
 
 /// The models [`build`] knows.
-pub const NAMES: &[&str] = &["resnet50", "inception_v3", "mobilenet_v2"];
+pub const NAMES: &[&str] = &[
+    "resnet50",
+    "inception_v3",
+    "mobilenet_v2",
+    "bert_base",
+    "gpt2",
+];
 
 /// What to build: the input's batch and square resolution, the weights' seed and the
 /// classifier's classes.
@@ -46,6 +53,8 @@ pub struct ZooOptions {
     /// last-bit differences of platforms' `exp`.
     pub seed: u64,
     pub classes: usize,
+    /// Tokens per sequence (the transformers; the CNNs ignore it).
+    pub seq: usize,
 }
 
 impl ZooOptions {
@@ -75,6 +84,7 @@ impl ZooOptions {
             resolution,
             seed: 0,
             classes: 1000,
+            seq: 128,
         }
     }
 }
@@ -98,6 +108,13 @@ pub enum ZooError {
     /// A batch of 0.
     #[error("the batch must be at least 1")]
     ZeroBatch,
+    /// A sequence of 0 tokens, or longer than the model's position embedding.
+    #[error("{model} takes sequences of 1 to {max} tokens, not {seq}")]
+    BadSeq {
+        model: &'static str,
+        seq: usize,
+        max: usize,
+    },
     /// A classifier of 0 classes.
     #[error("the classifier needs at least 1 class")]
     ZeroClasses,
@@ -126,12 +143,32 @@ pub fn build(name: &str, opts: &ZooOptions) -> Result<Graph, ZooError> {
             minimum,
         });
     }
+    if let Some(cfg) = transformer_config(model) {
+        if opts.seq == 0 || opts.seq > cfg.max_positions {
+            return Err(ZooError::BadSeq {
+                model,
+                seq: opts.seq,
+                max: cfg.max_positions,
+            });
+        }
+        return transformer::transformer(model, &cfg, opts.batch, opts.seq, opts.seed)
+            .map_err(|source| ZooError::Graph { model, source });
+    }
     let built = match model {
         "resnet50" => resnet::resnet50(opts),
         "inception_v3" => inception::inception_v3(opts),
         _ => mobilenet::mobilenet_v2(opts),
     };
     built.map_err(|source| ZooError::Graph { model, source })
+}
+
+/// The configuration of a zoo transformer, `None` for the CNNs.
+pub fn transformer_config(name: &str) -> Option<transformer::TransformerConfig> {
+    match name {
+        "bert_base" => Some(transformer::TransformerConfig::bert_base()),
+        "gpt2" => Some(transformer::TransformerConfig::gpt2()),
+        _ => None,
+    }
 }
 
 /// The resolution the model was designed for (224, or 299 for Inception v3).

@@ -253,7 +253,7 @@ fn errors_say_what_would_do() {
     assert!(matches!(err, ZooError::Unknown { .. }));
     assert_eq!(
         err.to_string(),
-        "no model `resnet18` in the zoo; it has resnet50, inception_v3, mobilenet_v2"
+        "no model `resnet18` in the zoo; it has resnet50, inception_v3, mobilenet_v2, bert_base, gpt2"
     );
     let err = build("inception_v3", &opts("inception_v3", 1, 74)).unwrap_err();
     assert_eq!(
@@ -349,5 +349,72 @@ fn mobilenet_v2_activations_stay_unit_scale() {
 fn activations_stay_unit_scale_at_full_resolution() {
     for name in NAMES {
         assert_unit_scale(name, default_resolution(name).unwrap());
+    }
+}
+
+#[test]
+fn transformers_have_hugging_faces_parameters() {
+    // Hugging Face's counts: BertModel (with its pooler) 109,482,240; GPT2Model
+    // 124,439,808. The zoo keeps only the position rows a sequence uses and token
+    // type 0's row (constants folded), and adds a scale per layer and GPT-2's masks.
+    for (name, hf, seq) in [("bert_base", 109_482_240, 16), ("gpt2", 124_439_808, 16)] {
+        let cfg = super::transformer_config(name).unwrap();
+        let o = ZooOptions {
+            seq,
+            ..ZooOptions::for_model(name).unwrap()
+        };
+        let g = build(name, &o).unwrap();
+        let h = cfg.hidden;
+        let mut dropped = (cfg.max_positions - seq) * h;
+        let mut added = cfg.layers;
+        if name == "bert_base" {
+            dropped += h;
+        } else {
+            added += cfg.layers * seq * seq;
+        }
+        assert_eq!(g.parameter_count() + dropped - added, hf, "{name}");
+        assert_eq!(g.tensor(g.inputs[0]).shape, [1, seq]);
+        assert_eq!(g.tensor(g.outputs[0]).shape, [1, seq, h]);
+    }
+    assert!(matches!(
+        build(
+            "gpt2",
+            &ZooOptions {
+                seq: 1025,
+                ..ZooOptions::for_model("gpt2").unwrap()
+            }
+        ),
+        Err(ZooError::BadSeq { max: 1024, .. })
+    ));
+}
+
+#[test]
+fn gpt2_attends_only_to_earlier_tokens_and_bert_to_all() {
+    use super::transformer::{Family, TransformerConfig, transformer};
+    use ndarray::{ArrayD, IxDyn};
+    for family in [Family::Gpt2, Family::Bert] {
+        let cfg = TransformerConfig::tiny(family);
+        let g = transformer("tiny", &cfg, 1, 6, 3).unwrap();
+        let ids = |last: f64| {
+            ArrayD::from_shape_vec(IxDyn(&[1, 6]), vec![5., 17., 3., 90., 41., last]).unwrap()
+        };
+        let a = &crate::reference::evaluate(&g, &[ids(8.0)]).unwrap()[0];
+        let b = &crate::reference::evaluate(&g, &[ids(60.0)]).unwrap()[0];
+        // Changing the last token changes the last position's state, and every earlier
+        // one's only where attention looks ahead (BERT), never for GPT-2.
+        let changed =
+            |pos: usize| (0..cfg.hidden).any(|j| (a[[0, pos, j]] - b[[0, pos, j]]).abs() > 1e-9);
+        assert!(changed(5), "{family:?}");
+        for pos in 0..5 {
+            assert_eq!(
+                changed(pos),
+                family == Family::Bert,
+                "{family:?} position {pos}"
+            );
+        }
+        // Layer norm at the end: every position's state has mean ≈ the bias mean and
+        // unit-scale spread, not blown up or vanished.
+        let sd = a.iter().map(|v| v * v).sum::<f64>() / a.len() as f64;
+        assert!((0.3..3.0).contains(&sd), "{family:?}: mean square {sd}");
     }
 }

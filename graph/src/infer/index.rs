@@ -4,7 +4,7 @@
 
 use weft_ir::dtype::DType;
 
-use crate::infer::{arity, broadcast, float, same_type};
+use super::{arity, broadcast, float, same_type};
 use crate::op::Op;
 use crate::tensor::Tensor;
 

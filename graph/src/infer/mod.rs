@@ -1,6 +1,8 @@
 //! Shape and dtype inference: what an op gives for its inputs, or what is wrong with
 //! them (the message names the input and what was expected; the graph adds the node).
 
+mod index;
+
 use weft_ir::dtype::DType;
 
 use crate::op::{Binary, Conv, Gemm, Op, Pool, Unary};
@@ -145,9 +147,9 @@ pub fn infer(op: &Op, inputs: &[&Tensor]) -> Result<(Vec<usize>, DType), String>
         | Op::Cast { .. }
         | Op::Gather { .. }
         | Op::GatherElements { .. }
-        | Op::GatherNd => crate::infer_index::infer(op, inputs),
+        | Op::GatherNd => index::infer(op, inputs),
         Op::Softmax { .. } | Op::LayerNorm { .. } | Op::Reduce { .. } => {
-            crate::infer_index::reduction(op, inputs)
+            index::reduction(op, inputs)
         }
         Op::MatMul => {
             arity(inputs, 2, 2)?;
