@@ -22,13 +22,7 @@ fn single_op_models_match_onnx_runtime() {
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
-    common::python("op_models.py", &[dir.path()]);
-    let mut cases: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    cases.sort();
+    let cases = built_cases(dir.path());
     assert!(cases.len() >= 100, "only {} cases built", cases.len());
     let mut failures = Vec::new();
     for case in &cases {
@@ -66,6 +60,18 @@ fn single_op_models_match_onnx_runtime() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// The single-op models `op_models.py` builds into `dir`, one folder each, in name order.
+fn built_cases(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    common::python("op_models.py", &[dir]);
+    let mut cases: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    cases.sort();
+    cases
+}
+
 /// Every single-op model compiled by weft's model compiler and run on a device, against
 /// ONNX Runtime: the kernels (rule-based schedules, templates, index maps, gathers,
 /// row reductions) rather than the reference.
@@ -78,13 +84,7 @@ fn single_op_models_run_on(target: &str) {
         return;
     };
     let dir = tempfile::tempdir().expect("temp dir");
-    common::python("op_models.py", &[dir.path()]);
-    let mut cases: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    cases.sort();
+    let cases = built_cases(dir.path());
     let mut failures = Vec::new();
     for case in &cases {
         let name = case.file_name().unwrap().to_string_lossy().into_owned();

@@ -162,6 +162,20 @@ pub fn build(name: &str, opts: &ZooOptions) -> Result<Graph, ZooError> {
     built.map_err(|source| ZooError::Graph { model, source })
 }
 
+/// A generator for the weight `name` of a model seeded with `seed`: FNV-1a over the
+/// seed's bytes and the name (stable across platforms and versions, unlike `std`'s
+/// hasher), so a weight depends on neither the batch, the input size nor the order the
+/// layers are built in.
+pub(crate) fn weight_rng(seed: u64, name: &str) -> rand::rngs::StdRng {
+    use rand::SeedableRng;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in seed.to_le_bytes().iter().chain(name.as_bytes()) {
+        h ^= u64::from(*byte);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    rand::rngs::StdRng::seed_from_u64(h)
+}
+
 /// The configuration of a zoo transformer, `None` for the CNNs.
 pub fn transformer_config(name: &str) -> Option<transformer::TransformerConfig> {
     match name {

@@ -26,8 +26,8 @@
 use std::collections::HashMap;
 
 use ndarray::{ArrayD, IxDyn};
+use rand::RngCore;
 use rand::rngs::StdRng;
-use rand::{RngCore, SeedableRng};
 use weft_ir::dtype::DType;
 
 use crate::builder::GraphBuilder;
@@ -120,18 +120,9 @@ impl Net {
             .expect("every activation of a Net has stats")
     }
 
-    /// A generator for the weight `name`, seeded by the model's seed and the name alone,
-    /// so a layer's weights do not depend on the batch, the resolution or the order the
-    /// layers are built in.
+    /// A generator for the weight `name` ([`super::weight_rng`]).
     fn rng(&self, name: &str) -> StdRng {
-        // FNV-1a over the seed's bytes and the name: stable across platforms and
-        // versions, unlike `std`'s hasher.
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for byte in self.seed.to_le_bytes().iter().chain(name.as_bytes()) {
-            h ^= u64::from(*byte);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        StdRng::seed_from_u64(h)
+        super::weight_rng(self.seed, name)
     }
 
     /// The values of a weight `name` of `n` elements, uniform in `[-bound, bound)`.

@@ -13,8 +13,7 @@
 //! standard deviation 0.02 — uniform of that deviation here), layer norms near identity.
 
 use ndarray::{ArrayD, IxDyn};
-use rand::rngs::StdRng;
-use rand::{RngCore, SeedableRng};
+use rand::RngCore;
 use weft_ir::dtype::DType;
 
 use crate::builder::GraphBuilder;
@@ -210,20 +209,9 @@ struct Model {
 }
 
 impl Model {
-    /// A generator for weight `name`, from the seed and the name alone (FNV-1a, stable
-    /// across platforms), so a weight does not depend on the batch or the sequence.
-    fn rng(&self, name: &str) -> StdRng {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for byte in self.seed.to_le_bytes().iter().chain(name.as_bytes()) {
-            h ^= u64::from(*byte);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        StdRng::seed_from_u64(h)
-    }
-
-    /// `n` values uniform in `[-bound, bound)`.
+    /// `n` values uniform in `[-bound, bound)`, drawn for weight `name`.
     fn uniform(&self, name: &str, n: usize, bound: f64) -> Vec<f32> {
-        let mut rng = self.rng(name);
+        let mut rng = super::weight_rng(self.seed, name);
         (0..n)
             .map(|_| {
                 // 53 random bits as a float in [0, 1), then to [-1, 1).

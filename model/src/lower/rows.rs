@@ -11,8 +11,9 @@
 use weft_graph::op::ReduceKind;
 use weft_graph::partition::Group;
 use weft_graph::{Graph, Op, TensorId};
-use weft_ir::func::{Func, Param, Stmt};
+use weft_ir::func::Func;
 use weft_ir::prelude::*;
+use weft_ops::templates::split_k::join;
 
 use super::rules;
 use super::values::{Values, broadcast_index, in_logical_order};
@@ -238,37 +239,14 @@ fn stage(name: &str, vals: &Values, stat: &Buffer, deps: &[&Buffer]) -> Result<F
     rules::reduction(name, &inputs(vals, deps), stat, stat)
 }
 
-/// One function running `parts` in order; `temps` (the output of every part but the
-/// last) become global temporaries. Each part is one kernel.
-fn chain(name: &str, parts: Vec<Func>, temps: &[Buffer]) -> Func {
-    let last = parts.len() - 1;
-    let mut params: Vec<Param> = Vec::new();
-    let mut allocs = Vec::new();
-    let mut bodies = Vec::new();
-    let mut hints = Vec::new();
-    let mut output = None;
-    for (i, f) in parts.into_iter().enumerate() {
-        for p in &f.params {
-            let temp = matches!(p, Param::Buffer(b) if temps.contains(b));
-            if i == last && Some(p) == f.params.last() {
-                output = Some(p.clone());
-            } else if !temp && !params.contains(p) {
-                params.push(p.clone());
-            }
-        }
-        allocs.extend(f.allocs);
-        bodies.push(f.body);
-        let mut h = f.kernel_hints;
-        h.resize(1, Default::default());
-        hints.extend(h);
-    }
-    params.extend(output);
-    allocs.extend(temps.iter().cloned());
-    Func {
-        name: name.to_string(),
-        params,
-        allocs,
-        body: Stmt::seq(bodies),
-        kernel_hints: hints,
-    }
+/// One function running `parts` in order, each part's output (but the last's) a global
+/// temporary read by the parts after it. Joined from the back, so that each join's
+/// second function holds every reader of its temporary.
+fn chain(name: &str, mut parts: Vec<Func>, temps: &[Buffer]) -> Func {
+    let last = parts.pop().expect("a chain has parts");
+    parts
+        .into_iter()
+        .zip(temps)
+        .rev()
+        .fold(last, |rest, (part, temp)| join(name, part, rest, temp))
 }

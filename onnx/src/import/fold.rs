@@ -250,20 +250,17 @@ impl Importer<'_> {
             "Cast" => {
                 let x = input(0)?.clone();
                 let to = a.int("to", 0)?;
-                let kind = match DataType::try_from(to as i32) {
-                    Ok(DataType::Float | DataType::Double) => Kind::Float(DType::F32),
-                    Ok(DataType::Float16) => Kind::Float(DType::F16),
-                    Ok(DataType::Bool) => Kind::Bool,
-                    Ok(
-                        DataType::Int64
-                        | DataType::Int32
-                        | DataType::Int16
-                        | DataType::Int8
-                        | DataType::Uint8
-                        | DataType::Uint16
-                        | DataType::Uint32
-                        | DataType::Uint64,
-                    ) => Kind::Int,
+                // Constants are exact in f64 whatever the integer type: the unsigned
+                // 32- and 64-bit ones fold too, though no graph tensor holds them.
+                let wide = matches!(
+                    DataType::try_from(to as i32),
+                    Ok(DataType::Uint32 | DataType::Uint64)
+                );
+                let kind = match tensor::graph_dtype(to as i32) {
+                    _ if wide => Kind::Int,
+                    Some(DType::Bool) => Kind::Bool,
+                    Some(DType::I32 | DType::U32) => Kind::Int,
+                    Some(d) => Kind::Float(d),
                     _ => {
                         return Err(a.err(
                             "to",

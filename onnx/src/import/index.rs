@@ -5,7 +5,6 @@
 //! here (see `fold`).
 
 use weft_graph::op::{Op, ReduceKind};
-use weft_ir::dtype::DType;
 
 use super::Importer;
 use super::attrs::Attrs;
@@ -13,7 +12,6 @@ use super::geometry::{axis_in, resolve_slice};
 use super::ops::Ctx;
 use super::tensor;
 use crate::error::ImportError;
-use crate::proto::tensor_proto::DataType;
 
 impl Importer<'_> {
     /// The integer constant at input `i`, where given; `what` names it in errors.
@@ -185,19 +183,9 @@ impl Importer<'_> {
     pub(super) fn cast(&mut self, cx: &Ctx, a: &Attrs) -> Result<(), ImportError> {
         let x = self.data(cx, 0)?;
         let to = a.int("to", 0)?;
-        let to = match DataType::try_from(to as i32) {
-            Ok(DataType::Float | DataType::Double) => DType::F32,
-            Ok(DataType::Float16) => DType::F16,
-            Ok(DataType::Bool) => DType::Bool,
-            Ok(
-                DataType::Int64
-                | DataType::Int32
-                | DataType::Int16
-                | DataType::Int8
-                | DataType::Uint8
-                | DataType::Uint16,
-            ) => DType::I32,
-            _ => {
+        let to = match tensor::graph_dtype(to as i32) {
+            Some(d) => d,
+            None => {
                 return Err(a.err(
                     "to",
                     format!(

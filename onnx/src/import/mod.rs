@@ -15,10 +15,8 @@ use std::sync::Arc;
 
 use prost::Message;
 use weft_graph::{Graph, Layout, Tensor, TensorId};
-use weft_ir::dtype::DType;
 
 use crate::error::ImportError;
-use crate::proto::tensor_proto::DataType;
 use crate::proto::tensor_shape_proto::dimension;
 use crate::proto::type_proto;
 use crate::proto::{GraphProto, ModelProto, ValueInfoProto};
@@ -171,25 +169,11 @@ impl Importer<'_> {
                 "is not a tensor (sequences, maps and optionals are not supported)".into(),
             ));
         };
-        let dtype = match DataType::try_from(tt.elem_type) {
-            Ok(DataType::Float | DataType::Double) => DType::F32,
-            Ok(DataType::Float16) => DType::F16,
-            // Token ids and masks: weft indexes in 32 bits on every device.
-            Ok(
-                DataType::Int64
-                | DataType::Int32
-                | DataType::Int16
-                | DataType::Int8
-                | DataType::Uint8
-                | DataType::Uint16,
-            ) => DType::I32,
-            Ok(DataType::Bool) => DType::Bool,
-            _ => {
-                return Err(err(format!(
-                    "is {}: weft's graphs take float, float16, double, integer or bool inputs",
-                    tensor::type_name(tt.elem_type)
-                )));
-            }
+        let Some(dtype) = tensor::graph_dtype(tt.elem_type) else {
+            return Err(err(format!(
+                "is {}: weft's graphs take float, float16, double, integer or bool inputs",
+                tensor::type_name(tt.elem_type)
+            )));
         };
         let Some(shape) = &tt.shape else {
             return Err(err("states no shape: weft needs its rank and sizes".into()));

@@ -77,6 +77,24 @@ impl Const {
     }
 }
 
+/// The dtype a graph holds a tensor of ONNX element type `data_type` in: float and
+/// double as f32, float16 as f16, the integers as i32 (weft indexes in 32 bits on every
+/// device), bool as bool; `None` for the rest.
+pub fn graph_dtype(data_type: i32) -> Option<DType> {
+    Some(match DataType::try_from(data_type).ok()? {
+        DataType::Float | DataType::Double => DType::F32,
+        DataType::Float16 => DType::F16,
+        DataType::Int64
+        | DataType::Int32
+        | DataType::Int16
+        | DataType::Int8
+        | DataType::Uint8
+        | DataType::Uint16 => DType::I32,
+        DataType::Bool => DType::Bool,
+        _ => return None,
+    })
+}
+
 /// ONNX's name of an element type (`FLOAT`, `INT64`, ...).
 pub fn type_name(data_type: i32) -> String {
     DataType::try_from(data_type)

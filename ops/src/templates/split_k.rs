@@ -231,7 +231,8 @@ impl Split {
 }
 
 /// One function of `first` then `second`, which communicate through `temp` (a global
-/// temporary of the result, no longer a parameter).
+/// temporary of the result, no longer a parameter). Either may hold several kernels;
+/// each keeps its hints.
 pub fn join(name: &str, first: Func, second: Func, temp: &Buffer) -> Func {
     let mut params: Vec<Param> = Vec::new();
     let outputs: Vec<Param> = second.params.last().cloned().into_iter().collect();
@@ -250,7 +251,8 @@ pub fn join(name: &str, first: Func, second: Func, temp: &Buffer) -> Func {
     allocs.push(temp.clone());
     allocs.extend(second.allocs);
     let mut hints = first.kernel_hints;
-    hints.resize(1, Default::default());
+    // One hint per kernel, that is per root-level statement of `first`.
+    hints.resize(first.body.items().len(), Default::default());
     hints.extend(second.kernel_hints);
     Func {
         name: name.to_string(),
