@@ -36,6 +36,9 @@ pub struct AnchorKey {
     pub m: i64,
     pub n: i64,
     pub k: i64,
+    /// Products of `m × n × k` in one launch (a batched MatMul's, one grid layer each);
+    /// 1 for one product. A batched product is never split.
+    pub batch: i64,
     /// The operands' views: `conv x=1x64x56x56 w=64x64x3x3 stride=1,1 pad=1,1,1,1
     /// dilation=1,1 NHWC`, `gemm transB`.
     pub views: String,
@@ -48,7 +51,11 @@ pub struct AnchorKey {
 
 impl fmt::Display for AnchorKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "m={},n={},k={} {}", self.m, self.n, self.k, self.views)
+        write!(f, "m={},n={},k={}", self.m, self.n, self.k)?;
+        if self.batch > 1 {
+            write!(f, ",batch={}", self.batch)?;
+        }
+        write!(f, " {}", self.views)
     }
 }
 

@@ -109,6 +109,10 @@ case("matmul_2d", "MatMul", {"a": [3, 5], "b": [5, 7]})
 case("matmul_batched", "MatMul", {"a": [2, 3, 5], "b": [5, 4]})
 case("matmul_1d_left", "MatMul", {"a": [5], "b": [2, 5, 3]})
 case("matmul_1d_right", "MatMul", {"a": [2, 3, 5], "b": [5]})
+case("matmul_both_batched", "MatMul", {"a": [3, 7, 33], "b": [3, 33, 9]})
+case("matmul_batch_broadcast", "MatMul", {"a": [2, 3, 4, 5], "b": [3, 5, 6]})
+case("matmul_batch_ones", "MatMul", {"a": [1, 3, 4, 5], "b": [2, 1, 5, 6]})
+case("matmul_matrix_by_batch", "MatMul", {"a": [4, 5], "b": [2, 5, 3]})
 
 case("identity", "Identity", {"x": [3, 5]})
 case("dropout_inference", "Dropout", {"x": [3, 5]}, {}, {"ratio": np.float32(0.3)}, opset=13)
@@ -166,7 +170,9 @@ case("gather_nd_full", "GatherND", X3, {}, {"i": I64(1, 4, 6, 0, 0, 0).reshape(2
 # Row reductions.
 case("softmax_last", "Softmax", X3, low=-8, high=8)
 case("softmax_axis1", "Softmax", X3, {"axis": 1}, low=-8, high=8)
+case("softmax_long_rows", "Softmax", {"x": [2, 5000]}, low=-8, high=8)
 case("layer_norm", "LayerNormalization", X3, {"epsilon": 1e-3}, {"g": rand(7), "b": rand(7)}, opset=17)
+case("layer_norm_long_rows", "LayerNormalization", {"x": [3, 4500]}, {}, {"g": rand(4500)}, opset=17)
 case("layer_norm_two_axes_no_bias", "LayerNormalization", X3, {"axis": -2}, {"g": rand(5, 7)}, opset=17)
 case("layer_norm_broadcast_scale", "LayerNormalization", X3, {"axis": 1}, {"g": rand(1, 7), "b": rand(5, 1)}, opset=17)
 for kind in ["Mean", "Sum", "Max", "Min"]:

@@ -10,7 +10,6 @@
 //! the edges); remaining ties go to more threads, fewer parts, then the shorter k step.
 
 use weft_codegen_common::TargetLimits;
-use weft_ops::templates::Config;
 use weft_ops::templates::rule::Product;
 pub(crate) use weft_ops::templates::rule::{ENOUGH_TILES, split_k};
 use weft_ops::templates::{matmul, matmul_f16};
@@ -36,32 +35,39 @@ pub(crate) fn anchor(
 /// anchor's template (never Winograd: only a tuning record chooses it), its tile and
 /// split parts by [`pick`].
 pub(crate) fn by_rule(limits: &TargetLimits, key: &AnchorKey) -> (AnchorChoice, String) {
+    let product = if key.batch > 1 {
+        Product::whole(key.m, key.n, key.k, key.batch)
+    } else {
+        Product::split(key.m, key.n, key.k)
+    };
     let (config, splits, why) = match key.template {
-        AnchorTemplate::Matmul => matmul_config(limits, key.m, key.n, key.k),
-        AnchorTemplate::MatmulF16 => matmul_f16_config(limits, key.m, key.n, key.k),
+        AnchorTemplate::Matmul => matmul::rule_config(limits, product),
+        AnchorTemplate::MatmulF16 => matmul_f16::rule_config(limits, product, true),
     };
     (AnchorChoice::gemm(config, splits), why)
 }
 
 /// The fp32 matmul template's config for an `m × n × k` product, its split parts and
 /// why: the rule of `weft_ops::templates::rule`, which may split.
-pub(crate) fn matmul_config(
+#[cfg(test)]
+fn matmul_config(
     limits: &TargetLimits,
     m: i64,
     n: i64,
     k: i64,
-) -> (Config, i64, String) {
+) -> (weft_ops::templates::Config, i64, String) {
     matmul::rule_config(limits, Product::split(m, n, k))
 }
 
 /// The fp16 matmul template's config for an `m × n × k` product over views (an implicit
 /// GEMM's im2col, a Gemm's operands), by the same rule.
-pub(crate) fn matmul_f16_config(
+#[cfg(test)]
+fn matmul_f16_config(
     limits: &TargetLimits,
     m: i64,
     n: i64,
     k: i64,
-) -> (Config, i64, String) {
+) -> (weft_ops::templates::Config, i64, String) {
     matmul_f16::rule_config(limits, Product::split(m, n, k), true)
 }
 

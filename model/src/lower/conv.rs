@@ -201,6 +201,7 @@ pub(crate) fn lower<'g>(
                 m: gm,
                 n: gn,
                 k: gk,
+                batch: 1,
                 views: format!(
                     "conv x={}x{}x{}x{} w={}x{}x{}x{} stride={} pad={} dilation={} {}",
                     d.n,

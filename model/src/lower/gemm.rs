@@ -1,7 +1,7 @@
 //! Gemm and MatMul anchors: two-dimensional products on a matmul template, their
 //! operands as views (a transpose, a flatten of the tensor before) fused into its loads,
-//! `alpha`, `beta · C` and the epilogue chain into its stores; batched MatMul by the
-//! reduction rule. A product with an operand stored in f16 runs on the fp16 matmul
+//! `alpha`, `beta · C` and the epilogue chain into its stores; a batched MatMul on the
+//! same templates, one grid layer per product. A product with an operand stored in f16 runs on the fp16 matmul
 //! template (matrix units where the target has them), its sums in f32; the output is
 //! rounded to its storage type once.
 
@@ -12,8 +12,8 @@ use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
 
 use super::Chooser;
+use super::choose;
 use super::values::{Values, broadcast_index, reindex};
-use super::{choose, rules};
 use crate::anchor::{AnchorKey, AnchorTemplate};
 use crate::error::ModelError;
 use weft_ops::templates::product::Matmul;
@@ -48,33 +48,60 @@ pub(crate) fn lower<'g>(
         a_shape[a_shape.len() - 1]
     } as i64;
     let b_rank = g.tensor(b).shape.len();
+    let f16 = [a, b].iter().any(|&t| g.tensor(t).dtype == DType::F16);
+    let operand = if f16 { DType::F16 } else { DType::F32 };
+    let template = if f16 {
+        AnchorTemplate::MatmulF16
+    } else {
+        AnchorTemplate::Matmul
+    };
     if rank > 2 && b_rank > 2 {
-        // A batched MatMul: one thread per output, the k loop in a register.
-        let rk = te::reduce_axis("rk", k);
+        // A batched MatMul (attention's Q·Kᵀ and P·V): the leading dimensions flattened
+        // into one batch, a grid layer each on the matmul template; the operands' batch
+        // dimensions broadcast in their views.
+        let lead: Vec<usize> = out_shape[..rank - 2].to_vec();
+        let batch = lead.iter().product::<usize>() as i64;
+        let (m, n) = (out_shape[rank - 2] as i64, out_shape[rank - 1] as i64);
         let (ra, rb) = (a_shape.len(), g.tensor(b).shape.len());
-        let axes: Vec<(String, i64)> = out_shape
-            .iter()
-            .enumerate()
-            .map(|(d, &n)| (format!("i{d}"), n as i64))
-            .collect();
-        let axes: Vec<(&str, i64)> = axes.iter().map(|(n, e)| (n.as_str(), *e)).collect();
-        let acc = te::compute("acc", &axes, |ix| {
-            let batch = &ix[..rank - 2];
-            let mut ia = broadcast_index(&g.tensor(a).shape[..ra - 2], batch);
-            ia.extend([ix[rank - 2].clone(), rk.expr()]);
-            let mut ib = broadcast_index(&g.tensor(b).shape[..rb - 2], batch);
-            ib.extend([rk.expr(), ix[rank - 1].clone()]);
-            te::sum(vals.at(a, &ia) * vals.at(b, &ib), &[&rk])
-        });
-        let inputs: Vec<Buffer> = vals.buffers().into_iter().map(|(_, b)| b).collect();
-        let acc_read = acc.clone();
-        vals.set_root(node.output, Box::new(move |ix: &[Expr]| acc_read.at(ix)));
+        let view = |name: &str, t, rows: i64, cols: i64, r: usize| {
+            te::compute(name, &[("z", batch), ("i", rows), ("j", cols)], |ix| {
+                let z = reindex(&[batch as usize], &lead, &ix[..1]);
+                let mut at = broadcast_index(&g.tensor(t).shape[..r - 2], &z);
+                at.extend([ix[1].clone(), ix[2].clone()]);
+                vals.at_as(t, &at, operand)
+            })
+        };
+        let a_view = view("a_view", a, m, k, ra);
+        let b_view = view("b_view", b, k, n, rb);
+        let key = AnchorKey {
+            template,
+            m,
+            n,
+            k,
+            batch,
+            views: "batched".into(),
+            winograd: None,
+        };
+        let (choice, why) = choose::anchor(chooser.limits, chooser.choices, &key);
+        let (product_params, what) = Matmul::of(f16, &choice.config).map_err(fail)?;
+        let product = te::placeholder("y_gemm", &[batch, m, n], DType::F32);
+        let product_read = product.clone();
+        vals.set_root(
+            node.output,
+            Box::new(move |ix: &[Expr]| {
+                let z = reindex(&lead, &[batch as usize], &ix[..rank - 2]);
+                product_read.at(&[z[0].clone(), ix[rank - 2].clone(), ix[rank - 1].clone()])
+            }),
+        );
         let out = output(vals);
-        let func = rules::reduction(name, &inputs, &acc, &out).map_err(fail)?;
+        let anchor = product_params
+            .template_over(name, &a_view, &b_view, &product)
+            .map_err(|e| fail(e.to_string()))?;
+        let fused = fuse(&anchor, &out).map_err(|e| fail(e.to_string()))?;
         return Ok((
-            func,
-            "rule: batched matmul, one thread per output".into(),
-            None,
+            fused.func,
+            format!("{what} ({why}), {batch} products batched"),
+            Some(key),
         ));
     }
     // A MatMul of a batch of rows by a matrix (a transformer's linear layer, `[b, s, k]
@@ -85,8 +112,6 @@ pub(crate) fn lower<'g>(
     let a_rows: Vec<usize> = a_shape[..a_shape.len() - 1].to_vec();
     // fp16 where an operand is stored in f16 (`--dtype f16`: the activation, and the
     // weight the precision pass stores in f16): the fp16 template over f16 views.
-    let f16 = [a, b].iter().any(|&t| g.tensor(t).dtype == DType::F16);
-    let operand = if f16 { DType::F16 } else { DType::F32 };
     let a_view = te::compute("a_view", &[("i", m), ("kk", k)], |ix| {
         let at = if ta {
             vec![ix[1].clone(), ix[0].clone()]
@@ -110,14 +135,11 @@ pub(crate) fn lower<'g>(
         .get(2)
         .map(|&c| (vals.stored(c), g.tensor(c).shape.clone()));
     let key = AnchorKey {
-        template: if f16 {
-            AnchorTemplate::MatmulF16
-        } else {
-            AnchorTemplate::Matmul
-        },
+        template,
         m,
         n,
         k,
+        batch: 1,
         views: format!(
             "gemm{}{}",
             if ta { " transA" } else { "" },

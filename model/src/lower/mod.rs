@@ -96,15 +96,17 @@ pub fn lower_group(
             gemm::lower(g, group, &vals, &name, &chooser, output)?
         }
         (GroupKind::Reduction, Op::Softmax { .. } | Op::LayerNorm { .. }) => {
-            let (func, schedule) = rows::lower(g, group, &vals, &name, output).map_err(fail)?;
+            let (func, schedule) =
+                rows::lower(g, group, &vals, &name, limits, output).map_err(fail)?;
+            (func, schedule, None)
+        }
+        (GroupKind::Reduction, Op::Reduce { .. }) => {
+            let (func, schedule) =
+                rows::reduce(g, group, &vals, &name, limits, &order, output).map_err(fail)?;
             (func, schedule, None)
         }
         (GroupKind::Reduction, op) => {
-            let red = match op {
-                Op::Reduce { .. } => rows::reduced(g, group, &vals, &order),
-                _ => pool::reduced(g, group, op, &vals, &order),
-            }
-            .map_err(fail)?;
+            let red = pool::reduced(g, group, op, &vals, &order).map_err(fail)?;
             let inputs: Vec<Buffer> = vals.buffers().into_iter().map(|(_, b)| b).collect();
             // The f32 sums in the output's memory order; stored as they are where the
             // output is f32, else through an epilogue that rounds.

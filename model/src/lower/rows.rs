@@ -1,31 +1,32 @@
-//! Row reductions by the rule-based schedules: ReduceSum/Mean/Max/Min as one reduction
-//! kernel, softmax and layer norm as a few kernels each — their statistics per row
-//! (max and sum; mean and variance), each one thread per row with the row in a register
-//! loop, then one thread per element normalizing, with the group's epilogue fused into
-//! that last kernel's store. The inputs' prologues are inlined into every kernel that
-//! reads them.
+//! Row reductions: softmax, layer norm and ReduceSum/Mean/Max/Min, each one kernel on
+//! the row-reduction template (`weft_ops::templates::rows`: a warp or a block per row,
+//! its threads combining through a shared-memory tree), over a `[rows, n]` view of the
+//! input whose producers post-scheduling fusion inlines into the loads, with the
+//! group's epilogue (a layer norm's scale and bias, a cast, what follows) fused into
+//! the stores.
 //!
-//! This is right for any row length on every target; a row per block or per warp (one
-//! kernel, the row read once) is the faster schedule that replaces it for long rows.
+//! Where fusion refuses the epilogue, they fall back to the rule-based schedules:
+//! softmax and layer norm as a few kernels — their statistics per row (max and sum; mean
+//! and variance), each one thread per row, then one thread per element normalizing —
+//! and the reductions one thread per output. That is right for any shape on every
+//! target, and slow for long rows.
 
+use weft_codegen_common::TargetLimits;
 use weft_graph::op::ReduceKind;
 use weft_graph::partition::Group;
 use weft_graph::{Graph, Op, TensorId};
 use weft_ir::func::Func;
+use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
+use weft_ops::templates::rows::{RowOp, RowParams, describe, template_over};
 use weft_ops::templates::split_k::join;
 
 use super::rules;
-use super::values::{Values, broadcast_index, in_logical_order};
+use super::values::{Values, broadcast_index, in_logical_order, reindex};
 
 /// ReduceSum/Mean/Max/Min of group `group` as a te reduction over the output's
 /// dimensions in `order` (its memory order).
-pub(crate) fn reduced(
-    g: &Graph,
-    group: &Group,
-    vals: &Values,
-    order: &[usize],
-) -> Result<Buffer, String> {
+fn reduced(g: &Graph, group: &Group, vals: &Values, order: &[usize]) -> Result<Buffer, String> {
     let node = &g.nodes[group.root.0];
     let Op::Reduce {
         kind,
@@ -83,9 +84,210 @@ pub(crate) fn reduced(
     }))
 }
 
-/// Softmax or layer norm of group `group` as one function of a few kernels; `output`
-/// makes the group's stored output once the root's value is set.
+/// The rows of a row reduction: the input's dimensions outside the row (`outer`, one
+/// row each) and inside it, with their extents.
+struct Rows {
+    outer: Vec<usize>,
+    inner: Vec<usize>,
+    outer_shape: Vec<usize>,
+    inner_shape: Vec<usize>,
+    rows: usize,
+    n: usize,
+}
+
+impl Rows {
+    fn of(xs: &[usize], inner: Vec<usize>) -> Rows {
+        let outer: Vec<usize> = (0..xs.len()).filter(|d| !inner.contains(d)).collect();
+        let outer_shape: Vec<usize> = outer.iter().map(|&d| xs[d]).collect();
+        let inner_shape: Vec<usize> = inner.iter().map(|&d| xs[d]).collect();
+        Rows {
+            rows: outer_shape.iter().product(),
+            n: inner_shape.iter().product(),
+            outer,
+            inner,
+            outer_shape,
+            inner_shape,
+        }
+    }
+
+    /// The flat row of the outer indices `ix` (one per outer dimension).
+    fn row(&self, ix: &[Expr]) -> Expr {
+        if self.outer.is_empty() {
+            Expr::int(0)
+        } else {
+            reindex(&self.outer_shape, &[self.rows], ix).remove(0)
+        }
+    }
+
+    /// The flat column of the row indices `ix` (one per row dimension).
+    fn col(&self, ix: &[Expr]) -> Expr {
+        reindex(&self.inner_shape, &[self.n], ix).remove(0)
+    }
+
+    /// `x` of `vals` as the `[rows, n]` view the template reads, in f32.
+    fn view(&self, vals: &Values, x: TensorId, rank: usize) -> Buffer {
+        te::compute(
+            "x_rows",
+            &[("r", self.rows as i64), ("j", self.n as i64)],
+            |ix| {
+                let mut at = vec![Expr::int(0); rank];
+                if !self.outer.is_empty() {
+                    let o = reindex(&[self.rows], &self.outer_shape, &ix[..1]);
+                    for (&d, e) in self.outer.iter().zip(o) {
+                        at[d] = e;
+                    }
+                }
+                let i = reindex(&[self.n], &self.inner_shape, &ix[1..]);
+                for (&d, e) in self.inner.iter().zip(i) {
+                    at[d] = e;
+                }
+                vals.at_as(x, &at, DType::F32)
+            },
+        )
+    }
+}
+
+/// Softmax or layer norm of group `group` as one kernel on the row-reduction template,
+/// its config by the stated rule for `limits`; by the rule-based schedules where fusion
+/// refuses the group's epilogue. `output` makes the group's stored output once the
+/// root's value is set.
 pub(crate) fn lower<'g>(
+    g: &'g Graph,
+    group: &Group,
+    vals: &Values<'g>,
+    name: &str,
+    limits: &TargetLimits,
+    output: impl Fn(&Values) -> Buffer,
+) -> Result<(Func, String), String> {
+    let node = &g.nodes[group.root.0];
+    let x = node.inputs[0];
+    let xs = g.tensor(x).shape.clone();
+    let (op, inner) = match node.op {
+        Op::Softmax { axis } => (RowOp::Softmax, vec![axis]),
+        Op::LayerNorm { axis, epsilon } => (
+            RowOp::LayerNorm {
+                epsilon: epsilon as f32,
+            },
+            (axis..xs.len()).collect(),
+        ),
+        _ => return Err(format!("{} is not softmax or layer norm", node.op.name())),
+    };
+    let rows = Rows::of(&xs, inner);
+    let (r, n) = (rows.rows as i64, rows.n as i64);
+    let (p, why) = RowParams::rule(limits, r, n);
+    let view = rows.view(vals, x, xs.len());
+    let y = te::placeholder("y_rows", &[r, n], DType::F32);
+    let (y_read, params) = (y.clone(), node.inputs[1..].to_vec());
+    let norm = matches!(op, RowOp::LayerNorm { .. });
+    vals.set_root_reading(
+        node.output,
+        Box::new(move |v: &Values, ix: &[Expr]| {
+            let outer: Vec<Expr> = rows.outer.iter().map(|&d| ix[d].clone()).collect();
+            let inner: Vec<Expr> = rows.inner.iter().map(|&d| ix[d].clone()).collect();
+            let value = y_read.at(&[rows.row(&outer), rows.col(&inner)]);
+            if !norm {
+                return value;
+            }
+            // The scale and bias broadcast over the normalized dimensions.
+            let param = |t: TensorId| v.at(t, &broadcast_index(&g.tensor(t).shape, &inner));
+            match params.as_slice() {
+                [scale] => value * param(*scale),
+                [scale, bias, ..] => value * param(*scale) + param(*bias),
+                [] => value,
+            }
+        }),
+    );
+    let out = output(vals);
+    let fused = template_over(name, &view, &y, op, &p)
+        .map_err(|e| e.to_string())
+        .and_then(|anchor| fuse(&anchor, &out).map_err(|e| e.to_string()));
+    match fused {
+        Ok(f) => Ok((f.func, format!("{} ({why})", describe(op, &p, n)))),
+        Err(e) => {
+            let (func, schedule) = by_rule(g, group, vals, name, output)?;
+            Ok((func, format!("{schedule} (the template's epilogue: {e})")))
+        }
+    }
+}
+
+/// ReduceSum/Mean/Max/Min of group `group` as one kernel on the row-reduction template
+/// (its rows: the kept dimensions, each row the reduced ones); by the reduction rule
+/// where fusion refuses the epilogue. `order` is the output's memory order.
+pub(crate) fn reduce<'g>(
+    g: &'g Graph,
+    group: &Group,
+    vals: &Values<'g>,
+    name: &str,
+    limits: &TargetLimits,
+    order: &[usize],
+    output: impl Fn(&Values) -> Buffer,
+) -> Result<(Func, String), String> {
+    let node = &g.nodes[group.root.0];
+    let Op::Reduce {
+        kind,
+        axes,
+        keep_dims,
+    } = &node.op
+    else {
+        return Err(format!("{} is not a Reduce", node.op.name()));
+    };
+    let x = node.inputs[0];
+    let xs = g.tensor(x).shape.clone();
+    let mut inner = axes.clone();
+    inner.sort_unstable();
+    let rows = Rows::of(&xs, inner);
+    let (r, n) = (rows.rows as i64, rows.n as i64);
+    let op = match kind {
+        ReduceKind::Sum => RowOp::Sum,
+        ReduceKind::Mean => RowOp::Mean,
+        ReduceKind::Max => RowOp::Max,
+        ReduceKind::Min => RowOp::Min,
+    };
+    let (p, why) = RowParams::rule(limits, r, n);
+    let view = rows.view(vals, x, xs.len());
+    let y = te::placeholder("y_rows", &[r], DType::F32);
+    let (y_read, keep) = (y.clone(), *keep_dims);
+    vals.set_root(
+        node.output,
+        Box::new(move |ix: &[Expr]| {
+            // The output's indices of the kept dimensions: all but the reduced 1s where
+            // they are kept, all of them where they were dropped.
+            let outer: Vec<Expr> = if keep {
+                rows.outer.iter().map(|&d| ix[d].clone()).collect()
+            } else {
+                ix.to_vec()
+            };
+            y_read.at(&[rows.row(&outer)])
+        }),
+    );
+    let out = output(vals);
+    let fused = template_over(name, &view, &y, op, &p)
+        .map_err(|e| e.to_string())
+        .and_then(|anchor| fuse(&anchor, &out).map_err(|e| e.to_string()));
+    match fused {
+        Ok(f) => Ok((f.func, format!("{} ({why})", describe(op, &p, n)))),
+        Err(e) => {
+            let red = reduced(g, group, vals, order)?;
+            let inputs: Vec<Buffer> = vals.buffers().into_iter().map(|(_, b)| b).collect();
+            let (read, order) = (red.clone(), order.to_vec());
+            vals.set_root(
+                node.output,
+                Box::new(move |ix: &[Expr]| read.at(&super::values::in_memory_order(&order, ix))),
+            );
+            let out = output(vals);
+            let func = rules::reduction(name, &inputs, &red, &out)?;
+            Ok((
+                func,
+                format!("rule: reduction, one thread per output (the template's epilogue: {e})"),
+            ))
+        }
+    }
+}
+
+/// Softmax or layer norm of group `group` by the rule-based schedules, as one function
+/// of a few kernels; `output` makes the group's stored output once the root's value is
+/// set.
+fn by_rule<'g>(
     g: &'g Graph,
     group: &Group,
     vals: &Values<'g>,

@@ -40,8 +40,13 @@ pub fn candidates(limits: &TargetLimits, key: &AnchorKey, limit: usize) -> Vec<A
     let mut all: Vec<(f64, i64, AnchorChoice)> = Vec::new();
     for t in tiles {
         let (config, bm, bn) = (t.config, t.block_m, t.block_n);
-        let tiles = ceil_div(m, bm) * ceil_div(n, bn);
-        let rule = split_k(m, n, k, bm, bn);
+        let tiles = ceil_div(m, bm) * ceil_div(n, bn) * key.batch;
+        // A batched product is never split (its grid's third dimension is the batch).
+        let rule = if key.batch > 1 {
+            1
+        } else {
+            split_k(m, n, k, bm, bn)
+        };
         let mut splits = vec![1, rule];
         if rule > 1 && rule * 2 <= MAX_SPLITS && k / (rule * 2) >= 128 {
             splits.push(rule * 2);
@@ -134,6 +139,7 @@ mod tests {
             m,
             n,
             k,
+            batch: 1,
             views: "test".into(),
             winograd: None,
         }

@@ -27,6 +27,7 @@ pub mod implicit_gemm;
 pub mod matmul;
 pub mod matmul_f16;
 pub mod product;
+pub mod rows;
 pub mod rule;
 pub mod split_k;
 mod tiling;

@@ -1,0 +1,386 @@
+//! Row reductions in one kernel: softmax, layer norm and the plain reductions (sum,
+//! mean, max, min) of each row of a `[rows, n]` view, with the row's threads combining
+//! their partial results through a shared-memory tree.
+//!
+//! A block holds `rows_per_block` rows side by side (`threadIdx.y`), each walked by
+//! `lanes` threads (`threadIdx.x`, a power of two): a warp or less per row for short
+//! rows, a whole block for long ones ([`RowParams::rule`]). Each thread takes the row's
+//! elements `e · lanes + tx`; where they are few ([`MAX_KEPT`] at most) it keeps them in
+//! registers between the passes, so the row is read from global memory once; longer
+//! rows are read again by each pass (their producers, inlined, recomputed).
+//!
+//! The passes, each ending in one tree (a partial per thread into shared memory, then
+//! `log2(lanes)` halving steps, each behind a barrier):
+//!
+//! - softmax: the row's max; the sum of `exp(x − max)`; then `exp(x − max) / sum`;
+//! - layer norm: the mean; the mean square of `x − mean` (two passes over registers, no
+//!   cancellation where the mean is large against the spread); then
+//!   `(x − mean) · rsqrt(var + ε)` (the scale and bias are the caller's epilogue);
+//! - sum, mean, max, min: one tree, stored once per row.
+//!
+//! The view `x` may be a te compute: post-scheduling fusion inlines it into the loads,
+//! and the caller fuses its epilogue into the stores of `y` ([`weft_ir::fusion`]),
+//! as for any anchor. Every target runs the same kernel: the tree needs shared memory
+//! and barriers only, which CUDA, HIP, WGSL and MSL all have.
+
+use weft_codegen_common::TargetLimits;
+use weft_ir::expr::ReduceOp;
+use weft_ir::func::Func;
+use weft_ir::prelude::*;
+use weft_ir::template::{KernelBuilder, Template, TemplateError, load_or};
+
+use super::{block_index, ceil_div, grid_for};
+
+/// The most elements of its row a thread keeps in registers between passes.
+pub const MAX_KEPT: i64 = 16;
+
+/// The elements a thread should walk of its row: enough to amortize the tree, few
+/// enough to keep in registers.
+pub const PER_THREAD: i64 = 4;
+
+/// The threads a block of short rows holds (several rows side by side).
+pub const BLOCK_THREADS: i64 = 256;
+
+/// What a row reduction computes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RowOp {
+    /// `exp(x − max) / Σ exp(x − max)` over the row; `y` is `[rows, n]`.
+    Softmax,
+    /// `(x − mean) · rsqrt(var + epsilon)` over the row; `y` is `[rows, n]`.
+    LayerNorm {
+        epsilon: f32,
+    },
+    /// One value per row; `y` is `[rows]`.
+    Sum,
+    Mean,
+    Max,
+    Min,
+}
+
+impl RowOp {
+    fn name(self) -> &'static str {
+        match self {
+            RowOp::Softmax => "softmax",
+            RowOp::LayerNorm { .. } => "layer norm",
+            RowOp::Sum => "sum",
+            RowOp::Mean => "mean",
+            RowOp::Max => "max",
+            RowOp::Min => "min",
+        }
+    }
+
+    /// Whether it gives one value per row (else one per element).
+    pub fn per_row(self) -> bool {
+        !matches!(self, RowOp::Softmax | RowOp::LayerNorm { .. })
+    }
+}
+
+/// How a row reduction's threads cover the rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowParams {
+    /// Threads per row, a power of two.
+    pub lanes: i64,
+    /// Rows a block holds side by side.
+    pub rows_per_block: i64,
+}
+
+impl RowParams {
+    /// The stated rule for `rows` rows of `n` on `limits`, with why: `lanes` the power of
+    /// two nearest above `n / PER_THREAD` (at most the block's thread limit and 1024),
+    /// and as many rows per block as fill [`BLOCK_THREADS`] (never more than there are
+    /// rows); where that leaves a block less than a warp, more lanes.
+    pub fn rule(limits: &TargetLimits, rows: i64, n: i64) -> (RowParams, String) {
+        let cap = (limits.max_threads_per_block.min(1024) as i64)
+            .min(limits.max_block_dim[0] as i64)
+            .max(1);
+        let lanes = pow2_at_least(ceil_div(n.max(1), PER_THREAD)).min(pow2_at_most(cap));
+        let fill = (BLOCK_THREADS.min(cap) / lanes).max(1);
+        let rows_per_block = fill
+            .min(pow2_at_least(rows.max(1)))
+            .min(limits.max_block_dim[1] as i64)
+            .max(1);
+        // At least a warp a block: a launch of one thread would be no launch at all.
+        let lanes = lanes.max((32 / rows_per_block).min(pow2_at_most(cap)));
+        let p = RowParams {
+            lanes,
+            rows_per_block,
+        };
+        let what = if lanes >= 32 && rows_per_block == 1 {
+            "a block per row".to_string()
+        } else if lanes >= 32 {
+            format!("{rows_per_block} rows per block")
+        } else {
+            format!("{rows_per_block} rows per block, {lanes} threads each")
+        };
+        (p, format!("rule: {what} for {rows} rows of {n}"))
+    }
+
+    /// Threads per block.
+    pub fn threads(&self) -> i64 {
+        self.lanes * self.rows_per_block
+    }
+}
+
+fn pow2_at_least(v: i64) -> i64 {
+    let mut p = 1;
+    while p < v {
+        p *= 2;
+    }
+    p
+}
+
+fn pow2_at_most(v: i64) -> i64 {
+    let mut p = 1;
+    while p * 2 <= v {
+        p *= 2;
+    }
+    p
+}
+
+/// `op` over the rows of `x` (`[rows, n]`, a parameter or a te view) into `y`
+/// (`[rows, n]`, or `[rows]` for the per-row ops; f32), as one kernel with `p`.
+pub fn template_over(
+    name: &str,
+    x: &Buffer,
+    y: &Buffer,
+    op: RowOp,
+    p: &RowParams,
+) -> Result<Func, TemplateError> {
+    let mut t = Template::new(name);
+    t.param(x);
+    t.param(y);
+    add_kernel(&mut t, x, y, op, p);
+    t.finish()
+}
+
+/// Adds the kernel of [`template_over`] to `t`, whose buffers `x` and `y` already are.
+pub fn add_kernel(t: &mut Template, x: &Buffer, y: &Buffer, op: RowOp, p: &RowParams) {
+    let (rows, n) = (x.shape()[0], x.shape()[1]);
+    let RowParams {
+        lanes,
+        rows_per_block: rpb,
+    } = *p;
+    let blocks = ceil_div(rows, rpb);
+    let grid = grid_for(blocks);
+    let per = ceil_div(n, lanes);
+    let keep = per <= MAX_KEPT;
+    let ragged = n % lanes != 0;
+    let inv_n = (1.0 / n as f64) as f32;
+    t.kernel(grid, [lanes, rpb, 1], |kb| {
+        let tx = kb.thread_x();
+        let ty = if rpb > 1 { kb.thread_y() } else { Expr::int(0) };
+        let pid = block_index(kb, grid);
+        let row = if rpb > 1 {
+            kb.let_("row", pid.clone() * rpb + ty.clone())
+        } else {
+            pid.clone()
+        };
+        // Rows past the end (a last block not full, a two-dimensional grid's surplus)
+        // take part in the barriers but load and store nothing.
+        let live = if blocks * rpb > rows || grid[0] * grid[1] > blocks {
+            Some(row.clone().lt(rows))
+        } else {
+            None
+        };
+        // Element `e` of the thread's part of the row: its column and whether it exists.
+        let col = |e: &Expr| e.clone() * lanes + tx.clone();
+        let valid = |e: &Expr| -> Option<Expr> {
+            let inside = ragged.then(|| col(e).lt(n));
+            match (&live, inside) {
+                (Some(l), Some(i)) => Some(l.clone().and(i)),
+                (Some(l), None) => Some(l.clone()),
+                (None, i) => i,
+            }
+        };
+        let read = |e: &Expr, fallback: f32| -> Expr {
+            let at = [row.clone(), col(e)];
+            let v = match valid(e) {
+                Some(c) => load_or(x, at, c, constant(fallback, x.dtype())),
+                None => x.load(at.to_vec()),
+            };
+            if x.dtype() == DType::F32 {
+                v
+            } else {
+                te::cast(v, DType::F32)
+            }
+        };
+        let kept = keep.then(|| kb.local("xs", &[per], DType::F32));
+        let acc = kb.local("acc", &[1], DType::F32);
+        let zero = Expr::f32(0.0);
+        // One pass over the thread's elements: `body` gets each one's index and value
+        // (the kept copy, or a fresh read with `fallback` outside the row).
+        let pass = |kb: &mut KernelBuilder,
+                    fallback: f32,
+                    body: &dyn Fn(&mut KernelBuilder, Expr, Expr)| {
+            let each = |kb: &mut KernelBuilder, e: Expr| {
+                let v = match &kept {
+                    Some(xs) => xs.at(std::slice::from_ref(&e)),
+                    None => read(&e, fallback),
+                };
+                body(kb, e, v);
+            };
+            if keep {
+                kb.unroll("e", per, each);
+            } else {
+                kb.serial("e", per, each);
+            }
+        };
+        // `acc op= value` where element `e` exists.
+        let accumulate = |kb: &mut KernelBuilder, e: &Expr, combined: Expr| match valid(e) {
+            Some(c) => kb.if_(c, |kb| kb.store(&acc, [0], combined)),
+            None => kb.store(&acc, [0], combined),
+        };
+        // The first pass reads the row (into registers where kept).
+        let first = |kb: &mut KernelBuilder, reduce: ReduceOp| {
+            kb.store(&acc, [0], reduce.identity(DType::F32));
+            let fallback = match reduce {
+                ReduceOp::Sum => 0.0,
+                ReduceOp::Max => f32::MIN,
+                ReduceOp::Min => f32::MAX,
+            };
+            let each = |kb: &mut KernelBuilder, e: Expr| {
+                let v = read(&e, fallback);
+                let v = match &kept {
+                    Some(xs) => {
+                        kb.store(xs, [e.clone()], v);
+                        xs.at(std::slice::from_ref(&e))
+                    }
+                    None => v,
+                };
+                accumulate(kb, &e, reduce.combine(acc.at(&[0]), v));
+            };
+            if keep {
+                kb.unroll("e", per, each);
+            } else {
+                kb.serial("e", per, each);
+            }
+        };
+        let combine_row = |kb: &mut KernelBuilder, name: &str, reduce: ReduceOp| -> Expr {
+            tree(kb, name, reduce, acc.at(&[0]), &tx, &ty, lanes, rpb)
+        };
+        let store_row = |kb: &mut KernelBuilder, e: &Expr, v: Expr| {
+            let at = [row.clone(), col(e)];
+            match valid(e) {
+                Some(c) => kb.store_if(c, y, at, v),
+                None => kb.store(y, at, v),
+            }
+        };
+        match op {
+            RowOp::Softmax => {
+                first(kb, ReduceOp::Max);
+                let max = combine_row(kb, "row_max", ReduceOp::Max);
+                kb.store(&acc, [0], zero.clone());
+                pass(kb, f32::MIN, &|kb, e, v| {
+                    let ex = te::exp(v - max.clone());
+                    let ex = match &kept {
+                        Some(xs) => {
+                            kb.store(xs, [e.clone()], ex);
+                            xs.at(std::slice::from_ref(&e))
+                        }
+                        None => ex,
+                    };
+                    accumulate(kb, &e, acc.at(&[0]) + ex);
+                });
+                let sum = combine_row(kb, "row_sum", ReduceOp::Sum);
+                let inv = kb.let_("inv_sum", Expr::f32(1.0) / sum);
+                pass(kb, f32::MIN, &|kb, e, v| {
+                    let ex = if keep { v } else { te::exp(v - max.clone()) };
+                    store_row(kb, &e, ex * inv.clone());
+                });
+            }
+            RowOp::LayerNorm { epsilon } => {
+                first(kb, ReduceOp::Sum);
+                let mean = combine_row(kb, "row_sum", ReduceOp::Sum);
+                let mean = kb.let_("mean", mean * inv_n);
+                kb.store(&acc, [0], zero.clone());
+                pass(kb, 0.0, &|kb, e, v| {
+                    let d = kb.let_("d", v - mean.clone());
+                    accumulate(kb, &e, acc.at(&[0]) + d.clone() * d);
+                });
+                let var = combine_row(kb, "row_sq", ReduceOp::Sum);
+                let k = kb.let_("rstd", te::rsqrt(var * inv_n + epsilon));
+                pass(kb, 0.0, &|kb, e, v| {
+                    store_row(kb, &e, (v - mean.clone()) * k.clone());
+                });
+            }
+            RowOp::Sum | RowOp::Mean | RowOp::Max | RowOp::Min => {
+                let reduce = match op {
+                    RowOp::Max => ReduceOp::Max,
+                    RowOp::Min => ReduceOp::Min,
+                    _ => ReduceOp::Sum,
+                };
+                first(kb, reduce);
+                let total = combine_row(kb, "row_total", reduce);
+                let total = if op == RowOp::Mean {
+                    total * inv_n
+                } else {
+                    total
+                };
+                let first_lane = tx.clone().lt(1);
+                let cond = match &live {
+                    Some(l) => first_lane.and(l.clone()),
+                    None => first_lane,
+                };
+                kb.store_if(cond, y, [row.clone()], total);
+            }
+        }
+    });
+}
+
+/// `v` as a constant of `dtype` (a loaded element's fallback).
+fn constant(v: f32, dtype: DType) -> Expr {
+    match dtype {
+        DType::F32 => Expr::f32(v),
+        DType::F16 => Expr::Float(v.clamp(-65504.0, 65504.0) as f64, DType::F16),
+        d => te::cast(Expr::f32(v), d),
+    }
+}
+
+/// Combines each thread's `partial` over the `lanes` threads of its row: into shared
+/// memory, then halving steps behind barriers; the row's total, which every thread of
+/// the row reads.
+#[allow(clippy::too_many_arguments)] // the kernel's coordinates, passed as they are
+fn tree(
+    kb: &mut KernelBuilder,
+    name: &str,
+    reduce: ReduceOp,
+    partial: Expr,
+    tx: &Expr,
+    ty: &Expr,
+    lanes: i64,
+    rows_per_block: i64,
+) -> Expr {
+    if lanes == 1 {
+        return kb.let_(name, partial);
+    }
+    // One array per tree: the next tree's first stores cannot overwrite this total
+    // before every thread has read it.
+    let sh = kb.shared(name, &[rows_per_block, lanes], DType::F32);
+    kb.store(&sh, [ty.clone(), tx.clone()], partial);
+    kb.barrier();
+    let mut half = lanes / 2;
+    while half >= 1 {
+        let (here, there) = ([ty.clone(), tx.clone()], [ty.clone(), tx.clone() + half]);
+        let combined = reduce.combine(sh.at(&here), sh.at(&there));
+        kb.if_(tx.clone().lt(half), |kb| kb.store(&sh, here, combined));
+        kb.barrier();
+        half /= 2;
+    }
+    kb.let_(name, sh.at(&[ty.clone(), Expr::int(0)]))
+}
+
+/// A one-line description of `op` with `p` over rows of `n`.
+pub fn describe(op: RowOp, p: &RowParams, n: i64) -> String {
+    let per = ceil_div(n.max(1), p.lanes);
+    let kept = if per <= MAX_KEPT {
+        "in registers"
+    } else {
+        "read again each pass"
+    };
+    format!(
+        "{} template: {} threads per row, {} row(s) per block, {per} element(s) a thread {kept}",
+        op.name(),
+        p.lanes,
+        p.rows_per_block,
+    )
+}
