@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """PyTorch's end-to-end times for the models weft compiles, for comparison in one run.
 
-Runs torchvision's ResNet-50, Inception-V3 and MobileNetV2 (random weights, eval mode)
+Runs torchvision's ResNet-50, Inception-V3 and MobileNetV2 and Hugging Face's BERT-base
+and GPT-2 (random weights, eval mode; token ids of `--seq` tokens for the transformers)
 on the GPU: eager, eager replayed as one CUDA graph, and optionally torch.compile
 (mode="reduce-overhead", which replays CUDA graphs). Times are GPU time per run from CUDA
 events around back-to-back runs (median over repeats). fp32 runs with TF32 off.
 
     python3 scripts/torch_models.py --models resnet50,mobilenet_v2 --batch 1 --dtypes f32,f16 [--compile]
+    python3 scripts/torch_models.py --models bert_base,gpt2 --seq 128 --dtypes f16 --compile
 
-Prints one JSON object per line: {"model", "batch", "resolution", "dtype", "mode", "ms"}.
+Prints one JSON object per line: {"model", "batch", "resolution", "dtype", "mode", "ms"};
+a transformer's "resolution" is its sequence length.
 """
 import argparse
 import json
@@ -20,7 +23,18 @@ import torchvision
 RESOLUTION = {"resnet50": 224, "inception_v3": 299, "mobilenet_v2": 224}
 
 
+TRANSFORMERS = ("bert_base", "gpt2")
+
+
 def build(name):
+    if name == "bert_base":
+        import transformers
+
+        return transformers.BertModel(transformers.BertConfig())
+    if name == "gpt2":
+        import transformers
+
+        return transformers.GPT2Model(transformers.GPT2Config(use_cache=False))
     if name == "inception_v3":
         return torchvision.models.inception_v3(weights=None, aux_logits=False, init_weights=False)
     return getattr(torchvision.models, name)(weights=None)
@@ -44,6 +58,7 @@ def main():
     p.add_argument("--models", default="resnet50,inception_v3,mobilenet_v2")
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--dtypes", default="f32,f16")
+    p.add_argument("--seq", type=int, default=128, help="the transformers' sequence length")
     p.add_argument("--compile", action="store_true")
     a = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -53,8 +68,13 @@ def main():
         for dt in a.dtypes.split(","):
             dtype = torch.float16 if dt == "f16" else torch.float32
             model = build(name).eval().cuda().to(dtype)
-            r = RESOLUTION[name]
-            x = torch.randn(a.batch, 3, r, r, device="cuda", dtype=dtype)
+            if name in TRANSFORMERS:
+                r = a.seq
+                vocab = model.config.vocab_size
+                x = torch.randint(0, vocab, (a.batch, r), device="cuda", dtype=torch.int64)
+            else:
+                r = RESOLUTION[name]
+                x = torch.randn(a.batch, 3, r, r, device="cuda", dtype=dtype)
             row = {"model": name, "batch": a.batch, "resolution": r, "dtype": dt}
             with torch.inference_mode():
                 for _ in range(5):

@@ -3,7 +3,8 @@
 //!
 //! [`optimize`] runs them in the order a compiler wants them: identities out first (so
 //! that batch norms meet their convolutions), constants folded, decomposed layer norms
-//! made one node, batch norms folded into
+//! made one node, sibling products of one activation (query, key, value) made one
+//! product, batch norms folded into
 //! the convolutions before them, and what no output needs any more removed.
 //! [`assign_precision`] is not among them: it takes the precision a model is compiled
 //! for, and runs after them; [`assign_weight_layouts`] runs last (storage only, as the
@@ -15,6 +16,7 @@ mod dead;
 mod identity;
 mod layer_norm;
 mod precision;
+mod siblings;
 mod weight_layout;
 
 pub use batch_norm::fold_batch_norms;
@@ -23,6 +25,7 @@ pub use dead::remove_dead;
 pub use identity::remove_identities;
 pub use layer_norm::recognize_layer_norms;
 pub use precision::{Precision, assign_precision, memory_order};
+pub use siblings::merge_sibling_products;
 pub use weight_layout::assign_weight_layouts;
 
 use std::fmt;
@@ -48,10 +51,11 @@ pub fn optimize(graph: &Graph) -> Result<(Graph, Vec<PassReport>), GraphError> {
     let mut g = graph.clone();
     let mut reports = Vec::new();
     type Pass = fn(&mut Graph) -> usize;
-    let passes: [(&'static str, Pass); 5] = [
+    let passes: [(&'static str, Pass); 6] = [
         ("remove identities", remove_identities),
         ("fold constants", fold_constants),
         ("recognize layer norms", recognize_layer_norms),
+        ("merge sibling products", merge_sibling_products),
         ("fold batch norms into convolutions", fold_batch_norms),
         ("remove dead nodes", remove_dead),
     ];
