@@ -54,6 +54,12 @@ pub struct TargetLimits {
     /// backend (hipcc) does, and a k step of 32 unrolled whole then spills. Templates
     /// then count those values as registers and unroll their k steps in part (`ku`).
     pub hoists_unrolled_loads: bool,
+    /// Whether the target's shader compiler checks statically that barriers and
+    /// matrix-unit operations sit in uniform control flow (WGSL: naga and Tint refuse
+    /// them under a branch on a loop variable, even one every thread of the block takes
+    /// alike). Templates then keep such branches out (the attention template computes
+    /// and masks a causal mask's tiles instead of skipping them).
+    pub uniform_barriers: bool,
 }
 
 /// The multiprocessors assumed where the device does not say (wgpu adapters, offline
@@ -261,6 +267,7 @@ impl TargetLimits {
             max_buffer_bytes: u64::MAX,
             multiprocessors: DEFAULT_MULTIPROCESSORS,
             hoists_unrolled_loads: false,
+            uniform_barriers: false,
         }
     }
 
@@ -298,6 +305,7 @@ impl TargetLimits {
             max_buffer_bytes: 128 << 20,
             multiprocessors: DEFAULT_MULTIPROCESSORS,
             hoists_unrolled_loads: false,
+            uniform_barriers: true,
         }
     }
 
@@ -310,6 +318,7 @@ impl TargetLimits {
             max_shared_bytes: 64 * 1024,
             matrix_units: Vec::new(),
             hoists_unrolled_loads: true,
+            uniform_barriers: false,
             ..TargetLimits::cuda()
         }
     }
@@ -351,6 +360,7 @@ impl TargetLimits {
             max_buffer_bytes: 256 << 20,
             multiprocessors: DEFAULT_MULTIPROCESSORS,
             hoists_unrolled_loads: false,
+            uniform_barriers: false,
         }
     }
 

@@ -237,6 +237,7 @@ fn every_limit_is_a_typed_error() {
             max_buffer_bytes: 2 << 30,
             multiprocessors: 132,
             hoists_unrolled_loads: false,
+            uniform_barriers: true,
         },
     };
     let mut big = handmade::vecadd();

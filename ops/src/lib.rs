@@ -31,10 +31,11 @@
 //! | `conv2d-bias-relu` | 002, 003 | `direct`, `implicit-gemm` (one fused kernel) |
 //! | `winograd-conv2d` | 003 | `direct`, `winograd` (F(2×2, 3×3), four kernels) |
 //! | `conv2d-f16`, `conv2d-f16-bias-relu`, `conv2d-f16-nchw` | 004 | `direct`, `implicit-gemm` (tensor cores, one fused kernel) |
+//! | `attention-f16` | 002 | `template` (flash-attention style, one kernel; matrix units or CUDA cores) |
 //!
 //! Where they are: `vecadd.rs`, `window_sum.rs`, `matmul.rs` (`matmul` and `matmul-f16`),
 //! `depthwise.rs`, `conv2d.rs` (`conv2d`, `conv2d-bias-relu`, `winograd-conv2d`) and
-//! `conv2d_f16.rs` (the three fp16 convs) define the ops; `conv.rs` holds what the
+//! `conv2d_f16.rs` (the three fp16 convs) and `attention.rs` define the ops; `conv.rs` holds what the
 //! convolutions share (sizes, layouts, each op's variant, the reference); every kernel
 //! template is under [`templates`]; `shape.rs` parses shapes and [`check`] compares
 //! outputs with the reference.
@@ -45,6 +46,7 @@
 //! assert_eq!(lowered.kernels[0].block, [64, 1, 1]);
 //! ```
 
+mod attention;
 pub mod check;
 mod conv;
 mod conv2d;
@@ -145,6 +147,7 @@ pub const OPS: &[&OpSpec] = &[
     &conv2d_f16::SPEC,
     &conv2d_f16::BIAS_RELU_SPEC,
     &conv2d_f16::NCHW_SPEC,
+    &attention::SPEC,
 ];
 
 /// Errors naming the op, schedule or shape at fault.

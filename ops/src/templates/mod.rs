@@ -22,6 +22,7 @@
 //! helpers every template uses. The tuner (`weft tune`) enumerates a template's space
 //! for a target, builds every config, times them and records the best.
 
+pub mod attention;
 pub mod depthwise;
 pub mod implicit_gemm;
 pub mod matmul;

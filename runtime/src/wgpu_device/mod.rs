@@ -225,6 +225,7 @@ impl WgpuDevice {
                 // Vulkan drivers' shader compilers schedule for register pressure (not
                 // measured otherwise on these machines).
                 hoists_unrolled_loads: false,
+                uniform_barriers: true,
             }
         };
         let options = WgpuOptions {

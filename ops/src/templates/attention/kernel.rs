@@ -1,0 +1,411 @@
+//! The attention template's kernel (see the module docs for its shape).
+
+use weft_ir::fragment::{FragLayout, FragRole, MmaShape};
+use weft_ir::prelude::*;
+use weft_ir::template::{KernelBuilder, Template, load_or};
+
+use super::{AttnParams, Masking, Operands};
+use crate::templates::ceil_div;
+
+/// Halves of padding per f16 shared row (16 bytes: rows stay aligned for `ldmatrix` and
+/// start in different banks); floats per f32 row.
+const PAD_F16: i64 = 8;
+const PAD_F32: i64 = 4;
+
+/// The most negative finite f32: a masked score. Finite, so that a row whose every score
+/// is masked still has a maximum (and WGSL, which has no infinities, can write it).
+const MASKED: f32 = f32::MIN;
+
+/// Adds the kernel to `t`, whose buffers `ops` are already parameters.
+pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
+    let Operands {
+        q,
+        k,
+        v,
+        mask,
+        y,
+        scale,
+        masking,
+    } = ops;
+    let (bh, sq, d) = (q.shape()[0], q.shape()[1], q.shape()[2]);
+    let (skv, dv) = (k.shape()[1], v.shape()[2]);
+    let f = p.mma;
+    let (dp, dvp) = (p.padded(d), p.padded(dv));
+    let AttnParams { bq, bkv, warps, .. } = *p;
+    let threads = warps * 32;
+    // The softmax step: `lr` threads per row, rows `tx / lr + it · rp`.
+    let lr = (threads / bq).max(1);
+    let rp = threads / lr;
+    let ri = bq / rp;
+    let q_tiles = ceil_div(sq, bq);
+    let kv_tiles = ceil_div(skv, bkv);
+    // f16 operands stay f16 in shared memory (on CUDA cores too: half the bytes, the
+    // products still in f32); f32 ones stay f32.
+    let f16 = [q, k, v].iter().all(|x| x.dtype() == DType::F16);
+    let tiles_dt = if f16 { DType::F16 } else { DType::F32 };
+    let pad = if f16 { PAD_F16 } else { PAD_F32 };
+    let scale = *scale as f32;
+    let causal = *masking == Masking::Causal;
+
+    t.kernel([q_tiles, bh, 1], [threads, 1, 1], |kb| {
+        let tx = kb.thread_x();
+        let q0 = kb.let_("q0", kb.block_x() * bq);
+        let z = kb.block_y();
+        let q_s = kb.shared("Q_s", &[bq, dp + pad], tiles_dt);
+        let k_s = kb.shared("K_s", &[bkv, dp + pad], tiles_dt);
+        let v_s = kb.shared("V_s", &[bkv, dvp + pad], tiles_dt);
+        let s_s = kb.shared("S_s", &[bq, bkv + PAD_F32], DType::F32);
+        // The probabilities as the second product's A operand (f16); on CUDA cores they
+        // stay in `S_s`, overwriting the scores they came from.
+        let p_s = (f > 0).then(|| kb.shared("P_s", &[bq, bkv + PAD_F16], DType::F16));
+        let o_s = kb.shared("O_s", &[bq, dvp + PAD_F32], DType::F32);
+        let part_max = kb.shared("part_max", &[bq, lr], DType::F32);
+        let part_sum = kb.shared("part_sum", &[bq, lr], DType::F32);
+        let m_reg = kb.local("m_run", &[ri], DType::F32);
+        let l_reg = kb.local("l_run", &[ri], DType::F32);
+
+        // `rows × cols` of `dst` from `src(row, col)` (zero where `inside` fails), the
+        // block's threads walking the tile row by row.
+        let fill = |kb: &mut KernelBuilder,
+                    dst: &Buffer,
+                    rows: i64,
+                    cols: i64,
+                    value: &dyn Fn(Expr, Expr) -> Expr| {
+            let total = rows * cols;
+            kb.unroll("e", ceil_div(total, threads), |kb, e| {
+                let idx = kb.let_("idx", e * threads + tx.clone());
+                let (r, c) = (idx.clone() / cols, idx.clone() % cols);
+                let v = value(r.clone(), c.clone());
+                if total % threads == 0 {
+                    kb.store(dst, [r, c], v);
+                } else {
+                    kb.store_if(idx.lt(total), dst, [r, c], v);
+                }
+            });
+        };
+        // `dst[r, c] = init(r, c) + Σ_e term(r, c, e)` over `e < len`, an f32 sum a
+        // thread, the threads walking the tile row by row (CUDA cores).
+        let fill_dot = |kb: &mut KernelBuilder,
+                        (dst, rows, cols, len): (&Buffer, i64, i64, i64),
+                        init: &dyn Fn(Expr, Expr) -> Expr,
+                        term: &dyn Fn(Expr, Expr, Expr) -> Expr| {
+            let total = rows * cols;
+            let acc = kb.local("dot", &[1], DType::F32);
+            kb.unroll("e", ceil_div(total, threads), |kb, e| {
+                let idx = kb.let_("idx", e * threads + tx.clone());
+                let (r, c) = (idx.clone() / cols, idx.clone() % cols);
+                let body = |kb: &mut KernelBuilder| {
+                    kb.store(&acc, [0], init(r.clone(), c.clone()));
+                    kb.serial("kd", len, |kb, kd| {
+                        let t = term(r.clone(), c.clone(), kd);
+                        kb.store(&acc, [0], acc.at(&[0]) + t);
+                    });
+                    kb.store(dst, [r.clone(), c.clone()], acc.at(&[0]));
+                };
+                if total % threads == 0 {
+                    body(kb);
+                } else {
+                    kb.if_(idx.clone().lt(total), body);
+                }
+            });
+        };
+        let operand = |x: &Buffer, row: Expr, rows: i64, col: Expr, cols: i64| -> Expr {
+            let inside = row.clone().lt(rows).and(col.clone().lt(cols));
+            let zero = Expr::zero(x.dtype());
+            load_or(x, [z.clone(), row, col], inside, zero).cast(tiles_dt)
+        };
+        fill(kb, &q_s, bq, dp, &|r, c| {
+            operand(q, q0.clone() + r, sq, c, d)
+        });
+        fill(kb, &o_s, bq, dvp, &|_, _| Expr::f32(0.0));
+        kb.unroll("it", ri, |kb, it| {
+            kb.store(&m_reg, [it.clone()], Expr::f32(MASKED));
+            kb.store(&l_reg, [it], Expr::f32(0.0));
+        });
+        kb.barrier();
+
+        // Matrix units: each warp owns `rw` rows of the tile, `fq` fragments high.
+        let shape = MmaShape {
+            m: f.max(1) as u32,
+            n: f.max(1) as u32,
+            k: f.max(1) as u32,
+        };
+        let warp = kb.let_("warp", tx.clone() / 32);
+        let rw = bq / warps;
+        let fq = if f > 0 { rw / f } else { 0 };
+        let q_frags = (f > 0).then(|| {
+            let kd = dp / f;
+            let qa = kb.fragment(
+                "q_frag",
+                FragRole::A,
+                shape,
+                DType::F16,
+                FragLayout::RowMajor,
+                (fq * kd) as u32,
+            );
+            kb.unroll("i", fq, |kb, i| {
+                kb.unroll("kk", kd, |kb, kk| {
+                    let row = warp.clone() * rw + i.clone() * f;
+                    kb.frag_load(&qa, i.clone() * kd + kk.clone(), &q_s, [row, kk * f]);
+                });
+            });
+            qa
+        });
+
+        let tile = |kb: &mut KernelBuilder, jt: Expr| {
+            let j0 = kb.let_("j0", jt * bkv);
+            fill(kb, &k_s, bkv, dp, &|r, c| {
+                operand(k, j0.clone() + r, skv, c, d)
+            });
+            fill(kb, &v_s, bkv, dvp, &|r, c| {
+                operand(v, j0.clone() + r, skv, c, dv)
+            });
+            kb.barrier();
+
+            // S = Q · Kᵀ into `S_s`.
+            if let Some(qa) = &q_frags {
+                let (kd, nf) = (dp / f, bkv / f);
+                let kb_frag = kb.fragment(
+                    "k_frag",
+                    FragRole::B,
+                    shape,
+                    DType::F16,
+                    FragLayout::ColMajor,
+                    1,
+                );
+                let s_acc = kb.fragment(
+                    "s_acc",
+                    FragRole::Accumulator,
+                    shape,
+                    DType::F32,
+                    FragLayout::RowMajor,
+                    (fq * nf) as u32,
+                );
+                kb.unroll("i", fq * nf, |kb, i| kb.frag_fill(&s_acc, i, 0.0f32));
+                kb.unroll("kk", kd, |kb, kk| {
+                    kb.unroll("j", nf, |kb, j| {
+                        // Kᵀ's tile (d rows, key columns): K_s's rows read as columns.
+                        kb.frag_load(&kb_frag, 0, &k_s, [j.clone() * f, kk.clone() * f]);
+                        kb.unroll("i", fq, |kb, i| {
+                            let acc = i.clone() * nf + j.clone();
+                            kb.mma(
+                                (&s_acc, acc.clone()),
+                                (qa, i * kd + kk.clone()),
+                                (&kb_frag, Expr::int(0)),
+                                (&s_acc, acc),
+                            );
+                        });
+                    });
+                });
+                kb.unroll("i", fq, |kb, i| {
+                    kb.unroll("j", nf, |kb, j| {
+                        let row = warp.clone() * rw + i.clone() * f;
+                        kb.frag_store(&s_acc, i * nf + j.clone(), &s_s, [row, j * f]);
+                    });
+                });
+            } else {
+                fill_dot(
+                    kb,
+                    (&s_s, bq, bkv, dp),
+                    &|_, _| Expr::f32(0.0),
+                    &|r, c, e| {
+                        q_s.at(&[r, e.clone()]).cast(DType::F32) * k_s.at(&[c, e]).cast(DType::F32)
+                    },
+                );
+            }
+            kb.barrier();
+
+            // The online softmax, `lr` threads per row: scores scaled and masked, the
+            // row's new maximum, the probabilities, their sum; the running output rows
+            // rescaled by `exp(m_old − m_new)`.
+            let lane = if lr > 1 {
+                kb.let_("lane", tx.clone() % lr)
+            } else {
+                Expr::int(0)
+            };
+            let per = bkv / lr;
+            kb.unroll("it", ri, |kb, it| {
+                let r = kb.let_("r", tx.clone() / lr + it.clone() * rp);
+                let grow = kb.let_("grow", q0.clone() + r.clone());
+                let mx = kb.local("mx", &[1], DType::F32);
+                kb.store(&mx, [0], Expr::f32(MASKED));
+                kb.unroll("e", per, |kb, e| {
+                    let c = e * lr + lane.clone();
+                    let col = j0.clone() + c.clone();
+                    let mut s = s_s.at(&[r.clone(), c.clone()]) * scale;
+                    if let Some(m) = mask {
+                        let inside = grow.clone().lt(sq).and(col.clone().lt(skv));
+                        let add = load_or(
+                            m,
+                            [z.clone(), grow.clone(), col.clone()],
+                            inside,
+                            Expr::zero(m.dtype()),
+                        );
+                        s = s + add.cast(DType::F32);
+                    }
+                    let mut keep = col.clone().lt(skv);
+                    if causal {
+                        keep = keep.and(col.le(grow.clone()));
+                    }
+                    let s = kb.let_("s", Expr::select(keep, s, Expr::f32(MASKED)));
+                    kb.store(&s_s, [r.clone(), c], s.clone());
+                    kb.store(&mx, [0], mx.at(&[0]).max(s));
+                });
+                let m_tile = combine(kb, &part_max, &r, &lane, lr, mx.at(&[0]), true);
+                let m_old = kb.let_("m_old", m_reg.at(std::slice::from_ref(&it)));
+                let m_new = kb.let_("m_new", m_old.clone().max(m_tile));
+                let sum = kb.local("sum", &[1], DType::F32);
+                kb.store(&sum, [0], Expr::f32(0.0));
+                kb.unroll("e", per, |kb, e| {
+                    let c = e * lr + lane.clone();
+                    let pr = kb.let_(
+                        "p",
+                        te::exp(s_s.at(&[r.clone(), c.clone()]) - m_new.clone()),
+                    );
+                    match &p_s {
+                        Some(p_s) => kb.store(p_s, [r.clone(), c], pr.clone().cast(DType::F16)),
+                        None => kb.store(&s_s, [r.clone(), c], pr.clone()),
+                    }
+                    kb.store(&sum, [0], sum.at(&[0]) + pr);
+                });
+                let l_tile = combine(kb, &part_sum, &r, &lane, lr, sum.at(&[0]), false);
+                let alpha = kb.let_("alpha", te::exp(m_old - m_new.clone()));
+                kb.store(&m_reg, [it.clone()], m_new);
+                kb.store(
+                    &l_reg,
+                    [it.clone()],
+                    l_reg.at(&[it]) * alpha.clone() + l_tile,
+                );
+                kb.unroll("e", ceil_div(dvp, lr), |kb, e| {
+                    let c = e * lr + lane.clone();
+                    let scaled = o_s.at(&[r.clone(), c.clone()]) * alpha.clone();
+                    if dvp % lr == 0 {
+                        kb.store(&o_s, [r.clone(), c], scaled);
+                    } else {
+                        kb.store_if(c.clone().lt(dvp), &o_s, [r.clone(), c], scaled);
+                    }
+                });
+            });
+            kb.barrier();
+
+            // O += P · V.
+            if let Some(p_s) = &p_s {
+                let (kd, nf) = (bkv / f, dvp / f);
+                let pa = kb.fragment(
+                    "p_frag",
+                    FragRole::A,
+                    shape,
+                    DType::F16,
+                    FragLayout::RowMajor,
+                    1,
+                );
+                let vb = kb.fragment(
+                    "v_frag",
+                    FragRole::B,
+                    shape,
+                    DType::F16,
+                    FragLayout::RowMajor,
+                    1,
+                );
+                let o_acc = kb.fragment(
+                    "o_acc",
+                    FragRole::Accumulator,
+                    shape,
+                    DType::F32,
+                    FragLayout::RowMajor,
+                    (fq * nf) as u32,
+                );
+                kb.unroll("i", fq, |kb, i| {
+                    kb.unroll("j", nf, |kb, j| {
+                        let row = warp.clone() * rw + i.clone() * f;
+                        kb.frag_load(&o_acc, i * nf + j.clone(), &o_s, [row, j * f]);
+                    });
+                });
+                kb.unroll("i", fq, |kb, i| {
+                    kb.unroll("kk", kd, |kb, kk| {
+                        let row = warp.clone() * rw + i.clone() * f;
+                        kb.frag_load(&pa, 0, p_s, [row, kk.clone() * f]);
+                        kb.unroll("j", nf, |kb, j| {
+                            kb.frag_load(&vb, 0, &v_s, [kk.clone() * f, j.clone() * f]);
+                            let acc = i.clone() * nf + j;
+                            kb.mma(
+                                (&o_acc, acc.clone()),
+                                (&pa, Expr::int(0)),
+                                (&vb, Expr::int(0)),
+                                (&o_acc, acc),
+                            );
+                        });
+                    });
+                });
+                kb.unroll("i", fq, |kb, i| {
+                    kb.unroll("j", nf, |kb, j| {
+                        let row = warp.clone() * rw + i.clone() * f;
+                        kb.frag_store(&o_acc, i * nf + j.clone(), &o_s, [row, j * f]);
+                    });
+                });
+            } else {
+                fill_dot(
+                    kb,
+                    (&o_s, bq, dvp, bkv),
+                    &|r, c| o_s.at(&[r, c]),
+                    &|r, c, e| s_s.at(&[r, e.clone()]) * v_s.at(&[e, c]).cast(DType::F32),
+                );
+            }
+            kb.barrier();
+        };
+        kb.serial("jt", kv_tiles, |kb, jt| {
+            if causal && p.skip && kv_tiles > 1 {
+                // Key tiles wholly after the block's last query row hold only masked
+                // scores: skipped (the condition is the block's, uniform over it).
+                let last = q0.clone() + (bq - 1);
+                kb.if_((jt.clone() * bkv).le(last), |kb| tile(kb, jt));
+            } else {
+                tile(kb, jt);
+            }
+        });
+
+        // y = O / l, rounded to y's type, where the row and column exist.
+        kb.unroll("it", ri, |kb, it| {
+            let r = kb.let_("r", tx.clone() / lr + it.clone() * rp);
+            let grow = kb.let_("grow", q0.clone() + r.clone());
+            let l = l_reg.at(&[it]);
+            let inv = kb.let_("inv_l", Expr::f32(1.0) / l);
+            let lane = if lr > 1 {
+                tx.clone() % lr
+            } else {
+                Expr::int(0)
+            };
+            kb.unroll("e", ceil_div(dv, lr), |kb, e| {
+                let c = kb.let_("c", e * lr + lane.clone());
+                let inside = grow.clone().lt(sq).and(c.clone().lt(dv));
+                let value = (o_s.at(&[r.clone(), c.clone()]) * inv.clone()).cast(y.dtype());
+                kb.store_if(inside, y, [z.clone(), grow.clone(), c], value);
+            });
+        });
+    });
+}
+
+/// The row's combination of each of its `lr` threads' `partial` (the maximum, or the
+/// sum): through `part[r, lane]` and one barrier, every thread of the row reading all
+/// `lr` partials (few: `lr` is at most the block's threads over its rows).
+fn combine(
+    kb: &mut KernelBuilder,
+    part: &Buffer,
+    r: &Expr,
+    lane: &Expr,
+    lr: i64,
+    partial: Expr,
+    max: bool,
+) -> Expr {
+    if lr == 1 {
+        return kb.let_("row_total", partial);
+    }
+    kb.store(part, [r.clone(), lane.clone()], partial);
+    kb.barrier();
+    let mut total = part.at(&[r.clone(), Expr::int(0)]);
+    for l in 1..lr {
+        let next = part.at(&[r.clone(), Expr::int(l)]);
+        total = if max { total.max(next) } else { total + next };
+    }
+    kb.let_("row_total", total)
+}

@@ -1,0 +1,447 @@
+//! Fused attention (flash-attention style): `y = softmax(scale · Q·Kᵀ + mask) · V` for
+//! each of `bh` heads, one kernel, the scores never written to global memory.
+//!
+//! A block takes `bq` query rows of one head (`blockIdx.x` the row tile, `blockIdx.y`
+//! the head) and walks the keys `bkv` at a time, keeping for each row the running
+//! maximum `m` and sum `l` of the online softmax and the unnormalized output `O` (f32,
+//! in shared memory):
+//!
+//! ```text
+//! Q_s = Q[q0:q0+bq]                                   # once, zero outside
+//! for j0 in range(0, t, bkv):                         # causal: up to the block's last row
+//!     K_s, V_s = K[j0:j0+bkv], V[j0:j0+bkv]
+//!     S_s = Q_s · K_sᵀ                                # warps on matrix units (mma > 0),
+//!                                                     # or threads on CUDA cores
+//!     for each row (lr threads a row):
+//!         s = scale · S_s[r] + mask[r, j0:]           # masked: the most negative f32
+//!         m_new = max(m, max(s));  p = exp(s − m_new);  P_s[r] = p
+//!         α = exp(m − m_new);  l = α·l + Σp;  O[r] *= α;  m = m_new
+//!     O += P_s · V_s                                  # warps: O's rows as accumulators
+//! y = O / l
+//! ```
+//!
+//! On matrix units (`mma` = F > 0, f16 operands) warp `w` owns rows `w·bq/warps ..` of
+//! the tile: its Q fragments stay in registers for the whole loop, `S = Q·Kᵀ` reads
+//! `K_s` as a column-major B operand, and `O` is loaded into accumulators from `O_s`,
+//! multiplied into and stored back each step (fragments are opaque on every target, so
+//! the per-row rescaling happens in shared memory, between the two products). With
+//! `mma` = 0 the same tiles are multiplied by the block's threads, an element each, in
+//! f32: the configuration for targets without matrix units (plain WebGPU) and for f32
+//! operands.
+//!
+//! Rows and keys past the ends are zero-filled where loaded and masked where scored,
+//! so any `s`, `t` and head size runs; the head size is padded to the fragment size
+//! in shared memory. A causal mask (key `j` seen by query `i` where `j ≤ i`) is computed,
+//! not loaded, and key tiles wholly after a block's last row are skipped.
+
+mod kernel;
+
+use weft_codegen_common::TargetLimits;
+use weft_ir::func::Func;
+use weft_ir::prelude::*;
+use weft_ir::template::{Template, TemplateError};
+
+use super::{BuildError, Config, TemplateSpec, always, ceil_div};
+use crate::Shape;
+
+/// The template's parameters, in order, with their meaning.
+pub const PARAMS: &[(&str, &str)] = &[
+    (
+        "mma",
+        "matrix-unit tile: 16 (CUDA m16n16k16, cooperative matrices), 8 (simdgroup matrices), 0 (CUDA cores, f32)",
+    ),
+    ("bq", "query rows a block takes (16, 32, 64 or 128)"),
+    ("bkv", "keys a step of the loop takes (16, 32, 64 or 128)"),
+    (
+        "w",
+        "warps a block (1, 2, 4 or 8); on matrix units each owns bq / w rows, a multiple of mma",
+    ),
+    (
+        "cs",
+        "causal masks: 1 skips the key tiles after a block's last query row (a branch around barriers, alike for the whole block; WGSL's uniformity analysis refuses it), 0 computes and masks them",
+    ),
+];
+
+/// How scores are masked beyond the key length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Masking {
+    /// Every key is seen (an additive mask buffer may still apply).
+    None,
+    /// Query `i` sees keys `j ≤ i` (top-left aligned, as ONNX's `is_causal`).
+    Causal,
+}
+
+/// The buffers and constants of one attention: `q` `[bh, s, d]`, `k` `[bh, t, d]`, `v`
+/// `[bh, t, dv]`, an optional additive `mask` `[bh, s, t]`, and `y` `[bh, s, dv]`.
+/// Any of them may be a te view: fusion inlines its producers into the loads (`q`, `k`,
+/// `v`, `mask`) or the stores (`y`).
+pub struct Operands<'a> {
+    pub q: &'a Buffer,
+    pub k: &'a Buffer,
+    pub v: &'a Buffer,
+    pub mask: Option<&'a Buffer>,
+    pub y: &'a Buffer,
+    /// The scores' factor (`1/√d` usually).
+    pub scale: f64,
+    pub masking: Masking,
+}
+
+/// A config of the attention template, checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct AttnParams {
+    /// The matrix-unit tile `F` (0: CUDA cores).
+    pub mma: i64,
+    pub bq: i64,
+    pub bkv: i64,
+    pub warps: i64,
+    /// Under a causal mask, skip the key tiles wholly after the block's last row.
+    pub skip: bool,
+}
+
+impl AttnParams {
+    /// Reads and checks a config.
+    pub fn from_config(config: &Config) -> Result<AttnParams, BuildError> {
+        config.known(PARAMS, "attention")?;
+        let p = AttnParams {
+            mma: config.value("mma")?,
+            bq: config.value("bq")?,
+            bkv: config.value("bkv")?,
+            warps: config.value("w")?,
+            skip: config.get("cs").unwrap_or(0) == 1,
+        };
+        if let Some(cs) = config.get("cs").filter(|c| ![0, 1].contains(c)) {
+            return Err(config.invalid(format!("`cs` = {cs} must be 0 or 1")));
+        }
+        p.check().map_err(|r| config.invalid(r))?;
+        Ok(p)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        let AttnParams {
+            mma,
+            bq,
+            bkv,
+            warps,
+            ..
+        } = *self;
+        if ![0, 8, 16].contains(&mma) {
+            return Err(format!("`mma` = {mma} must be 0, 8 or 16"));
+        }
+        if ![16, 32, 64, 128].contains(&bq) {
+            return Err(format!("`bq` = {bq} must be 16, 32, 64 or 128"));
+        }
+        if ![16, 32, 64, 128].contains(&bkv) {
+            return Err(format!("`bkv` = {bkv} must be 16, 32, 64 or 128"));
+        }
+        if ![1, 2, 4, 8].contains(&warps) {
+            return Err(format!("`w` = {warps} must be 1, 2, 4 or 8"));
+        }
+        if mma > 0 && (bq / warps < mma || (bq / warps) % mma != 0) {
+            return Err(format!(
+                "`bq` / `w` = {bq} / {warps} rows a warp must be a multiple of `mma` = {mma}"
+            ));
+        }
+        if self.threads_per_row() > bkv {
+            return Err(format!(
+                "{} threads a row over `bkv` = {bkv} keys: fewer keys than threads",
+                self.threads_per_row()
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn threads(&self) -> i64 {
+        self.warps * 32
+    }
+
+    /// Threads sharing a row in the softmax step.
+    pub fn threads_per_row(&self) -> i64 {
+        (self.threads() / self.bq).max(1)
+    }
+
+    /// A head size padded to the fragments (`mma`), as the shared tiles hold it.
+    pub fn padded(&self, d: i64) -> i64 {
+        if self.mma > 0 {
+            ceil_div(d, self.mma) * self.mma
+        } else {
+            d
+        }
+    }
+
+    /// Shared bytes at head sizes `d` (Q, K) and `dv` (V, the output), with f16 operands
+    /// (kept in f16 tiles) or f32 ones.
+    pub fn shared_bytes(&self, d: i64, dv: i64, f16: bool) -> i64 {
+        let (dp, dvp) = (self.padded(d), self.padded(dv));
+        let (es, pad) = if f16 { (2, 8) } else { (4, 4) };
+        let tiles = (self.bq * (dp + pad) + self.bkv * (dp + pad) + self.bkv * (dvp + pad)) * es;
+        let scores = self.bq * (self.bkv + 4) * 4;
+        let probs = if self.mma > 0 {
+            self.bq * (self.bkv + 8) * 2
+        } else {
+            0
+        };
+        let out = self.bq * (dvp + 4) * 4;
+        tiles + scores + probs + out + 2 * self.bq * self.threads_per_row() * 4
+    }
+
+    pub fn config(&self) -> Config {
+        Config::of(
+            PARAMS,
+            [self.mma, self.bq, self.bkv, self.warps, self.skip as i64],
+        )
+    }
+
+    /// Whether it fits `limits` at head sizes `d`, `dv` with f16 or f32 operands
+    /// (threads, shared memory, matrix units).
+    pub fn fits(&self, limits: &TargetLimits, d: i64, dv: i64, f16: bool) -> bool {
+        super::within(self.threads(), limits.max_threads_per_block)
+            && super::within(self.threads(), limits.max_block_dim[0])
+            && super::within(self.shared_bytes(d, dv, f16), limits.max_shared_bytes)
+            && (self.mma == 0 || f16)
+            && (self.mma == 0 || limits.f16_mma_sizes().contains(&self.mma))
+            && !(self.skip && limits.uniform_barriers)
+    }
+
+    /// The stated rule for `heads` heads of `s` query rows, `t` keys and head size `d`,
+    /// with why: matrix units where the operands are f16 and the target has them, else
+    /// CUDA cores; the largest query tile (64, 32, 16) that still gives every
+    /// multiprocessor a block, a warp per 16 rows; 64 keys a step (32 past a head
+    /// size of 64), fewer while shared memory does not hold the tiles.
+    pub fn rule(
+        limits: &TargetLimits,
+        (heads, s, t, d): (i64, i64, i64, i64),
+        f16: bool,
+    ) -> Option<(AttnParams, String)> {
+        let mma = if f16 {
+            limits.f16_mma_sizes().first().copied().unwrap_or(0)
+        } else {
+            0
+        };
+        let sms = limits.multiprocessors.max(1) as i64;
+        let mut candidates = Vec::new();
+        for bq in [64, 32, 16] {
+            let warps = if mma > 0 { (bq / 16).max(1) } else { 2 };
+            let start = if d > 64 { 32 } else { 64 };
+            for bkv in [start, 32, 16] {
+                if bkv > start {
+                    continue;
+                }
+                let p = AttnParams {
+                    mma,
+                    bq,
+                    bkv,
+                    warps,
+                    skip: !limits.uniform_barriers,
+                };
+                if p.check().is_ok() && p.fits(limits, d, d, f16) {
+                    candidates.push(p);
+                    break;
+                }
+            }
+        }
+        let blocks = |p: &AttnParams| ceil_div(s, p.bq) * heads;
+        let p = candidates
+            .iter()
+            .find(|p| blocks(p) >= sms)
+            .or(candidates.last())
+            .copied()?;
+        let why = format!(
+            "rule: {} query rows a block for {} heads of {s} × {t} ({} blocks over {sms} multiprocessors), {} keys a step",
+            p.bq,
+            heads,
+            blocks(&p),
+            p.bkv
+        );
+        Some((p, why))
+    }
+}
+
+/// The template over given buffers ([`Operands`]) with `p`.
+pub fn template_over(name: &str, ops: &Operands, p: &AttnParams) -> Result<Func, TemplateError> {
+    let invalid = |what: String| TemplateError::Invalid {
+        template: name.to_string(),
+        what,
+    };
+    p.check().map_err(invalid)?;
+    if p.mma > 0
+        && [ops.q, ops.k, ops.v]
+            .iter()
+            .any(|x| x.dtype() != DType::F16)
+    {
+        return Err(invalid(format!(
+            "`mma` = {} multiplies f16 operands on matrix units; these are {}, {}, {} (use mma = 0)",
+            p.mma,
+            ops.q.dtype(),
+            ops.k.dtype(),
+            ops.v.dtype()
+        )));
+    }
+    let (bh, s, d) = (ops.q.shape()[0], ops.q.shape()[1], ops.q.shape()[2]);
+    let t = ops.k.shape()[1];
+    let dv = ops.v.shape()[2];
+    let expect = [
+        ("k", ops.k.shape().to_vec(), vec![bh, t, d]),
+        ("v", ops.v.shape().to_vec(), vec![bh, t, dv]),
+        ("y", ops.y.shape().to_vec(), vec![bh, s, dv]),
+    ];
+    for (what, got, want) in expect {
+        if got != want {
+            return Err(invalid(format!("{what} is {got:?}, not {want:?}")));
+        }
+    }
+    if let Some(m) = ops.mask
+        && m.shape() != [bh, s, t]
+    {
+        return Err(invalid(format!(
+            "the mask is {:?}, not {:?}",
+            m.shape(),
+            [bh, s, t]
+        )));
+    }
+    let mut tpl = Template::new(name);
+    for x in [ops.q, ops.k, ops.v]
+        .into_iter()
+        .chain(ops.mask)
+        .chain([ops.y])
+    {
+        tpl.param(x);
+    }
+    kernel::add_kernel(&mut tpl, ops, p);
+    tpl.finish()
+}
+
+/// The op's template: new f16 buffers `Q`, `K`, `V` and `O` at `(heads, s, t, d)`,
+/// scale `1/√d`, causal or not.
+pub fn template(
+    (heads, s, t, d): (i64, i64, i64, i64),
+    causal: bool,
+    p: &AttnParams,
+) -> Result<Func, TemplateError> {
+    let q = te::placeholder("Q", &[heads, s, d], DType::F16);
+    let k = te::placeholder("K", &[heads, t, d], DType::F16);
+    let v = te::placeholder("V", &[heads, t, d], DType::F16);
+    let o = te::placeholder("O", &[heads, s, d], DType::F16);
+    let ops = Operands {
+        q: &q,
+        k: &k,
+        v: &v,
+        mask: None,
+        y: &o,
+        scale: 1.0 / (d as f64).sqrt(),
+        masking: if causal {
+            Masking::Causal
+        } else {
+            Masking::None
+        },
+    };
+    template_over("attention", &ops, p)
+}
+
+/// A one-line description of `p`.
+pub fn describe(p: &AttnParams) -> String {
+    let how = if p.mma > 0 {
+        format!("{0}x{0}x{0} matrix fragments", p.mma)
+    } else {
+        "CUDA cores (f32)".to_string()
+    };
+    format!(
+        "attention template: {} query rows a block, {} keys a step, {} warps, {how}, {} threads a row in the softmax",
+        p.bq,
+        p.bkv,
+        p.warps,
+        p.threads_per_row()
+    )
+}
+
+/// The space of the (f16) op: matrix units where the target has them (its largest tile)
+/// and CUDA cores,
+/// query tiles of 16 to 128 rows, key steps of 16 to 128, 1 to 8 warps; each kept where
+/// it fits the target at a head size of 32 (the smallest the rule is stated for, so
+/// that its choice is always in the space; at larger heads the tuner drops the configs
+/// whose shared memory the device refuses); causal tiles
+/// skipped where the target's compiler allows the branch (`cs`).
+pub fn space(limits: &TargetLimits) -> Vec<Config> {
+    let mut units = vec![0];
+    units.extend(limits.f16_mma_sizes().first().copied());
+    let mut out = Vec::new();
+    for mma in units {
+        for bq in [16, 32, 64, 128] {
+            for bkv in [16, 32, 64, 128] {
+                for warps in [1, 2, 4, 8] {
+                    let p = AttnParams {
+                        mma,
+                        bq,
+                        bkv,
+                        warps,
+                        skip: !limits.uniform_barriers,
+                    };
+                    if p.check().is_ok() && p.fits(limits, 32, 32, true) {
+                        out.push(p.config());
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The op's shape: heads, query rows, keys, head size; causal or not.
+fn dims(shape: &Shape) -> ((i64, i64, i64, i64), bool) {
+    (
+        (
+            shape.get("bh"),
+            shape.get("s"),
+            shape.get("t"),
+            shape.get("d"),
+        ),
+        shape.get("causal") != 0,
+    )
+}
+
+fn op_default(limits: &TargetLimits) -> Config {
+    op_rule(limits, &crate::attention::default_shape()).0
+}
+
+fn op_rule(limits: &TargetLimits, shape: &Shape) -> (Config, String) {
+    let (hstd, _) = dims(shape);
+    match AttnParams::rule(limits, hstd, true) {
+        Some((p, why)) => (p.config(), why),
+        None => {
+            let p = AttnParams {
+                mma: 0,
+                bq: 16,
+                bkv: 16,
+                warps: 1,
+                skip: false,
+            };
+            (
+                p.config(),
+                "no config fits the target's shared memory; the smallest".to_string(),
+            )
+        }
+    }
+}
+
+fn op_describe(config: &Config) -> Result<String, String> {
+    AttnParams::from_config(config)
+        .map(|p| describe(&p))
+        .map_err(|e| e.to_string())
+}
+
+fn build(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
+    let p = AttnParams::from_config(config)?;
+    let (hstd, causal) = dims(shape);
+    Ok(template(hstd, causal, &p)?)
+}
+
+/// The template registered on the `attention-f16` op.
+pub const SPEC: TemplateSpec = TemplateSpec {
+    schedule: "template",
+    params: PARAMS,
+    space,
+    default: op_default,
+    rule: Some(op_rule),
+    pays: always,
+    describe: op_describe,
+    build,
+};

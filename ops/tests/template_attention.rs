@@ -1,0 +1,405 @@
+//! The fused attention template: right against a float64 reference at odd sequence
+//! lengths (1, 7, 100, 129) and head sizes (32, 64, 80, 128), causal and not, with an
+//! additive mask through a broadcast view and a prologue fused into the loads, on
+//! matrix units (f16) and on CUDA cores (f32), in the interpreter (which checks races
+//! and bounds) with the output poisoned; proven in bounds; its barriers needed; emitted
+//! for CUDA, WGSL (naga) and MSL.
+
+mod common;
+
+use weft_codegen_common::TargetLimits;
+use weft_ir::bounds::prove_all;
+use weft_ir::data::{Arg, TensorData};
+use weft_ir::fusion::fuse;
+use weft_ir::interp::InterpError;
+use weft_ir::kernel::{KStmt, LoweredFunc};
+use weft_ir::lower::lower;
+use weft_ir::prelude::*;
+use weft_ops::templates::attention::{AttnParams, Masking, Operands, template_over};
+
+/// A seeded stream of floats in [-2, 2) (a small LCG: the test needs no crate).
+fn randoms(seed: u64, len: usize) -> Vec<f32> {
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (0..len)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 40) as f64 / (1u64 << 24) as f64 * 4.0 - 2.0) as f32
+        })
+        .collect()
+}
+
+/// One case: heads, query rows, keys, head size; causal; an additive mask.
+#[derive(Clone, Copy, Debug)]
+struct Case {
+    bh: i64,
+    s: i64,
+    t: i64,
+    d: i64,
+    causal: bool,
+    mask: bool,
+}
+
+/// The case's function: `q = qa · 2` fused into Q's loads, the mask `[1, s, t]`
+/// broadcast over the heads by a view, the output in `dtype`.
+fn build(c: Case, dtype: DType, p: &AttnParams) -> LoweredFunc {
+    let Case { bh, s, t, d, .. } = c;
+    let qa = te::placeholder("qa", &[bh, s, d], dtype);
+    let q = te::compute("q", &[("z", bh), ("i", s), ("e", d)], |ix| {
+        (qa.at(ix).cast(DType::F32) * 2.0f32).cast(dtype)
+    });
+    let k = te::placeholder("k", &[bh, t, d], dtype);
+    let v = te::placeholder("v", &[bh, t, d], dtype);
+    let m = te::placeholder("m", &[1, s, t], DType::F32);
+    let mask = te::compute("mask", &[("z", bh), ("i", s), ("j", t)], |ix| {
+        m.at(&[Expr::int(0), ix[1].clone(), ix[2].clone()])
+    });
+    let y = te::placeholder("y", &[bh, s, d], dtype);
+    let ops = Operands {
+        q: &q,
+        k: &k,
+        v: &v,
+        mask: c.mask.then_some(&mask),
+        y: &y,
+        scale: 1.0 / (d as f64).sqrt(),
+        masking: if c.causal {
+            Masking::Causal
+        } else {
+            Masking::None
+        },
+    };
+    let anchor = template_over("attention", &ops, p).unwrap_or_else(|e| panic!("{c:?}: {e}"));
+    let fused = fuse(&anchor, &y).unwrap();
+    assert!(
+        fused.prologues.contains(&"q".to_string()),
+        "{:?}",
+        fused.prologues
+    );
+    lower(&fused.func).unwrap()
+}
+
+/// Float64 attention of the case's (rounded) inputs.
+fn reference(c: Case, q: &[f64], k: &[f64], v: &[f64], m: &[f64]) -> Vec<f64> {
+    let (bh, s, t, d) = (c.bh as usize, c.s as usize, c.t as usize, c.d as usize);
+    let scale = 1.0 / (d as f64).sqrt();
+    let mut out = vec![0.0; bh * s * d];
+    for z in 0..bh {
+        for i in 0..s {
+            let scores: Vec<f64> = (0..t)
+                .map(|j| {
+                    if c.causal && j > i {
+                        return f32::MIN as f64;
+                    }
+                    let dot: f64 = (0..d)
+                        .map(|e| q[(z * s + i) * d + e] * k[(z * t + j) * d + e])
+                        .sum();
+                    dot * scale + if c.mask { m[i * t + j] } else { 0.0 }
+                })
+                .collect();
+            let max = scores.iter().copied().fold(f64::MIN, f64::max);
+            let p: Vec<f64> = scores.iter().map(|x| (x - max).exp()).collect();
+            let sum: f64 = p.iter().sum();
+            for e in 0..d {
+                let acc: f64 = (0..t).map(|j| p[j] * v[(z * t + j) * d + e]).sum();
+                out[(z * s + i) * d + e] = acc / sum;
+            }
+        }
+    }
+    out
+}
+
+fn tensor(dtype: DType, values: &[f32]) -> (Arg, Vec<f64>) {
+    let data = match dtype {
+        DType::F16 => TensorData::F16(values.iter().map(|&x| half::f16::from_f32(x)).collect()),
+        _ => TensorData::F32(values.to_vec()),
+    };
+    let rounded = data.to_f64_vec();
+    (Arg::Tensor(data), rounded)
+}
+
+/// The arguments by name, in the fused function's parameter order (fusion puts a
+/// prologue's inputs where it meets them); names it does not take are dropped.
+fn in_order(lowered: &LoweredFunc, mut named: Vec<(&str, Arg)>) -> Vec<Arg> {
+    lowered
+        .params
+        .iter()
+        .map(|p| {
+            let at = named
+                .iter()
+                .position(|(n, _)| *n == p.name())
+                .unwrap_or_else(|| panic!("no argument for `{}`", p.name()));
+            named.remove(at).1
+        })
+        .collect()
+}
+
+fn check(c: Case, dtype: DType, p: &AttnParams, seed: u64) {
+    let lowered = build(c, dtype, p);
+    for r in prove_all(&lowered) {
+        assert!(r.is_proven(), "{c:?} {p:?}: {r}");
+    }
+    let Case { bh, s, t, d, .. } = c;
+    let (qa, qa64) = tensor(dtype, &randoms(seed, (bh * s * d) as usize));
+    let (k, k64) = tensor(dtype, &randoms(seed + 1, (bh * t * d) as usize));
+    let (v, v64) = tensor(dtype, &randoms(seed + 2, (bh * t * d) as usize));
+    // A mask of zeros and large negatives, as a padding mask has.
+    let mvals: Vec<f32> = randoms(seed + 3, (s * t) as usize)
+        .iter()
+        .map(|&x| if x < -1.5 { -10000.0 } else { x })
+        .collect();
+    let (m, m64) = tensor(DType::F32, &mvals);
+    let q64: Vec<f64> = qa64.iter().map(|x| x * 2.0).collect();
+    let want = reference(c, &q64, &k64, &v64, &m64);
+    let y = Arg::Tensor(TensorData::poisoned(dtype, want.len()));
+    let mut args = in_order(
+        &lowered,
+        vec![("qa", qa), ("k", k), ("v", v), ("m", m), ("y", y)],
+    );
+    weft_ir::interp::run(&lowered, &mut args).unwrap_or_else(|e| panic!("{c:?} {p:?}: {e}"));
+    let Some(Arg::Tensor(got)) = args.last() else {
+        unreachable!("the output is a tensor, the last parameter")
+    };
+    let got = got.to_f64_vec();
+    // f16: the probabilities enter the second product rounded to f16 and the output is
+    // rounded once (a few units of 2⁻¹¹ of the output's scale); f32: the sums' rounding.
+    let tol = if dtype == DType::F16 { 4e-3 } else { 2e-5 };
+    let scale = want.iter().fold(1e-3f64, |a, w| a.max(w.abs()));
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!(
+            (g - w).abs() <= tol * scale,
+            "{c:?} {p:?}: element {i} is {g}, want {w}"
+        );
+    }
+}
+
+/// Matrix units (`mma` = 16, f16) at every length and head size of the issue, causal and
+/// not, a mask on half of them.
+#[test]
+fn attention_is_right_on_matrix_units() {
+    let cases = [
+        (1, 32),
+        (7, 64),
+        (100, 80),
+        (129, 128),
+        (129, 32),
+        (100, 64),
+        (7, 128),
+        (1, 80),
+    ];
+    for (i, &(n, d)) in cases.iter().enumerate() {
+        for causal in [false, true] {
+            let c = Case {
+                bh: 2,
+                s: n,
+                t: n,
+                d,
+                causal,
+                mask: i % 2 == 1,
+            };
+            let p = AttnParams {
+                mma: 16,
+                bq: if n > 64 { 64 } else { 32 },
+                bkv: if d > 64 { 32 } else { 64 },
+                warps: 2,
+                skip: true,
+            };
+            check(c, DType::F16, &p, 10 * i as u64);
+        }
+    }
+}
+
+/// CUDA cores (`mma` = 0) in f32, and in f16 storage.
+#[test]
+fn attention_is_right_on_cuda_cores() {
+    let cases = [(1, 32), (7, 80), (100, 64), (129, 128)];
+    for (i, &(n, d)) in cases.iter().enumerate() {
+        for causal in [false, true] {
+            let c = Case {
+                bh: 2,
+                s: n,
+                t: n,
+                d,
+                causal,
+                mask: i % 2 == 0,
+            };
+            let p = AttnParams {
+                mma: 0,
+                bq: 16,
+                bkv: 32,
+                warps: 2,
+                skip: true,
+            };
+            check(c, DType::F32, &p, 100 + i as u64);
+        }
+    }
+    let c = Case {
+        bh: 3,
+        s: 33,
+        t: 17,
+        d: 40,
+        causal: false,
+        mask: true,
+    };
+    for warps in [1, 4] {
+        let p = AttnParams {
+            mma: 0,
+            bq: 32,
+            bkv: 16,
+            warps,
+            skip: false,
+        };
+        check(c, DType::F16, &p, 200);
+    }
+}
+
+/// More keys than queries and the reverse (cross attention), several threads a row and
+/// a row a thread, 8×8 fragments (Metal's).
+#[test]
+fn attention_is_right_at_other_tilings() {
+    let shapes = [(7, 100), (100, 7), (65, 129)];
+    for (i, &(s, t)) in shapes.iter().enumerate() {
+        for (mma, bq, bkv, warps) in [
+            (16, 16, 16, 1),
+            (16, 64, 16, 4),
+            (8, 32, 32, 2),
+            (16, 128, 64, 8),
+        ] {
+            let c = Case {
+                bh: 1,
+                s,
+                t,
+                d: 48,
+                causal: i == 2,
+                mask: true,
+            };
+            let p = AttnParams {
+                mma,
+                bq,
+                bkv,
+                warps,
+                skip: true,
+            };
+            check(c, DType::F16, &p, 300 + i as u64);
+        }
+    }
+}
+
+#[test]
+fn the_rule_fits_every_target() {
+    for limits in [
+        TargetLimits::cuda(),
+        TargetLimits::webgpu_default(),
+        TargetLimits::metal(),
+    ] {
+        for (heads, n, d) in [(12, 128, 64), (96, 512, 64), (1, 7, 128), (12, 2048, 80)] {
+            for f16 in [false, true] {
+                let Some((p, why)) = AttnParams::rule(&limits, (heads, n, n, d), f16) else {
+                    // Only where not even the smallest tiles fit (f32 tiles at d = 128
+                    // in 16 or 32 KiB): then the caller keeps the unfused kernels.
+                    let smallest = AttnParams {
+                        mma: 0,
+                        bq: 16,
+                        bkv: 16,
+                        warps: 1,
+                        skip: false,
+                    };
+                    assert!(!smallest.fits(&limits, d, d, f16), "{} d={d}", limits.name);
+                    continue;
+                };
+                assert!(p.fits(&limits, d, d, f16), "{why}");
+                assert_eq!(
+                    p.mma > 0,
+                    f16 && !limits.f16_mma_sizes().is_empty(),
+                    "{why}"
+                );
+            }
+        }
+    }
+    // BERT's 12 heads of 128 on an H100's 132 SMs: 16-row tiles (96 blocks, the most).
+    let (p, why) = AttnParams::rule(&TargetLimits::cuda(), (12, 128, 128, 64), true).unwrap();
+    assert_eq!((p.mma, p.bq, p.bkv), (16, 16, 64), "{why}");
+}
+
+fn strip_barriers(s: &KStmt) -> KStmt {
+    s.rewrite(&mut |s| match s {
+        KStmt::Seq(items) => KStmt::Seq(
+            items
+                .into_iter()
+                .filter(|i| !matches!(i, KStmt::Barrier))
+                .collect(),
+        ),
+        s => s,
+    })
+}
+
+#[test]
+fn without_its_barriers_attention_races() {
+    let c = Case {
+        bh: 1,
+        s: 20,
+        t: 40,
+        d: 32,
+        causal: false,
+        mask: false,
+    };
+    let p = AttnParams {
+        mma: 16,
+        bq: 32,
+        bkv: 32,
+        warps: 2,
+        skip: true,
+    };
+    let mut lowered = build(c, DType::F16, &p);
+    lowered.kernels[0].body = strip_barriers(&lowered.kernels[0].body);
+    let named = vec![
+        ("qa", tensor(DType::F16, &randoms(1, 20 * 32)).0),
+        ("k", tensor(DType::F16, &randoms(2, 40 * 32)).0),
+        ("v", tensor(DType::F16, &randoms(3, 40 * 32)).0),
+        ("y", Arg::Tensor(TensorData::poisoned(DType::F16, 20 * 32))),
+    ];
+    let mut args = in_order(&lowered, named);
+    let err = weft_ir::interp::run(&lowered, &mut args).unwrap_err();
+    assert!(matches!(err, InterpError::SharedRace { .. }), "{err}");
+}
+
+#[test]
+fn every_language_emits_it() {
+    let c = Case {
+        bh: 2,
+        s: 100,
+        t: 100,
+        d: 80,
+        causal: true,
+        mask: true,
+    };
+    let at = |mma, bq| AttnParams {
+        mma,
+        bq,
+        bkv: 32,
+        warps: 2,
+        skip: mma != 0 && bq == 64,
+    };
+    let cuda = build(c, DType::F16, &at(16, 64));
+    let src = weft_codegen_cuda::emit_lowered(&cuda, &Default::default()).unwrap();
+    assert!(src.source.contains("weft_mma_f32"), "{}", src.source);
+    // An H100's Vulkan: 16×16 cooperative matrices, 48 KiB of workgroup memory.
+    let opts = weft_codegen_wgsl::WgslOptions {
+        limits: common::nvidia_vulkan_limits(),
+    };
+    for mma in [16, 0] {
+        let lowered = build(c, DType::F16, &at(mma, 32));
+        let wgsl = weft_codegen_wgsl::emit_lowered(&lowered, &opts)
+            .unwrap_or_else(|e| panic!("mma={mma}: {e}"));
+        weft_codegen_wgsl::validate(&wgsl.source).unwrap_or_else(|e| panic!("mma={mma}: {e}"));
+    }
+    let metal = build(c, DType::F16, &at(8, 16));
+    let msl = weft_codegen_metal::emit_lowered(&metal, &Default::default()).unwrap();
+    assert!(
+        msl.source.contains("simdgroup_multiply_accumulate"),
+        "{}",
+        msl.source
+    );
+}
