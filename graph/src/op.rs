@@ -80,6 +80,18 @@ pub enum Op {
         axes: Vec<usize>,
         keep_dims: bool,
     },
+    /// Scaled dot-product attention, `softmax(scale · q·kᵀ + mask) · v` over the last two
+    /// dimensions: inputs `q` `[..., s, d]`, `k` `[..., t, d]`, `v` `[..., t, dv]` (the
+    /// same leading dimensions) and an optional additive `mask` broadcasting to
+    /// `[..., s, t]`; output `[..., s, dv]`. `causal`: query `i` sees keys `j ≤ i` only.
+    /// `guard`: a row whose softmax is NaN (every score -inf) gives zeros, as PyTorch's
+    /// exported `Where(IsNaN(p), 0, p)` does. ONNX's Attention (opset 23) for 4-D inputs;
+    /// made by `passes::recognize_attention`.
+    Attention {
+        scale: f64,
+        causal: bool,
+        guard: bool,
+    },
 }
 
 /// What a [`Op::Reduce`] computes.
@@ -294,6 +306,7 @@ impl Op {
             Op::Softmax { .. } => "Softmax",
             Op::LayerNorm { .. } => "LayerNormalization",
             Op::Reduce { kind, .. } => kind.name(),
+            Op::Attention { .. } => "Attention",
         }
     }
 
@@ -338,7 +351,10 @@ impl Op {
 
     /// True for the compute-heavy ops a sub-graph is built around (Hidet's anchors).
     pub fn is_anchor(&self) -> bool {
-        matches!(self, Op::Conv(_) | Op::Gemm(_) | Op::MatMul)
+        matches!(
+            self,
+            Op::Conv(_) | Op::Gemm(_) | Op::MatMul | Op::Attention { .. }
+        )
     }
 }
 
@@ -629,6 +645,20 @@ impl fmt::Display for Op {
                 write!(f, "(axis={axis})")
             }
             Op::LayerNorm { axis, epsilon } => write!(f, "(axis={axis}, epsilon={epsilon:e})"),
+            Op::Attention {
+                scale,
+                causal,
+                guard,
+            } => {
+                write!(f, "(scale={scale}")?;
+                if *causal {
+                    f.write_str(", causal")?;
+                }
+                if *guard {
+                    f.write_str(", nan guard")?;
+                }
+                f.write_str(")")
+            }
             Op::Reduce {
                 axes, keep_dims, ..
             } => write!(f, "(axes={axes:?}, keepdims={})", u8::from(*keep_dims)),

@@ -108,6 +108,11 @@ pub fn apply(op: &Op, x: &[&ArrayD<f64>]) -> ArrayD<f64> {
         Op::Reshape { shape } => reshape(x[0], shape),
         Op::Gemm(g) => gemm(g, x[0], x[1], x.get(2).copied()),
         Op::MatMul => matmul(x[0], x[1]),
+        Op::Attention {
+            scale,
+            causal,
+            guard,
+        } => attention(x, *scale, *causal, *guard),
         Op::Identity => x[0].clone(),
         _ => crate::reference_index::apply(op, x),
     }
@@ -274,6 +279,62 @@ fn gemm(g: &Gemm, a: &ArrayD<f64>, b: &ArrayD<f64>, c: Option<&ArrayD<f64>>) -> 
         out = broadcast_with(&out, c, |p, q| p + g.beta * q);
     }
     out
+}
+
+/// `softmax(scale · q·kᵀ + mask) · v` per leading index, in float64; a causal mask
+/// masks with -inf, and a guarded row of all -inf gives zeros.
+fn attention(x: &[&ArrayD<f64>], scale: f64, causal: bool, guard: bool) -> ArrayD<f64> {
+    let (q, k, v) = (x[0], x[1], x[2]);
+    let r = q.ndim();
+    let (s, d, t, dv) = (
+        q.shape()[r - 2],
+        q.shape()[r - 1],
+        k.shape()[r - 2],
+        v.shape()[r - 1],
+    );
+    let lead: Vec<usize> = q.shape()[..r - 2].to_vec();
+    let count: usize = lead.iter().product();
+    let flat = |a: &ArrayD<f64>, rows: usize, cols: usize| {
+        a.to_shape((count, rows, cols))
+            .expect("inference checked the shapes")
+            .to_owned()
+    };
+    let (q, k, v) = (flat(q, s, d), flat(k, t, d), flat(v, t, dv));
+    let mut scores_shape = lead.clone();
+    scores_shape.extend([s, t]);
+    let mask = x.get(3).map(|m| {
+        let b = m
+            .broadcast(IxDyn(&scores_shape))
+            .expect("inference checked the broadcast");
+        b.to_shape((count, s, t))
+            .expect("a broadcast view reshapes")
+            .to_owned()
+    });
+    let mut out = Vec::with_capacity(count * s * dv);
+    for z in 0..count {
+        for i in 0..s {
+            let scores: Vec<f64> = (0..t)
+                .map(|j| {
+                    if causal && j > i {
+                        return f64::NEG_INFINITY;
+                    }
+                    let dot: f64 = (0..d).map(|e| q[[z, i, e]] * k[[z, j, e]]).sum();
+                    dot * scale + mask.as_ref().map_or(0.0, |m| m[[z, i, j]])
+                })
+                .collect();
+            let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let p: Vec<f64> = scores.iter().map(|x| (x - max).exp()).collect();
+            let sum: f64 = p.iter().sum();
+            for c in 0..dv {
+                let acc: f64 = (0..t).map(|j| p[j] * v[[z, j, c]]).sum();
+                let y = acc / sum;
+                out.push(if guard && y.is_nan() { 0.0 } else { y });
+            }
+        }
+    }
+    let mut shape = lead;
+    shape.extend([s, dv]);
+    ArrayD::from_shape_vec(IxDyn(&shape), out).expect("sizes match")
 }
 
 fn matmul(a: &ArrayD<f64>, b: &ArrayD<f64>) -> ArrayD<f64> {

@@ -65,6 +65,8 @@ pub fn to_model(graph: &Graph) -> Result<ModelProto, ExportError> {
         .map(|n| match n.op {
             Op::Unary(Unary::Gelu { .. }) => 20,
             Op::Unary(Unary::Mish) => 18,
+            // ONNX's Attention came with opset 23.
+            Op::Attention { .. } => 23,
             _ => EXPORT_OPSET,
         })
         .max()
@@ -214,6 +216,22 @@ pub fn to_model(graph: &Graph) -> Result<ModelProto, ExportError> {
                 attrs.push(float("beta", gm.beta));
                 attrs.push(int("transA", i64::from(gm.trans_a)));
                 attrs.push(int("transB", i64::from(gm.trans_b)));
+            }
+            Op::Attention { scale, causal, .. } => {
+                // ONNX's Attention reads 3-D inputs as `[batch, seq, heads · size]`;
+                // weft's leading dimensions are batch and heads: 4-D only. (The NaN
+                // guard is not written: ONNX's op leaves a row of -inf scores as is.)
+                if out.shape.len() != 4 {
+                    return Err(ExportError::Tensor {
+                        tensor: out.name.clone(),
+                        what: format!(
+                            "an Attention of rank {} (ONNX's Attention takes [batch, heads, seq, size])",
+                            out.shape.len()
+                        ),
+                    });
+                }
+                attrs.push(float("scale", *scale));
+                attrs.push(int("is_causal", i64::from(*causal)));
             }
             Op::Binary(_)
             | Op::GlobalPool(_)

@@ -17,7 +17,9 @@ pub(crate) const SPEC: OpSpec = OpSpec {
     // BERT-base's heads at sequence lengths 128, 512 and 2048.
     bench: &[
         &[12, 128, 128, 64, 0],
+        &[12, 128, 128, 64, 1],
         &[12, 512, 512, 64, 0],
+        &[12, 512, 512, 64, 1],
         &[12, 2048, 2048, 64, 0],
         &[12, 2048, 2048, 64, 1],
     ],
@@ -33,11 +35,6 @@ pub(crate) const SPEC: OpSpec = OpSpec {
     rounding_growth: 1.0,
     row_reference: None,
 };
-
-/// The op's default shape (BERT-base's heads at sequence length 128).
-pub(crate) fn default_shape() -> Shape {
-    Shape::defaults(&SPEC)
-}
 
 fn check(shape: &Shape) -> Result<(), String> {
     let causal = shape.get("causal");

@@ -143,6 +143,14 @@ fn macs(g: &Graph) -> f64 {
                     let a = &g.tensor(n.inputs[0]).shape;
                     out * *a.iter().min().unwrap_or(&1) as f64
                 }
+                // Q·Kᵀ (s·t·d a head) and P·V (s·t·dv a head).
+                Op::Attention { .. } => {
+                    let (q, k) = (&g.tensor(n.inputs[0]).shape, &g.tensor(n.inputs[1]).shape);
+                    let r = k.len();
+                    let (t, d) = (k[r - 2] as f64, q[r - 1] as f64);
+                    let scores = g.tensor(n.inputs[0]).numel() as f64 / d * t;
+                    scores * d + out * t
+                }
                 _ => out,
             }
         })

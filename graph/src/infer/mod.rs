@@ -151,6 +151,7 @@ pub fn infer(op: &Op, inputs: &[&Tensor]) -> Result<(Vec<usize>, DType), String>
         Op::Softmax { .. } | Op::LayerNorm { .. } | Op::Reduce { .. } => {
             index::reduction(op, inputs)
         }
+        Op::Attention { .. } => attention(inputs),
         Op::MatMul => {
             arity(inputs, 2, 2)?;
             same_dtype(inputs)?;
@@ -176,6 +177,44 @@ pub fn infer(op: &Op, inputs: &[&Tensor]) -> Result<(Vec<usize>, DType), String>
             Ok((shape, inputs[0].dtype))
         }
     }
+}
+
+/// `q` `[..., s, d]`, `k` `[..., t, d]`, `v` `[..., t, dv]` with the same leading
+/// dimensions, an optional mask broadcasting to `[..., s, t]`: `[..., s, dv]`.
+fn attention(inputs: &[&Tensor]) -> Result<(Vec<usize>, DType), String> {
+    arity(inputs, 3, 4)?;
+    same_dtype(&inputs[..3])?;
+    let (q, k, v) = (&inputs[0].shape, &inputs[1].shape, &inputs[2].shape);
+    let r = q.len();
+    if r < 3 || k.len() != r || v.len() != r {
+        return Err(format!(
+            "q {q:?}, k {k:?} and v {v:?} must be of one rank, 3 or more"
+        ));
+    }
+    if k[..r - 2] != q[..r - 2] || v[..r - 2] != q[..r - 2] {
+        return Err(format!(
+            "q {q:?}, k {k:?} and v {v:?} must have the same leading dimensions"
+        ));
+    }
+    if k[r - 1] != q[r - 1] || v[r - 2] != k[r - 2] {
+        return Err(format!(
+            "q {q:?}, k {k:?}, v {v:?}: q and k need one head size, k and v one length"
+        ));
+    }
+    let mut scores = q[..r - 1].to_vec();
+    scores.push(k[r - 2]);
+    if let Some(m) = inputs.get(3) {
+        float(m, 3)?;
+        if broadcast(&m.shape, &scores).as_deref() != Some(&scores[..]) {
+            return Err(format!(
+                "the mask `{}` {:?} does not broadcast to the scores {scores:?}",
+                m.name, m.shape
+            ));
+        }
+    }
+    let mut shape = q[..r - 1].to_vec();
+    shape.push(v[r - 1]);
+    Ok((shape, inputs[0].dtype))
 }
 
 pub(crate) fn arity(inputs: &[&Tensor], min: usize, max: usize) -> Result<(), String> {

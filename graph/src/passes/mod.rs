@@ -3,13 +3,14 @@
 //!
 //! [`optimize`] runs them in the order a compiler wants them: identities out first (so
 //! that batch norms meet their convolutions), constants folded, decomposed layer norms
-//! made one node, sibling products of one activation (query, key, value) made one
-//! product, batch norms folded into
+//! made one node, attention (two products and a softmax) made one node, sibling products
+//! of one activation (query, key, value) made one product, batch norms folded into
 //! the convolutions before them, and what no output needs any more removed.
 //! [`assign_precision`] is not among them: it takes the precision a model is compiled
 //! for, and runs after them; [`assign_weight_layouts`] runs last (storage only, as the
 //! products read their weights).
 
+mod attention;
 mod batch_norm;
 mod constants;
 mod dead;
@@ -19,6 +20,7 @@ mod precision;
 mod siblings;
 mod weight_layout;
 
+pub use attention::recognize_attention;
 pub use batch_norm::fold_batch_norms;
 pub use constants::fold_constants;
 pub use dead::remove_dead;
@@ -51,10 +53,11 @@ pub fn optimize(graph: &Graph) -> Result<(Graph, Vec<PassReport>), GraphError> {
     let mut g = graph.clone();
     let mut reports = Vec::new();
     type Pass = fn(&mut Graph) -> usize;
-    let passes: [(&'static str, Pass); 6] = [
+    let passes: [(&'static str, Pass); 7] = [
         ("remove identities", remove_identities),
         ("fold constants", fold_constants),
         ("recognize layer norms", recognize_layer_norms),
+        ("recognize attention", recognize_attention),
         ("merge sibling products", merge_sibling_products),
         ("fold batch norms into convolutions", fold_batch_norms),
         ("remove dead nodes", remove_dead),

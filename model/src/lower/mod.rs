@@ -1,6 +1,7 @@
 //! Each group of a partition lowered to one scheduled, fused [`Func`] (the Hidet paper's
 //! step 4): its anchor by a template — the implicit-GEMM convolution on the matmul
-//! template, the depthwise template, the matmul template for Gemm/MatMul — with its
+//! template, the depthwise template, the matmul template for Gemm/MatMul, the attention
+//! template for Attention — with its
 //! prologues inlined into the template's loads and its epilogue chain into its stores;
 //! everything else by the rule-based schedules ([`rules`]).
 //!
@@ -9,6 +10,7 @@
 //! the depthwise template; any other (grouped, dilated, asymmetric) the direct
 //! convolution under the reduction rule.
 
+mod attention;
 pub(crate) mod choose;
 mod conv;
 mod gemm;
@@ -94,6 +96,11 @@ pub fn lower_group(
         }
         (GroupKind::Anchor, Op::Gemm(_) | Op::MatMul) => {
             gemm::lower(g, group, &vals, &name, &chooser, output)?
+        }
+        (GroupKind::Anchor, Op::Attention { .. }) => {
+            let (func, schedule) =
+                attention::lower(g, group, &vals, &name, &chooser, output).map_err(fail)?;
+            (func, schedule, None)
         }
         (GroupKind::Reduction, Op::Softmax { .. } | Op::LayerNorm { .. }) => {
             let (func, schedule) =

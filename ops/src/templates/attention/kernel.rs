@@ -109,14 +109,59 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
                 }
             });
         };
-        let operand = |x: &Buffer, row: Expr, rows: i64, col: Expr, cols: i64| -> Expr {
-            let inside = row.clone().lt(rows).and(col.clone().lt(cols));
-            let zero = Expr::zero(x.dtype());
-            load_or(x, [z.clone(), row, col], inside, zero).cast(tiles_dt)
+        // Rows `row0 ..` of `x` (`rows` of them, `len` columns, `x` holding `total` rows)
+        // into tile `dst` of `cols` ≥ `len` columns, zero outside: vectors of the widest
+        // lanes (16 bytes at most) that divide `len`, so that no vector straddles its end
+        // and each is tested once; element by element where `x` is not of the tile's type.
+        let load_tile = |kb: &mut KernelBuilder,
+                         dst: &Buffer,
+                         x: &Buffer,
+                         row0: &Expr,
+                         (rows, total, len, cols): (i64, i64, i64, i64)| {
+            let widest = if tiles_dt == DType::F16 { 8 } else { 4 };
+            let lanes = if x.dtype() == tiles_dt {
+                [widest, 4, 2, 1]
+                    .into_iter()
+                    .find(|l| len % l == 0 && cols % l == 0)
+                    .unwrap_or(1)
+            } else {
+                1
+            };
+            let vecs = cols / lanes;
+            let count = rows * vecs;
+            kb.unroll("e", ceil_div(count, threads), |kb, e| {
+                let idx = kb.let_("idx", e * threads + tx.clone());
+                let (r, col) = (idx.clone() / vecs, idx.clone() % vecs * lanes);
+                let row = row0.clone() + r.clone();
+                let inside = row.clone().lt(total).and(col.clone().lt(len));
+                let body = |kb: &mut KernelBuilder| {
+                    if lanes > 1 {
+                        let zero = Expr::zero(tiles_dt);
+                        let at = [z.clone(), row.clone(), col.clone()];
+                        kb.copy_if(
+                            lanes,
+                            dst,
+                            [r.clone(), col.clone()],
+                            x,
+                            at,
+                            inside.clone(),
+                            zero,
+                        );
+                    } else {
+                        let zero = Expr::zero(x.dtype());
+                        let at = [z.clone(), row.clone(), col.clone()];
+                        let v = load_or(x, at, inside.clone(), zero).cast(tiles_dt);
+                        kb.store(dst, [r.clone(), col.clone()], v);
+                    }
+                };
+                if count % threads == 0 {
+                    body(kb);
+                } else {
+                    kb.if_(idx.clone().lt(count), body);
+                }
+            });
         };
-        fill(kb, &q_s, bq, dp, &|r, c| {
-            operand(q, q0.clone() + r, sq, c, d)
-        });
+        load_tile(kb, &q_s, q, &q0, (bq, sq, d, dp));
         fill(kb, &o_s, bq, dvp, &|_, _| Expr::f32(0.0));
         kb.unroll("it", ri, |kb, it| {
             kb.store(&m_reg, [it.clone()], Expr::f32(MASKED));
@@ -154,12 +199,8 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
 
         let tile = |kb: &mut KernelBuilder, jt: Expr| {
             let j0 = kb.let_("j0", jt * bkv);
-            fill(kb, &k_s, bkv, dp, &|r, c| {
-                operand(k, j0.clone() + r, skv, c, d)
-            });
-            fill(kb, &v_s, bkv, dvp, &|r, c| {
-                operand(v, j0.clone() + r, skv, c, dv)
-            });
+            load_tile(kb, &k_s, k, &j0, (bkv, skv, d, dp));
+            load_tile(kb, &v_s, v, &j0, (bkv, skv, dv, dvp));
             kb.barrier();
 
             // S = Q · Kᵀ into `S_s`.

@@ -204,9 +204,10 @@ impl AttnParams {
 
     /// The stated rule for `heads` heads of `s` query rows, `t` keys and head size `d`,
     /// with why: matrix units where the operands are f16 and the target has them, else
-    /// CUDA cores; the largest query tile (64, 32, 16) that still gives every
-    /// multiprocessor a block, a warp per 16 rows; 64 keys a step (32 past a head
-    /// size of 64), fewer while shared memory does not hold the tiles.
+    /// CUDA cores; the largest query tile (64, 32, 16; none past the rows) that still
+    /// gives every multiprocessor a block, a warp per 16 rows; 64 keys a step (32 past a
+    /// head size of 64; none past the keys), fewer while shared memory does not hold the
+    /// tiles.
     pub fn rule(
         limits: &TargetLimits,
         (heads, s, t, d): (i64, i64, i64, i64),
@@ -218,11 +219,22 @@ impl AttnParams {
             0
         };
         let sms = limits.multiprocessors.max(1) as i64;
+        // No tile larger than the rows or keys there are (16 at least).
+        let fit = |n: i64| {
+            let mut p = 16;
+            while p < n {
+                p *= 2;
+            }
+            p
+        };
         let mut candidates = Vec::new();
         for bq in [64, 32, 16] {
+            if bq > fit(s) {
+                continue;
+            }
             let warps = if mma > 0 { (bq / 16).max(1) } else { 2 };
-            let start = if d > 64 { 32 } else { 64 };
-            for bkv in [start, 32, 16] {
+            let start = (if d > 64 { 32 } else { 64 }).min(fit(t));
+            for bkv in [64, 32, 16] {
                 if bkv > start {
                     continue;
                 }
@@ -398,8 +410,16 @@ fn dims(shape: &Shape) -> ((i64, i64, i64, i64), bool) {
     )
 }
 
+/// The rule's config at BERT-base's heads at sequence length 128 (the op's default
+/// shape).
 fn op_default(limits: &TargetLimits) -> Config {
-    op_rule(limits, &crate::attention::default_shape()).0
+    let bert = Shape(
+        [("bh", 12), ("s", 128), ("t", 128), ("d", 64), ("causal", 0)]
+            .iter()
+            .map(|(n, v)| (n.to_string(), *v))
+            .collect(),
+    );
+    op_rule(limits, &bert).0
 }
 
 fn op_rule(limits: &TargetLimits, shape: &Shape) -> (Config, String) {

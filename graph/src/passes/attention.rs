@@ -1,0 +1,418 @@
+//! Attention recognized: the sub-graph every exporter writes for scaled dot-product
+//! attention,
+//!
+//! ```text
+//! s = MatMul(q, kᵀ)  [· c | / c]  [+ mask]         (c a scalar constant)
+//! p = Softmax(s, last axis)  [then Where(IsNaN(p), 0, p): PyTorch's guard]
+//! y = MatMul(p, v)
+//! ```
+//!
+//! becomes one `Attention(q, k, v[, mask])` node (`k` as `[..., t, d]`: a Transpose of
+//! the `kᵀ` operand, an index map the partitioner inlines into the loads), which the
+//! compiler schedules as one fused kernel (`weft_ops::templates::attention`) instead of
+//! two batched products and a softmax. A constant mask that is 0 on and below the
+//! diagonal and at most -1e30 above it is GPT-2's causal mask: the node says `causal`
+//! and the mask goes. Only a chain whose intermediate tensors nothing else reads (and no
+//! graph output names) is rewritten; `q`, `kᵀ` and `v` must have the same batch
+//! dimensions (no broadcast), of rank 3 or more.
+
+use std::collections::HashSet;
+
+use crate::graph::{Graph, Node, NodeId, Tensor, TensorId};
+use crate::infer::broadcast;
+use crate::op::{Binary, Op};
+
+/// A mask value at or below this is a masked score (f32's most negative values, -inf).
+const MASKED_AT: f32 = -1e30;
+
+/// Rewrites each attention sub-graph into one node; returns how many nodes went.
+pub fn recognize_attention(g: &mut Graph) -> usize {
+    let mut removed = 0;
+    let mut refused = HashSet::new();
+    while let Some(m) = find(g, &refused) {
+        let softmax = m.softmax;
+        match rewrite(g, m) {
+            Some(n) => removed += n,
+            None => {
+                refused.insert(softmax);
+            }
+        }
+    }
+    removed
+}
+
+/// One match.
+struct Match {
+    /// The Softmax's output tensor (names the match while it is refused).
+    softmax: TensorId,
+    /// Every node of the chain; the last is the second product.
+    nodes: Vec<NodeId>,
+    /// The first product (its place takes the Transpose of `kᵀ`).
+    scores: NodeId,
+    q: TensorId,
+    kt: TensorId,
+    v: TensorId,
+    mask: Option<TensorId>,
+    scale: f64,
+    guard: bool,
+    output: TensorId,
+}
+
+fn find(g: &Graph, refused: &HashSet<TensorId>) -> Option<Match> {
+    let producers = g.producers();
+    let consumers = g.consumers();
+    let readers = |t: TensorId| consumers.get(&t).map_or(0, Vec::len);
+    let internal = |t: TensorId, n: usize| readers(t) == n && !g.outputs.contains(&t);
+    let made_by = |t: TensorId| producers.get(&t).map(|&n| (n, &g.nodes[n.0]));
+    let scalar = |t: TensorId| -> Option<f64> {
+        let d = g.tensor(t).data.as_ref()?;
+        (d.len() == 1).then(|| d.iter().next().map(|&v| f64::from(v)))?
+    };
+    for (i, sm) in g.nodes.iter().enumerate() {
+        let rank = g.tensor(sm.output).shape.len();
+        if sm.op
+            != (Op::Softmax {
+                axis: rank.wrapping_sub(1),
+            })
+            || rank < 3
+            || refused.contains(&sm.output)
+        {
+            continue;
+        }
+        let mut nodes = vec![NodeId(i)];
+        // Backwards: [+ mask] then [· c | / c] then the product.
+        let mut t = sm.inputs[0];
+        let mut mask = None;
+        let mut scale = 1.0;
+        if let Some((id, add)) = made_by(t)
+            && add.op == Op::Binary(Binary::Add)
+            && internal(t, 1)
+        {
+            // The scores are the operand a product (through a scale) made.
+            let from_product = |x: TensorId| {
+                let mut x = x;
+                if let Some((_, n)) = made_by(x)
+                    && matches!(n.op, Op::Binary(Binary::Mul | Binary::Div))
+                {
+                    x = n.inputs[0];
+                }
+                made_by(x).is_some_and(|(_, n)| n.op == Op::MatMul)
+            };
+            let (s, other) = if from_product(add.inputs[0]) {
+                (add.inputs[0], add.inputs[1])
+            } else if from_product(add.inputs[1]) {
+                (add.inputs[1], add.inputs[0])
+            } else {
+                continue;
+            };
+            nodes.push(id);
+            mask = Some(other);
+            t = s;
+        }
+        if let Some((id, n)) = made_by(t)
+            && matches!(n.op, Op::Binary(Binary::Mul | Binary::Div))
+            && internal(t, 1)
+        {
+            let (x, c) = match (scalar(n.inputs[1]), scalar(n.inputs[0])) {
+                (Some(c), _) => (n.inputs[0], c),
+                (None, Some(c)) if n.op == Op::Binary(Binary::Mul) => (n.inputs[1], c),
+                _ => continue,
+            };
+            scale = if n.op == Op::Binary(Binary::Div) {
+                1.0 / c
+            } else {
+                c
+            };
+            nodes.push(id);
+            t = x;
+        }
+        let Some((scores, qk)) = made_by(t) else {
+            continue;
+        };
+        if qk.op != Op::MatMul || !internal(t, 1) {
+            continue;
+        }
+        nodes.push(scores);
+        let (q, kt) = (qk.inputs[0], qk.inputs[1]);
+        // Forwards: [the NaN guard] then the second product.
+        let mut p = sm.output;
+        let mut guard = false;
+        let sm_readers = consumers.get(&p).cloned().unwrap_or_default();
+        if sm_readers.len() == 2 && !g.outputs.contains(&p) {
+            let (a, b) = (&g.nodes[sm_readers[0].0], &g.nodes[sm_readers[1].0]);
+            let (isnan, wh, ids) = match (&a.op, &b.op) {
+                (Op::IsNaN, Op::Where) => (a, b, [sm_readers[0], sm_readers[1]]),
+                (Op::Where, Op::IsNaN) => (b, a, [sm_readers[1], sm_readers[0]]),
+                _ => continue,
+            };
+            let is_guard = wh.inputs[0] == isnan.output
+                && internal(isnan.output, 1)
+                && scalar(wh.inputs[1]) == Some(0.0)
+                && wh.inputs[2] == p
+                && g.tensor(wh.output).shape == g.tensor(p).shape;
+            if !is_guard {
+                continue;
+            }
+            nodes.extend(ids);
+            guard = true;
+            p = wh.output;
+        } else if !internal(p, 1) {
+            continue;
+        }
+        let Some(pv_id) = consumers.get(&p).and_then(|r| r.first().copied()) else {
+            continue;
+        };
+        let pv = &g.nodes[pv_id.0];
+        if pv.op != Op::MatMul || pv.inputs[0] != p || !internal(p, 1) {
+            continue;
+        }
+        nodes.push(pv_id);
+        let v = pv.inputs[1];
+        // Same batch dimensions, rank 3 or more, a mask broadcasting to the scores.
+        let shape = |t: TensorId| g.tensor(t).shape.clone();
+        let (qs, ks, vs) = (shape(q), shape(kt), shape(v));
+        let batch = &qs[..rank - 2];
+        if ks.len() != rank
+            || vs.len() != rank
+            || &ks[..rank - 2] != batch
+            || &vs[..rank - 2] != batch
+        {
+            continue;
+        }
+        let scores_shape = shape(sm.output);
+        if let Some(m) = mask
+            && broadcast(&shape(m), &scores_shape).as_deref() != Some(&scores_shape[..])
+        {
+            continue;
+        }
+        return Some(Match {
+            softmax: sm.output,
+            nodes,
+            scores,
+            q,
+            kt,
+            v,
+            mask,
+            scale,
+            guard,
+            output: pv.output,
+        });
+    }
+    None
+}
+
+/// Whether `mask` is a constant causal mask: over its last two dimensions (`s × t`, the
+/// others 1), 0 where `j ≤ i` and masked where `j > i`.
+fn is_causal(g: &Graph, mask: TensorId, s: usize, t: usize) -> bool {
+    let m = g.tensor(mask);
+    let Some(data) = &m.data else {
+        return false;
+    };
+    let r = m.shape.len();
+    if r < 2 || m.shape[..r - 2].iter().any(|&d| d != 1) || m.shape[r - 2..] != [s, t] {
+        return false;
+    }
+    data.iter().enumerate().all(|(e, &v)| {
+        let (i, j) = (e / t, e % t);
+        if j > i { v <= MASKED_AT } else { v == 0.0 }
+    })
+}
+
+/// Replaces the matched chain: the first product's node becomes the Transpose of `kᵀ`,
+/// the second product's the Attention; the rest go. `None` (nothing changed) where the
+/// sizes do not fit the op (inference refuses the node).
+fn rewrite(g: &mut Graph, m: Match) -> Option<usize> {
+    let kts = g.tensor(m.kt).shape.clone();
+    let rank = kts.len();
+    let mut ks = kts.clone();
+    ks.swap(rank - 2, rank - 1);
+    let (s, t) = (g.tensor(m.q).shape[rank - 2], kts[rank - 1]);
+    let causal = m.mask.is_some_and(|mask| is_causal(g, mask, s, t));
+    let mask = if causal { None } else { m.mask };
+    let out_name = g.tensor(m.output).name.clone();
+    let k = g.add_tensor(Tensor {
+        name: format!("{out_name}.keys"),
+        shape: ks,
+        dtype: g.tensor(m.kt).dtype,
+        layout: Default::default(),
+        data: None,
+    });
+    let mut perm: Vec<usize> = (0..rank).collect();
+    perm.swap(rank - 2, rank - 1);
+    let scores_name = g.nodes[m.scores.0].name.clone();
+    let last = *m.nodes.iter().max().expect("a chain has nodes");
+    let mut inputs = vec![m.q, k, m.v];
+    inputs.extend(mask);
+    let attention = Node {
+        name: format!("{scores_name}::attention"),
+        op: Op::Attention {
+            scale: m.scale,
+            causal,
+            guard: m.guard,
+        },
+        inputs,
+        output: m.output,
+    };
+    let transpose = Node {
+        name: format!("{scores_name}::keys"),
+        op: Op::Transpose { perm },
+        inputs: vec![m.kt],
+        output: k,
+    };
+    // Check the new node before touching the graph: an Attention inference refuses
+    // leaves the chain as it was.
+    let ins: Vec<&Tensor> = attention.inputs.iter().map(|&i| g.tensor(i)).collect();
+    let (shape, _) = crate::infer::infer(&attention.op, &ins).ok()?;
+    if shape != g.tensor(m.output).shape {
+        return None;
+    }
+    g.nodes[m.scores.0] = transpose;
+    g.nodes[last.0] = attention;
+    let drop: HashSet<NodeId> = m
+        .nodes
+        .iter()
+        .copied()
+        .filter(|&n| n != last && n != m.scores)
+        .collect();
+    let mut k = 0;
+    g.nodes.retain(|_| {
+        let keep = !drop.contains(&NodeId(k));
+        k += 1;
+        keep
+    });
+    Some(drop.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use ndarray::{ArrayD, IxDyn};
+    use weft_ir::dtype::DType;
+
+    use super::*;
+    use crate::builder::GraphBuilder;
+    use crate::passes::testing::max_difference;
+
+    fn scalar(b: &mut GraphBuilder, name: &str, v: f32) -> TensorId {
+        b.weight(name, ArrayD::from_elem(IxDyn(&[]), v))
+    }
+
+    /// Attention over `[2, 3, s, 8]` heads as the zoo (and the TorchScript exporter)
+    /// writes it: `MatMul(q, kᵀ) · c [+ mask]`, Softmax, `MatMul(·, v)`, then a ReLU.
+    fn block(s: usize, mask: Option<ArrayD<f32>>, guard: bool) -> Graph {
+        let mut b = GraphBuilder::new("attn");
+        let q = b.input("q", &[2, 3, s, 8], DType::F32);
+        let k = b.input("k", &[2, 3, s, 8], DType::F32);
+        let v = b.input("v", &[2, 3, s, 8], DType::F32);
+        let kt = b
+            .node(
+                "kt",
+                Op::Transpose {
+                    perm: vec![0, 1, 3, 2],
+                },
+                &[k],
+            )
+            .unwrap();
+        let scores = b.node("scores", Op::MatMul, &[q, kt]).unwrap();
+        let c = scalar(&mut b, "c", 0.35);
+        let mut x = b.binary("scaled", Binary::Mul, scores, c).unwrap();
+        if let Some(m) = mask {
+            let m = b.weight("mask", m);
+            x = b.add("masked", x, m).unwrap();
+        }
+        let mut p = b.node("softmax", Op::Softmax { axis: 3 }, &[x]).unwrap();
+        if guard {
+            let nan = b.node("isnan", Op::IsNaN, &[p]).unwrap();
+            let zero = scalar(&mut b, "zero", 0.0);
+            p = b.node("guard", Op::Where, &[nan, zero, p]).unwrap();
+        }
+        let y = b.node("context", Op::MatMul, &[p, v]).unwrap();
+        let out = b.relu("after", y).unwrap();
+        b.output(out);
+        b.finish().unwrap()
+    }
+
+    fn attention_ops(g: &Graph) -> Vec<Op> {
+        g.nodes
+            .iter()
+            .filter(|n| matches!(n.op, Op::Attention { .. }))
+            .map(|n| n.op.clone())
+            .collect()
+    }
+
+    #[test]
+    fn scaled_softmax_products_become_one_node() {
+        let g = block(5, None, false);
+        let mut h = g.clone();
+        // Mul, Softmax and the first MatMul go; the second becomes the Attention and the
+        // first the Transpose of kᵀ.
+        assert_eq!(recognize_attention(&mut h), 2);
+        h.validate().unwrap();
+        let ops = attention_ops(&h);
+        let scale = 0.35f32 as f64;
+        assert_eq!(
+            ops,
+            [Op::Attention {
+                scale,
+                causal: false,
+                guard: false
+            }]
+        );
+        assert!(max_difference(&g, &h) < 1e-12);
+    }
+
+    #[test]
+    fn a_causal_constant_mask_becomes_the_causal_flag() {
+        let s = 6;
+        let causal = ArrayD::from_shape_fn(IxDyn(&[1, 1, s, s]), |i| {
+            if i[3] > i[2] { f32::MIN } else { 0.0 }
+        });
+        let g = block(s, Some(causal), false);
+        let mut h = g.clone();
+        assert_eq!(recognize_attention(&mut h), 3);
+        let Op::Attention { causal, .. } = attention_ops(&h)[0] else {
+            unreachable!("one attention")
+        };
+        assert!(causal);
+        assert_eq!(
+            h.nodes
+                .iter()
+                .find(|n| n.op.name() == "Attention")
+                .unwrap()
+                .inputs
+                .len(),
+            3
+        );
+        assert!(max_difference(&g, &h) < 1e-12);
+        // Any other mask stays an input, broadcast.
+        let other = ArrayD::from_shape_fn(IxDyn(&[2, 1, 1, s]), |i| -(i[3] as f32) * 0.5);
+        let g = block(s, Some(other), true);
+        let mut h = g.clone();
+        assert_eq!(recognize_attention(&mut h), 5);
+        let node = h.nodes.iter().find(|n| n.op.name() == "Attention").unwrap();
+        assert_eq!(node.inputs.len(), 4);
+        assert_eq!(
+            node.op,
+            Op::Attention {
+                scale: 0.35f32 as f64,
+                causal: false,
+                guard: true
+            }
+        );
+        assert!(max_difference(&g, &h) < 1e-12);
+    }
+
+    #[test]
+    fn a_chain_read_elsewhere_is_left_alone() {
+        let mut g = block(4, None, false);
+        // The probabilities are a graph output too: nothing may go.
+        let p = g
+            .nodes
+            .iter()
+            .find(|n| n.op.name() == "Softmax")
+            .unwrap()
+            .output;
+        g.outputs.push(p);
+        assert_eq!(recognize_attention(&mut g), 0);
+        assert!(attention_ops(&g).is_empty());
+    }
+}

@@ -1,0 +1,101 @@
+//! Attention anchors (`Op::Attention`, which `passes::recognize_attention` makes): one
+//! kernel on the attention template (`weft_ops::templates::attention`), its `q`, `k`, `v`
+//! and mask as `[heads, rows, cols]` views of whatever produces them (the projection's
+//! slices, reshapes and transposes, fused into the loads) and its epilogue (the heads
+//! merged back, a cast) fused into the stores. The config comes from the template's
+//! stated rule: matrix units where the operands are f16 and the target has them.
+
+use weft_graph::partition::Group;
+use weft_graph::{Graph, Op};
+use weft_ir::func::Func;
+use weft_ir::fusion::fuse;
+use weft_ir::prelude::*;
+use weft_ops::templates::attention::{AttnParams, Masking, Operands, describe, template_over};
+
+use super::Chooser;
+use super::values::{Values, broadcast_index, reindex};
+
+/// Lowers the Attention group `group`; the function and how it was scheduled.
+pub(crate) fn lower<'g>(
+    g: &'g Graph,
+    group: &Group,
+    vals: &Values<'g>,
+    name: &str,
+    chooser: &Chooser,
+    output: impl Fn(&Values) -> Buffer,
+) -> Result<(Func, String), String> {
+    let node = &g.nodes[group.root.0];
+    let Op::Attention {
+        scale,
+        causal,
+        guard,
+    } = node.op
+    else {
+        return Err(format!("{} is not an Attention", node.op.name()));
+    };
+    let (q, k, v) = (node.inputs[0], node.inputs[1], node.inputs[2]);
+    let mask = node.inputs.get(3).copied();
+    let qs = g.tensor(q).shape.clone();
+    let r = qs.len();
+    let lead: Vec<usize> = qs[..r - 2].to_vec();
+    let heads = lead.iter().product::<usize>() as i64;
+    let (s, d) = (qs[r - 2] as i64, qs[r - 1] as i64);
+    let t = g.tensor(k).shape[r - 2] as i64;
+    let dv = g.tensor(v).shape[r - 1] as i64;
+    let f16 = [q, k, v].iter().all(|&x| g.tensor(x).dtype == DType::F16);
+    let operand = if f16 { DType::F16 } else { DType::F32 };
+    // `[heads, rows, cols]` of a tensor with `lead` leading dimensions (broadcast where
+    // it has fewer: a mask).
+    let view = |tag: &str, x, rows: i64, cols: i64, dtype: DType| {
+        let shape = g.tensor(x).shape.clone();
+        te::compute(tag, &[("z", heads), ("i", rows), ("j", cols)], |ix| {
+            let mut at = reindex(&[heads as usize], &lead, &ix[..1]);
+            at.extend([ix[1].clone(), ix[2].clone()]);
+            vals.at_as(x, &broadcast_index(&shape, &at), dtype)
+        })
+    };
+    let q_view = view("q_view", q, s, d, operand);
+    let k_view = view("k_view", k, t, d, operand);
+    let v_view = view("v_view", v, t, dv, operand);
+    let mask_view = mask.map(|m| view("mask_view", m, s, t, DType::F32));
+    let Some((p, why)) = AttnParams::rule(chooser.limits, (heads, s, t, d.max(dv)), f16) else {
+        return Err(format!(
+            "no attention tiling fits {}'s {} bytes of shared memory at head size {}",
+            chooser.limits.name,
+            chooser.limits.max_shared_bytes,
+            d.max(dv)
+        ));
+    };
+    let y = te::placeholder("y_attn", &[heads, s, dv], DType::F32);
+    let y_read = y.clone();
+    vals.set_root(
+        node.output,
+        Box::new(move |ix: &[Expr]| {
+            let z = reindex(&lead, &[heads as usize], &ix[..r - 2]);
+            let value = y_read.at(&[z[0].clone(), ix[r - 2].clone(), ix[r - 1].clone()]);
+            if guard {
+                // A row whose every score was -inf sums to 0 and gives NaN: zeros.
+                Expr::select(value.clone().ne_(value.clone()), Expr::f32(0.0), value)
+            } else {
+                value
+            }
+        }),
+    );
+    let out = output(vals);
+    let ops = Operands {
+        q: &q_view,
+        k: &k_view,
+        v: &v_view,
+        mask: mask_view.as_ref(),
+        y: &y,
+        scale,
+        masking: if causal {
+            Masking::Causal
+        } else {
+            Masking::None
+        },
+    };
+    let anchor = template_over(name, &ops, &p).map_err(|e| e.to_string())?;
+    let fused = fuse(&anchor, &out).map_err(|e| e.to_string())?;
+    Ok((fused.func, format!("{} ({why})", describe(&p))))
+}
