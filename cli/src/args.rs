@@ -247,6 +247,10 @@ pub struct ReportArgs {
     /// Input height and width of the zoo models (default: each model's own).
     #[arg(long)]
     pub model_resolution: Option<u32>,
+    /// Sequence lengths the zoo transformers run at, comma-separated (each a row of its
+    /// own; default 128); other models ignore it.
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
+    pub model_seq: Vec<u32>,
     /// Timed runs of each model.
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
     pub model_iters: u32,

@@ -57,6 +57,11 @@ pub struct ModelSource {
     /// Element type: f32 (no TF32), or f16 with f32 accumulation.
     #[arg(long, value_enum, default_value_t = ModelDType::F32)]
     pub dtype: ModelDType,
+    /// Graph passes to leave out, by key, comma-separated (`attention`, `siblings`,
+    /// `layer-norms`, `batch-norms`, `constants`, `identities`, `dead`): what one pass
+    /// is worth, measured (run, graph and bench).
+    #[arg(long = "disable-pass", value_delimiter = ',')]
+    pub disable_pass: Vec<String>,
 }
 
 /// `weft model run`.

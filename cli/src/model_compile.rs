@@ -39,14 +39,21 @@ pub(crate) fn precision(dtype: ModelDType) -> Precision {
     }
 }
 
+/// `g` compiled for `limits` in `source`'s dtype, without the passes it disables.
 pub(crate) fn compile(
     g: &Graph,
     limits: &weft_codegen_common::TargetLimits,
-    dtype: ModelDType,
+    source: &ModelSource,
     choices: &Choices,
 ) -> Result<CompiledModel, CliError> {
-    CompiledModel::compile_choosing(g, limits, precision(dtype), choices)
-        .map_err(|e| CliError::Model(e.to_string()))
+    CompiledModel::compile_without(
+        g,
+        limits,
+        precision(source.dtype),
+        choices,
+        &source.disable_pass,
+    )
+    .map_err(|e| CliError::Model(e.to_string()))
 }
 
 /// One random input per graph input, from `seed` (see [`weft_graph::inputs`]).
@@ -81,7 +88,7 @@ pub(crate) fn bench_one(
     let mut opened = select::open_str(text, WgpuOptions::default())?;
     let started = Instant::now();
     let choices = choices(records, &opened.target, &opened.device.name(), source.dtype)?;
-    let model = compile(g, &opened.device.limits(), source.dtype, &choices)?;
+    let model = compile(g, &opened.device.limits(), source, &choices)?;
     let dev = opened.device.as_mut();
     let loaded = model
         .load(dev)

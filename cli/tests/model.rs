@@ -232,3 +232,37 @@ fn a_tuned_model_saves_records_that_later_runs_use() {
     ]);
     assert_eq!(bench.matches("tuning record of").count(), 36, "{bench}");
 }
+
+/// `weft model graph zoo:gpt2` shows each attention block as one kernel (the issue's
+/// check), and `--disable-pass attention` gives back the two products and the softmax;
+/// a pass that does not exist is refused, naming the ones that do.
+#[test]
+fn attention_is_one_kernel_unless_its_pass_is_disabled() {
+    let args = [
+        "model", "graph", "zoo:gpt2", "--seq", "8", "--target", "cpu",
+    ];
+    let fused = ok(&args);
+    let kernels = |text: &str, what: &str| {
+        text.lines()
+            .filter(|l| l.starts_with("kernel") && l.contains(what))
+            .count()
+    };
+    assert_eq!(kernels(&fused, ":Attention"), 12, "{fused}");
+    assert_eq!(kernels(&fused, ":Softmax"), 0, "{fused}");
+    assert!(fused.contains("attention template"), "{fused}");
+    let mut without = args.to_vec();
+    without.extend(["--disable-pass", "attention"]);
+    let unfused = ok(&without);
+    assert_eq!(kernels(&unfused, ":Attention"), 0, "{unfused}");
+    assert_eq!(kernels(&unfused, ":Softmax"), 12, "{unfused}");
+    assert!(
+        unfused.contains("pass recognize attention: 0 node(s)"),
+        "{unfused}"
+    );
+    let mut bad = args.to_vec();
+    bad.extend(["--disable-pass", "atention"]);
+    bad_input(
+        &bad,
+        &["no pass is called `atention`", "attention, siblings"],
+    );
+}

@@ -68,6 +68,9 @@ pub enum GraphError {
     /// Reference evaluation was given inputs of the wrong number or shape.
     #[error("input `{name}`: {what}")]
     Input { name: String, what: String },
+    /// A pass named that does not exist (`--disable-pass`).
+    #[error("{0}")]
+    Pass(String),
 }
 
 impl Graph {

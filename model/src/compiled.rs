@@ -10,7 +10,7 @@ use ndarray::{ArrayD, IxDyn};
 use weft_codegen_common::TargetLimits;
 use weft_graph::partition::{Partition, Shown, partition};
 use weft_graph::passes::{
-    PassReport, Precision, assign_precision, assign_weight_layouts, memory_order, optimize,
+    PassReport, Precision, assign_precision, assign_weight_layouts, memory_order, optimize_without,
 };
 use weft_graph::{Graph, Tensor, TensorId};
 use weft_ir::data::TensorData;
@@ -65,13 +65,25 @@ impl CompiledModel {
         precision: Precision,
         choices: &Choices,
     ) -> Result<CompiledModel, ModelError> {
+        Self::compile_without(graph, limits, precision, choices, &[])
+    }
+
+    /// [`CompiledModel::compile_choosing`] without the graph passes `disabled` names
+    /// (keys of [`weft_graph::passes::PASSES`]): what one pass is worth, measured.
+    pub fn compile_without(
+        graph: &Graph,
+        limits: &TargetLimits,
+        precision: Precision,
+        choices: &Choices,
+        disabled: &[String],
+    ) -> Result<CompiledModel, ModelError> {
         if precision.dtype() == DType::F16 && !limits.f16 {
             return Err(ModelError::Precision(format!(
                 "the target `{}` has no 16-bit floats (an adapter without shader-f16?): compile in f32",
                 limits.name
             )));
         }
-        let (mut graph, mut passes) = optimize(graph)?;
+        let (mut graph, mut passes) = optimize_without(graph, disabled)?;
         let changed = assign_precision(&mut graph, precision);
         passes.push(PassReport {
             pass: "assign precision and layout",

@@ -212,7 +212,7 @@ fn splits_are_tuned_only_where_they_can_pay() {
         let shape = Shape::parse("matmul", text).unwrap();
         space
             .iter()
-            .filter(|c| c.get("sk").is_some() && (spec.pays)(&shape, c))
+            .filter(|c| c.get("sk").is_some() && (spec.pays)(&TargetLimits::cuda(), &shape, c))
             .count()
     };
     assert!(
@@ -228,7 +228,7 @@ fn splits_are_tuned_only_where_they_can_pay() {
         space
             .iter()
             .filter(|c| c.get("sk").is_none())
-            .all(|c| (spec.pays)(&shape, c))
+            .all(|c| (spec.pays)(&TargetLimits::cuda(), &shape, c))
     );
 }
 

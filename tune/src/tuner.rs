@@ -202,7 +202,7 @@ pub fn tune(
     // list.
     let mut space: Vec<Config> = space
         .into_iter()
-        .filter(|c| (spec.pays)(&w.shape, c))
+        .filter(|c| (spec.pays)(limits, &w.shape, c))
         .filter(|c| opts.only.iter().all(|(n, v)| c.get(n) == Some(*v)))
         .collect();
     let untuned = spec.untuned(limits, &w.shape).0;

@@ -65,7 +65,7 @@ fn dtype_text(dtype: ModelDType) -> &'static str {
 fn graph(a: &ModelGraphArgs) -> Result<(), CliError> {
     let target = Target::parse(&a.target)?;
     let g = load(&a.source)?;
-    let model = compile(&g, &target.limits(), a.source.dtype, &Choices::none())?;
+    let model = compile(&g, &target.limits(), &a.source, &Choices::none())?;
     outln!(
         "graph {}: {} nodes, {} parameters; after the passes {} nodes in {} kernels",
         g.name,
@@ -167,7 +167,7 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
         &opened.device.name(),
         a.source.dtype,
     )?;
-    let model = compile(&g, &opened.device.limits(), a.source.dtype, &choices)?;
+    let model = compile(&g, &opened.device.limits(), &a.source, &choices)?;
     let dev = opened.device.as_mut();
     let loaded = model
         .load(dev)
@@ -376,6 +376,13 @@ fn kernel_table(model: &CompiledModel, each: &[weft_runtime::Timing]) -> String 
 }
 
 fn export(a: &ModelExportArgs) -> Result<(), CliError> {
+    if !a.source.disable_pass.is_empty() {
+        return Err(CliError::Model(
+            "`weft model export` writes the model as built, before any graph pass: \
+             --disable-pass has nothing to leave out"
+                .to_string(),
+        ));
+    }
     let g = load(&a.source)?;
     weft_onnx::save(&g, &a.out)
         .map_err(|e| CliError::Model(format!("writing `{}`: {e}", a.out.display())))?;

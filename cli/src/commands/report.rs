@@ -57,6 +57,7 @@ pub fn report(a: &ReportArgs) -> Result<(), CliError> {
             &a.model_targets,
             &a.model_dtypes,
             a.model_resolution,
+            &a.model_seq,
             a.model_records.as_deref(),
             a.model_iters as usize,
         )?;

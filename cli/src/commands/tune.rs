@@ -58,10 +58,15 @@ pub fn tune(a: &TuneArgs) -> Result<(), CliError> {
         w.shape
     )?;
     let all = (spec.space)(&limits);
-    let space = all.iter().filter(|c| (spec.pays)(&w.shape, c)).count();
+    let space = all
+        .iter()
+        .filter(|c| (spec.pays)(&limits, &w.shape, c))
+        .count();
     let left_out = match all.len() - space {
         0 => String::new(),
-        n => format!(" ({n} split-K configs left out: they cannot pay at this shape)"),
+        n => format!(
+            " ({n} configs left out: split-K configs that cannot pay at this shape, or tiles that do not fit the target at it)"
+        ),
     };
     outln!(
         "space: {space} configs for {} ({} threads, {} B shared, {} registers per thread){left_out}{}",

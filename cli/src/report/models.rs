@@ -83,12 +83,14 @@ fn spec(text: &str) -> Result<(String, u32), CliError> {
     }
 }
 
-/// weft's rows: every model spec × dtype × target, timed as `weft model bench` does.
+/// weft's rows: every model spec × dtype × target (× sequence length, for the
+/// transformers: models whose input is token ids), timed as `weft model bench` does.
 pub(crate) fn measure(
     models: &[String],
     targets: &[String],
     dtypes: &[ModelDType],
     resolution: Option<u32>,
+    seqs: &[u32],
     records: Option<&Path>,
     iters: usize,
 ) -> Result<Vec<ModelRow>, CliError> {
@@ -96,35 +98,51 @@ pub(crate) fn measure(
     for text in models {
         let (model, batch) = spec(text)?;
         for &dtype in dtypes {
-            let source = ModelSource {
-                model: model.clone(),
-                batch,
-                resolution,
-                seq: None,
-                dtype,
-            };
-            let g = load(&source)?;
-            let resolution = g
-                .inputs
-                .first()
-                .and_then(|&t| g.tensor(t).shape.last().copied())
-                .unwrap_or(0) as u32;
-            for target in targets {
-                eprintln!("weft: model {text} {} on {target}", dtype_name(dtype));
-                let b = bench_one(&g, &source, target, records, iters, false)?;
-                rows.push(ModelRow {
+            let mut lengths: Vec<Option<u32>> = seqs.iter().map(|&s| Some(s)).collect();
+            if lengths.is_empty() {
+                lengths.push(None);
+            }
+            for (i, &seq) in lengths.iter().enumerate() {
+                let source = ModelSource {
                     model: model.clone(),
                     batch,
                     resolution,
-                    dtype: dtype_name(dtype).into(),
-                    engine: "weft".into(),
-                    target: b.target.to_string(),
-                    device: b.device.clone(),
-                    ms: b.whole.median.as_secs_f64() * 1e3,
-                    kernels: Some(b.model.kernel_count()),
-                    compile_s: Some(b.compile.as_secs_f64()),
-                    unix_time: weft_tune::unix_now(),
-                });
+                    seq,
+                    disable_pass: Vec::new(),
+                    dtype,
+                };
+                let g = load(&source)?;
+                let tokens = g
+                    .inputs
+                    .first()
+                    .is_some_and(|&t| !g.tensor(t).dtype.is_float());
+                if i > 0 && !tokens {
+                    // Not a transformer: one row, whatever the lengths.
+                    break;
+                }
+                // A transformer's "resolution" is its sequence length.
+                let resolution = g
+                    .inputs
+                    .first()
+                    .and_then(|&t| g.tensor(t).shape.last().copied())
+                    .unwrap_or(0) as u32;
+                for target in targets {
+                    eprintln!("weft: model {text} {} on {target}", dtype_name(dtype));
+                    let b = bench_one(&g, &source, target, records, iters, false)?;
+                    rows.push(ModelRow {
+                        model: model.clone(),
+                        batch,
+                        resolution,
+                        dtype: dtype_name(dtype).into(),
+                        engine: "weft".into(),
+                        target: b.target.to_string(),
+                        device: b.device.clone(),
+                        ms: b.whole.median.as_secs_f64() * 1e3,
+                        kernels: Some(b.model.kernel_count()),
+                        compile_s: Some(b.compile.as_secs_f64()),
+                        unix_time: weft_tune::unix_now(),
+                    });
+                }
             }
         }
     }
@@ -222,7 +240,16 @@ pub(crate) fn section(
             .iter()
             .filter(|r| r.model == model && r.batch == batch && r.resolution == res)
             .collect();
-        let _ = writeln!(md, "### {model}, batch {batch}, {res}²\n");
+        // A zoo transformer's "resolution" is its sequence length.
+        let transformer = model
+            .strip_prefix("zoo:")
+            .and_then(weft_graph::zoo::transformer_config)
+            .is_some();
+        if transformer {
+            let _ = writeln!(md, "### {model}, batch {batch}, sequence {res}\n");
+        } else {
+            let _ = writeln!(md, "### {model}, batch {batch}, {res}²\n");
+        }
         let name = format!(
             "{}-b{batch}-{res}",
             model.trim_start_matches("zoo:").replace(['/', '.'], "_")

@@ -48,22 +48,58 @@ impl fmt::Display for PassReport {
     }
 }
 
+/// A graph pass: rewrites the graph in place and says how many nodes it changed.
+pub type Pass = fn(&mut Graph) -> usize;
+
+/// The passes [`optimize`] runs, in order: the key a user names one by
+/// (`weft model run --disable-pass KEY`), its name in reports, and the pass.
+pub const PASSES: [(&str, &str, Pass); 7] = [
+    ("identities", "remove identities", remove_identities),
+    ("constants", "fold constants", fold_constants),
+    (
+        "layer-norms",
+        "recognize layer norms",
+        recognize_layer_norms,
+    ),
+    ("attention", "recognize attention", recognize_attention),
+    ("siblings", "merge sibling products", merge_sibling_products),
+    (
+        "batch-norms",
+        "fold batch norms into convolutions",
+        fold_batch_norms,
+    ),
+    ("dead", "remove dead nodes", remove_dead),
+];
+
 /// Every pass, in order, on a copy of `graph`; the result is validated.
 pub fn optimize(graph: &Graph) -> Result<(Graph, Vec<PassReport>), GraphError> {
+    optimize_without(graph, &[])
+}
+
+/// [`optimize`] without the passes whose keys ([`PASSES`]) `disabled` names (TVM's
+/// `disabled_pass`: an A/B of what one pass does). A key that names no pass is refused.
+pub fn optimize_without(
+    graph: &Graph,
+    disabled: &[String],
+) -> Result<(Graph, Vec<PassReport>), GraphError> {
+    if let Some(unknown) = disabled
+        .iter()
+        .find(|d| !PASSES.iter().any(|(key, _, _)| key == d))
+    {
+        let keys: Vec<&str> = PASSES.iter().map(|(key, _, _)| *key).collect();
+        return Err(GraphError::Pass(format!(
+            "no pass is called `{unknown}`; the passes are {}",
+            keys.join(", ")
+        )));
+    }
     let mut g = graph.clone();
     let mut reports = Vec::new();
-    type Pass = fn(&mut Graph) -> usize;
-    let passes: [(&'static str, Pass); 7] = [
-        ("remove identities", remove_identities),
-        ("fold constants", fold_constants),
-        ("recognize layer norms", recognize_layer_norms),
-        ("recognize attention", recognize_attention),
-        ("merge sibling products", merge_sibling_products),
-        ("fold batch norms into convolutions", fold_batch_norms),
-        ("remove dead nodes", remove_dead),
-    ];
-    for (pass, run) in passes {
-        let changed = run(&mut g);
+    for (key, pass, run) in PASSES {
+        let changed = if disabled.iter().any(|d| d == key) {
+            0
+        } else {
+            run(&mut g)
+        };
         reports.push(PassReport { pass, changed });
     }
     let g = compact(g);

@@ -100,11 +100,11 @@ fn pays_on(f16: bool, shape: &Shape, config: &Config) -> bool {
     })
 }
 
-fn conv2d_pays(shape: &Shape, config: &Config) -> bool {
+fn conv2d_pays(_: &TargetLimits, shape: &Shape, config: &Config) -> bool {
     pays_on(false, shape, config)
 }
 
-fn conv2d_f16_pays(shape: &Shape, config: &Config) -> bool {
+fn conv2d_f16_pays(_: &TargetLimits, shape: &Shape, config: &Config) -> bool {
     pays_on(true, shape, config)
 }
 

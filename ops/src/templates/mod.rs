@@ -153,10 +153,11 @@ pub struct TemplateSpec {
     /// The stated rule choosing the config from the target and the shape when no tuning
     /// record applies ([`rule`]), with why; `None`: [`TemplateSpec::default`].
     pub rule: Option<rule::OpRule>,
-    /// Whether a config of the space can pay at a shape: the tuner times only those
-    /// (split-K configs where the output tiles are few and the reduction long,
-    /// [`split_k::pays`]); [`always`] for templates without such configs.
-    pub pays: fn(&Shape, &Config) -> bool,
+    /// Whether a config of the space can pay at a shape on a target: the tuner times
+    /// only those (split-K configs where the output tiles are few and the reduction
+    /// long, [`split_k::pays`]; attention tiles that fit shared memory at the shape's
+    /// head size); [`always`] for templates without such configs.
+    pub pays: fn(&TargetLimits, &Shape, &Config) -> bool,
     /// A short description of a config (`128x128x8 tile, 256 threads, ...`), or why it
     /// is not a valid config.
     pub describe: fn(&Config) -> Result<String, String>,
@@ -176,7 +177,7 @@ impl TemplateSpec {
 }
 
 /// A [`TemplateSpec::pays`] that keeps every config.
-pub fn always(_: &Shape, _: &Config) -> bool {
+pub fn always(_: &TargetLimits, _: &Shape, _: &Config) -> bool {
     true
 }
 

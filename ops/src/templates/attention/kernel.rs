@@ -16,7 +16,10 @@ const PAD_F32: i64 = 4;
 /// is masked still has a maximum (and WGSL, which has no infinities, can write it).
 const MASKED: f32 = f32::MIN;
 
-/// Adds the kernel to `t`, whose buffers `ops` are already parameters.
+/// Adds the kernel to `t`, whose buffers `ops` are already parameters. Loops over a
+/// tile's elements are serial (the compilers unroll them as they see fit; WGSL writes an
+/// unrolled loop out, and a CPU Vulkan driver then compiles minutes): only loops that
+/// index registers (the per-row state, the fragments) are unrolled.
 pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
     let Operands {
         q,
@@ -72,7 +75,7 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
                     cols: i64,
                     value: &dyn Fn(Expr, Expr) -> Expr| {
             let total = rows * cols;
-            kb.unroll("e", ceil_div(total, threads), |kb, e| {
+            kb.serial("e", ceil_div(total, threads), |kb, e| {
                 let idx = kb.let_("idx", e * threads + tx.clone());
                 let (r, c) = (idx.clone() / cols, idx.clone() % cols);
                 let v = value(r.clone(), c.clone());
@@ -91,7 +94,7 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
                         term: &dyn Fn(Expr, Expr, Expr) -> Expr| {
             let total = rows * cols;
             let acc = kb.local("dot", &[1], DType::F32);
-            kb.unroll("e", ceil_div(total, threads), |kb, e| {
+            kb.serial("e", ceil_div(total, threads), |kb, e| {
                 let idx = kb.let_("idx", e * threads + tx.clone());
                 let (r, c) = (idx.clone() / cols, idx.clone() % cols);
                 let body = |kb: &mut KernelBuilder| {
@@ -129,7 +132,7 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
             };
             let vecs = cols / lanes;
             let count = rows * vecs;
-            kb.unroll("e", ceil_div(count, threads), |kb, e| {
+            kb.serial("e", ceil_div(count, threads), |kb, e| {
                 let idx = kb.let_("idx", e * threads + tx.clone());
                 let (r, col) = (idx.clone() / vecs, idx.clone() % vecs * lanes);
                 let row = row0.clone() + r.clone();
@@ -270,7 +273,7 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
                 let grow = kb.let_("grow", q0.clone() + r.clone());
                 let mx = kb.local("mx", &[1], DType::F32);
                 kb.store(&mx, [0], Expr::f32(MASKED));
-                kb.unroll("e", per, |kb, e| {
+                kb.serial("e", per, |kb, e| {
                     let c = e * lr + lane.clone();
                     let col = j0.clone() + c.clone();
                     let mut s = s_s.at(&[r.clone(), c.clone()]) * scale;
@@ -297,7 +300,7 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
                 let m_new = kb.let_("m_new", m_old.clone().max(m_tile));
                 let sum = kb.local("sum", &[1], DType::F32);
                 kb.store(&sum, [0], Expr::f32(0.0));
-                kb.unroll("e", per, |kb, e| {
+                kb.serial("e", per, |kb, e| {
                     let c = e * lr + lane.clone();
                     let pr = kb.let_(
                         "p",
@@ -317,7 +320,7 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
                     [it.clone()],
                     l_reg.at(&[it]) * alpha.clone() + l_tile,
                 );
-                kb.unroll("e", ceil_div(dvp, lr), |kb, e| {
+                kb.serial("e", ceil_div(dvp, lr), |kb, e| {
                     let c = e * lr + lane.clone();
                     let scaled = o_s.at(&[r.clone(), c.clone()]) * alpha.clone();
                     if dvp % lr == 0 {
@@ -416,7 +419,7 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
             } else {
                 Expr::int(0)
             };
-            kb.unroll("e", ceil_div(dv, lr), |kb, e| {
+            kb.serial("e", ceil_div(dv, lr), |kb, e| {
                 let c = kb.let_("c", e * lr + lane.clone());
                 let inside = grow.clone().lt(sq).and(c.clone().lt(dv));
                 let value = (o_s.at(&[r.clone(), c.clone()]) * inv.clone()).cast(y.dtype());

@@ -41,7 +41,7 @@ use weft_ir::func::Func;
 use weft_ir::prelude::*;
 use weft_ir::template::{Template, TemplateError};
 
-use super::{BuildError, Config, TemplateSpec, always, ceil_div};
+use super::{BuildError, Config, TemplateSpec, ceil_div};
 use crate::Shape;
 
 /// The template's parameters, in order, with their meaning.
@@ -442,6 +442,13 @@ fn op_rule(limits: &TargetLimits, shape: &Shape) -> (Config, String) {
     }
 }
 
+/// The space is filtered at a head size of 32; at the shape's own, a config must fit
+/// the target's shared memory too.
+fn op_fits(limits: &TargetLimits, shape: &Shape, config: &Config) -> bool {
+    let ((_, _, _, d), _) = dims(shape);
+    AttnParams::from_config(config).is_ok_and(|p| p.fits(limits, d, d, true))
+}
+
 fn op_describe(config: &Config) -> Result<String, String> {
     AttnParams::from_config(config)
         .map(|p| describe(&p))
@@ -461,7 +468,7 @@ pub const SPEC: TemplateSpec = TemplateSpec {
     space,
     default: op_default,
     rule: Some(op_rule),
-    pays: always,
+    pays: op_fits,
     describe: op_describe,
     build,
 };

@@ -123,7 +123,7 @@ pub fn op_describe(config: &Config) -> Result<String, String> {
 
 /// Whether a config can pay at the op's shape (a split only over few tiles and a long
 /// reduction, [`split_k::pays`]).
-pub fn op_pays(shape: &Shape, config: &Config) -> bool {
+pub fn op_pays(_: &TargetLimits, shape: &Shape, config: &Config) -> bool {
     let mnk = (shape.get("m"), shape.get("n"), shape.get("k"));
     split_k::config_pays(mnk, config, |c| {
         MatmulParams::from_config(c)

@@ -176,7 +176,7 @@ pub fn op_describe(config: &Config) -> Result<String, String> {
 
 /// Whether a config can pay at the op's shape ([`split_k::pays`]); a Hopper config
 /// only where TMA can copy the operands.
-pub fn op_pays(shape: &Shape, config: &Config) -> bool {
+pub fn op_pays(_: &TargetLimits, shape: &Shape, config: &Config) -> bool {
     let mnk = (shape.get("m"), shape.get("n"), shape.get("k"));
     if F16Params::from_config(config).is_ok_and(|p| p.warpgroups > 0)
         && hopper::unfit(mnk.1, mnk.2).is_some()
