@@ -32,7 +32,10 @@ pub(crate) const SPEC: OpSpec = OpSpec {
     // Its one schedule is the template.
     apply: crate::no_primitives,
     reference,
-    rounding_growth: 1.0,
+    // On matrix units the probabilities enter the second product rounded to f16 (as
+    // FlashAttention's do): each term carries up to 2⁻¹¹ of itself, which a direct f32
+    // sum of n ≥ 32 terms reaches with growth 2⁻¹¹ / (32 · 2⁻²⁴) = 256.
+    rounding_growth: 256.0,
     row_reference: None,
 };
 
