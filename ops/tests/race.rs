@@ -1,20 +1,10 @@
 //! The interpreter reports a missing barrier as a shared-memory race.
 
-use weft_ir::interp::InterpError;
-use weft_ir::kernel::KStmt;
-use weft_ops::{Shape, Workload, find};
+mod common;
 
-fn strip_barriers(s: &KStmt) -> KStmt {
-    s.rewrite(&mut |s| match s {
-        KStmt::Seq(items) => KStmt::Seq(
-            items
-                .into_iter()
-                .filter(|i| !matches!(i, KStmt::Barrier))
-                .collect(),
-        ),
-        s => s,
-    })
-}
+use common::strip_barriers;
+use weft_ir::interp::InterpError;
+use weft_ops::{Shape, Workload, find};
 
 fn window_sum() -> Workload {
     let shape = Shape::from_values(find("window-sum").unwrap(), &[1000]).unwrap();

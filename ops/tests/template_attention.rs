@@ -7,12 +7,14 @@
 
 mod common;
 
+use common::strip_barriers;
+
 use weft_codegen_common::TargetLimits;
 use weft_ir::bounds::prove_all;
 use weft_ir::data::{Arg, TensorData};
 use weft_ir::fusion::fuse;
 use weft_ir::interp::InterpError;
-use weft_ir::kernel::{KStmt, LoweredFunc};
+use weft_ir::kernel::LoweredFunc;
 use weft_ir::lower::lower;
 use weft_ir::prelude::*;
 use weft_ops::templates::attention::{AttnParams, Masking, Operands, template_over};
@@ -321,18 +323,6 @@ fn the_rule_fits_every_target() {
     // BERT's 12 heads of 128 on an H100's 132 SMs: 16-row tiles (96 blocks, the most).
     let (p, why) = AttnParams::rule(&TargetLimits::cuda(), (12, 128, 128, 64), true).unwrap();
     assert_eq!((p.mma, p.bq, p.bkv), (16, 16, 64), "{why}");
-}
-
-fn strip_barriers(s: &KStmt) -> KStmt {
-    s.rewrite(&mut |s| match s {
-        KStmt::Seq(items) => KStmt::Seq(
-            items
-                .into_iter()
-                .filter(|i| !matches!(i, KStmt::Barrier))
-                .collect(),
-        ),
-        s => s,
-    })
 }
 
 #[test]

@@ -5,12 +5,14 @@
 //! bounds) with the output poisoned; proven in bounds; its barriers needed; emitted
 //! for CUDA, WGSL (naga) and MSL.
 
+mod common;
+
+use common::strip_barriers;
 use weft_codegen_common::TargetLimits;
 use weft_ir::bounds::prove_all;
 use weft_ir::data::{Arg, TensorData};
 use weft_ir::fusion::fuse;
 use weft_ir::interp::InterpError;
-use weft_ir::kernel::KStmt;
 use weft_ir::lower::lower;
 use weft_ir::prelude::*;
 use weft_ops::templates::rows::{RowOp, RowParams, template_over};
@@ -170,18 +172,6 @@ fn the_rule_picks_a_warp_or_a_block_by_row_length() {
     // WebGPU's 256 threads cap a long row's block.
     let (p, _) = RowParams::rule(&TargetLimits::webgpu_default(), 4, 3072);
     assert_eq!(p.lanes, 256);
-}
-
-fn strip_barriers(s: &KStmt) -> KStmt {
-    s.rewrite(&mut |s| match s {
-        KStmt::Seq(items) => KStmt::Seq(
-            items
-                .into_iter()
-                .filter(|i| !matches!(i, KStmt::Barrier))
-                .collect(),
-        ),
-        s => s,
-    })
 }
 
 #[test]

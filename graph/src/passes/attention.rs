@@ -64,10 +64,7 @@ fn find(g: &Graph, refused: &HashSet<TensorId>) -> Option<Match> {
     let readers = |t: TensorId| consumers.get(&t).map_or(0, Vec::len);
     let internal = |t: TensorId, n: usize| readers(t) == n && !g.outputs.contains(&t);
     let made_by = |t: TensorId| producers.get(&t).map(|&n| (n, &g.nodes[n.0]));
-    let scalar = |t: TensorId| -> Option<f64> {
-        let d = g.tensor(t).data.as_ref()?;
-        (d.len() == 1).then(|| d.iter().next().map(|&v| f64::from(v)))?
-    };
+    let scalar = |t: TensorId| super::scalar(g, t);
     for (i, sm) in g.nodes.iter().enumerate() {
         let rank = g.tensor(sm.output).shape.len();
         if sm.op

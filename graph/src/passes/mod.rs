@@ -107,6 +107,12 @@ pub fn optimize_without(
     Ok((g, reports))
 }
 
+/// The value of `t` where it is a constant of one element (a scale, an epsilon, a 0).
+pub(crate) fn scalar(g: &Graph, t: TensorId) -> Option<f64> {
+    let d = g.tensor(t).data.as_ref()?;
+    (d.len() == 1).then(|| d.iter().next().map(|&v| f64::from(v)))?
+}
+
 /// Every read of `from` (node inputs and graph outputs) becomes a read of `to`.
 pub(crate) fn replace_uses(g: &mut Graph, from: TensorId, to: TensorId) {
     for n in &mut g.nodes {

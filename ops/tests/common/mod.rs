@@ -1,11 +1,13 @@
 //! Fixtures shared by the `ops` test binaries.
 
 use weft_codegen_common::{MatrixUnit, TargetLimits};
+use weft_ir::kernel::KStmt;
 use weft_ir::prelude::DType;
 
 /// A real adapter's limits for WGSL, as the runtime passes them: NVIDIA through Vulkan,
 /// 48 KiB of workgroup memory, 1024 invocations, f16, and the 16×16×16 f16 → f32
 /// cooperative matrices its driver reports through `VK_KHR_cooperative_matrix`.
+#[allow(dead_code)] // not every test binary emits WGSL
 pub fn nvidia_vulkan_limits() -> TargetLimits {
     TargetLimits {
         name: "vulkan (NVIDIA adapter limits)".into(),
@@ -17,4 +19,19 @@ pub fn nvidia_vulkan_limits() -> TargetLimits {
         max_registers: 255,
         ..TargetLimits::webgpu_default()
     }
+}
+
+/// `s` without its barriers: what a kernel that forgot them would run (the interpreter
+/// then reports the race the barriers prevented).
+#[allow(dead_code)] // not every test binary removes barriers
+pub fn strip_barriers(s: &KStmt) -> KStmt {
+    s.rewrite(&mut |s| match s {
+        KStmt::Seq(items) => KStmt::Seq(
+            items
+                .into_iter()
+                .filter(|i| !matches!(i, KStmt::Barrier))
+                .collect(),
+        ),
+        s => s,
+    })
 }

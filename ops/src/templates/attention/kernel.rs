@@ -200,6 +200,24 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
             qa
         });
 
+        // Each accumulator tile of this warp's strip, `nf` tiles wide: its index, and
+        // where its first element sits in a `[bq, ..]` shared tile.
+        let strip = |kb: &mut KernelBuilder,
+                     nf: i64,
+                     body: &dyn Fn(&mut KernelBuilder, Expr, Expr, Expr)| {
+            kb.unroll("i", fq, |kb, i| {
+                kb.unroll("j", nf, |kb, j| {
+                    let row = warp.clone() * rw + i.clone() * f;
+                    body(kb, i * nf + j.clone(), row, j * f);
+                });
+            });
+        };
+        // Row `tx / lr + it · rp` of the tile, and of the queries.
+        let row_of = |kb: &mut KernelBuilder, it: &Expr| {
+            let r = kb.let_("r", tx.clone() / lr + it.clone() * rp);
+            let grow = kb.let_("grow", q0.clone() + r.clone());
+            (r, grow)
+        };
         let tile = |kb: &mut KernelBuilder, jt: Expr| {
             let j0 = kb.let_("j0", jt * bkv);
             load_tile(kb, &k_s, k, &j0, (bkv, skv, d, dp));
@@ -241,11 +259,8 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
                         });
                     });
                 });
-                kb.unroll("i", fq, |kb, i| {
-                    kb.unroll("j", nf, |kb, j| {
-                        let row = warp.clone() * rw + i.clone() * f;
-                        kb.frag_store(&s_acc, i * nf + j.clone(), &s_s, [row, j * f]);
-                    });
+                strip(kb, nf, &|kb, t, row, col| {
+                    kb.frag_store(&s_acc, t, &s_s, [row, col])
                 });
             } else {
                 fill_dot(
@@ -269,8 +284,7 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
             };
             let per = bkv / lr;
             kb.unroll("it", ri, |kb, it| {
-                let r = kb.let_("r", tx.clone() / lr + it.clone() * rp);
-                let grow = kb.let_("grow", q0.clone() + r.clone());
+                let (r, grow) = row_of(kb, &it);
                 let mx = kb.local("mx", &[1], DType::F32);
                 kb.store(&mx, [0], Expr::f32(MASKED));
                 kb.serial("e", per, |kb, e| {
@@ -359,11 +373,8 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
                     FragLayout::RowMajor,
                     (fq * nf) as u32,
                 );
-                kb.unroll("i", fq, |kb, i| {
-                    kb.unroll("j", nf, |kb, j| {
-                        let row = warp.clone() * rw + i.clone() * f;
-                        kb.frag_load(&o_acc, i * nf + j.clone(), &o_s, [row, j * f]);
-                    });
+                strip(kb, nf, &|kb, t, row, col| {
+                    kb.frag_load(&o_acc, t, &o_s, [row, col])
                 });
                 kb.unroll("i", fq, |kb, i| {
                     kb.unroll("kk", kd, |kb, kk| {
@@ -381,11 +392,8 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
                         });
                     });
                 });
-                kb.unroll("i", fq, |kb, i| {
-                    kb.unroll("j", nf, |kb, j| {
-                        let row = warp.clone() * rw + i.clone() * f;
-                        kb.frag_store(&o_acc, i * nf + j.clone(), &o_s, [row, j * f]);
-                    });
+                strip(kb, nf, &|kb, t, row, col| {
+                    kb.frag_store(&o_acc, t, &o_s, [row, col])
                 });
             } else {
                 fill_dot(
@@ -410,8 +418,7 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
 
         // y = O / l, rounded to y's type, where the row and column exist.
         kb.unroll("it", ri, |kb, it| {
-            let r = kb.let_("r", tx.clone() / lr + it.clone() * rp);
-            let grow = kb.let_("grow", q0.clone() + r.clone());
+            let (r, grow) = row_of(kb, &it);
             let l = l_reg.at(&[it]);
             let inv = kb.let_("inv_l", Expr::f32(1.0) / l);
             let lane = if lr > 1 {
