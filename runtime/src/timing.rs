@@ -43,6 +43,55 @@ fn warm_up_by<E>(
     Ok(())
 }
 
+/// How long one batch of [`settle`] lasts: long enough that submitting and waiting are
+/// noise, short enough that a GPU whose clocks are already up loses little time to it.
+pub const SETTLE_BATCH: Duration = Duration::from_millis(20);
+
+/// The least [`settle`] runs: NVIDIA's driver raises low clocks about 100 ms into a
+/// continuous load, so two batches of a shorter settling can agree at the low clock.
+pub const SETTLE_MIN: Duration = Duration::from_millis(200);
+
+/// The longest [`settle`] runs before timing anyway.
+pub const SETTLE_MAX: Duration = Duration::from_secs(2);
+
+/// A batch no more than this much faster per run than the batch before it has settled.
+const SETTLED_GAIN: f64 = 0.02;
+
+/// Keeps a GPU busy until its clocks have settled: batches of about [`SETTLE_BATCH`],
+/// each timed by `batch(n)` (it runs `n` runs, waits, and returns how long that took),
+/// for at least [`SETTLE_MIN`] and then until a batch is no faster per run than the one
+/// before it (by [`SETTLED_GAIN`]), or [`SETTLE_MAX`] has passed.
+///
+/// Why: NVIDIA's Vulkan driver lowers the clocks of a process whose GPU work comes in
+/// short bursts — a model or a tuner compiling pipelines for seconds between timings —
+/// step by step down to the idle clock (345 MHz on an H100, against 1980 under load),
+/// and the [`WARM_UP`] that follows does not bring them back: every run of a timing
+/// then took up to 4.6× its time at full clocks (docs/vulkan.md). Under continuous load
+/// the driver raises them again within about 100 ms.
+pub(crate) fn settle<E>(
+    max_batch: usize,
+    mut batch: impl FnMut(usize) -> Result<Duration, E>,
+) -> Result<(), E> {
+    let mut spent = Duration::ZERO;
+    let mut n = 1;
+    let mut before: Option<f64> = None;
+    // A bound on batches too, should a clock (a test's) never add up to SETTLE_MAX.
+    for _ in 0..10_000 {
+        if spent >= SETTLE_MAX {
+            break;
+        }
+        let took = batch(n)?;
+        spent += took;
+        let per = took.as_secs_f64() / n as f64;
+        if spent >= SETTLE_MIN && before.is_some_and(|b| per >= b * (1.0 - SETTLED_GAIN)) {
+            break;
+        }
+        before = Some(per);
+        n = ((SETTLE_BATCH.as_secs_f64() / per.max(1e-9)) as usize).clamp(1, max_batch);
+    }
+    Ok(())
+}
+
 /// Device-side times of repeated runs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Timing {
@@ -131,6 +180,49 @@ mod tests {
         // A CPU device takes the runs asked for; no warm-up asked for is none.
         assert_eq!(batches(3, false), [3]);
         assert!(batches(0, true).is_empty());
+    }
+
+    /// The batch sizes [`settle`] asks for on a GPU whose time per run is `per(k)` in its
+    /// `k`-th batch.
+    fn settling(per: impl Fn(usize) -> f64) -> Vec<usize> {
+        let mut seen = Vec::new();
+        settle::<()>(1000, |n| {
+            let t = per(seen.len()) * n as f64;
+            seen.push(n);
+            Ok(Duration::from_secs_f64(t))
+        })
+        .unwrap();
+        seen
+    }
+
+    #[test]
+    fn settling_runs_until_the_clocks_stop_rising() {
+        let spent = |seen: &[usize], per: &dyn Fn(usize) -> f64| -> f64 {
+            seen.iter()
+                .enumerate()
+                .map(|(k, &n)| per(k) * n as f64)
+                .sum()
+        };
+        // Clocks already up: the first batch calibrates, then batches of 20 ms until
+        // SETTLE_MIN has passed.
+        let flat = |_| 1e-4;
+        let steady = settling(flat);
+        assert_eq!(steady[..2], [1, 200], "{steady:?}");
+        let s = spent(&steady, &flat);
+        assert!(s >= SETTLE_MIN.as_secs_f64() && s < SETTLE_MIN.as_secs_f64() + 0.025);
+        // Clocks low for the first 100 ms (its first six batches), then up, as the
+        // driver raises them: it runs until two batches agree at the high clock.
+        let ramp = |k: usize| if k < 6 { 4e-4 } else { 1e-4 };
+        let seen = settling(ramp);
+        assert!(seen.len() >= 8, "{seen:?}");
+        assert_eq!(ramp(seen.len() - 2), 1e-4, "{seen:?}");
+        assert!(spent(&seen, &ramp) >= SETTLE_MIN.as_secs_f64(), "{seen:?}");
+        // Never settling (3% faster every batch): it gives up after SETTLE_MAX.
+        let per = |k: usize| 1e-3 * 0.97f64.powi(k as i32);
+        let seen = settling(per);
+        let s = spent(&seen, &per);
+        assert!(s >= SETTLE_MAX.as_secs_f64(), "{seen:?}");
+        assert!(s < SETTLE_MAX.as_secs_f64() + 0.1, "{seen:?}");
     }
 
     #[test]

@@ -23,7 +23,7 @@ use crate::device::{
 pub use crate::error::WgpuError;
 use crate::shader_checks::ShaderChecks;
 use crate::target::{Target, WgpuBackend};
-use crate::timing::warm_up;
+use crate::timing::{settle, warm_up};
 
 mod adapter;
 mod pipeline;
@@ -50,6 +50,10 @@ pub struct WgpuOptions {
     /// adapter has timestamp queries (to compare the two clocks, or where a driver's
     /// timestamps are suspect).
     pub wall_clock: bool,
+    /// Encode each launch in a compute pass of its own instead of all launches of a run
+    /// in one pass (timed from the start of the first pass to the end of the last): to
+    /// measure what a pass costs beside a dispatch (`vulkan_probe`).
+    pub pass_per_launch: bool,
 }
 
 /// Runs `f`, turning a panic inside wgpu into [`WgpuError::Panicked`].
@@ -564,6 +568,15 @@ impl Device for WgpuDevice {
         warm_up(warmup, clocks, MAX_WARM_UP_BATCH, |n| {
             self.submit(&prepared, n, "warm-up")
         })?;
+        // Then until the clocks have settled: the driver may have lowered them while the
+        // host compiled (`settle`).
+        if clocks && warmup > 0 {
+            settle(MAX_WARM_UP_BATCH, |n| {
+                let started = std::time::Instant::now();
+                self.submit(&prepared, n, "settling the clocks")?;
+                Ok::<_, WgpuError>(started.elapsed())
+            })?;
+        }
         let queries = self.timestamps && !self.options.wall_clock;
         let all = if queries && self.queue.get_timestamp_period() > 0.0 {
             self.time_with_queries(&prepared, iters)?

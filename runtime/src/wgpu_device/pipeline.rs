@@ -213,23 +213,47 @@ impl WgpuDevice {
         })
     }
 
-    /// Records `launches` as dispatches of one compute pass. wgpu inserts the barriers
-    /// that make one dispatch's storage writes visible to the next.
+    /// Records `launches` as dispatches of one compute pass (or, with
+    /// [`super::WgpuOptions::pass_per_launch`], one pass each, the first pass writing the
+    /// beginning timestamp and the last the end one). wgpu inserts the barriers that make
+    /// one dispatch's storage writes visible to the next.
     pub(super) fn encode(
         &self,
         encoder: &mut wgpu::CommandEncoder,
         launches: &[Prepared],
         timestamps: Option<wgpu::ComputePassTimestampWrites<'_>>,
     ) {
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("weft"),
-            timestamp_writes: timestamps,
-        });
-        for l in launches {
-            if let Some(p) = self.pipelines.get(l.pipeline) {
-                pass.set_pipeline(&p.pipeline);
-                pass.set_bind_group(0, &l.bind_group, &[]);
-                pass.dispatch_workgroups(l.grid[0], l.grid[1], l.grid[2]);
+        let groups: Vec<&[Prepared]> = if self.options.pass_per_launch && launches.len() > 1 {
+            launches.chunks(1).collect()
+        } else {
+            vec![launches]
+        };
+        let last = groups.len() - 1;
+        for (i, group) in groups.into_iter().enumerate() {
+            // A pass between the first and the last writes no timestamp (wgpu refuses a
+            // write with neither index).
+            let timestamp_writes = timestamps
+                .as_ref()
+                .map(|t| wgpu::ComputePassTimestampWrites {
+                    query_set: t.query_set,
+                    beginning_of_pass_write_index: t
+                        .beginning_of_pass_write_index
+                        .filter(|_| i == 0),
+                    end_of_pass_write_index: t.end_of_pass_write_index.filter(|_| i == last),
+                })
+                .filter(|t| {
+                    t.beginning_of_pass_write_index.is_some() || t.end_of_pass_write_index.is_some()
+                });
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("weft"),
+                timestamp_writes,
+            });
+            for l in group {
+                if let Some(p) = self.pipelines.get(l.pipeline) {
+                    pass.set_pipeline(&p.pipeline);
+                    pass.set_bind_group(0, &l.bind_group, &[]);
+                    pass.dispatch_workgroups(l.grid[0], l.grid[1], l.grid[2]);
+                }
             }
         }
     }
