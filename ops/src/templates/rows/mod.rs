@@ -124,10 +124,10 @@ impl RowParams {
     ///
     /// Split ([`RowParams::parts`]) where the rows are long (at least [`SPLIT_MIN_N`])
     /// and a block per row would launch fewer blocks than the target has
-    /// multiprocessors: into as many parts as make `rows · parts` reach one block per
-    /// multiprocessor (that is, between one and two of them: one or two waves of these
-    /// large blocks), no chunk under [`MIN_PART`] and at most [`MAX_PARTS`]; `lanes`
-    /// then by the same rule for a chunk.
+    /// multiprocessors: into the fewest parts that give every multiprocessor a block
+    /// (`rows · parts` at least their count and under twice it: one or two waves of
+    /// these large blocks), no chunk under [`MIN_PART`] and at most [`MAX_PARTS`];
+    /// `lanes` then by the same rule for a chunk.
     pub fn rule(limits: &TargetLimits, rows: i64, n: i64) -> (RowParams, String) {
         let cap = (limits.max_threads_per_block.min(1024) as i64)
             .min(limits.max_block_dim[0] as i64)
@@ -184,6 +184,7 @@ impl RowParams {
     }
 }
 
+/// The least power of two at or above `v`.
 pub(super) fn pow2_at_least(v: i64) -> i64 {
     let mut p = 1;
     while p < v {
