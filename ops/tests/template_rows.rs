@@ -2,8 +2,9 @@
 //! against a float64 reference at odd row lengths and counts, for the rule's params and
 //! forced ones (a thread per row, a warp per row, lanes past the row, rows read again
 //! each pass), with a fused prologue, in the interpreter (which checks races and
-//! bounds) with the output poisoned; proven in bounds; its barriers needed; emitted
-//! for CUDA, WGSL (naga) and MSL.
+//! bounds) with the output and temporaries poisoned; proven in bounds; its barriers
+//! needed; emitted for CUDA, WGSL (naga) and MSL. The same for the split form (rows
+//! cut into parts, two kernels), with the rule that chooses it.
 
 mod common;
 
@@ -70,10 +71,19 @@ const OPS: [RowOp; 6] = [
 /// `op` over `rows × n` with `p`, through a prologue `x = a · 0.5 + 1` fused into the
 /// loads; returns the lowered function.
 fn build(op: RowOp, rows: i64, n: i64, p: &RowParams) -> weft_ir::kernel::LoweredFunc {
+    build_with(op, rows, n, p, (0.5, 1.0))
+}
+
+/// [`build`] with the prologue `x = a · scale + shift`.
+fn build_with(
+    op: RowOp,
+    rows: i64,
+    n: i64,
+    p: &RowParams,
+    (scale, shift): (f32, f32),
+) -> weft_ir::kernel::LoweredFunc {
     let a = te::placeholder("a", &[rows, n], DType::F32);
-    let x = te::compute("x", &[("r", rows), ("j", n)], |ix| {
-        a.at(ix) * 0.5f32 + 1.0f32
-    });
+    let x = te::compute("x", &[("r", rows), ("j", n)], |ix| a.at(ix) * scale + shift);
     let y_shape: Vec<i64> = if op.per_row() {
         vec![rows]
     } else {
@@ -87,12 +97,33 @@ fn build(op: RowOp, rows: i64, n: i64, p: &RowParams) -> weft_ir::kernel::Lowere
 }
 
 fn check(op: RowOp, rows: i64, n: i64, p: &RowParams, seed: u64) {
-    let lowered = build(op, rows, n, p);
+    let a = randoms(seed, (rows * n) as usize);
+    check_on(op, rows, n, p, a, (0.5, 1.0), 1e-5);
+}
+
+/// `op` with `p` over `a` through the prologue `x = a · scale + shift`: proven in
+/// bounds, run in the interpreter (races and bounds checked) with its output poisoned,
+/// and each element within `tol · (1 + |want|)` of the float64 reference (plus `1e-6 · n`
+/// for sums).
+fn check_on(
+    op: RowOp,
+    rows: i64,
+    n: i64,
+    p: &RowParams,
+    a: Vec<f32>,
+    (scale, shift): (f32, f32),
+    tol: f64,
+) {
+    let lowered = build_with(op, rows, n, p, (scale, shift));
+    let kernels = if p.parts > 1 { 2 } else { 1 };
+    assert_eq!(lowered.kernels.len(), kernels, "{op:?} {p:?}");
     for r in prove_all(&lowered) {
         assert!(r.is_proven(), "{op:?} {rows}×{n} {p:?}: {r}");
     }
-    let a = randoms(seed, (rows * n) as usize);
-    let x: Vec<f64> = a.iter().map(|&v| v as f64 * 0.5 + 1.0).collect();
+    let x: Vec<f64> = a
+        .iter()
+        .map(|&v| v as f64 * scale as f64 + shift as f64)
+        .collect();
     let want = reference(op, &x, rows as usize, n as usize);
     let mut args = vec![
         Arg::Tensor(TensorData::F32(a)),
@@ -106,7 +137,7 @@ fn check(op: RowOp, rows: i64, n: i64, p: &RowParams, seed: u64) {
     let got = got.to_f64_vec();
     assert_eq!(got.len(), want.len());
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-        let tol = 1e-5 * (1.0 + w.abs())
+        let tol = tol * (1.0 + w.abs())
             + if op == RowOp::Sum {
                 1e-6 * n as f64
             } else {
@@ -152,6 +183,7 @@ fn rows_are_right_with_forced_params() {
         let p = RowParams {
             lanes,
             rows_per_block: rpb,
+            parts: 1,
         };
         for op in OPS {
             check(op, rows, n, &p, 100 + i as u64);
@@ -179,6 +211,7 @@ fn without_its_barriers_the_tree_is_a_race() {
     let p = RowParams {
         lanes: 32,
         rows_per_block: 2,
+        parts: 1,
     };
     let mut lowered = build(RowOp::Softmax, 4, 64, &p);
     let before = format!("{lowered}");
@@ -201,6 +234,211 @@ fn every_language_emits_it() {
     for op in OPS {
         let (p, _) = RowParams::rule(&TargetLimits::webgpu_default(), 6, 129);
         let lowered = build(op, 6, 129, &p);
+        let cuda = weft_codegen_cuda::emit_lowered(&lowered, &Default::default()).unwrap();
+        assert!(cuda.source.contains("__syncthreads()"), "{op:?}");
+        let wgsl = weft_codegen_wgsl::emit_lowered(&lowered, &Default::default()).unwrap();
+        weft_codegen_wgsl::validate(&wgsl.source).unwrap_or_else(|e| panic!("{op:?}: {e}"));
+        assert!(wgsl.source.contains("workgroupBarrier()"), "{op:?}");
+        let msl = weft_codegen_metal::emit_lowered(&lowered, &Default::default()).unwrap();
+        assert!(msl.source.contains("threadgroup_barrier"), "{op:?}");
+    }
+}
+
+/// A split form's params: `parts` chunks a row, `lanes` threads a chunk.
+fn split(parts: i64, lanes: i64) -> RowParams {
+    RowParams {
+        lanes,
+        rows_per_block: 1,
+        parts,
+    }
+}
+
+#[test]
+fn split_rows_are_right() {
+    // Parts that do not divide the row, threads that overrun their chunk, one row and
+    // a few; at 20011 in 2 parts a thread's elements are read again each pass.
+    let mut seed = 200;
+    for rows in [1, 3] {
+        for (n, lanes) in [(1000, 32), (4099, 128), (20011, 256)] {
+            for parts in [2, 3, 7] {
+                for op in OPS {
+                    seed += 1;
+                    check(op, rows, n, &split(parts, lanes), seed);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn split_rows_with_empty_or_tiny_parts_are_right() {
+    // 10 in 7 parts of 2: the last two parts are empty (identity states); 1 in 2 parts;
+    // lanes below a warp; the most parts.
+    let cases = [
+        (3, 10, 7, 32),
+        (1, 1, 2, 32),
+        (2, 33, 3, 8),
+        (2, 700, 64, 16),
+    ];
+    for (i, &(rows, n, parts, lanes)) in cases.iter().enumerate() {
+        for op in OPS {
+            check(op, rows, n, &split(parts, lanes), 300 + i as u64);
+        }
+    }
+}
+
+/// The layer norm of `x` (rows of `n`) in f32 by a sum and a sum of squares: the
+/// formula the split form does not use.
+fn naive_layer_norm(x: &[f32], n: usize, epsilon: f32) -> Vec<f32> {
+    x.chunks(n)
+        .flat_map(|row| {
+            let sum: f32 = row.iter().sum();
+            let sq: f32 = row.iter().map(|v| v * v).sum();
+            let mean = sum / n as f32;
+            let var = (sq / n as f32 - mean * mean).max(0.0);
+            let k = 1.0 / (var + epsilon).sqrt();
+            row.iter().map(move |v| (v - mean) * k)
+        })
+        .collect()
+}
+
+#[test]
+fn split_layer_norm_keeps_a_small_spread_about_a_large_mean() {
+    // x = 1000 + u, u in [-1, 1): a sum of squares (1e6 a term, its f32 ulp 0.06)
+    // loses the variance (1/3) to cancellation; Chan's merge of the parts' (count,
+    // mean, M2) does not.
+    let (rows, n) = (3, 20011);
+    let op = RowOp::LayerNorm { epsilon: 1e-5 };
+    let a: Vec<f32> = randoms(400, rows * n)
+        .iter()
+        .map(|v| 1000.0 + v / 3.0)
+        .collect();
+    let tol = 5e-4;
+    for (parts, lanes) in [(2, 256), (7, 128)] {
+        check_on(
+            op,
+            rows as i64,
+            n as i64,
+            &split(parts, lanes),
+            a.clone(),
+            (1.0, 0.0),
+            tol,
+        );
+    }
+    // The tolerance tells the two formulas apart.
+    let x: Vec<f64> = a.iter().map(|&v| v as f64).collect();
+    let want = reference(op, &x, rows, n);
+    let naive = naive_layer_norm(&a, n, 1e-5);
+    let worst = naive
+        .iter()
+        .zip(&want)
+        .map(|(g, w)| (*g as f64 - w).abs() / (1.0 + w.abs()))
+        .fold(0.0f64, f64::max);
+    assert!(
+        worst > 10.0 * tol,
+        "the naive formula's error is only {worst:e}"
+    );
+}
+
+#[test]
+fn the_rule_splits_long_rows_when_they_are_few() {
+    let cuda = TargetLimits::cuda();
+    assert_eq!(cuda.multiprocessors, 128);
+    // One row of 65536: 16 parts of 4096 (the smallest part), 1024 threads each.
+    let (p, why) = RowParams::rule(&cuda, 1, 65536);
+    assert_eq!(p, split(16, 1024), "{why}");
+    assert_eq!(
+        why,
+        "rule: a block per row, split in 16 parts (two kernels) for 1 row of 65536"
+    );
+    // Four rows of a million: 32 parts make 128 blocks, one per multiprocessor.
+    let (p, why) = RowParams::rule(&cuda, 4, 1 << 20);
+    assert_eq!((p.parts, p.lanes), (32, 1024), "{why}");
+    // At most 64 parts.
+    let (p, why) = RowParams::rule(&cuda, 1, 1 << 24);
+    assert_eq!(p.parts, 64, "{why}");
+    // The shortest row that splits, and one shorter that does not.
+    assert_eq!(RowParams::rule(&cuda, 1, 8192).0, split(2, 1024));
+    let (p, why) = RowParams::rule(&cuda, 1, 8191);
+    assert_eq!(p.parts, 1, "{why}");
+    assert!(!why.contains("split"), "{why}");
+    // WebGPU's 256 threads a block: the same parts, smaller blocks.
+    let (p, why) = RowParams::rule(&TargetLimits::webgpu_default(), 1, 65536);
+    assert_eq!(p, split(16, 256), "{why}");
+    // Rows enough to fill the multiprocessors a block each: no split, however long.
+    let (p, why) = RowParams::rule(&cuda, 128, 65536);
+    assert_eq!((p.parts, p.rows_per_block), (1, 1), "{why}");
+    // Short or many rows keep today's one kernel (BERT's 768, attention's 128).
+    for (rows, n) in [(1, 768), (4, 3000), (128, 768), (1536, 128), (1, 4096)] {
+        let (p, why) = RowParams::rule(&cuda, rows, n);
+        assert_eq!(p.parts, 1, "{why}");
+    }
+    // The multiprocessors count: 3 rows of 8192 split in 2 on 4 of them, not on 3.
+    let four = TargetLimits {
+        multiprocessors: 4,
+        ..TargetLimits::cuda()
+    };
+    assert_eq!(RowParams::rule(&four, 3, 8192).0.parts, 2);
+    let three = TargetLimits {
+        multiprocessors: 3,
+        ..TargetLimits::cuda()
+    };
+    assert_eq!(RowParams::rule(&three, 3, 8192).0.parts, 1);
+}
+
+#[test]
+fn split_rows_are_right_with_the_rules_params() {
+    let cuda = TargetLimits::cuda();
+    let webgpu = TargetLimits::webgpu_default();
+    for (i, &(rows, n)) in [(1, 20011), (3, 8192)].iter().enumerate() {
+        for limits in [&cuda, &webgpu] {
+            let (p, why) = RowParams::rule(limits, rows, n);
+            assert!(p.parts > 1, "{why}");
+            for op in OPS {
+                check(op, rows, n, &p, 500 + i as u64);
+            }
+        }
+    }
+}
+
+#[test]
+fn split_params_that_cannot_be_are_refused() {
+    let x = te::placeholder("x", &[2, 100], DType::F32);
+    let y = te::placeholder("y", &[2, 100], DType::F32);
+    let too_many = template_over("rows", &x, &y, RowOp::Softmax, &split(65, 32)).unwrap_err();
+    assert!(
+        too_many.to_string().contains("split in 65 parts"),
+        "{too_many}"
+    );
+    let p = RowParams {
+        lanes: 32,
+        rows_per_block: 2,
+        parts: 2,
+    };
+    let shared = template_over("rows", &x, &y, RowOp::Softmax, &p).unwrap_err();
+    assert!(shared.to_string().contains("2 rows per block"), "{shared}");
+}
+
+#[test]
+fn without_its_barriers_the_split_partials_race() {
+    let mut lowered = build(RowOp::LayerNorm { epsilon: 1e-5 }, 2, 1000, &split(3, 64));
+    assert_eq!(lowered.kernels.len(), 2);
+    let before = format!("{lowered}");
+    lowered.kernels[0].body = strip_barriers(&lowered.kernels[0].body);
+    assert_ne!(before, format!("{lowered}"));
+    let mut args = vec![
+        Arg::Tensor(TensorData::F32(randoms(2, 2000))),
+        Arg::Tensor(TensorData::poisoned(DType::F32, 2000)),
+    ];
+    let err = weft_ir::interp::run(&lowered, &mut args).unwrap_err();
+    assert!(matches!(err, InterpError::SharedRace { .. }), "{err}");
+}
+
+#[test]
+fn every_language_emits_the_split_form() {
+    for op in OPS {
+        let lowered = build(op, 3, 4099, &split(3, 64));
+        assert_eq!(lowered.kernels.len(), 2, "{op:?}");
         let cuda = weft_codegen_cuda::emit_lowered(&lowered, &Default::default()).unwrap();
         assert!(cuda.source.contains("__syncthreads()"), "{op:?}");
         let wgsl = weft_codegen_wgsl::emit_lowered(&lowered, &Default::default()).unwrap();

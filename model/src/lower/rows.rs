@@ -3,7 +3,10 @@
 //! its threads combining through a shared-memory tree), over a `[rows, n]` view of the
 //! input whose producers post-scheduling fusion inlines into the loads, with the
 //! group's epilogue (a layer norm's scale and bias, a cast, what follows) fused into
-//! the stores.
+//! the stores. Where the rows are very long and too few to give every multiprocessor a
+//! block, the template's rule ([`RowParams::rule`]) splits each row into chunks, a block
+//! each, over two kernels (partial states, then their combination), with the same
+//! prologue and epilogue fusion.
 //!
 //! Where fusion refuses the epilogue, they fall back to the rule-based schedules:
 //! softmax and layer norm as a few kernels — their statistics per row (max and sum; mean

@@ -22,6 +22,11 @@
 //! and the caller fuses its epilogue into the stores of `y` ([`weft_ir::fusion`]),
 //! as for any anchor. Every target runs the same kernel: the tree needs shared memory
 //! and barriers only, which CUDA, HIP, WGSL and MSL all have.
+//!
+//! Rows so long and so few that a block per row would leave most multiprocessors idle
+//! take the split form ([`RowParams::parts`] above 1, [`split`]): each row cut into
+//! chunks, a block per chunk, and two kernels — the chunks' partial states, then their
+//! combination (and, for softmax and layer norm, the chunks' outputs).
 
 use weft_codegen_common::TargetLimits;
 use weft_ir::expr::ReduceOp;
@@ -30,6 +35,8 @@ use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template, TemplateError, load_or};
 
 use super::{block_index, ceil_div, grid_for};
+
+mod split;
 
 /// The most elements of its row a thread keeps in registers between passes.
 pub const MAX_KEPT: i64 = 16;
@@ -75,13 +82,38 @@ impl RowOp {
     }
 }
 
+/// The fewest elements a chunk of a split row holds: a block's worth of work
+/// ([`PER_THREAD`] for each of 1024 threads), so that writing and combining its partial
+/// state is little beside reading it; and no more than [`MAX_KEPT`] a thread keep in
+/// registers at 256 threads (WebGPU's block), so that the chunk is read from global
+/// memory once by each kernel on every target.
+pub const MIN_PART: i64 = 4096;
+
+/// The shortest rows the rule splits: two chunks of [`MIN_PART`]. A block per row keeps
+/// its row in registers up to [`MAX_KEPT`] elements a thread (16384 at 1024 threads,
+/// 4096 at WebGPU's 256) and reads it again each pass beyond, all of it through one
+/// multiprocessor while all but `rows` of them idle. From 8192 elements (32 KiB of f32)
+/// that stream is long enough that spreading it over chunk blocks should repay the
+/// second launch and the partials' round trip through memory (a few microseconds
+/// together); shorter rows go through one multiprocessor in about a memory latency or
+/// two, which a second launch would not repay. An estimate from those costs, not yet a
+/// measurement.
+pub const SPLIT_MIN_N: i64 = 2 * MIN_PART;
+
+/// The most chunks a row is split into: the second kernel's threads each combine all
+/// of their row's partials, which stays cheap for a few dozen.
+pub const MAX_PARTS: i64 = 64;
+
 /// How a row reduction's threads cover the rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RowParams {
-    /// Threads per row, a power of two.
+    /// Threads per row (per chunk of a row, where split), a power of two.
     pub lanes: i64,
-    /// Rows a block holds side by side.
+    /// Rows a block holds side by side (1 where split).
     pub rows_per_block: i64,
+    /// Chunks each row is cut into, each a block's ([`split`]: two kernels, at most
+    /// [`MAX_PARTS`]); 1: the one-kernel form, a row wholly within one block.
+    pub parts: i64,
 }
 
 impl RowParams {
@@ -89,6 +121,13 @@ impl RowParams {
     /// two nearest above `n / PER_THREAD` (at most the block's thread limit and 1024),
     /// and as many rows per block as fill [`BLOCK_THREADS`] (never more than there are
     /// rows); where that leaves a block less than a warp, more lanes.
+    ///
+    /// Split ([`RowParams::parts`]) where the rows are long (at least [`SPLIT_MIN_N`])
+    /// and a block per row would launch fewer blocks than the target has
+    /// multiprocessors: into the fewest parts that give every multiprocessor a block
+    /// (`rows · parts` at least their count and under twice it: one or two waves of
+    /// these large blocks), no chunk under [`MIN_PART`] and at most [`MAX_PARTS`];
+    /// `lanes` then by the same rule for a chunk.
     pub fn rule(limits: &TargetLimits, rows: i64, n: i64) -> (RowParams, String) {
         let cap = (limits.max_threads_per_block.min(1024) as i64)
             .min(limits.max_block_dim[0] as i64)
@@ -101,9 +140,33 @@ impl RowParams {
             .max(1);
         // At least a warp a block: a launch of one thread would be no launch at all.
         let lanes = lanes.max((32 / rows_per_block).min(pow2_at_most(cap)));
+        let blocks = ceil_div(rows.max(1), rows_per_block);
+        let sms = (limits.multiprocessors as i64).max(1);
+        if rows_per_block == 1 && n >= SPLIT_MIN_N && blocks < sms {
+            let parts = ceil_div(sms, rows.max(1)).min(n / MIN_PART).min(MAX_PARTS);
+            if parts >= 2 {
+                let chunk = ceil_div(n, parts);
+                let lanes = pow2_at_least(ceil_div(chunk, PER_THREAD))
+                    .min(pow2_at_most(cap))
+                    .max(32.min(pow2_at_most(cap)));
+                let p = RowParams {
+                    lanes,
+                    rows_per_block: 1,
+                    parts,
+                };
+                let of = if rows == 1 { "row" } else { "rows" };
+                return (
+                    p,
+                    format!(
+                        "rule: a block per row, split in {parts} parts (two kernels) for {rows} {of} of {n}"
+                    ),
+                );
+            }
+        }
         let p = RowParams {
             lanes,
             rows_per_block,
+            parts: 1,
         };
         let what = if lanes >= 32 && rows_per_block == 1 {
             "a block per row".to_string()
@@ -121,7 +184,8 @@ impl RowParams {
     }
 }
 
-fn pow2_at_least(v: i64) -> i64 {
+/// The least power of two at or above `v`.
+pub(super) fn pow2_at_least(v: i64) -> i64 {
     let mut p = 1;
     while p < v {
         p *= 2;
@@ -138,7 +202,8 @@ fn pow2_at_most(v: i64) -> i64 {
 }
 
 /// `op` over the rows of `x` (`[rows, n]`, a parameter or a te view) into `y`
-/// (`[rows, n]`, or `[rows]` for the per-row ops; f32), as one kernel with `p`.
+/// (`[rows, n]`, or `[rows]` for the per-row ops; f32), with `p`: one kernel, or two
+/// where `p.parts` splits the rows (then `p.rows_per_block` must be 1).
 pub fn template_over(
     name: &str,
     x: &Buffer,
@@ -146,19 +211,41 @@ pub fn template_over(
     op: RowOp,
     p: &RowParams,
 ) -> Result<Func, TemplateError> {
+    let invalid = |what: String| TemplateError::Invalid {
+        template: name.to_string(),
+        what,
+    };
+    if !(1..=MAX_PARTS).contains(&p.parts) {
+        return Err(invalid(format!(
+            "rows split in {} parts; 1 to {MAX_PARTS} are possible",
+            p.parts
+        )));
+    }
+    if p.parts > 1 && p.rows_per_block != 1 {
+        return Err(invalid(format!(
+            "rows split in {} parts with {} rows per block; a split row's chunk takes a block of its own",
+            p.parts, p.rows_per_block
+        )));
+    }
     let mut t = Template::new(name);
     t.param(x);
     t.param(y);
-    add_kernel(&mut t, x, y, op, p);
+    if p.parts > 1 {
+        split::add_kernels(&mut t, x, y, op, p);
+    } else {
+        add_kernel(&mut t, x, y, op, p);
+    }
     t.finish()
 }
 
-/// Adds the kernel of [`template_over`] to `t`, whose buffers `x` and `y` already are.
+/// Adds the one-kernel form of [`template_over`] to `t`, whose buffers `x` and `y`
+/// already are (`p.parts` is not read: [`template_over`] takes the split form).
 pub fn add_kernel(t: &mut Template, x: &Buffer, y: &Buffer, op: RowOp, p: &RowParams) {
     let (rows, n) = (x.shape()[0], x.shape()[1]);
     let RowParams {
         lanes,
         rows_per_block: rpb,
+        ..
     } = *p;
     let blocks = ceil_div(rows, rpb);
     let grid = grid_for(blocks);
@@ -328,7 +415,7 @@ pub fn add_kernel(t: &mut Template, x: &Buffer, y: &Buffer, op: RowOp, p: &RowPa
 }
 
 /// `v` as a constant of `dtype` (a loaded element's fallback).
-fn constant(v: f32, dtype: DType) -> Expr {
+pub(super) fn constant(v: f32, dtype: DType) -> Expr {
     match dtype {
         DType::F32 => Expr::f32(v),
         DType::F16 => Expr::Float(v.clamp(-65504.0, 65504.0) as f64, DType::F16),
@@ -340,7 +427,7 @@ fn constant(v: f32, dtype: DType) -> Expr {
 /// memory, then halving steps behind barriers; the row's total, which every thread of
 /// the row reads.
 #[allow(clippy::too_many_arguments)] // the kernel's coordinates, passed as they are
-fn tree(
+pub(super) fn tree(
     kb: &mut KernelBuilder,
     name: &str,
     reduce: ReduceOp,
@@ -371,12 +458,21 @@ fn tree(
 
 /// A one-line description of `op` with `p` over rows of `n`.
 pub fn describe(op: RowOp, p: &RowParams, n: i64) -> String {
-    let per = ceil_div(n.max(1), p.lanes);
+    let chunk = ceil_div(n.max(1), p.parts.max(1));
+    let per = ceil_div(chunk, p.lanes);
     let kept = if per <= MAX_KEPT {
         "in registers"
     } else {
         "read again each pass"
     };
+    if p.parts > 1 {
+        return format!(
+            "{} template: rows split in {} parts (two kernels), {} threads per part, {per} element(s) a thread {kept}",
+            op.name(),
+            p.parts,
+            p.lanes,
+        );
+    }
     format!(
         "{} template: {} threads per row, {} row(s) per block, {per} element(s) a thread {kept}",
         op.name(),
