@@ -249,6 +249,40 @@ fn wall_clock_timing_works_too() {
 }
 
 #[test]
+fn a_pass_per_launch_times_a_run_of_several_launches() {
+    // Three launches of one kernel, each in a pass of its own: the first pass writes the
+    // beginning timestamp, the last the end one, the middle one none (wgpu refuses a
+    // timestamp write with neither index); the outputs stay right.
+    for pass_per_launch in [false, true] {
+        let options = WgpuOptions {
+            pass_per_launch,
+            ..Default::default()
+        };
+        let Some(mut dev) = open_wgpu("vulkan", options) else {
+            return;
+        };
+        let func = common::window_sum();
+        let (mut args, want) = common::inputs_and_reference(&func);
+        let params = weft_runtime::Params::upload(&mut dev, &func, &args).expect("upload");
+        let bound = weft_runtime::Bound::new(&mut dev, &func, &params).expect("bind");
+        let launches: Vec<_> = (0..3).flat_map(|_| bound.launches.clone()).collect();
+        let t = dev.time_launches(&launches, 1, 4).expect("timing");
+        assert_eq!(t.all.len(), 4);
+        assert!(t.min > std::time::Duration::ZERO, "{t:?}");
+        for &(i, _) in &want {
+            let got = params
+                .download(&mut dev, i)
+                .expect("download")
+                .expect("a tensor");
+            args[i] = Arg::Tensor(got);
+        }
+        common::check_outputs("vulkan", &func, &args, &want);
+        bound.free(&mut dev);
+        params.free(&mut dev);
+    }
+}
+
+#[test]
 fn cuda_without_the_driver_is_a_typed_error() {
     if probe_driver().is_ok() {
         println!("libcuda is present: nothing to check here");

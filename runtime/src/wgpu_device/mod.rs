@@ -115,6 +115,9 @@ pub struct WgpuDevice {
     by_launch: HashMap<(usize, [u32; 3]), usize>,
     /// Errors wgpu raised outside any error scope.
     uncaptured: Arc<Mutex<Vec<String>>>,
+    /// When the last timing ended, its clocks settled: a timing that follows within
+    /// [`SETTLE_AFTER_IDLE`] finds them still up and need not settle them again.
+    last_timing: Mutex<Option<std::time::Instant>>,
 }
 
 impl std::fmt::Debug for WgpuDevice {
@@ -253,6 +256,7 @@ impl WgpuDevice {
             kernels: Vec::new(),
             by_launch: HashMap::new(),
             uncaptured,
+            last_timing: Mutex::new(None),
         })
     }
 
@@ -563,14 +567,22 @@ impl Device for WgpuDevice {
             .iter()
             .map(|l| self.prepare(l.kernel, &l.args))
             .collect::<Result<Vec<_>, _>>()?;
+        // Whether the GPU may have run too little lately to keep its clocks up: anything
+        // but a timing that just ended (a check run's short burst after seconds of
+        // compiling does not raise them).
+        let idle = match self.last_timing.lock() {
+            Ok(at) => at.is_none_or(|t| t.elapsed() > SETTLE_AFTER_IDLE),
+            Err(_) => true,
+        };
         // A GPU that sat idle runs at its idle clocks: warm it up (`WARM_UP`).
         let clocks = self.info.device_type != wgpu::DeviceType::Cpu;
         warm_up(warmup, clocks, MAX_WARM_UP_BATCH, |n| {
             self.submit(&prepared, n, "warm-up")
         })?;
-        // Then until the clocks have settled: the driver may have lowered them while the
-        // host compiled (`settle`).
-        if clocks && warmup > 0 {
+        // Then until the clocks have settled, where the GPU may have sat idle long enough
+        // for the driver to lower them (the host compiling, say: `settle`). Timings that
+        // follow one another closely (a model's kernels, one by one) settle once.
+        if clocks && warmup > 0 && idle {
             settle(MAX_WARM_UP_BATCH, |n| {
                 let started = std::time::Instant::now();
                 self.submit(&prepared, n, "settling the clocks")?;
@@ -583,6 +595,9 @@ impl Device for WgpuDevice {
         } else {
             self.time_with_clock(&prepared, iters)?
         };
+        if let Ok(mut at) = self.last_timing.lock() {
+            *at = Some(std::time::Instant::now());
+        }
         // The host's view, apart: encode, submit and wait for one run at a time.
         let mut host = Vec::with_capacity(HOST_SAMPLES);
         for _ in 0..HOST_SAMPLES {
@@ -595,6 +610,11 @@ impl Device for WgpuDevice {
             .ok_or(DeviceError::NoIterations)
     }
 }
+
+/// How soon after the last timing a timing may skip settling the clocks: on the H100,
+/// NVIDIA's Vulkan driver kept them up through about 0.7 s without work before it began
+/// to lower them.
+const SETTLE_AFTER_IDLE: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Runs submitted and waited for one at a time, for the host's view of a run.
 const HOST_SAMPLES: usize = 5;
