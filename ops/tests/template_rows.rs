@@ -214,6 +214,25 @@ fn without_its_barriers_the_tree_is_a_race() {
         parts: 1,
     };
     let mut lowered = build(RowOp::Softmax, 4, 64, &p);
+    races_without_its_first_kernels_barriers(&mut lowered, 256, 1);
+}
+
+#[test]
+fn every_language_emits_it() {
+    for op in OPS {
+        let (p, _) = RowParams::rule(&TargetLimits::webgpu_default(), 6, 129);
+        let lowered = build(op, 6, 129, &p);
+        emits_with_barriers_everywhere(op, &lowered);
+    }
+}
+
+/// With its first kernel's barriers stripped, `lowered` (over `len` elements) races in
+/// the interpreter.
+fn races_without_its_first_kernels_barriers(
+    lowered: &mut weft_ir::kernel::LoweredFunc,
+    len: usize,
+    seed: u64,
+) {
     let before = format!("{lowered}");
     lowered.kernels[0].body = strip_barriers(&lowered.kernels[0].body);
     assert_ne!(
@@ -222,26 +241,22 @@ fn without_its_barriers_the_tree_is_a_race() {
         "the kernel had barriers to remove"
     );
     let mut args = vec![
-        Arg::Tensor(TensorData::F32(randoms(1, 256))),
-        Arg::Tensor(TensorData::poisoned(DType::F32, 256)),
+        Arg::Tensor(TensorData::F32(randoms(seed, len))),
+        Arg::Tensor(TensorData::poisoned(DType::F32, len)),
     ];
-    let err = weft_ir::interp::run(&lowered, &mut args).unwrap_err();
+    let err = weft_ir::interp::run(lowered, &mut args).unwrap_err();
     assert!(matches!(err, InterpError::SharedRace { .. }), "{err}");
 }
 
-#[test]
-fn every_language_emits_it() {
-    for op in OPS {
-        let (p, _) = RowParams::rule(&TargetLimits::webgpu_default(), 6, 129);
-        let lowered = build(op, 6, 129, &p);
-        let cuda = weft_codegen_cuda::emit_lowered(&lowered, &Default::default()).unwrap();
-        assert!(cuda.source.contains("__syncthreads()"), "{op:?}");
-        let wgsl = weft_codegen_wgsl::emit_lowered(&lowered, &Default::default()).unwrap();
-        weft_codegen_wgsl::validate(&wgsl.source).unwrap_or_else(|e| panic!("{op:?}: {e}"));
-        assert!(wgsl.source.contains("workgroupBarrier()"), "{op:?}");
-        let msl = weft_codegen_metal::emit_lowered(&lowered, &Default::default()).unwrap();
-        assert!(msl.source.contains("threadgroup_barrier"), "{op:?}");
-    }
+/// `lowered` emits for CUDA, WGSL (valid to naga) and MSL, with each language's barrier.
+fn emits_with_barriers_everywhere(op: RowOp, lowered: &weft_ir::kernel::LoweredFunc) {
+    let cuda = weft_codegen_cuda::emit_lowered(lowered, &Default::default()).unwrap();
+    assert!(cuda.source.contains("__syncthreads()"), "{op:?}");
+    let wgsl = weft_codegen_wgsl::emit_lowered(lowered, &Default::default()).unwrap();
+    weft_codegen_wgsl::validate(&wgsl.source).unwrap_or_else(|e| panic!("{op:?}: {e}"));
+    assert!(wgsl.source.contains("workgroupBarrier()"), "{op:?}");
+    let msl = weft_codegen_metal::emit_lowered(lowered, &Default::default()).unwrap();
+    assert!(msl.source.contains("threadgroup_barrier"), "{op:?}");
 }
 
 /// A split form's params: `parts` chunks a row, `lanes` threads a chunk.
@@ -423,15 +438,7 @@ fn split_params_that_cannot_be_are_refused() {
 fn without_its_barriers_the_split_partials_race() {
     let mut lowered = build(RowOp::LayerNorm { epsilon: 1e-5 }, 2, 1000, &split(3, 64));
     assert_eq!(lowered.kernels.len(), 2);
-    let before = format!("{lowered}");
-    lowered.kernels[0].body = strip_barriers(&lowered.kernels[0].body);
-    assert_ne!(before, format!("{lowered}"));
-    let mut args = vec![
-        Arg::Tensor(TensorData::F32(randoms(2, 2000))),
-        Arg::Tensor(TensorData::poisoned(DType::F32, 2000)),
-    ];
-    let err = weft_ir::interp::run(&lowered, &mut args).unwrap_err();
-    assert!(matches!(err, InterpError::SharedRace { .. }), "{err}");
+    races_without_its_first_kernels_barriers(&mut lowered, 2000, 2);
 }
 
 #[test]
@@ -439,12 +446,6 @@ fn every_language_emits_the_split_form() {
     for op in OPS {
         let lowered = build(op, 3, 4099, &split(3, 64));
         assert_eq!(lowered.kernels.len(), 2, "{op:?}");
-        let cuda = weft_codegen_cuda::emit_lowered(&lowered, &Default::default()).unwrap();
-        assert!(cuda.source.contains("__syncthreads()"), "{op:?}");
-        let wgsl = weft_codegen_wgsl::emit_lowered(&lowered, &Default::default()).unwrap();
-        weft_codegen_wgsl::validate(&wgsl.source).unwrap_or_else(|e| panic!("{op:?}: {e}"));
-        assert!(wgsl.source.contains("workgroupBarrier()"), "{op:?}");
-        let msl = weft_codegen_metal::emit_lowered(&lowered, &Default::default()).unwrap();
-        assert!(msl.source.contains("threadgroup_barrier"), "{op:?}");
+        emits_with_barriers_everywhere(op, &lowered);
     }
 }
