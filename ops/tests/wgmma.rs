@@ -192,8 +192,14 @@ fn the_rule_takes_wgmma_on_sm90a() {
     let rule = matmul_f16::SPEC.rule.unwrap();
     let shape = Shape::parse("matmul-f16", "m=4096,n=4096,k=4096").unwrap();
     let (config, why) = rule(&limits, &shape);
-    assert_eq!(config.get("wg"), Some(2), "{config}: {why}");
+    // A 128×128 wgmma tile, in one warpgroup of two m64 tiles or two of one: measured
+    // alike on an H100 at 4096³ (209.6 and 214.8 µs, 2026-11-25,
+    // `docs/measurements/h100-2026-11-25/hopper-sweep.txt`); the cost model ties them
+    // and takes fewer threads.
+    assert!(config.get("wg").is_some_and(|g| g > 0), "{config}: {why}");
     assert_eq!(config.get("fn"), Some(8), "{config}: {why}");
+    let rows = config.get("wm").unwrap() * config.get("fm").unwrap() * 16;
+    assert_eq!(rows, 128, "{config}: {why}");
     assert!(why.contains("wgmma"), "{why}");
     let odd = Shape::parse("matmul-f16", "m=4096,n=4095,k=4096").unwrap();
     let (config, _) = rule(&limits, &odd);

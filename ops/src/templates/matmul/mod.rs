@@ -375,6 +375,7 @@ pub fn tiles(limits: &TargetLimits) -> Vec<rule::Tile> {
                 rows: t.repeat[0] * t.tile[0],
                 cols: t.repeat[1] * t.tile[1],
             }),
+            matrix: None,
             config: t.config(),
         })
         .collect()

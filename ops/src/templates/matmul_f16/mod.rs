@@ -555,19 +555,30 @@ pub fn build(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
 
 /// The stated rule's config for product `p` on `limits` ([`super::rule`]), over
 /// [`space_over_views`] where the operands are views (an implicit GEMM's im2col) and
-/// over the whole [`space`] otherwise. Only the plain variant of each tile competes
-/// (one set of fragments, copies staged through registers, as the default): the
-/// pipelined ones are for the tuner, which measures them.
+/// over the whole [`space`] otherwise, ranked by the tensor-core cost model
+/// ([`rule::tensor`]). Only the plain variant of each mma.sync tile competes (one set of
+/// fragments, copies staged through registers, as the default): the pipelined ones are
+/// for the tuner, which measures them. On Hopper (sm_90a) the wgmma tiles with 4 stages
+/// compete too, where TMA can copy the operands and the product is not a batch.
 pub fn rule_config(limits: &TargetLimits, p: rule::Product, over_views: bool) -> rule::Choice {
     let configs = if over_views {
         space_over_views(limits)
     } else {
         space(limits)
     };
-    let plain = tiles(&configs, |t| {
-        t.frag_buffers == 1 && !t.async_copy && t.threads() <= MAX_RULE_THREADS
+    let mut candidates = tiles(&configs, |t| {
+        t.warpgroups == 0 && t.frag_buffers == 1 && !t.async_copy && t.threads() <= MAX_RULE_THREADS
     });
-    rule::pick_or(&plain, p, limits.multiprocessors, || {
+    // Copies through fragments first where the target has them: the model does not
+    // tell them apart from element-wise copies, and the block-count rule before it took
+    // them on that tie (the H100's data has none to fit).
+    candidates.sort_by_key(|t| t.config.get("cc") != Some(1));
+    if limits.warpgroup_mma() && p.batch == 1 && hopper::unfit(p.n, p.k).is_none() {
+        candidates.extend(tiles(&configs, |t| {
+            t.warpgroups > 0 && t.stages == WGMMA_RULE_STAGES
+        }));
+    }
+    rule::pick_or(&candidates, p, limits.multiprocessors, || {
         if over_views {
             default_config_over_views(limits)
         } else {
@@ -579,20 +590,19 @@ pub fn rule_config(limits: &TargetLimits, p: rule::Product, over_views: bool) ->
 /// The most threads a block of the rule's mma.sync tiles has: the 16-warp tiles (256×256
 /// and the like) ran 10–30× slower than 8-warp ones where the rule took them on an H100
 /// (3001³: 9.07 ms against 0.335 ms; 4095×4097×63: 470 against 33 µs; `weft sweep`,
-/// 2026-11-25, `docs/measurements/h100-2026-11-25b/f16-*.json`). The tuner still times
-/// them.
+/// 2026-11-25, `docs/measurements/h100-2026-11-25b/f16-*.json`): their accumulators do
+/// not fit 64K registers at 512 threads. The tuner still times them.
 pub const MAX_RULE_THREADS: i64 = 256;
 
-/// The shortest reduction, and the least work (`m · n · k`), at which the rule takes
-/// Hopper's wgmma tiles over mma.sync: below them the TMA ring's fill and the 64-wide k
-/// steps cost more than the faster multiply gains (an H100, 2026-11-25: at k ≤ 256 and at
-/// 256³ and below an 8-warp mma.sync tile was faster in every case measured).
-pub const WGMMA_MIN_K: i64 = 512;
-/// See [`WGMMA_MIN_K`].
-pub const WGMMA_MIN_WORK: i64 = 1 << 25;
+/// The stages of the wgmma tiles the rule weighs: with 5 the same tiles ran up to 2.3×
+/// slower on an H100 (1024×768×768, 64×128 tiles: 12.7 against 5.5 µs; 768³: 8.5
+/// against 5.4; `docs/measurements/h100-2026-11-25c`, `-25e`), which the model does
+/// not describe; 3 stages were never faster where both were timed.
+pub const WGMMA_RULE_STAGES: i64 = 4;
 
-/// The configs of `configs` that `keep` accepts, with their block tiles: what the stated
-/// rule and a whole-model tuning run choose among.
+/// The configs of `configs` that `keep` accepts, with their block tiles and what their
+/// warps do ([`rule::tensor::MatrixTile`]): what the stated rule and a whole-model tuning
+/// run choose among.
 pub fn tiles(configs: &[Config], keep: impl Fn(&F16Params) -> bool) -> Vec<rule::Tile> {
     configs
         .iter()
@@ -605,40 +615,34 @@ pub fn tiles(configs: &[Config], keep: impl Fn(&F16Params) -> bool) -> Vec<rule:
             bk: t.bk,
             pref: 0,
             per_thread: None,
+            matrix: (t.mma > 0).then(|| rule::tensor::MatrixTile {
+                frags: t.frags,
+                frag_buffers: t.frag_buffers,
+                warpgroup: t.warpgroups > 0,
+                in_flight: if t.async_copy || t.warpgroups > 0 {
+                    t.stages - 1
+                } else {
+                    1
+                },
+                shared_bytes: t.shared_bytes(),
+                accumulators: t.accumulators(),
+                // The space's split form: k steps of 32, one set of fragments, no wgmma.
+                splits: t.warpgroups == 0 && t.bk == 32 && t.frag_buffers == 1 && !t.coop_copy,
+            }),
             config: t.config(),
         })
         .collect()
 }
 
 /// `matmul-f16`'s config with no tuning record: the rule over its product, split where
-/// its tiles are few and its reduction long.
+/// the model finds the tiles few and the reduction long.
 fn rule_op(limits: &TargetLimits, shape: &Shape) -> (Config, String) {
     let (m, n, k) = (shape.get("m"), shape.get("n"), shape.get("k"));
-    let sync = rule_config(limits, rule::Product::split(m, n, k), false);
-    // On Hopper (sm_90a) the wgmma tiles, with 4 TMA stages, where TMA can copy the
-    // operands and the product is long and large enough to fill the ring; they do not
-    // split k, so where the mma.sync rule splits (few tiles, a long sum) it keeps its
-    // choice: measured faster at every such shape.
-    let large = k >= WGMMA_MIN_K && m * n * k >= WGMMA_MIN_WORK;
-    if limits.warpgroup_mma() && hopper::unfit(n, k).is_none() && large && sync.1 == 1 {
-        let configs: Vec<Config> = space(limits)
-            .into_iter()
-            .filter(|c| c.get("wg").unwrap_or(0) > 0 && c.get("st") == Some(4))
-            .collect();
-        // Among tiles of one area and thread count, the wider wgmma (n = 128 over 64:
-        // measured 209.6 against 304.3 us at 4096³ on an H100, 2026-11-25): each reads
-        // its A tile once for more columns.
-        let candidates: Vec<rule::Tile> = tiles(&configs, |_| true)
-            .into_iter()
-            .map(|t| rule::Tile {
-                pref: t.block_n,
-                ..t
-            })
-            .collect();
-        let p = rule::Product::whole(m, n, k, 1);
-        if let Some((config, _, why)) = rule::pick(&candidates, p, limits.multiprocessors) {
-            return rule::for_op((config, 1, format!("{why}; wgmma + TMA (sm_90a)")));
-        }
-    }
-    rule::for_op(sync)
+    let (config, splits, why) = rule_config(limits, rule::Product::split(m, n, k), false);
+    let why = if config.get("wg").unwrap_or(0) > 0 {
+        format!("{why}; wgmma + TMA (sm_90a)")
+    } else {
+        why
+    };
+    rule::for_op((config, splits, why))
 }

@@ -10,8 +10,14 @@
 //! registers), the instructions a k step issues, the operand traffic, and what a split
 //! adds. The model's constants were fitted on an H100 and are stated there.
 //!
-//! Elsewhere (tensor-core tiles, whose cost the model does not describe yet) it takes,
-//! from the template's space, the largest block tile (counting only its part inside the
+//! Tensor-core tiles (the fp16 matmul template's mma.sync and wgmma tiles) are ranked
+//! the same way by a model of what they do ([`tensor`]): waves, residency by threads,
+//! registers and shared memory, the multiplies and fragment loads of a k step, the
+//! operand traffic, the pipeline's latency, and what a split adds; its constants were
+//! fitted on an H100 too.
+//!
+//! Elsewhere (tiles neither model describes) it takes, from the template's space, the
+//! largest block tile (counting only its part inside the
 //! product) that still gives the GPU [`ENOUGH_TILES`] blocks of work, counting the parts
 //! a long reduction is split into where the caller can split ([`split_k`]) and the
 //! batch of products one launch holds, else, where no tile gives that many, the one
@@ -25,6 +31,7 @@
 //! module knows no template.
 
 pub mod model;
+pub mod tensor;
 
 use weft_codegen_common::TargetLimits;
 
@@ -96,33 +103,59 @@ pub struct Tile {
     /// The template's preference among tiles of the same size and threads (higher
     /// first): what its measurements favour, such as longer k steps.
     pub pref: i64,
-    /// Outputs each thread accumulates, for the cost model ([`model`]); `None`: a tile
-    /// the model does not describe (tensor-core fragments), which the block-count rule
-    /// picks.
+    /// Outputs each thread accumulates, for the CUDA-core cost model ([`model`]).
     pub per_thread: Option<model::ThreadTile>,
+    /// What a tensor-core tile's warps do, for the tensor-core cost model ([`tensor`]).
+    /// A tile with neither this nor `per_thread` is picked by the block-count rule.
+    pub matrix: Option<tensor::MatrixTile>,
     pub config: Config,
 }
 
-/// The rule over `candidates` for product `p` on a GPU of `multiprocessors`: the cost
-/// model's fastest tile and split where every candidate describes its threads' work,
-/// else the block-count rule; `None` for an empty space.
+/// The rule over `candidates` for product `p` on a GPU of `multiprocessors`: a cost
+/// model's fastest tile and split where every candidate describes its work (its
+/// threads', [`model`], or its warps' matrix fragments, [`tensor`]), else the
+/// block-count rule; `None` for an empty space.
 pub fn pick(candidates: &[Tile], p: Product, multiprocessors: u64) -> Option<Choice> {
-    let modeled: Option<Vec<(&Tile, model::ThreadTile)>> = candidates
-        .iter()
-        .map(|t| t.per_thread.map(|w| (t, w)))
-        .collect();
-    match modeled {
-        Some(tiles) if !tiles.is_empty() => fastest(&tiles, p, multiprocessors as i64),
-        _ => by_blocks(candidates, p),
+    let mps = multiprocessors as i64;
+    if candidates.is_empty() {
+        return None;
     }
+    if candidates.iter().all(|t| t.per_thread.is_some()) {
+        return fastest(
+            candidates,
+            p,
+            mps,
+            |t| t.block_m * t.block_n,
+            |t, s| {
+                let work = t.per_thread.expect("checked above");
+                (model::estimate(t, work, p, s, mps), work.rows)
+            },
+        );
+    }
+    if candidates.iter().all(|t| t.matrix.is_some()) {
+        // Only the tiles the template splits weigh splits.
+        let splittable = |t: &Tile| {
+            if t.matrix.is_some_and(|w| w.splits) {
+                t.block_m * t.block_n
+            } else {
+                0
+            }
+        };
+        return fastest(candidates, p, mps, splittable, |t, s| {
+            let work = t.matrix.expect("checked above");
+            (tensor::estimate(t, work, p, s, mps), 0)
+        });
+    }
+    by_blocks(candidates, p)
 }
 
 /// The split factors the rule weighs for `t` over `p`: none where the caller cannot
 /// split; else [`SPLIT_FACTORS`] that can pay there ([`split_pays`]), on tiles of at
-/// least [`MIN_SPLIT_AREA`].
-fn split_factors(t: &Tile, p: Product) -> Vec<i64> {
+/// least [`MIN_SPLIT_AREA`] (as `split_area` counts it: a template's tile that never
+/// splits counts none).
+fn split_factors(t: &Tile, p: Product, split_area: impl Fn(&Tile) -> i64) -> Vec<i64> {
     let mut factors = vec![1];
-    if p.split && t.block_m * t.block_n >= MIN_SPLIT_AREA {
+    if p.split && split_area(t) >= MIN_SPLIT_AREA {
         factors.extend(
             SPLIT_FACTORS
                 .iter()
@@ -133,29 +166,36 @@ fn split_factors(t: &Tile, p: Product) -> Vec<i64> {
     factors
 }
 
-/// The tile and split the cost model estimates fastest, among the tiles the template
-/// prefers most (the model does not tell k steps or lane layouts apart: the template's
-/// measurements do, [`Tile::pref`]; the fp32 matmul's are k steps of 16 and 4×8 lanes).
-/// Small products tie often (the launch and the k steps' latency dominate): ties go to
-/// fewer parts, the smaller tile (less work past the product's edges), fewer threads,
-/// fewer rows (a wider tile), fewer rows per thread. `None` for no tiles.
-fn fastest(tiles: &[(&Tile, model::ThreadTile)], p: Product, mps: i64) -> Option<Choice> {
-    let top = tiles.iter().map(|(t, _)| t.pref).max()?;
+/// The tile and split a cost model (`estimate`: the estimate and a last tie-break)
+/// estimates fastest, among the tiles the template prefers most (the models do not tell
+/// every variant apart: the template's measurements do, [`Tile::pref`]; the fp32
+/// matmul's are k steps of 16 and 4×8 lanes). Small products tie often (the launch and
+/// the k steps' latency dominate): ties go to fewer parts, the smaller tile (less work
+/// past the product's edges), fewer threads, fewer rows (a wider tile), then
+/// `estimate`'s tie-break (fewer rows per thread). `None` for no tiles.
+fn fastest(
+    tiles: &[Tile],
+    p: Product,
+    mps: i64,
+    split_area: impl Fn(&Tile) -> i64 + Copy,
+    estimate: impl Fn(&Tile, i64) -> (model::Estimate, i64) + Copy,
+) -> Option<Choice> {
+    let top = tiles.iter().map(|t| t.pref).max()?;
     let (t, s, e) = tiles
         .iter()
-        .filter(|(t, _)| t.pref == top)
-        .flat_map(|&(t, work)| {
-            split_factors(t, p)
+        .filter(|t| t.pref == top)
+        .flat_map(|t| {
+            split_factors(t, p, split_area)
                 .into_iter()
-                .map(move |s| (t, work, s, model::estimate(t, work, p, s, mps)))
+                .map(move |s| (t, s, estimate(t, s)))
         })
         // The first of equal keys wins: the candidates' order breaks what is left.
-        .min_by_key(|(t, work, s, e)| {
+        .min_by_key(|(t, s, (e, tie))| {
             let area = t.block_m * t.block_n;
             let cycles = e.cycles.round() as i64;
-            (cycles, *s, area, t.threads, t.block_m, work.rows)
+            (cycles, *s, area, t.threads, t.block_m, *tie)
         })
-        .map(|(t, _, s, e)| (t, s, e))?;
+        .map(|(t, s, (e, _))| (t, s, e))?;
     let why = format!(
         "cost model: {}x{} tiles, {} block{} over {mps} multiprocessors, {} at once on each, \
          about {:.0}k cycles",
@@ -279,6 +319,7 @@ mod tests {
                 bk: 16,
                 pref: 0,
                 per_thread: None,
+                matrix: None,
                 config: Config(vec![("b".into(), b)]),
             })
             .collect()

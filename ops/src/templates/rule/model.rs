@@ -172,6 +172,7 @@ mod tests {
             bk: 16,
             pref: 0,
             per_thread: None,
+            matrix: None,
             config: Config(vec![]),
         }
     }
