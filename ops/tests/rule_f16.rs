@@ -33,10 +33,13 @@ struct Measured {
     old: (String, f64),
 }
 
+/// A shape's times as the sweeps give them: every time of each config, and the first
+/// sweep's rule.
+type Log = (BTreeMap<String, Vec<f64>>, Option<(String, f64)>);
+
 fn measured() -> BTreeMap<String, Measured> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/measurements");
-    let mut logs: BTreeMap<String, (BTreeMap<String, Vec<f64>>, Option<(String, f64)>)> =
-        BTreeMap::new();
+    let mut logs: BTreeMap<String, Log> = BTreeMap::new();
     for sweep in SWEEPS {
         let text = std::fs::read_to_string(dir.join(sweep)).unwrap();
         let json: serde_json::Value = serde_json::from_str(&text).unwrap();

@@ -16,14 +16,14 @@
 //! operand traffic, the pipeline's latency, and what a split adds; its constants were
 //! fitted on an H100 too.
 //!
-//! Elsewhere (tiles neither model describes) it takes, from the template's space, the
-//! largest block tile (counting only its part inside the
-//! product) that still gives the GPU [`ENOUGH_TILES`] blocks of work, counting the parts
-//! a long reduction is split into where the caller can split ([`split_k`]) and the
-//! batch of products one launch holds, else, where no tile gives that many, the one
-//! that gives the most, and of those the smallest (least work wasted past the edges);
-//! remaining ties go to more threads, the template's preference ([`Tile::pref`]), fewer
-//! parts, then the shorter k step.
+//! Elsewhere (tiles neither model describes: CUDA-core configs of the fp16 template) it
+//! takes, from the template's space, the largest block tile (counting only its part
+//! inside the product) that still gives the GPU [`ENOUGH_TILES`] blocks of work,
+//! counting the parts a long reduction is split into where the caller can split
+//! ([`split_k`]) and the batch of products one launch holds, else, where no tile gives
+//! that many, the one that gives the most, and of those the smallest (least work wasted
+//! past the edges); remaining ties go to more threads, the template's preference
+//! ([`Tile::pref`]), fewer parts, then the shorter k step.
 //!
 //! The whole-model compiler picks every anchor by it, and the ops' templates pick their
 //! config by it when there is no record (both with split-K, [`super::split_k`]). Each
