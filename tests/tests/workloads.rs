@@ -7,7 +7,7 @@ use weft_ops::Values;
 use weft_ops::check::Checker;
 use weft_runtime::Device;
 use weft_runtime::array::run_f32;
-use weft_tests::{Case, for_every_case, lower_for, run_case, run_case_on, testgen};
+use weft_tests::{Case, device_case, for_every_case, lower_for, run_case, run_case_on, testgen};
 
 testgen!(
     every_workload,
@@ -128,16 +128,11 @@ fn off_by_one(out: &ndarray::ArrayD<f32>) -> Result<ndarray::ArrayD<f32>, String
     Ok(broken)
 }
 
-/// The op's best schedule only: the checks below are about the device, not the schedule.
-fn best_only(case: &Case) -> bool {
-    case.schedule == case.workload.op.best
-}
-
 /// A second run on the same device (its kernels now from the compile cache, its buffers
 /// reallocated) gives the same output bit for bit.
 fn reruns_are_identical(target: &str) {
     for_every_case(target, |device, case| {
-        if !best_only(case) {
+        if !device_case(target, case) {
             return Ok(());
         }
         let (first, _) = run_case(device, case, 7)?;
@@ -159,7 +154,7 @@ fn reruns_are_identical(target: &str) {
 fn ndarray_in_and_out(target: &str) {
     for_every_case(target, |device, case| {
         // `run_f32` is for functions whose inputs and outputs are all f32.
-        if !best_only(case) || case.workload.uses_f16() {
+        if !device_case(target, case) || case.workload.uses_f16() {
             return Ok(());
         }
         let (expected, _) = run_case(device, case, 3)?;
@@ -189,7 +184,7 @@ fn same_values(a: &ArrayD<f32>, b: &ArrayD<f32>) -> bool {
 /// Timing three runs gives three positive samples and a median between min and max.
 fn timing(target: &str) {
     for_every_case(target, |device: &mut dyn Device, case| {
-        if case.workload.op.name != "vecadd" || !best_only(case) {
+        if case.workload.op.name != "vecadd" || !device_case(target, case) {
             return Ok(());
         }
         let w = &case.workload;

@@ -25,7 +25,7 @@ pub(crate) struct Writer<'a> {
     pub(crate) kernel: &'a Kernel,
     pub(crate) namer: Namer,
     pub(crate) out: String,
-    /// Buffers declared as `array<vec4<T>>` (every access 4-wide).
+    /// Buffers declared as `array<vec4<T>>` (every access a whole number of vec4s).
     pub(crate) vec4: HashSet<u64>,
     /// Variables of unrolled loops (and lets folded to constants) with their values.
     consts: HashMap<Var, i64>,
@@ -125,11 +125,13 @@ pub(crate) fn write_part(
     let wid = namer.declare(NameKey::Item("workgroup_id"), "workgroup_id");
     let lid = namer.declare(NameKey::Item("local_id"), "local_id");
     let lanes = buffer_lanes(kernel);
-    // `array<vec4<T>>` only where every access is 4-wide. (Measured on an H100 through
-    // Vulkan, 2026-11-22: declaring a workgroup tile vec4 as soon as one access is, and
-    // writing its scalar elements as components `a[i / 4][i % 4]`, made the matmul
-    // template 15-25% slower, although its fragment reads became vector loads.)
-    // Cooperative loads and stores take a pointer to a scalar element.
+    // `array<vec4<T>>` only where every access is a whole number of vec4s (4 lanes, or
+    // 8: an f16 copy of 16 bytes is two `vec4<f16>`, since naga 30's `bitcast` cannot
+    // split a `vec4<u32>` into halves). (Measured on an H100 through Vulkan, 2026-11-22:
+    // declaring a workgroup tile vec4 as soon as one access is, and writing its scalar
+    // elements as components `a[i / 4][i % 4]`, made the matmul template 15-25% slower,
+    // although its fragment reads became vector loads.) Cooperative loads and stores take
+    // a pointer to a scalar element.
     let tiles = weft_codegen_common::contract::fragment_buffers(kernel);
     let all_vec4 = |b: &Buffer, global: bool| {
         b.dtype() != DType::Bool
@@ -137,7 +139,7 @@ pub(crate) fn write_part(
             && (global || b.numel() % 4 == 0)
             && lanes
                 .get(&b.id())
-                .is_some_and(|l| l.len() == 1 && l.contains(&4))
+                .is_some_and(|l| !l.is_empty() && l.iter().all(|n| n % 4 == 0))
     };
     let mut w = Writer {
         kernel,
@@ -525,8 +527,9 @@ impl Writer<'_> {
             .ok_or_else(|| self.invalid(format!("buffer `{}` is not declared", b.name())))
     }
 
-    /// A `lanes`-wide copy `dst[di..] = src[si..]`: by `vec4` where a side is declared
-    /// `array<vec4<T>>`, element by element otherwise.
+    /// A `lanes`-wide copy `dst[di..] = src[si..]`: by `vec4`s where a side is declared
+    /// `array<vec4<T>>` (then every access to it is a whole number of vec4s, and its
+    /// index a multiple of 4), element by element otherwise.
     fn vector_store(
         &mut self,
         dst: &Buffer,
@@ -546,37 +549,54 @@ impl Writer<'_> {
         let (di, si) = (self.resolve(di), self.resolve(&indices[0]));
         let (di, si) = (self.hoist(&di, level)?, self.hoist(&si, level)?);
         let (dn, sn) = (self.buffer_name(dst)?, self.buffer_name(src)?);
-        let quarter = |e: &Expr| {
-            div_exact(e, 4).unwrap_or_else(|| Expr::binary(BinOp::Div, e.clone(), Expr::int(4)))
+        // The `j`-th vec4 from element index `e`.
+        let quarter = |e: &Expr, j: u32| {
+            let q = div_exact(e, 4)
+                .unwrap_or_else(|| Expr::binary(BinOp::Div, e.clone(), Expr::int(4)));
+            fold(&(q + Expr::int(j as i64)))
         };
         let lane = |e: &Expr, k: u32| fold(&(e.clone() + Expr::int(k as i64)));
         let (dv, sv) = (self.vec4.contains(&dst.id()), self.vec4.contains(&src.id()));
+        if (dv || sv) && !lanes.is_multiple_of(4) {
+            return Err(self.invalid(format!(
+                "a {lanes}-lane copy between `{dn}` and `{sn}`, one declared as vec4s"
+            )));
+        }
         let comps = ["x", "y", "z", "w"];
         match (dv, sv) {
             (true, true) => {
-                let (d, s) = (self.expr(&quarter(&di))?.0, self.expr(&quarter(&si))?.0);
-                self.line(level, &format!("{dn}[{d}] = {sn}[{s}];"));
+                for j in 0..lanes / 4 {
+                    let (d, s) = (
+                        self.expr(&quarter(&di, j))?.0,
+                        self.expr(&quarter(&si, j))?.0,
+                    );
+                    self.line(level, &format!("{dn}[{d}] = {sn}[{s}];"));
+                }
             }
             (true, false) => {
-                let parts = (0..lanes)
-                    .map(|k| Ok(format!("{sn}[{}]", self.expr(&lane(&si, k))?.0)))
-                    .collect::<Result<Vec<_>, EmitError>>()?;
-                let d = self.expr(&quarter(&di))?.0;
                 let t = ty(dst.dtype());
-                self.line(
-                    level,
-                    &format!("{dn}[{d}] = vec4<{t}>({});", parts.join(", ")),
-                );
+                for j in 0..lanes / 4 {
+                    let parts = (4 * j..4 * j + 4)
+                        .map(|k| Ok(format!("{sn}[{}]", self.expr(&lane(&si, k))?.0)))
+                        .collect::<Result<Vec<_>, EmitError>>()?;
+                    let d = self.expr(&quarter(&di, j))?.0;
+                    self.line(
+                        level,
+                        &format!("{dn}[{d}] = vec4<{t}>({});", parts.join(", ")),
+                    );
+                }
             }
             (false, true) => {
-                let s = self.expr(&quarter(&si))?.0;
-                let tmp = Var::new("v", src.dtype());
-                let v = self.namer.declare(NameKey::Var(tmp.id()), "v");
                 let t = ty(src.dtype());
-                self.line(level, &format!("let {v}: vec4<{t}> = {sn}[{s}];"));
-                for (k, c) in comps.iter().enumerate().take(lanes as usize) {
-                    let d = self.expr(&lane(&di, k as u32))?.0;
-                    self.line(level, &format!("{dn}[{d}] = {v}.{c};"));
+                for j in 0..lanes / 4 {
+                    let s = self.expr(&quarter(&si, j))?.0;
+                    let tmp = Var::new("v", src.dtype());
+                    let v = self.namer.declare(NameKey::Var(tmp.id()), "v");
+                    self.line(level, &format!("let {v}: vec4<{t}> = {sn}[{s}];"));
+                    for (k, c) in comps.iter().enumerate() {
+                        let d = self.expr(&lane(&di, 4 * j + k as u32))?.0;
+                        self.line(level, &format!("{dn}[{d}] = {v}.{c};"));
+                    }
                 }
             }
             (false, false) => {

@@ -569,10 +569,16 @@ pub fn rule_config(limits: &TargetLimits, p: rule::Product, over_views: bool) ->
     let mut candidates = tiles(&configs, |t| {
         t.warpgroups == 0 && t.frag_buffers == 1 && !t.async_copy && t.threads() <= MAX_RULE_THREADS
     });
-    // Copies through fragments first where the target has them: the model does not
-    // tell them apart from element-wise copies, and the block-count rule before it took
-    // them on that tie (the H100's data has none to fit).
-    candidates.sort_by_key(|t| t.config.get("cc") != Some(1));
+    if space::elementwise_matrix_copies(limits) {
+        // WGSL and MSL feed the matrix units from tiles stored element by element, which
+        // the model (fitted on CUDA's 16-byte copies, mma.sync and wgmma) does not
+        // describe: on Vulkan on the H100 its picks ran at 0.26-0.63x of the tuned best
+        // (2026-11-26, `docs/measurements/h100-2026-11-26c/sweeps.sh`). They keep the
+        // block-count rule.
+        for t in &mut candidates {
+            t.matrix = None;
+        }
+    }
     if limits.warpgroup_mma() && p.batch == 1 && hopper::unfit(p.n, p.k).is_none() {
         candidates.extend(tiles(&configs, |t| {
             t.warpgroups > 0 && t.stages == WGMMA_RULE_STAGES

@@ -55,7 +55,7 @@ fn copies(r: &TargetLimits) -> Vec<bool> {
 /// element (WGSL, MSL: no register cap; WGSL stores one f16 at a time). Such targets also
 /// get a k step of 16 (`BLOCK_K_ELEMENTWISE`) and copies through fragments (`cc`); CUDA
 /// copies 16 bytes a thread and never stores operand fragments.
-fn elementwise_matrix_copies(r: &TargetLimits) -> bool {
+pub(super) fn elementwise_matrix_copies(r: &TargetLimits) -> bool {
     !r.register_cap && !r.f16_mma_sizes().is_empty()
 }
 
