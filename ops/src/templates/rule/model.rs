@@ -115,6 +115,14 @@ pub struct Estimate {
     pub resident: i64,
 }
 
+/// How `blocks` run on `multiprocessors` that hold `resident` each at once: the blocks
+/// the busiest one runs together, and the rounds it takes (the waves of both models).
+pub(super) fn waves(blocks: i64, resident: i64, multiprocessors: i64) -> (i64, i64) {
+    let busiest = ceil_div(blocks, multiprocessors);
+    let at_once = resident.min(busiest).max(1);
+    (at_once, ceil_div(busiest, at_once))
+}
+
 /// The model's estimate for `tile` (whose threads accumulate `per_thread` outputs each)
 /// over product `p` split in `splits` parts, on `multiprocessors`.
 pub fn estimate(
@@ -131,9 +139,7 @@ pub fn estimate(
     let resident = (THREADS_PER_MP / threads)
         .min(by_registers)
         .clamp(1, MAX_BLOCKS_PER_MP);
-    let busiest = ceil_div(blocks, mps);
-    let at_once = resident.min(busiest).max(1);
-    let rounds = ceil_div(busiest, at_once);
+    let (at_once, rounds) = waves(blocks, resident, mps);
     let k_part = ceil_div(p.k, splits);
     let steps = ceil_div(k_part, tile.bk) as f64;
     let warps = (at_once * threads / 32) as f64;

@@ -30,11 +30,14 @@
 //! of the whole space at each of the 60 `mixed` shapes, two sweeps, about 3300 times
 //! with the 16-warp tiles left out), fitted for the pick (`docs/rule-f16.md`,
 //! `docs/rule-f16-fit.py`): read them as fitted weights more than as the hardware's
-//! figures. The hardware's own are stated as such. The rule uses them on every target
-//! with matrix units (Vulkan's cooperative matrices, HIP, Metal's simdgroup matrices):
-//! they describe NVIDIA's tensor cores, not every device.
+//! figures. The hardware's own are stated as such. They describe NVIDIA's tensor cores
+//! fed by 16-byte copies: the fp16 template gives the model its tiles on CUDA and HIP,
+//! not on WGSL and MSL, whose tiles are stored element by element (there its picks ran
+//! at 0.26–0.63× of the tuned best on Vulkan, `docs/rule-f16.md`).
 
-use super::model::{Estimate, ISSUE_PER_MP, MAX_BLOCKS_PER_MP, REGISTERS_PER_MP, THREADS_PER_MP};
+use super::model::{
+    Estimate, ISSUE_PER_MP, MAX_BLOCKS_PER_MP, REGISTERS_PER_MP, THREADS_PER_MP, waves,
+};
 use super::{Product, Tile};
 use crate::templates::ceil_div;
 
@@ -149,9 +152,8 @@ pub fn estimate(
         .min(by_registers)
         .min(by_shared)
         .clamp(1, MAX_BLOCKS_PER_MP);
-    let busiest = ceil_div(blocks, mps);
-    let at_once = resident.min(busiest).max(1);
-    let rounds = ceil_div(busiest, at_once) as f64;
+    let (at_once, rounds) = waves(blocks, resident, mps);
+    let rounds = rounds as f64;
     let k_part = ceil_div(p.k, splits);
     let steps = ceil_div(k_part, bk) as f64;
     let at = at_once as f64;
