@@ -49,6 +49,19 @@ pub struct AnchorKey {
     pub winograd: Option<[i64; 3]>,
 }
 
+/// The views of a product whose operands are stored tensors read as they are (an
+/// activation `[.., k]` row-major, a weight `[k, n]`): the template's own placeholders,
+/// so that its whole space — fragment copies and Hopper's TMA + wgmma included — applies.
+pub const STORED_VIEWS: &str = "gemm stored";
+
+impl AnchorKey {
+    /// Whether the operands are stored tensors read as they are ([`STORED_VIEWS`]): the
+    /// template's whole space applies, not only what reads through views.
+    pub fn stored_operands(&self) -> bool {
+        self.views == STORED_VIEWS
+    }
+}
+
 impl fmt::Display for AnchorKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "m={},n={},k={}", self.m, self.n, self.k)?;

@@ -19,6 +19,9 @@ use crate::target::Target;
 #[derive(Debug)]
 pub struct CpuDevice {
     target: Target,
+    /// What kernels are checked against: the interpreter's own, or the target's whose
+    /// kernels it runs ([`CpuDevice::emulating`]).
+    limits: TargetLimits,
     buffers: Slab<(DType, TensorData)>,
     kernels: Vec<Kernel>,
     /// Printed kernel → index in `kernels`: the interpreter's "source".
@@ -34,8 +37,17 @@ impl Default for CpuDevice {
 impl CpuDevice {
     /// A new interpreter device.
     pub fn new() -> CpuDevice {
+        CpuDevice::emulating(Target::Cpu.limits())
+    }
+
+    /// An interpreter device that takes kernels scheduled for `limits` (a GPU target's:
+    /// Hopper's wgmma fragments, Metal's 8×8 ones), checked against those limits: how a
+    /// whole model compiled for a GPU runs on the interpreter, which runs every construct
+    /// of the IR and checks the asynchronous orders.
+    pub fn emulating(limits: TargetLimits) -> CpuDevice {
         CpuDevice {
             target: Target::Cpu,
+            limits,
             buffers: Slab::default(),
             kernels: Vec::new(),
             cache: HashMap::new(),
@@ -60,7 +72,7 @@ impl Device for CpuDevice {
     }
 
     fn limits(&self) -> TargetLimits {
-        self.target.limits()
+        self.limits.clone()
     }
 
     fn alloc(&mut self, dtype: DType, len: usize) -> Result<BufferId, DeviceError> {

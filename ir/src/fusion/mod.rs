@@ -164,6 +164,19 @@ fn loaded_in(s: &Stmt, b: &Buffer) -> bool {
     found
 }
 
+/// Whether a fragment operation of `s` reads `b` (a fragment load, a `wgmma` operand
+/// tile, a TMA copy's source).
+fn frag_read_in(s: &Stmt, b: &Buffer) -> bool {
+    let mut found = false;
+    s.visit(&mut |s| {
+        if let Stmt::Frag(op) = s {
+            found |= op.tma_source() == Some(b)
+                || op.accesses().iter().any(|(x, _, write)| !write && *x == b);
+        }
+    });
+    found
+}
+
 fn mentioned(s: &Stmt, b: &Buffer) -> bool {
     stored_in(s, b) || loaded_in(s, b)
 }
@@ -414,18 +427,21 @@ fn inline_loads(e: &Expr, inlined: &mut Vec<String>, failed: &mut Option<FusionE
 /// replaced by the inputs it reads and the anchor's output by `output`; then any other
 /// input the epilogues read, before the output.
 fn fused_params(anchor: &Func, body: &Stmt, c: &Buffer, output: &Buffer) -> Vec<Param> {
-    let mut inputs: Vec<Buffer> = Vec::new();
-    body.visit_exprs(&mut |e| {
-        for (b, _) in e.loads() {
-            if b.scope() == Scope::Global
+    // Every global input the fused body reads: through loads in expressions, and through
+    // fragment operations (fragment loads from global memory, TMA copies), which read
+    // whole tiles and are no expressions. `Stmt::buffers` lists both, with the stores.
+    let inputs: Vec<Buffer> = body
+        .buffers()
+        .into_iter()
+        .filter(|b| {
+            b.scope() == Scope::Global
                 && b.producer().is_none()
+                && b != output
                 && !anchor.allocs.contains(b)
-                && !inputs.contains(b)
-            {
-                inputs.push(b.clone());
-            }
-        }
-    });
+                && (loaded_in(body, b) || frag_read_in(body, b))
+        })
+        .collect();
+    let mut inputs = inputs;
     let position = |b: &Buffer| {
         anchor
             .params

@@ -42,7 +42,11 @@ pub(crate) fn by_rule(limits: &TargetLimits, key: &AnchorKey) -> (AnchorChoice, 
     };
     let (config, splits, why) = match key.template {
         AnchorTemplate::Matmul => matmul::rule_config(limits, product),
-        AnchorTemplate::MatmulF16 => matmul_f16::rule_config(limits, product, true),
+        // Over views (an im2col, a transpose) the template's space leaves out what reads
+        // placeholders only; stored operands read as they are take the whole space.
+        AnchorTemplate::MatmulF16 => {
+            matmul_f16::rule_config(limits, product, !key.stored_operands())
+        }
     };
     (AnchorChoice::gemm(config, splits), why)
 }

@@ -14,7 +14,7 @@ use weft_ir::prelude::*;
 use super::Chooser;
 use super::choose;
 use super::values::{Values, broadcast_index, reindex};
-use crate::anchor::{AnchorKey, AnchorTemplate};
+use crate::anchor::{AnchorKey, AnchorTemplate, STORED_VIEWS};
 use crate::error::ModelError;
 use weft_ops::templates::product::Matmul;
 use weft_ops::templates::split_k::{Anchor, Split};
@@ -110,43 +110,77 @@ pub(crate) fn lower<'g>(
     let m = lead.iter().product::<usize>() as i64;
     let n = out_shape[rank - 1] as i64;
     let a_rows: Vec<usize> = a_shape[..a_shape.len() - 1].to_vec();
-    // fp16 where an operand is stored in f16 (`--dtype f16`: the activation, and the
-    // weight the precision pass stores in f16): the fp16 template over f16 views.
-    let a_view = te::compute("a_view", &[("i", m), ("kk", k)], |ix| {
-        let at = if ta {
-            vec![ix[1].clone(), ix[0].clone()]
-        } else {
-            let mut at = reindex(&[m as usize], &a_rows, &ix[..1]);
-            at.push(ix[1].clone());
-            at
+    // Operands stored in f16 and read as they are (no transpose; reshapes that move no
+    // element): the template reads them as its own placeholders, so its whole space
+    // applies — Hopper's TMA + wgmma among it, which copies placeholders only.
+    let stored = if f16 && !ta && !tb {
+        let f16_rows = |t| {
+            vals.stored_rows(t)
+                .filter(|&s| g.tensor(s).dtype == DType::F16)
         };
-        vals.at_as(a, &at, operand)
-    });
-    let b_view = te::compute("b_view", &[("kk", k), ("j", n)], |ix| {
-        let at = if tb {
-            [ix[1].clone(), ix[0].clone()]
-        } else {
-            [ix[0].clone(), ix[1].clone()]
-        };
-        vals.at_as(b, &at, operand)
-    });
-    let c = node
-        .inputs
-        .get(2)
-        .map(|&c| (vals.stored(c), g.tensor(c).shape.clone()));
+        f16_rows(a).zip(f16_rows(b))
+    } else {
+        None
+    };
+    let views = match stored {
+        Some(_) => STORED_VIEWS.to_string(),
+        None => format!(
+            "gemm{}{}",
+            if ta { " transA" } else { "" },
+            if tb { " transB" } else { "" }
+        ),
+    };
     let key = AnchorKey {
         template,
         m,
         n,
         k,
         batch: 1,
-        views: format!(
-            "gemm{}{}",
-            if ta { " transA" } else { "" },
-            if tb { " transB" } else { "" }
-        ),
+        views,
         winograd: None,
     };
+    let (a_view, b_view) = match stored {
+        Some((sa, sb)) => {
+            // The stored memory as `[m, k]` and `[k, n]` matrices (their element counts
+            // are those: a reshape keeps them), registered as holding those tensors.
+            let matrix = |t, name: &str, shape: &[i64]| {
+                let buf = te::placeholder(&vals.fresh_name(name), shape, DType::F16);
+                vals.adopt(t, &buf);
+                buf
+            };
+            (
+                matrix(sa, &g.tensor(sa).name, &[m, k]),
+                matrix(sb, &g.tensor(sb).name, &[k, n]),
+            )
+        }
+        None => {
+            // fp16 where an operand is stored in f16 (`--dtype f16`: the activation, and the
+            // weight the precision pass stores in f16): the fp16 template over f16 views.
+            let a_view = te::compute("a_view", &[("i", m), ("kk", k)], |ix| {
+                let at = if ta {
+                    vec![ix[1].clone(), ix[0].clone()]
+                } else {
+                    let mut at = reindex(&[m as usize], &a_rows, &ix[..1]);
+                    at.push(ix[1].clone());
+                    at
+                };
+                vals.at_as(a, &at, operand)
+            });
+            let b_view = te::compute("b_view", &[("kk", k), ("j", n)], |ix| {
+                let at = if tb {
+                    [ix[1].clone(), ix[0].clone()]
+                } else {
+                    [ix[0].clone(), ix[1].clone()]
+                };
+                vals.at_as(b, &at, operand)
+            });
+            (a_view, b_view)
+        }
+    };
+    let c = node
+        .inputs
+        .get(2)
+        .map(|&c| (vals.stored(c), g.tensor(c).shape.clone()));
     let (choice, why) = choose::anchor(chooser.limits, chooser.choices, &key);
     let (config, splits) = (choice.config, choice.splits);
     let (product_params, what) = Matmul::of(f16, &config).map_err(fail)?;

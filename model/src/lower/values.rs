@@ -155,6 +155,33 @@ impl<'g> Values<'g> {
         }
     }
 
+    /// The stored tensor whose memory holds `t` element for element in row-major order,
+    /// if there is one: `t` itself where it is stored row-major, or the stored tensor
+    /// under a chain of reshapes (flattens, identities) the group computes inline, which
+    /// move no element. A product can then read that memory as a plain `[rows, cols]`
+    /// matrix (a transformer's `[b, s, k]` activation as `[b·s, k]`).
+    pub(crate) fn stored_rows(&self, t: TensorId) -> Option<TensorId> {
+        if self.root.borrow().as_ref().is_some_and(|(r, _)| *r == t) {
+            return None;
+        }
+        match self.inline.get(&t) {
+            Some(&n) => match self.g.nodes[n.0].op {
+                Op::Reshape { .. } | Op::Flatten { .. } | Op::Identity => {
+                    let input = self.g.nodes[n.0].inputs[0];
+                    (self.g.tensor(input).dtype == self.g.tensor(t).dtype)
+                        .then(|| self.stored_rows(input))
+                        .flatten()
+                }
+                _ => None,
+            },
+            None => {
+                let tensor = self.g.tensor(t);
+                let order = memory_order(tensor.layout, tensor.shape.len());
+                order.iter().enumerate().all(|(i, &d)| i == d).then_some(t)
+            }
+        }
+    }
+
     /// A C/WGSL/MSL identifier from a tensor name, unique in the group.
     pub(crate) fn fresh_name(&self, name: &str) -> String {
         let mut base: String = name

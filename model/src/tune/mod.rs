@@ -14,6 +14,7 @@ use weft_codegen_common::TargetLimits;
 pub use crate::anchor::{AnchorChoice, AnchorKey, AnchorTemplate, Choices};
 use weft_ops::templates::matmul;
 use weft_ops::templates::matmul_f16;
+use weft_ops::templates::matmul_f16::hopper;
 
 use crate::anchor::MAX_SPLITS;
 use crate::lower::choose::{ENOUGH_TILES, split_k};
@@ -28,13 +29,24 @@ pub use search::{AnchorResult, TuneOptions, Tuned, tune};
 /// fp32 template's tiles over its 16 products nearest one and two waves. One wave suits a product the matrix units bound; an anchor whose
 /// loads are gathers (a stem over an NCHW image, an im2col of few channels) wants more
 /// warps to hide their latency, which only smaller tiles give.
+/// The fp16 template's configs an anchor can take: the whole space where its operands
+/// are stored tensors read as they are, else what reads through views.
+fn f16_space(limits: &TargetLimits, key: &AnchorKey) -> Vec<weft_ops::templates::Config> {
+    if key.stored_operands() {
+        matmul_f16::space(limits)
+    } else {
+        matmul_f16::space_over_views(limits)
+    }
+}
+
 pub fn candidates(limits: &TargetLimits, key: &AnchorKey, limit: usize) -> Vec<AnchorChoice> {
     let (m, n, k) = (key.m, key.n, key.k);
     let tiles = match key.template {
         AnchorTemplate::Matmul => matmul::tiles(limits),
-        AnchorTemplate::MatmulF16 => {
-            matmul_f16::tiles(&matmul_f16::space_over_views(limits), |_| true)
-        }
+        AnchorTemplate::MatmulF16 => matmul_f16::tiles(&f16_space(limits, key), |t| {
+            // Hopper's tiles where TMA can copy the operands, and never batched.
+            t.warpgroups == 0 || (key.batch == 1 && hopper::unfit(n, k).is_none())
+        }),
     };
     // (blocks, useful area, choice).
     let mut all: Vec<(f64, i64, AnchorChoice)> = Vec::new();
@@ -42,7 +54,9 @@ pub fn candidates(limits: &TargetLimits, key: &AnchorKey, limit: usize) -> Vec<A
         let (config, bm, bn) = (t.config, t.block_m, t.block_n);
         let tiles = ceil_div(m, bm) * ceil_div(n, bn) * key.batch;
         // A batched product is never split (its grid's third dimension is the batch).
-        let rule = if key.batch > 1 {
+        // Nor is a wgmma tile (its k loop is the TMA ring's, one block's).
+        let wgmma = t.matrix.as_ref().is_some_and(|x| x.warpgroup);
+        let rule = if key.batch > 1 || wgmma {
             1
         } else {
             split_k(m, n, k, bm, bn)

@@ -39,7 +39,10 @@ pub fn template(
 
 /// The template computing `c = a @ b` over given tensors (placeholders, or computed
 /// tensors that [`weft_ir::fusion`] inlines into the loads: an im2col); an epilogue (a
-/// layout, a bias and ReLU) is fused into its stores the same way.
+/// layout, a bias and ReLU) is fused into its stores the same way. Where `a` and `b` are
+/// placeholders (`[m, k]` and `[k, n]`: stored operands read as they are) the kernel is
+/// [`template`]'s — Hopper's path (`wg` > 0) and fragment copies included — with `c`
+/// the only difference.
 pub fn template_over(
     name: &str,
     a: &Buffer,
@@ -47,21 +50,38 @@ pub fn template_over(
     c: &Buffer,
     p: &F16Params,
 ) -> Result<weft_ir::func::Func, TemplateError> {
-    if p.warpgroups > 0 {
+    let placeholders = [a, b]
+        .iter()
+        .all(|x| x.producer().is_none() && x.ndim() == 2 && x.dtype() == DType::F16);
+    if p.warpgroups > 0 && !placeholders {
         return Err(TemplateError::Invalid {
             template: name.to_string(),
-            what: "`wg` > 0 (TMA + wgmma) copies placeholders only, not computed operands or                    split parts; use a config with wg = 0"
+            what: "`wg` > 0 (TMA + wgmma) copies placeholders only, not computed operands or \
+                   split parts; use a config with wg = 0"
                 .to_string(),
+        });
+    }
+    if p.warpgroups > 0
+        && let Some(why) = super::hopper::unfit(b.shape()[1], a.shape()[1])
+    {
+        return Err(TemplateError::Invalid {
+            template: name.to_string(),
+            what: why,
         });
     }
     let mut t = Template::new(name);
     for x in [a, b, c] {
         t.param(x);
     }
-    // Every load keeps its bounds test: through a fused prologue (an im2col) the tests
-    // on the GEMM's rows and columns are what bounds the inlined indices for the bounds
-    // prover, even where the tiles divide the GEMM.
-    add_kernel(&mut t, a, b, c, p, false);
+    if p.warpgroups > 0 {
+        super::hopper::add_kernel(&mut t, a, b, c, p);
+    } else {
+        // Every load keeps its bounds test through a fused prologue (an im2col): the
+        // tests on the GEMM's rows and columns are what bounds the inlined indices for
+        // the bounds prover, even where the tiles divide the GEMM. Placeholders need
+        // them only where the tiles do not divide.
+        add_kernel(&mut t, a, b, c, p, placeholders);
+    }
     t.finish()
 }
 

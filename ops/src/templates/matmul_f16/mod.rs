@@ -54,7 +54,7 @@
 //! block of C, f32 accumulators): the configuration for targets without matrix units
 //! (plain WebGPU, an adapter without cooperative matrices), so the op runs everywhere.
 
-mod hopper;
+pub mod hopper;
 mod kernel;
 mod space;
 
