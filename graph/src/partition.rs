@@ -3,7 +3,7 @@
 //!
 //! - Every **anchor** (a convolution, a Gemm, a MatMul) starts a group and takes the
 //!   chain of elementwise readers after it (bias, residual add, batch norm left
-//!   unfolded, ReLU, ReLU6, any activation, reshapes) as long as each link has one
+//!   unfolded, ReLU, ReLU6, any activation, reshapes, transposes) as long as each link has one
 //!   reader and is no graph output: post-scheduling fusion rewrites them into the
 //!   anchor's stores.
 //! - Every **reduction** left (pooling, global pooling) is a group of its own.
@@ -112,10 +112,20 @@ pub fn partition(g: &Graph) -> Partition {
         let mut epilogue = Vec::new();
         let mut t = n.output;
         if kind == GroupKind::Anchor {
+            let mut permuted = false;
             while let Some(r) = one_reader(t) {
                 if group_of.contains_key(&r) || !fits_epilogue(g, r, t) {
                     break;
                 }
+                // Post-scheduling fusion writes each epilogue axis as one digit of the
+                // anchor's flat index: a reshape after a permutation can merge axes the
+                // permutation separated, which no such digit is. The reshape stays with
+                // the reader (where it reads the permuted tensor as it is stored).
+                let op = &g.nodes[r.0].op;
+                if permuted && matches!(op, Op::Reshape { .. } | Op::Flatten { .. }) {
+                    break;
+                }
+                permuted |= matches!(op, Op::Transpose { .. });
                 epilogue.push(r);
                 t = g.nodes[r.0].output;
             }
@@ -257,6 +267,10 @@ fn fits_epilogue(g: &Graph, r: NodeId, t: TensorId) -> bool {
         Op::Unary(_) | Op::Clip { .. } | Op::Identity | Op::Flatten { .. } | Op::Reshape { .. } => {
             true
         }
+        // A permutation of the anchor's output, written where it belongs: the reader
+        // then reads a stored tensor as it is (attention's `[b, h, s, d]` context stored
+        // as `[b, s, h, d]` makes the output projection's operand a plain matrix).
+        Op::Transpose { .. } => true,
         Op::Binary(_) => g.tensor(n.output).shape == g.tensor(t).shape,
         Op::BatchNorm { .. } => n.inputs[0] == t,
         _ => false,
@@ -435,5 +449,44 @@ mod tests {
         assert_eq!(p.groups.len(), 2);
         assert_eq!(p.groups[0].output, r);
         assert_eq!(p.groups[1].prologue.len(), 2);
+    }
+
+    /// A product's output permuted, then merged back into rows (attention's context as
+    /// the output projection reads it): the transpose is the anchor's epilogue, so the
+    /// tensor is stored permuted; the merging reshape is the next product's prologue.
+    #[test]
+    fn a_transpose_is_an_epilogue_and_the_reshape_after_it_a_prologue() {
+        let mut b = GraphBuilder::new("heads");
+        let x = b.input("x", &[2, 5, 3], DType::F32);
+        let y = b.input("y", &[2, 3, 4], DType::F32);
+        let p = b.node("p", Op::MatMul, &[x, y]).unwrap();
+        let t = b
+            .node(
+                "t",
+                Op::Transpose {
+                    perm: vec![1, 0, 2],
+                },
+                &[p],
+            )
+            .unwrap();
+        let r = b
+            .node("r", Op::Reshape { shape: vec![5, 8] }, &[t])
+            .unwrap();
+        let w = weight(&mut b, "w", &[8, 6]);
+        let out = b.node("q", Op::MatMul, &[r, w]).unwrap();
+        b.output(out);
+        let g = b.finish().unwrap();
+        let part = partition(&g);
+        assert_eq!(part.groups.len(), 2);
+        assert_eq!(part.groups[0].output, t);
+        let name = |n: &NodeId| g.nodes[n.0].name.clone();
+        assert_eq!(
+            part.groups[0].epilogue.iter().map(name).collect::<Vec<_>>(),
+            ["t"]
+        );
+        assert_eq!(
+            part.groups[1].prologue.iter().map(name).collect::<Vec<_>>(),
+            ["r"]
+        );
     }
 }
