@@ -23,10 +23,27 @@ pub(crate) fn anchor(
     choices: &Choices,
     key: &AnchorKey,
 ) -> (AnchorChoice, String) {
-    match choices.get(key) {
+    // A product over stored operands takes the record of the same product read through
+    // views where it has none of its own (records made before stored operands were told
+    // apart): a config of the views' space is one of the whole space.
+    let over_views = || {
+        let views = AnchorKey {
+            views: "gemm".to_string(),
+            ..key.clone()
+        };
+        choices
+            .get(&views)
+            .map(|(c, why)| (c.clone(), format!("{why}; recorded over views")))
+    };
+    let found = match choices.get(key) {
+        Some(c) => Some(c.clone()),
+        None if key.stored_operands() => over_views(),
+        None => None,
+    };
+    match found {
         // A record naming Winograd for an anchor that cannot take it (edited by hand, or
         // made by another version) is not followed.
-        Some((c, why)) if !c.winograd || key.winograd.is_some() => (c.clone(), why.clone()),
+        Some((c, why)) if !c.winograd || key.winograd.is_some() => (c, why),
         _ => by_rule(limits, key),
     }
 }
@@ -131,5 +148,42 @@ mod tests {
         // CUDA's tensor cores: a 16×16 matrix-unit tile.
         let (c, _, _) = matmul_f16_config(&TargetLimits::cuda(), 3136, 64, 576);
         assert_eq!(F16Params::from_config(&c).unwrap().mma, 16);
+    }
+
+    /// A product over stored operands with no record of its own takes the record of the
+    /// same product over views; its own record comes first.
+    #[test]
+    fn stored_products_take_records_made_over_views() {
+        use crate::anchor::{AnchorChoice, STORED_VIEWS};
+        let limits = TargetLimits::cuda();
+        let key = |views: &str| AnchorKey {
+            template: AnchorTemplate::MatmulF16,
+            m: 128,
+            n: 3072,
+            k: 768,
+            batch: 1,
+            views: views.to_string(),
+            winograd: None,
+        };
+        let space = matmul_f16::space_over_views(&limits);
+        let (a, b) = (space[0].clone(), space[1].clone());
+        let mut choices = Choices::none();
+        choices.insert(
+            &key("gemm"),
+            AnchorChoice::gemm(a.clone(), 1),
+            "tuned".into(),
+        );
+        let (c, why) = anchor(&limits, &choices, &key(STORED_VIEWS));
+        assert_eq!((c.config, why.as_str()), (a, "tuned; recorded over views"));
+        choices.insert(
+            &key(STORED_VIEWS),
+            AnchorChoice::gemm(b.clone(), 1),
+            "own".into(),
+        );
+        let (c, why) = anchor(&limits, &choices, &key(STORED_VIEWS));
+        assert_eq!((c.config, why.as_str()), (b, "own"));
+        // A transposed product never takes another's record.
+        let (_, why) = anchor(&limits, &choices, &key("gemm transB"));
+        assert!(!why.contains("tuned"), "{why}");
     }
 }

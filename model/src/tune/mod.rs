@@ -196,4 +196,23 @@ mod tests {
         assert!(AnchorChoice::from_record("bm=64,splits=99").is_err());
         assert!(AnchorChoice::from_record("garbage").is_err());
     }
+
+    /// On sm_90a a product over stored operands also measures wgmma tiles (never split,
+    /// never where TMA cannot copy); one over views does not.
+    #[test]
+    fn stored_products_measure_wgmma_tiles_on_sm90a() {
+        let limits = TargetLimits::cuda_arch(&weft_codegen_common::cuda_arch("sm_90a").unwrap())
+            .with_warpgroup_mma();
+        let wgmma = |c: &AnchorChoice| c.config.get("wg").unwrap_or(0) > 0;
+        let mut stored = key(AnchorTemplate::MatmulF16, 128, 3072, 768);
+        stored.views = crate::anchor::STORED_VIEWS.to_string();
+        let c = candidates(&limits, &stored, 40);
+        assert!(c.iter().any(wgmma), "no wgmma tile among {}", c.len());
+        assert!(c.iter().filter(|c| wgmma(c)).all(|c| c.splits == 1));
+        let views = key(AnchorTemplate::MatmulF16, 128, 3072, 768);
+        assert!(!candidates(&limits, &views, 40).iter().any(wgmma));
+        // k = 100: TMA's rows are not a multiple of 16 bytes.
+        stored.k = 100;
+        assert!(!candidates(&limits, &stored, 40).iter().any(wgmma));
+    }
 }
