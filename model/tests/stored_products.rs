@@ -129,8 +129,7 @@ fn linear_layers_read_stored_operands_and_transposes_stay_views() {
     assert_eq!(head.views, "gemm transB");
 }
 
-/// Every Hopper config of the space that fits the shapes, on both products, with the
-/// epilogues fused: right at 1×37 and 3×29 rows (partial m64 tiles; K and N not whole
+/// Hopper's 3-stage tiles, whole and split, on both products, with the epilogues fused: right at 1×37 and 3×29 rows (partial m64 tiles; K and N not whole
 /// multiples of the n tile).
 #[test]
 fn wgmma_anchors_with_fused_epilogues_are_right_on_the_interpreter() {
@@ -146,10 +145,20 @@ fn wgmma_anchors_with_fused_epilogues_are_right_on_the_interpreter() {
         let plain = CompiledModel::compile_with(&g, &limits, Precision::F16).unwrap();
         // A few of the space's tiles: both warpgroup counts, both m64 counts, n of 64
         // and 128.
-        for config in wgmma.iter().filter(|c| c.get("fn") != Some(16)) {
+        // Whole, and split in 3 parts (each a k range of the TMA ring, summed by a
+        // second kernel that applies the epilogue).
+        let choices = wgmma
+            .iter()
+            .filter(|c| c.get("fn") != Some(16))
+            .flat_map(|c| [(c, 1), (c, 3)]);
+        for (config, splits) in choices {
             let mut choices = Choices::none();
             for key in stored_keys(&plain) {
-                choices.insert(&key, AnchorChoice::gemm(config.clone(), 1), "test".into());
+                choices.insert(
+                    &key,
+                    AnchorChoice::gemm(config.clone(), splits),
+                    "test".into(),
+                );
             }
             let model =
                 CompiledModel::compile_choosing(&g, &limits, Precision::F16, &choices).unwrap();

@@ -96,6 +96,32 @@ fn small_and_ragged_shapes_are_right() {
     }
 }
 
+/// Split-K on the Hopper path: each grid layer walks its own k tiles through the TMA ring
+/// and stores its partial product, which a second kernel sums. Odd m and n, k over five
+/// tiles with a ragged last one: in 2 parts (3 and 2 tiles), 3 (2, 2, 1) and 8 (one each,
+/// the last three wholly past k, read as zeros).
+#[test]
+fn split_hopper_configs_are_right() {
+    for (i, c) in hopper_space()
+        .into_iter()
+        .filter(|c| c.get("st") == Some(3) && c.get("fn") != Some(16))
+        .enumerate()
+    {
+        let p = matmul_f16::F16Params::from_config(&c).unwrap();
+        let (m, n, k) = (p.block_m() + 5, p.block_n() + 8, 64 * 5 - 8);
+        for sk in [2, 3, 8] {
+            let split = weft_ops::templates::split_k::split(c.clone(), sk);
+            let lowered = workload(&format!("m={m},n={n},k={k}"))
+                .lower_with("template", Some(&split))
+                .unwrap();
+            assert_eq!(lowered.kernels.len(), 2, "{split}: the parts and their sum");
+            if let Err(e) = run(&format!("m={m},n={n},k={k}"), &split, 40 + i as u64) {
+                panic!("{e}");
+            }
+        }
+    }
+}
+
 #[test]
 fn shapes_tma_cannot_copy_are_named_errors_and_never_offered() {
     let c = hopper_space().remove(0);

@@ -76,4 +76,8 @@ impl Anchor for Matmul {
             Matmul::F16(p) => p.bk,
         }
     }
+
+    fn splits_in_place(&self) -> bool {
+        matches!(self, Matmul::F16(p) if p.warpgroups > 0)
+    }
 }

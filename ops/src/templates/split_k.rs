@@ -142,6 +142,12 @@ pub trait Anchor {
     ) -> Result<Func, TemplateError>;
     /// The k extent of a block's step: each part's slice of k is a whole number of them.
     fn bk(&self) -> i64;
+    /// Whether the template splits k itself (Hopper's TMA path): its partial products
+    /// read `a` and `b` whole, which must then be placeholders, each grid layer of the
+    /// `[splits, m, n]` output walking its own k range.
+    fn splits_in_place(&self) -> bool {
+        false
+    }
 }
 
 /// The pieces of a split product: the partial sums (`[splits, m, n]`), and their sum, a
@@ -182,6 +188,18 @@ impl Split {
         output: &Buffer,
         p: &dyn Anchor,
     ) -> Result<Func, String> {
+        if p.splits_in_place() {
+            let products = p
+                .template_over(name, a, b, &self.partial)
+                .map_err(|e| e.to_string())?;
+            let combine = rules::reduction(
+                &format!("{name}_sum"),
+                std::slice::from_ref(&self.partial),
+                &self.sum,
+                output,
+            )?;
+            return Ok(join(name, products, combine, &self.partial));
+        }
         let (m, k) = (a.shape()[0], a.shape()[1]);
         let n = b.shape()[1];
         // Each split's slice of k, a whole number of the template's k steps.

@@ -47,14 +47,23 @@ pub fn unfit(n: i64, k: i64) -> Option<String> {
     })
 }
 
-/// The kernel over placeholders `a` (m × k), `b` (k × n) and `c` (m × n).
+/// The k tiles each of `parts` parts of a `k`-long reduction walks: a whole number of
+/// 64-wide stages, the last part's past `k` read as zeros by TMA.
+pub fn part_tiles(k: i64, parts: i64) -> i64 {
+    ceil_div(ceil_div(k, BLOCK_K), parts)
+}
+
+/// The kernel over placeholders `a` (m × k), `b` (k × n) and `c` (m × n); or, where `c`
+/// is `[parts, m, n]` (split-K's partials), one grid layer per part, each over its
+/// [`part_tiles`] k tiles, storing its partial product into its layer.
 pub(super) fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &F16Params) {
     let (m, k, n) = (a.shape()[0], a.shape()[1], b.shape()[1]);
     let (bm, bn) = (p.block_m(), p.block_n());
     let groups = p.warps[0] / 4;
     let fm = p.frags[0];
     let stages = p.stages;
-    let (tiles_m, tiles_n, k_tiles) = (ceil_div(m, bm), ceil_div(n, bn), ceil_div(k, BLOCK_K));
+    let parts = if c.ndim() == 3 { c.shape()[0] } else { 1 };
+    let (tiles_m, tiles_n, k_tiles) = (ceil_div(m, bm), ceil_div(n, bn), part_tiles(k, parts));
     let blocks = tiles_m * tiles_n;
     let grid = grid_for(blocks);
     let boxes_n = bn / ROW;
@@ -62,9 +71,23 @@ pub(super) fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p
     let stage_bytes = ((bm + bn) * BLOCK_K * 2) as u32;
     let cdt = c.dtype();
 
-    t.kernel([grid[0], grid[1], 1], p.threads(), |kb| {
+    t.kernel([grid[0], grid[1], parts], p.threads(), |kb| {
         let tx = kb.thread_x();
         let pid = block_index(kb, grid);
+        // The part's first k tile, and where its results go.
+        let part = if parts > 1 {
+            kb.block_z()
+        } else {
+            Expr::int(0)
+        };
+        let first_tile = (parts > 1).then(|| part.clone() * k_tiles);
+        let at = move |row: Expr, col: Expr| {
+            if parts > 1 {
+                vec![part.clone(), row, col]
+            } else {
+                vec![row, col]
+            }
+        };
         let body = |kb: &mut KernelBuilder| {
             let (tile_m, tile_n) = swizzle(kb, pid.clone(), tiles_m, tiles_n, p.group);
             let m0 = kb.let_("m0", tile_m * bm);
@@ -89,7 +112,10 @@ pub(super) fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p
             // k tile `kt` into stage `s`: A's rows from m0, B's 64-column boxes from n0.
             let issue = |kb: &mut KernelBuilder, kt: Expr, s: Expr| {
                 kb.mbarrier_expect((&full, s.clone()), stage_bytes);
-                let k0 = kt * BLOCK_K;
+                let k0 = match &first_tile {
+                    Some(first) => (first.clone() + kt) * BLOCK_K,
+                    None => kt * BLOCK_K,
+                };
                 kb.tma_load(
                     &a_smem,
                     [s.clone(), Expr::int(0), Expr::int(0)],
@@ -180,7 +206,7 @@ pub(super) fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p
                     let col_g = n0.clone() + col.clone();
                     let inside = row.clone().lt(m).and(col_g.clone().lt(n));
                     let v = staging.at(&[wgi.clone(), r, col]).cast(cdt);
-                    kb.store_if(inside, c, [row, col_g], v);
+                    kb.store_if(inside, c, at(row, col_g), v);
                 });
                 kb.barrier();
             });
