@@ -543,10 +543,10 @@ pub fn build(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
     let (rest, sk) = split_k::parts(config)?;
     let p = F16Params::from_config(&rest)?;
     let (m, n, k) = (shape.get("m"), shape.get("n"), shape.get("k"));
-    if p.warpgroups > 0 {
-        if let Some(why) = hopper::unfit(n, k) {
-            return Err(config.invalid(why));
-        }
+    if p.warpgroups > 0
+        && let Some(why) = hopper::unfit(n, k)
+    {
+        return Err(config.invalid(why));
     }
     if sk == 1 {
         return Ok(template(m, n, k, &p)?);
