@@ -11,13 +11,16 @@ use weft_codegen_common::{TargetLimits, cuda_arch};
 use weft_ops::templates::matmul_f16;
 use weft_ops::{OPS, Shape};
 
-/// The sweeps: the first two with the rule the model replaces, the last two older (and a
-/// different rule's picks) but the same kernels.
-const SWEEPS: [&str; 4] = [
+/// The sweeps: the first two with the rule the model replaces, the next two older (and a
+/// different rule's picks) but the same kernels; the last two (2026-11-26d) time the
+/// wgmma sub-space with its splits, and the model's own picks once it weighed them.
+const SWEEPS: [&str; 6] = [
     "h100-2026-11-25c/f16-1.json",
     "h100-2026-11-25e/f16-2.json",
     "h100-2026-11-25b/f16-1-2.json",
     "h100-2026-11-25b/f16-2-2.json",
+    "h100-2026-11-26d/f16-wgmma-splits-1.json",
+    "h100-2026-11-26d/f16-wgmma-splits-2.json",
 ];
 
 /// The first config of the space, which a sampled tuning times first at every shape:
@@ -49,14 +52,18 @@ fn measured() -> BTreeMap<String, Measured> {
                 .or_default();
             for trial in row["trials"].as_array().unwrap() {
                 let config = trial["config"].as_str().unwrap().to_string();
-                let us = trial["ms"].as_f64().unwrap() * 1000.0;
-                entry.0.entry(config).or_default().push(us);
+                // A config that could not run there (TMA at an odd n or k) has no time.
+                let Some(ms) = trial["ms"].as_f64() else {
+                    continue;
+                };
+                entry.0.entry(config).or_default().push(ms * 1000.0);
             }
+            // The rule's pick is a timed config too; the first sweep's is the old rule.
             let rule = &row["rule"];
-            entry.1.get_or_insert_with(|| {
-                let config = rule["config"].as_str().unwrap().to_string();
-                (config, rule["ms"].as_f64().unwrap() * 1000.0)
-            });
+            let config = rule["config"].as_str().unwrap().to_string();
+            let us = rule["ms"].as_f64().unwrap() * 1000.0;
+            entry.0.entry(config.clone()).or_default().push(us);
+            entry.1.get_or_insert((config, us));
         }
     }
     logs.into_iter()

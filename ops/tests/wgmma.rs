@@ -130,6 +130,8 @@ fn shapes_tma_cannot_copy_are_named_errors_and_never_offered() {
     assert!(e.contains("multiples of 8"), "{e}");
     let shape = Shape::parse("matmul-f16", "m=64,n=60,k=64").unwrap();
     assert!(!matmul_f16::op_pays(&TargetLimits::cuda(), &shape, &c));
+    let split = weft_ops::templates::split_k::split(c.clone(), 2);
+    assert!(!matmul_f16::op_pays(&TargetLimits::cuda(), &shape, &split));
     // A bad combination is named.
     let bad = Config::parse("mma=16,wm=4,wn=2,fm=1,fn=8,bk=64,g=8,vec=8,cp=0,st=3,fb=1,cc=0,wg=1")
         .unwrap();

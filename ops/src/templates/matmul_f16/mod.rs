@@ -178,9 +178,11 @@ pub fn op_describe(config: &Config) -> Result<String, String> {
 /// only where TMA can copy the operands.
 pub fn op_pays(_: &TargetLimits, shape: &Shape, config: &Config) -> bool {
     let mnk = (shape.get("m"), shape.get("n"), shape.get("k"));
-    if F16Params::from_config(config).is_ok_and(|p| p.warpgroups > 0)
-        && hopper::unfit(mnk.1, mnk.2).is_some()
-    {
+    let hopper = split_k::parts(config)
+        .ok()
+        .and_then(|(rest, _)| F16Params::from_config(&rest).ok())
+        .is_some_and(|p| p.warpgroups > 0);
+    if hopper && hopper::unfit(mnk.1, mnk.2).is_some() {
         return false;
     }
     split_k::config_pays(mnk, config, |c| {
@@ -633,11 +635,9 @@ pub fn tiles(configs: &[Config], keep: impl Fn(&F16Params) -> bool) -> Vec<rule:
                 },
                 shared_bytes: t.shared_bytes(),
                 accumulators: t.accumulators(),
-                // The split form the rule weighs: mma.sync tiles with k steps of 32 and
-                // one set of fragments. The space splits wgmma tiles too (their parts are
-                // k ranges of the TMA ring), which the tuner measures; the rule's data
-                // (`ops/tests/data/h100-matmul-rule-tiles.csv`) has no timing of them yet.
-                splits: t.warpgroups == 0 && t.bk == 32 && t.frag_buffers == 1 && !t.coop_copy,
+                // The split forms: mma.sync tiles with k steps of 32 and one set of
+                // fragments; every wgmma tile (its parts are k ranges of the TMA ring).
+                splits: t.warpgroups > 0 || (t.bk == 32 && t.frag_buffers == 1 && !t.coop_copy),
             }),
             config: t.config(),
         })

@@ -114,8 +114,8 @@ pub struct MatrixTile {
     pub shared_bytes: i64,
     /// f32 accumulator registers a thread holds.
     pub accumulators: i64,
-    /// Whether the rule weighs splitting this tile's reduction (mma.sync tiles of the
-    /// space's split form; not yet wgmma tiles, which the space and the tuner split).
+    /// Whether the template splits this tile's reduction (mma.sync tiles of the space's
+    /// split form; every wgmma tile).
     pub splits: bool,
 }
 
