@@ -13,22 +13,7 @@ use weft_model::tune::{AnchorChoice, Choices};
 use weft_ops::templates::matmul;
 use weft_runtime::Device;
 use weft_testkit::devices::open_or_skip;
-
-/// A deterministic generator of values in [-1, 1).
-struct Values(u64);
-
-impl Values {
-    fn next(&mut self) -> f32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-    }
-    fn array(&mut self, shape: &[usize], scale: f32) -> ArrayD<f32> {
-        ArrayD::from_shape_fn(IxDyn(shape), |_| self.next() * scale)
-    }
-}
+use weft_testkit::random::Values;
 
 fn weight(b: &mut GraphBuilder, v: &mut Values, name: &str, shape: &[usize]) -> TensorId {
     let fan_in: usize = shape[1..].iter().product::<usize>().max(1);

@@ -6,7 +6,6 @@
 //! the interpreter (which runs TMA, mbarriers and wgmma and checks their orders), and
 //! checked against the graph's float64 reference at odd row counts.
 
-use ndarray::{ArrayD, IxDyn};
 use weft_codegen_common::{TargetLimits, cuda_arch};
 use weft_graph::op::{Op, Unary};
 use weft_graph::passes::Precision;
@@ -18,22 +17,7 @@ use weft_model::tune::{AnchorChoice, AnchorKey, Choices};
 use weft_ops::templates::{Config, matmul_f16};
 use weft_runtime::Device;
 use weft_runtime::cpu::CpuDevice;
-
-/// A deterministic generator of values in [-1, 1).
-struct Values(u64);
-
-impl Values {
-    fn next(&mut self) -> f32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-    }
-    fn array(&mut self, shape: &[usize], scale: f32) -> ArrayD<f32> {
-        ArrayD::from_shape_fn(IxDyn(shape), |_| self.next() * scale)
-    }
-}
+use weft_testkit::random::Values;
 
 const HIDDEN: usize = 64;
 

@@ -2,6 +2,7 @@
 //! false`; every user takes it as a dev-dependency, `weft-tests` as a dependency).
 //!
 //! - [`handmade`]: hand-built lowered kernels the emitters' tests (and the runtime's) use;
+//! - [`random`]: deterministic random inputs;
 //! - [`devices`]: the skip-or-fail rule of tests that need hardware (`WEFT_REQUIRE`):
 //!   open a device or NVRTC, or skip with a printed reason.
 //!
@@ -12,3 +13,4 @@
 
 pub mod devices;
 pub mod handmade;
+pub mod random;

@@ -188,18 +188,30 @@ impl Split {
         output: &Buffer,
         p: &dyn Anchor,
     ) -> Result<Func, String> {
-        if p.splits_in_place() {
-            let products = p
-                .template_over(name, a, b, &self.partial)
-                .map_err(|e| e.to_string())?;
-            let combine = rules::reduction(
-                &format!("{name}_sum"),
-                std::slice::from_ref(&self.partial),
-                &self.sum,
-                output,
-            )?;
-            return Ok(join(name, products, combine, &self.partial));
-        }
+        let products = if p.splits_in_place() {
+            p.template_over(name, a, b, &self.partial)
+                .map_err(|e| e.to_string())?
+        } else {
+            self.products_over_views(name, a, b, p)?
+        };
+        let combine = rules::reduction(
+            &format!("{name}_sum"),
+            std::slice::from_ref(&self.partial),
+            &self.sum,
+            output,
+        )?;
+        Ok(join(name, products, combine, &self.partial))
+    }
+
+    /// The partial products on a template that splits through views: each part's slice
+    /// of k as te computes over `a` and `b`, fused into the template's loads.
+    fn products_over_views(
+        &self,
+        name: &str,
+        a: &Buffer,
+        b: &Buffer,
+        p: &dyn Anchor,
+    ) -> Result<Func, String> {
         let (m, k) = (a.shape()[0], a.shape()[1]);
         let n = b.shape()[1];
         // Each split's slice of k, a whole number of the template's k steps.
@@ -235,16 +247,9 @@ impl Split {
         let products = p
             .template_over(name, &a3, &b3, &self.partial)
             .map_err(|e| e.to_string())?;
-        let products = fuse(&products, &self.partial)
+        Ok(fuse(&products, &self.partial)
             .map_err(|e| format!("fusing the split product's views: {e}"))?
-            .func;
-        let combine = rules::reduction(
-            &format!("{name}_sum"),
-            std::slice::from_ref(&self.partial),
-            &self.sum,
-            output,
-        )?;
-        Ok(join(name, products, combine, &self.partial))
+            .func)
     }
 }
 

@@ -30,7 +30,7 @@ use weft_ir::template::{KernelBuilder, Template};
 use weft_ir::tma::{Major, ROW, SwizzledTile};
 
 use super::F16Params;
-use crate::templates::tiling::swizzle;
+use crate::templates::tiling::{batched_at, swizzle};
 use crate::templates::{block_index, ceil_div, grid_for};
 
 /// The k extent of one stage: one 128-byte swizzled row of halves.
@@ -74,20 +74,9 @@ pub(super) fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p
     t.kernel([grid[0], grid[1], parts], p.threads(), |kb| {
         let tx = kb.thread_x();
         let pid = block_index(kb, grid);
-        // The part's first k tile, and where its results go.
-        let part = if parts > 1 {
-            kb.block_z()
-        } else {
-            Expr::int(0)
-        };
-        let first_tile = (parts > 1).then(|| part.clone() * k_tiles);
-        let at = move |row: Expr, col: Expr| {
-            if parts > 1 {
-                vec![part.clone(), row, col]
-            } else {
-                vec![row, col]
-            }
-        };
+        // The part's first k tile, and where its results go (its grid layer).
+        let first_tile = (parts > 1).then(|| kb.block_z() * k_tiles);
+        let at = batched_at(kb, parts > 1);
         let body = |kb: &mut KernelBuilder| {
             let (tile_m, tile_n) = swizzle(kb, pid.clone(), tiles_m, tiles_n, p.group);
             let m0 = kb.let_("m0", tile_m * bm);
