@@ -60,6 +60,12 @@ pub struct TargetLimits {
     /// alike). Templates then keep such branches out (the attention template computes
     /// and masks a causal mask's tiles instead of skipping them).
     pub uniform_barriers: bool,
+    /// Whether each thread knows which elements of a matrix fragment its registers hold,
+    /// so that element-wise work on accumulators (a row's maximum, `exp`, a rescaling)
+    /// and turning an accumulator into the next product's operand stay in registers
+    /// (`weft_ir::fragment::elements`): CUDA's `mma.sync` layout. Cooperative matrices
+    /// and simdgroup matrices, as weft emits them, are opaque.
+    pub fragment_elements: bool,
 }
 
 /// The multiprocessors assumed where the device does not say (wgpu adapters, offline
@@ -268,6 +274,7 @@ impl TargetLimits {
             multiprocessors: DEFAULT_MULTIPROCESSORS,
             hoists_unrolled_loads: false,
             uniform_barriers: false,
+            fragment_elements: true,
         }
     }
 
@@ -284,6 +291,7 @@ impl TargetLimits {
             } else {
                 Vec::new()
             },
+            fragment_elements: arch.tensor_cores,
             ..TargetLimits::cuda()
         }
     }
@@ -306,6 +314,7 @@ impl TargetLimits {
             multiprocessors: DEFAULT_MULTIPROCESSORS,
             hoists_unrolled_loads: false,
             uniform_barriers: true,
+            fragment_elements: false,
         }
     }
 
@@ -319,6 +328,7 @@ impl TargetLimits {
             matrix_units: Vec::new(),
             hoists_unrolled_loads: true,
             uniform_barriers: false,
+            fragment_elements: false,
             ..TargetLimits::cuda()
         }
     }
@@ -361,6 +371,7 @@ impl TargetLimits {
             multiprocessors: DEFAULT_MULTIPROCESSORS,
             hoists_unrolled_loads: false,
             uniform_barriers: false,
+            fragment_elements: false,
         }
     }
 
@@ -636,7 +647,7 @@ pub fn check_limits(kernel: &Kernel, limits: &TargetLimits) -> Result<(), LimitE
         let runs = limits.matrix_units.iter().any(|u| {
             shape_runs(u)
                 && match f.role() {
-                    FragRole::Accumulator => u.accumulator == f.dtype(),
+                    FragRole::Accumulator | FragRole::Rows => u.accumulator == f.dtype(),
                     FragRole::A | FragRole::B => u.inputs == f.dtype(),
                 }
         });

@@ -18,7 +18,7 @@
 //! Each fragment operation is one call of a helper from [`PRELUDE`], so the emitted kernel
 //! reads like the IR (`weft_mma_f32(acc[t], a_frag[i], b_frag[j], acc[t])`).
 
-use weft_codegen_common::cfamily::FragmentDialect;
+use weft_codegen_common::cfamily::{ElementMap, FragmentDialect};
 use weft_ir::dtype::DType;
 use weft_ir::expr::Scope;
 use weft_ir::fragment::{FragLayout, FragRole, Fragment, MmaShape};
@@ -79,6 +79,36 @@ __device__ __forceinline__ void weft_store_acc_f16(half* p, const unsigned* c, i
     unsigned short* o = (unsigned short*)p;
     WEFT_UNROLL for (int q = 0; q < 4; q++) { o[weft_acc_offset(2 * q, stride)] = (unsigned short)(c[q] & 0xffff); o[weft_acc_offset(2 * q + 1, stride)] = (unsigned short)(c[q] >> 16); }
 }
+// Element-wise work on f32 accumulators (weft_ir::fragment::elements): element q of a lane
+// is C[weft_acc_row(q)][weft_acc_col(q)]; a rows tile holds R[weft_rows_row(h)] in r[h],
+// alike in the 4 lanes of a quad (which hold a row's 16 values between them).
+__device__ __forceinline__ int weft_acc_row(int q) { return (int)(weft_lane() >> 2) + 8 * ((q >> 1) & 1); }
+__device__ __forceinline__ int weft_acc_col(int q) { return 8 * (q >> 2) + (int)(weft_lane() & 3) * 2 + (q & 1); }
+__device__ __forceinline__ int weft_rows_row(int h) { return (int)(weft_lane() >> 2) + 8 * h; }
+// r = the row maxima (MAX) or sums of N consecutive tiles: a lane's own 4 values a tile and
+// row, then the quad's by two butterfly shuffles.
+template <int N, bool MAX> __device__ __forceinline__ void weft_row_reduce(float* r, const float (*c)[8]) {
+    WEFT_UNROLL for (int h = 0; h < 2; h++) {
+        float v = c[0][2 * h];
+        WEFT_UNROLL for (int t = 0; t < N; t++) {
+            WEFT_UNROLL for (int q = 0; q < 4; q++) {
+                if (t == 0 && q == 0) continue;
+                float x = c[t][4 * (q >> 1) + 2 * h + (q & 1)];
+                v = MAX ? fmaxf(v, x) : v + x;
+            }
+        }
+        WEFT_UNROLL for (int s = 1; s < 4; s <<= 1) {
+            float o = __shfl_xor_sync(0xffffffffu, v, s);
+            v = MAX ? fmaxf(v, o) : v + o;
+        }
+        r[h] = v;
+    }
+}
+// An f32 accumulator tile as an A operand: A[g + 8h][t + 8kb + e] is c[4kb + 2h + e], so
+// b32 q of A packs c[2q] and c[2q + 1] (the first in the low half).
+__device__ __forceinline__ void weft_acc_to_a(unsigned* a, const float* c) {
+    WEFT_UNROLL for (int q = 0; q < 4; q++) { __half2 h = __floats2half2_rn(c[2 * q], c[2 * q + 1]); a[q] = *(const unsigned*)&h; }
+}
 // d = a * b + c on a 16x16x16 tile: two m16n8k16 multiplies (B's and C's halves along n).
 // Not volatile: registers only, so the compiler may interleave them with the next loads.
 __device__ __forceinline__ void weft_mma_f32(float* d, const unsigned* a, const unsigned* b, const float* c) {
@@ -126,6 +156,7 @@ impl FragmentDialect for MmaSync {
         match (f.role(), f.dtype()) {
             (FragRole::A | FragRole::B, DType::F16) => None,
             (FragRole::Accumulator, DType::F16 | DType::F32) => None,
+            (FragRole::Rows, DType::F32) => None,
             (role, dtype) => Some(format!("mma.sync has no {dtype} {} fragment", role.name())),
         }
     }
@@ -137,6 +168,7 @@ impl FragmentDialect for MmaSync {
         }
         let (ty, regs) = match f.role() {
             FragRole::Accumulator if is_f32(f) => ("float", 8),
+            FragRole::Rows => ("float", 2),
             _ => ("unsigned", 4),
         };
         format!("{ty} {name}[{}][{regs}]", f.count())
@@ -146,7 +178,9 @@ impl FragmentDialect for MmaSync {
         if f.is_warpgroup() {
             return format!("weft_wg_fill<{}>({tile}, {value})", f.shape().n);
         }
-        if is_f32(f) {
+        if f.role() == FragRole::Rows {
+            format!("{tile}[0] = {tile}[1] = {value}")
+        } else if is_f32(f) {
             format!("weft_fill_f32({tile}, {value})")
         } else {
             // A and B tiles are filled like f16 accumulators: two halves per register.
@@ -201,6 +235,75 @@ impl FragmentDialect for MmaSync {
     }
 
     /// `ldmatrix` rows are 16 bytes.
+    fn map(&self, m: &ElementMap) -> Result<String, String> {
+        let dst = m.dst;
+        let f32 = |f: &Fragment| f.dtype() == DType::F32 && !f.is_warpgroup();
+        if !f32(dst) || m.args.iter().any(|(_, f, _)| !f32(f)) {
+            return Err("element-wise maps on f32 accumulators and rows only".to_string());
+        }
+        let rows = dst.role() == FragRole::Rows;
+        let (n, row, col) = if rows {
+            (2, "weft_rows_row(weft_q)", "0")
+        } else {
+            (8, "weft_acc_row(weft_q)", "weft_acc_col(weft_q)")
+        };
+        let coords: String = [(&m.row, row), (&m.col, col)]
+            .into_iter()
+            .filter_map(|(name, at)| name.as_ref().map(|n| format!(" const int {n} = {at};")))
+            .collect();
+        let args: String = m
+            .args
+            .iter()
+            .map(|(name, f, tile)| {
+                // A rows argument of an accumulator's element: the element's row half.
+                let q = if f.role() == FragRole::Rows && !rows {
+                    "(weft_q >> 1) & 1"
+                } else {
+                    "weft_q"
+                };
+                format!(" const float {name} = {tile}[{q}];")
+            })
+            .collect();
+        Ok(format!(
+            "WEFT_UNROLL for (int weft_q = 0; weft_q < {n}; weft_q++) {{{coords}{args} {}[weft_q] = {}; }}",
+            m.tile, m.value
+        ))
+    }
+
+    fn row_reduce(
+        &self,
+        dst: &str,
+        src: &Fragment,
+        first: &str,
+        tiles: u32,
+        max: bool,
+    ) -> Result<String, String> {
+        if src.dtype() != DType::F32 {
+            return Err(format!(
+                "row reductions of f32 accumulators, not {}",
+                src.dtype()
+            ));
+        }
+        Ok(format!("weft_row_reduce<{tiles}, {max}>({dst}, &{first})"))
+    }
+
+    fn convert(
+        &self,
+        dst: &Fragment,
+        tile: &str,
+        src: &Fragment,
+        from: &str,
+    ) -> Result<String, String> {
+        if dst.dtype() != DType::F16 || src.dtype() != DType::F32 {
+            return Err(format!(
+                "conversions of f32 accumulators to f16 A tiles, not {} to {}",
+                src.dtype(),
+                dst.dtype()
+            ));
+        }
+        Ok(format!("weft_acc_to_a({tile}, {from})"))
+    }
+
     fn tile_align(&self) -> u32 {
         16
     }

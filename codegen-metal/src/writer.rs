@@ -191,6 +191,12 @@ pub(crate) struct Simdgroup;
 
 impl FragmentDialect for Simdgroup {
     fn unsupported(&self, f: &Fragment) -> Option<String> {
+        if f.role() == weft_ir::fragment::FragRole::Rows {
+            return Some(format!(
+                "`{}` holds an accumulator's rows element by element; weft's simdgroup matrices are opaque",
+                f.name()
+            ));
+        }
         let s = f.shape();
         if (s.m, s.n, s.k) != (8, 8, 8) {
             return Some(format!("Metal's simdgroup matrices are 8×8×8, not {s}"));

@@ -238,6 +238,7 @@ fn every_limit_is_a_typed_error() {
             multiprocessors: 132,
             hoists_unrolled_loads: false,
             uniform_barriers: true,
+            fragment_elements: false,
         },
     };
     let mut big = handmade::vecadd();

@@ -207,9 +207,66 @@ fn attention_is_right_on_matrix_units() {
                 bkv: if d > 64 { 32 } else { 64 },
                 warps: 2,
                 skip: true,
+                regs: false,
             };
             check(c, DType::F16, &p, 10 * i as u64);
         }
+    }
+}
+
+/// The register form (`rg` = 1: S, P and O in the warps' registers, CUDA's element
+/// layout) at every length and head size of the issue, causal and not, a mask on half of
+/// them; one and two fragments of rows a warp, one to eight key fragments a step.
+#[test]
+fn attention_is_right_in_registers() {
+    let cases = [
+        (1, 32, 64, 64, 4),
+        (7, 64, 32, 64, 2),
+        (100, 80, 64, 32, 2),
+        (129, 128, 64, 64, 4),
+        (129, 32, 128, 128, 4),
+        (100, 64, 32, 16, 1),
+    ];
+    for (i, &(n, d, bq, bkv, warps)) in cases.iter().enumerate() {
+        for causal in [false, true] {
+            let c = Case {
+                bh: 2,
+                s: n,
+                t: n,
+                d,
+                causal,
+                mask: i % 2 == 1,
+            };
+            let p = AttnParams {
+                mma: 16,
+                bq,
+                bkv,
+                warps,
+                skip: i % 3 != 2,
+                regs: true,
+            };
+            check(c, DType::F16, &p, 500 + 10 * i as u64);
+        }
+    }
+    // Cross attention: more keys than queries and the reverse.
+    for (i, (s, t)) in [(7, 100), (100, 7)].into_iter().enumerate() {
+        let c = Case {
+            bh: 1,
+            s,
+            t,
+            d: 48,
+            causal: false,
+            mask: true,
+        };
+        let p = AttnParams {
+            mma: 16,
+            bq: 32,
+            bkv: 32,
+            warps: 2,
+            skip: false,
+            regs: true,
+        };
+        check(c, DType::F16, &p, 600 + i as u64);
     }
 }
 
@@ -233,6 +290,7 @@ fn attention_is_right_on_cuda_cores() {
                 bkv: 32,
                 warps: 2,
                 skip: true,
+                regs: false,
             };
             check(c, DType::F32, &p, 100 + i as u64);
         }
@@ -252,6 +310,7 @@ fn attention_is_right_on_cuda_cores() {
             bkv: 16,
             warps,
             skip: false,
+            regs: false,
         };
         check(c, DType::F16, &p, 200);
     }
@@ -283,6 +342,7 @@ fn attention_is_right_at_other_tilings() {
                 bkv,
                 warps,
                 skip: true,
+                regs: false,
             };
             check(c, DType::F16, &p, 300 + i as u64);
         }
@@ -307,6 +367,7 @@ fn the_rule_fits_every_target() {
                         bkv: 16,
                         warps: 1,
                         skip: false,
+                        regs: false,
                     };
                     assert!(!smallest.fits(&limits, d, d, f16), "{} d={d}", limits.name);
                     continue;
@@ -320,9 +381,12 @@ fn the_rule_fits_every_target() {
             }
         }
     }
-    // BERT's 12 heads of 128 on an H100's 132 SMs: 16-row tiles (96 blocks, the most).
+    // BERT's 12 heads of 128 on an H100's 132 SMs: 16-row tiles (96 blocks, the most),
+    // in registers on CUDA; WGSL and MSL keep the shared-memory form.
     let (p, why) = AttnParams::rule(&TargetLimits::cuda(), (12, 128, 128, 64), true).unwrap();
-    assert_eq!((p.mma, p.bq, p.bkv), (16, 16, 64), "{why}");
+    assert_eq!((p.mma, p.bq, p.bkv, p.regs), (16, 16, 64, true), "{why}");
+    let (p, why) = AttnParams::rule(&TargetLimits::metal(), (12, 128, 128, 64), true).unwrap();
+    assert!(!p.regs, "{why}");
 }
 
 #[test]
@@ -341,18 +405,24 @@ fn without_its_barriers_attention_races() {
         bkv: 32,
         warps: 2,
         skip: true,
+        regs: false,
     };
-    let mut lowered = build(c, DType::F16, &p);
-    lowered.kernels[0].body = strip_barriers(&lowered.kernels[0].body);
-    let named = vec![
-        ("qa", tensor(DType::F16, &randoms(1, 20 * 32)).0),
-        ("k", tensor(DType::F16, &randoms(2, 40 * 32)).0),
-        ("v", tensor(DType::F16, &randoms(3, 40 * 32)).0),
-        ("y", Arg::Tensor(TensorData::poisoned(DType::F16, 20 * 32))),
-    ];
-    let mut args = in_order(&lowered, named);
-    let err = weft_ir::interp::run(&lowered, &mut args).unwrap_err();
-    assert!(matches!(err, InterpError::SharedRace { .. }), "{err}");
+    for regs in [false, true] {
+        let mut lowered = build(c, DType::F16, &AttnParams { regs, ..p });
+        lowered.kernels[0].body = strip_barriers(&lowered.kernels[0].body);
+        let named = vec![
+            ("qa", tensor(DType::F16, &randoms(1, 20 * 32)).0),
+            ("k", tensor(DType::F16, &randoms(2, 40 * 32)).0),
+            ("v", tensor(DType::F16, &randoms(3, 40 * 32)).0),
+            ("y", Arg::Tensor(TensorData::poisoned(DType::F16, 20 * 32))),
+        ];
+        let mut args = in_order(&lowered, named);
+        let err = weft_ir::interp::run(&lowered, &mut args).unwrap_err();
+        assert!(
+            matches!(err, InterpError::SharedRace { .. }),
+            "regs={regs}: {err}"
+        );
+    }
 }
 
 #[test]
@@ -371,10 +441,40 @@ fn every_language_emits_it() {
         bkv: 32,
         warps: 2,
         skip: mma != 0 && bq == 64,
+        regs: false,
     };
     let cuda = build(c, DType::F16, &at(16, 64));
     let src = weft_codegen_cuda::emit_lowered(&cuda, &Default::default()).unwrap();
     assert!(src.source.contains("weft_mma_f32"), "{}", src.source);
+    // The register form: element-wise maps, row reductions and P as an A operand in
+    // registers, compiled by NVRTC where it is installed.
+    let regs = build(
+        c,
+        DType::F16,
+        &AttnParams {
+            regs: true,
+            ..at(16, 64)
+        },
+    );
+    let src = weft_codegen_cuda::emit_lowered(&regs, &Default::default()).unwrap();
+    for needle in ["weft_row_reduce<", "weft_acc_to_a(", "weft_acc_row(weft_q)"] {
+        assert!(src.source.contains(needle), "no {needle}: {}", src.source);
+    }
+    assert!(!src.source.contains("S_s"), "{}", src.source);
+    match weft_codegen_cuda::nvrtc::check_arch(&src.source, "sm_80") {
+        Ok(weft_codegen_common::testing::Checked::Passed) => {}
+        Ok(_) => {} // skipped, with the reason printed
+        Err(e) => panic!("{e}"),
+    }
+    // Opaque fragments refuse it by name.
+    let err = weft_codegen_wgsl::emit_lowered(
+        &regs,
+        &weft_codegen_wgsl::WgslOptions {
+            limits: common::nvidia_vulkan_limits(),
+        },
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("rows"), "{err}");
     // An H100's Vulkan: 16×16 cooperative matrices, 48 KiB of workgroup memory.
     let opts = weft_codegen_wgsl::WgslOptions {
         limits: common::nvidia_vulkan_limits(),

@@ -188,6 +188,18 @@ pub fn emit_unit<D: Dialect>(
 
 /// How a C-family language spells matrix fragments (CUDA's `mma.sync`, Metal's
 /// `simdgroup_matrix`). Tiles are `name[index]`; pointers are `base + offset`.
+/// A [`weft_ir::fragment::FragOp::Map`] with its names written: the tile it writes, the
+/// element's coordinates (where the value reads them), each argument (its name, fragment
+/// and tile), and the value.
+pub struct ElementMap<'a> {
+    pub dst: &'a Fragment,
+    pub tile: String,
+    pub row: Option<String>,
+    pub col: Option<String>,
+    pub args: Vec<(String, &'a Fragment, String)>,
+    pub value: String,
+}
+
 pub trait FragmentDialect {
     /// Why the dialect cannot hold `f` (an unsupported shape or type), if it cannot.
     fn unsupported(&self, f: &Fragment) -> Option<String>;
@@ -204,6 +216,34 @@ pub trait FragmentDialect {
     fn mma(&self, acc: &Fragment, d: &str, a: &str, b: &str, c: &str) -> String;
     /// The alignment, in bytes, a tile's first element must have.
     fn tile_align(&self) -> u32;
+
+    /// A [`weft_ir::fragment::FragOp::Map`] as one statement; `Err(why)` where the
+    /// dialect's fragments do not expose their elements.
+    fn map(&self, _m: &ElementMap) -> Result<String, String> {
+        Err("no element-wise fragment operations (its fragments are opaque)".to_string())
+    }
+    /// Rows tile `dst` ← the row maxima (`max`) or sums of `tiles` accumulator tiles of
+    /// `src` from tile `first`.
+    fn row_reduce(
+        &self,
+        _dst: &str,
+        _src: &Fragment,
+        _first: &str,
+        _tiles: u32,
+        _max: bool,
+    ) -> Result<String, String> {
+        Err("no row reductions of fragments (its fragments are opaque)".to_string())
+    }
+    /// `A` tile `tile` of `dst` ← accumulator tile `from` of `src`, converted.
+    fn convert(
+        &self,
+        _dst: &Fragment,
+        _tile: &str,
+        _src: &Fragment,
+        _from: &str,
+    ) -> Result<String, String> {
+        Err("no conversions of accumulators to operands (its fragments are opaque)".to_string())
+    }
 
     /// The declaration (without `;`) of `count` mbarriers named `name` in shared
     /// memory; `None` where the dialect has none ([`weft_ir::tma`]).

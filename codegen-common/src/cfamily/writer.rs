@@ -434,6 +434,63 @@ impl<D: Dialect> Writer<'_, D> {
                     self.unsupported(format!("a store of fragment `{}`: {why}", src.frag.name()))
                 })?
             }
+            FragOp::Map {
+                dst,
+                row,
+                col,
+                args,
+                value,
+            } => {
+                let t = tile(self, dst)?;
+                let arg_tiles = args
+                    .iter()
+                    .map(|(_, r)| tile(self, r))
+                    .collect::<Result<Vec<_>, _>>()?;
+                // The element's names live in the statement's own scope.
+                self.namer.push_scope();
+                let mut declare =
+                    |v: &weft_ir::expr::Var| self.namer.declare(NameKey::Var(v.id()), v.name());
+                // Coordinates the value does not read are not declared.
+                let mut coord = |v: &weft_ir::expr::Var| value.uses_var(v).then(|| declare(v));
+                let (row_name, col_name) = (coord(row), coord(col));
+                let names: Vec<String> = args.iter().map(|(v, _)| declare(v)).collect();
+                let v = self.expr(value);
+                self.namer.pop_scope();
+                let m = super::ElementMap {
+                    dst: &dst.frag,
+                    tile: t,
+                    row: row_name,
+                    col: col_name,
+                    args: names
+                        .into_iter()
+                        .zip(args.iter().zip(arg_tiles))
+                        .map(|(n, ((_, r), t))| (n, &r.frag, t))
+                        .collect(),
+                    value: v?.0,
+                };
+                fd.map(&m).map_err(|why| {
+                    self.unsupported(format!("a map of `{}`: {why}", dst.frag.name()))
+                })?
+            }
+            FragOp::RowReduce {
+                dst,
+                src,
+                tiles,
+                op,
+            } => {
+                let (d, first) = (tile(self, dst)?, tile(self, src)?);
+                let max = *op == weft_ir::fragment::RowOp::Max;
+                fd.row_reduce(&d, &src.frag, &first, *tiles, max)
+                    .map_err(|why| {
+                        self.unsupported(format!("a row reduction of `{}`: {why}", src.frag.name()))
+                    })?
+            }
+            FragOp::Convert { dst, src } => {
+                let (d, s) = (tile(self, dst)?, tile(self, src)?);
+                fd.convert(&dst.frag, &d, &src.frag, &s).map_err(|why| {
+                    self.unsupported(format!("a conversion of `{}`: {why}", src.frag.name()))
+                })?
+            }
             FragOp::Mma { d, a, b, c } => {
                 let acc = d.frag.clone();
                 let [d, a, b, c] = [

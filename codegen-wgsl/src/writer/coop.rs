@@ -36,13 +36,20 @@ pub(crate) fn coop_type(f: &Fragment) -> String {
     let role = match f.role() {
         FragRole::A => "A",
         FragRole::B => "B",
-        FragRole::Accumulator => "C",
+        // Refused by `unsupported` before any type is written.
+        FragRole::Accumulator | FragRole::Rows => "C",
     };
     format!("coop_mat{n}x{n}<{}, {role}>", ty(f.dtype()))
 }
 
 /// Why WGSL cannot hold `f`, if it cannot.
 pub(crate) fn unsupported(f: &Fragment) -> Option<String> {
+    if f.role() == FragRole::Rows {
+        return Some(format!(
+            "`{}` holds an accumulator's rows element by element; cooperative matrices are opaque",
+            f.name()
+        ));
+    }
     let s = f.shape();
     if s.m != s.n || s.n != s.k || !(s.m == 8 || s.m == 16) {
         return Some(format!(
@@ -128,6 +135,12 @@ impl Writer<'_> {
                     self.tile(c, level)?,
                 ];
                 format!("{d} = coopMultiplyAdd({a}, {b}, {c});")
+            }
+            FragOp::Map { .. } | FragOp::RowReduce { .. } | FragOp::Convert { .. } => {
+                return Err(self.unsupported(format!(
+                    "`{}`: WGSL cooperative matrices are opaque (no element-wise work on them)",
+                    weft_ir::printer::frag_op_string(op)
+                )));
             }
             other => {
                 return Err(self.unsupported(format!(

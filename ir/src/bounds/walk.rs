@@ -156,11 +156,42 @@ impl Walker<'_> {
     }
 
     fn frag(&mut self, op: &FragOp, facts: &Facts) {
+        if let FragOp::Map {
+            dst,
+            row,
+            col,
+            value,
+            ..
+        } = op
+        {
+            // The value is evaluated at every element: its coordinates range over the
+            // tile as loop variables would.
+            let (rows, cols) = dst.frag.dims();
+            let mut f = facts.clone();
+            f.enter_loop(row, rows as i64);
+            f.enter_loop(col, cols as i64);
+            self.expr(value, &f);
+            for r in op.frag_refs() {
+                self.expr(&r.index, facts);
+                self.check_frag_index(r, facts);
+            }
+            return;
+        }
         for e in op.exprs() {
             self.expr(e, facts);
         }
         for r in op.frag_refs() {
             self.check_frag_index(r, facts);
+        }
+        if let FragOp::RowReduce { src, tiles, .. } = op
+            && *tiles > 1
+        {
+            // The reduction reads tiles `index .. index + tiles`: the last one too.
+            let last = FragRef {
+                frag: src.frag.clone(),
+                index: src.index.clone() + (*tiles as i64 - 1),
+            };
+            self.check_frag_index(&last, facts);
         }
         if let Some(bar) = op.mbarrier() {
             let key = (

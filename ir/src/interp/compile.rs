@@ -600,6 +600,55 @@ impl Compiler<'_> {
                 }
                 CFrag::Fill { dst, value: v }
             }
+            FragOp::Map {
+                dst,
+                row,
+                col,
+                args,
+                value,
+            } => {
+                let dst = self.tile(dst)?;
+                let args = args
+                    .iter()
+                    .map(|(v, r)| Ok((v, self.tile(r)?)))
+                    .collect::<Result<Vec<_>, InterpError>>()?;
+                // The element's coordinates and arguments are per thread (each lane takes
+                // an element): columns the executor fills before evaluating `value`.
+                let bound = |c: &mut Self, v: &Var| {
+                    let col = c.new_col();
+                    c.bind(v, Loc::Col(col), v.dtype());
+                    col
+                };
+                let (row_col, col_col) = (bound(self, row), bound(self, col));
+                let arg_cols: Vec<(u32, CTile)> =
+                    args.iter().map(|&(v, t)| (bound(self, v), t)).collect();
+                let v = self.expr(value);
+                for var in [row, col].into_iter().chain(args.iter().map(|(v, _)| *v)) {
+                    self.unbind(var);
+                }
+                CFrag::Map {
+                    dst,
+                    row: row_col,
+                    col: col_col,
+                    args: arg_cols,
+                    value: v?,
+                }
+            }
+            FragOp::RowReduce {
+                dst,
+                src,
+                tiles,
+                op,
+            } => CFrag::RowReduce {
+                dst: self.tile(dst)?,
+                src: self.tile(src)?,
+                tiles: *tiles,
+                max: *op == crate::fragment::RowOp::Max,
+            },
+            FragOp::Convert { dst, src } => CFrag::Convert {
+                dst: self.tile(dst)?,
+                src: self.tile(src)?,
+            },
             FragOp::Load {
                 dst,
                 buffer,

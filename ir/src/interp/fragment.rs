@@ -53,6 +53,26 @@ pub(super) enum CFrag {
         dst: CTile,
         value: NodeId,
     },
+    /// `value` evaluated once per element, each lane of the warp taking elements
+    /// `lane`, `lane + 32`, ...: with the element's row and column in columns `row`
+    /// and `col`, and each argument tile's element in its column.
+    Map {
+        dst: CTile,
+        row: u32,
+        col: u32,
+        args: Vec<(u32, CTile)>,
+        value: NodeId,
+    },
+    RowReduce {
+        dst: CTile,
+        src: CTile,
+        tiles: u32,
+        max: bool,
+    },
+    Convert {
+        dst: CTile,
+        src: CTile,
+    },
     Load {
         dst: CTile,
         mem: CMem,
@@ -104,6 +124,13 @@ impl CFrag {
             CFrag::Fill { dst, value } => {
                 vec![(dst.index, "fragment index"), (*value, "fill value")]
             }
+            CFrag::Map { dst, args, .. } => std::iter::once(dst)
+                .chain(args.iter().map(|(_, t)| t))
+                .map(|t| (t.index, "fragment index"))
+                .collect(),
+            CFrag::RowReduce { dst, src, .. } | CFrag::Convert { dst, src } => {
+                vec![(dst.index, "fragment index"), (src.index, "fragment index")]
+            }
             CFrag::Load { dst: t, mem } | CFrag::Store { src: t, mem } => {
                 vec![(t.index, "fragment index"), (mem.origin, "tile origin")]
             }
@@ -140,7 +167,10 @@ impl CFrag {
         match self {
             CFrag::Fill { dst: t, .. }
             | CFrag::Load { dst: t, .. }
-            | CFrag::Store { src: t, .. } => of(t),
+            | CFrag::Store { src: t, .. }
+            | CFrag::Map { dst: t, .. }
+            | CFrag::RowReduce { dst: t, .. }
+            | CFrag::Convert { dst: t, .. } => of(t),
             CFrag::Mma { .. } => WARP as usize,
             CFrag::WgMma { .. } | CFrag::WgFence | CFrag::WgCommit | CFrag::WgWait(_) => {
                 WARPGROUP as usize

@@ -103,7 +103,10 @@ impl<'p> Machine<'p> {
             | CFrag::Load { dst: t, .. }
             | CFrag::Store { src: t, .. }
             | CFrag::Mma { d: t, .. }
-            | CFrag::WgMma { d: t, .. } => t,
+            | CFrag::WgMma { d: t, .. }
+            | CFrag::Map { dst: t, .. }
+            | CFrag::RowReduce { dst: t, .. }
+            | CFrag::Convert { dst: t, .. } => t,
             _ => return "wgmma".to_string(),
         };
         self.p.frags[t.slot as usize].name().to_string()
@@ -152,6 +155,62 @@ impl<'p> Machine<'p> {
                 self.acc_touched(src, at, first)?;
                 self.frag_mem(src, at, mem, vals[1], first, group, MemOp::Write)?;
             }
+            CFrag::Map {
+                dst,
+                row,
+                col,
+                ref args,
+                value,
+            } => self.frag_map(dst, (row, col), args, value, first, vals)?,
+            CFrag::RowReduce {
+                dst,
+                src,
+                tiles,
+                max,
+            } => {
+                let at = self.tile_at(dst, vals[0], w)?;
+                let from = self.tile_at(src, vals[1], w)?;
+                // The last tile read must exist too.
+                self.tile_at(src, vals[1].wrapping_add(tiles - 1), w)?;
+                self.acc_touched(src, from, first)?;
+                let f = &self.p.frags[src.slot as usize];
+                let (rows, cols) = f.dims();
+                let (rows, cols, dt) = (rows as usize, cols as usize, f.dtype());
+                let n = rows * cols;
+                for i in 0..rows {
+                    let mut acc: Option<f64> = None;
+                    for t in 0..tiles as usize {
+                        for j in 0..cols {
+                            let x = to_f64(
+                                dt,
+                                self.frags[src.slot as usize][from + t * n + i * cols + j],
+                            );
+                            acc = Some(match acc {
+                                None => x,
+                                Some(a) if max => a.max(x),
+                                // Sums in the fragment's type, a rounding a step.
+                                Some(a) => to_f64(dt, from_f64(dt, a + x)),
+                            });
+                        }
+                    }
+                    let r = from_f64(dt, acc.unwrap_or(0.0));
+                    self.frags[dst.slot as usize][at + i] = r;
+                }
+            }
+            CFrag::Convert { dst, src } => {
+                let at = self.tile_at(dst, vals[0], w)?;
+                let from = self.tile_at(src, vals[1], w)?;
+                self.acc_touched(src, from, first)?;
+                let (ts, td) = (
+                    self.p.frags[src.slot as usize].dtype(),
+                    self.p.frags[dst.slot as usize].dtype(),
+                );
+                let n = self.p.frags[dst.slot as usize].tile_len();
+                for e in 0..n {
+                    let x = to_f64(ts, self.frags[src.slot as usize][from + e]);
+                    self.frags[dst.slot as usize][at + e] = from_f64(td, x);
+                }
+            }
             CFrag::WgMma { d, a, b } => self.wgmma(d, a, b, first, vals)?,
             CFrag::WgFence | CFrag::WgCommit | CFrag::WgWait(_) => self.wg_sync(op, first)?,
             CFrag::Tma { .. }
@@ -194,6 +253,57 @@ impl<'p> Machine<'p> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Runs a [`CFrag::Map`] on the tile of the warp from lane `first`: lane `l` takes
+    /// elements `l`, `l + 32`, ... (row-major), evaluates the value with the element's
+    /// coordinates and arguments in their columns, and the results replace the tile once
+    /// all are computed (an argument may be the tile itself).
+    fn frag_map(
+        &mut self,
+        dst: CTile,
+        (row, col): (u32, u32),
+        args: &[(u32, CTile)],
+        value: super::super::node::NodeId,
+        first: usize,
+        vals: &[Raw],
+    ) -> Result<(), InterpError> {
+        let w = first / W;
+        let at = self.tile_at(dst, vals[0], w)?;
+        self.acc_touched(dst, at, first)?;
+        let mut arg_at = Vec::with_capacity(args.len());
+        for (i, &(c, t)) in args.iter().enumerate() {
+            let a = self.tile_at(t, vals[1 + i], w)?;
+            self.acc_touched(t, a, first)?;
+            let rows = self.p.frags[t.slot as usize].role() == crate::fragment::FragRole::Rows;
+            arg_at.push((c as usize, t.slot as usize, a, rows));
+        }
+        let (rows, cols) = self.p.frags[dst.slot as usize].dims();
+        let (len, cols) = (rows as usize * cols as usize, cols as usize);
+        let mut out = vec![0; len];
+        let mut lanes = self.take_list();
+        for base in (0..len).step_by(W) {
+            lanes.clear();
+            for l in 0..W.min(len - base) {
+                let (e, lane) = (base + l, first + l);
+                let (i, j) = (e / cols, e % cols);
+                self.cols[row as usize * self.lanes + lane] = i as Raw;
+                self.cols[col as usize * self.lanes + lane] = j as Raw;
+                for &(c, slot, a, by_row) in &arg_at {
+                    self.cols[c * self.lanes + lane] =
+                        self.frags[slot][a + if by_row { i } else { e }];
+                }
+                lanes.push(lane as u32);
+            }
+            self.eval(value, &lanes)?;
+            let s = self.src(value, None)?;
+            for (l, o) in out[base..].iter_mut().take(lanes.len()).enumerate() {
+                *o = s.get(&self.cols, first + l);
+            }
+        }
+        self.pool.push(lanes);
+        self.frags[dst.slot as usize][at..at + len].copy_from_slice(&out);
         Ok(())
     }
 

@@ -7,7 +7,7 @@ use crate::fragment::{FragOp, FragRef, Fragment};
 pub(crate) fn fragment_decl(f: &Fragment) -> String {
     let s = f.shape();
     let layout = match f.role() {
-        crate::fragment::FragRole::Accumulator => String::new(),
+        crate::fragment::FragRole::Accumulator | crate::fragment::FragRole::Rows => String::new(),
         _ => format!(", \"{}\"", f.layout().name()),
     };
     format!(
@@ -39,6 +39,40 @@ pub(crate) fn frag_op(op: &FragOp) -> String {
                 tile(dst),
                 expr_to_string(value)
             )
+        }
+        FragOp::Map {
+            dst,
+            row,
+            col,
+            args,
+            value,
+        } => {
+            let bound: Vec<String> = args
+                .iter()
+                .map(|(v, r)| format!(", {}={}", v.name(), tile(r)))
+                .collect();
+            format!(
+                "T.frag_map({}, lambda {}, {}{}: {})",
+                tile(dst),
+                row.name(),
+                col.name(),
+                bound.concat(),
+                expr_to_string(value)
+            )
+        }
+        FragOp::RowReduce {
+            dst,
+            src,
+            tiles,
+            op,
+        } => format!(
+            "T.frag_row_reduce({}, \"{}\", {}, tiles={tiles})",
+            tile(dst),
+            op.name(),
+            tile(src)
+        ),
+        FragOp::Convert { dst, src } => {
+            format!("T.frag_convert({}, {})", tile(dst), tile(src))
         }
         FragOp::Load {
             dst,

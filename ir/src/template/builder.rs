@@ -4,7 +4,7 @@
 use super::{Template, TemplateError};
 use crate::dtype::DType;
 use crate::expr::{Buffer, Expr, Scope, ThreadAxis, Var};
-use crate::fragment::{FragLayout, FragOp, FragRef, FragRole, Fragment, MmaShape};
+use crate::fragment::{FragLayout, FragOp, FragRef, FragRole, Fragment, MmaShape, RowOp};
 use crate::func::{For, ForKind, KernelHints, MappingLoop, Stmt};
 use crate::mapping::TaskMapping;
 use crate::tma::{BarRef, MBarrier, SwizzledTile};
@@ -467,6 +467,62 @@ impl KernelBuilder<'_> {
             a: tile(a.0, a.1),
             b: tile(b.0, b.1),
             c: tile(c.0, c.1),
+        });
+    }
+
+    /// Every element `(i, j)` of `dst[index]` ← `value(i, j, args)`, where `args[n]` is
+    /// the element of tile `args[n]` at `(i, j)` (of a rows tile: at row `i`). See
+    /// [`FragOp::Map`].
+    pub fn frag_map(
+        &mut self,
+        dst: (&Fragment, Expr),
+        args: &[(&Fragment, Expr)],
+        value: impl FnOnce(Expr, Expr, &[Expr]) -> Expr,
+    ) {
+        let (row, col) = (Var::new("ei", DType::I32), Var::new("ej", DType::I32));
+        let bound: Vec<(Var, FragRef)> = args
+            .iter()
+            .map(|(f, i)| {
+                (
+                    Var::new(format!("x_{}", f.name()), f.dtype()),
+                    tile(f, i.clone()),
+                )
+            })
+            .collect();
+        let vals: Vec<Expr> = bound.iter().map(|(v, _)| Expr::Var(v.clone())).collect();
+        let value = value(Expr::Var(row.clone()), Expr::Var(col.clone()), &vals);
+        self.frag_op(FragOp::Map {
+            dst: tile(dst.0, dst.1),
+            row,
+            col,
+            args: bound,
+            value,
+        });
+    }
+
+    /// Rows tile `dst[di]` ← the row maxima or sums of accumulator tiles `src[si ..
+    /// si + tiles]` ([`FragOp::RowReduce`]).
+    pub fn frag_row_reduce(
+        &mut self,
+        dst: (&Fragment, Expr),
+        src: (&Fragment, Expr),
+        tiles: u32,
+        op: RowOp,
+    ) {
+        self.frag_op(FragOp::RowReduce {
+            dst: tile(dst.0, dst.1),
+            src: tile(src.0, src.1),
+            tiles,
+            op,
+        });
+    }
+
+    /// `A` tile `dst[di]` ← accumulator tile `src[si]` in `dst`'s type
+    /// ([`FragOp::Convert`]).
+    pub fn frag_convert(&mut self, dst: (&Fragment, Expr), src: (&Fragment, Expr)) {
+        self.frag_op(FragOp::Convert {
+            dst: tile(dst.0, dst.1),
+            src: tile(src.0, src.1),
         });
     }
 

@@ -233,6 +233,7 @@ impl WgpuDevice {
                 // measured otherwise on these machines).
                 hoists_unrolled_loads: false,
                 uniform_barriers: true,
+                fragment_elements: false,
             }
         };
         let options = WgpuOptions {

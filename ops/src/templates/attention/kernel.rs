@@ -21,6 +21,9 @@ const MASKED: f32 = f32::MIN;
 /// unrolled loop out, and a CPU Vulkan driver then compiles minutes): only loops that
 /// index registers (the per-row state, the fragments) are unrolled.
 pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
+    if p.regs {
+        return super::registers::add_kernel(t, ops, p);
+    }
     let Operands {
         q,
         k,
@@ -112,57 +115,12 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
                 }
             });
         };
-        // Rows `row0 ..` of `x` (`rows` of them, `len` columns, `x` holding `total` rows)
-        // into tile `dst` of `cols` ≥ `len` columns, zero outside: vectors of the widest
-        // lanes (16 bytes at most) that divide `len`, so that no vector straddles its end
-        // and each is tested once; element by element where `x` is not of the tile's type.
         let load_tile = |kb: &mut KernelBuilder,
                          dst: &Buffer,
                          x: &Buffer,
                          row0: &Expr,
-                         (rows, total, len, cols): (i64, i64, i64, i64)| {
-            let widest = if tiles_dt == DType::F16 { 8 } else { 4 };
-            let lanes = if x.dtype() == tiles_dt {
-                [widest, 4, 2, 1]
-                    .into_iter()
-                    .find(|l| len % l == 0 && cols % l == 0)
-                    .unwrap_or(1)
-            } else {
-                1
-            };
-            let vecs = cols / lanes;
-            let count = rows * vecs;
-            kb.serial("e", ceil_div(count, threads), |kb, e| {
-                let idx = kb.let_("idx", e * threads + tx.clone());
-                let (r, col) = (idx.clone() / vecs, idx.clone() % vecs * lanes);
-                let row = row0.clone() + r.clone();
-                let inside = row.clone().lt(total).and(col.clone().lt(len));
-                let body = |kb: &mut KernelBuilder| {
-                    if lanes > 1 {
-                        let zero = Expr::zero(tiles_dt);
-                        let at = [z.clone(), row.clone(), col.clone()];
-                        kb.copy_if(
-                            lanes,
-                            dst,
-                            [r.clone(), col.clone()],
-                            x,
-                            at,
-                            inside.clone(),
-                            zero,
-                        );
-                    } else {
-                        let zero = Expr::zero(x.dtype());
-                        let at = [z.clone(), row.clone(), col.clone()];
-                        let v = load_or(x, at, inside.clone(), zero).cast(tiles_dt);
-                        kb.store(dst, [r.clone(), col.clone()], v);
-                    }
-                };
-                if count % threads == 0 {
-                    body(kb);
-                } else {
-                    kb.if_(idx.clone().lt(count), body);
-                }
-            });
+                         dims: (i64, i64, i64, i64)| {
+            load_tile(kb, (dst, x, row0), dims, (&tx, threads, &z));
         };
         load_tile(kb, &q_s, q, &q0, (bq, sq, d, dp));
         fill(kb, &o_s, bq, dvp, &|_, _| Expr::f32(0.0));
@@ -433,6 +391,61 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
                 kb.store_if(inside, y, [z.clone(), grow.clone(), c], value);
             });
         });
+    });
+}
+
+/// Rows `row0 ..` of `x` (`rows` of them, `len` columns, `x` holding `total` rows, head
+/// `z`) into tile `dst` of `cols` ≥ `len` columns, zero outside, by the block's `threads`
+/// threads: vectors of the widest lanes (16 bytes at most) that divide `len`, so that no
+/// vector straddles its end and each is tested once; element by element where `x` is not
+/// of the tile's type.
+pub(super) fn load_tile(
+    kb: &mut KernelBuilder,
+    (dst, x, row0): (&Buffer, &Buffer, &Expr),
+    (rows, total, len, cols): (i64, i64, i64, i64),
+    (tx, threads, z): (&Expr, i64, &Expr),
+) {
+    let tiles_dt = dst.dtype();
+    let widest = if tiles_dt == DType::F16 { 8 } else { 4 };
+    let lanes = if x.dtype() == tiles_dt {
+        [widest, 4, 2, 1]
+            .into_iter()
+            .find(|l| len % l == 0 && cols % l == 0)
+            .unwrap_or(1)
+    } else {
+        1
+    };
+    let vecs = cols / lanes;
+    let count = rows * vecs;
+    kb.serial("e", ceil_div(count, threads), |kb, e| {
+        let idx = kb.let_("idx", e * threads + tx.clone());
+        let (r, col) = (idx.clone() / vecs, idx.clone() % vecs * lanes);
+        let row = row0.clone() + r.clone();
+        let inside = row.clone().lt(total).and(col.clone().lt(len));
+        let body = |kb: &mut KernelBuilder| {
+            let at = [z.clone(), row.clone(), col.clone()];
+            if lanes > 1 {
+                let zero = Expr::zero(tiles_dt);
+                kb.copy_if(
+                    lanes,
+                    dst,
+                    [r.clone(), col.clone()],
+                    x,
+                    at,
+                    inside.clone(),
+                    zero,
+                );
+            } else {
+                let zero = Expr::zero(x.dtype());
+                let v = load_or(x, at, inside.clone(), zero).cast(tiles_dt);
+                kb.store(dst, [r.clone(), col.clone()], v);
+            }
+        };
+        if count % threads == 0 {
+            body(kb);
+        } else {
+            kb.if_(idx.clone().lt(count), body);
+        }
     });
 }
 

@@ -35,6 +35,7 @@
 //! not loaded, and key tiles wholly after a block's last row are skipped.
 
 mod kernel;
+mod registers;
 
 use weft_codegen_common::TargetLimits;
 use weft_ir::func::Func;
@@ -59,6 +60,10 @@ pub const PARAMS: &[(&str, &str)] = &[
     (
         "cs",
         "causal masks: 1 skips the key tiles after a block's last query row (a branch around barriers, alike for the whole block; WGSL's uniformity analysis refuses it), 0 computes and masks them",
+    ),
+    (
+        "rg",
+        "1 keeps the scores, probabilities and output rows in the warps' registers (element-wise fragment operations: CUDA's mma.sync); 0 passes them through shared memory between the products",
     ),
 ];
 
@@ -96,6 +101,9 @@ pub struct AttnParams {
     pub warps: i64,
     /// Under a causal mask, skip the key tiles wholly after the block's last row.
     pub skip: bool,
+    /// S, P and O stay in registers (FlashAttention-2's form; `mma` = 16 on a target
+    /// whose fragments expose their elements).
+    pub regs: bool,
 }
 
 impl AttnParams {
@@ -108,9 +116,12 @@ impl AttnParams {
             bkv: config.value("bkv")?,
             warps: config.value("w")?,
             skip: config.get("cs").unwrap_or(0) == 1,
+            regs: config.get("rg").unwrap_or(0) == 1,
         };
-        if let Some(cs) = config.get("cs").filter(|c| ![0, 1].contains(c)) {
-            return Err(config.invalid(format!("`cs` = {cs} must be 0 or 1")));
+        for key in ["cs", "rg"] {
+            if let Some(v) = config.get(key).filter(|c| ![0, 1].contains(c)) {
+                return Err(config.invalid(format!("`{key}` = {v} must be 0 or 1")));
+            }
         }
         p.check().map_err(|r| config.invalid(r))?;
         Ok(p)
@@ -139,6 +150,11 @@ impl AttnParams {
         if mma > 0 && (bq / warps < mma || (bq / warps) % mma != 0) {
             return Err(format!(
                 "`bq` / `w` = {bq} / {warps} rows a warp must be a multiple of `mma` = {mma}"
+            ));
+        }
+        if self.regs && mma != 16 {
+            return Err(format!(
+                "`rg` = 1 keeps the tiles in mma.sync's 16×16 fragments; `mma` = {mma}"
             ));
         }
         if self.threads_per_row() > bkv {
@@ -174,20 +190,30 @@ impl AttnParams {
         let (dp, dvp) = (self.padded(d), self.padded(dv));
         let (es, pad) = if f16 { (2, 8) } else { (4, 4) };
         let tiles = (self.bq * (dp + pad) + self.bkv * (dp + pad) + self.bkv * (dvp + pad)) * es;
+        let out = self.bq * (dvp + 4) * 4;
+        if self.regs {
+            return tiles + out;
+        }
         let scores = self.bq * (self.bkv + 4) * 4;
         let probs = if self.mma > 0 {
             self.bq * (self.bkv + 8) * 2
         } else {
             0
         };
-        let out = self.bq * (dvp + 4) * 4;
         tiles + scores + probs + out + 2 * self.bq * self.threads_per_row() * 4
     }
 
     pub fn config(&self) -> Config {
         Config::of(
             PARAMS,
-            [self.mma, self.bq, self.bkv, self.warps, self.skip as i64],
+            [
+                self.mma,
+                self.bq,
+                self.bkv,
+                self.warps,
+                self.skip as i64,
+                self.regs as i64,
+            ],
         )
     }
 
@@ -200,6 +226,7 @@ impl AttnParams {
             && (self.mma == 0 || f16)
             && (self.mma == 0 || limits.f16_mma_sizes().contains(&self.mma))
             && !(self.skip && limits.uniform_barriers)
+            && (!self.regs || limits.fragment_elements)
     }
 
     /// The stated rule for `heads` heads of `s` query rows, `t` keys and head size `d`,
@@ -244,6 +271,7 @@ impl AttnParams {
                     bkv,
                     warps,
                     skip: !limits.uniform_barriers,
+                    regs: mma == 16 && limits.fragment_elements,
                 };
                 if p.check().is_ok() && p.fits(limits, d, d, f16) {
                     candidates.push(p);
@@ -351,17 +379,24 @@ pub fn template(
 
 /// A one-line description of `p`.
 pub fn describe(p: &AttnParams) -> String {
-    let how = if p.mma > 0 {
+    let how = if p.regs {
+        format!(
+            "{0}x{0}x{0} matrix fragments, scores and output in registers",
+            p.mma
+        )
+    } else if p.mma > 0 {
         format!("{0}x{0}x{0} matrix fragments", p.mma)
     } else {
         "CUDA cores (f32)".to_string()
     };
+    let softmax = if p.regs {
+        String::new()
+    } else {
+        format!(", {} threads a row in the softmax", p.threads_per_row())
+    };
     format!(
-        "attention template: {} query rows a block, {} keys a step, {} warps, {how}, {} threads a row in the softmax",
-        p.bq,
-        p.bkv,
-        p.warps,
-        p.threads_per_row()
+        "attention template: {} query rows a block, {} keys a step, {} warps, {how}{softmax}",
+        p.bq, p.bkv, p.warps,
     )
 }
 
@@ -380,15 +415,18 @@ pub fn space(limits: &TargetLimits) -> Vec<Config> {
         for bq in [16, 32, 64, 128] {
             for bkv in [16, 32, 64, 128] {
                 for warps in [1, 2, 4, 8] {
-                    let p = AttnParams {
-                        mma,
-                        bq,
-                        bkv,
-                        warps,
-                        skip: !limits.uniform_barriers,
-                    };
-                    if p.check().is_ok() && p.fits(limits, 32, 32, true) {
-                        out.push(p.config());
+                    for regs in [false, true] {
+                        let p = AttnParams {
+                            mma,
+                            bq,
+                            bkv,
+                            warps,
+                            skip: !limits.uniform_barriers,
+                            regs,
+                        };
+                        if p.check().is_ok() && p.fits(limits, 32, 32, true) {
+                            out.push(p.config());
+                        }
                     }
                 }
             }
@@ -433,6 +471,7 @@ fn op_rule(limits: &TargetLimits, shape: &Shape) -> (Config, String) {
                 bkv: 16,
                 warps: 1,
                 skip: false,
+                regs: false,
             };
             (
                 p.config(),

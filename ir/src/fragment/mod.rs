@@ -16,6 +16,14 @@
 //! its own layout (a template copies operand tiles global → shared through fragments where
 //! element-wise copies are slow: WGSL stores an f16 at a time).
 //!
+//! Element-wise work on accumulators ([`FragOp::Map`], [`FragOp::RowReduce`],
+//! [`FragOp::Convert`]) and the per-row values of a [`FragRole::Rows`] fragment keep a
+//! flash-attention step in registers: the scores' row maxima and sums, the
+//! probabilities, the output's rescaling. Their semantics are stated per element (row
+//! `i`, column `j` of a tile); which thread holds which element is the target's
+//! ([`elements`] has CUDA's), so only targets whose fragments expose their elements
+//! emit them (`TargetLimits::fragment_elements`).
+//!
 //! In the printed IR (TVM's spelling):
 //!
 //! ```text
@@ -31,8 +39,10 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use crate::dtype::DType;
-use crate::expr::{Buffer, Expr, Scope, fresh_id};
+use crate::expr::{Buffer, Expr, Scope, Var, fresh_id};
 use crate::tma::{BarRef, Major, ROW, SwizzledTile};
+
+pub mod elements;
 
 /// Threads that execute a fragment operation together (a CUDA warp, a Metal simdgroup,
 /// a Vulkan subgroup of 32).
@@ -51,6 +61,9 @@ pub enum FragRole {
     A,
     B,
     Accumulator,
+    /// One value per row of an `m×n` accumulator tile (an `m×1` column): a row
+    /// reduction's result, held as the accumulator's rows are (Triton's slice layout).
+    Rows,
 }
 
 impl FragRole {
@@ -60,6 +73,7 @@ impl FragRole {
             FragRole::A => "matrix_a",
             FragRole::B => "matrix_b",
             FragRole::Accumulator => "accumulator",
+            FragRole::Rows => "rows",
         }
     }
 }
@@ -120,7 +134,7 @@ impl Fragment {
         count: u32,
     ) -> Fragment {
         let layout = match role {
-            FragRole::Accumulator => FragLayout::RowMajor,
+            FragRole::Accumulator | FragRole::Rows => FragLayout::RowMajor,
             _ => layout,
         };
         Fragment(Arc::new(FragNode {
@@ -176,6 +190,7 @@ impl Fragment {
             FragRole::A => (s.m, s.k),
             FragRole::B => (s.k, s.n),
             FragRole::Accumulator => (s.m, s.n),
+            FragRole::Rows => (s.m, 1),
         }
     }
 
@@ -257,6 +272,29 @@ pub enum FragOp {
         origin: Vec<Expr>,
         stride: i64,
     },
+    /// Every element `(i, j)` of `dst` (an accumulator or rows tile) ← `value`, with
+    /// `row` and `col` bound to `i` and `j` (`j` = 0 in a rows tile) and each `args[n].0`
+    /// to element `(i, j)` of tile `args[n].1`: an accumulator of `dst`'s shape, or a
+    /// rows tile, whose element `i` every column of the row reads. `value` may load from
+    /// memory (an element's loads are its owning thread's).
+    Map {
+        dst: FragRef,
+        row: Var,
+        col: Var,
+        args: Vec<(Var, FragRef)>,
+        value: Expr,
+    },
+    /// Rows tile `dst` ← for each row `i`, the maximum or the sum of element `(i, j)`
+    /// of accumulator tiles `src.index .. src.index + tiles`, over every column `j`.
+    RowReduce {
+        dst: FragRef,
+        src: FragRef,
+        tiles: u32,
+        op: RowOp,
+    },
+    /// `A` tile `dst` ← accumulator tile `src` (`m×n` = `m×k`) rounded to `dst`'s type:
+    /// the probabilities of one product as the next product's operand.
+    Convert { dst: FragRef, src: FragRef },
     /// `d = a·b + c`, products and sums in the accumulator's type.
     Mma {
         d: FragRef,
@@ -302,6 +340,22 @@ pub enum FragOp {
     BarWait { bar: BarRef, parity: Expr },
 }
 
+/// The combination of a [`FragOp::RowReduce`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RowOp {
+    Max,
+    Sum,
+}
+
+impl RowOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            RowOp::Max => "max",
+            RowOp::Sum => "sum",
+        }
+    }
+}
+
 /// Columns of a warpgroup MMA's `B` operand and accumulator, and the operand tiles'
 /// shapes: `A` is 64 × 16, `B` is 16 × `n`.
 fn wg_dims(d: &FragRef) -> (i64, i64, i64) {
@@ -314,6 +368,15 @@ impl FragOp {
     pub fn exprs(&self) -> Vec<&Expr> {
         match self {
             FragOp::Fill { dst, value } => vec![&dst.index, value],
+            FragOp::Map {
+                dst, args, value, ..
+            } => std::iter::once(&dst.index)
+                .chain(args.iter().map(|(_, r)| &r.index))
+                .chain([value])
+                .collect(),
+            FragOp::RowReduce { dst, src, .. } | FragOp::Convert { dst, src } => {
+                vec![&dst.index, &src.index]
+            }
             FragOp::Load { dst: r, origin, .. } | FragOp::Store { src: r, origin, .. } => {
                 std::iter::once(&r.index).chain(origin).collect()
             }
@@ -352,6 +415,34 @@ impl FragOp {
             FragOp::Fill { dst, value } => FragOp::Fill {
                 dst: dst.map(f),
                 value: f(value),
+            },
+            FragOp::Map {
+                dst,
+                row,
+                col,
+                args,
+                value,
+            } => FragOp::Map {
+                dst: dst.map(f),
+                row: row.clone(),
+                col: col.clone(),
+                args: args.iter().map(|(v, r)| (v.clone(), r.map(f))).collect(),
+                value: f(value),
+            },
+            FragOp::RowReduce {
+                dst,
+                src,
+                tiles,
+                op,
+            } => FragOp::RowReduce {
+                dst: dst.map(f),
+                src: src.map(f),
+                tiles: *tiles,
+                op: *op,
+            },
+            FragOp::Convert { dst, src } => FragOp::Convert {
+                dst: dst.map(f),
+                src: src.map(f),
             },
             FragOp::Load {
                 dst,
@@ -545,7 +636,10 @@ impl FragOp {
             | FragOp::BarWait { .. } => 1,
             FragOp::Fill { dst: r, .. }
             | FragOp::Load { dst: r, .. }
-            | FragOp::Store { src: r, .. } => r.frag.threads(),
+            | FragOp::Store { src: r, .. }
+            | FragOp::Map { dst: r, .. }
+            | FragOp::RowReduce { dst: r, .. }
+            | FragOp::Convert { dst: r, .. } => r.frag.threads(),
             FragOp::Mma { d, .. } => d.frag.threads(),
         }
     }
@@ -553,6 +647,9 @@ impl FragOp {
     /// The fragments the operation names, in order.
     pub fn fragments(&self) -> Vec<&Fragment> {
         match self {
+            FragOp::Map { .. } | FragOp::RowReduce { .. } | FragOp::Convert { .. } => {
+                self.frag_refs().into_iter().map(|r| &r.frag).collect()
+            }
             FragOp::Fill { dst: r, .. }
             | FragOp::Load { dst: r, .. }
             | FragOp::Store { src: r, .. }
@@ -565,6 +662,10 @@ impl FragOp {
     /// The fragment tiles the operation names, in order.
     pub fn frag_refs(&self) -> Vec<&FragRef> {
         match self {
+            FragOp::Map { dst, args, .. } => std::iter::once(dst)
+                .chain(args.iter().map(|(_, r)| r))
+                .collect(),
+            FragOp::RowReduce { dst, src, .. } | FragOp::Convert { dst, src } => vec![dst, src],
             FragOp::Fill { dst: r, .. }
             | FragOp::Load { dst: r, .. }
             | FragOp::Store { src: r, .. }
@@ -580,6 +681,9 @@ impl FragOp {
     /// global tensor to a shared buffer of the same type.
     pub fn check(&self) -> Result<(), String> {
         match self {
+            FragOp::Map { .. } | FragOp::RowReduce { .. } | FragOp::Convert { .. } => {
+                elements::check(self)
+            }
             FragOp::Mma { d, a, b, c } => {
                 let roles = [
                     (d, FragRole::Accumulator),
@@ -636,6 +740,12 @@ impl FragOp {
                 stride,
                 ..
             } => {
+                if r.frag.role() == FragRole::Rows {
+                    return Err(format!(
+                        "`{}` holds rows: it is neither loaded nor stored (map it into an accumulator)",
+                        r.frag.name()
+                    ));
+                }
                 let (rows, cols) = r.frag.dims();
                 let along = match r.frag.layout() {
                     FragLayout::RowMajor => cols,
