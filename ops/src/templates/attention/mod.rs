@@ -235,6 +235,16 @@ impl AttnParams {
     /// gives every multiprocessor a block, a warp per 16 rows; 64 keys a step (32 past a
     /// head size of 64; none past the keys), fewer while shared memory does not hold the
     /// tiles.
+    ///
+    /// In the register form (`rg` = 1, where the target's fragments expose their elements)
+    /// a block shares each key tile among its warps and holds no score tile in shared
+    /// memory, so larger tiles pay even with few blocks: the largest query tile (64 rows,
+    /// four warps) and 128 keys a step up to a head size of 64 (64 past it, whose output
+    /// fragments take the registers), fewer only past the rows or keys there are.
+    /// Measured on the H100 (12 heads of 64, 2026-11-26, `h100-2026-11-26e`): 64 × 128
+    /// was the fastest of the 144 configs at 128 and 512 tokens and within 5% at 2048,
+    /// though at 128 tokens it fills 24 of 132 multiprocessors; 16 rows a block were 8%
+    /// slower at 128 and 19% at 512.
     pub fn rule(
         limits: &TargetLimits,
         (heads, s, t, d): (i64, i64, i64, i64),
@@ -254,6 +264,28 @@ impl AttnParams {
             }
             p
         };
+        if mma == 16 && limits.fragment_elements {
+            let bq = [64, 32, 16].into_iter().find(|&b| b <= fit(s)).unwrap_or(16);
+            let start = (if d > 64 { 64 } else { 128 }).min(fit(t));
+            for bkv in [128, 64, 32, 16].into_iter().filter(|&b| b <= start) {
+                let p = AttnParams {
+                    mma,
+                    bq,
+                    bkv,
+                    warps: bq / 16,
+                    skip: !limits.uniform_barriers,
+                    regs: true,
+                };
+                if p.check().is_ok() && p.fits(limits, d, d, f16) {
+                    let why = format!(
+                        "rule: scores and output in registers, {bq} query rows a block ({} warps) for {heads} heads of {s} × {t} ({} blocks), {bkv} keys a step",
+                        p.warps,
+                        ceil_div(s, bq) * heads
+                    );
+                    return Some((p, why));
+                }
+            }
+        }
         let mut candidates = Vec::new();
         for bq in [64, 32, 16] {
             if bq > fit(s) {
@@ -271,7 +303,7 @@ impl AttnParams {
                     bkv,
                     warps,
                     skip: !limits.uniform_barriers,
-                    regs: mma == 16 && limits.fragment_elements,
+                    regs: false,
                 };
                 if p.check().is_ok() && p.fits(limits, d, d, f16) {
                     candidates.push(p);
