@@ -382,13 +382,16 @@ fn the_rule_fits_every_target() {
         }
     }
     // BERT's 12 heads of 128 on CUDA: the register form, 64 rows and 128 keys a block
-    // (the H100's fastest at 128 and 512 tokens); 64 keys past a head size of 64; WGSL and
+    // (the H100's fastest at 128 and 512 tokens); 64 keys past a head size of 64 or 512
+    // tokens; WGSL and
     // MSL keep the shared-memory form, whose rule still gives each SM a block (Metal's 8×8
     // fragments, 16-row tiles: 96 blocks).
     let cuda = TargetLimits::cuda();
     let (p, why) = AttnParams::rule(&cuda, (12, 128, 128, 64), true).unwrap();
     assert_eq!((p.bq, p.bkv, p.warps, p.regs), (64, 128, 4, true), "{why}");
-    let (p, why) = AttnParams::rule(&cuda, (12, 2048, 2048, 128), true).unwrap();
+    let (p, why) = AttnParams::rule(&cuda, (12, 512, 512, 128), true).unwrap();
+    assert_eq!((p.bq, p.bkv, p.regs), (64, 64, true), "{why}");
+    let (p, why) = AttnParams::rule(&cuda, (12, 2048, 2048, 64), true).unwrap();
     assert_eq!((p.bq, p.bkv, p.regs), (64, 64, true), "{why}");
     let (p, why) = AttnParams::rule(&cuda, (2, 7, 7, 64), true).unwrap();
     assert_eq!((p.bq, p.bkv, p.regs), (16, 16, true), "{why}");

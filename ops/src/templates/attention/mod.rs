@@ -239,12 +239,13 @@ impl AttnParams {
     /// In the register form (`rg` = 1, where the target's fragments expose their elements)
     /// a block shares each key tile among its warps and holds no score tile in shared
     /// memory, so larger tiles pay even with few blocks: the largest query tile (64 rows,
-    /// four warps) and 128 keys a step up to a head size of 64 (64 past it, whose output
-    /// fragments take the registers), fewer only past the rows or keys there are.
+    /// four warps), and 128 keys a step up to a head size of 64 and 512 keys (64 past
+    /// either: the output fragments take the registers, and over long rows a smaller
+    /// block keeps more blocks resident), fewer only past the rows or keys there are.
     /// Measured on the H100 (12 heads of 64, 2026-11-26, `h100-2026-11-26e`): 64 × 128
-    /// was the fastest of the 144 configs at 128 and 512 tokens and within 5% at 2048,
-    /// though at 128 tokens it fills 24 of 132 multiprocessors; 16 rows a block were 8%
-    /// slower at 128 and 19% at 512.
+    /// was the fastest of the 144 configs at 128 and 512 tokens, though at 128 tokens it
+    /// fills 24 of 132 multiprocessors (16 rows a block: 8% slower at 128, 19% at 512);
+    /// at 2048 tokens 64 × 64 was the fastest (78.6 µs) and 64 × 128 took 101.5 µs.
     pub fn rule(
         limits: &TargetLimits,
         (heads, s, t, d): (i64, i64, i64, i64),
@@ -265,8 +266,11 @@ impl AttnParams {
             p
         };
         if mma == 16 && limits.fragment_elements {
-            let bq = [64, 32, 16].into_iter().find(|&b| b <= fit(s)).unwrap_or(16);
-            let start = (if d > 64 { 64 } else { 128 }).min(fit(t));
+            let bq = [64, 32, 16]
+                .into_iter()
+                .find(|&b| b <= fit(s))
+                .unwrap_or(16);
+            let start = (if d > 64 || t > 512 { 64 } else { 128 }).min(fit(t));
             for bkv in [128, 64, 32, 16].into_iter().filter(|&b| b <= start) {
                 let p = AttnParams {
                     mma,
