@@ -23,8 +23,10 @@
 //! On matrix units (`mma` = F > 0, f16 operands) warp `w` owns rows `w·bq/warps ..` of
 //! the tile: its Q fragments stay in registers for the whole loop, `S = Q·Kᵀ` reads
 //! `K_s` as a column-major B operand, and `O` is loaded into accumulators from `O_s`,
-//! multiplied into and stored back each step (fragments are opaque on every target, so
-//! the per-row rescaling happens in shared memory, between the two products). With
+//! multiplied into and stored back each step (fragments are opaque on WGSL and MSL, so
+//! the per-row rescaling happens in shared memory, between the two products). Where the
+//! target's fragments expose their elements (CUDA), `rg` = 1 keeps S, P and O in the
+//! warps' registers instead (`registers.rs`: FlashAttention-2's form). With
 //! `mma` = 0 the same tiles are multiplied by the block's threads, an element each, in
 //! f32: the configuration for targets without matrix units (plain WebGPU) and for f32
 //! operands.
