@@ -40,8 +40,11 @@ fn every_workload_schedule_and_backend() {
                 Some(t) if w.uses_f16() => w.lower_with(schedule, Some(&(t.default)(&r))).unwrap(),
                 _ => lowered.clone(),
             };
+            // A Vulkan adapter's cooperative matrices are opaque (as the runtime's limits
+            // say): no element-wise fragment operations.
             let vulkan = TargetLimits {
                 name: "vulkan".into(),
+                fragment_elements: false,
                 ..TargetLimits::cuda()
             };
             let name = |backend: &str| format!("{}__{}__{}", op.name, schedule, backend);
