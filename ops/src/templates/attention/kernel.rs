@@ -21,9 +21,6 @@ const MASKED: f32 = f32::MIN;
 /// unrolled loop out, and a CPU Vulkan driver then compiles minutes): only loops that
 /// index registers (the per-row state, the fragments) are unrolled.
 pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
-    if p.regs {
-        return super::registers::add_kernel(t, ops, p);
-    }
     let Operands {
         q,
         k,

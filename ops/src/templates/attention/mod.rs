@@ -384,7 +384,11 @@ pub fn template_over(name: &str, ops: &Operands, p: &AttnParams) -> Result<Func,
     {
         tpl.param(x);
     }
-    kernel::add_kernel(&mut tpl, ops, p);
+    if p.regs {
+        registers::add_kernel(&mut tpl, ops, p);
+    } else {
+        kernel::add_kernel(&mut tpl, ops, p);
+    }
     tpl.finish()
 }
 
