@@ -4,17 +4,8 @@ use weft_ir::fragment::{FragLayout, FragRole, MmaShape};
 use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template, load_or};
 
-use super::{AttnParams, Masking, Operands};
+use super::{AttnParams, MASKED, Masking, Operands, PAD_F16, PAD_F32};
 use crate::templates::ceil_div;
-
-/// Halves of padding per f16 shared row (16 bytes: rows stay aligned for `ldmatrix` and
-/// start in different banks); floats per f32 row.
-const PAD_F16: i64 = 8;
-const PAD_F32: i64 = 4;
-
-/// The most negative finite f32: a masked score. Finite, so that a row whose every score
-/// is masked still has a maximum (and WGSL, which has no infinities, can write it).
-const MASKED: f32 = f32::MIN;
 
 /// Adds the kernel to `t`, whose buffers `ops` are already parameters. Loops over a
 /// tile's elements are serial (the compilers unroll them as they see fit; WGSL writes an

@@ -39,6 +39,15 @@
 mod kernel;
 mod registers;
 
+/// Halves of padding per f16 shared row (16 bytes: rows stay aligned for `ldmatrix` and
+/// start in different banks); floats per f32 row.
+pub(super) const PAD_F16: i64 = 8;
+pub(super) const PAD_F32: i64 = 4;
+
+/// The most negative finite f32: a masked score. Finite, so that a row whose every score
+/// is masked still has a maximum (and WGSL, which has no infinities, can write it).
+pub(super) const MASKED: f32 = f32::MIN;
+
 use weft_codegen_common::TargetLimits;
 use weft_ir::func::Func;
 use weft_ir::prelude::*;
@@ -190,15 +199,15 @@ impl AttnParams {
     /// (kept in f16 tiles) or f32 ones.
     pub fn shared_bytes(&self, d: i64, dv: i64, f16: bool) -> i64 {
         let (dp, dvp) = (self.padded(d), self.padded(dv));
-        let (es, pad) = if f16 { (2, 8) } else { (4, 4) };
+        let (es, pad) = if f16 { (2, PAD_F16) } else { (4, PAD_F32) };
         let tiles = (self.bq * (dp + pad) + self.bkv * (dp + pad) + self.bkv * (dvp + pad)) * es;
-        let out = self.bq * (dvp + 4) * 4;
+        let out = self.bq * (dvp + PAD_F32) * 4;
         if self.regs {
             return tiles + out;
         }
-        let scores = self.bq * (self.bkv + 4) * 4;
+        let scores = self.bq * (self.bkv + PAD_F32) * 4;
         let probs = if self.mma > 0 {
-            self.bq * (self.bkv + 8) * 2
+            self.bq * (self.bkv + PAD_F16) * 2
         } else {
             0
         };

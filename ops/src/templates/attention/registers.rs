@@ -23,15 +23,8 @@ use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template, load_or};
 
 use super::kernel::load_tile;
-use super::{AttnParams, Masking, Operands};
+use super::{AttnParams, MASKED, Masking, Operands, PAD_F16, PAD_F32};
 use crate::templates::ceil_div;
-
-/// Halves of padding per f16 shared row, floats per f32 row (as the shared form's).
-const PAD_F16: i64 = 8;
-const PAD_F32: i64 = 4;
-
-/// A masked score: the most negative finite f32 (as the shared form's).
-const MASKED: f32 = f32::MIN;
 
 /// Adds the register form of the kernel to `t` (`p.regs`, `p.mma` = 16, f16 operands).
 pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
