@@ -10,7 +10,12 @@ is in them, the way `weft bench` times kernels.
 
     python3 scripts/torch_attention.py --seqs 128,512,2048 --heads 12 --dim 64
 
-Prints one JSON object per line: {"op", "bh", "s", "t", "d", "causal", "backend", "ms"}.
+Each output is first checked against float64 attention of the same inputs (an error
+above 1e-2 of the output's scale stops the script), so that a row cannot time the wrong
+computation; `err` is that error.
+
+Prints one JSON object per line: {"op", "bh", "s", "t", "d", "causal", "backend", "ms",
+"err"}.
 """
 import argparse
 import json
@@ -54,6 +59,22 @@ def time_ms(fn, calls=50, repeats=7):
     return statistics.median(times)
 
 
+def check(q, k, v, causal, got):
+    """The largest error of `got` against float64 attention, relative to the output's
+    scale; raises above 1e-2 (fp16 inputs and output: a few units of 2^-11 expected)."""
+    q64, k64, v64 = (x.double() for x in (q, k, v))
+    scores = (q64 @ k64.transpose(-1, -2)) / q64.shape[-1] ** 0.5
+    if causal:
+        s, t = scores.shape[-2:]
+        keep = torch.ones(s, t, dtype=torch.bool, device=q.device).tril()
+        scores = scores.masked_fill(~keep, float("-inf"))
+    want = scores.softmax(-1) @ v64
+    err = ((got.double() - want).abs().max() / want.abs().max().clamp_min(1e-3)).item()
+    if err > 1e-2:
+        raise SystemExit(f"SDPA's output is {err:.3g} of its scale from float64: not attention")
+    return err
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seqs", default="128,512,2048")
@@ -69,7 +90,9 @@ def main():
                 for _ in range(3)
             )
             with sdpa_kernel(BACKENDS[args.backend]):
+                got = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
                 ms = time_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
+            err = check(q, k, v, causal, got)
             print(
                 json.dumps(
                     {
@@ -81,6 +104,7 @@ def main():
                         "causal": int(causal),
                         "backend": args.backend,
                         "ms": ms,
+                        "err": err,
                     }
                 ),
                 flush=True,

@@ -24,6 +24,7 @@ const RESERVED: &[&[&str]] = &[
 fn f32_intrinsic(f: Intrinsic) -> Option<&'static str> {
     Some(match f {
         Intrinsic::Exp => "expf",
+        Intrinsic::Exp2 => "exp2f",
         Intrinsic::Log => "logf",
         Intrinsic::Sqrt => "sqrtf",
         Intrinsic::Rsqrt => "rsqrtf",

@@ -17,6 +17,7 @@ const RESERVED: &[&[&str]] = &[keywords::CXX, keywords::MSL];
 fn float_intrinsic(f: Intrinsic) -> Option<&'static str> {
     Some(match f {
         Intrinsic::Exp => "exp",
+        Intrinsic::Exp2 => "exp2",
         Intrinsic::Log => "log",
         Intrinsic::Sqrt => "sqrt",
         Intrinsic::Rsqrt => "rsqrt",

@@ -15,6 +15,7 @@ use crate::writer::{Writer, ty};
 fn builtin_fn(f: Intrinsic) -> Option<&'static str> {
     Some(match f {
         Intrinsic::Exp => "exp",
+        Intrinsic::Exp2 => "exp2",
         Intrinsic::Log => "log",
         Intrinsic::Sqrt => "sqrt",
         Intrinsic::Rsqrt => "inverseSqrt",

@@ -208,6 +208,7 @@ fn attention_is_right_on_matrix_units() {
                 warps: 2,
                 skip: true,
                 regs: false,
+                stages: 1,
             };
             check(c, DType::F16, &p, 10 * i as u64);
         }
@@ -219,15 +220,18 @@ fn attention_is_right_on_matrix_units() {
 /// them; one and two fragments of rows a warp, one to eight key fragments a step.
 #[test]
 fn attention_is_right_in_registers() {
+    // The last column: key/value stages (2: the next key tile fetched while this one
+    // computes; with causal skipping at 129 rows, one block's next tile is not fetched).
     let cases = [
-        (1, 32, 64, 64, 4),
-        (7, 64, 32, 64, 2),
-        (100, 80, 64, 32, 2),
-        (129, 128, 64, 64, 4),
-        (129, 32, 128, 128, 4),
-        (100, 64, 32, 16, 1),
+        (1, 32, 64, 64, 4, 1),
+        (7, 64, 32, 64, 2, 2),
+        (100, 80, 64, 32, 2, 1),
+        (129, 128, 64, 64, 4, 2),
+        (129, 32, 128, 128, 4, 2),
+        (100, 64, 32, 16, 1, 2),
+        (128, 64, 64, 64, 4, 2),
     ];
-    for (i, &(n, d, bq, bkv, warps)) in cases.iter().enumerate() {
+    for (i, &(n, d, bq, bkv, warps, stages)) in cases.iter().enumerate() {
         for causal in [false, true] {
             let c = Case {
                 bh: 2,
@@ -244,6 +248,7 @@ fn attention_is_right_in_registers() {
                 warps,
                 skip: i % 3 != 2,
                 regs: true,
+                stages,
             };
             check(c, DType::F16, &p, 500 + 10 * i as u64);
         }
@@ -265,6 +270,7 @@ fn attention_is_right_in_registers() {
             warps: 2,
             skip: false,
             regs: true,
+            stages: 1 + i as i64,
         };
         check(c, DType::F16, &p, 600 + i as u64);
     }
@@ -291,6 +297,7 @@ fn attention_is_right_on_cuda_cores() {
                 warps: 2,
                 skip: true,
                 regs: false,
+                stages: 1,
             };
             check(c, DType::F32, &p, 100 + i as u64);
         }
@@ -311,6 +318,7 @@ fn attention_is_right_on_cuda_cores() {
             warps,
             skip: false,
             regs: false,
+            stages: 1,
         };
         check(c, DType::F16, &p, 200);
     }
@@ -343,6 +351,7 @@ fn attention_is_right_at_other_tilings() {
                 warps,
                 skip: true,
                 regs: false,
+                stages: 1,
             };
             check(c, DType::F16, &p, 300 + i as u64);
         }
@@ -368,6 +377,7 @@ fn the_rule_fits_every_target() {
                         warps: 1,
                         skip: false,
                         regs: false,
+                        stages: 1,
                     };
                     assert!(!smallest.fits(&limits, d, d, f16), "{} d={d}", limits.name);
                     continue;
@@ -392,7 +402,10 @@ fn the_rule_fits_every_target() {
     let (p, why) = AttnParams::rule(&cuda, (12, 512, 512, 128), true).unwrap();
     assert_eq!((p.bq, p.bkv, p.regs), (64, 64, true), "{why}");
     let (p, why) = AttnParams::rule(&cuda, (12, 2048, 2048, 64), true).unwrap();
-    assert_eq!((p.bq, p.bkv, p.regs), (64, 64, true), "{why}");
+    assert_eq!((p.bq, p.bkv, p.regs, p.stages), (64, 64, true, 2), "{why}");
+    // One key step: nothing to fetch ahead.
+    let (p, why) = AttnParams::rule(&cuda, (12, 128, 128, 64), true).unwrap();
+    assert_eq!(p.stages, 1, "{why}");
     let (p, why) = AttnParams::rule(&cuda, (2, 7, 7, 64), true).unwrap();
     assert_eq!((p.bq, p.bkv, p.regs), (16, 16, true), "{why}");
     let (p, why) = AttnParams::rule(&TargetLimits::metal(), (12, 128, 128, 64), true).unwrap();
@@ -416,9 +429,10 @@ fn without_its_barriers_attention_races() {
         warps: 2,
         skip: true,
         regs: false,
+        stages: 1,
     };
-    for regs in [false, true] {
-        let mut lowered = build(c, DType::F16, &AttnParams { regs, ..p });
+    for (regs, stages) in [(false, 1), (true, 1), (true, 2)] {
+        let mut lowered = build(c, DType::F16, &AttnParams { regs, stages, ..p });
         lowered.kernels[0].body = strip_barriers(&lowered.kernels[0].body);
         let named = vec![
             ("qa", tensor(DType::F16, &randoms(1, 20 * 32)).0),
@@ -430,7 +444,7 @@ fn without_its_barriers_attention_races() {
         let err = weft_ir::interp::run(&lowered, &mut args).unwrap_err();
         assert!(
             matches!(err, InterpError::SharedRace { .. }),
-            "regs={regs}: {err}"
+            "regs={regs} stages={stages}: {err}"
         );
     }
 }
@@ -452,6 +466,7 @@ fn every_language_emits_it() {
         warps: 2,
         skip: mma != 0 && bq == 64,
         regs: false,
+        stages: 1,
     };
     let cuda = build(c, DType::F16, &at(16, 64));
     let src = weft_codegen_cuda::emit_lowered(&cuda, &Default::default()).unwrap();
@@ -463,6 +478,7 @@ fn every_language_emits_it() {
         DType::F16,
         &AttnParams {
             regs: true,
+            stages: 1,
             ..at(16, 64)
         },
     );
@@ -474,6 +490,25 @@ fn every_language_emits_it() {
     match weft_codegen_cuda::nvrtc::check_arch(&src.source, "sm_80") {
         Ok(weft_codegen_common::testing::Checked::Passed) => {}
         Ok(_) => {} // skipped, with the reason printed
+        Err(e) => panic!("{e}"),
+    }
+    // Two stages: the next key tile's copies are cp.async, waited for at the barrier.
+    let staged = build(
+        c,
+        DType::F16,
+        &AttnParams {
+            regs: true,
+            stages: 2,
+            ..at(16, 64)
+        },
+    );
+    let src = weft_codegen_cuda::emit_lowered(&staged, &Default::default()).unwrap();
+    for needle in ["cp.async", "weft_row_reduce<"] {
+        assert!(src.source.contains(needle), "no {needle}: {}", src.source);
+    }
+    match weft_codegen_cuda::nvrtc::check_arch(&src.source, "sm_80") {
+        Ok(weft_codegen_common::testing::Checked::Passed) => {}
+        Ok(_) => {}
         Err(e) => panic!("{e}"),
     }
     // Opaque fragments refuse it by name.

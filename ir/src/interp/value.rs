@@ -204,6 +204,7 @@ pub(super) fn call_fn(f: Intrinsic, ty: DType) -> Option<CallFn> {
         ($dec:ident, $enc:ident) => {
             Some(match f {
                 Intrinsic::Exp => unary!($dec, $enc, f64::exp),
+                Intrinsic::Exp2 => unary!($dec, $enc, f64::exp2),
                 Intrinsic::Log => unary!($dec, $enc, f64::ln),
                 Intrinsic::Sqrt => unary!($dec, $enc, f64::sqrt),
                 Intrinsic::Rsqrt => unary!($dec, $enc, |x| 1.0 / x.sqrt()),

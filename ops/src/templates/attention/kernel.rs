@@ -108,7 +108,7 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
                          x: &Buffer,
                          row0: &Expr,
                          dims: (i64, i64, i64, i64)| {
-            load_tile(kb, (dst, x, row0), dims, (&tx, threads, &z));
+            load_tile(kb, (dst, x, row0), None, dims, (&tx, threads, &z));
         };
         load_tile(kb, &q_s, q, &q0, (bq, sq, d, dp));
         fill(kb, &o_s, bq, dvp, &|_, _| Expr::f32(0.0));
@@ -386,10 +386,13 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
 /// `z`) into tile `dst` of `cols` ≥ `len` columns, zero outside, by the block's `threads`
 /// threads: vectors of the widest lanes (16 bytes at most) that divide `len`, so that no
 /// vector straddles its end and each is tested once; element by element where `x` is not
-/// of the tile's type.
+/// of the tile's type. With `stage`, `dst` is staged (`[stages, rows, cols]`) and the
+/// tile goes into that stage. `row0` is a multiple of `rows` below `total` (a tile's
+/// start), so where `rows` divides `total` no row is tested.
 pub(super) fn load_tile(
     kb: &mut KernelBuilder,
     (dst, x, row0): (&Buffer, &Buffer, &Expr),
+    stage: Option<&Expr>,
     (rows, total, len, cols): (i64, i64, i64, i64),
     (tx, threads, z): (&Expr, i64, &Expr),
 ) {
@@ -409,24 +412,25 @@ pub(super) fn load_tile(
         let idx = kb.let_("idx", e * threads + tx.clone());
         let (r, col) = (idx.clone() / vecs, idx.clone() % vecs * lanes);
         let row = row0.clone() + r.clone();
-        let inside = row.clone().lt(total).and(col.clone().lt(len));
+        let inside = if total % rows == 0 {
+            col.clone().lt(len)
+        } else {
+            row.clone().lt(total).and(col.clone().lt(len))
+        };
         let body = |kb: &mut KernelBuilder| {
             let at = [z.clone(), row.clone(), col.clone()];
+            let to: Vec<Expr> = stage
+                .cloned()
+                .into_iter()
+                .chain([r.clone(), col.clone()])
+                .collect();
             if lanes > 1 {
                 let zero = Expr::zero(tiles_dt);
-                kb.copy_if(
-                    lanes,
-                    dst,
-                    [r.clone(), col.clone()],
-                    x,
-                    at,
-                    inside.clone(),
-                    zero,
-                );
+                kb.copy_if(lanes, dst, to, x, at, inside.clone(), zero);
             } else {
                 let zero = Expr::zero(x.dtype());
                 let v = load_or(x, at, inside.clone(), zero).cast(tiles_dt);
-                kb.store(dst, [r.clone(), col.clone()], v);
+                kb.store(dst, to, v);
             }
         };
         if count % threads == 0 {

@@ -76,6 +76,10 @@ pub const PARAMS: &[(&str, &str)] = &[
         "rg",
         "1 keeps the scores, probabilities and output rows in the warps' registers (element-wise fragment operations: CUDA's mma.sync); 0 passes them through shared memory between the products",
     ),
+    (
+        "st",
+        "key/value stages in shared memory with `rg` = 1: 2 fetches the next step's K and V tiles (cp.async on CUDA) while this step computes, one barrier a step; 1 loads, then computes",
+    ),
 ];
 
 /// How scores are masked beyond the key length.
@@ -115,6 +119,9 @@ pub struct AttnParams {
     /// S, P and O stay in registers (FlashAttention-2's form; `mma` = 16 on a target
     /// whose fragments expose their elements).
     pub regs: bool,
+    /// K/V tiles in shared memory: 2 fetches the next key step's tiles while this one
+    /// computes (register form only), 1 loads and then computes.
+    pub stages: i64,
 }
 
 impl AttnParams {
@@ -128,6 +135,7 @@ impl AttnParams {
             warps: config.value("w")?,
             skip: config.get("cs").unwrap_or(0) == 1,
             regs: config.get("rg").unwrap_or(0) == 1,
+            stages: config.get("st").unwrap_or(1),
         };
         for key in ["cs", "rg"] {
             if let Some(v) = config.get(key).filter(|c| ![0, 1].contains(c)) {
@@ -168,6 +176,15 @@ impl AttnParams {
                 "`rg` = 1 keeps the tiles in mma.sync's 16×16 fragments; `mma` = {mma}"
             ));
         }
+        if ![1, 2].contains(&self.stages) {
+            return Err(format!("`st` = {} must be 1 or 2", self.stages));
+        }
+        if self.stages == 2 && !self.regs {
+            return Err(
+                "`st` = 2 double-buffers the key/value tiles of the register form; `rg` = 0"
+                    .to_string(),
+            );
+        }
         if self.threads_per_row() > bkv {
             return Err(format!(
                 "{} threads a row over `bkv` = {bkv} keys: fewer keys than threads",
@@ -200,7 +217,8 @@ impl AttnParams {
     pub fn shared_bytes(&self, d: i64, dv: i64, f16: bool) -> i64 {
         let (dp, dvp) = (self.padded(d), self.padded(dv));
         let (es, pad) = if f16 { (2, PAD_F16) } else { (4, PAD_F32) };
-        let tiles = (self.bq * (dp + pad) + self.bkv * (dp + pad) + self.bkv * (dvp + pad)) * es;
+        let kv = self.stages * self.bkv * (dp + pad + dvp + pad);
+        let tiles = (self.bq * (dp + pad) + kv) * es;
         let out = self.bq * (dvp + PAD_F32) * 4;
         if self.regs {
             return tiles + out;
@@ -224,6 +242,7 @@ impl AttnParams {
                 self.warps,
                 self.skip as i64,
                 self.regs as i64,
+                self.stages,
             ],
         )
     }
@@ -253,10 +272,15 @@ impl AttnParams {
     /// four warps), and 128 keys a step up to a head size of 64 and 512 keys (64 past
     /// either: the output fragments take the registers, and over long rows a smaller
     /// block keeps more blocks resident), fewer only past the rows or keys there are.
+    /// Where there is more than one key step, two stages of K and V (`st` = 2: the next
+    /// step's tiles fetched while this one computes), one if two do not fit.
     /// Measured on the H100 (12 heads of 64, 2026-11-26, `h100-2026-11-26e`): 64 × 128
     /// was the fastest of the 144 configs at 128 and 512 tokens, though at 128 tokens it
     /// fills 24 of 132 multiprocessors (16 rows a block: 8% slower at 128, 19% at 512);
     /// at 2048 tokens 64 × 64 was the fastest (78.6 µs) and 64 × 128 took 101.5 µs.
+    /// With the stages and base-2 scores (`h100-2026-11-26f`, 184 configs) the rule's
+    /// pick was again the fastest at 512 (64 × 128, two stages: 10.1 µs) and 2048 (64 ×
+    /// 64, two stages: 61.5 µs; 64 × 128 in one stage 62.6).
     pub fn rule(
         limits: &TargetLimits,
         (heads, s, t, d): (i64, i64, i64, i64),
@@ -283,21 +307,32 @@ impl AttnParams {
                 .unwrap_or(16);
             let start = (if d > 64 || t > 512 { 64 } else { 128 }).min(fit(t));
             for bkv in [128, 64, 32, 16].into_iter().filter(|&b| b <= start) {
-                let p = AttnParams {
-                    mma,
-                    bq,
-                    bkv,
-                    warps: bq / 16,
-                    skip: !limits.uniform_barriers,
-                    regs: true,
-                };
-                if p.check().is_ok() && p.fits(limits, d, d, f16) {
-                    let why = format!(
-                        "rule: scores and output in registers, {bq} query rows a block ({} warps) for {heads} heads of {s} × {t} ({} blocks), {bkv} keys a step",
-                        p.warps,
-                        ceil_div(s, bq) * heads
-                    );
-                    return Some((p, why));
+                // Two stages where there is a next key step to fetch, one if they do not
+                // fit.
+                let stages = if t > bkv { [2, 1].as_slice() } else { &[1] };
+                for &st in stages {
+                    let p = AttnParams {
+                        mma,
+                        bq,
+                        bkv,
+                        warps: bq / 16,
+                        skip: !limits.uniform_barriers,
+                        regs: true,
+                        stages: st,
+                    };
+                    if p.check().is_ok() && p.fits(limits, d, d, f16) {
+                        let fetch = if st == 2 {
+                            ", the next step's keys fetched while this one computes"
+                        } else {
+                            ""
+                        };
+                        let why = format!(
+                            "rule: scores and output in registers, {bq} query rows a block ({} warps) for {heads} heads of {s} × {t} ({} blocks), {bkv} keys a step{fetch}",
+                            p.warps,
+                            ceil_div(s, bq) * heads
+                        );
+                        return Some((p, why));
+                    }
                 }
             }
         }
@@ -319,6 +354,7 @@ impl AttnParams {
                     warps,
                     skip: !limits.uniform_barriers,
                     regs: false,
+                    stages: 1,
                 };
                 if p.check().is_ok() && p.fits(limits, d, d, f16) {
                     candidates.push(p);
@@ -431,8 +467,13 @@ pub fn template(
 /// A one-line description of `p`.
 pub fn describe(p: &AttnParams) -> String {
     let how = if p.regs {
+        let fetch = if p.stages == 2 {
+            ", keys and values double-buffered"
+        } else {
+            ""
+        };
         format!(
-            "{0}x{0}x{0} matrix fragments, scores and output in registers",
+            "{0}x{0}x{0} matrix fragments, scores and output in registers{fetch}",
             p.mma
         )
     } else if p.mma > 0 {
@@ -466,7 +507,7 @@ pub fn space(limits: &TargetLimits) -> Vec<Config> {
         for bq in [16, 32, 64, 128] {
             for bkv in [16, 32, 64, 128] {
                 for warps in [1, 2, 4, 8] {
-                    for regs in [false, true] {
+                    for (regs, stages) in [(false, 1), (true, 1), (true, 2)] {
                         let p = AttnParams {
                             mma,
                             bq,
@@ -474,6 +515,7 @@ pub fn space(limits: &TargetLimits) -> Vec<Config> {
                             warps,
                             skip: !limits.uniform_barriers,
                             regs,
+                            stages,
                         };
                         if p.check().is_ok() && p.fits(limits, 32, 32, true) {
                             out.push(p.config());
@@ -523,6 +565,7 @@ fn op_rule(limits: &TargetLimits, shape: &Shape) -> (Config, String) {
                 warps: 1,
                 skip: false,
                 regs: false,
+                stages: 1,
             };
             (
                 p.config(),

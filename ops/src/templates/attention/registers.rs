@@ -7,9 +7,9 @@
 //!
 //! ```text
 //! S[i, :]  = Q[i] · K_sᵀ                      # accumulators, nf = bkv/16 tiles
-//! S[i, :]  = masked(scale · S + mask)          # map (the element's row and key known)
+//! S[i, :]  = masked(log2(e)·(scale·S + mask))  # map (the element's row and key known)
 //! m_new    = max(m[i], rowmax(S[i, :]))        # row reduction: quad shuffles
-//! P[i, :]  = exp(S − m_new);  α = exp(m[i] − m_new)
+//! P[i, :]  = 2^(S − m_new);  α = 2^(m[i] − m_new)
 //! l[i]     = α·l[i] + rowsum(P);  m[i] = m_new
 //! O[i, :] *= α;  O[i, :] += f16(P[i, :]) · V_s # P becomes an A operand in place
 //! ```
@@ -17,6 +17,12 @@
 //! with two barriers a step (the K and V tiles loaded, then read by every warp) where the
 //! shared-memory form has six, and no score or output row crossing shared memory until
 //! `O / l` is written out at the end.
+//!
+//! With two stages (`st` = 2) `K_s` and `V_s` are double buffers: step `j` first issues
+//! the copies of key tile `j + 1` into the other stage (`cp.async` on CUDA: straight into
+//! shared memory, complete at the thread's next barrier), then computes on its own, and
+//! one barrier ends the step — the copies then are complete and every warp is done with
+//! the stage the step after next overwrites.
 
 use weft_ir::fragment::{FragLayout, FragRole, MmaShape, RowOp};
 use weft_ir::prelude::*;
@@ -44,7 +50,10 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
     let AttnParams { bq, bkv, warps, .. } = *p;
     let threads = warps * 32;
     let (q_tiles, kv_tiles) = (ceil_div(sq, bq), ceil_div(skv, bkv));
-    let scale = *scale as f32;
+    // Scores are kept in base 2: log2(e) folded into the scale (and the mask), so that
+    // each probability is one `exp2` (`ex2` on CUDA) rather than `exp`'s range reduction.
+    let log2e = std::f32::consts::LOG2_E;
+    let scale = *scale as f32 * log2e;
     let causal = *masking == Masking::Causal;
     // Fragments a warp holds: `fq` high, Q's `kd` along the head, S's `nf` along the
     // keys, O's `nv` along the output's head.
@@ -61,8 +70,21 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
         let q0 = kb.let_("q0", kb.block_x() * bq);
         let z = kb.block_y();
         let q_s = kb.shared("Q_s", &[bq, dp + PAD_F16], DType::F16);
-        let k_s = kb.shared("K_s", &[bkv, dp + PAD_F16], DType::F16);
-        let v_s = kb.shared("V_s", &[bkv, dvp + PAD_F16], DType::F16);
+        let staged = p.stages > 1;
+        // One stage is a plain tile, two a `[2, rows, cols]` double buffer.
+        let tile_shape = |cols: i64| {
+            let tile = [bkv, cols + PAD_F16];
+            if staged {
+                vec![p.stages, tile[0], tile[1]]
+            } else {
+                tile.to_vec()
+            }
+        };
+        let k_s = kb.shared("K_s", &tile_shape(dp), DType::F16);
+        let v_s = kb.shared("V_s", &tile_shape(dvp), DType::F16);
+        if staged {
+            kb.async_pipeline(p.stages as u32);
+        }
         let o_s = kb.shared("O_s", &[bq, dvp + PAD_F32], DType::F32);
         let warp = kb.let_("warp", tx.clone() / 32);
         let frag = |kb: &mut KernelBuilder, name: &str, role, layout, count: i64| {
@@ -89,9 +111,20 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
         let zero = Expr::int(0);
 
         let load = |kb: &mut KernelBuilder, dst: &Buffer, x: &Buffer, row0: &Expr, dims| {
-            load_tile(kb, (dst, x, row0), dims, (&tx, threads, &z));
+            load_tile(kb, (dst, x, row0), None, dims, (&tx, threads, &z));
+        };
+        // The K and V rows of the key tile at `j0` into stage `stage` (the tile itself,
+        // when not staged).
+        let fetch = |kb: &mut KernelBuilder, j0: Expr, stage: Expr| {
+            let stage = staged.then_some(&stage);
+            let at = (&tx, threads, &z);
+            load_tile(kb, (&k_s, k, &j0), stage, (bkv, skv, d, dp), at);
+            load_tile(kb, (&v_s, v, &j0), stage, (bkv, skv, dv, dvp), at);
         };
         load(kb, &q_s, q, &q0, (bq, sq, d, dp));
+        if staged {
+            fetch(kb, zero.clone(), zero.clone());
+        }
         kb.unroll("i", fq, |kb, i| {
             kb.frag_fill(&m_run, i.clone(), MASKED);
             kb.frag_fill(&l_run, i.clone(), 0.0f32);
@@ -107,16 +140,38 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
             });
         });
 
+        // Whether key tile `jt` is computed at all (causal: not wholly after the block's
+        // last query row, where skipped; the condition is the block's, uniform over it).
+        let skipping = causal && p.skip && kv_tiles > 1;
+        let needed = |jt: Expr| {
+            let last = q0.clone() + (bq - 1);
+            (jt * bkv).le(last)
+        };
         let step = |kb: &mut KernelBuilder, jt: Expr| {
-            let j0 = kb.let_("j0", jt * bkv);
-            load(kb, &k_s, k, &j0, (bkv, skv, d, dp));
-            load(kb, &v_s, v, &j0, (bkv, skv, dv, dvp));
-            kb.barrier();
+            let j0 = kb.let_("j0", jt.clone() * bkv);
+            // This step's stage of K_s and V_s (indices prefix).
+            let cur: Vec<Expr> = if staged {
+                let next = jt.clone() + 1;
+                let mut wanted = next.clone().lt(kv_tiles);
+                if skipping {
+                    wanted = wanted.and(needed(next.clone()));
+                }
+                kb.if_(wanted, |kb| {
+                    fetch(kb, next.clone() * bkv, next.clone() % p.stages)
+                });
+                vec![jt.clone() % p.stages]
+            } else {
+                fetch(kb, j0.clone(), zero.clone());
+                kb.barrier();
+                vec![]
+            };
+            let at =
+                |r: Expr, c: Expr| -> Vec<Expr> { cur.iter().cloned().chain([r, c]).collect() };
             // S = Q · Kᵀ, K_s's rows read as Kᵀ's columns.
             kb.unroll("t", fq * nf, |kb, t| kb.frag_fill(&s_acc, t, 0.0f32));
             kb.unroll("kk", kd, |kb, kk| {
                 kb.unroll("j", nf, |kb, j| {
-                    kb.frag_load(&k_frag, 0, &k_s, [j.clone() * f, kk.clone() * f]);
+                    kb.frag_load(&k_frag, 0, &k_s, at(j.clone() * f, kk.clone() * f));
                     kb.unroll("i", fq, |kb, i| {
                         let acc = i.clone() * nf + j.clone();
                         kb.mma(
@@ -141,13 +196,21 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
                             let inside = grow.clone().lt(sq).and(col.clone().lt(skv));
                             let at = [z.clone(), grow.clone(), col.clone()];
                             let add = load_or(m, at, inside, Expr::zero(m.dtype()));
-                            s = s + add.cast(DType::F32);
+                            s = s + add.cast(DType::F32) * log2e;
                         }
-                        let mut keep = col.clone().lt(skv);
+                        // Keys past the end exist only where the tiles do not divide them.
+                        let mut keep = Vec::new();
+                        if skv % bkv != 0 {
+                            keep.push(col.clone().lt(skv));
+                        }
                         if causal {
-                            keep = keep.and(col.le(grow));
+                            keep.push(col.le(grow));
                         }
-                        Expr::select(keep, s, Expr::f32(MASKED))
+                        if keep.is_empty() {
+                            s
+                        } else {
+                            Expr::select(Expr::all(keep), s, Expr::f32(MASKED))
+                        }
                     });
                 });
                 let strip = (&s_acc, i.clone() * nf);
@@ -162,14 +225,14 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
                     kb.frag_map(
                         (&s_acc, t.clone()),
                         &[(&s_acc, t), m_new_at()],
-                        |_, _, x| te::exp(x[0].clone() - x[1].clone()),
+                        |_, _, x| te::exp2(x[0].clone() - x[1].clone()),
                     );
                 });
                 kb.frag_row_reduce((&l_step, zero.clone()), strip, nf as u32, RowOp::Sum);
                 kb.frag_map(
                     (&alpha, zero.clone()),
                     &[this.clone(), m_new_at()],
-                    |_, _, x| te::exp(x[0].clone() - x[1].clone()),
+                    |_, _, x| te::exp2(x[0].clone() - x[1].clone()),
                 );
                 let l_at = (&l_run, i.clone());
                 let parts = [
@@ -195,7 +258,7 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
                 });
                 kb.unroll("kk", nf, |kb, kk| {
                     kb.unroll("j", nv, |kb, j| {
-                        kb.frag_load(&v_frag, 0, &v_s, [kk.clone() * f, j.clone() * f]);
+                        kb.frag_load(&v_frag, 0, &v_s, at(kk.clone() * f, j.clone() * f));
                         let acc = i.clone() * nv + j;
                         kb.mma(
                             (&o_acc, acc.clone()),
@@ -209,11 +272,10 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
             kb.barrier();
         };
         kb.serial("jt", kv_tiles, |kb, jt| {
-            if causal && p.skip && kv_tiles > 1 {
+            if skipping {
                 // Key tiles wholly after the block's last query row hold only masked
-                // scores: skipped (the condition is the block's, uniform over it).
-                let last = q0.clone() + (bq - 1);
-                kb.if_((jt.clone() * bkv).le(last), |kb| step(kb, jt));
+                // scores: skipped.
+                kb.if_(needed(jt.clone()), |kb| step(kb, jt));
             } else {
                 step(kb, jt);
             }
