@@ -259,7 +259,9 @@ pub struct ReportArgs {
     #[arg(long, value_delimiter = ',')]
     pub sweeps: Vec<PathBuf>,
     /// Baselines measured in the same call: JSON lines from `scripts/torch_models.py`
-    /// (PyTorch eager, one CUDA graph, torch.compile), put beside weft's rows.
+    /// (PyTorch eager, one CUDA graph, torch.compile: beside weft's model rows) and
+    /// `scripts/torch_attention.py` (SDPA: beside weft's `attention-f16` rows), in one
+    /// file or concatenated.
     #[arg(long)]
     pub baselines: Option<PathBuf>,
 }

@@ -5,7 +5,7 @@ use crate::commands::bench::{collect, write_json};
 use crate::error::CliError;
 use crate::out::outln;
 use crate::report::{ReportData, include, include_existing, merge_offline, supersede};
-use crate::report::{models, offline, page, stale, sweeps};
+use crate::report::{beside, models, offline, page, stale, sweeps};
 
 /// Runs what `a` asks for and writes the page, the charts and `report.json`, adding to
 /// the `report.json` already in `--out`. Fails (exit 1) when a row of this run is wrong or
@@ -28,6 +28,7 @@ pub fn report(a: &ReportArgs) -> Result<(), CliError> {
         offline: Vec::new(),
         models: Vec::new(),
         sweeps: Vec::new(),
+        op_baselines: Vec::new(),
     };
     // Read before anything runs: an unreadable report stops the command here, untouched.
     let json = a.out.join("report.json");
@@ -73,6 +74,17 @@ pub fn report(a: &ReportArgs) -> Result<(), CliError> {
     } else if let Some(path) = &a.baselines {
         models::merge(&mut data.models, models::baselines(path, "cuda")?);
     }
+    if let Some(path) = &a.baselines {
+        // Measured on the GPU of this call's CUDA rows (the latest run's).
+        let device = data
+            .runs
+            .iter()
+            .rev()
+            .flat_map(|r| r.rows.iter())
+            .find(|r| r.target == "cuda")
+            .map_or("cuda".to_string(), |r| r.device.clone());
+        beside::merge(&mut data.op_baselines, beside::read(path, &device)?);
+    }
     for path in &a.sweeps {
         sweeps::merge(&mut data.sweeps, sweeps::read(path)?);
     }
@@ -84,6 +96,7 @@ pub fn report(a: &ReportArgs) -> Result<(), CliError> {
         && data.offline.is_empty()
         && data.models.is_empty()
         && data.sweeps.is_empty()
+        && data.op_baselines.is_empty()
     {
         return Err(CliError::EmptyReport);
     }

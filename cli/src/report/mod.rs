@@ -14,6 +14,7 @@
 //! Vulkan driver, hipcc) puts every target on one page; the page names where each figure
 //! came from: date, device, driver and weft's commit per run.
 
+pub mod beside;
 pub mod models;
 pub mod offline;
 pub mod page;
@@ -73,6 +74,9 @@ pub struct ReportData {
     /// Shape sweeps (`weft sweep`): the rule's configs against tuning across shapes.
     #[serde(default)]
     pub sweeps: Vec<crate::sweep::Sweep>,
+    /// Single kernels of another engine at weft's op shapes (`--baselines` op lines).
+    #[serde(default)]
+    pub op_baselines: Vec<beside::OpBaseline>,
 }
 
 /// Adds a `--from` file: a report's data (its runs and offline rows) or one benchmark run.
@@ -89,6 +93,7 @@ pub(crate) fn include(data: &mut ReportData, path: &Path) -> Result<(), CliError
         data.runs.extend(other.runs);
         merge_offline(&mut data.offline, other.offline);
         models::merge(&mut data.models, other.models);
+        beside::merge(&mut data.op_baselines, other.op_baselines);
     } else if value.get("rows").is_some() {
         let run: BenchRun = serde_json::from_value(value)
             .map_err(|e| bad(format!("not a `weft bench --json` file: {e}")))?;

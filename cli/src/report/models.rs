@@ -176,7 +176,8 @@ pub(crate) fn baselines(path: &Path, device: &str) -> Result<Vec<ModelRow>, CliE
     let mut rows = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
-        if !line.starts_with('{') {
+        // Op lines (`"op": ...`) are single kernels' baselines, read by `super::beside`.
+        if !line.starts_with('{') || line.contains("\"op\"") {
             continue;
         }
         let l: Line =

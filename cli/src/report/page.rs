@@ -43,6 +43,8 @@ pub fn write(data: &ReportData, out: &Path) -> Result<Vec<PathBuf>, CliError> {
         out,
         &chart_dir,
     )?);
+    let shown: Vec<&Row> = entries.iter().map(|e| e.row).collect();
+    super::beside::section(&mut md, &data.op_baselines, &shown);
     written.extend(super::sweeps::section(
         &mut md,
         &data.sweeps,

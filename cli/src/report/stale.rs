@@ -76,6 +76,7 @@ mod tests {
         let data = ReportData {
             models: Vec::new(),
             sweeps: Vec::new(),
+            op_baselines: Vec::new(),
             weft_version: String::new(),
             commit: String::new(),
             unix_time: 0,
