@@ -194,12 +194,17 @@ fn rows_are_right_with_forced_params() {
 #[test]
 fn the_rule_picks_a_warp_or_a_block_by_row_length() {
     let cuda = TargetLimits::cuda();
-    // Attention scores of 128: 32 threads a row, 8 rows a block.
+    // Attention scores of 128: 8 threads a row (16 elements each), 32 rows a block.
     let (p, why) = RowParams::rule(&cuda, 1536, 128);
-    assert_eq!((p.lanes, p.rows_per_block), (32, 8), "{why}");
-    // BERT's hidden 768: a block per row, 3 elements a thread, kept in registers.
+    assert_eq!((p.lanes, p.rows_per_block), (8, 32), "{why}");
+    // BERT's hidden 768: 64 threads a row, 12 elements a thread kept in registers, 4
+    // rows a block.
     let (p, why) = RowParams::rule(&cuda, 128, 768);
-    assert_eq!((p.lanes, p.rows_per_block), (256, 1), "{why}");
+    assert_eq!((p.lanes, p.rows_per_block), (64, 4), "{why}");
+    assert!(why.contains("4 rows per block"), "{why}");
+    // A row past 16 elements a thread of the largest block: a block per row.
+    let (p, why) = RowParams::rule(&cuda, 128, 8000);
+    assert_eq!((p.lanes, p.rows_per_block), (512, 1), "{why}");
     assert!(why.contains("a block per row"), "{why}");
     // WebGPU's 256 threads cap a long row's block.
     let (p, _) = RowParams::rule(&TargetLimits::webgpu_default(), 4, 3072);
