@@ -194,14 +194,18 @@ fn rows_are_right_with_forced_params() {
 #[test]
 fn the_rule_picks_a_warp_or_a_block_by_row_length() {
     let cuda = TargetLimits::cuda();
-    // Attention scores of 128: 8 threads a row (16 elements each), 32 rows a block.
+    // Attention scores of 128 (12 heads of 128 rows): 8 threads a row would keep 16
+    // elements each, but 48 blocks of 32 rows leave multiprocessors idle: 32 threads a
+    // row, 8 rows a block (192 blocks).
     let (p, why) = RowParams::rule(&cuda, 1536, 128);
-    assert_eq!((p.lanes, p.rows_per_block), (8, 32), "{why}");
-    // BERT's hidden 768: 64 threads a row, 12 elements a thread kept in registers, 4
-    // rows a block.
-    let (p, why) = RowParams::rule(&cuda, 128, 768);
+    assert_eq!((p.lanes, p.rows_per_block), (32, 8), "{why}");
+    // Batch 8 of BERT's hidden 768: 64 threads a row, 12 elements a thread kept in
+    // registers, 4 rows a block; at batch 1 (128 rows) a block per row, 128 blocks.
+    let (p, why) = RowParams::rule(&cuda, 4096, 768);
     assert_eq!((p.lanes, p.rows_per_block), (64, 4), "{why}");
     assert!(why.contains("4 rows per block"), "{why}");
+    let (p, why) = RowParams::rule(&cuda, 128, 768);
+    assert_eq!((p.lanes, p.rows_per_block), (256, 1), "{why}");
     // A row past 16 elements a thread of the largest block: a block per row.
     let (p, why) = RowParams::rule(&cuda, 128, 8000);
     assert_eq!((p.lanes, p.rows_per_block), (512, 1), "{why}");

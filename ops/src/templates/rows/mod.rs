@@ -123,9 +123,12 @@ impl RowParams {
     /// barrier, which costs far more than the loads and adds of a few more elements a
     /// thread (at most the block's thread limit and 1024) — and as many rows per block as
     /// fill [`BLOCK_THREADS`] (never more than there are rows); where that leaves a block
-    /// less than a warp, more lanes. GPT-2's layer norms at 4096 rows of 768 took 12.5
-    /// µs on the H100 with 256 threads a row (3 elements each, 8 halving steps a tree);
-    /// this gives 64 threads a row, 12 elements each, 6 steps, 4 rows a block.
+    /// less than a warp, more lanes; where the rows are too few to give every
+    /// multiprocessor a block, twice the lanes (half the rows a block) until they do or a
+    /// block holds one row. Measured on the H100 (`h100-2026-11-26f`): GPT-2's layer
+    /// norms at 4096 rows of 768 took 12.8 µs with 256 threads a row (3 elements each, 8
+    /// halving steps a tree) and 6.3 µs with 64 (12 elements, 6 steps, 4 rows a block);
+    /// at 128 rows, 64 threads a row left 100 multiprocessors idle (3.1 → 3.35 µs).
     ///
     /// Split ([`RowParams::parts`]) where the rows are long (at least [`SPLIT_MIN_N`])
     /// and a block per row would launch fewer blocks than the target has
@@ -137,16 +140,23 @@ impl RowParams {
         let cap = (limits.max_threads_per_block.min(1024) as i64)
             .min(limits.max_block_dim[0] as i64)
             .max(1);
-        let lanes = pow2_at_least(ceil_div(n.max(1), MAX_KEPT)).min(pow2_at_most(cap));
-        let fill = (BLOCK_THREADS.min(cap) / lanes).max(1);
-        let rows_per_block = fill
-            .min(pow2_at_least(rows.max(1)))
-            .min(limits.max_block_dim[1] as i64)
-            .max(1);
+        let sms = (limits.multiprocessors as i64).max(1);
+        let per_block = |lanes: i64| {
+            (BLOCK_THREADS.min(cap) / lanes)
+                .max(1)
+                .min(pow2_at_least(rows.max(1)))
+                .min(limits.max_block_dim[1] as i64)
+                .max(1)
+        };
+        let mut lanes = pow2_at_least(ceil_div(n.max(1), MAX_KEPT)).min(pow2_at_most(cap));
+        // Too few rows to give every multiprocessor a block: more threads a row.
+        while ceil_div(rows.max(1), per_block(lanes)) < sms && per_block(lanes) > 1 {
+            lanes *= 2;
+        }
+        let rows_per_block = per_block(lanes);
         // At least a warp a block: a launch of one thread would be no launch at all.
         let lanes = lanes.max((32 / rows_per_block).min(pow2_at_most(cap)));
         let blocks = ceil_div(rows.max(1), rows_per_block);
-        let sms = (limits.multiprocessors as i64).max(1);
         if rows_per_block == 1 && n >= SPLIT_MIN_N && blocks < sms {
             let parts = ceil_div(sms, rows.max(1)).min(n / MIN_PART).min(MAX_PARTS);
             if parts >= 2 {
