@@ -403,6 +403,14 @@ fn the_rule_fits_every_target() {
     assert_eq!((p.bq, p.bkv, p.regs), (64, 64, true), "{why}");
     let (p, why) = AttnParams::rule(&cuda, (12, 2048, 2048, 64), true).unwrap();
     assert_eq!((p.bq, p.bkv, p.regs, p.stages), (64, 64, true, 2), "{why}");
+    // Past a block per multiprocessor (GPT-2's batch 8: 96 heads of 512, 768 blocks), 64
+    // keys a step; at 96 heads of 128 one step of 128 still holds every key.
+    let (p, why) = AttnParams::rule(&cuda, (96, 512, 512, 64), true).unwrap();
+    assert_eq!((p.bq, p.bkv, p.stages), (64, 64, 2), "{why}");
+    let (p, why) = AttnParams::rule(&cuda, (12, 512, 512, 64), true).unwrap();
+    assert_eq!((p.bq, p.bkv, p.stages), (64, 128, 2), "{why}");
+    let (p, why) = AttnParams::rule(&cuda, (96, 128, 128, 64), true).unwrap();
+    assert_eq!((p.bkv, p.stages), (128, 1), "{why}");
     // One key step: nothing to fetch ahead.
     let (p, why) = AttnParams::rule(&cuda, (12, 128, 128, 64), true).unwrap();
     assert_eq!(p.stages, 1, "{why}");

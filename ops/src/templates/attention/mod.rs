@@ -269,9 +269,11 @@ impl AttnParams {
     /// In the register form (`rg` = 1, where the target's fragments expose their elements)
     /// a block shares each key tile among its warps and holds no score tile in shared
     /// memory, so larger tiles pay even with few blocks: the largest query tile (64 rows,
-    /// four warps), and 128 keys a step up to a head size of 64 and 512 keys (64 past
-    /// either: the output fragments take the registers, and over long rows a smaller
-    /// block keeps more blocks resident), fewer only past the rows or keys there are.
+    /// four warps), and 128 keys a step where one step holds every key, or up to a head
+    /// size of 64 and 512 keys while the grid has at most a block per multiprocessor (64
+    /// otherwise: the output fragments take the registers, and where blocks queue a
+    /// smaller tile keeps more of them resident), fewer only past the rows or keys there
+    /// are.
     /// Where there is more than one key step, two stages of K and V (`st` = 2: the next
     /// step's tiles fetched while this one computes), one if two do not fit.
     /// Measured on the H100 (12 heads of 64, 2026-11-26, `h100-2026-11-26e`): 64 × 128
@@ -280,7 +282,11 @@ impl AttnParams {
     /// at 2048 tokens 64 × 64 was the fastest (78.6 µs) and 64 × 128 took 101.5 µs.
     /// With the stages and base-2 scores (`h100-2026-11-26f`, 184 configs) the rule's
     /// pick was again the fastest at 512 (64 × 128, two stages: 10.1 µs) and 2048 (64 ×
-    /// 64, two stages: 61.5 µs; 64 × 128 in one stage 62.6).
+    /// 64, two stages: 61.5 µs; 64 × 128 in one stage 62.6). At GPT-2's batch 8 (96
+    /// heads of 512, causal: 768 blocks) 128 keys a step were not among the five fastest
+    /// (64 keys in two stages 31.6 µs, the best 30.5), so past a block per multiprocessor
+    /// the steps take 64 keys, unless one step of up to 128 holds them all (96 heads of
+    /// 128: 6.5 µs, the best 6.1).
     pub fn rule(
         limits: &TargetLimits,
         (heads, s, t, d): (i64, i64, i64, i64),
@@ -305,7 +311,12 @@ impl AttnParams {
                 .into_iter()
                 .find(|&b| b <= fit(s))
                 .unwrap_or(16);
-            let start = (if d > 64 || t > 512 { 64 } else { 128 }).min(fit(t));
+            // 128 keys a step while one step holds them all, or while the grid is at most
+            // a block per multiprocessor (then nothing else would use the shared memory
+            // that larger tiles take from resident blocks).
+            let blocks = ceil_div(s, bq) * heads;
+            let wide = t <= 128 || (d <= 64 && t <= 512 && blocks <= sms);
+            let start = (if wide { 128 } else { 64 }).min(fit(t));
             for bkv in [128, 64, 32, 16].into_iter().filter(|&b| b <= start) {
                 // Two stages where there is a next key step to fetch, one if they do not
                 // fit.
