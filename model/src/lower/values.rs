@@ -569,9 +569,13 @@ pub(crate) fn unary(u: Unary, x: Expr) -> Expr {
             x.clone() * (erf(x * std::f32::consts::FRAC_1_SQRT_2) + 1.0f32) * 0.5f32
         }
         Unary::Gelu { tanh: true } => {
-            let inner =
-                (x.clone() + x.clone() * x.clone() * x.clone() * 0.044_715f32) * 0.797_884_6f32;
-            x * (te::tanh(inner) + 1.0f32) * 0.5f32
+            // x·(1 + tanh u)/2 = x·sigmoid(2u) = x / (1 + 2^(−2u·log2 e)): one `exp2`
+            // and a division where `tanh` costs a longer sequence (GPT-2's MLP epilogue
+            // runs it on every element), and no cancellation where tanh u nears −1.
+            // −2·log2(e)·√(2/π) folded into one factor.
+            let k = -2.0 * std::f32::consts::LOG2_E * 0.797_884_6f32;
+            let inner = (x.clone() + x.clone() * x.clone() * x.clone() * 0.044_715f32) * k;
+            x / (te::exp2(inner) + 1.0f32)
         }
         Unary::Not => truth(x.eq_(0.0f32)),
     }
@@ -606,7 +610,8 @@ fn erf(x: Expr) -> Expr {
         * t.clone()
         + 0.254_829_6f32)
         * t;
-    let y = Expr::f32(1.0) - poly * te::exp(Expr::f32(0.0) - a.clone() * a);
+    // exp(−a²) as 2^(−a²·log2 e): one `exp2` on GPUs.
+    let y = Expr::f32(1.0) - poly * te::exp2(a.clone() * a * -std::f32::consts::LOG2_E);
     te::if_then_else(x.lt(0.0f32), Expr::f32(0.0) - y.clone(), y)
 }
 
