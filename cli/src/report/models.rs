@@ -176,12 +176,17 @@ pub(crate) fn baselines(path: &Path, device: &str) -> Result<Vec<ModelRow>, CliE
     let mut rows = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
-        // Op lines (`"op": ...`) are single kernels' baselines, read by `super::beside`.
-        if !line.starts_with('{') || line.contains("\"op\"") {
+        if !line.starts_with('{') {
+            continue;
+        }
+        let value: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| bad(format!("line {}: {e}", i + 1)))?;
+        // Op lines are single kernels' baselines, read by `super::beside`.
+        if value.get("op").is_some() {
             continue;
         }
         let l: Line =
-            serde_json::from_str(line).map_err(|e| bad(format!("line {}: {e}", i + 1)))?;
+            serde_json::from_value(value).map_err(|e| bad(format!("line {}: {e}", i + 1)))?;
         let engine = match l.mode.as_str() {
             "eager" => "PyTorch eager",
             "cuda-graph" => "PyTorch CUDA graph",

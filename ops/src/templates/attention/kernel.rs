@@ -21,8 +21,7 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
         scale,
         masking,
     } = ops;
-    let (bh, sq, d) = (q.shape()[0], q.shape()[1], q.shape()[2]);
-    let (skv, dv) = (k.shape()[1], v.shape()[2]);
+    let (bh, sq, d, skv, dv) = ops.dims();
     let f = p.mma;
     let (dp, dvp) = (p.padded(d), p.padded(dv));
     let AttnParams { bq, bkv, warps, .. } = *p;

@@ -106,6 +106,15 @@ pub struct Operands<'a> {
     pub masking: Masking,
 }
 
+impl Operands<'_> {
+    /// Heads, query rows, head size of Q and K, keys, head size of V: `(bh, s, d, t, dv)`
+    /// read from `q`, `k` and `v`'s shapes.
+    pub fn dims(&self) -> (i64, i64, i64, i64, i64) {
+        let (q, k, v) = (self.q.shape(), self.k.shape(), self.v.shape());
+        (q[0], q[1], q[2], k[1], v[2])
+    }
+}
+
 /// A config of the attention template, checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct AttnParams {
@@ -410,9 +419,7 @@ pub fn template_over(name: &str, ops: &Operands, p: &AttnParams) -> Result<Func,
             ops.v.dtype()
         )));
     }
-    let (bh, s, d) = (ops.q.shape()[0], ops.q.shape()[1], ops.q.shape()[2]);
-    let t = ops.k.shape()[1];
-    let dv = ops.v.shape()[2];
+    let (bh, s, d, t, dv) = ops.dims();
     let expect = [
         ("k", ops.k.shape().to_vec(), vec![bh, t, d]),
         ("v", ops.v.shape().to_vec(), vec![bh, t, dv]),

@@ -43,8 +43,7 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
         scale,
         masking,
     } = ops;
-    let (bh, sq, d) = (q.shape()[0], q.shape()[1], q.shape()[2]);
-    let (skv, dv) = (k.shape()[1], v.shape()[2]);
+    let (bh, sq, d, skv, dv) = ops.dims();
     let f = p.mma;
     let (dp, dvp) = (p.padded(d), p.padded(dv));
     let AttnParams { bq, bkv, warps, .. } = *p;
@@ -73,12 +72,11 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
         let staged = p.stages > 1;
         // One stage is a plain tile, two a `[2, rows, cols]` double buffer.
         let tile_shape = |cols: i64| {
-            let tile = [bkv, cols + PAD_F16];
-            if staged {
-                vec![p.stages, tile[0], tile[1]]
-            } else {
-                tile.to_vec()
-            }
+            let stages = staged.then_some(p.stages);
+            stages
+                .into_iter()
+                .chain([bkv, cols + PAD_F16])
+                .collect::<Vec<_>>()
         };
         let k_s = kb.shared("K_s", &tile_shape(dp), DType::F16);
         let v_s = kb.shared("V_s", &tile_shape(dvp), DType::F16);
@@ -110,20 +108,17 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
         let l_step = frag(kb, "l_step", FragRole::Rows, row_major, 1);
         let zero = Expr::int(0);
 
-        let load = |kb: &mut KernelBuilder, dst: &Buffer, x: &Buffer, row0: &Expr, dims| {
-            load_tile(kb, (dst, x, row0), None, dims, (&tx, threads, &z));
-        };
+        let threads_at = (&tx, threads, &z);
         // The K and V rows of the key tile at `j0` into stage `stage` (the tile itself,
         // when not staged).
-        let fetch = |kb: &mut KernelBuilder, j0: Expr, stage: Expr| {
-            let stage = staged.then_some(&stage);
-            let at = (&tx, threads, &z);
-            load_tile(kb, (&k_s, k, &j0), stage, (bkv, skv, d, dp), at);
-            load_tile(kb, (&v_s, v, &j0), stage, (bkv, skv, dv, dvp), at);
+        let fetch = |kb: &mut KernelBuilder, j0: Expr, stage: Option<Expr>| {
+            let stage = stage.as_ref();
+            load_tile(kb, (&k_s, k, &j0), stage, (bkv, skv, d, dp), threads_at);
+            load_tile(kb, (&v_s, v, &j0), stage, (bkv, skv, dv, dvp), threads_at);
         };
-        load(kb, &q_s, q, &q0, (bq, sq, d, dp));
+        load_tile(kb, (&q_s, q, &q0), None, (bq, sq, d, dp), threads_at);
         if staged {
-            fetch(kb, zero.clone(), zero.clone());
+            fetch(kb, zero.clone(), Some(zero.clone()));
         }
         kb.unroll("i", fq, |kb, i| {
             kb.frag_fill(&m_run, i.clone(), MASKED);
@@ -157,11 +152,11 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
                     wanted = wanted.and(needed(next.clone()));
                 }
                 kb.if_(wanted, |kb| {
-                    fetch(kb, next.clone() * bkv, next.clone() % p.stages)
+                    fetch(kb, next.clone() * bkv, Some(next.clone() % p.stages))
                 });
                 vec![jt.clone() % p.stages]
             } else {
-                fetch(kb, j0.clone(), zero.clone());
+                fetch(kb, j0.clone(), None);
                 kb.barrier();
                 vec![]
             };
