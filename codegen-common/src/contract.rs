@@ -4,7 +4,6 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use weft_ir::expr::{BinOp, Buffer, Expr, Intrinsic, ThreadAxis, UnOp};
-use weft_ir::fragment::FragOp;
 use weft_ir::kernel::{KStmt, Kernel, KernelParam};
 use weft_ir::printer::expr_to_string;
 
@@ -211,22 +210,6 @@ pub fn fragment_buffers(kernel: &Kernel) -> HashSet<u64> {
     let mut out = HashSet::new();
     kernel.body.visit(&mut |s| {
         if let KStmt::Frag(op) = s {
-            for (b, _, _) in op.accesses() {
-                out.insert(b.id());
-            }
-        }
-    });
-    out
-}
-
-/// The shared buffers (by id) in the swizzled layout: TMA destinations and `wgmma`
-/// operands ([`weft_ir::tma`]).
-pub fn swizzled_buffers(kernel: &Kernel) -> HashSet<u64> {
-    let mut out = HashSet::new();
-    kernel.body.visit(&mut |s| {
-        if let KStmt::Frag(op) = s
-            && matches!(**op, FragOp::Tma { .. } | FragOp::WgMma { .. })
-        {
             for (b, _, _) in op.accesses() {
                 out.insert(b.id());
             }

@@ -23,6 +23,7 @@ pub mod emitted;
 pub mod error;
 pub mod fold;
 pub mod keywords;
+pub mod layout;
 pub mod limits;
 pub mod names;
 pub mod prec;

@@ -66,6 +66,11 @@ pub struct TargetLimits {
     /// (`weft_ir::fragment::elements`): CUDA's `mma.sync` layout. Cooperative matrices
     /// and simdgroup matrices, as weft emits them, are opaque.
     pub fragment_elements: bool,
+    /// Whether a shared overlay ([`weft_ir::expr::Buffer::overlay`]) shares its hosts'
+    /// bytes: the target carves shared memory from one array (CUDA, past 48 KiB; below,
+    /// the arrays declared apart fit anyway). Elsewhere (HIP, WGSL, MSL) each shared
+    /// array is declared apart, and counts apart.
+    pub shared_overlays: bool,
 }
 
 /// The multiprocessors assumed where the device does not say (wgpu adapters, offline
@@ -275,6 +280,7 @@ impl TargetLimits {
             hoists_unrolled_loads: false,
             uniform_barriers: false,
             fragment_elements: true,
+            shared_overlays: true,
         }
     }
 
@@ -315,6 +321,7 @@ impl TargetLimits {
             hoists_unrolled_loads: false,
             uniform_barriers: true,
             fragment_elements: false,
+            shared_overlays: false,
         }
     }
 
@@ -329,6 +336,8 @@ impl TargetLimits {
             hoists_unrolled_loads: true,
             uniform_barriers: false,
             fragment_elements: false,
+            // HIP's arrays are declared apart (no one dynamic array).
+            shared_overlays: false,
             ..TargetLimits::cuda()
         }
     }
@@ -372,6 +381,7 @@ impl TargetLimits {
             hoists_unrolled_loads: false,
             uniform_barriers: false,
             fragment_elements: false,
+            shared_overlays: false,
         }
     }
 
@@ -607,7 +617,11 @@ pub fn check_limits(kernel: &Kernel, limits: &TargetLimits) -> Result<(), LimitE
         .iter()
         .map(|b| (b.name().to_string(), b.bytes().max(0) as u64))
         .collect();
-    let bytes: u64 = allocations.iter().map(|(_, b)| b).sum();
+    let bytes: u64 = if limits.shared_overlays {
+        crate::layout::shared_offsets(kernel).1
+    } else {
+        allocations.iter().map(|(_, b)| b).sum()
+    };
     if bytes > limits.max_shared_bytes {
         return Err(LimitError::SharedMemory {
             kernel: name(),

@@ -26,6 +26,7 @@ mod writer;
 use weft_codegen_common::cfamily::{emit_unit, entry_point, write_kernel};
 use weft_codegen_common::{EmitError, Emitted, Language, checked};
 use weft_ir::dtype::DType;
+use weft_ir::expr::Intrinsic;
 use weft_ir::kernel::{Kernel, LoweredFunc};
 
 pub use weft_codegen_common::TargetLimits;
@@ -51,9 +52,13 @@ impl Default for CudaOptions {
 pub const STATIC_SHARED_BYTES: u64 = 48 * 1024;
 
 /// `hopper`: the `wgmma` widths of the unit's kernels, `None` where none uses Hopper's
-/// operations.
-fn prelude(f16: bool, fragments: bool, hopper: Option<&[u32]>) -> String {
+/// operations; `approx`: whether a kernel calls an approximate intrinsic.
+fn prelude(f16: bool, fragments: bool, hopper: Option<&[u32]>, approx: bool) -> String {
     let mut out = String::new();
+    if approx {
+        out.push_str(writer::APPROX_PRELUDE);
+        out.push('\n');
+    }
     // The fragment helpers take `half` pointers.
     if f16 || fragments || hopper.is_some() {
         out.push_str(writer::HALF_PRELUDE);
@@ -93,6 +98,7 @@ pub fn emit(kernel: &Kernel, opts: &CudaOptions) -> Result<Emitted, EmitError> {
         kernel.uses_dtype(DType::F16),
         kernel.uses_fragments(),
         hop.as_deref(),
+        kernel.uses_intrinsic(Intrinsic::TanhApprox),
     );
     source.push_str(&write_kernel(&writer::Cuda, kernel)?);
     Ok(Emitted {
@@ -105,11 +111,15 @@ pub fn emit(kernel: &Kernel, opts: &CudaOptions) -> Result<Emitted, EmitError> {
 /// Every kernel of `func` in one translation unit, in launch order.
 pub fn emit_lowered(func: &LoweredFunc, opts: &CudaOptions) -> Result<Emitted, EmitError> {
     let hop = hopper(&func.kernels);
+    let approx = func
+        .kernels
+        .iter()
+        .any(|k| k.uses_intrinsic(Intrinsic::TanhApprox));
     emit_unit(
         &writer::Cuda,
         Language::Cuda,
         func,
         &opts.limits,
-        |f16, frags| prelude(f16, frags, hop.as_deref()),
+        |f16, frags| prelude(f16, frags, hop.as_deref(), approx),
     )
 }

@@ -15,12 +15,14 @@ const RESERVED: &[&[&str]] = &[
     &[
         "weft_f2h",
         "weft_h2f",
+        "weft_tanh_approx",
         weft_codegen_common::cfamily::DYNAMIC_SHARED,
     ],
 ];
 
-/// The single-precision math functions (the accurate ones, not `__expf` and kin: the
-/// interpreter and the other backends compute the accurate results).
+/// The single-precision math functions: the accurate ones, not `__expf` and kin (the
+/// interpreter and the other backends compute the accurate results), except where the IR
+/// itself asks for an approximation ([`Intrinsic::TanhApprox`]).
 fn f32_intrinsic(f: Intrinsic) -> Option<&'static str> {
     Some(match f {
         Intrinsic::Exp => "expf",
@@ -29,6 +31,8 @@ fn f32_intrinsic(f: Intrinsic) -> Option<&'static str> {
         Intrinsic::Sqrt => "sqrtf",
         Intrinsic::Rsqrt => "rsqrtf",
         Intrinsic::Tanh => "tanhf",
+        // `tanh.approx.f32` on sm_75 and later ([`APPROX_PRELUDE`]).
+        Intrinsic::TanhApprox => "weft_tanh_approx",
         Intrinsic::Sin => "sinf",
         Intrinsic::Cos => "cosf",
         Intrinsic::Abs => "fabsf",
@@ -70,6 +74,21 @@ __device__ __forceinline__ bool operator<=(half a, half b) { return weft_h2f(a) 
 __device__ __forceinline__ bool operator>(half a, half b) { return weft_h2f(a) > weft_h2f(b); }
 __device__ __forceinline__ bool operator>=(half a, half b) { return weft_h2f(a) >= weft_h2f(b); }
 #endif
+"#;
+
+/// The helpers of the IR's approximate intrinsics, for units that call them:
+/// `tanh.approx.f32` (sm_75 and later; `tanhf` below), about 2^-11 relative error
+/// ([`Intrinsic::TanhApprox`]).
+pub(crate) const APPROX_PRELUDE: &str = r#"// tanh to about 2^-11 relative error (weft's tanh_approx): one MUFU op on sm_75+.
+__device__ __forceinline__ float weft_tanh_approx(float x) {
+#if __CUDA_ARCH__ >= 750
+    float y;
+    asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+#else
+    return tanhf(x);
+#endif
+}
 "#;
 
 /// `half` math goes through `float`: one rounding at the end, the same functions on every

@@ -49,6 +49,7 @@ handmade_cases!(
     handmade_scalar_params,
     handmade_select_guard,
     handmade_math,
+    handmade_approx_math,
 );
 
 #[test]
@@ -63,6 +64,7 @@ fn every_handmade_case_has_a_test() {
         "handmade_scalar_params",
         "handmade_select_guard",
         "handmade_math",
+        "handmade_approx_math",
     ];
     for (name, _) in handmade::all() {
         assert!(tested.contains(&name), "{name} has no test");
@@ -276,4 +278,73 @@ fn nvrtc_compiles_cubins_for_real_architectures() {
     let err = nvrtc::compile_cubin("extern \"C\" __global__ void f() { oops = 1; }", "sm_90")
         .unwrap_err();
     assert!(err.to_string().contains("oops"), "{err}");
+}
+
+/// A kernel whose shared arrays are `a` (32 KiB), `b` (16 KiB) and `tile` (`tile_floats`
+/// floats) laid over `hosts` (names of `a`, `b`, `c`; `c` is 4 KiB and comes between
+/// `a` and `b`).
+fn overlaid(tile_floats: i64, hosts: &[&str]) -> weft_ir::kernel::Kernel {
+    use weft_ir::te::TensorExt;
+    use weft_ir::template::Template;
+    let mut t = Template::new("overlaid");
+    let y = t.output("Y", &[256], DType::F32);
+    t.kernel(1, 256, |k| {
+        let tx = k.thread_x();
+        let a = k.shared("a", &[8192], DType::F32);
+        let c = k.shared("c", &[1024], DType::F32);
+        let b = k.shared("b", &[4096], DType::F32);
+        for s in [&a, &c, &b] {
+            k.store(s, [tx.clone()], tx.clone().cast(DType::F32));
+        }
+        k.barrier();
+        let sum = k.let_("sum", {
+            let at = std::slice::from_ref(&tx);
+            a.at(at) + b.at(at) + c.at(at)
+        });
+        k.barrier();
+        let over: Vec<&Buffer> = hosts
+            .iter()
+            .map(|h| match *h {
+                "a" => &a,
+                "b" => &b,
+                _ => &c,
+            })
+            .collect();
+        let tile = k.shared_over("tile", &[tile_floats], DType::F32, &over);
+        k.store(&tile, [tx.clone()], sum);
+        k.barrier();
+        k.store(&y, [tx.clone()], tile.at(&[tx]));
+    });
+    weft_ir::lower::lower(&t.finish().unwrap())
+        .unwrap()
+        .kernels
+        .remove(0)
+}
+
+/// An overlay starts where its hosts do when they lie one after another and their span
+/// holds it; else it gets bytes of its own. Either way the launch passes what the layout
+/// needs, and the source compiles.
+#[test]
+fn an_overlay_shares_its_hosts_bytes_where_it_fits() {
+    let offsets = |k: &Kernel| {
+        let (at, bytes) = weft_codegen_common::cfamily::shared_offsets(k);
+        (at, bytes)
+    };
+    // Over `a` and `c` (32 + 4 KiB, adjacent): 36 KiB fit.
+    let k = overlaid(9216, &["a", "c"]);
+    assert_eq!(offsets(&k), (vec![0, 32768, 36864, 0], 53248));
+    let e = emit(&k, &CudaOptions::default()).unwrap();
+    assert!(
+        e.source.contains("float* tile = (float*)(weft_smem + 0);"),
+        "{}",
+        e.source
+    );
+    assert_eq!(e.kernels[0].dynamic_shared_bytes, 53248);
+    nvrtc::check(&e.source).unwrap_or_else(|e| panic!("{e}"));
+    // One float more than the span: bytes of its own, after the others.
+    let k = overlaid(9217, &["a", "c"]);
+    assert_eq!(offsets(&k), (vec![0, 32768, 36864, 53248], 53248 + 36868));
+    // `a` and `b` are not adjacent (`c` lies between): bytes of its own.
+    let k = overlaid(1024, &["a", "b"]);
+    assert_eq!(offsets(&k).0[3], 53248);
 }

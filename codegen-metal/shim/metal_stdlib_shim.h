@@ -58,6 +58,7 @@ void threadgroup_barrier(mem_flags flags);
 #define WEFT_FLOAT1(f) float f(float); half f(half);
 #define WEFT_FLOAT2(f) float f(float, float); half f(half, half);
 WEFT_FLOAT1(exp)
+WEFT_FLOAT1(exp2)
 WEFT_FLOAT1(log)
 WEFT_FLOAT1(sqrt)
 WEFT_FLOAT1(rsqrt)

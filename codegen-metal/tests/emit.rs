@@ -56,6 +56,7 @@ handmade_cases!(
     handmade_scalar_params,
     handmade_select_guard,
     handmade_math,
+    handmade_approx_math,
 );
 
 #[test]

@@ -19,7 +19,7 @@ fn builtin_fn(f: Intrinsic) -> Option<&'static str> {
         Intrinsic::Log => "log",
         Intrinsic::Sqrt => "sqrt",
         Intrinsic::Rsqrt => "inverseSqrt",
-        Intrinsic::Tanh => "tanh",
+        Intrinsic::Tanh | Intrinsic::TanhApprox => "tanh",
         Intrinsic::Sin => "sin",
         Intrinsic::Cos => "cos",
         Intrinsic::Abs => "abs",

@@ -73,6 +73,7 @@ handmade_cases!(
     handmade_scalar_params,
     handmade_select_guard,
     handmade_math,
+    handmade_approx_math,
 );
 
 /// Every access of the 64-element accumulator has a literal index once loops unroll.
@@ -239,6 +240,7 @@ fn every_limit_is_a_typed_error() {
             hoists_unrolled_loads: false,
             uniform_barriers: true,
             fragment_elements: false,
+            shared_overlays: false,
         },
     };
     let mut big = handmade::vecadd();

@@ -17,7 +17,7 @@
 //!   loops. Emitters refuse one with a typed error.
 
 use crate::dtype::DType;
-use crate::expr::{Buffer, Expr, Var};
+use crate::expr::{Buffer, Expr, Intrinsic, Var};
 use crate::fragment::{FragOp, Fragment};
 use crate::func::Param;
 use crate::mapping::TaskMapping;
@@ -329,6 +329,15 @@ impl Kernel {
             })
         });
         in_bufs || in_exprs
+    }
+
+    /// True if any expression calls `f` (an emitter includes the helper it needs).
+    pub fn uses_intrinsic(&self, f: Intrinsic) -> bool {
+        let mut found = false;
+        self.body.visit_exprs(&mut |e| {
+            e.visit(&mut |e| found |= matches!(e, Expr::Call(g, _) if *g == f))
+        });
+        found
     }
 
     /// True if the kernel uses matrix fragments (needs a backend's matrix units).

@@ -108,7 +108,7 @@ macro_rules! unary_intrinsic {
     )*};
 }
 unary_intrinsic!(exp => Exp, exp2 => Exp2, log => Log, sqrt => Sqrt, rsqrt => Rsqrt, tanh => Tanh,
-    sigmoid => Sigmoid, sin => Sin, cos => Cos, abs => Abs, floor => Floor, ceil => Ceil);
+    tanh_approx => TanhApprox, sigmoid => Sigmoid, sin => Sin, cos => Cos, abs => Abs, floor => Floor, ceil => Ceil);
 
 /// `pow(x, y)`
 pub fn pow(x: impl Into<Expr>, y: impl Into<Expr>) -> Expr {

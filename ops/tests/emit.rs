@@ -45,6 +45,7 @@ fn every_workload_schedule_and_backend() {
             let vulkan = TargetLimits {
                 name: "vulkan".into(),
                 fragment_elements: false,
+                shared_overlays: false,
                 ..TargetLimits::cuda()
             };
             let name = |backend: &str| format!("{}__{}__{}", op.name, schedule, backend);

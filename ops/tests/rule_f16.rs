@@ -12,15 +12,18 @@ use weft_ops::templates::matmul_f16;
 use weft_ops::{OPS, Shape};
 
 /// The sweeps: the first two with the rule the model replaces, the next two older (and a
-/// different rule's picks) but the same kernels; the last two (2026-11-26d) time the
-/// wgmma sub-space with its splits, and the model's own picks once it weighed them.
-const SWEEPS: [&str; 6] = [
+/// different rule's picks) but the same kernels; the next two (2026-11-26d) time the
+/// wgmma sub-space with its splits, and the model's own picks once it weighed them; the
+/// last (2026-11-27) the whole space after the wgmma staging tile went over the stages
+/// (more wgmma blocks a multiprocessor), with the rule's picks of then.
+const SWEEPS: [&str; 7] = [
     "h100-2026-11-25c/f16-1.json",
     "h100-2026-11-25e/f16-2.json",
     "h100-2026-11-25b/f16-1-2.json",
     "h100-2026-11-25b/f16-2-2.json",
     "h100-2026-11-26d/f16-wgmma-splits-1.json",
     "h100-2026-11-26d/f16-wgmma-splits-2.json",
+    "h100-2026-11-27/f16-mixed.json",
 ];
 
 /// The first config of the space, which a sampled tuning times first at every shape:

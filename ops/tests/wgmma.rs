@@ -161,6 +161,72 @@ fn a_missing_wait_is_reported() {
     assert!(e.contains("in flight"), "{e}");
 }
 
+/// The staging tile lies over the stages: dropping the barrier between the last
+/// `wgmma.wait_group(0)` and the first write of the staging tile lets a warpgroup write
+/// it while another may still read the stages, which the interpreter reports.
+#[test]
+fn a_missing_barrier_before_the_staging_tile_is_reported() {
+    let c = hopper_space()
+        .into_iter()
+        .find(|c| c.get("st") == Some(3) && c.get("wg") == Some(2))
+        .unwrap();
+    let w = workload("m=128,n=64,k=128");
+    let mut lowered = w.lower_with("template", Some(&c)).unwrap();
+    let k = &mut lowered.kernels[0];
+    let mut after_wait = false;
+    let mut dropped = 0;
+    k.body = k.body.rewrite(&mut |s| match s {
+        KStmt::Frag(op) if matches!(*op, FragOp::WgWait { pending: 0 }) => {
+            after_wait = true;
+            KStmt::Frag(op)
+        }
+        KStmt::Barrier if after_wait => {
+            after_wait = false;
+            dropped += 1;
+            KStmt::Seq(vec![])
+        }
+        s => s,
+    });
+    assert_eq!(dropped, 1, "{k}");
+    let inputs = w.random_inputs(1);
+    let e = w.run_interp(&lowered, &inputs).unwrap_err().to_string();
+    assert!(e.contains("no barrier since the wgmma.wait_group"), "{e}");
+}
+
+/// The staging tile starts where the stages do, so a block holds the larger of the two:
+/// a 128×128 tile in 3 stages takes 96 KiB, room for two blocks on an H100's
+/// multiprocessor; the launch passes exactly the layout's bytes.
+#[test]
+fn the_staging_tile_lies_over_the_stages() {
+    let limits = TargetLimits::cuda_arch(&weft_codegen_common::cuda_arch("sm_90a").unwrap())
+        .with_warpgroup_mma();
+    let c = hopper_space()
+        .into_iter()
+        .find(|c| {
+            c.get("st") == Some(3)
+                && c.get("wg") == Some(1)
+                && c.get("fm") == Some(2)
+                && c.get("fn") == Some(8)
+        })
+        .unwrap();
+    let w = workload("m=512,n=256,k=256");
+    let lowered = w.lower_with("template", Some(&c)).unwrap();
+    let emitted =
+        weft_codegen_cuda::emit_lowered(&lowered, &weft_codegen_cuda::CudaOptions { limits })
+            .unwrap();
+    assert!(
+        emitted
+            .source
+            .contains("float* C_stage = (float*)(weft_smem + 0);"),
+        "{}",
+        emitted.source
+    );
+    assert_eq!(emitted.kernels[0].dynamic_shared_bytes, 3 * 32768);
+    let p = matmul_f16::F16Params::from_config(&c).unwrap();
+    assert!(p.shared_bytes() >= 3 * 32768 && p.shared_bytes() < 3 * 32768 + 4096);
+    run("m=200,n=136,k=328", &c, 5).unwrap();
+}
+
 /// Drops the mbarrier waits: the `wgmma`s then read boxes still landing.
 #[test]
 fn a_missing_mbarrier_wait_is_reported() {

@@ -24,6 +24,7 @@ pub fn all() -> Vec<(&'static str, Kernel)> {
         ("handmade_scalar_params", scalar_params()),
         ("handmade_select_guard", select_guard()),
         ("handmade_math", math()),
+        ("handmade_approx_math", approx_math()),
     ]
 }
 
@@ -573,6 +574,31 @@ pub fn math() -> Kernel {
         async_pending: 0,
         fragments: vec![],
         body,
+    }
+}
+
+/// The approximate intrinsics, into the f16 result they are meant for:
+/// `Y[i] = f16(tanh_approx(3·X[i]) + exp2(X[i]))`.
+pub fn approx_math() -> Kernel {
+    let x = global("X", 256, DType::F32);
+    let y = global("Y", 256, DType::F16);
+    let i = Var::index("i");
+    let xi = load(&x, i.expr());
+    let value = (Expr::call(Intrinsic::TanhApprox, vec![xi.clone() * Expr::f32(3.0)])
+        + Expr::call(Intrinsic::Exp2, vec![xi]))
+    .cast(DType::F16);
+    Kernel {
+        name: "approx_math".into(),
+        params: vec![param(&x, Access::Read), param(&y, Access::Write)],
+        grid: [1, 1, 1],
+        block: [256, 1, 1],
+        shared: vec![],
+        locals: vec![],
+        min_blocks_per_sm: 0,
+        async_copies: false,
+        async_pending: 0,
+        fragments: vec![],
+        body: let_(&i, tx(), store(&y, i.expr(), value)),
     }
 }
 

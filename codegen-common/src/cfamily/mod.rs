@@ -96,33 +96,15 @@ pub trait Dialect {
 /// The byte array dynamic shared memory is carved from ([`Dialect::dynamic_shared`]).
 pub const DYNAMIC_SHARED: &str = "weft_smem";
 
-/// Where each of `kernel.shared` starts in one block of shared memory (16-byte aligned,
-/// 1024 for swizzled tiles, in order), and the block's size in bytes.
-pub fn shared_offsets(kernel: &Kernel) -> (Vec<u64>, u64) {
-    let mut offsets = Vec::with_capacity(kernel.shared.len());
-    let mut end = 0u64;
-    // Tiles TMA writes and `wgmma` reads start on 1024-byte boundaries (their swizzle
-    // repeats every 1024 bytes of address).
-    let swizzled = crate::contract::swizzled_buffers(kernel);
-    for b in &kernel.shared {
-        let align = if swizzled.contains(&b.id()) {
-            weft_ir::tma::SWIZZLE_ALIGN as u64
-        } else {
-            16
-        };
-        let at = end.div_ceil(align) * align;
-        offsets.push(at);
-        end = at + b.bytes().max(0) as u64;
-    }
-    (offsets, end)
-}
+use crate::layout::apart_bytes;
+pub use crate::layout::shared_offsets;
 
 /// The dynamic shared memory a launch of `kernel` emitted in `dialect` must pass: its
 /// shared arrays' bytes where the dialect carves them from one dynamic array
 /// ([`Dialect::dynamic_shared`]), else 0.
 pub fn dynamic_shared_bytes<D: Dialect>(dialect: &D, kernel: &Kernel) -> u32 {
     let (_, bytes) = shared_offsets(kernel);
-    if dialect.dynamic_shared(bytes).is_some() {
+    if dialect.dynamic_shared(apart_bytes(kernel)).is_some() {
         bytes.min(u32::MAX as u64) as u32
     } else {
         0

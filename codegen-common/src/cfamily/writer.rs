@@ -125,7 +125,7 @@ pub fn write_kernel<D: Dialect>(dialect: &D, kernel: &Kernel) -> Result<String, 
         )));
     }
     let tile_bufs = crate::contract::fragment_buffers(kernel);
-    let swizzled = crate::contract::swizzled_buffers(kernel);
+    let swizzled = crate::layout::swizzled_buffers(kernel);
     let tile_align = frags.map_or(0, |f| f.tile_align());
     let align = |b: &Buffer| {
         if swizzled.contains(&b.id()) {
@@ -141,8 +141,8 @@ pub fn write_kernel<D: Dialect>(dialect: &D, kernel: &Kernel) -> Result<String, 
             vector
         }
     };
-    let (offsets, shared_bytes) = super::shared_offsets(kernel);
-    if let Some(decl) = dialect.dynamic_shared(shared_bytes) {
+    let (offsets, _) = super::shared_offsets(kernel);
+    if let Some(decl) = dialect.dynamic_shared(crate::layout::apart_bytes(kernel)) {
         w.line(level, &format!("{decl};"));
         for ((b, name), at) in kernel.shared.iter().zip(&names.shared).zip(offsets) {
             let ty = dialect.scalar_type(b.dtype());

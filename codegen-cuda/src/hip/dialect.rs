@@ -74,6 +74,11 @@ impl Dialect for Hip {
         Cuda.cast(to, from, inner)
     }
     fn intrinsic(&self, f: Intrinsic, dtype: DType, args: &[String]) -> Option<String> {
+        // AMD GPUs have no tanh instruction: `tanhf` for the approximate one too.
+        let f = match f {
+            Intrinsic::TanhApprox => Intrinsic::Tanh,
+            f => f,
+        };
         Cuda.intrinsic(f, dtype, args)
     }
     fn min_max(&self, op: BinOp, dtype: DType, a: &str, b: &str) -> String {

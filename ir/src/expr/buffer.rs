@@ -55,6 +55,8 @@ struct BufferNode {
     shape: Vec<i64>,
     scope: Scope,
     producer: Option<Arc<ComputeOp>>,
+    /// The shared arrays whose bytes this one is laid over ([`Buffer::overlay`]).
+    hosts: Vec<Buffer>,
 }
 
 impl Buffer {
@@ -68,6 +70,34 @@ impl Buffer {
             shape,
             scope,
             producer: None,
+            hosts: Vec::new(),
+        }))
+    }
+
+    /// A shared array laid over the bytes of `hosts`: shared arrays of the same kernel,
+    /// declared before it and one after another (a pipeline's stages). The kernel uses
+    /// one side or the other, never both at once: an epilogue's staging tile over the
+    /// stages its main loop is done with, so that the block needs only the larger of the
+    /// two. CUDA, which carves shared memory from one array, places it at the first
+    /// host's offset where it fits in the hosts' span; HIP, WGSL and MSL declare it
+    /// apart.
+    /// The interpreter checks the contract: a side read after the other side wrote, a
+    /// side touched in the same barrier interval as the other, or the overlay written
+    /// while a TMA copy into a host or a `wgmma` reading one is in flight, is an error.
+    pub fn overlay(
+        name: impl Into<String>,
+        shape: Vec<i64>,
+        dtype: DType,
+        hosts: &[Buffer],
+    ) -> Buffer {
+        Buffer(Arc::new(BufferNode {
+            id: fresh_id(),
+            name: name.into(),
+            dtype,
+            shape,
+            scope: Scope::Shared,
+            producer: None,
+            hosts: hosts.to_vec(),
         }))
     }
 
@@ -84,6 +114,7 @@ impl Buffer {
             shape,
             scope: Scope::Global,
             producer: Some(producer),
+            hosts: Vec::new(),
         }))
     }
 
@@ -120,6 +151,11 @@ impl Buffer {
             s[d] = s[d + 1] * self.0.shape[d + 1];
         }
         s
+    }
+    /// The shared arrays this one is laid over (empty for an ordinary buffer; see
+    /// [`Buffer::overlay`]).
+    pub fn hosts(&self) -> &[Buffer] {
+        &self.0.hosts
     }
     /// The te compute that defines this buffer, if it was made by [`crate::te::compute`].
     pub fn producer(&self) -> Option<&Arc<ComputeOp>> {

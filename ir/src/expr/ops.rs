@@ -71,6 +71,12 @@ pub enum Intrinsic {
     Sqrt,
     Rsqrt,
     Tanh,
+    /// tanh to about 2⁻¹¹ relative error, binary16's own precision: for values an f16
+    /// tensor keeps (a fused epilogue of an f16 model). A target may use a hardware
+    /// approximation: CUDA's `tanh.approx.f32` (sm_75 and later) is one instruction where
+    /// `tanhf` is a range reduction, an exponential and a division. The interpreter and
+    /// targets without one compute tanh.
+    TanhApprox,
     Sigmoid,
     Sin,
     Cos,
@@ -101,6 +107,7 @@ impl Intrinsic {
             Intrinsic::Sqrt => "sqrt",
             Intrinsic::Rsqrt => "rsqrt",
             Intrinsic::Tanh => "tanh",
+            Intrinsic::TanhApprox => "tanh_approx",
             Intrinsic::Sigmoid => "sigmoid",
             Intrinsic::Sin => "sin",
             Intrinsic::Cos => "cos",

@@ -112,6 +112,16 @@ pub enum InterpError {
         what: String,
         at: ThreadId,
     },
+    /// A shared overlay and its hosts ([`crate::expr::Buffer::overlay`]) used against
+    /// their contract: both sides touched with no barrier between, or a side read after
+    /// the other side wrote the bytes they share.
+    #[error("kernel `{kernel}`: `{buffer}` {what}, at {at}")]
+    Overlay {
+        kernel: String,
+        buffer: String,
+        what: String,
+        at: ThreadId,
+    },
     /// A vector access whose first index is not a multiple of its width.
     #[error(
         "kernel `{kernel}`: vector access of {lanes} lanes to `{buffer}` at index {index}, \

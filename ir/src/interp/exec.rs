@@ -15,7 +15,7 @@
 
 use super::compile::{BufKind, CStmt, Loc, Op, Program};
 use super::error::{InterpError, MemOp, ThreadId};
-use super::memory::{Fault, Memory};
+use super::memory::{Fault, Memory, Overlay};
 use super::node::NodeId;
 use super::race::Tracker;
 use super::value::{self, Raw};
@@ -134,6 +134,34 @@ impl<'p> Machine<'p> {
                 });
             }
         }
+        // The kernel's shared overlays, by buffer slot.
+        let slot_of = |b: &crate::expr::Buffer| p.bufs.iter().position(|s| s.buffer == *b);
+        let mut overlays = Vec::new();
+        let mut sides = vec![Vec::new(); p.bufs.len()];
+        for (slot, b) in p.bufs.iter().enumerate() {
+            if b.kind != BufKind::Shared || b.buffer.hosts().is_empty() {
+                continue;
+            }
+            let hosts: Vec<usize> = b.buffer.hosts().iter().filter_map(slot_of).collect();
+            if hosts.len() != b.buffer.hosts().len() {
+                return Err(InterpError::Unsupported {
+                    kernel: p.kernel.clone(),
+                    detail: format!(
+                        "shared overlay `{}`: a host is not a shared array of the kernel",
+                        b.buffer.name()
+                    ),
+                });
+            }
+            let o = overlays.len();
+            sides[slot].push((o, true));
+            for &h in &hosts {
+                sides[h].push((o, false));
+            }
+            overlays.push(Overlay {
+                overlay: slot,
+                hosts,
+            });
+        }
         let mut uni = vec![0; p.n_uni];
         for &(slot, raw) in &p.consts {
             uni[slot as usize] = raw;
@@ -167,6 +195,15 @@ impl<'p> Machine<'p> {
                 lane_t,
                 block_ids: vec![0; batch],
                 epochs: vec![0; batch],
+                sides,
+                sharing: vec![Default::default(); overlays.len() * batch],
+                overlays,
+                poison: p
+                    .bufs
+                    .iter()
+                    .map(|b| value::poison(b.buffer.dtype()))
+                    .collect(),
+                handover: None,
             },
             last_epoch: 0,
             pool: Vec::new(),
@@ -208,6 +245,7 @@ impl<'p> Machine<'p> {
             }
         }
         self.reset_async();
+        self.mem.sharing.fill(Default::default());
         // Fragments, shared and local memory start poisoned in every block.
         for (slot, f) in p.frags.iter().enumerate() {
             self.frags[slot].fill(value::poison(f.dtype()));
@@ -298,6 +336,24 @@ impl<'p> Machine<'p> {
                 lanes,
                 at,
             },
+            Fault::Overlay { other, stale } => {
+                let other = self.p.bufs[other].buffer.name();
+                let what = if stale {
+                    format!(
+                        "{op} at [{index}] after `{other}`, which shares its bytes (a shared overlay), wrote them: write it again first"
+                    )
+                } else {
+                    format!(
+                        "{op} at [{index}] in the barrier interval where `{other}`, which shares its bytes (a shared overlay), was used: a barrier must come between"
+                    )
+                };
+                InterpError::Overlay {
+                    kernel,
+                    buffer,
+                    what,
+                    at,
+                }
+            }
             Fault::Race(c) => {
                 let (first, second) = (c.first, op);
                 if b.kind == BufKind::Shared {
@@ -446,6 +502,15 @@ impl<'p> Machine<'p> {
             }
             CStmt::Barrier => self.barrier(act)?,
             CStmt::Frag(op) => self.exec_frag(op, act)?,
+        }
+        // A write that passed an overlay's bytes to it (`Memory::share`).
+        if let Some((o, bb)) = self.mem.handover.take() {
+            let lane = act
+                .iter()
+                .copied()
+                .find(|&l| self.mem.lane_bb[l as usize] as usize == bb)
+                .unwrap_or_default();
+            self.check_handover(o, bb, lane as usize)?;
         }
         Ok(())
     }

@@ -93,6 +93,9 @@ pub(super) struct State {
     /// By warpgroup of the batch (`lane / 128`).
     groups: Vec<Group>,
     landing: Vec<Landing>,
+    /// By block of the batch: the epoch of the last `wgmma.wait_group` that retired
+    /// `wgmma`s (0: none yet).
+    retired: Vec<u32>,
 }
 
 impl<'p> Machine<'p> {
@@ -109,6 +112,64 @@ impl<'p> Machine<'p> {
             .map(|_| Group::default())
             .collect();
         self.hop.landing.clear();
+        self.hop.retired = vec![0; batch];
+    }
+
+    /// After a write passed overlay `o`'s bytes from its hosts to it in block `bb` of the
+    /// batch ([`super::memory::Memory::handover`]): nothing asynchronous may still use a
+    /// host. A TMA box landing in one, or a `wgmma` in flight reading one, is an error;
+    /// so is a write in the epoch of the last `wgmma.wait_group` that retired `wgmma`s,
+    /// since another warpgroup may not have reached its wait yet (a barrier must come
+    /// between).
+    pub(super) fn check_handover(
+        &self,
+        o: usize,
+        bb: usize,
+        lane: usize,
+    ) -> Result<(), InterpError> {
+        let ov = &self.mem.overlays[o];
+        let name = |buf: usize| self.p.bufs[buf].buffer.name().to_string();
+        let overlay = name(ov.overlay);
+        let host = |r: &Region| r.bb == bb && ov.hosts.contains(&r.buf);
+        if let Some(l) = self.hop.landing.iter().find(|l| host(&l.region)) {
+            return Err(self.async_error(
+                format!(
+                    "overlay `{overlay}` written while a TMA copy into `{}` (which it overlays) is in flight: wait for its mbarrier phase first",
+                    name(l.region.buf)
+                ),
+                lane,
+            ));
+        }
+        let first = bb * self.tpb;
+        let groups = first / WARPGROUP as usize..(first + self.tpb).div_ceil(WARPGROUP as usize);
+        for g in groups {
+            let Some(group) = self.hop.groups.get(g) else {
+                continue;
+            };
+            if let Some(r) = group.batches().flat_map(|b| &b.reads).find(|r| host(r)) {
+                return Err(self.async_error(
+                    format!(
+                        "overlay `{overlay}` written while a wgmma reading `{}` (which it overlays) is in flight: wgmma.wait_group first",
+                        name(r.buf)
+                    ),
+                    lane,
+                ));
+            }
+        }
+        if self
+            .hop
+            .retired
+            .get(bb)
+            .is_some_and(|&e| e != 0 && e == self.mem.epochs[bb])
+        {
+            return Err(self.async_error(
+                format!(
+                    "overlay `{overlay}` written with no barrier since the wgmma.wait_group that retired the wgmmas reading what it overlays (another warpgroup may still be reading it)"
+                ),
+                lane,
+            ));
+        }
+        Ok(())
     }
 
     fn async_error(&self, what: String, lane: usize) -> InterpError {
@@ -155,6 +216,8 @@ impl<'p> Machine<'p> {
 
     /// `wgmma.fence`, `commit_group`, `wait_group` for the warpgroup from lane `first`.
     pub(super) fn wg_sync(&mut self, op: &CFrag, first: usize) -> Result<(), InterpError> {
+        let bb = self.mem.lane_bb[first] as usize;
+        let epoch = self.mem.epochs[bb];
         let g = &mut self.hop.groups[first / WARPGROUP as usize];
         match *op {
             CFrag::WgFence => g.fenced = true,
@@ -163,8 +226,12 @@ impl<'p> Machine<'p> {
                 g.committed.push_back(batch);
             }
             CFrag::WgWait(pending) => {
+                let mut retired = false;
                 while g.committed.len() > pending as usize {
-                    g.committed.pop_front();
+                    retired |= g.committed.pop_front().is_some_and(|b| !b.reads.is_empty());
+                }
+                if retired && let Some(r) = self.hop.retired.get_mut(bb) {
+                    *r = epoch;
                 }
             }
             _ => {}

@@ -15,6 +15,27 @@ pub(super) enum Fault {
     OutOfBounds,
     Misaligned,
     Race(Conflict),
+    /// The overlay contract ([`crate::expr::Buffer::overlay`]) broken: `other` (a buffer
+    /// slot of the other side) was touched in this barrier interval, or (`stale`) wrote
+    /// the shared bytes since this side last did.
+    Overlay {
+        other: usize,
+        stale: bool,
+    },
+}
+
+/// A shared overlay and its hosts, by buffer slot.
+pub(super) struct Overlay {
+    pub overlay: usize,
+    pub hosts: Vec<usize>,
+}
+
+/// One block's use of one overlay's bytes: which side wrote them last (0 none, 1 the
+/// hosts, 2 the overlay), and the last epoch each side (hosts, overlay) was touched.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Sharing {
+    owner: u8,
+    last: [u32; 2],
 }
 
 pub(super) struct Memory {
@@ -31,9 +52,78 @@ pub(super) struct Memory {
     /// For each block of the batch: its linear block number and its current epoch.
     pub block_ids: Vec<u32>,
     pub epochs: Vec<u32>,
+    /// The kernel's shared overlays; for each buffer slot, the overlays it is a side of
+    /// (overlay index, whether it is the overlay); per overlay and block of the batch,
+    /// who uses the bytes ([`Sharing`]).
+    pub overlays: Vec<Overlay>,
+    pub sides: Vec<Vec<(usize, bool)>>,
+    pub sharing: Vec<Sharing>,
+    /// Each buffer's poison (the value unwritten memory holds).
+    pub poison: Vec<Raw>,
+    /// Set when an overlay's bytes pass to the overlay in a block (overlay index, block
+    /// of the batch): the executor then checks that no asynchronous copy into a host,
+    /// and no `wgmma` reading one, is still in flight.
+    pub handover: Option<(usize, usize)>,
 }
 
 impl Memory {
+    /// Checks and records an access of `buf` by `lane` against the overlays `buf` is a
+    /// side of. A write that takes the bytes from the other side poisons the other
+    /// side's arrays in that block, as the GPU's shared bytes would be overwritten.
+    fn share(&mut self, buf: usize, lane: usize, write: bool) -> Result<(), Fault> {
+        if self.sides[buf].is_empty() {
+            return Ok(());
+        }
+        let bb = self.lane_bb[lane] as usize;
+        let batch = self.epochs.len();
+        let e = self.epochs[bb];
+        for k in 0..self.sides[buf].len() {
+            let (o, is_overlay) = self.sides[buf][k];
+            let side = is_overlay as usize;
+            let other_slot = |m: &Memory| {
+                let ov = &m.overlays[o];
+                if is_overlay { ov.hosts[0] } else { ov.overlay }
+            };
+            let st = self.sharing[o * batch + bb];
+            if st.last[1 - side] == e {
+                return Err(Fault::Overlay {
+                    other: other_slot(self),
+                    stale: false,
+                });
+            }
+            let mine = side as u8 + 1;
+            if st.owner != 0 && st.owner != mine {
+                if !write {
+                    return Err(Fault::Overlay {
+                        other: other_slot(self),
+                        stale: true,
+                    });
+                }
+                let theirs: Vec<usize> = if is_overlay {
+                    self.overlays[o].hosts.clone()
+                } else {
+                    vec![self.overlays[o].overlay]
+                };
+                for t in theirs {
+                    let n = self.numel[t];
+                    let poison = self.poison[t];
+                    if let Some(block) = self.data[t].get_mut(bb * n..(bb + 1) * n) {
+                        block.fill(poison);
+                    }
+                }
+                if is_overlay {
+                    self.handover = Some((o, bb));
+                }
+            }
+            let st = &mut self.sharing[o * batch + bb];
+            if write {
+                st.owner = mine;
+            }
+            st.last[side] = e;
+        }
+        Ok(())
+    }
+
     /// The position in `data[buf]` of element `i` for `lane`, bounds checked.
     #[inline]
     fn offset(&self, buf: usize, i: i64, lane: usize) -> Result<usize, Fault> {
@@ -74,6 +164,7 @@ impl Memory {
     #[inline]
     pub fn load(&mut self, buf: usize, i: i64, lane: usize) -> Result<Raw, Fault> {
         let at = self.offset(buf, i, lane)?;
+        self.share(buf, lane, false)?;
         let (b, t, e) = self.who(buf, lane);
         if let Some(tr) = &mut self.tracks[buf] {
             tr.read(at, b, t, e).map_err(Fault::Race)?;
@@ -92,6 +183,7 @@ impl Memory {
         v: Raw,
     ) -> Result<(), Fault> {
         let at = self.offset(buf, i, lane)?;
+        self.share(buf, lane, true)?;
         match self.data[buf].get_mut(at) {
             Some(slot) => *slot = v,
             None => return Err(Fault::OutOfBounds),
@@ -110,6 +202,7 @@ impl Memory {
     #[inline]
     pub fn store(&mut self, buf: usize, i: i64, lane: usize, v: Raw) -> Result<(), Fault> {
         let at = self.offset(buf, i, lane)?;
+        self.share(buf, lane, true)?;
         let (b, t, e) = self.who(buf, lane);
         if let Some(tr) = &mut self.tracks[buf] {
             tr.write(at, b, t, e).map_err(Fault::Race)?;

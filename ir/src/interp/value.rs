@@ -208,7 +208,7 @@ pub(super) fn call_fn(f: Intrinsic, ty: DType) -> Option<CallFn> {
                 Intrinsic::Log => unary!($dec, $enc, f64::ln),
                 Intrinsic::Sqrt => unary!($dec, $enc, f64::sqrt),
                 Intrinsic::Rsqrt => unary!($dec, $enc, |x| 1.0 / x.sqrt()),
-                Intrinsic::Tanh => unary!($dec, $enc, f64::tanh),
+                Intrinsic::Tanh | Intrinsic::TanhApprox => unary!($dec, $enc, f64::tanh),
                 Intrinsic::Sigmoid => unary!($dec, $enc, |x| 1.0 / (1.0 + (-x).exp())),
                 Intrinsic::Sin => unary!($dec, $enc, f64::sin),
                 Intrinsic::Cos => unary!($dec, $enc, f64::cos),

@@ -66,12 +66,19 @@ pub(crate) fn alloc_decl(b: &Buffer) -> String {
     } else {
         format!(", scope=\"{}\"", b.scope())
     };
+    let over = if b.hosts().is_empty() {
+        String::new()
+    } else {
+        let names: Vec<&str> = b.hosts().iter().map(|h| h.name()).collect();
+        format!(", over=[{}]", names.join(", "))
+    };
     format!(
-        "{} = T.alloc_buffer({}{}{})",
+        "{} = T.alloc_buffer({}{}{}{})",
         b.name(),
         shape_tuple(b.shape()),
         dtype,
-        scope
+        scope,
+        over
     )
 }
 

@@ -175,6 +175,37 @@ impl KernelBuilder<'_> {
         self.alloc(name, shape, dtype, Scope::Shared)
     }
 
+    /// A shared-memory array laid over the bytes of `hosts` ([`Buffer::overlay`]): shared
+    /// arrays of this kernel, declared before it one after another, which the kernel is
+    /// done with before it first writes this one (and does not read again after).
+    pub fn shared_over(
+        &mut self,
+        name: &str,
+        shape: &[i64],
+        dtype: DType,
+        hosts: &[&Buffer],
+    ) -> Buffer {
+        let hosts: Vec<Buffer> = hosts.iter().map(|&h| h.clone()).collect();
+        let declared = |h: &Buffer| h.scope() == Scope::Shared && self.t.allocs.contains(h);
+        if hosts.is_empty() || !hosts.iter().all(declared) {
+            let names: Vec<&str> = hosts.iter().map(|h| h.name()).collect();
+            self.t.fail(|n| TemplateError::Invalid {
+                template: n.to_string(),
+                what: format!(
+                    "shared overlay `{name}` is laid over [{}]: each host must be a shared array the template declared before it",
+                    names.join(", ")
+                ),
+            });
+        }
+        let b = self.alloc(name, shape, dtype, Scope::Shared);
+        let b = Buffer::overlay(b.name(), b.shape().to_vec(), dtype, &hosts);
+        // `alloc` recorded the plain array: the overlay takes its place.
+        if let Some(last) = self.t.allocs.last_mut() {
+            *last = b.clone();
+        }
+        b
+    }
+
     /// A per-thread array (registers, when every index is known after unrolling).
     pub fn local(&mut self, name: &str, shape: &[i64], dtype: DType) -> Buffer {
         self.alloc(name, shape, dtype, Scope::Local)

@@ -233,7 +233,10 @@ impl<'g> Values<'g> {
         let input = |i: usize, at: &[Expr]| self.at(node.inputs[i], at);
         let bcast = |i: usize| broadcast_index(&self.g.tensor(node.inputs[i]).shape, idx);
         match &node.op {
-            Op::Unary(u) => unary(*u, input(0, idx)),
+            Op::Unary(u) => {
+                let half = self.g.tensor(node.output).dtype == DType::F16;
+                unary(*u, input(0, idx), half)
+            }
             Op::Binary(Binary::Pow) => {
                 // A constant scalar exponent (GELU's x³) is known here.
                 let exponent = self
@@ -486,13 +489,23 @@ fn reindex_flat(from: &[usize], to: &[usize], idx: &[Expr]) -> Vec<Expr> {
     out
 }
 
-/// An elementwise function of one value, in f32.
-pub(crate) fn unary(u: Unary, x: Expr) -> Expr {
+/// An elementwise function of one value, in f32. `half`: the result is an f16 tensor, so
+/// tanh may be approximated within binary16's precision ([`te::tanh_approx`]: on the H100
+/// GPT-2's c_fc with its tanh-GELU epilogue went from 61.8 to 47.9 µs,
+/// `docs/wgmma-epilogue.md`).
+pub(crate) fn unary(u: Unary, x: Expr, half: bool) -> Expr {
     let f = |v: f64| v as f32;
+    let tanh = |x: Expr| {
+        if half {
+            te::tanh_approx(x)
+        } else {
+            te::tanh(x)
+        }
+    };
     match u {
         Unary::Relu => te::maximum(x, 0.0f32),
         Unary::Sigmoid => te::sigmoid(x),
-        Unary::Tanh => te::tanh(x),
+        Unary::Tanh => tanh(x),
         Unary::Exp => te::exp(x),
         Unary::Log => te::log(x),
         Unary::Sqrt => te::sqrt(x),
@@ -564,7 +577,7 @@ pub(crate) fn unary(u: Unary, x: Expr) -> Expr {
             Expr::f32(std::f32::consts::FRAC_PI_2)
                 - atan(x.clone() / te::sqrt(Expr::f32(1.0) - x.clone() * x))
         }
-        Unary::Mish => x.clone() * te::tanh(unary(Unary::Softplus, x)),
+        Unary::Mish => x.clone() * tanh(unary(Unary::Softplus, x, half)),
         Unary::Gelu { tanh: false } => {
             x.clone() * (erf(x * std::f32::consts::FRAC_1_SQRT_2) + 1.0f32) * 0.5f32
         }
@@ -574,7 +587,7 @@ pub(crate) fn unary(u: Unary, x: Expr) -> Expr {
             // H100 (`h100-2026-11-26f/gelu.txt`): the division costs more there than tanh.
             let inner =
                 (x.clone() + x.clone() * x.clone() * x.clone() * 0.044_715f32) * 0.797_884_6f32;
-            x * (te::tanh(inner) + 1.0f32) * 0.5f32
+            x * (tanh(inner) + 1.0f32) * 0.5f32
         }
         Unary::Not => truth(x.eq_(0.0f32)),
     }

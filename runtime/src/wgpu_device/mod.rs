@@ -234,6 +234,7 @@ impl WgpuDevice {
                 hoists_unrolled_loads: false,
                 uniform_barriers: true,
                 fragment_elements: false,
+                shared_overlays: false,
             }
         };
         let options = WgpuOptions {

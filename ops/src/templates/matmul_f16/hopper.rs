@@ -15,9 +15,12 @@
 //!     wgmma.commit; wgmma.wait(1)                          # tile ko - 1's wgmmas are done
 //!     barrier
 //!     tma tile ko - 1 + st into stage (ko - 1) % st        # thread 0, where there is one
-//! wgmma.wait(0)
+//! wgmma.wait(0); barrier
 //! for i in range(fm): acc[i] -> C_stage[wgi] -> C (converted, tested against the edges)
 //! ```
+//!
+//! `C_stage` is laid over the stages (a shared overlay): the block holds the larger of
+//! the two, not their sum.
 //!
 //! Tiles are `64·wg·fm × 16·fn × 64`: each warpgroup computes `fm` m64 × N tiles with
 //! `N = 16·fn` (64, 128 or 256). TMA reads zeros outside A and B, so odd M, N and K need
@@ -83,7 +86,16 @@ pub(super) fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p
             let n0 = kb.let_("n0", tile_n * bn);
             let a_smem = kb.shared("A_smem", &[stages, bm, BLOCK_K], DType::F16);
             let b_smem = kb.shared("B_smem", &[stages, boxes_n, BLOCK_K, ROW], DType::F16);
-            let staging = kb.shared("C_stage", &[groups, WGMMA_M as i64, bn + 4], DType::F32);
+            // The epilogue's staging tile lies over the stages, which the main loop is done
+            // with by then: a block needs the larger of the two, not their sum, so a
+            // 128×128 tile in 3 stages leaves room for a second block on a multiprocessor
+            // (`docs/wgmma-epilogue.md`).
+            let staging = kb.shared_over(
+                "C_stage",
+                &[groups, WGMMA_M as i64, bn + 4],
+                DType::F32,
+                &[&a_smem, &b_smem],
+            );
             let full = kb.mbarrier("full", stages as u32);
             let shape = MmaShape {
                 m: WGMMA_M,
@@ -174,6 +186,9 @@ pub(super) fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p
                 });
             });
             kb.wgmma_wait(0);
+            // Every warpgroup past its last wgmma before any writes the staging tile over
+            // the stages they read.
+            kb.barrier();
             // Epilogue: each accumulator through the warpgroup's staging tile to C.
             let lane = kb.let_("lane", tx.clone() % 128);
             let per_thread = WGMMA_M as i64 * bn / 128;

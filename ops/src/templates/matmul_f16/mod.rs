@@ -263,11 +263,18 @@ impl F16Params {
     /// with matrix units, one f32 staging tile per warp.
     pub fn shared_bytes(&self) -> i64 {
         if self.warpgroups > 0 {
-            // Stages of 64-wide k tiles (no padding: swizzled), the f32 staging tiles,
-            // the mbarriers and the 1024-byte alignment of the tiles.
+            // Stages of 64-wide k tiles (no padding: swizzled), the f32 staging tiles laid
+            // over them where they fit (else beside), the mbarriers and the 1024-byte
+            // alignment of the tiles.
             let stage = (self.block_m() + self.block_n()) * hopper::BLOCK_K * 2;
+            let ring = self.stages * stage;
             let staging = self.warpgroups * 64 * (self.block_n() + 4) * 4;
-            return self.stages * stage + staging + 8 * self.stages + 2048;
+            let tiles = if staging <= ring {
+                ring
+            } else {
+                ring + staging
+            };
+            return tiles + 8 * self.stages + 2048;
         }
         let stage = (self.block_m() * (self.bk + 8) + self.bk * (self.block_n() + 8)) * 2;
         let tiles = self.stages * stage;
@@ -582,9 +589,15 @@ pub fn rule_config(limits: &TargetLimits, p: rule::Product, over_views: bool) ->
             t.matrix = None;
         }
     }
-    if limits.warpgroup_mma() && p.batch == 1 && hopper::unfit(p.n, p.k).is_none() {
+    if limits.warpgroup_mma()
+        && p.batch == 1
+        && p.m >= WGMMA_RULE_MIN_ROWS
+        && hopper::unfit(p.n, p.k).is_none()
+    {
         candidates.extend(tiles(&configs, |t| {
-            t.warpgroups > 0 && t.stages == WGMMA_RULE_STAGES
+            t.warpgroups > 0
+                && WGMMA_RULE_STAGES.contains(&t.stages)
+                && t.block_m() * t.block_n() <= WGMMA_RULE_MAX_TILE
         }));
     }
     rule::pick_or(&candidates, p, limits.multiprocessors, || {
@@ -606,8 +619,25 @@ pub const MAX_RULE_THREADS: i64 = 256;
 /// The stages of the wgmma tiles the rule weighs: with 5 the same tiles ran up to 2.3×
 /// slower on an H100 (1024×768×768, 64×128 tiles: 12.7 against 5.5 µs; 768³: 8.5
 /// against 5.4; `docs/measurements/h100-2026-11-25c`, `-25e`), which the model does
-/// not describe; 3 stages were never faster where both were timed.
-pub const WGMMA_RULE_STAGES: i64 = 4;
+/// not describe. 3 stages were never faster while the staging tile had bytes of its
+/// own; laid over the stages (2026-11-27) a 128×128 tile in 3 stages fits two blocks a
+/// multiprocessor, and ran GPT-2's batch-8 products 4–10% faster than in 4
+/// (`docs/wgmma-epilogue.md`).
+pub const WGMMA_RULE_STAGES: [i64; 2] = [3, 4];
+
+/// The fewest rows of a product the rule weighs wgmma tiles for: a wgmma tile computes
+/// 64, and below 32 the model misjudges its split configs. With the stages' residency
+/// of 2026-11-27 it took them at m = 1 and m = 8, 0.72× and 0.65× of the tuned best on
+/// an H100 (8×4096×4096: 18.0 against 11.5 µs for the mma.sync split it took before;
+/// `docs/measurements/h100-2026-11-27/f16-mixed.txt`).
+pub const WGMMA_RULE_MIN_ROWS: i64 = 32;
+
+/// The largest wgmma block tile (elements) the rule weighs: 128×256 and 256×128 (two
+/// warpgroups, which fit only since the staging tile lies over the stages) ran GPT-2's
+/// products 5–125% slower than 128×128 on an H100 (2026-11-27,
+/// `docs/measurements/h100-2026-11-27/ab.txt`), while the model, fitted before they
+/// fitted, ranks them first. The tuner still times them.
+pub const WGMMA_RULE_MAX_TILE: i64 = 128 * 128;
 
 /// The configs of `configs` that `keep` accepts, with their block tiles and what their
 /// warps do ([`rule::tensor::MatrixTile`]): what the stated rule and a whole-model tuning

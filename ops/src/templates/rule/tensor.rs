@@ -177,7 +177,12 @@ pub fn estimate(
     }
     let floor = STEP_LATENCY + MEMORY_LATENCY / work.in_flight.max(1) as f64;
     let step = step.max(floor);
-    let epilogue = EPILOGUE_PER_OUTPUT * at * bm_f * bn_f;
+    // Resident wgmma blocks overlap one's epilogue with the others' main loops: with two
+    // a multiprocessor GPT-2's c_fc (its GELU epilogue) ran 43.4 → 41.8 µs and its
+    // c_proj 43.9 → 40.7 (2026-11-27, `docs/wgmma-epilogue.md`), where a serial
+    // epilogue per block would have made them no faster.
+    let epilogue_blocks = if work.warpgroup { 1.0 } else { at };
+    let epilogue = EPILOGUE_PER_OUTPUT * epilogue_blocks * bm_f * bn_f;
     let compute = rounds * (steps * step + epilogue + MEMORY_LATENCY);
     let unique = ((p.m * p.k + p.k * p.n + p.m * p.n) * p.batch * 2) as f64;
     let mut cycles = compute.max(unique / DRAM_BYTES_PER_CYCLE) + LAUNCH;
