@@ -3,7 +3,7 @@
 // epilogue costs before changing the template: `docs/wgmma-epilogue.md`.
 //
 // prelude.cuh is the helper block weft emits in front of every Hopper kernel (TMA,
-// mbarriers, wgmma); build.sh cuts it from `weft model graph --emit`.
+// mbarriers, wgmma); build.sh cuts it from `weft model graph --emit` into its output folder.
 //
 // Template parameters:
 //   ST      stages of the TMA ring
