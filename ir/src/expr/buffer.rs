@@ -63,14 +63,26 @@ impl Buffer {
     /// A new buffer. Every extent must be positive (checked where user shapes enter:
     /// [`crate::te`]).
     pub fn new(name: impl Into<String>, shape: Vec<i64>, dtype: DType, scope: Scope) -> Buffer {
+        Buffer::node(name.into(), shape, dtype, scope, None, Vec::new())
+    }
+
+    /// A buffer with a fresh identity and every field given.
+    fn node(
+        name: String,
+        shape: Vec<i64>,
+        dtype: DType,
+        scope: Scope,
+        producer: Option<Arc<ComputeOp>>,
+        hosts: Vec<Buffer>,
+    ) -> Buffer {
         Buffer(Arc::new(BufferNode {
             id: fresh_id(),
-            name: name.into(),
+            name,
             dtype,
             shape,
             scope,
-            producer: None,
-            hosts: Vec::new(),
+            producer,
+            hosts,
         }))
     }
 
@@ -90,15 +102,8 @@ impl Buffer {
         dtype: DType,
         hosts: &[Buffer],
     ) -> Buffer {
-        Buffer(Arc::new(BufferNode {
-            id: fresh_id(),
-            name: name.into(),
-            dtype,
-            shape,
-            scope: Scope::Shared,
-            producer: None,
-            hosts: hosts.to_vec(),
-        }))
+        let hosts = hosts.to_vec();
+        Buffer::node(name.into(), shape, dtype, Scope::Shared, None, hosts)
     }
 
     pub(crate) fn with_producer(
@@ -107,15 +112,15 @@ impl Buffer {
         dtype: DType,
         producer: Arc<ComputeOp>,
     ) -> Buffer {
-        Buffer(Arc::new(BufferNode {
-            id: fresh_id(),
-            name: name.into(),
-            dtype,
+        let producer = Some(producer);
+        Buffer::node(
+            name.into(),
             shape,
-            scope: Scope::Global,
-            producer: Some(producer),
-            hosts: Vec::new(),
-        }))
+            dtype,
+            Scope::Global,
+            producer,
+            Vec::new(),
+        )
     }
 
     pub fn name(&self) -> &str {
