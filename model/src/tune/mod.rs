@@ -43,7 +43,7 @@ pub fn candidates(limits: &TargetLimits, key: &AnchorKey, limit: usize) -> Vec<A
     let (m, n, k) = (key.m, key.n, key.k);
     let tiles = match key.template {
         AnchorTemplate::Matmul => matmul::tiles(limits),
-        AnchorTemplate::MatmulF16 => matmul_f16::tiles(&f16_space(limits, key), |t| {
+        AnchorTemplate::MatmulF16 => matmul_f16::tiles(limits, &f16_space(limits, key), |t| {
             // Hopper's tiles where TMA can copy the operands, and never batched.
             t.warpgroups == 0 || (key.batch == 1 && hopper::unfit(n, k).is_none())
         }),

@@ -570,21 +570,33 @@ pub fn build(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
 /// fragments, copies staged through registers, as the default): the pipelined ones are
 /// for the tuner, which measures them. On Hopper (sm_90a) the wgmma tiles with 4 stages
 /// compete too, where TMA can copy the operands and the product is not a batch.
+///
+/// Where tiles are stored element by element (WGSL, MSL) the model takes the constants
+/// fitted on Vulkan ([`rule::tensor::ELEMENTWISE`]) and weighs 16-warp tiles too (their
+/// fragments are few; on Vulkan they were the best at 3 of 24 shapes,
+/// `docs/measurements/h100-2026-11-27b`), never copies through fragments (0.67× of the
+/// best at most there). Over views it keeps the block-count rule: the fit saw no
+/// gathered operands.
 pub fn rule_config(limits: &TargetLimits, p: rule::Product, over_views: bool) -> rule::Choice {
     let configs = if over_views {
         space_over_views(limits)
     } else {
         space(limits)
     };
-    let mut candidates = tiles(&configs, |t| {
-        t.warpgroups == 0 && t.frag_buffers == 1 && !t.async_copy && t.threads() <= MAX_RULE_THREADS
+    let elementwise = space::elementwise_matrix_copies(limits);
+    let max_threads = if elementwise {
+        MAX_RULE_THREADS_ELEMENTWISE
+    } else {
+        MAX_RULE_THREADS
+    };
+    let mut candidates = tiles(limits, &configs, |t| {
+        t.warpgroups == 0
+            && t.frag_buffers == 1
+            && !t.async_copy
+            && !t.coop_copy
+            && t.threads() <= max_threads
     });
-    if space::elementwise_matrix_copies(limits) {
-        // WGSL and MSL feed the matrix units from tiles stored element by element, which
-        // the model (fitted on CUDA's 16-byte copies, mma.sync and wgmma) does not
-        // describe: on Vulkan on the H100 its picks ran at 0.26-0.63x of the tuned best
-        // (2026-11-26, `docs/measurements/h100-2026-11-26c/sweeps.sh`). They keep the
-        // block-count rule.
+    if elementwise && over_views {
         for t in &mut candidates {
             t.matrix = None;
         }
@@ -594,7 +606,7 @@ pub fn rule_config(limits: &TargetLimits, p: rule::Product, over_views: bool) ->
         && p.m >= WGMMA_RULE_MIN_ROWS
         && hopper::unfit(p.n, p.k).is_none()
     {
-        candidates.extend(tiles(&configs, |t| {
+        candidates.extend(tiles(limits, &configs, |t| {
             t.warpgroups > 0
                 && WGMMA_RULE_STAGES.contains(&t.stages)
                 && t.block_m() * t.block_n() <= WGMMA_RULE_MAX_TILE
@@ -615,6 +627,12 @@ pub fn rule_config(limits: &TargetLimits, p: rule::Product, over_views: bool) ->
 /// 2026-11-25, `docs/measurements/h100-2026-11-25b/f16-*.json`): their accumulators do
 /// not fit 64K registers at 512 threads. The tuner still times them.
 pub const MAX_RULE_THREADS: i64 = 256;
+
+/// The most threads a block of the rule's tiles has where they are stored element by
+/// element (WGSL, MSL): 16 warps of 1×2 or 2×2 fragments (the space holds no larger
+/// ones there) were the fastest config at 3 of the 24 Vulkan shapes of 2026-11-27, and
+/// the fitted model weighs them.
+pub const MAX_RULE_THREADS_ELEMENTWISE: i64 = 512;
 
 /// The stages of the wgmma tiles the rule weighs: with 5 the same tiles ran up to 2.3×
 /// slower on an H100 (1024×768×768, 64×128 tiles: 12.7 against 5.5 µs; 768³: 8.5
@@ -642,7 +660,12 @@ pub const WGMMA_RULE_MAX_TILE: i64 = 128 * 128;
 /// The configs of `configs` that `keep` accepts, with their block tiles and what their
 /// warps do ([`rule::tensor::MatrixTile`]): what the stated rule and a whole-model tuning
 /// run choose among.
-pub fn tiles(configs: &[Config], keep: impl Fn(&F16Params) -> bool) -> Vec<rule::Tile> {
+pub fn tiles(
+    limits: &TargetLimits,
+    configs: &[Config],
+    keep: impl Fn(&F16Params) -> bool,
+) -> Vec<rule::Tile> {
+    let elementwise = space::elementwise_matrix_copies(limits);
     configs
         .iter()
         .filter_map(|c| F16Params::from_config(c).ok())
@@ -668,6 +691,7 @@ pub fn tiles(configs: &[Config], keep: impl Fn(&F16Params) -> bool) -> Vec<rule:
                 // The split forms: mma.sync tiles with k steps of 32 and one set of
                 // fragments; every wgmma tile (its parts are k ranges of the TMA ring).
                 splits: t.warpgroups > 0 || (t.bk == 32 && t.frag_buffers == 1 && !t.coop_copy),
+                elementwise,
             }),
             config: t.config(),
         })

@@ -14,11 +14,11 @@
 //! the same way by a model of what they do ([`tensor`]): waves, residency by threads,
 //! registers and shared memory, the multiplies and fragment loads of a k step, the
 //! operand traffic, the pipeline's latency, and what a split adds; its constants were
-//! fitted on an H100 too. The template offers it only where its tiles copy operands as
-//! CUDA's do (CUDA, HIP); WGSL and MSL store their tiles element by element.
+//! fitted on an H100 too, once for CUDA's 16-byte copies and once for the tiles WGSL and
+//! MSL store element by element (on Vulkan).
 //!
 //! Elsewhere (tiles neither model describes: CUDA-core configs of the fp16 template, and
-//! its matrix-unit tiles on WGSL and MSL) it
+//! its matrix-unit tiles over views on WGSL and MSL) it
 //! takes, from the template's space, the largest block tile (counting only its part
 //! inside the product) that still gives the GPU [`ENOUGH_TILES`] blocks of work,
 //! counting the parts a long reduction is split into where the caller can split

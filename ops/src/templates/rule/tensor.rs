@@ -31,9 +31,15 @@
 //! with the 16-warp tiles left out), fitted for the pick (`docs/rule-f16.md`,
 //! `docs/rule-f16-fit.py`): read them as fitted weights more than as the hardware's
 //! figures. The hardware's own are stated as such. They describe NVIDIA's tensor cores
-//! fed by 16-byte copies: the fp16 template gives the model its tiles on CUDA and HIP,
-//! not on WGSL and MSL, whose tiles are stored element by element (there its picks ran
-//! at 0.26–0.63× of the tuned best on Vulkan, `docs/rule-f16.md`).
+//! fed by 16-byte copies ([`NATIVE`]: CUDA, HIP).
+//!
+//! WGSL and MSL store their tiles into shared memory one half at a time, load four halves
+//! a thread, pass every accumulator fragment through a workgroup barrier in the epilogue
+//! and have no wgmma: their tiles take the same model with [`ELEMENTWISE`]'s constants,
+//! fitted on an H100's kernel times through Vulkan (`weft sweep --trials`, 2026-11-27,
+//! `docs/measurements/h100-2026-11-27b/vk*.json`: the whole space at 24 shapes, about
+//! 2500 times; `docs/rule-f16-vulkan-fit.py`). The CUDA constants' picks ran at
+//! 0.26–0.63× of the tuned best there, the block-count rule's at 0.41–0.88×.
 
 use super::model::{
     Estimate, ISSUE_PER_MP, MAX_BLOCKS_PER_MP, REGISTERS_PER_MP, THREADS_PER_MP, waves,
@@ -98,6 +104,87 @@ pub const SPLIT_LAUNCH: f64 = 2530.0;
 /// Bytes a cycle per multiprocessor the partial sums are written and read at (fitted).
 pub const PARTIAL_BYTES_PER_CYCLE: f64 = 15.6;
 
+/// The fitted constants of one way of feeding the matrix units: [`NATIVE`] (16-byte
+/// copies, CUDA and HIP) or [`ELEMENTWISE`] (WGSL, MSL). Each field is in the units of
+/// the constant of the same name above.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fitted {
+    /// [`MMA_RATE`].
+    pub mma_rate: f64,
+    /// [`OPERAND_BYTES_PER_CYCLE`].
+    pub operand_bytes_per_cycle: f64,
+    /// [`COPY_ISSUE`]: a warp's global load.
+    pub copy_issue: f64,
+    /// Issue slots a warp's store of one half into the stage costs (0 where the copy
+    /// stores what it loaded in one instruction, counted in `copy_issue`).
+    pub store_issue: f64,
+    /// [`RAGGED_COPY`].
+    pub ragged_copy: f64,
+    /// [`STEP_LATENCY`].
+    pub step_latency: f64,
+    /// [`MEMORY_LATENCY`].
+    pub memory_latency: f64,
+    /// [`EPILOGUE_PER_OUTPUT`].
+    pub epilogue_per_output: f64,
+    /// Cycles a block's epilogue spends per accumulator fragment of a warp, besides its
+    /// outputs (WGSL's staging passes each through two workgroup barriers).
+    pub epilogue_per_fragment: f64,
+    /// [`LAUNCH`].
+    pub launch: f64,
+    /// [`SPLIT_LAUNCH`].
+    pub split_launch: f64,
+    /// [`PARTIAL_BYTES_PER_CYCLE`].
+    pub partial_bytes_per_cycle: f64,
+    /// The widest global load, in halves: 8 (16 bytes) on CUDA, 4 where the target
+    /// copies element by element.
+    pub max_lanes: i64,
+}
+
+/// The constants fitted on CUDA's kernel times (the constants above).
+pub const NATIVE: Fitted = Fitted {
+    mma_rate: MMA_RATE,
+    operand_bytes_per_cycle: OPERAND_BYTES_PER_CYCLE,
+    copy_issue: COPY_ISSUE,
+    store_issue: 0.0,
+    ragged_copy: RAGGED_COPY,
+    step_latency: STEP_LATENCY,
+    memory_latency: MEMORY_LATENCY,
+    epilogue_per_output: EPILOGUE_PER_OUTPUT,
+    epilogue_per_fragment: 0.0,
+    launch: LAUNCH,
+    split_launch: SPLIT_LAUNCH,
+    partial_bytes_per_cycle: PARTIAL_BYTES_PER_CYCLE,
+    max_lanes: 8,
+};
+
+/// The constants fitted on Vulkan's kernel times on an H100 (see the module's text),
+/// for tiles stored element by element. What the fit found:
+/// - the operand tiles arrive at a fourth of CUDA's rate (11 bytes a cycle per
+///   multiprocessor), so larger block tiles pay more than on CUDA;
+/// - a k step lasts at least about 800 cycles (the barrier, the loads' latency with one
+///   tile in flight);
+/// - each fragment of a warp costs its block about 1500 cycles in the epilogue;
+/// - a launch costs nothing measurable besides its blocks (one compute pass);
+/// - the matrix units' rate (0.127 products a cycle, 214 TFLOP/s over 128
+///   multiprocessors) bounds only the largest products.
+///
+/// MSL takes them too, unmeasured: no Apple GPU is at hand.
+pub const ELEMENTWISE: Fitted = Fitted {
+    mma_rate: 0.1274,
+    operand_bytes_per_cycle: 11.06,
+    copy_issue: 48.97,
+    store_issue: 5.258,
+    ragged_copy: 0.0765,
+    step_latency: 796.9,
+    memory_latency: 0.0,
+    epilogue_per_output: 0.0,
+    epilogue_per_fragment: 1520.1,
+    launch: 0.0,
+    split_launch: 3120.8,
+    partial_bytes_per_cycle: 8.322,
+    max_lanes: 4,
+};
+
 /// What a tensor-core tile does, for the model: its warps' fragments and its pipeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MatrixTile {
@@ -117,12 +204,30 @@ pub struct MatrixTile {
     /// Whether the template splits this tile's reduction (mma.sync tiles of the space's
     /// split form; every wgmma tile).
     pub splits: bool,
+    /// Whether the tile is stored into shared memory element by element (WGSL, MSL): the
+    /// model then takes [`ELEMENTWISE`]'s constants, else [`NATIVE`]'s.
+    pub elementwise: bool,
 }
 
-/// Halves per global load along a row of `len` halves: 8 (16 bytes) where rows keep it
-/// aligned, else 4, 2 or 1, as the template loads.
-fn lanes(len: i64) -> i64 {
-    [8, 4, 2].into_iter().find(|l| len % l == 0).unwrap_or(1)
+impl MatrixTile {
+    /// The constants the model takes for this tile.
+    pub fn fitted(&self) -> &'static Fitted {
+        if self.elementwise {
+            &ELEMENTWISE
+        } else {
+            &NATIVE
+        }
+    }
+}
+
+/// Halves per global load along a row of `len` halves: `widest` (8: 16 bytes) where rows
+/// keep it aligned, else 4, 2 or 1, as the template loads.
+fn lanes(len: i64, widest: i64) -> i64 {
+    [8, 4, 2]
+        .into_iter()
+        .filter(|&l| l <= widest)
+        .find(|l| len % l == 0)
+        .unwrap_or(1)
 }
 
 /// The model's estimate for tensor-core `tile` (doing `work`) over product `p` split in
@@ -158,9 +263,14 @@ pub fn estimate(
     let steps = ceil_div(k_part, bk) as f64;
     let at = at_once as f64;
     let (bm_f, bn_f, bk_f) = (bm as f64, bn as f64, bk as f64);
-    let rate = if work.warpgroup { WGMMA_RATE } else { MMA_RATE };
+    let fit = work.fitted();
+    let rate = if work.warpgroup {
+        WGMMA_RATE
+    } else {
+        fit.mma_rate
+    };
     let tensor = at * bm_f * bn_f * bk_f / 4096.0 / rate;
-    let operands = at * (bm_f + bn_f) * bk_f * 2.0 / OPERAND_BYTES_PER_CYCLE;
+    let operands = at * (bm_f + bn_f) * bk_f * 2.0 / fit.operand_bytes_per_cycle;
     let mut step = tensor.max(operands);
     if !work.warpgroup {
         let (fm, fn_) = (fm as f64, fn_ as f64);
@@ -168,27 +278,37 @@ pub fn estimate(
         // ldmatrix reads 512 bytes a fragment; the copy stores the stage once.
         let shared_bytes = warps * (fm + fn_) * k16 * 512.0 + (bm_f + bn_f) * bk_f * 2.0;
         let shared = at * shared_bytes / SHARED_BYTES_PER_CYCLE;
-        let (va, vb) = (lanes(p.k) as f64, lanes(p.n) as f64);
-        let ragged = if k_part % bk != 0 { RAGGED_COPY } else { 0.0 };
-        let copies = (bm_f * bk_f / va + bk_f * bn_f / vb) / 32.0 * COPY_ISSUE * (1.0 + ragged);
+        let (va, vb) = (
+            lanes(p.k, fit.max_lanes) as f64,
+            lanes(p.n, fit.max_lanes) as f64,
+        );
+        let ragged = if k_part % bk != 0 {
+            fit.ragged_copy
+        } else {
+            0.0
+        };
+        let loads = (bm_f * bk_f / va + bk_f * bn_f / vb) * fit.copy_issue;
+        let stores = (bm_f + bn_f) * bk_f * fit.store_issue;
+        let copies = (loads + stores) / 32.0 * (1.0 + ragged);
         let multiplies = warps * k16 * (2.0 * fm * fn_ + fm + fn_);
         let issue = at * (copies + multiplies) / ISSUE_PER_MP;
         step = step.max(shared).max(issue);
     }
-    let floor = STEP_LATENCY + MEMORY_LATENCY / work.in_flight.max(1) as f64;
+    let floor = fit.step_latency + fit.memory_latency / work.in_flight.max(1) as f64;
     let step = step.max(floor);
     // Resident wgmma blocks overlap one's epilogue with the others' main loops: with two
     // a multiprocessor GPT-2's c_fc (its GELU epilogue) ran 43.4 → 41.8 µs and its
     // c_proj 43.9 → 40.7 (2026-11-27, `docs/wgmma-epilogue.md`), where a serial
     // epilogue per block would have made them no faster.
     let epilogue_blocks = if work.warpgroup { 1.0 } else { at };
-    let epilogue = EPILOGUE_PER_OUTPUT * epilogue_blocks * bm_f * bn_f;
-    let compute = rounds * (steps * step + epilogue + MEMORY_LATENCY);
+    let epilogue = fit.epilogue_per_output * epilogue_blocks * bm_f * bn_f
+        + fit.epilogue_per_fragment * (fm * fn_) as f64;
+    let compute = rounds * (steps * step + epilogue + fit.memory_latency);
     let unique = ((p.m * p.k + p.k * p.n + p.m * p.n) * p.batch * 2) as f64;
-    let mut cycles = compute.max(unique / DRAM_BYTES_PER_CYCLE) + LAUNCH;
+    let mut cycles = compute.max(unique / DRAM_BYTES_PER_CYCLE) + fit.launch;
     if splits > 1 {
         let partials = (splits * p.m * p.n * p.batch * 4 * 2) as f64;
-        cycles += SPLIT_LAUNCH + partials / (PARTIAL_BYTES_PER_CYCLE * mps as f64);
+        cycles += fit.split_launch + partials / (fit.partial_bytes_per_cycle * mps as f64);
     }
     Estimate {
         cycles,
@@ -224,6 +344,7 @@ mod tests {
             shared_bytes: 40 * 1024,
             accumulators: frags[0] * frags[1] * 8,
             splits: true,
+            elementwise: false,
         }
     }
 
