@@ -47,9 +47,37 @@ fn warm_up_by<E>(
 /// noise, short enough that a GPU whose clocks are already up loses little time to it.
 pub const SETTLE_BATCH: Duration = Duration::from_millis(20);
 
-/// The least [`settle`] runs: NVIDIA's driver raises low clocks about 100 ms into a
+/// The least [`settle`] runs: NVIDIA's driver raises low clocks 100–400 ms into a
 /// continuous load, so two batches of a shorter settling can agree at the low clock.
-pub const SETTLE_MIN: Duration = Duration::from_millis(200);
+/// With 200 ms, BERT-base at 512 tokens, its pipelines compiled afresh, was timed at
+/// 5.4–5.7 ms in two processes of five against 2.2 ms in the others, the SM clock
+/// sampled at 345–645 MHz as its timing began (2026-11-27,
+/// `docs/measurements/h100-2026-11-27b/slow-512*`).
+pub const SETTLE_MIN: Duration = Duration::from_millis(500);
+
+/// How much slower the first quarter of a timing's samples may be than its last before
+/// the timing counts as taken while the clocks were still rising ([`rising`]).
+pub const RISING: f64 = 1.2;
+
+/// Whether `samples` (in the order they ran) were taken while the clocks were still
+/// rising: the median of the first quarter is more than [`RISING`] times the last
+/// quarter's. Only with 8 samples or more; a timing this says so of is taken again.
+pub(crate) fn rising(samples: &[Duration]) -> bool {
+    if samples.len() < 8 {
+        return false;
+    }
+    let quarter = samples.len() / 4;
+    let median = |part: &[Duration]| {
+        let mut v = part.to_vec();
+        v.sort();
+        v[v.len() / 2].as_secs_f64()
+    };
+    let (first, last) = (
+        median(&samples[..quarter]),
+        median(&samples[samples.len() - quarter..]),
+    );
+    first > RISING * last
+}
 
 /// The longest [`settle`] runs before timing anyway.
 pub const SETTLE_MAX: Duration = Duration::from_secs(2);
@@ -223,6 +251,26 @@ mod tests {
         let s = spent(&seen, &per);
         assert!(s >= SETTLE_MAX.as_secs_f64(), "{seen:?}");
         assert!(s < SETTLE_MAX.as_secs_f64() + 0.1, "{seen:?}");
+    }
+
+    #[test]
+    fn a_timing_whose_first_quarter_is_slow_was_taken_while_the_clocks_rose() {
+        let us = |v: &[u64]| {
+            v.iter()
+                .map(|&t| Duration::from_micros(t))
+                .collect::<Vec<_>>()
+        };
+        // BERT-base at 512 tokens as one timing saw it: 5.7 ms runs, then 2.2 ms ones.
+        let ramp = us(&[
+            5700, 5740, 5720, 5650, 4100, 2210, 2200, 2205, 2201, 2199, 2202, 2203,
+        ]);
+        assert!(rising(&ramp));
+        // Noise, one slow outlier, a slow end, or too few samples: no.
+        let steady = us(&[2200, 2210, 2190, 2205, 2400, 2200, 2201, 2199]);
+        assert!(!rising(&steady));
+        let falling = us(&[2200, 2200, 2200, 2200, 5700, 5700, 5700, 5700]);
+        assert!(!rising(&falling));
+        assert!(!rising(&ramp[..6]));
     }
 
     #[test]
