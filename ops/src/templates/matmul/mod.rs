@@ -382,12 +382,27 @@ pub fn tiles(limits: &TargetLimits) -> Vec<rule::Tile> {
 }
 
 /// The rule's preference among configs of one tile and thread count: k steps of 16
-/// over 8, then lanes laid out 4×8 over 8×4. Measured on an H100 (`weft sweep` over 30
-/// shapes, 2026-11-24): the fastest config tuning found had k steps of 16 at 24 of
-/// them and 4×8 lanes at 23, while the rule, taking the shorter step on a tie, ran
-/// 0.46–1.00x of the tuned speed.
+/// over 8 (but see [`prefers_short_steps`]), then lanes laid out 4×8 over 8×4. Measured
+/// on an H100 (`weft sweep` over 30 shapes, 2026-11-24): the fastest config tuning found
+/// had k steps of 16 at 24 of them and 4×8 lanes at 23, while the rule, taking the
+/// shorter step on a tie, ran 0.46–1.00x of the tuned speed.
 fn preference(t: &MatmulParams) -> i64 {
-    2 * i64::from(t.bk == 16) + i64::from(t.lanes == [4, 8])
+    let bk = if prefers_short_steps(t) { 8 } else { 16 };
+    2 * i64::from(t.bk == bk) + i64::from(t.lanes == [4, 8])
+}
+
+/// Whether a tile runs faster with k steps of 8 than of 16: four warps whose threads
+/// each hold 128 accumulators or more. On an H100 the 128×128 tile of 2×2 warps with 8×4
+/// thread tiles ran 1.01–1.41× faster with steps of 8 at 14 of the 15 shapes of
+/// 10⁹ multiply-adds or more where both were timed, the same tile over 8 warps 0.84–0.98×
+/// (`weft sweep --trials`, 2026-11-25, `docs/measurements/h100-2026-11-25b/fit-*.json`,
+/// `-25c/mixed-*.json`, `-25e/bk8-*.json`). Neither spills (ptxas: 233 and 219 registers
+/// at 2048³); the longer step's loop body is twice the code (4921 against 2697 SASS
+/// lines). With steps of 16 the rule's default at 2048³,
+/// 2039³ and 4096³ ran 5–11% slower than that tile with steps of 8 (issue 26's "never
+/// slower than the best fixed config", `docs/measurements/h100-2026-11-26c/fp32-fixed.txt`).
+fn prefers_short_steps(t: &MatmulParams) -> bool {
+    t.threads() <= 128 && t.accumulators() >= 128
 }
 
 /// The stated rule's config for product `p` on `limits` ([`super::rule`]) over
