@@ -5,7 +5,7 @@
 //! That the space's configs compute the right thing is `tests/tests/templates.rs`' job.
 
 use weft_codegen_common::TargetLimits;
-use weft_ops::templates::split_k;
+use weft_ops::templates::{rule, split_k};
 use weft_ops::{OPS, Shape};
 
 #[test]
@@ -44,7 +44,7 @@ fn every_rule_picks_a_config_of_its_space_that_builds() {
                 // A split may be in any number of parts; its tile is the space's.
                 let (tile, sk) = split_k::parts(&config).unwrap();
                 assert!(
-                    space.contains(&tile) && (1..=16).contains(&sk),
+                    space.contains(&tile) && (1..=rule::MAX_SPLITS).contains(&sk),
                     "{} at {shape} on {}: {config} is not in the space",
                     op.name,
                     limits.name

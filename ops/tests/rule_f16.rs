@@ -15,8 +15,9 @@ use weft_ops::{OPS, Shape};
 /// different rule's picks) but the same kernels; the next two (2026-11-26d) time the
 /// wgmma sub-space with its splits, and the model's own picks once it weighed them; the
 /// last (2026-11-27) the whole space after the wgmma staging tile went over the stages
-/// (more wgmma blocks a multiprocessor), with the rule's picks of then.
-const SWEEPS: [&str; 7] = [
+/// (more wgmma blocks a multiprocessor), with the rule's picks of then; and (2026-11-27b)
+/// the long reductions over few tiles tuned whole again once splits went up to 64 parts.
+const SWEEPS: [&str; 8] = [
     "h100-2026-11-25c/f16-1.json",
     "h100-2026-11-25e/f16-2.json",
     "h100-2026-11-25b/f16-1-2.json",
@@ -24,6 +25,7 @@ const SWEEPS: [&str; 7] = [
     "h100-2026-11-26d/f16-wgmma-splits-1.json",
     "h100-2026-11-26d/f16-wgmma-splits-2.json",
     "h100-2026-11-27/f16-mixed.json",
+    "h100-2026-11-27b/deep-f16.json",
 ];
 
 /// The first config of the space, which a sampled tuning times first at every shape:

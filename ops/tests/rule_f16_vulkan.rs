@@ -1,7 +1,8 @@
 //! The fp16 matmul's stated rule on Vulkan (the tensor-core cost model with the constants
 //! fitted for tiles stored element by element, `rule::tensor::ELEMENTWISE`) against the
 //! kernel times an H100 measured through Vulkan at 24 shapes (`weft sweep --trials`,
-//! 2026-11-27: the whole space at each, and again the rule's sub-space at 12;
+//! 2026-11-27: the whole space at each, and again the rule's sub-space at 12; then the
+//! whole space once more with this rule's picks, `vknew-*`;
 //! `docs/rule-f16.md`, "On Vulkan"). An offline estimate: where the rule's pick was not
 //! among the timed configs, only a GPU can say how it does.
 
@@ -12,13 +13,17 @@ use std::path::Path;
 
 use weft_ops::{OPS, Shape};
 
-const SWEEPS: [&str; 6] = [
+const SWEEPS: [&str; 10] = [
     "h100-2026-11-27b/vkall-1.json",
     "h100-2026-11-27b/vkall-2.json",
     "h100-2026-11-27b/vkall-3.json",
     "h100-2026-11-27b/vkall-4.json",
     "h100-2026-11-27b/vksub-1.json",
     "h100-2026-11-27b/vksub-2.json",
+    "h100-2026-11-27b/vknew-1.json",
+    "h100-2026-11-27b/vknew-2.json",
+    "h100-2026-11-27b/vknew-3.json",
+    "h100-2026-11-27b/vknew-4.json",
 ];
 
 /// Each shape's timed configs (µs: the geometric mean of the sweeps that timed it) and

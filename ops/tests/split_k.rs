@@ -12,7 +12,7 @@ use weft_codegen_common::{MatrixUnit, TargetLimits};
 use weft_ir::dtype::DType;
 use weft_ir::kernel::KernelParam;
 use weft_ops::check::Checker;
-use weft_ops::templates::{Config, matmul, matmul_f16, split_k};
+use weft_ops::templates::{Config, matmul, matmul_f16, rule, split_k};
 use weft_ops::{OPS, Shape, Workload};
 
 fn workload(op: &str, text: &str) -> Workload {
@@ -235,14 +235,14 @@ fn splits_are_tuned_only_where_they_can_pay() {
 #[test]
 fn a_bad_split_is_a_named_error() {
     let w = workload("matmul", "m=8,n=8,k=8");
-    for sk in [0, 17, -2] {
+    for sk in [0, rule::MAX_SPLITS + 1, -2] {
         let config = split_k::split(matmul::default_config(&TargetLimits::cuda()), 1);
         let mut config = config;
         config.0.push(("sk".into(), sk));
         let e = w.lower_with("template", Some(&config)).unwrap_err();
         assert!(
             e.to_string()
-                .contains(&format!("`sk` = {sk} must be in 1..=16")),
+                .contains(&format!("`sk` = {sk} must be in 1..={}", rule::MAX_SPLITS)),
             "{e}"
         );
     }

@@ -236,10 +236,12 @@ fn timing(md: &mut String, out: &Path) {
          launch cost (a few µs per launch) stays out of short kernels; cuBLAS, cuDNN and the \
          copy are timed the same way in the same process. On wgpu, timestamp queries at the \
          start and end of each run's compute passes (the wall clock around many runs where \
-         the adapter has none); since 2026-11-26, a timing that follows an idle spell first \
-         runs at least 200 ms back to back, which brings the GPU's clocks back up (NVIDIA's \
-         Vulkan driver lowers them while the host compiles; earlier Vulkan rows may have \
-         been timed at lowered clocks: `docs/vulkan.md`). The host's view — launch, then wait, per run — is measured \
+         the adapter has none); a timing that follows an idle spell first runs back to \
+         back until the GPU's clocks are back up (NVIDIA's Vulkan driver lowers them while \
+         the host compiles): at least 200 ms since 2026-11-26, 500 ms since 2026-11-27, \
+         when a timing whose first samples are slower than its last is also taken again \
+         (earlier Vulkan rows may have been timed at lowered clocks: `docs/vulkan.md`). \
+         The host's view — launch, then wait, per run — is measured \
          apart and shown as *host* in the per-op tables: the difference is launch \
          overhead. Back-to-back runs overlap each launch's setup with the previous run's \
          end, which a lone launch cannot: against Nsight Compute's duration of one launch \

@@ -28,12 +28,12 @@ use crate::rules;
 /// implicit-GEMM convolutions).
 pub const PARAM: (&str, &str) = (
     "sk",
-    "parts the reduction is split into, summed by a second kernel (1 or absent: none; at most 16)",
+    "parts the reduction is split into, summed by a second kernel (1 or absent: none; at most 64)",
 );
 
 /// The split factors the spaces offer (the rule weighs the same,
 /// [`super::rule::SPLIT_FACTORS`]).
-pub const FACTORS: [i64; 4] = super::rule::SPLIT_FACTORS;
+pub const FACTORS: [i64; 6] = super::rule::SPLIT_FACTORS;
 
 /// The smallest block tile (rows × columns) the spaces offer split: a smaller tile
 /// gives more blocks by itself, without partials to write and sum.

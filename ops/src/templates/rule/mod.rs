@@ -44,8 +44,13 @@ use crate::Shape;
 pub const ENOUGH_TILES: i64 = 128;
 
 /// The most parts a reduction is split into: the partials are `splits · m · n` floats
-/// written and read once.
-pub const MAX_SPLITS: i64 = 16;
+/// written and read once. 64 since 2026-11-27: with 16 a 64×64×32768 product ran on 16
+/// blocks of an H100's 132 (71.5 µs, cuBLAS 19.3; `docs/matmul-template.md`).
+pub const MAX_SPLITS: i64 = 64;
+
+/// The most parts the block-count rule ([`split_k`]) splits into: the tiles it serves
+/// (no cost model describes them) kept their splits of before the deeper ones.
+pub const BLOCK_COUNT_MAX_SPLITS: i64 = 16;
 
 /// The shortest reduction one split part walks: below it the partials cost more to
 /// write and sum than the parallelism gains.
@@ -288,13 +293,15 @@ pub fn split_pays(m: i64, n: i64, k: i64, (block_m, block_n): (i64, i64), splits
             && k >= splits * (MIN_SPLIT_K / 2))
 }
 
-/// The split factors the templates' spaces offer and the cost model weighs.
-pub const SPLIT_FACTORS: [i64; 4] = [2, 4, 8, 16];
+/// The split factors the templates' spaces offer and the cost models weigh (each only
+/// where it can pay, [`split_pays`]: 32 and 64 parts over at most 16 and 8 tiles and
+/// reductions of 4096 and 8192 or more).
+pub const SPLIT_FACTORS: [i64; 6] = [2, 4, 8, 16, 32, 64];
 
 /// How many parts to split the reduction of an `m × n × k` product into, with
 /// `block_m × block_n` tiles: 1 where the tiles alone give half of [`ENOUGH_TILES`]
 /// blocks or the reduction is short; else enough parts to reach that many blocks, each
-/// part at least [`MIN_SPLIT_K`] long, at most [`MAX_SPLITS`].
+/// part at least [`MIN_SPLIT_K`] long, at most [`BLOCK_COUNT_MAX_SPLITS`].
 pub fn split_k(m: i64, n: i64, k: i64, block_m: i64, block_n: i64) -> i64 {
     let tiles = ceil_div(m, block_m) * ceil_div(n, block_n);
     // Half a wave of whole tiles is better served by a smaller tile than by writing and
@@ -303,7 +310,7 @@ pub fn split_k(m: i64, n: i64, k: i64, block_m: i64, block_n: i64) -> i64 {
         return 1;
     }
     let wanted = ceil_div(ENOUGH_TILES, tiles);
-    wanted.min(k / MIN_SPLIT_K).clamp(1, MAX_SPLITS)
+    wanted.min(k / MIN_SPLIT_K).clamp(1, BLOCK_COUNT_MAX_SPLITS)
 }
 
 #[cfg(test)]
@@ -360,7 +367,10 @@ mod tests {
         let (c, s, _) = pick(&tiles(), Product::split(49, 512, 4608), 128).unwrap();
         let b = c.0[0].1;
         assert_eq!(s, split_k(49, 512, 4608, b, b));
-        assert!(s > 1 && s <= MAX_SPLITS && 4608 / s >= MIN_SPLIT_K, "{s}");
+        assert!(
+            s > 1 && s <= BLOCK_COUNT_MAX_SPLITS && 4608 / s >= MIN_SPLIT_K,
+            "{s}"
+        );
         // Splitting lets a larger tile fill the GPU than the whole product takes.
         let (w, ws, _) = pick(&tiles(), Product::whole(49, 512, 4608, 1), 128).unwrap();
         assert_eq!(ws, 1);
