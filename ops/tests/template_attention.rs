@@ -209,9 +209,72 @@ fn attention_is_right_on_matrix_units() {
                 skip: true,
                 regs: false,
                 stages: 1,
+                two_pass: false,
             };
             check(c, DType::F16, &p, 10 * i as u64);
         }
+    }
+}
+
+/// The two-pass form (`tp` = 1: the rows' maxima and sums first, then the normalised
+/// output in the accumulators) at every length and head size of the issue, causal and
+/// not, a mask on half of them; one and several threads a row, one and two fragments of
+/// rows a warp, and 8×8 fragments (Metal's).
+#[test]
+fn attention_is_right_in_two_passes() {
+    // (length, head size, bq, bkv, warps, mma)
+    let cases = [
+        (1, 32, 32, 64, 2, 16),
+        (7, 64, 64, 16, 4, 16),
+        (100, 80, 32, 32, 1, 16),
+        (129, 128, 64, 32, 2, 16),
+        (129, 32, 16, 16, 1, 16),
+        (100, 64, 32, 64, 2, 8),
+    ];
+    for (i, &(n, d, bq, bkv, warps, mma)) in cases.iter().enumerate() {
+        for causal in [false, true] {
+            let c = Case {
+                bh: 2,
+                s: n,
+                t: n,
+                d,
+                causal,
+                mask: i % 2 == 1,
+            };
+            let p = AttnParams {
+                mma,
+                bq,
+                bkv,
+                warps,
+                skip: false,
+                regs: false,
+                stages: 1,
+                two_pass: true,
+            };
+            check(c, DType::F16, &p, 700 + 10 * i as u64);
+        }
+    }
+    // Cross attention: more keys than queries and the reverse.
+    for (i, (s, t)) in [(7, 100), (100, 7)].into_iter().enumerate() {
+        let c = Case {
+            bh: 1,
+            s,
+            t,
+            d: 48,
+            causal: false,
+            mask: true,
+        };
+        let p = AttnParams {
+            mma: 16,
+            bq: 32,
+            bkv: 32,
+            warps: 2,
+            skip: false,
+            regs: false,
+            stages: 1,
+            two_pass: true,
+        };
+        check(c, DType::F16, &p, 800 + i as u64);
     }
 }
 
@@ -249,6 +312,7 @@ fn attention_is_right_in_registers() {
                 skip: i % 3 != 2,
                 regs: true,
                 stages,
+                two_pass: false,
             };
             check(c, DType::F16, &p, 500 + 10 * i as u64);
         }
@@ -271,6 +335,7 @@ fn attention_is_right_in_registers() {
             skip: false,
             regs: true,
             stages: 1 + i as i64,
+            two_pass: false,
         };
         check(c, DType::F16, &p, 600 + i as u64);
     }
@@ -298,6 +363,7 @@ fn attention_is_right_on_cuda_cores() {
                 skip: true,
                 regs: false,
                 stages: 1,
+                two_pass: false,
             };
             check(c, DType::F32, &p, 100 + i as u64);
         }
@@ -319,6 +385,7 @@ fn attention_is_right_on_cuda_cores() {
             skip: false,
             regs: false,
             stages: 1,
+            two_pass: false,
         };
         check(c, DType::F16, &p, 200);
     }
@@ -352,6 +419,7 @@ fn attention_is_right_at_other_tilings() {
                 skip: true,
                 regs: false,
                 stages: 1,
+                two_pass: false,
             };
             check(c, DType::F16, &p, 300 + i as u64);
         }
@@ -378,6 +446,7 @@ fn the_rule_fits_every_target() {
                         skip: false,
                         regs: false,
                         stages: 1,
+                        two_pass: false,
                     };
                     assert!(!smallest.fits(&limits, d, d, f16), "{} d={d}", limits.name);
                     continue;
@@ -438,6 +507,7 @@ fn without_its_barriers_attention_races() {
         skip: true,
         regs: false,
         stages: 1,
+        two_pass: false,
     };
     for (regs, stages) in [(false, 1), (true, 1), (true, 2)] {
         let mut lowered = build(c, DType::F16, &AttnParams { regs, stages, ..p });
@@ -475,6 +545,7 @@ fn every_language_emits_it() {
         skip: mma != 0 && bq == 64,
         regs: false,
         stages: 1,
+        two_pass: false,
     };
     let cuda = build(c, DType::F16, &at(16, 64));
     let src = weft_codegen_cuda::emit_lowered(&cuda, &Default::default()).unwrap();

@@ -1,6 +1,6 @@
 //! The attention template's kernel (see the module docs for its shape).
 
-use weft_ir::fragment::{FragLayout, FragRole, MmaShape};
+use weft_ir::fragment::{FragLayout, FragRole, Fragment, MmaShape};
 use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template, load_or};
 
@@ -163,6 +163,203 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
             let grow = kb.let_("grow", q0.clone() + r.clone());
             (r, grow)
         };
+        // S = Q · Kᵀ of the key tile in `K_s` into `S_s` (matrix units).
+        let scores = |kb: &mut KernelBuilder, qa: &Fragment| {
+            let (kd, nf) = (dp / f, bkv / f);
+            let kb_frag = kb.fragment(
+                "k_frag",
+                FragRole::B,
+                shape,
+                DType::F16,
+                FragLayout::ColMajor,
+                1,
+            );
+            let s_acc = kb.fragment(
+                "s_acc",
+                FragRole::Accumulator,
+                shape,
+                DType::F32,
+                FragLayout::RowMajor,
+                (fq * nf) as u32,
+            );
+            kb.unroll("i", fq * nf, |kb, i| kb.frag_fill(&s_acc, i, 0.0f32));
+            kb.unroll("kk", kd, |kb, kk| {
+                kb.unroll("j", nf, |kb, j| {
+                    // Kᵀ's tile (d rows, key columns): K_s's rows read as columns.
+                    kb.frag_load(&kb_frag, 0, &k_s, [j.clone() * f, kk.clone() * f]);
+                    kb.unroll("i", fq, |kb, i| {
+                        let acc = i.clone() * nf + j.clone();
+                        kb.mma(
+                            (&s_acc, acc.clone()),
+                            (qa, i * kd + kk.clone()),
+                            (&kb_frag, Expr::int(0)),
+                            (&s_acc, acc),
+                        );
+                    });
+                });
+            });
+            strip(kb, nf, &|kb, t, row, col| {
+                kb.frag_store(&s_acc, t, &s_s, [row, col])
+            });
+        };
+        // The score of row `r` (query `grow`) and column `c` of the tile at key `j0`, as
+        // the softmax sees it: scaled, the mask added, `MASKED` past the keys and, under
+        // a causal mask, past the query.
+        let score = |kb: &mut KernelBuilder, r: &Expr, grow: &Expr, c: &Expr, j0: &Expr| {
+            let col = j0.clone() + c.clone();
+            let mut s = s_s.at(&[r.clone(), c.clone()]) * scale;
+            if let Some(m) = mask {
+                let inside = grow.clone().lt(sq).and(col.clone().lt(skv));
+                let add = load_or(
+                    m,
+                    [z.clone(), grow.clone(), col.clone()],
+                    inside,
+                    Expr::zero(m.dtype()),
+                );
+                s = s + add.cast(DType::F32);
+            }
+            let mut keep = col.clone().lt(skv);
+            if causal {
+                keep = keep.and(col.le(grow.clone()));
+            }
+            kb.let_("s", Expr::select(keep, s, Expr::f32(MASKED)))
+        };
+        if let (true, Some(qa)) = (p.two_pass, &q_frags) {
+            let p_s = p_s.as_ref().expect("matrix units stage the probabilities");
+            let lane = if lr > 1 {
+                kb.let_("lane", tx.clone() % lr)
+            } else {
+                Expr::int(0)
+            };
+            let per = bkv / lr;
+            // Pass 1: each thread's maximum and sum over its share of each row's scores,
+            // the sum kept at the running maximum; then the row's, over its threads.
+            kb.serial("jt", kv_tiles, |kb, jt| {
+                let j0 = kb.let_("j0", jt * bkv);
+                load_tile(kb, &k_s, k, &j0, (bkv, skv, d, dp));
+                kb.barrier();
+                scores(kb, qa);
+                kb.barrier();
+                kb.unroll("it", ri, |kb, it| {
+                    let (r, grow) = row_of(kb, &it);
+                    let mx = kb.local("mx", &[1], DType::F32);
+                    kb.store(&mx, [0], Expr::f32(MASKED));
+                    kb.serial("e", per, |kb, e| {
+                        let c = kb.let_("c", e * lr + lane.clone());
+                        let s = score(kb, &r, &grow, &c, &j0);
+                        kb.store(&s_s, [r.clone(), c], s.clone());
+                        kb.store(&mx, [0], mx.at(&[0]).max(s));
+                    });
+                    let m_old = kb.let_("m_old", m_reg.at(std::slice::from_ref(&it)));
+                    let m_new = kb.let_("m_new", m_old.clone().max(mx.at(&[0])));
+                    let sum = kb.local("sum", &[1], DType::F32);
+                    kb.store(&sum, [0], Expr::f32(0.0));
+                    kb.serial("e", per, |kb, e| {
+                        let c = e * lr + lane.clone();
+                        let pr = te::exp(s_s.at(&[r.clone(), c]) - m_new.clone());
+                        kb.store(&sum, [0], sum.at(&[0]) + pr);
+                    });
+                    let alpha = te::exp(m_old - m_new.clone());
+                    kb.store(&m_reg, [it.clone()], m_new);
+                    kb.store(
+                        &l_reg,
+                        [it.clone()],
+                        l_reg.at(std::slice::from_ref(&it)) * alpha + sum.at(&[0]),
+                    );
+                });
+            });
+            // The rows' maximum and the reciprocal of their sum, in `m_run` and `l_run`.
+            kb.unroll("it", ri, |kb, it| {
+                let (r, _) = row_of(kb, &it);
+                let m_own = kb.let_("m_own", m_reg.at(std::slice::from_ref(&it)));
+                let m_row = combine(kb, &part_max, &r, &lane, lr, m_own.clone(), true);
+                let m_row = kb.let_("m_row", m_row);
+                let own = l_reg.at(std::slice::from_ref(&it)) * te::exp(m_own - m_row.clone());
+                let l_row = combine(kb, &part_sum, &r, &lane, lr, own, false);
+                kb.store(&m_reg, [it.clone()], m_row);
+                kb.store(&l_reg, [it], Expr::f32(1.0) / l_row);
+            });
+            // Pass 2: P = exp(S − m) / l, and O += P · V in the accumulators.
+            let (kd, nf) = (bkv / f, dvp / f);
+            let pa = kb.fragment(
+                "p_frag",
+                FragRole::A,
+                shape,
+                DType::F16,
+                FragLayout::RowMajor,
+                1,
+            );
+            let vb = kb.fragment(
+                "v_frag",
+                FragRole::B,
+                shape,
+                DType::F16,
+                FragLayout::RowMajor,
+                1,
+            );
+            let o_acc = kb.fragment(
+                "o_acc",
+                FragRole::Accumulator,
+                shape,
+                DType::F32,
+                FragLayout::RowMajor,
+                (fq * nf) as u32,
+            );
+            kb.unroll("i", fq * nf, |kb, i| kb.frag_fill(&o_acc, i, 0.0f32));
+            kb.serial("jt", kv_tiles, |kb, jt| {
+                let j0 = kb.let_("j0", jt * bkv);
+                load_tile(kb, &k_s, k, &j0, (bkv, skv, d, dp));
+                load_tile(kb, &v_s, v, &j0, (bkv, skv, dv, dvp));
+                kb.barrier();
+                scores(kb, qa);
+                kb.barrier();
+                kb.unroll("it", ri, |kb, it| {
+                    let (r, grow) = row_of(kb, &it);
+                    let m_row = kb.let_("m_row", m_reg.at(std::slice::from_ref(&it)));
+                    let inv_l = kb.let_("inv_l", l_reg.at(&[it]));
+                    kb.serial("e", per, |kb, e| {
+                        let c = kb.let_("c", e * lr + lane.clone());
+                        let s = score(kb, &r, &grow, &c, &j0);
+                        let pr = te::exp(s - m_row.clone()) * inv_l.clone();
+                        kb.store(p_s, [r.clone(), c], pr.cast(DType::F16));
+                    });
+                });
+                kb.barrier();
+                kb.unroll("i", fq, |kb, i| {
+                    kb.unroll("kk", kd, |kb, kk| {
+                        let row = warp.clone() * rw + i.clone() * f;
+                        kb.frag_load(&pa, 0, p_s, [row, kk.clone() * f]);
+                        kb.unroll("j", nf, |kb, j| {
+                            kb.frag_load(&vb, 0, &v_s, [kk.clone() * f, j.clone() * f]);
+                            let acc = i.clone() * nf + j;
+                            kb.mma(
+                                (&o_acc, acc.clone()),
+                                (&pa, Expr::int(0)),
+                                (&vb, Expr::int(0)),
+                                (&o_acc, acc),
+                            );
+                        });
+                    });
+                });
+                kb.barrier();
+            });
+            // y = O (already normalised), rounded to y's type, where the row and column
+            // exist.
+            strip(kb, nf, &|kb, t, row, col| {
+                kb.frag_store(&o_acc, t, &o_s, [row, col])
+            });
+            kb.barrier();
+            kb.unroll("it", ri, |kb, it| {
+                let (r, grow) = row_of(kb, &it);
+                kb.serial("e", ceil_div(dv, lr), |kb, e| {
+                    let c = kb.let_("c", e * lr + lane.clone());
+                    let inside = grow.clone().lt(sq).and(c.clone().lt(dv));
+                    let value = o_s.at(&[r.clone(), c.clone()]).cast(y.dtype());
+                    kb.store_if(inside, y, [z.clone(), grow.clone(), c], value);
+                });
+            });
+            return;
+        }
         let tile = |kb: &mut KernelBuilder, jt: Expr| {
             let j0 = kb.let_("j0", jt * bkv);
             load_tile(kb, &k_s, k, &j0, (bkv, skv, d, dp));
@@ -171,42 +368,7 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
 
             // S = Q · Kᵀ into `S_s`.
             if let Some(qa) = &q_frags {
-                let (kd, nf) = (dp / f, bkv / f);
-                let kb_frag = kb.fragment(
-                    "k_frag",
-                    FragRole::B,
-                    shape,
-                    DType::F16,
-                    FragLayout::ColMajor,
-                    1,
-                );
-                let s_acc = kb.fragment(
-                    "s_acc",
-                    FragRole::Accumulator,
-                    shape,
-                    DType::F32,
-                    FragLayout::RowMajor,
-                    (fq * nf) as u32,
-                );
-                kb.unroll("i", fq * nf, |kb, i| kb.frag_fill(&s_acc, i, 0.0f32));
-                kb.unroll("kk", kd, |kb, kk| {
-                    kb.unroll("j", nf, |kb, j| {
-                        // Kᵀ's tile (d rows, key columns): K_s's rows read as columns.
-                        kb.frag_load(&kb_frag, 0, &k_s, [j.clone() * f, kk.clone() * f]);
-                        kb.unroll("i", fq, |kb, i| {
-                            let acc = i.clone() * nf + j.clone();
-                            kb.mma(
-                                (&s_acc, acc.clone()),
-                                (qa, i * kd + kk.clone()),
-                                (&kb_frag, Expr::int(0)),
-                                (&s_acc, acc),
-                            );
-                        });
-                    });
-                });
-                strip(kb, nf, &|kb, t, row, col| {
-                    kb.frag_store(&s_acc, t, &s_s, [row, col])
-                });
+                scores(kb, qa);
             } else {
                 fill_dot(
                     kb,
@@ -234,23 +396,7 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
                 kb.store(&mx, [0], Expr::f32(MASKED));
                 kb.serial("e", per, |kb, e| {
                     let c = e * lr + lane.clone();
-                    let col = j0.clone() + c.clone();
-                    let mut s = s_s.at(&[r.clone(), c.clone()]) * scale;
-                    if let Some(m) = mask {
-                        let inside = grow.clone().lt(sq).and(col.clone().lt(skv));
-                        let add = load_or(
-                            m,
-                            [z.clone(), grow.clone(), col.clone()],
-                            inside,
-                            Expr::zero(m.dtype()),
-                        );
-                        s = s + add.cast(DType::F32);
-                    }
-                    let mut keep = col.clone().lt(skv);
-                    if causal {
-                        keep = keep.and(col.le(grow.clone()));
-                    }
-                    let s = kb.let_("s", Expr::select(keep, s, Expr::f32(MASKED)));
+                    let s = score(kb, &r, &grow, &c, &j0);
                     kb.store(&s_s, [r.clone(), c], s.clone());
                     kb.store(&mx, [0], mx.at(&[0]).max(s));
                 });

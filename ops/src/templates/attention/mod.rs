@@ -80,6 +80,10 @@ pub const PARAMS: &[(&str, &str)] = &[
         "st",
         "key/value stages in shared memory with `rg` = 1: 2 fetches the next step's K and V tiles (cp.async on CUDA) while this step computes, one barrier a step; 1 loads, then computes",
     ),
+    (
+        "tp",
+        "two passes over the keys with `rg` = 0 on matrix units: 1 finds each row's maximum and sum first, then accumulates the normalised P · V in the matrix units' accumulators across the steps (Q · Kᵀ twice, no rescaling through shared memory); 0 or absent: one pass, the online softmax rescaling the output through shared memory",
+    ),
 ];
 
 /// How scores are masked beyond the key length.
@@ -131,6 +135,11 @@ pub struct AttnParams {
     /// K/V tiles in shared memory: 2 fetches the next key step's tiles while this one
     /// computes (register form only), 1 loads and then computes.
     pub stages: i64,
+    /// Two passes over the keys (shared-memory form on matrix units, `tp` = 1): each
+    /// row's maximum and sum first, then the output, normalised as it accumulates in the
+    /// matrix units' accumulators, which opaque fragments (cooperative matrices,
+    /// simdgroup matrices) cannot rescale in registers.
+    pub two_pass: bool,
 }
 
 impl AttnParams {
@@ -145,8 +154,9 @@ impl AttnParams {
             skip: config.get("cs").unwrap_or(0) == 1,
             regs: config.get("rg").unwrap_or(0) == 1,
             stages: config.get("st").unwrap_or(1),
+            two_pass: config.get("tp").unwrap_or(0) == 1,
         };
-        for key in ["cs", "rg"] {
+        for key in ["cs", "rg", "tp"] {
             if let Some(v) = config.get(key).filter(|c| ![0, 1].contains(c)) {
                 return Err(config.invalid(format!("`{key}` = {v} must be 0 or 1")));
             }
@@ -191,6 +201,12 @@ impl AttnParams {
         if self.stages == 2 && !self.regs {
             return Err(
                 "`st` = 2 double-buffers the key/value tiles of the register form; `rg` = 0"
+                    .to_string(),
+            );
+        }
+        if self.two_pass && (self.regs || mma == 0) {
+            return Err(
+                "`tp` = 1 is the shared-memory form's on matrix units (`rg` = 0, `mma` > 0)"
                     .to_string(),
             );
         }
@@ -241,8 +257,9 @@ impl AttnParams {
         tiles + scores + probs + out + 2 * self.bq * self.threads_per_row() * 4
     }
 
+    /// The config (`tp` only where it is 1: the configs of before it read the same).
     pub fn config(&self) -> Config {
-        Config::of(
+        let mut c = Config::of(
             PARAMS,
             [
                 self.mma,
@@ -253,7 +270,11 @@ impl AttnParams {
                 self.regs as i64,
                 self.stages,
             ],
-        )
+        );
+        if self.two_pass {
+            c.0.push(("tp".to_string(), 1));
+        }
+        c
     }
 
     /// Whether it fits `limits` at head sizes `d`, `dv` with f16 or f32 operands
@@ -273,7 +294,8 @@ impl AttnParams {
     /// CUDA cores; the largest query tile (64, 32, 16; none past the rows) that still
     /// gives every multiprocessor a block, a warp per 16 rows; 64 keys a step (32 past a
     /// head size of 64; none past the keys), fewer while shared memory does not hold the
-    /// tiles.
+    /// tiles. Where the fragments are opaque (cooperative and simdgroup matrices) and
+    /// there are more than 128 keys, two passes (`tp` = 1) of 16 keys a step.
     ///
     /// In the register form (`rg` = 1, where the target's fragments expose their elements)
     /// a block shares each key tile among its warps and holds no score tile in shared
@@ -339,6 +361,7 @@ impl AttnParams {
                         skip: !limits.uniform_barriers,
                         regs: true,
                         stages: st,
+                        two_pass: false,
                     };
                     if p.check().is_ok() && p.fits(limits, d, d, f16) {
                         let fetch = if st == 2 {
@@ -356,13 +379,25 @@ impl AttnParams {
                 }
             }
         }
+        // Opaque fragments (cooperative and simdgroup matrices) over more than 128 keys:
+        // two passes, 16 keys a step. On Vulkan on an H100 (2026-11-27,
+        // `docs/measurements/h100-2026-11-27b/attn-vk2.txt`) they took 96 heads of 512
+        // keys from 276 to 214 µs (64 rows a block), 12 heads from 53 to 40 µs, and were
+        // the fastest of the space at every 512-key shape, causal or not; with 64 keys a
+        // step they were slower than one pass (bq 32: 84 against 58 µs), and at 128 keys
+        // one pass of 64 keys a step stayed the fastest.
+        let two_pass = mma > 0 && !limits.fragment_elements && t > 128;
         let mut candidates = Vec::new();
         for bq in [64, 32, 16] {
             if bq > fit(s) {
                 continue;
             }
             let warps = if mma > 0 { (bq / 16).max(1) } else { 2 };
-            let start = (if d > 64 { 32 } else { 64 }).min(fit(t));
+            let start = if two_pass {
+                16
+            } else {
+                (if d > 64 { 32 } else { 64 }).min(fit(t))
+            };
             for bkv in [64, 32, 16] {
                 if bkv > start {
                     continue;
@@ -375,6 +410,7 @@ impl AttnParams {
                     skip: !limits.uniform_barriers,
                     regs: false,
                     stages: 1,
+                    two_pass,
                 };
                 if p.check().is_ok() && p.fits(limits, d, d, f16) {
                     candidates.push(p);
@@ -389,11 +425,16 @@ impl AttnParams {
             .or(candidates.last())
             .copied()?;
         let why = format!(
-            "rule: {} query rows a block for {} heads of {s} × {t} ({} blocks over {sms} multiprocessors), {} keys a step",
+            "rule: {} query rows a block for {} heads of {s} × {t} ({} blocks over {sms} multiprocessors), {} keys a step{}",
             p.bq,
             heads,
             blocks(&p),
-            p.bkv
+            p.bkv,
+            if p.two_pass {
+                ", two passes (opaque fragments over more than 128 keys)"
+            } else {
+                ""
+            }
         );
         Some((p, why))
     }
@@ -494,6 +535,11 @@ pub fn describe(p: &AttnParams) -> String {
             "{0}x{0}x{0} matrix fragments, scores and output in registers{fetch}",
             p.mma
         )
+    } else if p.mma > 0 && p.two_pass {
+        format!(
+            "{0}x{0}x{0} matrix fragments, two passes (row statistics, then the normalised output)",
+            p.mma
+        )
     } else if p.mma > 0 {
         format!("{0}x{0}x{0} matrix fragments", p.mma)
     } else {
@@ -525,7 +571,12 @@ pub fn space(limits: &TargetLimits) -> Vec<Config> {
         for bq in [16, 32, 64, 128] {
             for bkv in [16, 32, 64, 128] {
                 for warps in [1, 2, 4, 8] {
-                    for (regs, stages) in [(false, 1), (true, 1), (true, 2)] {
+                    for (regs, stages, two_pass) in [
+                        (false, 1, false),
+                        (false, 1, true),
+                        (true, 1, false),
+                        (true, 2, false),
+                    ] {
                         let p = AttnParams {
                             mma,
                             bq,
@@ -534,6 +585,7 @@ pub fn space(limits: &TargetLimits) -> Vec<Config> {
                             skip: !limits.uniform_barriers,
                             regs,
                             stages,
+                            two_pass,
                         };
                         if p.check().is_ok() && p.fits(limits, 32, 32, true) {
                             out.push(p.config());
@@ -584,6 +636,7 @@ fn op_rule(limits: &TargetLimits, shape: &Shape) -> (Config, String) {
                 skip: false,
                 regs: false,
                 stages: 1,
+                two_pass: false,
             };
             (
                 p.config(),
