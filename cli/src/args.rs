@@ -269,7 +269,8 @@ pub struct ReportArgs {
 /// `weft sweep`.
 #[derive(Debug, Args)]
 pub struct SweepArgs {
-    /// The op: `matmul` or `matmul-f16`.
+    /// The op: any op with a template (`matmul`, `matmul-f16`, `conv2d-f16`,
+    /// `attention-f16`, ...); cuBLAS is timed beside the two products.
     #[arg(long, default_value = "matmul")]
     pub op: String,
     /// A target string (`cuda`, `vulkan`, `cpu`, ...).
@@ -277,7 +278,7 @@ pub struct SweepArgs {
     pub target: String,
     /// The shapes: `mixed` (60 products: squares, primes, small M, long K, BERT/ViT/GPT-2
     /// projections, ResNet-50's convolutions as GEMMs), `cubes:FROM:TO[:STEP]` (m = n =
-    /// k), or shapes separated by `;`.
+    /// k), both for the products only, or shapes separated by `;`.
     #[arg(long)]
     pub shapes: String,
     /// Measure only part I of N of the shapes (`1/2`): a long sweep as several runs,

@@ -26,10 +26,13 @@ use crate::sweep::{self, Sweep, SweepRow, Timed};
 pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
     let op = weft_ops::find(&a.op)?;
     let bad = |reason: String| CliError::Sweep { reason };
-    if !matches!(op.name, "matmul" | "matmul-f16") {
+    // The named sets are products (m, n, k); other ops with a template take their shapes
+    // as a list.
+    let products = matches!(op.name, "matmul" | "matmul-f16");
+    if !products && (a.shapes == "mixed" || a.shapes.starts_with("cubes:")) {
         return Err(bad(format!(
-            "`{}` has no m, n, k: weft sweep takes `matmul` and `matmul-f16`",
-            op.name
+            "`{}` is a set of matmul shapes; give `{}`'s shapes as a list (`NAME=V,...;...`)",
+            a.shapes, op.name
         )));
     }
     let spec = op
@@ -56,8 +59,9 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
         }
         None => Vec::new(),
     };
+    // cuBLAS beside the products; other ops have no vendor call here.
     let mut reference = match target {
-        Target::Cuda { .. } => match CudaReference::open(&target) {
+        Target::Cuda { .. } if products => match CudaReference::open(&target) {
             Ok(r) => Some(r),
             Err(e) => {
                 eprintln!("weft: no cuBLAS reference: {e}");

@@ -20,6 +20,7 @@ pub mod offline;
 pub mod page;
 pub mod stale;
 pub mod sweeps;
+pub mod vendors;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -51,6 +51,7 @@ pub fn write(data: &ReportData, out: &Path) -> Result<Vec<PathBuf>, CliError> {
         out,
         &chart_dir,
     )?);
+    super::vendors::section(&mut md, &data.sweeps, &data.models);
 
     // Cross-vendor summary and its chart.
     let summary = Summary::of(data, &entries);
