@@ -385,7 +385,8 @@ impl AttnParams {
         // keys from 276 to 214 µs (64 rows a block), 12 heads from 53 to 40 µs, and were
         // the fastest of the space at every 512-key shape, causal or not; with 64 keys a
         // step they were slower than one pass (bq 32: 84 against 58 µs), and at 128 keys
-        // one pass of 64 keys a step stayed the fastest.
+        // one pass of 64 keys a step stayed the fastest. Metal's simdgroup matrices take
+        // the same rule unmeasured (no Apple GPU is at hand).
         let two_pass = mma > 0 && !limits.fragment_elements && t > 128;
         let mut candidates = Vec::new();
         for bq in [64, 32, 16] {
