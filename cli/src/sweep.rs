@@ -75,7 +75,8 @@ pub struct Sweep {
 /// The named shape sets.
 pub const SETS: &str = "`mixed` (60 matmul shapes: squares, primes, small M, long K, \
                         BERT/ViT/GPT-2 projections, ResNet-50's convolutions as GEMMs), \
-                        `cubes:FROM:TO[:STEP]` (m = n = k)";
+                        `cubes:FROM:TO[:STEP]` (m = n = k), `resnet50` (the convolution \
+                        ops: ResNet-50's distinct convolutions at batch 1)";
 
 /// `mixed`: 60 `(m, n, k)` products of the kinds the issue names, none tuned for.
 pub const MIXED: [(i64, i64, i64); 60] = [
@@ -147,6 +148,51 @@ pub const MIXED: [(i64, i64, i64); 60] = [
     (2048, 2048, 32),
     (2048, 512, 2048),
 ];
+
+/// The set of the convolution ops: ResNet-50's distinct convolutions.
+pub const RESNET50: &str = "resnet50";
+
+/// The convolution ops, whose shapes `resnet50` names.
+pub const CONV_OPS: [&str; 4] = [
+    "conv2d",
+    "conv2d-bias-relu",
+    "conv2d-f16",
+    "conv2d-f16-bias-relu",
+];
+
+/// ResNet-50's distinct convolutions at batch 1 and 224² (the zoo's model, as
+/// torchvision builds it), in the order the model first runs them, as the convolution
+/// ops' shapes (`n=1,c=..,h=..,w=..,k=..,r=..,s=..,stride=..,pad=..`).
+pub fn resnet50_convs() -> Result<Vec<String>, String> {
+    use weft_graph::op::Op;
+    let g = weft_graph::zoo::build("resnet50", &weft_graph::zoo::ZooOptions::resnet50())
+        .map_err(|e| format!("building zoo:resnet50: {e}"))?;
+    let mut out: Vec<String> = Vec::new();
+    for node in &g.nodes {
+        let Op::Conv(c) = &node.op else { continue };
+        let (Some(x), Some(w)) = (node.inputs.first(), node.inputs.get(1)) else {
+            continue;
+        };
+        let (x, w) = (&g.tensor(*x).shape, &g.tensor(*w).shape);
+        // The ops' convolutions are dense, square-strided and padded alike on every
+        // side; ResNet-50's all are.
+        let alike = c.groups == 1
+            && c.strides[0] == c.strides[1]
+            && c.pads.iter().all(|&p| p == c.pads[0])
+            && c.dilations == [1, 1];
+        if !alike || x.len() != 4 || w.len() != 4 {
+            continue;
+        }
+        let text = format!(
+            "n={},c={},h={},w={},k={},r={},s={},stride={},pad={}",
+            x[0], x[1], x[2], x[3], w[0], w[2], w[3], c.strides[0], c.pads[0]
+        );
+        if !out.contains(&text) {
+            out.push(text);
+        }
+    }
+    Ok(out)
+}
 
 /// The shapes (`m=..,n=..,k=..`) of a set: `mixed`, `cubes:FROM:TO[:STEP]`, or shapes
 /// separated by `;`. An error says what is wrong with the text.
@@ -241,6 +287,35 @@ pub fn summary(s: &Sweep) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// ResNet-50's distinct convolutions, as torchvision's model has them: the 7×7 stem,
+    /// and per stage the 1×1 reductions and expansions, the 3×3s, the strided 3×3 and
+    /// the strided 1×1 projection of its first block; every one a shape the ops parse.
+    #[test]
+    fn resnet50_lists_its_distinct_convolutions() {
+        let convs = resnet50_convs().unwrap();
+        assert_eq!(convs[0], "n=1,c=3,h=224,w=224,k=64,r=7,s=7,stride=2,pad=3");
+        for layer in [
+            "n=1,c=64,h=56,w=56,k=64,r=3,s=3,stride=1,pad=1",
+            "n=1,c=256,h=14,w=14,k=256,r=3,s=3,stride=1,pad=1",
+            "n=1,c=1024,h=14,w=14,k=256,r=1,s=1,stride=1,pad=0",
+            "n=1,c=512,h=7,w=7,k=512,r=3,s=3,stride=1,pad=1",
+        ] {
+            assert!(
+                convs.iter().any(|c| c == layer),
+                "{layer} not in {convs:#?}"
+            );
+        }
+        let mut unique = convs.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), convs.len());
+        // 53 convolutions in the model, about twenty of them distinct.
+        assert!((15..=25).contains(&convs.len()), "{convs:#?}");
+        for c in &convs {
+            weft_ops::Shape::parse("conv2d-f16", c).unwrap_or_else(|e| panic!("{c}: {e}"));
+        }
+    }
 
     #[test]
     fn the_sets_parse() {

@@ -48,17 +48,14 @@ fn a_convolution_sweeps_its_rule_against_tuning() {
 }
 
 #[test]
-fn the_named_sets_are_the_products() {
-    bad_input(
-        &[
-            "sweep",
-            "--op",
-            "conv2d-f16",
-            "--target",
-            "cpu",
-            "--shapes",
-            "mixed",
-        ],
-        &["`mixed` is a set of matmul shapes", "conv2d-f16"],
-    );
+fn the_named_sets_belong_to_their_ops() {
+    let sweep = |op: &str, set: &str| {
+        ["sweep", "--op", op, "--target", "cpu", "--shapes", set].map(String::from)
+    };
+    let args = sweep("conv2d-f16", "mixed");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    bad_input(&args, &["`mixed` is a set of matmul shapes", "conv2d-f16"]);
+    let args = sweep("matmul", "resnet50");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    bad_input(&args, &["`resnet50` is a set of convolutions", "matmul"]);
 }

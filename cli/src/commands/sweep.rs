@@ -26,20 +26,33 @@ use crate::sweep::{self, Sweep, SweepRow, Timed};
 pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
     let op = weft_ops::find(&a.op)?;
     let bad = |reason: String| CliError::Sweep { reason };
-    // The named sets are products (m, n, k); other ops with a template take their shapes
-    // as a list.
+    // `mixed` and `cubes:` are products (m, n, k), `resnet50` convolutions; other ops with
+    // a template take their shapes as a list.
     let products = matches!(op.name, "matmul" | "matmul-f16");
+    let convs = sweep::CONV_OPS.contains(&op.name);
     if !products && (a.shapes == "mixed" || a.shapes.starts_with("cubes:")) {
         return Err(bad(format!(
             "`{}` is a set of matmul shapes; give `{}`'s shapes as a list (`NAME=V,...;...`)",
             a.shapes, op.name
         )));
     }
+    if !convs && a.shapes == sweep::RESNET50 {
+        return Err(bad(format!(
+            "`{}` is a set of convolutions ({}); `{}` is not one",
+            a.shapes,
+            sweep::CONV_OPS.join(", "),
+            op.name
+        )));
+    }
     let spec = op
         .template
         .ok_or_else(|| bad(format!("`{}` has no template", op.name)))?;
     let target = Target::parse(&a.target)?;
-    let mut texts = sweep::shapes(&a.shapes).map_err(bad)?;
+    let mut texts = if a.shapes == sweep::RESNET50 {
+        sweep::resnet50_convs().map_err(bad)?
+    } else {
+        sweep::shapes(&a.shapes).map_err(bad)?
+    };
     if let Some(which) = &a.part {
         texts = sweep::part(&texts, which).map_err(bad)?;
     }
