@@ -133,44 +133,9 @@ fn vendor_row(
     plan: &TimingPlan,
     target: &str,
 ) -> Row {
-    let flat = |i: usize| -> Vec<f32> {
-        inputs
-            .get(i)
-            .map(|x| x.iter().copied().collect())
-            .unwrap_or_default()
-    };
     let iters = plan.iters.unwrap_or(plan.max_iters);
     let what = format!("{} at {} on {target}", v.label(), w.shape);
-    let result: Result<(Vec<f32>, Timing, Option<String>), ReferenceError> = match v {
-        Vendor::Sgemm | Vendor::Hgemm => {
-            let g = |k: &str| w.shape.get(k).max(0) as usize;
-            let mnk = [g("m"), g("n"), g("k")];
-            let (a, b) = (flat(0), flat(1));
-            let out = if *v == Vendor::Sgemm {
-                r.sgemm(&a, &b, mnk, plan.warmup, iters)
-            } else {
-                r.hgemm(&a, &b, mnk, plan.warmup, iters)
-            };
-            out.map(|(c, t)| (c, t, None))
-        }
-        Vendor::Conv(p) => {
-            let filter = match (w.op.name, p.layout) {
-                // weft's NHWC convs take an HWIO filter; cuDNN's NHWC filter is KRSC.
-                (_, ConvLayout::Nhwc) => inputs
-                    .get(1)
-                    .map(|f| f.view().permuted_axes(IxDyn(&[3, 0, 1, 2])))
-                    .map(|f| f.iter().copied().collect())
-                    .unwrap_or_default(),
-                _ => flat(1),
-            };
-            let bias = p.bias_relu.then(|| flat(2));
-            r.conv(p, &flat(0), &filter, bias.as_deref(), plan.warmup, iters)
-                .map(|c| {
-                    let note = format!("fastest cuDNN algorithm: {}", c.algorithm);
-                    (c.output, c.timing, Some(note))
-                })
-        }
-    };
+    let result = call(v, w, inputs, r, (plan.warmup, iters));
     match result {
         Ok((out, timing, note)) => {
             let shape: Vec<usize> = w.output.shape().iter().map(|&d| d as usize).collect();
@@ -188,6 +153,53 @@ fn vendor_row(
             context: what,
             source: Box::new(e),
         }),
+    }
+}
+
+/// Runs vendor call `v` on `w`'s `inputs` with `warmup` and `iters` runs: its output
+/// (for a check), its timing and a note (cuDNN's algorithm).
+pub(crate) fn call(
+    v: &Vendor,
+    w: &Workload,
+    inputs: &[ArrayD<f32>],
+    r: &mut CudaReference,
+    (warmup, iters): (usize, usize),
+) -> Result<(Vec<f32>, Timing, Option<String>), ReferenceError> {
+    let flat = |i: usize| -> Vec<f32> {
+        inputs
+            .get(i)
+            .map(|x| x.iter().copied().collect())
+            .unwrap_or_default()
+    };
+    match v {
+        Vendor::Sgemm | Vendor::Hgemm => {
+            let g = |k: &str| w.shape.get(k).max(0) as usize;
+            let mnk = [g("m"), g("n"), g("k")];
+            let (a, b) = (flat(0), flat(1));
+            let out = if *v == Vendor::Sgemm {
+                r.sgemm(&a, &b, mnk, warmup, iters)
+            } else {
+                r.hgemm(&a, &b, mnk, warmup, iters)
+            };
+            out.map(|(c, t)| (c, t, None))
+        }
+        Vendor::Conv(p) => {
+            let filter = match (w.op.name, p.layout) {
+                // weft's NHWC convs take an HWIO filter; cuDNN's NHWC filter is KRSC.
+                (_, ConvLayout::Nhwc) => inputs
+                    .get(1)
+                    .map(|f| f.view().permuted_axes(IxDyn(&[3, 0, 1, 2])))
+                    .map(|f| f.iter().copied().collect())
+                    .unwrap_or_default(),
+                _ => flat(1),
+            };
+            let bias = p.bias_relu.then(|| flat(2));
+            r.conv(p, &flat(0), &filter, bias.as_deref(), warmup, iters)
+                .map(|c| {
+                    let note = format!("fastest cuDNN algorithm: {}", c.algorithm);
+                    (c.output, c.timing, Some(note))
+                })
+        }
     }
 }
 

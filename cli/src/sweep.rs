@@ -26,7 +26,8 @@ pub struct SweepRow {
     pub shape: String,
     /// Floating-point operations of one run.
     pub flops: f64,
-    /// The vendor library's median kernel time (cuBLAS), in ms.
+    /// The vendor library's median kernel time (cuBLAS, cuDNN: [`Sweep::reference`]), in
+    /// ms.
     pub reference_ms: Option<f64>,
     /// The config with no tuning record: the template's stated rule for this shape.
     pub rule: Timed,
@@ -280,7 +281,8 @@ pub fn summary(s: &Sweep) -> Vec<String> {
     for (i, name) in s.fixed.iter().enumerate() {
         out.extend(say(name, &ratios(&|r| r.fixed.get(i)?.ms)));
     }
-    out.extend(say("cuBLAS", &ratios(&|r| r.reference_ms)));
+    let vendor = s.reference.as_deref().unwrap_or("the vendor library");
+    out.extend(say(vendor, &ratios(&|r| r.reference_ms)));
     out
 }
 

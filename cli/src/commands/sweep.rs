@@ -19,6 +19,7 @@ use crate::args::SweepArgs;
 use crate::error::CliError;
 use crate::format::{fmt_ratio, fmt_time};
 use crate::out::outln;
+use crate::references::{self, Vendor};
 use crate::select;
 use crate::sweep::{self, Sweep, SweepRow, Timed};
 
@@ -72,26 +73,32 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
         }
         None => Vec::new(),
     };
-    // cuBLAS beside the products; other ops have no vendor call here.
+    // The vendor call beside each shape where there is one: cuBLAS for the products,
+    // cuDNN for the convolutions.
     let mut reference = match target {
-        Target::Cuda { .. } if products => match CudaReference::open(&target) {
+        Target::Cuda { .. } if products || convs => match CudaReference::open(&target) {
             Ok(r) => Some(r),
             Err(e) => {
-                eprintln!("weft: no cuBLAS reference: {e}");
+                eprintln!("weft: no CUDA reference library: {e}");
                 None
             }
         },
         _ => None,
     };
+    // The vendor call's name (`cublas-hgemm`, `cudnn-fp16-nhwc`): the op's, the same at
+    // every shape.
+    let vendor_name = shapes
+        .first()
+        .and_then(|s| Workload::new(op.name, s).ok())
+        .and_then(|w| Vendor::of(&w))
+        .map(|v| v.label());
     let mut out = Sweep {
         shapes: a.shapes.clone(),
         part: a.part.clone(),
         op: op.name.to_string(),
         target: target.to_string(),
         device: device.clone(),
-        reference: reference
-            .as_ref()
-            .map(|_| reference_name(op.name).to_string()),
+        reference: reference.as_ref().and(vendor_name.clone()),
         sample: a.sample as usize,
         fixed: fixed_names.clone(),
         only: a.only.clone(),
@@ -110,11 +117,10 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
             .iter()
             .map(|n| format!(", {n}"))
             .collect::<String>(),
-        if out.reference.is_some() {
-            ", cuBLAS"
-        } else {
-            ""
-        }
+        out.reference
+            .as_ref()
+            .map(|name| format!(", {name}"))
+            .unwrap_or_default()
     )?;
     for (shape, text) in shapes.iter().zip(&texts) {
         let w = Workload::new(op.name, shape)?;
@@ -127,7 +133,10 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
             ..TuneOptions::default()
         };
         let tuned = weft_tune::tune(opened.device.as_mut(), &w, spec, &limits, &opts, &())?;
-        let reference_ms = reference.as_mut().and_then(|r| vendor(r, &w).ok());
+        let reference_ms = reference
+            .as_mut()
+            .and_then(|r| vendor(r, &w))
+            .and_then(Result::ok);
         let row = SweepRow {
             shape: text.clone(),
             flops: w.flops,
@@ -147,7 +156,7 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
                 Vec::new()
             },
         };
-        outln!("{}", line(&row))?;
+        outln!("{}", line(&row, out.reference.as_deref()))?;
         out.rows.push(row);
         if let Some(path) = &a.json {
             write(&out, path)?;
@@ -194,28 +203,18 @@ fn parse(spec: &TemplateSpec, text: &str) -> Result<Config, CliError> {
 }
 
 /// The vendor call's name for `op`.
-fn reference_name(op: &str) -> &'static str {
-    if op == "matmul-f16" {
-        "cublas-hgemm"
-    } else {
-        "cublas-sgemm"
-    }
-}
-
-/// The vendor library's median kernel time at `w`'s shape, in ms.
+/// The vendor library's median kernel time at `w`'s shape, in ms (`None` where the vendor
+/// has no call for the op).
 fn vendor(
     r: &mut CudaReference,
     w: &Workload,
-) -> Result<f64, weft_runtime::reference::ReferenceError> {
-    let dims = ["m", "n", "k"].map(|d| w.shape.get(d).max(0) as usize);
+) -> Option<Result<f64, weft_runtime::reference::ReferenceError>> {
+    let v = Vendor::of(w)?;
     let inputs = w.random_inputs(0);
-    let flat = |i: usize| -> Vec<f32> { inputs[i].iter().copied().collect() };
-    let (_, timing) = if w.op.name == "matmul-f16" {
-        r.hgemm(&flat(0), &flat(1), dims, 3, 20)?
-    } else {
-        r.sgemm(&flat(0), &flat(1), dims, 3, 20)?
-    };
-    Ok(timing.median.as_secs_f64() * 1e3)
+    Some(
+        references::call(&v, w, &inputs, r, (3, 20))
+            .map(|(_, timing, _)| timing.median.as_secs_f64() * 1e3),
+    )
 }
 
 /// What `config` did in `tuned`.
@@ -261,8 +260,8 @@ fn best(tuned: &Tuned) -> Timed {
 }
 
 /// One printed row: the shape, the rule's and the tuned time, their ratio, the fixed
-/// configs' and cuBLAS's times.
-fn line(row: &SweepRow) -> String {
+/// configs' and the vendor call's (`vendor`) times.
+fn line(row: &SweepRow, vendor: Option<&str>) -> String {
     let t = |ms: Option<f64>| ms.map_or("-".into(), |v| fmt_time(Duration::from_secs_f64(v / 1e3)));
     let mut s = format!("{:<24} rule {:>10}", row.shape, t(row.rule.ms));
     if let Some(tuned) = &row.tuned {
@@ -275,7 +274,8 @@ fn line(row: &SweepRow) -> String {
         s += &format!("  fixed {:>10}", t(f.ms));
     }
     if let Some(r) = row.reference_ms {
-        s += &format!("  cuBLAS {:>10}", t(Some(r)));
+        let name = vendor.unwrap_or("vendor");
+        s += &format!("  {name} {:>10}", t(Some(r)));
     }
     s
 }

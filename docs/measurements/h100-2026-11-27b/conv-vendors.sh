@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 28's figure, its convolution rows (and issue 26's fp16 conv against cuDNN): the
-# fp16 NHWC implicit GEMM at ResNet-50's distinct convolutions (`--shapes resnet50`)
+# fp16 NHWC implicit GEMM at ResNet-50's distinct convolutions (`--shapes resnet50`),
+# cuDNN (fastest algorithm, fp16 NHWC) timed beside each on CUDA,
 # swept on CUDA and on Vulkan in one call, 32 configs of each target's space at each
 # shape, the rule beside. Prepared on 2026-11-27 and not run: the session's device time
 # was spent.
