@@ -117,3 +117,60 @@ fn matmul_shared_blocking_reads_like_the_seed() {
         assert!(msl.contains(needle), "MSL lacks `{needle}`:\n{msl}");
     }
 }
+
+/// The attention template's two passes (`tp` = 1: the rows' maxima and sums, then the
+/// normalised output kept in the matrix units' accumulators), the form its rule takes
+/// over more than 128 keys where fragments are opaque: in WGSL (16×16 cooperative
+/// matrices, a causal mask) and MSL (8×8 simdgroup matrices), snapshotted and checked as
+/// every other emitted source is.
+#[test]
+fn attention_in_two_passes_for_opaque_fragments() {
+    let cases = [
+        (
+            "wgsl",
+            "bh=2,s=48,t=48,d=32,causal=1",
+            "mma=16,bq=32,bkv=16,w=2,cs=0,rg=0,st=1,tp=1",
+        ),
+        (
+            "msl",
+            "bh=2,s=40,t=24,d=32,causal=0",
+            "mma=8,bq=16,bkv=16,w=2,cs=0,rg=0,st=1,tp=1",
+        ),
+    ];
+    for (backend, shape, config) in cases {
+        let shape = weft_ops::Shape::parse("attention-f16", shape).unwrap();
+        let w = Workload::new("attention-f16", &shape).unwrap();
+        let config = weft_ops::templates::Config::parse(config).unwrap();
+        let lowered = w.lower_with("template", Some(&config)).unwrap();
+        let name = format!("attention-f16__two-pass__{backend}");
+        let source = if backend == "wgsl" {
+            let sources: Vec<String> = lowered
+                .kernels
+                .iter()
+                .map(|k| weft_codegen_wgsl::emit(k, &wgsl_options()).unwrap().source)
+                .collect();
+            for src in &sources {
+                weft_codegen_wgsl::validate(src).unwrap_or_else(|e| panic!("{name}: {e}"));
+            }
+            sources.join("\n")
+        } else {
+            let msl = weft_codegen_metal::emit_lowered(&lowered, &MetalOptions::default())
+                .unwrap()
+                .source;
+            if let Err(e) = weft_codegen_metal::syntax_check(&msl) {
+                panic!("{name}: {e}");
+            }
+            msl
+        };
+        // The second pass accumulates in the fragments across the key steps: no
+        // accumulator is ever loaded from shared memory (the one pass reloads the
+        // rescaled output every step).
+        let reloads = if backend == "wgsl" {
+            source.contains("coopLoadT<coop_mat16x16<f32, C>>")
+        } else {
+            source.contains("simdgroup_load(o_acc")
+        };
+        assert!(!reloads, "{name}: an accumulator is reloaded\n{source}");
+        settings().bind(|| insta::assert_snapshot!(name, source));
+    }
+}

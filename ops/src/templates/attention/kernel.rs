@@ -110,7 +110,10 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
             load_tile(kb, (dst, x, row0), None, dims, (&tx, threads, &z));
         };
         load_tile(kb, &q_s, q, &q0, (bq, sq, d, dp));
-        fill(kb, &o_s, bq, dvp, &|_, _| Expr::f32(0.0));
+        // The two passes' output starts in the accumulators, not in `O_s`.
+        if !p.two_pass {
+            fill(kb, &o_s, bq, dvp, &|_, _| Expr::f32(0.0));
+        }
         kb.unroll("it", ri, |kb, it| {
             kb.store(&m_reg, [it.clone()], Expr::f32(MASKED));
             kb.store(&l_reg, [it], Expr::f32(0.0));
