@@ -227,6 +227,59 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
             }
             kb.let_("s", Expr::select(keep, s, Expr::f32(MASKED)))
         };
+        // The fragments of O += P · V (matrix units): P's and V's, one each, and the
+        // warp's output accumulators.
+        let pv_fragments = |kb: &mut KernelBuilder| {
+            let nf = dvp / f;
+            let pa = kb.fragment(
+                "p_frag",
+                FragRole::A,
+                shape,
+                DType::F16,
+                FragLayout::RowMajor,
+                1,
+            );
+            let vb = kb.fragment(
+                "v_frag",
+                FragRole::B,
+                shape,
+                DType::F16,
+                FragLayout::RowMajor,
+                1,
+            );
+            let o_acc = kb.fragment(
+                "o_acc",
+                FragRole::Accumulator,
+                shape,
+                DType::F32,
+                FragLayout::RowMajor,
+                (fq * nf) as u32,
+            );
+            (pa, vb, o_acc)
+        };
+        // O += P · V of the tiles in `P_s` and `V_s`, into the accumulators.
+        let multiply_pv =
+            |kb: &mut KernelBuilder,
+             p_s: &Buffer,
+             (pa, vb, o_acc): &(Fragment, Fragment, Fragment)| {
+                let (kd, nf) = (bkv / f, dvp / f);
+                kb.unroll("i", fq, |kb, i| {
+                    kb.unroll("kk", kd, |kb, kk| {
+                        let row = warp.clone() * rw + i.clone() * f;
+                        kb.frag_load(pa, 0, p_s, [row, kk.clone() * f]);
+                        kb.unroll("j", nf, |kb, j| {
+                            kb.frag_load(vb, 0, &v_s, [kk.clone() * f, j.clone() * f]);
+                            let acc = i.clone() * nf + j;
+                            kb.mma(
+                                (o_acc, acc.clone()),
+                                (pa, Expr::int(0)),
+                                (vb, Expr::int(0)),
+                                (o_acc, acc),
+                            );
+                        });
+                    });
+                });
+            };
         if let (true, Some(qa)) = (p.two_pass, &q_frags) {
             let p_s = p_s.as_ref().expect("matrix units stage the probabilities");
             let lane = if lr > 1 {
@@ -283,32 +336,9 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
                 kb.store(&l_reg, [it], Expr::f32(1.0) / l_row);
             });
             // Pass 2: P = exp(S − m) / l, and O += P · V in the accumulators.
-            let (kd, nf) = (bkv / f, dvp / f);
-            let pa = kb.fragment(
-                "p_frag",
-                FragRole::A,
-                shape,
-                DType::F16,
-                FragLayout::RowMajor,
-                1,
-            );
-            let vb = kb.fragment(
-                "v_frag",
-                FragRole::B,
-                shape,
-                DType::F16,
-                FragLayout::RowMajor,
-                1,
-            );
-            let o_acc = kb.fragment(
-                "o_acc",
-                FragRole::Accumulator,
-                shape,
-                DType::F32,
-                FragLayout::RowMajor,
-                (fq * nf) as u32,
-            );
-            kb.unroll("i", fq * nf, |kb, i| kb.frag_fill(&o_acc, i, 0.0f32));
+            let nf = dvp / f;
+            let pv = pv_fragments(kb);
+            kb.unroll("i", fq * nf, |kb, i| kb.frag_fill(&pv.2, i, 0.0f32));
             kb.serial("jt", kv_tiles, |kb, jt| {
                 let j0 = kb.let_("j0", jt * bkv);
                 load_tile(kb, &k_s, k, &j0, (bkv, skv, d, dp));
@@ -328,28 +358,13 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
                     });
                 });
                 kb.barrier();
-                kb.unroll("i", fq, |kb, i| {
-                    kb.unroll("kk", kd, |kb, kk| {
-                        let row = warp.clone() * rw + i.clone() * f;
-                        kb.frag_load(&pa, 0, p_s, [row, kk.clone() * f]);
-                        kb.unroll("j", nf, |kb, j| {
-                            kb.frag_load(&vb, 0, &v_s, [kk.clone() * f, j.clone() * f]);
-                            let acc = i.clone() * nf + j;
-                            kb.mma(
-                                (&o_acc, acc.clone()),
-                                (&pa, Expr::int(0)),
-                                (&vb, Expr::int(0)),
-                                (&o_acc, acc),
-                            );
-                        });
-                    });
-                });
+                multiply_pv(kb, p_s, &pv);
                 kb.barrier();
             });
             // y = O (already normalised), rounded to y's type, where the row and column
             // exist.
             strip(kb, nf, &|kb, t, row, col| {
-                kb.frag_store(&o_acc, t, &o_s, [row, col])
+                kb.frag_store(&pv.2, t, &o_s, [row, col])
             });
             kb.barrier();
             kb.unroll("it", ri, |kb, it| {
@@ -442,52 +457,14 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
 
             // O += P · V.
             if let Some(p_s) = &p_s {
-                let (kd, nf) = (bkv / f, dvp / f);
-                let pa = kb.fragment(
-                    "p_frag",
-                    FragRole::A,
-                    shape,
-                    DType::F16,
-                    FragLayout::RowMajor,
-                    1,
-                );
-                let vb = kb.fragment(
-                    "v_frag",
-                    FragRole::B,
-                    shape,
-                    DType::F16,
-                    FragLayout::RowMajor,
-                    1,
-                );
-                let o_acc = kb.fragment(
-                    "o_acc",
-                    FragRole::Accumulator,
-                    shape,
-                    DType::F32,
-                    FragLayout::RowMajor,
-                    (fq * nf) as u32,
-                );
+                let nf = dvp / f;
+                let pv = pv_fragments(kb);
                 strip(kb, nf, &|kb, t, row, col| {
-                    kb.frag_load(&o_acc, t, &o_s, [row, col])
+                    kb.frag_load(&pv.2, t, &o_s, [row, col])
                 });
-                kb.unroll("i", fq, |kb, i| {
-                    kb.unroll("kk", kd, |kb, kk| {
-                        let row = warp.clone() * rw + i.clone() * f;
-                        kb.frag_load(&pa, 0, p_s, [row, kk.clone() * f]);
-                        kb.unroll("j", nf, |kb, j| {
-                            kb.frag_load(&vb, 0, &v_s, [kk.clone() * f, j.clone() * f]);
-                            let acc = i.clone() * nf + j;
-                            kb.mma(
-                                (&o_acc, acc.clone()),
-                                (&pa, Expr::int(0)),
-                                (&vb, Expr::int(0)),
-                                (&o_acc, acc),
-                            );
-                        });
-                    });
-                });
+                multiply_pv(kb, p_s, &pv);
                 strip(kb, nf, &|kb, t, row, col| {
-                    kb.frag_store(&o_acc, t, &o_s, [row, col])
+                    kb.frag_store(&pv.2, t, &o_s, [row, col])
                 });
             } else {
                 fill_dot(
