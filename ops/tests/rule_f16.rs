@@ -4,9 +4,9 @@
 //! the time; `docs/rule-f16.md`). An offline estimate: where the rule's pick was not
 //! among the timed configs, only a GPU can say how it does.
 
-use std::collections::BTreeMap;
-use std::path::Path;
+mod common;
 
+use common::sweeps::{figure, measured};
 use weft_codegen_common::{TargetLimits, cuda_arch};
 use weft_ops::templates::matmul_f16;
 use weft_ops::{OPS, Shape};
@@ -34,63 +34,6 @@ const SWEEPS: [&str; 8] = [
 /// The fit left it out; the figures are given with and without it.
 const TIMED_FIRST: &str = "mma=16,wm=2,wn=2,fm=2,fn=2,bk=32,g=8,vec=8,cp=0,st=2,fb=1,cc=0,wg=0";
 
-struct Measured {
-    /// Each timed config's µs: the geometric mean of the sweeps that timed it.
-    times: BTreeMap<String, f64>,
-    /// The rule the model replaces: its config and µs (the first sweep of the shape).
-    old: (String, f64),
-}
-
-/// A shape's times as the sweeps give them: every time of each config, and the first
-/// sweep's rule.
-type Log = (BTreeMap<String, Vec<f64>>, Option<(String, f64)>);
-
-fn measured() -> BTreeMap<String, Measured> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/measurements");
-    let mut logs: BTreeMap<String, Log> = BTreeMap::new();
-    for sweep in SWEEPS {
-        let text = std::fs::read_to_string(dir.join(sweep)).unwrap();
-        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
-        for row in json["rows"].as_array().unwrap() {
-            let entry = logs
-                .entry(row["shape"].as_str().unwrap().into())
-                .or_default();
-            for trial in row["trials"].as_array().unwrap() {
-                let config = trial["config"].as_str().unwrap().to_string();
-                // A config that could not run there (TMA at an odd n or k) has no time.
-                let Some(ms) = trial["ms"].as_f64() else {
-                    continue;
-                };
-                entry.0.entry(config).or_default().push(ms * 1000.0);
-            }
-            // The rule's pick is a timed config too; the first sweep's is the old rule.
-            let rule = &row["rule"];
-            let config = rule["config"].as_str().unwrap().to_string();
-            let us = rule["ms"].as_f64().unwrap() * 1000.0;
-            entry.0.entry(config.clone()).or_default().push(us);
-            entry.1.get_or_insert((config, us));
-        }
-    }
-    logs.into_iter()
-        .map(|(shape, (times, old))| {
-            let times = times
-                .into_iter()
-                .map(|(c, us)| {
-                    let log = us.iter().map(|t| t.ln()).sum::<f64>() / us.len() as f64;
-                    (c, log.exp())
-                })
-                .collect();
-            (
-                shape,
-                Measured {
-                    times,
-                    old: old.unwrap(),
-                },
-            )
-        })
-        .collect()
-}
-
 /// An H100 as the sweeps saw it: sm_90 with wgmma (the sweeps timed wgmma configs), 132
 /// multiprocessors, 227 KiB of shared memory a block.
 fn h100() -> TargetLimits {
@@ -98,18 +41,6 @@ fn h100() -> TargetLimits {
         multiprocessors: 132,
         ..TargetLimits::cuda_arch(&cuda_arch("sm_90a").unwrap()).with_warpgroup_mma()
     }
-}
-
-/// Speed as a fraction of the best: at how many shapes ≥ 0.8, the geometric mean, the
-/// worst.
-fn figure(ratios: &[f64]) -> (usize, f64, f64) {
-    let near = ratios.iter().filter(|&&r| r >= 0.8).count();
-    let geo = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
-    (
-        near,
-        geo,
-        ratios.iter().copied().fold(f64::INFINITY, f64::min),
-    )
 }
 
 #[test]
@@ -121,7 +52,7 @@ fn the_fp16_rule_is_near_the_fastest_config_measured_on_an_h100() {
         .unwrap()
         .template
         .unwrap();
-    let data = measured();
+    let data = measured(&SWEEPS);
     assert_eq!(data.len(), 60);
     let (mut new, mut new_rest, mut old, mut untimed) = (vec![], vec![], vec![], vec![]);
     let mut report = Vec::new();

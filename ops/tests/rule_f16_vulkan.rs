@@ -8,9 +8,7 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-use std::path::Path;
-
+use common::sweeps::{figure, measured};
 use weft_ops::{OPS, Shape};
 
 const SWEEPS: [&str; 10] = [
@@ -26,64 +24,6 @@ const SWEEPS: [&str; 10] = [
     "h100-2026-11-27b/vknew-4.json",
 ];
 
-/// Each shape's timed configs (µs: the geometric mean of the sweeps that timed it) and
-/// the rule of the time (the block-count rule): its config and µs.
-type Measured = BTreeMap<String, (BTreeMap<String, f64>, (String, f64))>;
-
-/// A shape's times as the sweeps give them: every time of each config, and the first
-/// sweep's rule.
-type Log = (BTreeMap<String, Vec<f64>>, Option<(String, f64)>);
-
-fn measured() -> Measured {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/measurements");
-    let mut logs: BTreeMap<String, Log> = BTreeMap::new();
-    for sweep in SWEEPS {
-        let text = std::fs::read_to_string(dir.join(sweep)).unwrap();
-        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
-        for row in json["rows"].as_array().unwrap() {
-            let entry = logs
-                .entry(row["shape"].as_str().unwrap().into())
-                .or_default();
-            for trial in row["trials"].as_array().unwrap() {
-                let Some(ms) = trial["ms"].as_f64() else {
-                    continue;
-                };
-                let config = trial["config"].as_str().unwrap().to_string();
-                entry.0.entry(config).or_default().push(ms * 1000.0);
-            }
-            let rule = &row["rule"];
-            let config = rule["config"].as_str().unwrap().to_string();
-            entry
-                .1
-                .get_or_insert((config, rule["ms"].as_f64().unwrap() * 1000.0));
-        }
-    }
-    logs.into_iter()
-        .map(|(shape, (times, old))| {
-            let times = times
-                .into_iter()
-                .map(|(c, us)| {
-                    let log = us.iter().map(|t| t.ln()).sum::<f64>() / us.len() as f64;
-                    (c, log.exp())
-                })
-                .collect();
-            (shape, (times, old.unwrap()))
-        })
-        .collect()
-}
-
-/// Speed as a fraction of the best: at how many shapes ≥ 0.8, the geometric mean, the
-/// worst.
-fn figure(ratios: &[f64]) -> (usize, f64, f64) {
-    let near = ratios.iter().filter(|&&r| r >= 0.8).count();
-    let geo = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
-    (
-        near,
-        geo,
-        ratios.iter().copied().fold(f64::INFINITY, f64::min),
-    )
-}
-
 #[test]
 fn the_fp16_rule_on_vulkan_is_near_the_fastest_config_measured_on_an_h100() {
     let limits = common::nvidia_vulkan_limits();
@@ -93,10 +33,11 @@ fn the_fp16_rule_on_vulkan_is_near_the_fastest_config_measured_on_an_h100() {
         .unwrap()
         .template
         .unwrap();
-    let data = measured();
+    let data = measured(&SWEEPS);
     assert_eq!(data.len(), 24);
     let (mut new, mut old, mut untimed, mut report) = (vec![], vec![], vec![], vec![]);
-    for (shape_text, (times, (_, old_us))) in &data {
+    for (shape_text, m) in &data {
+        let (times, old_us) = (&m.times, m.old.1);
         let shape = Shape::parse("matmul-f16", shape_text).unwrap();
         let (config, why) = spec.untuned(&limits, &shape);
         let best = times.values().copied().fold(f64::INFINITY, f64::min);

@@ -1,5 +1,8 @@
 //! Fixtures shared by the `ops` test binaries.
 
+#[allow(dead_code)] // only the rule tests read sweeps
+pub mod sweeps;
+
 use weft_codegen_common::{MatrixUnit, TargetLimits};
 use weft_ir::kernel::KStmt;
 use weft_ir::prelude::DType;
