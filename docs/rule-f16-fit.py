@@ -167,4 +167,5 @@ def main():
                   f"{np.exp(np.log(r).mean()):.2f}x, worst {r.min():.2f}x")
 
 
-main()
+if __name__ == "__main__":
+    main()

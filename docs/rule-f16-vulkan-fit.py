@@ -10,8 +10,14 @@ one store a half into the stage, an epilogue that passes every fragment through 
 workgroup barrier, and no wgmma. The loss is the CUDA fit's: per shape, the speed (as a
 fraction of the best) of a soft minimum of the estimates over the rule's candidates,
 plus 0.3 x the mean squared log error of every estimate."""
-import collections, json, math, sys
+import collections, importlib.util, json, math, sys
 import numpy as np
+
+# The optimiser and the helpers are the CUDA fit's (docs/rule-f16-fit.py).
+_spec = importlib.util.spec_from_file_location("fit", __file__.rsplit("/", 1)[0] + "/rule-f16-fit.py")
+_fit = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_fit)
+nelder_mead, cfg = _fit.nelder_mead, _fit.cfg
 
 SWEEPS = ["h100-2026-11-27b/vkall-%d.json" % i for i in range(1, 5)] + [
     "h100-2026-11-27b/vksub-1.json", "h100-2026-11-27b/vksub-2.json"]
@@ -20,10 +26,6 @@ FIXED = dict(shared_bw=128.0, dram=1900.0, besides=40.0)
 KEYS = ["rate", "gbw", "lat_step", "epi_frag", "split_launch", "pbw", "copy", "store", "pred"]
 START = dict(rate=0.1, gbw=40, lat_step=600, epi_frag=300, split_launch=4000, pbw=16, copy=15,
              store=2, pred=0.5)
-
-
-def cfg(s):
-    return dict((k, int(v)) for k, v in (kv.split("=") for kv in s.split(",")))
 
 
 def load(root):
@@ -83,34 +85,6 @@ def predict(D, P):
     return cyc / 1755.0
 
 
-def nelder_mead(f, x0, iters, step):
-    n = len(x0)
-    S = [x0] + [x0 + step * np.eye(n)[i] for i in range(n)]
-    F = [f(x) for x in S]
-    for _ in range(iters):
-        o = np.argsort(F)
-        S, F = [S[i] for i in o], [F[i] for i in o]
-        c = np.mean(S[:-1], axis=0)
-        xr = c + (c - S[-1])
-        fr = f(xr)
-        if fr < F[0]:
-            xe = c + 2 * (c - S[-1])
-            fe = f(xe)
-            S[-1], F[-1] = (xe, fe) if fe < fr else (xr, fr)
-        elif fr < F[-2]:
-            S[-1], F[-1] = xr, fr
-        else:
-            xc = c + 0.5 * (S[-1] - c)
-            fc = f(xc)
-            if fc < F[-1]:
-                S[-1], F[-1] = xc, fc
-            else:
-                S = [S[0]] + [S[0] + 0.5 * (x - S[0]) for x in S[1:]]
-                F = [F[0]] + [f(x) for x in S[1:]]
-    i = int(np.argmin(F))
-    return S[i]
-
-
 def main():
     root = __file__.rsplit("/", 1)[0] + "/measurements"
     D, N = load(root)
@@ -155,4 +129,5 @@ def main():
                   f"{np.exp(np.log(r).mean()):.2f}x, worst {r.min():.2f}x")
 
 
-main()
+if __name__ == "__main__":
+    main()
