@@ -283,6 +283,26 @@ pub fn summary(s: &Sweep) -> Vec<String> {
     }
     let vendor = s.reference.as_deref().unwrap_or("the vendor library");
     out.extend(say(vendor, &ratios(&|r| r.reference_ms)));
+    // The tuned best against the vendor library: what issue-level targets ("tuned at
+    // least 0.9x cuBLAS", "at least 1.0x cuDNN") are stated over.
+    let tuned: Vec<f64> = s
+        .rows
+        .iter()
+        .filter_map(|r| Some(r.reference_ms? / r.tuned.as_ref()?.ms?))
+        .collect();
+    if !tuned.is_empty() {
+        let geo = (tuned.iter().map(|x| x.ln()).sum::<f64>() / tuned.len() as f64).exp();
+        let worst = tuned.iter().copied().fold(f64::INFINITY, f64::min);
+        let at = |t: f64| tuned.iter().filter(|x| **x >= t).count();
+        out.push(format!(
+            "the tuned best's speed as a fraction of {vendor}: geometric mean {}, worst {}, ≥ 0.9 at {} and ≥ 1.0 at {} of {} shapes",
+            crate::format::fmt_ratio(geo),
+            crate::format::fmt_ratio(worst),
+            at(0.9),
+            at(1.0),
+            tuned.len()
+        ));
+    }
     out
 }
 
@@ -348,5 +368,56 @@ mod tests {
         for bad in ["0/2", "3/2", "x", "1/0"] {
             assert!(part(&items, bad).is_err(), "{bad}");
         }
+    }
+
+    /// The summary states the tuned best against the vendor library over the rows that
+    /// have both, counting the shapes at 0.9x and at 1.0x.
+    #[test]
+    fn the_summary_weighs_the_tuned_best_against_the_vendor() {
+        let timed = |ms: Option<f64>| Timed {
+            config: "x=1".into(),
+            ms,
+            note: None,
+        };
+        let row = |reference: Option<f64>, rule: f64, tuned: Option<f64>| SweepRow {
+            shape: "m=1,n=1,k=1".into(),
+            flops: 2.0,
+            reference_ms: reference,
+            rule: timed(Some(rule)),
+            rule_why: String::new(),
+            tuned: tuned.map(|t| timed(Some(t))),
+            fixed: Vec::new(),
+            timed: 1,
+            trials: Vec::new(),
+        };
+        let sweep = Sweep {
+            shapes: "x".into(),
+            part: None,
+            op: "conv2d-f16".into(),
+            target: "cuda".into(),
+            device: "d".into(),
+            reference: Some("cudnn".into()),
+            sample: 1,
+            fixed: Vec::new(),
+            only: None,
+            commit: "c".into(),
+            unix_time: 0,
+            rows: vec![
+                // tuned 2x the vendor's speed, 0.95x, 0.5x; a row with no vendor time.
+                row(Some(2.0), 1.0, Some(1.0)),
+                row(Some(0.95), 1.0, Some(1.0)),
+                row(Some(1.0), 2.0, Some(2.0)),
+                row(None, 1.0, Some(1.0)),
+            ],
+        };
+        let lines = summary(&sweep);
+        let line = lines
+            .iter()
+            .find(|l| l.starts_with("the tuned best's speed as a fraction of cudnn"))
+            .unwrap_or_else(|| panic!("{lines:#?}"));
+        assert!(
+            line.ends_with("worst 0.50x, ≥ 0.9 at 2 and ≥ 1.0 at 1 of 3 shapes"),
+            "{line}"
+        );
     }
 }
