@@ -42,6 +42,7 @@ pub(crate) fn finish(
     } else {
         insert_barriers(body, &shared)
     };
+    let body = super::unswitch::hoist_invariant_guards(body);
     let body = unique_names(body, func, &c);
     let params = kernel_params(&body, func, temps);
     let mut fragments: Vec<Fragment> = Vec::new();

@@ -22,6 +22,7 @@ mod convert;
 mod fetch;
 mod finish;
 pub mod mapping;
+mod unswitch;
 mod vectorize;
 
 use std::collections::HashMap;
