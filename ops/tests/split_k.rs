@@ -255,3 +255,47 @@ fn a_bad_split_is_a_named_error() {
     assert_eq!(a.kernels.len(), 1);
     assert_eq!(format!("{:?}", a.kernels), format!("{:?}", b.kernels));
 }
+
+/// A product of one row takes a row tile (one row of C a block) split in the most parts
+/// that can pay, right in the interpreter at odd sizes; the tuner is offered the row
+/// tiles' splits there, and the rule never takes a row tile for more rows.
+#[test]
+fn one_row_products_take_a_split_row_tile() {
+    let spec = OPS
+        .iter()
+        .find(|o| o.name == "matmul")
+        .unwrap()
+        .template
+        .unwrap();
+    let limits = TargetLimits::cuda();
+    for (text, parts) in [
+        ("m=1,n=1000,k=2048", 64),
+        ("m=1,n=77,k=333", 8),
+        ("m=1,n=4096,k=4096", 16),
+    ] {
+        let shape = Shape::parse("matmul", text).unwrap();
+        let (config, why) = spec.untuned(&limits, &shape);
+        let (tile, sk) = split_k::parts(&config).unwrap();
+        let p = matmul::MatmulParams::from_config(&tile).unwrap();
+        assert_eq!((p.block_m(), sk), (1, parts), "{text}: {config} ({why})");
+        let w = workload("matmul", text);
+        check(&w, "template", &config, 7).unwrap();
+        let row_splits = (spec.space)(&limits)
+            .into_iter()
+            .filter(|c| {
+                let (t, sk) = split_k::parts(c).unwrap();
+                sk > 1
+                    && matmul::MatmulParams::from_config(&t).unwrap().block_m() == 1
+                    && (spec.pays)(&limits, &shape, c)
+            })
+            .count();
+        assert!(row_splits > 0, "{text}: no split row tile offered");
+    }
+    for text in ["m=2,n=1000,k=2048", "m=197,n=768,k=3072"] {
+        let shape = Shape::parse("matmul", text).unwrap();
+        let (config, why) = spec.untuned(&limits, &shape);
+        let (tile, _) = split_k::parts(&config).unwrap();
+        let p = matmul::MatmulParams::from_config(&tile).unwrap();
+        assert!(p.block_m() > 1, "{text}: {config} ({why})");
+    }
+}

@@ -64,7 +64,8 @@ pub fn split(mut config: Config, splits: i64) -> Config {
 }
 
 /// `configs` followed by each of them whose block tile `tile` gives as at least
-/// [`MIN_SPLIT_AREA`] (and `None` for configs it cannot read), split by each of
+/// [`MIN_SPLIT_AREA`] or as one row (a row tile, for products of one row, which only a
+/// split reduction parallelizes; `None` for configs it cannot read), split by each of
 /// [`FACTORS`]: a template's space with split-K.
 pub fn with_splits(
     configs: Vec<Config>,
@@ -72,7 +73,7 @@ pub fn with_splits(
 ) -> Vec<Config> {
     let mut out = configs.clone();
     for c in configs {
-        if tile(&c).is_some_and(|(bm, bn)| bm * bn >= MIN_SPLIT_AREA) {
+        if tile(&c).is_some_and(|(bm, bn)| bm * bn >= MIN_SPLIT_AREA || bm == 1) {
             out.extend(FACTORS.iter().map(|&sk| split(c.clone(), sk)));
         }
     }

@@ -204,6 +204,11 @@ impl MatmulParams {
     pub fn accumulators(&self) -> i64 {
         self.repeat[0] * self.tile[0] * self.repeat[1] * self.tile[1]
     }
+    /// Elements of A's and B's tiles each thread loads from global memory per k step
+    /// (held in registers until they are stored to the shared stage).
+    pub fn staged_per_thread(&self) -> i64 {
+        (self.block_m() + self.block_n()) * self.bk / self.threads()
+    }
 
     /// Bytes of shared memory: two stages of the A tile (transposed, padded) and of the
     /// B tile. The padding is at most 4 words per row; this counts the most.
@@ -359,12 +364,14 @@ pub fn build(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
 }
 
 /// The space's configs that need no register cap, with their block tiles: what the
-/// stated rule and a whole-model tuning run choose among.
+/// stated rule and a whole-model tuning run choose among (the row tiles apart: the rule
+/// takes them by [`row_rule`], the cost model does not describe them).
 pub fn tiles(limits: &TargetLimits) -> Vec<rule::Tile> {
     space(limits)
         .iter()
         .filter_map(|c| MatmulParams::from_config(c).ok())
-        .filter(|t| t.min_blocks == 0)
+        .filter(|t| t.min_blocks == 0 && t.block_m() > 1)
+        .filter(|t| limits.register_cap || t.staged_per_thread() <= MAX_STAGED_UNCAPPED)
         .map(|t| rule::Tile {
             block_m: t.block_m(),
             block_n: t.block_n(),
@@ -380,6 +387,17 @@ pub fn tiles(limits: &TargetLimits) -> Vec<rule::Tile> {
         })
         .collect()
 }
+
+/// The most operand elements a thread stages from global memory per k step
+/// ([`MatmulParams::staged_per_thread`]) in the tiles the rule weighs where the target
+/// cannot cap registers (WGSL, MSL). Through Vulkan on an H100 every config staging 24 or
+/// more ran at 0.13–0.79× of the shape's best at 3001³, 1021³ and 1000³ (48 configs
+/// each, `weft sweep --trials`, `docs/measurements/h100-2026-11-27c/C-fp32-vk.json`);
+/// the rule, fitted on CUDA, took such tiles there (32×128 over two warps, 40 a thread;
+/// 64×128 over four, 24) and ran 0.32–0.77× of the best. Within 20 it takes 64×256 over
+/// eight warps, which ran 0.56–0.94× there. CUDA keeps every tile: its compiler holds
+/// them in registers.
+pub const MAX_STAGED_UNCAPPED: i64 = 20;
 
 /// The rule's preference among configs of one tile and thread count: k steps of 16
 /// over 8 (but see [`prefers_short_steps`]), then lanes laid out 4×8 over 8×4. Measured
@@ -408,9 +426,41 @@ fn prefers_short_steps(t: &MatmulParams) -> bool {
 /// The stated rule's config for product `p` on `limits` ([`super::rule`]) over
 /// [`tiles`], with its split parts and why.
 pub fn rule_config(limits: &TargetLimits, p: rule::Product) -> rule::Choice {
+    if let Some(choice) = row_rule(limits, p) {
+        return choice;
+    }
     rule::pick_or(&tiles(limits), p, limits.multiprocessors, || {
         default_config(limits)
     })
+}
+
+/// The row tile the rule takes for a product of one row that may be split: four warps
+/// across 128 columns with k steps of 32, split in the most parts that can pay
+/// ([`rule::split_pays`], up to [`rule::MAX_SPLITS`]). On an H100 at m = 1 that tile
+/// split in 32 or 64 parts was the fastest of 40 configs at 1×1000×2048 and 1×768×3072
+/// and within 3% of the fastest at 1×4096×4096 (`weft sweep`,
+/// `docs/measurements/h100-2026-11-27c/B-gemv.txt`). `None` for other products, or where
+/// the space holds no such tile.
+fn row_rule(limits: &TargetLimits, p: rule::Product) -> Option<rule::Choice> {
+    if p.m != 1 || p.batch != 1 || !p.split {
+        return None;
+    }
+    let tile = space(limits)
+        .iter()
+        .filter_map(|c| MatmulParams::from_config(c).ok())
+        .find(|t| t.block_m() == 1 && t.threads() == 128 && t.bk == 32)?;
+    let splits = rule::SPLIT_FACTORS
+        .iter()
+        .copied()
+        .filter(|&s| rule::split_pays(p.m, p.n, p.k, (1, tile.block_n()), s))
+        .max()
+        .unwrap_or(1);
+    let why = format!(
+        "one row: a row tile of {} columns, {} threads",
+        tile.block_n(),
+        tile.threads()
+    );
+    Some((tile.config(), splits, why))
 }
 
 /// `matmul`'s config with no tuning record: the rule over its `m × n × k` product, split

@@ -284,14 +284,24 @@ pub fn for_op((config, splits, why): Choice) -> (Config, String) {
 /// Whether splitting an `m × n × k` product of `block_m × block_n` tiles in `splits`
 /// parts can pay: the whole tiles fill less than a wave ([`ENOUGH_TILES`] blocks), the
 /// parts make at most four, and each part walks at least half of [`MIN_SPLIT_K`] of
-/// the reduction. Unsplit configs always may.
+/// the reduction ([`MIN_ROW_SPLIT_K`] for row tiles, whose partials are one row each).
+/// Unsplit configs always may.
 pub fn split_pays(m: i64, n: i64, k: i64, (block_m, block_n): (i64, i64), splits: i64) -> bool {
     let tiles = ceil_div(m, block_m) * ceil_div(n, block_n);
+    let part = if block_m == 1 {
+        MIN_ROW_SPLIT_K
+    } else {
+        MIN_SPLIT_K / 2
+    };
     splits == 1
-        || (tiles < ENOUGH_TILES
-            && tiles * splits <= 4 * ENOUGH_TILES
-            && k >= splits * (MIN_SPLIT_K / 2))
+        || (tiles < ENOUGH_TILES && tiles * splits <= 4 * ENOUGH_TILES && k >= splits * part)
 }
+
+/// The shortest reduction one part of a split row tile walks: one k step of 32. Its
+/// partials are `splits · n` floats, a row each, so a part may be as short as one step
+/// (on an H100 the row tiles split in 32 and 64 parts ran 1×768×3072 in 5.2–6.3 µs,
+/// `docs/measurements/h100-2026-11-27c/B-gemv.txt`).
+pub const MIN_ROW_SPLIT_K: i64 = 32;
 
 /// The split factors the templates' spaces offer and the cost models weigh (each only
 /// where it can pay, [`split_pays`]: 32 and 64 parts over at most 16 and 8 tiles and
