@@ -135,16 +135,6 @@ impl Schedule {
         }
     }
 
-    /// The extent (iterations) of the loop a handle refers to, while it is in the Func.
-    pub fn loop_extent(&self, rv: LoopRV) -> Option<i64> {
-        let var = self.loop_var(rv).ok()?;
-        let path = self.loop_path(&var).ok()?;
-        match self.func.body.at(&path)? {
-            Stmt::For(f) => Some(f.extent),
-            _ => None,
-        }
-    }
-
     /// The current name of the block a handle refers to.
     pub fn block_name(&self, rv: BlockRV) -> Option<String> {
         let id = self.block_id(rv).ok()?;
