@@ -1,5 +1,6 @@
-//! Kernel times that `weft sweep --trials` measured (`docs/measurements/`), read for the
-//! tests that check a stated rule's picks against them, and the figure they report.
+//! Kernel times that `weft sweep` measured (`docs/measurements/`: every config with
+//! `--trials`, else the rule's pick and the tuning's best), read for the tests that check
+//! a stated rule's picks against them, and the figure they report.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -28,13 +29,20 @@ pub fn measured(sweeps: &[&str]) -> BTreeMap<String, Measured> {
             let entry = logs
                 .entry(row["shape"].as_str().unwrap().into())
                 .or_default();
-            for trial in row["trials"].as_array().unwrap() {
-                let config = trial["config"].as_str().unwrap().to_string();
+            // Every config timed (`--trials`), else the tuning's best alone.
+            let timed = match row["trials"].as_array() {
+                Some(trials) => trials.iter().collect(),
+                None => vec![&row["tuned"]],
+            };
+            for trial in timed {
+                let Some(config) = trial["config"].as_str() else {
+                    continue;
+                };
                 // A config that could not run there (TMA at an odd n or k) has no time.
                 let Some(ms) = trial["ms"].as_f64() else {
                     continue;
                 };
-                entry.0.entry(config).or_default().push(ms * 1000.0);
+                entry.0.entry(config.into()).or_default().push(ms * 1000.0);
             }
             // The rule's pick is a timed config too; the first sweep's is the old rule.
             let rule = &row["rule"];
