@@ -299,3 +299,33 @@ fn one_row_products_take_a_split_row_tile() {
         assert!(p.block_m() > 1, "{text}: {config} ({why})");
     }
 }
+
+/// The summing kernel of a split whose outputs 256 does not divide tests each thread's
+/// bound once, outside its loop over the parts: with the test inside, NVCC branched
+/// around every load and issued them one at a time (`ir/src/lower/unswitch.rs`).
+#[test]
+fn the_summing_kernel_tests_its_bound_outside_the_loop_over_the_parts() {
+    use weft_ir::kernel::KStmt;
+    let w = workload("matmul", "m=1,n=1000,k=2048");
+    let config = split_k::split(
+        Config::parse("wm=1,wn=4,rm=1,rn=1,lm=1,ln=32,tm=1,tn=1,bk=32,g=8,mb=0").unwrap(),
+        64,
+    );
+    let lowered = w.lower_with("template", Some(&config)).unwrap();
+    let sum = &lowered.kernels[1];
+    let (mut loops, mut guarded_loops) = (0, 0);
+    sum.body.visit(&mut |s| {
+        if let KStmt::For { body, .. } = s {
+            loops += 1;
+            let mut guard = false;
+            body.visit(&mut |s| guard |= matches!(s, KStmt::If { .. }));
+            guarded_loops += usize::from(guard);
+        }
+    });
+    assert!(loops > 0, "{}: no loop over the parts", sum.name);
+    assert_eq!(
+        guarded_loops, 0,
+        "{}: a bound tested inside the loop",
+        sum.name
+    );
+}
