@@ -254,7 +254,21 @@ pub fn part<T: Clone>(items: &[T], which: &str) -> Result<Vec<T>, String> {
     Ok(items[lo..hi].to_vec())
 }
 
-/// The summary lines: how the rule does against tuning and each fixed config.
+/// The geometric mean and the worst of speed ratios (`None` for none).
+fn spread(v: &[f64]) -> Option<(String, String)> {
+    if v.is_empty() {
+        return None;
+    }
+    let geo = (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp();
+    let worst = v.iter().copied().fold(f64::INFINITY, f64::min);
+    Some((
+        crate::format::fmt_ratio(geo),
+        crate::format::fmt_ratio(worst),
+    ))
+}
+
+/// The summary lines: how the rule does against tuning and each fixed config, and how
+/// the tuned best does against the vendor library.
 pub fn summary(s: &Sweep) -> Vec<String> {
     let mut out = Vec::new();
     let ratios = |f: &dyn Fn(&SweepRow) -> Option<f64>| -> Vec<f64> {
@@ -264,15 +278,9 @@ pub fn summary(s: &Sweep) -> Vec<String> {
             .collect()
     };
     let say = |what: &str, v: &[f64]| -> Option<String> {
-        if v.is_empty() {
-            return None;
-        }
-        let geo = (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp();
-        let worst = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let (geo, worst) = spread(v)?;
         Some(format!(
-            "the rule's speed as a fraction of {what}: geometric mean {}, worst {}, ≥ 0.8 at {} of {} shapes",
-            crate::format::fmt_ratio(geo),
-            crate::format::fmt_ratio(worst),
+            "the rule's speed as a fraction of {what}: geometric mean {geo}, worst {worst}, ≥ 0.8 at {} of {} shapes",
             v.iter().filter(|x| **x >= 0.8).count(),
             v.len()
         ))
@@ -290,14 +298,10 @@ pub fn summary(s: &Sweep) -> Vec<String> {
         .iter()
         .filter_map(|r| Some(r.reference_ms? / r.tuned.as_ref()?.ms?))
         .collect();
-    if !tuned.is_empty() {
-        let geo = (tuned.iter().map(|x| x.ln()).sum::<f64>() / tuned.len() as f64).exp();
-        let worst = tuned.iter().copied().fold(f64::INFINITY, f64::min);
+    if let Some((geo, worst)) = spread(&tuned) {
         let at = |t: f64| tuned.iter().filter(|x| **x >= t).count();
         out.push(format!(
-            "the tuned best's speed as a fraction of {vendor}: geometric mean {}, worst {}, ≥ 0.9 at {} and ≥ 1.0 at {} of {} shapes",
-            crate::format::fmt_ratio(geo),
-            crate::format::fmt_ratio(worst),
+            "the tuned best's speed as a fraction of {vendor}: geometric mean {geo}, worst {worst}, ≥ 0.9 at {} and ≥ 1.0 at {} of {} shapes",
             at(0.9),
             at(1.0),
             tuned.len()

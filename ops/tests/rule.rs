@@ -64,7 +64,7 @@ fn every_rule_picks_a_config_of_its_space_that_builds() {
 #[test]
 fn the_rule_follows_the_shape() {
     let cuda = TargetLimits::cuda();
-    let op = OPS.iter().find(|o| o.name == "matmul").unwrap();
+    let op = weft_ops::find("matmul").unwrap();
     let spec = op.template.unwrap();
     let at = |text: &str| {
         spec.untuned(&cuda, &Shape::parse("matmul", text).unwrap())
@@ -115,12 +115,7 @@ fn the_fp32_rule_is_near_the_fastest_tile_measured_on_an_h100() {
     let mut ratios = Vec::new();
     for (&(m, n, k), timed) in &times {
         let shape = Shape::parse("matmul", &format!("m={m},n={n},k={k}")).unwrap();
-        let spec = OPS
-            .iter()
-            .find(|o| o.name == "matmul")
-            .unwrap()
-            .template
-            .unwrap();
+        let spec = weft_ops::find("matmul").unwrap().template.unwrap();
         let (config, why) = spec.untuned(&h100, &shape);
         let best = timed
             .iter()

@@ -8,8 +8,8 @@ mod common;
 
 use common::sweeps::{figure, measured};
 use weft_codegen_common::{TargetLimits, cuda_arch};
+use weft_ops::Shape;
 use weft_ops::templates::matmul_f16;
-use weft_ops::{OPS, Shape};
 
 /// The sweeps: the first two with the rule the model replaces, the next two older (and a
 /// different rule's picks) but the same kernels; the next two (2026-11-26d) time the
@@ -46,12 +46,7 @@ fn h100() -> TargetLimits {
 #[test]
 fn the_fp16_rule_is_near_the_fastest_config_measured_on_an_h100() {
     let limits = h100();
-    let spec = OPS
-        .iter()
-        .find(|o| o.name == "matmul-f16")
-        .unwrap()
-        .template
-        .unwrap();
+    let spec = weft_ops::find("matmul-f16").unwrap().template.unwrap();
     let data = measured(&SWEEPS);
     assert_eq!(data.len(), 60);
     let (mut new, mut new_rest, mut old, mut untimed) = (vec![], vec![], vec![], vec![]);

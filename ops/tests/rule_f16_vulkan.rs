@@ -9,7 +9,7 @@
 mod common;
 
 use common::sweeps::{figure, measured};
-use weft_ops::{OPS, Shape};
+use weft_ops::Shape;
 
 const SWEEPS: [&str; 10] = [
     "h100-2026-11-27b/vkall-1.json",
@@ -27,12 +27,7 @@ const SWEEPS: [&str; 10] = [
 #[test]
 fn the_fp16_rule_on_vulkan_is_near_the_fastest_config_measured_on_an_h100() {
     let limits = common::nvidia_vulkan_limits();
-    let spec = OPS
-        .iter()
-        .find(|o| o.name == "matmul-f16")
-        .unwrap()
-        .template
-        .unwrap();
+    let spec = weft_ops::find("matmul-f16").unwrap().template.unwrap();
     let data = measured(&SWEEPS);
     assert_eq!(data.len(), 24);
     let (mut new, mut old, mut untimed, mut report) = (vec![], vec![], vec![], vec![]);

@@ -7,8 +7,8 @@
 mod common;
 
 use common::sweeps::{figure, measured};
+use weft_ops::Shape;
 use weft_ops::templates::{matmul, split_k};
-use weft_ops::{OPS, Shape};
 
 const SWEEPS: [&str; 4] = [
     "h100-2026-11-27c/C-fp32-vk.json",
@@ -20,12 +20,7 @@ const SWEEPS: [&str; 4] = [
 #[test]
 fn the_fp32_rule_on_vulkan_stages_little_and_is_near_the_fastest_config_measured() {
     let limits = common::nvidia_vulkan_limits();
-    let spec = OPS
-        .iter()
-        .find(|o| o.name == "matmul")
-        .unwrap()
-        .template
-        .unwrap();
+    let spec = weft_ops::find("matmul").unwrap().template.unwrap();
     let data = measured(&SWEEPS);
     assert_eq!(data.len(), 5);
     let (mut new, mut old, mut report) = (vec![], vec![], vec![]);

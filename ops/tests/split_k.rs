@@ -13,7 +13,7 @@ use weft_ir::dtype::DType;
 use weft_ir::kernel::KernelParam;
 use weft_ops::check::Checker;
 use weft_ops::templates::{Config, matmul, matmul_f16, rule, split_k};
-use weft_ops::{OPS, Shape, Workload};
+use weft_ops::{Shape, Workload};
 
 fn workload(op: &str, text: &str) -> Workload {
     Workload::new(op, &Shape::parse(op, text).unwrap()).unwrap()
@@ -201,12 +201,7 @@ fn the_epilogue_runs_once_after_the_sum() {
 /// a ViT/BERT projection keeps some, a large square and a short reduction none.
 #[test]
 fn splits_are_tuned_only_where_they_can_pay() {
-    let spec = OPS
-        .iter()
-        .find(|o| o.name == "matmul")
-        .unwrap()
-        .template
-        .unwrap();
+    let spec = weft_ops::find("matmul").unwrap().template.unwrap();
     let space = (spec.space)(&TargetLimits::cuda());
     let kept = |text: &str| {
         let shape = Shape::parse("matmul", text).unwrap();
@@ -261,13 +256,16 @@ fn a_bad_split_is_a_named_error() {
 /// tiles' splits there, and the rule never takes a row tile for more rows.
 #[test]
 fn one_row_products_take_a_split_row_tile() {
-    let spec = OPS
-        .iter()
-        .find(|o| o.name == "matmul")
-        .unwrap()
-        .template
-        .unwrap();
+    let spec = weft_ops::find("matmul").unwrap().template.unwrap();
     let limits = TargetLimits::cuda();
+    // A config's block rows and parts.
+    let rows_and_parts = |c: &Config| {
+        let (tile, sk) = split_k::parts(c).unwrap();
+        (
+            matmul::MatmulParams::from_config(&tile).unwrap().block_m(),
+            sk,
+        )
+    };
     for (text, parts) in [
         ("m=1,n=1000,k=2048", 64),
         ("m=1,n=77,k=333", 8),
@@ -275,18 +273,17 @@ fn one_row_products_take_a_split_row_tile() {
     ] {
         let shape = Shape::parse("matmul", text).unwrap();
         let (config, why) = spec.untuned(&limits, &shape);
-        let (tile, sk) = split_k::parts(&config).unwrap();
-        let p = matmul::MatmulParams::from_config(&tile).unwrap();
-        assert_eq!((p.block_m(), sk), (1, parts), "{text}: {config} ({why})");
-        let w = workload("matmul", text);
-        check(&w, "template", &config, 7).unwrap();
+        assert_eq!(
+            rows_and_parts(&config),
+            (1, parts),
+            "{text}: {config} ({why})"
+        );
+        check(&workload("matmul", text), "template", &config, 7).unwrap();
         let row_splits = (spec.space)(&limits)
             .into_iter()
             .filter(|c| {
-                let (t, sk) = split_k::parts(c).unwrap();
-                sk > 1
-                    && matmul::MatmulParams::from_config(&t).unwrap().block_m() == 1
-                    && (spec.pays)(&limits, &shape, c)
+                let (rows, sk) = rows_and_parts(c);
+                rows == 1 && sk > 1 && (spec.pays)(&limits, &shape, c)
             })
             .count();
         assert!(row_splits > 0, "{text}: no split row tile offered");
@@ -294,9 +291,7 @@ fn one_row_products_take_a_split_row_tile() {
     for text in ["m=2,n=1000,k=2048", "m=197,n=768,k=3072"] {
         let shape = Shape::parse("matmul", text).unwrap();
         let (config, why) = spec.untuned(&limits, &shape);
-        let (tile, _) = split_k::parts(&config).unwrap();
-        let p = matmul::MatmulParams::from_config(&tile).unwrap();
-        assert!(p.block_m() > 1, "{text}: {config} ({why})");
+        assert!(rows_and_parts(&config).0 > 1, "{text}: {config} ({why})");
     }
 }
 
