@@ -192,3 +192,23 @@ fn folded_indices_keep_their_value_at_any_sign() {
         }
     }
 }
+
+/// A clamped index `min(4·c + base, bound)` is a multiple of 4 when the index and the
+/// bound are (the matmul template's clamped vector loads rely on it), and known only
+/// modulo what the two share otherwise.
+#[test]
+fn min_and_max_keep_the_residue_both_sides_share() {
+    use weft_ir::arith::modular;
+    let (c, n0) = (v("c"), v("n0"));
+    let mut b = Bounds::new();
+    b.set_extent(&c, 32);
+    b.set_extent(&n0, 1000);
+    let index = c.expr() * 4 + n0.expr() * 128;
+    assert_eq!(modular(&index.clone().min(996), &b), (4, 0));
+    assert_eq!(modular(&index.clone().max(996), &b), (4, 0));
+    // 997 is 1 modulo 4: nothing is known.
+    assert_eq!(modular(&index.clone().min(997), &b), (1, 0));
+    // 998 shares 2 with any multiple of 4: even.
+    assert_eq!(modular(&index.min(998), &b), (2, 0));
+    assert_eq!(modular(&Expr::int(8).min(8), &b), (0, 8));
+}

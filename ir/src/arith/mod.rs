@@ -266,6 +266,12 @@ pub fn modular(e: &Expr, b: &Bounds) -> (i64, i64) {
             let a = modular(x, b);
             (a.0, -a.1)
         }
+        // The result is one of the two: what both share (a clamped index keeps the
+        // alignment of the index and of the bound).
+        Expr::Binary(BinOp::Min | BinOp::Max, x, y) => {
+            let (a, c) = (modular(x, b), modular(y, b));
+            (gcd(gcd(a.0, c.0), a.1 - c.1), a.1)
+        }
         Expr::Var(v) if b.mods.contains_key(v) => match bound(e, b) {
             Some((lo, hi)) if lo == hi => (0, lo),
             _ => b.mods[v],

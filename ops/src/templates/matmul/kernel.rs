@@ -28,6 +28,17 @@ fn a_padding(bm: i64, cov: &Coverage, lanes: i64) -> i64 {
     if degree(4) < degree(0) { 4 } else { 0 }
 }
 
+/// `i` (a row or column of a block tile, read `lanes` at a time) kept inside a dimension
+/// of length `len` that tiles of `tile` may overrun: `min(i, len - lanes)`, aligned to
+/// `lanes` when `len` is (the vector path needs both).
+fn clamp(i: Expr, len: i64, tile: i64, lanes: i64) -> Expr {
+    if len % tile == 0 {
+        i
+    } else {
+        i.min(len - lanes)
+    }
+}
+
 /// The matmul template at `m × n × k` with parameters `p` (already checked), over new
 /// buffers `A`, `B`, `C`.
 pub fn template(
@@ -96,8 +107,11 @@ pub fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &Matm
         let pid = block_index(kb, grid);
         let body = |kb: &mut KernelBuilder| {
             let (tile_m, tile_n) = swizzle(kb, pid.clone(), tiles_m, tiles_n, p.group);
-            let m0 = kb.let_("m0", tile_m * bm);
-            let n0 = kb.let_("n0", tile_n * bn);
+            // The tile's origin, at most the last tile's: always so at run time, and
+            // what lets the prover bound the untested loads below where the swizzle's
+            // partial last group hides it.
+            let m0 = kb.let_("m0", (tile_m * bm).min((tiles_m - 1) * bm));
+            let n0 = kb.let_("n0", (tile_n * bn).min((tiles_n - 1) * bn));
             let a_smem = kb.shared("A_smem", &[2, bk, bm + pad], DType::F32);
             let b_smem = kb.shared("B_smem", &[2, bk, bn], DType::F32);
             let a_ldg = kb.local("A_ldg", &[a_cov.passes, va], DType::F32);
@@ -107,11 +121,23 @@ pub fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &Matm
             let acc = kb.local("acc", &[rm * tm, rn * tn], DType::F32);
 
             // Global -> registers: tile `k0` of A (rows of the block, k0 .. k0 + bk) and
-            // of B, zero outside the matrices.
-            let load = |kb: &mut KernelBuilder, k0: Expr| {
+            // of B. Rows of A and columns of B past the matrix's edge read the last one
+            // instead (clamped): they only reach rows and columns of C that are never
+            // stored, and a clamped address is loop-invariant where a test is not (ptxas
+            // re-evaluated one test per load every k step, 7 predicate registers hold
+            // few of them). Only a `partial` tile, the last where `bk` does not divide
+            // k, tests k and reads zero past it.
+            let load = |kb: &mut KernelBuilder, k0: Expr, partial: bool| {
                 a_cov.each(kb, &tx, &|kb, p, r, v| {
-                    let (row, col) = (m0.clone() + r, simplify(&(k0.clone() + v * va)));
-                    let inside = row.clone().lt(m).and(col.clone().lt(k));
+                    let (row, col) = (
+                        clamp(m0.clone() + r, m, bm, 1),
+                        simplify(&(k0.clone() + v * va)),
+                    );
+                    let inside = if partial {
+                        col.clone().lt(k)
+                    } else {
+                        Expr::Bool(true)
+                    };
                     kb.copy_if(
                         va,
                         &a_ldg,
@@ -123,8 +149,15 @@ pub fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &Matm
                     );
                 });
                 b_cov.each(kb, &tx, &|kb, p, r, v| {
-                    let (row, col) = (simplify(&(k0.clone() + r)), n0.clone() + v * vb);
-                    let inside = row.clone().lt(k).and(col.clone().lt(n));
+                    let (row, col) = (
+                        simplify(&(k0.clone() + r)),
+                        clamp(n0.clone() + v * vb, n, bn, vb),
+                    );
+                    let inside = if partial {
+                        row.clone().lt(k)
+                    } else {
+                        Expr::Bool(true)
+                    };
                     kb.copy_if(
                         vb,
                         &b_ldg,
@@ -159,7 +192,9 @@ pub fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &Matm
             kb.unroll("i", rm * tm, |kb, i| {
                 kb.unroll("j", rn * tn, |kb, j| kb.store(&acc, [i, j], 0.0f32));
             });
-            load(kb, Expr::int(0));
+            // The tile at `ko` is partial when it is the last and `bk` does not divide k.
+            let ragged = k % bk != 0;
+            load(kb, Expr::int(0), ragged && k_tiles == 1);
             store(kb, Expr::int(0));
             kb.barrier();
 
@@ -173,7 +208,18 @@ pub fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &Matm
                     let col0 = kb.let_("col0", wj * (rn * ln * tn) + lj * tn);
                     kb.serial("ko", k_tiles, |kb, ko| {
                         let more = (ko.clone() + 1).lt(k_tiles);
-                        kb.if_(more.clone(), |kb| load(kb, (ko.clone() + 1) * bk));
+                        let next = (ko.clone() + 1) * bk;
+                        if ragged && k_tiles > 1 {
+                            // A uniform branch: every tile but the last loads untested.
+                            let whole = (ko.clone() + 1).lt(k_tiles - 1);
+                            kb.if_else(
+                                whole,
+                                |kb| load(kb, next.clone(), false),
+                                |kb| kb.if_(more.clone(), |kb| load(kb, next.clone(), true)),
+                            );
+                        } else {
+                            kb.if_(more.clone(), |kb| load(kb, next, false));
+                        }
                         let s = ko.clone() % 2;
                         k_sub_steps(kb, bk, ku, |kb, kk| {
                             let (fm, fn_) = (tm.min(4), tn.min(4));
