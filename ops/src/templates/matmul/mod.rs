@@ -429,9 +429,48 @@ pub fn rule_config(limits: &TargetLimits, p: rule::Product) -> rule::Choice {
     if let Some(choice) = row_rule(limits, p) {
         return choice;
     }
-    rule::pick_or(&tiles(limits), p, limits.multiprocessors, || {
+    let choice = rule::pick_or(&tiles(limits), p, limits.multiprocessors, || {
         default_config(limits)
-    })
+    });
+    small_rule(limits, p, &choice).unwrap_or(choice)
+}
+
+/// The row tile for a product too small to fill the GPU: where the cost model's pick
+/// (`choice`, split or not) launches fewer blocks than a quarter of the multiprocessors,
+/// each walks its whole reduction alone and the launch lasts as long as one block does.
+/// The row tile (four warps across 128 columns, k steps of 32, unsplit) gives every row
+/// its own blocks, each a quarter of the work or less. Measured on an H100 with the
+/// untested loads (2026-11-27d, `weft sweep`, tuning 48 configs a shape,
+/// `docs/measurements/h100-2026-11-27d/fp32-mixed.json`): at 64³, 127³, 128³ and
+/// 17×33×65, where the model's 16×64 tile launched 2 to 16 blocks, a row tile was the
+/// fastest config timed, 1.3–1.6× faster than the model's pick; the model has no term
+/// for a block's fixed latency, which is all such a product costs. `None` elsewhere.
+fn small_rule(
+    limits: &TargetLimits,
+    p: rule::Product,
+    (config, splits, _): &rule::Choice,
+) -> Option<rule::Choice> {
+    let picked = MatmulParams::from_config(config).ok()?;
+    let blocks = ceil_div(p.m, picked.block_m()) * ceil_div(p.n, picked.block_n()) * splits;
+    if p.batch != 1 || blocks * 4 >= limits.multiprocessors as i64 {
+        return None;
+    }
+    let tile = row_tile(limits)?;
+    let why = format!(
+        "{blocks} blocks of the cost model's pick fill under a quarter of {} multiprocessors: a row tile of {} columns, {} threads",
+        limits.multiprocessors,
+        tile.block_n(),
+        tile.threads()
+    );
+    Some((tile.config(), 1, why))
+}
+
+/// The space's row tile the rules take: four warps, k steps of 32.
+fn row_tile(limits: &TargetLimits) -> Option<MatmulParams> {
+    space(limits)
+        .iter()
+        .filter_map(|c| MatmulParams::from_config(c).ok())
+        .find(|t| t.block_m() == 1 && t.threads() == 128 && t.bk == 32)
 }
 
 /// The row tile the rule takes for a product of one row that may be split: four warps
@@ -445,10 +484,7 @@ fn row_rule(limits: &TargetLimits, p: rule::Product) -> Option<rule::Choice> {
     if p.m != 1 || p.batch != 1 || !p.split {
         return None;
     }
-    let tile = space(limits)
-        .iter()
-        .filter_map(|c| MatmulParams::from_config(c).ok())
-        .find(|t| t.block_m() == 1 && t.threads() == 128 && t.bk == 32)?;
+    let tile = row_tile(limits)?;
     let splits = rule::SPLIT_FACTORS
         .iter()
         .copied()
