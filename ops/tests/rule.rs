@@ -5,8 +5,9 @@
 //! That the space's configs compute the right thing is `tests/tests/templates.rs`' job.
 
 use weft_codegen_common::TargetLimits;
-use weft_ops::templates::{rule, split_k};
-use weft_ops::{OPS, Shape};
+use weft_ops::check::Checker;
+use weft_ops::templates::{Config, matmul, rule, split_k};
+use weft_ops::{OPS, Shape, Workload};
 
 #[test]
 fn every_rule_picks_a_config_of_its_space_that_builds() {
@@ -140,4 +141,50 @@ fn the_fp32_rule_is_near_the_fastest_tile_measured_on_an_h100() {
         near >= 54 && worst >= 0.7,
         "{near} of 60 within 0.8x, worst {worst:.2}: {report:#?}"
     );
+}
+
+/// Products too small to fill the GPU (the cost model's pick launching fewer blocks than
+/// a quarter of the multiprocessors) take the row tile unsplit, right at odd sizes;
+/// products that fill it keep the model's tile.
+#[test]
+fn small_products_take_an_unsplit_row_tile() {
+    let spec = weft_ops::find("matmul").unwrap().template.unwrap();
+    let limits = TargetLimits {
+        multiprocessors: 132,
+        ..TargetLimits::cuda()
+    };
+    let rows_and_parts = |c: &Config| {
+        let (tile, sk) = split_k::parts(c).unwrap();
+        (
+            matmul::MatmulParams::from_config(&tile).unwrap().block_m(),
+            sk,
+        )
+    };
+    for text in [
+        "m=17,n=33,k=65",
+        "m=64,n=64,k=64",
+        "m=127,n=127,k=127",
+        "m=5,n=200,k=9",
+    ] {
+        let shape = Shape::parse("matmul", text).unwrap();
+        let (config, why) = spec.untuned(&limits, &shape);
+        assert_eq!(rows_and_parts(&config), (1, 1), "{text}: {config} ({why})");
+        assert!(why.contains("a quarter of 132"), "{why}");
+        // Right at these odd sizes (the interpreter, against float64).
+        let w = Workload::new("matmul", &shape).unwrap();
+        let lowered = w.lower_with("template", Some(&config)).unwrap();
+        let inputs = w.random_inputs(11);
+        let out = w.run_interp(&lowered, &inputs).unwrap();
+        let e = Checker::new(&w, &inputs).check(&out);
+        assert!(e.is_right(), "{text}: {e}");
+    }
+    for text in [
+        "m=256,n=256,k=256",
+        "m=128,n=768,k=768",
+        "m=64,n=64,k=32768",
+    ] {
+        let shape = Shape::parse("matmul", text).unwrap();
+        let (config, why) = spec.untuned(&limits, &shape);
+        assert!(rows_and_parts(&config).0 > 1, "{text}: {config} ({why})");
+    }
 }

@@ -229,6 +229,81 @@ fn one_barrier_per_step_and_no_predicate_in_the_inner_product() {
     }
 }
 
+/// Selects at or below `s` that guard a load of global memory (a tested load; the
+/// swizzle's selects, inlined into indices, are not).
+fn selects(s: &KStmt) -> usize {
+    let mut n = 0;
+    s.visit_exprs(&mut |e| {
+        e.visit(&mut |x| {
+            if let Expr::Select(_, t, _) = x {
+                let mut global = false;
+                t.visit(&mut |y| {
+                    global |=
+                        matches!(y, Expr::Load { buffer, .. } if buffer.scope() == Scope::Global)
+                });
+                n += global as usize;
+            }
+        })
+    });
+    n
+}
+
+/// Whole k tiles load untested: rows of A and columns of B past the matrix's edge read
+/// the last one (clamped; they reach only outputs never stored), and only the ragged
+/// last tile tests k, behind a uniform branch of its own. With the tests in every step
+/// ptxas re-evaluated one comparison per load (131 `ISETP` at 1021³ against 11 at 1024³).
+#[test]
+fn whole_k_tiles_load_without_tests() {
+    for c in all_configs() {
+        // k = 101: no k step divides it, and every one makes three tiles or more (with
+        // two, the next tile is always the ragged last).
+        let k = kernel(&c, 131, 67, 101);
+        let lp = find(&k.body, &|s| matches!(s, KStmt::For { unroll: false, .. }))
+            .unwrap_or_else(|| panic!("{c}: no serial k loop"));
+        let Some(KStmt::If {
+            then, otherwise, ..
+        }) = find(lp, &|s| {
+            matches!(
+                s,
+                KStmt::If {
+                    otherwise: Some(_),
+                    ..
+                }
+            )
+        })
+        else {
+            panic!("{c}: no branch between whole and ragged tiles:\n{lp:?}");
+        };
+        assert_eq!(
+            selects(then),
+            0,
+            "{c}: a test in a whole tile's loads:\n{then:?}"
+        );
+        // A tested vector load is `if c { copy } else { zeros }` (threads past a tile's
+        // elements skip theirs under an `if` with no `else`).
+        let tested = |s: &KStmt| {
+            matches!(
+                s,
+                KStmt::If {
+                    otherwise: Some(_),
+                    ..
+                }
+            )
+        };
+        assert_eq!(count(then, tested), 0, "{c}");
+        assert!(
+            otherwise
+                .as_deref()
+                .is_some_and(|o| selects(o) + count(o, tested) > 0),
+            "{c}: the ragged tile is not tested"
+        );
+        // k = 128: every tile whole, nothing tested in the loop.
+        let k = kernel(&c, 131, 67, 128);
+        let lp = find(&k.body, &|s| matches!(s, KStmt::For { unroll: false, .. })).unwrap();
+        assert_eq!(selects(lp), 0, "{c}:\n{lp:?}");
+    }
+}
+
 /// Vector accesses where rows allow: 128-bit loads of A when K % 4 == 0 and of B and
 /// stores of C when N % 4 == 0; scalar ones otherwise.
 #[test]
