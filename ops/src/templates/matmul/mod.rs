@@ -457,7 +457,8 @@ fn small_rule(
     }
     let tile = row_tile(limits)?;
     let why = format!(
-        "{blocks} blocks of the cost model's pick fill under a quarter of {} multiprocessors: a row tile of {} columns, {} threads",
+        "the cost model's pick launches {blocks} block{}, under a quarter of {} multiprocessors: a row tile of {} columns, {} threads",
+        if blocks == 1 { "" } else { "s" },
         limits.multiprocessors,
         tile.block_n(),
         tile.threads()

@@ -11,7 +11,8 @@
 //! thread may use 255 registers (native backends), blocks of 4 to 8 warps may also take
 //! 16×8 outputs per thread, as cuBLAS's SIMT kernels do; and row tiles (one row of C a
 //! block, for products of one row) come in four configs. Nothing
-//! depends on the input size: predicated loads make every config right at every M, N, K.
+//! depends on the input size: clamped loads and a tested last k tile make every config
+//! right at every M, N, K.
 //! At most 200 configs.
 
 use super::MatmulParams;
