@@ -2,7 +2,9 @@
 # 2026-11-27d, call 6: why 4096³'s steps-of-8 tile slowed on Vulkan with the untested loads
 # (3.744 -> 4.003 ms): the same binary with local arrays kept scalar in WGSL (`weft-novec`:
 # B's staging registers are an `array<vec4<f32>>` since every access became 4-wide),
-# against this one and the one before the change, alternating.
+# against this one and the one before the change, alternating. (Both new binaries were
+# linked with a stale weft-ir, without `min`'s modular analysis: see run7.sh. None of the
+# configs here clamps a vector index at these shapes, so the comparison stands.)
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json XDG_RUNTIME_DIR=/tmp
 export WEFT_RECORDS=/tmp/none.json

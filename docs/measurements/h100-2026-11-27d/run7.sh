@@ -2,6 +2,12 @@
 # 2026-11-27d, call 7: issue 28's fp32 rows with each target's whole space tuned (the
 # 24-config sample of call 3 missed a 128x64 tile that runs 1024³ at 0.80x of CUDA on
 # Vulkan), and Winograd at seed 003's shapes with 64 configs a shape, CUDA and Vulkan.
+# Caution, found after the call: this binary was linked with a stale weft-ir (a build of
+# an older checkout in another worktree shared the target directory), without the
+# modular analysis of `min`: a clamped column index of B then loads scalar where the
+# current code loads vec4. The fp32 shapes here never clamp a vector index (1024 and
+# 4096 divide every tile, 3001 is scalar anyway); Winograd's products (n = 784, ...) do,
+# so `winograd64-*` understate the current code and are not on the page (run3's are).
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json XDG_RUNTIME_DIR=/tmp
 export WEFT_RECORDS=/tmp/none.json
