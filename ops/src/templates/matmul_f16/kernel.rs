@@ -76,16 +76,16 @@ pub fn template_over(
     if p.warpgroups > 0 {
         super::hopper::add_kernel(&mut t, a, b, c, p);
     } else {
-        // Every load keeps its bounds test through a fused prologue (an im2col): the
-        // tests on the GEMM's rows and columns are what bounds the inlined indices for
-        // the bounds prover, even where the tiles divide the GEMM. Placeholders need
-        // them only where the tiles do not divide.
+        // Through a fused prologue (an im2col) the loads are clamped like a stored
+        // operand's; the tile origins' clamp is what bounds the inlined indices for the
+        // prover. Fragment copies take stored operands only.
         add_kernel(&mut t, a, b, c, p, placeholders);
     }
     t.finish()
 }
 
-/// The kernel; `drop_whole` leaves out the bounds tests of dimensions the tiles divide.
+/// The kernel; `drop_whole` (operands that are stored tensors, not computed views) lets
+/// whole tiles go through fragment copies where the config asks for them.
 /// Buffers of rank 3 make it a batched product, `c[z] = a[z] @ b[z]`, one grid layer
 /// (`blockIdx.z`) per batch element: how a split-K anchor computes its partial products.
 fn add_kernel(
@@ -129,8 +129,11 @@ fn add_kernel(
         let pid = block_index(kb, grid);
         let body = |kb: &mut KernelBuilder| {
             let (tile_m, tile_n) = swizzle(kb, pid.clone(), tiles_m, tiles_n, p.group);
-            let m0 = kb.let_("m0", tile_m * bm);
-            let n0 = kb.let_("n0", tile_n * bn);
+            // The tile's origin, at most the last tile's: always so at run time, and
+            // what bounds the untested loads below for the prover (the swizzle's partial
+            // last group hides it otherwise).
+            let m0 = kb.let_("m0", (tile_m * bm).min((tiles_m - 1) * bm));
+            let n0 = kb.let_("n0", (tile_n * bn).min((tiles_n - 1) * bn));
             let stages = p.stages;
             let a_smem = kb.shared("A_smem", &[stages, bm, bk + PAD], DType::F16);
             let b_smem = kb.shared("B_smem", &[stages, bk, bn + PAD], DType::F16);
@@ -150,24 +153,37 @@ fn add_kernel(
             if p.async_copy {
                 kb.async_pipeline(stages as u32);
             }
-            // A dimension the tiles divide needs no test (with `drop_whole`): the tiles
-            // fetched (`k0` below `k_tiles · bk`, `m0 + r` below `tiles_m · bm`, ...) stay
-            // inside it.
-            let below = |i: &Expr, len: i64, tile: i64| {
-                (!(drop_whole && len % tile == 0)).then(|| i.clone().lt(len))
+            // Rows of A and columns of B past the matrix's edge read the last one
+            // (clamped): they reach only outputs never stored, and a clamped address is
+            // loop-invariant where a test is not. Only a `partial` tile (the last, where
+            // `bk` does not divide k) tests k and reads zero past it.
+            //
+            // Over computed operands (an im2col view) a ragged dimension keeps its test
+            // instead: a clamped row is an atom `min(row, M - 1)` the simplifier folds the
+            // view's `row // W * (W·C) + row % W * C` into (`min(..) * C`), which leaves
+            // the prover without the padding guards' hold on its parts. The test is
+            // loop-invariant; what the k loop sheds is the test of k.
+            let edge = |i: Expr, len: i64, tile: i64, lanes: i64| -> (Expr, Option<Expr>) {
+                if len % tile == 0 {
+                    (i, None)
+                } else if drop_whole {
+                    (i.min(len - lanes), None)
+                } else {
+                    (i.clone(), Some(i.lt(len)))
+                }
             };
             // The tile at k0, predicated and zero outside the matrices, into this thread's
             // registers (`None`) or straight into shared stage `s` (`Some(s)`: `cp.async`
             // on CUDA sm_80+, complete at the next barrier).
-            let gather = |kb: &mut KernelBuilder, k0: Expr, stage: Option<Expr>| {
+            let gather = |kb: &mut KernelBuilder, k0: Expr, stage: Option<Expr>, partial: bool| {
                 let zero = || Expr::zero(DType::F16);
                 a_cov.each(kb, &tx, &|kb, p, r, v| {
-                    let (row, col) = (
-                        m0.clone() + r.clone(),
+                    let ((row, row_test), col) = (
+                        edge(m0.clone() + r.clone(), m, bm, 1),
                         simplify(&(k0.clone() + v.clone() * va)),
                     );
                     let inside = Expr::all(
-                        [below(&row, m, bm), below(&col, k, bk)]
+                        [row_test, partial.then(|| col.clone().lt(k))]
                             .into_iter()
                             .flatten(),
                     );
@@ -178,12 +194,12 @@ fn add_kernel(
                     kb.copy_if(va, dst, to, a, at(row, col), inside, zero());
                 });
                 b_cov.each(kb, &tx, &|kb, p, r, v| {
-                    let (row, col) = (
+                    let (row, (col, col_test)) = (
                         simplify(&(k0.clone() + r.clone())),
-                        n0.clone() + v.clone() * vb,
+                        edge(n0.clone() + v.clone() * vb, n, bn, vb),
                     );
                     let inside = Expr::all(
-                        [below(&row, k, bk), below(&col, n, bn)]
+                        [partial.then(|| row.clone().lt(k)), col_test]
                             .into_iter()
                             .flatten(),
                     );
@@ -217,6 +233,29 @@ fn add_kernel(
 
             let copies = coop.then(|| FragmentCopies::new(kb, p, &tx, (a, b), (&a_smem, &b_smem)));
 
+            // The tile at `ko` is partial when it is the last and `bk` does not divide k.
+            let ragged = k % bk != 0;
+            let partial = |tile: i64| ragged && tile == k_tiles - 1;
+            // Tile `tile` (an expression) into `stage`: a uniform branch where the
+            // ragged last tile can be among them, so that every other loads untested.
+            let fetch = |kb: &mut KernelBuilder, tile: Expr, stage: Option<Expr>, first: i64| {
+                let more = tile.clone().lt(k_tiles);
+                if ragged && k_tiles - 1 >= first {
+                    kb.if_else(
+                        tile.clone().lt(k_tiles - 1),
+                        |kb| gather(kb, tile.clone() * bk, stage.clone(), false),
+                        |kb| {
+                            kb.if_(more.clone(), |kb| {
+                                gather(kb, tile.clone() * bk, stage.clone(), true)
+                            })
+                        },
+                    );
+                } else {
+                    kb.if_(more, |kb| {
+                        gather(kb, tile.clone() * bk, stage.clone(), false)
+                    });
+                }
+            };
             if let Some(cc) = &copies {
                 cc.load(kb, (&m0, &n0), Expr::int(0));
                 cc.store(kb, Expr::int(0));
@@ -225,12 +264,12 @@ fn add_kernel(
                 // The first `stages - 1` tiles, one barrier (one group of copies) each.
                 for s in 0..stages - 1 {
                     if s < k_tiles {
-                        gather(kb, Expr::int(s * bk), Some(Expr::int(s)));
+                        gather(kb, Expr::int(s * bk), Some(Expr::int(s)), partial(s));
                     }
                     kb.barrier();
                 }
             } else {
-                gather(kb, Expr::int(0), None);
+                gather(kb, Expr::int(0), None, partial(0));
                 store(kb, Expr::int(0));
                 kb.barrier();
             }
@@ -274,13 +313,11 @@ fn add_kernel(
                                 // the previous step's barrier, while this step computes;
                                 // it is read stages - 1 barriers later.
                                 let next = ko.clone() + (stages - 1);
-                                kb.if_(next.clone().lt(k_tiles), |kb| {
-                                    gather(kb, next.clone() * bk, Some(next.clone() % stages))
-                                });
+                                fetch(kb, next.clone(), Some(next % stages), stages - 1);
                                 inner(kb, ko.clone() % stages);
                             } else {
                                 let more = (ko.clone() + 1).lt(k_tiles);
-                                kb.if_(more.clone(), |kb| gather(kb, (ko.clone() + 1) * bk, None));
+                                fetch(kb, ko.clone() + 1, None, 1);
                                 inner(kb, ko.clone() % 2);
                                 kb.if_(more, |kb| store(kb, (ko.clone() + 1) % 2));
                             }
