@@ -240,7 +240,7 @@ fn add_kernel(
             // ragged last tile can be among them, so that every other loads untested.
             let fetch = |kb: &mut KernelBuilder, tile: Expr, stage: Option<Expr>, first: i64| {
                 let more = tile.clone().lt(k_tiles);
-                if ragged && k_tiles - 1 >= first {
+                if ragged && k_tiles > first {
                     kb.if_else(
                         tile.clone().lt(k_tiles - 1),
                         |kb| gather(kb, tile.clone() * bk, stage.clone(), false),
