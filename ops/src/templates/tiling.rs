@@ -1,6 +1,7 @@
 //! Tiling helpers the matmul templates share ([`super::matmul`], [`super::matmul_f16`]):
-//! how a block's threads cover a tile's loads ([`Coverage`]), and the order blocks walk
-//! the output tiles in ([`swizzle`]). They live apart from either kernel so that one
+//! how a block's threads cover a tile's loads ([`Coverage`]), the order blocks walk
+//! the output tiles in ([`swizzle`]), and the untested loads of whole tiles
+//! ([`tile_origin`], [`clamp_to_edge`], [`fetch_k_tile`]). They live apart from either kernel so that one
 //! template does not reach into the other's internals.
 
 use weft_ir::arith::simplify;
@@ -142,6 +143,55 @@ pub(crate) fn swizzle(
     let tm = k.let_("tile_m", group * g + row);
     let tn = k.let_("tile_n", col);
     (tm, tn)
+}
+
+/// The first row (or column) of tile `tile` of `size`, at most the last of `tiles`
+/// tiles' (`let name = min(tile · size, (tiles − 1) · size)`): always so at run time, and
+/// what lets the bounds prover bound untested loads where the swizzle's partial last
+/// group (or a fused view's index) hides the tile's range.
+pub(crate) fn tile_origin(
+    k: &mut KernelBuilder,
+    name: &str,
+    tile: Expr,
+    size: i64,
+    tiles: i64,
+) -> Expr {
+    k.let_(name, (tile * size).min((tiles - 1) * size))
+}
+
+/// `i` (a row or column of a block tile, read `lanes` at a time) kept inside a dimension
+/// of length `len` that tiles of `tile` may overrun: `min(i, len − lanes)`, aligned to
+/// `lanes` when `len` is (the vector path needs both). A row or column past the edge
+/// reads the last one: it reaches only outputs that are never stored.
+pub(crate) fn clamp_to_edge(i: Expr, len: i64, tile: i64, lanes: i64) -> Expr {
+    if len % tile == 0 {
+        i
+    } else {
+        i.min(len - lanes)
+    }
+}
+
+/// Fetches k tile `tile` (an expression) by `load(k, tile, partial)` if it exists
+/// (`tile < k_tiles`), `partial` for the ragged last tile only (where `bk` does not
+/// divide k: `ragged`). Where that tile can be among those this call fetches (`first`,
+/// the smallest `tile` can be, is below `k_tiles`), a uniform branch separates it, so
+/// that every other tile loads without a test of k.
+pub(crate) fn fetch_k_tile(
+    k: &mut KernelBuilder,
+    tile: Expr,
+    (k_tiles, ragged, first): (i64, bool, i64),
+    load: &dyn Fn(&mut KernelBuilder, Expr, bool),
+) {
+    let more = tile.clone().lt(k_tiles);
+    if ragged && k_tiles > first {
+        k.if_else(
+            tile.clone().lt(k_tiles - 1),
+            |k| load(k, tile.clone(), false),
+            |k| k.if_(more, |k| load(k, tile.clone(), true)),
+        );
+    } else {
+        k.if_(more, |k| load(k, tile, false));
+    }
 }
 
 /// Indices into a global matrix that is one of a batch (`batched`: rank 3, the batch

@@ -6,7 +6,9 @@ use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template, TemplateError};
 
 use super::MatmulParams;
-use crate::templates::tiling::{Coverage, batched_at, k_sub_steps, swizzle};
+use crate::templates::tiling::{
+    Coverage, batched_at, clamp_to_edge, fetch_k_tile, k_sub_steps, swizzle, tile_origin,
+};
 use crate::templates::{block_index, ceil_div, grid_for};
 
 /// Words of padding per row of the transposed A tile: the choice among 0 and 4 (which
@@ -26,17 +28,6 @@ fn a_padding(bm: i64, cov: &Coverage, lanes: i64) -> i64 {
         banks.iter().map(Vec::len).max().unwrap_or(1)
     };
     if degree(4) < degree(0) { 4 } else { 0 }
-}
-
-/// `i` (a row or column of a block tile, read `lanes` at a time) kept inside a dimension
-/// of length `len` that tiles of `tile` may overrun: `min(i, len - lanes)`, aligned to
-/// `lanes` when `len` is (the vector path needs both).
-fn clamp(i: Expr, len: i64, tile: i64, lanes: i64) -> Expr {
-    if len % tile == 0 {
-        i
-    } else {
-        i.min(len - lanes)
-    }
 }
 
 /// The matmul template at `m × n × k` with parameters `p` (already checked), over new
@@ -107,11 +98,8 @@ pub fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &Matm
         let pid = block_index(kb, grid);
         let body = |kb: &mut KernelBuilder| {
             let (tile_m, tile_n) = swizzle(kb, pid.clone(), tiles_m, tiles_n, p.group);
-            // The tile's origin, at most the last tile's: always so at run time, and
-            // what lets the prover bound the untested loads below where the swizzle's
-            // partial last group hides it.
-            let m0 = kb.let_("m0", (tile_m * bm).min((tiles_m - 1) * bm));
-            let n0 = kb.let_("n0", (tile_n * bn).min((tiles_n - 1) * bn));
+            let m0 = tile_origin(kb, "m0", tile_m, bm, tiles_m);
+            let n0 = tile_origin(kb, "n0", tile_n, bn, tiles_n);
             let a_smem = kb.shared("A_smem", &[2, bk, bm + pad], DType::F32);
             let b_smem = kb.shared("B_smem", &[2, bk, bn], DType::F32);
             let a_ldg = kb.local("A_ldg", &[a_cov.passes, va], DType::F32);
@@ -130,7 +118,7 @@ pub fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &Matm
             let load = |kb: &mut KernelBuilder, k0: Expr, partial: bool| {
                 a_cov.each(kb, &tx, &|kb, p, r, v| {
                     let (row, col) = (
-                        clamp(m0.clone() + r, m, bm, 1),
+                        clamp_to_edge(m0.clone() + r, m, bm, 1),
                         simplify(&(k0.clone() + v * va)),
                     );
                     let inside = if partial {
@@ -151,7 +139,7 @@ pub fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &Matm
                 b_cov.each(kb, &tx, &|kb, p, r, v| {
                     let (row, col) = (
                         simplify(&(k0.clone() + r)),
-                        clamp(n0.clone() + v * vb, n, bn, vb),
+                        clamp_to_edge(n0.clone() + v * vb, n, bn, vb),
                     );
                     let inside = if partial {
                         row.clone().lt(k)
@@ -208,18 +196,10 @@ pub fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &Matm
                     let col0 = kb.let_("col0", wj * (rn * ln * tn) + lj * tn);
                     kb.serial("ko", k_tiles, |kb, ko| {
                         let more = (ko.clone() + 1).lt(k_tiles);
-                        let next = (ko.clone() + 1) * bk;
-                        if ragged && k_tiles > 1 {
-                            // A uniform branch: every tile but the last loads untested.
-                            let whole = (ko.clone() + 1).lt(k_tiles - 1);
-                            kb.if_else(
-                                whole,
-                                |kb| load(kb, next.clone(), false),
-                                |kb| kb.if_(more.clone(), |kb| load(kb, next.clone(), true)),
-                            );
-                        } else {
-                            kb.if_(more.clone(), |kb| load(kb, next, false));
-                        }
+                        let next = ko.clone() + 1;
+                        fetch_k_tile(kb, next, (k_tiles, ragged, 1), &|kb, tile, partial| {
+                            load(kb, tile * bk, partial)
+                        });
                         let s = ko.clone() % 2;
                         k_sub_steps(kb, bk, ku, |kb, kk| {
                             let (fm, fn_) = (tm.min(4), tn.min(4));

@@ -7,7 +7,9 @@ use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template, TemplateError};
 
 use super::F16Params;
-use crate::templates::tiling::{Coverage, batched_at, k_sub_steps, swizzle};
+use crate::templates::tiling::{
+    Coverage, batched_at, clamp_to_edge, fetch_k_tile, k_sub_steps, swizzle, tile_origin,
+};
 use crate::templates::{block_index, ceil_div, grid_for};
 
 /// Halves of padding per shared row: 16 bytes, so rows stay 16-byte aligned (`ldmatrix`,
@@ -129,11 +131,8 @@ fn add_kernel(
         let pid = block_index(kb, grid);
         let body = |kb: &mut KernelBuilder| {
             let (tile_m, tile_n) = swizzle(kb, pid.clone(), tiles_m, tiles_n, p.group);
-            // The tile's origin, at most the last tile's: always so at run time, and
-            // what bounds the untested loads below for the prover (the swizzle's partial
-            // last group hides it otherwise).
-            let m0 = kb.let_("m0", (tile_m * bm).min((tiles_m - 1) * bm));
-            let n0 = kb.let_("n0", (tile_n * bn).min((tiles_n - 1) * bn));
+            let m0 = tile_origin(kb, "m0", tile_m, bm, tiles_m);
+            let n0 = tile_origin(kb, "n0", tile_n, bn, tiles_n);
             let stages = p.stages;
             let a_smem = kb.shared("A_smem", &[stages, bm, bk + PAD], DType::F16);
             let b_smem = kb.shared("B_smem", &[stages, bk, bn + PAD], DType::F16);
@@ -164,10 +163,8 @@ fn add_kernel(
             // the prover without the padding guards' hold on its parts. The test is
             // loop-invariant; what the k loop sheds is the test of k.
             let edge = |i: Expr, len: i64, tile: i64, lanes: i64| -> (Expr, Option<Expr>) {
-                if len % tile == 0 {
-                    (i, None)
-                } else if drop_whole {
-                    (i.min(len - lanes), None)
+                if drop_whole || len % tile == 0 {
+                    (clamp_to_edge(i, len, tile, lanes), None)
                 } else {
                     (i.clone(), Some(i.lt(len)))
                 }
@@ -236,25 +233,11 @@ fn add_kernel(
             // The tile at `ko` is partial when it is the last and `bk` does not divide k.
             let ragged = k % bk != 0;
             let partial = |tile: i64| ragged && tile == k_tiles - 1;
-            // Tile `tile` (an expression) into `stage`: a uniform branch where the
-            // ragged last tile can be among them, so that every other loads untested.
+            // Tile `tile` (an expression, at least `first`) into `stage`.
             let fetch = |kb: &mut KernelBuilder, tile: Expr, stage: Option<Expr>, first: i64| {
-                let more = tile.clone().lt(k_tiles);
-                if ragged && k_tiles > first {
-                    kb.if_else(
-                        tile.clone().lt(k_tiles - 1),
-                        |kb| gather(kb, tile.clone() * bk, stage.clone(), false),
-                        |kb| {
-                            kb.if_(more.clone(), |kb| {
-                                gather(kb, tile.clone() * bk, stage.clone(), true)
-                            })
-                        },
-                    );
-                } else {
-                    kb.if_(more, |kb| {
-                        gather(kb, tile.clone() * bk, stage.clone(), false)
-                    });
-                }
+                fetch_k_tile(kb, tile, (k_tiles, ragged, first), &|kb, tile, partial| {
+                    gather(kb, tile * bk, stage.clone(), partial)
+                });
             };
             if let Some(cc) = &copies {
                 cc.load(kb, (&m0, &n0), Expr::int(0));
