@@ -91,6 +91,25 @@ __device__ __forceinline__ float weft_tanh_approx(float x) {
 }
 "#;
 
+/// The wait every kernel starts with (programmatic dependent launch, sm_90 and later).
+/// The runtime launches weft's kernels with the attribute that lets a kernel start while
+/// the one before it is still finishing; this is what keeps that right: each kernel
+/// waits, before touching memory, until the previous one has finished and its writes are
+/// visible, then lets the next one start launching. Launched without the attribute (an
+/// older GPU, `WEFT_PDL=0`), both instructions return at once.
+pub(crate) const GRID_DEPENDENCY_PRELUDE: &str = r#"// Programmatic dependent launch (sm_90+): wait for the kernel before this one to finish
+// and its writes to be visible, then let the next kernel launch. No-ops otherwise.
+__device__ __forceinline__ void weft_grid_dependency() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+"#;
+
+/// The call of [`GRID_DEPENDENCY_PRELUDE`]'s function a kernel starts with.
+pub(crate) const GRID_DEPENDENCY: &str = "weft_grid_dependency();";
+
 /// `half` math goes through `float`: one rounding at the end, the same functions on every
 /// architecture.
 fn through_float(call: &str) -> String {
@@ -105,6 +124,10 @@ impl Dialect for Cuda {
     const NAME: &'static str = "CUDA";
     const BARRIER: &'static str = "__syncthreads();";
     const UNROLL_PRAGMA: &'static str = "#pragma unroll";
+
+    fn grid_dependency(&self) -> Option<&'static str> {
+        Some(GRID_DEPENDENCY)
+    }
 
     /// `cp.async` (sm_80 and later; the synchronous copy below that, chosen when NVRTC
     /// compiles for the device): 16-byte copies bypass L1 (`.cg`), smaller ones cannot.
