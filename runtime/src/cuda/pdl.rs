@@ -1,15 +1,17 @@
 //! Programmatic dependent launch (Hopper and later): a kernel launched with
-//! `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION` may start while the kernel
-//! before it on the stream is still finishing, instead of after it has drained and the
-//! launch of the next one has gone through. Between two dependent kernels of a CUDA graph
-//! that gap is about a microsecond; a model of a hundred kernels pays it a hundred times.
+//! `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION` may launch as soon as the
+//! blocks of the kernel before it on the stream have exited, instead of after that grid's
+//! completion has been processed and its own launch has gone through. Between two
+//! dependent kernels of a CUDA graph that gap is about a microsecond; a model of a
+//! hundred kernels pays it a hundred times.
 //!
 //! What keeps it right is in the kernels: every kernel weft emits for CUDA starts with
-//! `griddepcontrol.wait` (it waits until the kernel before it has finished and its writes
-//! are visible, before touching memory) and then `griddepcontrol.launch_dependents` (the
-//! next kernel may launch now). So a kernel runs its body only after its predecessor has
-//! finished, as without the attribute; only the launch overlaps. Kernels whose source was
-//! written by hand lack the wait and are launched the ordinary way
+//! `griddepcontrol.wait`, which waits until the kernel before it has finished and its
+//! writes are visible, before touching memory. So a kernel runs its body only after its
+//! predecessor has finished, as without the attribute; only the launch overlaps. (No
+//! kernel triggers its dependents early: see `weft_codegen_cuda`'s prelude for why.)
+//! Kernels whose source was written by hand lack the wait and are launched the ordinary
+//! way
 //! ([`weft_codegen_common::EntryPoint::waits_for_previous_grid`]). Stream capture keeps
 //! the attribute as a programmatic edge of the graph.
 //!
