@@ -100,8 +100,8 @@ __device__ __forceinline__ float weft_tanh_approx(float x) {
 ///
 /// No kernel triggers its dependents early (`griddepcontrol.launch_dependents`): with an
 /// early trigger the next kernel's blocks are placed while this one still holds the
-/// multiprocessors, wherever there is room, and a grid sized in waves of blocks lands
-/// unevenly (measured on an H100: ResNet-50 fp32 742 → 920 µs, `docs/timing.md`).
+/// multiprocessors, and grids sized in waves of blocks ran slower (measured on an H100:
+/// ResNet-50 fp32 742 → 920 µs with it, 720 µs without; `docs/timing.md`).
 pub(crate) const GRID_DEPENDENCY_PRELUDE: &str = r#"// Programmatic dependent launch (sm_90+): wait for the kernel before this one to finish
 // and its writes to be visible. A no-op otherwise.
 __device__ __forceinline__ void weft_grid_dependency() {
