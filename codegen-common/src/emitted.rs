@@ -92,6 +92,11 @@ pub struct EntryPoint {
     pub bindings: Vec<Binding>,
     /// The uniform buffer that holds the scalar parameters (WGSL), if there are any.
     pub uniform: Option<Uniform>,
+    /// The function waits, before any memory access, until the kernel launched before it
+    /// has finished and its writes are visible (CUDA's `griddepcontrol.wait`), so the
+    /// launch may overlap that kernel's tail (programmatic dependent launch). A source
+    /// written by hand does not, and is launched the ordinary way.
+    pub waits_for_previous_grid: bool,
 }
 
 /// A storage-buffer binding of a WGSL entry point.
@@ -134,6 +139,7 @@ impl EntryPoint {
             dynamic_shared_bytes: 0,
             bindings: Vec::new(),
             uniform: None,
+            waits_for_previous_grid: false,
         }
     }
 }

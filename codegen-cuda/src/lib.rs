@@ -51,10 +51,13 @@ impl Default for CudaOptions {
 /// [`EntryPoint`](weft_codegen_common::EntryPoint) says how much the launch passes).
 pub const STATIC_SHARED_BYTES: u64 = 48 * 1024;
 
-/// `hopper`: the `wgmma` widths of the unit's kernels, `None` where none uses Hopper's
-/// operations; `approx`: whether a kernel calls an approximate intrinsic.
+/// What a translation unit declares before its kernels: the grid-dependency wait every
+/// kernel starts with, then what the kernels use. `hopper`: the `wgmma` widths of the
+/// unit's kernels, `None` where none uses Hopper's operations; `approx`: whether a kernel
+/// calls an approximate intrinsic.
 fn prelude(f16: bool, fragments: bool, hopper: Option<&[u32]>, approx: bool) -> String {
-    let mut out = String::new();
+    let mut out = String::from(writer::GRID_DEPENDENCY_PRELUDE);
+    out.push('\n');
     if approx {
         out.push_str(writer::APPROX_PRELUDE);
         out.push('\n');

@@ -243,6 +243,51 @@ fn lowered_function_is_one_unit() {
     ));
 }
 
+/// Every kernel of a unit starts by waiting for the kernel before it (programmatic
+/// dependent launch: the runtime may launch it before that one has finished), says so in
+/// its entry point, and the wait compiles to Hopper's `griddepcontrol.wait` and to nothing for
+/// older GPUs. A hand-written source makes no such promise.
+#[test]
+fn every_kernel_waits_for_the_one_before_it() {
+    let func = LoweredFunc {
+        name: "two".into(),
+        params: vec![],
+        temps: vec![],
+        kernels: vec![handmade::vecadd(), handmade::f16_axpy()],
+    };
+    let emitted = emit_lowered(&func, &CudaOptions::default()).unwrap();
+    assert!(emitted.kernels.iter().all(|e| e.waits_for_previous_grid));
+    let bodies: Vec<&str> = emitted.source.split("__global__").skip(1).collect();
+    assert_eq!(bodies.len(), 2);
+    for body in bodies {
+        // The first statement of the body, before any index is read or memory touched.
+        let first = body.split_once("{\n").unwrap().1.lines().next().unwrap();
+        assert_eq!(first.trim(), "weft_grid_dependency();", "{body}");
+    }
+    let one = emit(&handmade::vecadd(), &CudaOptions::default()).unwrap();
+    assert!(one.entry().waits_for_previous_grid);
+    let by_hand = weft_codegen_common::Emitted::handwritten(
+        &handmade::vecadd(),
+        weft_codegen_common::Language::Cuda,
+        one.source.clone(),
+        weft_codegen_common::EntryPoint::new(&handmade::vecadd(), "vecadd".into()),
+        &TargetLimits::cuda(),
+    )
+    .unwrap();
+    assert!(!by_hand.entry().waits_for_previous_grid);
+    if let Err(e) = nvrtc::probe() {
+        weft_codegen_common::testing::skip("nvrtc", e.to_string()).unwrap();
+        return;
+    }
+    let hopper = nvrtc::compile_ptx(&emitted.source, "sm_90").unwrap();
+    assert!(hopper.contains("griddepcontrol.wait"), "{hopper}");
+    // The dependents launch when this kernel's blocks exit, never earlier (see the
+    // prelude's comment).
+    assert!(!hopper.contains("griddepcontrol.launch_dependents"));
+    let ampere = nvrtc::compile_ptx(&emitted.source, "sm_80").unwrap();
+    assert!(!ampere.contains("griddepcontrol"));
+}
+
 #[test]
 fn nvrtc_reports_compile_errors() {
     if nvrtc::probe().is_err() {

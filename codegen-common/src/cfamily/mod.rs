@@ -87,6 +87,13 @@ pub trait Dialect {
         None
     }
 
+    /// The statement a kernel starts with to wait for the kernel launched before it
+    /// ([`crate::EntryPoint::waits_for_previous_grid`]); `None` where the dialect launches
+    /// kernels one after the other anyway.
+    fn grid_dependency(&self) -> Option<&'static str> {
+        None
+    }
+
     /// Matrix fragments, if the dialect has them ([`FragmentDialect`]).
     fn fragments(&self) -> Option<&dyn FragmentDialect> {
         None
@@ -115,6 +122,7 @@ pub fn dynamic_shared_bytes<D: Dialect>(dialect: &D, kernel: &Kernel) -> u32 {
 pub fn entry_point<D: Dialect>(dialect: &D, kernel: &Kernel) -> EntryPoint {
     let mut entry = EntryPoint::new(kernel, kernel_names(dialect, kernel).kernel);
     entry.dynamic_shared_bytes = dynamic_shared_bytes(dialect, kernel);
+    entry.waits_for_previous_grid = dialect.grid_dependency().is_some();
     entry
 }
 

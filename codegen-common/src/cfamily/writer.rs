@@ -105,6 +105,9 @@ pub fn write_kernel<D: Dialect>(dialect: &D, kernel: &Kernel) -> Result<String, 
     w.out.push_str(&dialect.signature(kernel, &names));
     w.out.push_str(" {\n");
     let level = Level(1);
+    if let Some(wait) = dialect.grid_dependency() {
+        w.line(level, wait);
+    }
     for axis in used_builtins(kernel) {
         let name = w.name(NameKey::Builtin(axis), axis.var_name())?;
         let ty = dialect.scalar_type(DType::I32);

@@ -8,6 +8,7 @@
 //! `catch_unwind`, so a missing symbol in an old driver is an error too, never a crash.
 
 mod driver;
+mod pdl;
 mod stream_timing;
 mod tensor_map;
 
@@ -103,6 +104,10 @@ fn name_of(ctx: &CudaContext) -> Result<String, CudaError> {
 struct Loaded {
     function: CudaFunction,
     dynamic_shared_bytes: u32,
+    /// The function starts by waiting for the kernel before it
+    /// ([`weft_codegen_common::EntryPoint::waits_for_previous_grid`]), so it may be
+    /// launched before that kernel has finished.
+    waits_for_previous_grid: bool,
 }
 
 /// A compiled kernel: its function and the lowered kernel it came from (launch shape and
@@ -137,6 +142,9 @@ pub struct CudaDevice {
     by_launch: HashMap<(usize, [u32; 3], [u32; 3]), usize>,
     /// The last kernel launched, to name it when a later sync reports its fault.
     last_launch: Option<String>,
+    /// Launch the kernels that wait for their predecessor with programmatic dependent
+    /// launch ([`pdl::enabled`]).
+    pdl: bool,
 }
 
 impl std::fmt::Debug for CudaDevice {
@@ -194,6 +202,7 @@ impl CudaDevice {
             kernels: Vec::new(),
             by_launch: HashMap::new(),
             last_launch: None,
+            pdl: pdl::enabled(major),
         })
     }
 
@@ -262,6 +271,7 @@ impl CudaDevice {
         self.functions.push(Loaded {
             function,
             dynamic_shared_bytes: dynamic,
+            waits_for_previous_grid: entry.waits_for_previous_grid,
         });
         self.sources.push(emitted.source.clone());
         self.by_source
@@ -333,44 +343,82 @@ impl CudaDevice {
             let (ptr, _sync) = mem.device_ptr(&self.stream);
             maps.push(tensor_map::encode(&ck.kernel, &map, ptr)?);
         }
-        let mut builder = self.stream.launch_builder(&loaded.function);
-        for (arg, scalar) in args.iter().zip(&scalars) {
-            match (arg, scalar) {
-                (KernelArg::Buffer(b), _) => {
-                    builder.arg(&self.buffers.get(b.0, "buffer")?.mem);
-                }
-                (KernelArg::Scalar(_), ScalarArg::F32(v)) => {
-                    builder.arg(v);
-                }
-                (KernelArg::Scalar(_), ScalarArg::I32(v)) => {
-                    builder.arg(v);
-                }
-                (KernelArg::Scalar(_), ScalarArg::U32(v)) => {
-                    builder.arg(v);
-                }
-                (KernelArg::Scalar(_), ScalarArg::F16Bits(v)) => {
-                    builder.arg(v);
-                }
-                (KernelArg::Scalar(_), ScalarArg::None) => {}
-            }
-        }
-        for m in &maps {
-            builder.arg(m);
-        }
         let (grid, block) = (ck.kernel.grid, ck.kernel.block);
-        let cfg = LaunchConfig {
-            grid_dim: (grid[0], grid[1], grid[2]),
-            block_dim: (block[0], block[1], block[2]),
-            // Static in the emitted source up to 48 KiB; dynamic past it.
-            shared_mem_bytes: loaded.dynamic_shared_bytes,
-        };
         let name = ck.kernel.name.clone();
-        // SAFETY: the arguments match the kernel's parameters in number, kind, dtype and
-        // size (`check_launch`), which is the contract the emitted source was written to.
-        driver(
-            format!("launching kernel `{name}` (grid {grid:?}, block {block:?})"),
-            || unsafe { builder.launch(cfg) },
-        )?;
+        let what = || format!("launching kernel `{name}` (grid {grid:?}, block {block:?})");
+        if self.pdl && loaded.waits_for_previous_grid {
+            // The kernel's parameters by address, in order: buffers' device pointers,
+            // scalars, then the tensor maps.
+            let mut pointers = Vec::with_capacity(args.len());
+            for arg in args {
+                if let KernelArg::Buffer(b) = arg {
+                    let (ptr, _sync) = self
+                        .buffers
+                        .get(b.0, "buffer")?
+                        .mem
+                        .device_ptr(&self.stream);
+                    pointers.push(ptr);
+                }
+            }
+            let mut params: Vec<*mut std::ffi::c_void> =
+                Vec::with_capacity(args.len() + maps.len());
+            let mut buffers = pointers.iter();
+            for (arg, scalar) in args.iter().zip(&scalars) {
+                let at = match (arg, scalar) {
+                    // One pointer per buffer argument, taken in the same order above.
+                    (KernelArg::Buffer(_), _) => buffers.next().map(pdl::address),
+                    (KernelArg::Scalar(_), s) => s.address(),
+                };
+                params.extend(at);
+            }
+            params.extend(maps.iter().map(pdl::address));
+            let shape = pdl::Shape {
+                grid,
+                block,
+                shared_bytes: loaded.dynamic_shared_bytes,
+            };
+            // SAFETY: as for the launch below; `params` points into `pointers`,
+            // `scalars` and `maps`, which outlive the call (the driver copies the
+            // arguments before it returns).
+            driver(what(), || unsafe {
+                pdl::launch(&self.stream, &loaded.function, shape, &mut params)
+            })?;
+        } else {
+            let mut builder = self.stream.launch_builder(&loaded.function);
+            for (arg, scalar) in args.iter().zip(&scalars) {
+                match (arg, scalar) {
+                    (KernelArg::Buffer(b), _) => {
+                        builder.arg(&self.buffers.get(b.0, "buffer")?.mem);
+                    }
+                    (KernelArg::Scalar(_), ScalarArg::F32(v)) => {
+                        builder.arg(v);
+                    }
+                    (KernelArg::Scalar(_), ScalarArg::I32(v)) => {
+                        builder.arg(v);
+                    }
+                    (KernelArg::Scalar(_), ScalarArg::U32(v)) => {
+                        builder.arg(v);
+                    }
+                    (KernelArg::Scalar(_), ScalarArg::F16Bits(v)) => {
+                        builder.arg(v);
+                    }
+                    (KernelArg::Scalar(_), ScalarArg::None) => {}
+                }
+            }
+            for m in &maps {
+                builder.arg(m);
+            }
+            let cfg = LaunchConfig {
+                grid_dim: (grid[0], grid[1], grid[2]),
+                block_dim: (block[0], block[1], block[2]),
+                // Static in the emitted source up to 48 KiB; dynamic past it.
+                shared_mem_bytes: loaded.dynamic_shared_bytes,
+            };
+            // SAFETY: the arguments match the kernel's parameters in number, kind, dtype
+            // and size (`check_launch`), which is the contract the emitted source was
+            // written to.
+            driver(what(), || unsafe { builder.launch(cfg) })?;
+        }
         self.last_launch = Some(name);
         Ok(())
     }
@@ -394,6 +442,19 @@ enum ScalarArg {
     I32(i32),
     U32(u32),
     F16Bits(u16),
+}
+
+impl ScalarArg {
+    /// The value's address, as a kernel parameter list holds it; `None` for a buffer.
+    fn address(&self) -> Option<*mut std::ffi::c_void> {
+        match self {
+            ScalarArg::None => None,
+            ScalarArg::F32(v) => Some(pdl::address(v)),
+            ScalarArg::I32(v) => Some(pdl::address(v)),
+            ScalarArg::U32(v) => Some(pdl::address(v)),
+            ScalarArg::F16Bits(v) => Some(pdl::address(v)),
+        }
+    }
 }
 
 impl From<Scalar> for ScalarArg {
