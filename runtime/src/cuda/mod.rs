@@ -346,7 +346,8 @@ impl CudaDevice {
         let (grid, block) = (ck.kernel.grid, ck.kernel.block);
         let name = ck.kernel.name.clone();
         let what = || format!("launching kernel `{name}` (grid {grid:?}, block {block:?})");
-        if self.pdl && loaded.waits_for_previous_grid {
+        let mut refused = false;
+        let launched = if self.pdl && loaded.waits_for_previous_grid {
             // The kernel's parameters by address, in order: buffers' device pointers,
             // scalars, then the tensor maps.
             let mut pointers = Vec::with_capacity(args.len());
@@ -380,10 +381,24 @@ impl CudaDevice {
             // SAFETY: as for the launch below; `params` points into `pointers`,
             // `scalars` and `maps`, which outlive the call (the driver copies the
             // arguments before it returns).
-            driver(what(), || unsafe {
+            match driver(what(), || unsafe {
                 pdl::launch(&self.stream, &loaded.function, shape, &mut params)
-            })?;
+            }) {
+                Ok(()) => true,
+                // A driver (or a stream capture) that refuses the attribute: launch the
+                // ordinary way, now and from here on; the kernels' waits then return at
+                // once. A launch that is wrong for another reason fails there too, with
+                // the driver's word for it.
+                Err(CudaError::Driver { source, .. }) if pdl::refused(&source) => {
+                    refused = true;
+                    false
+                }
+                Err(e) => return Err(e.into()),
+            }
         } else {
+            false
+        };
+        if !launched {
             let mut builder = self.stream.launch_builder(&loaded.function);
             for (arg, scalar) in args.iter().zip(&scalars) {
                 match (arg, scalar) {
@@ -418,6 +433,9 @@ impl CudaDevice {
             // and size (`check_launch`), which is the contract the emitted source was
             // written to.
             driver(what(), || unsafe { builder.launch(cfg) })?;
+        }
+        if refused {
+            self.pdl = false;
         }
         self.last_launch = Some(name);
         Ok(())

@@ -15,7 +15,9 @@
 //! ([`weft_codegen_common::EntryPoint::waits_for_previous_grid`]). Stream capture keeps
 //! the attribute as a programmatic edge of the graph.
 //!
-//! `WEFT_PDL=0` turns it off (every launch ordinary; the waits then return at once).
+//! `WEFT_PDL=0` turns it off (every launch ordinary; the waits then return at once). A
+//! device whose driver refuses the attribute turns it off by itself at the first refusal
+//! ([`refused`]).
 
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -33,6 +35,19 @@ pub const ENV: &str = "WEFT_PDL";
 /// `WEFT_PDL=0`.
 pub fn enabled(major: i32) -> bool {
     major >= 9 && std::env::var(ENV).map_or(true, |v| v.trim() != "0")
+}
+
+/// Whether `err`, from [`launch`], says the driver does not take the attribute here (an
+/// older driver, a stream capture that cannot hold a programmatic edge), so the kernel
+/// should be launched the ordinary way instead.
+pub fn refused(err: &DriverError) -> bool {
+    use sys::cudaError_enum as E;
+    matches!(
+        err.0,
+        E::CUDA_ERROR_NOT_SUPPORTED
+            | E::CUDA_ERROR_INVALID_VALUE
+            | E::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+    )
 }
 
 /// `value`'s address as an entry of a kernel's parameter list.
@@ -93,4 +108,36 @@ pub unsafe fn launch(
         )
     }
     .result()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cudarc::driver::sys::cudaError_enum as E;
+
+    #[test]
+    fn only_hopper_and_later_launch_with_programmatic_dependence() {
+        assert!(!enabled(8));
+        assert!(!enabled(7));
+    }
+
+    /// A refusal of the attribute falls back to the ordinary launch; a kernel that fails
+    /// for another reason is not retried.
+    #[test]
+    fn refusals_are_told_from_failures() {
+        for code in [
+            E::CUDA_ERROR_NOT_SUPPORTED,
+            E::CUDA_ERROR_INVALID_VALUE,
+            E::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+        ] {
+            assert!(refused(&DriverError(code)), "{code:?}");
+        }
+        for code in [
+            E::CUDA_ERROR_LAUNCH_FAILED,
+            E::CUDA_ERROR_OUT_OF_MEMORY,
+            E::CUDA_ERROR_ILLEGAL_ADDRESS,
+        ] {
+            assert!(!refused(&DriverError(code)), "{code:?}");
+        }
+    }
 }
