@@ -63,17 +63,20 @@ pub struct Shape {
     pub shared_bytes: u32,
 }
 
-/// Launches `function` on `stream` with programmatic dependence on the kernel before it.
+/// Launches `function` on `stream`: with programmatic dependence on the kernel before it
+/// where `programmatic`, the ordinary way otherwise (every launch of the `cuda` device
+/// comes here, so its arguments are laid out in one place).
 ///
 /// # Safety
 /// `params` must hold one valid address per parameter of the kernel, of the parameter's
-/// type and size, in order (as for any kernel launch); the kernel must start with
-/// `griddepcontrol.wait` before any memory access.
+/// type and size, in order (as for any kernel launch); with `programmatic`, the kernel
+/// must start with `griddepcontrol.wait` before any memory access.
 pub unsafe fn launch(
     stream: &Arc<CudaStream>,
     function: &CudaFunction,
     shape: Shape,
     params: &mut [*mut c_void],
+    programmatic: bool,
 ) -> Result<(), DriverError> {
     stream.context().bind_to_thread()?;
     // SAFETY: an all-zero union is a valid value; the one field the attribute's id
@@ -95,7 +98,7 @@ pub unsafe fn launch(
         sharedMemBytes: shape.shared_bytes,
         hStream: stream.cu_stream(),
         attrs: attrs.as_mut_ptr(),
-        numAttrs: attrs.len() as u32,
+        numAttrs: if programmatic { attrs.len() as u32 } else { 0 },
     };
     // SAFETY: `config` and `attrs` live through the call; the caller vouches for
     // `params`, and the driver copies the arguments before it returns.
