@@ -16,10 +16,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cudarc::driver::sys::{CUdevice_attribute, CUresult};
-use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig,
-    PushKernelArg,
-};
+use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DriverError};
 use cudarc::nvrtc::Ptx;
 use rayon::prelude::*;
 use weft_codegen_common::{Emitted, TargetLimits};
@@ -346,78 +343,63 @@ impl CudaDevice {
         let (grid, block) = (ck.kernel.grid, ck.kernel.block);
         let name = ck.kernel.name.clone();
         let what = || format!("launching kernel `{name}` (grid {grid:?}, block {block:?})");
-        if self.pdl && loaded.waits_for_previous_grid {
-            // The kernel's parameters by address, in order: buffers' device pointers,
-            // scalars, then the tensor maps.
-            let mut pointers = Vec::with_capacity(args.len());
-            for arg in args {
-                if let KernelArg::Buffer(b) = arg {
-                    let (ptr, _sync) = self
-                        .buffers
-                        .get(b.0, "buffer")?
-                        .mem
-                        .device_ptr(&self.stream);
-                    pointers.push(ptr);
-                }
+        // The kernel's parameters by address, in order: buffers' device pointers, scalars,
+        // then the tensor maps.
+        let mut pointers = Vec::with_capacity(args.len());
+        for arg in args {
+            if let KernelArg::Buffer(b) = arg {
+                let (ptr, _sync) = self
+                    .buffers
+                    .get(b.0, "buffer")?
+                    .mem
+                    .device_ptr(&self.stream);
+                pointers.push(ptr);
             }
-            let mut params: Vec<*mut std::ffi::c_void> =
-                Vec::with_capacity(args.len() + maps.len());
-            let mut buffers = pointers.iter();
-            for (arg, scalar) in args.iter().zip(&scalars) {
-                let at = match (arg, scalar) {
-                    // One pointer per buffer argument, taken in the same order above.
-                    (KernelArg::Buffer(_), _) => buffers.next().map(pdl::address),
-                    (KernelArg::Scalar(_), s) => s.address(),
-                };
-                params.extend(at);
-            }
-            params.extend(maps.iter().map(pdl::address));
-            let shape = pdl::Shape {
-                grid,
-                block,
-                shared_bytes: loaded.dynamic_shared_bytes,
+        }
+        let mut params: Vec<*mut std::ffi::c_void> = Vec::with_capacity(args.len() + maps.len());
+        let mut buffers = pointers.iter();
+        for (arg, scalar) in args.iter().zip(&scalars) {
+            let at = match (arg, scalar) {
+                // One pointer per buffer argument, taken in the same order above.
+                (KernelArg::Buffer(_), _) => buffers.next().map(pdl::address),
+                (KernelArg::Scalar(_), s) => s.address(),
             };
-            // SAFETY: as for the launch below; `params` points into `pointers`,
-            // `scalars` and `maps`, which outlive the call (the driver copies the
-            // arguments before it returns).
+            params.extend(at);
+        }
+        params.extend(maps.iter().map(pdl::address));
+        let shape = pdl::Shape {
+            grid,
+            block,
+            // Static in the emitted source up to 48 KiB; dynamic past it.
+            shared_bytes: loaded.dynamic_shared_bytes,
+        };
+        let function = &loaded.function;
+        // SAFETY: the arguments match the kernel's parameters in number, kind, dtype and
+        // size (`check_launch`), which is the contract the emitted source was written to;
+        // `params` points into `pointers`, `scalars` and `maps`, which outlive the call
+        // (the driver copies the arguments before it returns). Only a kernel that waits
+        // for its predecessor is launched with programmatic dependence.
+        let mut launch = |programmatic: bool| {
             driver(what(), || unsafe {
-                pdl::launch(&self.stream, &loaded.function, shape, &mut params)
-            })?;
-        } else {
-            let mut builder = self.stream.launch_builder(&loaded.function);
-            for (arg, scalar) in args.iter().zip(&scalars) {
-                match (arg, scalar) {
-                    (KernelArg::Buffer(b), _) => {
-                        builder.arg(&self.buffers.get(b.0, "buffer")?.mem);
-                    }
-                    (KernelArg::Scalar(_), ScalarArg::F32(v)) => {
-                        builder.arg(v);
-                    }
-                    (KernelArg::Scalar(_), ScalarArg::I32(v)) => {
-                        builder.arg(v);
-                    }
-                    (KernelArg::Scalar(_), ScalarArg::U32(v)) => {
-                        builder.arg(v);
-                    }
-                    (KernelArg::Scalar(_), ScalarArg::F16Bits(v)) => {
-                        builder.arg(v);
-                    }
-                    (KernelArg::Scalar(_), ScalarArg::None) => {}
-                }
+                pdl::launch(&self.stream, function, shape, &mut params, programmatic)
+            })
+        };
+        let programmatic = self.pdl && loaded.waits_for_previous_grid;
+        let mut refused = false;
+        match launch(programmatic) {
+            Ok(()) => {}
+            // A driver (or a stream capture) that refuses the attribute: launch the
+            // ordinary way, now and from here on; the kernels' waits then return at once.
+            // A launch that is wrong for another reason fails there too, with the
+            // driver's word for it.
+            Err(CudaError::Driver { source, .. }) if programmatic && pdl::refused(&source) => {
+                refused = true;
+                launch(false)?;
             }
-            for m in &maps {
-                builder.arg(m);
-            }
-            let cfg = LaunchConfig {
-                grid_dim: (grid[0], grid[1], grid[2]),
-                block_dim: (block[0], block[1], block[2]),
-                // Static in the emitted source up to 48 KiB; dynamic past it.
-                shared_mem_bytes: loaded.dynamic_shared_bytes,
-            };
-            // SAFETY: the arguments match the kernel's parameters in number, kind, dtype
-            // and size (`check_launch`), which is the contract the emitted source was
-            // written to.
-            driver(what(), || unsafe { builder.launch(cfg) })?;
+            Err(e) => return Err(e.into()),
+        }
+        if refused {
+            self.pdl = false;
         }
         self.last_launch = Some(name);
         Ok(())
@@ -434,7 +416,7 @@ impl CudaDevice {
     }
 }
 
-/// A scalar kernel argument as the value cudarc passes by address. f16 goes as its bits:
+/// A scalar kernel argument as the launch passes it, by address. f16 goes as its bits:
 /// `__half` is a 2-byte struct, passed by value exactly like a `u16`.
 enum ScalarArg {
     None,
