@@ -4,6 +4,9 @@
 //! the config it picks is a point of the template's space that builds, and it says why.
 //! That the space's configs compute the right thing is `tests/tests/templates.rs`' job.
 
+mod common;
+
+use common::rule_tiles;
 use weft_codegen_common::TargetLimits;
 use weft_ops::check::Checker;
 use weft_ops::templates::{Config, matmul, rule, split_k};
@@ -81,64 +84,30 @@ fn the_rule_follows_the_shape() {
     assert_eq!(at("m=64,n=64,k=200").get("sk"), None);
 }
 
-/// The measured times of `data/h100-matmul-rule-tiles.csv`: per `(m, n, k)`, each config's
-/// median µs.
-fn h100_times() -> std::collections::BTreeMap<(i64, i64, i64), Vec<(String, f64)>> {
-    let text = include_str!("data/h100-matmul-rule-tiles.csv");
-    let mut out: std::collections::BTreeMap<_, Vec<_>> = Default::default();
-    for line in text.lines().filter(|l| !l.starts_with('#')).skip(1) {
-        // m,n,k,"config",us
-        let (head, rest) = line.split_once(",\"").expect("a quoted config");
-        let (config, us) = rest.split_once("\",").expect("a time after the config");
-        let dims: Vec<i64> = head.split(',').map(|d| d.parse().unwrap()).collect();
-        out.entry((dims[0], dims[1], dims[2]))
-            .or_default()
-            .push((config.to_string(), us.parse().unwrap()));
-    }
-    out
-}
-
 /// The fp32 matmul's rule, given the H100's 132 multiprocessors, against every tile it
 /// chooses among timed at the 60 `mixed` shapes on that H100 (issue 26's target: the
-/// config with no record within 0.8x of the tuned best's speed at every shape; the model
-/// reaches it at 54 of the 60, at worst 0.72x). Its cost model's constants were fitted on
-/// this data: the test pins the fit, and fails if a change to the model or the space
-/// moves a pick to a slow tile.
+/// config with no record within 0.8x of the tuned best's speed at every shape). Its cost
+/// model's constants were fitted on this data (`fit_fp32_rule.rs`; refitted 2026-11-27
+/// after 20 of the shapes were re-measured on the kernels with untested loads): the
+/// model reaches 0.8x at 57 of the 60, at worst 0.76x (256³; 196×1024×256 and
+/// 3136×64×256 at 0.77x), where the constants of 2026-11-25 reached 54, at worst 0.72x.
+/// The test pins the fit, and fails if a change to the model or the space moves a pick
+/// to a slow tile.
 #[test]
 fn the_fp32_rule_is_near_the_fastest_tile_measured_on_an_h100() {
-    let h100 = TargetLimits {
-        multiprocessors: 132,
-        max_shared_bytes: 227 * 1024,
-        ..TargetLimits::cuda()
-    };
-    let times = h100_times();
+    let h100 = rule_tiles::h100();
+    let times = rule_tiles::h100_times();
     assert_eq!(times.len(), 60);
-    let mut ratios = Vec::new();
-    for (&(m, n, k), timed) in &times {
-        let shape = Shape::parse("matmul", &format!("m={m},n={n},k={k}")).unwrap();
-        let spec = weft_ops::find("matmul").unwrap().template.unwrap();
-        let (config, why) = spec.untuned(&h100, &shape);
-        let best = timed
-            .iter()
-            .map(|(_, us)| *us)
-            .fold(f64::INFINITY, f64::min);
-        let Some((_, us)) = timed.iter().find(|(c, _)| *c == config.to_string()) else {
-            panic!("{m}x{n}x{k}: the rule's {config} ({why}) was not measured");
-        };
-        ratios.push((
-            best / us,
-            format!("{m}x{n}x{k}: {config} {us} us, best {best} us"),
-        ));
-    }
-    let worst = ratios.iter().map(|r| r.0).fold(f64::INFINITY, f64::min);
-    let near = ratios.iter().filter(|r| r.0 >= 0.8).count();
-    let report: Vec<String> = ratios
+    let spec = weft_ops::find("matmul").unwrap().template.unwrap();
+    let picks = rule_tiles::picks(&times, |shape| spec.untuned(&h100, shape));
+    let (near, _, worst) = rule_tiles::figure(&picks);
+    let report: Vec<String> = picks
         .iter()
-        .filter(|r| r.0 < 0.8)
-        .map(|r| format!("{:.2} {}", r.0, r.1))
+        .filter(|p| p.ratio < 0.8)
+        .map(|p| format!("{:.2} {:?}: {}", p.ratio, p.shape, p.text))
         .collect();
     assert!(
-        near >= 54 && worst >= 0.7,
+        near >= 57 && worst >= 0.75,
         "{near} of 60 within 0.8x, worst {worst:.2}: {report:#?}"
     );
 }

@@ -115,9 +115,21 @@ mod tests {
         );
         assert!(4608 / s >= MIN_SPLIT_K / 2, "{s}");
         assert!(why.starts_with("cost model"), "{why}");
-        // A 112² layer has tiles enough: not split.
-        let (_, s, _) = matmul_config(&cuda, 112 * 112, 64, 576);
+        // A 112² layer of a short sum (ResNet-50's stem, 12544 × 64 × 147): not split.
+        let (_, s, _) = matmul_config(&cuda, 112 * 112, 64, 147);
         assert_eq!(s, 1);
+        // With a longer sum (12544 × 64 × 576, never timed) the refit of 2026-11-27
+        // splits 98 tiles of 128×64 in 2, where the constants of before took 196 tiles of
+        // 64×64 whole. What that rests on: at 3136 × 64 × 576 the splits ran fastest
+        // (1.38× the best whole tile; the 128×64 tile in 4 parts at 0.90× of the best),
+        // and a fit held to the whole tile here reached 56 of the 60 shapes, not 57
+        // (197 × 768 × 3072 back at 0.72×). Whichever it takes, the split can pay.
+        let (c, s, _) = matmul_config(&cuda, 112 * 112, 64, 576);
+        let p = MatmulParams::from_config(&c).unwrap();
+        assert!(
+            weft_ops::templates::split_k::pays(112 * 112, 64, 576, (p.block_m(), p.block_n()), s),
+            "{c} in {s}"
+        );
     }
 
     #[test]

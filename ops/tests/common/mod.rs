@@ -3,6 +3,9 @@
 #[allow(dead_code)] // only the rule tests read sweeps
 pub mod sweeps;
 
+#[allow(dead_code)] // only the fp32 rule's test and fit read its data
+pub mod rule_tiles;
+
 use weft_codegen_common::{MatrixUnit, TargetLimits};
 use weft_ir::kernel::KStmt;
 use weft_ir::prelude::DType;

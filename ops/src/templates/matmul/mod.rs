@@ -426,10 +426,20 @@ fn prefers_short_steps(t: &MatmulParams) -> bool {
 /// The stated rule's config for product `p` on `limits` ([`super::rule`]) over
 /// [`tiles`], with its split parts and why.
 pub fn rule_config(limits: &TargetLimits, p: rule::Product) -> rule::Choice {
+    rule_config_with(limits, p, &rule::model::H100)
+}
+
+/// [`rule_config`] with `constants` for the cost model: what a fit of them evaluates
+/// (`ops/tests/fit_fp32_rule.rs`).
+pub fn rule_config_with(
+    limits: &TargetLimits,
+    p: rule::Product,
+    constants: &rule::model::Constants,
+) -> rule::Choice {
     if let Some(choice) = row_rule(limits, p) {
         return choice;
     }
-    let choice = rule::pick_or(&tiles(limits), p, limits.multiprocessors, || {
+    let choice = rule::pick_or_with(&tiles(limits), p, limits.multiprocessors, constants, || {
         default_config(limits)
     });
     small_rule(limits, p, &choice).unwrap_or(choice)

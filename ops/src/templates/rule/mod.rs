@@ -123,6 +123,17 @@ pub struct Tile {
 /// threads', [`model`], or its warps' matrix fragments, [`tensor`]), else the
 /// block-count rule; `None` for an empty space.
 pub fn pick(candidates: &[Tile], p: Product, multiprocessors: u64) -> Option<Choice> {
+    pick_with(candidates, p, multiprocessors, &model::H100)
+}
+
+/// [`pick`] with `constants` for the CUDA-core model (a fit's candidates; the
+/// tensor-core model and the block-count rule take none).
+pub fn pick_with(
+    candidates: &[Tile],
+    p: Product,
+    multiprocessors: u64,
+    constants: &model::Constants,
+) -> Option<Choice> {
     let mps = multiprocessors as i64;
     if candidates.is_empty() {
         return None;
@@ -135,7 +146,10 @@ pub fn pick(candidates: &[Tile], p: Product, multiprocessors: u64) -> Option<Cho
             |t| t.block_m * t.block_n,
             |t, s| {
                 let work = t.per_thread.expect("checked above");
-                (model::estimate(t, work, p, s, mps), work.rows)
+                (
+                    model::estimate_with(constants, t, work, p, s, mps),
+                    work.rows,
+                )
             },
         );
     }
@@ -262,7 +276,18 @@ pub fn pick_or(
     multiprocessors: u64,
     fallback: impl FnOnce() -> Config,
 ) -> Choice {
-    pick(candidates, p, multiprocessors)
+    pick_or_with(candidates, p, multiprocessors, &model::H100, fallback)
+}
+
+/// [`pick_or`] with `constants` for the CUDA-core model ([`pick_with`]).
+pub fn pick_or_with(
+    candidates: &[Tile],
+    p: Product,
+    multiprocessors: u64,
+    constants: &model::Constants,
+    fallback: impl FnOnce() -> Config,
+) -> Choice {
+    pick_with(candidates, p, multiprocessors, constants)
         .unwrap_or_else(|| (fallback(), 1, "the template's default".into()))
 }
 
