@@ -72,6 +72,10 @@ pub(crate) struct Benched {
     pub(crate) whole: weft_runtime::Timing,
     /// Each group alone (empty unless asked for).
     pub(crate) each: Vec<weft_runtime::Timing>,
+    /// Anchors (groups on a matmul template) the model has, and how many of them took a
+    /// tuning record's config rather than the stated rule's.
+    pub(crate) anchors: usize,
+    pub(crate) tuned: usize,
 }
 
 /// Compiles `g` (from `source`) for the target `text` with the tuning records at
@@ -109,7 +113,15 @@ pub(crate) fn bench_one(
     });
     loaded.free(dev);
     let (whole, each) = timed.map_err(|e| on_device("timing the model".into(), e))?;
+    let anchors: Vec<_> = model
+        .groups
+        .iter()
+        .filter_map(|g| g.anchor.as_ref())
+        .collect();
+    let tuned = anchors.iter().filter(|k| choices.get(k).is_some()).count();
     Ok(Benched {
+        anchors: anchors.len(),
+        tuned,
         target: opened.target.clone(),
         device: dev.name(),
         model,

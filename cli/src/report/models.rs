@@ -37,6 +37,13 @@ pub struct ModelRow {
     #[serde(default)]
     pub compile_s: Option<f64>,
     pub unix_time: u64,
+    /// weft's anchors (convolutions and products on a matmul template), and how many of
+    /// them took a tuning record's config rather than the stated rule's; `None` for the
+    /// baselines and for rows measured before weft reported it (2026-11-27).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anchors: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tuned: Option<usize>,
 }
 
 impl ModelRow {
@@ -141,6 +148,8 @@ pub(crate) fn measure(
                         kernels: Some(b.model.kernel_count()),
                         compile_s: Some(b.compile.as_secs_f64()),
                         unix_time: weft_tune::unix_now(),
+                        anchors: Some(b.anchors),
+                        tuned: Some(b.tuned),
                     });
                 }
             }
@@ -205,6 +214,8 @@ pub(crate) fn baselines(path: &Path, device: &str) -> Result<Vec<ModelRow>, CliE
             kernels: None,
             compile_s: None,
             unix_time: weft_tune::unix_now(),
+            anchors: None,
+            tuned: None,
         });
     }
     Ok(rows)
@@ -329,9 +340,49 @@ pub(crate) fn section(
             );
         }
         md.push('\n');
+        schedules(md, &of);
         targets(md, &of);
     }
     Ok(written)
+}
+
+/// Where weft's rows of one model got their anchors' configs: the stated rule, or tuning
+/// records (`weft model tune`, then `weft report --model-records`). Says nothing for rows
+/// measured before weft reported it.
+fn schedules(md: &mut String, of: &[&ModelRow]) {
+    let known: Vec<(&ModelRow, usize)> = of
+        .iter()
+        .filter(|r| r.engine == "weft")
+        .filter_map(|r| Some((*r, r.tuned?)))
+        .collect();
+    if known.is_empty() {
+        return;
+    }
+    let tuned: Vec<String> = known
+        .iter()
+        .filter(|(_, t)| *t > 0)
+        .map(|(r, t)| match r.anchors {
+            Some(a) => format!("{} {}: {t} of {a}", r.target, r.dtype),
+            None => format!("{} {}: {t}", r.target, r.dtype),
+        })
+        .collect();
+    let which = if known.len() == of.iter().filter(|r| r.engine == "weft").count() {
+        "weft's rows"
+    } else {
+        "weft's rows measured since 2026-11-27"
+    };
+    if tuned.is_empty() {
+        let _ = writeln!(
+            md,
+            "Schedules: {which} take every anchor's config from the stated rule (no tuning records).\n"
+        );
+    } else {
+        let _ = writeln!(
+            md,
+            "Schedules: anchors with a tuning record's config ({}); every other anchor of {which} by the stated rule.\n",
+            tuned.join(", ")
+        );
+    }
 }
 
 /// The project's targets for one model: weft CUDA at least as fast as torch.compile in
@@ -412,6 +463,8 @@ mod tests {
             kernels: None,
             compile_s: None,
             unix_time: 0,
+            anchors: None,
+            tuned: None,
         };
         let rows = [
             row("weft", "cuda", "f16", 0.5),
@@ -447,5 +500,53 @@ mod tests {
         );
         assert_eq!(all.len(), 2);
         assert!(all.iter().any(|r| r.ms == 0.4));
+    }
+
+    #[test]
+    fn each_table_says_where_the_anchors_configs_came_from() {
+        let row = |target: &str, dtype: &str, tuned: Option<usize>| ModelRow {
+            model: "zoo:m".into(),
+            batch: 8,
+            resolution: 224,
+            dtype: dtype.into(),
+            engine: "weft".into(),
+            target: target.into(),
+            device: "gpu".into(),
+            ms: 1.0,
+            kernels: None,
+            compile_s: None,
+            unix_time: 0,
+            anchors: tuned.map(|_| 53),
+            tuned,
+        };
+        let torch = ModelRow {
+            engine: "torch.compile".into(),
+            ..row("cuda", "f16", None)
+        };
+        let said = |rows: &[ModelRow]| {
+            let of: Vec<&ModelRow> = rows.iter().collect();
+            let mut md = String::new();
+            schedules(&mut md, &of);
+            md
+        };
+        let rule = said(&[
+            row("cuda", "f16", Some(0)),
+            row("vulkan", "f16", Some(0)),
+            torch.clone(),
+        ]);
+        assert!(
+            rule.contains("weft's rows take every anchor's config from the stated rule"),
+            "{rule}"
+        );
+        let tuned = said(&[row("cuda", "f16", Some(24)), row("vulkan", "f16", Some(0))]);
+        assert!(tuned.contains("(cuda f16: 24 of 53)"), "{tuned}");
+        assert!(!tuned.contains("vulkan f16:"), "{tuned}");
+        // Rows from before the count was kept are not vouched for.
+        let mixed = said(&[row("cuda", "f16", Some(0)), row("cuda", "f32", None)]);
+        assert!(
+            mixed.contains("weft's rows measured since 2026-11-27"),
+            "{mixed}"
+        );
+        assert_eq!(said(&[row("cuda", "f32", None), torch]), "");
     }
 }

@@ -305,6 +305,8 @@ mod tests {
             kernels: None,
             compile_s: None,
             unix_time: time,
+            anchors: None,
+            tuned: None,
         };
         let rows = vec![
             m("cuda", "H100 (sm_90)", 0.5, 1),
