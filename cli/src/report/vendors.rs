@@ -51,7 +51,9 @@ impl OpPair<'_> {
 }
 
 /// The shapes both a CUDA sweep and a wgpu sweep of the same op on the same GPU tuned;
-/// of several CUDA sweeps of a shape, the latest.
+/// of several CUDA sweeps of a shape, the one measured nearest in time to the wgpu sweep
+/// (the same call where one swept both: a later CUDA sweep with another sample or other
+/// kernels is not a pair).
 pub(crate) fn op_pairs(sweeps: &[Sweep]) -> Vec<OpPair<'_>> {
     let mut out = Vec::new();
     for w in sweeps
@@ -68,7 +70,7 @@ pub(crate) fn op_pairs(sweeps: &[Sweep]) -> Vec<OpPair<'_>> {
                         && gpu(&c.device) == gpu(&w.device)
                 })
                 .filter_map(|c| c.rows.iter().find(|r| r.shape == row.shape).map(|r| (c, r)))
-                .max_by_key(|(c, _)| c.unix_time);
+                .min_by_key(|(c, _)| c.unix_time.abs_diff(w.unix_time));
             if let Some((c, r)) = cuda {
                 out.push(OpPair {
                     op: &w.op,
@@ -150,8 +152,9 @@ pub(crate) fn section(md: &mut String, sweeps: &[Sweep], models: &[ModelRow]) {
          its own space it timed there) and by the rule with no record; and whole models by \
          weft on both. Speed is CUDA's time ÷ the other's (1.00x: as fast as CUDA). \
          Targets: at least {OP_TARGET}x for every op row (tuned), at least {MODEL_TARGET}x \
-         for every model. An op row pairs the wgpu sweep with the latest CUDA sweep that \
-         holds its shape, a model row the latest run of each target: the sweeps' sections \
+         for every model. An op row pairs the wgpu sweep with the CUDA sweep holding its \
+         shape that ran nearest in time to it (the same call where there is one), a model \
+         row the latest run of each target: the sweeps' sections \
          above and the runs' rows say when each side ran.\n"
     );
     if !ops.is_empty() {
@@ -255,7 +258,7 @@ mod tests {
     }
 
     #[test]
-    fn op_rows_pair_by_op_shape_and_gpu_and_take_the_latest_cuda_sweep() {
+    fn op_rows_pair_by_op_shape_and_gpu_and_take_the_cuda_sweep_nearest_in_time() {
         let h100 = "NVIDIA H100 80GB HBM3";
         let sweeps = vec![
             sweep(
@@ -278,6 +281,13 @@ mod tests {
             ),
             // Another GPU never pairs.
             sweep("vulkan", "AMD (Vulkan)", 4, vec![row("b", 1.0, 1.0)]),
+            // A CUDA sweep of a later call: not the Vulkan sweep's pair.
+            sweep(
+                "cuda",
+                &format!("{h100} (sm_90)"),
+                100,
+                vec![row("a", 1.0, 1.0)],
+            ),
         ];
         let pairs = op_pairs(&sweeps);
         assert_eq!(pairs.len(), 1);
