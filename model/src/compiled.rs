@@ -305,11 +305,22 @@ impl Loaded {
                     source,
                 })?;
         }
+        self.outputs(model, dev)
+    }
+
+    /// The outputs as the device holds them now, without running: after [`Loaded::time`],
+    /// what its last timed run wrote (the launches back to back, overlapped as the
+    /// target overlaps them), to compare with a checked [`Loaded::run`].
+    pub fn outputs(
+        &self,
+        model: &CompiledModel,
+        dev: &mut dyn Device,
+    ) -> Result<Vec<ArrayD<f32>>, ModelError> {
         self.outputs
             .iter()
             .map(|&(t, id)| {
                 let data = dev.download(id)?;
-                from_device(g.tensor(t), &data)
+                from_device(model.graph.tensor(t), &data)
             })
             .collect()
     }

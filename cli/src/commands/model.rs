@@ -194,8 +194,17 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
         3
     };
     let timing = loaded.time(dev, warmup, a.iters as usize);
+    // The timed runs overlap their kernels (a CUDA graph with programmatic edges, one
+    // submission on Vulkan), the checked run waits for each: their outputs must agree.
+    let replayed = match &timing {
+        Ok(_) => Some(loaded.outputs(&model, dev)),
+        Err(_) => None,
+    };
     loaded.free(dev);
     let timing = timing.map_err(|e| on_device("timing the model".into(), e))?;
+    let replayed = replayed
+        .transpose()
+        .map_err(|e| on_device("reading the timed runs' outputs".into(), e))?;
 
     outln!("model     {} ({})", a.source.model, g.name)?;
     let shapes: Vec<String> = g
@@ -236,6 +245,23 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
         )?;
     }
     let mut wrong = None;
+    if let Some(replayed) = &replayed {
+        let tol = tolerance(a.source.dtype);
+        for ((timed, checked), &t) in replayed.iter().zip(&outputs).zip(&g.outputs) {
+            let diff = relative_difference(timed, checked);
+            let verdict = if diff <= tol { "ok" } else { "WRONG" };
+            outln!(
+                "replayed  {diff:.2e} = max |timed − checked| / max |checked| of `{}`: the last timed run against the checked one (tolerance {tol:.0e}): {verdict}",
+                g.tensor(t).name
+            )?;
+            if diff > tol {
+                wrong = Some(format!(
+                    "output `{}` of the timed runs differs from the checked run's by {diff:.2e}",
+                    g.tensor(t).name
+                ));
+            }
+        }
+    }
     let work = macs(&g);
     if a.no_check {
         outln!("check     skipped (--no-check)")?;
@@ -397,4 +423,40 @@ fn export(a: &ModelExportArgs) -> Result<(), CliError> {
 
 fn mib(bytes: usize) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
+}
+
+/// max |a − b| / max |b| over two outputs of one shape; infinite where either holds a
+/// NaN (a poisoned element no kernel wrote) or the shapes differ.
+fn relative_difference(a: &ArrayD<f32>, b: &ArrayD<f32>) -> f64 {
+    if a.shape() != b.shape() {
+        return f64::INFINITY;
+    }
+    let scale = b
+        .iter()
+        .fold(0.0f64, |m, v| m.max(f64::from(*v).abs()))
+        .max(f64::MIN_POSITIVE);
+    a.iter().zip(b.iter()).fold(0.0f64, |m, (p, q)| {
+        let d = (f64::from(*p) - f64::from(*q)).abs();
+        if d.is_nan() { f64::INFINITY } else { m.max(d) }
+    }) / scale
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::IxDyn;
+
+    #[test]
+    fn a_timed_run_that_differs_from_the_checked_one_shows() {
+        let checked = ArrayD::from_shape_vec(IxDyn(&[2, 2]), vec![1.0f32, -4.0, 2.0, 0.5]).unwrap();
+        assert_eq!(relative_difference(&checked, &checked), 0.0);
+        let mut off = checked.clone();
+        off[[1, 0]] = 3.0;
+        assert_eq!(relative_difference(&off, &checked), 0.25);
+        // A poisoned element no kernel wrote, or another shape, is never a match.
+        off[[0, 1]] = f32::NAN;
+        assert_eq!(relative_difference(&off, &checked), f64::INFINITY);
+        let flat = ArrayD::from_shape_vec(IxDyn(&[4]), vec![1.0f32, -4.0, 2.0, 0.5]).unwrap();
+        assert_eq!(relative_difference(&flat, &checked), f64::INFINITY);
+    }
 }

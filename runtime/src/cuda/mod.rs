@@ -8,6 +8,7 @@
 //! `catch_unwind`, so a missing symbol in an old driver is an error too, never a crash.
 
 mod driver;
+mod graph;
 mod pdl;
 mod stream_timing;
 mod tensor_map;
