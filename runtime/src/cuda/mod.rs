@@ -8,7 +8,6 @@
 //! `catch_unwind`, so a missing symbol in an old driver is an error too, never a crash.
 
 mod driver;
-mod graph;
 mod pdl;
 mod stream_timing;
 mod tensor_map;

@@ -13,10 +13,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
-use cudarc::driver::{CudaContext, CudaStream};
+use cudarc::driver::{CudaContext, CudaGraph, CudaStream};
 
 use super::driver::driver;
-use super::graph::{self, Captured, Release};
 use crate::error::CudaError;
 use crate::timing::{Timing, warm_up};
 
@@ -97,7 +96,7 @@ fn capture<E>(
     stream: &Arc<CudaStream>,
     runs: usize,
     run: &mut dyn FnMut() -> Result<(), E>,
-) -> Option<Captured> {
+) -> Option<CudaGraph> {
     stream
         .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
         .ok()?;
@@ -110,7 +109,7 @@ fn capture<E>(
     }
     // Always end the capture, so the stream is usable again whatever happened.
     let flags = CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH;
-    let graph = graph::end_capture(stream, Release::from_env(), flags).ok()??;
+    let graph = stream.end_capture(flags).ok()??;
     if !queued {
         return None;
     }
