@@ -26,11 +26,16 @@ pub(crate) fn read(path: &Path) -> Result<Sweep, CliError> {
     Ok(sweep)
 }
 
-/// Adds `new` to `sweeps`: the parts of one sweep (the same set, op, target and device)
-/// become one, and a shape measured again replaces its earlier row.
+/// Adds `new` to `sweeps`: the parts of one sweep (the same set, op, target and device,
+/// timed the same way: sample, fixed configs, sub-space) become one, and a shape
+/// measured again that way replaces its earlier row. A sweep timed another way (more
+/// configs sampled, other fixed configs) stays a sweep of its own, with its own date and
+/// sample on the page, and a Vulkan sweep still pairs with the CUDA sweep of its call
+/// (`vendors::op_pairs`).
 pub(crate) fn merge(sweeps: &mut Vec<Sweep>, new: Sweep) {
     let same = |s: &Sweep| {
         (&s.shapes, &s.op, &s.target, &s.device) == (&new.shapes, &new.op, &new.target, &new.device)
+            && (s.sample, &s.fixed, &s.only) == (new.sample, &new.fixed, &new.only)
     };
     match sweeps.iter_mut().find(|s| same(s)) {
         Some(s) => {
@@ -274,6 +279,12 @@ mod tests {
         other.device = "other".into();
         merge(&mut all, other);
         assert_eq!(all.len(), 2);
+        // So is a sweep that sampled more configs: its rows do not pose as the first's.
+        let mut deeper = sweep("1/1", vec![row("m=8,n=8,k=8", 8.0, 1.0)]);
+        deeper.sample = 64;
+        merge(&mut all, deeper);
+        assert_eq!(all.len(), 3);
+        assert_eq!(all[0].rows[0].rule.ms, Some(4.0));
     }
 
     #[test]
