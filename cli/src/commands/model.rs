@@ -275,14 +275,7 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
         let want = evaluate(&g, &x).map_err(|e| CliError::Model(e.to_string()))?;
         let tol = tolerance(a.source.dtype);
         for ((got, want), &t) in outputs.iter().zip(&want).zip(&g.outputs) {
-            let scale = want
-                .iter()
-                .fold(0.0f64, |m, v| m.max(v.abs()))
-                .max(f64::MIN_POSITIVE);
-            let err = got.iter().zip(want.iter()).fold(0.0f64, |m, (p, q)| {
-                let d = (f64::from(*p) - q).abs();
-                if d.is_nan() { f64::INFINITY } else { m.max(d) }
-            }) / scale;
+            let err = relative_difference(got, want);
             let verdict = if err <= tol { "ok" } else { "WRONG" };
             outln!(
                 "error     {err:.2e} = max |weft − ref| / max |ref| of `{}` against the float64 reference (tolerance {tol:.0e}): {verdict}",
@@ -425,18 +418,23 @@ fn mib(bytes: usize) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
 
-/// max |a − b| / max |b| over two outputs of one shape; infinite where either holds a
+/// max |a − b| / max |b| over two outputs of one shape (weft's against the float64
+/// reference, or a timed run's against the checked run's); infinite where either holds a
 /// NaN (a poisoned element no kernel wrote) or the shapes differ.
-fn relative_difference(a: &ArrayD<f32>, b: &ArrayD<f32>) -> f64 {
+fn relative_difference<A, B>(a: &ArrayD<A>, b: &ArrayD<B>) -> f64
+where
+    A: Copy + Into<f64>,
+    B: Copy + Into<f64>,
+{
     if a.shape() != b.shape() {
         return f64::INFINITY;
     }
     let scale = b
         .iter()
-        .fold(0.0f64, |m, v| m.max(f64::from(*v).abs()))
+        .fold(0.0f64, |m, v| m.max((*v).into().abs()))
         .max(f64::MIN_POSITIVE);
     a.iter().zip(b.iter()).fold(0.0f64, |m, (p, q)| {
-        let d = (f64::from(*p) - f64::from(*q)).abs();
+        let d = ((*p).into() - (*q).into()).abs();
         if d.is_nan() { f64::INFINITY } else { m.max(d) }
     }) / scale
 }
