@@ -36,8 +36,8 @@ use weft_ir::dtype::DType;
 pub use emitted::{Binding, Emitted, EntryPoint, Language, Uniform, checked};
 pub use error::{EmitError, UnloweredNode};
 pub use limits::{
-    CUDA_ARCHS, CudaArch, DEFAULT_MULTIPROCESSORS, GFX_ARCHS, LimitError, MatrixUnit, TargetLimits,
-    check_limits, cuda_arch,
+    CUDA_ARCHS, CudaArch, DEFAULT_MULTIPROCESSORS, GFX_ARCHS, LimitError, MatrixUnit, SubgroupSize,
+    TargetLimits, check_limits, cuda_arch,
 };
 
 /// One level of indentation.

@@ -7,7 +7,7 @@
 //! never becomes a shader that fails (or silently misbehaves) at pipeline creation.
 
 use weft_ir::dtype::DType;
-use weft_ir::expr::{Expr, ThreadAxis};
+use weft_ir::expr::{Expr, Intrinsic, ThreadAxis};
 use weft_ir::fragment::{FragRole, MmaShape};
 use weft_ir::kernel::{Kernel, KernelParam};
 use weft_ir::printer::expr_to_string;
@@ -71,6 +71,52 @@ pub struct TargetLimits {
     /// the arrays declared apart fit anyway). Elsewhere (HIP, WGSL, MSL) each shared
     /// array is declared apart, and counts apart.
     pub shared_overlays: bool,
+    /// The subgroups (warps, wavefronts, SIMD-groups) a block's threads run in, where
+    /// kernels may shuffle values between their threads ([`weft_ir::expr::Intrinsic::ShuffleXor`]):
+    /// CUDA's warps of 32, HIP's wavefronts, Metal's SIMD-groups of 32, a wgpu adapter
+    /// with the `subgroups` feature. `None`: no shuffles (plain WebGPU, where the feature
+    /// is optional); reductions go through shared memory.
+    pub subgroup: Option<SubgroupSize>,
+}
+
+/// The sizes a target's subgroups may have. Some drivers choose per pipeline between
+/// `min` and `max` (Intel's 8–32, RDNA's 32 or 64): a shuffle may span `min` lanes, and a
+/// kernel that shuffles fills whole subgroups of `max`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SubgroupSize {
+    pub min: u32,
+    pub max: u32,
+}
+
+impl SubgroupSize {
+    /// One fixed size (CUDA's warps of 32).
+    pub const fn fixed(n: u32) -> Self {
+        SubgroupSize { min: n, max: n }
+    }
+
+    /// The lanes a reduction over `threads` consecutive threads of a block of
+    /// `block_threads` may shuffle across: the largest power of two up to `threads` and
+    /// `min`, where the block fills whole subgroups (else 1: no shuffles).
+    pub fn shuffle_lanes(self, threads: u64, block_threads: u64) -> u64 {
+        if self.max == 0 || !block_threads.is_multiple_of(self.max as u64) {
+            return 1;
+        }
+        let mut lanes = 1;
+        while lanes * 2 <= threads.min(self.min as u64) {
+            lanes *= 2;
+        }
+        lanes
+    }
+}
+
+impl std::fmt::Display for SubgroupSize {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.min == self.max {
+            write!(f, "{}", self.min)
+        } else {
+            write!(f, "{} to {}", self.min, self.max)
+        }
+    }
 }
 
 /// The multiprocessors assumed where the device does not say (wgpu adapters, offline
@@ -281,6 +327,7 @@ impl TargetLimits {
             uniform_barriers: false,
             fragment_elements: true,
             shared_overlays: true,
+            subgroup: Some(SubgroupSize::fixed(32)),
         }
     }
 
@@ -322,6 +369,8 @@ impl TargetLimits {
             uniform_barriers: true,
             fragment_elements: false,
             shared_overlays: false,
+            // `subgroups` is an optional WebGPU feature.
+            subgroup: None,
         }
     }
 
@@ -338,6 +387,8 @@ impl TargetLimits {
             fragment_elements: false,
             // HIP's arrays are declared apart (no one dynamic array).
             shared_overlays: false,
+            // CDNA's wavefronts; `rocm_arch` says RDNA's.
+            subgroup: Some(SubgroupSize::fixed(64)),
             ..TargetLimits::cuda()
         }
     }
@@ -348,10 +399,22 @@ impl TargetLimits {
     /// 128 from that compiler whatever the block size or wave size (measured: a kernel
     /// needing 212 VGPRs compiles to 212 for gfx90a and to 256 for gfx1030, and to 128
     /// with 297 spilled for gfx1100; clang 17's full-VGPR gfx1100 model raises it).
+    ///
+    /// Wavefronts of 64 on CDNA and GCN (`gfx9xx`), 32 on RDNA (`gfx10xx`, `gfx11xx`:
+    /// hipcc compiles wave32 there unless told otherwise).
     pub fn rocm_arch(arch: &str) -> Self {
         let max_registers = if arch.starts_with("gfx11") { 128 } else { 256 };
+        let wave = if arch.starts_with("gfx10")
+            || arch.starts_with("gfx11")
+            || arch.starts_with("gfx12")
+        {
+            32
+        } else {
+            64
+        };
         TargetLimits {
             max_registers,
+            subgroup: Some(SubgroupSize::fixed(wave)),
             ..TargetLimits::rocm()
         }
     }
@@ -382,6 +445,8 @@ impl TargetLimits {
             uniform_barriers: false,
             fragment_elements: false,
             shared_overlays: false,
+            // SIMD-groups of 32 threads on every Apple GPU.
+            subgroup: Some(SubgroupSize::fixed(32)),
         }
     }
 
@@ -501,6 +566,15 @@ pub enum LimitError {
         limit: u64,
         bytes: u64,
     },
+    /// A subgroup shuffle the target cannot run: no subgroups, a mask past the lanes its
+    /// subgroups are sure to have, or a block that does not fill whole subgroups.
+    #[error("kernel `{kernel}`: `shuffle_xor` with mask {mask}: {why} on target {target}")]
+    Shuffle {
+        kernel: String,
+        target: String,
+        mask: i64,
+        why: String,
+    },
     /// f16 used on a target without it (WebGPU without `shader-f16`).
     #[error("kernel `{kernel}`: {used_by} uses f16, which target {target} does not support")]
     F16Unsupported {
@@ -532,6 +606,7 @@ impl LimitError {
             LimitError::BufferSize { .. } => "buffer_size",
             LimitError::F16Unsupported { .. } => "f16",
             LimitError::MatrixUnits { .. } => "matrix_units",
+            LimitError::Shuffle { .. } => "subgroup",
         }
     }
 
@@ -545,7 +620,8 @@ impl LimitError {
             | LimitError::SharedMemory { kernel, .. }
             | LimitError::BufferSize { kernel, .. }
             | LimitError::F16Unsupported { kernel, .. }
-            | LimitError::MatrixUnits { kernel, .. } => kernel,
+            | LimitError::MatrixUnits { kernel, .. }
+            | LimitError::Shuffle { kernel, .. } => kernel,
         }
     }
 }
@@ -686,6 +762,14 @@ pub fn check_limits(kernel: &Kernel, limits: &TargetLimits) -> Result<(), LimitE
             });
         }
     }
+    if let Some((mask, why)) = shuffle_misfit(kernel, limits) {
+        return Err(LimitError::Shuffle {
+            kernel: name(),
+            target: target(),
+            mask,
+            why,
+        });
+    }
     if !limits.f16
         && let Some(used_by) = first_f16_use(kernel)
     {
@@ -696,6 +780,47 @@ pub fn check_limits(kernel: &Kernel, limits: &TargetLimits) -> Result<(), LimitE
         });
     }
     Ok(())
+}
+
+/// The first shuffle of `kernel` that `limits` cannot run, with why.
+fn shuffle_misfit(kernel: &Kernel, limits: &TargetLimits) -> Option<(i64, String)> {
+    let mut masks = Vec::new();
+    kernel.body.visit_exprs(&mut |e| {
+        e.visit(&mut |e| {
+            if let Expr::Call(Intrinsic::ShuffleXor, args) = e {
+                masks.push(match args.get(1) {
+                    Some(Expr::Int(m, _)) => *m,
+                    _ => -1,
+                });
+            }
+        })
+    });
+    let &first = masks.first()?;
+    let Some(sg) = limits.subgroup else {
+        return Some((first, "the target has no subgroup operations".to_string()));
+    };
+    let threads = kernel.threads_per_block();
+    for m in masks {
+        if m < 1 || m >= sg.min as i64 {
+            return Some((
+                m,
+                format!(
+                    "a mask must be a constant from 1 to {} (subgroups of {sg})",
+                    sg.min as i64 - 1
+                ),
+            ));
+        }
+        if !threads.is_multiple_of(sg.max as u64) {
+            return Some((
+                m,
+                format!(
+                    "{threads} threads per block do not fill whole subgroups of {}",
+                    sg.max
+                ),
+            ));
+        }
+    }
+    None
 }
 
 /// The first parameter, allocation or expression of type f16, described for a message.

@@ -40,8 +40,9 @@ fn f32_intrinsic(f: Intrinsic) -> Option<&'static str> {
         Intrinsic::Ceil => "ceilf",
         Intrinsic::Pow => "powf",
         Intrinsic::Fma => "fmaf",
-        // Expanded by the writer before it asks (`contract::expand_sigmoid`).
-        Intrinsic::Sigmoid => return None,
+        // Expanded by the writer before it asks (`contract::expand_sigmoid`); a shuffle
+        // is not a math function (`intrinsic` below).
+        Intrinsic::Sigmoid | Intrinsic::ShuffleXor => return None,
     })
 }
 
@@ -242,6 +243,12 @@ impl Dialect for Cuda {
     }
 
     fn intrinsic(&self, f: Intrinsic, dtype: DType, args: &[String]) -> Option<String> {
+        if f == Intrinsic::ShuffleXor {
+            // Every lane of the warp takes part: the checker holds a shuffling kernel to
+            // whole warps, and the IR to uniform control flow.
+            return matches!(dtype, DType::F32 | DType::I32 | DType::U32)
+                .then(|| format!("__shfl_xor_sync(0xffffffffu, {}, {})", args[0], args[1]));
+        }
         match dtype {
             DType::F32 => Some(format!("{}({})", f32_intrinsic(f)?, args.join(", "))),
             DType::F16 => Some(through_float(&format!(

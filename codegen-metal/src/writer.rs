@@ -30,8 +30,9 @@ fn float_intrinsic(f: Intrinsic) -> Option<&'static str> {
         Intrinsic::Ceil => "ceil",
         Intrinsic::Pow => "pow",
         Intrinsic::Fma => "fma",
-        // Expanded by the writer before it asks (`contract::expand_sigmoid`).
-        Intrinsic::Sigmoid => return None,
+        // Expanded by the writer before it asks (`contract::expand_sigmoid`); a shuffle
+        // is not a math function (`intrinsic` below).
+        Intrinsic::Sigmoid | Intrinsic::ShuffleXor => return None,
     })
 }
 
@@ -105,6 +106,10 @@ impl Dialect for Msl {
     }
 
     fn intrinsic(&self, f: Intrinsic, dtype: DType, args: &[String]) -> Option<String> {
+        if f == Intrinsic::ShuffleXor {
+            return matches!(dtype, DType::F32 | DType::I32 | DType::U32)
+                .then(|| format!("simd_shuffle_xor({}, (ushort)({}))", args[0], args[1]));
+        }
         match dtype {
             DType::F32 | DType::F16 => {
                 Some(format!("{}({})", float_intrinsic(f)?, args.join(", ")))

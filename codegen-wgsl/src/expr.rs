@@ -27,8 +27,9 @@ fn builtin_fn(f: Intrinsic) -> Option<&'static str> {
         Intrinsic::Ceil => "ceil",
         Intrinsic::Pow => "pow",
         Intrinsic::Fma => "fma",
-        // Expanded before lookup (`contract::expand_sigmoid`).
-        Intrinsic::Sigmoid => return None,
+        // Expanded before lookup (`contract::expand_sigmoid`); the shuffle is written
+        // apart (its mask is a `u32`).
+        Intrinsic::Sigmoid | Intrinsic::ShuffleXor => return None,
     })
 }
 
@@ -154,6 +155,20 @@ impl Writer<'_> {
                     return self.expr(&expanded);
                 }
                 let d = args[0].dtype();
+                if *f == Intrinsic::ShuffleXor {
+                    // naga takes subgroup functions without `enable subgroups;` (it
+                    // refuses the directive, wgpu#8202); Tint needs it (tests/tint adds it).
+                    let (Expr::Int(mask, _), true) =
+                        (&args[1], matches!(d, DType::F32 | DType::I32 | DType::U32))
+                    else {
+                        return Err(self.unsupported(format!(
+                            "shuffle_xor on {d} with mask `{}`",
+                            weft_ir::printer::expr_to_string(&args[1])
+                        )));
+                    };
+                    let v = self.expr(&args[0])?.0;
+                    return Ok((format!("subgroupShuffleXor({v}, {mask}u)"), Prec::Atom));
+                }
                 let name = builtin_fn(*f)
                     .filter(|_| d.is_float() || (*f == Intrinsic::Abs && d.is_int()))
                     .ok_or_else(|| self.unsupported(format!("{} on {d}", f.name())))?;

@@ -130,6 +130,9 @@ pub fn validate(source: &str) -> Result<(), String> {
     if source.contains("enable wgpu_cooperative_matrix;") {
         caps |= Capabilities::COOPERATIVE_MATRIX;
     }
+    if source.contains("subgroupShuffleXor(") {
+        caps |= Capabilities::SUBGROUP;
+    }
     Validator::new(ValidationFlags::all(), caps)
         .validate(&module)
         .map_err(|e| format!("naga validation failed:\n{}", e.emit_to_string(source)))?;

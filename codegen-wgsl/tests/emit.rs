@@ -241,6 +241,7 @@ fn every_limit_is_a_typed_error() {
             uniform_barriers: true,
             fragment_elements: false,
             shared_overlays: false,
+            subgroup: Some(weft_codegen_common::SubgroupSize::fixed(32)),
         },
     };
     let mut big = handmade::vecadd();

@@ -269,6 +269,20 @@ pub fn typecheck(e: &Expr, tensor: &str) -> Result<DType, TeError> {
                     args.len()
                 )));
             }
+            if *i == Intrinsic::ShuffleXor {
+                let d = typecheck(&args[0], tensor)?;
+                if !matches!(d, DType::F32 | DType::I32 | DType::U32) {
+                    return Err(err(format!(
+                        "shuffle_xor shuffles f32, i32 or u32, not {d}"
+                    )));
+                }
+                if !matches!(args[1], Expr::Int(m, DType::I32) if m > 0) {
+                    return Err(err(
+                        "the mask of shuffle_xor must be a positive i32 constant".into(),
+                    ));
+                }
+                return Ok(d);
+            }
             let mut d0 = None;
             for a in args {
                 let d = typecheck(a, tensor)?;

@@ -4,7 +4,9 @@
 //! each pass), with a fused prologue, in the interpreter (which checks races and
 //! bounds) with the output and temporaries poisoned; proven in bounds; its barriers
 //! needed; emitted for CUDA, WGSL (naga) and MSL. The same for the split form (rows
-//! cut into parts, two kernels), with the rule that chooses it.
+//! cut into parts, two kernels), with the rule that chooses it. The trees both ways:
+//! in shared memory, and by subgroup shuffles across runs of 4 to 32 lanes (the
+//! interpreter holds a shuffle to every thread of the block arriving).
 
 mod common;
 
@@ -180,15 +182,67 @@ fn rows_are_right_with_forced_params() {
         (6, 129, 16, 8),
     ];
     for (i, &(rows, n, lanes, rpb)) in cases.iter().enumerate() {
+        // The shared-memory tree; shuffles across runs of 8 (lavapipe's subgroups) and
+        // 32 (a warp), where the row has that many lanes.
+        for shuffle in [1, 8, 32].into_iter().filter(|&s| s <= lanes) {
+            let p = RowParams {
+                lanes,
+                rows_per_block: rpb,
+                parts: 1,
+                shuffle,
+            };
+            for op in OPS {
+                check(op, rows, n, &p, 100 + i as u64);
+            }
+        }
+    }
+}
+
+#[test]
+fn rows_are_right_with_shuffles_of_every_width() {
+    // Runs of 4 lanes under rows of 256 (64 partials, read in turn), of 16 under 64 (4
+    // partials, shuffled again), of 2 under 4; each odd row length, ragged block.
+    let cases = [
+        (3, 1000, 256, 1, 4),
+        (5, 129, 64, 2, 16),
+        (9, 7, 4, 8, 2),
+        (2, 3001, 1024, 1, 32),
+    ];
+    for (i, &(rows, n, lanes, rpb, shuffle)) in cases.iter().enumerate() {
         let p = RowParams {
             lanes,
             rows_per_block: rpb,
             parts: 1,
+            shuffle,
         };
         for op in OPS {
-            check(op, rows, n, &p, 100 + i as u64);
+            check(op, rows, n, &p, 150 + i as u64);
         }
     }
+}
+
+#[test]
+fn the_rule_shuffles_where_the_target_has_subgroups() {
+    // CUDA: whole warps; a row of 8 lanes shuffles across its 8.
+    let cuda = TargetLimits::cuda();
+    assert_eq!(RowParams::rule(&cuda, 128, 768).0.shuffle, 32);
+    assert_eq!(RowParams::rule(&cuda, 4096, 64).0.lanes, 8);
+    assert_eq!(RowParams::rule(&cuda, 4096, 64).0.shuffle, 8);
+    // Plain WebGPU has none; an adapter of subgroups of 8 to 64 shuffles across 8 where
+    // the block fills subgroups of 64.
+    assert_eq!(
+        RowParams::rule(&TargetLimits::webgpu_default(), 128, 768)
+            .0
+            .shuffle,
+        1
+    );
+    let some = TargetLimits {
+        subgroup: Some(weft_codegen_common::SubgroupSize { min: 8, max: 64 }),
+        ..TargetLimits::webgpu_default()
+    };
+    assert_eq!(RowParams::rule(&some, 128, 768).0.shuffle, 8);
+    let (p, why) = RowParams::rule(&some, 1, 1);
+    assert_eq!((p.threads(), p.shuffle), (32, 1), "{why}");
 }
 
 #[test]
@@ -217,13 +271,71 @@ fn the_rule_picks_a_warp_or_a_block_by_row_length() {
 
 #[test]
 fn without_its_barriers_the_tree_is_a_race() {
+    for shuffle in [1, 8] {
+        let p = RowParams {
+            lanes: 32,
+            rows_per_block: 2,
+            parts: 1,
+            shuffle,
+        };
+        let mut lowered = build(RowOp::Softmax, 4, 64, &p);
+        races_without_its_first_kernels_barriers(&mut lowered, 256, 1);
+    }
+}
+
+#[test]
+fn a_shuffle_under_a_branch_is_refused_by_the_interpreter() {
+    // The shuffles of a 32-lane row sit outside the `live` guard of the row past the
+    // end (every thread arrives). The same kernel with its last shuffle's `let` put
+    // under a thread-dependent `if` (half of each warp) is reported.
+    use weft_ir::kernel::KStmt;
     let p = RowParams {
         lanes: 32,
         rows_per_block: 2,
         parts: 1,
+        shuffle: 32,
     };
-    let mut lowered = build(RowOp::Softmax, 4, 64, &p);
-    races_without_its_first_kernels_barriers(&mut lowered, 256, 1);
+    let mut lowered = build(RowOp::Sum, 3, 40, &p);
+    fn guard_first_shuffle(s: KStmt, done: &mut bool) -> KStmt {
+        match s {
+            KStmt::Seq(items) => KStmt::Seq(
+                items
+                    .into_iter()
+                    .map(|i| guard_first_shuffle(i, done))
+                    .collect(),
+            ),
+            KStmt::Let { var, value, body } => {
+                let shuffles = value.to_string().contains("shuffle_xor");
+                let body = Box::new(guard_first_shuffle(*body, done));
+                let s = KStmt::Let { var, value, body };
+                if shuffles && !*done {
+                    *done = true;
+                    let tx = Expr::Builtin(ThreadAxis::ThreadIdxX);
+                    return KStmt::If {
+                        cond: tx.lt(16),
+                        then: Box::new(s),
+                        otherwise: None,
+                    };
+                }
+                s
+            }
+            s => s,
+        }
+    }
+    let mut done = false;
+    let body = std::mem::replace(&mut lowered.kernels[0].body, KStmt::Seq(Vec::new()));
+    lowered.kernels[0].body = guard_first_shuffle(body, &mut done);
+    assert!(done, "the kernel has a shuffle:\n{lowered}");
+    let mut args = vec![
+        Arg::Tensor(TensorData::F32(randoms(7, 120))),
+        Arg::Tensor(TensorData::poisoned(DType::F32, 3)),
+    ];
+    let err = weft_ir::interp::run(&lowered, &mut args).unwrap_err();
+    assert!(matches!(err, InterpError::DivergentShuffle { .. }), "{err}");
+    assert!(
+        err.to_string().contains("not every thread of the block"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -232,6 +344,62 @@ fn every_language_emits_it() {
         let (p, _) = RowParams::rule(&TargetLimits::webgpu_default(), 6, 129);
         let lowered = build(op, 6, 129, &p);
         emits_with_barriers_everywhere(op, &lowered);
+    }
+}
+
+#[test]
+fn every_language_emits_the_shuffles_and_webgpu_refuses_them() {
+    use weft_codegen_wgsl::WgslOptions;
+    let p = RowParams {
+        lanes: 64,
+        rows_per_block: 2,
+        parts: 1,
+        shuffle: 32,
+    };
+    for op in OPS {
+        let lowered = build(op, 6, 129, &p);
+        let cuda = weft_codegen_cuda::emit_lowered(&lowered, &Default::default()).unwrap();
+        assert!(
+            cuda.source.contains("__shfl_xor_sync(0xffffffffu, "),
+            "{op:?}"
+        );
+        // NVRTC and hipcc (gfx90a's wavefronts of 64 hold the runs of 32) compile them,
+        // where they are installed (else skipped with the reason printed).
+        weft_codegen_cuda::nvrtc::check(&cuda.source).unwrap_or_else(|e| panic!("{op:?}: {e}"));
+        let hip = weft_codegen_cuda::hip::emit_lowered(&lowered, &Default::default()).unwrap();
+        assert!(hip.source.contains("__shfl_xor("), "{op:?}");
+        let entries: Vec<String> = hip.kernels.iter().map(|k| k.name.clone()).collect();
+        weft_codegen_cuda::hipcc::check(&hip.source, &entries)
+            .unwrap_or_else(|e| panic!("{op:?}: {e}"));
+        let msl = weft_codegen_metal::emit_lowered(&lowered, &Default::default()).unwrap();
+        assert!(msl.source.contains("simd_shuffle_xor("), "{op:?}");
+        // An adapter with subgroups of 32: naga validates the shuffles.
+        let adapter = WgslOptions {
+            limits: TargetLimits {
+                subgroup: Some(weft_codegen_common::SubgroupSize::fixed(32)),
+                ..TargetLimits::webgpu_default()
+            },
+        };
+        let wgsl = weft_codegen_wgsl::emit_lowered(&lowered, &adapter).unwrap();
+        assert!(wgsl.source.contains("subgroupShuffleXor("), "{op:?}");
+        weft_codegen_wgsl::validate(&wgsl.source).unwrap_or_else(|e| panic!("{op:?}: {e}"));
+        // Plain WebGPU: no subgroups. Subgroups of 8: a mask of 16 spans more.
+        let err = weft_codegen_wgsl::emit_lowered(&lowered, &Default::default()).unwrap_err();
+        assert!(
+            err.to_string().contains("has no subgroup operations"),
+            "{err}"
+        );
+        let eight = WgslOptions {
+            limits: TargetLimits {
+                subgroup: Some(weft_codegen_common::SubgroupSize::fixed(8)),
+                ..TargetLimits::webgpu_default()
+            },
+        };
+        let err = weft_codegen_wgsl::emit_lowered(&lowered, &eight).unwrap_err();
+        assert!(
+            err.to_string().contains("from 1 to 7 (subgroups of 8)"),
+            "{err}"
+        );
     }
 }
 
@@ -274,6 +442,15 @@ fn split(parts: i64, lanes: i64) -> RowParams {
         lanes,
         rows_per_block: 1,
         parts,
+        shuffle: 1,
+    }
+}
+
+/// [`split`] with trees by shuffles across runs of `shuffle` lanes.
+fn split_shuffled(parts: i64, lanes: i64, shuffle: i64) -> RowParams {
+    RowParams {
+        shuffle,
+        ..split(parts, lanes)
     }
 }
 
@@ -288,6 +465,7 @@ fn split_rows_are_right() {
                 for op in OPS {
                     seed += 1;
                     check(op, rows, n, &split(parts, lanes), seed);
+                    check(op, rows, n, &split_shuffled(parts, lanes, 32), seed);
                 }
             }
         }
@@ -370,7 +548,7 @@ fn the_rule_splits_long_rows_when_they_are_few() {
     assert_eq!(cuda.multiprocessors, 128);
     // One row of 65536: 16 parts of 4096 (the smallest part), 1024 threads each.
     let (p, why) = RowParams::rule(&cuda, 1, 65536);
-    assert_eq!(p, split(16, 1024), "{why}");
+    assert_eq!(p, split_shuffled(16, 1024, 32), "{why}");
     assert_eq!(
         why,
         "rule: a block per row, split in 16 parts (two kernels) for 1 row of 65536"
@@ -382,7 +560,10 @@ fn the_rule_splits_long_rows_when_they_are_few() {
     let (p, why) = RowParams::rule(&cuda, 1, 1 << 24);
     assert_eq!(p.parts, 64, "{why}");
     // The shortest row that splits, and one shorter that does not.
-    assert_eq!(RowParams::rule(&cuda, 1, 8192).0, split(2, 1024));
+    assert_eq!(
+        RowParams::rule(&cuda, 1, 8192).0,
+        split_shuffled(2, 1024, 32)
+    );
     let (p, why) = RowParams::rule(&cuda, 1, 8191);
     assert_eq!(p.parts, 1, "{why}");
     assert!(!why.contains("split"), "{why}");
@@ -438,9 +619,18 @@ fn split_params_that_cannot_be_are_refused() {
         lanes: 32,
         rows_per_block: 2,
         parts: 2,
+        shuffle: 1,
     };
     let shared = template_over("rows", &x, &y, RowOp::Softmax, &p).unwrap_err();
     assert!(shared.to_string().contains("2 rows per block"), "{shared}");
+    let wide = template_over("rows", &x, &y, RowOp::Softmax, &split_shuffled(2, 32, 64));
+    assert!(
+        wide.unwrap_err()
+            .to_string()
+            .contains("shuffles across 64 lanes of 32")
+    );
+    let odd = template_over("rows", &x, &y, RowOp::Softmax, &split_shuffled(2, 32, 12));
+    assert!(odd.unwrap_err().to_string().contains("a power of two"));
 }
 
 #[test]

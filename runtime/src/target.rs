@@ -291,9 +291,9 @@ impl Target {
     /// `cuda -arch=sm_XX` takes that architecture's opt-in shared memory (227 KiB for
     /// sm_90), plain `cuda` the smallest of sm_80 and later (99 KiB).
     /// `webgpu` always uses WebGPU's defaults: that is its point. Offline, `vulkan` takes
-    /// WebGPU's sizes with f16 and the one cooperative-matrix configuration that
+    /// WebGPU's sizes with f16, the one cooperative-matrix configuration that
     /// NVIDIA's and AMD's Vulkan drivers both report (16×16×16, f16 inputs, f32
-    /// accumulators), so that `weft emit --target vulkan` shows what a GPU with matrix
+    /// accumulators) and subgroups of 32 (to 64), so that `weft emit --target vulkan` shows what a GPU with matrix
     /// units runs; an open device reports its own.
     pub fn limits(&self) -> TargetLimits {
         match self {
@@ -342,6 +342,8 @@ impl Target {
                     DType::F32,
                 )],
                 max_registers: WgpuBackend::Vulkan.max_registers(),
+                // NVIDIA's subgroups of 32, RDNA's of 32 or 64 (the driver's choice).
+                subgroup: Some(weft_codegen_common::SubgroupSize { min: 32, max: 64 }),
                 ..TargetLimits::webgpu_default()
             },
             Target::Wgpu { backend, .. } => TargetLimits {
@@ -464,6 +466,8 @@ fn cpu_limits() -> TargetLimits {
         name: "cpu".to_string(),
         // No compiler to take a register cap: it is not a dimension of the spaces here.
         register_cap: false,
+        // The interpreter runs shuffles (under a stricter rule than any subgroup size:
+        // every thread of the block takes part), so kernels here take the path CUDA's do.
         ..TargetLimits::cuda()
     }
 }

@@ -13,6 +13,7 @@ use std::process::Command;
 use weft_codegen_common::TargetLimits;
 use weft_ir::kernel::LoweredFunc;
 use weft_ops::templates::Config;
+use weft_ops::templates::rows::{RowOp, RowParams, template_over};
 use weft_ops::{OPS, Shape, Workload};
 use weft_runtime::Target;
 use weft_testkit::devices::require_or_skip;
@@ -127,6 +128,41 @@ fn all_wgsl() -> Vec<(String, String)> {
                 &format!("{}/{schedule} (vulkan)", op.name),
                 &mut out,
             );
+        }
+    }
+    // The row reductions (softmax, layer norm, a sum) by the rule on adapters with
+    // subgroups of 8 (lavapipe's) and 32 (NVIDIA's): their trees shuffle, which Tint
+    // holds to subgroup-uniform control flow. One kernel, and the split form.
+    for sub in [8, 32] {
+        let limits = TargetLimits {
+            name: format!("vulkan with subgroups of {sub}"),
+            subgroup: Some(weft_codegen_common::SubgroupSize::fixed(sub)),
+            ..TargetLimits::webgpu_default()
+        };
+        for (rows, n) in [(6, 129), (64, 768), (1, 20011)] {
+            for op in [
+                RowOp::Softmax,
+                RowOp::LayerNorm { epsilon: 1e-5 },
+                RowOp::Sum,
+            ] {
+                let (p, why) = RowParams::rule(&limits, rows, n);
+                assert!(p.shuffle > 1, "{why}: {p:?}");
+                let x = weft_ir::te::placeholder("x", &[rows, n], weft_ir::dtype::DType::F32);
+                let y_shape = if op.per_row() {
+                    vec![rows]
+                } else {
+                    vec![rows, n]
+                };
+                let y = weft_ir::te::placeholder("y", &y_shape, weft_ir::dtype::DType::F32);
+                let func = template_over("rows", &x, &y, op, &p).unwrap();
+                let lowered = weft_ir::lower::lower(&func).unwrap();
+                emit(
+                    &lowered,
+                    &limits,
+                    &format!("rows {op:?} {rows}x{n} {p:?}"),
+                    &mut out,
+                );
+            }
         }
     }
     for (name, k) in weft_testkit::handmade::all() {

@@ -15,9 +15,9 @@ if (!adapter) {
   console.error('Dawn: no null-backend adapter');
   process.exit(2);
 }
-// f16 where the adapter has it; every limit the adapter allows, so that what is
-// checked is the language, not WebGPU's default limits (weft checks those itself).
-const features = ['shader-f16'].filter((f) => adapter.features.has(f));
+// f16 and subgroups where the adapter has them; every limit the adapter allows, so that
+// what is checked is the language, not WebGPU's default limits (weft checks those itself).
+const features = ['shader-f16', 'subgroups'].filter((f) => adapter.features.has(f));
 const requiredLimits = {};
 for (const key of ['maxComputeWorkgroupStorageSize', 'maxComputeInvocationsPerWorkgroup',
   'maxComputeWorkgroupSizeX', 'maxComputeWorkgroupSizeY', 'maxComputeWorkgroupSizeZ',
@@ -28,12 +28,15 @@ const device = await adapter.requestDevice({ requiredFeatures: features, require
 
 let failed = 0;
 for (const file of process.argv.slice(2)) {
-  const code = readFileSync(file, 'utf8');
-  if (/^\s*enable\s+wgpu_cooperative_matrix\s*;/m.test(code)) {
+  const source = readFileSync(file, 'utf8');
+  if (/^\s*enable\s+wgpu_cooperative_matrix\s*;/m.test(source)) {
     // wgpu's own extension: no browser has it, so Tint does not know it.
     console.log(`skip ${file}: wgpu_cooperative_matrix is a wgpu extension`);
     continue;
   }
+  // weft writes subgroup functions without `enable subgroups;`, which naga (wgpu 30)
+  // refuses (gfx-rs/wgpu#8202) and WGSL requires: added here for Tint.
+  const code = /\bsubgroup[A-Z]\w*\(/.test(source) ? `enable subgroups;\n${source}` : source;
   device.pushErrorScope('validation');
   const module = device.createShaderModule({ code });
   const info = await module.getCompilationInfo();

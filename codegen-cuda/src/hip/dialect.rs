@@ -77,6 +77,11 @@ impl Dialect for Hip {
         // AMD GPUs have no tanh instruction: `tanhf` for the approximate one too.
         let f = match f {
             Intrinsic::TanhApprox => Intrinsic::Tanh,
+            // HIP's shuffle spans the wavefront and takes no mask of lanes.
+            Intrinsic::ShuffleXor => {
+                return matches!(dtype, DType::F32 | DType::I32 | DType::U32)
+                    .then(|| format!("__shfl_xor({}, {})", args[0], args[1]));
+            }
             f => f,
         };
         Cuda.intrinsic(f, dtype, args)

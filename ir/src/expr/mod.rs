@@ -178,6 +178,11 @@ impl Expr {
     pub fn call(f: Intrinsic, args: Vec<Expr>) -> Expr {
         Expr::Call(f, args)
     }
+    /// `T.shuffle_xor(value, mask)`: `value` as the subgroup's thread `lane ^ mask` holds
+    /// it ([`Intrinsic::ShuffleXor`], a collective).
+    pub fn shuffle_xor(value: Expr, mask: i64) -> Expr {
+        Expr::Call(Intrinsic::ShuffleXor, vec![value, Expr::int(mask)])
+    }
 
     /// Conjunction of `parts`; `true` when empty.
     pub fn all(parts: impl IntoIterator<Item = Expr>) -> Expr {

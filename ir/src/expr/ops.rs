@@ -60,7 +60,8 @@ pub enum UnOp {
     Not,
 }
 
-/// Math intrinsics. All take and return floats, except `Abs`, which also takes integers.
+/// Math intrinsics, and one subgroup collective. All take and return floats, except
+/// `Abs`, which also takes integers, and `ShuffleXor` (below).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Intrinsic {
     Exp,
@@ -87,13 +88,26 @@ pub enum Intrinsic {
     Pow,
     /// `fma(a, b, c) = a * b + c`
     Fma,
+    /// `shuffle_xor(value, mask)`: the `value` of the thread whose index in its subgroup
+    /// (warp, wavefront, SIMD-group) is this thread's xor `mask` — one step of a butterfly
+    /// reduction in registers, with no shared memory and no barrier. `value` is `f32`,
+    /// `i32` or `u32`; `mask` an `i32` constant below the target's subgroup size.
+    ///
+    /// A collective: every thread of the subgroup evaluates it together, so it stands
+    /// only where all of them arrive (never under a condition that differs between
+    /// them), in a kernel whose threads fill whole subgroups. Subgroups are taken to be
+    /// consecutive runs of the block's linear thread index (`x` fastest), as CUDA's warps
+    /// are and as the Vulkan drivers and Metal weft runs on number them. The checker
+    /// (`weft_codegen_common::check_limits`) refuses a mask the target's subgroups do not
+    /// span; the interpreter reports a thread whose partner is absent or not arriving.
+    ShuffleXor,
 }
 
 impl Intrinsic {
     /// Number of arguments.
     pub fn arity(self) -> usize {
         match self {
-            Intrinsic::Pow => 2,
+            Intrinsic::Pow | Intrinsic::ShuffleXor => 2,
             Intrinsic::Fma => 3,
             _ => 1,
         }
@@ -116,7 +130,13 @@ impl Intrinsic {
             Intrinsic::Ceil => "ceil",
             Intrinsic::Pow => "pow",
             Intrinsic::Fma => "fma",
+            Intrinsic::ShuffleXor => "shuffle_xor",
         }
+    }
+
+    /// Whether the threads of a subgroup evaluate it together ([`Intrinsic::ShuffleXor`]).
+    pub fn is_collective(self) -> bool {
+        self == Intrinsic::ShuffleXor
     }
 }
 

@@ -18,7 +18,7 @@ use super::fragment::{CBar, CFrag, CMem, CSwz, CTile};
 use super::node::NodeId;
 use super::value::{self, BinFn, CallFn, Raw, UnFn};
 use crate::dtype::DType;
-use crate::expr::{BinOp, Buffer, Expr, Var};
+use crate::expr::{BinOp, Buffer, Expr, Intrinsic, Var};
 use crate::fragment::{FragOp, FragRef, Fragment, WARP};
 use crate::kernel::{Access, KStmt, Kernel, KernelParam};
 use crate::tma::{BarRef, MBarrier, SwizzledTile};
@@ -46,6 +46,9 @@ pub(super) enum Op {
     /// `c ? t : f`, each branch evaluated only for the threads that take it.
     Select(NodeId, NodeId, NodeId),
     Call(CallFn, [NodeId; 3], usize),
+    /// `shuffle_xor(value, mask)`: the value at the lane whose thread index in the block
+    /// is this one's xor `mask` (a subgroup collective, [`crate::expr::Intrinsic`]).
+    Shuffle(NodeId, u32),
     Load {
         buf: u32,
         idx: NodeId,
@@ -428,6 +431,21 @@ impl Compiler<'_> {
                     return Err(
                         self.mismatch(e, format!("{} takes {} arguments", f.name(), f.arity()))
                     );
+                }
+                if *f == Intrinsic::ShuffleXor {
+                    let Expr::Int(mask @ 1..=1023, DType::I32) = args[1] else {
+                        return Err(self.mismatch(
+                            e,
+                            "the mask of shuffle_xor must be an i32 constant from 1 to 1023",
+                        ));
+                    };
+                    let v = self.expr(&args[0])?;
+                    let ty = self.ty(v);
+                    if !matches!(ty, DType::F32 | DType::I32 | DType::U32) {
+                        return Err(self.mismatch(e, format!("shuffle_xor on {ty}")));
+                    }
+                    let loc = self.result_loc(&[v]);
+                    return Ok(self.push(Op::Shuffle(v, mask as u32), loc, ty));
                 }
                 let mut ids = [0; 3];
                 for (slot, a) in ids.iter_mut().zip(args) {

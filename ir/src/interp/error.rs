@@ -176,6 +176,19 @@ pub enum InterpError {
         total: usize,
         at: ThreadId,
     },
+    /// A subgroup shuffle whose partner thread does not take part: past the block's
+    /// threads, or not arriving (the shuffle under a condition that differs between them).
+    #[error(
+        "kernel `{kernel}`: shuffle_xor with mask {mask} at {at}: its partner, thread \
+         {partner} of the block, {why}; a shuffle is a subgroup collective"
+    )]
+    DivergentShuffle {
+        kernel: String,
+        mask: u32,
+        partner: usize,
+        why: &'static str,
+        at: ThreadId,
+    },
     /// A matrix-fragment operation reached by some but not all threads of a warp.
     #[error(
         "kernel `{kernel}`: fragment operation on `{fragment}` in divergent control flow: \

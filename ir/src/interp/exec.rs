@@ -619,6 +619,8 @@ impl<'p> Machine<'p> {
                 }
                 f(&args)
             }
+            // Every thread holds the same value: the partner's is this one's.
+            Op::Shuffle(a, _) => self.eval_uni(a, t)?,
             Op::Load { .. } => return Err(self.internal("uniform load")),
         };
         self.uni[slot as usize] = v;
@@ -706,6 +708,10 @@ impl<'p> Machine<'p> {
                     hi[ti] = f(&args);
                 }
             }
+            Op::Shuffle(a, mask) => {
+                self.eval(a, act)?;
+                self.shuffle(c, a, mask, act)?;
+            }
             Op::Select(cn, x, y) => {
                 self.eval(cn, act)?;
                 match self.src(cn, Some(c))? {
@@ -752,6 +758,58 @@ impl<'p> Machine<'p> {
     }
 
     /// Copies node `n`'s value into column `c` for the threads of `act`.
+    /// `shuffle_xor`: column `c` of each lane of `act` takes node `a`'s value at the lane
+    /// of its block whose thread index is its own xor `mask`. Held to a stricter rule than
+    /// the hardware's (a whole subgroup, whose size the interpreter does not know): every
+    /// thread of the block takes part, as at a barrier, so a shuffle that is right here is
+    /// right for any subgroup size the checker lets the mask span.
+    fn shuffle(&mut self, c: usize, a: NodeId, mask: u32, act: &[u32]) -> Result<(), InterpError> {
+        let tpb = self.tpb;
+        let mut present = vec![false; self.lanes];
+        self.counts.fill(0);
+        for &l in act {
+            present[l as usize] = true;
+            self.counts[l as usize / tpb] += 1;
+        }
+        // Partners first (the precise message), then whole blocks.
+        let misfit = |l: u32, whole: bool| {
+            let t = l as usize % tpb;
+            let partner = t ^ mask as usize;
+            let why = if partner >= tpb {
+                Some("is past the block's threads")
+            } else if !present[l as usize - t + partner] {
+                Some(
+                    "does not arrive (the shuffle is under a condition that differs between threads)",
+                )
+            } else if whole && self.counts[l as usize / tpb] != tpb {
+                Some("arrives, but not every thread of the block does")
+            } else {
+                None
+            };
+            why.map(|why| (l, partner, why))
+        };
+        let first = act
+            .iter()
+            .find_map(|&l| misfit(l, false))
+            .or_else(|| act.iter().find_map(|&l| misfit(l, true)));
+        if let Some((l, partner, why)) = first {
+            return Err(InterpError::DivergentShuffle {
+                kernel: self.p.kernel.clone(),
+                mask,
+                partner,
+                why,
+                at: self.tid(l),
+            });
+        }
+        let s = self.src(a, Some(c))?;
+        let (lo, hi) = self.cols.split_at_mut(c * self.lanes);
+        for &l in act {
+            let t = l as usize % tpb;
+            hi[l as usize] = s.get(lo, l as usize - t + (t ^ mask as usize));
+        }
+        Ok(())
+    }
+
     fn copy_into(&mut self, c: usize, n: NodeId, act: &[u32]) -> Result<(), InterpError> {
         let s = self.src(n, Some(c))?;
         let (lo, hi) = self.cols.split_at_mut(c * self.lanes);

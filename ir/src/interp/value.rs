@@ -217,6 +217,8 @@ pub(super) fn call_fn(f: Intrinsic, ty: DType) -> Option<CallFn> {
                 Intrinsic::Ceil => unary!($dec, $enc, f64::ceil),
                 Intrinsic::Pow => |a: &[Raw; 3]| $enc($dec(a[0]).powf($dec(a[1]))),
                 Intrinsic::Fma => |a: &[Raw; 3]| $enc($dec(a[0]).mul_add($dec(a[1]), $dec(a[2]))),
+                // A collective, compiled to its own node (`compile::Op::Shuffle`).
+                Intrinsic::ShuffleXor => return None,
             })
         };
     }

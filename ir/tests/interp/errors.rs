@@ -424,3 +424,64 @@ fn bad_shape() {
         "{err}"
     );
 }
+
+/// `out[t] = t` read back from thread `t ^ mask`: a butterfly exchange, right for every
+/// mask below the block; reported where the partner is past the block or absent.
+#[test]
+fn shuffles_exchange_within_the_block_and_refuse_an_absent_partner() {
+    let out = global("out", 64, DType::I32);
+    let v = Var::new("v", DType::I32);
+    let shuffled = |mask: i64, block: u32, guard: Option<Expr>| {
+        let s = let_(
+            &v,
+            Expr::shuffle_xor(tx() * 10, mask),
+            store(&out, bx() * block as i64 + tx(), v.expr()),
+        );
+        let body = match guard {
+            Some(c) => if_(c, s),
+            None => s,
+        };
+        kernel(
+            "shfl",
+            vec![param(&out, Access::Write)],
+            [64 / block, 1, 1],
+            [block, 1, 1],
+            body,
+        )
+    };
+    for mask in [1, 2, 8, 31] {
+        let k = shuffled(mask, 32, None);
+        let got = run_one(&k, vec![(&out, TensorData::poisoned(DType::I32, 64))]).unwrap();
+        let TensorData::I32(got) = &got[0] else {
+            panic!("an i32 output")
+        };
+        for (i, g) in got.iter().enumerate() {
+            assert_eq!(
+                *g,
+                ((i % 32) as i32 ^ mask as i32) * 10,
+                "mask {mask} at {i}"
+            );
+        }
+    }
+    // One block of 48: thread 32's partner under mask 16 would be 48.
+    let err = run_one(
+        &shuffled(16, 48, None),
+        vec![(&out, TensorData::poisoned(DType::I32, 64))],
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, InterpError::DivergentShuffle { partner: 48, .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("past the block's threads"),
+        "{err}"
+    );
+    // Under a condition that splits the pairs.
+    let err = run_one(
+        &shuffled(1, 32, Some(tx().lt(5))),
+        vec![(&out, TensorData::poisoned(DType::I32, 64))],
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("does not arrive"), "{err}");
+}

@@ -162,12 +162,16 @@ impl WgpuDevice {
         // Cooperative matrices are one of wgpu's experimental features: requested where
         // the adapter reports them (VK_KHR_cooperative_matrix with the Vulkan memory
         // model, Metal's simdgroup matrices), never on the WebGPU profile.
+        // Subgroup operations likewise (reductions shuffle in registers instead of a
+        // shared-memory tree), never on the WebGPU profile: it holds kernels to what every
+        // browser runs.
         let wanted = if webgpu {
             wgpu::Features::TIMESTAMP_QUERY
         } else {
             wgpu::Features::TIMESTAMP_QUERY
                 | wgpu::Features::SHADER_F16
                 | wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX
+                | wgpu::Features::SUBGROUP
         };
         let features = adapter.features() & wanted;
         let required_limits = if webgpu {
@@ -235,6 +239,12 @@ impl WgpuDevice {
                 uniform_barriers: true,
                 fragment_elements: false,
                 shared_overlays: false,
+                subgroup: features.contains(wgpu::Features::SUBGROUP).then_some(
+                    weft_codegen_common::SubgroupSize {
+                        min: info.subgroup_min_size,
+                        max: info.subgroup_max_size,
+                    },
+                ),
             }
         };
         let options = WgpuOptions {

@@ -9,8 +9,12 @@
 //! registers between the passes, so the row is read from global memory once; longer
 //! rows are read again by each pass (their producers, inlined, recomputed).
 //!
-//! The passes, each ending in one tree (a partial per thread into shared memory, then
-//! `log2(lanes)` halving steps, each behind a barrier):
+//! The passes, each ending in one tree: where the target has subgroups
+//! ([`TargetLimits::subgroup`]), butterfly shuffles in registers across each run of
+//! [`RowParams::shuffle`] lanes, then — for rows wider than that — one partial a run
+//! through shared memory, one barrier, and the runs' partials combined by shuffles again
+//! (or read in turn); elsewhere a partial per thread into shared memory and `log2(lanes)`
+//! halving steps, each behind a barrier. The passes:
 //!
 //! - softmax: the row's max; the sum of `exp(x − max)`; then `exp(x − max) / sum`;
 //! - layer norm: the mean; the mean square of `x − mean` (two passes over registers, no
@@ -20,8 +24,9 @@
 //!
 //! The view `x` may be a te compute: post-scheduling fusion inlines it into the loads,
 //! and the caller fuses its epilogue into the stores of `y` ([`weft_ir::fusion`]),
-//! as for any anchor. Every target runs the same kernel: the tree needs shared memory
-//! and barriers only, which CUDA, HIP, WGSL and MSL all have.
+//! as for any anchor. Every target runs the same kernel but for the trees: CUDA's warps,
+//! HIP's wavefronts, Metal's SIMD-groups and a wgpu adapter with `subgroups` shuffle;
+//! plain WebGPU uses shared memory and barriers only.
 //!
 //! Rows so long and so few that a block per row would leave most multiprocessors idle
 //! take the split form ([`RowParams::parts`] above 1, [`split`]): each row cut into
@@ -114,6 +119,10 @@ pub struct RowParams {
     /// Chunks each row is cut into, each a block's ([`split`]: two kernels, at most
     /// [`MAX_PARTS`]); 1: the one-kernel form, a row wholly within one block.
     pub parts: i64,
+    /// Lanes a tree combines by subgroup shuffles (a power of two up to `lanes` and the
+    /// target's subgroup size, [`weft_codegen_common::SubgroupSize::shuffle_lanes`]); 1:
+    /// the shared-memory tree throughout.
+    pub shuffle: i64,
 }
 
 impl RowParams {
@@ -168,6 +177,7 @@ impl RowParams {
                     lanes,
                     rows_per_block: 1,
                     parts,
+                    shuffle: shuffle_lanes(limits, lanes, lanes),
                 };
                 let of = if rows == 1 { "row" } else { "rows" };
                 return (
@@ -182,6 +192,7 @@ impl RowParams {
             lanes,
             rows_per_block,
             parts: 1,
+            shuffle: shuffle_lanes(limits, lanes, lanes * rows_per_block),
         };
         let what = if lanes >= 32 && rows_per_block == 1 {
             "a block per row".to_string()
@@ -197,6 +208,15 @@ impl RowParams {
     pub fn threads(&self) -> i64 {
         self.lanes * self.rows_per_block
     }
+}
+
+/// The lanes a tree over `lanes` threads of a block of `threads` shuffles across on
+/// `limits` (1: none).
+pub fn shuffle_lanes(limits: &TargetLimits, lanes: i64, threads: i64) -> i64 {
+    limits
+        .subgroup
+        .map(|s| s.shuffle_lanes(lanes.max(1) as u64, threads.max(1) as u64) as i64)
+        .unwrap_or(1)
 }
 
 /// The least power of two at or above `v`.
@@ -234,6 +254,12 @@ pub fn template_over(
         return Err(invalid(format!(
             "rows split in {} parts; 1 to {MAX_PARTS} are possible",
             p.parts
+        )));
+    }
+    if p.shuffle < 1 || p.shuffle > p.lanes || p.shuffle & (p.shuffle - 1) != 0 {
+        return Err(invalid(format!(
+            "shuffles across {} lanes of {}; a power of two up to the lanes is possible",
+            p.shuffle, p.lanes
         )));
     }
     if p.parts > 1 && p.rows_per_block != 1 {
@@ -358,7 +384,17 @@ pub fn add_kernel(t: &mut Template, x: &Buffer, y: &Buffer, op: RowOp, p: &RowPa
             }
         };
         let combine_row = |kb: &mut KernelBuilder, name: &str, reduce: ReduceOp| -> Expr {
-            tree(kb, name, reduce, acc.at(&[0]), &tx, &ty, lanes, rpb)
+            tree(
+                kb,
+                name,
+                reduce,
+                acc.at(&[0]),
+                &tx,
+                &ty,
+                lanes,
+                rpb,
+                p.shuffle,
+            )
         };
         let store_row = |kb: &mut KernelBuilder, e: &Expr, v: Expr| {
             let at = [row.clone(), col(e)];
@@ -438,9 +474,13 @@ pub(super) fn constant(v: f32, dtype: DType) -> Expr {
     }
 }
 
-/// Combines each thread's `partial` over the `lanes` threads of its row: into shared
-/// memory, then halving steps behind barriers; the row's total, which every thread of
-/// the row reads.
+/// Combines each thread's `partial` over the `lanes` threads of its row; the row's
+/// total, which every thread of the row holds. With `shuffle` lanes of a subgroup
+/// (a power of two, at most `lanes`): butterfly shuffles across each run of `shuffle`
+/// lanes; where the row is wider, each run's first lane stores its partial, one
+/// barrier, and every lane combines the runs' partials (by shuffles again where they
+/// fit a run, else reading each in turn). With `shuffle` 1: into shared memory, then
+/// halving steps behind barriers.
 #[allow(clippy::too_many_arguments)] // the kernel's coordinates, passed as they are
 pub(super) fn tree(
     kb: &mut KernelBuilder,
@@ -451,9 +491,23 @@ pub(super) fn tree(
     ty: &Expr,
     lanes: i64,
     rows_per_block: i64,
+    shuffle: i64,
 ) -> Expr {
     if lanes == 1 {
         return kb.let_(name, partial);
+    }
+    if shuffle > 1 {
+        return shuffle_tree(
+            kb,
+            name,
+            reduce,
+            partial,
+            tx,
+            ty,
+            lanes,
+            rows_per_block,
+            shuffle,
+        );
     }
     // One array per tree: the next tree's first stores cannot overwrite this total
     // before every thread has read it.
@@ -471,6 +525,63 @@ pub(super) fn tree(
     kb.let_(name, sh.at(&[ty.clone(), Expr::int(0)]))
 }
 
+/// [`tree`] by subgroup shuffles (`shuffle` > 1).
+#[allow(clippy::too_many_arguments)]
+fn shuffle_tree(
+    kb: &mut KernelBuilder,
+    name: &str,
+    reduce: ReduceOp,
+    partial: Expr,
+    tx: &Expr,
+    ty: &Expr,
+    lanes: i64,
+    rows_per_block: i64,
+    shuffle: i64,
+) -> Expr {
+    // Each step a `let` at the kernel's top level, where every thread arrives: a shuffle
+    // is a collective, and naga, Tint and CUDA's `__shfl_xor_sync` all hold it there.
+    let butterfly = |kb: &mut KernelBuilder, v: Expr, width: i64| {
+        let mut v = kb.let_(name, v);
+        let mut mask = width / 2;
+        while mask >= 1 {
+            v = kb.let_(name, reduce.combine(v.clone(), Expr::shuffle_xor(v, mask)));
+            mask /= 2;
+        }
+        v
+    };
+    let run = butterfly(kb, partial, shuffle);
+    if shuffle >= lanes {
+        return run;
+    }
+    // The runs' partials: one a run, through shared memory.
+    let runs = lanes / shuffle;
+    let sh = kb.shared(name, &[rows_per_block, runs], DType::F32);
+    let first = (tx.clone() % shuffle).lt(1);
+    kb.store_if(first, &sh, [ty.clone(), tx.clone() / shuffle], run);
+    kb.barrier();
+    if runs <= shuffle {
+        // Lane `tx` takes run `tx % runs`'s partial: each aligned run of `runs` lanes
+        // holds them all, and shuffles within it.
+        let mine = sh.at(&[ty.clone(), tx.clone() % runs]);
+        return butterfly(kb, mine, runs);
+    }
+    // Read in turn, combined pairwise: a sum of many partials keeps the rounding of a
+    // tree (about log2(runs) roundings a value, not `runs`: a layer norm's mean of values
+    // near 1000 over a chunk of 5000 lost 1e-4 of its output to a running sum).
+    fn pairwise(reduce: ReduceOp, sh: &Buffer, ty: &Expr, lo: i64, hi: i64) -> Expr {
+        if hi - lo == 1 {
+            return sh.at(&[ty.clone(), Expr::int(lo)]);
+        }
+        let mid = lo + (hi - lo) / 2;
+        reduce.combine(
+            pairwise(reduce, sh, ty, lo, mid),
+            pairwise(reduce, sh, ty, mid, hi),
+        )
+    }
+    let total = pairwise(reduce, &sh, ty, 0, runs);
+    kb.let_(name, total)
+}
+
 /// A one-line description of `op` with `p` over rows of `n`.
 pub fn describe(op: RowOp, p: &RowParams, n: i64) -> String {
     let chunk = ceil_div(n.max(1), p.parts.max(1));
@@ -480,16 +591,21 @@ pub fn describe(op: RowOp, p: &RowParams, n: i64) -> String {
     } else {
         "read again each pass"
     };
+    let trees = if p.shuffle > 1 {
+        format!(", trees by shuffles across {} lanes", p.shuffle)
+    } else {
+        ", trees in shared memory".to_string()
+    };
     if p.parts > 1 {
         return format!(
-            "{} template: rows split in {} parts (two kernels), {} threads per part, {per} element(s) a thread {kept}",
+            "{} template: rows split in {} parts (two kernels), {} threads per part, {per} element(s) a thread {kept}{trees}",
             op.name(),
             p.parts,
             p.lanes,
         );
     }
     format!(
-        "{} template: {} threads per row, {} row(s) per block, {per} element(s) a thread {kept}",
+        "{} template: {} threads per row, {} row(s) per block, {per} element(s) a thread {kept}{trees}",
         op.name(),
         p.lanes,
         p.rows_per_block,

@@ -40,6 +40,8 @@ struct Layout {
     n: i64,
     parts: i64,
     lanes: i64,
+    /// Lanes the trees shuffle across ([`RowParams::shuffle`]).
+    shuffle: i64,
     /// Elements of each chunk (the last ones may hold fewer, or none).
     chunk: i64,
     /// Elements of its chunk each thread walks.
@@ -71,6 +73,7 @@ impl Layout {
             n,
             parts: p.parts,
             lanes: p.lanes,
+            shuffle: p.shuffle,
             chunk,
             per,
             keep: per <= MAX_KEPT,
@@ -225,6 +228,7 @@ fn add_partials(t: &mut Template, x: &Buffer, partials: &Buffer, op: RowOp, l: &
                 &Expr::int(0),
                 l.lanes,
                 1,
+                l.shuffle,
             )
         };
         let state: Vec<Expr> = match op {
