@@ -53,6 +53,8 @@ namespace metal {
 
 enum class mem_flags { mem_none = 0, mem_device = 1, mem_threadgroup = 2, mem_texture = 4 };
 void threadgroup_barrier(mem_flags flags);
+// SIMD-group functions (MSL 2.0+): the value a thread of the SIMD-group holds.
+template <typename T> T simd_shuffle_xor(T data, ushort mask);
 
 // Declared, not defined: -fsyntax-only needs only the overload sets.
 #define WEFT_FLOAT1(f) float f(float); half f(half);

@@ -210,6 +210,12 @@ fn attention_is_right_on_matrix_units() {
                 regs: false,
                 stages: 1,
                 two_pass: false,
+                shuffle: false,
+            };
+            // The causal variants combine the rows' statistics by shuffles.
+            let p = AttnParams {
+                shuffle: causal && p.threads_per_row() > 1,
+                ..p
             };
             check(c, DType::F16, &p, 10 * i as u64);
         }
@@ -250,6 +256,11 @@ fn attention_is_right_in_two_passes() {
                 regs: false,
                 stages: 1,
                 two_pass: true,
+                shuffle: false,
+            };
+            let p = AttnParams {
+                shuffle: causal && p.threads_per_row() > 1,
+                ..p
             };
             check(c, DType::F16, &p, 700 + 10 * i as u64);
         }
@@ -273,6 +284,7 @@ fn attention_is_right_in_two_passes() {
             regs: false,
             stages: 1,
             two_pass: true,
+            shuffle: false,
         };
         check(c, DType::F16, &p, 800 + i as u64);
     }
@@ -313,6 +325,7 @@ fn attention_is_right_in_registers() {
                 regs: true,
                 stages,
                 two_pass: false,
+                shuffle: false,
             };
             check(c, DType::F16, &p, 500 + 10 * i as u64);
         }
@@ -336,6 +349,7 @@ fn attention_is_right_in_registers() {
             regs: true,
             stages: 1 + i as i64,
             two_pass: false,
+            shuffle: false,
         };
         check(c, DType::F16, &p, 600 + i as u64);
     }
@@ -364,6 +378,7 @@ fn attention_is_right_on_cuda_cores() {
                 regs: false,
                 stages: 1,
                 two_pass: false,
+                shuffle: causal,
             };
             check(c, DType::F32, &p, 100 + i as u64);
         }
@@ -386,6 +401,7 @@ fn attention_is_right_on_cuda_cores() {
             regs: false,
             stages: 1,
             two_pass: false,
+            shuffle: false,
         };
         check(c, DType::F16, &p, 200);
     }
@@ -420,6 +436,7 @@ fn attention_is_right_at_other_tilings() {
                 regs: false,
                 stages: 1,
                 two_pass: false,
+                shuffle: false,
             };
             check(c, DType::F16, &p, 300 + i as u64);
         }
@@ -447,6 +464,7 @@ fn the_rule_fits_every_target() {
                         regs: false,
                         stages: 1,
                         two_pass: false,
+                        shuffle: false,
                     };
                     assert!(!smallest.fits(&limits, d, d, f16), "{} d={d}", limits.name);
                     continue;
@@ -508,6 +526,7 @@ fn without_its_barriers_attention_races() {
         regs: false,
         stages: 1,
         two_pass: false,
+        shuffle: false,
     };
     for (regs, stages) in [(false, 1), (true, 1), (true, 2)] {
         let mut lowered = build(c, DType::F16, &AttnParams { regs, stages, ..p });
@@ -546,6 +565,7 @@ fn every_language_emits_it() {
         regs: false,
         stages: 1,
         two_pass: false,
+        shuffle: false,
     };
     let cuda = build(c, DType::F16, &at(16, 64));
     let src = weft_codegen_cuda::emit_lowered(&cuda, &Default::default()).unwrap();
@@ -608,6 +628,47 @@ fn every_language_emits_it() {
         let wgsl = weft_codegen_wgsl::emit_lowered(&lowered, &opts)
             .unwrap_or_else(|e| panic!("mma={mma}: {e}"));
         weft_codegen_wgsl::validate(&wgsl.source).unwrap_or_else(|e| panic!("mma={mma}: {e}"));
+    }
+    // The rows' statistics by shuffles (two threads a row here), in one and two passes:
+    // WGSL (naga), CUDA (NVRTC), MSL; plain WebGPU refuses them.
+    for two_pass in [false, true] {
+        let p = AttnParams {
+            shuffle: true,
+            two_pass,
+            ..at(16, 32)
+        };
+        assert!(
+            p.shuffles_on(&opts.limits) && !p.fits(&TargetLimits::webgpu_default(), 80, 80, true)
+        );
+        let lowered = build(c, DType::F16, &p);
+        let wgsl = weft_codegen_wgsl::emit_lowered(&lowered, &opts).unwrap();
+        assert!(
+            wgsl.source.contains("subgroupShuffleXor("),
+            "{}",
+            wgsl.source
+        );
+        assert!(!wgsl.source.contains("part_max"), "{}", wgsl.source);
+        weft_codegen_wgsl::validate(&wgsl.source).unwrap_or_else(|e| panic!("{p:?}: {e}"));
+        let cuda = weft_codegen_cuda::emit_lowered(&lowered, &Default::default()).unwrap();
+        assert!(cuda.source.contains("__shfl_xor_sync("), "{}", cuda.source);
+        match weft_codegen_cuda::nvrtc::check_arch(&cuda.source, "sm_80") {
+            Ok(_) => {}
+            Err(e) => panic!("{e}"),
+        }
+        let msl = weft_codegen_metal::emit_lowered(
+            &build(
+                c,
+                DType::F16,
+                &AttnParams {
+                    shuffle: true,
+                    two_pass,
+                    ..at(8, 16)
+                },
+            ),
+            &Default::default(),
+        )
+        .unwrap();
+        assert!(msl.source.contains("simd_shuffle_xor("), "{}", msl.source);
     }
     let metal = build(c, DType::F16, &at(8, 16));
     let msl = weft_codegen_metal::emit_lowered(&metal, &Default::default()).unwrap();

@@ -13,6 +13,7 @@ use std::process::Command;
 use weft_codegen_common::TargetLimits;
 use weft_ir::kernel::LoweredFunc;
 use weft_ops::templates::Config;
+use weft_ops::templates::attention::AttnParams;
 use weft_ops::templates::rows::{RowOp, RowParams, template_over};
 use weft_ops::{OPS, Shape, Workload};
 use weft_runtime::Target;
@@ -163,6 +164,38 @@ fn all_wgsl() -> Vec<(String, String)> {
                     &mut out,
                 );
             }
+        }
+    }
+    // Attention's row statistics by shuffles inside its key loop (CUDA cores: Tint
+    // skips the cooperative-matrix forms), on an adapter with subgroups of 32 and f16.
+    {
+        let limits = TargetLimits {
+            name: "webgpu + shader-f16 + subgroups".into(),
+            subgroup: Some(weft_codegen_common::SubgroupSize::fixed(32)),
+            ..limits_for(true)
+        };
+        let w = Workload::default_for("attention-f16").unwrap();
+        // Four and two threads a row (16 KiB of workgroup memory hold these tiles).
+        for (bq, warps) in [(16, 2), (16, 1)] {
+            let p = AttnParams {
+                mma: 0,
+                bq,
+                bkv: 16,
+                warps,
+                skip: false,
+                regs: false,
+                stages: 1,
+                two_pass: false,
+                shuffle: true,
+            };
+            assert!(p.shuffles_on(&limits), "{p:?}");
+            let func = w.lower_with("template", Some(&p.config())).unwrap();
+            emit(
+                &func,
+                &limits,
+                &format!("attention-f16 {}", p.config()),
+                &mut out,
+            );
         }
     }
     for (name, k) in weft_testkit::handmade::all() {

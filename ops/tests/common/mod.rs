@@ -23,6 +23,7 @@ pub fn nvidia_vulkan_limits() -> TargetLimits {
         f16: true,
         matrix_units: vec![MatrixUnit::new(16, 16, 16, DType::F16, DType::F32)],
         max_registers: 255,
+        subgroup: Some(weft_codegen_common::SubgroupSize::fixed(32)),
         ..TargetLimits::webgpu_default()
     }
 }

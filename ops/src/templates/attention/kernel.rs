@@ -52,8 +52,9 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
         // stay in `S_s`, overwriting the scores they came from.
         let p_s = (f > 0).then(|| kb.shared("P_s", &[bq, bkv + PAD_F16], DType::F16));
         let o_s = kb.shared("O_s", &[bq, dvp + PAD_F32], DType::F32);
-        let part_max = kb.shared("part_max", &[bq, lr], DType::F32);
-        let part_sum = kb.shared("part_sum", &[bq, lr], DType::F32);
+        // A row's threads' partials, where they do not shuffle them.
+        let part_max = (!p.shuffle).then(|| kb.shared("part_max", &[bq, lr], DType::F32));
+        let part_sum = (!p.shuffle).then(|| kb.shared("part_sum", &[bq, lr], DType::F32));
         let m_reg = kb.local("m_run", &[ri], DType::F32);
         let l_reg = kb.local("l_run", &[ri], DType::F32);
 
@@ -328,10 +329,10 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
             kb.unroll("it", ri, |kb, it| {
                 let (r, _) = row_of(kb, &it);
                 let m_own = kb.let_("m_own", m_reg.at(std::slice::from_ref(&it)));
-                let m_row = combine(kb, &part_max, &r, &lane, lr, m_own.clone(), true);
+                let m_row = combine(kb, part_max.as_ref(), &r, &lane, lr, m_own.clone(), true);
                 let m_row = kb.let_("m_row", m_row);
                 let own = l_reg.at(std::slice::from_ref(&it)) * te::exp(m_own - m_row.clone());
-                let l_row = combine(kb, &part_sum, &r, &lane, lr, own, false);
+                let l_row = combine(kb, part_sum.as_ref(), &r, &lane, lr, own, false);
                 kb.store(&m_reg, [it.clone()], m_row);
                 kb.store(&l_reg, [it], Expr::f32(1.0) / l_row);
             });
@@ -418,7 +419,7 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
                     kb.store(&s_s, [r.clone(), c], s.clone());
                     kb.store(&mx, [0], mx.at(&[0]).max(s));
                 });
-                let m_tile = combine(kb, &part_max, &r, &lane, lr, mx.at(&[0]), true);
+                let m_tile = combine(kb, part_max.as_ref(), &r, &lane, lr, mx.at(&[0]), true);
                 let m_old = kb.let_("m_old", m_reg.at(std::slice::from_ref(&it)));
                 let m_new = kb.let_("m_new", m_old.clone().max(m_tile));
                 let sum = kb.local("sum", &[1], DType::F32);
@@ -435,7 +436,7 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
                     }
                     kb.store(&sum, [0], sum.at(&[0]) + pr);
                 });
-                let l_tile = combine(kb, &part_sum, &r, &lane, lr, sum.at(&[0]), false);
+                let l_tile = combine(kb, part_sum.as_ref(), &r, &lane, lr, sum.at(&[0]), false);
                 let alpha = kb.let_("alpha", te::exp(m_old - m_new.clone()));
                 kb.store(&m_reg, [it.clone()], m_new);
                 kb.store(
@@ -569,9 +570,13 @@ pub(super) fn load_tile(
 /// The row's combination of each of its `lr` threads' `partial` (the maximum, or the
 /// sum): through `part[r, lane]` and one barrier, every thread of the row reading all
 /// `lr` partials (few: `lr` is at most the block's threads over its rows).
+///
+/// Without `part` (`sh` = 1), by butterfly shuffles across the row's `lr` consecutive
+/// lanes instead (no shared memory, no barrier; the kernel's threads arrive here
+/// together).
 fn combine(
     kb: &mut KernelBuilder,
-    part: &Buffer,
+    part: Option<&Buffer>,
     r: &Expr,
     lane: &Expr,
     lr: i64,
@@ -581,6 +586,16 @@ fn combine(
     if lr == 1 {
         return kb.let_("row_total", partial);
     }
+    let Some(part) = part else {
+        let mut v = kb.let_("row_total", partial);
+        let mut mask = lr / 2;
+        while mask >= 1 {
+            let other = Expr::shuffle_xor(v.clone(), mask);
+            v = kb.let_("row_total", if max { v.max(other) } else { v + other });
+            mask /= 2;
+        }
+        return v;
+    };
     kb.store(part, [r.clone(), lane.clone()], partial);
     kb.barrier();
     let mut total = part.at(&[r.clone(), Expr::int(0)]);

@@ -84,6 +84,10 @@ pub const PARAMS: &[(&str, &str)] = &[
         "tp",
         "two passes over the keys with `rg` = 0 on matrix units: 1 finds each row's maximum and sum first, then accumulates the normalised P · V in the matrix units' accumulators across the steps (Q · Kᵀ twice, no rescaling through shared memory); 0 or absent: one pass, the online softmax rescaling the output through shared memory",
     ),
+    (
+        "sh",
+        "with `rg` = 0: 1 combines each row's maximum and sum over the row's threads by subgroup shuffles (where the target has subgroups), 0 or absent through shared memory and a barrier each",
+    ),
 ];
 
 /// How scores are masked beyond the key length.
@@ -140,6 +144,10 @@ pub struct AttnParams {
     /// matrix units' accumulators, which opaque fragments (cooperative matrices,
     /// simdgroup matrices) cannot rescale in registers.
     pub two_pass: bool,
+    /// The shared-memory form's row statistics (each row's maximum and sum over its
+    /// [`AttnParams::threads_per_row`] threads) combined by subgroup shuffles, not
+    /// through shared memory and a barrier each (`sh` = 1).
+    pub shuffle: bool,
 }
 
 impl AttnParams {
@@ -155,8 +163,9 @@ impl AttnParams {
             regs: config.get("rg").unwrap_or(0) == 1,
             stages: config.get("st").unwrap_or(1),
             two_pass: config.get("tp").unwrap_or(0) == 1,
+            shuffle: config.get("sh").unwrap_or(0) == 1,
         };
-        for key in ["cs", "rg", "tp"] {
+        for key in ["cs", "rg", "tp", "sh"] {
             if let Some(v) = config.get(key).filter(|c| ![0, 1].contains(c)) {
                 return Err(config.invalid(format!("`{key}` = {v} must be 0 or 1")));
             }
@@ -210,6 +219,13 @@ impl AttnParams {
                     .to_string(),
             );
         }
+        if self.shuffle && (self.regs || self.threads_per_row() == 1) {
+            return Err(format!(
+                "`sh` = 1 shuffles a row's statistics among its threads in the shared-memory form (`rg` = 0, more than one thread a row); here `rg` = {} with {} thread(s) a row",
+                self.regs as i64,
+                self.threads_per_row()
+            ));
+        }
         if self.threads_per_row() > bkv {
             return Err(format!(
                 "{} threads a row over `bkv` = {bkv} keys: fewer keys than threads",
@@ -254,10 +270,16 @@ impl AttnParams {
         } else {
             0
         };
-        tiles + scores + probs + out + 2 * self.bq * self.threads_per_row() * 4
+        let parts = if self.shuffle {
+            0
+        } else {
+            2 * self.bq * self.threads_per_row() * 4
+        };
+        tiles + scores + probs + out + parts
     }
 
-    /// The config (`tp` only where it is 1: the configs of before it read the same).
+    /// The config (`tp` and `sh` only where they are 1: the configs of before them read
+    /// the same).
     pub fn config(&self) -> Config {
         let mut c = Config::of(
             PARAMS,
@@ -274,6 +296,9 @@ impl AttnParams {
         if self.two_pass {
             c.0.push(("tp".to_string(), 1));
         }
+        if self.shuffle {
+            c.0.push(("sh".to_string(), 1));
+        }
         c
     }
 
@@ -287,6 +312,15 @@ impl AttnParams {
             && (self.mma == 0 || limits.f16_mma_sizes().contains(&self.mma))
             && !(self.skip && limits.uniform_barriers)
             && (!self.regs || limits.fragment_elements)
+            && (!self.shuffle || self.shuffles_on(limits))
+    }
+
+    /// Whether `limits`' subgroups hold a row's threads (see [`AttnParams::shuffle`]).
+    pub fn shuffles_on(&self, limits: &TargetLimits) -> bool {
+        let lr = self.threads_per_row();
+        limits
+            .subgroup
+            .is_some_and(|s| s.shuffle_lanes(lr as u64, self.threads() as u64) as i64 == lr)
     }
 
     /// The stated rule for `heads` heads of `s` query rows, `t` keys and head size `d`,
@@ -362,6 +396,7 @@ impl AttnParams {
                         regs: true,
                         stages: st,
                         two_pass: false,
+                        shuffle: false,
                     };
                     if p.check().is_ok() && p.fits(limits, d, d, f16) {
                         let fetch = if st == 2 {
@@ -403,7 +438,7 @@ impl AttnParams {
                 if bkv > start {
                     continue;
                 }
-                let p = AttnParams {
+                let mut p = AttnParams {
                     mma,
                     bq,
                     bkv,
@@ -412,7 +447,10 @@ impl AttnParams {
                     regs: false,
                     stages: 1,
                     two_pass,
+                    shuffle: false,
                 };
+                // A row's statistics by shuffles where the subgroups hold its threads.
+                p.shuffle = p.threads_per_row() > 1 && p.shuffles_on(limits);
                 if p.check().is_ok() && p.fits(limits, d, d, f16) {
                     candidates.push(p);
                     break;
@@ -426,13 +464,18 @@ impl AttnParams {
             .or(candidates.last())
             .copied()?;
         let why = format!(
-            "rule: {} query rows a block for {} heads of {s} × {t} ({} blocks over {sms} multiprocessors), {} keys a step{}",
+            "rule: {} query rows a block for {} heads of {s} × {t} ({} blocks over {sms} multiprocessors), {} keys a step{}{}",
             p.bq,
             heads,
             blocks(&p),
             p.bkv,
             if p.two_pass {
                 ", two passes (opaque fragments over more than 128 keys)"
+            } else {
+                ""
+            },
+            if p.shuffle {
+                ", row statistics by subgroup shuffles"
             } else {
                 ""
             }
@@ -548,6 +591,11 @@ pub fn describe(p: &AttnParams) -> String {
     };
     let softmax = if p.regs {
         String::new()
+    } else if p.shuffle {
+        format!(
+            ", {} threads a row in the softmax, combined by shuffles",
+            p.threads_per_row()
+        )
     } else {
         format!(", {} threads a row in the softmax", p.threads_per_row())
     };
@@ -572,11 +620,13 @@ pub fn space(limits: &TargetLimits) -> Vec<Config> {
         for bq in [16, 32, 64, 128] {
             for bkv in [16, 32, 64, 128] {
                 for warps in [1, 2, 4, 8] {
-                    for (regs, stages, two_pass) in [
-                        (false, 1, false),
-                        (false, 1, true),
-                        (true, 1, false),
-                        (true, 2, false),
+                    for (regs, stages, two_pass, shuffle) in [
+                        (false, 1, false, false),
+                        (false, 1, true, false),
+                        (false, 1, false, true),
+                        (false, 1, true, true),
+                        (true, 1, false, false),
+                        (true, 2, false, false),
                     ] {
                         let p = AttnParams {
                             mma,
@@ -587,6 +637,7 @@ pub fn space(limits: &TargetLimits) -> Vec<Config> {
                             regs,
                             stages,
                             two_pass,
+                            shuffle,
                         };
                         if p.check().is_ok() && p.fits(limits, 32, 32, true) {
                             out.push(p.config());
@@ -638,6 +689,7 @@ fn op_rule(limits: &TargetLimits, shape: &Shape) -> (Config, String) {
                 regs: false,
                 stages: 1,
                 two_pass: false,
+                shuffle: false,
             };
             (
                 p.config(),
