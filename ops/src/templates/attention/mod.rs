@@ -449,8 +449,11 @@ impl AttnParams {
                     two_pass,
                     shuffle: false,
                 };
-                // A row's statistics by shuffles where the subgroups hold its threads.
-                p.shuffle = p.threads_per_row() > 1 && p.shuffles_on(limits);
+                // A row's statistics by shuffles where the subgroups hold its threads, in
+                // the one-pass form. In two passes on NVIDIA's Vulkan (H100, 2026-11-27g,
+                // `docs/measurements/h100-2026-11-27g`) shuffles were slower: GPT-2's 12
+                // heads of 512 keys 43.0 → 44.3 µs a kernel.
+                p.shuffle = !two_pass && p.threads_per_row() > 1 && p.shuffles_on(limits);
                 if p.check().is_ok() && p.fits(limits, d, d, f16) {
                     candidates.push(p);
                     break;
