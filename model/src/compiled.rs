@@ -39,6 +39,11 @@ pub struct CompiledModel {
     pub plan: Plan,
 }
 
+/// The attention pass's report where the target cannot hold the fused kernel's tiles and
+/// the graph keeps attention unfused (WebGPU's 16 KiB of workgroup memory).
+pub const ATTENTION_UNDONE: &str =
+    "recognize attention: undone, no attention tiling fits the target's shared memory";
+
 impl CompiledModel {
     /// Runs the graph passes, partitions, lowers every group for a target offering
     /// `limits`, and plans the buffers.
@@ -71,7 +76,7 @@ impl CompiledModel {
     /// [`CompiledModel::compile_choosing`] without the graph passes `disabled` names
     /// (keys of [`weft_graph::passes::PASSES`]): what one pass is worth, measured.
     pub fn compile_without(
-        graph: &Graph,
+        graph_in: &Graph,
         limits: &TargetLimits,
         precision: Precision,
         choices: &Choices,
@@ -83,8 +88,29 @@ impl CompiledModel {
                 limits.name
             )));
         }
-        let (mut graph, mut passes) = optimize_without(graph, disabled)?;
+        let (mut graph, passes) = optimize_without(graph_in, disabled)?;
         let changed = assign_precision(&mut graph, precision);
+        // The attention pass only where the target holds the fused kernel's tiles: else
+        // the graph again without it (two products and a softmax, as exported), and the
+        // reports say why.
+        let misfit = graph.nodes.iter().find_map(|n| match n.op {
+            weft_graph::Op::Attention { .. } => crate::lower::attention::misfit(&graph, n, limits),
+            _ => None,
+        });
+        let attention_on = !disabled.iter().any(|d| d == "attention");
+        let (mut graph, mut passes, changed) = match misfit {
+            Some(_) if attention_on => {
+                let mut without = disabled.to_vec();
+                without.push("attention".to_string());
+                let (mut g, mut p) = optimize_without(graph_in, &without)?;
+                let changed = assign_precision(&mut g, precision);
+                if let Some(r) = p.iter_mut().find(|r| r.pass == "recognize attention") {
+                    r.pass = ATTENTION_UNDONE;
+                }
+                (g, p, changed)
+            }
+            _ => (graph, passes, changed),
+        };
         passes.push(PassReport {
             pass: "assign precision and layout",
             changed,

@@ -5,6 +5,7 @@
 //! merged back, a cast) fused into the stores. The config comes from the template's
 //! stated rule: matrix units where the operands are f16 and the target has them.
 
+use weft_codegen_common::TargetLimits;
 use weft_graph::partition::Group;
 use weft_graph::{Graph, Op};
 use weft_ir::func::Func;
@@ -14,6 +15,37 @@ use weft_ops::templates::attention::{AttnParams, Masking, Operands, describe, te
 
 use super::Chooser;
 use super::values::{Values, broadcast_index, reindex};
+
+/// Why no attention kernel fits `limits` for the Attention node `node` of `g`, if none
+/// does (WebGPU's 16 KiB of workgroup memory at a head size of 64 with f32 tiles): the
+/// caller then keeps the attention unfused ([`crate::CompiledModel::compile_without`]).
+pub(crate) fn misfit(g: &Graph, node: &weft_graph::Node, limits: &TargetLimits) -> Option<String> {
+    let (q, k, v) = (
+        *node.inputs.first()?,
+        *node.inputs.get(1)?,
+        *node.inputs.get(2)?,
+    );
+    let qs = &g.tensor(q).shape;
+    let r = qs.len();
+    if r < 2 {
+        return None;
+    }
+    let heads = qs[..r - 2].iter().product::<usize>() as i64;
+    let (s, d) = (qs[r - 2] as i64, qs[r - 1] as i64);
+    let t = g.tensor(k).shape.get(r - 2).copied()? as i64;
+    let dv = g.tensor(v).shape.get(r - 1).copied()? as i64;
+    let f16 = [q, k, v].iter().all(|&x| g.tensor(x).dtype == DType::F16);
+    AttnParams::rule(limits, (heads, s, t, d.max(dv)), f16)
+        .is_none()
+        .then(|| {
+            format!(
+                "no attention tiling fits {}'s {} bytes of shared memory at head size {}",
+                limits.name,
+                limits.max_shared_bytes,
+                d.max(dv)
+            )
+        })
+}
 
 /// Lowers the Attention group `group`; the function and how it was scheduled.
 pub(crate) fn lower<'g>(

@@ -10,7 +10,7 @@
 //! the depthwise template; any other (grouped, dilated, asymmetric) the direct
 //! convolution under the reduction rule.
 
-mod attention;
+pub(crate) mod attention;
 pub(crate) mod choose;
 mod conv;
 mod gemm;
