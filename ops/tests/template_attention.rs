@@ -452,7 +452,9 @@ fn the_rule_fits_every_target() {
     ] {
         for (heads, n, d) in [(12, 128, 64), (96, 512, 64), (1, 7, 128), (12, 2048, 80)] {
             for f16 in [false, true] {
-                let Some((p, why)) = AttnParams::rule(&limits, (heads, n, n, d), f16) else {
+                let Some((p, why)) =
+                    AttnParams::rule(&limits, (heads, n, n, d), f16, Masking::None)
+                else {
                     // Only where not even the smallest tiles fit (f32 tiles at d = 128
                     // in 16 or 32 KiB): then the caller keeps the unfused kernels.
                     let smallest = AttnParams {
@@ -484,26 +486,38 @@ fn the_rule_fits_every_target() {
     // MSL keep the shared-memory form, whose rule still gives each SM a block (Metal's 8×8
     // fragments, 16-row tiles: 96 blocks).
     let cuda = TargetLimits::cuda();
-    let (p, why) = AttnParams::rule(&cuda, (12, 128, 128, 64), true).unwrap();
+    let (p, why) = AttnParams::rule(&cuda, (12, 128, 128, 64), true, Masking::None).unwrap();
     assert_eq!((p.bq, p.bkv, p.warps, p.regs), (64, 128, 4, true), "{why}");
-    let (p, why) = AttnParams::rule(&cuda, (12, 512, 512, 128), true).unwrap();
+    let (p, why) = AttnParams::rule(&cuda, (12, 512, 512, 128), true, Masking::None).unwrap();
     assert_eq!((p.bq, p.bkv, p.regs), (64, 64, true), "{why}");
-    let (p, why) = AttnParams::rule(&cuda, (12, 2048, 2048, 64), true).unwrap();
+    let (p, why) = AttnParams::rule(&cuda, (12, 2048, 2048, 64), true, Masking::None).unwrap();
     assert_eq!((p.bq, p.bkv, p.regs, p.stages), (64, 64, true, 2), "{why}");
     // Past a block per multiprocessor (GPT-2's batch 8: 96 heads of 512, 768 blocks), 64
     // keys a step; at 96 heads of 128 one step of 128 still holds every key.
-    let (p, why) = AttnParams::rule(&cuda, (96, 512, 512, 64), true).unwrap();
+    let (p, why) = AttnParams::rule(&cuda, (96, 512, 512, 64), true, Masking::None).unwrap();
     assert_eq!((p.bq, p.bkv, p.stages), (64, 64, 2), "{why}");
-    let (p, why) = AttnParams::rule(&cuda, (12, 512, 512, 64), true).unwrap();
+    let (p, why) = AttnParams::rule(&cuda, (12, 512, 512, 64), true, Masking::None).unwrap();
     assert_eq!((p.bq, p.bkv, p.stages), (64, 128, 2), "{why}");
-    let (p, why) = AttnParams::rule(&cuda, (96, 128, 128, 64), true).unwrap();
+    // Causal (GPT-2 at 512 tokens): 64 keys a step, the diagonal skipped at finer grain;
+    // at 128 keys one step still holds them all.
+    let (p, why) = AttnParams::rule(&cuda, (12, 512, 512, 64), true, Masking::Causal).unwrap();
+    assert_eq!((p.bq, p.bkv, p.stages), (64, 64, 2), "{why}");
+    let (p, why) = AttnParams::rule(&cuda, (96, 128, 128, 64), true, Masking::Causal).unwrap();
+    assert_eq!((p.bkv, p.stages), (128, 1), "{why}");
+    let (p, why) = AttnParams::rule(&cuda, (96, 128, 128, 64), true, Masking::None).unwrap();
     assert_eq!((p.bkv, p.stages), (128, 1), "{why}");
     // One key step: nothing to fetch ahead.
-    let (p, why) = AttnParams::rule(&cuda, (12, 128, 128, 64), true).unwrap();
+    let (p, why) = AttnParams::rule(&cuda, (12, 128, 128, 64), true, Masking::None).unwrap();
     assert_eq!(p.stages, 1, "{why}");
-    let (p, why) = AttnParams::rule(&cuda, (2, 7, 7, 64), true).unwrap();
+    let (p, why) = AttnParams::rule(&cuda, (2, 7, 7, 64), true, Masking::None).unwrap();
     assert_eq!((p.bq, p.bkv, p.regs), (16, 16, true), "{why}");
-    let (p, why) = AttnParams::rule(&TargetLimits::metal(), (12, 128, 128, 64), true).unwrap();
+    let (p, why) = AttnParams::rule(
+        &TargetLimits::metal(),
+        (12, 128, 128, 64),
+        true,
+        Masking::None,
+    )
+    .unwrap();
     assert_eq!((p.mma, p.bq, p.regs), (8, 16, false), "{why}");
 }
 

@@ -35,7 +35,11 @@ pub(crate) fn misfit(g: &Graph, node: &weft_graph::Node, limits: &TargetLimits) 
     let t = g.tensor(k).shape.get(r - 2).copied()? as i64;
     let dv = g.tensor(v).shape.get(r - 1).copied()? as i64;
     let f16 = [q, k, v].iter().all(|&x| g.tensor(x).dtype == DType::F16);
-    AttnParams::rule(limits, (heads, s, t, d.max(dv)), f16)
+    let masking = match node.op {
+        Op::Attention { causal: true, .. } => Masking::Causal,
+        _ => Masking::None,
+    };
+    AttnParams::rule(limits, (heads, s, t, d.max(dv)), f16, masking)
         .is_none()
         .then(|| {
             format!(
@@ -90,7 +94,13 @@ pub(crate) fn lower<'g>(
     let k_view = view("k_view", k, t, d, operand);
     let v_view = view("v_view", v, t, dv, operand);
     let mask_view = mask.map(|m| view("mask_view", m, s, t, DType::F32));
-    let Some((p, why)) = AttnParams::rule(chooser.limits, (heads, s, t, d.max(dv)), f16) else {
+    let masking = if causal {
+        Masking::Causal
+    } else {
+        Masking::None
+    };
+    let Some((p, why)) = AttnParams::rule(chooser.limits, (heads, s, t, d.max(dv)), f16, masking)
+    else {
         return Err(format!(
             "no attention tiling fits {}'s {} bytes of shared memory at head size {}",
             chooser.limits.name,

@@ -352,10 +352,17 @@ impl AttnParams {
     /// (64 keys in two stages 31.6 µs, the best 30.5), so past a block per multiprocessor
     /// the steps take 64 keys, unless one step of up to 128 holds them all (96 heads of
     /// 128: 6.5 µs, the best 6.1).
+    ///
+    /// Under a causal mask (`masking`), past 128 keys the register form steps 64 keys at
+    /// a time, not 128: a block skips the key tiles wholly after its last row, and
+    /// narrower tiles leave less of the diagonal's masked half computed. At 12 heads of
+    /// 512, causal, 64 × 64 in two stages ran 10.05 µs and 64 × 128 11.06 µs; without the
+    /// mask the two were 9.8 and 9.9 µs (`h100-2026-11-27g/attn-causal.json`).
     pub fn rule(
         limits: &TargetLimits,
         (heads, s, t, d): (i64, i64, i64, i64),
         f16: bool,
+        masking: Masking,
     ) -> Option<(AttnParams, String)> {
         let mma = if f16 {
             limits.f16_mma_sizes().first().copied().unwrap_or(0)
@@ -380,7 +387,8 @@ impl AttnParams {
             // a block per multiprocessor (then nothing else would use the shared memory
             // that larger tiles take from resident blocks).
             let blocks = ceil_div(s, bq) * heads;
-            let wide = t <= 128 || (d <= 64 && t <= 512 && blocks <= sms);
+            let causal = masking == Masking::Causal;
+            let wide = t <= 128 || (!causal && d <= 64 && t <= 512 && blocks <= sms);
             let start = (if wide { 128 } else { 64 }).min(fit(t));
             for bkv in [128, 64, 32, 16].into_iter().filter(|&b| b <= start) {
                 // Two stages where there is a next key step to fetch, one if they do not
@@ -679,8 +687,13 @@ fn op_default(limits: &TargetLimits) -> Config {
 }
 
 fn op_rule(limits: &TargetLimits, shape: &Shape) -> (Config, String) {
-    let (hstd, _) = dims(shape);
-    match AttnParams::rule(limits, hstd, true) {
+    let (hstd, causal) = dims(shape);
+    let masking = if causal {
+        Masking::Causal
+    } else {
+        Masking::None
+    };
+    match AttnParams::rule(limits, hstd, true, masking) {
         Some((p, why)) => (p.config(), why),
         None => {
             let p = AttnParams {
