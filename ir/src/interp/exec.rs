@@ -619,7 +619,9 @@ impl<'p> Machine<'p> {
                 }
                 f(&args)
             }
-            // Every thread holds the same value: the partner's is this one's.
+            // Every thread holds the same value: the partner's is this one's. (Which
+            // threads arrive is not checked for a uniform value, whose result cannot
+            // differ; the hardware still wants them all.)
             Op::Shuffle(a, _) => self.eval_uni(a, t)?,
             Op::Load { .. } => return Err(self.internal("uniform load")),
         };
@@ -757,7 +759,6 @@ impl<'p> Machine<'p> {
         Ok(())
     }
 
-    /// Copies node `n`'s value into column `c` for the threads of `act`.
     /// `shuffle_xor`: column `c` of each lane of `act` takes node `a`'s value at the lane
     /// of its block whose thread index is its own xor `mask`. Held to a stricter rule than
     /// the hardware's (a whole subgroup, whose size the interpreter does not know): every
@@ -810,6 +811,7 @@ impl<'p> Machine<'p> {
         Ok(())
     }
 
+    /// Copies node `n`'s value into column `c` for the threads of `act`.
     fn copy_into(&mut self, c: usize, n: NodeId, act: &[u32]) -> Result<(), InterpError> {
         let s = self.src(n, Some(c))?;
         let (lo, hi) = self.cols.split_at_mut(c * self.lanes);
