@@ -19,19 +19,29 @@
 //! - `FIT_ITERS` (default 3000): candidates a search tries;
 //! - `FIT_SHAPES`: `all` (default), or `even`/`odd` to fit on every other shape (in the
 //!   CSV's order) and report the rest as a hold-out;
-//! - `FIT_START`: eleven comma-separated values to start from instead of the constants
-//!   in use (the order of [`NAMES`]);
+//! - `FIT_START`: twelve comma-separated values to start from instead of the constants
+//!   in use (the order of [`NAMES`]; eleven take `SHARED_BYTES_PER_CYCLE`'s default);
 //! - `FIT_L2_MAX`: an upper bound on `L2_BYTES_PER_CYCLE` (the free fit takes 322 bytes a
 //!   cycle per multiprocessor, far past what L2 moves; bounded at 102, the fit reaches
-//!   the same 57 of 60 with the same three misses).
+//!   the same 57 of 60 with the same three misses);
+//! - `FIT_SHARED_MAX`: an upper bound on `SHARED_BYTES_PER_CYCLE` (held at 95, the
+//!   search from the constants of 27e reached 58 of 60 with the k = 256 misses,
+//!   `ISSUE_PER_WARP` down to 0.26).
 //!
 //! It prints the start's and the result's figure (on the fitted shapes, the held-out
-//! ones, the shapes `docs/measurements/h100-2026-11-27e/fit.json` re-measured and the
-//! others), every pick of the result, and the constants to paste into `model.rs`. A pick
-//! the CSV has no time for counts as a miss (at 0.5× in the mean). The constants of
-//! 2026-11-27 came from the defaults started from those of 2026-11-25:
-//! `FIT_START=0.976,13.4,50,0.751,11.4,419,132,33.8,102,11600,1180` (about 4.5 minutes
-//! on one core).
+//! ones, the shapes `docs/measurements/h100-2026-11-27e/fit.json` and
+//! `h100-2026-11-27g/fit-pdl-1.json` re-measured and the others), every pick of the
+//! result, and the constants to paste into `model.rs`. A pick the CSV has no time for
+//! counts as a miss (at 0.5× in the mean). The constants of 2026-11-27e came from the
+//! defaults started from those of 2026-11-25:
+//! `FIT_START=0.976,13.4,50,0.751,11.4,419,132,33.8,102,11600,1180,1e9` (about 4.5
+//! minutes on one core; a `SHARED_BYTES_PER_CYCLE` of 1e9 leaves the shared-memory term
+//! out, as the model had it then). Those of 2026-11-27g in two steps: `FIT_SHAPES=odd`
+//! from the constants of 27e with the term at 128 bytes a cycle
+//! (`FIT_START=0.495,26.6,50,0.3,5.96,419,70.5,19.6,322,11600,1180,128`), then all
+//! shapes from what that found
+//! (`FIT_START=0.508,15.1,73,0.0987,3.48,419,256,19.6,322,11600,1610,115`); from the
+//! constants of 27e directly the search stays where the two k = 256 misses are.
 //!
 //! `the_configs_the_rule_weighs_that_were_not_measured` (ignored too) lists, shape by
 //! shape, the configs the rule could pick that the CSV lacks: what to time before a fit.
@@ -46,7 +56,7 @@ use weft_ops::templates::rule::{self, model};
 use weft_ops::templates::{Config, matmul};
 
 /// The constants' names, in the order a search varies them.
-const NAMES: [&str; 11] = [
+const NAMES: [&str; N] = [
     "ISSUE_PER_WARP",
     "FULL_ISSUE_ACCUMULATORS",
     "REGISTERS_BESIDES",
@@ -58,9 +68,13 @@ const NAMES: [&str; 11] = [
     "L2_BYTES_PER_CYCLE",
     "LAUNCH",
     "SPLIT_LAUNCH",
+    "SHARED_BYTES_PER_CYCLE",
 ];
 
-fn to_array(c: &model::Constants) -> [f64; 11] {
+/// How many constants a fit varies.
+const N: usize = 12;
+
+fn to_array(c: &model::Constants) -> [f64; N] {
     [
         c.issue_per_warp,
         c.full_issue_accumulators,
@@ -73,12 +87,13 @@ fn to_array(c: &model::Constants) -> [f64; 11] {
         c.l2_bytes_per_cycle,
         c.launch,
         c.split_launch,
+        c.shared_bytes_per_cycle,
     ]
 }
 
 /// The constants of `v`, rounded as `model.rs` states them (three significant digits,
 /// whole registers) so that what the search scores is what gets pasted.
-fn from_array(v: [f64; 11]) -> model::Constants {
+fn from_array(v: [f64; N]) -> model::Constants {
     let r = |x: f64| {
         let digits = 3 - 1 - x.abs().log10().floor() as i32;
         let scale = 10f64.powi(digits);
@@ -96,6 +111,7 @@ fn from_array(v: [f64; 11]) -> model::Constants {
         l2_bytes_per_cycle: r(v[8]),
         launch: r(v[9]),
         split_launch: r(v[10]),
+        shared_bytes_per_cycle: r(v[11]),
     }
 }
 
@@ -152,7 +168,7 @@ fn better(a: (usize, f64), b: (usize, f64)) -> bool {
 const MAX_FACTOR: f64 = 4.0;
 
 /// `v` within [`MAX_FACTOR`] of `start`, and a warp's issue rate at most one a cycle.
-fn clamp(mut v: [f64; 11], start: &[f64; 11]) -> [f64; 11] {
+fn clamp(mut v: [f64; N], start: &[f64; N]) -> [f64; N] {
     for (x, s) in v.iter_mut().zip(start) {
         *x = x.clamp(s / MAX_FACTOR, s * MAX_FACTOR);
     }
@@ -162,6 +178,12 @@ fn clamp(mut v: [f64; 11], start: &[f64; 11]) -> [f64; 11] {
         .and_then(|x| x.parse::<f64>().ok())
     {
         v[8] = v[8].min(l2);
+    }
+    if let Some(shared) = std::env::var("FIT_SHARED_MAX")
+        .ok()
+        .and_then(|x| x.parse::<f64>().ok())
+    {
+        v[11] = v[11].min(shared);
     }
     v
 }
@@ -234,12 +256,9 @@ fn env<T: std::str::FromStr>(name: &str, default: T) -> T {
 /// Shapes, as `(m, n, k)`.
 type Shapes = BTreeSet<(i64, i64, i64)>;
 
-/// The shapes `fit.json` of 2026-11-27e re-measured on the kernels with untested loads.
-fn remeasured() -> Shapes {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../docs/measurements/h100-2026-11-27e/fit.json"
-    );
+/// The shapes of a sweep's JSON under `docs/measurements/` (`dir/file`).
+fn swept(file: &str) -> Shapes {
+    let path = format!("{}/../docs/measurements/{file}", env!("CARGO_MANIFEST_DIR"));
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     json["rows"]
@@ -287,20 +306,32 @@ fn fit_the_fp32_cost_model_on_the_h100_times() {
         .map(|(_, s)| *s)
         .collect();
     let held: BTreeSet<_> = all.difference(&fitted).copied().collect();
-    let new = remeasured();
-    let old: BTreeSet<_> = all.difference(&new).copied().collect();
+    // The three generations of the data (the CSV's text): untested loads without PDL
+    // (27e), with PDL (27g), and the tested loads of 11-25.
+    let untested = swept("h100-2026-11-27e/fit.json");
+    let pdl = swept("h100-2026-11-27g/fit-pdl-1.json");
+    let old: BTreeSet<_> = all
+        .iter()
+        .filter(|s| !untested.contains(s) && !pdl.contains(s))
+        .copied()
+        .collect();
     let sets = [
         ("fitted", &fitted),
         ("held out", &held),
-        ("re-measured 2026-11-27", &new),
+        ("27e, no PDL", &untested),
+        ("27g, PDL", &pdl),
         ("the others (11-25)", &old),
         ("all", &all),
     ];
 
     let start = match std::env::var("FIT_START") {
         Ok(text) => {
-            let v: Vec<f64> = text.split(',').map(|x| x.trim().parse().unwrap()).collect();
-            from_array(v.try_into().expect("eleven values"))
+            let mut v: Vec<f64> = text.split(',').map(|x| x.trim().parse().unwrap()).collect();
+            // Eleven values (a start of before the shared-memory term) take its default.
+            if v.len() == N - 1 {
+                v.push(model::SHARED_BYTES_PER_CYCLE);
+            }
+            from_array(v.try_into().expect("twelve values"))
         }
         Err(_) => model::H100,
     };
@@ -354,7 +385,13 @@ fn fit_the_fp32_cost_model_on_the_h100_times() {
     let picks = picks_with(&times, &limits, &best);
     report("result:", &picks, &sets);
     for p in &picks {
-        let mark = if new.contains(&p.shape) { "new" } else { "old" };
+        let mark = if pdl.contains(&p.shape) {
+            "27g"
+        } else if untested.contains(&p.shape) {
+            "27e"
+        } else {
+            "old"
+        };
         eprintln!(
             "  {mark} {:.2} {}x{}x{}: {}",
             p.ratio, p.shape.0, p.shape.1, p.shape.2, p.text

@@ -87,12 +87,13 @@ fn the_rule_follows_the_shape() {
 /// The fp32 matmul's rule, given the H100's 132 multiprocessors, against every tile it
 /// chooses among timed at the 60 `mixed` shapes on that H100 (issue 26's target: the
 /// config with no record within 0.8x of the tuned best's speed at every shape). Its cost
-/// model's constants were fitted on this data (`fit_fp32_rule.rs`; refitted 2026-11-27
-/// after 20 of the shapes were re-measured on the kernels with untested loads): the
-/// model reaches 0.8x at 57 of the 60, at worst 0.76x (256³; 196×1024×256 and
-/// 3136×64×256 at 0.77x), where the constants of 2026-11-25 reached 54, at worst 0.72x.
-/// The test pins the fit, and fails if a change to the model or the space moves a pick
-/// to a slow tile.
+/// model's constants were fitted on this data (`fit_fp32_rule.rs`; refitted 2026-11-27e
+/// after 20 of the shapes were re-measured on the kernels with untested loads, and again
+/// with a shared-memory term on 2026-11-27g after 29 more were re-measured with
+/// programmatic dependent launch): the model reaches 0.8x at all 60, at worst 0.81x
+/// (128×768×768), where the constants of 27e reached 58 on the same data, at worst 0.77x
+/// (196×1024×256 and 3136×64×256). The test pins the fit, and fails if a change to the
+/// model or the space moves a pick to a slow tile.
 #[test]
 fn the_fp32_rule_is_near_the_fastest_tile_measured_on_an_h100() {
     let h100 = rule_tiles::h100();
@@ -107,7 +108,7 @@ fn the_fp32_rule_is_near_the_fastest_tile_measured_on_an_h100() {
         .map(|p| format!("{:.2} {:?}: {}", p.ratio, p.shape, p.text))
         .collect();
     assert!(
-        near >= 57 && worst >= 0.75,
+        near >= 60 && worst >= 0.8,
         "{near} of 60 within 0.8x, worst {worst:.2}: {report:#?}"
     );
 }

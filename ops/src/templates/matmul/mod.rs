@@ -424,9 +424,10 @@ fn prefers_short_steps(t: &MatmulParams) -> bool {
 }
 
 /// The stated rule's config for product `p` on `limits` ([`super::rule`]) over
-/// [`tiles`], with its split parts and why.
+/// [`tiles`], with its split parts and why, by the cost model's constants for the target
+/// ([`rule::model::for_target`]).
 pub fn rule_config(limits: &TargetLimits, p: rule::Product) -> rule::Choice {
-    rule_config_with(limits, p, &rule::model::H100)
+    rule_config_with(limits, p, rule::model::for_target(limits))
 }
 
 /// [`rule_config`] with `constants` for the cost model: what a fit of them evaluates
