@@ -1,5 +1,6 @@
 //! The attention template's kernel (see the module docs for its shape).
 
+use weft_ir::expr::ReduceOp;
 use weft_ir::fragment::{FragLayout, FragRole, Fragment, MmaShape};
 use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template, load_or};
@@ -587,14 +588,8 @@ fn combine(
         return kb.let_("row_total", partial);
     }
     let Some(part) = part else {
-        let mut v = kb.let_("row_total", partial);
-        let mut mask = lr / 2;
-        while mask >= 1 {
-            let other = Expr::shuffle_xor(v.clone(), mask);
-            v = kb.let_("row_total", if max { v.max(other) } else { v + other });
-            mask /= 2;
-        }
-        return v;
+        let reduce = if max { ReduceOp::Max } else { ReduceOp::Sum };
+        return crate::templates::rows::butterfly(kb, "row_total", reduce, partial, lr);
     };
     kb.store(part, [r.clone(), lane.clone()], partial);
     kb.barrier();

@@ -525,6 +525,27 @@ pub(super) fn tree(
     kb.let_(name, sh.at(&[ty.clone(), Expr::int(0)]))
 }
 
+/// `v` combined by `reduce` over each aligned run of `width` lanes (a power of two
+/// within a subgroup) by butterfly shuffles; every lane of the run holds the result.
+/// Each step is a `let` where it is written, which must be where every thread arrives: a
+/// shuffle is a collective, and naga, Tint and CUDA's `__shfl_xor_sync` all hold it
+/// there. Shared by the row trees and attention's row statistics.
+pub(crate) fn butterfly(
+    kb: &mut KernelBuilder,
+    name: &str,
+    reduce: ReduceOp,
+    v: Expr,
+    width: i64,
+) -> Expr {
+    let mut v = kb.let_(name, v);
+    let mut mask = width / 2;
+    while mask >= 1 {
+        v = kb.let_(name, reduce.combine(v.clone(), Expr::shuffle_xor(v, mask)));
+        mask /= 2;
+    }
+    v
+}
+
 /// [`tree`] by subgroup shuffles (`shuffle` > 1).
 #[allow(clippy::too_many_arguments)]
 fn shuffle_tree(
@@ -538,18 +559,7 @@ fn shuffle_tree(
     rows_per_block: i64,
     shuffle: i64,
 ) -> Expr {
-    // Each step a `let` at the kernel's top level, where every thread arrives: a shuffle
-    // is a collective, and naga, Tint and CUDA's `__shfl_xor_sync` all hold it there.
-    let butterfly = |kb: &mut KernelBuilder, v: Expr, width: i64| {
-        let mut v = kb.let_(name, v);
-        let mut mask = width / 2;
-        while mask >= 1 {
-            v = kb.let_(name, reduce.combine(v.clone(), Expr::shuffle_xor(v, mask)));
-            mask /= 2;
-        }
-        v
-    };
-    let run = butterfly(kb, partial, shuffle);
+    let run = butterfly(kb, name, reduce, partial, shuffle);
     if shuffle >= lanes {
         return run;
     }
@@ -563,7 +573,7 @@ fn shuffle_tree(
         // Lane `tx` takes run `tx % runs`'s partial: each aligned run of `runs` lanes
         // holds them all, and shuffles within it.
         let mine = sh.at(&[ty.clone(), tx.clone() % runs]);
-        return butterfly(kb, mine, runs);
+        return butterfly(kb, name, reduce, mine, runs);
     }
     // Read in turn, combined pairwise: a sum of many partials keeps the rounding of a
     // tree (about log2(runs) roundings a value, not `runs`: a layer norm's mean of values
