@@ -29,6 +29,9 @@ pub(crate) fn prelude(widths: &[u32]) -> String {
 const PRELUDE: &str = r#"// Hopper (sm_90a): TMA, mbarriers and wgmma; layouts in weft's wgmma.rs.
 struct __align__(64) weft_tensor_map { unsigned long long v[16]; };
 __device__ __forceinline__ unsigned weft_smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+// Where threads reach a swizzled tile: half `i` (logical, from a 1024-byte aligned start)
+// lies in 16-byte chunk (i / 8) ^ (i / 64 % 8) of its 128-byte row.
+__device__ __forceinline__ int weft_swz128(int i) { return i ^ ((i >> 3) & 56); }
 __device__ __forceinline__ void weft_mbar_init(unsigned long long* b, unsigned arrivals) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(weft_smem_addr(b)), "r"(arrivals) : "memory");
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");

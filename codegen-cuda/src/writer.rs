@@ -169,6 +169,14 @@ impl Dialect for Cuda {
         ]
     }
 
+    fn proxy_fence(&self) -> Option<&'static str> {
+        Some("asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");")
+    }
+
+    fn swizzled_index(&self, index: &str) -> Option<String> {
+        Some(format!("weft_swz128({index})"))
+    }
+
     /// Past 48 KiB a block's shared memory must be dynamic (and the function opted in:
     /// the runtime sets `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`).
     fn dynamic_shared(&self, bytes: u64) -> Option<String> {

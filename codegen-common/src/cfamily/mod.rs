@@ -78,6 +78,19 @@ pub trait Dialect {
     fn async_wait(&self, _pending: u32) -> Vec<String> {
         Vec::new()
     }
+    /// The line that orders the thread's earlier shared-memory writes (generic proxy,
+    /// `cp.async` included) before later reads by the async proxy (`wgmma`), written
+    /// after [`Dialect::async_wait`] at each barrier of a kernel whose asynchronous
+    /// copies fill tiles a `wgmma` reads; `None` where the dialect has no such proxies.
+    fn proxy_fence(&self) -> Option<&'static str> {
+        None
+    }
+    /// The index expression of element `index` (source text) of a shared tile in
+    /// Hopper's 128-byte swizzled layout ([`weft_ir::tma`]) where threads, not TMA,
+    /// read or write it; `None` where the dialect has no such tiles.
+    fn swizzled_index(&self, _index: &str) -> Option<String> {
+        None
+    }
 
     /// Where `bytes` of shared memory are more than the dialect declares statically, the
     /// declaration (without `;`) of one dynamically sized byte array named

@@ -1,7 +1,7 @@
 //! The C-family kernel writer: statements, expressions and declarations, with the
 //! dialect's tables filling in every spelling that differs.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use weft_ir::dtype::DType;
 use weft_ir::expr::{BinOp, Buffer, Expr, Scope, UnOp};
@@ -101,6 +101,7 @@ pub fn write_kernel<D: Dialect>(dialect: &D, kernel: &Kernel) -> Result<String, 
             .map(|b| (b.id(), Scope::Shared))
             .chain(kernel.locals.iter().map(|b| (b.id(), Scope::Local)))
             .collect(),
+        swizzled: crate::layout::swizzled_buffers(kernel),
     };
     w.out.push_str(&dialect.signature(kernel, &names));
     w.out.push_str(" {\n");
@@ -201,6 +202,9 @@ struct Writer<'a, D: Dialect> {
     out: String,
     /// Scope of each allocation (parameters are global).
     scopes: HashMap<u64, Scope>,
+    /// Shared tiles in Hopper's swizzled layout: threads reach them through
+    /// [`Dialect::swizzled_index`].
+    swizzled: HashSet<u64>,
 }
 
 impl<D: Dialect> Writer<'_, D> {
@@ -315,7 +319,7 @@ impl<D: Dialect> Writer<'_, D> {
                     } else {
                         v
                     };
-                    format!("{dst}[{}] = {v};", self.expr(index)?.0)
+                    format!("{dst}[{}] = {v};", self.index(buffer, index)?.0)
                 } else {
                     let Expr::Load {
                         buffer: src,
@@ -356,6 +360,17 @@ impl<D: Dialect> Writer<'_, D> {
                 if self.kernel.async_copies {
                     for l in self.d.async_wait(self.kernel.async_pending) {
                         self.line(level, &l);
+                    }
+                    // The copies may fill tiles a `wgmma` reads (the async proxy): each
+                    // thread fences its writes before the barrier that publishes them.
+                    if !self.swizzled.is_empty() {
+                        let Some(fence) = self.d.proxy_fence() else {
+                            return Err(self.unsupported(format!(
+                                "{} has no fence between thread writes and wgmma reads",
+                                D::NAME
+                            )));
+                        };
+                        self.line(level, fence);
                     }
                 }
                 self.line(level, D::BARRIER)
@@ -588,7 +603,7 @@ impl<D: Dialect> Writer<'_, D> {
     /// `*(float4*)(A + i)`: a `lanes`-wide access of `buffer` at `index`.
     /// `(name + index)`: a pointer to an element.
     fn pointer(&self, buffer: &Buffer, index: &Expr) -> Result<String, EmitError> {
-        let (idx, p) = self.expr(index)?;
+        let (idx, p) = self.index(buffer, index)?;
         let idx = if needs_parens(Prec::Additive, p, true) {
             format!("({idx})")
         } else {
@@ -611,13 +626,37 @@ impl<D: Dialect> Writer<'_, D> {
             .unwrap_or(Scope::Global);
         let vt = self.d.vector_type(buffer.dtype(), lanes);
         let cast = self.d.vector_pointer(scope, is_const, vt);
-        let (idx, p) = self.expr(index)?;
+        let (idx, p) = self.index(buffer, index)?;
         let idx = if needs_parens(Prec::Additive, p, true) {
             format!("({idx})")
         } else {
             idx
         };
         Ok(format!("*{cast}({} + {idx})", self.buffer_name(buffer)?))
+    }
+
+    /// The element index `index` of `buffer` as source text: the expression itself, or
+    /// in a swizzled tile where it physically lies ([`Dialect::swizzled_index`]).
+    fn index(&self, buffer: &Buffer, index: &Expr) -> Result<(String, Prec), EmitError> {
+        if !self.swizzled.contains(&buffer.id()) {
+            return self.expr(index);
+        }
+        if buffer.dtype().bytes() != 2 {
+            return Err(self.invalid(format!(
+                "swizzled tile `{}` of {} (the swizzle is laid out for halves)",
+                buffer.name(),
+                buffer.dtype()
+            )));
+        }
+        let idx = self.expr(index)?.0;
+        match self.d.swizzled_index(&idx) {
+            Some(text) => Ok((text, Prec::Atom)),
+            None => Err(self.unsupported(format!(
+                "thread access to the swizzled tile `{}`: {} has none",
+                buffer.name(),
+                D::NAME
+            ))),
+        }
     }
 
     fn int_literal(&self, v: i64, d: DType) -> Result<(String, Prec), EmitError> {
@@ -771,7 +810,7 @@ impl<D: Dialect> Writer<'_, D> {
                         detail: e.to_string(),
                     });
                 }
-                let idx = self.expr(&indices[0])?.0;
+                let idx = self.index(buffer, &indices[0])?.0;
                 let text = format!("{}[{idx}]", self.buffer_name(buffer)?);
                 if crate::stored_as_word(buffer) {
                     (format!("({text} != 0u)"), Prec::Atom)

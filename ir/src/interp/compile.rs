@@ -139,6 +139,13 @@ pub(super) struct Program {
     pub frags: Vec<Fragment>,
     /// The kernel's mbarrier arrays, by slot.
     pub mbars: Vec<MBarrier>,
+    /// By buffer slot: whether a `wgmma` reads it (the async proxy), so that thread
+    /// writes into it are tracked for the proxy fence (see `hopper_exec`).
+    pub async_read: Vec<bool>,
+    /// Whether each barrier fences the threads' writes against the async proxy: a
+    /// kernel with asynchronous copies (CUDA writes `fence.proxy.async` after the copies'
+    /// wait at every barrier of such a kernel that has `wgmma`s).
+    pub fence_at_barriers: bool,
 }
 
 /// Compiles `kernel`, checking types, bindings and buffer uses.
@@ -156,6 +163,7 @@ pub(super) fn compile(kernel: &Kernel) -> Result<Program, InterpError> {
         buf_index: HashMap::new(),
         access: Vec::new(),
         mbars: Vec::new(),
+        async_read: Default::default(),
     };
     for p in &kernel.params {
         match p {
@@ -185,6 +193,9 @@ pub(super) fn compile(kernel: &Kernel) -> Result<Program, InterpError> {
         }
     }
     let body = c.stmt(&kernel.body)?;
+    let async_read = (0..c.bufs.len() as u32)
+        .map(|b| c.async_read.contains(&b))
+        .collect();
     Ok(Program {
         kernel: kernel.name.clone(),
         nodes: c.nodes,
@@ -199,6 +210,8 @@ pub(super) fn compile(kernel: &Kernel) -> Result<Program, InterpError> {
         bufs: c.bufs,
         frags: kernel.fragments.clone(),
         mbars: c.mbars,
+        async_read,
+        fence_at_barriers: kernel.async_copies,
     })
 }
 
@@ -216,6 +229,8 @@ struct Compiler<'k> {
     buf_index: HashMap<u64, u32>,
     access: Vec<Option<Access>>,
     mbars: Vec<MBarrier>,
+    /// Buffer slots a `wgmma` reads.
+    async_read: std::collections::HashSet<u32>,
 }
 
 impl Compiler<'_> {
@@ -748,6 +763,7 @@ impl Compiler<'_> {
 
     fn swizzled(&mut self, t: &SwizzledTile) -> Result<CSwz, InterpError> {
         let mem = self.frag_mem(&t.buffer, &t.origin, 0, MemOp::Read)?;
+        self.async_read.insert(mem.buf);
         Ok(CSwz {
             buf: mem.buf,
             origin: mem.origin,

@@ -204,6 +204,14 @@ impl<'p> Machine<'p> {
                     .map(|b| value::poison(b.buffer.dtype()))
                     .collect(),
                 handover: None,
+                generic: p
+                    .bufs
+                    .iter()
+                    .zip(&p.async_read)
+                    .map(|(b, &read)| {
+                        (read && b.kind == BufKind::Shared).then(|| vec![0; b.numel * batch])
+                    })
+                    .collect(),
             },
             last_epoch: 0,
             pool: Vec::new(),
@@ -456,6 +464,9 @@ impl<'p> Machine<'p> {
                     if let Err(f) = self.mem.store(buf, i, t as usize, v) {
                         return Err(self.fault(f, buf, i, 1, MemOp::Write, t));
                     }
+                    if self.p.async_read[buf] {
+                        self.generic_write(buf, i, 1, t as usize)?;
+                    }
                 }
             }
             CStmt::Copy {
@@ -496,6 +507,9 @@ impl<'p> Machine<'p> {
                     });
                     if let Err(f) = write {
                         return Err(self.fault(f, dst, i, *lanes, MemOp::Write, t));
+                    }
+                    if self.p.async_read[dst] {
+                        self.generic_write(dst, i, *lanes as i64, t as usize)?;
                     }
                 }
                 self.scratch = scratch;

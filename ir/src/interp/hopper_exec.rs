@@ -291,9 +291,27 @@ impl<'p> Machine<'p> {
                 ));
             }
             let mut out = Vec::with_capacity((rows * cols) as usize);
+            let now = me.mem.epochs[bb];
             for (e, off) in tile.offsets(rows, cols).into_iter().enumerate() {
                 let lane = first + e % WARPGROUP as usize;
                 let i = o + off;
+                let written = me.mem.generic_epoch(t.buf as usize, i, lane);
+                if written != 0 && (!me.p.fence_at_barriers || written == now) {
+                    let why = if me.p.fence_at_barriers {
+                        "in this barrier interval"
+                    } else {
+                        "and the kernel has no fence.proxy.async (only kernels with \
+                         asynchronous copies fence at their barriers)"
+                    };
+                    return Err(me.async_error(
+                        format!(
+                            "wgmma reads `{}`[{i}], which a thread wrote (the generic proxy) \
+                             {why}: the async proxy may not see the write",
+                            me.buf_name(t.buf as usize),
+                        ),
+                        first,
+                    ));
+                }
                 match me.mem.load(t.buf as usize, i, lane) {
                     Ok(v) => out.push(to_f64(DType::F16, v)),
                     Err(f) => {
@@ -322,6 +340,43 @@ impl<'p> Machine<'p> {
         let open = &mut self.hop.groups[g].open;
         open.reads.extend([ra, rb]);
         open.accs.push((d.slot, at));
+        Ok(())
+    }
+
+    /// A thread's write of `lanes` elements of `buf` from `i` (a tile a `wgmma` reads):
+    /// an error where a `wgmma` in flight reads any of them.
+    pub(super) fn generic_write(
+        &self,
+        buf: usize,
+        i: i64,
+        lanes: i64,
+        lane: usize,
+    ) -> Result<(), InterpError> {
+        let region = Region {
+            bb: self.mem.lane_bb[lane] as usize,
+            buf,
+            lo: i,
+            hi: i + lanes,
+        };
+        let in_flight = self
+            .hop
+            .groups
+            .iter()
+            .flat_map(|g| g.batches())
+            .flat_map(|b| &b.reads)
+            .any(|r| r.overlaps(&region));
+        if in_flight {
+            return Err(self.async_error(
+                format!(
+                    "a thread writes `{}`[{}..{}] while a wgmma that reads it is in flight \
+                     (no wgmma.wait_group retired it)",
+                    self.buf_name(buf),
+                    region.lo,
+                    region.hi
+                ),
+                lane,
+            ));
+        }
         Ok(())
     }
 

@@ -64,6 +64,11 @@ pub(super) struct Memory {
     /// of the batch): the executor then checks that no asynchronous copy into a host,
     /// and no `wgmma` reading one, is still in flight.
     pub handover: Option<(usize, usize)>,
+    /// By buffer slot, for the shared tiles a `wgmma` reads: the epoch of each element's
+    /// last write by a thread (the generic proxy), 0 where none or where TMA (the async
+    /// proxy) wrote it last. A `wgmma` may read such an element only after a barrier
+    /// that fences the proxies.
+    pub generic: Vec<Option<Vec<u32>>>,
 }
 
 impl Memory {
@@ -188,7 +193,21 @@ impl Memory {
             Some(slot) => *slot = v,
             None => return Err(Fault::OutOfBounds),
         }
+        if let Some(Some(g)) = self.generic.get_mut(buf)
+            && let Some(e) = g.get_mut(at)
+        {
+            *e = 0;
+        }
         Ok(())
+    }
+
+    /// The epoch of the last thread write of element `i` of `buf` as `lane` sees it
+    /// ([`Memory::generic`]; 0 where none is tracked).
+    pub fn generic_epoch(&self, buf: usize, i: i64, lane: usize) -> u32 {
+        match (self.offset(buf, i, lane), self.generic.get(buf)) {
+            (Ok(at), Some(Some(g))) => g.get(at).copied().unwrap_or(0),
+            _ => 0,
+        }
     }
 
     /// Element `i` of a global buffer, outside the race records, or `None` out of bounds.
@@ -210,6 +229,11 @@ impl Memory {
         match self.data[buf].get_mut(at) {
             Some(slot) => *slot = v,
             None => return Err(Fault::OutOfBounds),
+        }
+        if let Some(Some(g)) = self.generic.get_mut(buf)
+            && let Some(w) = g.get_mut(at)
+        {
+            *w = e;
         }
         Ok(())
     }

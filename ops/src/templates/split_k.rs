@@ -143,9 +143,9 @@ pub trait Anchor {
     ) -> Result<Func, TemplateError>;
     /// The k extent of a block's step: each part's slice of k is a whole number of them.
     fn bk(&self) -> i64;
-    /// Whether the template splits k itself (Hopper's TMA path): its partial products
-    /// read `a` and `b` whole, which must then be placeholders, each grid layer of the
-    /// `[splits, m, n]` output walking its own k range.
+    /// Whether the template splits k itself (Hopper's path): its partial products read
+    /// `a` and `b` whole (placeholders TMA copies, or views the threads gather), each
+    /// grid layer of the `[splits, m, n]` output walking its own k range.
     fn splits_in_place(&self) -> bool {
         false
     }
@@ -190,8 +190,17 @@ impl Split {
         p: &dyn Anchor,
     ) -> Result<Func, String> {
         let products = if p.splits_in_place() {
-            p.template_over(name, a, b, &self.partial)
-                .map_err(|e| e.to_string())?
+            let products = p
+                .template_over(name, a, b, &self.partial)
+                .map_err(|e| e.to_string())?;
+            // Over computed operands (an im2col) the views are fused into the loads.
+            if a.producer().is_some() || b.producer().is_some() {
+                fuse(&products, &self.partial)
+                    .map_err(|e| format!("fusing the split product's views: {e}"))?
+                    .func
+            } else {
+                products
+            }
         } else {
             self.products_over_views(name, a, b, p)?
         };

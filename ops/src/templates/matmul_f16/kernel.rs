@@ -44,7 +44,8 @@ pub fn template(
 /// layout, a bias and ReLU) is fused into its stores the same way. Where `a` and `b` are
 /// placeholders (`[m, k]` and `[k, n]`: stored operands read as they are) the kernel is
 /// [`template`]'s — Hopper's path (`wg` > 0) and fragment copies included — with `c`
-/// the only difference.
+/// the only difference. Over computed operands `wg` > 0 gathers them with the threads
+/// ([`super::hopper_views`]).
 pub fn template_over(
     name: &str,
     a: &Buffer,
@@ -55,15 +56,19 @@ pub fn template_over(
     let placeholders = [a, b]
         .iter()
         .all(|x| x.producer().is_none() && x.ndim() == 2 && x.dtype() == DType::F16);
-    if p.warpgroups > 0 && !placeholders {
+    let two_d = [a, b]
+        .iter()
+        .all(|x| x.ndim() == 2 && x.dtype() == DType::F16);
+    if p.warpgroups > 0 && !two_d {
         return Err(TemplateError::Invalid {
             template: name.to_string(),
-            what: "`wg` > 0 (TMA + wgmma) copies placeholders only, not computed operands or \
-                   split parts; use a config with wg = 0"
+            what: "`wg` > 0 (wgmma) multiplies two f16 matrices, not split parts or batches; \
+                   use a config with wg = 0"
                 .to_string(),
         });
     }
     if p.warpgroups > 0
+        && placeholders
         && let Some(why) = super::hopper::unfit(b.shape()[1], a.shape()[1])
     {
         return Err(TemplateError::Invalid {
@@ -75,8 +80,11 @@ pub fn template_over(
     for x in [a, b, c] {
         t.param(x);
     }
-    if p.warpgroups > 0 {
+    if p.warpgroups > 0 && placeholders {
         super::hopper::add_kernel(&mut t, a, b, c, p);
+    } else if p.warpgroups > 0 {
+        // Computed operands (an im2col): TMA cannot copy them, the threads gather them.
+        super::hopper_views::add_kernel(&mut t, a, b, c, p);
     } else {
         // Through a fused prologue (an im2col) the loads are clamped like a stored
         // operand's; the tile origins' clamp is what bounds the inlined indices for the

@@ -55,6 +55,7 @@
 //! (plain WebGPU, an adapter without cooperative matrices), so the op runs everywhere.
 
 pub mod hopper;
+mod hopper_views;
 mod kernel;
 mod space;
 
@@ -150,6 +151,9 @@ pub const SPEC: TemplateSpec = TemplateSpec {
 /// ([`split_k`]), of each tile the variants with a k step of 32 and one set of
 /// fragments; none that copies through fragments (the parts are views of the operands,
 /// and those copies read placeholders only).
+/// `configs` and their split forms: mma.sync tiles with k steps of 32 and one set of
+/// fragments, and the wgmma tiles, whose parts are k ranges of their ring of stages
+/// (filled by TMA, or over views by the threads' gathers).
 fn with_splits(configs: Vec<Config>) -> Vec<Config> {
     split_k::with_splits(configs, |c| {
         F16Params::from_config(c)
@@ -507,7 +511,7 @@ pub fn describe(config: &Config) -> Result<String, String> {
     let p = F16Params::from_config(config).map_err(|e| e.to_string())?;
     if p.warpgroups > 0 {
         return Ok(format!(
-            "{}x{}x{} tile, {} threads, wgmma m64n{}k16 {} per warpgroup, TMA into {} stages, {} B shared",
+            "{}x{}x{} tile, {} threads, wgmma m64n{}k16 {} per warpgroup, TMA (or thread gathers over views) into {} stages, {} B shared",
             p.block_m(),
             p.block_n(),
             p.bk,
@@ -601,16 +605,33 @@ pub fn rule_config(limits: &TargetLimits, p: rule::Product, over_views: bool) ->
             t.matrix = None;
         }
     }
+    // Over views (thread-gathered wgmma tiles) the model was fitted on no measurement:
+    // the tuner times those tiles, the rule does not weigh them.
+    // Over views the wgmma tiles gather their operands with the threads: they compete
+    // only at products of many tiles, at least 64 columns wide, unsplit (see
+    // [`WGMMA_VIEWS_MIN_TILES`]).
+    let gathered_pays = !over_views
+        || (p.n >= 64
+            && super::ceil_div(p.m, 64) * super::ceil_div(p.n, 64) >= WGMMA_VIEWS_MIN_TILES);
     if limits.warpgroup_mma()
         && p.batch == 1
         && p.m >= WGMMA_RULE_MIN_ROWS
         && hopper::unfit(p.n, p.k).is_none()
+        && gathered_pays
     {
-        candidates.extend(tiles(limits, &configs, |t| {
+        let mut wgmma = tiles(limits, &configs, |t| {
             t.warpgroups > 0
                 && WGMMA_RULE_STAGES.contains(&t.stages)
                 && t.block_m() * t.block_n() <= WGMMA_RULE_MAX_TILE
-        }));
+        });
+        if over_views {
+            for t in &mut wgmma {
+                if let Some(x) = &mut t.matrix {
+                    x.splits = false;
+                }
+            }
+        }
+        candidates.extend(wgmma);
     }
     rule::pick_or(&candidates, p, limits.multiprocessors, || {
         if over_views {
@@ -649,6 +670,24 @@ pub const WGMMA_RULE_STAGES: [i64; 2] = [3, 4];
 /// an H100 (8×4096×4096: 18.0 against 11.5 µs for the mma.sync split it took before;
 /// `docs/measurements/h100-2026-11-27/f16-mixed.txt`).
 pub const WGMMA_RULE_MIN_ROWS: i64 = 32;
+
+/// The fewest 64×64 tiles of a product over views (an implicit GEMM) at which the rule
+/// weighs the wgmma tiles that gather their operands with the threads
+/// (`hopper_views`), and then unsplit. Measured on an H100 (2026-11-27h,
+/// `docs/measurements/h100-2026-11-27h/`): timed alone against the mma.sync space at
+/// ResNet-50's convolutions, the best wgmma tile ran 1.13–1.34× faster at the batch-8
+/// layers of 196 to 1568 such tiles but 0.4–0.96× at batch 1's layers of fewer, whose
+/// four-warp blocks (three or four a multiprocessor) hide the gathers' latency worse
+/// than the mma.sync tiles' six or seven; split, they won only at batch 8's deepest
+/// layers (1.04–1.12×). The cost model, fitted on TMA-fed tiles, takes them at batch 1
+/// too (12 of 23 layers, 0.67–0.79× of the best there). In whole models a gate at 196
+/// tiles (the op figure's best: 28 of 31 layers within 0.8× of the best timed) ran
+/// ResNet-50 batch 8 and Inception v3 2.5–2.7% slower although the kernels timed alone
+/// summed 4% faster (the 7² and 14² 1×1 convolutions with the residual add fused, and
+/// Inception's 147² and 71² convolutions of 32 and 80 channels, ran slower in place);
+/// at 400, ResNet-50 batch 8 ran 1% faster and Inception v3 the same
+/// (`run5.sh`, `gate.txt`).
+pub const WGMMA_VIEWS_MIN_TILES: i64 = 400;
 
 /// The largest wgmma block tile (elements) the rule weighs: 128×256 and 256×128 (two
 /// warpgroups, which fit only since the staging tile lies over the stages) ran GPT-2's

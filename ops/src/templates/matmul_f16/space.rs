@@ -214,10 +214,12 @@ fn hopper_space(resources: &TargetLimits) -> Vec<Config> {
 /// The space of the template over computed operands (an implicit GEMM's im2col view): no
 /// copies through fragments, which read placeholders only (the configs with `cc = 1`
 /// would build the same kernel as their `cc = 0` twins), within [`limits_over_views`].
+/// Hopper's configs stay: over views their threads gather the tiles that TMA copies
+/// from stored matrices ([`super::hopper_views`]).
 pub fn space_over_views(resources: &TargetLimits) -> Vec<Config> {
     space(&limits_over_views(resources))
         .into_iter()
-        .filter(|c| c.get("cc") != Some(1) && c.get("wg").unwrap_or(0) == 0)
+        .filter(|c| c.get("cc") != Some(1))
         .collect()
 }
 
