@@ -1,0 +1,111 @@
+//! Convolutions of a whole model on Hopper's wgmma tiles over the implicit GEMM's views
+//! (`cuda -arch=sm_90a`, the threads gathering the im2col and filter tiles): a small
+//! NHWC f16 network — a 3×3 convolution with bias and ReLU, a 1×1 one with the residual
+//! add and ReLU fused, a strided 3×3 one — with every convolution given a wgmma config
+//! (whole, and split in 2 parts), run on the interpreter (which runs `cp.async`, the
+//! proxy fence and `wgmma` and checks their orders) against the graph's float64
+//! reference at odd sizes.
+
+use weft_codegen_common::{TargetLimits, cuda_arch};
+use weft_graph::op::Conv;
+use weft_graph::passes::Precision;
+use weft_graph::reference::evaluate;
+use weft_graph::{Graph, GraphBuilder};
+use weft_ir::dtype::DType;
+use weft_model::CompiledModel;
+use weft_model::tune::{AnchorChoice, Choices};
+use weft_ops::templates::{Config, matmul_f16};
+use weft_runtime::Device;
+use weft_runtime::cpu::CpuDevice;
+use weft_testkit::random::Values;
+
+fn cnn(batch: usize) -> Graph {
+    let mut v = Values(31);
+    let mut b = GraphBuilder::new("cnn");
+    let x = b.input("x", &[batch, 16, 9, 11], DType::F32);
+    let w1 = b.weight("w1", v.array(&[64, 16, 3, 3], 0.15));
+    let b1 = b.weight("b1", v.array(&[64], 0.1));
+    let y = b.conv("conv1", x, w1, Some(b1), Conv::new(1, 1)).unwrap();
+    let y = b.relu("relu1", y).unwrap();
+    let w2 = b.weight("w2", v.array(&[64, 64, 1, 1], 0.15));
+    let r = b.conv("conv2", y, w2, None, Conv::new(1, 0)).unwrap();
+    let r = b.add("residual", r, y).unwrap();
+    let r = b.relu("relu2", r).unwrap();
+    let w3 = b.weight("w3", v.array(&[72, 64, 3, 3], 0.1));
+    let out = b.conv("conv3", r, w3, None, Conv::new(2, 1)).unwrap();
+    b.output(out);
+    b.finish().unwrap()
+}
+
+fn hopper() -> TargetLimits {
+    TargetLimits::cuda_arch(&cuda_arch("sm_90a").unwrap()).with_warpgroup_mma()
+}
+
+/// The largest error of the output against the float64 reference, relative to the
+/// output's largest magnitude.
+fn error(g: &Graph, model: &CompiledModel, dev: &mut dyn Device, batch: usize) -> f64 {
+    let loaded = model.load(dev).unwrap();
+    let x = Values(7).array(&[batch, 16, 9, 11], 1.0);
+    let got = loaded.run(model, dev, std::slice::from_ref(&x)).unwrap();
+    loaded.free(dev);
+    let want = evaluate(g, &[x.mapv(f64::from)]).unwrap();
+    let (got, want) = (&got[0], &want[0]);
+    assert_eq!(got.shape(), want.shape());
+    let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let err = got.iter().zip(want.iter()).fold(0.0f64, |m, (a, b)| {
+        let d = (f64::from(*a) - b).abs();
+        if d.is_nan() { f64::INFINITY } else { m.max(d) }
+    });
+    err / scale.max(1.0)
+}
+
+/// f16 activations and weights, f32 sums, three layers.
+const F16_TOLERANCE: f64 = 2e-2;
+
+#[test]
+fn gathered_wgmma_convolutions_are_right_on_the_interpreter() {
+    let limits = hopper();
+    let mut dev = CpuDevice::emulating(limits.clone());
+    let configs: Vec<Config> = matmul_f16::space_over_views(&limits)
+        .into_iter()
+        .filter(|c| {
+            c.get("wg") == Some(1)
+                && c.get("fm") == Some(1)
+                && c.get("st") == Some(3)
+                && c.get("fn") != Some(16)
+        })
+        .collect();
+    assert_eq!(configs.len(), 2, "{configs:?}");
+    let batch = 2;
+    let g = cnn(batch);
+    let plain = CompiledModel::compile_with(&g, &limits, Precision::F16).unwrap();
+    let convs: Vec<_> = plain
+        .groups
+        .iter()
+        .filter_map(|g| g.anchor.clone())
+        .filter(|k| k.views.starts_with("conv"))
+        .collect();
+    assert_eq!(convs.len(), 3, "{}", plain.show());
+    for config in &configs {
+        for splits in [1, 2] {
+            let mut choices = Choices::none();
+            for key in &convs {
+                choices.insert(
+                    key,
+                    AnchorChoice::gemm(config.clone(), splits),
+                    "test".into(),
+                );
+            }
+            let model =
+                CompiledModel::compile_choosing(&g, &limits, Precision::F16, &choices).unwrap();
+            let text = model.show();
+            assert_eq!(text.matches("wgmma").count(), 3, "{config}: {text}");
+            let err = error(&g, &model, &mut dev, batch);
+            eprintln!("{config} split {splits}: error {err:.2e}");
+            assert!(
+                err <= F16_TOLERANCE,
+                "{config} split {splits}: error {err:.2e}"
+            );
+        }
+    }
+}
