@@ -1,5 +1,6 @@
 //! Convolutions of a whole model on Hopper's wgmma tiles over the implicit GEMM's views
-//! (`cuda -arch=sm_90a`, the threads gathering the im2col and filter tiles): a small
+//! (`cuda -arch=sm_90a`, the threads gathering the im2col tiles, TMA copying the HWIO
+//! filter's, which is the `[R·S·C, K]` matrix): a small
 //! NHWC f16 network — a 3×3 convolution with bias and ReLU, a 1×1 one with the residual
 //! add and ReLU fused, a strided 3×3 one — with every convolution given a wgmma config
 //! (whole, and split in 2 parts), run on the interpreter (which runs `cp.async`, the
@@ -12,6 +13,8 @@ use weft_graph::passes::Precision;
 use weft_graph::reference::evaluate;
 use weft_graph::{Graph, GraphBuilder};
 use weft_ir::dtype::DType;
+use weft_ir::fragment::FragOp;
+use weft_ir::kernel::KStmt;
 use weft_model::CompiledModel;
 use weft_model::tune::{AnchorChoice, Choices};
 use weft_ops::templates::{Config, matmul_f16};
@@ -100,6 +103,22 @@ fn gathered_wgmma_convolutions_are_right_on_the_interpreter() {
                 CompiledModel::compile_choosing(&g, &limits, Precision::F16, &choices).unwrap();
             let text = model.show();
             assert_eq!(text.matches("wgmma").count(), 3, "{config}: {text}");
+            // The filters of the two convolutions that read NHWC f16 (stored HWIO) come
+            // by TMA, their im2col by the threads; the first reads the f32 NCHW input
+            // (its filter stored `[C, R, S, K]`), its tiles all gathered.
+            let tma = model
+                .lowered
+                .iter()
+                .flat_map(|l| &l.kernels)
+                .filter(|k| {
+                    let mut any = false;
+                    k.body.visit(&mut |s| {
+                        any |= matches!(s, KStmt::Frag(op) if matches!(**op, FragOp::Tma { .. }));
+                    });
+                    any
+                })
+                .count();
+            assert_eq!(tma, 2, "{config}: {text}");
             let err = error(&g, &model, &mut dev, batch);
             eprintln!("{config} split {splits}: error {err:.2e}");
             assert!(
@@ -108,4 +127,39 @@ fn gathered_wgmma_convolutions_are_right_on_the_interpreter() {
             );
         }
     }
+}
+
+/// The model's kernels with TMA filters and gathered im2col tiles compile with NVRTC for
+/// sm_90a (skipped, with the reason, where NVRTC is absent).
+#[test]
+fn the_emitted_cuda_compiles_for_sm90a() {
+    let limits = hopper();
+    let g = cnn(1);
+    let plain = CompiledModel::compile_with(&g, &limits, Precision::F16).unwrap();
+    let config = matmul_f16::space_over_views(&limits)
+        .into_iter()
+        .find(|c| c.get("wg") == Some(1) && c.get("fm") == Some(1) && c.get("st") == Some(4))
+        .unwrap();
+    let mut choices = Choices::none();
+    for key in plain.groups.iter().filter_map(|g| g.anchor.clone()) {
+        choices.insert(&key, AnchorChoice::gemm(config.clone(), 1), "test".into());
+    }
+    let model = CompiledModel::compile_choosing(&g, &limits, Precision::F16, &choices).unwrap();
+    let options = weft_codegen_cuda::CudaOptions {
+        limits: limits.clone(),
+    };
+    let mut with_tma = 0;
+    for lowered in &model.lowered {
+        let emitted = weft_codegen_cuda::emit_lowered(lowered, &options).unwrap();
+        if !emitted.source.contains("weft_swz128(") {
+            continue;
+        }
+        with_tma += usize::from(emitted.source.contains("__grid_constant__"));
+        match weft_codegen_cuda::nvrtc::check_arch(&emitted.source, "sm_90a") {
+            Ok(weft_codegen_common::testing::Checked::Passed) => {}
+            Ok(_) => return,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!(with_tma, 2);
 }

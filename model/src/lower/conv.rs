@@ -179,17 +179,19 @@ pub(crate) fn lower<'g>(
                     None => window_with(&d, at, operand, |at| vals.at_as(x, &at, operand)),
                 }
             });
-            let weights = te::compute("w_cols", &[("kk", gk), ("j", gn)], |ix| {
-                let [ch, r, s] = crs(&ix[0]);
-                if narrow {
-                    // Zero taps for the padded channels.
-                    let real = ch.clone().lt(real_c);
-                    let at = [ix[1].clone(), ch.min(real_c - 1), r, s];
-                    te::if_then_else(real, vals.at_as(w, &at, operand), Expr::zero(operand))
-                } else {
-                    vals.at_as(w, &[ix[1].clone(), ch, r, s], operand)
-                }
-            });
+            let view_weights = || {
+                te::compute("w_cols", &[("kk", gk), ("j", gn)], |ix| {
+                    let [ch, r, s] = crs(&ix[0]);
+                    if narrow {
+                        // Zero taps for the padded channels.
+                        let real = ch.clone().lt(real_c);
+                        let at = [ix[1].clone(), ch.min(real_c - 1), r, s];
+                        te::if_then_else(real, vals.at_as(w, &at, operand), Expr::zero(operand))
+                    } else {
+                        vals.at_as(w, &[ix[1].clone(), ch, r, s], operand)
+                    }
+                })
+            };
             // The rule picks the template's tile and how many parts the reduction is split
             // into.
             let key = AnchorKey {
@@ -250,6 +252,24 @@ pub(crate) fn lower<'g>(
                 ));
             }
             let (config, splits) = (choice.config, choice.splits);
+            // On Hopper's wgmma path over views the filter, stored HWIO in f16, is read as
+            // the `[R·S·C, K]` matrix it is, which TMA copies (the im2col the threads
+            // gather); elsewhere it is read through the view.
+            let filter_matrix = f16
+                && nhwc
+                && !narrow
+                && c.groups == 1
+                && config.get("wg").unwrap_or(0) > 0
+                && g.tensor(w).layout == Layout::FilterRsck
+                && g.tensor(w).dtype == DType::F16
+                && gn % 8 == 0;
+            let weights = if filter_matrix {
+                let matrix = te::placeholder(&format!("{name}_w_rsck"), &[gk, gn], DType::F16);
+                vals.adopt(w, &matrix);
+                matrix
+            } else {
+                view_weights()
+            };
             let split = (splits > 1).then(|| Split::new(gm, gn, splits));
             // The product the epilogue reads: the template's result, or the sum of the
             // split parts.

@@ -1,8 +1,11 @@
 //! Hopper's `wgmma` over computed operands (`wg` > 0 over views: an implicit GEMM's
 //! im2col and filter): TMA copies boxes of stored tensors, and an im2col is not one, so
-//! here the block's threads gather both tiles with 16-byte `cp.async` copies straight
+//! here the block's threads gather the tiles with 16-byte `cp.async` copies straight
 //! into the 128-byte swizzled stages that `wgmma` reads ([`weft_ir::tma`]: the emitter
 //! writes each thread's address through the swizzle, so the IR keeps logical order).
+//! Where `b` is stored (a model's HWIO filter, which is the `[R·S·C, K]` matrix) thread
+//! 0 copies its tiles by TMA instead, each stage's arrival on an mbarrier that the
+//! step waits on before its `wgmma`s.
 //!
 //! ```text
 //! for t in range(st - 2): gather tile t into stage t; barrier
@@ -51,6 +54,10 @@ pub(super) fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p
     let ahead = stages - 2;
     let threads = p.threads();
     let (va, vb) = (lanes(k), lanes(n));
+    // A stored `b` (a model's HWIO filter read as the `[R·S·C, K]` matrix it is) comes
+    // by TMA into the same stages, guarded by an mbarrier a stage; rows of a multiple
+    // of 16 bytes only.
+    let tma_b = b.producer().is_none() && n % 8 == 0;
     let a_cov = Coverage::new(bm, BLOCK_K / va, threads);
     let b_cov = Coverage::new(BLOCK_K, bn / vb, threads);
     let (tiles_m, tiles_n, k_tiles) = (ceil_div(m, bm), ceil_div(n, bn), part_tiles(k, parts));
@@ -85,6 +92,7 @@ pub(super) fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p
                 DType::F32,
                 &[&a_smem, &b_smem],
             );
+            let full = tma_b.then(|| kb.mbarrier("full", stages as u32));
             let acc = kb.fragment(
                 "acc",
                 FragRole::Accumulator,
@@ -126,6 +134,22 @@ pub(super) fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p
                     let to = [s.clone(), r, v * va];
                     kb.copy_if(va, &a_smem, to, a, at_ab(row, col), inside, zero());
                 });
+                if let Some(full) = &full {
+                    kb.if_(tx.clone().eq_(0), |kb| {
+                        kb.mbarrier_expect((full, s.clone()), (BLOCK_K * bn * 2) as u32);
+                        for j in 0..boxes_n {
+                            kb.tma_load(
+                                &b_smem,
+                                [s.clone(), Expr::int(j), Expr::int(0), Expr::int(0)],
+                                b,
+                                [k0.clone(), n0.clone() + j * ROW],
+                                BLOCK_K as u32,
+                                (full, s.clone()),
+                            );
+                        }
+                    });
+                    return;
+                }
                 b_cov.each(kb, &tx, &|kb, _, r, v| {
                     let row = simplify(&(k0.clone() + r.clone()));
                     let j = v * vb;
@@ -149,6 +173,14 @@ pub(super) fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p
                     gather(kb, tile.clone(), tile % stages, partial)
                 });
             };
+            if let Some(full) = &full {
+                kb.if_(tx.clone().eq_(0), |kb| {
+                    for s in 0..stages {
+                        kb.mbarrier_init((full, Expr::int(s)), 1);
+                    }
+                });
+                kb.barrier();
+            }
             for s in 0..ahead {
                 if s < k_tiles {
                     gather(kb, Expr::int(s), Expr::int(s), ragged && s == k_tiles - 1);
@@ -164,6 +196,9 @@ pub(super) fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p
                 kb.barrier();
                 fetch(kb, ko.clone() + ahead, ahead);
                 let s = kb.let_("s", ko.clone() % stages);
+                if let Some(full) = &full {
+                    kb.mbarrier_wait((full, s.clone()), ko.clone() / stages % 2);
+                }
                 kb.wgmma_fence();
                 kb.unroll("kk", BLOCK_K / 16, |kb, kk| {
                     kb.unroll("i", fm, |kb, i| {
