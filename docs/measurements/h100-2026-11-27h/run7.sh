@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 2026-11-27h, call 7 (the last 120 s of budget): the filter by TMA on the gathered wgmma
+# Prepared in 2026-11-27h, not yet run (the session's device budget was spent): the filter by TMA on the gathered wgmma
 # path (the HWIO f16 filter read as the [R*S*C, K] matrix), ResNet-50 b8 f16 on CUDA:
 # right against the float64 reference, and its time beside the gather-only binary
 # (main e43c7c7), alternating.
