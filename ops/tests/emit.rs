@@ -174,3 +174,32 @@ fn attention_in_two_passes_for_opaque_fragments() {
         settings().bind(|| insta::assert_snapshot!(name, source));
     }
 }
+
+/// Issue 28's packed shared-stage stores, on MSL (the C-family writer CUDA shares): an
+/// fp16 tile fetched 16 bytes a thread (`vec = 8`) is one `uint4` load from device
+/// memory and one `uint4` store into the threadgroup stage, never eight halves; the
+/// source passes the syntax check.
+#[test]
+fn msl_copies_f16_tiles_sixteen_bytes_a_thread() {
+    let shape = weft_ops::Shape::parse("matmul-f16", "m=128,n=136,k=96").unwrap();
+    let w = Workload::new("matmul-f16", &shape).unwrap();
+    let config = weft_ops::templates::Config::parse(
+        "mma=8,wm=2,wn=2,fm=2,fn=2,bk=32,g=8,vec=8,cp=0,st=2,fb=1,cc=0,wg=0",
+    )
+    .unwrap();
+    let lowered = w.lower_with("template", Some(&config)).unwrap();
+    let msl = weft_codegen_metal::emit_lowered(&lowered, &MetalOptions::default())
+        .unwrap()
+        .source;
+    weft_codegen_metal::syntax_check(&msl).unwrap_or_else(|e| panic!("{e}"));
+    let loads = msl.matches("= *(device const uint4*)").count();
+    let stores = msl.matches("*(threadgroup uint4*)").count();
+    assert!(
+        loads >= 2 && stores >= 2,
+        "{loads} loads, {stores} stores\n{msl}"
+    );
+    let elementwise = msl
+        .lines()
+        .any(|l| l.contains("_smem[") && !l.contains("threadgroup half") && l.contains("] ="));
+    assert!(!elementwise, "an element-wise stage store\n{msl}");
+}
