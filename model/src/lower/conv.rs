@@ -299,6 +299,13 @@ pub(crate) fn lower<'g>(
                 None => func,
             };
             let (product, what) = Matmul::of(f16, &config).map_err(fail)?;
+            // Which operands Hopper's path copies how: TMA copies stored tensors only.
+            let how = if filter_matrix {
+                "(the im2col thread-gathered, the filter TMA-filled)"
+            } else {
+                "(thread-gathered, cp.async)"
+            };
+            let what = what.replace("(TMA-filled; over views, thread-gathered)", how);
             if let Some(sp) = split {
                 let func = sp
                     .build(name, &cols, &weights, &out, &product)

@@ -67,7 +67,7 @@ const fn f16_spec(build: fn(&Shape, &Config) -> Result<Func, BuildError>) -> Tem
         default: matmul_f16::default_config_over_views,
         rule: Some(conv2d_f16_rule),
         pays: conv2d_f16_pays,
-        describe: matmul_f16::op_describe,
+        describe: matmul_f16::op_describe_over_views,
         build,
     }
 }

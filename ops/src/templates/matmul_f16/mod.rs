@@ -178,6 +178,20 @@ pub fn op_describe(config: &Config) -> Result<String, String> {
     split_k::describe(config, describe)
 }
 
+/// [`op_describe`] of a config over views (an implicit GEMM), where Hopper's tiles are
+/// gathered by the threads rather than copied by TMA.
+pub fn op_describe_over_views(config: &Config) -> Result<String, String> {
+    let text = op_describe(config)?;
+    Ok(if config.get("wg").unwrap_or(0) > 0 {
+        text.replace(
+            "(TMA-filled; over views, thread-gathered)",
+            "(thread-gathered, cp.async)",
+        )
+    } else {
+        text
+    })
+}
+
 /// Whether a config can pay at the op's shape ([`split_k::pays`]); a Hopper config
 /// only where TMA can copy the operands.
 pub fn op_pays(_: &TargetLimits, shape: &Shape, config: &Config) -> bool {
@@ -511,7 +525,7 @@ pub fn describe(config: &Config) -> Result<String, String> {
     let p = F16Params::from_config(config).map_err(|e| e.to_string())?;
     if p.warpgroups > 0 {
         return Ok(format!(
-            "{}x{}x{} tile, {} threads, wgmma m64n{}k16 {} per warpgroup, TMA (or thread gathers over views) into {} stages, {} B shared",
+            "{}x{}x{} tile, {} threads, wgmma m64n{}k16 {} per warpgroup, {} stages (TMA-filled; over views, thread-gathered), {} B shared",
             p.block_m(),
             p.block_n(),
             p.bk,
