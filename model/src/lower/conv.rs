@@ -12,7 +12,7 @@ use weft_ir::func::Func;
 use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
 use weft_ops::templates::winograd::{self, WinogradDims};
-use weft_ops::templates::{depthwise, matmul};
+use weft_ops::templates::{depthwise, matmul, matmul_f16};
 
 use super::Chooser;
 use super::values::{Values, in_logical_order, in_memory_order};
@@ -303,9 +303,9 @@ pub(crate) fn lower<'g>(
             let how = if filter_matrix {
                 "(the im2col thread-gathered, the filter TMA-filled)"
             } else {
-                "(thread-gathered, cp.async)"
+                matmul_f16::GATHERED
             };
-            let what = what.replace("(TMA-filled; over views, thread-gathered)", how);
+            let what = what.replace(matmul_f16::TMA_FILLED, how);
             if let Some(sp) = split {
                 let func = sp
                     .build(name, &cols, &weights, &out, &product)

@@ -16,6 +16,7 @@ use super::choose;
 use super::values::{Values, broadcast_index, reindex};
 use crate::anchor::{AnchorKey, AnchorTemplate, STORED_VIEWS};
 use crate::error::ModelError;
+use weft_ops::templates::matmul_f16;
 use weft_ops::templates::product::Matmul;
 use weft_ops::templates::split_k::{Anchor, Split};
 
@@ -184,6 +185,12 @@ pub(crate) fn lower<'g>(
     let (choice, why) = choose::anchor(chooser.limits, chooser.choices, &key);
     let (config, splits) = (choice.config, choice.splits);
     let (product_params, what) = Matmul::of(f16, &config).map_err(fail)?;
+    // Hopper's stages are TMA-filled from stored operands, gathered from views.
+    let what = if key.stored_operands() {
+        what
+    } else {
+        what.replace(matmul_f16::TMA_FILLED, matmul_f16::GATHERED)
+    };
     let split = (splits > 1).then(|| Split::new(m, n, splits));
     // The product the epilogue reads: the template's result, or the sum of the parts.
     let product = match &split {

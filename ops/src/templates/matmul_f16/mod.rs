@@ -178,15 +178,19 @@ pub fn op_describe(config: &Config) -> Result<String, String> {
     split_k::describe(config, describe)
 }
 
+/// How [`describe`] says a Hopper config's stages are filled (TMA copies stored
+/// operands).
+pub const TMA_FILLED: &str = "(TMA-filled)";
+
+/// What replaces [`TMA_FILLED`] where the operands are views, which the threads gather.
+pub const GATHERED: &str = "(thread-gathered, cp.async)";
+
 /// [`op_describe`] of a config over views (an implicit GEMM), where Hopper's tiles are
 /// gathered by the threads rather than copied by TMA.
 pub fn op_describe_over_views(config: &Config) -> Result<String, String> {
     let text = op_describe(config)?;
     Ok(if config.get("wg").unwrap_or(0) > 0 {
-        text.replace(
-            "(TMA-filled; over views, thread-gathered)",
-            "(thread-gathered, cp.async)",
-        )
+        text.replace(TMA_FILLED, GATHERED)
     } else {
         text
     })
@@ -525,7 +529,7 @@ pub fn describe(config: &Config) -> Result<String, String> {
     let p = F16Params::from_config(config).map_err(|e| e.to_string())?;
     if p.warpgroups > 0 {
         return Ok(format!(
-            "{}x{}x{} tile, {} threads, wgmma m64n{}k16 {} per warpgroup, {} stages (TMA-filled; over views, thread-gathered), {} B shared",
+            "{}x{}x{} tile, {} threads, wgmma m64n{}k16 {} per warpgroup, {} stages (TMA-filled), {} B shared",
             p.block_m(),
             p.block_n(),
             p.bk,
