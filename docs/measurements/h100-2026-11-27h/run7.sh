@@ -9,3 +9,8 @@ for r in 1 2; do for b in gather tma; do
   bin=.dev/bin/weft; [ $b = gather ] && bin=.dev/bin/weft-gather
   echo "resnet50 b8 f16 $b: $(timeout 40 $bin model run zoo:resnet50 --batch 8 --dtype f16 --target cuda 2>&1 | grep -E '^(median|error)' | cut -c1-100 | tr -s ' ' | tr '\n' ' ')"
 done; done | tee $OUT/tma-filter.txt
+# Per kernel, both: where the filter by TMA moves the 17 gathered anchors.
+for b in gather tma; do
+  bin=.dev/bin/weft; [ $b = gather ] && bin=.dev/bin/weft-gather
+  timeout 60 $bin model bench zoo:resnet50 --batch 8 --dtype f16 --targets cuda > $OUT/bench-resnet50b8-$b.txt 2>&1
+done
