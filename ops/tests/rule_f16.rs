@@ -115,3 +115,27 @@ fn the_fp16_rule_takes_wgmma_where_it_pays_and_mma_sync_elsewhere() {
     assert!(long.get("sk").is_some_and(|s| s >= 8), "{long}");
     assert_eq!(at("m=1021,n=1021,k=1021").get("wg"), Some(0));
 }
+
+/// At equal estimated cycles the rule takes the deeper ring: the same 64-row wgmma tile
+/// in 4 stages where both depths fit as many blocks (GPT-2's 512-token products), and
+/// still 3 where 3 stages fit more blocks a multiprocessor (its batch-8 ones).
+#[test]
+fn ties_go_to_the_deeper_ring_of_stages() {
+    let limits = h100();
+    let spec = weft_ops::find("matmul-f16").unwrap().template.unwrap();
+    let pick = |text: &str| {
+        spec.untuned(&limits, &Shape::parse("matmul-f16", text).unwrap())
+            .0
+    };
+    for (shape, stages) in [
+        ("m=512,n=3072,k=768", 4),
+        ("m=512,n=768,k=3072", 4),
+        ("m=1024,n=1024,k=1024", 4),
+        ("m=4096,n=3072,k=768", 3),
+        ("m=4096,n=4096,k=4096", 3),
+    ] {
+        let c = pick(shape);
+        assert_eq!(c.get("wg"), Some(1), "{shape}: {c}");
+        assert_eq!(c.get("st"), Some(stages), "{shape}: {c}");
+    }
+}

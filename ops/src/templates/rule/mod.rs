@@ -162,9 +162,15 @@ pub fn pick_with(
                 0
             }
         };
+        // At equal cycles, the deeper ring of stages: the model prices the memory
+        // latency only where it bounds a step, so a tie hides what more tiles in flight
+        // save. On an H100 the same wgmma tile ran 4–10% faster in 4 stages than in 3
+        // where both fit as many blocks (512×3072×768: 6.29 against 6.93 µs,
+        // 512×768×3072 split in 2: 9.92 against 10.33; 1024³: 6.69 against 6.94;
+        // `docs/rule-f16.md`); where 3 stages fit more blocks the cycles differ.
         return fastest(candidates, p, mps, splittable, |t, s| {
             let work = t.matrix.expect("checked above");
-            (tensor::estimate(t, work, p, s, mps), 0)
+            (tensor::estimate(t, work, p, s, mps), -work.in_flight)
         });
     }
     by_blocks(candidates, p)
