@@ -206,3 +206,24 @@ fn the_emitted_cuda_swizzles_fences_and_compiles_for_sm90a() {
         }
     }
 }
+
+/// The bounds prover proves every access of the gathered kernels in bounds (the
+/// swizzled stages in logical order, the im2col's padding guards, the ragged tiles'
+/// tests), whole and split.
+#[test]
+fn every_wgmma_config_over_views_is_proven_in_bounds() {
+    let w = workload("conv2d-f16-bias-relu", [2, 24, 9, 11, 72, 3, 3, 1, 1]);
+    let mut bad = Vec::new();
+    for c in hopper_configs() {
+        for config in [c.clone(), weft_ops::templates::split_k::split(c, 2)] {
+            let lowered = w.lower_with("implicit-gemm", Some(&config)).unwrap();
+            bad.extend(
+                weft_ir::bounds::prove_all(&lowered)
+                    .into_iter()
+                    .filter(|r| !r.is_proven())
+                    .map(|r| format!("{config}: {r}")),
+            );
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
