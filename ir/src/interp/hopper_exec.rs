@@ -343,6 +343,16 @@ impl<'p> Machine<'p> {
         Ok(())
     }
 
+    /// Whether a `wgmma` in flight (no `wait_group` retired it) reads part of `region`.
+    fn read_in_flight(&self, region: &Region) -> bool {
+        self.hop
+            .groups
+            .iter()
+            .flat_map(|g| g.batches())
+            .flat_map(|b| &b.reads)
+            .any(|r| r.overlaps(region))
+    }
+
     /// A thread's write of `lanes` elements of `buf` from `i` (a tile a `wgmma` reads):
     /// an error where a `wgmma` in flight reads any of them.
     pub(super) fn generic_write(
@@ -358,13 +368,7 @@ impl<'p> Machine<'p> {
             lo: i,
             hi: i + lanes,
         };
-        let in_flight = self
-            .hop
-            .groups
-            .iter()
-            .flat_map(|g| g.batches())
-            .flat_map(|b| &b.reads)
-            .any(|r| r.overlaps(&region));
+        let in_flight = self.read_in_flight(&region);
         if in_flight {
             return Err(self.async_error(
                 format!(
@@ -519,13 +523,7 @@ impl<'p> Machine<'p> {
                     lo: origin,
                     hi: origin + rows * ROW,
                 };
-                let in_flight = self
-                    .hop
-                    .groups
-                    .iter()
-                    .flat_map(|g| g.batches())
-                    .flat_map(|b| &b.reads)
-                    .any(|r| r.overlaps(&region));
+                let in_flight = self.read_in_flight(&region);
                 if in_flight {
                     return Err(self.async_error(
                         format!(

@@ -27,7 +27,7 @@
 //! no tests until the stores; its tensor maps need rows of a multiple of 16 bytes, so K
 //! and N must be multiples of 8.
 
-use weft_ir::fragment::{FragLayout, FragRole, MmaShape, WGMMA_M};
+use weft_ir::fragment::{FragLayout, FragRole, Fragment, MmaShape, WGMMA_M};
 use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template};
 use weft_ir::tma::{Major, ROW, SwizzledTile};
@@ -70,9 +70,7 @@ pub(super) fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p
     let blocks = tiles_m * tiles_n;
     let grid = grid_for(blocks);
     let boxes_n = bn / ROW;
-    let box_elems = BLOCK_K * ROW;
     let stage_bytes = ((bm + bn) * BLOCK_K * 2) as u32;
-    let cdt = c.dtype();
 
     t.kernel([grid[0], grid[1], parts], p.threads(), |kb| {
         let tx = kb.thread_x();
@@ -153,25 +151,7 @@ pub(super) fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p
             kb.serial("ko", k_tiles, |kb, ko| {
                 let s = kb.let_("s", ko.clone() % stages);
                 kb.mbarrier_wait((&full, s.clone()), ko.clone() / stages % 2);
-                kb.wgmma_fence();
-                kb.unroll("kk", BLOCK_K / 16, |kb, kk| {
-                    kb.unroll("i", fm, |kb, i| {
-                        let row = wgi.clone() * (WGMMA_M as i64 * fm) + i.clone() * WGMMA_M as i64;
-                        let a_tile = SwizzledTile {
-                            buffer: a_smem.clone(),
-                            origin: vec![s.clone(), row, kk.clone() * 16],
-                            major: Major::K,
-                            box_elems: 0,
-                        };
-                        let b_tile = SwizzledTile {
-                            buffer: b_smem.clone(),
-                            origin: vec![s.clone(), Expr::int(0), kk.clone() * 16, Expr::int(0)],
-                            major: Major::Mn,
-                            box_elems,
-                        };
-                        kb.wgmma((&acc, i), a_tile, b_tile);
-                    });
-                });
+                multiply_stage(kb, &acc, (&a_smem, &b_smem), &s, &wgi, fm);
                 kb.wgmma_commit();
                 // Tile ko - 1's multiplies are done: its stage takes tile ko - 1 + st.
                 kb.wgmma_wait(1);
@@ -185,40 +165,101 @@ pub(super) fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p
                     issue(kb, next, (ko.clone() + (stages - 1)) % stages);
                 });
             });
-            kb.wgmma_wait(0);
-            // Every warpgroup past its last wgmma before any writes the staging tile over
-            // the stages they read.
-            kb.barrier();
-            // Epilogue: each accumulator through the warpgroup's staging tile to C.
-            let lane = kb.let_("lane", tx.clone() % 128);
-            let per_thread = WGMMA_M as i64 * bn / 128;
-            kb.unroll("i", fm, |kb, i| {
-                kb.frag_store(
-                    &acc,
-                    i.clone(),
-                    &staging,
-                    [wgi.clone(), Expr::int(0), Expr::int(0)],
-                );
-                kb.barrier();
-                kb.unroll("e", per_thread, |kb, e| {
-                    let idx = e * 128 + lane.clone();
-                    let (r, col) = (idx.clone() / bn, idx % bn);
-                    let row = m0.clone()
-                        + wgi.clone() * (WGMMA_M as i64 * fm)
-                        + i.clone() * WGMMA_M as i64
-                        + r.clone();
-                    let col_g = n0.clone() + col.clone();
-                    let inside = row.clone().lt(m).and(col_g.clone().lt(n));
-                    let v = staging.at(&[wgi.clone(), r, col]).cast(cdt);
-                    kb.store_if(inside, c, at(row, col_g), v);
-                });
-                kb.barrier();
-            });
+            let tile = Tile {
+                origin: (&m0, &n0),
+                dims: (m, n),
+                wgi: &wgi,
+                fm,
+            };
+            store_results(kb, &acc, &staging, &tx, &tile, c, &at);
         };
         if grid[0] * grid[1] > blocks {
             kb.if_(pid.clone().lt(blocks), body);
         } else {
             body(kb);
         }
+    });
+}
+
+/// One stage's `wgmma`s (after the fence): the stage's 64-wide k tile in four k16 steps,
+/// `fm` m64 tiles of warpgroup `wgi` against the stage's B boxes. Shared by the TMA path
+/// and the gathered one ([`super::hopper_views`]), whose stages have the same layout.
+pub(super) fn multiply_stage(
+    kb: &mut KernelBuilder,
+    acc: &Fragment,
+    (a_smem, b_smem): (&Buffer, &Buffer),
+    s: &Expr,
+    wgi: &Expr,
+    fm: i64,
+) {
+    kb.wgmma_fence();
+    kb.unroll("kk", BLOCK_K / 16, |kb, kk| {
+        kb.unroll("i", fm, |kb, i| {
+            let row = wgi.clone() * (WGMMA_M as i64 * fm) + i.clone() * WGMMA_M as i64;
+            let a_tile = SwizzledTile {
+                buffer: a_smem.clone(),
+                origin: vec![s.clone(), row, kk.clone() * 16],
+                major: Major::K,
+                box_elems: 0,
+            };
+            let b_tile = SwizzledTile {
+                buffer: b_smem.clone(),
+                origin: vec![s.clone(), Expr::int(0), kk.clone() * 16, Expr::int(0)],
+                major: Major::Mn,
+                box_elems: BLOCK_K * ROW,
+            };
+            kb.wgmma((acc, i), a_tile, b_tile);
+        });
+    });
+}
+
+/// Where a block's results go: its tile's origin in C, C's extent, and the warpgroup
+/// (`wgi`, with `fm` m64 tiles each).
+pub(super) struct Tile<'a> {
+    pub origin: (&'a Expr, &'a Expr),
+    pub dims: (i64, i64),
+    pub wgi: &'a Expr,
+    pub fm: i64,
+}
+
+/// The epilogue: every warpgroup past its last `wgmma` (a barrier before anyone writes
+/// the staging tile over the stages they read), then each accumulator through the
+/// warpgroup's staging tile to `c`, converted and tested against its edges.
+pub(super) fn store_results(
+    kb: &mut KernelBuilder,
+    acc: &Fragment,
+    staging: &Buffer,
+    tx: &Expr,
+    tile: &Tile,
+    c: &Buffer,
+    at: &dyn Fn(Expr, Expr) -> Vec<Expr>,
+) {
+    let ((m0, n0), (m, n), wgi, fm) = (tile.origin, tile.dims, tile.wgi, tile.fm);
+    let bn = acc.shape().n as i64;
+    kb.wgmma_wait(0);
+    kb.barrier();
+    let lane = kb.let_("lane", tx.clone() % 128);
+    let per_thread = WGMMA_M as i64 * bn / 128;
+    kb.unroll("i", fm, |kb, i| {
+        kb.frag_store(
+            acc,
+            i.clone(),
+            staging,
+            [wgi.clone(), Expr::int(0), Expr::int(0)],
+        );
+        kb.barrier();
+        kb.unroll("e", per_thread, |kb, e| {
+            let idx = e * 128 + lane.clone();
+            let (r, col) = (idx.clone() / bn, idx % bn);
+            let row = m0.clone()
+                + wgi.clone() * (WGMMA_M as i64 * fm)
+                + i.clone() * WGMMA_M as i64
+                + r.clone();
+            let col_g = n0.clone() + col.clone();
+            let inside = row.clone().lt(m).and(col_g.clone().lt(n));
+            let v = staging.at(&[wgi.clone(), r, col]).cast(c.dtype());
+            kb.store_if(inside, c, at(row, col_g), v);
+        });
+        kb.barrier();
     });
 }

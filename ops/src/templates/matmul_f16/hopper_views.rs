@@ -28,10 +28,10 @@ use weft_ir::arith::simplify;
 use weft_ir::fragment::{FragLayout, FragRole, MmaShape, WGMMA_M};
 use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template};
-use weft_ir::tma::{Major, ROW, SwizzledTile};
+use weft_ir::tma::ROW;
 
 use super::F16Params;
-use super::hopper::{BLOCK_K, part_tiles};
+use super::hopper::{BLOCK_K, Tile, multiply_stage, part_tiles, store_results};
 use crate::templates::tiling::{Coverage, batched_at, fetch_k_tile, swizzle, tile_origin};
 use crate::templates::{block_index, ceil_div, grid_for};
 
@@ -67,8 +67,6 @@ pub(super) fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p
     let blocks = tiles_m * tiles_n;
     let grid = grid_for(blocks);
     let boxes_n = bn / ROW;
-    let box_elems = BLOCK_K * ROW;
-    let cdt = c.dtype();
 
     t.kernel([grid[0], grid[1], parts], threads, |kb| {
         // A copy is read `ahead` barriers after it was issued (one group of copies a
@@ -199,56 +197,17 @@ pub(super) fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p
                 if let Some(full) = &full {
                     kb.mbarrier_wait((full, s.clone()), ko.clone() / stages % 2);
                 }
-                kb.wgmma_fence();
-                kb.unroll("kk", BLOCK_K / 16, |kb, kk| {
-                    kb.unroll("i", fm, |kb, i| {
-                        let row = wgi.clone() * (WGMMA_M as i64 * fm) + i.clone() * WGMMA_M as i64;
-                        let a_tile = SwizzledTile {
-                            buffer: a_smem.clone(),
-                            origin: vec![s.clone(), row, kk.clone() * 16],
-                            major: Major::K,
-                            box_elems: 0,
-                        };
-                        let b_tile = SwizzledTile {
-                            buffer: b_smem.clone(),
-                            origin: vec![s.clone(), Expr::int(0), kk.clone() * 16, Expr::int(0)],
-                            major: Major::Mn,
-                            box_elems,
-                        };
-                        kb.wgmma((&acc, i), a_tile, b_tile);
-                    });
-                });
+                multiply_stage(kb, &acc, (&a_smem, &b_smem), &s, &wgi, fm);
                 kb.wgmma_commit();
                 kb.wgmma_wait(1);
             });
-            kb.wgmma_wait(0);
-            // Every warpgroup past its last wgmma before any writes the staging tile over
-            // the stages they read.
-            kb.barrier();
-            let lane = kb.let_("lane", tx.clone() % 128);
-            let per_thread = WGMMA_M as i64 * bn / 128;
-            kb.unroll("i", fm, |kb, i| {
-                kb.frag_store(
-                    &acc,
-                    i.clone(),
-                    &staging,
-                    [wgi.clone(), Expr::int(0), Expr::int(0)],
-                );
-                kb.barrier();
-                kb.unroll("e", per_thread, |kb, e| {
-                    let idx = e * 128 + lane.clone();
-                    let (r, col) = (idx.clone() / bn, idx % bn);
-                    let row = m0.clone()
-                        + wgi.clone() * (WGMMA_M as i64 * fm)
-                        + i.clone() * WGMMA_M as i64
-                        + r.clone();
-                    let col_g = n0.clone() + col.clone();
-                    let inside = row.clone().lt(m).and(col_g.clone().lt(n));
-                    let v = staging.at(&[wgi.clone(), r, col]).cast(cdt);
-                    kb.store_if(inside, c, at(row, col_g), v);
-                });
-                kb.barrier();
-            });
+            let tile = Tile {
+                origin: (&m0, &n0),
+                dims: (m, n),
+                wgi: &wgi,
+                fm,
+            };
+            store_results(kb, &acc, &staging, &tx, &tile, c, &at);
         };
         if grid[0] * grid[1] > blocks {
             kb.if_(pid.clone().lt(blocks), body);
