@@ -84,6 +84,37 @@ fn the_rule_follows_the_shape() {
     assert_eq!(at("m=64,n=64,k=200").get("sk"), None);
 }
 
+/// Past 2048³ the 128×128 tiles overflow the one round of two a multiprocessor an H100
+/// holds (17² = 289 over 264 places): the rule takes the 96-row tile of three a
+/// multiprocessor, unsplit, which ran 2049³–2176³ at cuBLAS's speed where the 128×128
+/// tile ran 1.3–1.7× slower (`docs/measurements/h100-2026-11-27i`). Where the 128×128
+/// tiles fit one round, and over short reductions, it keeps the tiles of before.
+#[test]
+fn a_tile_of_96_rows_fills_the_last_round() {
+    let h100 = rule_tiles::h100();
+    let spec = weft_ops::find("matmul").unwrap().template.unwrap();
+    let rows = |m: i64, n: i64, k: i64| {
+        let shape = Shape::parse("matmul", &format!("m={m},n={n},k={k}")).unwrap();
+        let (config, why) = spec.untuned(&h100, &shape);
+        (config.get("rm"), config.get("sk"), why)
+    };
+    for s in [2049, 2052, 2080, 2112, 2176, 3001] {
+        let (rm, sk, why) = rows(s, s, s);
+        assert_eq!((rm, sk), (Some(3), None), "{s}³: {why}");
+    }
+    for (m, n, k) in [
+        (2048, 2048, 2048),
+        (2000, 2000, 2000),
+        (1024, 1024, 1024),
+        (4095, 4097, 63),
+        (1531, 769, 383),
+        (1024, 768, 3072),
+    ] {
+        let (rm, _, why) = rows(m, n, k);
+        assert_ne!(rm, Some(3), "{m}x{n}x{k}: {why}");
+    }
+}
+
 /// The fp32 matmul's rule, given the H100's 132 multiprocessors, against every tile it
 /// chooses among timed at the 60 `mixed` shapes on that H100 (issue 26's target: the
 /// config with no record within 0.8x of the tuned best's speed at every shape). Its cost

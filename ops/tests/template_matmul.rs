@@ -73,6 +73,39 @@ proptest! {
     }
 }
 
+/// The 96-row tile (three repeats of the warp tile down: rows of A's tile not a power of
+/// two) is right at every named odd shape and across ragged 96-row edges, whole and
+/// split; it is in CUDA's space only (registers capped for three blocks).
+#[test]
+fn the_ninety_six_row_tile_is_right_at_odd_sizes() {
+    let cuda = matmul::space(&TargetLimits::cuda());
+    let thirds: Vec<&Config> = cuda.iter().filter(|c| c.get("rm") == Some(3)).collect();
+    assert_eq!(thirds.len(), 2, "k steps of 8 and 16");
+    for c in &thirds {
+        let p = MatmulParams::from_config(c).unwrap();
+        assert_eq!((p.block_m(), p.block_n(), p.min_blocks), (96, 128, 3));
+    }
+    for space in [
+        TargetLimits::webgpu_default(),
+        TargetLimits::rocm_arch("gfx90a"),
+    ] {
+        assert!(matmul::space(&space).iter().all(|c| c.get("rm") != Some(3)));
+    }
+    let shapes = ODD_SHAPES
+        .iter()
+        .copied()
+        .chain([(193, 130, 40), (97, 257, 19)]);
+    for (i, shape) in shapes.enumerate() {
+        for c in &thirds {
+            let e = interp_error(c, shape, i as u64).unwrap();
+            assert!(e <= 1.0, "{c} at {shape:?}: error {e:e} of the tolerance");
+        }
+    }
+    let split = Config::parse(&format!("{},sk=2", thirds[0])).unwrap();
+    let e = interp_error(&split, (150, 140, 70), 7).unwrap();
+    assert!(e <= 1.0, "{split}: error {e:e} of the tolerance");
+}
+
 #[test]
 fn the_spaces_are_hardware_centric_and_small() {
     for r in [TargetLimits::cuda(), TargetLimits::webgpu_default()] {

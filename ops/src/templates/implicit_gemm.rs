@@ -111,7 +111,7 @@ fn conv2d_f16_pays(_: &TargetLimits, shape: &Shape, config: &Config) -> bool {
 /// The fp32 convolutions' config with no tuning record: the matmul rule over the product.
 fn conv2d_rule(limits: &TargetLimits, shape: &Shape) -> (Config, String) {
     let limits = matmul::limits_over_views(limits);
-    rule::for_op(matmul::rule_config(&limits, product(shape)))
+    rule::for_op(matmul::rule_config_over_views(&limits, product(shape)))
 }
 
 /// The fp16 convolutions' config with no tuning record: the fp16 rule over views.

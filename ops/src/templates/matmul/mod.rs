@@ -281,10 +281,18 @@ impl MatmulParams {
             k_unroll: config.get("ku").unwrap_or(get("bk")?),
         };
         let pow2 = |v: i64| v > 0 && v & (v - 1) == 0;
+        // Three repeats in m make a block of 96 (or 48, 192) rows: the rows of A's tile
+        // need not be a power of two (its loads cover any row count), and a product
+        // just past a multiple of 128 rows then fills the multiprocessors' last round.
+        if !pow2(p.repeat[0]) && p.repeat[0] != 3 {
+            return Err(err(format!(
+                "`rm` = {} must be 3 or a power of two",
+                p.repeat[0]
+            )));
+        }
         for (name, v) in [
             ("wm", p.warps[0]),
             ("wn", p.warps[1]),
-            ("rm", p.repeat[0]),
             ("rn", p.repeat[1]),
             ("lm", p.lanes[0]),
             ("ln", p.lanes[1]),
@@ -370,7 +378,7 @@ pub fn tiles(limits: &TargetLimits) -> Vec<rule::Tile> {
     space(limits)
         .iter()
         .filter_map(|c| MatmulParams::from_config(c).ok())
-        .filter(|t| t.min_blocks == 0 && t.block_m() > 1)
+        .filter(|t| (t.min_blocks == 0 || space::is_third_row_tile(t)) && t.block_m() > 1)
         .filter(|t| limits.register_cap || t.staged_per_thread() <= MAX_STAGED_UNCAPPED)
         .map(|t| rule::Tile {
             block_m: t.block_m(),
@@ -381,6 +389,7 @@ pub fn tiles(limits: &TargetLimits) -> Vec<rule::Tile> {
             per_thread: Some(rule::model::ThreadTile {
                 rows: t.repeat[0] * t.tile[0],
                 cols: t.repeat[1] * t.tile[1],
+                min_blocks: t.min_blocks,
             }),
             matrix: None,
             config: t.config(),
@@ -430,6 +439,12 @@ pub fn rule_config(limits: &TargetLimits, p: rule::Product) -> rule::Choice {
     rule_config_with(limits, p, rule::model::for_target(limits))
 }
 
+/// [`rule_config`] for the implicit-GEMM convolutions (`limits` already
+/// [`limits_over_views`]): without the 96-row tile, timed on plain products only.
+pub fn rule_config_over_views(limits: &TargetLimits, p: rule::Product) -> rule::Choice {
+    rule_config_among(limits, p, rule::model::for_target(limits), false)
+}
+
 /// [`rule_config`] with `constants` for the cost model: what a fit of them evaluates
 /// (`ops/tests/fit_fp32_rule.rs`).
 pub fn rule_config_with(
@@ -437,10 +452,40 @@ pub fn rule_config_with(
     p: rule::Product,
     constants: &rule::model::Constants,
 ) -> rule::Choice {
+    rule_config_among(limits, p, constants, true)
+}
+
+/// The shortest reduction over which the rule weighs the 96-row tile
+/// ([`space::is_third_row_tile`]), and then unsplit: its 12×8 accumulators a thread make
+/// a long prologue and epilogue that short walks do not repay. On an H100
+/// (`docs/measurements/h100-2026-11-27i/rm3-mixed.json`, every config of the tile at the
+/// 60 `mixed` shapes) it was the fastest config measured at 3001³, 3072³ and 4096³ (and
+/// from 2049³ on, `cubes.json`), but ran 0.68–0.79× of the fastest where the cost model
+/// took it over short reductions (1531×769×383 split in 2, 4095×4097×63) and 0.86× split
+/// in 4 at 1024×768×3072.
+pub const THIRD_ROWS_MIN_K: i64 = 1024;
+
+/// The rule over [`tiles`]; the 96-row tile ([`space::is_third_row_tile`]) only where
+/// `third_rows`, `p` is one product (it was timed on plain products alone) and its
+/// reduction is at least [`THIRD_ROWS_MIN_K`] long.
+fn rule_config_among(
+    limits: &TargetLimits,
+    p: rule::Product,
+    constants: &rule::model::Constants,
+    third_rows: bool,
+) -> rule::Choice {
     if let Some(choice) = row_rule(limits, p) {
         return choice;
     }
-    let choice = rule::pick_or_with(&tiles(limits), p, limits.multiprocessors, constants, || {
+    let third_rows = third_rows && p.batch == 1 && p.k >= THIRD_ROWS_MIN_K;
+    let candidates: Vec<rule::Tile> = tiles(limits)
+        .into_iter()
+        .filter(|t| {
+            third_rows
+                || !MatmulParams::from_config(&t.config).is_ok_and(|p| space::is_third_row_tile(&p))
+        })
+        .collect();
+    let choice = rule::pick_or_with(&candidates, p, limits.multiprocessors, constants, || {
         default_config(limits)
     });
     small_rule(limits, p, &choice).unwrap_or(choice)

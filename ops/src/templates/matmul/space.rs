@@ -44,6 +44,33 @@ const LARGE_TILE: ([i64; 2], [i64; 2]) = ([8, 4], [2, 2]);
 const ROW_WARPS: [[i64; 2]; 2] = [[1, 4], [1, 8]];
 const ROW_BLOCK_K: [i64; 2] = [16, 32];
 
+/// The 96×128 tile: four warps, each repeating its 16×32 warp tile three times down and
+/// twice across (12×8 outputs a thread), registers capped for three blocks a
+/// multiprocessor (168 a thread; ptxas: no spills at k steps of 8 or 16). Where 128×128
+/// tiles overflow the one round of two a multiprocessor that an H100 holds (from 2049³:
+/// 17² = 289 tiles over 264 places), these fill one round of three: on an H100 2049³
+/// ran in 447 µs against 660 for the rule's pick of before and 450 for cuBLAS, 2100³ in
+/// 441 against 595, 3001³ in 1.277 ms against 1.329; at 2048³, where the 128×128 tiles
+/// fit one round, in 405 µs against their 366
+/// (`docs/measurements/h100-2026-11-27i/B-times.txt`). Only where the compiler takes a
+/// register cap and does not hoist unrolled loads (CUDA): without the cap the tile holds
+/// two blocks a multiprocessor (219 registers) and ran 2100³ in 620 µs.
+const THIRD_ROWS: MatmulParams = MatmulParams {
+    warps: [2, 2],
+    repeat: [3, 2],
+    lanes: [4, 8],
+    tile: [4, 4],
+    bk: 16,
+    group: GROUP,
+    min_blocks: 3,
+    k_unroll: 16,
+};
+
+/// Whether `p` is the space's 96-row tile ([`THIRD_ROWS`]): three repeats down.
+pub fn is_third_row_tile(p: &MatmulParams) -> bool {
+    p.repeat[0] == 3
+}
+
 /// A point of the space, with the fixed swizzle and no register cap, its k step unrolled
 /// whole.
 fn point(
@@ -144,6 +171,18 @@ pub fn space(resources: &TargetLimits) -> Vec<Config> {
             if let Some(p) = with_unroll(p, resources, resources.max_registers)
                 && fits(&p, resources)
             {
+                out.push(p.config());
+            }
+        }
+    }
+    if resources.register_cap && !resources.hoists_unrolled_loads {
+        for bk in BLOCK_K {
+            let p = MatmulParams {
+                bk,
+                k_unroll: bk,
+                ..THIRD_ROWS
+            };
+            if fits(&p, resources) {
                 out.push(p.config());
             }
         }

@@ -139,19 +139,19 @@ pub fn pick_with(
         return None;
     }
     if candidates.iter().all(|t| t.per_thread.is_some()) {
-        return fastest(
-            candidates,
-            p,
-            mps,
-            |t| t.block_m * t.block_n,
-            |t, s| {
-                let work = t.per_thread.expect("checked above");
-                (
-                    model::estimate_with(constants, t, work, p, s, mps),
-                    work.rows,
-                )
-            },
-        );
+        // A tile whose registers are capped for more blocks is weighed whole: its splits
+        // were the slower (`matmul::THIRD_ROWS_MIN_K`).
+        let splittable = |t: &Tile| match t.per_thread {
+            Some(w) if w.min_blocks > 0 => 0,
+            _ => t.block_m * t.block_n,
+        };
+        return fastest(candidates, p, mps, splittable, |t, s| {
+            let work = t.per_thread.expect("checked above");
+            (
+                model::estimate_with(constants, t, work, p, s, mps),
+                work.rows,
+            )
+        });
     }
     if candidates.iter().all(|t| t.matrix.is_some()) {
         // Only the tiles the template splits weigh splits.

@@ -131,6 +131,10 @@ pub const SPLIT_LAUNCH: f64 = 1610.0;
 pub struct ThreadTile {
     pub rows: i64,
     pub cols: i64,
+    /// Blocks a multiprocessor holds because the compiler was told to leave registers
+    /// for them (`__launch_bounds__`' second argument; 0: the compiler's own choice, the
+    /// model counts registers instead).
+    pub min_blocks: i64,
 }
 
 impl ThreadTile {
@@ -268,8 +272,11 @@ pub fn estimate_with(
     let mps = multiprocessors.max(1);
     let threads = tile.threads.max(32);
     let blocks = ceil_div(p.m, tile.block_m) * ceil_div(p.n, tile.block_n) * p.batch * splits;
-    let by_registers =
-        REGISTERS_PER_MP / (threads * per_thread.registers(c.registers_besides)).max(1);
+    let by_registers = if per_thread.min_blocks > 0 {
+        per_thread.min_blocks
+    } else {
+        REGISTERS_PER_MP / (threads * per_thread.registers(c.registers_besides)).max(1)
+    };
     let resident = (THREADS_PER_MP / threads)
         .min(by_registers)
         .clamp(1, MAX_BLOCKS_PER_MP);
@@ -325,7 +332,11 @@ mod tests {
         }
     }
 
-    const EIGHT: ThreadTile = ThreadTile { rows: 8, cols: 8 };
+    const EIGHT: ThreadTile = ThreadTile {
+        rows: 8,
+        cols: 8,
+        min_blocks: 0,
+    };
 
     #[test]
     fn more_blocks_than_a_wave_take_longer_and_splits_fill_idle_multiprocessors() {
@@ -354,7 +365,11 @@ mod tests {
     #[test]
     fn registers_bound_the_blocks_a_multiprocessor_holds() {
         // 128 accumulators in 256 threads: 233 registers each, one block per 64K.
-        let big = ThreadTile { rows: 16, cols: 8 };
+        let big = ThreadTile {
+            rows: 16,
+            cols: 8,
+            min_blocks: 0,
+        };
         let e = estimate(
             &tile(256, 128, 256),
             big,
@@ -365,7 +380,11 @@ mod tests {
         assert_eq!(e.resident, 1);
         // 16 accumulators and 8 operands in 64 threads: 89 registers each (57 besides);
         // threads alone would allow 32.
-        let small = ThreadTile { rows: 4, cols: 4 };
+        let small = ThreadTile {
+            rows: 4,
+            cols: 4,
+            min_blocks: 0,
+        };
         let e = estimate(
             &tile(16, 64, 64),
             small,
@@ -375,7 +394,11 @@ mod tests {
         );
         assert_eq!(e.resident, 65536 / (64 * (16 + 2 * 8 + REGISTERS_BESIDES)));
         // A tiny tile of few threads hits the cap on blocks.
-        let tiny = ThreadTile { rows: 1, cols: 1 };
+        let tiny = ThreadTile {
+            rows: 1,
+            cols: 1,
+            min_blocks: 0,
+        };
         let e = estimate(
             &tile(4, 8, 32),
             tiny,
