@@ -21,7 +21,17 @@ fn main() {
         _ => "unknown".to_string(),
     };
     println!("cargo:rustc-env=WEFT_COMMIT={commit}");
-    // Rebuilt when HEAD moves or the index changes (a commit, a checkout, a staged edit).
+    // Rebuilt when HEAD moves or the index changes (a commit, a checkout, a staged edit),
+    // and when any workspace crate's sources change: an unstaged edit must read `-dirty`
+    // (binaries built from unstaged edits once recorded the clean commit before them).
+    if let Ok(entries) = std::fs::read_dir("..") {
+        for entry in entries.flatten() {
+            let src = entry.path().join("src");
+            if entry.path().join("Cargo.toml").is_file() && src.is_dir() {
+                println!("cargo:rerun-if-changed={}", src.display());
+            }
+        }
+    }
     if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
         for f in ["HEAD", "index"] {
             println!("cargo:rerun-if-changed={dir}/{f}");
