@@ -488,7 +488,49 @@ fn rule_config_among(
     let choice = rule::pick_or_with(&candidates, p, limits.multiprocessors, constants, || {
         default_config(limits)
     });
+    let choice = unaligned_rule(limits, p, &choice).unwrap_or(choice);
     small_rule(limits, p, &choice).unwrap_or(choice)
+}
+
+/// Where the cost model takes the four-warp 128×128 tile with k steps of 8, unsplit,
+/// over a product whose rows are not 16-byte aligned in either operand (k and n not
+/// multiples of 4: A's and B's loads are 4-byte, four times the requests), the same
+/// tile over eight warps with registers capped for two blocks a multiprocessor
+/// ([`MatmulParams::SEED`] capped, the template's fixed default): twice the warps hide
+/// the requests' latency. On an H100 it ran 2.5–3.0% faster at all 48 such cubes from
+/// 1985³ to 2047³ and at 2039³ (411.3 against 421.5 µs); at aligned sizes the four-warp
+/// tile stays the faster (2048³: 361.8 against 377.5;
+/// `docs/measurements/h100-2026-11-27i/cubes.json`, `fp32-mixed-fixed.json`). Only
+/// where the compiler takes a register cap and does not hoist unrolled loads (CUDA),
+/// as measured. `None` elsewhere.
+fn unaligned_rule(
+    limits: &TargetLimits,
+    p: rule::Product,
+    (config, splits, why): &rule::Choice,
+) -> Option<rule::Choice> {
+    if !limits.register_cap || limits.hoists_unrolled_loads || p.k % 4 == 0 || p.n % 4 == 0 {
+        return None;
+    }
+    let picked = MatmulParams::from_config(config).ok()?;
+    let four_warps = picked.threads() == 128 && picked.bk == 8 && picked.min_blocks == 0;
+    if *splits != 1
+        || p.batch != 1
+        || !four_warps
+        || (picked.block_m(), picked.block_n()) != (128, 128)
+    {
+        return None;
+    }
+    let seed = MatmulParams {
+        min_blocks: MatmulParams::SEED.blocks_at_128_registers(),
+        ..MatmulParams::SEED
+    }
+    .config();
+    space(limits).contains(&seed).then(|| {
+        let why = format!(
+            "{why}; rows not 16-byte aligned (k, n not multiples of 4): the same 128x128 tile over 8 warps, registers for 2 blocks/SM"
+        );
+        (seed, 1, why)
+    })
 }
 
 /// The row tile for a product too small to fill the GPU: where the cost model's pick
