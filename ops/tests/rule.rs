@@ -136,7 +136,11 @@ fn unaligned_rows_take_the_eight_warp_tile() {
     }
     for s in [2000, 2044, 2048] {
         let (config, why) = pick(s);
-        assert_eq!(config.get("wm").zip(config.get("wn")), Some((2, 2)), "{s}³: {why}");
+        assert_eq!(
+            config.get("wm").zip(config.get("wn")),
+            Some((2, 2)),
+            "{s}³: {why}"
+        );
     }
     // Not where the compiler takes no register cap (WGSL).
     let (config, _) = spec.untuned(
