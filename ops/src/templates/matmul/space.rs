@@ -10,8 +10,10 @@
 //! twice the blocks fit (a kernel one register over 128 halves its occupancy). Where a
 //! thread may use 255 registers (native backends), blocks of 4 to 8 warps may also take
 //! 16×8 outputs per thread, as cuBLAS's SIMT kernels do; and row tiles (one row of C a
-//! block, for products of one row) come in four configs. Nothing
-//! depends on the input size: clamped loads and a tested last k tile make every config
+//! block, for products of one row) come in four configs. Where the compiler takes a cap
+//! and does not hoist unrolled loads (CUDA), a 96×128 tile of four warps capped for three
+//! blocks a multiprocessor fills the last round that 128×128 tiles overflow
+//! ([`THIRD_ROWS`]). Nothing depends on the input size: clamped loads and a tested last k tile make every config
 //! right at every M, N, K.
 //! At most 200 configs.
 
