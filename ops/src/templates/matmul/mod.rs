@@ -520,17 +520,17 @@ fn unaligned_rule(
     {
         return None;
     }
-    let seed = MatmulParams {
-        min_blocks: MatmulParams::SEED.blocks_at_128_registers(),
-        ..MatmulParams::SEED
+    // The template's fixed default where the target caps registers: the seed tile,
+    // capped for two blocks.
+    let seed = default_config(limits);
+    let eight_warps = MatmulParams::from_config(&seed).ok()?;
+    if eight_warps.min_blocks == 0 || (eight_warps.block_m(), eight_warps.block_n()) != (128, 128) {
+        return None;
     }
-    .config();
-    space(limits).contains(&seed).then(|| {
-        let why = format!(
-            "{why}; rows not 16-byte aligned (k, n not multiples of 4): the same 128x128 tile over 8 warps, registers for 2 blocks/SM"
-        );
-        (seed, 1, why)
-    })
+    let why = format!(
+        "{why}; rows not 16-byte aligned (k, n not multiples of 4): the same 128x128 tile over 8 warps, registers for 2 blocks/SM"
+    );
+    Some((seed, 1, why))
 }
 
 /// The row tile for a product too small to fill the GPU: where the cost model's pick
