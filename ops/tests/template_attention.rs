@@ -290,6 +290,106 @@ fn attention_is_right_in_two_passes() {
     }
 }
 
+/// Warps sharing a fragment row (`w` > `bq` / `mma`: the warps split the score and
+/// output columns), in one pass and in two, causal and not, a mask on half of them;
+/// 8×8 fragments too; a head size whose output fragments do not split evenly refused.
+#[test]
+fn attention_is_right_with_warps_sharing_rows() {
+    // (length, head size, bq, bkv, warps, mma, two passes)
+    let cases = [
+        (7, 64, 16, 64, 4, 16, false),
+        (129, 32, 16, 32, 2, 16, false),
+        (100, 128, 32, 32, 4, 16, true),
+        (129, 64, 16, 64, 4, 16, true),
+        (65, 48, 16, 32, 4, 8, false),
+        (1, 64, 16, 32, 2, 16, false),
+    ];
+    for (i, &(n, d, bq, bkv, warps, mma, two_pass)) in cases.iter().enumerate() {
+        for causal in [false, true] {
+            let c = Case {
+                bh: 2,
+                s: n,
+                t: n,
+                d,
+                causal,
+                mask: i % 2 == 0,
+            };
+            let p = AttnParams {
+                mma,
+                bq,
+                bkv,
+                warps,
+                skip: false,
+                regs: false,
+                stages: 1,
+                two_pass,
+                shuffle: false,
+            };
+            assert!(p.warp_grid().1 > 1, "{p:?} splits no columns");
+            let p = AttnParams {
+                shuffle: causal && !two_pass,
+                ..p
+            };
+            check(c, DType::F16, &p, 900 + 10 * i as u64);
+        }
+    }
+    // Cross attention.
+    for (i, (s, t)) in [(7, 100), (100, 7)].into_iter().enumerate() {
+        let c = Case {
+            bh: 1,
+            s,
+            t,
+            d: 32,
+            causal: false,
+            mask: true,
+        };
+        let p = AttnParams {
+            mma: 16,
+            bq: 16,
+            bkv: 32,
+            warps: 2,
+            skip: false,
+            regs: false,
+            stages: 1,
+            two_pass: i == 1,
+            shuffle: false,
+        };
+        check(c, DType::F16, &p, 980 + i as u64);
+    }
+    // 80 columns are five fragments: four warps cannot share them.
+    let p = AttnParams {
+        mma: 16,
+        bq: 16,
+        bkv: 64,
+        warps: 4,
+        skip: false,
+        regs: false,
+        stages: 1,
+        two_pass: false,
+        shuffle: false,
+    };
+    assert!(!p.fits(&TargetLimits::cuda(), 80, 80, true));
+    let q = te::placeholder("q", &[1, 16, 80], DType::F16);
+    let ops = Operands {
+        q: &q,
+        k: &q,
+        v: &q,
+        mask: None,
+        y: &q,
+        scale: 1.0,
+        masking: Masking::None,
+    };
+    let err = template_over("attention", &ops, &p)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("split the output"), "{err}");
+    // Nor does the register form split columns, nor a key step of one fragment.
+    for (bkv, regs) in [(64, true), (16, false)] {
+        let p = AttnParams { bkv, regs, ..p };
+        assert!(AttnParams::from_config(&p.config()).is_err(), "{p:?}");
+    }
+}
+
 /// The register form (`rg` = 1: S, P and O in the warps' registers, CUDA's element
 /// layout) at every length and head size of the issue, causal and not, a mask on half of
 /// them; one and two fragments of rows a warp, one to eight key fragments a step.

@@ -129,8 +129,24 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
             k: f.max(1) as u32,
         };
         let warp = kb.let_("warp", tx.clone() / 32);
-        let rw = bq / warps;
+        // The warps' grid over the tile (`AttnParams::warp_grid`): where several warps
+        // share a fragment row, `warp_col` picks their share of its columns.
+        let (row_warps, col_warps) = p.warp_grid();
+        let (warp_row, warp_col) = if col_warps > 1 {
+            (
+                kb.let_("warp_row", warp.clone() / col_warps),
+                Some(kb.let_("warp_col", warp.clone() % col_warps)),
+            )
+        } else {
+            (warp.clone(), None)
+        };
+        let rw = bq / row_warps;
         let fq = if f > 0 { rw / f } else { 0 };
+        // Fragment column `j` of this warp's share of `nf` (a share of the whole).
+        let col_frag = |j: Expr, nf: i64| match &warp_col {
+            Some(wc) => wc.clone() * nf + j,
+            None => j,
+        };
         let q_frags = (f > 0).then(|| {
             let kd = dp / f;
             let qa = kb.fragment(
@@ -143,7 +159,7 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
             );
             kb.unroll("i", fq, |kb, i| {
                 kb.unroll("kk", kd, |kb, kk| {
-                    let row = warp.clone() * rw + i.clone() * f;
+                    let row = warp_row.clone() * rw + i.clone() * f;
                     kb.frag_load(&qa, i.clone() * kd + kk.clone(), &q_s, [row, kk * f]);
                 });
             });
@@ -157,8 +173,8 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
                      body: &dyn Fn(&mut KernelBuilder, Expr, Expr, Expr)| {
             kb.unroll("i", fq, |kb, i| {
                 kb.unroll("j", nf, |kb, j| {
-                    let row = warp.clone() * rw + i.clone() * f;
-                    body(kb, i * nf + j.clone(), row, j * f);
+                    let row = warp_row.clone() * rw + i.clone() * f;
+                    body(kb, i * nf + j.clone(), row, col_frag(j, nf) * f);
                 });
             });
         };
@@ -170,7 +186,7 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
         };
         // S = Q · Kᵀ of the key tile in `K_s` into `S_s` (matrix units).
         let scores = |kb: &mut KernelBuilder, qa: &Fragment| {
-            let (kd, nf) = (dp / f, bkv / f);
+            let (kd, nf) = (dp / f, bkv / f / col_warps);
             let kb_frag = kb.fragment(
                 "k_frag",
                 FragRole::B,
@@ -191,7 +207,8 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
             kb.unroll("kk", kd, |kb, kk| {
                 kb.unroll("j", nf, |kb, j| {
                     // Kᵀ's tile (d rows, key columns): K_s's rows read as columns.
-                    kb.frag_load(&kb_frag, 0, &k_s, [j.clone() * f, kk.clone() * f]);
+                    let key = col_frag(j.clone(), nf) * f;
+                    kb.frag_load(&kb_frag, 0, &k_s, [key, kk.clone() * f]);
                     kb.unroll("i", fq, |kb, i| {
                         let acc = i.clone() * nf + j.clone();
                         kb.mma(
@@ -232,7 +249,7 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
         // The fragments of O += P · V (matrix units): P's and V's, one each, and the
         // warp's output accumulators.
         let pv_fragments = |kb: &mut KernelBuilder| {
-            let nf = dvp / f;
+            let nf = dvp / f / col_warps;
             let pa = kb.fragment(
                 "p_frag",
                 FragRole::A,
@@ -264,13 +281,14 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
             |kb: &mut KernelBuilder,
              p_s: &Buffer,
              (pa, vb, o_acc): &(Fragment, Fragment, Fragment)| {
-                let (kd, nf) = (bkv / f, dvp / f);
+                let (kd, nf) = (bkv / f, dvp / f / col_warps);
                 kb.unroll("i", fq, |kb, i| {
                     kb.unroll("kk", kd, |kb, kk| {
-                        let row = warp.clone() * rw + i.clone() * f;
+                        let row = warp_row.clone() * rw + i.clone() * f;
                         kb.frag_load(pa, 0, p_s, [row, kk.clone() * f]);
                         kb.unroll("j", nf, |kb, j| {
-                            kb.frag_load(vb, 0, &v_s, [kk.clone() * f, j.clone() * f]);
+                            let col = col_frag(j.clone(), nf) * f;
+                            kb.frag_load(vb, 0, &v_s, [kk.clone() * f, col]);
                             let acc = i.clone() * nf + j;
                             kb.mma(
                                 (o_acc, acc.clone()),
@@ -338,7 +356,7 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
                 kb.store(&l_reg, [it], Expr::f32(1.0) / l_row);
             });
             // Pass 2: P = exp(S − m) / l, and O += P · V in the accumulators.
-            let nf = dvp / f;
+            let nf = dvp / f / col_warps;
             let pv = pv_fragments(kb);
             kb.unroll("i", fq * nf, |kb, i| kb.frag_fill(&pv.2, i, 0.0f32));
             kb.serial("jt", kv_tiles, |kb, jt| {
@@ -459,7 +477,7 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
 
             // O += P · V.
             if let Some(p_s) = &p_s {
-                let nf = dvp / f;
+                let nf = dvp / f / col_warps;
                 let pv = pv_fragments(kb);
                 strip(kb, nf, &|kb, t, row, col| {
                     kb.frag_load(&pv.2, t, &o_s, [row, col])

@@ -194,9 +194,25 @@ impl AttnParams {
         if ![1, 2, 4, 8].contains(&warps) {
             return Err(format!("`w` = {warps} must be 1, 2, 4 or 8"));
         }
-        if mma > 0 && (bq / warps < mma || (bq / warps) % mma != 0) {
+        if mma > 0 && warps * mma <= bq && (bq / warps) % mma != 0 {
             return Err(format!(
                 "`bq` / `w` = {bq} / {warps} rows a warp must be a multiple of `mma` = {mma}"
+            ));
+        }
+        // More warps than fragment rows: the shared-memory form splits the columns.
+        let (_, cols) = self.warp_grid();
+        if cols > 1 && self.regs {
+            return Err(format!(
+                "`w` = {warps} warps over {} fragment rows split the columns, which the register form (`rg` = 1) does not; at most {} warps",
+                bq / mma,
+                bq / mma
+            ));
+        }
+        if cols > 1 && (bkv / mma) % cols != 0 {
+            return Err(format!(
+                "`w` = {warps} warps over {} fragment rows split each key step's {} score fragments {cols} ways",
+                bq / mma,
+                bkv / mma
             ));
         }
         if self.regs && mma != 16 {
@@ -237,6 +253,21 @@ impl AttnParams {
 
     pub fn threads(&self) -> i64 {
         self.warps * 32
+    }
+
+    /// The warps as a grid over the tile: `(rows, columns)`. On matrix units in the
+    /// shared-memory form a block may have more warps than the query tile has rows of
+    /// fragments (`w` > `bq` / `mma`): then each warp owns one fragment row and the
+    /// warps sharing it split the columns — of the scores (the keys of a step) and of
+    /// the output (the head size). Few rows (BERT's 128 tokens: 96 tiles of 16 rows over
+    /// 132 multiprocessors) then still give a block several warps. Otherwise `(w, 1)`.
+    pub fn warp_grid(&self) -> (i64, i64) {
+        if self.mma > 0 && self.warps * self.mma > self.bq {
+            let rows = (self.bq / self.mma).max(1);
+            (rows, self.warps / rows)
+        } else {
+            (self.warps, 1)
+        }
     }
 
     /// Threads sharing a row in the softmax step.
@@ -305,6 +336,18 @@ impl AttnParams {
     /// Whether it fits `limits` at head sizes `d`, `dv` with f16 or f32 operands
     /// (threads, shared memory, matrix units).
     pub fn fits(&self, limits: &TargetLimits, d: i64, dv: i64, f16: bool) -> bool {
+        self.fits_target(limits, d, dv, f16) && self.splits(dv)
+    }
+
+    /// Whether warps that split the columns (see [`AttnParams::warp_grid`]) split the
+    /// output's fragments at head size `dv` evenly.
+    pub fn splits(&self, dv: i64) -> bool {
+        let (_, cols) = self.warp_grid();
+        cols == 1 || (self.padded(dv) / self.mma) % cols == 0
+    }
+
+    /// [`AttnParams::fits`] but for the head size's split among the warps.
+    fn fits_target(&self, limits: &TargetLimits, d: i64, dv: i64, f16: bool) -> bool {
         super::within(self.threads(), limits.max_threads_per_block)
             && super::within(self.threads(), limits.max_block_dim[0])
             && super::within(self.shared_bytes(d, dv, f16), limits.max_shared_bytes)
@@ -502,6 +545,14 @@ pub fn template_over(name: &str, ops: &Operands, p: &AttnParams) -> Result<Func,
         what,
     };
     p.check().map_err(invalid)?;
+    if !p.splits(ops.v.shape()[2]) {
+        return Err(invalid(format!(
+            "`w` = {} warps split the output's {} fragment columns {} ways",
+            p.warps,
+            p.padded(ops.v.shape()[2]) / p.mma.max(1),
+            p.warp_grid().1
+        )));
+    }
     if p.mma > 0
         && [ops.q, ops.k, ops.v]
             .iter()
@@ -650,7 +701,9 @@ pub fn space(limits: &TargetLimits) -> Vec<Config> {
                             two_pass,
                             shuffle,
                         };
-                        if p.check().is_ok() && p.fits(limits, 32, 32, true) {
+                        // The head size's split among column warps is the shape's
+                        // matter (`pays`), not the space's.
+                        if p.check().is_ok() && p.fits_target(limits, 32, 32, true) {
                             out.push(p.config());
                         }
                     }
