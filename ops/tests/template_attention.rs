@@ -621,6 +621,51 @@ fn the_rule_fits_every_target() {
     assert_eq!((p.mma, p.bq, p.regs), (8, 16, false), "{why}");
 }
 
+/// On NVIDIA's Vulkan (opaque cooperative matrices, 48 KiB, subgroups of 32) the rule
+/// gives a block four warps a 16-row fragment row, sharing its columns: 16 rows at 12
+/// heads of 128 (96 blocks), 32 rows and eight warps past a block per multiprocessor,
+/// one pass at 512 keys; a head size of five fragments, or a single key fragment, keeps
+/// the previous rule.
+#[test]
+fn the_rule_shares_rows_among_warps_on_opaque_fragments() {
+    let limits = TargetLimits {
+        multiprocessors: 132,
+        ..common::nvidia_vulkan_limits()
+    };
+    for (shape, masking, want) in [
+        ((12, 128, 128, 64), Masking::None, (16, 64, 4)),
+        ((12, 128, 128, 64), Masking::Causal, (16, 64, 4)),
+        ((96, 128, 128, 64), Masking::Causal, (32, 64, 8)),
+        ((12, 512, 512, 64), Masking::None, (32, 64, 8)),
+        ((96, 512, 512, 64), Masking::None, (32, 64, 8)),
+    ] {
+        let (p, why) = AttnParams::rule(&limits, shape, true, masking).unwrap();
+        assert_eq!((p.bq, p.bkv, p.warps), want, "{shape:?}: {why}");
+        assert!(!p.two_pass && p.shuffle && p.warp_grid().1 == 4, "{why}");
+        assert!(why.contains("warps sharing"), "{why}");
+    }
+    let (p, why) = AttnParams::rule(&limits, (12, 512, 512, 80), true, Masking::None).unwrap();
+    assert_eq!(p.warp_grid().1, 1, "{why}");
+    assert!(p.two_pass, "{why}");
+    // Seven keys: a key step of one fragment, which warps cannot share.
+    let (p, why) = AttnParams::rule(&limits, (2, 7, 7, 64), true, Masking::None).unwrap();
+    assert_eq!((p.bq, p.bkv, p.warps), (16, 16, 1), "{why}");
+    // Its pick emits WGSL that naga takes.
+    let c = Case {
+        bh: 12,
+        s: 128,
+        t: 128,
+        d: 64,
+        causal: true,
+        mask: true,
+    };
+    let (p, _) = AttnParams::rule(&limits, (12, 128, 128, 64), true, Masking::Causal).unwrap();
+    let opts = weft_codegen_wgsl::WgslOptions { limits };
+    let wgsl = weft_codegen_wgsl::emit_lowered(&build(c, DType::F16, &p), &opts).unwrap();
+    assert!(wgsl.source.contains("warp_col"), "{}", wgsl.source);
+    weft_codegen_wgsl::validate(&wgsl.source).unwrap_or_else(|e| panic!("{e}"));
+}
+
 #[test]
 fn without_its_barriers_attention_races() {
     let c = Case {
