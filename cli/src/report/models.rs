@@ -387,44 +387,64 @@ fn schedules(md: &mut String, of: &[&ModelRow]) {
 
 /// The project's targets for one model: weft CUDA at least as fast as torch.compile in
 /// each dtype, at least 2× PyTorch's CUDA-graph replay, and weft on Vulkan at least half
-/// as fast as weft on CUDA.
+/// as fast as weft on CUDA. Each GPU's rows are weighed among themselves (a table may
+/// hold rows of several: an H100's and an H200's), the GPU named where there are several.
 fn targets(md: &mut String, of: &[&ModelRow]) {
-    let find = |engine: &str, target: &str, dtype: &str| {
-        of.iter()
-            .find(|r| r.engine == engine && r.target == target && r.dtype == dtype)
-            .map(|r| r.ms)
-    };
+    let mut gpus: Vec<&str> = Vec::new();
+    for r in of {
+        let g = super::vendors::gpu(&r.device);
+        if !gpus.contains(&g) {
+            gpus.push(g);
+        }
+    }
     let mut lines = Vec::new();
-    for dtype in ["f32", "f16"] {
-        let Some(weft) = find("weft", "cuda", dtype) else {
-            continue;
+    for g in &gpus {
+        let named = if gpus.len() > 1 {
+            format!(" ({g})")
+        } else {
+            String::new()
         };
-        let mut check = |what: String, want: f64, ratio: f64| {
-            let verdict = if ratio >= want { "met" } else { "missed" };
-            lines.push(format!(
-                "- {dtype}: {what}: {ratio:.2}× (target ≥ {want}×) — **{verdict}**"
-            ));
+        let find = |engine: &str, target: &str, dtype: &str| {
+            of.iter()
+                .find(|r| {
+                    r.engine == engine
+                        && r.target == target
+                        && r.dtype == dtype
+                        && super::vendors::gpu(&r.device) == *g
+                })
+                .map(|r| r.ms)
         };
-        if let Some(tc) = find("torch.compile", "cuda", dtype) {
-            check(
-                format!("weft CUDA {weft:.3} ms vs torch.compile {tc:.3} ms"),
-                1.0,
-                tc / weft,
-            );
-        }
-        if let Some(cg) = find("PyTorch CUDA graph", "cuda", dtype) {
-            check(
-                format!("weft CUDA {weft:.3} ms vs PyTorch CUDA graph {cg:.3} ms"),
-                2.0,
-                cg / weft,
-            );
-        }
-        if let Some(vk) = find("weft", "vulkan", dtype) {
-            check(
-                format!("weft Vulkan {vk:.3} ms vs weft CUDA {weft:.3} ms"),
-                0.5,
-                weft / vk,
-            );
+        for dtype in ["f32", "f16"] {
+            let Some(weft) = find("weft", "cuda", dtype) else {
+                continue;
+            };
+            let mut check = |what: String, want: f64, ratio: f64| {
+                let verdict = if ratio >= want { "met" } else { "missed" };
+                lines.push(format!(
+                    "- {dtype}{named}: {what}: {ratio:.2}× (target ≥ {want}×) — **{verdict}**"
+                ));
+            };
+            if let Some(tc) = find("torch.compile", "cuda", dtype) {
+                check(
+                    format!("weft CUDA {weft:.3} ms vs torch.compile {tc:.3} ms"),
+                    1.0,
+                    tc / weft,
+                );
+            }
+            if let Some(cg) = find("PyTorch CUDA graph", "cuda", dtype) {
+                check(
+                    format!("weft CUDA {weft:.3} ms vs PyTorch CUDA graph {cg:.3} ms"),
+                    2.0,
+                    cg / weft,
+                );
+            }
+            if let Some(vk) = find("weft", "vulkan", dtype) {
+                check(
+                    format!("weft Vulkan {vk:.3} ms vs weft CUDA {weft:.3} ms"),
+                    0.5,
+                    weft / vk,
+                );
+            }
         }
     }
     if !lines.is_empty() {
@@ -487,6 +507,34 @@ mod tests {
             md.contains(
                 "weft Vulkan 0.900 ms vs weft CUDA 0.500 ms: 0.56× (target ≥ 0.5×) — **met**"
             ),
+            "{md}"
+        );
+        // Rows of two GPUs: each GPU's weighed among its own, the GPU named.
+        let on = |r: ModelRow, device: &str| ModelRow {
+            device: device.into(),
+            ..r
+        };
+        let two = [
+            on(row("weft", "cuda", "f16", 0.5), "NVIDIA H100 (sm_90)"),
+            on(
+                row("weft", "vulkan", "f16", 1.1),
+                "NVIDIA H100 (Vulkan, DiscreteGpu)",
+            ),
+            on(row("weft", "cuda", "f16", 0.4), "NVIDIA H200 (sm_90)"),
+            on(
+                row("weft", "vulkan", "f16", 0.8),
+                "NVIDIA H200 (Vulkan, DiscreteGpu)",
+            ),
+        ];
+        let of: Vec<&ModelRow> = two.iter().collect();
+        let mut md = String::new();
+        targets(&mut md, &of);
+        assert!(
+            md.contains("- f16 (NVIDIA H100): weft Vulkan 1.100 ms vs weft CUDA 0.500 ms: 0.45×"),
+            "{md}"
+        );
+        assert!(
+            md.contains("- f16 (NVIDIA H200): weft Vulkan 0.800 ms vs weft CUDA 0.400 ms: 0.50×"),
             "{md}"
         );
         // A later measurement replaces an earlier one of the same row.

@@ -17,7 +17,7 @@ pub const MODEL_TARGET: f64 = 0.6;
 
 /// The GPU of a device string: `NVIDIA H100 80GB HBM3` of `NVIDIA H100 80GB HBM3
 /// (sm_90)` and of `NVIDIA H100 80GB HBM3 (Vulkan, DiscreteGpu)`.
-fn gpu(device: &str) -> &str {
+pub(crate) fn gpu(device: &str) -> &str {
     device.split(" (").next().unwrap_or(device).trim()
 }
 
