@@ -70,13 +70,15 @@ pub fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &Matm
     let batched = a.ndim() == 3;
     let d = usize::from(batched);
     let batch = if batched { a.shape()[0] } else { 1 };
-    let (m, k, n) = (a.shape()[d], a.shape()[d + 1], b.shape()[d + 1]);
+    // C's columns; B may have more (an aligned copy's, `align`), read but not stored.
+    let (m, k, n) = (a.shape()[d], a.shape()[d + 1], c.shape()[d + 1]);
+    let nb = b.shape()[d + 1];
     let (bm, bn, bk, ku) = (p.block_m(), p.block_n(), p.bk, p.k_unroll);
     let ([wm, wn], [rm, rn], [lm, ln], [tm, tn]) = (p.warps, p.repeat, p.lanes, p.tile);
     let threads = p.threads();
     // 128-bit global accesses where every row starts 16-byte aligned.
     let va = if k % 4 == 0 { 4 } else { 1 };
-    let vb = if n % 4 == 0 && p.block_n() % 4 == 0 {
+    let vb = if nb % 4 == 0 && p.block_n() % 4 == 0 {
         4
     } else {
         1
@@ -139,7 +141,7 @@ pub fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &Matm
                 b_cov.each(kb, &tx, &|kb, p, r, v| {
                     let (row, col) = (
                         simplify(&(k0.clone() + r)),
-                        clamp_to_edge(n0.clone() + v * vb, n, bn, vb),
+                        clamp_to_edge(n0.clone() + v * vb, nb, bn, vb),
                     );
                     let inside = if partial {
                         row.clone().lt(k)

@@ -28,6 +28,7 @@
 //! The schedule space ([`space`]) is hardware-centric: it enumerates the parameters above
 //! from the target's threads, shared memory and registers, never from the input size.
 
+pub mod align;
 mod kernel;
 mod space;
 
@@ -84,6 +85,7 @@ pub const OP_PARAMS: &[(&str, &str)] = &[
     PARAMS[10],
     PARAMS[11],
     split_k::PARAM,
+    align::PARAM,
 ];
 
 /// The template registered on the `matmul` op.
@@ -118,7 +120,13 @@ pub fn op_space_over_views(limits: &TargetLimits) -> Vec<Config> {
 
 /// [`describe`] with the split.
 pub fn op_describe(config: &Config) -> Result<String, String> {
-    split_k::describe(config, describe)
+    let (rest, al) = align::parts(config).map_err(|e| e.to_string())?;
+    let what = split_k::describe(&rest, describe)?;
+    Ok(match al {
+        Some(true) => format!("{what}, A and B copied into 16-byte-aligned buffers first"),
+        Some(false) => format!("{what}, never copied into aligned buffers"),
+        None => what,
+    })
 }
 
 /// Whether a config can pay at the op's shape (a split only over few tiles and a long
@@ -362,11 +370,21 @@ pub fn describe(config: &Config) -> Result<String, String> {
 /// Builds the matmul Func at `shape` (`m`, `n`, `k`) with `config` (split where it has
 /// `sk`).
 pub fn build(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
-    let (rest, sk) = split_k::parts(config)?;
+    let (rest, al) = align::parts(config)?;
+    let (rest, sk) = split_k::parts(&rest)?;
     let p = MatmulParams::from_config(&rest)?;
     let (m, n, k) = (shape.get("m"), shape.get("n"), shape.get("k"));
     if sk == 1 {
+        if align::copies(al, m, n, k) {
+            return align::product((m, n, k), &p, config);
+        }
         return Ok(template(m, n, k, &p)?);
+    }
+    if al == Some(true) {
+        return Err(config.invalid(
+            "`al` = 1 copies the operands of an unsplit product; this one is split (`sk`)"
+                .to_string(),
+        ));
     }
     split_k::product_op("matmul", [m, n, k], DType::F32, &p, sk).map_err(|e| config.invalid(e))
 }
@@ -602,5 +620,17 @@ fn row_rule(limits: &TargetLimits, p: rule::Product) -> Option<rule::Choice> {
 /// where its tiles are few and its reduction long.
 fn rule_op(limits: &TargetLimits, shape: &Shape) -> (Config, String) {
     let (m, n, k) = (shape.get("m"), shape.get("n"), shape.get("k"));
+    if align::copies(None, m, n, k) {
+        // The product runs over the aligned copies (`build` makes them for an unsplit
+        // config): the rule's pick at their shape.
+        let (n4, k4) = ((n + 3) / 4 * 4, (k + 3) / 4 * 4);
+        let (config, why) = rule::for_op(rule_config(limits, rule::Product::split(m, n4, k4)));
+        if split_k::parts(&config).is_ok_and(|(_, sk)| sk == 1) {
+            let why = format!(
+                "{why} (at {m}x{n4}x{k4}); A and B copied into 16-byte-aligned buffers first (k = {k}, n = {n}: unaligned rows, and the product large enough to pay for the copies)"
+            );
+            return (config, why);
+        }
+    }
     rule::for_op(rule_config(limits, rule::Product::split(m, n, k)))
 }

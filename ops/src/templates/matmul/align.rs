@@ -1,0 +1,137 @@
+//! Aligned copies of a product's operands (`al`): where k or n is not a multiple of 4,
+//! the fp32 template's global loads of A's rows (along k) and B's rows (along n) cannot
+//! be 16-byte vectors (a row's start is not 16-byte aligned), and a block issues four
+//! times the load instructions. Measured on an H100 (`docs/matmul-template.md`, "Odd
+//! sizes"): 2039³ ran 411 µs by the rule where 2040³ ran 350 µs.
+//!
+//! With `al` = 1 two copy kernels first write `A` into `A_pad` (`m × k4`) and `B` into
+//! `B_pad` (`k4 × n4`), `k4` and `n4` rounded up to multiples of 4, zero past `k` and
+//! `n`; the product then runs over the copies with 16-byte loads and writes the `m × n`
+//! of `C` that exist. The copies cost `(m·k + k·n)` floats read and written and two
+//! launches: they pay on large products only ([`pays`]). Absent, `al` is decided by
+//! [`pays`]; 0 never copies.
+
+use weft_ir::func::{Func, Param};
+use weft_ir::prelude::*;
+
+use super::MatmulParams;
+use crate::rules;
+use crate::templates::split_k::join;
+use crate::templates::{BuildError, Config};
+
+/// The parameter, with its meaning.
+pub const PARAM: (&str, &str) = (
+    "al",
+    "1 copies A and B into buffers whose rows are 16-byte aligned first (k and n rounded up to multiples of 4, zero-filled), 0 never; absent: where k or n is not a multiple of 4 and the product is large enough to pay for the copies",
+);
+
+/// `n` rounded up to a multiple of 4.
+fn up4(n: i64) -> i64 {
+    (n + 3) / 4 * 4
+}
+
+/// Whether the copies pay at `m × n × k` (unsplit, fp32): the rows are unaligned, and
+/// the kernel time the aligned loads save (about 15% of `2·m·n·k` flops at some 40
+/// TFLOP/s) exceeds the copies' (their floats read and written at some 2.5 TB/s, and two
+/// launches of about 1.5 µs). On an H100 that is from about 1200³ up (cubes), and at
+/// 4095 × 4097 × 63; not at 1021³ or 333 × 555 × 777.
+pub fn pays(m: i64, n: i64, k: i64) -> bool {
+    if k % 4 == 0 && n % 4 == 0 {
+        return false;
+    }
+    let (m, n, k) = (m as f64, n as f64, k as f64);
+    let (k4, n4) = (up4(k as i64) as f64, up4(n as i64) as f64);
+    let saved = 0.15 * 2.0 * m * n * k / 40e12;
+    let copied = if k as i64 % 4 == 0 { 0.0 } else { m * k4 } + k4 * n4;
+    let copies = 2.0 * 4.0 * copied / 2.5e12 + 2.0 * 1.5e-6;
+    saved > copies
+}
+
+/// A config's template part (without `al`) and its `al` (`None` where absent), checked.
+pub fn parts(config: &Config) -> Result<(Config, Option<bool>), BuildError> {
+    let rest = Config(
+        config
+            .0
+            .iter()
+            .filter(|(n, _)| n != PARAM.0)
+            .cloned()
+            .collect(),
+    );
+    match config.get(PARAM.0) {
+        None => Ok((rest, None)),
+        Some(v @ (0 | 1)) => Ok((rest, Some(v == 1))),
+        Some(v) => Err(config.invalid(format!("`al` = {v} must be 0 or 1"))),
+    }
+}
+
+/// Whether a product at `m × n × k` with `al` (as [`parts`] read it) copies its
+/// operands: never where the rows are aligned.
+pub fn copies(al: Option<bool>, m: i64, n: i64, k: i64) -> bool {
+    let unaligned = k % 4 != 0 || n % 4 != 0;
+    unaligned && al.unwrap_or_else(|| pays(m, n, k))
+}
+
+/// The product `C = A · B` at `m × n × k` over aligned copies: the copy of `A` (where k
+/// is unaligned), the copy of `B`, then the template `p` over them. Parameters `A`, `B`,
+/// `C`, as the plain template's.
+pub fn product(
+    (m, n, k): (i64, i64, i64),
+    p: &MatmulParams,
+    config: &Config,
+) -> Result<Func, BuildError> {
+    let (k4, n4) = (up4(k), up4(n));
+    let a = te::placeholder("A", &[m, k], DType::F32);
+    let b = te::placeholder("B", &[k, n], DType::F32);
+    let c = te::placeholder("C", &[m, n], DType::F32);
+    let fail = |e: String| config.invalid(format!("the aligned copies: {e}"));
+    // The copies as te computes, zero past the operands' edges; the product reads their
+    // buffers, which `join` makes global temporaries.
+    let b_copy = te::compute("B_pad", &[("kk", k4), ("j", n4)], |ix| {
+        let inside = ix[0].clone().lt(k).and(ix[1].clone().lt(n));
+        te::if_then_else(
+            inside,
+            b.at(&[ix[0].clone().min(k - 1), ix[1].clone().min(n - 1)]),
+            Expr::f32(0.0),
+        )
+    });
+    let copy_b =
+        rules::injective("matmul_copy_b", std::slice::from_ref(&b), &b_copy).map_err(fail)?;
+    if k == k4 {
+        // A's rows are aligned already: only B is copied (its rows to n4 columns).
+        let main = super::kernel::template_over("matmul", &a, &b_copy, &c, p)?;
+        return Ok(in_order(
+            join("matmul", copy_b, main, &b_copy),
+            [&a, &b, &c],
+        ));
+    }
+    let a_copy = te::compute("A_pad", &[("i", m), ("kk", k4)], |ix| {
+        te::if_then_else(
+            ix[1].clone().lt(k),
+            // Clamped as well as predicated: in bounds whichever the prover sees.
+            a.at(&[ix[0].clone().min(m - 1), ix[1].clone().min(k - 1)]),
+            Expr::f32(0.0),
+        )
+    });
+    let copy_a =
+        rules::injective("matmul_copy_a", std::slice::from_ref(&a), &a_copy).map_err(fail)?;
+    let main = super::kernel::template_over("matmul", &a_copy, &b_copy, &c, p)?;
+    // Parameters: B, A_pad, C; then A, B, C.
+    let tail = join("matmul", copy_b, main, &b_copy);
+    Ok(in_order(
+        join("matmul", copy_a, tail, &a_copy),
+        [&a, &b, &c],
+    ))
+}
+
+/// `f` with its parameters in the order of `order` (the plain template's: A, B, C),
+/// which joining the copies in front of the product does not keep.
+fn in_order(mut f: Func, order: [&Buffer; 3]) -> Func {
+    let rank = |p: &Param| {
+        order
+            .iter()
+            .position(|b| matches!(p, Param::Buffer(x) if x == *b))
+            .unwrap_or(order.len())
+    };
+    f.params.sort_by_key(rank);
+    f
+}
