@@ -1,8 +1,8 @@
 //! Aligned copies of the fp32 product's operands (`al`,
 //! `weft_ops::templates::matmul::align`): right at odd sizes in the interpreter (which
 //! also reports races and out-of-bounds accesses) for every tile of the space, in bounds
-//! by the prover, two or three kernels as the shape needs; the rule takes them where they
-//! pay and says so; `al` = 0 never copies, and copies of a split product are refused.
+//! by the prover, two or three kernels as the shape needs; no rule takes them; `al` = 0
+//! never copies, and copies of a split product are refused.
 
 mod common;
 
@@ -100,33 +100,30 @@ fn al_zero_never_copies_and_a_split_is_refused() {
     assert!(err.to_string().contains("`al` = 2"), "{err}");
 }
 
-/// The rule copies the operands of large products with unaligned rows (and says so),
-/// choosing its tile at the copies' shape; not of aligned ones, nor of small ones whose
-/// copies cost more than they save. Its pick at 2039³ compiles with NVRTC.
+/// No rule copies (they did not pay where they were predicted to: `align`'s docs); the
+/// copies asked for at 2039³ compile with NVRTC (or are skipped with the reason printed
+/// where it is absent).
 #[test]
-fn the_rule_copies_where_the_copies_pay() {
-    assert!(matmul::align::pays(2039, 2039, 2039));
-    assert!(matmul::align::pays(4095, 4097, 63));
-    assert!(!matmul::align::pays(2040, 2040, 2040));
-    assert!(!matmul::align::pays(1021, 1021, 1021));
-    assert!(!matmul::align::pays(333, 555, 777));
+fn copies_are_asked_for_never_ruled() {
     let limits = TargetLimits::cuda();
     let rule = matmul::SPEC.rule.unwrap();
     let shape = Shape::parse("matmul", "m=2039,n=2039,k=2039").unwrap();
     let (config, why) = rule(&limits, &shape);
-    assert!(why.contains("16-byte-aligned"), "{why}");
-    assert!(why.contains("2039x2040x2040"), "{why}");
+    assert!(!why.contains("aligned buffers"), "{why}");
     let w = Workload::new("matmul", &shape).unwrap();
-    let lowered = w.lower_with("template", Some(&config)).unwrap();
-    assert_eq!(lowered.kernels.len(), 3, "{why}");
+    assert_eq!(
+        w.lower_with("template", Some(&config))
+            .unwrap()
+            .kernels
+            .len(),
+        1
+    );
+    let lowered = w
+        .lower_with("template", Some(&with_al(&config, 1)))
+        .unwrap();
+    assert_eq!(lowered.kernels.len(), 3);
     let source = weft_codegen_cuda::emit_lowered(&lowered, &Default::default()).unwrap();
-    // Passed, or skipped with the reason printed where NVRTC is absent.
     if let Err(e) = weft_codegen_cuda::nvrtc::check_arch(&source.source, "sm_90") {
         panic!("{e}");
-    }
-    for aligned in ["m=2040,n=2040,k=2040", "m=1021,n=1021,k=1021"] {
-        let shape = Shape::parse("matmul", aligned).unwrap();
-        let (_, why) = rule(&limits, &shape);
-        assert!(!why.contains("16-byte-aligned"), "{aligned}: {why}");
     }
 }

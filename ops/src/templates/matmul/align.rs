@@ -8,8 +8,11 @@
 //! `B_pad` (`k4 × n4`), `k4` and `n4` rounded up to multiples of 4, zero past `k` and
 //! `n`; the product then runs over the copies with 16-byte loads and writes the `m × n`
 //! of `C` that exist. The copies cost `(m·k + k·n)` floats read and written and two
-//! launches: they pay on large products only ([`pays`]). Absent, `al` is decided by
-//! [`pays`]; 0 never copies.
+//! launches. Absent or 0, nothing is copied: measured on an H200 (2026-11-28,
+//! `docs/measurements/h100-2026-11-28/align`), the copies cost about 45 µs at 2039³
+//! where 22 were predicted, and the product over them ran 403.5 µs against 409.4
+//! without; 2041³, 3001³ and 4095 × 4097 × 63 ran slower with them. So no rule takes
+//! them, and the space does not list them; a config may ask for them.
 
 use weft_ir::func::{Func, Param};
 use weft_ir::prelude::*;
@@ -22,29 +25,12 @@ use crate::templates::{BuildError, Config};
 /// The parameter, with its meaning.
 pub const PARAM: (&str, &str) = (
     "al",
-    "1 copies A and B into buffers whose rows are 16-byte aligned first (k and n rounded up to multiples of 4, zero-filled), 0 never; absent: where k or n is not a multiple of 4 and the product is large enough to pay for the copies",
+    "1 copies A and B into buffers whose rows are 16-byte aligned first (k and n rounded up to multiples of 4, zero-filled) where k or n is not a multiple of 4; 0 or absent: never",
 );
 
 /// `n` rounded up to a multiple of 4.
 fn up4(n: i64) -> i64 {
     (n + 3) / 4 * 4
-}
-
-/// Whether the copies pay at `m × n × k` (unsplit, fp32): the rows are unaligned, and
-/// the kernel time the aligned loads save (about 15% of `2·m·n·k` flops at some 40
-/// TFLOP/s) exceeds the copies' (their floats read and written at some 2.5 TB/s, and two
-/// launches of about 1.5 µs). On an H100 that is from about 1200³ up (cubes), and at
-/// 4095 × 4097 × 63; not at 1021³ or 333 × 555 × 777.
-pub fn pays(m: i64, n: i64, k: i64) -> bool {
-    if k % 4 == 0 && n % 4 == 0 {
-        return false;
-    }
-    let (m, n, k) = (m as f64, n as f64, k as f64);
-    let (k4, n4) = (up4(k as i64) as f64, up4(n as i64) as f64);
-    let saved = 0.15 * 2.0 * m * n * k / 40e12;
-    let copied = if k as i64 % 4 == 0 { 0.0 } else { m * k4 } + k4 * n4;
-    let copies = 2.0 * 4.0 * copied / 2.5e12 + 2.0 * 1.5e-6;
-    saved > copies
 }
 
 /// A config's template part (without `al`) and its `al` (`None` where absent), checked.
@@ -65,10 +51,9 @@ pub fn parts(config: &Config) -> Result<(Config, Option<bool>), BuildError> {
 }
 
 /// Whether a product at `m × n × k` with `al` (as [`parts`] read it) copies its
-/// operands: never where the rows are aligned.
-pub fn copies(al: Option<bool>, m: i64, n: i64, k: i64) -> bool {
-    let unaligned = k % 4 != 0 || n % 4 != 0;
-    unaligned && al.unwrap_or_else(|| pays(m, n, k))
+/// operands: only where `al` = 1 and the rows are unaligned.
+pub fn copies(al: Option<bool>, n: i64, k: i64) -> bool {
+    al == Some(true) && (k % 4 != 0 || n % 4 != 0)
 }
 
 /// The product `C = A · B` at `m × n × k` over aligned copies: the copy of `A` (where k

@@ -124,8 +124,7 @@ pub fn op_describe(config: &Config) -> Result<String, String> {
     let what = split_k::describe(&rest, describe)?;
     Ok(match al {
         Some(true) => format!("{what}, A and B copied into 16-byte-aligned buffers first"),
-        Some(false) => format!("{what}, never copied into aligned buffers"),
-        None => what,
+        Some(false) | None => what,
     })
 }
 
@@ -375,7 +374,7 @@ pub fn build(shape: &Shape, config: &Config) -> Result<Func, BuildError> {
     let p = MatmulParams::from_config(&rest)?;
     let (m, n, k) = (shape.get("m"), shape.get("n"), shape.get("k"));
     if sk == 1 {
-        if align::copies(al, m, n, k) {
+        if align::copies(al, n, k) {
             return align::product((m, n, k), &p, config);
         }
         return Ok(template(m, n, k, &p)?);
@@ -620,17 +619,5 @@ fn row_rule(limits: &TargetLimits, p: rule::Product) -> Option<rule::Choice> {
 /// where its tiles are few and its reduction long.
 fn rule_op(limits: &TargetLimits, shape: &Shape) -> (Config, String) {
     let (m, n, k) = (shape.get("m"), shape.get("n"), shape.get("k"));
-    if align::copies(None, m, n, k) {
-        // The product runs over the aligned copies (`build` makes them for an unsplit
-        // config): the rule's pick at their shape.
-        let (n4, k4) = ((n + 3) / 4 * 4, (k + 3) / 4 * 4);
-        let (config, why) = rule::for_op(rule_config(limits, rule::Product::split(m, n4, k4)));
-        if split_k::parts(&config).is_ok_and(|(_, sk)| sk == 1) {
-            let why = format!(
-                "{why} (at {m}x{n4}x{k4}); A and B copied into 16-byte-aligned buffers first (k = {k}, n = {n}: unaligned rows, and the product large enough to pay for the copies)"
-            );
-            return (config, why);
-        }
-    }
     rule::for_op(rule_config(limits, rule::Product::split(m, n, k)))
 }
