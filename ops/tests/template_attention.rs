@@ -211,6 +211,7 @@ fn attention_is_right_on_matrix_units() {
                 stages: 1,
                 two_pass: false,
                 shuffle: false,
+                shared_kv: false,
             };
             // The causal variants combine the rows' statistics by shuffles.
             let p = AttnParams {
@@ -257,6 +258,7 @@ fn attention_is_right_in_two_passes() {
                 stages: 1,
                 two_pass: true,
                 shuffle: false,
+                shared_kv: false,
             };
             let p = AttnParams {
                 shuffle: causal && p.threads_per_row() > 1,
@@ -285,6 +287,7 @@ fn attention_is_right_in_two_passes() {
             stages: 1,
             two_pass: true,
             shuffle: false,
+            shared_kv: false,
         };
         check(c, DType::F16, &p, 800 + i as u64);
     }
@@ -324,6 +327,7 @@ fn attention_is_right_with_warps_sharing_rows() {
                 stages: 1,
                 two_pass,
                 shuffle: false,
+                shared_kv: false,
             };
             assert!(p.warp_grid().1 > 1, "{p:?} splits no columns");
             let p = AttnParams {
@@ -353,6 +357,7 @@ fn attention_is_right_with_warps_sharing_rows() {
             stages: 1,
             two_pass: i == 1,
             shuffle: false,
+            shared_kv: false,
         };
         check(c, DType::F16, &p, 980 + i as u64);
     }
@@ -367,6 +372,7 @@ fn attention_is_right_with_warps_sharing_rows() {
         stages: 1,
         two_pass: false,
         shuffle: false,
+        shared_kv: false,
     };
     assert!(!p.fits(&TargetLimits::cuda(), 80, 80, true));
     let q = te::placeholder("q", &[1, 16, 80], DType::F16);
@@ -388,6 +394,121 @@ fn attention_is_right_with_warps_sharing_rows() {
         let p = AttnParams { bkv, regs, ..p };
         assert!(AttnParams::from_config(&p.config()).is_err(), "{p:?}");
     }
+}
+
+/// One shared K/V tile (`kv` = 1: V loaded over K once the scores are taken) in the
+/// one-pass form: the lengths and head sizes, causal and not, a mask on half,
+/// steps of 64 and 128 keys, warps owning rows and sharing them, 8×8 fragments; cross
+/// attention; refused in two passes.
+#[test]
+fn attention_is_right_with_a_shared_kv_tile() {
+    // (length, head size, bq, bkv, warps, mma)
+    let cases = [
+        (1, 32, 16, 64, 1, 16),
+        (7, 64, 16, 128, 4, 16),
+        (100, 80, 32, 64, 2, 16),
+        (129, 128, 16, 64, 4, 16),
+        (129, 64, 32, 128, 8, 16),
+        (100, 48, 16, 64, 4, 8),
+    ];
+    for (i, &(n, d, bq, bkv, warps, mma)) in cases.iter().enumerate() {
+        for causal in [false, true] {
+            let c = Case {
+                bh: 2,
+                s: n,
+                t: n,
+                d,
+                causal,
+                mask: i % 2 == 1,
+            };
+            let p = AttnParams {
+                mma,
+                bq,
+                bkv,
+                warps,
+                skip: false,
+                regs: false,
+                stages: 1,
+                two_pass: false,
+                shuffle: causal,
+                shared_kv: true,
+            };
+            let p = AttnParams {
+                shuffle: p.shuffle && p.threads_per_row() > 1,
+                ..p
+            };
+            check(c, DType::F16, &p, 1100 + 10 * i as u64);
+        }
+    }
+    for (i, (s, t)) in [(7, 100), (100, 7)].into_iter().enumerate() {
+        let c = Case {
+            bh: 1,
+            s,
+            t,
+            d: 64,
+            causal: false,
+            mask: true,
+        };
+        let p = AttnParams {
+            mma: 16,
+            bq: 16,
+            bkv: 128,
+            warps: 4,
+            skip: false,
+            regs: false,
+            stages: 1,
+            two_pass: false,
+            shuffle: false,
+            shared_kv: true,
+        };
+        check(c, DType::F16, &p, 1180 + i as u64);
+    }
+    let p = AttnParams {
+        mma: 16,
+        bq: 16,
+        bkv: 64,
+        warps: 1,
+        skip: false,
+        regs: false,
+        stages: 1,
+        two_pass: true,
+        shuffle: false,
+        shared_kv: true,
+    };
+    let err = AttnParams::from_config(&p.config())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("`kv` = 1"), "{err}");
+    // 16 rows and 128 keys a step fit NVIDIA's Vulkan (48 KiB) only with the shared tile.
+    let vk = common::nvidia_vulkan_limits();
+    let long = AttnParams {
+        bkv: 128,
+        warps: 4,
+        two_pass: false,
+        shuffle: true,
+        ..p
+    };
+    assert!(long.fits(&vk, 64, 64, true));
+    assert!(
+        !AttnParams {
+            shared_kv: false,
+            ..long
+        }
+        .fits(&vk, 64, 64, true)
+    );
+    // Its WGSL passes naga.
+    let c = Case {
+        bh: 12,
+        s: 128,
+        t: 128,
+        d: 64,
+        causal: true,
+        mask: false,
+    };
+    let opts = weft_codegen_wgsl::WgslOptions { limits: vk };
+    let wgsl = weft_codegen_wgsl::emit_lowered(&build(c, DType::F16, &long), &opts).unwrap();
+    assert!(wgsl.source.contains("KV_s"), "{}", wgsl.source);
+    weft_codegen_wgsl::validate(&wgsl.source).unwrap_or_else(|e| panic!("{e}"));
 }
 
 /// The register form (`rg` = 1: S, P and O in the warps' registers, CUDA's element
@@ -426,6 +547,7 @@ fn attention_is_right_in_registers() {
                 stages,
                 two_pass: false,
                 shuffle: false,
+                shared_kv: false,
             };
             check(c, DType::F16, &p, 500 + 10 * i as u64);
         }
@@ -450,6 +572,7 @@ fn attention_is_right_in_registers() {
             stages: 1 + i as i64,
             two_pass: false,
             shuffle: false,
+            shared_kv: false,
         };
         check(c, DType::F16, &p, 600 + i as u64);
     }
@@ -479,6 +602,7 @@ fn attention_is_right_on_cuda_cores() {
                 stages: 1,
                 two_pass: false,
                 shuffle: causal,
+                shared_kv: false,
             };
             check(c, DType::F32, &p, 100 + i as u64);
         }
@@ -502,6 +626,7 @@ fn attention_is_right_on_cuda_cores() {
             stages: 1,
             two_pass: false,
             shuffle: false,
+            shared_kv: false,
         };
         check(c, DType::F16, &p, 200);
     }
@@ -537,6 +662,7 @@ fn attention_is_right_at_other_tilings() {
                 stages: 1,
                 two_pass: false,
                 shuffle: false,
+                shared_kv: false,
             };
             check(c, DType::F16, &p, 300 + i as u64);
         }
@@ -567,6 +693,7 @@ fn the_rule_fits_every_target() {
                         stages: 1,
                         two_pass: false,
                         shuffle: false,
+                        shared_kv: false,
                     };
                     assert!(!smallest.fits(&limits, d, d, f16), "{} d={d}", limits.name);
                     continue;
@@ -686,6 +813,7 @@ fn without_its_barriers_attention_races() {
         stages: 1,
         two_pass: false,
         shuffle: false,
+        shared_kv: false,
     };
     for (regs, stages) in [(false, 1), (true, 1), (true, 2)] {
         let mut lowered = build(c, DType::F16, &AttnParams { regs, stages, ..p });
@@ -725,6 +853,7 @@ fn every_language_emits_it() {
         stages: 1,
         two_pass: false,
         shuffle: false,
+        shared_kv: false,
     };
     let cuda = build(c, DType::F16, &at(16, 64));
     let src = weft_codegen_cuda::emit_lowered(&cuda, &Default::default()).unwrap();

@@ -187,6 +187,7 @@ fn all_wgsl() -> Vec<(String, String)> {
                 stages: 1,
                 two_pass: false,
                 shuffle: true,
+                shared_kv: false,
             };
             assert!(p.shuffles_on(&limits), "{p:?}");
             let func = w.lower_with("template", Some(&p.config())).unwrap();

@@ -46,8 +46,17 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
         let q0 = kb.let_("q0", kb.block_x() * bq);
         let z = kb.block_y();
         let q_s = kb.shared("Q_s", &[bq, dp + pad], tiles_dt);
-        let k_s = kb.shared("K_s", &[bkv, dp + pad], tiles_dt);
-        let v_s = kb.shared("V_s", &[bkv, dvp + pad], tiles_dt);
+        // One tile for both where they share it (`kv` = 1: V loaded over K once the
+        // scores are taken).
+        let (k_s, v_s) = if p.shared_kv {
+            let kv_s = kb.shared("KV_s", &[bkv, dp.max(dvp) + pad], tiles_dt);
+            (kv_s.clone(), kv_s)
+        } else {
+            (
+                kb.shared("K_s", &[bkv, dp + pad], tiles_dt),
+                kb.shared("V_s", &[bkv, dvp + pad], tiles_dt),
+            )
+        };
         let s_s = kb.shared("S_s", &[bq, bkv + PAD_F32], DType::F32);
         // The probabilities as the second product's A operand (f16); on CUDA cores they
         // stay in `S_s`, overwriting the scores they came from.
@@ -401,7 +410,9 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
         let tile = |kb: &mut KernelBuilder, jt: Expr| {
             let j0 = kb.let_("j0", jt * bkv);
             load_tile(kb, &k_s, k, &j0, (bkv, skv, d, dp));
-            load_tile(kb, &v_s, v, &j0, (bkv, skv, dv, dvp));
+            if !p.shared_kv {
+                load_tile(kb, &v_s, v, &j0, (bkv, skv, dv, dvp));
+            }
             kb.barrier();
 
             // S = Q · Kᵀ into `S_s`.
@@ -428,6 +439,11 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
                 Expr::int(0)
             };
             let per = bkv / lr;
+            // K is read: V goes over it while the softmax runs (the barrier before the
+            // output's product orders both).
+            if p.shared_kv {
+                load_tile(kb, &v_s, v, &j0, (bkv, skv, dv, dvp));
+            }
             kb.unroll("it", ri, |kb, it| {
                 let (r, grow) = row_of(kb, &it);
                 let mx = kb.local("mx", &[1], DType::F32);

@@ -89,6 +89,10 @@ pub const PARAMS: &[(&str, &str)] = &[
         "sh",
         "with `rg` = 0: 1 combines each row's maximum and sum over the row's threads by subgroup shuffles (where the target has subgroups), 0 or absent through shared memory and a barrier each",
     ),
+    (
+        "kv",
+        "with `rg` = 0 in one pass: 1 loads V over K in one shared tile once the scores are taken (during the softmax), so a key step of twice the keys fits; 0 or absent: K and V in tiles of their own, loaded together",
+    ),
 ];
 
 /// How scores are masked beyond the key length.
@@ -149,6 +153,10 @@ pub struct AttnParams {
     /// [`AttnParams::threads_per_row`] threads) combined by subgroup shuffles, not
     /// through shared memory and a barrier each (`sh` = 1).
     pub shuffle: bool,
+    /// K and V share one shared-memory tile in the one-pass shared-memory form (`kv` =
+    /// 1): V is loaded over K once the scores are taken, while the softmax runs, so that
+    /// a step of twice the keys fits the same memory (128 keys at 16 rows in 48 KiB).
+    pub shared_kv: bool,
 }
 
 impl AttnParams {
@@ -165,8 +173,9 @@ impl AttnParams {
             stages: config.get("st").unwrap_or(1),
             two_pass: config.get("tp").unwrap_or(0) == 1,
             shuffle: config.get("sh").unwrap_or(0) == 1,
+            shared_kv: config.get("kv").unwrap_or(0) == 1,
         };
-        for key in ["cs", "rg", "tp", "sh"] {
+        for key in ["cs", "rg", "tp", "sh", "kv"] {
             if let Some(v) = config.get(key).filter(|c| ![0, 1].contains(c)) {
                 return Err(config.invalid(format!("`{key}` = {v} must be 0 or 1")));
             }
@@ -243,6 +252,12 @@ impl AttnParams {
                 self.threads_per_row()
             ));
         }
+        if self.shared_kv && (self.regs || self.two_pass) {
+            return Err(
+                "`kv` = 1 shares the K/V tile in the one-pass shared-memory form (`rg` = 0, `tp` = 0)"
+                    .to_string(),
+            );
+        }
         if self.threads_per_row() > bkv {
             return Err(format!(
                 "{} threads a row over `bkv` = {bkv} keys: fewer keys than threads",
@@ -290,7 +305,11 @@ impl AttnParams {
     pub fn shared_bytes(&self, d: i64, dv: i64, f16: bool) -> i64 {
         let (dp, dvp) = (self.padded(d), self.padded(dv));
         let (es, pad) = if f16 { (2, PAD_F16) } else { (4, PAD_F32) };
-        let kv = self.stages * self.bkv * (dp + pad + dvp + pad);
+        let kv = if self.shared_kv {
+            self.bkv * (dp.max(dvp) + pad)
+        } else {
+            self.stages * self.bkv * (dp + pad + dvp + pad)
+        };
         let tiles = (self.bq * (dp + pad) + kv) * es;
         let out = self.bq * (dvp + PAD_F32) * 4;
         if self.regs {
@@ -330,6 +349,9 @@ impl AttnParams {
         }
         if self.shuffle {
             c.0.push(("sh".to_string(), 1));
+        }
+        if self.shared_kv {
+            c.0.push(("kv".to_string(), 1));
         }
         c
     }
@@ -491,8 +513,13 @@ pub fn describe(p: &AttnParams) -> String {
     } else {
         format!(", {} threads a row in the softmax", p.threads_per_row())
     };
+    let kv = if p.shared_kv {
+        ", V over K in one tile"
+    } else {
+        ""
+    };
     format!(
-        "attention template: {} query rows a block, {} keys a step, {} warps, {how}{softmax}",
+        "attention template: {} query rows a block, {} keys a step, {} warps, {how}{softmax}{kv}",
         p.bq, p.bkv, p.warps,
     )
 }
@@ -512,14 +539,21 @@ pub fn space(limits: &TargetLimits) -> Vec<Config> {
         for bq in [16, 32, 64, 128] {
             for bkv in [16, 32, 64, 128] {
                 for warps in [1, 2, 4, 8] {
-                    for (regs, stages, two_pass, shuffle) in [
-                        (false, 1, false, false),
-                        (false, 1, true, false),
-                        (false, 1, false, true),
-                        (false, 1, true, true),
-                        (true, 1, false, false),
-                        (true, 2, false, false),
+                    for (regs, stages, two_pass, shuffle, shared_kv) in [
+                        (false, 1, false, false, false),
+                        (false, 1, true, false, false),
+                        (false, 1, false, true, false),
+                        (false, 1, true, true, false),
+                        (true, 1, false, false, false),
+                        (true, 2, false, false, false),
+                        (false, 1, false, false, true),
+                        (false, 1, false, true, true),
                     ] {
+                        // A shared K/V tile where it makes room for long steps on
+                        // matrix units only.
+                        if shared_kv && (mma == 0 || bkv < 64) {
+                            continue;
+                        }
                         let p = AttnParams {
                             mma,
                             bq,
@@ -530,6 +564,7 @@ pub fn space(limits: &TargetLimits) -> Vec<Config> {
                             stages,
                             two_pass,
                             shuffle,
+                            shared_kv,
                         };
                         // The head size's split among column warps is the shape's
                         // matter (`pays`), not the space's.
@@ -589,6 +624,7 @@ fn op_rule(limits: &TargetLimits, shape: &Shape) -> (Config, String) {
                 stages: 1,
                 two_pass: false,
                 shuffle: false,
+                shared_kv: false,
             };
             (
                 p.config(),

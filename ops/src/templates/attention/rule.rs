@@ -89,6 +89,7 @@ impl AttnParams {
                         stages: st,
                         two_pass: false,
                         shuffle: false,
+                        shared_kv: false,
                     };
                     if p.check().is_ok() && p.fits(limits, d, d, f16) {
                         let fetch = if st == 2 {
@@ -143,6 +144,7 @@ impl AttnParams {
                     stages: 1,
                     two_pass,
                     shuffle: false,
+                    shared_kv: false,
                 };
                 // A row's statistics by shuffles where the subgroups hold its threads, in
                 // the one-pass form. In two passes on NVIDIA's Vulkan (H100, 2026-11-27g,
@@ -224,6 +226,7 @@ impl AttnParams {
                         stages: 1,
                         two_pass: false,
                         shuffle: false,
+                        shared_kv: false,
                     };
                     p.shuffle = p.threads_per_row() > 1 && p.shuffles_on(limits);
                     let ok = p.warp_grid().1 == cols
