@@ -518,8 +518,12 @@ pub fn describe(p: &AttnParams) -> String {
     } else {
         ""
     };
+    let shared_rows = match p.warp_grid().1 {
+        1 => String::new(),
+        cols => format!(", {cols} warps sharing each fragment row"),
+    };
     format!(
-        "attention template: {} query rows a block, {} keys a step, {} warps, {how}{softmax}{kv}",
+        "attention template: {} query rows a block, {} keys a step, {} warps{shared_rows}, {how}{softmax}{kv}",
         p.bq, p.bkv, p.warps,
     )
 }

@@ -50,8 +50,8 @@ pub fn parts(config: &Config) -> Result<(Config, Option<bool>), BuildError> {
     }
 }
 
-/// Whether a product at `m × n × k` with `al` (as [`parts`] read it) copies its
-/// operands: only where `al` = 1 and the rows are unaligned.
+/// Whether a product of `n` columns over a reduction of `k` with `al` (as [`parts`] read
+/// it) copies its operands: only where `al` = 1 and the rows are unaligned.
 pub fn copies(al: Option<bool>, n: i64, k: i64) -> bool {
     al == Some(true) && (k % 4 != 0 || n % 4 != 0)
 }
