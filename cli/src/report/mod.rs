@@ -32,6 +32,13 @@ use crate::error::CliError;
 use offline::{OfflineRow, OfflineStatus};
 
 /// `![alt](charts/x.svg)` with a link to the PNG.
+/// The GPU of a device string: `NVIDIA H100 80GB HBM3` of `NVIDIA H100 80GB HBM3
+/// (sm_90)` and of `NVIDIA H100 80GB HBM3 (Vulkan, DiscreteGpu)` (the model tables and
+/// the vendors' pairs group rows by it).
+pub(crate) fn gpu(device: &str) -> &str {
+    device.split(" (").next().unwrap_or(device).trim()
+}
+
 pub(crate) fn image(md: &mut String, files: &[PathBuf], out: &Path, alt: &str) {
     let rel = |ext: &str| {
         files

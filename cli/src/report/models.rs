@@ -392,7 +392,7 @@ fn schedules(md: &mut String, of: &[&ModelRow]) {
 fn targets(md: &mut String, of: &[&ModelRow]) {
     let mut gpus: Vec<&str> = Vec::new();
     for r in of {
-        let g = super::vendors::gpu(&r.device);
+        let g = super::gpu(&r.device);
         if !gpus.contains(&g) {
             gpus.push(g);
         }
@@ -410,7 +410,7 @@ fn targets(md: &mut String, of: &[&ModelRow]) {
                     r.engine == engine
                         && r.target == target
                         && r.dtype == dtype
-                        && super::vendors::gpu(&r.device) == *g
+                        && super::gpu(&r.device) == *g
                 })
                 .map(|r| r.ms)
         };

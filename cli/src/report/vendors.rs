@@ -5,6 +5,7 @@
 
 use std::fmt::Write;
 
+use super::gpu;
 use super::models::ModelRow;
 use crate::format::fmt_time;
 use crate::sweep::{Sweep, SweepRow};
@@ -14,12 +15,6 @@ pub const OP_TARGET: f64 = 0.8;
 
 /// The speed a whole model should reach through the wgpu target.
 pub const MODEL_TARGET: f64 = 0.6;
-
-/// The GPU of a device string: `NVIDIA H100 80GB HBM3` of `NVIDIA H100 80GB HBM3
-/// (sm_90)` and of `NVIDIA H100 80GB HBM3 (Vulkan, DiscreteGpu)`.
-pub(crate) fn gpu(device: &str) -> &str {
-    device.split(" (").next().unwrap_or(device).trim()
-}
 
 fn is_cuda(target: &str) -> bool {
     target == "cuda" || target.starts_with("cuda ")
