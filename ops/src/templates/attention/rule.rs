@@ -157,17 +157,11 @@ impl AttnParams {
                 }
             }
         }
-        let blocks = |p: &AttnParams| ceil_div(s, p.bq) * heads;
-        let p = candidates
-            .iter()
-            .find(|p| blocks(p) >= sms)
-            .or(candidates.last())
-            .copied()?;
+        let (p, blocks) = fill_the_gpu(&candidates, s, heads, sms)?;
         let why = format!(
-            "rule: {} query rows a block for {} heads of {s} × {t} ({} blocks over {sms} multiprocessors), {} keys a step{}{}",
+            "rule: {} query rows a block for {} heads of {s} × {t} ({blocks} blocks over {sms} multiprocessors), {} keys a step{}{}",
             p.bq,
             heads,
-            blocks(&p),
             p.bkv,
             if p.two_pass {
                 ", two passes (opaque fragments over more than 128 keys)"
@@ -239,16 +233,10 @@ impl AttnParams {
             candidates.extend(found);
         }
         let sms = limits.multiprocessors.max(1) as i64;
-        let blocks = |p: &AttnParams| ceil_div(s, p.bq) * heads;
-        let p = candidates
-            .iter()
-            .find(|p| blocks(p) >= sms)
-            .or(candidates.last())
-            .copied()?;
+        let (p, blocks) = fill_the_gpu(&candidates, s, heads, sms)?;
         let why = format!(
-            "rule: {} query rows a block for {heads} heads of {s} × {t} ({} blocks over {sms} multiprocessors), {} warps sharing each {mma} rows, {} keys a step{}",
+            "rule: {} query rows a block for {heads} heads of {s} × {t} ({blocks} blocks over {sms} multiprocessors), {} warps sharing each {mma} rows, {} keys a step{}",
             p.bq,
-            blocks(&p),
             p.warp_grid().1,
             p.bkv,
             if p.shuffle {
@@ -259,4 +247,22 @@ impl AttnParams {
         );
         Some((p, why))
     }
+}
+
+/// The first of `candidates` (largest query tile first) whose grid gives every one of
+/// `sms` multiprocessors a block at `heads` heads of `s` rows, else the last (the most
+/// blocks), with its block count.
+fn fill_the_gpu(
+    candidates: &[AttnParams],
+    s: i64,
+    heads: i64,
+    sms: i64,
+) -> Option<(AttnParams, i64)> {
+    let blocks = |p: &AttnParams| ceil_div(s, p.bq) * heads;
+    let p = candidates
+        .iter()
+        .find(|p| blocks(p) >= sms)
+        .or(candidates.last())
+        .copied()?;
+    Some((p, blocks(&p)))
 }
