@@ -2,7 +2,8 @@
 //! `weft_ops::templates::matmul::align`): right at odd sizes in the interpreter (which
 //! also reports races and out-of-bounds accesses) for every tile of the space, in bounds
 //! by the prover, two or three kernels as the shape needs; no rule takes them; `al` = 0
-//! never copies, and copies of a split product are refused.
+//! never copies, and copies of a split product are refused; a copy of a million elements
+//! and more gives a thread four.
 
 mod common;
 
@@ -66,8 +67,8 @@ fn check(w: &Workload, config: &Config, kernels: usize, seed: u64) -> Result<(),
 proptest! {
     #![proptest_config(ProptestConfig { cases: 40, failure_persistence: None, ..ProptestConfig::default() })]
 
-    /// Any tile over the copies: A copied where k is unaligned, B where k or n is; no
-    /// copy where both are aligned.
+    /// Any tile over the copies: A copied where k is not a multiple of 8, B where k or n
+    /// is not; no copy where both are.
     #[test]
     fn products_over_aligned_copies_are_right_at_odd_sizes(
         ci in any::<prop::sample::Index>(),
@@ -78,7 +79,7 @@ proptest! {
     ) {
         let all = unsplit();
         let config = with_al(&all[ci.index(all.len())], 1);
-        let kernels = 1 + usize::from(k % 4 != 0) + usize::from(k % 4 != 0 || n % 4 != 0);
+        let kernels = 1 + usize::from(k % 8 != 0) + usize::from(k % 8 != 0 || n % 8 != 0);
         let w = workload(&format!("m={m},n={n},k={k}"));
         check(&w, &config, kernels, seed).map_err(TestCaseError::fail)?;
     }
@@ -100,24 +101,21 @@ fn al_zero_never_copies_and_a_split_is_refused() {
     assert!(err.to_string().contains("`al` = 2"), "{err}");
 }
 
-/// No rule copies (they did not pay where they were predicted to: `align`'s docs); the
-/// copies asked for at 2039³ compile with NVRTC (or are skipped with the reason printed
-/// where it is absent).
+/// No rule copies (measured, they did not pay: `align`'s docs); the copies asked for
+/// at 2039³ compile with NVRTC (skipped with the reason printed where it is absent).
 #[test]
 fn copies_are_asked_for_never_ruled() {
-    let limits = TargetLimits::cuda();
     let rule = matmul::SPEC.rule.unwrap();
     let shape = Shape::parse("matmul", "m=2039,n=2039,k=2039").unwrap();
-    let (config, why) = rule(&limits, &shape);
-    assert!(!why.contains("aligned buffers"), "{why}");
     let w = Workload::new("matmul", &shape).unwrap();
-    assert_eq!(
-        w.lower_with("template", Some(&config))
-            .unwrap()
-            .kernels
-            .len(),
-        1
-    );
+    for limits in [TargetLimits::cuda(), common::nvidia_vulkan_limits()] {
+        let (config, why) = rule(&limits, &shape);
+        assert!(!why.contains("aligned buffers"), "{why}");
+        assert_eq!(config.get("al"), None, "{config}");
+        let kernels = w.lower_with("template", Some(&config)).unwrap().kernels;
+        assert_eq!(kernels.len(), 1);
+    }
+    let (config, _) = rule(&TargetLimits::cuda(), &shape);
     let lowered = w
         .lower_with("template", Some(&with_al(&config, 1)))
         .unwrap();
@@ -126,4 +124,24 @@ fn copies_are_asked_for_never_ruled() {
     if let Err(e) = weft_codegen_cuda::nvrtc::check_arch(&source.source, "sm_90") {
         panic!("{e}");
     }
+}
+
+/// A copy of over a million elements gives a thread four of them (the injective rule's
+/// wide form): right in the interpreter at an odd count, the grid a quarter of one
+/// thread per element.
+#[test]
+fn a_large_copy_gives_a_thread_four_elements() {
+    let config = with_al(&matmul::default_config(&TargetLimits::cuda()), 1);
+    // A's copy: 1031 × 1024 = 1 055 744 elements (≥ 2^20, not a multiple of 1024).
+    let w = workload("m=1031,n=5,k=1021");
+    let lowered = w.lower_with("template", Some(&config)).unwrap();
+    let copy_a = &lowered.kernels[0];
+    let elements = 1031 * 1024;
+    assert_eq!(
+        copy_a.grid[0] as i64 * copy_a.grid[1] as i64,
+        (elements + 1023) / 1024,
+        "{}",
+        copy_a.name
+    );
+    check(&w, &config, 3, 3).unwrap();
 }

@@ -140,7 +140,7 @@ pub fn lower_group(
             let func = rules::injective(&name, &inputs, &out).map_err(fail)?;
             (
                 func,
-                "rule: injective, one thread per element".to_string(),
+                format!("rule: injective, {}", rules::injective_what(out.numel())),
                 None,
             )
         }

@@ -4,15 +4,20 @@
 //! times the load instructions. Measured on an H100 (`docs/matmul-template.md`, "Odd
 //! sizes"): 2039³ ran 411 µs by the rule where 2040³ ran 350 µs.
 //!
-//! With `al` = 1 two copy kernels first write `A` into `A_pad` (`m × k4`) and `B` into
-//! `B_pad` (`k4 × n4`), `k4` and `n4` rounded up to multiples of 4, zero past `k` and
-//! `n`; the product then runs over the copies with 16-byte loads and writes the `m × n`
-//! of `C` that exist. The copies cost `(m·k + k·n)` floats read and written and two
-//! launches. Absent or 0, nothing is copied: measured on an H200 (2026-11-28,
-//! `docs/measurements/h100-2026-11-28/align`), the copies cost about 45 µs at 2039³
-//! where 22 were predicted, and the product over them ran 403.5 µs against 409.4
-//! without; 2041³, 3001³ and 4095 × 4097 × 63 ran slower with them. So no rule takes
-//! them, and the space does not list them; a config may ask for them.
+//! With `al` = 1 two copy kernels first write `A` into `A_pad` (`m × k8`) and `B` into
+//! `B_pad` (`k8 × n8`), `k8` and `n8` rounded up to multiples of 8 (rows 32-byte
+//! aligned: on an H100 the cubes whose k is a multiple of 8 ran 342–364 µs, those of a
+//! multiple of 4 only 378–389), zero past `k` and `n`; the product then runs over the
+//! copies with 16-byte loads and writes the `m × n` of `C` that exist. The copies cost
+//! `(m·k + k·n)` floats read (their writes stay in L2, which the product then reads)
+//! and two launches. Absent or 0, nothing is copied, and no rule asks for them.
+//!
+//! Measured on an H200 (`docs/matmul-template.md`, "Aligned copies"): with one element
+//! a copy thread the copies ran at 26% of the bandwidth (Nsight Compute: 13.6 µs each
+//! at 2039³); with four (the injective rule's wide form) 12.4 and 11.7 µs, still 29%.
+//! A rule taking them where an estimate said they paid (2026-11-28b, call 2) gained 2–5%
+//! at the unaligned cubes 2030–2047 and 4% at 3001³, and lost 4–9% at 2049³ and 2050³
+//! and 5% at 4095 × 4097 × 63: not kept.
 
 use weft_ir::func::{Func, Param};
 use weft_ir::prelude::*;
@@ -28,9 +33,9 @@ pub const PARAM: (&str, &str) = (
     "1 copies A and B into buffers whose rows are 16-byte aligned first (k and n rounded up to multiples of 4, zero-filled) where k or n is not a multiple of 4; 0 or absent: never",
 );
 
-/// `n` rounded up to a multiple of 4.
-fn up4(n: i64) -> i64 {
-    (n + 3) / 4 * 4
+/// `n` rounded up to a multiple of 8.
+pub fn up8(n: i64) -> i64 {
+    (n + 7) / 8 * 8
 }
 
 /// A config's template part (without `al`) and its `al` (`None` where absent), checked.
@@ -51,9 +56,9 @@ pub fn parts(config: &Config) -> Result<(Config, Option<bool>), BuildError> {
 }
 
 /// Whether a product of `n` columns over a reduction of `k` with `al` (as [`parts`] read
-/// it) copies its operands: only where `al` = 1 and the rows are unaligned.
+/// it) copies its operands: only where `al` = 1 and a row is not 32-byte aligned.
 pub fn copies(al: Option<bool>, n: i64, k: i64) -> bool {
-    al == Some(true) && (k % 4 != 0 || n % 4 != 0)
+    al == Some(true) && (k % 8 != 0 || n % 8 != 0)
 }
 
 /// The product `C = A · B` at `m × n × k` over aligned copies: the copy of `A` (where k
@@ -64,7 +69,7 @@ pub fn product(
     p: &MatmulParams,
     config: &Config,
 ) -> Result<Func, BuildError> {
-    let (k4, n4) = (up4(k), up4(n));
+    let (k4, n4) = (up8(k), up8(n));
     let a = te::placeholder("A", &[m, k], DType::F32);
     let b = te::placeholder("B", &[k, n], DType::F32);
     let c = te::placeholder("C", &[m, n], DType::F32);
@@ -82,7 +87,7 @@ pub fn product(
     let copy_b =
         rules::injective("matmul_copy_b", std::slice::from_ref(&b), &b_copy).map_err(fail)?;
     if k == k4 {
-        // A's rows are aligned already: only B is copied (its rows to n4 columns).
+        // A's rows are 32-byte aligned already: only B is copied (its rows to n4 columns).
         let main = super::kernel::template_over("matmul", &a, &b_copy, &c, p)?;
         return Ok(in_order(
             join("matmul", copy_b, main, &b_copy),

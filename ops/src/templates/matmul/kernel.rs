@@ -76,19 +76,16 @@ pub fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &Matm
     let (bm, bn, bk, ku) = (p.block_m(), p.block_n(), p.bk, p.k_unroll);
     let ([wm, wn], [rm, rn], [lm, ln], [tm, tn]) = (p.warps, p.repeat, p.lanes, p.tile);
     let threads = p.threads();
-    // 128-bit global accesses where every row starts 16-byte aligned, 64-bit ones where
-    // it starts 8-byte aligned (k or n = 2 mod 4: half the load instructions of scalar
-    // accesses, which an unaligned row's product spends its time waiting on,
-    // `docs/matmul-template.md`, "What odd sizes cost").
-    let widest = |len: i64, tile: i64| {
-        [4, 2]
-            .into_iter()
-            .find(|&l| len % l == 0 && tile % l == 0)
-            .unwrap_or(1)
+    // 128-bit global accesses where every row starts 16-byte aligned; scalar ones
+    // otherwise. 64-bit ones where rows are 8-byte aligned (k or n = 2 mod 4) were tried
+    // and ran 3% slower (H200, cubes 2030-2050, `docs/matmul-template.md`).
+    let va = if k % 4 == 0 { 4 } else { 1 };
+    let vb = if nb % 4 == 0 && p.block_n() % 4 == 0 {
+        4
+    } else {
+        1
     };
-    let va = widest(k, bk);
-    let vb = widest(nb, p.block_n());
-    let vc = widest(n, tn);
+    let vc = if n % 4 == 0 && tn % 4 == 0 { 4 } else { 1 };
     let (tiles_m, tiles_n, k_tiles) = (ceil_div(m, bm), ceil_div(n, bn), ceil_div(k, bk));
     let a_cov = Coverage::new(bm, bk / va, threads);
     let b_cov = Coverage::new(bk, bn / vb, threads);

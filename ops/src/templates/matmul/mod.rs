@@ -123,7 +123,7 @@ pub fn op_describe(config: &Config) -> Result<String, String> {
     let (rest, al) = align::parts(config).map_err(|e| e.to_string())?;
     let what = split_k::describe(&rest, describe)?;
     Ok(match al {
-        Some(true) => format!("{what}, A and B copied into 16-byte-aligned buffers first"),
+        Some(true) => format!("{what}, A and B copied into 32-byte-aligned buffers first"),
         Some(false) | None => what,
     })
 }
