@@ -150,6 +150,43 @@ fn k_steps_of_16_are_right() {
     assert!(w.lower_with("template", Some(&odd)).is_err());
 }
 
+/// `pf = 2` runs the register-staged loads two k steps ahead (two staging sets, the k
+/// loop unrolled by two): right over one, two, an odd and an even number of tiles, a
+/// ragged last tile, tiles that divide everything, one and two fragment sets, 16×16 and
+/// 8×8 fragments and CUDA cores (the interpreter reports a store racing a read of its
+/// stage). Loading tile ko + 2 into tile ko + 1's set instead fails it.
+#[test]
+fn loads_two_steps_ahead_are_right() {
+    check_each(
+        &[
+            "mma=16,wm=2,wn=2,fm=1,fn=2,bk=32,g=8,vec=4,pf=2",
+            "mma=16,wm=2,wn=2,fm=2,fn=1,bk=32,g=8,vec=8,fb=2,pf=2",
+            "mma=16,wm=4,wn=2,fm=1,fn=2,bk=64,g=8,vec=4,pf=2",
+            "mma=8,wm=2,wn=2,fm=2,fn=4,bk=16,g=8,vec=4,fb=2,pf=2",
+            "mma=0,wm=2,wn=2,fm=2,fn=2,bk=16,g=8,vec=4,pf=2",
+        ],
+        &[
+            (17, 9, 5),
+            (37, 45, 64),
+            (37, 45, 161),
+            (70, 33, 128),
+            (128, 64, 256),
+        ],
+        21,
+    );
+    // Refused with asynchronous copies or copies through fragments, and past 2.
+    let w = workload(32, 32, 64);
+    for text in [
+        "mma=16,wm=2,wn=2,fm=1,fn=1,bk=32,g=8,vec=8,cp=1,st=3,pf=2",
+        "mma=16,wm=2,wn=2,fm=1,fn=1,bk=32,g=8,vec=4,cc=1,pf=2",
+        "mma=16,wm=2,wn=2,fm=1,fn=1,bk=32,g=8,vec=4,pf=3",
+    ] {
+        let config = Config::parse(text).unwrap();
+        let err = w.lower_with("template", Some(&config)).unwrap_err();
+        assert!(err.to_string().contains("`pf`"), "{text}: {err}");
+    }
+}
+
 /// `cc = 1` copies tiles global → shared through operand fragments where the tiles divide
 /// the matrices (whole fragment loads never read past an edge), and element by element
 /// elsewhere: right both ways, with one and two fragment sets, on 16×16 and 8×8 fragments

@@ -146,15 +146,18 @@ fn add_kernel(
             let b_smem = kb.shared("B_smem", &[stages, bk, bn + PAD], DType::F16);
             // Register staging, unless the copies go global -> shared asynchronously or
             // through fragments.
+            // With `pf` = 2, two sets of them (set `t % 2` holds tile `t`), indexed by
+            // constants: the k loop is unrolled by two.
             let ldg = !p.async_copy && !coop;
+            let sets = if ldg { p.prefetch } else { 1 };
             let a_ldg = kb.local(
                 "A_ldg",
-                &[if ldg { a_cov.passes } else { 1 }, va],
+                &[if ldg { a_cov.passes * sets } else { 1 }, va],
                 DType::F16,
             );
             let b_ldg = kb.local(
                 "B_ldg",
-                &[if ldg { b_cov.passes } else { 1 }, vb],
+                &[if ldg { b_cov.passes * sets } else { 1 }, vb],
                 DType::F16,
             );
             if p.async_copy {
@@ -178,51 +181,53 @@ fn add_kernel(
                 }
             };
             // The tile at k0, predicated and zero outside the matrices, into this thread's
-            // registers (`None`) or straight into shared stage `s` (`Some(s)`: `cp.async`
-            // on CUDA sm_80+, complete at the next barrier).
-            let gather = |kb: &mut KernelBuilder, k0: Expr, stage: Option<Expr>, partial: bool| {
-                let zero = || Expr::zero(DType::F16);
-                a_cov.each(kb, &tx, &|kb, p, r, v| {
-                    let ((row, row_test), col) = (
-                        edge(m0.clone() + r.clone(), m, bm, 1),
-                        simplify(&(k0.clone() + v.clone() * va)),
-                    );
-                    let inside = Expr::all(
-                        [row_test, partial.then(|| col.clone().lt(k))]
-                            .into_iter()
-                            .flatten(),
-                    );
-                    let (dst, to) = match &stage {
-                        Some(s) => (&a_smem, vec![s.clone(), r, v * va]),
-                        None => (&a_ldg, vec![p, Expr::int(0)]),
-                    };
-                    kb.copy_if(va, dst, to, a, at(row, col), inside, zero());
-                });
-                b_cov.each(kb, &tx, &|kb, p, r, v| {
-                    let (row, (col, col_test)) = (
-                        simplify(&(k0.clone() + r.clone())),
-                        edge(n0.clone() + v.clone() * vb, n, bn, vb),
-                    );
-                    let inside = Expr::all(
-                        [partial.then(|| row.clone().lt(k)), col_test]
-                            .into_iter()
-                            .flatten(),
-                    );
-                    let (dst, to) = match &stage {
-                        Some(s) => (&b_smem, vec![s.clone(), r, v * vb]),
-                        None => (&b_ldg, vec![p, Expr::int(0)]),
-                    };
-                    kb.copy_if(vb, dst, to, b, at(row, col), inside, zero());
-                });
-            };
-            let store = |kb: &mut KernelBuilder, s: Expr| {
+            // registers (`None`: staging set `set`) or straight into shared stage `s`
+            // (`Some(s)`: `cp.async` on CUDA sm_80+, complete at the next barrier).
+            let gather =
+                |kb: &mut KernelBuilder, k0: Expr, stage: Option<Expr>, set: i64, partial: bool| {
+                    let zero = || Expr::zero(DType::F16);
+                    a_cov.each(kb, &tx, &|kb, p, r, v| {
+                        let ((row, row_test), col) = (
+                            edge(m0.clone() + r.clone(), m, bm, 1),
+                            simplify(&(k0.clone() + v.clone() * va)),
+                        );
+                        let inside = Expr::all(
+                            [row_test, partial.then(|| col.clone().lt(k))]
+                                .into_iter()
+                                .flatten(),
+                        );
+                        let (dst, to) = match &stage {
+                            Some(s) => (&a_smem, vec![s.clone(), r, v * va]),
+                            None => (&a_ldg, vec![in_set(p, set, a_cov.passes), Expr::int(0)]),
+                        };
+                        kb.copy_if(va, dst, to, a, at(row, col), inside, zero());
+                    });
+                    b_cov.each(kb, &tx, &|kb, p, r, v| {
+                        let (row, (col, col_test)) = (
+                            simplify(&(k0.clone() + r.clone())),
+                            edge(n0.clone() + v.clone() * vb, n, bn, vb),
+                        );
+                        let inside = Expr::all(
+                            [partial.then(|| row.clone().lt(k)), col_test]
+                                .into_iter()
+                                .flatten(),
+                        );
+                        let (dst, to) = match &stage {
+                            Some(s) => (&b_smem, vec![s.clone(), r, v * vb]),
+                            None => (&b_ldg, vec![in_set(p, set, b_cov.passes), Expr::int(0)]),
+                        };
+                        kb.copy_if(vb, dst, to, b, at(row, col), inside, zero());
+                    });
+                };
+            // Staging set `set` into shared stage `s`.
+            let store = |kb: &mut KernelBuilder, s: Expr, set: i64| {
                 a_cov.each(kb, &tx, &|kb, p, r, v| {
                     kb.copy(
                         va,
                         &a_smem,
                         [s.clone(), r, v * va],
                         &a_ldg,
-                        [p, Expr::int(0)],
+                        [in_set(p, set, a_cov.passes), Expr::int(0)],
                     );
                 });
                 b_cov.each(kb, &tx, &|kb, p, r, v| {
@@ -231,7 +236,7 @@ fn add_kernel(
                         &b_smem,
                         [s.clone(), r, v * vb],
                         &b_ldg,
-                        [p, Expr::int(0)],
+                        [in_set(p, set, b_cov.passes), Expr::int(0)],
                     );
                 });
             };
@@ -242,11 +247,12 @@ fn add_kernel(
             let ragged = k % bk != 0;
             let partial = |tile: i64| ragged && tile == k_tiles - 1;
             // Tile `tile` (an expression, at least `first`) into `stage`.
-            let fetch = |kb: &mut KernelBuilder, tile: Expr, stage: Option<Expr>, first: i64| {
-                fetch_k_tile(kb, tile, (k_tiles, ragged, first), &|kb, tile, partial| {
-                    gather(kb, tile * bk, stage.clone(), partial)
-                });
-            };
+            let fetch =
+                |kb: &mut KernelBuilder, tile: Expr, stage: Option<Expr>, set: i64, first: i64| {
+                    fetch_k_tile(kb, tile, (k_tiles, ragged, first), &|kb, tile, partial| {
+                        gather(kb, tile * bk, stage.clone(), set, partial)
+                    });
+                };
             if let Some(cc) = &copies {
                 cc.load(kb, (&m0, &n0), Expr::int(0));
                 cc.store(kb, Expr::int(0));
@@ -255,13 +261,17 @@ fn add_kernel(
                 // The first `stages - 1` tiles, one barrier (one group of copies) each.
                 for s in 0..stages - 1 {
                     if s < k_tiles {
-                        gather(kb, Expr::int(s * bk), Some(Expr::int(s)), partial(s));
+                        gather(kb, Expr::int(s * bk), Some(Expr::int(s)), 0, partial(s));
                     }
                     kb.barrier();
                 }
             } else {
-                gather(kb, Expr::int(0), None, partial(0));
-                store(kb, Expr::int(0));
+                gather(kb, Expr::int(0), None, 0, partial(0));
+                store(kb, Expr::int(0), 0);
+                if p.prefetch == 2 && k_tiles > 1 {
+                    // Tile 1 waits in set 1 through step 0.
+                    gather(kb, Expr::int(bk), None, 1, partial(1));
+                }
                 kb.barrier();
             }
 
@@ -288,6 +298,7 @@ fn add_kernel(
                     let step =
                         |kb: &mut KernelBuilder,
                          ko: &Expr,
+                         parity: i64,
                          inner: &dyn Fn(&mut KernelBuilder, Expr),
                          tail: &dyn Fn(&mut KernelBuilder, Expr)| {
                             if let Some(cc) = &copies {
@@ -304,13 +315,22 @@ fn add_kernel(
                                 // the previous step's barrier, while this step computes;
                                 // it is read stages - 1 barriers later.
                                 let next = ko.clone() + (stages - 1);
-                                fetch(kb, next.clone(), Some(next % stages), stages - 1);
+                                fetch(kb, next.clone(), Some(next % stages), 0, stages - 1);
                                 inner(kb, ko.clone() % stages);
+                            } else if p.prefetch == 2 {
+                                // Tile ko + 2 into set ko % 2 (tile ko's, stored a step
+                                // ago) while tile ko multiplies; tile ko + 1, loaded a
+                                // step ago, from set (ko + 1) % 2 into its stage.
+                                let set = parity;
+                                let more = (ko.clone() + 1).lt(k_tiles);
+                                fetch(kb, ko.clone() + 2, None, set, 2);
+                                inner(kb, ko.clone() % 2);
+                                kb.if_(more, |kb| store(kb, (ko.clone() + 1) % 2, 1 - set));
                             } else {
                                 let more = (ko.clone() + 1).lt(k_tiles);
-                                fetch(kb, ko.clone() + 1, None, 1);
+                                fetch(kb, ko.clone() + 1, None, 0, 1);
                                 inner(kb, ko.clone() % 2);
-                                kb.if_(more, |kb| store(kb, (ko.clone() + 1) % 2));
+                                kb.if_(more, |kb| store(kb, (ko.clone() + 1) % 2, 0));
                             }
                             kb.barrier();
                             // After the barrier, tile ko + 1 is in its stage.
@@ -337,9 +357,39 @@ fn add_kernel(
 type Step<'s> = &'s dyn Fn(
     &mut KernelBuilder,
     &Expr,
+    i64,
     &dyn Fn(&mut KernelBuilder, Expr),
     &dyn Fn(&mut KernelBuilder, Expr),
 );
+
+/// Pass `p`'s row of the staging registers in set `set` (of `passes` rows each).
+fn in_set(p: Expr, set: i64, passes: i64) -> Expr {
+    if set == 0 { p } else { p + set * passes }
+}
+
+/// The k loop over `k_tiles` steps, `body(kb, ko, parity)`. With `pairs` it is unrolled by
+/// two (and an odd last step peeled), so that `parity` = `ko % 2` is a constant a step can
+/// index registers by; without, `parity` is 0.
+fn k_loop(
+    kb: &mut KernelBuilder,
+    k_tiles: i64,
+    pairs: bool,
+    body: &dyn Fn(&mut KernelBuilder, Expr, i64),
+) {
+    if !pairs {
+        kb.serial("ko", k_tiles, |kb, ko| body(kb, ko, 0));
+        return;
+    }
+    if k_tiles >= 2 {
+        kb.serial("ko2", k_tiles / 2, |kb, h| {
+            body(kb, h.clone() * 2, 0);
+            body(kb, h * 2 + 1, 1);
+        });
+    }
+    if k_tiles % 2 == 1 {
+        body(kb, Expr::int(k_tiles - 1), 0);
+    }
+}
 
 /// What the main loop and the epilogue share.
 struct Stage<'a> {
@@ -443,10 +493,11 @@ impl Stage<'_> {
             // number of sub-steps is even, so a tile always starts on set 0.
             load(kb, &Expr::int(0), Expr::int(0), Expr::int(0));
             let last = Expr::int((sub_steps - 1) % 2);
-            kb.serial("ko", k_tiles, |kb, ko| {
+            k_loop(kb, k_tiles, p.prefetch == 2, &|kb, ko, parity| {
                 step(
                     kb,
                     &ko,
+                    parity,
                     &|kb, s| {
                         kb.unroll("kk", sub_steps - 1, |kb, kk| {
                             let next = kk.clone() + 1;
@@ -465,10 +516,11 @@ impl Stage<'_> {
                 );
             });
         } else {
-            kb.serial("ko", k_tiles, |kb, ko| {
+            k_loop(kb, k_tiles, p.prefetch == 2, &|kb, ko, parity| {
                 step(
                     kb,
                     &ko,
+                    parity,
                     &|kb, s| {
                         kb.unroll("kk", sub_steps, |kb, kk| {
                             load(kb, &s, kk, Expr::int(0));
@@ -528,10 +580,11 @@ impl Stage<'_> {
             spatial(&[4, 8]),
             self.lane.clone(),
             |kb, [li, lj]| {
-                kb.serial("ko", k_tiles, |kb, ko| {
+                k_loop(kb, k_tiles, p.prefetch == 2, &|kb, ko, parity| {
                     step(
                         kb,
                         &ko,
+                        parity,
                         &|kb, s| {
                             k_sub_steps(kb, p.bk, p.k_unroll, |kb, kk| {
                                 kb.unroll("i", rows, |kb, i| {

@@ -113,6 +113,10 @@ pub const PARAMS: &[(&str, &str)] = &[
         "ku",
         "CUDA cores (mma = 0): k sub-steps unrolled at once, a divisor of bk (absent: all bk of them); fewer keep fewer shared-memory loads in flight, which hipcc otherwise hoists into spills",
     ),
+    (
+        "pf",
+        "k steps the global loads run ahead through registers: 1 (absent), or 2 (two sets of staging registers, the k loop unrolled by two; with cp = 0, cc = 0)",
+    ),
 ];
 
 /// The parameters of the ops built on the template (`matmul-f16` and the fp16
@@ -132,6 +136,7 @@ pub const OP_PARAMS: &[(&str, &str)] = &[
     PARAMS[11],
     PARAMS[12],
     PARAMS[13],
+    PARAMS[14],
     split_k::PARAM,
 ];
 
@@ -264,6 +269,11 @@ pub struct F16Params {
     /// compiled to 242 VGPRs for gfx90a and spilled for gfx1100, and to 47–63 with 1 to
     /// 4 sub-steps (hipcc 5.2).
     pub k_unroll: i64,
+    /// K steps the register-staged global loads run ahead of the multiplies (1 or 2):
+    /// with 2, tile `ko + 2` is loaded while tile `ko` multiplies and tile `ko + 1` waits
+    /// in the other set of staging registers, so a load has two steps to arrive — for
+    /// products with one block a multiprocessor, which no other block's work hides.
+    pub prefetch: i64,
 }
 
 impl F16Params {
@@ -340,6 +350,9 @@ impl F16Params {
         if self.k_unroll != self.bk {
             config.0.push(("ku".to_string(), self.k_unroll));
         }
+        if self.prefetch != 1 {
+            config.0.push(("pf".to_string(), self.prefetch));
+        }
         config
     }
 
@@ -373,6 +386,7 @@ impl F16Params {
             // Configs recorded before `wg` existed fed mma.sync.
             warpgroups: config.get("wg").unwrap_or(0),
             k_unroll: config.get("ku").unwrap_or(get("bk")?),
+            prefetch: config.get("pf").unwrap_or(1),
         };
         if p.k_unroll != p.bk && (p.mma != 0 || p.warpgroups != 0) {
             return Err(err(format!(
@@ -386,6 +400,15 @@ impl F16Params {
                 "`ku` = {} must divide `bk` = {}",
                 p.k_unroll, p.bk
             )));
+        }
+        if ![1, 2].contains(&p.prefetch) {
+            return Err(err(format!("`pf` = {} must be 1 or 2", p.prefetch)));
+        }
+        if p.prefetch == 2 && (p.async_copy || p.coop_copy || p.warpgroups != 0) {
+            return Err(err(
+                "`pf` = 2 runs register-staged loads two steps ahead: it needs `cp` = 0, `cc` = 0 and `wg` = 0"
+                    .to_string(),
+            ));
         }
         if p.warpgroups != 0 {
             return p.check_hopper(config);
@@ -563,6 +586,10 @@ pub fn describe(config: &Config) -> Result<String, String> {
             (false, _, true) => " (copied through fragments)".to_string(),
             (true, 2, _) => " (cp.async)".to_string(),
             (true, st, _) => format!(" (cp.async, {st} stages)"),
+        } + if p.prefetch == 2 {
+            " two steps ahead"
+        } else {
+            ""
         },
         p.shared_bytes()
     ))
@@ -651,13 +678,38 @@ pub fn rule_config(limits: &TargetLimits, p: rule::Product, over_views: bool) ->
         }
         candidates.extend(wgmma);
     }
-    rule::pick_or(&candidates, p, limits.multiprocessors, || {
+    let (config, splits, why) = rule::pick_or(&candidates, p, limits.multiprocessors, || {
         if over_views {
             default_config_over_views(limits)
         } else {
             default_config(limits)
         }
-    })
+    });
+    // Where tiles are stored element by element and a warp's tile is small, the pick's
+    // loads run two steps ahead (see [`runs_ahead`]); the cost model, fitted before they
+    // existed, ranks the tiles.
+    if elementwise && !over_views {
+        let mut ahead = config.clone();
+        ahead.0.retain(|(n, _)| n != "pf");
+        ahead.0.push(("pf".to_string(), 2));
+        if F16Params::from_config(&ahead).is_ok_and(|q| runs_ahead(&q)) {
+            let why = format!("{why}; loads two k steps ahead (a small warp tile)");
+            return (ahead, splits, why);
+        }
+    }
+    (config, splits, why)
+}
+
+/// Whether the rule's tile `q`, on a target storing tiles element by element, loads two
+/// k steps ahead (`pf` = 2): where a warp multiplies at most two accumulator fragments a
+/// k sub-step, too little work to hide a k step's wait on its global loads. Measured on
+/// an H200 through Vulkan (2026-11-28b, `docs/measurements/h100-2026-11-28b/ahead`, every
+/// config of the space with and without): the rule's tiles of one by two fragments at
+/// BERT's and GPT-2's batch-1 products ran 8–11% faster (128 × 768 × 768 and 1024³ 1%),
+/// and both models 10% faster end to end; its tiles of 8 to 16 fragments at the
+/// 1024-row products ran 0.6–7% slower, and at 4096³ 10% slower.
+pub fn runs_ahead(q: &F16Params) -> bool {
+    q.mma > 0 && q.frags[0] * q.frags[1] <= 2
 }
 
 /// The most threads a block of the rule's mma.sync tiles has: the 16-warp tiles (256×256

@@ -74,7 +74,12 @@ fn registers(p: &F16Params, r: &TargetLimits) -> i64 {
     }
     // f32 accumulators, the A and B fragments, staged loads and addresses; a second set
     // of fragments (4 registers a tile on CUDA).
-    p.accumulators() + 64 + (p.frag_buffers - 1) * (p.frags[0] + p.frags[1]) * 4
+    // A second set of staging registers with `pf` = 2 (two halves a register).
+    let staged = (p.block_m() + p.block_n()) * p.bk / p.threads() / 2;
+    p.accumulators()
+        + 64
+        + (p.frag_buffers - 1) * (p.frags[0] + p.frags[1]) * 4
+        + (p.prefetch - 1) * staged
 }
 
 fn fits(p: &F16Params, r: &TargetLimits) -> bool {
@@ -151,6 +156,7 @@ pub fn space(resources: &TargetLimits) -> Vec<Config> {
                                 coop_copy,
                                 warpgroups: 0,
                                 k_unroll: bk,
+                                prefetch: 1,
                             };
                             let Some(p) = with_unroll(p, resources) else {
                                 continue;
@@ -161,6 +167,16 @@ pub fn space(resources: &TargetLimits) -> Vec<Config> {
                             let valid = F16Params::from_config(&p.config()).is_ok();
                             if valid && loads_in_whole_passes(&p) && fits(&p, resources) {
                                 out.push(p.config());
+                                // Where tiles are stored element by element (no
+                                // `cp.async`), loads two steps ahead too.
+                                let ahead = F16Params { prefetch: 2, ..p };
+                                if elementwise_matrix_copies(resources)
+                                    && !async_copy
+                                    && !coop_copy
+                                    && fits(&ahead, resources)
+                                {
+                                    out.push(ahead.config());
+                                }
                             }
                         }
                     }
@@ -198,6 +214,7 @@ fn hopper_space(resources: &TargetLimits) -> Vec<Config> {
                         coop_copy: false,
                         warpgroups,
                         k_unroll: 64,
+                        prefetch: 1,
                     };
                     if F16Params::from_config(&p.config()).is_ok()
                         && within(p.shared_bytes(), resources.max_shared_bytes)
@@ -241,6 +258,7 @@ pub fn default_config(resources: &TargetLimits) -> Config {
         coop_copy: false,
         warpgroups: 0,
         k_unroll: 32,
+        prefetch: 1,
     };
     let all = space(resources);
     if let Some(preferred) = with_unroll(preferred, resources)
@@ -275,6 +293,7 @@ pub fn default_config(resources: &TargetLimits) -> Config {
         coop_copy: false,
         warpgroups: 0,
         k_unroll: 16,
+        prefetch: 1,
     }
     .config()
 }
