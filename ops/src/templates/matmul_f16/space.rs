@@ -270,11 +270,16 @@ pub fn default_config(resources: &TargetLimits) -> Config {
     let best = all
         .iter()
         .filter_map(|c| F16Params::from_config(c).ok())
-        // One set of fragments, staged copies: the plain variant of each tile; and tiles
-        // of powers of two (three fragments along m are for filling a GPU's SMs in one
-        // wave at particular GEMM heights, which the tuner finds).
+        // One set of fragments, staged copies a step ahead: the plain variant of each
+        // tile; and tiles of powers of two (three fragments along m are for filling a
+        // GPU's SMs in one wave at particular GEMM heights, which the tuner finds).
         .filter(|p| {
-            p.bk == 32 && p.frag_buffers == 1 && !p.async_copy && !p.coop_copy && p.frags[0] != 3
+            p.bk == 32
+                && p.frag_buffers == 1
+                && !p.async_copy
+                && !p.coop_copy
+                && p.prefetch == 1
+                && p.frags[0] != 3
         })
         .max_by_key(|p| (p.block_m() * p.block_n(), p.threads()));
     if let Some(p) = best {
