@@ -46,38 +46,9 @@ def table(times):
     return D, len(keys), [s for s in keys]
 
 KEYS = vk.KEYS + ["lat_mem", "lat_frag"]
-def predict(D, P):
-    P2 = dict(P); P2["lat_step"] = P["lat_step"]
-    base = vk.predict(D, P2)  # microseconds with floor = lat_step
-    # Recompute with the extended floor: lat_step + lat_mem / pf + lat_frag / fb.
-    m, n, k, bm, bn, bk = D["m"], D["n"], D["k"], D["bm"], D["bn"], D["bk"]
-    sk, warps, fm, fn = D["sk"], D["warps"], D["fm"], D["fn"]
-    threads = warps * 32
-    blocks = np.ceil(m / bm) * np.ceil(n / bn) * sk
-    kp = np.ceil(k / sk); steps = np.ceil(kp / bk)
-    regs = D["acc"] + 4 * (fm + fn) * D["fb"] + P["besides"] + (D["pf"] - 1) * (bm + bn) * bk / threads / 2
-    res = np.minimum.reduce([np.floor(2048 / threads), np.floor(65536 / (threads * regs)),
-                             np.floor(228 * 1024 / (D["smem"] + 1024)), np.full_like(m, 16)])
-    res = np.maximum(res, 1)
-    busiest = np.ceil(blocks / vk.MPS)
-    at = np.maximum(np.minimum(res, busiest), 1)
-    rounds = np.ceil(busiest / at)
-    tensor = at * bm * bn * bk / 4096 / P["rate"]
-    operands = at * (bm + bn) * bk * 2 / P["gbw"]
-    shared_b = warps * (fm + fn) * (bk / 16) * 512 + (bm + bn) * bk * 2
-    shared_t = at * shared_b / P["shared_bw"]
-    lanes = lambda L: np.where(L % 4 == 0, 4, np.where(L % 2 == 0, 2, 1))
-    ragged = 1 + P["pred"] * (kp % bk != 0)
-    copies = ((bm * bk / lanes(k) + bk * bn / lanes(n)) * P["copy"] + (bm + bn) * bk * P["store"]) / 32 * ragged
-    mults = warps * (bk / 16) * (2 * fm * fn + fm + fn)
-    issue = at * (copies + mults) / 4
-    floor = P["lat_step"] + P["lat_mem"] / D["pf"] + P["lat_frag"] * (bk / 16) / D["fb"]
-    step = np.maximum.reduce([tensor, operands, shared_t, issue, floor])
-    epilogue = P["epi_frag"] * fm * fn
-    compute = rounds * (steps * step + epilogue)
-    cyc = np.maximum(compute, (m * k + k * n + m * n) * 2 / P["dram"])
-    cyc += np.where(sk > 1, P["split_launch"] + sk * m * n * 8 / (P["pbw"] * vk.MPS), 0)
-    return cyc / 1755.0
+# The model is the base fit's (`vk.predict`), whose k-step floor takes lat_mem / pf and
+# lat_frag * k16 / fb where the parameters have them.
+predict = vk.predict
 
 def run(D, N, keys, cand, fit_shapes, extended, label):
     si = D["si"].astype(int)

@@ -59,7 +59,9 @@ def predict(D, P):
     blocks = np.ceil(m / bm) * np.ceil(n / bn) * sk
     kp = np.ceil(k / sk)
     steps = np.ceil(kp / bk)
-    regs = D["acc"] + 4 * (fm + fn) * D["fb"] + P["besides"]
+    # Loads two k steps ahead (`pf`, absent: 1) hold a second set of staged loads.
+    pf = D.get("pf", 1.0)
+    regs = D["acc"] + 4 * (fm + fn) * D["fb"] + P["besides"] + (pf - 1) * (bm + bn) * bk / threads / 2
     res = np.minimum.reduce([np.floor(2048 / threads), np.floor(65536 / (threads * regs)),
                              np.floor(228 * 1024 / (D["smem"] + 1024)), np.full_like(m, 16)])
     res = np.maximum(res, 1)
@@ -76,7 +78,10 @@ def predict(D, P):
               + (bm + bn) * bk * P["store"]) / 32 * ragged
     mults = warps * (bk / 16) * (2 * fm * fn + fm + fn)
     issue = at * (copies + mults) / 4
-    floor = np.full_like(m, P["lat_step"])
+    # The study of docs/rule-f16-vulkan-fit-ext.py splits the floor by `pf` and `fb`;
+    # without lat_mem and lat_frag it is lat_step alone, as fitted here.
+    floor = (np.full_like(m, P["lat_step"]) + P.get("lat_mem", 0.0) / pf
+             + P.get("lat_frag", 0.0) * (bk / 16) / D["fb"])
     step = np.maximum.reduce([tensor, operands, shared_t, issue, floor])
     epilogue = P["epi_frag"] * fm * fn
     compute = rounds * (steps * step + epilogue)

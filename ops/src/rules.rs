@@ -36,16 +36,18 @@ pub const WIDE_FROM: i64 = 1 << 20;
 /// What the injective rule gives a thread at an output of `elements`, for a kernel's
 /// description: "one thread per element" or "4 elements a thread".
 pub fn injective_what(elements: i64) -> String {
-    if elements >= WIDE_FROM && wide_blocks(elements) <= MAX_GRID {
+    if wide(elements) {
         format!("{PER_THREAD} elements a thread, {THREADS} apart")
     } else {
         "one thread per element".to_string()
     }
 }
 
-/// Blocks of the injective rule at [`PER_THREAD`] elements a thread.
-fn wide_blocks(elements: i64) -> i64 {
-    (elements + PER_THREAD * THREADS - 1) / (PER_THREAD * THREADS)
+/// Whether the injective rule gives a thread [`PER_THREAD`] elements of an output of
+/// `elements`: from [`WIDE_FROM`] up, where the blocks fit one grid dimension.
+fn wide(elements: i64) -> bool {
+    let blocks = (elements + PER_THREAD * THREADS - 1) / (PER_THREAD * THREADS);
+    elements >= WIDE_FROM && blocks <= MAX_GRID
 }
 
 /// Why a rule-based schedule failed (a bug: the rules take any op of their kind).
@@ -118,7 +120,7 @@ fn one_thread_per_element(
     } else {
         loops[0]
     };
-    if elements >= WIDE_FROM && wide_blocks(elements) <= MAX_GRID {
+    if wide(elements) {
         // element = (block · PER_THREAD + e) · THREADS + thread: a warp's lanes read
         // consecutive elements at every e.
         let parts = s.split(fused, &[None, Some(PER_THREAD), Some(THREADS)])?;

@@ -88,12 +88,13 @@ pub fn rule_config(limits: &TargetLimits, p: rule::Product, over_views: bool) ->
     // loads run two steps ahead (see [`runs_ahead`]); the cost model, fitted before they
     // existed, ranks the tiles.
     if elementwise && !over_views {
-        let mut ahead = config.clone();
-        ahead.0.retain(|(n, _)| n != "pf");
-        ahead.0.push(("pf".to_string(), 2));
-        if F16Params::from_config(&ahead).is_ok_and(|q| runs_ahead(&q)) {
+        let ahead = F16Params::from_config(&config)
+            .ok()
+            .map(|q| F16Params { prefetch: 2, ..q })
+            .filter(runs_ahead);
+        if let Some(q) = ahead {
             let why = format!("{why}; loads two k steps ahead (a small warp tile)");
-            return (ahead, splits, why);
+            return (q.config(), splits, why);
         }
     }
     (config, splits, why)
