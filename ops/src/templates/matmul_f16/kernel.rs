@@ -489,29 +489,35 @@ impl Stage<'_> {
             // Two fragment sets, pipelined across tiles: sub-step kk + 1's fragments load
             // while kk's multiply, and the last sub-step multiplies after the barrier,
             // while the next tile's first fragments load (the shared-memory latency
-            // never stands alone after a barrier). Sub-step kk uses set kk % 2; the
-            // number of sub-steps is even, so a tile always starts on set 0.
+            // never stands alone after a barrier). Sub-step kk of tile ko uses set (ko * sub_steps + kk) % 2. With an even
+            // number of sub-steps every tile starts on set 0; with one (`bk` = `mma`:
+            // the large Vulkan tiles, whose k step of 16 is all that fits 48 KiB) tile ko
+            // starts on set ko % 2, so the loop is unrolled by two to make it a constant.
+            let odd = sub_steps % 2 == 1;
             load(kb, &Expr::int(0), Expr::int(0), Expr::int(0));
-            let last = Expr::int((sub_steps - 1) % 2);
-            k_loop(kb, k_tiles, p.prefetch == 2, &|kb, ko, parity| {
+            k_loop(kb, k_tiles, p.prefetch == 2 || odd, &|kb, ko, parity| {
+                let first = if odd { parity } else { 0 };
+                let set = |kk: Expr| simplify(&((kk + first) % 2));
                 step(
                     kb,
                     &ko,
                     parity,
                     &|kb, s| {
-                        kb.unroll("kk", sub_steps - 1, |kb, kk| {
-                            let next = kk.clone() + 1;
-                            load(kb, &s, next.clone(), next % 2);
-                            multiply(kb, kk % 2);
-                        });
+                        if sub_steps > 1 {
+                            kb.unroll("kk", sub_steps - 1, |kb, kk| {
+                                let next = kk.clone() + 1;
+                                load(kb, &s, next.clone(), set(next));
+                                multiply(kb, set(kk));
+                            });
+                        }
                     },
                     &|kb, s| {
                         // Unconditional, also after the last tile (stale, unused shared
                         // data that no thread writes any more): cooperative-matrix loads
                         // need uniform control flow, and naga takes a branch on the loop
                         // variable (a function variable) as non-uniform.
-                        load(kb, &s, Expr::int(0), Expr::int(0));
-                        multiply(kb, last.clone());
+                        load(kb, &s, Expr::int(0), set(Expr::int(sub_steps)));
+                        multiply(kb, set(Expr::int(sub_steps - 1)));
                     },
                 );
             });

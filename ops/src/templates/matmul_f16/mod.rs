@@ -64,7 +64,7 @@ pub use kernel::{template, template_over};
 use pick::rule_op;
 pub use pick::{
     MAX_RULE_THREADS, MAX_RULE_THREADS_ELEMENTWISE, WGMMA_RULE_MAX_TILE, WGMMA_RULE_MIN_ROWS,
-    WGMMA_RULE_STAGES, WGMMA_VIEWS_MIN_TILES, rule_config, runs_ahead, tiles,
+    WGMMA_RULE_STAGES, WGMMA_VIEWS_MIN_TILES, pipelines_fragments, rule_config, runs_ahead, tiles,
 };
 pub use space::{default_config, default_config_over_views, space, space_over_views};
 
@@ -427,14 +427,6 @@ impl F16Params {
         }
         if ![1, 2].contains(&p.frag_buffers) {
             return Err(err(format!("`fb` = {} must be 1 or 2", p.frag_buffers)));
-        }
-        if p.frag_buffers == 2 && p.mma > 0 && (p.bk / p.mma) % 2 != 0 {
-            return Err(err(format!(
-                "`fb` = 2 needs an even number of sub-steps: `bk` = {} is {} of `mma` = {}",
-                p.bk,
-                p.bk / p.mma,
-                p.mma
-            )));
         }
         if !(2..=4).contains(&p.stages) {
             return Err(err(format!("`st` = {} must be 2, 3 or 4", p.stages)));

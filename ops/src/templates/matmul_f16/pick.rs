@@ -84,6 +84,25 @@ pub fn rule_config(limits: &TargetLimits, p: rule::Product, over_views: bool) ->
             default_config(limits)
         }
     });
+    // Where tiles are stored element by element and the pick's k step is one sub-step,
+    // it keeps two fragment sets (see [`pipelines_fragments`]), where that twin is in the
+    // space (its registers fit).
+    let (config, why) = match F16Params::from_config(&config) {
+        Ok(q) if elementwise && !over_views && pipelines_fragments(&q) => {
+            let twin = F16Params {
+                frag_buffers: 2,
+                ..q
+            }
+            .config();
+            if configs.contains(&twin) {
+                let why = format!("{why}; two fragment sets (one sub-step a k step)");
+                (twin, why)
+            } else {
+                (config, why)
+            }
+        }
+        _ => (config, why),
+    };
     // Where tiles are stored element by element and a warp's tile is small, the pick's
     // loads run two steps ahead (see [`runs_ahead`]); the cost model, fitted before they
     // existed, ranks the tiles.
@@ -110,6 +129,20 @@ pub fn rule_config(limits: &TargetLimits, p: rule::Product, over_views: bool) ->
 /// 1024-row products ran 0.6–7% slower, and at 4096³ 10% slower.
 pub fn runs_ahead(q: &F16Params) -> bool {
     q.mma > 0 && q.frags[0] * q.frags[1] <= 2
+}
+
+/// Whether the rule's tile `q`, on a target storing tiles element by element, keeps two
+/// sets of fragments (`fb` = 2): where its k step is one sub-step (`bk` = `mma`, the
+/// large tiles that fit 48 KiB of workgroup memory only so), the next tile's fragments
+/// then load after the barrier while this tile's multiply, instead of every warp
+/// waiting on its shared-memory loads after it. Measured on an H200 through Vulkan
+/// (2026-11-28c, `docs/measurements/h100-2026-11-28c`): the rule's 128×256×16 tile at
+/// 1024 × 3072 × 768 ran 34.1 → 32.6 µs, its 128×128×16 tile at 512 × 2304 × 768 23.6 →
+/// 22.3, 4096³ unchanged (637.9 → 637.1); BERT-base and GPT-2 at 512 tokens 6% faster
+/// end to end, at batch 8 2%. With two sets on every pick (`bk` 32 and 64 too) the
+/// models ran no faster than with this.
+pub fn pipelines_fragments(q: &F16Params) -> bool {
+    q.mma > 0 && q.bk == q.mma && q.frag_buffers == 1
 }
 
 /// The most threads a block of the rule's mma.sync tiles has: the 16-warp tiles (256×256

@@ -161,9 +161,8 @@ pub fn space(resources: &TargetLimits) -> Vec<Config> {
                             let Some(p) = with_unroll(p, resources) else {
                                 continue;
                             };
-                            // `from_config` holds the rules between parameters (`fb = 2`
-                            // needs an even number of sub-steps, `cc = 1` a whole number
-                            // of fragment tiles per warp).
+                            // `from_config` holds the rules between parameters (`cc = 1`
+                            // needs a whole number of fragment tiles per warp).
                             let valid = F16Params::from_config(&p.config()).is_ok();
                             if valid && loads_in_whole_passes(&p) && fits(&p, resources) {
                                 out.push(p.config());

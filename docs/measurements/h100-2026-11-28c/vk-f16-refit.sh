@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepared 2026-11-28b, not yet run: data for refitting the Vulkan fp16 cost model
+# Prepared 2026-11-28b, run 2026-11-28c (call 1, `run1.sh`): data for refitting the Vulkan fp16 cost model
 # (`docs/rule-f16-vulkan-fit.py`) with the configs it never saw — two fragment sets
 # (`fb` = 2) and loads two k steps ahead (`pf` = 2) — at the transformer products of the
 # rows still short of issue 27's 0.5x (BERT-base / GPT-2 at 512 tokens and batch 8: M =
