@@ -27,6 +27,15 @@ fn every_config_of_the_space(target: &str) {
         );
         return;
     }
+    if slow && target == "wgpu" && device.name().contains("(Vulkan") {
+        // `wgpu` picks the best backend: here the same Vulkan adapter, with the same limits
+        // and so the same sample, as the `vulkan` test (about two minutes of CI on lavapipe).
+        eprintln!(
+            "wgpu ({}): the adapter `vulkan` samples the space on; skipped",
+            device.name()
+        );
+        return;
+    }
     let sample = slow.then_some(CPU_SAMPLE);
     let limits = device.limits();
     let mut failures = Vec::new();
