@@ -37,6 +37,9 @@
 //!     acc += a[1] · b[1]
 //! ```
 //!
+//! (shown for an even number of sub-steps; with one, `BK` = `F`, tile `ko` uses set
+//! `ko % 2` throughout and the loop is unrolled by two so that the set is a constant).
+//!
 //! The epilogue:
 //!
 //! ```text
