@@ -489,10 +489,11 @@ impl Stage<'_> {
             // Two fragment sets, pipelined across tiles: sub-step kk + 1's fragments load
             // while kk's multiply, and the last sub-step multiplies after the barrier,
             // while the next tile's first fragments load (the shared-memory latency
-            // never stands alone after a barrier). Sub-step kk of tile ko uses set (ko * sub_steps + kk) % 2. With an even
-            // number of sub-steps every tile starts on set 0; with one (`bk` = `mma`:
-            // the large Vulkan tiles, whose k step of 16 is all that fits 48 KiB) tile ko
-            // starts on set ko % 2, so the loop is unrolled by two to make it a constant.
+            // never stands alone after a barrier). Sub-step kk of tile ko uses set
+            // (ko * sub_steps + kk) % 2. With an even number of sub-steps every tile
+            // starts on set 0; with one (`bk` = `mma`: the large Vulkan tiles, whose k
+            // step of 16 is all that fits 48 KiB) tile ko starts on set ko % 2, so the
+            // loop is unrolled by two to make it a constant.
             let odd = sub_steps % 2 == 1;
             load(kb, &Expr::int(0), Expr::int(0), Expr::int(0));
             k_loop(kb, k_tiles, p.prefetch == 2 || odd, &|kb, ko, parity| {

@@ -84,37 +84,31 @@ pub fn rule_config(limits: &TargetLimits, p: rule::Product, over_views: bool) ->
             default_config(limits)
         }
     });
-    // Where tiles are stored element by element and the pick's k step is one sub-step,
-    // it keeps two fragment sets (see [`pipelines_fragments`]), where that twin is in the
-    // space (its registers fit).
-    let (config, why) = match F16Params::from_config(&config) {
-        Ok(q) if elementwise && !over_views && pipelines_fragments(&q) => {
-            let twin = F16Params {
-                frag_buffers: 2,
-                ..q
-            }
-            .config();
-            if configs.contains(&twin) {
-                let why = format!("{why}; two fragment sets (one sub-step a k step)");
-                (twin, why)
-            } else {
-                (config, why)
-            }
+    // Where tiles are stored element by element, two adjustments measured after the cost
+    // model was fitted (it ranks the tiles): two fragment sets where the pick's k step is
+    // one sub-step and that twin is in the space (its registers fit; see
+    // [`pipelines_fragments`]), and loads two steps ahead where a warp's tile is small
+    // (see [`runs_ahead`]).
+    if elementwise
+        && !over_views
+        && let Ok(pick) = F16Params::from_config(&config)
+    {
+        let (mut q, mut why) = (pick, why);
+        let two_sets = F16Params {
+            frag_buffers: 2,
+            ..q
+        };
+        if pipelines_fragments(&q) && configs.contains(&two_sets.config()) {
+            q = two_sets;
+            why = format!("{why}; two fragment sets (one sub-step a k step)");
         }
-        _ => (config, why),
-    };
-    // Where tiles are stored element by element and a warp's tile is small, the pick's
-    // loads run two steps ahead (see [`runs_ahead`]); the cost model, fitted before they
-    // existed, ranks the tiles.
-    if elementwise && !over_views {
-        let ahead = F16Params::from_config(&config)
-            .ok()
-            .map(|q| F16Params { prefetch: 2, ..q })
-            .filter(runs_ahead);
-        if let Some(q) = ahead {
-            let why = format!("{why}; loads two k steps ahead (a small warp tile)");
-            return (q.config(), splits, why);
+        let ahead = F16Params { prefetch: 2, ..q };
+        if runs_ahead(&ahead) {
+            q = ahead;
+            why = format!("{why}; loads two k steps ahead (a small warp tile)");
         }
+        let config = if q == pick { config } else { q.config() };
+        return (config, splits, why);
     }
     (config, splits, why)
 }
