@@ -22,8 +22,9 @@ use crate::templates::{Config, rule};
 /// fitted on Vulkan ([`rule::tensor::ELEMENTWISE`]) and weighs 16-warp tiles too (their
 /// fragments are few; on Vulkan they were the best at 3 of 24 shapes,
 /// `docs/measurements/h100-2026-11-27b`), never copies through fragments (0.67× of the
-/// best at most there). Over views it keeps the block-count rule: the fit saw no
-/// gathered operands.
+/// best at most there). Over views, with 16×16 matrices, it takes
+/// [`views_rule_elementwise`], measured on gathered operands; elsewhere over views the
+/// block-count rule (the fit saw no gathered operands).
 pub fn rule_config(limits: &TargetLimits, p: rule::Product, over_views: bool) -> rule::Choice {
     let configs = if over_views {
         space_over_views(limits)
@@ -31,6 +32,12 @@ pub fn rule_config(limits: &TargetLimits, p: rule::Product, over_views: bool) ->
         space(limits)
     };
     let elementwise = space::elementwise_matrix_copies(limits);
+    if elementwise
+        && over_views
+        && let Some(choice) = views_rule_elementwise(&configs, p)
+    {
+        return choice;
+    }
     let max_threads = if elementwise {
         MAX_RULE_THREADS_ELEMENTWISE
     } else {
@@ -111,6 +118,90 @@ pub fn rule_config(limits: &TargetLimits, p: rule::Product, over_views: bool) ->
         return (config, splits, why);
     }
     (config, splits, why)
+}
+
+/// The shortest part of the reduction [`views_rule_elementwise`] splits into: at
+/// ResNet-50's deep layers on an H200 through Vulkan the fastest configs timed split
+/// into parts of 128 to 144.
+pub const VIEWS_MIN_PART: i64 = 128;
+
+/// The most parts [`views_rule_elementwise`] splits into (7×7 layers of 4608-long
+/// reductions ran fastest in 32).
+pub const VIEWS_MAX_SPLITS: i64 = 32;
+
+/// The reduction below which [`views_rule_elementwise`] takes k steps of 16 (ResNet-50's
+/// stem, 147 long: 14.5 against 22.4 µs with steps of 32 on an H200 through Vulkan).
+pub const VIEWS_SHORT_K: i64 = 256;
+
+/// The rule over views (an implicit GEMM's im2col) where tiles are stored element by
+/// element with 16×16 matrices (Vulkan's cooperative matrices): warps of one by two
+/// fragments, k steps of 32 ([`VIEWS_SHORT_K`]: 16 below), loads two steps ahead, one
+/// fragment set; of those tiles, the largest useful one that gives at least three
+/// quarters of [`rule::ENOUGH_TILES`] blocks, with its reduction split in a power of two
+/// of parts of at least [`VIEWS_MIN_PART`] (at most [`VIEWS_MAX_SPLITS`]) where its whole
+/// tiles give fewer than half (ties: the smaller tile, more threads, fewer parts, the
+/// wider tile); else the tile giving the most blocks. `None` where the
+/// space has no such tile (Metal's 8×8 simdgroup matrices: unmeasured, the block-count
+/// rule serves them).
+///
+/// Measured on an H200 through Vulkan (2026-11-28d, `docs/measurements/h100-2026-11-28d`,
+/// the whole space of 139 configs at nine of ResNet-50's layers): the block-count rule
+/// took k steps of 16, 2×2 warps and up to 3×4 fragments a warp, at 0.16–0.75× of the
+/// best timed (the stem 90.8 against 14.2 µs); this rule's picks are at 0.82–1.00×
+/// (geometric mean 0.97×). The fastest configs there were all 1×2-fragment warps.
+pub fn views_rule_elementwise(configs: &[Config], p: rule::Product) -> Option<rule::Choice> {
+    use crate::templates::ceil_div;
+    let step = if p.k < VIEWS_SHORT_K { 16 } else { 32 };
+    let tiles: Vec<F16Params> = configs
+        .iter()
+        .filter_map(|c| F16Params::from_config(c).ok())
+        .filter(|t| {
+            t.mma == 16
+                && t.frags == [1, 2]
+                && t.bk == step
+                && t.prefetch == 2
+                && t.frag_buffers == 1
+                && t.warpgroups == 0
+                && !t.async_copy
+                && !t.coop_copy
+        })
+        .collect();
+    let whole = |t: &F16Params| ceil_div(p.m, t.block_m()) * ceil_div(p.n, t.block_n()) * p.batch;
+    let splits = |t: &F16Params| {
+        let tiles = whole(t);
+        if !p.split || tiles >= rule::ENOUGH_TILES / 2 {
+            return 1;
+        }
+        let wanted = ceil_div(rule::ENOUGH_TILES, tiles)
+            .min(p.k / VIEWS_MIN_PART)
+            .min(VIEWS_MAX_SPLITS);
+        // The largest power of two at most `wanted` (at least 1).
+        let mut s = 1;
+        while s * 2 <= wanted {
+            s *= 2;
+        }
+        s
+    };
+    let blocks = |t: &F16Params| whole(t) * splits(t);
+    let area = |t: &F16Params| t.block_m() * t.block_n();
+    let useful = |t: &F16Params| t.block_m().min(p.m) * t.block_n().min(p.n);
+    let enough = tiles
+        .iter()
+        .filter(|t| 4 * blocks(t) >= 3 * rule::ENOUGH_TILES)
+        .max_by_key(|t| (useful(t), -area(t), t.threads(), -splits(t), -t.block_m()));
+    let chosen = enough.or_else(|| {
+        tiles
+            .iter()
+            .max_by_key(|t| (blocks(t), -area(t), t.threads()))
+    })?;
+    let why = format!(
+        "views on 16x16 matrices stored element by element: {}x{} tiles of 1x2-fragment \
+         warps, k steps of {step}, {} blocks",
+        chosen.block_m(),
+        chosen.block_n(),
+        blocks(chosen)
+    );
+    Some((chosen.config(), splits(chosen), why))
 }
 
 /// Whether the rule's tile `q`, on a target storing tiles element by element, loads two
