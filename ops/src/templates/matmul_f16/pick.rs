@@ -175,12 +175,12 @@ pub fn views_rule_elementwise(configs: &[Config], p: rule::Product) -> Option<ru
         let wanted = ceil_div(rule::ENOUGH_TILES, tiles)
             .min(p.k / VIEWS_MIN_PART)
             .min(VIEWS_MAX_SPLITS);
-        // The largest power of two at most `wanted` (at least 1).
-        let mut s = 1;
-        while s * 2 <= wanted {
-            s *= 2;
-        }
-        s
+        // The largest of the space's split factors (powers of two) at most `wanted`.
+        rule::SPLIT_FACTORS
+            .into_iter()
+            .filter(|&s| s <= wanted)
+            .max()
+            .unwrap_or(1)
     };
     let blocks = |t: &F16Params| whole(t) * splits(t);
     let area = |t: &F16Params| t.block_m() * t.block_n();
