@@ -12,7 +12,7 @@ use ndarray::ArrayD;
 use weft_graph::Graph;
 use weft_graph::passes::Precision;
 use weft_model::tune::{AnchorChoice, Choices};
-use weft_model::{CompiledModel, ModelError};
+use weft_model::{CompileOptions, CompiledModel, ModelError};
 use weft_runtime::{Target, WgpuOptions};
 use weft_tune::Records;
 
@@ -46,14 +46,12 @@ pub(crate) fn compile(
     source: &ModelSource,
     choices: &Choices,
 ) -> Result<CompiledModel, CliError> {
-    CompiledModel::compile_without(
-        g,
-        limits,
-        precision(source.dtype),
-        choices,
-        &source.disable_pass,
-    )
-    .map_err(|e| CliError::Model(e.to_string()))
+    let options = CompileOptions {
+        precision: precision(source.dtype),
+        choices: choices.clone(),
+        disabled: source.disable_pass.clone(),
+    };
+    CompiledModel::compile(g, limits, &options).map_err(|e| CliError::Model(e.to_string()))
 }
 
 /// One random input per graph input, from `seed` (see [`weft_graph::inputs`]).

@@ -9,9 +9,7 @@ use std::collections::HashMap;
 use ndarray::{ArrayD, IxDyn};
 use weft_codegen_common::TargetLimits;
 use weft_graph::partition::{Partition, Shown, partition};
-use weft_graph::passes::{
-    PassReport, Precision, assign_precision, assign_weight_layouts, memory_order, optimize_without,
-};
+use weft_graph::passes::{PassContext, PassReport, Precision, memory_order, optimize_in};
 use weft_graph::{Graph, Tensor, TensorId};
 use weft_ir::data::TensorData;
 use weft_ir::dtype::DType;
@@ -21,15 +19,47 @@ use weft_runtime::{BufferId, Device, KernelArg, Launch, Timing};
 
 use crate::anchor::Choices;
 use crate::error::ModelError;
-use crate::lower::{LoweredGroup, lower_group};
+use crate::lower::{LoweredGroup, Lowering, lower_group};
 use crate::plan::{Home, Plan};
+
+/// How a model is compiled: one value for every constructor's arguments.
+#[derive(Clone, Debug, Default)]
+pub struct CompileOptions {
+    /// How tensors are stored (the model still takes and gives f32 row-major tensors).
+    pub precision: Precision,
+    /// Configs for anchors (a tuning run's, or records'), taken before the stated rule.
+    pub choices: Choices,
+    /// Keys of the graph passes to leave out ([`weft_graph::passes::PIPELINE`]): what
+    /// one pass is worth, measured.
+    pub disabled: Vec<String>,
+}
+
+impl CompileOptions {
+    /// The same options, tensors stored in `precision`.
+    pub fn with_precision(mut self, precision: Precision) -> Self {
+        self.precision = precision;
+        self
+    }
+
+    /// The same options, the anchors `choices` holds taking its configs.
+    pub fn with_choices(mut self, choices: Choices) -> Self {
+        self.choices = choices;
+        self
+    }
+
+    /// The same options without the graph passes `disabled` names.
+    pub fn with_disabled(mut self, disabled: &[String]) -> Self {
+        self.disabled = disabled.to_vec();
+        self
+    }
+}
 
 /// A model compiled for a target: everything but the device.
 #[derive(Debug)]
 pub struct CompiledModel {
     /// The graph after the passes.
     pub graph: Graph,
-    /// What each pass changed.
+    /// What each pass changed, one report per pass of the pipeline, in order.
     pub passes: Vec<PassReport>,
     pub partition: Partition,
     /// One per group, in run order.
@@ -39,92 +69,38 @@ pub struct CompiledModel {
     pub plan: Plan,
 }
 
-/// The attention pass's report where the target cannot hold the fused kernel's tiles and
-/// the graph keeps attention unfused (WebGPU's 16 KiB of workgroup memory).
+/// How the attention pass's report line starts where the target cannot hold the fused
+/// kernel's tiles and the graph keeps attention unfused (WebGPU's 16 KiB of workgroup
+/// memory): the pass's name and its note.
 pub const ATTENTION_UNDONE: &str =
     "recognize attention: undone, no attention tiling fits the target's shared memory";
 
 impl CompiledModel {
-    /// Runs the graph passes, partitions, lowers every group for a target offering
-    /// `limits`, and plans the buffers.
-    pub fn compile(graph: &Graph, limits: &TargetLimits) -> Result<CompiledModel, ModelError> {
-        Self::compile_with(graph, limits, Precision::F32)
-    }
-
-    /// [`CompiledModel::compile`] with the tensors stored in `precision` (after the
-    /// graph passes, `assign_precision` chooses each tensor's type and layout). The
-    /// model still takes and gives f32 row-major tensors.
-    pub fn compile_with(
+    /// Runs the pass pipeline (once, in `options`' precision, asking the lowering what
+    /// fits `limits`), partitions, lowers every group for a target offering `limits`,
+    /// and plans the buffers.
+    pub fn compile(
         graph: &Graph,
         limits: &TargetLimits,
-        precision: Precision,
+        options: &CompileOptions,
     ) -> Result<CompiledModel, ModelError> {
-        Self::compile_choosing(graph, limits, precision, &Choices::none())
-    }
-
-    /// [`CompiledModel::compile_with`] where the anchors `choices` holds (a tuning run's,
-    /// or records') take its config instead of the stated rule's.
-    pub fn compile_choosing(
-        graph: &Graph,
-        limits: &TargetLimits,
-        precision: Precision,
-        choices: &Choices,
-    ) -> Result<CompiledModel, ModelError> {
-        Self::compile_without(graph, limits, precision, choices, &[])
-    }
-
-    /// [`CompiledModel::compile_choosing`] without the graph passes `disabled` names
-    /// (keys of [`weft_graph::passes::PASSES`]): what one pass is worth, measured.
-    pub fn compile_without(
-        graph_in: &Graph,
-        limits: &TargetLimits,
-        precision: Precision,
-        choices: &Choices,
-        disabled: &[String],
-    ) -> Result<CompiledModel, ModelError> {
-        if precision.dtype() == DType::F16 && !limits.f16 {
+        if options.precision.dtype() == DType::F16 && !limits.f16 {
             return Err(ModelError::Precision(format!(
                 "the target `{}` has no 16-bit floats (an adapter without shader-f16?): compile in f32",
                 limits.name
             )));
         }
-        let (mut graph, passes) = optimize_without(graph_in, disabled)?;
-        let changed = assign_precision(&mut graph, precision);
-        // The attention pass only where the target holds the fused kernel's tiles: else
-        // the graph again without it (two products and a softmax, as exported), and the
-        // reports say why.
-        let misfit = graph.nodes.iter().find_map(|n| match n.op {
-            weft_graph::Op::Attention { .. } => crate::lower::attention::misfit(&graph, n, limits),
-            _ => None,
-        });
-        let attention_on = !disabled.iter().any(|d| d == "attention");
-        let (mut graph, mut passes, changed) = match misfit {
-            Some(_) if attention_on => {
-                let mut without = disabled.to_vec();
-                without.push("attention".to_string());
-                let (mut g, mut p) = optimize_without(graph_in, &without)?;
-                let changed = assign_precision(&mut g, precision);
-                if let Some(r) = p.iter_mut().find(|r| r.pass == "recognize attention") {
-                    r.pass = ATTENTION_UNDONE;
-                }
-                (g, p, changed)
-            }
-            _ => (graph, passes, changed),
-        };
-        passes.push(PassReport {
-            pass: "assign precision and layout",
-            changed,
-        });
-        let changed = assign_weight_layouts(&mut graph);
-        passes.push(PassReport {
-            pass: "store weights as the products read them",
-            changed,
-        });
+        let lowering = Lowering { limits };
+        let cx = PassContext::new(limits.clone())
+            .with_precision(options.precision)
+            .with_disabled(&options.disabled)
+            .with_target(&lowering);
+        let (graph, passes) = optimize_in(graph, &cx)?;
         let partition = partition(&graph);
         let mut groups = Vec::with_capacity(partition.groups.len());
         let mut lowered = Vec::with_capacity(partition.groups.len());
         for (i, gr) in partition.groups.iter().enumerate() {
-            let group = lower_group(&graph, gr, i, limits, choices)?;
+            let group = lower_group(&graph, gr, i, limits, &options.choices)?;
             let func = weft_ir::lower::lower(&group.func).map_err(|e| ModelError::Kernel {
                 kernel: group.func.name.clone(),
                 what: e.to_string(),

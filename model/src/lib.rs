@@ -12,4 +12,4 @@ pub mod compiled;
 pub mod plan;
 pub mod tune;
 
-pub use compiled::{CompiledModel, Loaded};
+pub use compiled::{CompileOptions, CompiledModel, Loaded};

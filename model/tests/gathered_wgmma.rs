@@ -15,8 +15,8 @@ use weft_graph::{Graph, GraphBuilder};
 use weft_ir::dtype::DType;
 use weft_ir::fragment::FragOp;
 use weft_ir::kernel::KStmt;
-use weft_model::CompiledModel;
 use weft_model::tune::{AnchorChoice, Choices};
+use weft_model::{CompileOptions, CompiledModel};
 use weft_ops::templates::{Config, matmul_f16};
 use weft_runtime::Device;
 use weft_runtime::cpu::CpuDevice;
@@ -81,7 +81,12 @@ fn gathered_wgmma_convolutions_are_right_on_the_interpreter() {
     assert_eq!(configs.len(), 2, "{configs:?}");
     let batch = 2;
     let g = cnn(batch);
-    let plain = CompiledModel::compile_with(&g, &limits, Precision::F16).unwrap();
+    let plain = CompiledModel::compile(
+        &g,
+        &limits,
+        &CompileOptions::default().with_precision(Precision::F16),
+    )
+    .unwrap();
     let convs: Vec<_> = plain
         .groups
         .iter()
@@ -99,8 +104,14 @@ fn gathered_wgmma_convolutions_are_right_on_the_interpreter() {
                     "test".into(),
                 );
             }
-            let model =
-                CompiledModel::compile_choosing(&g, &limits, Precision::F16, &choices).unwrap();
+            let model = CompiledModel::compile(
+                &g,
+                &limits,
+                &CompileOptions::default()
+                    .with_precision(Precision::F16)
+                    .with_choices(choices.clone()),
+            )
+            .unwrap();
             let text = model.show();
             assert_eq!(text.matches("wgmma").count(), 3, "{config}: {text}");
             // The filters of the two convolutions that read NHWC f16 (stored HWIO) come
@@ -135,7 +146,12 @@ fn gathered_wgmma_convolutions_are_right_on_the_interpreter() {
 fn the_emitted_cuda_compiles_for_sm90a() {
     let limits = hopper();
     let g = cnn(1);
-    let plain = CompiledModel::compile_with(&g, &limits, Precision::F16).unwrap();
+    let plain = CompiledModel::compile(
+        &g,
+        &limits,
+        &CompileOptions::default().with_precision(Precision::F16),
+    )
+    .unwrap();
     let config = matmul_f16::space_over_views(&limits)
         .into_iter()
         .find(|c| c.get("wg") == Some(1) && c.get("fm") == Some(1) && c.get("st") == Some(4))
@@ -144,7 +160,14 @@ fn the_emitted_cuda_compiles_for_sm90a() {
     for key in plain.groups.iter().filter_map(|g| g.anchor.clone()) {
         choices.insert(&key, AnchorChoice::gemm(config.clone(), 1), "test".into());
     }
-    let model = CompiledModel::compile_choosing(&g, &limits, Precision::F16, &choices).unwrap();
+    let model = CompiledModel::compile(
+        &g,
+        &limits,
+        &CompileOptions::default()
+            .with_precision(Precision::F16)
+            .with_choices(choices.clone()),
+    )
+    .unwrap();
     let options = weft_codegen_cuda::CudaOptions {
         limits: limits.clone(),
     };

@@ -10,7 +10,7 @@ use weft_graph::op::{Binary, Op, ReduceKind};
 use weft_graph::reference::evaluate;
 use weft_graph::{Graph, GraphBuilder};
 use weft_ir::dtype::DType;
-use weft_model::CompiledModel;
+use weft_model::{CompileOptions, CompiledModel};
 use weft_runtime::Device;
 use weft_testkit::devices::open_or_skip;
 
@@ -61,7 +61,7 @@ fn graph() -> Graph {
 
 fn check_on(dev: &mut dyn Device) {
     let g = graph();
-    let model = CompiledModel::compile(&g, &dev.limits()).unwrap();
+    let model = CompiledModel::compile(&g, &dev.limits(), &CompileOptions::default()).unwrap();
     let text = model.show();
     // Each of the four row groups split (2 rows of 20011: 4 parts of 5003 where a
     // block per row would be 2 blocks), none through the fallback rules (taken where

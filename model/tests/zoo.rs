@@ -7,7 +7,7 @@ use ndarray::{ArrayD, IxDyn};
 use weft_graph::passes::Precision;
 use weft_graph::reference::evaluate;
 use weft_graph::zoo::{self, ZooOptions};
-use weft_model::CompiledModel;
+use weft_model::{CompileOptions, CompiledModel};
 use weft_runtime::Device;
 use weft_testkit::devices::open_or_skip;
 
@@ -39,7 +39,12 @@ fn check_in(
     opts.batch = batch;
     opts.resolution = resolution;
     let g = zoo::build(name, &opts).unwrap();
-    let model = CompiledModel::compile_with(&g, &dev.limits(), precision).unwrap();
+    let model = CompiledModel::compile(
+        &g,
+        &dev.limits(),
+        &CompileOptions::default().with_precision(precision),
+    )
+    .unwrap();
     let loaded = model.load(dev).unwrap();
     let mut seed = 0x5eedu64;
     let x = ArrayD::from_shape_fn(IxDyn(&g.tensor(g.inputs[0]).shape), |_| {

@@ -7,7 +7,7 @@ mod common;
 
 use ndarray::{ArrayD, IxDyn};
 use weft_graph::zoo::{self, ZooOptions};
-use weft_model::CompiledModel;
+use weft_model::{CompileOptions, CompiledModel};
 use weft_onnx::{ImportOptions, load, save};
 use weft_testkit::devices::open_or_skip;
 
@@ -42,7 +42,8 @@ fn zoo_models_match_onnx_runtime() {
         };
         // What weft runs is the file, not the graph it was written from.
         let imported = load(&file, &ImportOptions::default()).unwrap();
-        let model = CompiledModel::compile(&imported, &dev.limits()).unwrap();
+        let model =
+            CompiledModel::compile(&imported, &dev.limits(), &CompileOptions::default()).unwrap();
         let loaded = model.load(dev.as_mut()).unwrap();
         let got = loaded
             .run(&model, dev.as_mut(), std::slice::from_ref(&x))
@@ -88,7 +89,8 @@ fn transformers_exported_by_pytorch_match_onnx_runtime() {
             let Some(ort) = common::ort_run(&file, &inputs) else {
                 return;
             };
-            let model = CompiledModel::compile(&g, &dev.limits()).unwrap();
+            let model =
+                CompiledModel::compile(&g, &dev.limits(), &CompileOptions::default()).unwrap();
             let loaded = model.load(dev.as_mut()).unwrap();
             let got = loaded.run(&model, dev.as_mut(), &inputs).unwrap();
             loaded.free(dev.as_mut());
@@ -128,7 +130,8 @@ fn zoo_transformers_match_onnx_runtime() {
             return;
         };
         let imported = load(&file, &ImportOptions::default()).unwrap();
-        let model = CompiledModel::compile(&imported, &dev.limits()).unwrap();
+        let model =
+            CompiledModel::compile(&imported, &dev.limits(), &CompileOptions::default()).unwrap();
         let limit = dev.limits().max_buffer_bytes;
         let largest = imported
             .tensors

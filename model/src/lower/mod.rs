@@ -26,8 +26,8 @@ use std::collections::HashMap;
 
 use weft_codegen_common::TargetLimits;
 use weft_graph::partition::{Group, GroupKind};
-use weft_graph::passes::memory_order;
-use weft_graph::{Graph, Op, TensorId};
+use weft_graph::passes::{TargetQuery, memory_order};
+use weft_graph::{Graph, Node, Op, TensorId};
 use weft_ir::func::{Func, Param};
 use weft_ir::prelude::*;
 
@@ -148,6 +148,21 @@ pub fn lower_group(
     let mut lowered = finish(g, group, func, &vals, schedule).map_err(fail)?;
     lowered.anchor = anchor;
     Ok(lowered)
+}
+
+/// The lowering's answers to the graph passes about a target
+/// ([`weft_graph::passes::TargetQuery`]): what it can hold, before anything is lowered.
+pub(crate) struct Lowering<'a> {
+    pub(crate) limits: &'a TargetLimits,
+}
+
+impl TargetQuery for Lowering<'_> {
+    fn attention_fits(&self, g: &Graph, node: &Node, dtype: DType) -> Result<(), String> {
+        match attention::misfit(g, node, self.limits, dtype) {
+            Some(why) => Err(why),
+            None => Ok(()),
+        }
+    }
 }
 
 /// What an anchor's lowering chooses its config with: the target's limits and the

@@ -16,7 +16,7 @@ use weft_graph::passes::Precision;
 use weft_runtime::Device;
 
 use super::{AnchorChoice, AnchorKey, Choices, candidates, rule_choice};
-use crate::compiled::CompiledModel;
+use crate::compiled::{CompileOptions, CompiledModel};
 use crate::error::ModelError;
 
 /// How a tuning run goes.
@@ -87,7 +87,11 @@ pub fn tune(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Tuned, ModelError> {
     let started = Instant::now();
-    let base = CompiledModel::compile_with(graph, limits, precision)?;
+    let base = CompiledModel::compile(
+        graph,
+        limits,
+        &CompileOptions::default().with_precision(precision),
+    )?;
     // Each distinct anchor, the groups computing it, and its candidates.
     let mut order: Vec<AnchorKey> = Vec::new();
     let mut groups_of: HashMap<AnchorKey, Vec<usize>> = HashMap::new();
@@ -199,7 +203,13 @@ fn run_round(
     inputs: &[ArrayD<f32>],
     opts: &TuneOptions,
 ) -> Result<(Vec<ArrayD<f32>>, Vec<Duration>), ModelError> {
-    let model = CompiledModel::compile_choosing(graph, limits, precision, choices)?;
+    let model = CompiledModel::compile(
+        graph,
+        limits,
+        &CompileOptions::default()
+            .with_precision(precision)
+            .with_choices(choices.clone()),
+    )?;
     let loaded = model.load(dev)?;
     let result = loaded.run(&model, dev, inputs).and_then(|outputs| {
         let each = loaded.time_each(dev, opts.warmup, opts.iters)?;
