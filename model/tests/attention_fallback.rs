@@ -42,7 +42,7 @@ fn attention_stays_unfused_where_no_tiling_fits() {
         assert!(text.contains("softmax template"), "{family:?}: {text}");
         let inputs = weft_graph::inputs::random_inputs(&g, 5);
         let loaded = model.load(&mut dev).unwrap();
-        let got = loaded.run(&model, &mut dev, &inputs).unwrap();
+        let got = loaded.run(&mut dev, &inputs).unwrap();
         loaded.free(&mut dev);
         let x: Vec<_> = inputs.iter().map(|a| a.mapv(f64::from)).collect();
         let want = evaluate(&g, &x).unwrap();

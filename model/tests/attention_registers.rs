@@ -38,7 +38,7 @@ fn zoo_attention_in_registers_is_right_on_the_interpreter() {
             );
             let inputs = weft_graph::inputs::random_inputs(&g, 5);
             let loaded = model.load(&mut dev).unwrap();
-            let got = loaded.run(&model, &mut dev, &inputs).unwrap();
+            let got = loaded.run(&mut dev, &inputs).unwrap();
             loaded.free(&mut dev);
             let x: Vec<_> = inputs.iter().map(|a| a.mapv(f64::from)).collect();
             let want = evaluate(&g, &x).unwrap();

@@ -49,7 +49,7 @@ fn hopper() -> TargetLimits {
 fn error(g: &Graph, model: &CompiledModel, dev: &mut dyn Device, batch: usize) -> f64 {
     let loaded = model.load(dev).unwrap();
     let x = Values(7).array(&[batch, 16, 9, 11], 1.0);
-    let got = loaded.run(model, dev, std::slice::from_ref(&x)).unwrap();
+    let got = loaded.run(dev, std::slice::from_ref(&x)).unwrap();
     loaded.free(dev);
     let want = evaluate(g, &[x.mapv(f64::from)]).unwrap();
     let (got, want) = (&got[0], &want[0]);
@@ -118,9 +118,9 @@ fn gathered_wgmma_convolutions_are_right_on_the_interpreter() {
             // by TMA, their im2col by the threads; the first reads the f32 NCHW input
             // (its filter stored `[C, R, S, K]`), its tiles all gathered.
             let tma = model
-                .lowered
+                .groups
                 .iter()
-                .flat_map(|l| &l.kernels)
+                .flat_map(|g| &g.kernels.kernels)
                 .filter(|k| {
                     let mut any = false;
                     k.body.visit(&mut |s| {
@@ -172,7 +172,7 @@ fn the_emitted_cuda_compiles_for_sm90a() {
         limits: limits.clone(),
     };
     let mut with_tma = 0;
-    for lowered in &model.lowered {
+    for lowered in model.groups.iter().map(|g| &g.kernels) {
         let emitted = weft_codegen_cuda::emit_lowered(lowered, &options).unwrap();
         if !emitted.source.contains("weft_swz128(") {
             continue;

@@ -75,7 +75,7 @@ fn check_on(dev: &mut dyn Device) {
     assert!(!text.contains("the template's epilogue"), "{text}");
     let loaded = model.load(dev).unwrap();
     let x = array(7, &[ROWS, N], 1.0, 0.0);
-    let got = loaded.run(&model, dev, std::slice::from_ref(&x)).unwrap();
+    let got = loaded.run(dev, std::slice::from_ref(&x)).unwrap();
     loaded.free(dev);
     let want = evaluate(&g, &[x.mapv(f64::from)]).unwrap();
     assert_eq!(got.len(), 4);

@@ -177,7 +177,7 @@ fn error_choosing(dev: &mut dyn Device, precision: Precision, choices: &Choices)
     let loaded = model.load(dev).unwrap();
     let mut v = Values(7);
     let x = v.array(&[2, 3, 13, 11], 1.0);
-    let got = loaded.run(&model, dev, std::slice::from_ref(&x)).unwrap();
+    let got = loaded.run(dev, std::slice::from_ref(&x)).unwrap();
     loaded.free(dev);
     let want = evaluate(&g, &[x.mapv(f64::from)]).unwrap();
     let mut worst = 0.0f64;
@@ -400,7 +400,7 @@ fn every_elementwise_function_matches_its_definition() {
     for (name, g, inputs) in cases {
         let model = CompiledModel::compile(&g, &dev.limits(), &CompileOptions::default()).unwrap();
         let loaded = model.load(dev.as_mut()).unwrap();
-        let got = loaded.run(&model, dev.as_mut(), &inputs).unwrap();
+        let got = loaded.run(dev.as_mut(), &inputs).unwrap();
         loaded.free(dev.as_mut());
         let x: Vec<ArrayD<f64>> = inputs.iter().map(|a| a.mapv(f64::from)).collect();
         let want = evaluate(&g, &x).unwrap();

@@ -70,7 +70,7 @@ fn hopper() -> TargetLimits {
 fn error(g: &Graph, model: &CompiledModel, dev: &mut dyn Device, batch: usize, rows: usize) -> f64 {
     let loaded = model.load(dev).unwrap();
     let x = Values(77).array(&[batch, rows, HIDDEN], 1.0);
-    let got = loaded.run(model, dev, std::slice::from_ref(&x)).unwrap();
+    let got = loaded.run(dev, std::slice::from_ref(&x)).unwrap();
     loaded.free(dev);
     let want = evaluate(g, &[x.mapv(f64::from)]).unwrap();
     let (got, want) = (&got[0], &want[0]);
@@ -260,7 +260,7 @@ fn wgmma_anchors_compile_for_sm90a() {
         limits: limits.clone(),
     };
     let (mut checked, mut gelu) = (0, false);
-    for lowered in &model.lowered {
+    for lowered in model.groups.iter().map(|g| &g.kernels) {
         let emitted = weft_codegen_cuda::emit_lowered(lowered, &opts).unwrap();
         if !emitted.source.contains("wgmma.mma_async") {
             continue;

@@ -53,7 +53,7 @@ fn check_in(
             .wrapping_add(1442695040888963407);
         ((seed >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
     });
-    let got = loaded.run(&model, dev, std::slice::from_ref(&x)).unwrap();
+    let got = loaded.run(dev, std::slice::from_ref(&x)).unwrap();
     loaded.free(dev);
     let want = evaluate(&g, &[x.mapv(f64::from)]).unwrap();
     let scale = want[0].iter().fold(0.0f64, |m, v| m.max(v.abs()));

@@ -45,9 +45,7 @@ fn zoo_models_match_onnx_runtime() {
         let model =
             CompiledModel::compile(&imported, &dev.limits(), &CompileOptions::default()).unwrap();
         let loaded = model.load(dev.as_mut()).unwrap();
-        let got = loaded
-            .run(&model, dev.as_mut(), std::slice::from_ref(&x))
-            .unwrap();
+        let got = loaded.run(dev.as_mut(), std::slice::from_ref(&x)).unwrap();
         loaded.free(dev.as_mut());
         let err = common::relative_error(&got[0].mapv(f64::from), &ort[0]).unwrap();
         eprintln!("{name} at {resolution}²: weft (lavapipe) vs ONNX Runtime {err:.2e}");
@@ -92,7 +90,7 @@ fn transformers_exported_by_pytorch_match_onnx_runtime() {
             let model =
                 CompiledModel::compile(&g, &dev.limits(), &CompileOptions::default()).unwrap();
             let loaded = model.load(dev.as_mut()).unwrap();
-            let got = loaded.run(&model, dev.as_mut(), &inputs).unwrap();
+            let got = loaded.run(dev.as_mut(), &inputs).unwrap();
             loaded.free(dev.as_mut());
             assert_eq!(got.len(), ort.len(), "{name}: outputs");
             for (k, (w, o)) in got.iter().zip(&ort).enumerate() {
@@ -153,7 +151,7 @@ fn zoo_transformers_match_onnx_runtime() {
                 .collect()
         } else {
             let loaded = model.load(dev.as_mut()).unwrap();
-            let got = loaded.run(&model, dev.as_mut(), &inputs).unwrap();
+            let got = loaded.run(dev.as_mut(), &inputs).unwrap();
             loaded.free(dev.as_mut());
             got
         };

@@ -103,7 +103,7 @@ fn single_op_models_run_on(target: &str) {
             )
             .map_err(|e| e.to_string())?;
             let loaded = model.load(dev.as_mut()).map_err(|e| e.to_string())?;
-            let got = loaded.run(&model, dev.as_mut(), &inputs);
+            let got = loaded.run(dev.as_mut(), &inputs);
             loaded.free(dev.as_mut());
             got.map_err(|e| e.to_string())
         };
