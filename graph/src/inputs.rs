@@ -8,7 +8,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use crate::graph::{Graph, TensorId};
-use crate::op::Op;
+use crate::op::{Gather, GatherElements, Op};
 
 /// One random input per graph input, from `seed`.
 pub fn random_inputs(g: &Graph, seed: u64) -> Vec<ArrayD<f32>> {
@@ -42,17 +42,41 @@ pub fn index_range(g: &Graph, t: TensorId) -> Option<usize> {
         for n in consumers.get(&t).into_iter().flatten() {
             let node = &g.nodes[n.0];
             let rows = match &node.op {
-                Op::Gather { axis } | Op::GatherElements { axis } if node.inputs[1] == t => {
+                Op::Gather(Gather { axis }) | Op::GatherElements(GatherElements { axis })
+                    if node.inputs[1] == t =>
+                {
                     Some(g.tensor(node.inputs[0]).shape[*axis])
                 }
                 Op::GatherNd if node.inputs[1] == t => {
                     g.tensor(node.inputs[0]).shape.iter().copied().min()
                 }
-                Op::Reshape { .. } | Op::Flatten { .. } | Op::Identity | Op::Cast { .. } => {
+                // Ops that pass integers through unchanged: their readers may index.
+                Op::Reshape(_) | Op::Flatten(_) | Op::Identity | Op::Cast(_) => {
                     todo.push(node.output);
                     None
                 }
-                _ => None,
+                Op::Gather(_)
+                | Op::GatherElements(_)
+                | Op::GatherNd
+                | Op::Conv(_)
+                | Op::BatchNorm(_)
+                | Op::Unary(_)
+                | Op::Binary(_)
+                | Op::Clip(_)
+                | Op::Pool(_)
+                | Op::GlobalPool(_)
+                | Op::Concat(_)
+                | Op::Gemm(_)
+                | Op::MatMul
+                | Op::Transpose(_)
+                | Op::Slice(_)
+                | Op::Expand(_)
+                | Op::Where
+                | Op::IsNaN
+                | Op::Softmax(_)
+                | Op::LayerNorm(_)
+                | Op::Reduce(_)
+                | Op::Attention(_) => None,
             };
             if let Some(r) = rows {
                 best = Some(best.map_or(r, |b| b.min(r)));

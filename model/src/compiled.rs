@@ -94,7 +94,7 @@ impl CompiledModel {
         // the graph again without it (two products and a softmax, as exported), and the
         // reports say why.
         let misfit = graph.nodes.iter().find_map(|n| match n.op {
-            weft_graph::Op::Attention { .. } => crate::lower::attention::misfit(&graph, n, limits),
+            weft_graph::Op::Attention(_) => crate::lower::attention::misfit(&graph, n, limits),
             _ => None,
         });
         let attention_on = !disabled.iter().any(|d| d == "attention");

@@ -3,7 +3,7 @@
 //! the graph's float64 reference on random inputs of odd sizes.
 
 use ndarray::{ArrayD, IxDyn};
-use weft_graph::op::{Binary, Conv, Gemm, Op, Pool, PoolKind, Unary};
+use weft_graph::op::{Binary, Conv, Gemm, Op, OpDef, Pool, PoolKind, Unary};
 use weft_graph::passes::Precision;
 use weft_graph::reference::evaluate;
 use weft_graph::{Graph, GraphBuilder, TensorId};

@@ -19,8 +19,8 @@ use std::sync::Arc;
 use ndarray::{ArrayD, IxDyn};
 
 use crate::graph::{Graph, NodeId, Tensor, TensorId};
-use crate::infer::broadcast;
-use crate::op::{Binary, Op, ReduceKind, Unary};
+use crate::op::shapes::broadcast;
+use crate::op::{Binary, LayerNorm, Op, Reduce, ReduceKind, Unary};
 use crate::tensor::Layout;
 
 /// Rewrites each decomposed layer norm into one node; returns how many nodes went.
@@ -67,11 +67,11 @@ fn find(g: &Graph) -> Option<Match> {
         let Some((mean_id, mean)) = made_by(m) else {
             continue;
         };
-        let Op::Reduce {
+        let Op::Reduce(Reduce {
             kind: ReduceKind::Mean,
             axes,
             keep_dims: true,
-        } = &mean.op
+        }) = &mean.op
         else {
             continue;
         };
@@ -176,10 +176,10 @@ fn rewrite(g: &mut Graph, m: Match) -> usize {
     // The layer norm takes the last node's place (its readers come after it).
     g.nodes[last.0] = crate::graph::Node {
         name: format!("{name}::layer_norm"),
-        op: Op::LayerNorm {
+        op: Op::LayerNorm(LayerNorm {
             axis: m.axis,
             epsilon: m.epsilon,
-        },
+        }),
         inputs,
         output: m.output,
     };
@@ -213,11 +213,11 @@ mod tests {
     fn the_decomposed_chain_becomes_one_node() {
         let mut b = GraphBuilder::new("ln");
         let x = b.input("x", &[2, 3, 5], DType::F32);
-        let reduce = Op::Reduce {
+        let reduce = Op::Reduce(Reduce {
             kind: ReduceKind::Mean,
             axes: vec![2],
             keep_dims: true,
-        };
+        });
         let m = b.node("mean", reduce.clone(), &[x]).unwrap();
         let d = b.binary("sub", Binary::Sub, x, m).unwrap();
         let two = scalar(&mut b, "two", 2.0);
@@ -243,20 +243,20 @@ mod tests {
         assert_eq!(h.nodes.len(), 2);
         assert_eq!(
             h.nodes[0].op,
-            Op::LayerNorm {
+            Op::LayerNorm(LayerNorm {
                 axis: 2,
                 epsilon: 1e-5f32 as f64
-            }
+            })
         );
         assert!(max_difference(&g, &h) < 1e-12);
         // Read twice, `d` must stay: the same chain with another reader is left alone.
         let mut b2 = GraphBuilder::new("ln2");
         let x = b2.input("x", &[4, 6], DType::F32);
-        let reduce = Op::Reduce {
+        let reduce = Op::Reduce(Reduce {
             kind: ReduceKind::Mean,
             axes: vec![1],
             keep_dims: true,
-        };
+        });
         let m = b2.node("mean", reduce.clone(), &[x]).unwrap();
         let d = b2.binary("sub", Binary::Sub, x, m).unwrap();
         let two = scalar(&mut b2, "two", 2.0);

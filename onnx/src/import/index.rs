@@ -4,7 +4,10 @@
 //! constants (weft fixes shapes at import); shape arithmetic on constants never gets
 //! here (see `fold`).
 
-use weft_graph::op::{Op, ReduceKind};
+use weft_graph::op::{
+    Cast, Expand, Gather, GatherElements, LayerNorm, Op, Reduce, ReduceKind, Reshape, Slice,
+    Softmax, Transpose,
+};
 
 use super::Importer;
 use super::attrs::Attrs;
@@ -35,7 +38,7 @@ impl Importer<'_> {
                 .collect::<Result<Vec<_>, _>>()?,
             None => (0..r).rev().collect(),
         };
-        self.emit(cx, Op::Transpose { perm }, vec![x])
+        self.emit(cx, Op::Transpose(Transpose { perm }), vec![x])
     }
 
     pub(super) fn slice(&mut self, cx: &Ctx) -> Result<(), ImportError> {
@@ -55,11 +58,11 @@ impl Importer<'_> {
         }
         self.emit(
             cx,
-            Op::Slice {
+            Op::Slice(Slice {
                 starts,
                 steps,
                 sizes,
-            },
+            }),
             vec![x],
         )
     }
@@ -106,11 +109,11 @@ impl Importer<'_> {
             if out.is_empty() {
                 continue;
             }
-            let op = Op::Slice {
+            let op = Op::Slice(Slice {
                 starts,
                 steps: vec![1; dims.len()],
                 sizes,
-            };
+            });
             let id = self
                 .graph
                 .add_node(format!("{}::{k}", cx.name), op, vec![x], out.clone())?;
@@ -160,7 +163,7 @@ impl Importer<'_> {
                 .map(|d| dims[d])
                 .collect();
         }
-        self.emit(cx, Op::Reshape { shape: dims }, vec![x])
+        self.emit(cx, Op::Reshape(Reshape { shape: dims }), vec![x])
     }
 
     pub(super) fn expand(&mut self, cx: &Ctx) -> Result<(), ImportError> {
@@ -170,12 +173,12 @@ impl Importer<'_> {
             .int_input(cx, 1, "shape")?
             .ok_or_else(|| cx.err("input 1 (the shape) is missing"))?;
         let spec: Vec<usize> = spec.iter().map(|&d| d.max(0) as usize).collect();
-        let shape = weft_graph::infer::broadcast(&dims, &spec)
+        let shape = weft_graph::op::shapes::broadcast(&dims, &spec)
             .ok_or_else(|| cx.err(format!("{dims:?} does not broadcast with {spec:?}")))?;
         let op = if shape == dims {
             Op::Identity
         } else {
-            Op::Expand { shape }
+            Op::Expand(Expand { shape })
         };
         self.emit(cx, op, vec![x])
     }
@@ -198,7 +201,7 @@ impl Importer<'_> {
         let op = if self.graph.tensor(x).dtype == to {
             Op::Identity
         } else {
-            Op::Cast { to }
+            Op::Cast(Cast { to })
         };
         self.emit(cx, op, vec![x])
     }
@@ -214,9 +217,9 @@ impl Importer<'_> {
         let r = self.shape(data).len();
         let axis = axis_in(a, "axis", a.int("axis", 0)?, r, false)?;
         let op = if elements {
-            Op::GatherElements { axis }
+            Op::GatherElements(GatherElements { axis })
         } else {
-            Op::Gather { axis }
+            Op::Gather(Gather { axis })
         };
         self.emit(cx, op, vec![data, idx])
     }
@@ -237,7 +240,7 @@ impl Importer<'_> {
         let x = self.data(cx, 0)?;
         let r = self.shape(x).len();
         let axis = axis_in(a, "axis", a.int("axis", -1)?, r, false)?;
-        self.emit(cx, Op::Softmax { axis }, vec![x])
+        self.emit(cx, Op::Softmax(Softmax { axis }), vec![x])
     }
 
     pub(super) fn layer_norm(&mut self, cx: &Ctx, a: &Attrs) -> Result<(), ImportError> {
@@ -248,7 +251,7 @@ impl Importer<'_> {
         let epsilon = a.float("epsilon", 1e-5)?;
         let mut inputs = vec![x, self.data(cx, 1)?];
         inputs.extend(self.opt_data(cx, 2)?);
-        self.emit(cx, Op::LayerNorm { axis, epsilon }, inputs)
+        self.emit(cx, Op::LayerNorm(LayerNorm { axis, epsilon }), inputs)
     }
 
     pub(super) fn reduce(
@@ -279,11 +282,11 @@ impl Importer<'_> {
         axes.dedup();
         self.emit(
             cx,
-            Op::Reduce {
+            Op::Reduce(Reduce {
                 kind,
                 axes,
                 keep_dims,
-            },
+            }),
             vec![x],
         )
     }

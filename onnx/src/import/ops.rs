@@ -3,7 +3,10 @@
 
 use ndarray::{ArrayD, IxDyn};
 use weft_graph::TensorId;
-use weft_graph::op::{Binary, Conv, Gemm, Op, Pool, PoolKind, ReduceKind};
+use weft_graph::op::{
+    BatchNorm, Binary, Clip, Concat, Conv, Flatten, Gemm, GlobalPool, Op, OpDef, Pool, PoolKind,
+    ReduceKind, Reshape,
+};
 use weft_ir::dtype::DType;
 
 use super::Importer;
@@ -96,8 +99,18 @@ impl Importer<'_> {
             "Clip" => self.clip(&cx, &a),
             "MaxPool" => self.pool(&cx, &a, PoolKind::Max),
             "AveragePool" => self.pool(&cx, &a, PoolKind::Average),
-            "GlobalMaxPool" => self.simple(&cx, Op::GlobalPool(PoolKind::Max)),
-            "GlobalAveragePool" => self.simple(&cx, Op::GlobalPool(PoolKind::Average)),
+            "GlobalMaxPool" => self.simple(
+                &cx,
+                Op::GlobalPool(GlobalPool {
+                    kind: PoolKind::Max,
+                }),
+            ),
+            "GlobalAveragePool" => self.simple(
+                &cx,
+                Op::GlobalPool(GlobalPool {
+                    kind: PoolKind::Average,
+                }),
+            ),
             "Concat" => self.concat(&cx, &a),
             "Flatten" => self.flatten(&cx, &a),
             "Reshape" => self.reshape(&cx, &a),
@@ -337,7 +350,7 @@ impl Importer<'_> {
         let inputs = (0..5)
             .map(|i| self.data(cx, i))
             .collect::<Result<Vec<_>, _>>()?;
-        self.emit(cx, Op::BatchNorm { epsilon }, inputs)
+        self.emit(cx, Op::BatchNorm(BatchNorm { epsilon }), inputs)
     }
 
     fn clip(&mut self, cx: &Ctx, a: &Attrs) -> Result<(), ImportError> {
@@ -385,7 +398,7 @@ impl Importer<'_> {
             }
         }
         let [min, max] = bounds;
-        self.emit(cx, Op::Clip { min, max }, vec![x])
+        self.emit(cx, Op::Clip(Clip { min, max }), vec![x])
     }
 
     /// MatMul; a 1-D operand is made a matrix (a row on the left, a column on the right)
@@ -400,7 +413,7 @@ impl Importer<'_> {
         let reshape = |im: &mut Self, t, shape: Vec<usize>, tag: &str| {
             im.graph.add_node(
                 format!("{}::{tag}", cx.name),
-                Op::Reshape { shape },
+                Op::Reshape(Reshape { shape }),
                 vec![t],
                 format!("{out}::{tag}"),
             )
@@ -425,7 +438,7 @@ impl Importer<'_> {
         if sa.len() == 1 {
             product.remove(r - 2);
         }
-        self.emit(cx, Op::Reshape { shape: product }, vec![id])
+        self.emit(cx, Op::Reshape(Reshape { shape: product }), vec![id])
     }
 
     fn concat(&mut self, cx: &Ctx, a: &Attrs) -> Result<(), ImportError> {
@@ -439,14 +452,14 @@ impl Importer<'_> {
         let inputs = (0..cx.node.input.len())
             .map(|i| self.data(cx, i))
             .collect::<Result<Vec<_>, _>>()?;
-        self.emit(cx, Op::Concat { axis }, inputs)
+        self.emit(cx, Op::Concat(Concat { axis }), inputs)
     }
 
     fn flatten(&mut self, cx: &Ctx, a: &Attrs) -> Result<(), ImportError> {
         let x = self.data(cx, 0)?;
         let rank = self.shape(x).len();
         let axis = axis_in(a, "axis", a.int("axis", 1)?, rank, true)?;
-        self.emit(cx, Op::Flatten { axis }, vec![x])
+        self.emit(cx, Op::Flatten(Flatten { axis }), vec![x])
     }
 
     fn reshape(&mut self, cx: &Ctx, a: &Attrs) -> Result<(), ImportError> {
@@ -461,7 +474,7 @@ impl Importer<'_> {
             .to_vec();
         let allowzero = a.flag("allowzero", false)?;
         let shape = resolve_reshape(&xs, &spec, allowzero).map_err(|w| cx.err(w))?;
-        self.emit(cx, Op::Reshape { shape }, vec![x])
+        self.emit(cx, Op::Reshape(Reshape { shape }), vec![x])
     }
 
     fn gemm(&mut self, cx: &Ctx, a: &Attrs) -> Result<(), ImportError> {
