@@ -8,8 +8,9 @@ use ndarray::{ArrayD, Axis};
 use weft_ir::dtype::DType;
 use weft_ir::prelude::*;
 
+use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, epsilon, same_dtype};
-use super::{Epilogue, ExportNode, Inline, OpDef, Role};
+use super::{Epilogue, ExportNode, Inline, Op, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// A batch normalization's attribute.
@@ -86,4 +87,20 @@ impl OpDef for BatchNorm {
     fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
         output.numel() as f64
     }
+}
+
+/// ONNX's BatchNormalization, inference only.
+pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("BatchNormalization", &[9, 14, 15], import)];
+
+fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    if n.flag("training_mode", false)? {
+        return Err(n.attr_err(
+            "training_mode",
+            "is 1: weft imports inference batch normalization only",
+        ));
+    }
+    n.refuse_used_outputs(1, "a running statistic of training")?;
+    let epsilon = n.float("epsilon", 1e-5)?;
+    let inputs = (0..5).map(|i| n.data(i)).collect::<Result<Vec<_>, _>>()?;
+    n.emit(Op::BatchNorm(BatchNorm { epsilon }), inputs)
 }

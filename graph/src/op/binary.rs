@@ -9,8 +9,9 @@ use weft_ir::dtype::DType;
 use weft_ir::prelude::*;
 
 use super::inline::{broadcast_index, truth};
+use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, broadcast, float, same_type};
-use super::{Epilogue, ExportNode, Inline, OpDef, Role};
+use super::{Epilogue, ExportNode, Inline, Op, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// Elementwise functions of two inputs.
@@ -241,6 +242,74 @@ fn binary(b: Binary, x: Expr, y: Expr) -> Expr {
         Binary::Or => truth(x.ne_(0.0f32).or(y.ne_(0.0f32))),
         Binary::Xor => truth((truth(x.ne_(0.0f32)) + truth(y.ne_(0.0f32))).eq_(1.0f32)),
     }
+}
+
+/// The ONNX ops that are a [`Binary`]: the elementwise ones of two inputs, Pow, and Max,
+/// Min and Sum of any number of inputs (a chain of binary nodes).
+pub(super) const ONNX: &[OnnxOp] = &[
+    OnnxOp::new("Add", &[13, 14], |n| n.simple(Op::Binary(Binary::Add))),
+    OnnxOp::new("And", &[7], |n| n.simple(Op::Binary(Binary::And))),
+    OnnxOp::new("Div", &[13, 14], |n| n.simple(Op::Binary(Binary::Div))),
+    OnnxOp::new("Equal", &[13, 19], |n| n.simple(Op::Binary(Binary::Equal))),
+    OnnxOp::new("Greater", &[13], |n| n.simple(Op::Binary(Binary::Greater))),
+    OnnxOp::new("GreaterOrEqual", &[12, 16], |n| {
+        n.simple(Op::Binary(Binary::GreaterOrEqual))
+    }),
+    OnnxOp::new("Less", &[13], |n| n.simple(Op::Binary(Binary::Less))),
+    OnnxOp::new("LessOrEqual", &[12, 16], |n| {
+        n.simple(Op::Binary(Binary::LessOrEqual))
+    }),
+    OnnxOp::new("Max", &[13], |n| variadic(n, Binary::Max)),
+    OnnxOp::new("Min", &[13], |n| variadic(n, Binary::Min)),
+    OnnxOp::new("Mul", &[13, 14], |n| n.simple(Op::Binary(Binary::Mul))),
+    OnnxOp::new("Or", &[7], |n| n.simple(Op::Binary(Binary::Or))),
+    OnnxOp::new("PRelu", &[9, 16], |n| n.simple(Op::Binary(Binary::PRelu))),
+    OnnxOp::new("Pow", &[13, 15], import_pow),
+    OnnxOp::new("Sub", &[13, 14], |n| n.simple(Op::Binary(Binary::Sub))),
+    OnnxOp::new("Sum", &[13], |n| variadic(n, Binary::Add)),
+    OnnxOp::new("Xor", &[7], |n| n.simple(Op::Binary(Binary::Xor))),
+];
+
+/// Max, Min or Sum of any number of inputs: a chain of binary nodes.
+fn variadic(n: &mut dyn OnnxNode, f: Binary) -> Result<(), OnnxError> {
+    let count = n.input_count();
+    if count == 0 {
+        return Err(n.err("has no inputs"));
+    }
+    let mut acc = n.data(0)?;
+    if count == 1 {
+        return n.emit(Op::Identity, vec![acc]);
+    }
+    for i in 1..count - 1 {
+        let next = n.data(i)?;
+        acc = n.step(&i.to_string(), Op::Binary(f), vec![acc, next])?;
+    }
+    let last = n.data(count - 1)?;
+    n.emit(Op::Binary(f), vec![acc, last])
+}
+
+/// Pow; an integer constant exponent is taken as a float of the base's type.
+fn import_pow(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let base = n.data(0)?;
+    let integer = if n.has_input(1) && !n.is_computed(1) {
+        n.constant(1)?.filter(|c| c.ints().is_some())
+    } else {
+        None
+    };
+    let exponent = match integer {
+        Some(c) => {
+            let values: Vec<f32> = c
+                .ints()
+                .unwrap_or_default()
+                .iter()
+                .map(|&v| v as f32)
+                .collect();
+            let dtype = n.tensor(base).dtype;
+            n.add_constant("exponent", c.dims, values, dtype)
+        }
+        None => n.data(1)?,
+    };
+    n.emit(Op::Binary(Binary::Pow), vec![base, exponent])
 }
 
 #[cfg(test)]

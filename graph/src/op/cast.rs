@@ -8,8 +8,9 @@ use weft_ir::dtype::DType;
 use weft_ir::prelude::*;
 
 use super::inline::truth;
+use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::arity;
-use super::{Epilogue, ExportNode, Inline, OpDef, Role};
+use super::{Epilogue, ExportNode, Inline, Op, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// A Cast's target type.
@@ -88,4 +89,27 @@ pub fn cast(v: f64, to: DType) -> f64 {
             }
         }
     }
+}
+
+/// ONNX's Cast (an identity where the type does not change).
+pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Cast", &[13, 19, 21], import)];
+
+fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let x = n.data(0)?;
+    let code = n.int("to", 0)?;
+    let to = n.element_type(code).ok_or_else(|| {
+        n.attr_err(
+            "to",
+            format!(
+                "{}: weft casts to float, float16, double, integers and bool",
+                n.element_type_name(code)
+            ),
+        )
+    })?;
+    let op = if n.tensor(x).dtype == to {
+        Op::Identity
+    } else {
+        Op::Cast(Cast { to })
+    };
+    n.emit(op, vec![x])
 }

@@ -6,8 +6,10 @@ use ndarray::ArrayD;
 use weft_ir::dtype::DType;
 use weft_ir::prelude::*;
 
+use super::binary::Binary;
+use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, float};
-use super::{Epilogue, ExportNode, Inline, OpDef, Role};
+use super::{Epilogue, ExportNode, Inline, Op, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// A Clip's bounds (either may be infinite).
@@ -57,4 +59,44 @@ impl OpDef for Clip {
     fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
         output.numel() as f64
     }
+}
+
+/// ONNX's Clip: bounds are attributes before opset 11 and optional inputs since; either
+/// absent means unbounded.
+pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Clip", &[13], import)];
+
+fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let x = n.data(0)?;
+    let mut bounds = [
+        n.float("min", f32::NEG_INFINITY)?,
+        n.float("max", f32::INFINITY)?,
+    ];
+    if n.is_computed(1) || n.is_computed(2) {
+        // A bound computed at run time: max(x, min) then min(·, max), which is also
+        // ONNX's answer (max) where min > max.
+        let mut acc = x;
+        let steps: Vec<(usize, Binary)> = [(1, Binary::Max), (2, Binary::Min)]
+            .into_iter()
+            .filter(|&(i, _)| n.has_input(i))
+            .collect();
+        for (k, &(i, f)) in steps.iter().enumerate() {
+            let bound = n.data(i)?;
+            if k + 1 == steps.len() {
+                return n.emit(Op::Binary(f), vec![acc, bound]);
+            }
+            acc = n.step(f.name(), Op::Binary(f), vec![acc, bound])?;
+        }
+    }
+    for (i, bound) in [1, 2].into_iter().zip(&mut bounds) {
+        if let Some(c) = n.constant(i)? {
+            *bound = c.scalar().ok_or_else(|| {
+                n.err(format!(
+                    "input {i} has shape {:?}, not a scalar bound",
+                    c.dims
+                ))
+            })?;
+        }
+    }
+    let [min, max] = bounds;
+    n.emit(Op::Clip(Clip { min, max }), vec![x])
 }

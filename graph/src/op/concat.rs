@@ -8,8 +8,9 @@ use ndarray::{ArrayD, Axis};
 use weft_ir::dtype::DType;
 use weft_ir::prelude::*;
 
+use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, same_type};
-use super::{ExportNode, Inline, OpDef, Role};
+use super::{ExportNode, Inline, Op, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// A Concat's axis.
@@ -101,4 +102,19 @@ impl OpDef for Concat {
     fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
         output.numel() as f64
     }
+}
+
+/// ONNX's Concat.
+pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Concat", &[13], import)];
+
+fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    if !n.has("axis") {
+        return Err(n.attr_err("axis", "is required"));
+    }
+    let axis = n.int("axis", 0)?;
+    let first = n.data(0)?;
+    let rank = n.shape(first).len();
+    let axis = n.axis("axis", axis, rank, false)?;
+    let inputs = n.all_data()?;
+    n.emit(Op::Concat(Concat { axis }), inputs)
 }

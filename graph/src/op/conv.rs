@@ -8,8 +8,9 @@ use ndarray::{Array2, Array4, ArrayD, s};
 use weft_ir::dtype::DType;
 use weft_ir::expr::Expr;
 
+use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, rank, same_dtype, window_out};
-use super::{Anchor, ExportNode, Inline, OpDef, Role};
+use super::{Anchor, ExportNode, Inline, Op, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// A convolution's geometry.
@@ -196,6 +197,60 @@ fn conv(c: &Conv, x: &ArrayD<f64>, w: &ArrayD<f64>, bias: Option<&ArrayD<f64>>) 
         }
     }
     out.into_dyn()
+}
+
+/// ONNX's Conv, 2-D windows only.
+pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Conv", &[11, 22], import)];
+
+fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let x = n.data(0)?;
+    let w = n.data(1)?;
+    let bias = n.opt_data(2)?;
+    let (xs, ws) = (n.shape(x), n.shape(w));
+    let kernel = match n.ints("kernel_shape")? {
+        Some(k) => n.positive("kernel_shape", &k)?,
+        None => {
+            let k: Vec<i64> = ws.iter().skip(2).map(|&d| d as i64).collect();
+            n.positive("kernel_shape", &k)?
+        }
+    };
+    if kernel.len() != 2 {
+        return Err(n.attr_err(
+            "kernel_shape",
+            format!(
+                "{kernel:?} is a {}-D kernel: weft convolves in 2-D only",
+                kernel.len()
+            ),
+        ));
+    }
+    if ws.len() == 4 && ws[2..] != kernel[..] {
+        return Err(n.attr_err(
+            "kernel_shape",
+            format!("{kernel:?} differs from the weights' {:?}", &ws[2..]),
+        ));
+    }
+    if xs.len() != 4 {
+        return Err(n.err(format!(
+            "input 0 has shape {xs:?}: weft convolves NCHW tensors (rank 4)"
+        )));
+    }
+    let strides = n.pair("strides")?;
+    let dilations = n.pair("dilations")?;
+    let groups = n.int("group", 1)?;
+    if !(1..=super::onnx::MAX_WINDOW).contains(&groups) {
+        return Err(n.attr_err("group", format!("{groups} is not a positive count")));
+    }
+    let k = [kernel[0], kernel[1]];
+    let pads = n.pads([xs[2], xs[3]], k, strides, dilations)?;
+    let conv = Conv {
+        strides,
+        pads,
+        dilations,
+        groups: groups as usize,
+    };
+    let mut inputs = vec![x, w];
+    inputs.extend(bias);
+    n.emit(Op::Conv(conv), inputs)
 }
 
 #[cfg(test)]

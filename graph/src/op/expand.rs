@@ -8,8 +8,9 @@ use weft_ir::dtype::DType;
 use weft_ir::expr::Expr;
 
 use super::inline::broadcast_index;
+use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, broadcast};
-use super::{Epilogue, ExportNode, Inline, OpDef, Role};
+use super::{Epilogue, ExportNode, Inline, Op, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// An Expand's resolved output shape.
@@ -61,4 +62,24 @@ impl OpDef for Expand {
     fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
         output.numel() as f64
     }
+}
+
+/// ONNX's Expand (an identity where the shape adds nothing).
+pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Expand", &[13], import)];
+
+fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let x = n.data(0)?;
+    let dims = n.shape(x);
+    let spec = n
+        .int_input(1, "shape")?
+        .ok_or_else(|| n.err("input 1 (the shape) is missing"))?;
+    let spec: Vec<usize> = spec.iter().map(|&d| d.max(0) as usize).collect();
+    let shape = broadcast(&dims, &spec)
+        .ok_or_else(|| n.err(format!("{dims:?} does not broadcast with {spec:?}")))?;
+    let op = if shape == dims {
+        Op::Identity
+    } else {
+        Op::Expand(Expand { shape })
+    };
+    n.emit(op, vec![x])
 }

@@ -16,8 +16,9 @@ use weft_ir::dtype::DType;
 use weft_ir::prelude::*;
 
 use super::inline::clamped_index;
+use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, axis_of, integer};
-use super::{Epilogue, ExportNode, Inline, OpDef, Role};
+use super::{Epilogue, ExportNode, Inline, Op, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// A Gather's axis.
@@ -239,6 +240,39 @@ fn index(v: f64, n: usize) -> usize {
         i += n;
     }
     i.clamp(0, n - 1) as usize
+}
+
+/// ONNX's gathers.
+pub(super) const ONNX: &[OnnxOp] = &[
+    OnnxOp::new("Gather", &[13], |n| import_gather(n, false)),
+    OnnxOp::new("GatherElements", &[13], |n| import_gather(n, true)),
+    OnnxOp::new("GatherND", &[13], import_gather_nd),
+];
+
+fn import_gather(n: &mut dyn OnnxNode, elements: bool) -> Result<(), OnnxError> {
+    let data = n.data(0)?;
+    let idx = n.data(1)?;
+    let r = n.shape(data).len();
+    let axis = n.int("axis", 0)?;
+    let axis = n.axis("axis", axis, r, false)?;
+    let op = if elements {
+        Op::GatherElements(GatherElements { axis })
+    } else {
+        Op::Gather(Gather { axis })
+    };
+    n.emit(op, vec![data, idx])
+}
+
+fn import_gather_nd(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let batch_dims = n.int("batch_dims", 0)?;
+    if batch_dims != 0 {
+        return Err(n.attr_err(
+            "batch_dims",
+            format!("{batch_dims}: weft gathers with 0 only"),
+        ));
+    }
+    let inputs = vec![n.data(0)?, n.data(1)?];
+    n.emit(Op::GatherNd, inputs)
 }
 
 #[cfg(test)]

@@ -6,8 +6,9 @@ use ndarray::ArrayD;
 use weft_ir::dtype::DType;
 use weft_ir::expr::Expr;
 
+use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::arity;
-use super::{Epilogue, ExportNode, Inline, OpDef, Role};
+use super::{Epilogue, ExportNode, Inline, Op, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// The identity.
@@ -47,4 +48,26 @@ impl OpDef for Identity {
     fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
         output.numel() as f64
     }
+}
+
+/// ONNX's Identity, and inference Dropout (an identity).
+pub(super) const ONNX: &[OnnxOp] = &[
+    OnnxOp::new("Dropout", &[13, 22], import_dropout),
+    OnnxOp::new("Identity", &[13, 14, 16, 19, 21], |n| {
+        n.simple(Op::Identity)
+    }),
+];
+
+fn import_dropout(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    // Input 1 (the ratio) does not matter in inference; input 2 must say inference.
+    if let Some(mode) = n.constant(2)?
+        && mode.scalar() != Some(0.0)
+    {
+        return Err(
+            n.err("training_mode is true: weft imports inference Dropout (an identity) only")
+        );
+    }
+    n.refuse_used_outputs(1, "the mask")?;
+    let x = n.data(0)?;
+    n.emit(Op::Identity, vec![x])
 }

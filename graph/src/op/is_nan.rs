@@ -7,8 +7,9 @@ use weft_ir::dtype::DType;
 use weft_ir::expr::Expr;
 
 use super::inline::truth;
+use super::onnx::OnnxOp;
 use super::shapes::{arity, float};
-use super::{Epilogue, ExportNode, Inline, OpDef, Role};
+use super::{Epilogue, ExportNode, Inline, Op, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// ONNX's IsNaN.
@@ -51,3 +52,6 @@ impl OpDef for IsNaN {
         output.numel() as f64
     }
 }
+
+/// ONNX's IsNaN.
+pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("IsNaN", &[13, 20], |n| n.simple(Op::IsNaN))];

@@ -9,8 +9,9 @@ use ndarray::{ArrayD, IxDyn};
 use weft_ir::dtype::DType;
 use weft_ir::expr::Expr;
 
+use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, axis_of, broadcast, epsilon, float};
-use super::{ExportNode, Inline, OpDef, Reduction, Role, Rows};
+use super::{ExportNode, Inline, Op, OpDef, Reduction, Role, Rows};
 use crate::tensor::Tensor;
 
 /// A layer norm's first normalized axis and epsilon.
@@ -98,6 +99,21 @@ fn layer_norm(x: &[&ArrayD<f64>], axis: usize, epsilon: f64) -> ArrayD<f64> {
         }
     }
     ArrayD::from_shape_vec(IxDyn(&shape), out).expect("same element count")
+}
+
+/// ONNX's LayerNormalization, inference only.
+pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("LayerNormalization", &[17], import)];
+
+fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    n.refuse_used_outputs(1, "a statistic of training")?;
+    let x = n.data(0)?;
+    let r = n.shape(x).len();
+    let axis = n.int("axis", -1)?;
+    let axis = n.axis("axis", axis, r, false)?;
+    let epsilon = n.float("epsilon", 1e-5)?;
+    let mut inputs = vec![x, n.data(1)?];
+    inputs.extend(n.opt_data(2)?);
+    n.emit(Op::LayerNorm(LayerNorm { axis, epsilon }), inputs)
 }
 
 #[cfg(test)]

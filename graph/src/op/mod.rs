@@ -24,6 +24,7 @@ mod identity;
 mod inline;
 mod is_nan;
 mod layer_norm;
+pub mod onnx;
 mod pool;
 mod product;
 mod reduce;
@@ -60,9 +61,9 @@ pub use layer_norm::LayerNorm;
 pub use pool::{GlobalPool, Pool, PoolKind};
 pub use product::{Gemm, MatMul};
 pub use reduce::{Reduce, ReduceKind};
-pub use reshape::{Flatten, Reshape, reindex};
+pub use reshape::{Flatten, Reshape, reindex, resolve_reshape};
 pub use select::Where;
-pub use slice::Slice;
+pub use slice::{Slice, resolve_slice};
 pub use softmax::Softmax;
 pub use transpose::Transpose;
 pub use unary::{Unary, erf};
@@ -161,6 +162,34 @@ impl Op {
     /// The op's name as ONNX writes it (`Conv`, `Relu`, `Add`, ...).
     pub fn name(&self) -> &'static str {
         self.def().name()
+    }
+
+    /// Every ONNX op type the ops' modules import, with its versions and converter.
+    pub fn onnx_ops() -> impl Iterator<Item = &'static onnx::OnnxOp> {
+        [
+            batch_norm::ONNX,
+            binary::ONNX,
+            cast::ONNX,
+            clip::ONNX,
+            concat::ONNX,
+            conv::ONNX,
+            expand::ONNX,
+            gather::ONNX,
+            identity::ONNX,
+            is_nan::ONNX,
+            layer_norm::ONNX,
+            pool::ONNX,
+            product::ONNX,
+            reduce::ONNX,
+            reshape::ONNX,
+            select::ONNX,
+            slice::ONNX,
+            softmax::ONNX,
+            transpose::ONNX,
+            unary::ONNX,
+        ]
+        .into_iter()
+        .flatten()
     }
 
     /// How the partition groups the op and which lowering computes it.

@@ -8,8 +8,9 @@ use ndarray::{ArrayD, IxDyn, s};
 use weft_ir::dtype::DType;
 use weft_ir::expr::Expr;
 
+use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, float, rank, window_out};
-use super::{ExportNode, Inline, OpDef, Reduction, Role, Window};
+use super::{ExportNode, Inline, Op, OpDef, Reduction, Role, Window};
 use crate::tensor::Tensor;
 
 /// Max or average.
@@ -210,6 +211,66 @@ fn pool(p: &Pool, x: &ArrayD<f64>) -> ArrayD<f64> {
         }
     }
     out
+}
+
+/// ONNX's pooling ops, 2-D windows only.
+pub(super) const ONNX: &[OnnxOp] = &[
+    OnnxOp::new("AveragePool", &[11, 19, 22], |n| {
+        import_pool(n, PoolKind::Average)
+    }),
+    OnnxOp::new("GlobalAveragePool", &[1, 22], |n| {
+        n.simple(Op::GlobalPool(GlobalPool {
+            kind: PoolKind::Average,
+        }))
+    }),
+    OnnxOp::new("GlobalMaxPool", &[1, 22], |n| {
+        n.simple(Op::GlobalPool(GlobalPool {
+            kind: PoolKind::Max,
+        }))
+    }),
+    OnnxOp::new("MaxPool", &[12, 22], |n| import_pool(n, PoolKind::Max)),
+];
+
+fn import_pool(n: &mut dyn OnnxNode, kind: PoolKind) -> Result<(), OnnxError> {
+    let x = n.data(0)?;
+    let xs = n.shape(x);
+    let kernel = n
+        .ints("kernel_shape")?
+        .ok_or_else(|| n.attr_err("kernel_shape", "is required"))?;
+    let kernel = n.positive("kernel_shape", &kernel)?;
+    if kernel.len() != 2 {
+        return Err(n.attr_err(
+            "kernel_shape",
+            format!(
+                "{kernel:?} is a {}-D window: weft pools in 2-D only",
+                kernel.len()
+            ),
+        ));
+    }
+    if xs.len() != 4 {
+        return Err(n.err(format!(
+            "input 0 has shape {xs:?}: weft pools NCHW tensors (rank 4)"
+        )));
+    }
+    if let Some(d) = n.ints("dilations")?
+        && d.iter().any(|&v| v != 1)
+    {
+        return Err(n.attr_err("dilations", format!("{d:?}: weft pools without dilation")));
+    }
+    if kind == PoolKind::Max {
+        n.refuse_used_outputs(1, "the indices")?;
+    }
+    let strides = n.pair("strides")?;
+    let k = [kernel[0], kernel[1]];
+    let pool = Pool {
+        kind,
+        kernel: k,
+        strides,
+        pads: n.pads([xs[2], xs[3]], k, strides, [1, 1])?,
+        ceil_mode: n.flag("ceil_mode", false)?,
+        count_include_pad: kind == PoolKind::Average && n.flag("count_include_pad", false)?,
+    };
+    n.emit(Op::Pool(pool), vec![x])
 }
 
 #[cfg(test)]

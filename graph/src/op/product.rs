@@ -10,8 +10,10 @@ use weft_ir::dtype::DType;
 use weft_ir::expr::Expr;
 
 use super::binary::broadcast_with;
+use super::onnx::{OnnxError, OnnxNode, OnnxOp};
+use super::reshape::Reshape;
 use super::shapes::{arity, broadcast, rank, same_dtype};
-use super::{Anchor, ExportNode, Inline, OpDef, Product, Role};
+use super::{Anchor, ExportNode, Inline, Op, OpDef, Product, Role};
 use crate::tensor::Tensor;
 
 /// A general matrix product's attributes.
@@ -208,4 +210,50 @@ fn matmul(a: &ArrayD<f64>, b: &ArrayD<f64>) -> ArrayD<f64> {
     let mut shape = batch;
     shape.extend([m, n]);
     ArrayD::from_shape_vec(IxDyn(&shape), out).expect("sizes match")
+}
+
+/// ONNX's Gemm and MatMul.
+pub(super) const ONNX: &[OnnxOp] = &[
+    OnnxOp::new("Gemm", &[13], import_gemm),
+    OnnxOp::new("MatMul", &[13], import_matmul),
+];
+
+fn import_gemm(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let gemm = Gemm {
+        alpha: n.float("alpha", 1.0)?,
+        beta: n.float("beta", 1.0)?,
+        trans_a: n.flag("transA", false)?,
+        trans_b: n.flag("transB", false)?,
+    };
+    let mut inputs = vec![n.data(0)?, n.data(1)?];
+    inputs.extend(n.opt_data(2)?);
+    n.emit(Op::Gemm(gemm), inputs)
+}
+
+/// MatMul; a 1-D operand is made a matrix (a row on the left, a column on the right)
+/// and its dimension dropped from the product, as NumPy does.
+fn import_matmul(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let (mut a, mut b) = (n.data(0)?, n.data(1)?);
+    let (sa, sb) = (n.shape(a), n.shape(b));
+    if sa.len() >= 2 && sb.len() >= 2 {
+        return n.emit(Op::MatMul, vec![a, b]);
+    }
+    if sa.len() == 1 {
+        let shape = vec![1, sa[0]];
+        a = n.step("row", Op::Reshape(Reshape { shape }), vec![a])?;
+    }
+    if sb.len() == 1 {
+        let shape = vec![sb[0], 1];
+        b = n.step("column", Op::Reshape(Reshape { shape }), vec![b])?;
+    }
+    let id = n.step("product", Op::MatMul, vec![a, b])?;
+    let mut product = n.shape(id);
+    let r = product.len();
+    if sb.len() == 1 {
+        product.remove(r - 1);
+    }
+    if sa.len() == 1 {
+        product.remove(r - 2);
+    }
+    n.emit(Op::Reshape(Reshape { shape: product }), vec![id])
 }

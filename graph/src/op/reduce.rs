@@ -8,8 +8,9 @@ use ndarray::{ArrayD, Axis, IxDyn};
 use weft_ir::dtype::DType;
 use weft_ir::expr::Expr;
 
+use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, float};
-use super::{ExportNode, Inline, OpDef, Reduction, Role};
+use super::{ExportNode, Inline, Op, OpDef, Reduction, Role};
 use crate::tensor::Tensor;
 
 /// What a [`Reduce`] computes.
@@ -133,6 +134,45 @@ fn reduce(x: &ArrayD<f64>, kind: ReduceKind, axes: &[usize], keep_dims: bool) ->
         .collect();
     out.into_shape_with_order(IxDyn(&shape))
         .expect("only size-1 axes dropped")
+}
+
+/// ONNX's ReduceMean, ReduceSum, ReduceMax and ReduceMin.
+pub(super) const ONNX: &[OnnxOp] = &[
+    OnnxOp::new("ReduceMax", &[13, 18, 20], |n| import(n, ReduceKind::Max)),
+    OnnxOp::new("ReduceMean", &[13, 18], |n| import(n, ReduceKind::Mean)),
+    OnnxOp::new("ReduceMin", &[13, 18, 20], |n| import(n, ReduceKind::Min)),
+    OnnxOp::new("ReduceSum", &[13], |n| import(n, ReduceKind::Sum)),
+];
+
+fn import(n: &mut dyn OnnxNode, kind: ReduceKind) -> Result<(), OnnxError> {
+    let x = n.data(0)?;
+    let r = n.shape(x).len();
+    // Axes are an input from opset 13 for ReduceSum and 18 for the others.
+    let axes = match n.ints("axes")? {
+        Some(v) => Some(v),
+        None => n.int_input(1, "axes")?,
+    };
+    let keep_dims = n.flag("keepdims", true)?;
+    let mut axes: Vec<usize> = match axes {
+        Some(v) if !v.is_empty() => v
+            .iter()
+            .map(|&v| n.axis("axes", v, r, false))
+            .collect::<Result<_, _>>()?,
+        Some(_) | None if n.flag("noop_with_empty_axes", false)? => {
+            return n.emit(Op::Identity, vec![x]);
+        }
+        Some(_) | None => (0..r).collect(),
+    };
+    axes.sort_unstable();
+    axes.dedup();
+    n.emit(
+        Op::Reduce(Reduce {
+            kind,
+            axes,
+            keep_dims,
+        }),
+        vec![x],
+    )
 }
 
 #[cfg(test)]

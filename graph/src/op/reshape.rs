@@ -8,8 +8,9 @@ use ndarray::{ArrayD, IxDyn};
 use weft_ir::dtype::DType;
 use weft_ir::prelude::*;
 
+use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::arity;
-use super::{Epilogue, ExportNode, Inline, OpDef, Role};
+use super::{Epilogue, ExportNode, Inline, Op, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// A Flatten's axis.
@@ -216,4 +217,141 @@ fn reindex_flat(from: &[usize], to: &[usize], idx: &[Expr]) -> Vec<Expr> {
         out.push(if k == 0 { q } else { q % d as i64 });
     }
     out
+}
+
+/// ONNX's Flatten and Reshape, and Squeeze and Unsqueeze as reshapes.
+pub(super) const ONNX: &[OnnxOp] = &[
+    OnnxOp::new("Flatten", &[13, 21], import_flatten),
+    OnnxOp::new("Reshape", &[13, 14, 19, 21], import_reshape),
+    OnnxOp::new("Squeeze", &[13, 21], |n| import_squeeze(n, false)),
+    OnnxOp::new("Unsqueeze", &[13, 21], |n| import_squeeze(n, true)),
+];
+
+fn import_flatten(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let x = n.data(0)?;
+    let rank = n.shape(x).len();
+    let axis = n.int("axis", 1)?;
+    let axis = n.axis("axis", axis, rank, true)?;
+    n.emit(Op::Flatten(Flatten { axis }), vec![x])
+}
+
+fn import_reshape(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let x = n.data(0)?;
+    let xs = n.shape(x);
+    let spec = n
+        .constant(1)?
+        .ok_or_else(|| n.err("input 1 (the shape) is missing"))?;
+    let spec = spec
+        .ints()
+        .ok_or_else(|| n.err("input 1 (the shape) is not an integer tensor"))?
+        .to_vec();
+    let allowzero = n.flag("allowzero", false)?;
+    let shape = resolve_reshape(&xs, &spec, allowzero).map_err(|w| n.err(w))?;
+    n.emit(Op::Reshape(Reshape { shape }), vec![x])
+}
+
+/// Squeeze and Unsqueeze: reshapes.
+fn import_squeeze(n: &mut dyn OnnxNode, unsqueeze: bool) -> Result<(), OnnxError> {
+    let x = n.data(0)?;
+    let mut dims = n.shape(x);
+    let axes = n.int_input(1, "axes")?;
+    let resolve = |v: i64, r: usize| -> Result<usize, OnnxError> {
+        let x = if v < 0 { v + r as i64 } else { v };
+        if x < 0 || x >= r as i64 {
+            return Err(n.err(format!("axis {v} is out of range for rank {r}")));
+        }
+        Ok(x as usize)
+    };
+    if unsqueeze {
+        let axes = axes.ok_or_else(|| n.err("input 1 (the axes) is missing"))?;
+        let r = dims.len() + axes.len();
+        let mut ax = axes
+            .iter()
+            .map(|&v| resolve(v, r))
+            .collect::<Result<Vec<_>, _>>()?;
+        ax.sort_unstable();
+        for a in ax {
+            dims.insert(a, 1);
+        }
+    } else {
+        let r = dims.len();
+        let ax: Vec<usize> = match axes {
+            Some(v) => v
+                .iter()
+                .map(|&v| resolve(v, r))
+                .collect::<Result<Vec<_>, _>>()?,
+            None => (0..r).filter(|&d| dims[d] == 1).collect(),
+        };
+        if let Some(&d) = ax.iter().find(|&&d| dims[d] != 1) {
+            return Err(n.err(format!("dimension {d} of {dims:?} is not 1")));
+        }
+        dims = (0..r)
+            .filter(|d| !ax.contains(d))
+            .map(|d| dims[d])
+            .collect();
+    }
+    n.emit(Op::Reshape(Reshape { shape: dims }), vec![x])
+}
+
+/// ONNX Reshape's target on an input of `input`: 0 copies the input's dimension (unless
+/// `allowzero`), one −1 takes what is left.
+pub fn resolve_reshape(
+    input: &[usize],
+    spec: &[i64],
+    allowzero: bool,
+) -> Result<Vec<usize>, String> {
+    let numel: usize = input.iter().product();
+    let mut shape = Vec::with_capacity(spec.len());
+    let mut infer = None;
+    for (i, &d) in spec.iter().enumerate() {
+        shape.push(match d {
+            -1 if infer.is_some() => return Err(format!("shape {spec:?} has two -1s")),
+            -1 => {
+                infer = Some(i);
+                1
+            }
+            0 if !allowzero => *input.get(i).ok_or_else(|| {
+                format!(
+                    "shape {spec:?} copies dimension {i} of the rank-{} input",
+                    input.len()
+                )
+            })?,
+            d if d >= 0 => d as usize,
+            d => return Err(format!("shape {spec:?} has the size {d}")),
+        });
+    }
+    let product = |s: &[usize]| s.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
+    if let Some(i) = infer {
+        let known = product(&shape).unwrap_or(0);
+        if known == 0 || !numel.is_multiple_of(known) {
+            return Err(format!(
+                "shape {spec:?} cannot hold the {numel} elements of {input:?}"
+            ));
+        }
+        shape[i] = numel / known;
+    }
+    if product(&shape) != Some(numel) {
+        return Err(format!(
+            "shape {spec:?} does not hold the {numel} elements of {input:?}"
+        ));
+    }
+    Ok(shape)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolve_reshape;
+
+    #[test]
+    fn reshape_targets() {
+        assert_eq!(
+            resolve_reshape(&[2, 3, 4], &[0, -1], false),
+            Ok(vec![2, 12])
+        );
+        assert_eq!(resolve_reshape(&[2, 3, 4], &[-1], false), Ok(vec![24]));
+        assert_eq!(resolve_reshape(&[2, 0, 4], &[0, 8], true), Ok(vec![0, 8]));
+        assert!(resolve_reshape(&[2, 3], &[-1, -1], false).is_err());
+        assert!(resolve_reshape(&[2, 3], &[4, -1], false).is_err());
+        assert!(resolve_reshape(&[2, 3], &[0, 0, 0], false).is_err());
+    }
 }

@@ -8,8 +8,9 @@ use weft_ir::dtype::DType;
 use weft_ir::prelude::*;
 
 use super::inline::broadcast_index;
+use super::onnx::OnnxOp;
 use super::shapes::{arity, broadcast, same_type};
-use super::{Epilogue, ExportNode, Inline, OpDef, Role};
+use super::{Epilogue, ExportNode, Inline, Op, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// ONNX's Where.
@@ -74,3 +75,6 @@ impl OpDef for Where {
         output.numel() as f64
     }
 }
+
+/// ONNX's Where.
+pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Where", &[9, 16], |n| n.simple(Op::Where))];

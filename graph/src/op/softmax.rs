@@ -7,8 +7,9 @@ use ndarray::{ArrayD, Axis};
 use weft_ir::dtype::DType;
 use weft_ir::expr::Expr;
 
+use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, axis_of, float};
-use super::{ExportNode, Inline, OpDef, Reduction, Role, Rows};
+use super::{ExportNode, Inline, Op, OpDef, Reduction, Role, Rows};
 use crate::tensor::Tensor;
 
 /// A Softmax's axis.
@@ -60,6 +61,17 @@ impl OpDef for Softmax {
     fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
         output.numel() as f64
     }
+}
+
+/// ONNX's Softmax (opset 13 on: along one axis).
+pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Softmax", &[13], import)];
+
+fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let x = n.data(0)?;
+    let r = n.shape(x).len();
+    let axis = n.int("axis", -1)?;
+    let axis = n.axis("axis", axis, r, false)?;
+    n.emit(Op::Softmax(Softmax { axis }), vec![x])
 }
 
 #[cfg(test)]

@@ -6,8 +6,9 @@ use ndarray::{ArrayD, IxDyn};
 use weft_ir::dtype::DType;
 use weft_ir::expr::Expr;
 
+use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::arity;
-use super::{Epilogue, ExportNode, Inline, OpDef, Role};
+use super::{Epilogue, ExportNode, Inline, Op, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// A Transpose's permutation.
@@ -75,4 +76,20 @@ impl OpDef for Transpose {
     fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
         output.numel() as f64
     }
+}
+
+/// ONNX's Transpose (no `perm`: the dimensions reversed).
+pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Transpose", &[13, 21], import)];
+
+fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let x = n.data(0)?;
+    let r = n.shape(x).len();
+    let perm = match n.ints("perm")? {
+        Some(p) => p
+            .iter()
+            .map(|&v| n.axis("perm", v, r, false))
+            .collect::<Result<Vec<_>, _>>()?,
+        None => (0..r).rev().collect(),
+    };
+    n.emit(Op::Transpose(Transpose { perm }), vec![x])
 }

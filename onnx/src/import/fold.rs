@@ -12,11 +12,11 @@ use weft_ir::dtype::DType;
 
 use super::Importer;
 use super::attrs::Attrs;
-use super::geometry::{resolve_reshape, resolve_slice};
 use super::tensor::{self, Const, ConstData};
 use crate::error::ImportError;
 use crate::proto::NodeProto;
 use crate::proto::tensor_proto::DataType;
+use weft_graph::op::{resolve_reshape, resolve_slice};
 
 /// What a constant's elements are.
 #[derive(Clone, Copy, Debug, PartialEq)]
