@@ -7,8 +7,9 @@ use ndarray::{ArrayD, IxDyn};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use crate::graph::Tensor;
 use crate::graph::{Graph, TensorId};
-use crate::op::{Gather, GatherElements, Op};
+use crate::op::IndexUse;
 
 /// One random input per graph input, from `seed`.
 pub fn random_inputs(g: &Graph, seed: u64) -> Vec<ArrayD<f32>> {
@@ -41,43 +42,16 @@ pub fn index_range(g: &Graph, t: TensorId) -> Option<usize> {
         }
         for n in consumers.get(&t).into_iter().flatten() {
             let node = &g.nodes[n.0];
-            let rows = match &node.op {
-                Op::Gather(Gather { axis }) | Op::GatherElements(GatherElements { axis })
-                    if node.inputs[1] == t =>
-                {
-                    Some(g.tensor(node.inputs[0]).shape[*axis])
+            let inputs: Vec<&Tensor> = node.inputs.iter().map(|&i| g.tensor(i)).collect();
+            // Every position the node reads `t` at (a node may read it twice).
+            let mut rows = None;
+            for (i, _) in node.inputs.iter().enumerate().filter(|&(_, &x)| x == t) {
+                match node.op.def().index_use(i, &inputs) {
+                    IndexUse::Rows(r) => rows = Some(rows.map_or(r, |b: usize| b.min(r))),
+                    IndexUse::Through => todo.push(node.output),
+                    IndexUse::Data => {}
                 }
-                Op::GatherNd if node.inputs[1] == t => {
-                    g.tensor(node.inputs[0]).shape.iter().copied().min()
-                }
-                // Ops that pass integers through unchanged: their readers may index.
-                Op::Reshape(_) | Op::Flatten(_) | Op::Identity | Op::Cast(_) => {
-                    todo.push(node.output);
-                    None
-                }
-                Op::Gather(_)
-                | Op::GatherElements(_)
-                | Op::GatherNd
-                | Op::Conv(_)
-                | Op::BatchNorm(_)
-                | Op::Unary(_)
-                | Op::Binary(_)
-                | Op::Clip(_)
-                | Op::Pool(_)
-                | Op::GlobalPool(_)
-                | Op::Concat(_)
-                | Op::Gemm(_)
-                | Op::MatMul
-                | Op::Transpose(_)
-                | Op::Slice(_)
-                | Op::Expand(_)
-                | Op::Where
-                | Op::IsNaN
-                | Op::Softmax(_)
-                | Op::LayerNorm(_)
-                | Op::Reduce(_)
-                | Op::Attention(_) => None,
-            };
+            }
             if let Some(r) = rows {
                 best = Some(best.map_or(r, |b| b.min(r)));
             }

@@ -12,7 +12,7 @@ use weft_ir::dtype::DType;
 use weft_ir::expr::Expr;
 
 use super::shapes::{arity, broadcast, float, same_dtype};
-use super::{Anchor, ExportNode, Inline, OpDef, Role};
+use super::{Anchor, ExportNode, IndexUse, Inline, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// An attention's attributes.
@@ -114,6 +114,10 @@ impl OpDef for Attention {
         let (t, d) = (k[r - 2] as f64, q[r - 1] as f64);
         let scores = inputs[0].numel() as f64 / d * t;
         scores * d + output.numel() as f64 * t
+    }
+
+    fn index_use(&self, _: usize, _: &[&Tensor]) -> IndexUse {
+        IndexUse::Data
     }
 }
 

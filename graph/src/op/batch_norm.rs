@@ -10,7 +10,7 @@ use weft_ir::prelude::*;
 
 use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, epsilon, same_dtype};
-use super::{Epilogue, ExportNode, Inline, Op, OpDef, Role};
+use super::{Epilogue, ExportNode, IndexUse, Inline, Op, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// A batch normalization's attribute.
@@ -86,6 +86,10 @@ impl OpDef for BatchNorm {
 
     fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
         output.numel() as f64
+    }
+
+    fn index_use(&self, _: usize, _: &[&Tensor]) -> IndexUse {
+        IndexUse::Data
     }
 }
 

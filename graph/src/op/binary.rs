@@ -11,7 +11,7 @@ use weft_ir::prelude::*;
 use super::inline::{broadcast_index, truth};
 use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, broadcast, float, same_type};
-use super::{Epilogue, ExportNode, Inline, Op, OpDef, Role};
+use super::{Epilogue, ExportNode, IndexUse, Inline, Op, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// Elementwise functions of two inputs.
@@ -169,6 +169,10 @@ impl OpDef for Binary {
 
     fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
         output.numel() as f64
+    }
+
+    fn index_use(&self, _: usize, _: &[&Tensor]) -> IndexUse {
+        IndexUse::Data
     }
 }
 

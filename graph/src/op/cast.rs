@@ -10,7 +10,7 @@ use weft_ir::prelude::*;
 use super::inline::truth;
 use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::arity;
-use super::{Epilogue, ExportNode, Inline, Op, OpDef, Role};
+use super::{Epilogue, ExportNode, IndexUse, Inline, Op, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// A Cast's target type.
@@ -65,6 +65,10 @@ impl OpDef for Cast {
 
     fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
         output.numel() as f64
+    }
+
+    fn index_use(&self, _: usize, _: &[&Tensor]) -> IndexUse {
+        IndexUse::Through
     }
 }
 

@@ -9,7 +9,7 @@ use weft_ir::prelude::*;
 use super::binary::Binary;
 use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, float};
-use super::{Epilogue, ExportNode, Inline, Op, OpDef, Role};
+use super::{Epilogue, ExportNode, IndexUse, Inline, Op, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// A Clip's bounds (either may be infinite).
@@ -58,6 +58,10 @@ impl OpDef for Clip {
 
     fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
         output.numel() as f64
+    }
+
+    fn index_use(&self, _: usize, _: &[&Tensor]) -> IndexUse {
+        IndexUse::Data
     }
 }
 

@@ -10,7 +10,7 @@ use weft_ir::prelude::*;
 
 use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, same_type};
-use super::{ExportNode, Inline, Op, OpDef, Role};
+use super::{ExportNode, IndexUse, Inline, Op, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// A Concat's axis.
@@ -101,6 +101,10 @@ impl OpDef for Concat {
 
     fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
         output.numel() as f64
+    }
+
+    fn index_use(&self, _: usize, _: &[&Tensor]) -> IndexUse {
+        IndexUse::Data
     }
 }
 

@@ -10,7 +10,7 @@ use weft_ir::expr::Expr;
 
 use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, rank, same_dtype, window_out};
-use super::{Anchor, ExportNode, Inline, Op, OpDef, Role};
+use super::{Anchor, ExportNode, IndexUse, Inline, Op, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// A convolution's geometry.
@@ -125,6 +125,10 @@ impl OpDef for Conv {
     fn macs(&self, inputs: &[&Tensor], output: &Tensor) -> f64 {
         let w = &inputs[1].shape;
         output.numel() as f64 * (w[1] * w[2] * w[3]) as f64
+    }
+
+    fn index_use(&self, _: usize, _: &[&Tensor]) -> IndexUse {
+        IndexUse::Data
     }
 }
 

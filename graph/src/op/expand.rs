@@ -10,7 +10,7 @@ use weft_ir::expr::Expr;
 use super::inline::broadcast_index;
 use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, broadcast};
-use super::{Epilogue, ExportNode, Inline, Op, OpDef, Role};
+use super::{Epilogue, ExportNode, IndexUse, Inline, Op, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// An Expand's resolved output shape.
@@ -61,6 +61,10 @@ impl OpDef for Expand {
 
     fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
         output.numel() as f64
+    }
+
+    fn index_use(&self, _: usize, _: &[&Tensor]) -> IndexUse {
+        IndexUse::Data
     }
 }
 

@@ -18,7 +18,7 @@ use weft_ir::prelude::*;
 use super::inline::clamped_index;
 use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, axis_of, integer};
-use super::{Epilogue, ExportNode, Inline, Op, OpDef, Role};
+use super::{Epilogue, ExportNode, IndexUse, Inline, Op, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// A Gather's axis.
@@ -98,6 +98,13 @@ impl OpDef for Gather {
     fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
         output.numel() as f64
     }
+
+    fn index_use(&self, input: usize, inputs: &[&Tensor]) -> IndexUse {
+        match input {
+            1 => IndexUse::Rows(inputs[0].shape[self.axis]),
+            _ => IndexUse::Data,
+        }
+    }
 }
 
 impl OpDef for GatherElements {
@@ -154,6 +161,13 @@ impl OpDef for GatherElements {
 
     fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
         output.numel() as f64
+    }
+
+    fn index_use(&self, input: usize, inputs: &[&Tensor]) -> IndexUse {
+        match input {
+            1 => IndexUse::Rows(inputs[0].shape[self.axis]),
+            _ => IndexUse::Data,
+        }
     }
 }
 
@@ -229,6 +243,13 @@ impl OpDef for GatherNd {
 
     fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
         output.numel() as f64
+    }
+
+    fn index_use(&self, input: usize, inputs: &[&Tensor]) -> IndexUse {
+        match input {
+            1 => IndexUse::Rows(inputs[0].shape.iter().copied().min().unwrap_or(1)),
+            _ => IndexUse::Data,
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use weft_ir::expr::Expr;
 use super::inline::truth;
 use super::onnx::OnnxOp;
 use super::shapes::{arity, float};
-use super::{Epilogue, ExportNode, Inline, Op, OpDef, Role};
+use super::{Epilogue, ExportNode, IndexUse, Inline, Op, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// ONNX's IsNaN.
@@ -50,6 +50,10 @@ impl OpDef for IsNaN {
 
     fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
         output.numel() as f64
+    }
+
+    fn index_use(&self, _: usize, _: &[&Tensor]) -> IndexUse {
+        IndexUse::Data
     }
 }
 

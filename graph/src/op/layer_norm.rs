@@ -11,7 +11,7 @@ use weft_ir::expr::Expr;
 
 use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, axis_of, broadcast, epsilon, float};
-use super::{ExportNode, Inline, Op, OpDef, Reduction, Role, Rows};
+use super::{ExportNode, IndexUse, Inline, Op, OpDef, Reduction, Role, Rows};
 use crate::tensor::Tensor;
 
 /// A layer norm's first normalized axis and epsilon.
@@ -69,6 +69,10 @@ impl OpDef for LayerNorm {
 
     fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
         output.numel() as f64
+    }
+
+    fn index_use(&self, _: usize, _: &[&Tensor]) -> IndexUse {
+        IndexUse::Data
     }
 }
 

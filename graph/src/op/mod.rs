@@ -247,6 +247,21 @@ pub trait OpDef {
     /// Multiply-adds to compute the output (its element count for everything but the
     /// anchors): what decides whether the float64 reference is affordable.
     fn macs(&self, inputs: &[&Tensor], output: &Tensor) -> f64;
+
+    /// How the op reads input `input` where it holds integers: as data, as indices into
+    /// a dimension (which random inputs must respect), or passed on unchanged.
+    fn index_use(&self, input: usize, inputs: &[&Tensor]) -> IndexUse;
+}
+
+/// How an op reads an integer input ([`OpDef::index_use`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexUse {
+    /// As values.
+    Data,
+    /// As indices into a dimension of this many rows.
+    Rows(usize),
+    /// Passed on unchanged (a reshape, an identity, a cast): its readers decide.
+    Through,
 }
 
 /// How the partition groups an op and which lowering computes it, with what that

@@ -10,7 +10,7 @@ use weft_ir::expr::Expr;
 
 use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, float, rank, window_out};
-use super::{ExportNode, Inline, Op, OpDef, Reduction, Role, Window};
+use super::{ExportNode, IndexUse, Inline, Op, OpDef, Reduction, Role, Window};
 use crate::tensor::Tensor;
 
 /// Max or average.
@@ -115,6 +115,10 @@ impl OpDef for Pool {
     fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
         output.numel() as f64
     }
+
+    fn index_use(&self, _: usize, _: &[&Tensor]) -> IndexUse {
+        IndexUse::Data
+    }
 }
 
 impl OpDef for GlobalPool {
@@ -165,6 +169,10 @@ impl OpDef for GlobalPool {
 
     fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
         output.numel() as f64
+    }
+
+    fn index_use(&self, _: usize, _: &[&Tensor]) -> IndexUse {
+        IndexUse::Data
     }
 }
 

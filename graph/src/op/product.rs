@@ -13,7 +13,7 @@ use super::binary::broadcast_with;
 use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::reshape::Reshape;
 use super::shapes::{arity, broadcast, rank, same_dtype};
-use super::{Anchor, ExportNode, Inline, Op, OpDef, Product, Role};
+use super::{Anchor, ExportNode, IndexUse, Inline, Op, OpDef, Product, Role};
 use crate::tensor::Tensor;
 
 /// A general matrix product's attributes.
@@ -111,6 +111,10 @@ impl OpDef for Gemm {
     fn macs(&self, inputs: &[&Tensor], output: &Tensor) -> f64 {
         product_macs(inputs, output)
     }
+
+    fn index_use(&self, _: usize, _: &[&Tensor]) -> IndexUse {
+        IndexUse::Data
+    }
 }
 
 impl OpDef for MatMul {
@@ -165,6 +169,10 @@ impl OpDef for MatMul {
 
     fn macs(&self, inputs: &[&Tensor], output: &Tensor) -> f64 {
         product_macs(inputs, output)
+    }
+
+    fn index_use(&self, _: usize, _: &[&Tensor]) -> IndexUse {
+        IndexUse::Data
     }
 }
 

@@ -10,7 +10,7 @@ use weft_ir::expr::Expr;
 
 use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, float};
-use super::{ExportNode, Inline, Op, OpDef, Reduction, Role};
+use super::{ExportNode, IndexUse, Inline, Op, OpDef, Reduction, Role};
 use crate::tensor::Tensor;
 
 /// What a [`Reduce`] computes.
@@ -106,6 +106,10 @@ impl OpDef for Reduce {
 
     fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
         output.numel() as f64
+    }
+
+    fn index_use(&self, _: usize, _: &[&Tensor]) -> IndexUse {
+        IndexUse::Data
     }
 }
 

@@ -10,7 +10,7 @@ use weft_ir::prelude::*;
 use super::inline::broadcast_index;
 use super::onnx::OnnxOp;
 use super::shapes::{arity, broadcast, same_type};
-use super::{Epilogue, ExportNode, Inline, Op, OpDef, Role};
+use super::{Epilogue, ExportNode, IndexUse, Inline, Op, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// ONNX's Where.
@@ -73,6 +73,10 @@ impl OpDef for Where {
 
     fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
         output.numel() as f64
+    }
+
+    fn index_use(&self, _: usize, _: &[&Tensor]) -> IndexUse {
+        IndexUse::Data
     }
 }
 

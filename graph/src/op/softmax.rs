@@ -9,7 +9,7 @@ use weft_ir::expr::Expr;
 
 use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, axis_of, float};
-use super::{ExportNode, Inline, Op, OpDef, Reduction, Role, Rows};
+use super::{ExportNode, IndexUse, Inline, Op, OpDef, Reduction, Role, Rows};
 use crate::tensor::Tensor;
 
 /// A Softmax's axis.
@@ -60,6 +60,10 @@ impl OpDef for Softmax {
 
     fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
         output.numel() as f64
+    }
+
+    fn index_use(&self, _: usize, _: &[&Tensor]) -> IndexUse {
+        IndexUse::Data
     }
 }
 

@@ -8,7 +8,7 @@ use weft_ir::expr::Expr;
 
 use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::arity;
-use super::{Epilogue, ExportNode, Inline, Op, OpDef, Role};
+use super::{Epilogue, ExportNode, IndexUse, Inline, Op, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// A Transpose's permutation.
@@ -75,6 +75,10 @@ impl OpDef for Transpose {
 
     fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
         output.numel() as f64
+    }
+
+    fn index_use(&self, _: usize, _: &[&Tensor]) -> IndexUse {
+        IndexUse::Data
     }
 }
 

@@ -10,7 +10,7 @@ use weft_ir::prelude::*;
 use super::inline::truth;
 use super::onnx::OnnxOp;
 use super::shapes::{arity, float};
-use super::{Epilogue, ExportNode, Inline, Op, OpDef, Role};
+use super::{Epilogue, ExportNode, IndexUse, Inline, Op, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// Elementwise functions of one input.
@@ -337,6 +337,10 @@ impl OpDef for Unary {
 
     fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
         output.numel() as f64
+    }
+
+    fn index_use(&self, _: usize, _: &[&Tensor]) -> IndexUse {
+        IndexUse::Data
     }
 }
 
