@@ -13,3 +13,9 @@ pub mod plan;
 pub mod tune;
 
 pub use compiled::{CompiledModel, Loaded};
+
+/// The examples of `docs/architecture.md` ("Adding an ONNX op", "Adding a benchmark
+/// workload", "Adding a graph pass"), compiled and run as doctests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/architecture.md")]
+pub struct ArchitectureExamples;
