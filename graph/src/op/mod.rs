@@ -34,6 +34,7 @@ pub mod shapes;
 mod slice;
 mod softmax;
 mod transpose;
+mod trilu;
 mod unary;
 
 use std::fmt;
@@ -66,6 +67,7 @@ pub use select::Where;
 pub use slice::{Slice, resolve_slice};
 pub use softmax::Softmax;
 pub use transpose::Transpose;
+pub use trilu::Trilu;
 pub use unary::{Unary, erf};
 
 /// One operator and its attributes; every op has one output. Each variant's payload is
@@ -124,6 +126,8 @@ pub enum Op {
     Reduce(Reduce),
     /// Scaled dot-product attention ([`Attention`]).
     Attention(Attention),
+    /// The upper or lower triangle of matrices ([`Trilu`]).
+    Trilu(Trilu),
 }
 
 impl Op {
@@ -156,6 +160,7 @@ impl Op {
             Op::LayerNorm(o) => o,
             Op::Reduce(o) => o,
             Op::Attention(o) => o,
+            Op::Trilu(o) => o,
         }
     }
 
@@ -186,6 +191,7 @@ impl Op {
             slice::ONNX,
             softmax::ONNX,
             transpose::ONNX,
+            trilu::ONNX,
             unary::ONNX,
         ]
         .into_iter()
