@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Marks the weft model rows of a report.json that were measured with no tuning records
 (`"tuned": 0`) before `weft report` recorded it itself: the transformer rows of
-2026-11-27e call 5 (`h100-2026-11-27e/run5.sh`, 13:20-13:23 UTC) and the CNN rows of
-2026-11-27f call 3 (`run3.sh`, 15:43-15:45 UTC), both run with WEFT_RECORDS=/tmp/none.json
+2026-11-27e call 5 (`h100-2026-11-27e/`, 13:20-13:23 UTC) and the CNN rows of
+2026-11-27f call 3 (15:43-15:45 UTC), both run with WEFT_RECORDS=/tmp/none.json
 (an absent file: every anchor by the stated rule). Their anchor counts were not recorded
 and stay absent. Rows of other calls are left alone.
 

@@ -274,7 +274,7 @@ pub const WGMMA_RULE_MIN_ROWS: i64 = 32;
 /// summed 4% faster (the 7² and 14² 1×1 convolutions with the residual add fused, and
 /// Inception's 147² and 71² convolutions of 32 and 80 channels, ran slower in place);
 /// at 400, ResNet-50 batch 8 ran 1% faster and Inception v3 the same
-/// (`run5.sh`, `gate.txt`).
+/// (2026-11-27h call `run5`, `gate.txt`).
 pub const WGMMA_VIEWS_MIN_TILES: i64 = 400;
 
 /// The largest wgmma block tile (elements) the rule weighs: 128×256 and 256×128 (two
