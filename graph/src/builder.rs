@@ -21,7 +21,9 @@ use ndarray::ArrayD;
 use weft_ir::dtype::DType;
 
 use crate::graph::{Graph, GraphError, Layout, Tensor, TensorId};
-use crate::op::{Binary, Conv, Gemm, Op, Pool, PoolKind, Unary};
+use crate::op::{
+    BatchNorm, Binary, Clip, Concat, Conv, Flatten, Gemm, GlobalPool, Op, Pool, PoolKind, Unary,
+};
 
 /// A graph under construction.
 #[derive(Debug)]
@@ -102,7 +104,7 @@ impl GraphBuilder {
     ) -> Result<TensorId, GraphError> {
         self.node(
             name,
-            Op::BatchNorm { epsilon },
+            Op::BatchNorm(BatchNorm { epsilon }),
             &[x, scale, bias, mean, var],
         )
     }
@@ -130,7 +132,7 @@ impl GraphBuilder {
         min: f64,
         max: f64,
     ) -> Result<TensorId, GraphError> {
-        self.node(name, Op::Clip { min, max }, &[x])
+        self.node(name, Op::Clip(Clip { min, max }), &[x])
     }
 
     /// An elementwise function of `a` and `b`, broadcast.
@@ -182,7 +184,7 @@ impl GraphBuilder {
         kind: PoolKind,
         x: TensorId,
     ) -> Result<TensorId, GraphError> {
-        self.node(name, Op::GlobalPool(kind), &[x])
+        self.node(name, Op::GlobalPool(GlobalPool { kind }), &[x])
     }
 
     /// `inputs` joined along `axis`.
@@ -192,7 +194,7 @@ impl GraphBuilder {
         inputs: &[TensorId],
         axis: usize,
     ) -> Result<TensorId, GraphError> {
-        self.node(name, Op::Concat { axis }, inputs)
+        self.node(name, Op::Concat(Concat { axis }), inputs)
     }
 
     /// `x` as a matrix: dimensions before `axis` become rows.
@@ -202,7 +204,7 @@ impl GraphBuilder {
         x: TensorId,
         axis: usize,
     ) -> Result<TensorId, GraphError> {
-        self.node(name, Op::Flatten { axis }, &[x])
+        self.node(name, Op::Flatten(Flatten { axis }), &[x])
     }
 
     /// A fully connected layer as ONNX exporters write it: `x · wᵀ + bias` (Gemm with

@@ -8,7 +8,6 @@ use std::fmt;
 use thiserror::Error;
 use weft_ir::dtype::DType;
 
-use crate::infer::infer;
 use crate::op::Op;
 pub use crate::tensor::{Layout, Tensor};
 
@@ -119,7 +118,7 @@ impl Graph {
             }
         }
         let ins: Vec<&Tensor> = inputs.iter().map(|&i| self.tensor(i)).collect();
-        let (shape, dtype) = infer(&op, &ins).map_err(|what| GraphError::Shape {
+        let (shape, dtype) = op.def().infer(&ins).map_err(|what| GraphError::Shape {
             node: name.clone(),
             op: op.name(),
             what,
@@ -206,6 +205,18 @@ impl Graph {
             .iter()
             .filter(|t| t.is_constant())
             .map(Tensor::numel)
+            .sum()
+    }
+
+    /// Multiply-adds to evaluate the graph (each op's [`crate::op::OpDef::macs`]): what
+    /// decides whether the float64 reference is affordable.
+    pub fn macs(&self) -> f64 {
+        self.nodes
+            .iter()
+            .map(|n| {
+                let inputs: Vec<&Tensor> = n.inputs.iter().map(|&i| self.tensor(i)).collect();
+                n.op.def().macs(&inputs, self.tensor(n.output))
+            })
             .sum()
     }
 

@@ -7,8 +7,9 @@ use ndarray::{ArrayD, IxDyn};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use crate::graph::Tensor;
 use crate::graph::{Graph, TensorId};
-use crate::op::Op;
+use crate::op::IndexUse;
 
 /// One random input per graph input, from `seed`.
 pub fn random_inputs(g: &Graph, seed: u64) -> Vec<ArrayD<f32>> {
@@ -41,19 +42,16 @@ pub fn index_range(g: &Graph, t: TensorId) -> Option<usize> {
         }
         for n in consumers.get(&t).into_iter().flatten() {
             let node = &g.nodes[n.0];
-            let rows = match &node.op {
-                Op::Gather { axis } | Op::GatherElements { axis } if node.inputs[1] == t => {
-                    Some(g.tensor(node.inputs[0]).shape[*axis])
+            let inputs: Vec<&Tensor> = node.inputs.iter().map(|&i| g.tensor(i)).collect();
+            // Every position the node reads `t` at (a node may read it twice).
+            let mut rows = None;
+            for (i, _) in node.inputs.iter().enumerate().filter(|&(_, &x)| x == t) {
+                match node.op.def().index_use(i, &inputs) {
+                    IndexUse::Rows(r) => rows = Some(rows.map_or(r, |b: usize| b.min(r))),
+                    IndexUse::Through => todo.push(node.output),
+                    IndexUse::Data => {}
                 }
-                Op::GatherNd if node.inputs[1] == t => {
-                    g.tensor(node.inputs[0]).shape.iter().copied().min()
-                }
-                Op::Reshape { .. } | Op::Flatten { .. } | Op::Identity | Op::Cast { .. } => {
-                    todo.push(node.output);
-                    None
-                }
-                _ => None,
-            };
+            }
             if let Some(r) = rows {
                 best = Some(best.map_or(r, |b| b.min(r)));
             }

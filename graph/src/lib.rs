@@ -8,17 +8,15 @@
 
 pub mod builder;
 pub mod graph;
-pub mod infer;
 pub mod inputs;
 pub mod op;
 pub mod partition;
 pub mod passes;
 pub mod reference;
-mod reference_index;
 pub mod tensor;
 pub mod zoo;
 
 pub use builder::GraphBuilder;
 pub use graph::{Graph, GraphError, Layout, Node, NodeId, Tensor, TensorId};
 pub use op::Op;
-pub use reference_index::cast;
+pub use op::cast;

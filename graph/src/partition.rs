@@ -22,7 +22,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use crate::graph::{Graph, NodeId, TensorId, type_text};
-use crate::op::Op;
+use crate::op::{Epilogue, Role};
 
 /// What a group is built around, which decides how it is scheduled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,7 +93,7 @@ pub fn partition(g: &Graph) -> Partition {
     let one_reader = |t: TensorId| -> Option<NodeId> {
         match readers.get(&t).map(Vec::as_slice) {
             Some([r]) if !outputs.contains(&t) => Some(*r),
-            _ => None,
+            Some(_) | None => None,
         }
     };
     let mut group_of: HashMap<NodeId, usize> = HashMap::new();
@@ -102,12 +102,10 @@ pub fn partition(g: &Graph) -> Partition {
     // Anchors with their epilogue chains, and reductions.
     for (i, n) in g.nodes.iter().enumerate() {
         let id = NodeId(i);
-        let kind = if n.op.is_anchor() {
-            GroupKind::Anchor
-        } else if n.op.is_reduction() {
-            GroupKind::Reduction
-        } else {
-            continue;
+        let kind = match n.op.role() {
+            Role::Anchor(_) => GroupKind::Anchor,
+            Role::Reduction(_) => GroupKind::Reduction,
+            Role::Injective(_) | Role::Join { .. } => continue,
         };
         let mut epilogue = Vec::new();
         let mut t = n.output;
@@ -121,11 +119,11 @@ pub fn partition(g: &Graph) -> Partition {
                 // anchor's flat index: a reshape after a permutation can merge axes the
                 // permutation separated, which no such digit is. The reshape stays with
                 // the reader (where it reads the permuted tensor as it is stored).
-                let op = &g.nodes[r.0].op;
-                if permuted && matches!(op, Op::Reshape { .. } | Op::Flatten { .. }) {
+                let role = g.nodes[r.0].op.role();
+                if permuted && role == Role::Injective(Epilogue::Reshape) {
                     break;
                 }
-                permuted |= matches!(op, Op::Transpose { .. });
+                permuted |= role == Role::Injective(Epilogue::Permute);
                 epilogue.push(r);
                 t = g.nodes[r.0].output;
             }
@@ -150,14 +148,17 @@ pub fn partition(g: &Graph) -> Partition {
     // Walked backwards so that a reader's group is known before its producers.
     for (i, n) in g.nodes.iter().enumerate().rev() {
         let id = NodeId(i);
-        if group_of.contains_key(&id) || !n.op.is_injective() {
+        if group_of.contains_key(&id) {
             continue;
         }
-        let inline_into = match n.op {
-            Op::Concat { .. } => None,
-            _ => one_reader(n.output)
+        let joins = |n: NodeId| matches!(g.nodes[n.0].op.role(), Role::Join { .. });
+        let inline_into = match n.op.role() {
+            Role::Anchor(_) | Role::Reduction(_) => continue,
+            // A join is a copy or a view: never computed inside its reader.
+            Role::Join { .. } => None,
+            Role::Injective(_) => one_reader(n.output)
                 .and_then(|r| group_of.get(&r).copied())
-                .filter(|&gi| !matches!(g.nodes[groups[gi].root.0].op, Op::Concat { .. })),
+                .filter(|&gi| !joins(groups[gi].root)),
         };
         match inline_into {
             Some(gi) => {
@@ -189,7 +190,9 @@ pub fn partition(g: &Graph) -> Partition {
         .collect();
     let mut sliced: HashSet<usize> = HashSet::new();
     for (i, n) in g.nodes.iter().enumerate() {
-        let Op::Concat { axis } = n.op else { continue };
+        let Role::Join { axis } = n.op.role() else {
+            continue;
+        };
         let members: Option<Vec<usize>> = n
             .inputs
             .iter()
@@ -263,17 +266,14 @@ fn fits_epilogue(g: &Graph, r: NodeId, t: TensorId) -> bool {
     if reads_t != 1 {
         return false;
     }
-    match n.op {
-        Op::Unary(_) | Op::Clip { .. } | Op::Identity | Op::Flatten { .. } | Op::Reshape { .. } => {
-            true
-        }
-        // A permutation of the anchor's output, written where it belongs: the reader
-        // then reads a stored tensor as it is (attention's `[b, h, s, d]` context stored
-        // as `[b, s, h, d]` makes the output projection's operand a plain matrix).
-        Op::Transpose { .. } => true,
-        Op::Binary(_) => g.tensor(n.output).shape == g.tensor(t).shape,
-        Op::BatchNorm { .. } => n.inputs[0] == t,
-        _ => false,
+    match n.op.role() {
+        Role::Injective(Epilogue::Pointwise | Epilogue::Reshape | Epilogue::Permute) => true,
+        Role::Injective(Epilogue::SameShape) => g.tensor(n.output).shape == g.tensor(t).shape,
+        Role::Injective(Epilogue::FirstInput) => n.inputs[0] == t,
+        Role::Injective(Epilogue::Never)
+        | Role::Join { .. }
+        | Role::Anchor(_)
+        | Role::Reduction(_) => false,
     }
 }
 
@@ -339,7 +339,7 @@ impl fmt::Display for Shown<'_> {
 mod tests {
     use super::*;
     use crate::builder::GraphBuilder;
-    use crate::op::{Conv, PoolKind};
+    use crate::op::{Conv, Op, PoolKind, Reshape, Transpose};
     use ndarray::{ArrayD, IxDyn};
     use weft_ir::dtype::DType;
 
@@ -463,14 +463,14 @@ mod tests {
         let t = b
             .node(
                 "t",
-                Op::Transpose {
+                Op::Transpose(Transpose {
                     perm: vec![1, 0, 2],
-                },
+                }),
                 &[p],
             )
             .unwrap();
         let r = b
-            .node("r", Op::Reshape { shape: vec![5, 8] }, &[t])
+            .node("r", Op::Reshape(Reshape { shape: vec![5, 8] }), &[t])
             .unwrap();
         let w = weight(&mut b, "w", &[8, 6]);
         let out = b.node("q", Op::MatMul, &[r, w]).unwrap();

@@ -16,3 +16,9 @@ pub mod tune;
 pub use compiled::{CompileOptions, CompiledModel};
 pub use error::ModelError;
 pub use executable::{Executable, IoTensor, LoadedGroup};
+
+/// The examples of `docs/architecture.md` ("Adding an ONNX op", "Adding a benchmark
+/// workload", "Adding a graph pass"), compiled and run as doctests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/architecture.md")]
+pub struct ArchitectureExamples;

@@ -6,7 +6,7 @@
 //! reference on the interpreter, wgpu and CUDA where present.
 
 use ndarray::{ArrayD, IxDyn};
-use weft_graph::op::{Binary, Op, ReduceKind};
+use weft_graph::op::{Binary, LayerNorm, Op, Reduce, ReduceKind, Softmax};
 use weft_graph::reference::evaluate;
 use weft_graph::{Graph, GraphBuilder};
 use weft_ir::dtype::DType;
@@ -33,7 +33,9 @@ fn array(seed: u64, shape: &[usize], scale: f32, shift: f32) -> ArrayD<f32> {
 fn graph() -> Graph {
     let mut b = GraphBuilder::new("long_rows");
     let x = b.input("x", &[ROWS, N], DType::F32);
-    let s = b.node("softmax", Op::Softmax { axis: 1 }, &[x]).unwrap();
+    let s = b
+        .node("softmax", Op::Softmax(Softmax { axis: 1 }), &[x])
+        .unwrap();
     let three = b.weight("three", array(1, &[1], 0.0, 3.0));
     let s3 = b.binary("scaled", Binary::Mul, s, three).unwrap();
     b.output(s3);
@@ -41,18 +43,18 @@ fn graph() -> Graph {
     let shifted = b.add("shifted", x, thousand).unwrap();
     let gamma = b.weight("gamma", array(3, &[N], 0.5, 1.0));
     let beta = b.weight("beta", array(4, &[N], 0.2, 0.0));
-    let ln = Op::LayerNorm {
+    let ln = Op::LayerNorm(LayerNorm {
         axis: 1,
         epsilon: 1e-5,
-    };
+    });
     let norm = b.node("norm", ln, &[shifted, gamma, beta]).unwrap();
     b.output(norm);
     for (name, kind) in [("mean", ReduceKind::Mean), ("max", ReduceKind::Max)] {
-        let op = Op::Reduce {
+        let op = Op::Reduce(Reduce {
             kind,
             axes: vec![1],
             keep_dims: false,
-        };
+        });
         let r = b.node(name, op, &[x]).unwrap();
         b.output(r);
     }

@@ -3,7 +3,7 @@
 //! the graph's float64 reference on random inputs of odd sizes.
 
 use ndarray::{ArrayD, IxDyn};
-use weft_graph::op::{Binary, Conv, Gemm, Op, Pool, PoolKind, Unary};
+use weft_graph::op::{Binary, Conv, Gemm, Op, OpDef, Pool, PoolKind, Trilu, Unary};
 use weft_graph::passes::Precision;
 use weft_graph::reference::evaluate;
 use weft_graph::{Graph, GraphBuilder, TensorId};
@@ -396,6 +396,17 @@ fn every_elementwise_function_matches_its_definition() {
         let out = b.binary("f", f, a, c).unwrap();
         b.output(out);
         cases.push((f.name().to_string(), b.finish().unwrap(), vec![x, y]));
+    }
+    for (upper, k) in [(true, 0), (true, 2), (false, -1), (false, 9)] {
+        let x = v.array(&[2, 5, 7], 2.0);
+        let mut b = GraphBuilder::new("t");
+        let input = b.input("x", &[2, 5, 7], DType::F32);
+        let y = b
+            .node("f", Op::Trilu(Trilu { upper, k }), &[input])
+            .unwrap();
+        b.output(y);
+        let name = format!("Trilu(upper={upper}, k={k})");
+        cases.push((name, b.finish().unwrap(), vec![x]));
     }
     for (name, g, inputs) in cases {
         let model = CompiledModel::compile(&g, &dev.limits(), &CompileOptions::default()).unwrap();

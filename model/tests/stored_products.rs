@@ -7,7 +7,7 @@
 //! checked against the graph's float64 reference at odd row counts.
 
 use weft_codegen_common::{TargetLimits, cuda_arch};
-use weft_graph::op::{Op, Unary};
+use weft_graph::op::{LayerNorm, Op, Reshape, Unary};
 use weft_graph::passes::Precision;
 use weft_graph::reference::evaluate;
 use weft_graph::{Graph, GraphBuilder};
@@ -34,10 +34,10 @@ fn mlp(batch: usize, rows: usize, inner: usize) -> Graph {
     // The block's input as a transformer's is: a layer norm's output, stored in f16.
     let gamma = b.weight("ln.g", v.array(&[HIDDEN], 0.3).mapv(|x| x + 1.0));
     let beta = b.weight("ln.b", v.array(&[HIDDEN], 0.1));
-    let ln = Op::LayerNorm {
+    let ln = Op::LayerNorm(LayerNorm {
         axis: 2,
         epsilon: 1e-5,
-    };
+    });
     let x = b.node("ln", ln, &[x, gamma, beta]).unwrap();
     let h = b.node("fc1.matmul", Op::MatMul, &[x, w1]).unwrap();
     let h = b.add("fc1", h, b1).unwrap();
@@ -48,9 +48,9 @@ fn mlp(batch: usize, rows: usize, inner: usize) -> Graph {
     let flat = b
         .node(
             "rows",
-            Op::Reshape {
+            Op::Reshape(Reshape {
                 shape: vec![batch * rows, HIDDEN],
-            },
+            }),
             &[y],
         )
         .unwrap();

@@ -6,7 +6,8 @@ use std::io::Write;
 use std::path::Path;
 
 use prost::Message;
-use weft_graph::op::{Op, PoolKind, ReduceKind, Unary};
+pub use weft_graph::op::EXPORT_OPSET;
+use weft_graph::op::{Attribute, Constant, ExportNode};
 use weft_graph::{Graph, Tensor};
 use weft_ir::dtype::DType;
 
@@ -19,10 +20,6 @@ use crate::proto::{
     AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto,
     TensorShapeProto, TypeProto, ValueInfoProto,
 };
-
-/// The default-domain opset models are written in; ops newer than it raise it (Mish to
-/// 18, Gelu to 20).
-pub const EXPORT_OPSET: i64 = 17;
 
 /// Writes `graph` to `path` as an ONNX model, whole: into a temporary file in the same
 /// folder, then renamed over `path`, so a reader never sees half a model.
@@ -59,16 +56,24 @@ pub fn to_bytes(graph: &Graph) -> Result<Vec<u8>, ExportError> {
 /// The ONNX model of `graph`.
 pub fn to_model(graph: &Graph) -> Result<ModelProto, ExportError> {
     graph.validate()?;
-    let opset = graph
-        .nodes
+    // What each op adds to its node (its module's `OpDef::export`), before anything is
+    // written: the opset is the newest any node needs.
+    let mut exported = Vec::with_capacity(graph.nodes.len());
+    for n in &graph.nodes {
+        let inputs = n.inputs.iter().map(|&i| graph.tensor(i)).collect();
+        let out = graph.tensor(n.output);
+        let mut node = ExportNode::new(inputs, out);
+        n.op.def()
+            .export(&mut node)
+            .map_err(|what| ExportError::Tensor {
+                tensor: out.name.clone(),
+                what,
+            })?;
+        exported.push(node);
+    }
+    let opset = exported
         .iter()
-        .map(|n| match n.op {
-            Op::Unary(Unary::Gelu { .. }) => 20,
-            Op::Unary(Unary::Mish) => 18,
-            // ONNX's Attention came with opset 23.
-            Op::Attention { .. } => 23,
-            _ => EXPORT_OPSET,
-        })
+        .map(|e| e.opset)
         .max()
         .unwrap_or(EXPORT_OPSET);
     // The IR version each opset came with (opset 17: IR 8).
@@ -95,152 +100,24 @@ pub fn to_model(graph: &Graph) -> Result<ModelProto, ExportError> {
             )?);
         }
     }
-    for n in &graph.nodes {
-        let mut inputs: Vec<String> = n
-            .inputs
-            .iter()
-            .map(|&i| graph.tensor(i).name.clone())
-            .collect();
-        let out = graph.tensor(n.output);
-        let mut attrs = Vec::new();
-        match &n.op {
-            Op::Conv(c) => {
-                let w = graph.tensor(n.inputs[1]);
-                attrs.push(ints("kernel_shape", &w.shape[2..]));
-                attrs.push(ints("strides", &c.strides));
-                attrs.push(ints("pads", &c.pads));
-                attrs.push(ints("dilations", &c.dilations));
-                attrs.push(int("group", c.groups as i64));
-            }
-            Op::BatchNorm { epsilon } => attrs.push(float("epsilon", *epsilon)),
-            Op::Unary(u) => match *u {
-                Unary::HardSigmoid { alpha, beta } => {
-                    attrs.push(float("alpha", alpha));
-                    attrs.push(float("beta", beta));
+    for (n, e) in graph.nodes.iter().zip(&exported) {
+        let mut inputs: Vec<String> = e.inputs.iter().map(|t| t.name.clone()).collect();
+        let out = e.output;
+        for (what, c) in &e.constants {
+            let name = fresh(&mut names, &format!("{}_{what}", out.name));
+            g.initializer.push(match c {
+                Constant::Ints(values) => int64_tensor(&name, values),
+                Constant::Scalar(v, dtype) => {
+                    float_tensor(&name, &[], [*v as f32].into_iter(), *dtype)?
                 }
-                Unary::Selu { alpha, gamma } => {
-                    attrs.push(float("alpha", alpha));
-                    attrs.push(float("gamma", gamma));
-                }
-                Unary::LeakyRelu { alpha }
-                | Unary::Elu { alpha }
-                | Unary::Celu { alpha }
-                | Unary::ThresholdedRelu { alpha } => attrs.push(float("alpha", alpha)),
-                Unary::Gelu { tanh: true } => attrs.push(AttributeProto {
-                    name: "approximate".into(),
-                    r#type: AttributeType::String as i32,
-                    s: b"tanh".to_vec(),
-                    ..AttributeProto::default()
-                }),
-                _ => {}
-            },
-            Op::Clip { min, max } => {
-                // Bounds are inputs since opset 11, in the input's element type.
-                for (what, v) in [("min", *min), ("max", *max)] {
-                    let name = fresh(&mut names, &format!("{}_{what}", out.name));
-                    g.initializer.push(float_tensor(
-                        &name,
-                        &[],
-                        [v as f32].into_iter(),
-                        out.dtype,
-                    )?);
-                    inputs.push(name);
-                }
-            }
-            Op::Pool(p) => {
-                attrs.push(ints("kernel_shape", &p.kernel));
-                attrs.push(ints("strides", &p.strides));
-                attrs.push(ints("pads", &p.pads));
-                attrs.push(int("ceil_mode", i64::from(p.ceil_mode)));
-                if p.kind == PoolKind::Average {
-                    attrs.push(int("count_include_pad", i64::from(p.count_include_pad)));
-                }
-            }
-            Op::Concat { axis } | Op::Flatten { axis } => attrs.push(int("axis", *axis as i64)),
-            Op::Reshape { shape } | Op::Expand { shape } => {
-                let shape: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
-                inputs.push(int_input(&mut g, &mut names, &out.name, "shape", &shape));
-            }
-            Op::Transpose { perm } => attrs.push(ints("perm", perm)),
-            Op::Slice {
-                starts,
-                steps,
-                sizes,
-            } => {
-                let dims = &graph.tensor(n.inputs[0]).shape;
-                let starts: Vec<i64> = starts.iter().map(|&s| s as i64).collect();
-                // One past the last element read; below 0 for a negative step that
-                // reads element 0 (ONNX counts a negative end from the back, so that
-                // is written as −n − 1, which clamps to "before 0").
-                let ends: Vec<i64> = (0..dims.len())
-                    .map(|d| {
-                        let end = starts[d] + sizes[d] as i64 * steps[d];
-                        if end < 0 { -(dims[d] as i64) - 1 } else { end }
-                    })
-                    .collect();
-                let axes: Vec<i64> = (0..dims.len() as i64).collect();
-                for (what, v) in [
-                    ("starts", &starts),
-                    ("ends", &ends),
-                    ("axes", &axes),
-                    ("steps", steps),
-                ] {
-                    inputs.push(int_input(&mut g, &mut names, &out.name, what, v));
-                }
-            }
-            Op::Cast { to } => attrs.push(int("to", elem_type(&out.name, *to)? as i64)),
-            Op::Gather { axis } | Op::GatherElements { axis } | Op::Softmax { axis } => {
-                attrs.push(int("axis", *axis as i64))
-            }
-            Op::LayerNorm { axis, epsilon } => {
-                attrs.push(int("axis", *axis as i64));
-                attrs.push(float("epsilon", *epsilon));
-            }
-            Op::Reduce {
-                kind,
-                axes,
-                keep_dims,
-            } => {
-                attrs.push(int("keepdims", i64::from(*keep_dims)));
-                // ReduceSum takes its axes as an input from opset 13; the others as an
-                // attribute until opset 18.
-                if *kind == ReduceKind::Sum {
-                    let axes: Vec<i64> = axes.iter().map(|&a| a as i64).collect();
-                    inputs.push(int_input(&mut g, &mut names, &out.name, "axes", &axes));
-                } else {
-                    attrs.push(ints("axes", axes));
-                }
-            }
-            Op::Gemm(gm) => {
-                attrs.push(float("alpha", gm.alpha));
-                attrs.push(float("beta", gm.beta));
-                attrs.push(int("transA", i64::from(gm.trans_a)));
-                attrs.push(int("transB", i64::from(gm.trans_b)));
-            }
-            Op::Attention { scale, causal, .. } => {
-                // ONNX's Attention reads 3-D inputs as `[batch, seq, heads · size]`;
-                // weft's leading dimensions are batch and heads: 4-D only. (The NaN
-                // guard is not written: ONNX's op leaves a row of -inf scores as is.)
-                if out.shape.len() != 4 {
-                    return Err(ExportError::Tensor {
-                        tensor: out.name.clone(),
-                        what: format!(
-                            "an Attention of rank {} (ONNX's Attention takes [batch, heads, seq, size])",
-                            out.shape.len()
-                        ),
-                    });
-                }
-                attrs.push(float("scale", *scale));
-                attrs.push(int("is_causal", i64::from(*causal)));
-            }
-            Op::Binary(_)
-            | Op::GlobalPool(_)
-            | Op::MatMul
-            | Op::Identity
-            | Op::Where
-            | Op::IsNaN
-            | Op::GatherNd => {}
+            });
+            inputs.push(name);
         }
+        let attrs = e
+            .attributes
+            .iter()
+            .map(|(name, a)| attribute(name, a, &out.name))
+            .collect::<Result<Vec<_>, _>>()?;
         g.node.push(NodeProto {
             name: n.name.clone(),
             op_type: n.op.name().to_string(),
@@ -266,6 +143,41 @@ pub fn to_model(graph: &Graph) -> Result<ModelProto, ExportError> {
     })
 }
 
+/// An attribute of the node giving `out`, as ONNX writes it.
+fn attribute(name: &str, a: &Attribute, out: &str) -> Result<AttributeProto, ExportError> {
+    let base = AttributeProto {
+        name: name.into(),
+        ..AttributeProto::default()
+    };
+    Ok(match a {
+        Attribute::Int(i) => AttributeProto {
+            r#type: AttributeType::Int as i32,
+            i: *i,
+            ..base
+        },
+        Attribute::Ints(v) => AttributeProto {
+            r#type: AttributeType::Ints as i32,
+            ints: v.clone(),
+            ..base
+        },
+        Attribute::Float(f) => AttributeProto {
+            r#type: AttributeType::Float as i32,
+            f: *f as f32,
+            ..base
+        },
+        Attribute::String(text) => AttributeProto {
+            r#type: AttributeType::String as i32,
+            s: text.as_bytes().to_vec(),
+            ..base
+        },
+        Attribute::DType(dtype) => AttributeProto {
+            r#type: AttributeType::Int as i32,
+            i: elem_type(out, *dtype)? as i64,
+            ..base
+        },
+    })
+}
+
 /// `base`, or `base_2`, `base_3`, ... where taken; recorded as taken.
 fn fresh(names: &mut HashSet<String>, base: &str) -> String {
     let mut name = base.to_string();
@@ -278,24 +190,15 @@ fn fresh(names: &mut HashSet<String>, base: &str) -> String {
     name
 }
 
-/// An int64 initializer named after `out` and `what` (a shape, a Slice's bounds), as
-/// the name of a node input.
-fn int_input(
-    g: &mut GraphProto,
-    names: &mut HashSet<String>,
-    out: &str,
-    what: &str,
-    values: &[i64],
-) -> String {
-    let name = fresh(names, &format!("{out}_{what}"));
-    g.initializer.push(TensorProto {
-        name: name.clone(),
+/// An int64 initializer (a shape, a Slice's bounds) called `name`.
+fn int64_tensor(name: &str, values: &[i64]) -> TensorProto {
+    TensorProto {
+        name: name.to_string(),
         dims: vec![values.len() as i64],
         data_type: DataType::Int64 as i32,
         raw_data: values.iter().flat_map(|v| v.to_le_bytes()).collect(),
         ..TensorProto::default()
-    });
-    name
+    }
 }
 
 /// ONNX's element type for a dtype. weft's i32 tensors are ONNX's int64 ones (token ids,
@@ -359,31 +262,4 @@ fn value_info(t: &Tensor) -> Result<ValueInfoProto, ExportError> {
         }),
         ..ValueInfoProto::default()
     })
-}
-
-fn int(name: &str, i: i64) -> AttributeProto {
-    AttributeProto {
-        name: name.into(),
-        r#type: AttributeType::Int as i32,
-        i,
-        ..AttributeProto::default()
-    }
-}
-
-fn ints(name: &str, v: &[usize]) -> AttributeProto {
-    AttributeProto {
-        name: name.into(),
-        r#type: AttributeType::Ints as i32,
-        ints: v.iter().map(|&d| d as i64).collect(),
-        ..AttributeProto::default()
-    }
-}
-
-fn float(name: &str, f: f64) -> AttributeProto {
-    AttributeProto {
-        name: name.into(),
-        r#type: AttributeType::Float as i32,
-        f: f as f32,
-        ..AttributeProto::default()
-    }
 }

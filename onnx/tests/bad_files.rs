@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use prost::Message;
 use rand::{RngCore, SeedableRng, rngs::StdRng};
 use weft_graph::GraphBuilder;
-use weft_graph::op::Conv;
+use weft_graph::op::{Conv, Reshape};
 use weft_ir::dtype::DType;
 use weft_onnx::proto::attribute_proto::AttributeType;
 use weft_onnx::proto::tensor_proto::{DataLocation, DataType};
@@ -355,7 +355,7 @@ fn mutated_models_never_panic() {
     let r = b
         .node(
             "reshape",
-            weft_graph::Op::Reshape { shape: vec![2, 60] },
+            weft_graph::Op::Reshape(Reshape { shape: vec![2, 60] }),
             &[y],
         )
         .unwrap();

@@ -191,6 +191,15 @@ for op in ["And", "Or", "Xor"]:
 case("logic_not", "Not", {"a": ([3, 5], "bool")})
 case("pow_int_exponent", "Pow", {"x": [3, 5]}, {}, {"p": np.array(3, dtype=np.int64)}, low=-2, high=2)
 
+# Trilu: upper and lower, the main diagonal and others (k as a 0-D constant, as the
+# schema writes it), batched, wider and taller matrices, int64 data.
+case("trilu_upper", "Trilu", {"x": [4, 6]}, opset=14)
+case("trilu_lower", "Trilu", {"x": [2, 5, 3]}, {"upper": 0}, opset=14)
+case("trilu_upper_k2", "Trilu", {"x": [3, 5, 7]}, {}, {"k": np.array(2, dtype=np.int64)}, opset=14)
+case("trilu_lower_k_neg", "Trilu", {"x": [7, 4]}, {"upper": 0}, {"k": np.array(-2, dtype=np.int64)}, opset=14)
+case("trilu_upper_k_past_the_edge", "Trilu", {"x": [3, 4]}, {}, {"k": np.array(9, dtype=np.int64)}, opset=14)
+case("trilu_int", "Trilu", {"x": ([2, 4, 4], "int64", 9)}, {"upper": 0}, opset=17)
+
 
 def ir_version(opset):
     return 8 if opset <= 18 else 9 if opset <= 20 else 10

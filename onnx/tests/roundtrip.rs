@@ -5,7 +5,7 @@ mod common;
 
 use ndarray::{ArrayD, IxDyn};
 use rand::{Rng, SeedableRng, rngs::StdRng};
-use weft_graph::op::{Binary, Conv, Gemm, Op, Pool, PoolKind, Unary};
+use weft_graph::op::{Binary, Conv, Gemm, Op, Pool, PoolKind, Reshape, Unary};
 use weft_graph::{Graph, GraphBuilder, reference};
 use weft_ir::dtype::DType;
 use weft_onnx::{EXPORT_OPSET, ImportOptions, from_bytes, load, save, to_model};
@@ -79,7 +79,7 @@ fn every_op() -> Graph {
     let c = b.weight("c", random(&mut rng, &[5]));
     let y2 = b.node("gemm", Op::Gemm(gemm), &[y, m, c]).unwrap();
     let y = b
-        .node("reshape", Op::Reshape { shape: vec![5, 4] }, &[y])
+        .node("reshape", Op::Reshape(Reshape { shape: vec![5, 4] }), &[y])
         .unwrap();
     let y = b.node("matmul", Op::MatMul, &[y2, y]).unwrap();
     let mut unaries = vec![

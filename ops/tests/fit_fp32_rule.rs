@@ -29,7 +29,7 @@
 //!   `ISSUE_PER_WARP` down to 0.26).
 //!
 //! It prints the start's and the result's figure (on the fitted shapes, the held-out
-//! ones, the shapes `docs/measurements/h100-2026-11-27e/fit.json` and
+//! ones, the shapes `measurements/h100-2026-11-27e/fit.json` and
 //! `h100-2026-11-27g/fit-pdl-1.json` re-measured and the others), every pick of the
 //! result, and the constants to paste into `model.rs`. A pick the CSV has no time for
 //! counts as a miss (at 0.5× in the mean). The constants of 2026-11-27e came from the
@@ -256,9 +256,9 @@ fn env<T: std::str::FromStr>(name: &str, default: T) -> T {
 /// Shapes, as `(m, n, k)`.
 type Shapes = BTreeSet<(i64, i64, i64)>;
 
-/// The shapes of a sweep's JSON under `docs/measurements/` (`dir/file`).
+/// The shapes of a sweep's JSON under `measurements/` (`dir/file`).
 fn swept(file: &str) -> Shapes {
-    let path = format!("{}/../docs/measurements/{file}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/../measurements/{file}", env!("CARGO_MANIFEST_DIR"));
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     json["rows"]

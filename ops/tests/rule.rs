@@ -87,7 +87,7 @@ fn the_rule_follows_the_shape() {
 /// Past 2048³ the 128×128 tiles overflow the one round of two a multiprocessor an H100
 /// holds (17² = 289 over 264 places): the rule takes the 96-row tile of three a
 /// multiprocessor, unsplit, which ran 2049³–2176³ at cuBLAS's speed where the 128×128
-/// tile ran 1.3–1.7× slower (`docs/measurements/h100-2026-11-27i`). Where the 128×128
+/// tile ran 1.3–1.7× slower (`measurements/h100-2026-11-27i`). Where the 128×128
 /// tiles fit one round, and over short reductions, it keeps the tiles of before.
 #[test]
 fn a_tile_of_96_rows_fills_the_last_round() {

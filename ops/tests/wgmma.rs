@@ -288,7 +288,7 @@ fn the_rule_takes_wgmma_on_sm90a() {
     let (config, why) = rule(&limits, &shape);
     // A 128×128 wgmma tile, in one warpgroup of two m64 tiles or two of one: measured
     // alike on an H100 at 4096³ (209.6 and 214.8 µs, 2026-11-25,
-    // `docs/measurements/h100-2026-11-25/hopper-sweep.txt`); the cost model ties them
+    // `measurements/h100-2026-11-25/hopper-sweep.txt`); the cost model ties them
     // and takes fewer threads.
     assert!(config.get("wg").is_some_and(|g| g > 0), "{config}: {why}");
     assert_eq!(config.get("fn"), Some(8), "{config}: {why}");

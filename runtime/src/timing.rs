@@ -52,7 +52,7 @@ pub const SETTLE_BATCH: Duration = Duration::from_millis(20);
 /// With 200 ms, BERT-base at 512 tokens, its pipelines compiled afresh, was timed at
 /// 5.4–5.7 ms in two processes of five against 2.2 ms in the others, the SM clock
 /// sampled at 345–645 MHz as its timing began (2026-11-27,
-/// `docs/measurements/h100-2026-11-27b/slow-512*`).
+/// `measurements/h100-2026-11-27b/slow-512*`).
 pub const SETTLE_MIN: Duration = Duration::from_millis(500);
 
 /// How much slower the first quarter of a timing's samples may be than its last before

@@ -80,8 +80,8 @@ pub(super) fn plan_op(op: &str, points: &[Point], title_suffix: &str) -> Option<
 /// value printed after the bar; the legend sits to the right, outside the plot. A series
 /// is "schedule on target" for weft rows and the reference's name for reference rows.
 /// Rows of other ops and rows whose time is zero, negative, NaN or infinite are skipped.
-/// Writes `stem.png` and `stem.svg` and returns both paths, or writes nothing and returns
-/// `Ok(vec![])` if no row is left.
+/// Writes `stem.svg` and returns its path, or writes nothing and returns `Ok(vec![])` if no
+/// row is left.
 pub fn op_chart(
     op: &str,
     points: &[Point],

@@ -19,7 +19,7 @@ const MARKED_POINTS: usize = 80;
 
 /// `title` over a plot of `series` against x (`x_desc`; integers), y (`y_desc`, scaled
 /// to the unit `y_unit` with SI prefixes) linear from zero, the legend to the right.
-/// Writes `stem.png` and `stem.svg`, or nothing (`Ok(vec![])`) if no point is left.
+/// Writes `stem.svg`, or nothing (`Ok(vec![])`) if no point is left.
 pub fn lines(
     title: &str,
     (x_desc, y_desc, y_unit): (&str, &str, &str),

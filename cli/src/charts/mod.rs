@@ -1,11 +1,11 @@
 //! Benchmark charts: per-op time bars, a roofline and line charts (shape sweeps), each
-//! written as PNG and SVG.
+//! written as SVG.
 //!
 //! Drawn with `plotters` without its `ttf` feature, so nothing here touches fontconfig or
 //! system fonts: Noto Sans Regular (Apache-2.0, from the `ttf-noto-sans` crate) is compiled
-//! in and registered with plotters' `ab_glyph` text renderer as the family `sans-serif`.
-//! The PNG's text is rasterised from that font; the SVG just names `sans-serif`, so a
-//! viewer uses its own sans font and the file stays small.
+//! in and registered with plotters' `ab_glyph` text renderer as the family `sans-serif`,
+//! whose metrics place the labels. The SVG just names `sans-serif`, so a viewer uses its
+//! own sans font and the file stays small.
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -72,7 +72,7 @@ type Area<DB> = DrawingArea<DB, Shift>;
 
 /// The family name every text style here uses; the SVG writes it as `font-family`.
 const FONT: &str = "sans-serif";
-/// Width of every chart in pixels (PNG) and user units (SVG).
+/// Width of every chart in SVG user units (pixels at 100%).
 const WIDTH: u32 = 1280;
 const ROOFLINE_HEIGHT: u32 = 800;
 /// Vertical pixels per bar slot in the op chart; bars are `BAR_PX` thick inside it.
@@ -220,8 +220,8 @@ fn text(size: f64, colour: RGBColor, h: HPos) -> TextStyle<'static> {
     }
 }
 
-/// Draw `s` with its capitals vertically centred on `y`. Top anchoring is the one both
-/// backends agree on (ab_glyph puts the cap line near the anchor in the PNG, the SVG says
+/// Draw `s` with its capitals vertically centred on `y`. Top anchoring is the one plotters'
+/// backends agree on (ab_glyph puts the cap line near the anchor in a bitmap, the SVG says
 /// `dy=0.76em`) while their centre anchors differ by a few pixels, so `text` styles are
 /// top-anchored and `put` raises the text by half a cap height.
 fn put<DB: DrawingBackend>(
@@ -235,7 +235,7 @@ fn put<DB: DrawingBackend>(
 }
 
 /// Width in pixels of the widest of `texts` at `size`, with slack for the SVG: plotters
-/// writes its font-size 10% larger than the PNG's em, and the viewer's sans font (often
+/// writes its font-size 10% larger than the em it measures, and the viewer's sans font (often
 /// DejaVu Sans) runs ~20% wider than the Noto Sans measured here.
 fn widest<DB: DrawingBackend>(
     area: &Area<DB>,
@@ -305,30 +305,29 @@ fn marker<DB: DrawingBackend>(
     area.draw(&PathElement::new([&pts[..], &pts[..1]].concat(), style))
 }
 
-/// A chart that can draw itself on any plotters backend, so one routine makes both the
-/// PNG and the SVG (a closure can't be generic over the backend type).
+/// A chart that can draw itself on any plotters backend (a closure can't be generic over
+/// the backend type); `render` draws it as SVG.
 trait Chart {
     fn size(&self) -> (u32, u32);
     fn draw<DB: DrawingBackend>(&self, root: Area<DB>) -> Drawn<DB>;
 }
 
-/// Write `stem.png` and `stem.svg` from one chart, mapping failures to `ChartError`s that
-/// name the file.
+/// Write `stem.svg` from one chart, mapping failures to `ChartError`s that name the file.
+/// SVG only: the results page shows the SVG, sharp at any size and less than half the
+/// bytes of the same chart as a PNG (weft wrote a PNG beside each until 2026-11-28).
 fn render(stem: &Path, chart: &impl Chart) -> Result<Vec<PathBuf>, ChartError> {
     // Appended, not `with_extension`: a stem like "conv2d.nchw" keeps its dotted part.
-    let with = |ext: &str| {
-        let mut path = stem.as_os_str().to_owned();
-        path.push(ext);
-        PathBuf::from(path)
-    };
-    let (png, svg) = (with(".png"), with(".svg"));
-    ensure_font(&png)?;
+    let mut svg = stem.as_os_str().to_owned();
+    svg.push(".svg");
+    let svg = PathBuf::from(svg);
+    // The text is laid out with the font's metrics, so it must be registered first.
+    ensure_font(&svg)?;
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| ChartError::Io { path, source }
     };
-    if let Some(dir) = png.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(io(&png))?;
+    if let Some(dir) = svg.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(io(&svg))?;
     }
     fn render<E: std::error::Error + Send + Sync>(
         path: &Path,
@@ -339,15 +338,13 @@ fn render(stem: &Path, chart: &impl Chart) -> Result<Vec<PathBuf>, ChartError> {
             message: e.to_string(),
         }
     }
-    let area = BitMapBackend::new(&png, chart.size()).into_drawing_area();
-    chart.draw(area).map_err(render(&png))?;
     // The SVG is drawn into memory and written here, so a failed write is a plain io
     // error (the file backend would only report it, as text, from `present`).
     let mut text = String::new();
     let area = SVGBackend::with_string(&mut text, chart.size()).into_drawing_area();
     chart.draw(area).map_err(render(&svg))?;
     std::fs::write(&svg, text).map_err(io(&svg))?;
-    Ok(vec![png, svg])
+    Ok(vec![svg])
 }
 
 mod bars;

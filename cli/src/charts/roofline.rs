@@ -7,7 +7,7 @@ use super::*;
 /// otherwise), each labelled with its value. Points are coloured by op, shaped by target,
 /// and hollow for reference rows; the legend is to the right of the plot. Rows with zero
 /// flops (copies) or bytes, or a non-finite intensity or rate, are skipped. Writes
-/// `stem.png` and `stem.svg`, or nothing (`Ok(vec![])`) if no row is left.
+/// `stem.svg`, or nothing (`Ok(vec![])`) if no row is left.
 pub fn roofline(points: &[Point], roofs: &Roofs, stem: &Path) -> Result<Vec<PathBuf>, ChartError> {
     let rows: Vec<(&Point, f64, f64)> = points
         .iter()

@@ -1,4 +1,4 @@
-//! The charts are written, decode to the right size and carry their labels.
+//! The charts are written as SVG, at the right size, and carry their labels.
 
 use super::bars::plan_op;
 use super::*;
@@ -93,16 +93,15 @@ fn roofs() -> Roofs {
     }
 }
 
-/// Checks the PNG signature and decodes the file; returns its pixel size.
-fn png_size(path: &Path) -> (u32, u32) {
-    let bytes = std::fs::read(path).unwrap();
-    assert!(
-        bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
-        "{} is not a PNG",
-        path.display()
-    );
-    let img = image::load_from_memory_with_format(&bytes, image::ImageFormat::Png).unwrap();
-    (img.width(), img.height())
+/// The size an SVG declares on its root element (`<svg width="W" height="H" ...`).
+fn svg_size(path: &Path) -> (u32, u32) {
+    let s = std::fs::read_to_string(path).unwrap();
+    let root = s.lines().next().unwrap();
+    let attr = |name: &str| -> u32 {
+        let at = root.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        root[at..].split('"').next().unwrap().parse().unwrap()
+    };
+    (attr("width"), attr("height"))
 }
 
 /// Reads an SVG and returns the strings of its `<text>` elements (plotters writes each
@@ -133,16 +132,16 @@ fn assert_texts(texts: &[String], want: &[&str]) {
 }
 
 #[test]
-fn op_chart_writes_png_and_svg_with_labels() {
+fn op_chart_writes_svg_with_labels() {
     let dir = out_dir("op");
     let pts = sample();
     let suffix = " (H100, cuda + vulkan)";
     let files = op_chart("matmul", &pts, suffix, &dir.join("matmul")).unwrap();
-    assert_eq!(files, vec![dir.join("matmul.png"), dir.join("matmul.svg")]);
+    assert_eq!(files, vec![dir.join("matmul.svg")]);
     let plan = plan_op("matmul", &pts, "").unwrap();
     assert_eq!((plan.series.len(), plan.groups.len()), (4, 3));
-    assert_eq!(png_size(&files[0]), plan.size());
-    let texts = svg_texts(&files[1]);
+    assert_eq!(svg_size(&files[0]), plan.size());
+    let texts = svg_texts(&files[0]);
     let title = "matmul: median kernel time (H100, cuda + vulkan)";
     assert_texts(
         &texts,
@@ -161,7 +160,7 @@ fn op_chart_writes_png_and_svg_with_labels() {
     );
     // Long conv shapes are wrapped at a comma, nothing dropped; a missing value is no bar.
     let files = op_chart("conv2d", &pts, "", &dir.join("conv2d")).unwrap();
-    let texts = svg_texts(&files[1]);
+    let texts = svg_texts(&files[0]);
     assert_texts(
         &texts,
         &["n=1,c=64,h=224,w=224,k=64,r=3,s=3,", "stride=1,pad=1"],
@@ -191,8 +190,8 @@ fn op_chart_many_rows_and_one_row() {
     let plan = plan_op("matmul", &pts, "").unwrap();
     let counts = (plan.series.len(), plan.groups.len(), plan.groups[4].1.len());
     assert_eq!(counts, (8, 9, 7));
-    assert_eq!(png_size(&files[0]), plan.size());
-    let texts = svg_texts(&files[1]);
+    assert_eq!(svg_size(&files[0]), plan.size());
+    let texts = svg_texts(&files[0]);
     assert_texts(
         &texts,
         &[
@@ -205,9 +204,9 @@ fn op_chart_many_rows_and_one_row() {
     );
     let one = [pt("softmax", "template/wgpu", "n=4096", 2.5e-5, 1e5, 3e4)];
     let files = op_chart("softmax", &one, "", &dir.join("one.f32")).unwrap();
-    assert_eq!(files, [dir.join("one.f32.png"), dir.join("one.f32.svg")]);
-    assert_eq!(png_size(&files[0]).0, WIDTH);
-    let texts = svg_texts(&files[1]);
+    assert_eq!(files, [dir.join("one.f32.svg")]);
+    assert_eq!(svg_size(&files[0]).0, WIDTH);
+    let texts = svg_texts(&files[0]);
     assert_texts(&texts, &["25 µs", "n=4096", "template on wgpu"]);
     done(dir);
 }
@@ -216,8 +215,8 @@ fn op_chart_many_rows_and_one_row() {
 fn roofline_writes_roofs_points_and_legend() {
     let dir = out_dir("roof");
     let files = roofline(&sample(), &roofs(), &dir.join("roofline")).unwrap();
-    assert_eq!(png_size(&files[0]), (WIDTH, ROOFLINE_HEIGHT));
-    let texts = svg_texts(&files[1]);
+    assert_eq!(svg_size(&files[0]), (WIDTH, ROOFLINE_HEIGHT));
+    let texts = svg_texts(&files[0]);
     assert_texts(
         &texts,
         &["Roofline: NVIDIA H100 80GB HBM3", "10 TFLOP/s", "100"],
@@ -242,7 +241,7 @@ fn roofline_writes_roofs_points_and_legend() {
             bandwidth,
             label,
         };
-        let texts = svg_texts(&roofline(&sample(), &r, &dir.join("partial")).unwrap()[1]);
+        let texts = svg_texts(&roofline(&sample(), &r, &dir.join("partial")).unwrap()[0]);
         assert_texts(&texts, &[has, "Roofline"]);
         assert!(!texts.iter().any(|t| t.contains(lacks)), "{lacks} drawn");
     }
@@ -279,7 +278,7 @@ fn bad_values_are_skipped() {
     assert_eq!(roofline(&roof_bad, &roofs(), &dir.join("z")).unwrap(), NONE);
     let mut mixed = all_bad.to_vec();
     mixed.push(pt("matmul", "template/cuda", "m=2", 3e-4, 1e9, 1e6));
-    let texts = svg_texts(&op_chart("matmul", &mixed, "", &dir.join("mixed")).unwrap()[1]);
+    let texts = svg_texts(&op_chart("matmul", &mixed, "", &dir.join("mixed")).unwrap()[0]);
     assert_texts(&texts, &["m=2", "300 µs"]);
     assert!(
         !texts
@@ -287,7 +286,7 @@ fn bad_values_are_skipped() {
             .any(|t| t == "m=1" || t.contains("NaN") || t.contains("inf"))
     );
     let files = roofline(&mixed, &roofs(), &dir.join("mixed-roof")).unwrap();
-    assert_eq!(files.len(), 2);
+    assert_eq!(files, [dir.join("mixed-roof.svg")]);
     done(dir);
 }
 
@@ -297,11 +296,11 @@ fn unwritable_path_is_a_typed_error() {
     std::fs::write(dir.join("a-file"), "not a directory").unwrap();
     let stem = dir.join("a-file").join("sub").join("chart");
     match op_chart("matmul", &sample(), "", &stem) {
-        Err(ChartError::Io { path, .. }) => assert_eq!(path, stem.with_extension("png")),
+        Err(ChartError::Io { path, .. }) => assert_eq!(path, stem.with_extension("svg")),
         other => panic!("expected an io error, got {other:?}"),
     }
     let err = roofline(&sample(), &roofs(), &stem).unwrap_err();
-    assert!(err.to_string().contains("chart.png"), "{err}");
+    assert!(err.to_string().contains("chart.svg"), "{err}");
     // The directory exists but the SVG's name is taken by a directory.
     std::fs::create_dir(dir.join("taken.svg")).unwrap();
     match op_chart("matmul", &sample(), "", &dir.join("taken")) {

@@ -1,7 +1,7 @@
 //! `weft model`: whole models compiled, run, checked and timed.
 
 use ndarray::ArrayD;
-use weft_graph::{Graph, Op};
+use weft_graph::Graph;
 use weft_model::CompiledModel;
 use weft_model::measure::{Measure, OutputCheck, Reference, measure};
 use weft_runtime::{SourceLanguage, Target, WgpuOptions};
@@ -117,35 +117,6 @@ fn emit_sources(
     Ok(model.groups.len())
 }
 
-/// Multiply-adds of the convolutions and products of `g`.
-fn macs(g: &Graph) -> f64 {
-    g.nodes
-        .iter()
-        .map(|n| {
-            let out = g.tensor(n.output).numel() as f64;
-            match &n.op {
-                Op::Conv(_) => {
-                    let w = &g.tensor(n.inputs[1]).shape;
-                    out * (w[1] * w[2] * w[3]) as f64
-                }
-                Op::Gemm(_) | Op::MatMul => {
-                    let a = &g.tensor(n.inputs[0]).shape;
-                    out * *a.iter().min().unwrap_or(&1) as f64
-                }
-                // Q·Kᵀ (s·t·d a head) and P·V (s·t·dv a head).
-                Op::Attention { .. } => {
-                    let (q, k) = (&g.tensor(n.inputs[0]).shape, &g.tensor(n.inputs[1]).shape);
-                    let r = k.len();
-                    let (t, d) = (k[r - 2] as f64, q[r - 1] as f64);
-                    let scores = g.tensor(n.inputs[0]).numel() as f64 / d * t;
-                    scores * d + out * t
-                }
-                _ => out,
-            }
-        })
-        .sum()
-}
-
 fn run(a: &ModelRunArgs) -> Result<(), CliError> {
     let mut opened = select::open_str(&a.target, WgpuOptions::default())?;
     let g = load(&a.source)?;
@@ -159,7 +130,7 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
         Some(dir) => models::read_inputs(dir, &g).map_err(|e| CliError::Model(e.to_string()))?,
         None => random_inputs(&g, a.seed),
     };
-    let work = macs(&g);
+    let work = g.macs();
     let checked = !a.no_check && work <= CHECK_MACS;
     let m = Measure {
         inputs: Some(&inputs),

@@ -31,7 +31,6 @@ use crate::bench::{BenchRun, Row};
 use crate::error::CliError;
 use offline::{OfflineRow, OfflineStatus};
 
-/// `![alt](charts/x.svg)` with a link to the PNG.
 /// The GPU of a device string: `NVIDIA H100 80GB HBM3` of `NVIDIA H100 80GB HBM3
 /// (sm_90)` and of `NVIDIA H100 80GB HBM3 (Vulkan, DiscreteGpu)` (the model tables and
 /// the vendors' pairs group rows by it).
@@ -39,16 +38,15 @@ pub(crate) fn gpu(device: &str) -> &str {
     device.split(" (").next().unwrap_or(device).trim()
 }
 
+/// `![alt](charts/x.svg)`: the SVG of `files`, relative to `out`.
 pub(crate) fn image(md: &mut String, files: &[PathBuf], out: &Path, alt: &str) {
-    let rel = |ext: &str| {
-        files
-            .iter()
-            .find(|f| f.extension().is_some_and(|e| e == ext))
-            .and_then(|f| f.strip_prefix(out).ok())
-            .map(|f| f.to_string_lossy().replace('\\', "/"))
-    };
-    if let (Some(svg), Some(png)) = (rel("svg"), rel("png")) {
-        let _ = writeln!(md, "![{alt}]({svg})\n\n([PNG]({png}))\n");
+    let svg = files
+        .iter()
+        .find(|f| f.extension().is_some_and(|e| e == "svg"))
+        .and_then(|f| f.strip_prefix(out).ok())
+        .map(|f| f.to_string_lossy().replace('\\', "/"));
+    if let Some(svg) = svg {
+        let _ = writeln!(md, "![{alt}]({svg})\n");
     }
 }
 

@@ -295,13 +295,8 @@ pub(crate) fn section(
             &chart_dir.join(&name),
         )
         .map_err(|e| CliError::Chart(Box::new(e)))?;
-        if let Some(png) = files
-            .iter()
-            .find(|p| p.extension().is_some_and(|e| e == "png"))
-        {
-            let rel = png.strip_prefix(out).unwrap_or(png);
-            let _ = writeln!(md, "![{model} batch {batch}]({})\n", rel.display());
-        }
+        let alt = format!("{model} batch {batch}");
+        super::image(md, &files, out, &alt);
         written.extend(files);
         md.push_str("| engine | target | device | f32 | f16 | kernels | compile |\n");
         md.push_str("|---|---|---|---:|---:|---:|---:|\n");

@@ -1,8 +1,10 @@
 //! Charts the page no longer draws. A chart left from an earlier report (an op whose rows
 //! all failed this time, a roofline without roofs) would sit in `charts/` beside the page
 //! as if it were current; they are removed. Only what weft itself writes there goes: a
-//! `.png` or `.svg` named after a chart weft draws (`cross-vendor`, `roofline`, an op of
-//! weft's or of the report's rows, `sweep-*`); any other file in the folder is left alone.
+//! `.svg` named after a chart weft draws (`cross-vendor`, `roofline`, an op of weft's or
+//! of the report's rows, `sweep-*`), and a `.png` so named or beside a chart this report
+//! wrote (weft wrote each chart as PNG too until 2026-11-28); any other file in the
+//! folder is left alone.
 
 use std::path::{Path, PathBuf};
 
@@ -33,10 +35,14 @@ pub fn remove(
     let mut removed = Vec::new();
     for entry in entries.flatten() {
         let path = entry.path();
-        let is_chart = path.extension().is_some_and(|e| e == "png" || e == "svg");
+        let png = path.extension().is_some_and(|e| e == "png");
+        let is_chart = png || path.extension().is_some_and(|e| e == "svg");
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
         let plain = entry.file_type().is_ok_and(|t| t.is_file());
-        if !plain || !is_chart || !stem.as_deref().is_some_and(ours) || written.contains(&path) {
+        // The PNG an earlier weft wrote beside a chart this report wrote as SVG.
+        let old_png = png && written.contains(&path.with_extension("svg"));
+        let named = stem.as_deref().is_some_and(ours) || old_png;
+        if !plain || !is_chart || !named || written.contains(&path) {
             continue;
         }
         std::fs::remove_file(&path).map_err(|source| CliError::Io {
@@ -68,11 +74,14 @@ mod tests {
             "roofline.svg",
             "my-notes.png",
             "matmul.txt",
+            "resnet50-b1-224.png",
+            "resnet50-b1-224.svg",
+            "gpt2-b1-128.png",
         ];
         for n in names {
             std::fs::write(dir.join(n), n).unwrap();
         }
-        let written = vec![dir.join("vecadd.png"), dir.join("vecadd.svg")];
+        let written = vec![dir.join("vecadd.svg"), dir.join("resnet50-b1-224.svg")];
         let data = ReportData {
             models: Vec::new(),
             sweeps: Vec::new(),
@@ -90,12 +99,16 @@ mod tests {
             [
                 dir.join("matmul.png"),
                 dir.join("matmul.svg"),
-                dir.join("roofline.svg")
+                dir.join("resnet50-b1-224.png"),
+                dir.join("roofline.svg"),
+                dir.join("vecadd.png"),
             ]
         );
+        // A model's chart is not named after an op: its PNG goes only beside its SVG.
         for kept in [
-            "vecadd.png",
             "vecadd.svg",
+            "resnet50-b1-224.svg",
+            "gpt2-b1-128.png",
             "my-notes.png",
             "matmul.txt",
             "window-sum.png",

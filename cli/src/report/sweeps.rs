@@ -296,7 +296,7 @@ mod tests {
         );
         let mut md = String::new();
         let files = section(&mut md, &[s], &dir, &dir.join("charts")).unwrap();
-        assert_eq!(files.len(), 2, "{files:?}");
+        assert_eq!(files, [dir.join("charts/sweep-matmul-1.svg")]);
         assert!(files.iter().all(|f| f.exists()));
         // The rule is half the tuned speed at one shape and as fast at the other.
         assert!(md.contains("worst 0.50x"), "{md}");

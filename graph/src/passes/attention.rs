@@ -28,8 +28,8 @@ use weft_ir::dtype::DType;
 
 use super::PassContext;
 use crate::graph::{Graph, Node, NodeId, Tensor, TensorId};
-use crate::infer::broadcast;
-use crate::op::{Binary, Op};
+use crate::op::shapes::broadcast;
+use crate::op::{Attention, Binary, Op, Softmax, Transpose};
 
 /// A mask value at or below this is a masked score (f32's most negative values, -inf).
 const MASKED_AT: f32 = -1e30;
@@ -104,9 +104,9 @@ fn find(g: &Graph, refused: &HashSet<TensorId>) -> Option<Match> {
     for (i, sm) in g.nodes.iter().enumerate() {
         let rank = g.tensor(sm.output).shape.len();
         if sm.op
-            != (Op::Softmax {
+            != (Op::Softmax(Softmax {
                 axis: rank.wrapping_sub(1),
-            })
+            }))
             || rank < 3
             || refused.contains(&sm.output)
         {
@@ -149,7 +149,7 @@ fn find(g: &Graph, refused: &HashSet<TensorId>) -> Option<Match> {
             let (x, c) = match (scalar(n.inputs[1]), scalar(n.inputs[0])) {
                 (Some(c), _) => (n.inputs[0], c),
                 (None, Some(c)) if n.op == Op::Binary(Binary::Mul) => (n.inputs[1], c),
-                _ => continue,
+                (None, Some(_) | None) => continue,
             };
             scale = if n.op == Op::Binary(Binary::Div) {
                 1.0 / c
@@ -173,10 +173,12 @@ fn find(g: &Graph, refused: &HashSet<TensorId>) -> Option<Match> {
         let sm_readers = consumers.get(&p).cloned().unwrap_or_default();
         if sm_readers.len() == 2 && !g.outputs.contains(&p) {
             let (a, b) = (&g.nodes[sm_readers[0].0], &g.nodes[sm_readers[1].0]);
-            let (isnan, wh, ids) = match (&a.op, &b.op) {
-                (Op::IsNaN, Op::Where) => (a, b, [sm_readers[0], sm_readers[1]]),
-                (Op::Where, Op::IsNaN) => (b, a, [sm_readers[1], sm_readers[0]]),
-                _ => continue,
+            let (isnan, wh, ids) = if (&a.op, &b.op) == (&Op::IsNaN, &Op::Where) {
+                (a, b, [sm_readers[0], sm_readers[1]])
+            } else if (&a.op, &b.op) == (&Op::Where, &Op::IsNaN) {
+                (b, a, [sm_readers[1], sm_readers[0]])
+            } else {
+                continue;
             };
             let is_guard = wh.inputs[0] == isnan.output
                 && internal(isnan.output, 1)
@@ -278,24 +280,24 @@ fn rewrite(g: &mut Graph, m: Match, cx: &PassContext) -> Result<usize, Refused> 
     inputs.extend(mask);
     let attention = Node {
         name: format!("{scores_name}::attention"),
-        op: Op::Attention {
+        op: Op::Attention(Attention {
             scale: m.scale,
             causal,
             guard: m.guard,
-        },
+        }),
         inputs,
         output: m.output,
     };
     let transpose = Node {
         name: format!("{scores_name}::keys"),
-        op: Op::Transpose { perm },
+        op: Op::Transpose(Transpose { perm }),
         inputs: vec![m.kt],
         output: k,
     };
     // Check the new node before touching the graph: an Attention inference refuses
     // leaves the chain as it was.
     let ins: Vec<&Tensor> = attention.inputs.iter().map(|&i| g.tensor(i)).collect();
-    let (shape, _) = crate::infer::infer(&attention.op, &ins).map_err(|_| Refused::Shape)?;
+    let (shape, _) = attention.op.def().infer(&ins).map_err(|_| Refused::Shape)?;
     if shape != g.tensor(m.output).shape {
         return Err(Refused::Shape);
     }
@@ -351,9 +353,9 @@ mod tests {
         let kt = b
             .node(
                 "kt",
-                Op::Transpose {
+                Op::Transpose(Transpose {
                     perm: vec![0, 1, 3, 2],
-                },
+                }),
                 &[k],
             )
             .unwrap();
@@ -364,7 +366,9 @@ mod tests {
             let m = b.weight("mask", m);
             x = b.add("masked", x, m).unwrap();
         }
-        let mut p = b.node("softmax", Op::Softmax { axis: 3 }, &[x]).unwrap();
+        let mut p = b
+            .node("softmax", Op::Softmax(Softmax { axis: 3 }), &[x])
+            .unwrap();
         if guard {
             let nan = b.node("isnan", Op::IsNaN, &[p]).unwrap();
             let zero = scalar(&mut b, "zero", 0.0);
@@ -379,7 +383,7 @@ mod tests {
     fn attention_ops(g: &Graph) -> Vec<Op> {
         g.nodes
             .iter()
-            .filter(|n| matches!(n.op, Op::Attention { .. }))
+            .filter(|n| matches!(n.op, Op::Attention(_)))
             .map(|n| n.op.clone())
             .collect()
     }
@@ -435,15 +439,15 @@ mod tests {
         let kt = b
             .node(
                 "kt",
-                Op::Transpose {
+                Op::Transpose(Transpose {
                     perm: vec![0, 1, 3, 2],
-                },
+                }),
                 &[q],
             )
             .unwrap();
         let scores = b.node("scores", Op::MatMul, &[q, kt]).unwrap();
         let p = b
-            .node("softmax", Op::Softmax { axis: 3 }, &[scores])
+            .node("softmax", Op::Softmax(Softmax { axis: 3 }), &[scores])
             .unwrap();
         let y = b.node("context", Op::MatMul, &[p, q]).unwrap();
         let out = b.relu("after", y).unwrap();

@@ -12,7 +12,7 @@ use ndarray::{ArrayD, Axis, IxDyn};
 
 use super::PassContext;
 use crate::graph::{Graph, Tensor, TensorId};
-use crate::op::Op;
+use crate::op::{BatchNorm, Op};
 
 /// Folds batch norms into convolutions; returns how many.
 pub fn fold_batch_norms(g: &mut Graph, _: &PassContext) -> usize {
@@ -31,7 +31,7 @@ pub fn fold_batch_norms(g: &mut Graph, _: &PassContext) -> usize {
 /// Folds node `bn` (if it is a foldable batch norm) and returns `Some(1)`.
 fn try_fold(g: &mut Graph, bn: usize) -> Option<usize> {
     let node = &g.nodes[bn];
-    let Op::BatchNorm { epsilon } = node.op else {
+    let Op::BatchNorm(BatchNorm { epsilon }) = node.op else {
         return None;
     };
     let x = node.inputs[0];

@@ -20,8 +20,8 @@ use ndarray::{ArrayD, IxDyn};
 
 use super::PassContext;
 use crate::graph::{Graph, NodeId, Tensor, TensorId};
-use crate::infer::broadcast;
-use crate::op::{Binary, Op, ReduceKind, Unary};
+use crate::op::shapes::broadcast;
+use crate::op::{Binary, LayerNorm, Op, Reduce, ReduceKind, Unary};
 use crate::tensor::Layout;
 
 /// Rewrites each decomposed layer norm into one node; returns how many nodes went.
@@ -68,11 +68,11 @@ fn find(g: &Graph) -> Option<Match> {
         let Some((mean_id, mean)) = made_by(m) else {
             continue;
         };
-        let Op::Reduce {
+        let Op::Reduce(Reduce {
             kind: ReduceKind::Mean,
             axes,
             keep_dims: true,
-        } = &mean.op
+        }) = &mean.op
         else {
             continue;
         };
@@ -177,10 +177,10 @@ fn rewrite(g: &mut Graph, m: Match) -> usize {
     // The layer norm takes the last node's place (its readers come after it).
     g.nodes[last.0] = crate::graph::Node {
         name: format!("{name}::layer_norm"),
-        op: Op::LayerNorm {
+        op: Op::LayerNorm(LayerNorm {
             axis: m.axis,
             epsilon: m.epsilon,
-        },
+        }),
         inputs,
         output: m.output,
     };
@@ -214,11 +214,11 @@ mod tests {
     fn the_decomposed_chain_becomes_one_node() {
         let mut b = GraphBuilder::new("ln");
         let x = b.input("x", &[2, 3, 5], DType::F32);
-        let reduce = Op::Reduce {
+        let reduce = Op::Reduce(Reduce {
             kind: ReduceKind::Mean,
             axes: vec![2],
             keep_dims: true,
-        };
+        });
         let m = b.node("mean", reduce.clone(), &[x]).unwrap();
         let d = b.binary("sub", Binary::Sub, x, m).unwrap();
         let two = scalar(&mut b, "two", 2.0);
@@ -248,11 +248,11 @@ mod tests {
         // Read twice, `d` must stay: the same chain with another reader is left alone.
         let mut b2 = GraphBuilder::new("ln2");
         let x = b2.input("x", &[4, 6], DType::F32);
-        let reduce = Op::Reduce {
+        let reduce = Op::Reduce(Reduce {
             kind: ReduceKind::Mean,
             axes: vec![1],
             keep_dims: true,
-        };
+        });
         let m = b2.node("mean", reduce.clone(), &[x]).unwrap();
         let d = b2.binary("sub", Binary::Sub, x, m).unwrap();
         let two = scalar(&mut b2, "two", 2.0);

@@ -145,13 +145,14 @@ pub(crate) fn stored_dtype(g: &Graph, t: TensorId, p: Precision) -> DType {
 /// The memory order of a tensor of rank `rank` in `layout`: `order[d]` is the logical
 /// dimension stored `d`-th (channels last: `[0, 2, 3, 1]`, NCHW kept as NHWC).
 pub fn memory_order(layout: Layout, rank: usize) -> Vec<usize> {
-    match layout {
-        Layout::ChannelsLast if rank == 4 => vec![0, 2, 3, 1],
-        Layout::FilterCrsk if rank == 4 => vec![1, 2, 3, 0],
-        Layout::FilterRsck if rank == 4 => vec![2, 3, 1, 0],
-        Layout::Transposed if rank == 2 => vec![1, 0],
-        _ => (0..rank).collect(),
-    }
+    let permuted = match layout {
+        Layout::RowMajor => None,
+        Layout::ChannelsLast => (rank == 4).then(|| vec![0, 2, 3, 1]),
+        Layout::FilterCrsk => (rank == 4).then(|| vec![1, 2, 3, 0]),
+        Layout::FilterRsck => (rank == 4).then(|| vec![2, 3, 1, 0]),
+        Layout::Transposed => (rank == 2).then(|| vec![1, 0]),
+    };
+    permuted.unwrap_or_else(|| (0..rank).collect())
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use ndarray::{ArrayD, Axis, concatenate};
 
 use super::PassContext;
 use crate::graph::{Graph, Node, NodeId, Tensor, TensorId};
-use crate::op::{Binary, Op};
+use crate::op::{Binary, Op, Slice};
 use crate::tensor::Layout;
 
 /// Merges each set of sibling products; returns how many nodes it removed or rewrote.
@@ -46,7 +46,7 @@ fn find(g: &Graph) -> Option<(TensorId, Vec<Sibling>)> {
     let only_reader = |t: TensorId| -> Option<NodeId> {
         match consumers.get(&t).map(Vec::as_slice) {
             Some([n]) if !g.outputs.contains(&t) => Some(*n),
-            _ => None,
+            Some(_) | None => None,
         }
     };
     // Products by a constant matrix, grouped by their activation and K, in graph order.
@@ -175,11 +175,11 @@ fn rewrite(g: &mut Graph, (x, set): (TensorId, Vec<Sibling>)) -> usize {
         sizes[rank - 1] = n;
         new_nodes.push(Node {
             name: format!("{}::columns", g.nodes[s.matmul.0].name),
-            op: Op::Slice {
+            op: Op::Slice(Slice {
                 starts,
                 steps: vec![1; rank],
                 sizes,
-            },
+            }),
             inputs: vec![sliced],
             output: s.output,
         });

@@ -30,17 +30,27 @@ pub fn assign_weight_layouts(g: &mut Graph, _: &PassContext) -> usize {
     let mut wanted: HashMap<TensorId, Option<Layout>> = HashMap::new();
     for n in &g.nodes {
         for (slot, &t) in n.inputs.iter().enumerate() {
-            let want = match (&n.op, slot) {
-                (Op::Conv(c), 1) if c.groups == 1 && g.tensor(t).shape.len() == 4 => {
-                    Some(match g.tensor(n.inputs[0]).layout {
-                        Layout::ChannelsLast => Layout::FilterRsck,
-                        _ => Layout::FilterCrsk,
-                    })
-                }
-                (Op::Gemm(p), 1) if p.trans_b && g.tensor(t).shape.len() == 2 => {
-                    Some(Layout::Transposed)
-                }
-                _ => None,
+            // A dense convolution's filter and a `transB` Gemm's B operand; every other
+            // input of every other op is read as it is stored.
+            let want = if let Op::Conv(c) = &n.op
+                && slot == 1
+                && c.groups == 1
+                && g.tensor(t).shape.len() == 4
+            {
+                let channels_last = g.tensor(n.inputs[0]).layout == Layout::ChannelsLast;
+                Some(if channels_last {
+                    Layout::FilterRsck
+                } else {
+                    Layout::FilterCrsk
+                })
+            } else if let Op::Gemm(p) = &n.op
+                && slot == 1
+                && p.trans_b
+                && g.tensor(t).shape.len() == 2
+            {
+                Some(Layout::Transposed)
+            } else {
+                None
             };
             wanted
                 .entry(t)

@@ -40,6 +40,38 @@ pub const NAMES: &[&str] = &[
     "gpt2",
 ];
 
+/// A model of the zoo, by its name in [`NAMES`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Model {
+    ResNet50,
+    InceptionV3,
+    MobileNetV2,
+    BertBase,
+    Gpt2,
+}
+
+impl Model {
+    /// Its name in [`NAMES`].
+    fn name(self) -> &'static str {
+        match self {
+            Model::ResNet50 => "resnet50",
+            Model::InceptionV3 => "inception_v3",
+            Model::MobileNetV2 => "mobilenet_v2",
+            Model::BertBase => "bert_base",
+            Model::Gpt2 => "gpt2",
+        }
+    }
+
+    /// The transformer's configuration, `None` for the CNNs.
+    fn transformer(self) -> Option<transformer::TransformerConfig> {
+        match self {
+            Model::BertBase => Some(transformer::TransformerConfig::bert_base()),
+            Model::Gpt2 => Some(transformer::TransformerConfig::gpt2()),
+            Model::ResNet50 | Model::InceptionV3 | Model::MobileNetV2 => None,
+        }
+    }
+}
+
 /// What to build: the input's batch and square resolution, the weights' seed and the
 /// classifier's classes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,7 +160,8 @@ pub enum ZooError {
 
 /// The model `name` (one of [`NAMES`]) with weights drawn from `opts.seed`.
 pub fn build(name: &str, opts: &ZooOptions) -> Result<Graph, ZooError> {
-    let model = canonical(name)?;
+    let which = canonical(name)?;
+    let model = which.name();
     if opts.batch == 0 {
         return Err(ZooError::ZeroBatch);
     }
@@ -143,21 +176,24 @@ pub fn build(name: &str, opts: &ZooOptions) -> Result<Graph, ZooError> {
             minimum,
         });
     }
-    if let Some(cfg) = transformer_config(model) {
-        if opts.seq == 0 || opts.seq > cfg.max_positions {
-            return Err(ZooError::BadSeq {
-                model,
-                seq: opts.seq,
-                max: cfg.max_positions,
-            });
+    let built = match which {
+        Model::ResNet50 => resnet::resnet50(opts),
+        Model::InceptionV3 => inception::inception_v3(opts),
+        Model::MobileNetV2 => mobilenet::mobilenet_v2(opts),
+        Model::BertBase | Model::Gpt2 => {
+            let cfg = which.transformer().ok_or(ZooError::Unknown {
+                name: name.to_string(),
+                known: NAMES.to_vec(),
+            })?;
+            if opts.seq == 0 || opts.seq > cfg.max_positions {
+                return Err(ZooError::BadSeq {
+                    model,
+                    seq: opts.seq,
+                    max: cfg.max_positions,
+                });
+            }
+            transformer::transformer(model, &cfg, opts.batch, opts.seq, opts.seed)
         }
-        return transformer::transformer(model, &cfg, opts.batch, opts.seq, opts.seed)
-            .map_err(|source| ZooError::Graph { model, source });
-    }
-    let built = match model {
-        "resnet50" => resnet::resnet50(opts),
-        "inception_v3" => inception::inception_v3(opts),
-        _ => mobilenet::mobilenet_v2(opts),
     };
     built.map_err(|source| ZooError::Graph { model, source })
 }
@@ -178,18 +214,14 @@ pub(crate) fn weight_rng(seed: u64, name: &str) -> rand::rngs::StdRng {
 
 /// The configuration of a zoo transformer, `None` for the CNNs.
 pub fn transformer_config(name: &str) -> Option<transformer::TransformerConfig> {
-    match name {
-        "bert_base" => Some(transformer::TransformerConfig::bert_base()),
-        "gpt2" => Some(transformer::TransformerConfig::gpt2()),
-        _ => None,
-    }
+    canonical(name).ok()?.transformer()
 }
 
 /// The resolution the model was designed for (224, or 299 for Inception v3).
 pub fn default_resolution(name: &str) -> Result<usize, ZooError> {
     Ok(match canonical(name)? {
-        "inception_v3" => 299,
-        _ => 224,
+        Model::InceptionV3 => 299,
+        Model::ResNet50 | Model::MobileNetV2 | Model::BertBase | Model::Gpt2 => 224,
     })
 }
 
@@ -198,21 +230,26 @@ pub fn default_resolution(name: &str) -> Result<usize, ZooError> {
 /// Inception v3 has unpadded ones (torchvision says 75 too).
 pub fn min_resolution(name: &str) -> Result<usize, ZooError> {
     Ok(match canonical(name)? {
-        "inception_v3" => 75,
-        _ => 1,
+        Model::InceptionV3 => 75,
+        Model::ResNet50 | Model::MobileNetV2 | Model::BertBase | Model::Gpt2 => 1,
     })
 }
 
 /// `name` as the `'static` entry of [`NAMES`], or the error listing them.
-fn canonical(name: &str) -> Result<&'static str, ZooError> {
-    NAMES
-        .iter()
-        .copied()
-        .find(|&n| n == name)
-        .ok_or_else(|| ZooError::Unknown {
-            name: name.to_string(),
-            known: NAMES.to_vec(),
-        })
+fn canonical(name: &str) -> Result<Model, ZooError> {
+    [
+        Model::ResNet50,
+        Model::InceptionV3,
+        Model::MobileNetV2,
+        Model::BertBase,
+        Model::Gpt2,
+    ]
+    .into_iter()
+    .find(|m| m.name() == name)
+    .ok_or_else(|| ZooError::Unknown {
+        name: name.to_string(),
+        known: NAMES.to_vec(),
+    })
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use rand::{RngCore, SeedableRng};
 
 use super::*;
 use crate::graph::TensorId;
-use crate::op::Op;
+use crate::op::{BatchNorm, Op};
 use crate::reference::evaluate_all;
 
 fn opts(name: &str, batch: usize, resolution: usize) -> ZooOptions {
@@ -25,7 +25,7 @@ fn learned_parameters(g: &Graph) -> usize {
     let running: HashSet<TensorId> = g
         .nodes
         .iter()
-        .filter(|n| matches!(n.op, Op::BatchNorm { .. }))
+        .filter(|n| matches!(n.op, Op::BatchNorm(_)))
         .flat_map(|n| [n.inputs[3], n.inputs[4]])
         .collect();
     g.tensors
@@ -197,7 +197,7 @@ fn names_follow_torchvision() {
         op => panic!("{op}"),
     }
     match node(&g, "Mixed_5b.branch1x1.bn") {
-        Op::BatchNorm { epsilon } => assert_eq!(epsilon, 1e-3),
+        Op::BatchNorm(BatchNorm { epsilon }) => assert_eq!(epsilon, 1e-3),
         op => panic!("{op}"),
     }
 }

@@ -18,7 +18,7 @@ use weft_ir::dtype::DType;
 
 use crate::builder::GraphBuilder;
 use crate::graph::{Graph, GraphError, TensorId};
-use crate::op::{Binary, Gemm, Op, Unary};
+use crate::op::{Binary, Gather, Gemm, LayerNorm, Op, Reshape, Slice, Softmax, Transpose, Unary};
 
 /// Which architecture.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,7 +112,7 @@ pub fn transformer(
             let words = m.normal("embeddings.word_embeddings.weight", &[v, h]);
             let x = m.b.node(
                 "embeddings.word_embeddings",
-                Op::Gather { axis: 0 },
+                Op::Gather(Gather { axis: 0 }),
                 &[words, ids],
             )?;
             // Positions 0..seq and token type 0 are constants: their rows, added.
@@ -148,17 +148,17 @@ pub fn transformer(
             m.b.rename(x, "last_hidden_state");
             m.b.output(x);
             // The pooler: the first token's state through a dense layer and tanh.
-            let first = Op::Slice {
+            let first = Op::Slice(Slice {
                 starts: vec![0, 0, 0],
                 steps: vec![1, 1, 1],
                 sizes: vec![batch, 1, h],
-            };
+            });
             let t0 = m.b.node("pooler.first_token", first, &[x])?;
             let t0 = m.b.node(
                 "pooler.select",
-                Op::Reshape {
+                Op::Reshape(Reshape {
                     shape: vec![batch, h],
-                },
+                }),
                 &[t0],
             )?;
             let w = m.normal("pooler.dense.weight", &[h, h]);
@@ -176,7 +176,8 @@ pub fn transformer(
         }
         Family::Gpt2 => {
             let wte = m.normal("wte.weight", &[v, h]);
-            let x = m.b.node("wte", Op::Gather { axis: 0 }, &[wte, ids])?;
+            let x =
+                m.b.node("wte", Op::Gather(Gather { axis: 0 }), &[wte, ids])?;
             let pos = m.normal_rows("wpe.weight", cfg.max_positions, seq);
             let mut x = m.b.add("wpe.add", x, pos)?;
             for l in 0..cfg.layers {
@@ -272,10 +273,10 @@ impl Model {
         let bias = self.uniform(&format!("{name}.bias"), h, 0.1);
         let bias = self.weight(&format!("{name}.bias"), &[h], bias);
         let rank = self.b.graph().tensor(x).shape.len();
-        let op = Op::LayerNorm {
+        let op = Op::LayerNorm(LayerNorm {
             axis: rank - 1,
             epsilon: self.cfg.epsilon,
-        };
+        });
         self.b.node(name, op, &[x, g, bias])
     }
 
@@ -297,11 +298,11 @@ impl Model {
         let (q, k, v) = if causal {
             let qkv = self.linear(&format!("{p}.c_attn"), x, 3 * h)?;
             let part = |m: &mut Model, i: usize, tag: &str| {
-                let op = Op::Slice {
+                let op = Op::Slice(Slice {
                     starts: vec![0, 0, i * h],
                     steps: vec![1, 1, 1],
                     sizes: vec![b, s, h],
-                };
+                });
                 m.b.node(format!("{p}.split_{tag}"), op, &[qkv])
             };
             (
@@ -319,12 +320,16 @@ impl Model {
         let heads = |m: &mut Model, t: TensorId, tag: &str, perm: Vec<usize>| {
             let r = m.b.node(
                 format!("{p}.{tag}_heads"),
-                Op::Reshape {
+                Op::Reshape(Reshape {
                     shape: vec![b, s, nh, d],
-                },
+                }),
                 &[t],
             )?;
-            m.b.node(format!("{p}.{tag}_transpose"), Op::Transpose { perm }, &[r])
+            m.b.node(
+                format!("{p}.{tag}_transpose"),
+                Op::Transpose(Transpose { perm }),
+                &[r],
+            )
         };
         let q = heads(self, q, "q", vec![0, 2, 1, 3])?;
         // Kᵀ: [b, nh, d, s].
@@ -346,24 +351,26 @@ impl Model {
             let mask = self.weight(&format!("{p}.causal_mask"), &[1, 1, s, s], mask);
             scores = self.b.add(format!("{p}.masked"), scores, mask)?;
         }
-        let probs = self
-            .b
-            .node(format!("{p}.softmax"), Op::Softmax { axis: 3 }, &[scores])?;
+        let probs = self.b.node(
+            format!("{p}.softmax"),
+            Op::Softmax(Softmax { axis: 3 }),
+            &[scores],
+        )?;
         let ctx = self
             .b
             .node(format!("{p}.context"), Op::MatMul, &[probs, v])?;
         let ctx = self.b.node(
             format!("{p}.context_transpose"),
-            Op::Transpose {
+            Op::Transpose(Transpose {
                 perm: vec![0, 2, 1, 3],
-            },
+            }),
             &[ctx],
         )?;
         let ctx = self.b.node(
             format!("{p}.context_merge"),
-            Op::Reshape {
+            Op::Reshape(Reshape {
                 shape: vec![b, s, h],
-            },
+            }),
             &[ctx],
         )?;
         self.linear(out, ctx, h)

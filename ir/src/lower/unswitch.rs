@@ -5,7 +5,7 @@
 //! does not divide the outputs: every iteration of the reduction re-tests the thread's
 //! own bounds. NVCC then branches around each load of the unrolled loop and cannot issue
 //! them together; a split-K product's summing kernel over 64 parts of a 1×1000 output
-//! took about 9 µs on an H100 that way (`docs/measurements/h100-2026-11-27c`). Each
+//! took about 9 µs on an H100 that way (`measurements/h100-2026-11-27c`). Each
 //! thread runs the same statements in the same order either way.
 
 use crate::kernel::KStmt;

@@ -6,6 +6,7 @@
 //! stated rule: matrix units where the operands are f16 and the target has them.
 
 use weft_codegen_common::TargetLimits;
+use weft_graph::op::Attention;
 use weft_graph::partition::Group;
 use weft_graph::{Graph, Op};
 use weft_ir::func::Func;
@@ -42,9 +43,11 @@ pub(crate) fn misfit(
     let t = g.tensor(k).shape.get(r - 2).copied()? as i64;
     let dv = g.tensor(v).shape.get(r - 1).copied()? as i64;
     let f16 = dtype == DType::F16;
-    let masking = match node.op {
-        Op::Attention { causal: true, .. } => Masking::Causal,
-        _ => Masking::None,
+    let causal = matches!(node.op, Op::Attention(Attention { causal: true, .. }));
+    let masking = if causal {
+        Masking::Causal
+    } else {
+        Masking::None
     };
     AttnParams::rule(limits, (heads, s, t, d.max(dv)), f16, masking)
         .is_none()
@@ -57,20 +60,18 @@ pub(crate) fn misfit(
 pub(crate) fn lower<'g>(
     g: &'g Graph,
     group: &Group,
+    attention: &Attention,
     vals: &Values<'g>,
     name: &str,
     chooser: &Chooser,
     output: impl Fn(&Values) -> Buffer,
 ) -> Result<(Func, String), String> {
     let node = &g.nodes[group.root.0];
-    let Op::Attention {
+    let Attention {
         scale,
         causal,
         guard,
-    } = node.op
-    else {
-        return Err(format!("{} is not an Attention", node.op.name()));
-    };
+    } = *attention;
     let (q, k, v) = (node.inputs[0], node.inputs[1], node.inputs[2]);
     let mask = node.inputs.get(3).copied();
     let qs = g.tensor(q).shape.clone();

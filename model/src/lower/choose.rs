@@ -40,12 +40,11 @@ pub(crate) fn anchor(
         None if key.stored_operands() => over_views(),
         None => None,
     };
-    match found {
-        // A record naming Winograd for an anchor that cannot take it (edited by hand, or
-        // made by another version) is not followed.
-        Some((c, why)) if !c.winograd || key.winograd.is_some() => (c, why),
-        _ => by_rule(limits, key),
-    }
+    // A record naming Winograd for an anchor that cannot take it (edited by hand, or
+    // made by another version) is not followed.
+    found
+        .filter(|(c, _)| !c.winograd || key.winograd.is_some())
+        .unwrap_or_else(|| by_rule(limits, key))
 }
 
 /// The stated rule's choice for anchor `key`, with why: the whole product on the

@@ -5,8 +5,9 @@
 //! template (matrix units where the target has them), its sums in f32; the output is
 //! rounded to its storage type once.
 
+use weft_graph::Graph;
+use weft_graph::op::Product;
 use weft_graph::partition::Group;
-use weft_graph::{Graph, Op};
 use weft_ir::func::Func;
 use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
@@ -24,6 +25,7 @@ use weft_ops::templates::split_k::{Anchor, Split};
 pub(crate) fn lower<'g>(
     g: &'g Graph,
     group: &Group,
+    product: Product<'_>,
     vals: &Values<'g>,
     name: &str,
     chooser: &Chooser,
@@ -36,9 +38,9 @@ pub(crate) fn lower<'g>(
         what,
     };
     let (a, b) = (node.inputs[0], node.inputs[1]);
-    let (alpha, beta, ta, tb) = match node.op {
-        Op::Gemm(p) => (p.alpha, p.beta, p.trans_a, p.trans_b),
-        _ => (1.0, 0.0, false, false),
+    let (alpha, beta, ta, tb) = match product {
+        Product::Gemm(p) => (p.alpha, p.beta, p.trans_a, p.trans_b),
+        Product::MatMul => (1.0, 0.0, false, false),
     };
     let out_shape = g.tensor(node.output).shape.clone();
     let rank = out_shape.len();

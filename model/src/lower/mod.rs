@@ -25,9 +25,10 @@ pub(crate) use weft_ops::rules;
 use std::collections::HashMap;
 
 use weft_codegen_common::TargetLimits;
+use weft_graph::op::{Anchor, Reduction, Role};
 use weft_graph::partition::{Group, GroupKind};
 use weft_graph::passes::{TargetQuery, memory_order};
-use weft_graph::{Graph, Node, Op, TensorId};
+use weft_graph::{Graph, Node, TensorId};
 use weft_ir::func::{Func, Param};
 use weft_ir::kernel::LoweredFunc;
 use weft_ir::prelude::*;
@@ -94,30 +95,30 @@ pub fn lower_group(
         })
     };
     let chooser = Chooser { limits, choices };
-    let (func, schedule, anchor) = match (group.kind, &root.op) {
-        (GroupKind::Anchor, Op::Conv(c)) => {
-            conv::lower(g, group, c, &vals, &name, &chooser, output)?
+    // Each lowering family takes what it reads of the op: the one dispatch over how
+    // ops are computed (the op's module says which family it is, `OpDef::role`).
+    let (func, schedule, anchor) = match root.op.role() {
+        Role::Anchor(Anchor::Conv(c)) => conv::lower(g, group, c, &vals, &name, &chooser, output)?,
+        Role::Anchor(Anchor::Product(p)) => {
+            gemm::lower(g, group, p, &vals, &name, &chooser, output)?
         }
-        (GroupKind::Anchor, Op::Gemm(_) | Op::MatMul) => {
-            gemm::lower(g, group, &vals, &name, &chooser, output)?
-        }
-        (GroupKind::Anchor, Op::Attention { .. }) => {
+        Role::Anchor(Anchor::Attention(a)) => {
             let (func, schedule) =
-                attention::lower(g, group, &vals, &name, &chooser, output).map_err(fail)?;
+                attention::lower(g, group, a, &vals, &name, &chooser, output).map_err(fail)?;
             (func, schedule, None)
         }
-        (GroupKind::Reduction, Op::Softmax { .. } | Op::LayerNorm { .. }) => {
+        Role::Reduction(Reduction::Rows(r)) => {
             let (func, schedule) =
-                rows::lower(g, group, &vals, &name, limits, output).map_err(fail)?;
+                rows::lower(g, group, r, &vals, &name, limits, output).map_err(fail)?;
             (func, schedule, None)
         }
-        (GroupKind::Reduction, Op::Reduce { .. }) => {
+        Role::Reduction(Reduction::Reduce(r)) => {
             let (func, schedule) =
-                rows::reduce(g, group, &vals, &name, limits, &order, output).map_err(fail)?;
+                rows::reduce(g, group, r, &vals, &name, limits, &order, output).map_err(fail)?;
             (func, schedule, None)
         }
-        (GroupKind::Reduction, op) => {
-            let red = pool::reduced(g, group, op, &vals, &order).map_err(fail)?;
+        Role::Reduction(Reduction::Window(w)) => {
+            let red = pool::reduced(g, group, w, &vals, &order);
             let inputs: Vec<Buffer> = vals.buffers().into_iter().map(|(_, b)| b).collect();
             // The f32 sums in the output's memory order; stored as they are where the
             // output is f32, else through an epilogue that rounds.
@@ -138,7 +139,7 @@ pub fn lower_group(
                 None,
             )
         }
-        _ => {
+        Role::Injective(_) | Role::Join { .. } => {
             let out = output(&vals);
             let inputs: Vec<Buffer> = vals.buffers().into_iter().map(|(_, b)| b).collect();
             let func = rules::injective(&name, &inputs, &out).map_err(fail)?;
@@ -201,7 +202,9 @@ fn finish(
     // The one parameter that is not an input is the output (fusion puts it last).
     let out_buffer = match func.params.last() {
         Some(Param::Buffer(b)) if !known.contains_key(&b.id()) => b.clone(),
-        _ => return Err("the kernel has no output parameter".into()),
+        Some(Param::Buffer(_) | Param::Scalar(_)) | None => {
+            return Err("the kernel has no output parameter".into());
+        }
     };
     let mut params = Vec::new();
     for p in &func.params {

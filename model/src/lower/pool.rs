@@ -2,23 +2,23 @@
 //! wins), average over the window with ONNX's divisor (the elements inside the input,
 //! or the window's part inside input and padding with `count_include_pad`).
 
-use weft_graph::op::{Pool, PoolKind};
+use weft_graph::Graph;
+use weft_graph::op::{GlobalPool, Pool, PoolKind, Window};
 use weft_graph::partition::Group;
-use weft_graph::{Graph, Op};
 use weft_ir::prelude::*;
 
 use super::values::{Values, in_logical_order};
 
-/// The reduction computing group `group`'s root pooling node `op`, over the output's
+/// The reduction computing group `group`'s root pooling node `window`, over the output's
 /// dimensions in `order` (the output's memory order: the rule gives consecutive threads
 /// consecutive outputs, so that in NHWC they read and write consecutive channels).
 pub(crate) fn reduced(
     g: &Graph,
     group: &Group,
-    op: &Op,
+    window: Window<'_>,
     vals: &Values,
     order: &[usize],
-) -> Result<Buffer, String> {
+) -> Buffer {
     let node = &g.nodes[group.root.0];
     let x = node.inputs[0];
     let xs = &g.tensor(x).shape;
@@ -32,20 +32,19 @@ pub(crate) fn reduced(
         ("ow", i(ys[3])),
     ];
     let axes: Vec<(&str, i64)> = order.iter().map(|&d| logical[d]).collect();
-    match op {
-        Op::GlobalPool(kind) => {
+    match window {
+        Window::Global(&GlobalPool { kind }) => {
             let (rh, rw) = (te::reduce_axis("rh", h), te::reduce_axis("rw", w));
-            Ok(te::compute("pooled", &axes, |ix| {
+            te::compute("pooled", &axes, |ix| {
                 let ix = in_logical_order(order, ix);
                 let v = vals.at(x, &[ix[0].clone(), ix[1].clone(), rh.expr(), rw.expr()]);
                 match kind {
                     PoolKind::Max => te::max(v, &[&rh, &rw]),
                     PoolKind::Average => te::sum(v * (1.0 / (h * w) as f32), &[&rh, &rw]),
                 }
-            }))
+            })
         }
-        Op::Pool(p) => Ok(window_pool(p, vals, x, h, w, &axes, order)),
-        other => Err(format!("{} is not a reduction", other.name())),
+        Window::Pool(p) => window_pool(p, vals, x, h, w, &axes, order),
     }
 }
 

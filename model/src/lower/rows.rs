@@ -15,9 +15,9 @@
 //! target, and slow for long rows.
 
 use weft_codegen_common::TargetLimits;
-use weft_graph::op::ReduceKind;
+use weft_graph::op::{LayerNorm, Reduce, ReduceKind, Rows as RowsOp, Softmax};
 use weft_graph::partition::Group;
-use weft_graph::{Graph, Op, TensorId};
+use weft_graph::{Graph, TensorId};
 use weft_ir::func::Func;
 use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
@@ -29,16 +29,19 @@ use super::values::{Values, broadcast_index, in_logical_order, reindex};
 
 /// ReduceSum/Mean/Max/Min of group `group` as a te reduction over the output's
 /// dimensions in `order` (its memory order).
-fn reduced(g: &Graph, group: &Group, vals: &Values, order: &[usize]) -> Result<Buffer, String> {
+fn reduced(
+    g: &Graph,
+    group: &Group,
+    op: &Reduce,
+    vals: &Values,
+    order: &[usize],
+) -> Result<Buffer, String> {
     let node = &g.nodes[group.root.0];
-    let Op::Reduce {
+    let Reduce {
         kind,
         axes,
         keep_dims,
-    } = &node.op
-    else {
-        return Err(format!("{} is not a Reduce", node.op.name()));
-    };
+    } = op;
     let x = node.inputs[0];
     let xs = g.tensor(x).shape.clone();
     let ys = &g.tensor(node.output).shape;
@@ -157,6 +160,7 @@ impl Rows {
 pub(crate) fn lower<'g>(
     g: &'g Graph,
     group: &Group,
+    row_op: RowsOp<'_>,
     vals: &Values<'g>,
     name: &str,
     limits: &TargetLimits,
@@ -165,15 +169,14 @@ pub(crate) fn lower<'g>(
     let node = &g.nodes[group.root.0];
     let x = node.inputs[0];
     let xs = g.tensor(x).shape.clone();
-    let (op, inner) = match node.op {
-        Op::Softmax { axis } => (RowOp::Softmax, vec![axis]),
-        Op::LayerNorm { axis, epsilon } => (
+    let (op, inner) = match row_op {
+        RowsOp::Softmax(&Softmax { axis }) => (RowOp::Softmax, vec![axis]),
+        RowsOp::LayerNorm(&LayerNorm { axis, epsilon }) => (
             RowOp::LayerNorm {
                 epsilon: epsilon as f32,
             },
             (axis..xs.len()).collect(),
         ),
-        _ => return Err(format!("{} is not softmax or layer norm", node.op.name())),
     };
     let rows = Rows::of(&xs, inner);
     let (r, n) = (rows.rows as i64, rows.n as i64);
@@ -207,7 +210,7 @@ pub(crate) fn lower<'g>(
     match fused {
         Ok(f) => Ok((f.func, format!("{} ({why})", describe(op, &p, n)))),
         Err(e) => {
-            let (func, schedule) = by_rule(g, group, vals, name, output)?;
+            let (func, schedule) = by_rule(g, group, row_op, vals, name, output)?;
             Ok((func, format!("{schedule} (the template's epilogue: {e})")))
         }
     }
@@ -216,9 +219,11 @@ pub(crate) fn lower<'g>(
 /// ReduceSum/Mean/Max/Min of group `group` as one kernel on the row-reduction template
 /// (its rows: the kept dimensions, each row the reduced ones); by the reduction rule
 /// where fusion refuses the epilogue. `order` is the output's memory order.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn reduce<'g>(
     g: &'g Graph,
     group: &Group,
+    reduce_op: &Reduce,
     vals: &Values<'g>,
     name: &str,
     limits: &TargetLimits,
@@ -226,14 +231,11 @@ pub(crate) fn reduce<'g>(
     output: impl Fn(&Values) -> Buffer,
 ) -> Result<(Func, String), String> {
     let node = &g.nodes[group.root.0];
-    let Op::Reduce {
+    let Reduce {
         kind,
         axes,
         keep_dims,
-    } = &node.op
-    else {
-        return Err(format!("{} is not a Reduce", node.op.name()));
-    };
+    } = reduce_op;
     let x = node.inputs[0];
     let xs = g.tensor(x).shape.clone();
     let mut inner = axes.clone();
@@ -270,7 +272,7 @@ pub(crate) fn reduce<'g>(
     match fused {
         Ok(f) => Ok((f.func, format!("{} ({why})", describe(op, &p, n)))),
         Err(e) => {
-            let red = reduced(g, group, vals, order)?;
+            let red = reduced(g, group, reduce_op, vals, order)?;
             let inputs: Vec<Buffer> = vals.buffers().into_iter().map(|(_, b)| b).collect();
             let (read, order) = (red.clone(), order.to_vec());
             vals.set_root(
@@ -293,6 +295,7 @@ pub(crate) fn reduce<'g>(
 fn by_rule<'g>(
     g: &'g Graph,
     group: &Group,
+    row_op: RowsOp<'_>,
     vals: &Values<'g>,
     name: &str,
     output: impl Fn(&Values) -> Buffer,
@@ -301,10 +304,9 @@ fn by_rule<'g>(
     let x = node.inputs[0];
     let xs = g.tensor(x).shape.clone();
     // The row's dimensions, and the rest (one statistic each).
-    let row_dims: Vec<usize> = match node.op {
-        Op::Softmax { axis } => vec![axis],
-        Op::LayerNorm { axis, .. } => (axis..xs.len()).collect(),
-        _ => return Err(format!("{} is not softmax or layer norm", node.op.name())),
+    let row_dims: Vec<usize> = match row_op {
+        RowsOp::Softmax(&Softmax { axis }) => vec![axis],
+        RowsOp::LayerNorm(&LayerNorm { axis, .. }) => (axis..xs.len()).collect(),
     };
     let outer: Vec<usize> = (0..xs.len()).filter(|d| !row_dims.contains(d)).collect();
     let stat_axes: Vec<(String, i64)> = outer
@@ -351,8 +353,8 @@ fn by_rule<'g>(
             s.to_vec()
         }
     };
-    match node.op {
-        Op::Softmax { .. } => {
+    match row_op {
+        RowsOp::Softmax(_) => {
             let r = reduce_axes();
             let refs: Vec<&IterVar> = r.iter().collect();
             let max = te::compute("row_max", &stat_axes, |s| {
@@ -383,7 +385,7 @@ fn by_rule<'g>(
                 ),
             ))
         }
-        Op::LayerNorm { epsilon, .. } => {
+        RowsOp::LayerNorm(&LayerNorm { epsilon, .. }) => {
             let inv_n = (1.0 / n as f64) as f32;
             let r = reduce_axes();
             let refs: Vec<&IterVar> = r.iter().collect();
@@ -427,7 +429,6 @@ fn by_rule<'g>(
                 ),
             ))
         }
-        _ => unreachable!("checked above"),
     }
 }
 

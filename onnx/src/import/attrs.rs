@@ -5,10 +5,6 @@ use crate::error::ImportError;
 use crate::proto::attribute_proto::AttributeType;
 use crate::proto::{AttributeProto, NodeProto, TensorProto};
 
-/// The largest window size, stride, dilation or pad taken: far past any real model, and
-/// small enough that window arithmetic cannot overflow.
-pub(super) const MAX_WINDOW: i64 = 1 << 24;
-
 /// The attributes of one node.
 pub struct Attrs<'a> {
     node: &'a NodeProto,
@@ -107,22 +103,5 @@ impl<'a> Attrs<'a> {
         Ok(self
             .get(attr, AttributeType::Tensor)?
             .and_then(|a| a.t.as_ref()))
-    }
-
-    /// Two positive integers (strides, dilations) from a list of 2, or `[1, 1]`.
-    pub fn pair(&self, attr: &str) -> Result<[usize; 2], ImportError> {
-        match self.ints(attr)? {
-            None => Ok([1, 1]),
-            Some(&[a, b]) if [a, b].iter().all(|v| (1..=MAX_WINDOW).contains(v)) => {
-                Ok([a as usize, b as usize])
-            }
-            Some(v) => Err(self.err(
-                attr,
-                format!(
-                    "{v:?}: weft takes two values in 1..={} (2-D windows)",
-                    MAX_WINDOW
-                ),
-            )),
-        }
     }
 }

@@ -12,11 +12,11 @@ use weft_ir::dtype::DType;
 
 use super::Importer;
 use super::attrs::Attrs;
-use super::geometry::{resolve_reshape, resolve_slice};
 use super::tensor::{self, Const, ConstData};
 use crate::error::ImportError;
 use crate::proto::NodeProto;
 use crate::proto::tensor_proto::DataType;
+use weft_graph::op::{resolve_reshape, resolve_slice};
 
 /// What a constant's elements are.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -384,7 +384,7 @@ impl Importer<'_> {
                     .iter()
                     .map(|&d| d.max(0) as usize)
                     .collect();
-                let dims = weft_graph::infer::broadcast(&x.dims, &spec)
+                let dims = weft_graph::op::shapes::broadcast(&x.dims, &spec)
                     .ok_or_else(|| err(format!("{:?} does not broadcast with {spec:?}", x.dims)))?;
                 let from = (0..numel(&dims)).map(|i| broadcast_from(&unravel(i, &dims), &x.dims));
                 x.pick(dims.clone(), from)
@@ -423,9 +423,9 @@ impl Importer<'_> {
             }
             "Where" => {
                 let (c, x, y) = (input(0)?, input(1)?, input(2)?);
-                let xy = weft_graph::infer::broadcast(&x.dims, &y.dims);
+                let xy = weft_graph::op::shapes::broadcast(&x.dims, &y.dims);
                 let dims = xy
-                    .and_then(|xy| weft_graph::infer::broadcast(&c.dims, &xy))
+                    .and_then(|xy| weft_graph::op::shapes::broadcast(&c.dims, &xy))
                     .ok_or_else(|| err("the inputs do not broadcast".into()))?;
                 let v = (0..numel(&dims))
                     .map(|i| {
@@ -449,9 +449,10 @@ impl Importer<'_> {
                 if ins.len() != 2 {
                     return Ok(false);
                 }
-                let dims = weft_graph::infer::broadcast(&x.dims, &y.dims).ok_or_else(|| {
-                    err(format!("{:?} and {:?} do not broadcast", x.dims, y.dims))
-                })?;
+                let dims =
+                    weft_graph::op::shapes::broadcast(&x.dims, &y.dims).ok_or_else(|| {
+                        err(format!("{:?} and {:?} do not broadcast", x.dims, y.dims))
+                    })?;
                 let int = x.kind == Kind::Int;
                 let truth = |b: bool| f64::from(u8::from(b));
                 let (f, kind): (Box<dyn Fn(f64, f64) -> f64>, Kind) = match op {

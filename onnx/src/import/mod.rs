@@ -2,10 +2,7 @@
 //! ops in [`ops`].
 
 mod attrs;
-mod elementwise;
 mod fold;
-mod geometry;
-mod index;
 mod ops;
 pub mod tensor;
 

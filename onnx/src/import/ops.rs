@@ -1,19 +1,20 @@
-//! One ONNX node → weft graph nodes: attributes read with their defaults, padding
-//! resolved, shape inputs read as constants, variadic ops chained.
+//! One ONNX node → weft graph nodes. Each op's converter is in the op's own module in
+//! `weft-graph` (`weft_graph::op`, found by op type through [`versions`]); this module
+//! gives it the node ([`NodeCx`], its `OnnxNode`), and handles what is not an op:
+//! `Constant` nodes and shape arithmetic (folded at import, `fold`).
 
 use ndarray::{ArrayD, IxDyn};
-use weft_graph::TensorId;
-use weft_graph::op::{Binary, Conv, Gemm, Op, Pool, PoolKind, ReduceKind};
+use weft_graph::op::Op;
+use weft_graph::op::onnx::{ConstInput, ConstValues, OnnxError, OnnxNode};
+use weft_graph::{Layout, Tensor, TensorId};
 use weft_ir::dtype::DType;
 
 use super::Importer;
 use super::attrs::Attrs;
-use super::elementwise::elementwise;
-use super::geometry::{axis_in, pads, positive, resolve_reshape};
 use super::tensor::{self, Const, ConstData};
 use crate::error::ImportError;
 use crate::proto::NodeProto;
-use crate::versions::{self, Effective};
+use crate::versions::{self, Effective, Import};
 
 /// The node under import, for reading its inputs and naming it in errors.
 pub(super) struct Ctx<'a> {
@@ -23,14 +24,6 @@ pub(super) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    pub(super) fn err(&self, what: impl Into<String>) -> ImportError {
-        ImportError::Node {
-            node: self.name.clone(),
-            op: self.node.op_type.clone(),
-            what: what.into(),
-        }
-    }
-
     /// Input `i`'s name, `None` where it is absent or empty (an omitted optional input).
     pub(super) fn input(&self, i: usize) -> Option<&str> {
         self.node
@@ -41,13 +34,35 @@ impl Ctx<'_> {
     }
 
     /// The first output's name.
-    pub(super) fn output(&self) -> Result<&str, ImportError> {
+    pub(super) fn output(&self) -> Result<&str, OnnxError> {
         self.node
             .output
             .first()
             .map(String::as_str)
             .filter(|s| !s.is_empty())
-            .ok_or_else(|| self.err("has no output"))
+            .ok_or_else(|| OnnxError::Node("has no output".into()))
+    }
+
+    /// `e` as the importer's error, naming this node.
+    pub(super) fn error(&self, e: OnnxError) -> ImportError {
+        match e {
+            OnnxError::Node(what) => ImportError::Node {
+                node: self.name.clone(),
+                op: self.node.op_type.clone(),
+                what,
+            },
+            OnnxError::Attribute { attr, what } => ImportError::Attribute {
+                node: self.name.clone(),
+                op: self.node.op_type.clone(),
+                attr,
+                what,
+            },
+            OnnxError::Undefined(input) => ImportError::Undefined {
+                node: self.name.clone(),
+                input,
+            },
+            OnnxError::Graph(e) => ImportError::Graph(e),
+        }
     }
 }
 
@@ -73,15 +88,15 @@ impl Importer<'_> {
             opset,
             why,
         };
-        match versions::effective(&node.op_type, self.opset) {
-            Effective::Version(_) => {}
+        let import = match versions::effective(&node.op_type, self.opset) {
+            Effective::Version(_, import) => import,
             Effective::NotYet { first } => {
                 return Err(refuse(Some(format!(
                     "the default domain has it from opset {first}"
                 ))));
             }
             Effective::Unknown => return Err(refuse(None)),
-        }
+        };
         let cx = Ctx {
             node,
             name: name.clone(),
@@ -90,87 +105,43 @@ impl Importer<'_> {
         if self.fold(node, &a)? {
             return Ok(());
         }
-        match node.op_type.as_str() {
-            "Conv" => self.conv(&cx, &a),
-            "BatchNormalization" => self.batch_norm(&cx, &a),
-            "Clip" => self.clip(&cx, &a),
-            "MaxPool" => self.pool(&cx, &a, PoolKind::Max),
-            "AveragePool" => self.pool(&cx, &a, PoolKind::Average),
-            "GlobalMaxPool" => self.simple(&cx, Op::GlobalPool(PoolKind::Max)),
-            "GlobalAveragePool" => self.simple(&cx, Op::GlobalPool(PoolKind::Average)),
-            "Concat" => self.concat(&cx, &a),
-            "Flatten" => self.flatten(&cx, &a),
-            "Reshape" => self.reshape(&cx, &a),
-            "Gemm" => self.gemm(&cx, &a),
-            "MatMul" => self.matmul(&cx),
-            "Identity" => self.simple(&cx, Op::Identity),
-            "Dropout" => self.dropout(&cx),
-            "Constant" => self.constant(&cx, &a),
-            "Max" => self.variadic(&cx, Binary::Max),
-            "Min" => self.variadic(&cx, Binary::Min),
-            "Sum" => self.variadic(&cx, Binary::Add),
-            "Pow" => self.pow(&cx),
-            "Transpose" => self.transpose(&cx, &a),
-            "Slice" => self.slice(&cx),
-            "Split" => self.split(&cx, &a),
-            "Squeeze" => self.squeeze(&cx, false),
-            "Unsqueeze" => self.squeeze(&cx, true),
-            "Expand" => self.expand(&cx),
-            "Cast" => self.cast(&cx, &a),
-            "Gather" => self.gather(&cx, &a, false),
-            "GatherElements" => self.gather(&cx, &a, true),
-            "GatherND" => self.gather_nd(&cx, &a),
-            "Where" => self.simple(&cx, Op::Where),
-            "IsNaN" => self.simple(&cx, Op::IsNaN),
-            "Softmax" => self.softmax(&cx, &a),
-            "LayerNormalization" => self.layer_norm(&cx, &a),
-            "ReduceMean" => self.reduce(&cx, &a, ReduceKind::Mean),
-            "ReduceSum" => self.reduce(&cx, &a, ReduceKind::Sum),
-            "ReduceMax" => self.reduce(&cx, &a, ReduceKind::Max),
-            "ReduceMin" => self.reduce(&cx, &a, ReduceKind::Min),
-            "Shape" | "Size" | "ConstantOfShape" | "Range" => Err(
-                cx.err("its inputs must be constants (weft evaluates shape arithmetic at import)")
-            ),
-            op => match elementwise(op, &a)? {
-                Some(op) => self.simple(&cx, op),
-                // The version table lists an op this match does not: a weft bug, refused
-                // rather than panicking on a user's file.
-                None => Err(refuse(Some("not implemented".into()))),
-            },
+        match import {
+            Import::Op(op) => {
+                let mut n = NodeCx {
+                    im: self,
+                    cx: &cx,
+                    a: &a,
+                };
+                (op.import)(&mut n).map_err(|e| cx.error(e))
+            }
+            Import::Constant => self.constant(&cx, &a),
+            Import::Folded => Err(cx.error(OnnxError::Node(
+                "its inputs must be constants (weft evaluates shape arithmetic at import)".into(),
+            ))),
         }
     }
 
     /// Input `i` as a graph tensor (a constant becomes a weight).
-    pub(super) fn data(&mut self, cx: &Ctx, i: usize) -> Result<TensorId, ImportError> {
+    fn data(&mut self, cx: &Ctx, i: usize) -> Result<TensorId, OnnxError> {
         let name = cx
             .input(i)
-            .ok_or_else(|| cx.err(format!("input {i} is missing")))?;
+            .ok_or_else(|| OnnxError::Node(format!("input {i} is missing")))?;
         // An integer constant becomes an i32 tensor whose values the graph keeps in f32:
         // exact to 2^24, far past any index or token id.
         if let Some(v) = self.consts.get(name).and_then(|c| c.ints())
             && let Some(big) = v.iter().find(|x| x.unsigned_abs() > 1 << 24)
         {
-            return Err(cx.err(format!(
+            return Err(OnnxError::Node(format!(
                 "input {i} `{name}` holds the integer {big}, beyond what weft's integer tensors keep exactly (2^24)"
             )));
         }
-        self.value(name).ok_or_else(|| ImportError::Undefined {
-            node: cx.name.clone(),
-            input: name.to_string(),
-        })
-    }
-
-    /// Input `i` as a graph tensor, where given.
-    pub(super) fn opt_data(&mut self, cx: &Ctx, i: usize) -> Result<Option<TensorId>, ImportError> {
-        match cx.input(i) {
-            None => Ok(None),
-            Some(_) => self.data(cx, i).map(Some),
-        }
+        self.value(name)
+            .ok_or_else(|| OnnxError::Undefined(name.to_string()))
     }
 
     /// Input `i` (a shape, a bound, a flag) as a constant, where given; a computed value
     /// there is refused, since weft's shapes are fixed at import.
-    pub(super) fn konst(&self, cx: &Ctx, i: usize) -> Result<Option<&Const>, ImportError> {
+    fn konst(&self, cx: &Ctx, i: usize) -> Result<Option<&Const>, OnnxError> {
         let Some(name) = cx.input(i) else {
             return Ok(None);
         };
@@ -178,320 +149,28 @@ impl Importer<'_> {
             return Ok(Some(c));
         }
         if self.values.contains_key(name) {
-            return Err(cx.err(format!(
+            return Err(OnnxError::Node(format!(
                 "input {i} `{name}` must be a constant (an initializer or a Constant node's output): weft fixes shapes and bounds at import"
             )));
         }
-        Err(ImportError::Undefined {
-            node: cx.name.clone(),
-            input: name.to_string(),
-        })
+        Err(OnnxError::Undefined(name.to_string()))
     }
 
-    pub(super) fn shape(&self, id: TensorId) -> Vec<usize> {
-        self.graph.tensor(id).shape.clone()
-    }
-
-    /// Adds a node computing the node's first output from `inputs`.
-    pub(super) fn emit(
+    /// Adds a node `name` computing `output` from `inputs`.
+    fn add(
         &mut self,
-        cx: &Ctx,
+        name: String,
         op: Op,
         inputs: Vec<TensorId>,
-    ) -> Result<(), ImportError> {
-        let out = cx.output()?.to_string();
-        let id = self
-            .graph
-            .add_node(cx.name.clone(), op, inputs, out.clone())?;
-        self.values.insert(out, id);
-        Ok(())
-    }
-
-    /// Refuses outputs from `from` on that something uses (weft's ops have one output).
-    pub(super) fn refuse_used_outputs(
-        &self,
-        cx: &Ctx,
-        from: usize,
-        what: &str,
-    ) -> Result<(), ImportError> {
-        for (k, name) in cx.node.output.iter().enumerate().skip(from) {
-            if !name.is_empty() && self.used.contains(name) {
-                return Err(cx.err(format!(
-                    "output {k} `{name}` ({what}) is used, and weft computes only output 0"
-                )));
-            }
-        }
-        Ok(())
-    }
-
-    /// An op applied to every input as data.
-    fn simple(&mut self, cx: &Ctx, op: Op) -> Result<(), ImportError> {
-        let inputs = (0..cx.node.input.len())
-            .map(|i| self.data(cx, i))
-            .collect::<Result<Vec<_>, _>>()?;
-        self.emit(cx, op, inputs)
-    }
-
-    fn conv(&mut self, cx: &Ctx, a: &Attrs) -> Result<(), ImportError> {
-        let x = self.data(cx, 0)?;
-        let w = self.data(cx, 1)?;
-        let bias = self.opt_data(cx, 2)?;
-        let (xs, ws) = (self.shape(x), self.shape(w));
-        let kernel = match a.ints("kernel_shape")? {
-            Some(k) => positive(a, "kernel_shape", k)?,
-            None => {
-                let k: Vec<i64> = ws.iter().skip(2).map(|&d| d as i64).collect();
-                positive(a, "kernel_shape", &k)?
-            }
-        };
-        if kernel.len() != 2 {
-            return Err(a.err(
-                "kernel_shape",
-                format!(
-                    "{kernel:?} is a {}-D kernel: weft convolves in 2-D only",
-                    kernel.len()
-                ),
-            ));
-        }
-        if ws.len() == 4 && ws[2..] != kernel[..] {
-            return Err(a.err(
-                "kernel_shape",
-                format!("{kernel:?} differs from the weights' {:?}", &ws[2..]),
-            ));
-        }
-        if xs.len() != 4 {
-            return Err(cx.err(format!(
-                "input 0 has shape {xs:?}: weft convolves NCHW tensors (rank 4)"
-            )));
-        }
-        let strides = a.pair("strides")?;
-        let dilations = a.pair("dilations")?;
-        let groups = a.int("group", 1)?;
-        if !(1..=super::attrs::MAX_WINDOW).contains(&groups) {
-            return Err(a.err("group", format!("{groups} is not a positive count")));
-        }
-        let k = [kernel[0], kernel[1]];
-        let pads = pads(a, [xs[2], xs[3]], k, strides, dilations)?;
-        let conv = Conv {
-            strides,
-            pads,
-            dilations,
-            groups: groups as usize,
-        };
-        let mut inputs = vec![x, w];
-        inputs.extend(bias);
-        self.emit(cx, Op::Conv(conv), inputs)
-    }
-
-    fn pool(&mut self, cx: &Ctx, a: &Attrs, kind: PoolKind) -> Result<(), ImportError> {
-        let x = self.data(cx, 0)?;
-        let xs = self.shape(x);
-        let kernel = a
-            .ints("kernel_shape")?
-            .ok_or_else(|| a.err("kernel_shape", "is required"))?;
-        let kernel = positive(a, "kernel_shape", kernel)?;
-        if kernel.len() != 2 {
-            return Err(a.err(
-                "kernel_shape",
-                format!(
-                    "{kernel:?} is a {}-D window: weft pools in 2-D only",
-                    kernel.len()
-                ),
-            ));
-        }
-        if xs.len() != 4 {
-            return Err(cx.err(format!(
-                "input 0 has shape {xs:?}: weft pools NCHW tensors (rank 4)"
-            )));
-        }
-        if let Some(d) = a.ints("dilations")?
-            && d.iter().any(|&v| v != 1)
-        {
-            return Err(a.err("dilations", format!("{d:?}: weft pools without dilation")));
-        }
-        if kind == PoolKind::Max {
-            self.refuse_used_outputs(cx, 1, "the indices")?;
-        }
-        let strides = a.pair("strides")?;
-        let k = [kernel[0], kernel[1]];
-        let pool = Pool {
-            kind,
-            kernel: k,
-            strides,
-            pads: pads(a, [xs[2], xs[3]], k, strides, [1, 1])?,
-            ceil_mode: a.flag("ceil_mode", false)?,
-            count_include_pad: kind == PoolKind::Average && a.flag("count_include_pad", false)?,
-        };
-        self.emit(cx, Op::Pool(pool), vec![x])
-    }
-
-    fn batch_norm(&mut self, cx: &Ctx, a: &Attrs) -> Result<(), ImportError> {
-        if a.flag("training_mode", false)? {
-            return Err(a.err(
-                "training_mode",
-                "is 1: weft imports inference batch normalization only",
-            ));
-        }
-        self.refuse_used_outputs(cx, 1, "a running statistic of training")?;
-        let epsilon = a.float("epsilon", 1e-5)?;
-        let inputs = (0..5)
-            .map(|i| self.data(cx, i))
-            .collect::<Result<Vec<_>, _>>()?;
-        self.emit(cx, Op::BatchNorm { epsilon }, inputs)
-    }
-
-    fn clip(&mut self, cx: &Ctx, a: &Attrs) -> Result<(), ImportError> {
-        let x = self.data(cx, 0)?;
-        // Bounds are attributes before opset 11 and optional inputs since; either absent
-        // means unbounded.
-        let mut bounds = [
-            a.float("min", f32::NEG_INFINITY)?,
-            a.float("max", f32::INFINITY)?,
-        ];
-        let computed = |i| {
-            cx.input(i)
-                .is_some_and(|n| !self.consts.contains_key(n) && self.values.contains_key(n))
-        };
-        if computed(1) || computed(2) {
-            // A bound computed at run time: max(x, min) then min(·, max), which is also
-            // ONNX's answer (max) where min > max.
-            let mut acc = x;
-            let out = cx.output()?.to_string();
-            let steps: Vec<(usize, Binary)> = [(1, Binary::Max), (2, Binary::Min)]
-                .into_iter()
-                .filter(|&(i, _)| cx.input(i).is_some())
-                .collect();
-            for (k, &(i, f)) in steps.iter().enumerate() {
-                let bound = self.data(cx, i)?;
-                if k + 1 == steps.len() {
-                    return self.emit(cx, Op::Binary(f), vec![acc, bound]);
-                }
-                acc = self.graph.add_node(
-                    format!("{}::{}", cx.name, f.name()),
-                    Op::Binary(f),
-                    vec![acc, bound],
-                    format!("{out}::{}", f.name()),
-                )?;
-            }
-        }
-        for (i, bound) in [1, 2].into_iter().zip(&mut bounds) {
-            if let Some(c) = self.konst(cx, i)? {
-                *bound = c.scalar().ok_or_else(|| {
-                    cx.err(format!(
-                        "input {i} has shape {:?}, not a scalar bound",
-                        c.dims
-                    ))
-                })?;
-            }
-        }
-        let [min, max] = bounds;
-        self.emit(cx, Op::Clip { min, max }, vec![x])
-    }
-
-    /// MatMul; a 1-D operand is made a matrix (a row on the left, a column on the right)
-    /// and its dimension dropped from the product, as NumPy does.
-    fn matmul(&mut self, cx: &Ctx) -> Result<(), ImportError> {
-        let (mut a, mut b) = (self.data(cx, 0)?, self.data(cx, 1)?);
-        let (sa, sb) = (self.shape(a), self.shape(b));
-        if sa.len() >= 2 && sb.len() >= 2 {
-            return self.emit(cx, Op::MatMul, vec![a, b]);
-        }
-        let out = cx.output()?.to_string();
-        let reshape = |im: &mut Self, t, shape: Vec<usize>, tag: &str| {
-            im.graph.add_node(
-                format!("{}::{tag}", cx.name),
-                Op::Reshape { shape },
-                vec![t],
-                format!("{out}::{tag}"),
-            )
-        };
-        if sa.len() == 1 {
-            a = reshape(self, a, vec![1, sa[0]], "row")?;
-        }
-        if sb.len() == 1 {
-            b = reshape(self, b, vec![sb[0], 1], "column")?;
-        }
-        let id = self.graph.add_node(
-            format!("{}::product", cx.name),
-            Op::MatMul,
-            vec![a, b],
-            format!("{out}::product"),
-        )?;
-        let mut product = self.shape(id);
-        let r = product.len();
-        if sb.len() == 1 {
-            product.remove(r - 1);
-        }
-        if sa.len() == 1 {
-            product.remove(r - 2);
-        }
-        self.emit(cx, Op::Reshape { shape: product }, vec![id])
-    }
-
-    fn concat(&mut self, cx: &Ctx, a: &Attrs) -> Result<(), ImportError> {
-        if !a.has("axis") {
-            return Err(a.err("axis", "is required"));
-        }
-        let axis = a.int("axis", 0)?;
-        let first = self.data(cx, 0)?;
-        let rank = self.shape(first).len();
-        let axis = axis_in(a, "axis", axis, rank, false)?;
-        let inputs = (0..cx.node.input.len())
-            .map(|i| self.data(cx, i))
-            .collect::<Result<Vec<_>, _>>()?;
-        self.emit(cx, Op::Concat { axis }, inputs)
-    }
-
-    fn flatten(&mut self, cx: &Ctx, a: &Attrs) -> Result<(), ImportError> {
-        let x = self.data(cx, 0)?;
-        let rank = self.shape(x).len();
-        let axis = axis_in(a, "axis", a.int("axis", 1)?, rank, true)?;
-        self.emit(cx, Op::Flatten { axis }, vec![x])
-    }
-
-    fn reshape(&mut self, cx: &Ctx, a: &Attrs) -> Result<(), ImportError> {
-        let x = self.data(cx, 0)?;
-        let xs = self.shape(x);
-        let spec = self
-            .konst(cx, 1)?
-            .ok_or_else(|| cx.err("input 1 (the shape) is missing"))?;
-        let spec = spec
-            .ints()
-            .ok_or_else(|| cx.err("input 1 (the shape) is not an integer tensor"))?
-            .to_vec();
-        let allowzero = a.flag("allowzero", false)?;
-        let shape = resolve_reshape(&xs, &spec, allowzero).map_err(|w| cx.err(w))?;
-        self.emit(cx, Op::Reshape { shape }, vec![x])
-    }
-
-    fn gemm(&mut self, cx: &Ctx, a: &Attrs) -> Result<(), ImportError> {
-        let gemm = Gemm {
-            alpha: a.float("alpha", 1.0)?,
-            beta: a.float("beta", 1.0)?,
-            trans_a: a.flag("transA", false)?,
-            trans_b: a.flag("transB", false)?,
-        };
-        let mut inputs = vec![self.data(cx, 0)?, self.data(cx, 1)?];
-        inputs.extend(self.opt_data(cx, 2)?);
-        self.emit(cx, Op::Gemm(gemm), inputs)
-    }
-
-    fn dropout(&mut self, cx: &Ctx) -> Result<(), ImportError> {
-        // Input 1 (the ratio) does not matter in inference; input 2 must say inference.
-        if let Some(mode) = self.konst(cx, 2)?
-            && mode.scalar() != Some(0.0)
-        {
-            return Err(
-                cx.err("training_mode is true: weft imports inference Dropout (an identity) only")
-            );
-        }
-        self.refuse_used_outputs(cx, 1, "the mask")?;
-        let x = self.data(cx, 0)?;
-        self.emit(cx, Op::Identity, vec![x])
+        output: String,
+    ) -> Result<TensorId, OnnxError> {
+        let id = self.graph.add_node(name, op, inputs, output.clone())?;
+        self.values.insert(output, id);
+        Ok(id)
     }
 
     fn constant(&mut self, cx: &Ctx, a: &Attrs) -> Result<(), ImportError> {
-        let out = cx.output()?.to_string();
+        let out = cx.output().map_err(|e| cx.error(e))?.to_string();
         let scalar_f32 = |values: Vec<f32>, dims: Vec<usize>| Const {
             data: ConstData::Float {
                 values: ArrayD::from_shape_vec(IxDyn(&dims), values).expect("sizes match"),
@@ -525,28 +204,145 @@ impl Importer<'_> {
         self.consts.insert(out, c);
         Ok(())
     }
+}
 
-    /// Max, Min or Sum of any number of inputs: a chain of binary nodes.
-    fn variadic(&mut self, cx: &Ctx, f: Binary) -> Result<(), ImportError> {
-        let n = cx.node.input.len();
-        if n == 0 {
-            return Err(cx.err("has no inputs"));
+/// One node as an op's converter reads it: the importer, the node and its attributes.
+struct NodeCx<'i, 'm, 'c> {
+    im: &'i mut Importer<'m>,
+    cx: &'c Ctx<'c>,
+    a: &'c Attrs<'c>,
+}
+
+impl NodeCx<'_, '_, '_> {
+    /// An attribute error of the protobuf reader, as the converter's error.
+    fn attr(e: ImportError) -> OnnxError {
+        match e {
+            ImportError::Attribute { attr, what, .. } => OnnxError::Attribute { attr, what },
+            other => OnnxError::Node(other.to_string()),
         }
-        let mut acc = self.data(cx, 0)?;
-        if n == 1 {
-            return self.emit(cx, Op::Identity, vec![acc]);
+    }
+}
+
+impl OnnxNode for NodeCx<'_, '_, '_> {
+    fn name(&self) -> &str {
+        &self.cx.name
+    }
+
+    fn opset(&self) -> i64 {
+        self.im.opset
+    }
+
+    fn input_count(&self) -> usize {
+        self.cx.node.input.len()
+    }
+
+    fn has_input(&self, i: usize) -> bool {
+        self.cx.input(i).is_some()
+    }
+
+    fn is_computed(&self, i: usize) -> bool {
+        self.cx
+            .input(i)
+            .is_some_and(|n| !self.im.consts.contains_key(n) && self.im.values.contains_key(n))
+    }
+
+    fn data(&mut self, i: usize) -> Result<TensorId, OnnxError> {
+        self.im.data(self.cx, i)
+    }
+
+    fn constant(&self, i: usize) -> Result<Option<ConstInput>, OnnxError> {
+        Ok(self.im.konst(self.cx, i)?.map(|c| ConstInput {
+            dims: c.dims.clone(),
+            values: match c.ints() {
+                Some(v) => ConstValues::Ints(v.to_vec()),
+                None => ConstValues::Floats(c.to_f64()),
+            },
+        }))
+    }
+
+    fn tensor(&self, t: TensorId) -> &Tensor {
+        self.im.graph.tensor(t)
+    }
+
+    fn emit(&mut self, op: Op, inputs: Vec<TensorId>) -> Result<(), OnnxError> {
+        let out = self.cx.output()?.to_string();
+        self.im.add(self.cx.name.clone(), op, inputs, out)?;
+        Ok(())
+    }
+
+    fn emit_output(&mut self, k: usize, op: Op, inputs: Vec<TensorId>) -> Result<(), OnnxError> {
+        let Some(out) = self.cx.node.output.get(k).filter(|o| !o.is_empty()) else {
+            return Ok(());
+        };
+        let name = format!("{}::{k}", self.cx.name);
+        self.im.add(name, op, inputs, out.clone())?;
+        Ok(())
+    }
+
+    fn output_count(&self) -> usize {
+        self.cx.node.output.len()
+    }
+
+    fn step(&mut self, tag: &str, op: Op, inputs: Vec<TensorId>) -> Result<TensorId, OnnxError> {
+        let out = self.cx.output()?;
+        let (name, output) = (format!("{}::{tag}", self.cx.name), format!("{out}::{tag}"));
+        Ok(self.im.graph.add_node(name, op, inputs, output)?)
+    }
+
+    fn add_constant(
+        &mut self,
+        tag: &str,
+        dims: Vec<usize>,
+        values: Vec<f32>,
+        dtype: DType,
+    ) -> TensorId {
+        let values = ArrayD::from_shape_vec(IxDyn(&dims), values)
+            .unwrap_or_else(|_| ArrayD::zeros(IxDyn(&dims)));
+        self.im.graph.add_tensor(Tensor {
+            name: format!("{}::{tag}", self.cx.name),
+            shape: dims,
+            dtype,
+            layout: Layout::RowMajor,
+            data: Some(std::sync::Arc::new(values)),
+        })
+    }
+
+    fn refuse_used_outputs(&self, from: usize, what: &str) -> Result<(), OnnxError> {
+        for (k, name) in self.cx.node.output.iter().enumerate().skip(from) {
+            if !name.is_empty() && self.im.used.contains(name) {
+                return Err(OnnxError::Node(format!(
+                    "output {k} `{name}` ({what}) is used, and weft computes only output 0"
+                )));
+            }
         }
-        let out = cx.output()?.to_string();
-        for i in 1..n - 1 {
-            let next = self.data(cx, i)?;
-            acc = self.graph.add_node(
-                format!("{}::{i}", cx.name),
-                Op::Binary(f),
-                vec![acc, next],
-                format!("{out}::{i}"),
-            )?;
-        }
-        let last = self.data(cx, n - 1)?;
-        self.emit(cx, Op::Binary(f), vec![acc, last])
+        Ok(())
+    }
+
+    fn has(&self, attr: &str) -> bool {
+        self.a.has(attr)
+    }
+
+    fn int(&self, attr: &str, default: i64) -> Result<i64, OnnxError> {
+        self.a.int(attr, default).map_err(Self::attr)
+    }
+
+    fn float(&self, attr: &str, default: f32) -> Result<f64, OnnxError> {
+        self.a.float(attr, default).map_err(Self::attr)
+    }
+
+    fn ints(&self, attr: &str) -> Result<Option<Vec<i64>>, OnnxError> {
+        Ok(self.a.ints(attr).map_err(Self::attr)?.map(<[i64]>::to_vec))
+    }
+
+    fn string(&self, attr: &str, default: &str) -> Result<String, OnnxError> {
+        self.a.string(attr, default).map_err(Self::attr)
+    }
+
+    fn element_type(&self, code: i64) -> Option<DType> {
+        i32::try_from(code).ok().and_then(tensor::graph_dtype)
+    }
+
+    fn element_type_name(&self, code: i64) -> String {
+        i32::try_from(code).map_or_else(|_| format!("element type {code}"), tensor::type_name)
     }
 }

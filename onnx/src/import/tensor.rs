@@ -30,27 +30,11 @@ pub enum ConstData {
 }
 
 impl Const {
-    /// Elements.
-    pub fn numel(&self) -> usize {
-        self.dims.iter().product()
-    }
-
     /// The elements as integers, if they are integers or bools.
     pub fn ints(&self) -> Option<&[i64]> {
         match &self.data {
             ConstData::Int(v) | ConstData::Bool(v) => Some(v),
             ConstData::Float { .. } => None,
-        }
-    }
-
-    /// The single element as a float (a scalar or a one-element tensor).
-    pub fn scalar(&self) -> Option<f64> {
-        if self.numel() != 1 {
-            return None;
-        }
-        match &self.data {
-            ConstData::Int(v) | ConstData::Bool(v) => v.first().map(|&v| v as f64),
-            ConstData::Float { values, .. } => values.iter().next().map(|&v| f64::from(v)),
         }
     }
 

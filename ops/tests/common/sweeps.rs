@@ -1,4 +1,4 @@
-//! Kernel times that `weft sweep` measured (`docs/measurements/`: every config with
+//! Kernel times that `weft sweep` measured (`measurements/`: every config with
 //! `--trials`, else the rule's pick and the tuning's best), read for the tests that check
 //! a stated rule's picks against them, and the figure they report.
 
@@ -18,9 +18,9 @@ pub struct Measured {
 /// sweep's rule.
 type Log = (BTreeMap<String, Vec<f64>>, Option<(String, f64)>);
 
-/// Every shape of `sweeps` (paths under `docs/measurements/`) with its times.
+/// Every shape of `sweeps` (paths under `measurements/`) with its times.
 pub fn measured(sweeps: &[&str]) -> BTreeMap<String, Measured> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/measurements");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../measurements");
     let mut logs: BTreeMap<String, Log> = BTreeMap::new();
     for sweep in sweeps {
         let text = std::fs::read_to_string(dir.join(sweep)).unwrap();

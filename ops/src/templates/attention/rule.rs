@@ -109,7 +109,7 @@ impl AttnParams {
         }
         // Opaque fragments (cooperative and simdgroup matrices) over more than 128 keys:
         // two passes, 16 keys a step. On Vulkan on an H100 (2026-11-27,
-        // `docs/measurements/h100-2026-11-27b/attn-vk2.txt`) they took 96 heads of 512
+        // `measurements/h100-2026-11-27b/attn-vk2.txt`) they took 96 heads of 512
         // keys from 276 to 214 µs (64 rows a block), 12 heads from 53 to 40 µs, and were
         // the fastest of the space at every 512-key shape, causal or not; with 64 keys a
         // step they were slower than one pass (bq 32: 84 against 58 µs), and at 128 keys
@@ -148,7 +148,7 @@ impl AttnParams {
                 };
                 // A row's statistics by shuffles where the subgroups hold its threads, in
                 // the one-pass form. In two passes on NVIDIA's Vulkan (H100, 2026-11-27g,
-                // `docs/measurements/h100-2026-11-27g`) shuffles were slower: GPT-2's 12
+                // `measurements/h100-2026-11-27g`) shuffles were slower: GPT-2's 12
                 // heads of 512 keys 43.0 → 44.3 µs a kernel.
                 p.shuffle = !two_pass && p.threads_per_row() > 1 && p.shuffles_on(limits);
                 if p.check().is_ok() && p.fits(limits, d, d, f16) {
@@ -186,7 +186,7 @@ impl AttnParams {
     /// block. `None` where no such split fits (a head size of an odd number of
     /// fragments, or tiles too large for the target's shared memory).
     ///
-    /// Measured on Vulkan on an H200 (2026-11-28, `docs/measurements/h100-2026-11-28/
+    /// Measured on Vulkan on an H200 (2026-11-28, `measurements/h100-2026-11-28/
     /// attn-vk.json`, the 119 configs of the space at each shape): 12 heads of 128 keys
     /// 14.9 µs by the previous rule (16 rows, one warp) and 7.9 by this one (16 rows,
     /// four warps: the fastest of the space); 96 heads of 128 36.7 → 18.2 µs and 12 of

@@ -418,7 +418,7 @@ pub fn tiles(limits: &TargetLimits) -> Vec<rule::Tile> {
 /// ([`MatmulParams::staged_per_thread`]) in the tiles the rule weighs where the target
 /// cannot cap registers (WGSL, MSL). Through Vulkan on an H100 every config staging 24 or
 /// more ran at 0.13–0.79× of the shape's best at 3001³, 1021³ and 1000³ (48 configs
-/// each, `weft sweep --trials`, `docs/measurements/h100-2026-11-27c/C-fp32-vk.json`);
+/// each, `weft sweep --trials`, `measurements/h100-2026-11-27c/C-fp32-vk.json`);
 /// the rule, fitted on CUDA, took such tiles there (32×128 over two warps, 40 a thread;
 /// 64×128 over four, 24) and ran 0.32–0.77× of the best. Within 20 it takes 64×256 over
 /// eight warps, which ran 0.56–0.94× there. CUDA keeps every tile: its compiler holds
@@ -439,12 +439,12 @@ fn preference(t: &MatmulParams) -> i64 {
 /// each hold 128 accumulators or more. On an H100 the 128×128 tile of 2×2 warps with 8×4
 /// thread tiles ran 1.01–1.41× faster with steps of 8 at 14 of the 15 shapes of
 /// 10⁹ multiply-adds or more where both were timed, the same tile over 8 warps 0.84–0.98×
-/// (`weft sweep --trials`, 2026-11-25, `docs/measurements/h100-2026-11-25b/fit-*.json`,
+/// (`weft sweep --trials`, 2026-11-25, `measurements/h100-2026-11-25b/fit-*.json`,
 /// `-25c/mixed-*.json`, `-25e/bk8-*.json`). Neither spills (ptxas: 233 and 219 registers
 /// at 2048³); the longer step's loop body is twice the code (4921 against 2697 SASS
 /// lines). With steps of 16 the rule's default at 2048³,
 /// 2039³ and 4096³ ran 5–11% slower than that tile with steps of 8 (issue 26's "never
-/// slower than the best fixed config", `docs/measurements/h100-2026-11-26c/fp32-fixed.txt`).
+/// slower than the best fixed config", `measurements/h100-2026-11-26c/fp32-fixed.txt`).
 fn prefers_short_steps(t: &MatmulParams) -> bool {
     t.threads() <= 128 && t.accumulators() >= 128
 }
@@ -475,7 +475,7 @@ pub fn rule_config_with(
 /// The shortest reduction over which the rule weighs the 96-row tile
 /// ([`space::is_third_row_tile`]), and then unsplit: its 12×8 accumulators a thread make
 /// a long prologue and epilogue that short walks do not repay. On an H100
-/// (`docs/measurements/h100-2026-11-27i/rm3-mixed.json`, every config of the tile at the
+/// (`measurements/h100-2026-11-27i/rm3-mixed.json`, every config of the tile at the
 /// 60 `mixed` shapes) it was the fastest config measured at 3001³, 3072³ and 4096³ (and
 /// from 2049³ on, `cubes.json`), but ran 0.68–0.79× of the fastest where the cost model
 /// took it over short reductions (1531×769×383 split in 2, 4095×4097×63) and 0.86× split
@@ -517,7 +517,7 @@ fn rule_config_among(
 /// the requests' latency. On an H100 it ran 2.5–3.0% faster at all 48 such cubes from
 /// 1985³ to 2047³ and at 2039³ (411.3 against 421.5 µs); at aligned sizes the four-warp
 /// tile stays the faster (2048³: 361.8 against 377.5;
-/// `docs/measurements/h100-2026-11-27i/cubes.json`, `fp32-mixed-fixed.json`). Only
+/// `measurements/h100-2026-11-27i/cubes.json`, `fp32-mixed-fixed.json`). Only
 /// where the compiler takes a register cap and does not hoist unrolled loads (CUDA),
 /// as measured. `None` elsewhere.
 fn unaligned_rule(
@@ -556,7 +556,7 @@ fn unaligned_rule(
 /// The row tile (four warps across 128 columns, k steps of 32, unsplit) gives every row
 /// its own blocks, each a quarter of the work or less. Measured on an H100 with the
 /// untested loads (2026-11-27d, `weft sweep`, tuning 48 configs a shape,
-/// `docs/measurements/h100-2026-11-27d/fp32-mixed.json`): at 64³, 127³, 128³ and
+/// `measurements/h100-2026-11-27d/fp32-mixed.json`): at 64³, 127³, 128³ and
 /// 17×33×65, where the model's 16×64 tile launched 2 to 16 blocks, a row tile was the
 /// fastest config timed, 1.3–1.6× faster than the model's pick; the model has no term
 /// for a block's fixed latency, which is all such a product costs. `None` elsewhere.
@@ -594,7 +594,7 @@ fn row_tile(limits: &TargetLimits) -> Option<MatmulParams> {
 /// ([`rule::split_pays`], up to [`rule::MAX_SPLITS`]). On an H100 at m = 1 that tile
 /// split in 32 or 64 parts was the fastest of 40 configs at 1×1000×2048 and 1×768×3072
 /// and within 3% of the fastest at 1×4096×4096 (`weft sweep`,
-/// `docs/measurements/h100-2026-11-27c/B-gemv.txt`). `None` for other products, or where
+/// `measurements/h100-2026-11-27c/B-gemv.txt`). `None` for other products, or where
 /// the space holds no such tile.
 fn row_rule(limits: &TargetLimits, p: rule::Product) -> Option<rule::Choice> {
     if p.m != 1 || p.batch != 1 || !p.split {

@@ -42,7 +42,7 @@ const LARGE_TILE: ([i64; 2], [i64; 2]) = ([8, 4], [2, 2]);
 /// batch 1, a GEMV), where a tile of 16 or more rows computes zeros past the first and
 /// only a split reduction gives the GPU blocks: on an H100 they ran 1×768×3072 in 5.2 µs
 /// against 11.1 for the rule's 32-row tile and 7.4 for cuBLAS
-/// (`docs/measurements/h100-2026-11-27c/B-gemv.txt`).
+/// (`measurements/h100-2026-11-27c/B-gemv.txt`).
 const ROW_WARPS: [[i64; 2]; 2] = [[1, 4], [1, 8]];
 const ROW_BLOCK_K: [i64; 2] = [16, 32];
 
@@ -54,7 +54,7 @@ const ROW_BLOCK_K: [i64; 2] = [16, 32];
 /// ran in 447 µs against 660 for the rule's pick of before and 450 for cuBLAS, 2100³ in
 /// 441 against 595, 3001³ in 1.277 ms against 1.329; at 2048³, where the 128×128 tiles
 /// fit one round, in 405 µs against their 366
-/// (`docs/measurements/h100-2026-11-27i/B-times.txt`). Only where the compiler takes a
+/// (`measurements/h100-2026-11-27i/B-times.txt`). Only where the compiler takes a
 /// register cap and does not hoist unrolled loads (CUDA): without the cap the tile holds
 /// two blocks a multiprocessor (219 registers) and ran 2100³ in 620 µs.
 const THIRD_ROWS: MatmulParams = MatmulParams {

@@ -21,7 +21,7 @@ use crate::templates::{Config, rule};
 /// Where tiles are stored element by element (WGSL, MSL) the model takes the constants
 /// fitted on Vulkan ([`rule::tensor::ELEMENTWISE`]) and weighs 16-warp tiles too (their
 /// fragments are few; on Vulkan they were the best at 3 of 24 shapes,
-/// `docs/measurements/h100-2026-11-27b`), never copies through fragments (0.67× of the
+/// `measurements/h100-2026-11-27b`), never copies through fragments (0.67× of the
 /// best at most there). Over views, with 16×16 matrices, it takes
 /// [`views_rule_elementwise`], measured on gathered operands; elsewhere over views the
 /// block-count rule (the fit saw no gathered operands).
@@ -144,7 +144,7 @@ pub const VIEWS_SHORT_K: i64 = 256;
 /// space has no such tile (Metal's 8×8 simdgroup matrices: unmeasured, the block-count
 /// rule serves them).
 ///
-/// Measured on an H200 through Vulkan (2026-11-28d, `docs/measurements/h100-2026-11-28d`,
+/// Measured on an H200 through Vulkan (2026-11-28d, `measurements/h100-2026-11-28d`,
 /// the whole space of 139 configs at nine of ResNet-50's layers): the block-count rule
 /// took k steps of 16, 2×2 warps and up to 3×4 fragments a warp, at 0.16–0.75× of the
 /// best timed (the stem 90.8 against 14.2 µs); this rule's picks are at 0.82–1.00×
@@ -207,7 +207,7 @@ pub fn views_rule_elementwise(configs: &[Config], p: rule::Product) -> Option<ru
 /// Whether the rule's tile `q`, on a target storing tiles element by element, loads two
 /// k steps ahead (`pf` = 2): where a warp multiplies at most two accumulator fragments a
 /// k sub-step, too little work to hide a k step's wait on its global loads. Measured on
-/// an H200 through Vulkan (2026-11-28b, `docs/measurements/h100-2026-11-28b/ahead`, every
+/// an H200 through Vulkan (2026-11-28b, `measurements/h100-2026-11-28b/ahead`, every
 /// config of the space with and without): the rule's tiles of one by two fragments at
 /// BERT's and GPT-2's batch-1 products ran 8–11% faster (128 × 768 × 768 and 1024³ 1%),
 /// and both models 10% faster end to end; its tiles of 8 to 16 fragments at the
@@ -221,7 +221,7 @@ pub fn runs_ahead(q: &F16Params) -> bool {
 /// large tiles that fit 48 KiB of workgroup memory only so), the next tile's fragments
 /// then load after the barrier while this tile's multiply, instead of every warp
 /// waiting on its shared-memory loads after it. Measured on an H200 through Vulkan
-/// (2026-11-28c, `docs/measurements/h100-2026-11-28c`): the rule's 128×256×16 tile at
+/// (2026-11-28c, `measurements/h100-2026-11-28c`): the rule's 128×256×16 tile at
 /// 1024 × 3072 × 768 ran 34.1 → 32.6 µs, its 128×128×16 tile at 512 × 2304 × 768 23.6 →
 /// 22.3, 4096³ unchanged (637.9 → 637.1); BERT-base and GPT-2 at 512 tokens 6% faster
 /// end to end, at batch 8 2%. With two sets on every pick (`bk` 32 and 64 too) the
@@ -233,7 +233,7 @@ pub fn pipelines_fragments(q: &F16Params) -> bool {
 /// The most threads a block of the rule's mma.sync tiles has: the 16-warp tiles (256×256
 /// and the like) ran 10–30× slower than 8-warp ones where the rule took them on an H100
 /// (3001³: 9.07 ms against 0.335 ms; 4095×4097×63: 470 against 33 µs; `weft sweep`,
-/// 2026-11-25, `docs/measurements/h100-2026-11-25b/f16-*.json`): their accumulators do
+/// 2026-11-25, `measurements/h100-2026-11-25b/f16-*.json`): their accumulators do
 /// not fit 64K registers at 512 threads. The tuner still times them.
 pub const MAX_RULE_THREADS: i64 = 256;
 
@@ -245,7 +245,7 @@ pub const MAX_RULE_THREADS_ELEMENTWISE: i64 = 512;
 
 /// The stages of the wgmma tiles the rule weighs: with 5 the same tiles ran up to 2.3×
 /// slower on an H100 (1024×768×768, 64×128 tiles: 12.7 against 5.5 µs; 768³: 8.5
-/// against 5.4; `docs/measurements/h100-2026-11-25c`, `-25e`), which the model does
+/// against 5.4; `measurements/h100-2026-11-25c`, `-25e`), which the model does
 /// not describe. 3 stages were never faster while the staging tile had bytes of its
 /// own; laid over the stages (2026-11-27) a 128×128 tile in 3 stages fits two blocks a
 /// multiprocessor, and ran GPT-2's batch-8 products 4–10% faster than in 4
@@ -256,13 +256,13 @@ pub const WGMMA_RULE_STAGES: [i64; 2] = [3, 4];
 /// 64, and below 32 the model misjudges its split configs. With the stages' residency
 /// of 2026-11-27 it took them at m = 1 and m = 8, 0.72× and 0.65× of the tuned best on
 /// an H100 (8×4096×4096: 18.0 against 11.5 µs for the mma.sync split it took before;
-/// `docs/measurements/h100-2026-11-27/f16-mixed.txt`).
+/// `measurements/h100-2026-11-27/f16-mixed.txt`).
 pub const WGMMA_RULE_MIN_ROWS: i64 = 32;
 
 /// The fewest 64×64 tiles of a product over views (an implicit GEMM) at which the rule
 /// weighs the wgmma tiles that gather their operands with the threads
 /// (`hopper_views`), and then unsplit. Measured on an H100 (2026-11-27h,
-/// `docs/measurements/h100-2026-11-27h/`): timed alone against the mma.sync space at
+/// `measurements/h100-2026-11-27h/`): timed alone against the mma.sync space at
 /// ResNet-50's convolutions, the best wgmma tile ran 1.13–1.34× faster at the batch-8
 /// layers of 196 to 1568 such tiles but 0.4–0.96× at batch 1's layers of fewer, whose
 /// four-warp blocks (three or four a multiprocessor) hide the gathers' latency worse
@@ -274,13 +274,13 @@ pub const WGMMA_RULE_MIN_ROWS: i64 = 32;
 /// summed 4% faster (the 7² and 14² 1×1 convolutions with the residual add fused, and
 /// Inception's 147² and 71² convolutions of 32 and 80 channels, ran slower in place);
 /// at 400, ResNet-50 batch 8 ran 1% faster and Inception v3 the same
-/// (`run5.sh`, `gate.txt`).
+/// (2026-11-27h call `run5`, `gate.txt`).
 pub const WGMMA_VIEWS_MIN_TILES: i64 = 400;
 
 /// The largest wgmma block tile (elements) the rule weighs: 128×256 and 256×128 (two
 /// warpgroups, which fit only since the staging tile lies over the stages) ran GPT-2's
 /// products 5–125% slower than 128×128 on an H100 (2026-11-27,
-/// `docs/measurements/h100-2026-11-27/ab.txt`), while the model, fitted before they
+/// `measurements/h100-2026-11-27/ab.txt`), while the model, fitted before they
 /// fitted, ranks them first. The tuner still times them.
 pub const WGMMA_RULE_MAX_TILE: i64 = 128 * 128;
 

@@ -331,7 +331,7 @@ pub fn split_pays(m: i64, n: i64, k: i64, (block_m, block_n): (i64, i64), splits
 /// The shortest reduction one part of a split row tile walks: one k step of 32. Its
 /// partials are `splits · n` floats, a row each, so a part may be as short as one step
 /// (on an H100 the row tiles split in 32 and 64 parts ran 1×768×3072 in 5.2–6.3 µs,
-/// `docs/measurements/h100-2026-11-27c/B-gemv.txt`).
+/// `measurements/h100-2026-11-27c/B-gemv.txt`).
 pub const MIN_ROW_SPLIT_K: i64 = 32;
 
 /// The split factors the templates' spaces offer and the cost models weigh (each only

@@ -30,7 +30,7 @@
 //! seeded random search within 4× of a start, then pulled back toward it as far as the
 //! picks hold). The data are of three generations: 29 shapes timed with programmatic
 //! dependent launch on the kernels with untested loads
-//! (`docs/measurements/h100-2026-11-27g`), 20 timed on those kernels without it
+//! (`measurements/h100-2026-11-27g`), 20 timed on those kernels without it
 //! (`h100-2026-11-27e`) and 11 on the kernels that tested every load (`h100-2026-11-25b`,
 //! `-25c`). Refitted on 2026-11-27 (27g) with the
 //! shared-memory term added: the rule's pick runs within 0.8× of the fastest measured

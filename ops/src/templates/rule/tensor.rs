@@ -25,11 +25,11 @@
 //!   ([`PARTIAL_BYTES_PER_CYCLE`]) in a second launch ([`SPLIT_LAUNCH`]).
 //!
 //! The fitted constants come from an H100's kernel times (`weft sweep --trials`,
-//! 2026-11-25, `docs/measurements/h100-2026-11-25b/f16-*-2.json`,
+//! 2026-11-25, `measurements/h100-2026-11-25b/f16-*-2.json`,
 //! `h100-2026-11-25c/f16-1.json` and `h100-2026-11-25e/f16-2.json`: 48 sampled configs
 //! of the whole space at each of the 60 `mixed` shapes, two sweeps, about 3300 times
 //! with the 16-warp tiles left out), fitted for the pick (`docs/rule-f16.md`,
-//! `docs/rule-f16-fit.py`): read them as fitted weights more than as the hardware's
+//! `scripts/rule-f16-fit.py`): read them as fitted weights more than as the hardware's
 //! figures. The hardware's own are stated as such. They describe NVIDIA's tensor cores
 //! fed by 16-byte copies ([`NATIVE`]: CUDA, HIP).
 //!
@@ -37,8 +37,8 @@
 //! a thread, pass every accumulator fragment through a workgroup barrier in the epilogue
 //! and have no wgmma: their tiles take the same model with [`ELEMENTWISE`]'s constants,
 //! fitted on an H100's kernel times through Vulkan (`weft sweep --trials`, 2026-11-27,
-//! `docs/measurements/h100-2026-11-27b/vk*.json`: the whole space at 24 shapes, about
-//! 2500 times; `docs/rule-f16-vulkan-fit.py`). The CUDA constants' picks ran at
+//! `measurements/h100-2026-11-27b/vk*.json`: the whole space at 24 shapes, about
+//! 2500 times; `scripts/rule-f16-vulkan-fit.py`). The CUDA constants' picks ran at
 //! 0.26–0.63× of the tuned best there, the block-count rule's at 0.41–0.88×.
 
 use super::model::{

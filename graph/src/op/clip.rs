@@ -1,0 +1,106 @@
+//! `min(max(x, min), max)`: ONNX's Clip with constant bounds (ReLU6 is `[0, 6]`).
+
+use std::fmt;
+
+use ndarray::ArrayD;
+use weft_ir::dtype::DType;
+use weft_ir::prelude::*;
+
+use super::binary::Binary;
+use super::onnx::{OnnxError, OnnxNode, OnnxOp};
+use super::shapes::{arity, float};
+use super::{Epilogue, ExportNode, IndexUse, Inline, Op, OpDef, Role};
+use crate::tensor::Tensor;
+
+/// A Clip's bounds (either may be infinite).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Clip {
+    pub min: f64,
+    pub max: f64,
+}
+
+impl OpDef for Clip {
+    fn name(&self) -> &'static str {
+        "Clip"
+    }
+
+    fn fmt_attrs(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "(min={}, max={})", self.min, self.max)
+    }
+
+    fn infer(&self, inputs: &[&Tensor]) -> Result<(Vec<usize>, DType), String> {
+        arity(inputs, 1, 1)?;
+        float(inputs[0], 0)?;
+        Ok((inputs[0].shape.clone(), inputs[0].dtype))
+    }
+
+    fn reference(&self, x: &[&ArrayD<f64>]) -> ArrayD<f64> {
+        x[0].mapv(|v| v.max(self.min).min(self.max))
+    }
+
+    fn role(&self) -> Role<'_> {
+        Role::Injective(Epilogue::Pointwise)
+    }
+
+    fn inline(&self, x: &dyn Inline, idx: &[Expr]) -> Option<Expr> {
+        Some(te::minimum(
+            te::maximum(x.input(0, idx), self.min as f32),
+            self.max as f32,
+        ))
+    }
+
+    fn export(&self, node: &mut ExportNode<'_>) -> Result<(), String> {
+        // Bounds are inputs since opset 11, in the input's element type.
+        node.const_scalar("min", self.min);
+        node.const_scalar("max", self.max);
+        Ok(())
+    }
+
+    fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
+        output.numel() as f64
+    }
+
+    fn index_use(&self, _: usize, _: &[&Tensor]) -> IndexUse {
+        IndexUse::Data
+    }
+}
+
+/// ONNX's Clip: bounds are attributes before opset 11 and optional inputs since; either
+/// absent means unbounded.
+pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Clip", &[13], import)];
+
+fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let x = n.data(0)?;
+    let mut bounds = [
+        n.float("min", f32::NEG_INFINITY)?,
+        n.float("max", f32::INFINITY)?,
+    ];
+    if n.is_computed(1) || n.is_computed(2) {
+        // A bound computed at run time: max(x, min) then min(·, max), which is also
+        // ONNX's answer (max) where min > max.
+        let mut acc = x;
+        let steps: Vec<(usize, Binary)> = [(1, Binary::Max), (2, Binary::Min)]
+            .into_iter()
+            .filter(|&(i, _)| n.has_input(i))
+            .collect();
+        for (k, &(i, f)) in steps.iter().enumerate() {
+            let bound = n.data(i)?;
+            if k + 1 == steps.len() {
+                return n.emit(Op::Binary(f), vec![acc, bound]);
+            }
+            acc = n.step(f.name(), Op::Binary(f), vec![acc, bound])?;
+        }
+    }
+    for (i, bound) in [1, 2].into_iter().zip(&mut bounds) {
+        if let Some(c) = n.constant(i)? {
+            *bound = c.scalar().ok_or_else(|| {
+                n.err(format!(
+                    "input {i} has shape {:?}, not a scalar bound",
+                    c.dims
+                ))
+            })?;
+        }
+    }
+    let [min, max] = bounds;
+    n.emit(Op::Clip(Clip { min, max }), vec![x])
+}

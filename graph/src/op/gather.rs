@@ -1,0 +1,321 @@
+//! The gathers: [`Gather`] (slices of `data` along `axis` picked by integer `indices`:
+//! output `data[..axis] ++ indices ++ data[axis+1..]`), [`GatherElements`]
+//! (`out[i] = data[i with i[axis] replaced by indices[i]]`, shaped like `indices`) and
+//! [`GatherNd`] (ONNX's GatherND with `batch_dims` 0: `indices` `[..., q]` addresses the
+//! first `q` dimensions of `data`; output `indices[..-1] ++ data[q..]`). Negative indices
+//! count from the end.
+//!
+//! Integer tensors are float64 in the reference (exact to 2⁵³). An index out of range is
+//! clamped to the nearest valid one, as weft's kernels clamp it to stay in bounds: the
+//! reference and the kernels agree on every input, and neither reads outside a tensor.
+
+use std::fmt;
+
+use ndarray::{ArrayD, Dimension, IxDyn};
+use weft_ir::dtype::DType;
+use weft_ir::prelude::*;
+
+use super::inline::clamped_index;
+use super::onnx::{OnnxError, OnnxNode, OnnxOp};
+use super::shapes::{arity, axis_of, integer};
+use super::{Epilogue, ExportNode, IndexUse, Inline, Op, OpDef, Role};
+use crate::tensor::Tensor;
+
+/// A Gather's axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gather {
+    pub axis: usize,
+}
+
+/// A GatherElements' axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GatherElements {
+    pub axis: usize,
+}
+
+/// ONNX's GatherND with `batch_dims` 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GatherNd;
+
+impl OpDef for Gather {
+    fn name(&self) -> &'static str {
+        "Gather"
+    }
+
+    fn fmt_attrs(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "(axis={})", self.axis)
+    }
+
+    fn infer(&self, inputs: &[&Tensor]) -> Result<(Vec<usize>, DType), String> {
+        let axis = self.axis;
+        arity(inputs, 2, 2)?;
+        let (data, idx) = (inputs[0], inputs[1]);
+        integer(idx, 1)?;
+        axis_of(axis, data)?;
+        let mut shape = data.shape[..axis].to_vec();
+        shape.extend(&idx.shape);
+        shape.extend(&data.shape[axis + 1..]);
+        Ok((shape, data.dtype))
+    }
+
+    fn reference(&self, x: &[&ArrayD<f64>]) -> ArrayD<f64> {
+        let axis = self.axis;
+        let (data, idx) = (x[0], x[1]);
+        let n = data.shape()[axis];
+        let mut shape = data.shape()[..axis].to_vec();
+        shape.extend(idx.shape());
+        shape.extend(&data.shape()[axis + 1..]);
+        let q = idx.ndim();
+        ArrayD::from_shape_fn(IxDyn(&shape), |ix| {
+            let i = index(idx[IxDyn(&ix.slice()[axis..axis + q])], n);
+            let mut at = ix.slice()[..axis].to_vec();
+            at.push(i);
+            at.extend(&ix.slice()[axis + q..]);
+            data[IxDyn(&at)]
+        })
+    }
+
+    fn role(&self) -> Role<'_> {
+        Role::Injective(Epilogue::Never)
+    }
+
+    fn inline(&self, x: &dyn Inline, idx: &[Expr]) -> Option<Expr> {
+        let axis = self.axis;
+        let data = &x.input_tensor(0).shape;
+        let q = x.input_tensor(1).shape.len();
+        let i = clamped_index(x.input(1, &idx[axis..axis + q]), data[axis]);
+        let mut at = idx[..axis].to_vec();
+        at.push(i);
+        at.extend_from_slice(&idx[axis + q..]);
+        Some(x.input(0, &at))
+    }
+
+    fn export(&self, node: &mut ExportNode<'_>) -> Result<(), String> {
+        node.int("axis", self.axis as i64);
+        Ok(())
+    }
+
+    fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
+        output.numel() as f64
+    }
+
+    fn index_use(&self, input: usize, inputs: &[&Tensor]) -> IndexUse {
+        match input {
+            1 => IndexUse::Rows(inputs[0].shape[self.axis]),
+            _ => IndexUse::Data,
+        }
+    }
+}
+
+impl OpDef for GatherElements {
+    fn name(&self) -> &'static str {
+        "GatherElements"
+    }
+
+    fn fmt_attrs(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "(axis={})", self.axis)
+    }
+
+    fn infer(&self, inputs: &[&Tensor]) -> Result<(Vec<usize>, DType), String> {
+        let axis = self.axis;
+        arity(inputs, 2, 2)?;
+        let (data, idx) = (inputs[0], inputs[1]);
+        integer(idx, 1)?;
+        axis_of(axis, data)?;
+        let fits = idx.shape.len() == data.shape.len()
+            && (0..data.shape.len()).all(|d| d == axis || idx.shape[d] <= data.shape[d]);
+        if !fits {
+            return Err(format!(
+                "indices `{}` {:?} must have the rank of data {:?} and no larger dimension but the axis",
+                idx.name, idx.shape, data.shape
+            ));
+        }
+        Ok((idx.shape.clone(), data.dtype))
+    }
+
+    fn reference(&self, x: &[&ArrayD<f64>]) -> ArrayD<f64> {
+        let (data, idx) = (x[0], x[1]);
+        let n = data.shape()[self.axis];
+        ArrayD::from_shape_fn(IxDyn(idx.shape()), |ix| {
+            let mut at = ix.slice().to_vec();
+            at[self.axis] = index(idx[&ix], n);
+            data[IxDyn(&at)]
+        })
+    }
+
+    fn role(&self) -> Role<'_> {
+        Role::Injective(Epilogue::Never)
+    }
+
+    fn inline(&self, x: &dyn Inline, idx: &[Expr]) -> Option<Expr> {
+        let n = x.input_tensor(0).shape[self.axis];
+        let mut at = idx.to_vec();
+        at[self.axis] = clamped_index(x.input(1, idx), n);
+        Some(x.input(0, &at))
+    }
+
+    fn export(&self, node: &mut ExportNode<'_>) -> Result<(), String> {
+        node.int("axis", self.axis as i64);
+        Ok(())
+    }
+
+    fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
+        output.numel() as f64
+    }
+
+    fn index_use(&self, input: usize, inputs: &[&Tensor]) -> IndexUse {
+        match input {
+            1 => IndexUse::Rows(inputs[0].shape[self.axis]),
+            _ => IndexUse::Data,
+        }
+    }
+}
+
+impl OpDef for GatherNd {
+    fn name(&self) -> &'static str {
+        "GatherND"
+    }
+
+    fn fmt_attrs(&self, _: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Ok(())
+    }
+
+    fn infer(&self, inputs: &[&Tensor]) -> Result<(Vec<usize>, DType), String> {
+        arity(inputs, 2, 2)?;
+        let (data, idx) = (inputs[0], inputs[1]);
+        integer(idx, 1)?;
+        let q = idx.shape.last().copied().unwrap_or(0);
+        if idx.shape.is_empty() || q == 0 || q > data.shape.len() {
+            return Err(format!(
+                "indices `{}` {:?} must end in a dimension of 1 to {} (the rank of data)",
+                idx.name,
+                idx.shape,
+                data.shape.len()
+            ));
+        }
+        let mut shape = idx.shape[..idx.shape.len() - 1].to_vec();
+        shape.extend(&data.shape[q..]);
+        Ok((shape, data.dtype))
+    }
+
+    fn reference(&self, x: &[&ArrayD<f64>]) -> ArrayD<f64> {
+        let (data, idx) = (x[0], x[1]);
+        let r = idx.ndim();
+        let q = idx.shape()[r - 1];
+        let mut shape = idx.shape()[..r - 1].to_vec();
+        shape.extend(&data.shape()[q..]);
+        ArrayD::from_shape_fn(IxDyn(&shape), |ix| {
+            let mut at: Vec<usize> = (0..q)
+                .map(|j| {
+                    let mut ii = ix.slice()[..r - 1].to_vec();
+                    ii.push(j);
+                    index(idx[IxDyn(&ii)], data.shape()[j])
+                })
+                .collect();
+            at.extend(&ix.slice()[r - 1..]);
+            data[IxDyn(&at)]
+        })
+    }
+
+    fn role(&self) -> Role<'_> {
+        Role::Injective(Epilogue::Never)
+    }
+
+    fn inline(&self, x: &dyn Inline, idx: &[Expr]) -> Option<Expr> {
+        let data = &x.input_tensor(0).shape;
+        let indices = &x.input_tensor(1).shape;
+        let r = indices.len();
+        let q = indices[r - 1];
+        let mut at: Vec<Expr> = (0..q)
+            .map(|j| {
+                let mut ii = idx[..r - 1].to_vec();
+                ii.push(Expr::int(j as i64));
+                clamped_index(x.input(1, &ii), data[j])
+            })
+            .collect();
+        at.extend_from_slice(&idx[r - 1..]);
+        Some(x.input(0, &at))
+    }
+
+    fn export(&self, _: &mut ExportNode<'_>) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
+        output.numel() as f64
+    }
+
+    fn index_use(&self, input: usize, inputs: &[&Tensor]) -> IndexUse {
+        match input {
+            1 => IndexUse::Rows(inputs[0].shape.iter().copied().min().unwrap_or(1)),
+            _ => IndexUse::Data,
+        }
+    }
+}
+
+/// An index value (negative: from the end) clamped into `[0, n)`.
+fn index(v: f64, n: usize) -> usize {
+    let n = n as i64;
+    let mut i = v as i64;
+    if i < 0 {
+        i += n;
+    }
+    i.clamp(0, n - 1) as usize
+}
+
+/// ONNX's gathers.
+pub(super) const ONNX: &[OnnxOp] = &[
+    OnnxOp::new("Gather", &[13], |n| import_gather(n, false)),
+    OnnxOp::new("GatherElements", &[13], |n| import_gather(n, true)),
+    OnnxOp::new("GatherND", &[13], import_gather_nd),
+];
+
+fn import_gather(n: &mut dyn OnnxNode, elements: bool) -> Result<(), OnnxError> {
+    let data = n.data(0)?;
+    let idx = n.data(1)?;
+    let r = n.shape(data).len();
+    let axis = n.int("axis", 0)?;
+    let axis = n.axis("axis", axis, r, false)?;
+    let op = if elements {
+        Op::GatherElements(GatherElements { axis })
+    } else {
+        Op::Gather(Gather { axis })
+    };
+    n.emit(op, vec![data, idx])
+}
+
+fn import_gather_nd(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let batch_dims = n.int("batch_dims", 0)?;
+    if batch_dims != 0 {
+        return Err(n.attr_err(
+            "batch_dims",
+            format!("{batch_dims}: weft gathers with 0 only"),
+        ));
+    }
+    let inputs = vec![n.data(0)?, n.data(1)?];
+    n.emit(Op::GatherNd, inputs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arr(shape: &[usize], v: &[f64]) -> ArrayD<f64> {
+        ArrayD::from_shape_vec(IxDyn(shape), v.to_vec()).unwrap()
+    }
+
+    #[test]
+    fn gathers_clamp_and_count_from_the_end() {
+        let x = arr(&[2, 3], &[0., 1., 2., 3., 4., 5.]);
+        let idx = arr(&[3], &[2., -1., 0.]);
+        let g = Gather { axis: 1 }.reference(&[&x, &idx]);
+        assert_eq!(g.shape(), [2, 3]);
+        assert_eq!(
+            g.iter().copied().collect::<Vec<_>>(),
+            [2., 2., 0., 5., 5., 3.]
+        );
+        let nd = arr(&[2, 2], &[1., 0., 0., 2.]);
+        let g = GatherNd.reference(&[&x, &nd]);
+        assert_eq!(g.iter().copied().collect::<Vec<_>>(), [3., 2.]);
+    }
+}

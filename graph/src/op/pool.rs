@@ -1,0 +1,311 @@
+//! Pooling: max or average over a window of `x` `[N, C, H, W]` ([`Pool`]), or over the
+//! whole of H and W ([`GlobalPool`], `[N, C, H, W]` → `[N, C, 1, 1]`). Reductions, one
+//! thread per output.
+
+use std::fmt;
+
+use ndarray::{ArrayD, IxDyn, s};
+use weft_ir::dtype::DType;
+use weft_ir::expr::Expr;
+
+use super::onnx::{OnnxError, OnnxNode, OnnxOp};
+use super::shapes::{arity, float, rank, window_out};
+use super::{ExportNode, IndexUse, Inline, Op, OpDef, Reduction, Role, Window};
+use crate::tensor::Tensor;
+
+/// Max or average.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PoolKind {
+    Max,
+    Average,
+}
+
+/// A pooling window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pool {
+    pub kind: PoolKind,
+    /// Window height and width.
+    pub kernel: [usize; 2],
+    pub strides: [usize; 2],
+    /// Top, left, bottom, right.
+    pub pads: [usize; 4],
+    /// Output size rounded up (`ceil_mode`): the last window may start inside the
+    /// padding-free input and run past it.
+    pub ceil_mode: bool,
+    /// Average pooling divides by the whole window, padding included (else by the
+    /// elements inside the input).
+    pub count_include_pad: bool,
+}
+
+/// Pooling over the whole of H and W.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GlobalPool {
+    pub kind: PoolKind,
+}
+
+impl OpDef for Pool {
+    fn name(&self) -> &'static str {
+        match self.kind {
+            PoolKind::Max => "MaxPool",
+            PoolKind::Average => "AveragePool",
+        }
+    }
+
+    fn fmt_attrs(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "(kernel={:?}, strides={:?}, pads={:?}",
+            self.kernel, self.strides, self.pads
+        )?;
+        if self.ceil_mode {
+            f.write_str(", ceil_mode")?;
+        }
+        if self.kind == PoolKind::Average && self.count_include_pad {
+            f.write_str(", count_include_pad")?;
+        }
+        f.write_str(")")
+    }
+
+    fn infer(&self, inputs: &[&Tensor]) -> Result<(Vec<usize>, DType), String> {
+        let p = self;
+        arity(inputs, 1, 1)?;
+        float(inputs[0], 0)?;
+        let x = rank(inputs[0], 0, 4)?;
+        let [pt, pl, pb, pr] = p.pads;
+        if pt >= p.kernel[0] || pb >= p.kernel[0] || pl >= p.kernel[1] || pr >= p.kernel[1] {
+            return Err(format!(
+                "pads {:?} must be smaller than the {}x{} window",
+                p.pads, p.kernel[0], p.kernel[1]
+            ));
+        }
+        let oh = window_out(x[2], p.kernel[0], p.strides[0], 1, pt, pb, p.ceil_mode);
+        let ow = window_out(x[3], p.kernel[1], p.strides[1], 1, pl, pr, p.ceil_mode);
+        let (Some(oh), Some(ow)) = (oh, ow) else {
+            return Err(format!(
+                "the {}x{} window (strides {:?}) does not fit the {}x{} input padded by {:?}",
+                p.kernel[0], p.kernel[1], p.strides, x[2], x[3], p.pads
+            ));
+        };
+        Ok((vec![x[0], x[1], oh, ow], inputs[0].dtype))
+    }
+
+    fn reference(&self, x: &[&ArrayD<f64>]) -> ArrayD<f64> {
+        pool(self, x[0])
+    }
+
+    fn role(&self) -> Role<'_> {
+        Role::Reduction(Reduction::Window(Window::Pool(self)))
+    }
+
+    fn inline(&self, _: &dyn Inline, _: &[Expr]) -> Option<Expr> {
+        None
+    }
+
+    fn export(&self, node: &mut ExportNode<'_>) -> Result<(), String> {
+        node.ints("kernel_shape", &self.kernel);
+        node.ints("strides", &self.strides);
+        node.ints("pads", &self.pads);
+        node.int("ceil_mode", i64::from(self.ceil_mode));
+        if self.kind == PoolKind::Average {
+            node.int("count_include_pad", i64::from(self.count_include_pad));
+        }
+        Ok(())
+    }
+
+    fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
+        output.numel() as f64
+    }
+
+    fn index_use(&self, _: usize, _: &[&Tensor]) -> IndexUse {
+        IndexUse::Data
+    }
+}
+
+impl OpDef for GlobalPool {
+    fn name(&self) -> &'static str {
+        match self.kind {
+            PoolKind::Max => "GlobalMaxPool",
+            PoolKind::Average => "GlobalAveragePool",
+        }
+    }
+
+    fn fmt_attrs(&self, _: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Ok(())
+    }
+
+    fn infer(&self, inputs: &[&Tensor]) -> Result<(Vec<usize>, DType), String> {
+        arity(inputs, 1, 1)?;
+        let x = rank(inputs[0], 0, 4)?;
+        Ok((vec![x[0], x[1], 1, 1], inputs[0].dtype))
+    }
+
+    fn reference(&self, x: &[&ArrayD<f64>]) -> ArrayD<f64> {
+        let s = x[0].shape();
+        let (n, c) = (s[0], s[1]);
+        let mut out = ArrayD::zeros(IxDyn(&[n, c, 1, 1]));
+        for b in 0..n {
+            for ch in 0..c {
+                let plane = x[0].slice(s![b, ch, .., ..]);
+                out[[b, ch, 0, 0]] = match self.kind {
+                    PoolKind::Max => plane.fold(f64::NEG_INFINITY, |m, &v| m.max(v)),
+                    PoolKind::Average => plane.sum() / plane.len() as f64,
+                };
+            }
+        }
+        out
+    }
+
+    fn role(&self) -> Role<'_> {
+        Role::Reduction(Reduction::Window(Window::Global(self)))
+    }
+
+    fn inline(&self, _: &dyn Inline, _: &[Expr]) -> Option<Expr> {
+        None
+    }
+
+    fn export(&self, _: &mut ExportNode<'_>) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
+        output.numel() as f64
+    }
+
+    fn index_use(&self, _: usize, _: &[&Tensor]) -> IndexUse {
+        IndexUse::Data
+    }
+}
+
+fn pool(p: &Pool, x: &ArrayD<f64>) -> ArrayD<f64> {
+    let s = x.shape();
+    let (n, c, h, w) = (s[0], s[1], s[2], s[3]);
+    let [pt, pl, pb, pr] = p.pads;
+    let oh = window_out(h, p.kernel[0], p.strides[0], 1, pt, pb, p.ceil_mode).expect("checked");
+    let ow = window_out(w, p.kernel[1], p.strides[1], 1, pl, pr, p.ceil_mode).expect("checked");
+    let mut out = ArrayD::zeros(IxDyn(&[n, c, oh, ow]));
+    for b in 0..n {
+        for ch in 0..c {
+            for y in 0..oh {
+                for xo in 0..ow {
+                    let y0 = (y * p.strides[0]) as isize - pt as isize;
+                    let x0 = (xo * p.strides[1]) as isize - pl as isize;
+                    let mut max = f64::NEG_INFINITY;
+                    let mut sum = 0.0;
+                    let mut inside = 0usize;
+                    let mut padded = 0usize;
+                    for i in 0..p.kernel[0] as isize {
+                        for j in 0..p.kernel[1] as isize {
+                            let (iy, ix) = (y0 + i, x0 + j);
+                            // The window's part inside input + explicit padding counts for
+                            // count_include_pad; ceil mode's overhang past it never does.
+                            if iy < (h + pb) as isize && ix < (w + pr) as isize {
+                                padded += 1;
+                            }
+                            if iy >= 0 && iy < h as isize && ix >= 0 && ix < w as isize {
+                                let v = x[[b, ch, iy as usize, ix as usize]];
+                                max = max.max(v);
+                                sum += v;
+                                inside += 1;
+                            }
+                        }
+                    }
+                    out[[b, ch, y, xo]] = match p.kind {
+                        PoolKind::Max => max,
+                        PoolKind::Average if p.count_include_pad => sum / padded as f64,
+                        PoolKind::Average => sum / inside.max(1) as f64,
+                    };
+                }
+            }
+        }
+    }
+    out
+}
+
+/// ONNX's pooling ops, 2-D windows only.
+pub(super) const ONNX: &[OnnxOp] = &[
+    OnnxOp::new("AveragePool", &[11, 19, 22], |n| {
+        import_pool(n, PoolKind::Average)
+    }),
+    OnnxOp::new("GlobalAveragePool", &[1, 22], |n| {
+        n.simple(Op::GlobalPool(GlobalPool {
+            kind: PoolKind::Average,
+        }))
+    }),
+    OnnxOp::new("GlobalMaxPool", &[1, 22], |n| {
+        n.simple(Op::GlobalPool(GlobalPool {
+            kind: PoolKind::Max,
+        }))
+    }),
+    OnnxOp::new("MaxPool", &[12, 22], |n| import_pool(n, PoolKind::Max)),
+];
+
+fn import_pool(n: &mut dyn OnnxNode, kind: PoolKind) -> Result<(), OnnxError> {
+    let x = n.data(0)?;
+    let xs = n.shape(x);
+    let kernel = n
+        .ints("kernel_shape")?
+        .ok_or_else(|| n.attr_err("kernel_shape", "is required"))?;
+    let kernel = n.positive("kernel_shape", &kernel)?;
+    if kernel.len() != 2 {
+        return Err(n.attr_err(
+            "kernel_shape",
+            format!(
+                "{kernel:?} is a {}-D window: weft pools in 2-D only",
+                kernel.len()
+            ),
+        ));
+    }
+    if xs.len() != 4 {
+        return Err(n.err(format!(
+            "input 0 has shape {xs:?}: weft pools NCHW tensors (rank 4)"
+        )));
+    }
+    if let Some(d) = n.ints("dilations")?
+        && d.iter().any(|&v| v != 1)
+    {
+        return Err(n.attr_err("dilations", format!("{d:?}: weft pools without dilation")));
+    }
+    if kind == PoolKind::Max {
+        n.refuse_used_outputs(1, "the indices")?;
+    }
+    let strides = n.pair("strides")?;
+    let k = [kernel[0], kernel[1]];
+    let pool = Pool {
+        kind,
+        kernel: k,
+        strides,
+        pads: n.pads([xs[2], xs[3]], k, strides, [1, 1])?,
+        ceil_mode: n.flag("ceil_mode", false)?,
+        count_include_pad: kind == PoolKind::Average && n.flag("count_include_pad", false)?,
+    };
+    n.emit(Op::Pool(pool), vec![x])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pooling_counts_padding_as_onnx_does() {
+        // 1x1x3x3 of ones, 2x2 average with stride 2 and pad 1: the first windows overlap
+        // the padding; without count_include_pad every output is 1.
+        let x = ArrayD::from_elem(IxDyn(&[1, 1, 3, 3]), 1.0);
+        let mut p = Pool {
+            kind: PoolKind::Average,
+            kernel: [2, 2],
+            strides: [2, 2],
+            pads: [1, 1, 1, 1],
+            ceil_mode: false,
+            count_include_pad: false,
+        };
+        let out = pool(&p, &x);
+        assert!(out.iter().all(|&v| (v - 1.0).abs() < 1e-15), "{out}");
+        // With count_include_pad the corner window holds 1 input of 4, the top edge's 2 of
+        // 4, the last window lies inside the input.
+        p.count_include_pad = true;
+        let out = pool(&p, &x);
+        assert_eq!(out[[0, 0, 0, 0]], 0.25);
+        assert_eq!(out[[0, 0, 0, 1]], 0.5);
+        assert_eq!(out[[0, 0, 1, 1]], 1.0);
+    }
+}

@@ -1,0 +1,93 @@
+//! `exp(x − max) / Σ exp(x − max)` along one axis: a normalization of rows, run by the
+//! rows template.
+
+use std::fmt;
+
+use ndarray::{ArrayD, Axis};
+use weft_ir::dtype::DType;
+use weft_ir::expr::Expr;
+
+use super::onnx::{OnnxError, OnnxNode, OnnxOp};
+use super::shapes::{arity, axis_of, float};
+use super::{ExportNode, IndexUse, Inline, Op, OpDef, Reduction, Role, Rows};
+use crate::tensor::Tensor;
+
+/// A Softmax's axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Softmax {
+    pub axis: usize,
+}
+
+impl OpDef for Softmax {
+    fn name(&self) -> &'static str {
+        "Softmax"
+    }
+
+    fn fmt_attrs(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "(axis={})", self.axis)
+    }
+
+    fn infer(&self, inputs: &[&Tensor]) -> Result<(Vec<usize>, DType), String> {
+        arity(inputs, 1, 1)?;
+        float(inputs[0], 0)?;
+        axis_of(self.axis, inputs[0])?;
+        Ok((inputs[0].shape.clone(), inputs[0].dtype))
+    }
+
+    fn reference(&self, x: &[&ArrayD<f64>]) -> ArrayD<f64> {
+        let mut out = x[0].clone();
+        for mut lane in out.lanes_mut(Axis(self.axis)) {
+            let m = lane.fold(f64::NEG_INFINITY, |m, &v| m.max(v));
+            lane.mapv_inplace(|v| (v - m).exp());
+            let s = lane.sum();
+            lane.mapv_inplace(|v| v / s);
+        }
+        out
+    }
+
+    fn role(&self) -> Role<'_> {
+        Role::Reduction(Reduction::Rows(Rows::Softmax(self)))
+    }
+
+    fn inline(&self, _: &dyn Inline, _: &[Expr]) -> Option<Expr> {
+        None
+    }
+
+    fn export(&self, node: &mut ExportNode<'_>) -> Result<(), String> {
+        node.int("axis", self.axis as i64);
+        Ok(())
+    }
+
+    fn macs(&self, _: &[&Tensor], output: &Tensor) -> f64 {
+        output.numel() as f64
+    }
+
+    fn index_use(&self, _: usize, _: &[&Tensor]) -> IndexUse {
+        IndexUse::Data
+    }
+}
+
+/// ONNX's Softmax (opset 13 on: along one axis).
+pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Softmax", &[13], import)];
+
+fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let x = n.data(0)?;
+    let r = n.shape(x).len();
+    let axis = n.int("axis", -1)?;
+    let axis = n.axis("axis", axis, r, false)?;
+    n.emit(Op::Softmax(Softmax { axis }), vec![x])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::IxDyn;
+
+    #[test]
+    fn rows_sum_to_one() {
+        let x = ArrayD::from_shape_vec(IxDyn(&[2, 2]), vec![0., 0., 1., 3.]).unwrap();
+        let s = Softmax { axis: 1 }.reference(&[&x]);
+        assert!((s[[0, 0]] - 0.5).abs() < 1e-15);
+        assert!((s[[1, 1]] - 1.0 / (1.0 + (-2f64).exp())).abs() < 1e-15);
+    }
+}
