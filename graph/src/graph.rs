@@ -5,15 +5,11 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use thiserror::Error;
 use weft_ir::dtype::DType;
 
+pub use crate::error::GraphError;
 use crate::op::Op;
-pub use crate::tensor::{Layout, Tensor};
-
-/// A tensor of a graph, by index into [`Graph::tensors`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TensorId(pub usize);
+pub use crate::tensor::{Layout, Tensor, TensorId};
 
 /// A node of a graph, by index into [`Graph::nodes`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -38,45 +34,6 @@ pub struct Graph {
     pub nodes: Vec<Node>,
     pub inputs: Vec<TensorId>,
     pub outputs: Vec<TensorId>,
-}
-
-/// What is wrong with a graph, naming the node (and input) at fault.
-#[derive(Clone, Debug, Error, PartialEq)]
-pub enum GraphError {
-    /// An op cannot take its inputs: wrong count, shape or dtype.
-    #[error("node `{node}` ({op}): {what}")]
-    Shape {
-        node: String,
-        op: &'static str,
-        what: String,
-    },
-    /// A name used twice.
-    #[error("two tensors named `{0}`")]
-    DuplicateName(String),
-    /// A node reads a tensor nothing computes before it.
-    #[error(
-        "node `{node}` reads `{tensor}`, which is neither an input, a weight, nor computed before it"
-    )]
-    Undefined { node: String, tensor: String },
-    /// A tensor id out of range (a graph built wrongly by hand).
-    #[error("tensor #{0} does not exist")]
-    NoTensor(usize),
-    /// The graph has no output, or an output nothing computes.
-    #[error("output `{0}` is never computed")]
-    UncomputedOutput(String),
-    /// Reference evaluation was given inputs of the wrong number or shape.
-    #[error("input `{name}`: {what}")]
-    Input { name: String, what: String },
-    /// A pass named that does not exist (`--disable-pass`).
-    #[error("no pass is called `{key}`; the passes are {known}")]
-    UnknownPass {
-        key: String,
-        /// The keys of the passes that may be left out, in order.
-        known: String,
-    },
-    /// A pass named that a compile cannot do without (storage types and layouts).
-    #[error("the pass `{key}` cannot be left out: it chooses how tensors are stored")]
-    FixedPass { key: String },
 }
 
 impl Graph {

@@ -7,6 +7,7 @@
 //! sub-graph (template → `Func` → fusion → lower → `Kernel` → emit) → plan → device.
 
 pub mod builder;
+mod error;
 pub mod graph;
 pub mod inputs;
 pub mod op;

@@ -53,3 +53,7 @@ pub enum Layout {
     /// matrix the product reads.
     Transposed,
 }
+
+/// A tensor of a graph, by index into [`crate::Graph::tensors`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TensorId(pub usize);

@@ -11,9 +11,9 @@
 
 use std::fmt;
 
-use crate::graph::{GraphError, TensorId};
+use crate::error::GraphError;
 use crate::op::Op;
-use crate::tensor::Tensor;
+use crate::tensor::{Tensor, TensorId};
 
 /// The largest window size, stride, dilation or pad taken: far past any real model, and
 /// small enough that window arithmetic cannot overflow.
