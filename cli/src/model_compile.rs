@@ -6,13 +6,13 @@
 //! `splits=N` appended.
 
 use std::path::Path;
-use std::time::Instant;
 
 use ndarray::ArrayD;
 use weft_graph::Graph;
 use weft_graph::passes::Precision;
+use weft_model::measure::{Measure, MeasureError, Reference, Step, measure};
 use weft_model::tune::{AnchorChoice, Choices};
-use weft_model::{CompiledModel, ModelError};
+use weft_model::{CompileOptions, CompiledModel, ModelError};
 use weft_runtime::{Target, WgpuOptions};
 use weft_tune::Records;
 
@@ -39,21 +39,41 @@ pub(crate) fn precision(dtype: ModelDType) -> Precision {
     }
 }
 
-/// `g` compiled for `limits` in `source`'s dtype, without the passes it disables.
+/// How `source` asks a model to be compiled: its dtype, without the passes it disables,
+/// the anchors `choices` holds taking its configs.
+pub(crate) fn options(source: &ModelSource, choices: Choices) -> CompileOptions {
+    CompileOptions {
+        precision: precision(source.dtype),
+        choices,
+        disabled: source.disable_pass.clone(),
+    }
+}
+
+/// `g` compiled for `limits` as `source` asks.
 pub(crate) fn compile(
     g: &Graph,
     limits: &weft_codegen_common::TargetLimits,
     source: &ModelSource,
-    choices: &Choices,
 ) -> Result<CompiledModel, CliError> {
-    CompiledModel::compile_without(
-        g,
-        limits,
-        precision(source.dtype),
-        choices,
-        &source.disable_pass,
-    )
-    .map_err(|e| CliError::Model(e.to_string()))
+    CompiledModel::compile(g, limits, &options(source, Choices::none()))
+        .map_err(|e| CliError::Model(e.to_string()))
+}
+
+/// Untimed runs before a timing on `target`: the interpreter needs no warm-up, and each
+/// of its runs takes seconds.
+pub(crate) fn warmup(target: &Target) -> usize {
+    if matches!(target, Target::Cpu) { 0 } else { 3 }
+}
+
+/// A measurement's failure as the CLI reports it: a failure on the device while loading
+/// or timing is the device's error (through [`on_device`]); a compile, a run or a
+/// reference that fails is the model's.
+pub(crate) fn measure_failed(target: &Target, e: MeasureError) -> CliError {
+    match e.step {
+        Step::Load => on_device(format!("loading onto {target}"), e.source),
+        Step::Time | Step::Replay => on_device(e.step.to_string(), e.source),
+        Step::Compile | Step::Run | Step::Reference => CliError::Model(e.source.to_string()),
+    }
 }
 
 /// One random input per graph input, from `seed` (see [`weft_graph::inputs`]).
@@ -80,7 +100,8 @@ pub(crate) struct Benched {
 
 /// Compiles `g` (from `source`) for the target `text` with the tuning records at
 /// `records` (else the default file), loads it and times it: `iters` runs of the whole
-/// model, and of each kernel where `kernels`.
+/// model, and of each kernel where `kernels` (the measurement path's timing steps; no
+/// run, no check).
 pub(crate) fn bench_one(
     g: &Graph,
     source: &ModelSource,
@@ -90,44 +111,40 @@ pub(crate) fn bench_one(
     kernels: bool,
 ) -> Result<Benched, CliError> {
     let mut opened = select::open_str(text, WgpuOptions::default())?;
-    let started = Instant::now();
     let choices = choices(records, &opened.target, &opened.device.name(), source.dtype)?;
-    let model = compile(g, &opened.device.limits(), source, &choices)?;
-    let dev = opened.device.as_mut();
-    let loaded = model
-        .load(dev)
-        .map_err(|e| on_device(format!("loading onto {}", opened.target), e))?;
-    let compile_time = started.elapsed();
-    let warmup = if matches!(opened.target, Target::Cpu) {
-        0
-    } else {
-        3
+    let options = options(source, choices);
+    let m = Measure {
+        inputs: None,
+        reference: Reference::None,
+        warmup: warmup(&opened.target),
+        iters,
+        whole: true,
+        each: kernels,
     };
-    let timed = loaded.time(dev, warmup, iters).and_then(|whole| {
-        let each = if !kernels {
-            Vec::new()
-        } else {
-            loaded.time_each(dev, warmup, iters)?
-        };
-        Ok((whole, each))
-    });
-    loaded.free(dev);
-    let (whole, each) = timed.map_err(|e| on_device("timing the model".into(), e))?;
-    let anchors: Vec<_> = model
+    let dev = opened.device.as_mut();
+    let measured = measure(g, dev, &options, &m).map_err(|e| measure_failed(&opened.target, e))?;
+    let whole = measured
+        .whole
+        .ok_or_else(|| CliError::Model("the whole model was not timed".to_string()))?;
+    let anchors: Vec<_> = measured
+        .model
         .groups
         .iter()
         .filter_map(|g| g.anchor.as_ref())
         .collect();
-    let tuned = anchors.iter().filter(|k| choices.get(k).is_some()).count();
+    let tuned = anchors
+        .iter()
+        .filter(|k| options.choices.get(k).is_some())
+        .count();
     Ok(Benched {
         anchors: anchors.len(),
         tuned,
         target: opened.target.clone(),
         device: dev.name(),
-        model,
-        compile: compile_time,
+        compile: measured.compile,
         whole,
-        each,
+        each: measured.each,
+        model: measured.model,
     })
 }
 

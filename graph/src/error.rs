@@ -30,6 +30,13 @@ pub enum GraphError {
     #[error("input `{name}`: {what}")]
     Input { name: String, what: String },
     /// A pass named that does not exist (`--disable-pass`).
-    #[error("{0}")]
-    Pass(String),
+    #[error("no pass is called `{key}`; the passes are {known}")]
+    UnknownPass {
+        key: String,
+        /// The keys of the passes that may be left out, in order.
+        known: String,
+    },
+    /// A pass named that a compile cannot do without (storage types and layouts).
+    #[error("the pass `{key}` cannot be left out: it chooses how tensors are stored")]
+    FixedPass { key: String },
 }

@@ -1,18 +1,21 @@
 //! weft's whole-model compiler, the rooms below the graph level: each group of a
 //! partition lowered to a scheduled, fused function ([`lower`]), intermediate buffers
-//! planned by liveness ([`plan`]), and a [`CompiledModel`] that holds the kernels, the
-//! plan and the launch list and runs the whole model on any device.
+//! planned by liveness ([`plan`]), a [`CompiledModel`] that holds the kernels and the
+//! plan, the [`Executable`] it becomes on a device, and the one path that compiles,
+//! loads, runs, checks and times a model ([`measure`]).
 
 pub mod anchor;
-pub mod error;
-pub mod lower;
-
-pub use error::ModelError;
 pub mod compiled;
+pub mod error;
+pub mod executable;
+pub mod lower;
+pub mod measure;
 pub mod plan;
 pub mod tune;
 
-pub use compiled::{CompiledModel, Loaded};
+pub use compiled::{CompileOptions, CompiledModel};
+pub use error::ModelError;
+pub use executable::{Executable, IoTensor, LoadedGroup};
 
 /// The examples of `docs/architecture.md` ("Adding an ONNX op", "Adding a benchmark
 /// workload", "Adding a graph pass"), compiled and run as doctests so they stay true.

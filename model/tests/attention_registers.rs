@@ -7,7 +7,7 @@ use weft_codegen_common::TargetLimits;
 use weft_graph::passes::Precision;
 use weft_graph::reference::evaluate;
 use weft_graph::zoo::transformer::{Family, TransformerConfig, transformer};
-use weft_model::CompiledModel;
+use weft_model::{CompileOptions, CompiledModel};
 use weft_runtime::cpu::CpuDevice;
 
 /// f16 storage, f32 accumulation, two layers: measured 0.9e-3 to 1.4e-3.
@@ -25,7 +25,12 @@ fn zoo_attention_in_registers_is_right_on_the_interpreter() {
                 ..TransformerConfig::tiny(family)
             };
             let g = transformer("tiny", &cfg, batch, seq, 11).unwrap();
-            let model = CompiledModel::compile_with(&g, &limits, Precision::F16).unwrap();
+            let model = CompiledModel::compile(
+                &g,
+                &limits,
+                &CompileOptions::default().with_precision(Precision::F16),
+            )
+            .unwrap();
             let text = model.show();
             assert!(
                 text.contains("scores and output in registers"),
@@ -33,7 +38,7 @@ fn zoo_attention_in_registers_is_right_on_the_interpreter() {
             );
             let inputs = weft_graph::inputs::random_inputs(&g, 5);
             let loaded = model.load(&mut dev).unwrap();
-            let got = loaded.run(&model, &mut dev, &inputs).unwrap();
+            let got = loaded.run(&mut dev, &inputs).unwrap();
             loaded.free(&mut dev);
             let x: Vec<_> = inputs.iter().map(|a| a.mapv(f64::from)).collect();
             let want = evaluate(&g, &x).unwrap();

@@ -15,8 +15,8 @@ use weft_graph::{Graph, GraphBuilder};
 use weft_ir::dtype::DType;
 use weft_ir::fragment::FragOp;
 use weft_ir::kernel::KStmt;
-use weft_model::CompiledModel;
 use weft_model::tune::{AnchorChoice, Choices};
+use weft_model::{CompileOptions, CompiledModel};
 use weft_ops::templates::{Config, matmul_f16};
 use weft_runtime::Device;
 use weft_runtime::cpu::CpuDevice;
@@ -49,7 +49,7 @@ fn hopper() -> TargetLimits {
 fn error(g: &Graph, model: &CompiledModel, dev: &mut dyn Device, batch: usize) -> f64 {
     let loaded = model.load(dev).unwrap();
     let x = Values(7).array(&[batch, 16, 9, 11], 1.0);
-    let got = loaded.run(model, dev, std::slice::from_ref(&x)).unwrap();
+    let got = loaded.run(dev, std::slice::from_ref(&x)).unwrap();
     loaded.free(dev);
     let want = evaluate(g, &[x.mapv(f64::from)]).unwrap();
     let (got, want) = (&got[0], &want[0]);
@@ -81,7 +81,12 @@ fn gathered_wgmma_convolutions_are_right_on_the_interpreter() {
     assert_eq!(configs.len(), 2, "{configs:?}");
     let batch = 2;
     let g = cnn(batch);
-    let plain = CompiledModel::compile_with(&g, &limits, Precision::F16).unwrap();
+    let plain = CompiledModel::compile(
+        &g,
+        &limits,
+        &CompileOptions::default().with_precision(Precision::F16),
+    )
+    .unwrap();
     let convs: Vec<_> = plain
         .groups
         .iter()
@@ -99,17 +104,23 @@ fn gathered_wgmma_convolutions_are_right_on_the_interpreter() {
                     "test".into(),
                 );
             }
-            let model =
-                CompiledModel::compile_choosing(&g, &limits, Precision::F16, &choices).unwrap();
+            let model = CompiledModel::compile(
+                &g,
+                &limits,
+                &CompileOptions::default()
+                    .with_precision(Precision::F16)
+                    .with_choices(choices.clone()),
+            )
+            .unwrap();
             let text = model.show();
             assert_eq!(text.matches("wgmma").count(), 3, "{config}: {text}");
             // The filters of the two convolutions that read NHWC f16 (stored HWIO) come
             // by TMA, their im2col by the threads; the first reads the f32 NCHW input
             // (its filter stored `[C, R, S, K]`), its tiles all gathered.
             let tma = model
-                .lowered
+                .groups
                 .iter()
-                .flat_map(|l| &l.kernels)
+                .flat_map(|g| &g.kernels.kernels)
                 .filter(|k| {
                     let mut any = false;
                     k.body.visit(&mut |s| {
@@ -135,7 +146,12 @@ fn gathered_wgmma_convolutions_are_right_on_the_interpreter() {
 fn the_emitted_cuda_compiles_for_sm90a() {
     let limits = hopper();
     let g = cnn(1);
-    let plain = CompiledModel::compile_with(&g, &limits, Precision::F16).unwrap();
+    let plain = CompiledModel::compile(
+        &g,
+        &limits,
+        &CompileOptions::default().with_precision(Precision::F16),
+    )
+    .unwrap();
     let config = matmul_f16::space_over_views(&limits)
         .into_iter()
         .find(|c| c.get("wg") == Some(1) && c.get("fm") == Some(1) && c.get("st") == Some(4))
@@ -144,12 +160,19 @@ fn the_emitted_cuda_compiles_for_sm90a() {
     for key in plain.groups.iter().filter_map(|g| g.anchor.clone()) {
         choices.insert(&key, AnchorChoice::gemm(config.clone(), 1), "test".into());
     }
-    let model = CompiledModel::compile_choosing(&g, &limits, Precision::F16, &choices).unwrap();
+    let model = CompiledModel::compile(
+        &g,
+        &limits,
+        &CompileOptions::default()
+            .with_precision(Precision::F16)
+            .with_choices(choices.clone()),
+    )
+    .unwrap();
     let options = weft_codegen_cuda::CudaOptions {
         limits: limits.clone(),
     };
     let mut with_tma = 0;
-    for lowered in &model.lowered {
+    for lowered in model.groups.iter().map(|g| &g.kernels) {
         let emitted = weft_codegen_cuda::emit_lowered(lowered, &options).unwrap();
         if !emitted.source.contains("weft_swz128(") {
             continue;

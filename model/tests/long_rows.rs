@@ -10,7 +10,7 @@ use weft_graph::op::{Binary, LayerNorm, Op, Reduce, ReduceKind, Softmax};
 use weft_graph::reference::evaluate;
 use weft_graph::{Graph, GraphBuilder};
 use weft_ir::dtype::DType;
-use weft_model::CompiledModel;
+use weft_model::{CompileOptions, CompiledModel};
 use weft_runtime::Device;
 use weft_testkit::devices::open_or_skip;
 
@@ -63,7 +63,7 @@ fn graph() -> Graph {
 
 fn check_on(dev: &mut dyn Device) {
     let g = graph();
-    let model = CompiledModel::compile(&g, &dev.limits()).unwrap();
+    let model = CompiledModel::compile(&g, &dev.limits(), &CompileOptions::default()).unwrap();
     let text = model.show();
     // Each of the four row groups split (2 rows of 20011: 4 parts of 5003 where a
     // block per row would be 2 blocks), none through the fallback rules (taken where
@@ -77,7 +77,7 @@ fn check_on(dev: &mut dyn Device) {
     assert!(!text.contains("the template's epilogue"), "{text}");
     let loaded = model.load(dev).unwrap();
     let x = array(7, &[ROWS, N], 1.0, 0.0);
-    let got = loaded.run(&model, dev, std::slice::from_ref(&x)).unwrap();
+    let got = loaded.run(dev, std::slice::from_ref(&x)).unwrap();
     loaded.free(dev);
     let want = evaluate(&g, &[x.mapv(f64::from)]).unwrap();
     assert_eq!(got.len(), 4);

@@ -8,8 +8,8 @@ use weft_graph::passes::Precision;
 use weft_graph::reference::evaluate;
 use weft_graph::{Graph, GraphBuilder, TensorId};
 use weft_ir::dtype::DType;
-use weft_model::CompiledModel;
 use weft_model::tune::{AnchorChoice, Choices};
+use weft_model::{CompileOptions, CompiledModel};
 use weft_ops::templates::matmul;
 use weft_runtime::Device;
 use weft_testkit::devices::open_or_skip;
@@ -146,7 +146,14 @@ fn error_on(dev: &mut dyn Device, precision: Precision) -> f64 {
 /// [`error_on`] with the anchors `choices` holds taking its choice.
 fn error_choosing(dev: &mut dyn Device, precision: Precision, choices: &Choices) -> f64 {
     let g = network();
-    let model = CompiledModel::compile_choosing(&g, &dev.limits(), precision, choices).unwrap();
+    let model = CompiledModel::compile(
+        &g,
+        &dev.limits(),
+        &CompileOptions::default()
+            .with_precision(precision)
+            .with_choices(choices.clone()),
+    )
+    .unwrap();
     let text = model.show();
     // Batch norms folded, every convolution fused with its epilogue.
     assert!(!text.contains("BatchNormalization"), "{text}");
@@ -170,7 +177,7 @@ fn error_choosing(dev: &mut dyn Device, precision: Precision, choices: &Choices)
     let loaded = model.load(dev).unwrap();
     let mut v = Values(7);
     let x = v.array(&[2, 3, 13, 11], 1.0);
-    let got = loaded.run(&model, dev, std::slice::from_ref(&x)).unwrap();
+    let got = loaded.run(dev, std::slice::from_ref(&x)).unwrap();
     loaded.free(dev);
     let want = evaluate(&g, &[x.mapv(f64::from)]).unwrap();
     let mut worst = 0.0f64;
@@ -209,7 +216,12 @@ fn check_on(dev: &mut dyn Device) {
 fn check_winograd_on(dev: &mut dyn Device) {
     let limits = dev.limits();
     for precision in [Precision::F32, Precision::F32ChannelsLast] {
-        let plain = CompiledModel::compile_with(&network(), &limits, precision).unwrap();
+        let plain = CompiledModel::compile(
+            &network(),
+            &limits,
+            &CompileOptions::default().with_precision(precision),
+        )
+        .unwrap();
         let mut choices = Choices::none();
         for key in plain.groups.iter().filter_map(|g| g.anchor.as_ref()) {
             if key.winograd.is_some() {
@@ -226,8 +238,14 @@ fn check_winograd_on(dev: &mut dyn Device) {
             1,
             "b1.conv1 is the one 3x3 stride-1 convolution"
         );
-        let model =
-            CompiledModel::compile_choosing(&network(), &limits, precision, &choices).unwrap();
+        let model = CompiledModel::compile(
+            &network(),
+            &limits,
+            &CompileOptions::default()
+                .with_precision(precision)
+                .with_choices(choices.clone()),
+        )
+        .unwrap();
         let text = model.show();
         assert!(text.contains("Winograd F(2x2, 3x3)"), "{text}");
         let err = error_choosing(dev, precision, &choices);
@@ -391,9 +409,9 @@ fn every_elementwise_function_matches_its_definition() {
         cases.push((name, b.finish().unwrap(), vec![x]));
     }
     for (name, g, inputs) in cases {
-        let model = CompiledModel::compile(&g, &dev.limits()).unwrap();
+        let model = CompiledModel::compile(&g, &dev.limits(), &CompileOptions::default()).unwrap();
         let loaded = model.load(dev.as_mut()).unwrap();
-        let got = loaded.run(&model, dev.as_mut(), &inputs).unwrap();
+        let got = loaded.run(dev.as_mut(), &inputs).unwrap();
         loaded.free(dev.as_mut());
         let x: Vec<ArrayD<f64>> = inputs.iter().map(|a| a.mapv(f64::from)).collect();
         let want = evaluate(&g, &x).unwrap();

@@ -12,8 +12,8 @@ use weft_graph::passes::Precision;
 use weft_graph::reference::evaluate;
 use weft_graph::{Graph, GraphBuilder};
 use weft_ir::dtype::DType;
-use weft_model::CompiledModel;
 use weft_model::tune::{AnchorChoice, AnchorKey, Choices};
+use weft_model::{CompileOptions, CompiledModel};
 use weft_ops::templates::{Config, matmul_f16};
 use weft_runtime::Device;
 use weft_runtime::cpu::CpuDevice;
@@ -70,7 +70,7 @@ fn hopper() -> TargetLimits {
 fn error(g: &Graph, model: &CompiledModel, dev: &mut dyn Device, batch: usize, rows: usize) -> f64 {
     let loaded = model.load(dev).unwrap();
     let x = Values(77).array(&[batch, rows, HIDDEN], 1.0);
-    let got = loaded.run(model, dev, std::slice::from_ref(&x)).unwrap();
+    let got = loaded.run(dev, std::slice::from_ref(&x)).unwrap();
     loaded.free(dev);
     let want = evaluate(g, &[x.mapv(f64::from)]).unwrap();
     let (got, want) = (&got[0], &want[0]);
@@ -100,7 +100,12 @@ fn stored_keys(model: &CompiledModel) -> Vec<AnchorKey> {
 #[test]
 fn linear_layers_read_stored_operands_and_transposes_stay_views() {
     let g = mlp(1, 37, 136);
-    let model = CompiledModel::compile_with(&g, &hopper(), Precision::F16).unwrap();
+    let model = CompiledModel::compile(
+        &g,
+        &hopper(),
+        &CompileOptions::default().with_precision(Precision::F16),
+    )
+    .unwrap();
     let keys = stored_keys(&model);
     assert_eq!(keys.len(), 2, "{}", model.show());
     assert!(keys.iter().all(|k| k.m == 37), "{keys:?}");
@@ -126,7 +131,12 @@ fn wgmma_anchors_with_fused_epilogues_are_right_on_the_interpreter() {
     assert!(!wgmma.is_empty());
     for (batch, rows) in [(1, 37), (3, 29)] {
         let g = mlp(batch, rows, 136);
-        let plain = CompiledModel::compile_with(&g, &limits, Precision::F16).unwrap();
+        let plain = CompiledModel::compile(
+            &g,
+            &limits,
+            &CompileOptions::default().with_precision(Precision::F16),
+        )
+        .unwrap();
         // A few of the space's tiles: both warpgroup counts, both m64 counts, n of 64
         // and 128.
         // Whole, and split in 3 parts (each a k range of the TMA ring, summed by a
@@ -144,8 +154,14 @@ fn wgmma_anchors_with_fused_epilogues_are_right_on_the_interpreter() {
                     "test".into(),
                 );
             }
-            let model =
-                CompiledModel::compile_choosing(&g, &limits, Precision::F16, &choices).unwrap();
+            let model = CompiledModel::compile(
+                &g,
+                &limits,
+                &CompileOptions::default()
+                    .with_precision(Precision::F16)
+                    .with_choices(choices.clone()),
+            )
+            .unwrap();
             let text = model.show();
             assert_eq!(text.matches("wgmma").count(), 2, "{config}: {text}");
             let err = error(&g, &model, &mut dev, batch, rows);
@@ -165,7 +181,12 @@ fn wgmma_anchors_with_fused_epilogues_are_right_on_the_interpreter() {
 fn stored_anchors_without_wgmma_are_right_on_the_interpreter() {
     // Whole tiles everywhere: the copies through fragments need them.
     let g = mlp(2, 64, 128);
-    let plain = CompiledModel::compile_with(&g, &TargetLimits::cuda(), Precision::F16).unwrap();
+    let plain = CompiledModel::compile(
+        &g,
+        &TargetLimits::cuda(),
+        &CompileOptions::default().with_precision(Precision::F16),
+    )
+    .unwrap();
     assert_eq!(stored_keys(&plain).len(), 2, "{}", plain.show());
     let err = error(
         &g,
@@ -188,7 +209,14 @@ fn stored_anchors_without_wgmma_are_right_on_the_interpreter() {
     for key in stored_keys(&plain) {
         choices.insert(&key, AnchorChoice::gemm(coop.clone(), 1), "test".into());
     }
-    let model = CompiledModel::compile_choosing(&g, &metal, Precision::F16, &choices).unwrap();
+    let model = CompiledModel::compile(
+        &g,
+        &metal,
+        &CompileOptions::default()
+            .with_precision(Precision::F16)
+            .with_choices(choices.clone()),
+    )
+    .unwrap();
     assert_eq!(
         model.show().matches("(test)").count(),
         2,
@@ -206,7 +234,12 @@ fn stored_anchors_without_wgmma_are_right_on_the_interpreter() {
 fn wgmma_anchors_compile_for_sm90a() {
     let limits = hopper();
     let g = mlp(1, 37, 136);
-    let plain = CompiledModel::compile_with(&g, &limits, Precision::F16).unwrap();
+    let plain = CompiledModel::compile(
+        &g,
+        &limits,
+        &CompileOptions::default().with_precision(Precision::F16),
+    )
+    .unwrap();
     let config = matmul_f16::space(&limits)
         .into_iter()
         .find(|c| c.get("wg") == Some(1) && c.get("st") == Some(4))
@@ -215,12 +248,19 @@ fn wgmma_anchors_compile_for_sm90a() {
     for key in stored_keys(&plain) {
         choices.insert(&key, AnchorChoice::gemm(config.clone(), 1), "test".into());
     }
-    let model = CompiledModel::compile_choosing(&g, &limits, Precision::F16, &choices).unwrap();
+    let model = CompiledModel::compile(
+        &g,
+        &limits,
+        &CompileOptions::default()
+            .with_precision(Precision::F16)
+            .with_choices(choices.clone()),
+    )
+    .unwrap();
     let opts = weft_codegen_cuda::CudaOptions {
         limits: limits.clone(),
     };
     let (mut checked, mut gelu) = (0, false);
-    for lowered in &model.lowered {
+    for lowered in model.groups.iter().map(|g| &g.kernels) {
         let emitted = weft_codegen_cuda::emit_lowered(lowered, &opts).unwrap();
         if !emitted.source.contains("wgmma.mma_async") {
             continue;

@@ -7,7 +7,7 @@ use ndarray::{ArrayD, IxDyn};
 use weft_graph::passes::Precision;
 use weft_graph::reference::evaluate;
 use weft_graph::zoo::{self, ZooOptions};
-use weft_model::CompiledModel;
+use weft_model::{CompileOptions, CompiledModel};
 use weft_runtime::Device;
 use weft_testkit::devices::open_or_skip;
 
@@ -39,7 +39,12 @@ fn check_in(
     opts.batch = batch;
     opts.resolution = resolution;
     let g = zoo::build(name, &opts).unwrap();
-    let model = CompiledModel::compile_with(&g, &dev.limits(), precision).unwrap();
+    let model = CompiledModel::compile(
+        &g,
+        &dev.limits(),
+        &CompileOptions::default().with_precision(precision),
+    )
+    .unwrap();
     let loaded = model.load(dev).unwrap();
     let mut seed = 0x5eedu64;
     let x = ArrayD::from_shape_fn(IxDyn(&g.tensor(g.inputs[0]).shape), |_| {
@@ -48,7 +53,7 @@ fn check_in(
             .wrapping_add(1442695040888963407);
         ((seed >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
     });
-    let got = loaded.run(&model, dev, std::slice::from_ref(&x)).unwrap();
+    let got = loaded.run(dev, std::slice::from_ref(&x)).unwrap();
     loaded.free(dev);
     let want = evaluate(&g, &[x.mapv(f64::from)]).unwrap();
     let scale = want[0].iter().fold(0.0f64, |m, v| m.max(v.abs()));

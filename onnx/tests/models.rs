@@ -7,7 +7,7 @@ mod common;
 
 use ndarray::{ArrayD, IxDyn};
 use weft_graph::zoo::{self, ZooOptions};
-use weft_model::CompiledModel;
+use weft_model::{CompileOptions, CompiledModel};
 use weft_onnx::{ImportOptions, load, save};
 use weft_testkit::devices::open_or_skip;
 
@@ -42,11 +42,10 @@ fn zoo_models_match_onnx_runtime() {
         };
         // What weft runs is the file, not the graph it was written from.
         let imported = load(&file, &ImportOptions::default()).unwrap();
-        let model = CompiledModel::compile(&imported, &dev.limits()).unwrap();
+        let model =
+            CompiledModel::compile(&imported, &dev.limits(), &CompileOptions::default()).unwrap();
         let loaded = model.load(dev.as_mut()).unwrap();
-        let got = loaded
-            .run(&model, dev.as_mut(), std::slice::from_ref(&x))
-            .unwrap();
+        let got = loaded.run(dev.as_mut(), std::slice::from_ref(&x)).unwrap();
         loaded.free(dev.as_mut());
         let err = common::relative_error(&got[0].mapv(f64::from), &ort[0]).unwrap();
         eprintln!("{name} at {resolution}²: weft (lavapipe) vs ONNX Runtime {err:.2e}");
@@ -88,9 +87,10 @@ fn transformers_exported_by_pytorch_match_onnx_runtime() {
             let Some(ort) = common::ort_run(&file, &inputs) else {
                 return;
             };
-            let model = CompiledModel::compile(&g, &dev.limits()).unwrap();
+            let model =
+                CompiledModel::compile(&g, &dev.limits(), &CompileOptions::default()).unwrap();
             let loaded = model.load(dev.as_mut()).unwrap();
-            let got = loaded.run(&model, dev.as_mut(), &inputs).unwrap();
+            let got = loaded.run(dev.as_mut(), &inputs).unwrap();
             loaded.free(dev.as_mut());
             assert_eq!(got.len(), ort.len(), "{name}: outputs");
             for (k, (w, o)) in got.iter().zip(&ort).enumerate() {
@@ -128,7 +128,8 @@ fn zoo_transformers_match_onnx_runtime() {
             return;
         };
         let imported = load(&file, &ImportOptions::default()).unwrap();
-        let model = CompiledModel::compile(&imported, &dev.limits()).unwrap();
+        let model =
+            CompiledModel::compile(&imported, &dev.limits(), &CompileOptions::default()).unwrap();
         let limit = dev.limits().max_buffer_bytes;
         let largest = imported
             .tensors
@@ -150,7 +151,7 @@ fn zoo_transformers_match_onnx_runtime() {
                 .collect()
         } else {
             let loaded = model.load(dev.as_mut()).unwrap();
-            let got = loaded.run(&model, dev.as_mut(), &inputs).unwrap();
+            let got = loaded.run(dev.as_mut(), &inputs).unwrap();
             loaded.free(dev.as_mut());
             got
         };

@@ -96,10 +96,14 @@ fn single_op_models_run_on(target: &str) {
         let inputs = common::read_npys(case, "input");
         let want = common::read_npys(case, "output");
         let mut run = || -> Result<Vec<ArrayD<f32>>, String> {
-            let model = weft_model::CompiledModel::compile(&graph, &dev.limits())
-                .map_err(|e| e.to_string())?;
+            let model = weft_model::CompiledModel::compile(
+                &graph,
+                &dev.limits(),
+                &weft_model::CompileOptions::default(),
+            )
+            .map_err(|e| e.to_string())?;
             let loaded = model.load(dev.as_mut()).map_err(|e| e.to_string())?;
-            let got = loaded.run(&model, dev.as_mut(), &inputs);
+            let got = loaded.run(dev.as_mut(), &inputs);
             loaded.free(dev.as_mut());
             got.map_err(|e| e.to_string())
         };

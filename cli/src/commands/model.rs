@@ -1,11 +1,9 @@
 //! `weft model`: whole models compiled, run, checked and timed.
 
-use std::time::Instant;
-
 use ndarray::ArrayD;
 use weft_graph::Graph;
-use weft_graph::reference::evaluate;
 use weft_model::CompiledModel;
+use weft_model::measure::{Measure, OutputCheck, Reference, measure};
 use weft_runtime::{SourceLanguage, Target, WgpuOptions};
 
 use crate::error::CliError;
@@ -14,25 +12,16 @@ use crate::format::fmt_time;
 use crate::model_args::{
     ModelBenchArgs, ModelCommand, ModelDType, ModelExportArgs, ModelGraphArgs, ModelRunArgs,
 };
-use crate::model_compile::{bench_one, choices, compile, load, on_device, random_inputs};
+use crate::model_compile::{
+    bench_one, choices, compile, load, measure_failed, options, random_inputs, warmup,
+};
 use crate::models;
 use crate::out::{out, outln};
 use crate::select;
-use weft_model::tune::Choices;
 
 /// The largest model the float64 reference evaluates by default, in multiply-adds (a
 /// ResNet-50 at 224² is 4.1 G: a few seconds).
 const CHECK_MACS: f64 = 2e10;
-
-/// Tolerance of the normalized error `max |weft − ref| / max |ref|` of each output: f32
-/// accumulates rounding through every layer (ResNet-50: about 1e-6 measured); fp16
-/// rounds every activation to 11 bits.
-fn tolerance(dtype: ModelDType) -> f64 {
-    match dtype {
-        ModelDType::F32 => 1e-3,
-        ModelDType::F16 => 5e-2,
-    }
-}
 
 /// Runs a `weft model` subcommand.
 pub fn model(command: &ModelCommand) -> Result<(), CliError> {
@@ -65,7 +54,7 @@ fn dtype_text(dtype: ModelDType) -> &'static str {
 fn graph(a: &ModelGraphArgs) -> Result<(), CliError> {
     let target = Target::parse(&a.target)?;
     let g = load(&a.source)?;
-    let model = compile(&g, &target.limits(), &a.source, &Choices::none())?;
+    let model = compile(&g, &target.limits(), &a.source)?;
     outln!(
         "graph {}: {} nodes, {} parameters; after the passes {} nodes in {} kernels",
         g.name,
@@ -107,10 +96,10 @@ fn emit_sources(
         Some(SourceLanguage::Wgsl) => "wgsl",
         Some(SourceLanguage::Msl) => "metal",
     };
-    for (i, (group, lowered)) in model.groups.iter().zip(&model.lowered).enumerate() {
+    for (i, group) in model.groups.iter().enumerate() {
         let mut text = match target.emit_language() {
-            None => lowered.to_string(),
-            Some(_) => target.emit_function(lowered)?.source,
+            None => group.kernels.to_string(),
+            Some(_) => target.emit_function(&group.kernels)?.source,
         };
         let comment = if target.emit_language().is_some() {
             "//"
@@ -131,51 +120,39 @@ fn emit_sources(
 fn run(a: &ModelRunArgs) -> Result<(), CliError> {
     let mut opened = select::open_str(&a.target, WgpuOptions::default())?;
     let g = load(&a.source)?;
-    let started = Instant::now();
     let choices = choices(
         a.records.as_deref(),
         &opened.target,
         &opened.device.name(),
         a.source.dtype,
     )?;
-    let model = compile(&g, &opened.device.limits(), &a.source, &choices)?;
-    let dev = opened.device.as_mut();
-    let loaded = model
-        .load(dev)
-        .map_err(|e| on_device(format!("loading onto {}", opened.target), e))?;
-    let compile_time = started.elapsed();
     let inputs: Vec<ArrayD<f32>> = match &a.inputs {
         Some(dir) => models::read_inputs(dir, &g).map_err(|e| CliError::Model(e.to_string()))?,
         None => random_inputs(&g, a.seed),
     };
-    let result = loaded
-        .run(&model, dev, &inputs)
-        .map_err(|e| CliError::Model(e.to_string()));
-    let outputs = match result {
-        Ok(o) => o,
-        Err(e) => {
-            loaded.free(dev);
-            return Err(e);
-        }
+    let work = g.macs();
+    let checked = !a.no_check && work <= CHECK_MACS;
+    let m = Measure {
+        inputs: Some(&inputs),
+        reference: if checked {
+            Reference::Float64
+        } else {
+            Reference::None
+        },
+        warmup: warmup(&opened.target),
+        iters: a.iters as usize,
+        whole: true,
+        each: false,
     };
-    // The interpreter needs no warm-up, and each of its runs takes seconds.
-    let warmup = if matches!(opened.target, Target::Cpu) {
-        0
-    } else {
-        3
-    };
-    let timing = loaded.time(dev, warmup, a.iters as usize);
-    // The timed runs overlap their kernels (a CUDA graph with programmatic edges, one
-    // submission on Vulkan), the checked run waits for each: their outputs must agree.
-    let replayed = match &timing {
-        Ok(_) => Some(loaded.outputs(&model, dev)),
-        Err(_) => None,
-    };
-    loaded.free(dev);
-    let timing = timing.map_err(|e| on_device("timing the model".into(), e))?;
-    let replayed = replayed
-        .transpose()
-        .map_err(|e| on_device("reading the timed runs' outputs".into(), e))?;
+    let dev = opened.device.as_mut();
+    let measured = measure(&g, dev, &options(&a.source, choices), &m)
+        .map_err(|e| measure_failed(&opened.target, e))?;
+    let (model, outputs) = (&measured.model, &measured.outputs);
+    let timing = measured
+        .whole
+        .as_ref()
+        .ok_or_else(|| CliError::Model("the whole model was not timed".to_string()))?;
+    let compile_time = measured.compile;
 
     outln!("model     {} ({})", a.source.model, g.name)?;
     let shapes: Vec<String> = g
@@ -216,48 +193,42 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
         )?;
     }
     let mut wrong = None;
-    if let Some(replayed) = &replayed {
-        let tol = tolerance(a.source.dtype);
-        for ((timed, checked), &t) in replayed.iter().zip(&outputs).zip(&g.outputs) {
-            let diff = relative_difference(timed, checked);
-            let verdict = if diff <= tol { "ok" } else { "WRONG" };
-            outln!(
-                "replayed  {diff:.2e} = max |timed − checked| / max |checked| of `{}`: the last timed run against the checked one (tolerance {tol:.0e}): {verdict}",
-                g.tensor(t).name
-            )?;
-            if diff > tol {
-                wrong = Some(format!(
-                    "output `{}` of the timed runs differs from the checked run's by {diff:.2e}",
-                    g.tensor(t).name
-                ));
-            }
+    for c in &measured.replayed {
+        outln!(
+            "replayed  {:.2e} = max |timed − checked| / max |checked| of `{}`: the last timed run against the checked one (tolerance {:.0e}): {}",
+            c.error,
+            c.name,
+            c.tolerance,
+            verdict(c)
+        )?;
+        if !c.ok() {
+            wrong = Some(format!(
+                "output `{}` of the timed runs differs from the checked run's by {:.2e}",
+                c.name, c.error
+            ));
         }
     }
-    let work = g.macs();
     if a.no_check {
         outln!("check     skipped (--no-check)")?;
-    } else if work > CHECK_MACS {
+    } else if !checked {
         outln!(
             "check     skipped: {:.1} G multiply-adds is too many for the float64 reference here",
             work / 1e9
         )?;
-    } else {
-        let x: Vec<ArrayD<f64>> = inputs.iter().map(|x| x.mapv(f64::from)).collect();
-        let want = evaluate(&g, &x).map_err(|e| CliError::Model(e.to_string()))?;
-        let tol = tolerance(a.source.dtype);
-        for ((got, want), &t) in outputs.iter().zip(&want).zip(&g.outputs) {
-            let err = relative_difference(got, want);
-            let verdict = if err <= tol { "ok" } else { "WRONG" };
-            outln!(
-                "error     {err:.2e} = max |weft − ref| / max |ref| of `{}` against the float64 reference (tolerance {tol:.0e}): {verdict}",
-                g.tensor(t).name
-            )?;
-            if err > tol {
-                wrong = Some(format!(
-                    "output `{}`: error {err:.2e} above {tol:.0e}",
-                    g.tensor(t).name
-                ));
-            }
+    }
+    for c in &measured.checked {
+        outln!(
+            "error     {:.2e} = max |weft − ref| / max |ref| of `{}` against the float64 reference (tolerance {:.0e}): {}",
+            c.error,
+            c.name,
+            c.tolerance,
+            verdict(c)
+        )?;
+        if !c.ok() {
+            wrong = Some(format!(
+                "output `{}`: error {:.2e} above {:.0e}",
+                c.name, c.error, c.tolerance
+            ));
         }
     }
     if let Some(dir) = &a.save {
@@ -265,7 +236,7 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
         for (&t, x) in g.inputs.iter().zip(&inputs) {
             named.push((g.tensor(t).name.as_str(), x));
         }
-        for (&t, y) in g.outputs.iter().zip(&outputs) {
+        for (&t, y) in g.outputs.iter().zip(outputs) {
             named.push((g.tensor(t).name.as_str(), y));
         }
         let paths =
@@ -389,43 +360,7 @@ fn mib(bytes: usize) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
 
-/// max |a − b| / max |b| over two outputs of one shape (weft's against the float64
-/// reference, or a timed run's against the checked run's); infinite where either holds a
-/// NaN (a poisoned element no kernel wrote) or the shapes differ.
-fn relative_difference<A, B>(a: &ArrayD<A>, b: &ArrayD<B>) -> f64
-where
-    A: Copy + Into<f64>,
-    B: Copy + Into<f64>,
-{
-    if a.shape() != b.shape() {
-        return f64::INFINITY;
-    }
-    let scale = b
-        .iter()
-        .fold(0.0f64, |m, v| m.max((*v).into().abs()))
-        .max(f64::MIN_POSITIVE);
-    a.iter().zip(b.iter()).fold(0.0f64, |m, (p, q)| {
-        let d = ((*p).into() - (*q).into()).abs();
-        if d.is_nan() { f64::INFINITY } else { m.max(d) }
-    }) / scale
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use ndarray::IxDyn;
-
-    #[test]
-    fn a_timed_run_that_differs_from_the_checked_one_shows() {
-        let checked = ArrayD::from_shape_vec(IxDyn(&[2, 2]), vec![1.0f32, -4.0, 2.0, 0.5]).unwrap();
-        assert_eq!(relative_difference(&checked, &checked), 0.0);
-        let mut off = checked.clone();
-        off[[1, 0]] = 3.0;
-        assert_eq!(relative_difference(&off, &checked), 0.25);
-        // A poisoned element no kernel wrote, or another shape, is never a match.
-        off[[0, 1]] = f32::NAN;
-        assert_eq!(relative_difference(&off, &checked), f64::INFINITY);
-        let flat = ArrayD::from_shape_vec(IxDyn(&[4]), vec![1.0f32, -4.0, 2.0, 0.5]).unwrap();
-        assert_eq!(relative_difference(&flat, &checked), f64::INFINITY);
-    }
+/// `ok` or `WRONG`.
+fn verdict(c: &OutputCheck) -> &'static str {
+    if c.ok() { "ok" } else { "WRONG" }
 }

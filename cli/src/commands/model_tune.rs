@@ -28,7 +28,6 @@ pub(crate) fn tune(a: &ModelTuneArgs) -> Result<(), CliError> {
     let path = records_path(a.records.clone())?;
     let g = load(&a.source)?;
     let mut opened = select::open_str(&a.target, WgpuOptions::default())?;
-    let limits = opened.device.limits();
     let device = opened.device.name();
     let inputs = random_inputs(&g, a.seed);
     let opts = TuneOptions {
@@ -40,14 +39,9 @@ pub(crate) fn tune(a: &ModelTuneArgs) -> Result<(), CliError> {
             2
         },
         iters: a.iters as usize,
-        tolerance: match a.source.dtype {
-            ModelDType::F32 => 1e-3,
-            ModelDType::F16 => 5e-2,
-        },
     };
     let tuned = search(
         &g,
-        &limits,
         precision(a.source.dtype),
         opened.device.as_mut(),
         &inputs,

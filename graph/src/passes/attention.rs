@@ -15,9 +15,18 @@
 //! and the mask goes. Only a chain whose intermediate tensors nothing else reads (and no
 //! graph output names) is rewritten; `q`, `kᵀ` and `v` must have the same batch
 //! dimensions (no broadcast), of rank 3 or more.
+//!
+//! Only where the target holds the fused kernel: the pass asks the context
+//! ([`super::TargetQuery::attention_fits`]) about each attention it would make, at its
+//! shapes and in the type its inputs will be stored in, and leaves a misfit chain as
+//! exported (two products and a softmax), its report saying why (WebGPU's 16 KiB of
+//! workgroup memory holds no tiling of BERT's heads in f32).
 
 use std::collections::HashSet;
 
+use weft_ir::dtype::DType;
+
+use super::PassContext;
 use crate::graph::{Graph, Node, NodeId, Tensor, TensorId};
 use crate::op::shapes::broadcast;
 use crate::op::{Attention, Binary, Op, Softmax, Transpose};
@@ -25,20 +34,47 @@ use crate::op::{Attention, Binary, Op, Softmax, Transpose};
 /// A mask value at or below this is a masked score (f32's most negative values, -inf).
 const MASKED_AT: f32 = -1e30;
 
-/// Rewrites each attention sub-graph into one node; returns how many nodes went.
-pub fn recognize_attention(g: &mut Graph) -> usize {
+/// Rewrites each attention sub-graph whose fused kernel the target holds into one node;
+/// returns how many nodes went. Where some do not fit, the context's note says how many
+/// and why.
+pub fn recognize_attention(g: &mut Graph, cx: &PassContext) -> usize {
     let mut removed = 0;
+    let (mut fused, mut misfits) = (0, 0);
+    let mut why = None;
     let mut refused = HashSet::new();
     while let Some(m) = find(g, &refused) {
         let softmax = m.softmax;
-        match rewrite(g, m) {
-            Some(n) => removed += n,
-            None => {
+        match rewrite(g, m, cx) {
+            Ok(n) => {
+                removed += n;
+                fused += 1;
+            }
+            Err(Refused::Shape) => {
                 refused.insert(softmax);
+            }
+            Err(Refused::Misfit(reason)) => {
+                refused.insert(softmax);
+                misfits += 1;
+                why.get_or_insert(reason);
             }
         }
     }
+    if let Some(why) = why {
+        cx.note(if fused == 0 {
+            format!("undone, {why}")
+        } else {
+            format!("{misfits} of {} undone, {why}", misfits + fused)
+        });
+    }
     removed
+}
+
+/// Why a matched chain stays as it is.
+enum Refused {
+    /// The sizes do not fit the op (inference refuses the node).
+    Shape,
+    /// The target holds no fused kernel for it: the query's reason.
+    Misfit(String),
 }
 
 /// One match.
@@ -218,9 +254,9 @@ fn is_causal(g: &Graph, mask: TensorId, s: usize, t: usize) -> bool {
 }
 
 /// Replaces the matched chain: the first product's node becomes the Transpose of `kᵀ`,
-/// the second product's the Attention; the rest go. `None` (nothing changed) where the
-/// sizes do not fit the op (inference refuses the node).
-fn rewrite(g: &mut Graph, m: Match) -> Option<usize> {
+/// the second product's the Attention; the rest go. Refused (no node changed) where the
+/// sizes do not fit the op or the target holds no fused kernel for it.
+fn rewrite(g: &mut Graph, m: Match, cx: &PassContext) -> Result<usize, Refused> {
     let kts = g.tensor(m.kt).shape.clone();
     let rank = kts.len();
     let mut ks = kts.clone();
@@ -261,9 +297,20 @@ fn rewrite(g: &mut Graph, m: Match) -> Option<usize> {
     // Check the new node before touching the graph: an Attention inference refuses
     // leaves the chain as it was.
     let ins: Vec<&Tensor> = attention.inputs.iter().map(|&i| g.tensor(i)).collect();
-    let (shape, _) = attention.op.def().infer(&ins).ok()?;
+    let (shape, _) = attention.op.def().infer(&ins).map_err(|_| Refused::Shape)?;
     if shape != g.tensor(m.output).shape {
-        return None;
+        return Err(Refused::Shape);
+    }
+    // The fused kernel's fit depends on the type its inputs will be stored in, which the
+    // precision pass (after every rewrite) assigns: asked as it will be.
+    let half = [m.q, k, m.v]
+        .iter()
+        .all(|&t| cx.stored_dtype(g, t) == DType::F16);
+    let dtype = if half { DType::F16 } else { DType::F32 };
+    if let Err(why) = cx.target.attention_fits(g, &attention, dtype) {
+        // The keys' tensor was the last added and nothing reads it.
+        g.tensors.pop();
+        return Err(Refused::Misfit(why));
     }
     g.nodes[m.scores.0] = transpose;
     g.nodes[last.0] = attention;
@@ -279,7 +326,7 @@ fn rewrite(g: &mut Graph, m: Match) -> Option<usize> {
         k += 1;
         keep
     });
-    Some(drop.len())
+    Ok(drop.len())
 }
 
 #[cfg(test)]
@@ -289,7 +336,8 @@ mod tests {
 
     use super::*;
     use crate::builder::GraphBuilder;
-    use crate::passes::testing::max_difference;
+    use crate::passes::testing::{rewrite, rewrite_in};
+    use crate::passes::{Precision, TargetQuery};
 
     fn scalar(b: &mut GraphBuilder, name: &str, v: f32) -> TensorId {
         b.weight(name, ArrayD::from_elem(IxDyn(&[]), v))
@@ -342,23 +390,78 @@ mod tests {
 
     #[test]
     fn scaled_softmax_products_become_one_node() {
-        let g = block(5, None, false);
-        let mut h = g.clone();
         // Mul, Softmax and the first MatMul go; the second becomes the Attention and the
         // first the Transpose of kᵀ.
-        assert_eq!(recognize_attention(&mut h), 2);
-        h.validate().unwrap();
-        let ops = attention_ops(&h);
-        let scale = 0.35f32 as f64;
-        assert_eq!(
-            ops,
-            [Op::Attention(Attention {
-                scale,
-                causal: false,
-                guard: false
-            })]
-        );
-        assert!(max_difference(&g, &h) < 1e-12);
+        rewrite(&block(5, None, false), recognize_attention).check(2, "
+            graph attn (4 nodes, 0 parameters)
+              input  %q: f32[2,3,5,8]
+              input  %k: f32[2,3,5,8]
+              input  %v: f32[2,3,5,8]
+              %kt = Transpose(perm=[0, 1, 3, 2])(%k): f32[2,3,8,5]    # kt
+              %context.keys = Transpose(perm=[0, 1, 3, 2])(%kt): f32[2,3,5,8]    # scores::keys
+              %context = Attention(scale=0.3499999940395355)(%q, %context.keys, %v): f32[2,3,5,8]    # scores::attention
+              %after = Relu(%context): f32[2,3,5,8]    # after
+              output %after
+            ", 1e-12);
+    }
+
+    /// A target whose fused attention fits only in f16, saying which type it was asked
+    /// about.
+    struct HalfOnly;
+
+    impl TargetQuery for HalfOnly {
+        fn attention_fits(&self, _: &Graph, _: &Node, dtype: DType) -> Result<(), String> {
+            match dtype {
+                DType::F16 => Ok(()),
+                other => Err(format!("no tiling fits in {other}")),
+            }
+        }
+    }
+
+    #[test]
+    fn an_attention_the_target_cannot_hold_stays_unfused_and_the_note_says_why() {
+        // q, k and v are graph inputs: stored f32 whatever the precision.
+        let g = block(5, None, false);
+        for precision in [Precision::F32, Precision::F16] {
+            let cx = PassContext::default()
+                .with_precision(precision)
+                .with_target(&HalfOnly);
+            let r = rewrite_in(&g, recognize_attention, &cx);
+            assert_eq!(r.changed, 0);
+            assert!(attention_ops(&r.after).is_empty());
+            assert_eq!(r.printed(), g.to_string());
+            assert_eq!(r.note.as_deref(), Some("undone, no tiling fits in f32"));
+        }
+        // Computed q, k and v are activations: f16 under Precision::F16, and it fits.
+        let mut b = GraphBuilder::new("computed");
+        let x = b.input("x", &[2, 3, 4, 8], DType::F32);
+        let q = b.relu("q", x).unwrap();
+        let kt = b
+            .node(
+                "kt",
+                Op::Transpose(Transpose {
+                    perm: vec![0, 1, 3, 2],
+                }),
+                &[q],
+            )
+            .unwrap();
+        let scores = b.node("scores", Op::MatMul, &[q, kt]).unwrap();
+        let p = b
+            .node("softmax", Op::Softmax(Softmax { axis: 3 }), &[scores])
+            .unwrap();
+        let y = b.node("context", Op::MatMul, &[p, q]).unwrap();
+        let out = b.relu("after", y).unwrap();
+        b.output(out);
+        let g = b.finish().unwrap();
+        let half = PassContext::default()
+            .with_precision(Precision::F16)
+            .with_target(&HalfOnly);
+        let r = rewrite_in(&g, recognize_attention, &half);
+        assert_eq!((r.changed, attention_ops(&r.after).len()), (1, 1));
+        assert_eq!(r.note, None);
+        assert!(r.max_difference() < 1e-12);
+        let single = PassContext::default().with_target(&HalfOnly);
+        assert_eq!(rewrite_in(&g, recognize_attention, &single).changed, 0);
     }
 
     #[test]
@@ -368,38 +471,32 @@ mod tests {
             if i[3] > i[2] { f32::MIN } else { 0.0 }
         });
         let g = block(s, Some(causal), false);
-        let mut h = g.clone();
-        assert_eq!(recognize_attention(&mut h), 3);
-        let Op::Attention(Attention { causal, .. }) = attention_ops(&h)[0] else {
-            unreachable!("one attention")
-        };
-        assert!(causal);
-        assert_eq!(
-            h.nodes
-                .iter()
-                .find(|n| n.op.name() == "Attention")
-                .unwrap()
-                .inputs
-                .len(),
-            3
-        );
-        assert!(max_difference(&g, &h) < 1e-12);
+        // The mask goes: the node says `causal`.
+        rewrite(&g, recognize_attention).check(3, "
+            graph attn (4 nodes, 0 parameters)
+              input  %q: f32[2,3,6,8]
+              input  %k: f32[2,3,6,8]
+              input  %v: f32[2,3,6,8]
+              %kt = Transpose(perm=[0, 1, 3, 2])(%k): f32[2,3,8,6]    # kt
+              %context.keys = Transpose(perm=[0, 1, 3, 2])(%kt): f32[2,3,6,8]    # scores::keys
+              %context = Attention(scale=0.3499999940395355, causal)(%q, %context.keys, %v): f32[2,3,6,8]    # scores::attention
+              %after = Relu(%context): f32[2,3,6,8]    # after
+              output %after
+            ", 1e-12);
         // Any other mask stays an input, broadcast.
         let other = ArrayD::from_shape_fn(IxDyn(&[2, 1, 1, s]), |i| -(i[3] as f32) * 0.5);
         let g = block(s, Some(other), true);
-        let mut h = g.clone();
-        assert_eq!(recognize_attention(&mut h), 5);
-        let node = h.nodes.iter().find(|n| n.op.name() == "Attention").unwrap();
-        assert_eq!(node.inputs.len(), 4);
-        assert_eq!(
-            node.op,
-            Op::Attention(Attention {
-                scale: 0.35f32 as f64,
-                causal: false,
-                guard: true
-            })
-        );
-        assert!(max_difference(&g, &h) < 1e-12);
+        rewrite(&g, recognize_attention).check(5, "
+            graph attn (4 nodes, 12 parameters)
+              input  %q: f32[2,3,6,8]
+              input  %k: f32[2,3,6,8]
+              input  %v: f32[2,3,6,8]
+              %kt = Transpose(perm=[0, 1, 3, 2])(%k): f32[2,3,8,6]    # kt
+              %context.keys = Transpose(perm=[0, 1, 3, 2])(%kt): f32[2,3,6,8]    # scores::keys
+              %context = Attention(scale=0.3499999940395355, nan guard)(%q, %context.keys, %v, %mask): f32[2,3,6,8]    # scores::attention
+              %after = Relu(%context): f32[2,3,6,8]    # after
+              output %after
+            ", 1e-12);
     }
 
     #[test]
@@ -413,7 +510,8 @@ mod tests {
             .unwrap()
             .output;
         g.outputs.push(p);
-        assert_eq!(recognize_attention(&mut g), 0);
-        assert!(attention_ops(&g).is_empty());
+        let r = rewrite(&g, recognize_attention);
+        assert_eq!(r.changed, 0);
+        assert!(attention_ops(&r.after).is_empty());
     }
 }

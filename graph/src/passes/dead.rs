@@ -2,10 +2,11 @@
 
 use std::collections::HashSet;
 
+use super::PassContext;
 use crate::graph::{Graph, TensorId};
 
 /// Removes dead nodes; returns how many.
-pub fn remove_dead(g: &mut Graph) -> usize {
+pub fn remove_dead(g: &mut Graph, _: &PassContext) -> usize {
     let mut live: HashSet<TensorId> = g.outputs.iter().copied().collect();
     let mut keep = vec![false; g.nodes.len()];
     for (i, n) in g.nodes.iter().enumerate().rev() {
@@ -24,6 +25,7 @@ pub fn remove_dead(g: &mut Graph) -> usize {
 mod tests {
     use super::*;
     use crate::builder::GraphBuilder;
+    use crate::passes::testing::rewrite;
     use weft_ir::dtype::DType;
 
     #[test]
@@ -35,9 +37,17 @@ mod tests {
         let _dead2 = b.add("dead2", dead, a).unwrap();
         let y = b.relu("y", a).unwrap();
         b.output(y);
-        let mut g = b.finish().unwrap();
-        assert_eq!(remove_dead(&mut g), 2);
-        let names: Vec<&str> = g.nodes.iter().map(|n| n.name.as_str()).collect();
-        assert_eq!(names, ["a", "y"]);
+        let g = b.finish().unwrap();
+        rewrite(&g, remove_dead).check(
+            2,
+            "
+            graph t (2 nodes, 0 parameters)
+              input  %x: f32[4]
+              %a = Relu(%x): f32[4]    # a
+              %y = Relu(%a): f32[4]    # y
+              output %y
+            ",
+            0.0,
+        );
     }
 }

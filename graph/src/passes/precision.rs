@@ -34,7 +34,8 @@ use std::collections::HashSet;
 
 use weft_ir::dtype::DType;
 
-use crate::graph::{Graph, TensorId};
+use super::PassContext;
+use crate::graph::{Graph, Tensor, TensorId};
 use crate::op::Op;
 use crate::tensor::Layout;
 
@@ -65,13 +66,14 @@ impl Precision {
     }
 }
 
-/// Assigns storage types and layouts to the tensors of `g` by the rules of the module.
-/// Returns how many tensors changed.
-pub fn assign_precision(g: &mut Graph, p: Precision) -> usize {
+/// Assigns storage types and layouts to the tensors of `g` by the rules of the module,
+/// for the context's precision. Returns how many tensors changed.
+pub fn assign_precision(g: &mut Graph, cx: &PassContext) -> usize {
+    let p = cx.precision;
     if p == Precision::F32 {
         return 0;
     }
-    let boundary: HashSet<TensorId> = g.inputs.iter().chain(&g.outputs).copied().collect();
+    let boundary = boundary(g);
     let consumers = g.consumers();
     // Tensors that nodes of a kind read as their second input and nothing else reads.
     let read_only_second_by = |kind: fn(&Op) -> bool| -> HashSet<TensorId> {
@@ -99,7 +101,7 @@ pub fn assign_precision(g: &mut Graph, p: Precision) -> usize {
     let mut changed = 0;
     for (i, t) in g.tensors.iter_mut().enumerate() {
         let id = TensorId(i);
-        let activation = !t.is_constant() && !boundary.contains(&id);
+        let activation = is_activation(t, id, &boundary);
         let filter = filters.contains(&id) && t.shape.len() == 4;
         let product_weight =
             p == Precision::F16 && product_weights.contains(&id) && t.shape.len() == 2;
@@ -116,6 +118,28 @@ pub fn assign_precision(g: &mut Graph, p: Precision) -> usize {
         }
     }
     changed
+}
+
+/// The graph's inputs and outputs: stored as the user gives and takes them.
+fn boundary(g: &Graph) -> HashSet<TensorId> {
+    g.inputs.iter().chain(&g.outputs).copied().collect()
+}
+
+/// A computed tensor inside the graph: stored in the precision's type.
+fn is_activation(t: &Tensor, id: TensorId, boundary: &HashSet<TensorId>) -> bool {
+    !t.is_constant() && !boundary.contains(&id)
+}
+
+/// The type [`assign_precision`] stores tensor `t` of `g` in under `p`, for a tensor no
+/// convolution or product reads as its weight (whose rules see its readers): what a pass
+/// that runs before it (and needs the storage type, as the attention pass does) asks.
+pub(crate) fn stored_dtype(g: &Graph, t: TensorId, p: Precision) -> DType {
+    let tensor = g.tensor(t);
+    if p != Precision::F32 && tensor.dtype.is_float() && is_activation(tensor, t, &boundary(g)) {
+        p.dtype()
+    } else {
+        tensor.dtype
+    }
 }
 
 /// The memory order of a tensor of rank `rank` in `layout`: `order[d]` is the logical
@@ -167,7 +191,10 @@ mod tests {
     fn f16_stores_activations_and_filters_in_half_channels_last() {
         let g0 = net();
         let mut g = g0.clone();
-        let changed = assign_precision(&mut g, Precision::F16);
+        let changed = assign_precision(
+            &mut g,
+            &PassContext::default().with_precision(Precision::F16),
+        );
         assert!(changed > 0);
         // The boundary stays f32 row-major.
         assert_eq!(find(&g, "x"), (DType::F32, Layout::RowMajor));
@@ -190,15 +217,30 @@ mod tests {
         // Storage only: the graph computes what it computed.
         assert_eq!(max_difference(&g0, &g), 0.0);
         // Idempotent.
-        assert_eq!(assign_precision(&mut g, Precision::F16), 0);
+        assert_eq!(
+            assign_precision(
+                &mut g,
+                &PassContext::default().with_precision(Precision::F16)
+            ),
+            0
+        );
     }
 
     #[test]
     fn f32_changes_nothing_and_channels_last_only_layouts() {
         let mut g = net();
-        assert_eq!(assign_precision(&mut g, Precision::F32), 0);
+        assert_eq!(
+            assign_precision(
+                &mut g,
+                &PassContext::default().with_precision(Precision::F32)
+            ),
+            0
+        );
         assert!(g.tensors.iter().all(|t| t.layout == Layout::RowMajor));
-        assign_precision(&mut g, Precision::F32ChannelsLast);
+        assign_precision(
+            &mut g,
+            &PassContext::default().with_precision(Precision::F32ChannelsLast),
+        );
         assert!(g.tensors.iter().all(|t| t.dtype == DType::F32));
         assert_eq!(find(&g, "w"), (DType::F32, Layout::ChannelsLast));
         assert_eq!(memory_order(Layout::ChannelsLast, 4), [0, 2, 3, 1]);

@@ -17,13 +17,14 @@
 
 use std::collections::HashMap;
 
+use super::PassContext;
 use crate::graph::{Graph, TensorId};
 use crate::op::Op;
 use crate::tensor::Layout;
 
 /// Stores the B operands of dense convolutions and `transB` Gemms row-major by the rules
 /// of the module. Returns how many weights changed layout.
-pub fn assign_weight_layouts(g: &mut Graph) -> usize {
+pub fn assign_weight_layouts(g: &mut Graph, _: &PassContext) -> usize {
     // The layout each reader wants for each weight; `None` once any reader wants
     // something else (or reads it in another role).
     let mut wanted: HashMap<TensorId, Option<Layout>> = HashMap::new();
@@ -130,21 +131,24 @@ mod tests {
     fn b_operands_are_stored_row_major_for_the_product() {
         let g0 = net();
         let mut g = g0.clone();
-        assert_eq!(assign_weight_layouts(&mut g), 2);
+        assert_eq!(assign_weight_layouts(&mut g, &PassContext::default()), 2);
         assert_eq!(layout(&g, "w"), Layout::FilterCrsk);
         assert_eq!(layout(&g, "fc"), Layout::Transposed);
         // A grouped convolution's filter is not an implicit GEMM's B: left alone.
         assert_eq!(layout(&g, "wd"), Layout::RowMajor);
         // Storage only.
         assert_eq!(max_difference(&g0, &g), 0.0);
-        assert_eq!(assign_weight_layouts(&mut g), 0);
+        assert_eq!(assign_weight_layouts(&mut g, &PassContext::default()), 0);
     }
 
     #[test]
     fn channels_last_convolutions_take_hwio() {
         let mut g = net();
-        assign_precision(&mut g, Precision::F16);
-        assign_weight_layouts(&mut g);
+        assign_precision(
+            &mut g,
+            &PassContext::default().with_precision(Precision::F16),
+        );
+        assign_weight_layouts(&mut g, &PassContext::default());
         // `conv` reads the f32 NCHW graph input, `again` an NHWC activation: the shared
         // filter is wanted two ways and keeps the layout precision gave it.
         assert_eq!(layout(&g, "w"), Layout::ChannelsLast);
@@ -155,8 +159,11 @@ mod tests {
         let y = b.conv("conv", y, w, None, Conv::new(1, 0)).unwrap();
         b.output(y);
         let mut g = b.finish().unwrap();
-        assign_precision(&mut g, Precision::F16);
-        assert_eq!(assign_weight_layouts(&mut g), 1);
+        assign_precision(
+            &mut g,
+            &PassContext::default().with_precision(Precision::F16),
+        );
+        assert_eq!(assign_weight_layouts(&mut g, &PassContext::default()), 1);
         assert_eq!(layout(&g, "w"), Layout::FilterRsck);
     }
 }

@@ -17,10 +17,17 @@ use weft_ops::templates::attention::{AttnParams, Masking, Operands, describe, te
 use super::Chooser;
 use super::values::{Values, broadcast_index, reindex};
 
-/// Why no attention kernel fits `limits` for the Attention node `node` of `g`, if none
-/// does (WebGPU's 16 KiB of workgroup memory at a head size of 64 with f32 tiles): the
-/// caller then keeps the attention unfused ([`crate::CompiledModel::compile_without`]).
-pub(crate) fn misfit(g: &Graph, node: &weft_graph::Node, limits: &TargetLimits) -> Option<String> {
+/// Why no attention kernel fits `limits` for the Attention node `node` of `g` with its
+/// `q`, `k` and `v` stored as `dtype`, if none does (WebGPU's 16 KiB of workgroup memory
+/// at a head size of 64 with f32 tiles): the attention pass then keeps it unfused
+/// (through [`super::Lowering`], the pipeline's `TargetQuery`). The same rule
+/// [`lower`] schedules with.
+pub(crate) fn misfit(
+    g: &Graph,
+    node: &weft_graph::Node,
+    limits: &TargetLimits,
+    dtype: DType,
+) -> Option<String> {
     let (q, k, v) = (
         *node.inputs.first()?,
         *node.inputs.get(1)?,
@@ -35,7 +42,7 @@ pub(crate) fn misfit(g: &Graph, node: &weft_graph::Node, limits: &TargetLimits) 
     let (s, d) = (qs[r - 2] as i64, qs[r - 1] as i64);
     let t = g.tensor(k).shape.get(r - 2).copied()? as i64;
     let dv = g.tensor(v).shape.get(r - 1).copied()? as i64;
-    let f16 = [q, k, v].iter().all(|&x| g.tensor(x).dtype == DType::F16);
+    let f16 = dtype == DType::F16;
     let causal = matches!(node.op, Op::Attention(Attention { causal: true, .. }));
     let masking = if causal {
         Masking::Causal
@@ -44,14 +51,9 @@ pub(crate) fn misfit(g: &Graph, node: &weft_graph::Node, limits: &TargetLimits) 
     };
     AttnParams::rule(limits, (heads, s, t, d.max(dv)), f16, masking)
         .is_none()
-        .then(|| {
-            format!(
-                "no attention tiling fits {}'s {} bytes of shared memory at head size {}",
-                limits.name,
-                limits.max_shared_bytes,
-                d.max(dv)
-            )
-        })
+        // The pass report prints it (`recognize attention: undone, …`): in words that
+        // stay the same from target to target.
+        .then(|| "no attention tiling fits the target's shared memory".to_string())
 }
 
 /// Lowers the Attention group `group`; the function and how it was scheduled.

@@ -27,20 +27,24 @@ use std::collections::HashMap;
 use weft_codegen_common::TargetLimits;
 use weft_graph::op::{Anchor, Reduction, Role};
 use weft_graph::partition::{Group, GroupKind};
-use weft_graph::passes::memory_order;
-use weft_graph::{Graph, TensorId};
+use weft_graph::passes::{TargetQuery, memory_order};
+use weft_graph::{Graph, Node, TensorId};
 use weft_ir::func::{Func, Param};
+use weft_ir::kernel::LoweredFunc;
 use weft_ir::prelude::*;
 
 use crate::anchor::{AnchorKey, Choices};
 use crate::error::ModelError;
 use values::{Values, convert, in_logical_order, in_memory_order};
 
-/// A group as a function: its parameters are graph tensors.
+/// A group as a function, and the function as kernels: its parameters are graph
+/// tensors.
 #[derive(Clone, Debug)]
 pub struct LoweredGroup {
-    /// Scheduled and fused; lowered to kernels by `weft_ir::lower`.
+    /// Scheduled and fused.
     pub func: Func,
+    /// `func` lowered to kernels by `weft_ir::lower`: what a device compiles and runs.
+    pub kernels: LoweredFunc,
     /// The tensor each buffer parameter of `func` holds, in order (the output: the
     /// group's output, or the Concat it writes a slice of).
     pub params: Vec<TensorId>,
@@ -146,9 +150,33 @@ pub fn lower_group(
             )
         }
     };
-    let mut lowered = finish(g, group, func, &vals, schedule).map_err(fail)?;
-    lowered.anchor = anchor;
-    Ok(lowered)
+    let (func, params) = finish(g, group, func, &vals).map_err(fail)?;
+    let kernels = weft_ir::lower::lower(&func).map_err(|e| ModelError::Kernel {
+        kernel: func.name.clone(),
+        what: e.to_string(),
+    })?;
+    Ok(LoweredGroup {
+        func,
+        kernels,
+        params,
+        schedule,
+        anchor,
+    })
+}
+
+/// The lowering's answers to the graph passes about a target
+/// ([`weft_graph::passes::TargetQuery`]): what it can hold, before anything is lowered.
+pub(crate) struct Lowering<'a> {
+    pub(crate) limits: &'a TargetLimits,
+}
+
+impl TargetQuery for Lowering<'_> {
+    fn attention_fits(&self, g: &Graph, node: &Node, dtype: DType) -> Result<(), String> {
+        match attention::misfit(g, node, self.limits, dtype) {
+            Some(why) => Err(why),
+            None => Ok(()),
+        }
+    }
 }
 
 /// What an anchor's lowering chooses its config with: the target's limits and the
@@ -159,14 +187,13 @@ pub(crate) struct Chooser<'a> {
 }
 
 /// Maps the function's buffer parameters to tensors and retargets the output into its
-/// Concat slice.
+/// Concat slice: the function and the tensor each parameter holds.
 fn finish(
     g: &Graph,
     group: &Group,
     mut func: Func,
     vals: &Values,
-    schedule: String,
-) -> Result<LoweredGroup, String> {
+) -> Result<(Func, Vec<TensorId>), String> {
     let known: HashMap<u64, TensorId> = vals
         .buffers()
         .into_iter()
@@ -210,12 +237,7 @@ fn finish(
         let target = te::placeholder(&name, &shape, whole.dtype);
         slice::retarget(&mut func, &out_buffer, &target, axis, s.offset as i64);
     }
-    Ok(LoweredGroup {
-        func,
-        params,
-        schedule,
-        anchor: None,
-    })
+    Ok((func, params))
 }
 
 /// `k012_layer1_0_conv1`: the kernel's index and its root node, as an identifier.

@@ -10,26 +10,25 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use ndarray::ArrayD;
-use weft_codegen_common::TargetLimits;
 use weft_graph::Graph;
 use weft_graph::passes::Precision;
 use weft_runtime::Device;
 
 use super::{AnchorChoice, AnchorKey, Choices, candidates, rule_choice};
-use crate::compiled::CompiledModel;
+use crate::compiled::{CompileOptions, CompiledModel};
 use crate::error::ModelError;
+use crate::measure::{Measure, Measured, Reference, measure};
 
 /// How a tuning run goes.
 #[derive(Clone, Debug)]
 pub struct TuneOptions {
     /// Candidates per anchor, the rule's own included (the number of rounds).
     pub trials: usize,
-    /// Untimed and timed runs of each group per round.
+    /// Untimed and timed runs of each group per round. A round whose outputs differ from
+    /// the rule's compile by more than the precision's tolerance
+    /// ([`crate::measure::tolerance`]) is discarded as wrong.
     pub warmup: usize,
     pub iters: usize,
-    /// The largest error, relative to the largest output magnitude, a round's outputs
-    /// may show against the rule's compile; a round past it is discarded as wrong.
-    pub tolerance: f64,
 }
 
 /// One anchor's outcome.
@@ -76,10 +75,11 @@ impl Tuned {
 }
 
 /// Tunes every anchor of `graph` compiled for `dev` in `precision`, running it on
-/// `inputs`; `progress` hears one line per round.
+/// `inputs`; `progress` hears one line per round. Each round goes the one measurement
+/// path ([`measure`]): compiled, loaded, run once on poisoned buffers, checked against
+/// the rule's round, each group timed.
 pub fn tune(
     graph: &Graph,
-    limits: &TargetLimits,
     precision: Precision,
     dev: &mut dyn Device,
     inputs: &[ArrayD<f32>],
@@ -87,7 +87,9 @@ pub fn tune(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Tuned, ModelError> {
     let started = Instant::now();
-    let base = CompiledModel::compile_with(graph, limits, precision)?;
+    let limits = &dev.limits();
+    let options = CompileOptions::default().with_precision(precision);
+    let base = CompiledModel::compile(graph, limits, &options)?;
     // Each distinct anchor, the groups computing it, and its candidates.
     let mut order: Vec<AnchorKey> = Vec::new();
     let mut groups_of: HashMap<AnchorKey, Vec<usize>> = HashMap::new();
@@ -112,7 +114,8 @@ pub fn tune(
     ));
     // times[a][c]: anchor a's time with candidate c.
     let mut times: Vec<Vec<Option<Duration>>> = lists.iter().map(|l| vec![None; l.len()]).collect();
-    let mut reference: Option<Vec<ArrayD<f32>>> = None;
+    // The rule's round's outputs, which every later round must give.
+    let mut reference: Option<Vec<ArrayD<f64>>> = None;
     let mut discarded = Vec::new();
     // `round` indexes every anchor's candidate list and time list alike.
     #[allow(clippy::needless_range_loop)]
@@ -122,24 +125,39 @@ pub fn tune(
             let choice = lists[a].get(round).unwrap_or(&lists[a][0]);
             choices.insert(key, choice.clone(), "candidate".into());
         }
-        match run_round(graph, limits, precision, &choices, dev, inputs, opts) {
-            Ok((outputs, group_times)) => {
-                if let Some(reference) = &reference
-                    && let Some(err) = disagreement(&outputs, reference, opts.tolerance)
-                {
+        let m = Measure {
+            inputs: Some(inputs),
+            reference: reference
+                .as_deref()
+                .map_or(Reference::None, Reference::Outputs),
+            warmup: opts.warmup,
+            iters: opts.iters,
+            // Each group alone: an anchor's time is its groups'.
+            whole: false,
+            each: true,
+        };
+        let options = options.clone().with_choices(choices);
+        match measure(graph, dev, &options, &m).map_err(|e| e.source) {
+            Ok(measured) => {
+                if let Some(wrong) = measured.wrong() {
+                    let err = format!(
+                        "output `{}` differs from the rule's compile by {:.2e} (tolerance {:.0e})",
+                        wrong.name, wrong.error, wrong.tolerance
+                    );
                     progress(&format!("round {round}: discarded, {err}"));
                     discarded.push((round, err));
                     continue;
                 }
+                let Measured { outputs, each, .. } = measured;
                 if reference.is_none() {
-                    reference = Some(outputs);
+                    reference = Some(outputs.iter().map(|o| o.mapv(f64::from)).collect());
                 }
                 for (a, key) in order.iter().enumerate() {
                     if round >= lists[a].len() {
                         continue;
                     }
                     let gs = &groups_of[key];
-                    let total: Duration = gs.iter().map(|&g| group_times[g]).sum();
+                    let total: Duration = gs.iter().map(|&g| each[g].median).sum();
                     times[a][round] = Some(total / gs.len() as u32);
                 }
                 progress(&format!(
@@ -187,53 +205,4 @@ pub fn tune(
         discarded,
         elapsed: started.elapsed(),
     })
-}
-
-/// One round: compile with `choices`, load, run once (the outputs), time each group.
-fn run_round(
-    graph: &Graph,
-    limits: &TargetLimits,
-    precision: Precision,
-    choices: &Choices,
-    dev: &mut dyn Device,
-    inputs: &[ArrayD<f32>],
-    opts: &TuneOptions,
-) -> Result<(Vec<ArrayD<f32>>, Vec<Duration>), ModelError> {
-    let model = CompiledModel::compile_choosing(graph, limits, precision, choices)?;
-    let loaded = model.load(dev)?;
-    let result = loaded.run(&model, dev, inputs).and_then(|outputs| {
-        let each = loaded.time_each(dev, opts.warmup, opts.iters)?;
-        Ok((outputs, each.iter().map(|t| t.median).collect()))
-    });
-    loaded.free(dev);
-    result
-}
-
-/// Why `outputs` disagree with `reference` past `tolerance` (relative to the largest
-/// reference magnitude), or `None`.
-fn disagreement(
-    outputs: &[ArrayD<f32>],
-    reference: &[ArrayD<f32>],
-    tolerance: f64,
-) -> Option<String> {
-    for (i, (o, r)) in outputs.iter().zip(reference).enumerate() {
-        let scale = r
-            .iter()
-            .fold(0f64, |m, &v| m.max(f64::from(v).abs()))
-            .max(1e-6);
-        let err = o
-            .iter()
-            .zip(r)
-            .map(|(&a, &b)| {
-                let d = (f64::from(a) - f64::from(b)).abs() / scale;
-                if d.is_nan() { f64::INFINITY } else { d }
-            })
-            .fold(0f64, f64::max);
-        if err > tolerance {
-            return Some(format!(
-                "output {i} differs from the rule's compile by {err:.2e} (tolerance {tolerance:.0e})"
-            ));
-        }
-    }
-    None
 }

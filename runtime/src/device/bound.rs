@@ -4,7 +4,8 @@
 //! This is the one way weft puts a function on a device. [`crate::Device::run`] and
 //! [`crate::Device::time`] bind a function for one run; the tuner uploads the parameters
 //! once and binds every config of a space to them; the measurement driver binds a
-//! schedule, runs it once on poisoned outputs, checks and times it.
+//! schedule, runs it once on poisoned outputs, checks and times it; a compiled model binds
+//! each group's function to the buffers of its plan ([`Params::borrowed`]).
 
 use std::collections::HashMap;
 
@@ -27,6 +28,8 @@ pub struct Params {
     shapes: Vec<(DType, usize)>,
     /// Per parameter: the scalar argument (tensors: `None`).
     scalars: Vec<Option<Scalar>>,
+    /// Whether the buffers are this value's to free (not where they are borrowed).
+    owned: bool,
 }
 
 impl Params {
@@ -42,6 +45,7 @@ impl Params {
             buffers: Vec::with_capacity(args.len()),
             shapes: Vec::with_capacity(args.len()),
             scalars: Vec::with_capacity(args.len()),
+            owned: true,
         };
         for (param, arg) in func.params.iter().zip(args) {
             match (param, arg) {
@@ -82,6 +86,41 @@ impl Params {
         Ok(params)
     }
 
+    /// Parameters over buffers allocated elsewhere, one per parameter of `func`, in order
+    /// (a whole model's buffers, which its plan shares between functions):
+    /// [`Params::free`] leaves them to their owner. `func` must take tensors only.
+    pub fn borrowed(func: &LoweredFunc, buffers: &[BufferId]) -> Result<Params, DeviceError> {
+        if buffers.len() != func.params.len() {
+            return Err(ArgError::Count {
+                func: func.name.clone(),
+                expected: func.params.len(),
+                got: buffers.len(),
+            }
+            .into());
+        }
+        let mut shapes = Vec::with_capacity(buffers.len());
+        for param in &func.params {
+            match param {
+                Param::Buffer(b) => shapes.push((b.dtype(), b.numel().max(0) as usize)),
+                Param::Scalar(v) => {
+                    return Err(ArgError::Kind {
+                        func: func.name.clone(),
+                        param: v.name().to_string(),
+                        expected: "scalar",
+                        got: "buffer",
+                    }
+                    .into());
+                }
+            }
+        }
+        Ok(Params {
+            buffers: buffers.iter().copied().map(Some).collect(),
+            shapes,
+            scalars: vec![None; buffers.len()],
+            owned: false,
+        })
+    }
+
     /// The buffer of parameter `index` (`None` for a scalar or an index out of range).
     pub fn buffer(&self, index: usize) -> Option<BufferId> {
         self.buffers.get(index).copied().flatten()
@@ -96,9 +135,13 @@ impl Params {
         self.buffer(index).map(|b| dev.download(b)).transpose()
     }
 
-    /// Frees every buffer; errors are ignored, since the first error is the one to report
-    /// and a failed free leaks nothing the device does not reclaim when dropped.
+    /// Frees every buffer (none where they are [borrowed](Params::borrowed)); errors are
+    /// ignored, since the first error is the one to report and a failed free leaks nothing
+    /// the device does not reclaim when dropped.
     pub fn free<D: Device + ?Sized>(&self, dev: &mut D) {
+        if !self.owned {
+            return;
+        }
         for id in self.buffers.iter().flatten() {
             let _ = dev.free(*id);
         }
@@ -231,12 +274,19 @@ impl Bound {
                 dev.upload(id, &TensorData::poisoned(dtype, len))?;
             }
         }
-        for &(id, dtype, len) in &self.temps {
-            dev.upload(id, &TensorData::poisoned(dtype, len))?;
-        }
+        self.poison_temps(dev)?;
         for launch in &self.launches {
             dev.launch(launch.kernel, &launch.args)?;
             dev.synchronize()?;
+        }
+        Ok(())
+    }
+
+    /// Fills the temporaries with poison (NaN), so that an element a kernel reads before
+    /// any kernel wrote it shows: what a checked run does first.
+    pub fn poison_temps<D: Device + ?Sized>(&self, dev: &mut D) -> Result<(), DeviceError> {
+        for &(id, dtype, len) in &self.temps {
+            dev.upload(id, &TensorData::poisoned(dtype, len))?;
         }
         Ok(())
     }

@@ -1,0 +1,353 @@
+//! A compiled model on a device ([`Executable`]): its weights uploaded once, its buffers
+//! allocated as the plan placed them, every kernel compiled, and each group's function
+//! bound to those buffers the one way `weft_runtime` binds a function
+//! ([`weft_runtime::Params::borrowed`], [`weft_runtime::Bound`]). It holds what a run
+//! needs — its kernels, launch list and input and output tensors — and never the
+//! compiled model: a run launches the groups back to back, and timing replays them as one
+//! unit (a CUDA graph on `cuda`, one command submission on wgpu:
+//! `Device::time_launches`).
+
+use std::collections::HashMap;
+
+use ndarray::{ArrayD, IxDyn};
+use weft_graph::passes::memory_order;
+use weft_graph::{Graph, Layout, Tensor, TensorId};
+use weft_ir::data::TensorData;
+use weft_ir::dtype::DType;
+use weft_runtime::{Bound, BufferId, Device, Launch, Params, Timing};
+
+use crate::error::ModelError;
+use crate::lower::LoweredGroup;
+use crate::plan::{Home, Plan};
+
+/// A graph input or output as the executable holds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IoTensor {
+    pub name: String,
+    /// The logical (ONNX) shape: what a caller gives or takes.
+    pub shape: Vec<usize>,
+    /// How the device stores it (a caller always gives and takes f32).
+    pub dtype: DType,
+    pub layout: Layout,
+    pub buffer: BufferId,
+}
+
+/// One group of the model on the device: its function's kernels bound to the model's
+/// buffers, with the temporaries of its own.
+#[derive(Debug)]
+pub struct LoadedGroup {
+    /// The group's function (`k012_layer1_0_conv1`): what an error in it names.
+    pub name: String,
+    /// How it was scheduled (`weft model graph` prints it).
+    pub schedule: String,
+    bound: Bound,
+}
+
+impl LoadedGroup {
+    /// Its kernels, in order, with their arguments.
+    pub fn launches(&self) -> &[Launch] {
+        &self.bound.launches
+    }
+}
+
+/// A compiled model on a device: buffers, weights and kernels, ready to run.
+#[derive(Debug)]
+pub struct Executable {
+    /// The model's name (an input error names it).
+    name: String,
+    /// One per partition group, in run order.
+    groups: Vec<LoadedGroup>,
+    inputs: Vec<IoTensor>,
+    outputs: Vec<IoTensor>,
+    /// The plan its buffers were placed by.
+    plan: Plan,
+    /// Outputs and intermediates, poisoned (NaN) before a checked run so that an
+    /// element no kernel writes shows.
+    poisoned: Vec<(BufferId, DType, usize)>,
+    /// Every buffer this load allocated but the groups' temporaries (freed by
+    /// [`Executable::free`]).
+    owned: Vec<BufferId>,
+}
+
+impl Executable {
+    /// Uploads the weights of `graph` (a compiled model's: after the passes), allocates
+    /// the buffers `plan` places, and compiles and binds the kernels of `groups` (one
+    /// per partition group, in run order) on `dev`: what `CompiledModel::load` does with
+    /// its parts. On an error, what was allocated is freed.
+    pub fn load(
+        graph: &Graph,
+        groups: &[LoweredGroup],
+        plan: &Plan,
+        dev: &mut dyn Device,
+    ) -> Result<Executable, ModelError> {
+        let mut exe = Executable {
+            name: graph.name.clone(),
+            groups: Vec::with_capacity(groups.len()),
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+            plan: plan.clone(),
+            poisoned: Vec::new(),
+            owned: Vec::new(),
+        };
+        match exe.fill(graph, groups, dev) {
+            Ok(()) => Ok(exe),
+            Err(e) => {
+                exe.free(dev);
+                Err(e)
+            }
+        }
+    }
+
+    fn fill(
+        &mut self,
+        g: &Graph,
+        groups: &[LoweredGroup],
+        dev: &mut dyn Device,
+    ) -> Result<(), ModelError> {
+        let mut slots = Vec::with_capacity(self.plan.slots.len());
+        for s in &self.plan.slots {
+            let id = dev.alloc(s.dtype, s.len)?;
+            self.owned.push(id);
+            self.poisoned.push((id, s.dtype, s.len));
+            slots.push(id);
+        }
+        let mut tensors: HashMap<TensorId, BufferId> = HashMap::new();
+        let mut homes: Vec<(&TensorId, &Home)> = self.plan.homes.iter().collect();
+        homes.sort_by_key(|(t, _)| t.0);
+        for (&t, home) in homes {
+            let tensor = g.tensor(t);
+            let id = match home {
+                Home::Slot(s) => slots[*s],
+                Home::Input(_) | Home::Weight | Home::Output(_) => {
+                    let id = dev.alloc(tensor.dtype, tensor.numel())?;
+                    self.owned.push(id);
+                    id
+                }
+            };
+            match home {
+                Home::Weight => {
+                    let data = tensor.data.as_ref().ok_or_else(|| ModelError::Kernel {
+                        kernel: tensor.name.clone(),
+                        what: "a weight without data".to_string(),
+                    })?;
+                    dev.upload(id, &to_device(tensor, data))?;
+                }
+                Home::Output(_) => self.poisoned.push((id, tensor.dtype, tensor.numel())),
+                Home::Input(_) | Home::Slot(_) => {}
+            }
+            tensors.insert(t, id);
+        }
+        let io = |t: &TensorId| {
+            let tensor = g.tensor(*t);
+            IoTensor {
+                name: tensor.name.clone(),
+                shape: tensor.shape.clone(),
+                dtype: tensor.dtype,
+                layout: tensor.layout,
+                buffer: tensors[t],
+            }
+        };
+        self.inputs = g.inputs.iter().map(io).collect();
+        self.outputs = g.outputs.iter().map(io).collect();
+
+        // Every kernel of the model compiled at once (in parallel where the device can).
+        let all: Vec<&weft_ir::kernel::Kernel> = groups
+            .iter()
+            .flat_map(|gr| gr.kernels.kernels.iter())
+            .collect();
+        let mut compiled = dev.compile_many(&all).into_iter();
+        for group in groups {
+            let func = &group.kernels;
+            let mut ids = Vec::with_capacity(func.kernels.len());
+            for k in &func.kernels {
+                let id = compiled
+                    .next()
+                    .unwrap_or_else(|| unreachable!("one result per kernel"))
+                    .map_err(|source| ModelError::Device {
+                        kernel: k.name.clone(),
+                        source,
+                    })?;
+                ids.push(id);
+            }
+            let on_device = |source| ModelError::Device {
+                kernel: group.func.name.clone(),
+                source,
+            };
+            let buffers: Vec<BufferId> = group.params.iter().map(|t| tensors[t]).collect();
+            let params = Params::borrowed(func, &buffers).map_err(on_device)?;
+            let bound = Bound::with_kernels(dev, func, &params, &ids).map_err(on_device)?;
+            self.groups.push(LoadedGroup {
+                name: group.func.name.clone(),
+                schedule: group.schedule.clone(),
+                bound,
+            });
+        }
+        Ok(())
+    }
+
+    /// Its groups, in run order.
+    pub fn groups(&self) -> &[LoadedGroup] {
+        &self.groups
+    }
+
+    /// The graph inputs a run takes, in order.
+    pub fn input_tensors(&self) -> &[IoTensor] {
+        &self.inputs
+    }
+
+    /// The graph outputs a run gives, in order.
+    pub fn output_tensors(&self) -> &[IoTensor] {
+        &self.outputs
+    }
+
+    /// The plan its buffers were placed by.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// The whole model, kernel after kernel.
+    pub fn launches(&self) -> Vec<Launch> {
+        self.groups
+            .iter()
+            .flat_map(|g| g.launches().iter().cloned())
+            .collect()
+    }
+
+    /// Runs the model on `inputs` (one per graph input, in its shape) and returns its
+    /// outputs. Outputs, intermediates and temporaries are poisoned first; each kernel is
+    /// waited for, so that an error names the group that raised it.
+    pub fn run(
+        &self,
+        dev: &mut dyn Device,
+        inputs: &[ArrayD<f32>],
+    ) -> Result<Vec<ArrayD<f32>>, ModelError> {
+        if inputs.len() != self.inputs.len() {
+            return Err(ModelError::Input {
+                name: self.name.clone(),
+                what: format!(
+                    "the model takes {} inputs, {} given",
+                    self.inputs.len(),
+                    inputs.len()
+                ),
+            });
+        }
+        for (io, x) in self.inputs.iter().zip(inputs) {
+            if x.shape() != io.shape.as_slice() {
+                return Err(ModelError::Input {
+                    name: io.name.clone(),
+                    what: format!(
+                        "shape {:?} given, the model takes {:?}",
+                        x.shape(),
+                        io.shape
+                    ),
+                });
+            }
+            dev.upload(io.buffer, &stored(io.dtype, io.layout, x))?;
+        }
+        for &(id, dtype, len) in &self.poisoned {
+            dev.upload(id, &TensorData::poisoned(dtype, len))?;
+        }
+        for group in &self.groups {
+            group.bound.poison_temps(dev)?;
+        }
+        for group in &self.groups {
+            for launch in group.launches() {
+                dev.launch(launch.kernel, &launch.args)
+                    .and_then(|()| dev.synchronize())
+                    .map_err(|source| ModelError::Device {
+                        kernel: group.name.clone(),
+                        source,
+                    })?;
+            }
+        }
+        self.outputs(dev)
+    }
+
+    /// The outputs as the device holds them now, without running: after
+    /// [`Executable::time`], what its last timed run wrote (the launches back to back,
+    /// overlapped as the target overlaps them), to compare with a checked
+    /// [`Executable::run`].
+    pub fn outputs(&self, dev: &mut dyn Device) -> Result<Vec<ArrayD<f32>>, ModelError> {
+        self.outputs
+            .iter()
+            .map(|io| {
+                let data = dev.download(io.buffer)?;
+                logical(io, &data)
+            })
+            .collect()
+    }
+
+    /// Times the whole launch list as one unit: `warmup` untimed runs, then `iters` timed.
+    pub fn time(
+        &self,
+        dev: &mut dyn Device,
+        warmup: usize,
+        iters: usize,
+    ) -> Result<Timing, ModelError> {
+        Ok(dev.time_launches(&self.launches(), warmup, iters)?)
+    }
+
+    /// Times each group's kernels alone (`iters` runs each, after a warm-up): where the
+    /// model's time goes. One timing per group, in run order.
+    pub fn time_each(
+        &self,
+        dev: &mut dyn Device,
+        warmup: usize,
+        iters: usize,
+    ) -> Result<Vec<Timing>, ModelError> {
+        self.groups
+            .iter()
+            .map(|g| Ok(dev.time_launches(g.launches(), warmup, iters)?))
+            .collect()
+    }
+
+    /// Frees every buffer of the load: the planned ones and each group's temporaries.
+    pub fn free(&self, dev: &mut dyn Device) {
+        for g in &self.groups {
+            g.bound.free(dev);
+        }
+        for &id in &self.owned {
+            let _ = dev.free(id);
+        }
+    }
+}
+
+/// `data` (logical order, f32) as the device stores tensor `t`: in memory order, in its
+/// storage type (a weight's f32 data rounded to f16 here, once, at load).
+fn to_device(t: &Tensor, data: &ArrayD<f32>) -> TensorData {
+    stored(t.dtype, t.layout, data)
+}
+
+/// `data` (logical order, f32) stored as `dtype` in `layout`'s memory order.
+fn stored(dtype: DType, layout: Layout, data: &ArrayD<f32>) -> TensorData {
+    let order = memory_order(layout, data.ndim());
+    let view = data.view().permuted_axes(IxDyn(&order));
+    match dtype {
+        DType::F16 => TensorData::F16(view.iter().map(|&v| half::f16::from_f32(v)).collect()),
+        // Integers (token ids, gather indices) come as f32, exact to 2^24; toward zero.
+        DType::I32 => TensorData::I32(view.iter().map(|&v| v as i32).collect()),
+        DType::Bool | DType::U32 => {
+            TensorData::U32(view.iter().map(|&v| u32::from(v != 0.0)).collect())
+        }
+        DType::F32 => TensorData::F32(view.iter().copied().collect()),
+    }
+}
+
+/// What the device holds of `io`, back in logical order and f32.
+fn logical(io: &IoTensor, data: &TensorData) -> Result<ArrayD<f32>, ModelError> {
+    let order = memory_order(io.layout, io.shape.len());
+    let stored: Vec<usize> = order.iter().map(|&d| io.shape[d]).collect();
+    let values: Vec<f32> = data.to_f64_vec().into_iter().map(|v| v as f32).collect();
+    let array = ArrayD::from_shape_vec(IxDyn(&stored), values).map_err(|e| ModelError::Kernel {
+        kernel: io.name.clone(),
+        what: e.to_string(),
+    })?;
+    // Logical dimension d is stored at the position where `order` names it.
+    let back: Vec<usize> = (0..order.len())
+        .map(|d| order.iter().position(|&o| o == d).unwrap_or(d))
+        .collect();
+    Ok(array
+        .permuted_axes(IxDyn(&back))
+        .as_standard_layout()
+        .into_owned())
+}
