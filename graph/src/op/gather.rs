@@ -100,9 +100,10 @@ impl OpDef for Gather {
     }
 
     fn index_use(&self, input: usize, inputs: &[&Tensor]) -> IndexUse {
-        match input {
-            1 => IndexUse::Rows(inputs[0].shape[self.axis]),
-            _ => IndexUse::Data,
+        if input == 1 {
+            IndexUse::Rows(inputs[0].shape[self.axis])
+        } else {
+            IndexUse::Data
         }
     }
 }
@@ -164,9 +165,10 @@ impl OpDef for GatherElements {
     }
 
     fn index_use(&self, input: usize, inputs: &[&Tensor]) -> IndexUse {
-        match input {
-            1 => IndexUse::Rows(inputs[0].shape[self.axis]),
-            _ => IndexUse::Data,
+        if input == 1 {
+            IndexUse::Rows(inputs[0].shape[self.axis])
+        } else {
+            IndexUse::Data
         }
     }
 }
@@ -246,9 +248,10 @@ impl OpDef for GatherNd {
     }
 
     fn index_use(&self, input: usize, inputs: &[&Tensor]) -> IndexUse {
-        match input {
-            1 => IndexUse::Rows(inputs[0].shape.iter().copied().min().unwrap_or(1)),
-            _ => IndexUse::Data,
+        if input == 1 {
+            IndexUse::Rows(inputs[0].shape.iter().copied().min().unwrap_or(1))
+        } else {
+            IndexUse::Data
         }
     }
 }
