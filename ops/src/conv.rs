@@ -153,22 +153,12 @@ pub(crate) fn out_axes(d: Dims, layout: Layout) -> ([(&'static str, i64); 4], [u
     }
 }
 
-/// The input element that output pixel `(n, oh, ow)` reads at channel `c` and kernel
-/// position `(r, s)`, zero in the padding.
-pub(crate) fn window(x: &Buffer, d: Dims, layout: Layout, [n, c, oh, ow, r, s]: [Expr; 6]) -> Expr {
-    let ih = oh * d.stride - d.pad + r;
-    let iw = ow * d.stride - d.pad + s;
-    let inside = te::all([
-        ih.clone().ge(0),
-        ih.clone().lt(d.h),
-        iw.clone().ge(0),
-        iw.clone().lt(d.w),
-    ]);
-    let at = match layout {
+/// The input element at logical `[n, c, ih, iw]`, stored in `layout`.
+pub(crate) fn input(x: &Buffer, layout: Layout, [n, c, ih, iw]: [Expr; 4]) -> Expr {
+    match layout {
         Layout::Nhwc => x.at(&[n, ih, iw, c]),
         Layout::Nchw => x.at(&[n, c, ih, iw]),
-    };
-    te::if_then_else(inside, at, Expr::zero(x.dtype()))
+    }
 }
 
 /// The filter element for output channel `k`, input channel `c`, position `(r, s)`.

@@ -10,15 +10,16 @@
 //! - `winograd` (`winograd-conv2d`): the Winograd template
 //!   ([`crate::templates::winograd`]).
 //!
-//! The pieces every convolution shares (sizes, layouts, the window, the reference) are
-//! in [`crate::conv`].
+//! The pieces every convolution shares (sizes, layouts, the reference) are in
+//! [`crate::conv`]; the window, zero in the padding, is the implicit GEMM's
+//! ([`crate::templates::conv_views`]).
 
 use ndarray::ArrayD;
 use weft_ir::prelude::*;
 use weft_ir::schedule::{Schedule, ScheduleError};
 use weft_ir::te::TeError;
 
-use crate::conv::{self, Dims, Layout, Variant, placeholders, window};
+use crate::conv::{self, Dims, Layout, Variant, placeholders};
 use crate::templates::{implicit_gemm, winograd};
 use crate::{Definition, OpSpec, Shape};
 
@@ -118,10 +119,7 @@ fn define_variant(shape: &Shape, v: &Variant) -> Result<Definition, TeError> {
         "y",
         &[("n", d.n), ("k", d.k), ("oh", d.oh), ("ow", d.ow)],
         |i| {
-            let px = window(
-                &x,
-                d,
-                Layout::Nchw,
+            let px = implicit_gemm::geometry(d).window(
                 [
                     i[0].clone(),
                     rc.expr(),
@@ -130,6 +128,8 @@ fn define_variant(shape: &Shape, v: &Variant) -> Result<Definition, TeError> {
                     rr.expr(),
                     rs.expr(),
                 ],
+                x.dtype(),
+                |at| conv::input(&x, Layout::Nchw, at),
             );
             te::sum(
                 px * wt.at(&[i[1].clone(), rc.expr(), rr.expr(), rs.expr()]),

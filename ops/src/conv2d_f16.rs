@@ -20,7 +20,7 @@ use weft_ir::prelude::*;
 use weft_ir::schedule::{Schedule, ScheduleError};
 use weft_ir::te::TeError;
 
-use crate::conv::{self, Dims, Variant, filter, finish, out_axes, placeholders, window};
+use crate::conv::{self, Dims, Variant, filter, finish, input, out_axes, placeholders};
 use crate::conv2d;
 use crate::templates::implicit_gemm;
 use crate::{Definition, OpSpec, Shape};
@@ -96,10 +96,7 @@ fn define_variant(shape: &Shape, v: &Variant) -> Result<Definition, TeError> {
     );
     let (axes, [pn, pk, poh, pow]) = out_axes(d, v.layout);
     let acc = te::compute("y_acc", &axes, |i| {
-        let px = window(
-            &x,
-            d,
-            v.layout,
+        let px = implicit_gemm::geometry(d).window(
             [
                 i[pn].clone(),
                 rc.expr(),
@@ -108,6 +105,8 @@ fn define_variant(shape: &Shape, v: &Variant) -> Result<Definition, TeError> {
                 rr.expr(),
                 rs.expr(),
             ],
+            x.dtype(),
+            |at| input(&x, v.layout, at),
         );
         let wt = filter(
             &w,

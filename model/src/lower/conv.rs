@@ -4,6 +4,11 @@
 //! direct convolution under the reduction rule (everything else: grouped, dilated,
 //! asymmetric, and depthwise in f16 or NHWC), its sum in an f32 register. Each takes the group's prologues into its loads and its epilogue chain
 //! (bias, residual, activation) into its stores.
+//!
+//! The implicit GEMM's im2col and filter views and the window the direct convolution
+//! reads are the kernel library's ([`weft_ops::templates::conv_views`], as the benchmark
+//! workloads build theirs), read here through the group's values; this module chooses
+//! the variant and the config and wires the operands, the copies and the epilogue.
 
 use weft_graph::op::Conv;
 use weft_graph::partition::Group;
@@ -11,6 +16,7 @@ use weft_graph::{Graph, Layout, TensorId};
 use weft_ir::func::Func;
 use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
+use weft_ops::templates::conv_views::{self, ConvGeometry, ConvLayout};
 use weft_ops::templates::winograd::{self, WinogradDims};
 use weft_ops::templates::{depthwise, matmul, matmul_f16};
 
@@ -26,17 +32,11 @@ use weft_ops::templates::split_k::{Anchor, Split, join};
 /// A convolution's sizes, read off its tensors.
 #[derive(Clone, Copy, Debug)]
 struct Geometry {
-    n: i64,
+    /// As the implicit GEMM's views and the window read it (`view.c`: the input
+    /// channels per group).
+    view: ConvGeometry,
+    /// The input's channels, all groups.
     c: i64,
-    h: i64,
-    w: i64,
-    k: i64,
-    /// Input channels per group.
-    cg: i64,
-    r: i64,
-    s: i64,
-    oh: i64,
-    ow: i64,
     conv: Conv,
 }
 
@@ -51,15 +51,15 @@ pub(crate) enum ConvVariant {
 /// `stored_f32_nchw`: the input and the filter are stored f32 row-major, which the
 /// depthwise template (making its own buffers) reads.
 fn choose(d: &Geometry, x_inline: bool, stored_f32_nchw: bool) -> ConvVariant {
-    let c = d.conv;
+    let (c, v) = (d.conv, d.view);
     if c.groups == 1 {
         return ConvVariant::ImplicitGemm;
     }
-    let same_pad = (d.r - 1) / 2;
+    let same_pad = (v.r - 1) / 2;
     let depthwise = c.groups as i64 == d.c
-        && d.k == d.c
-        && d.r == d.s
-        && d.r % 2 == 1
+        && v.k == d.c
+        && v.r == v.s
+        && v.r % 2 == 1
         && c.dilations == [1, 1]
         && c.strides[0] == c.strides[1]
         && c.pads.iter().all(|&p| p as i64 == same_pad)
@@ -98,17 +98,25 @@ pub(crate) fn lower<'g>(
         &g.tensor(node.output).shape,
     );
     let i = |v: usize| v as i64;
-    let d = Geometry {
+    let pair = |v: &[usize]| [i(v[0]), i(v[1])];
+    let view = ConvGeometry {
         n: i(xs[0]),
-        c: i(xs[1]),
+        c: i(ws[1]),
         h: i(xs[2]),
         w: i(xs[3]),
         k: i(ws[0]),
-        cg: i(ws[1]),
         r: i(ws[2]),
         s: i(ws[3]),
         oh: i(ys[2]),
         ow: i(ys[3]),
+        strides: pair(&c.strides),
+        // ONNX's pads: the beginnings of both axes, then their ends.
+        pads: pair(&c.pads),
+        dilations: Some(pair(&c.dilations)),
+    };
+    let d = Geometry {
+        view,
+        c: i(xs[1]),
         conv: *c,
     };
     let x_inline = group.prologue.iter().any(|&p| g.nodes[p.0].output == x);
@@ -136,59 +144,44 @@ pub(crate) fn lower<'g>(
                 && g.tensor(x).layout == Layout::RowMajor
                 && d.c < narrow::PADDED_CHANNELS;
             let copied = if narrow {
-                Some(narrow::copy(vals, x, [d.n, d.c, d.h, d.w], name).map_err(fail)?)
+                let v = d.view;
+                Some(narrow::copy(vals, x, [v.n, d.c, v.h, v.w], name).map_err(fail)?)
             } else {
                 None
             };
             let d = if narrow {
                 let pc = narrow::PADDED_CHANNELS;
-                Geometry { c: pc, cg: pc, ..d }
+                let view = ConvGeometry { c: pc, ..d.view };
+                Geometry { view, c: pc, ..d }
             } else {
                 d
             };
-            let (gm, gk, gn) = (d.n * d.oh * d.ow, d.cg * d.r * d.s, d.k);
+            let v = d.view;
+            let (gm, gn, gk) = v.gemm();
             // The reduction index kk as (c, r, s): channels innermost where the input
             // is channels last, so that consecutive kk walk one pixel's channels.
             let nhwc = g.tensor(x).layout == Layout::ChannelsLast || narrow;
-            let crs = move |kk: &Expr| -> [Expr; 3] {
-                if nhwc {
-                    [
-                        kk.clone() % d.cg,
-                        kk.clone() / (d.s * d.cg),
-                        kk.clone() / d.cg % d.s,
-                    ]
-                } else {
-                    let rs = d.r * d.s;
-                    [kk.clone() / rs, kk.clone() / d.s % d.r, kk.clone() % d.s]
-                }
+            let layout = if nhwc {
+                ConvLayout::Nhwc
+            } else {
+                ConvLayout::Nchw
             };
-            let ohw = d.oh * d.ow;
-            let cols = te::compute("x_cols", &[("i", gm), ("kk", gk)], |ix| {
-                let row = &ix[0];
-                let [ch, r, s] = crs(&ix[1]);
-                let (n, oh, ow) = (
-                    row.clone() / ohw,
-                    row.clone() / d.ow % d.oh,
-                    row.clone() % d.ow,
-                );
-                let at = [n, ch, oh, ow, r, s];
-                match &copied {
-                    Some((_, padded)) => window_with(&d, at, operand, |[n, ch, ih, iw]| {
-                        padded.at(&[n, ih, iw, ch])
-                    }),
-                    None => window_with(&d, at, operand, |at| vals.at_as(x, &at, operand)),
+            let cols = conv_views::x_cols(&v, layout, operand, |at| match &copied {
+                Some((_, padded)) => {
+                    let [n, ch, ih, iw] = at;
+                    padded.at(&[n, ih, iw, ch])
                 }
+                None => vals.at_as(x, &at, operand),
             });
             let view_weights = || {
-                te::compute("w_cols", &[("kk", gk), ("j", gn)], |ix| {
-                    let [ch, r, s] = crs(&ix[0]);
+                conv_views::w_cols(&v, layout, |[k, ch, r, s]| {
                     if narrow {
                         // Zero taps for the padded channels.
                         let real = ch.clone().lt(real_c);
-                        let at = [ix[1].clone(), ch.min(real_c - 1), r, s];
+                        let at = [k, ch.min(real_c - 1), r, s];
                         te::if_then_else(real, vals.at_as(w, &at, operand), Expr::zero(operand))
                     } else {
-                        vals.at_as(w, &[ix[1].clone(), ch, r, s], operand)
+                        vals.at_as(w, &[k, ch, r, s], operand)
                     }
                 })
             };
@@ -206,14 +199,14 @@ pub(crate) fn lower<'g>(
                 batch: 1,
                 views: format!(
                     "conv x={}x{}x{}x{} w={}x{}x{}x{} stride={} pad={} dilation={} {}",
-                    d.n,
+                    v.n,
                     d.c,
-                    d.h,
-                    d.w,
-                    d.k,
-                    d.cg,
-                    d.r,
-                    d.s,
+                    v.h,
+                    v.w,
+                    v.k,
+                    v.c,
+                    v.r,
+                    v.s,
                     joined(&c.strides),
                     joined(&c.pads),
                     joined(&c.dilations),
@@ -281,7 +274,7 @@ pub(crate) fn lower<'g>(
             vals.set_root(
                 node.output,
                 Box::new(move |ix: &[Expr]| {
-                    let row = ix[0].clone() * ohw + ix[2].clone() * d.ow + ix[3].clone();
+                    let row = v.row([ix[0].clone(), ix[2].clone(), ix[3].clone()]);
                     with_bias(gemm_read.at(&[row, ix[1].clone()]), &ix[1])
                 }),
             );
@@ -332,7 +325,8 @@ pub(crate) fn lower<'g>(
             let config = depthwise::default_config(limits);
             let p = depthwise::DepthwiseParams::from_config(&config)
                 .map_err(|e| fail(e.to_string()))?;
-            let anchor = depthwise::template([d.n, d.c, d.h, d.w], d.r, c.strides[0] as i64, &p)
+            let v = d.view;
+            let anchor = depthwise::template([v.n, d.c, v.h, v.w], v.r, c.strides[0] as i64, &p)
                 .map_err(|e| fail(e.to_string()))?;
             let bufs: Vec<Buffer> = anchor.buffer_params().cloned().collect();
             let [a, wt, result] = bufs.as_slice() else {
@@ -358,35 +352,25 @@ pub(crate) fn lower<'g>(
             ))
         }
         ConvVariant::Direct => {
+            let v = d.view;
             let (rc, rr, rs) = (
-                te::reduce_axis("rc", d.cg),
-                te::reduce_axis("rr", d.r),
-                te::reduce_axis("rs", d.s),
+                te::reduce_axis("rc", v.c),
+                te::reduce_axis("rr", v.r),
+                te::reduce_axis("rs", v.s),
             );
-            let kg = d.k / c.groups as i64;
+            let kg = v.k / c.groups as i64;
             // Over the output's dimensions in its memory order: consecutive threads
             // compute consecutive outputs as stored (channels, in NHWC).
             let out_t = g.tensor(node.output);
             let order = memory_order(out_t.layout, 4);
-            let logical = [("n", d.n), ("k", d.k), ("oh", d.oh), ("ow", d.ow)];
+            let logical = [("n", v.n), ("k", v.k), ("oh", v.oh), ("ow", v.ow)];
             let axes: Vec<(&str, i64)> = order.iter().map(|&i| logical[i]).collect();
             let acc = te::compute("acc", &axes, |ix| {
                 let ix = in_logical_order(&order, ix);
-                let ch = ix[1].clone() / kg * d.cg + rc.expr();
-                let x_val = window(
-                    vals,
-                    x,
-                    &d,
-                    DType::F32,
-                    [
-                        ix[0].clone(),
-                        ch,
-                        ix[2].clone(),
-                        ix[3].clone(),
-                        rr.expr(),
-                        rs.expr(),
-                    ],
-                );
+                let ch = ix[1].clone() / kg * v.c + rc.expr();
+                let (n, oh, ow) = (ix[0].clone(), ix[2].clone(), ix[3].clone());
+                let at = [n, ch, oh, ow, rr.expr(), rs.expr()];
+                let x_val = v.window(at, DType::F32, |at| vals.at_as(x, &at, DType::F32));
                 let w_val = vals.at(w, &[ix[1].clone(), rc.expr(), rr.expr(), rs.expr()]);
                 te::sum(x_val * w_val, &[&rc, &rr, &rs])
             });
@@ -416,24 +400,24 @@ pub(crate) fn lower<'g>(
 /// operands, one group, a 3×3 window at stride 1 and dilation 1, the same padding on
 /// every side.
 fn winograd_dims(d: &Geometry, f16: bool) -> Option<WinogradDims> {
-    let c = d.conv;
+    let (c, v) = (d.conv, d.view);
     let pad = c.pads[0] as i64;
     let fits = !f16
         && c.groups == 1
-        && (d.r, d.s) == (3, 3)
+        && (v.r, v.s) == (3, 3)
         && c.strides == [1, 1]
         && c.dilations == [1, 1]
         && c.pads.iter().all(|&p| p as i64 == pad)
         && pad <= 2;
     let wd = WinogradDims {
-        n: d.n,
+        n: v.n,
         c: d.c,
-        h: d.h,
-        w: d.w,
-        k: d.k,
+        h: v.h,
+        w: v.w,
+        k: v.k,
         pad,
     };
-    (fits && wd.out() == (d.oh, d.ow)).then_some(wd)
+    (fits && wd.out() == (v.oh, v.ow)).then_some(wd)
 }
 
 /// The convolution as Winograd F(2×2, 3×3) (`weft_ops::templates::winograd`): its input
@@ -473,31 +457,6 @@ fn winograd<'g>(
     fuse(&anchor, &out)
         .map(|f| f.func)
         .map_err(|e| e.to_string())
-}
-
-/// The input element output pixel `(n, oh, ow)` reads at channel `ch` and window
-/// position `(r, s)`, zero in the padding, as a value of `dtype`.
-fn window(vals: &Values, x: TensorId, d: &Geometry, dtype: DType, at: [Expr; 6]) -> Expr {
-    window_with(d, at, dtype, |at| vals.at_as(x, &at, dtype))
-}
-
-/// [`window`] with the element at logical `[n, ch, ih, iw]` read by `load`.
-fn window_with(
-    d: &Geometry,
-    [n, ch, oh, ow, r, s]: [Expr; 6],
-    dtype: DType,
-    load: impl FnOnce([Expr; 4]) -> Expr,
-) -> Expr {
-    let c = d.conv;
-    let ih = oh * c.strides[0] as i64 - c.pads[0] as i64 + r * c.dilations[0] as i64;
-    let iw = ow * c.strides[1] as i64 - c.pads[1] as i64 + s * c.dilations[1] as i64;
-    let inside = te::all([
-        ih.clone().ge(0),
-        ih.clone().lt(d.h),
-        iw.clone().ge(0),
-        iw.clone().lt(d.w),
-    ]);
-    te::if_then_else(inside, load([n, ch, ih, iw]), Expr::zero(dtype))
 }
 
 /// `1,1`: a list of numbers as a tuning record's shape names it.

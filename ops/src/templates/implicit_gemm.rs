@@ -3,7 +3,9 @@
 //! reduction `kk → (c, r, s)`. The im2col and filter views are prologues and the output
 //! (in its layout, with bias and ReLU) an epilogue, fused into the matmul template's one
 //! kernel ([`weft_ir::fusion`]): the views are never stored, and padding and tile edges
-//! are predicated loads.
+//! are predicated loads. The two views are [`super::conv_views`]'s, the same code the
+//! whole-model compiler's convolution anchors build theirs with; here they read the
+//! op's placeholders.
 //!
 //! One builder (`build`) serves every convolution op: it is parameterised by the op's
 //! variant (`conv::Variant`: element type, layout, bias) and by its anchor, the matmul
@@ -31,11 +33,12 @@ use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
 use weft_ir::schedule::Schedule;
 
+use super::conv_views::{self, ConvGeometry, ConvLayout};
 use super::{BuildError, Config, TemplateSpec, rule};
 use crate::Shape;
 use crate::conv::{
-    Dims, Layout, Variant, bias_relu, filter, finish, in_op_order, one_thread_per_element,
-    out_axes, placeholders, window,
+    Dims, Layout, Variant, bias_relu, filter, finish, in_op_order, input, one_thread_per_element,
+    out_axes, placeholders,
 };
 
 /// `conv2d`'s `implicit-gemm`: the matmul template's space and configs.
@@ -79,10 +82,36 @@ pub const CONV2D_F16_BIAS_RELU: TemplateSpec = f16_spec(build_conv2d_f16_bias_re
 /// `conv2d-f16-nchw`'s `implicit-gemm`.
 pub const CONV2D_F16_NCHW: TemplateSpec = f16_spec(build_conv2d_f16_nchw);
 
+/// A workload's convolution as the views read it: one stride and one padding for both
+/// axes, undilated.
+pub(crate) fn geometry(d: Dims) -> ConvGeometry {
+    ConvGeometry {
+        n: d.n,
+        c: d.c,
+        h: d.h,
+        w: d.w,
+        k: d.k,
+        r: d.r,
+        s: d.s,
+        oh: d.oh,
+        ow: d.ow,
+        strides: [d.stride; 2],
+        pads: [d.pad; 2],
+        dilations: None,
+    }
+}
+
+/// The views' reduction order for a workload's layout.
+fn views_layout(layout: Layout) -> ConvLayout {
+    match layout {
+        Layout::Nhwc => ConvLayout::Nhwc,
+        Layout::Nchw => ConvLayout::Nchw,
+    }
+}
+
 /// The implicit GEMM's product `n·oh·ow × k × c·r·s` for a convolution op's shape.
 fn gemm_of(shape: &Shape) -> (i64, i64, i64) {
-    let d = Dims::of(shape);
-    (d.n * d.oh * d.ow, d.k, d.c * d.r * d.s)
+    geometry(Dims::of(shape)).gemm()
 }
 
 /// The product as the rule sees it: split where its tiles are few and its reduction
@@ -211,39 +240,11 @@ fn build(shape: &Shape, config: &Config, v: &Variant) -> Result<Func, BuildError
     let anchor = Matmul::from_config(v.dtype == DType::F16, &rest)?;
     let d = Dims::of(shape);
     let (x, w, b) = placeholders(d, v);
-    let (gm, gk, gn) = (d.n * d.oh * d.ow, d.c * d.r * d.s, d.k);
-    let ohw = d.oh * d.ow;
-    // The reduction index kk as (c, r, s): channels innermost in NHWC.
-    let split = |kk: &Expr| -> [Expr; 3] {
-        match v.layout {
-            Layout::Nhwc => [
-                kk.clone() % d.c,
-                kk.clone() / (d.s * d.c),
-                kk.clone() / d.c % d.s,
-            ],
-            Layout::Nchw => [
-                kk.clone() / (d.r * d.s),
-                kk.clone() / d.s % d.r,
-                kk.clone() % d.s,
-            ],
-        }
-    };
-    // im2col: GEMM row i -> (n, oh, ow).
-    let cols = te::compute("x_cols", &[("i", gm), ("kk", gk)], |i| {
-        let row = &i[0];
-        let [c, r, s] = split(&i[1]);
-        let pixel = [
-            row.clone() / ohw,
-            row.clone() / d.ow % d.oh,
-            row.clone() % d.ow,
-        ];
-        let [n, oh, ow] = pixel;
-        window(&x, d, v.layout, [n, c, oh, ow, r, s])
-    });
-    let weights = te::compute("w_cols", &[("kk", gk), ("j", gn)], |i| {
-        let [c, r, s] = split(&i[0]);
-        filter(&w, v.layout, [i[1].clone(), c, r, s])
-    });
+    let g = geometry(d);
+    let (gm, gn, _) = g.gemm();
+    let layout = views_layout(v.layout);
+    let cols = conv_views::x_cols(&g, layout, v.dtype, |at| input(&x, v.layout, at));
+    let weights = conv_views::w_cols(&g, layout, |at| filter(&w, v.layout, at));
     // With an fp16 epilogue (bias, ReLU) the GEMM hands it its f32 sums: the output is
     // rounded to fp16 once, as the definition's `finish` does, not once before the bias
     // and again after (which, where the bias cancels the sum, costs the result the
@@ -260,7 +261,7 @@ fn build(shape: &Shape, config: &Config, v: &Variant) -> Result<Func, BuildError
     // The GEMM result in the output's layout: row n*OH*OW + oh*OW + ow, column k.
     let (axes, [pn, pk, poh, pow]) = out_axes(d, v.layout);
     let y = te::compute("y", &axes, |i| {
-        let row = &i[pn] * ohw + &i[poh] * d.ow + &i[pow];
+        let row = g.row([i[pn].clone(), i[poh].clone(), i[pow].clone()]);
         let val = gemm.at(&[row, i[pk].clone()]);
         match (&b, v.dtype) {
             // fp16: the f32 sum gets the bias added in f32 and goes through the ReLU on

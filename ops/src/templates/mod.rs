@@ -9,7 +9,7 @@
 //! | --- | --- | --- |
 //! | `matmul` | `template` | [`matmul`]: double-buffered fp32 tiles, any M, N, K |
 //! | `matmul-f16` | `template` | [`matmul_f16`]: fp16 tiles on tensor cores / cooperative / simdgroup matrices (CUDA cores where there are none), fp32 accumulation |
-//! | `conv2d`, `conv2d-bias-relu` | `implicit-gemm` | [`implicit_gemm`]: [`matmul`] over fused im2col prologues |
+//! | `conv2d`, `conv2d-bias-relu` | `implicit-gemm` | [`implicit_gemm`]: [`matmul`] over fused im2col prologues ([`conv_views`]) |
 //! | `conv2d-f16`, `conv2d-f16-bias-relu`, `conv2d-f16-nchw` | `implicit-gemm` | [`implicit_gemm`]: [`matmul_f16`] over fused im2col prologues |
 //! | `depthwise-conv2d` | `tuned` | [`depthwise`]: output tiles × channel planes, input in shared memory or registers |
 //! | `winograd-conv2d` | `winograd` | [`winograd`]: F(2×2, 3×3), four kernels around a batched [`matmul`] |
@@ -23,6 +23,7 @@
 //! for a target, builds every config, times them and records the best.
 
 pub mod attention;
+pub mod conv_views;
 pub mod depthwise;
 pub mod implicit_gemm;
 pub mod matmul;
