@@ -41,7 +41,7 @@ pub enum ModelDType {
 }
 
 /// Which model, at which batch and resolution.
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct ModelSource {
     /// `zoo:NAME` or a path to an `.onnx` file.
     pub model: String,
@@ -65,13 +65,16 @@ pub struct ModelSource {
 }
 
 /// `weft model run`.
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct ModelRunArgs {
     #[command(flatten)]
     pub source: ModelSource,
-    /// A target string (`weft targets` lists what this machine has).
+    /// A target string (`weft targets` lists what this machine has). Default: the best
+    /// this machine has — cuda, else a GPU through wgpu, else a CPU driver (llvmpipe,
+    /// lavapipe), else the interpreter; on a CPU a zoo model runs small unless its
+    /// `--resolution` or `--seq` is given.
     #[arg(long)]
-    pub target: String,
+    pub target: Option<String>,
     /// Run on the `.npy` inputs in DIR: one `NAME.npy` per graph input, NAME the
     /// tensor's name with every character outside `[A-Za-z0-9._-]` replaced by `_`.
     #[arg(long, value_name = "DIR")]

@@ -78,6 +78,49 @@ pub fn available_list() -> String {
         .join(", ")
 }
 
+/// Every GPU target (cuda, then vulkan / metal / dx12 on a GPU adapter); else the best
+/// wgpu adapter (a CPU driver such as llvmpipe); else the interpreter. A target that is
+/// listed as available but fails to open is skipped with a warning.
+pub fn default_targets(options: WgpuOptions) -> Vec<Opened> {
+    let infos = available_targets();
+    let available = |name: &str| {
+        infos
+            .iter()
+            .any(|i| i.target.name() == name && i.is_available())
+    };
+    let mut picked = Vec::new();
+    let open = |name: &str, gpu_only: bool, picked: &mut Vec<Opened>| match open_str(name, options)
+    {
+        Ok(o) if !gpu_only || o.size == SizeClass::Bench => picked.push(o),
+        Ok(_) => {}
+        Err(e) => eprintln!("weft: skipping target `{name}`: {e}"),
+    };
+    if available("cuda") {
+        open("cuda", false, &mut picked);
+    }
+    for name in ["vulkan", "metal", "dx12"] {
+        if available(name) {
+            open(name, true, &mut picked);
+        }
+    }
+    if picked.is_empty() && available("wgpu") {
+        open("wgpu", false, &mut picked);
+    }
+    if picked.is_empty() {
+        open("cpu", false, &mut picked);
+    }
+    picked
+}
+
+/// The best target this machine has, opened: the first of [`default_targets`] (cuda, a
+/// GPU adapter, a CPU driver, the interpreter).
+pub fn best(options: WgpuOptions) -> Result<Opened, CliError> {
+    match default_targets(options).into_iter().next() {
+        Some(opened) => Ok(opened),
+        None => open_str("cpu", options),
+    }
+}
+
 /// The op's shapes of a size class.
 pub fn shapes(op: &OpSpec, size: SizeClass) -> Result<Vec<Shape>, CliError> {
     let values = match size {

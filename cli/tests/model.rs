@@ -26,6 +26,24 @@ fn a_zoo_model_runs_on_the_interpreter_within_tolerance() {
     assert!(out.contains(": ok"), "{out}");
 }
 
+/// Without `--target` the best target here runs it, and says it chose.
+#[test]
+fn without_a_target_the_best_one_here_runs_it() {
+    let out = ok(&[
+        "model",
+        "run",
+        "zoo:mobilenet_v2",
+        "--resolution",
+        "16",
+        "--iters",
+        "1",
+    ]);
+    assert!(out.contains("the best this machine has"), "{out}");
+    assert!(!out.contains("size "), "{out}");
+    assert!(out.contains("partition "), "{out}");
+    assert!(out.contains(": ok"), "{out}");
+}
+
 #[test]
 fn a_zoo_model_runs_in_f16_on_the_interpreter_within_tolerance() {
     let out = ok(&[

@@ -6,7 +6,7 @@ use ndarray::ArrayD;
 use weft_ops::Workload;
 use weft_ops::check::Checker;
 use weft_runtime::reference::CudaReference;
-use weft_runtime::{ShaderChecks, Target, WgpuOptions, available_targets};
+use weft_runtime::{ShaderChecks, Target, WgpuOptions};
 
 use crate::args::{BenchArgs, SizeClass};
 use crate::bench::{BenchRun, Bound, Place, Row, TargetRecord, bound, finish, render};
@@ -51,7 +51,7 @@ pub fn collect(a: &BenchArgs) -> Result<BenchRun, CliError> {
         ..WgpuOptions::default()
     };
     let mut targets: Vec<Opened> = if a.targets.is_empty() {
-        default_targets(options)
+        select::default_targets(options)
     } else {
         a.targets
             .iter()
@@ -247,41 +247,6 @@ fn size_name(s: SizeClass) -> &'static str {
         SizeClass::Small => "small",
         SizeClass::Bench => "bench",
     }
-}
-
-/// Every GPU target (cuda, then vulkan / metal / dx12 on a GPU adapter); else the best
-/// wgpu adapter (a CPU driver such as llvmpipe); else the interpreter. A target that is
-/// listed as available but fails to open is skipped with a warning.
-fn default_targets(options: WgpuOptions) -> Vec<Opened> {
-    let infos = available_targets();
-    let available = |name: &str| {
-        infos
-            .iter()
-            .any(|i| i.target.name() == name && i.is_available())
-    };
-    let mut picked = Vec::new();
-    let open = |name: &str, gpu_only: bool, picked: &mut Vec<Opened>| match select::open_str(
-        name, options,
-    ) {
-        Ok(o) if !gpu_only || o.size == SizeClass::Bench => picked.push(o),
-        Ok(_) => {}
-        Err(e) => eprintln!("weft: skipping target `{name}`: {e}"),
-    };
-    if available("cuda") {
-        open("cuda", false, &mut picked);
-    }
-    for name in ["vulkan", "metal", "dx12"] {
-        if available(name) {
-            open(name, true, &mut picked);
-        }
-    }
-    if picked.is_empty() && available("wgpu") {
-        open("wgpu", false, &mut picked);
-    }
-    if picked.is_empty() {
-        open("cpu", false, &mut picked);
-    }
-    picked
 }
 
 fn header(records: &[TargetRecord]) -> String {
