@@ -149,9 +149,31 @@ pub enum CliError {
     /// JSON serialisation failed.
     #[error("serialising JSON: {0}")]
     Json(#[from] serde_json::Error),
-    /// A whole model could not be read, compiled, loaded or run (`weft model`).
+    /// A model file, or its inputs or outputs as `.npy`, could not be read or written
+    /// (`weft model`).
+    #[error(transparent)]
+    ModelFile(#[from] crate::models::ModelFileError),
+    /// A whole model could not be compiled, loaded or run; `context` says what was being
+    /// done, where that is not the whole command.
+    #[error("{}{source}", context_prefix(.context))]
+    Model {
+        context: Option<String>,
+        #[source]
+        source: Box<weft_model::ModelError>,
+    },
+    /// A model could not be written as ONNX (`weft model export`).
+    #[error("writing `{}`: {source}", .path.display())]
+    Export {
+        path: PathBuf,
+        #[source]
+        source: weft_onnx::ExportError,
+    },
+    /// An option that does not apply where it was given.
     #[error("{0}")]
-    Model(String),
+    Usage(String),
+    /// A measurement asked for the whole model's time came back without it (a weft bug).
+    #[error("the whole model was not timed")]
+    NotTimed,
     /// Some of many runs (`run --all`, `bench`) did not pass; each was reported already.
     #[error("{wrong} wrong or failed and {refused} refused, of {total} runs")]
     Summary {
@@ -161,7 +183,20 @@ pub enum CliError {
     },
 }
 
+/// `context: ` where there is one.
+fn context_prefix(context: &Option<String>) -> String {
+    context.as_ref().map_or(String::new(), |c| format!("{c}: "))
+}
+
 impl CliError {
+    /// A model that failed as a whole command.
+    pub fn model(source: weft_model::ModelError) -> CliError {
+        CliError::Model {
+            context: None,
+            source: Box::new(source),
+        }
+    }
+
     /// The error of an output `error` away from the reference, for `what`.
     pub fn wrong(what: impl Into<String>, error: &weft_ops::check::Error) -> CliError {
         CliError::Wrong {

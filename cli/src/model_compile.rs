@@ -11,7 +11,7 @@ use ndarray::ArrayD;
 use weft_graph::Graph;
 use weft_graph::passes::Precision;
 use weft_model::measure::{Measure, MeasureError, Reference, Step, measure};
-use weft_model::tune::{AnchorChoice, Choices};
+use weft_model::tune::{AnchorChoice, AnchorKey, AnchorTemplate, Choices};
 use weft_model::{CompileOptions, CompiledModel, ModelError};
 use weft_runtime::{Target, WgpuOptions};
 use weft_tune::Records;
@@ -27,7 +27,7 @@ pub(crate) fn load(source: &ModelSource) -> Result<Graph, CliError> {
         resolution: source.resolution.map(|r| r as usize),
         seq: source.seq.map(|s| s as usize),
     };
-    models::load(&source.model, instance).map_err(|e| CliError::Model(e.to_string()))
+    Ok(models::load(&source.model, instance)?)
 }
 
 /// What `--dtype` stores tensors in: f16 activations and filters, channels last, with
@@ -55,8 +55,7 @@ pub(crate) fn compile(
     limits: &weft_codegen_common::TargetLimits,
     source: &ModelSource,
 ) -> Result<CompiledModel, CliError> {
-    CompiledModel::compile(g, limits, &options(source, Choices::none()))
-        .map_err(|e| CliError::Model(e.to_string()))
+    CompiledModel::compile(g, limits, &options(source, Choices::none())).map_err(CliError::model)
 }
 
 /// Untimed runs before a timing on `target`: the interpreter needs no warm-up, and each
@@ -72,7 +71,7 @@ pub(crate) fn measure_failed(target: &Target, e: MeasureError) -> CliError {
     match e.step {
         Step::Load => on_device(format!("loading onto {target}"), e.source),
         Step::Time | Step::Replay => on_device(e.step.to_string(), e.source),
-        Step::Compile | Step::Run | Step::Reference => CliError::Model(e.source.to_string()),
+        Step::Compile | Step::Run | Step::Reference => CliError::model(e.source),
     }
 }
 
@@ -123,9 +122,7 @@ pub(crate) fn bench_one(
     };
     let dev = opened.device.as_mut();
     let measured = measure(g, dev, &options, &m).map_err(|e| measure_failed(&opened.target, e))?;
-    let whole = measured
-        .whole
-        .ok_or_else(|| CliError::Model("the whole model was not timed".to_string()))?;
+    let whole = measured.whole.ok_or(CliError::NotTimed)?;
     let anchors: Vec<_> = measured
         .model
         .groups
@@ -156,7 +153,10 @@ pub(crate) fn on_device(context: String, e: ModelError) -> CliError {
             CliError::device(format!("{context}: kernel `{kernel}`"), source)
         }
         ModelError::Run(source) => CliError::device(context, source),
-        other => CliError::Model(format!("{context}: {other}")),
+        other => CliError::Model {
+            context: Some(context),
+            source: Box::new(other),
+        },
     }
 }
 
@@ -198,15 +198,19 @@ pub(crate) fn choices(
         {
             continue;
         }
-        match AnchorChoice::from_record(&r.config) {
-            Ok(c) => choices.insert_named(
-                &r.schedule,
-                &r.shape,
+        // A record weft cannot read back (edited by hand, made by another version) is
+        // not followed: its anchor takes the rule's config.
+        let key = AnchorTemplate::from_name(&r.schedule)
+            .ok_or_else(|| format!("schedule `{}` is no anchor template", r.schedule))
+            .and_then(|t| AnchorKey::parse(t, &r.shape));
+        match key.and_then(|k| Ok((k, AnchorChoice::from_record(&r.config)?))) {
+            Ok((key, c)) => choices.insert(
+                &key,
                 c,
                 format!("tuning record of {}: {:.1} µs", r.date(), r.time_us),
             ),
             Err(e) => eprintln!(
-                "weft: warning: a record in {} for `{}` has config `{}` ({e}): ignored",
+                "weft: warning: a record in {} for `{}` with config `{}` ({e}): ignored",
                 path.display(),
                 r.shape,
                 r.config

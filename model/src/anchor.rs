@@ -1,9 +1,13 @@
 //! What identifies an anchor (a convolution or product on a matmul template) and what
-//! can be chosen for it: the key lowering reports, the config and split parts a tuning
-//! run or a record chooses, and the choices lowering takes before its stated rule.
+//! can be chosen for it: the key lowering reports ([`AnchorKey`]: the template, the
+//! product's sizes and the [`Views`] its operands are read through), the config and
+//! split parts a tuning run or a record chooses, and the choices lowering takes before
+//! its stated rule. A tuning record names an anchor by the key's text (its schedule is
+//! the template's name, its shape the key), which [`AnchorKey::parse`] reads back.
 
 use std::collections::HashMap;
 use std::fmt;
+use std::str::FromStr;
 
 use weft_ops::templates::Config;
 
@@ -20,6 +24,9 @@ pub enum AnchorTemplate {
 }
 
 impl AnchorTemplate {
+    /// Every template, for reading a record's schedule back.
+    pub const ALL: [AnchorTemplate; 2] = [AnchorTemplate::Matmul, AnchorTemplate::MatmulF16];
+
     /// The template's name, as tuning records name the schedule.
     pub fn name(self) -> &'static str {
         match self {
@@ -27,6 +34,73 @@ impl AnchorTemplate {
             AnchorTemplate::MatmulF16 => "matmul_f16",
         }
     }
+
+    /// The template a record's schedule names, if any.
+    pub fn from_name(name: &str) -> Option<AnchorTemplate> {
+        AnchorTemplate::ALL.into_iter().find(|t| t.name() == name)
+    }
+}
+
+/// How a convolution's input is laid out where the implicit GEMM reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ConvInput {
+    /// NCHW, read where it is stored.
+    Nchw,
+    /// NHWC (channels last), read where it is stored.
+    Nhwc,
+    /// A narrow NCHW input (a stem reading the image) copied first into a padded NHWC
+    /// buffer of four channels by a kernel of its own.
+    Nhwc4Copy,
+}
+
+impl ConvInput {
+    fn text(self) -> &'static str {
+        match self {
+            ConvInput::Nchw => "NCHW",
+            ConvInput::Nhwc => "NHWC",
+            ConvInput::Nhwc4Copy => "NHWC4 copy",
+        }
+    }
+}
+
+/// A convolution's geometry as its implicit GEMM reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ConvViews {
+    /// The input `[N, C, H, W]` (C as the GEMM reads it: 4 after a narrow copy).
+    pub x: [i64; 4],
+    /// The filter `[K, C/groups, R, S]`.
+    pub w: [i64; 4],
+    pub strides: [usize; 2],
+    /// Top, left, bottom, right.
+    pub pads: [usize; 4],
+    pub dilations: [usize; 2],
+    pub input: ConvInput,
+}
+
+/// What an anchor's operands are read through: part of what its kernel depends on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Views {
+    /// Stored tensors read as they are (an activation `[.., k]` row-major, a weight
+    /// `[k, n]`): the template's own placeholders, so that its whole space — fragment
+    /// copies and Hopper's TMA + wgmma included — applies. `gemm stored`.
+    Stored,
+    /// A product's operands read through views (a transpose, a flatten of the tensor
+    /// before): `gemm`, `gemm transA`, `gemm transB`, `gemm transA transB`.
+    Gemm { trans_a: bool, trans_b: bool },
+    /// A batched MatMul's operands, one grid layer a product: `batched`.
+    Batched,
+    /// A convolution's im2col and filter views: `conv x=1x64x56x56 w=64x64x3x3
+    /// stride=1,1 pad=1,1,1,1 dilation=1,1 NHWC`.
+    Conv(ConvViews),
+}
+
+impl Views {
+    /// Products read through views with neither operand transposed: what a product over
+    /// stored operands was recorded as before stored operands were told apart.
+    pub const GEMM: Views = Views::Gemm {
+        trans_a: false,
+        trans_b: false,
+    };
 }
 
 /// What an anchor's kernel depends on.
@@ -39,9 +113,8 @@ pub struct AnchorKey {
     /// Products of `m × n × k` in one launch (a batched MatMul's, one grid layer each);
     /// 1 for one product. A batched product is never split.
     pub batch: i64,
-    /// The operands' views: `conv x=1x64x56x56 w=64x64x3x3 stride=1,1 pad=1,1,1,1
-    /// dilation=1,1 NHWC`, `gemm transB`.
-    pub views: String,
+    /// The operands' views.
+    pub views: Views,
     /// Where the anchor may also run as a Winograd F(2×2, 3×3) convolution (f32, 3×3,
     /// stride 1, symmetric padding): the `m × n × k` of each of its 16 products, which
     /// the matmul template's config then tiles. Not part of the key's text: it follows
@@ -49,16 +122,61 @@ pub struct AnchorKey {
     pub winograd: Option<[i64; 3]>,
 }
 
-/// The views of a product whose operands are stored tensors read as they are (an
-/// activation `[.., k]` row-major, a weight `[k, n]`): the template's own placeholders,
-/// so that its whole space — fragment copies and Hopper's TMA + wgmma included — applies.
-pub const STORED_VIEWS: &str = "gemm stored";
-
 impl AnchorKey {
-    /// Whether the operands are stored tensors read as they are ([`STORED_VIEWS`]): the
+    /// Whether the operands are stored tensors read as they are ([`Views::Stored`]): the
     /// template's whole space applies, not only what reads through views.
     pub fn stored_operands(&self) -> bool {
-        self.views == STORED_VIEWS
+        self.views == Views::Stored
+    }
+
+    /// What a record names the anchor by: its template and its text, without what
+    /// follows from them ([`AnchorKey::winograd`]).
+    pub fn record_key(&self) -> (AnchorTemplate, String) {
+        (self.template, self.to_string())
+    }
+}
+
+fn joined(v: &[usize]) -> String {
+    v.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+impl fmt::Display for Views {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Views::Stored => f.write_str("gemm stored"),
+            Views::Gemm { trans_a, trans_b } => {
+                f.write_str("gemm")?;
+                if *trans_a {
+                    f.write_str(" transA")?;
+                }
+                if *trans_b {
+                    f.write_str(" transB")?;
+                }
+                Ok(())
+            }
+            Views::Batched => f.write_str("batched"),
+            Views::Conv(c) => {
+                let dims = |d: &[i64; 4]| {
+                    d.iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("x")
+                };
+                write!(
+                    f,
+                    "conv x={} w={} stride={} pad={} dilation={} {}",
+                    dims(&c.x),
+                    dims(&c.w),
+                    joined(&c.strides),
+                    joined(&c.pads),
+                    joined(&c.dilations),
+                    c.input.text()
+                )
+            }
+        }
     }
 }
 
@@ -69,6 +187,103 @@ impl fmt::Display for AnchorKey {
             write!(f, ",batch={}", self.batch)?;
         }
         write!(f, " {}", self.views)
+    }
+}
+
+impl FromStr for Views {
+    type Err = String;
+
+    /// [`Views`]' text read back.
+    fn from_str(text: &str) -> Result<Views, String> {
+        let bad = || format!("`{text}` names no operand views weft makes");
+        let words: Vec<&str> = text.split(' ').collect();
+        match words.as_slice() {
+            ["gemm", "stored"] => Ok(Views::Stored),
+            ["batched"] => Ok(Views::Batched),
+            ["gemm", rest @ ..] => {
+                let trans_a = rest.first() == Some(&"transA");
+                let trans_b = rest.get(usize::from(trans_a)) == Some(&"transB");
+                if rest.len() != usize::from(trans_a) + usize::from(trans_b) {
+                    return Err(bad());
+                }
+                Ok(Views::Gemm { trans_a, trans_b })
+            }
+            ["conv", x, w, stride, pad, dilation, input @ ..] => {
+                fn field<'t>(word: &'t str, name: &str) -> Option<&'t str> {
+                    word.strip_prefix(name)?.strip_prefix('=')
+                }
+                let numbers = |v: &str, sep: char| -> Result<Vec<i64>, String> {
+                    v.split(sep)
+                        .map(|d| d.parse::<i64>().map_err(|_| bad()))
+                        .collect()
+                };
+                let four =
+                    |v: Vec<i64>| -> Result<[i64; 4], String> { v.try_into().map_err(|_| bad()) };
+                let sizes = |v: Vec<i64>| -> Result<Vec<usize>, String> {
+                    v.into_iter()
+                        .map(|d| usize::try_from(d).map_err(|_| bad()))
+                        .collect()
+                };
+                let x = four(numbers(field(x, "x").ok_or_else(bad)?, 'x')?)?;
+                let w = four(numbers(field(w, "w").ok_or_else(bad)?, 'x')?)?;
+                let strides = sizes(numbers(field(stride, "stride").ok_or_else(bad)?, ',')?)?;
+                let pads = sizes(numbers(field(pad, "pad").ok_or_else(bad)?, ',')?)?;
+                let dilations = sizes(numbers(field(dilation, "dilation").ok_or_else(bad)?, ',')?)?;
+                let input = match input {
+                    ["NCHW"] => ConvInput::Nchw,
+                    ["NHWC"] => ConvInput::Nhwc,
+                    ["NHWC4", "copy"] => ConvInput::Nhwc4Copy,
+                    [..] => return Err(bad()),
+                };
+                Ok(Views::Conv(ConvViews {
+                    x,
+                    w,
+                    strides: strides.try_into().map_err(|_| bad())?,
+                    pads: pads.try_into().map_err(|_| bad())?,
+                    dilations: dilations.try_into().map_err(|_| bad())?,
+                    input,
+                }))
+            }
+            [..] => Err(bad()),
+        }
+    }
+}
+
+impl AnchorKey {
+    /// The key a record names: `template` (its schedule) and `text` (its shape, the
+    /// key's [`fmt::Display`]); `winograd` is left `None` (it follows from the views).
+    pub fn parse(template: AnchorTemplate, text: &str) -> Result<AnchorKey, String> {
+        let (sizes, views) = text
+            .split_once(' ')
+            .ok_or_else(|| format!("`{text}` is not `m=..,n=..,k=.. VIEWS`"))?;
+        let mut dims = [None; 4];
+        for part in sizes.split(',') {
+            let (name, value) = part
+                .split_once('=')
+                .ok_or_else(|| format!("`{part}` in `{text}` is not NAME=VALUE"))?;
+            let at = ["m", "n", "k", "batch"]
+                .iter()
+                .position(|&n| n == name)
+                .ok_or_else(|| format!("`{name}` in `{text}` is not m, n, k or batch"))?;
+            let value: i64 = value
+                .parse()
+                .ok()
+                .filter(|&v| v > 0)
+                .ok_or_else(|| format!("`{part}` in `{text}` is not a positive size"))?;
+            dims[at] = Some(value);
+        }
+        let [Some(m), Some(n), Some(k), batch] = dims else {
+            return Err(format!("`{text}` lacks one of m, n and k"));
+        };
+        Ok(AnchorKey {
+            template,
+            m,
+            n,
+            k,
+            batch: batch.unwrap_or(1),
+            views: views.parse()?,
+            winograd: None,
+        })
     }
 }
 
@@ -124,11 +339,30 @@ impl AnchorChoice {
     }
 }
 
-/// Choices made for anchors (by tuning), which lowering takes before its stated rule.
-/// Keyed by the template's name and the key's text: the record's schedule and shape.
+/// The part of an [`AnchorKey`] a choice is keyed by: everything but what follows from
+/// it (`winograd`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct ChoiceKey {
+    template: AnchorTemplate,
+    dims: [i64; 4],
+    views: Views,
+}
+
+impl ChoiceKey {
+    fn of(key: &AnchorKey) -> ChoiceKey {
+        ChoiceKey {
+            template: key.template,
+            dims: [key.m, key.n, key.k, key.batch],
+            views: key.views,
+        }
+    }
+}
+
+/// Choices made for anchors (by tuning, or read from records), which lowering takes
+/// before its stated rule.
 #[derive(Clone, Debug, Default)]
 pub struct Choices {
-    map: HashMap<(String, String), (AnchorChoice, String)>,
+    map: HashMap<ChoiceKey, (AnchorChoice, String)>,
 }
 
 impl Choices {
@@ -139,20 +373,12 @@ impl Choices {
 
     /// Uses `choice` for `key`; `why` is shown beside the schedule (`tuned: 12.1 µs`).
     pub fn insert(&mut self, key: &AnchorKey, choice: AnchorChoice, why: String) {
-        self.insert_named(key.template.name(), &key.to_string(), choice, why);
-    }
-
-    /// Uses `choice` for the anchor on `template` (its name) whose key reads `key`: how
-    /// a tuning record's schedule and shape name it.
-    pub fn insert_named(&mut self, template: &str, key: &str, choice: AnchorChoice, why: String) {
-        self.map
-            .insert((template.to_string(), key.to_string()), (choice, why));
+        self.map.insert(ChoiceKey::of(key), (choice, why));
     }
 
     /// The choice for `key`, with why.
     pub fn get(&self, key: &AnchorKey) -> Option<&(AnchorChoice, String)> {
-        self.map
-            .get(&(key.template.name().to_string(), key.to_string()))
+        self.map.get(&ChoiceKey::of(key))
     }
 
     pub fn len(&self) -> usize {
@@ -161,5 +387,67 @@ impl Choices {
 
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_read_back_from_their_text() {
+        let conv = Views::Conv(ConvViews {
+            x: [1, 64, 56, 56],
+            w: [64, 64, 3, 3],
+            strides: [1, 1],
+            pads: [1, 1, 1, 1],
+            dilations: [1, 1],
+            input: ConvInput::Nhwc4Copy,
+        });
+        for views in [
+            Views::Stored,
+            Views::GEMM,
+            Views::Gemm {
+                trans_a: false,
+                trans_b: true,
+            },
+            Views::Gemm {
+                trans_a: true,
+                trans_b: true,
+            },
+            Views::Batched,
+            conv,
+        ] {
+            for batch in [1, 12] {
+                let key = AnchorKey {
+                    template: AnchorTemplate::MatmulF16,
+                    m: 3136,
+                    n: 64,
+                    k: 576,
+                    batch,
+                    views,
+                    winograd: None,
+                };
+                let text = key.to_string();
+                assert_eq!(AnchorKey::parse(key.template, &text), Ok(key), "{text}");
+            }
+        }
+        assert_eq!(
+            Views::GEMM.to_string(),
+            "gemm",
+            "records made before stored operands name this"
+        );
+        for bad in [
+            "m=1,n=2 gemm",
+            "m=1,n=2,k=0 gemm",
+            "m=1,n=2,k=3 gemm transB transA",
+            "m=1,n=2,k=3 conv x=1x2x3 w=1x1x1x1 stride=1,1 pad=0,0,0,0 dilation=1,1 NHWC",
+            "m=1,n=2,k=3 winograd",
+        ] {
+            assert!(
+                AnchorKey::parse(AnchorTemplate::Matmul, bad).is_err(),
+                "{bad}"
+            );
+        }
     }
 }

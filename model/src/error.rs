@@ -19,8 +19,22 @@ pub enum ModelError {
         what: String,
     },
     /// Lowering a group's function to kernels failed.
-    #[error("kernel `{kernel}`: {what}")]
-    Kernel { kernel: String, what: String },
+    #[error("kernel `{kernel}`: {source}")]
+    Kernel {
+        kernel: String,
+        #[source]
+        source: weft_ir::lower::LowerError,
+    },
+    /// A weight the plan uploads holds no data (a graph built wrongly by hand).
+    #[error("weight `{tensor}` holds no data")]
+    WeightWithoutData { tensor: String },
+    /// What the device gave back for a tensor does not fill its shape.
+    #[error("tensor `{tensor}` as the device holds it: {source}")]
+    Download {
+        tensor: String,
+        #[source]
+        source: ndarray::ShapeError,
+    },
     /// The device refused or failed.
     #[error("kernel `{kernel}`: {source}")]
     Device {

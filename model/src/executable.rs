@@ -126,10 +126,13 @@ impl Executable {
             };
             match home {
                 Home::Weight => {
-                    let data = tensor.data.as_ref().ok_or_else(|| ModelError::Kernel {
-                        kernel: tensor.name.clone(),
-                        what: "a weight without data".to_string(),
-                    })?;
+                    let data =
+                        tensor
+                            .data
+                            .as_ref()
+                            .ok_or_else(|| ModelError::WeightWithoutData {
+                                tensor: tensor.name.clone(),
+                            })?;
                     dev.upload(id, &to_device(tensor, data))?;
                 }
                 Home::Output(_) => self.poisoned.push((id, tensor.dtype, tensor.numel())),
@@ -338,10 +341,11 @@ fn logical(io: &IoTensor, data: &TensorData) -> Result<ArrayD<f32>, ModelError> 
     let order = memory_order(io.layout, io.shape.len());
     let stored: Vec<usize> = order.iter().map(|&d| io.shape[d]).collect();
     let values: Vec<f32> = data.to_f64_vec().into_iter().map(|v| v as f32).collect();
-    let array = ArrayD::from_shape_vec(IxDyn(&stored), values).map_err(|e| ModelError::Kernel {
-        kernel: io.name.clone(),
-        what: e.to_string(),
-    })?;
+    let array =
+        ArrayD::from_shape_vec(IxDyn(&stored), values).map_err(|source| ModelError::Download {
+            tensor: io.name.clone(),
+            source,
+        })?;
     // Logical dimension d is stored at the position where `order` names it.
     let back: Vec<usize> = (0..order.len())
         .map(|d| order.iter().position(|&o| o == d).unwrap_or(d))

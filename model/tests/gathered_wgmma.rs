@@ -15,7 +15,7 @@ use weft_graph::{Graph, GraphBuilder};
 use weft_ir::dtype::DType;
 use weft_ir::fragment::FragOp;
 use weft_ir::kernel::KStmt;
-use weft_model::tune::{AnchorChoice, Choices};
+use weft_model::tune::{AnchorChoice, Choices, Views};
 use weft_model::{CompileOptions, CompiledModel};
 use weft_ops::templates::{Config, matmul_f16};
 use weft_runtime::Device;
@@ -91,7 +91,7 @@ fn gathered_wgmma_convolutions_are_right_on_the_interpreter() {
         .groups
         .iter()
         .filter_map(|g| g.anchor.clone())
-        .filter(|k| k.views.starts_with("conv"))
+        .filter(|k| matches!(k.views, Views::Conv(_)))
         .collect();
     assert_eq!(convs.len(), 3, "{}", plain.show());
     for config in &configs {

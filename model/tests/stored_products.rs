@@ -115,7 +115,7 @@ fn linear_layers_read_stored_operands_and_transposes_stay_views() {
         .filter_map(|g| g.anchor.as_ref())
         .find(|k| !k.stored_operands())
         .expect("the head reads its weight through a transpose");
-    assert_eq!(head.views, "gemm transB");
+    assert_eq!(head.views.to_string(), "gemm transB");
 }
 
 /// Hopper's 3-stage tiles, whole and split, on both products, with the epilogues fused: right at 1×37 and 3×29 rows (partial m64 tiles; K and N not whole

@@ -205,7 +205,7 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
         a.source.dtype,
     )?;
     let inputs: Vec<ArrayD<f32>> = match &a.inputs {
-        Some(dir) => models::read_inputs(dir, &g).map_err(|e| CliError::Model(e.to_string()))?,
+        Some(dir) => models::read_inputs(dir, &g)?,
         None => random_inputs(&g, a.seed),
     };
     let work = g.macs();
@@ -226,10 +226,7 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
     let measured = measure(&g, dev, &options(&a.source, choices), &m)
         .map_err(|e| measure_failed(&opened.target, e))?;
     let (model, outputs) = (&measured.model, &measured.outputs);
-    let timing = measured
-        .whole
-        .as_ref()
-        .ok_or_else(|| CliError::Model("the whole model was not timed".to_string()))?;
+    let timing = measured.whole.as_ref().ok_or(CliError::NotTimed)?;
     let compile_time = measured.compile;
 
     outln!("model     {} ({})", a.source.model, g.name)?;
@@ -326,8 +323,7 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
         for (&t, y) in g.outputs.iter().zip(outputs) {
             named.push((g.tensor(t).name.as_str(), y));
         }
-        let paths =
-            models::write_tensors(dir, &named).map_err(|e| CliError::Model(e.to_string()))?;
+        let paths = models::write_tensors(dir, &named)?;
         outln!("saved     {} files in {}", paths.len(), dir.display())?;
     }
     match wrong {
@@ -425,15 +421,17 @@ fn kernel_table(model: &CompiledModel, each: &[weft_runtime::Timing]) -> String 
 
 fn export(a: &ModelExportArgs) -> Result<(), CliError> {
     if !a.source.disable_pass.is_empty() {
-        return Err(CliError::Model(
+        return Err(CliError::Usage(
             "`weft model export` writes the model as built, before any graph pass: \
              --disable-pass has nothing to leave out"
                 .to_string(),
         ));
     }
     let g = load(&a.source)?;
-    weft_onnx::save(&g, &a.out)
-        .map_err(|e| CliError::Model(format!("writing `{}`: {e}", a.out.display())))?;
+    weft_onnx::save(&g, &a.out).map_err(|source| CliError::Export {
+        path: a.out.clone(),
+        source,
+    })?;
     outln!(
         "wrote {} ({} nodes, {} parameters, opset {})",
         a.out.display(),

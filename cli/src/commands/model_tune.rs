@@ -18,7 +18,7 @@ use crate::select;
 /// `weft model tune`.
 pub(crate) fn tune(a: &ModelTuneArgs) -> Result<(), CliError> {
     if !a.source.disable_pass.is_empty() {
-        return Err(CliError::Model(
+        return Err(CliError::Usage(
             "`weft model tune` tunes the anchors of the model every pass has run on \
              (the records are keyed by them): --disable-pass is for run, graph and bench"
                 .to_string(),

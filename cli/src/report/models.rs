@@ -80,7 +80,7 @@ fn spec(text: &str) -> Result<(String, u32), CliError> {
     match text.rsplit_once('@') {
         Some((model, batch)) => {
             let b: u32 = batch.parse().ok().filter(|&b| b > 0).ok_or_else(|| {
-                CliError::Model(format!(
+                CliError::Usage(format!(
                     "`{text}`: the batch after `@` must be a positive integer"
                 ))
             })?;

@@ -14,7 +14,7 @@ use weft_ops::templates::rule::Product;
 pub(crate) use weft_ops::templates::rule::{ENOUGH_TILES, split_k};
 use weft_ops::templates::{matmul, matmul_f16};
 
-use crate::anchor::{AnchorChoice, AnchorKey, AnchorTemplate, Choices};
+use crate::anchor::{AnchorChoice, AnchorKey, AnchorTemplate, Choices, Views};
 
 /// The config and split parts for anchor `key`: the tuning run's choice where `choices`
 /// holds one, else the stated rule's; with why.
@@ -28,7 +28,7 @@ pub(crate) fn anchor(
     // apart): a config of the views' space is one of the whole space.
     let over_views = || {
         let views = AnchorKey {
-            views: "gemm".to_string(),
+            views: Views::GEMM,
             ..key.clone()
         };
         choices
@@ -165,36 +165,40 @@ mod tests {
     /// same product over views; its own record comes first.
     #[test]
     fn stored_products_take_records_made_over_views() {
-        use crate::anchor::{AnchorChoice, STORED_VIEWS};
+        use crate::anchor::AnchorChoice;
         let limits = TargetLimits::cuda();
-        let key = |views: &str| AnchorKey {
+        let key = |views: Views| AnchorKey {
             template: AnchorTemplate::MatmulF16,
             m: 128,
             n: 3072,
             k: 768,
             batch: 1,
-            views: views.to_string(),
+            views,
             winograd: None,
         };
         let space = matmul_f16::space_over_views(&limits);
         let (a, b) = (space[0].clone(), space[1].clone());
         let mut choices = Choices::none();
         choices.insert(
-            &key("gemm"),
+            &key(Views::GEMM),
             AnchorChoice::gemm(a.clone(), 1),
             "tuned".into(),
         );
-        let (c, why) = anchor(&limits, &choices, &key(STORED_VIEWS));
+        let (c, why) = anchor(&limits, &choices, &key(Views::Stored));
         assert_eq!((c.config, why.as_str()), (a, "tuned; recorded over views"));
         choices.insert(
-            &key(STORED_VIEWS),
+            &key(Views::Stored),
             AnchorChoice::gemm(b.clone(), 1),
             "own".into(),
         );
-        let (c, why) = anchor(&limits, &choices, &key(STORED_VIEWS));
+        let (c, why) = anchor(&limits, &choices, &key(Views::Stored));
         assert_eq!((c.config, why.as_str()), (b, "own"));
         // A transposed product never takes another's record.
-        let (_, why) = anchor(&limits, &choices, &key("gemm transB"));
+        let transposed = Views::Gemm {
+            trans_a: false,
+            trans_b: true,
+        };
+        let (_, why) = anchor(&limits, &choices, &key(transposed));
         assert!(!why.contains("tuned"), "{why}");
     }
 }

@@ -23,7 +23,7 @@ use weft_ops::templates::{depthwise, matmul, matmul_f16};
 use super::Chooser;
 use super::values::{Values, in_logical_order, in_memory_order};
 use super::{choose, narrow, rules};
-use crate::anchor::{AnchorKey, AnchorTemplate};
+use crate::anchor::{AnchorKey, AnchorTemplate, ConvInput, ConvViews, Views};
 use crate::error::ModelError;
 use weft_graph::passes::memory_order;
 use weft_ops::templates::product::Matmul;
@@ -197,27 +197,20 @@ pub(crate) fn lower<'g>(
                 n: gn,
                 k: gk,
                 batch: 1,
-                views: format!(
-                    "conv x={}x{}x{}x{} w={}x{}x{}x{} stride={} pad={} dilation={} {}",
-                    v.n,
-                    d.c,
-                    v.h,
-                    v.w,
-                    v.k,
-                    v.c,
-                    v.r,
-                    v.s,
-                    joined(&c.strides),
-                    joined(&c.pads),
-                    joined(&c.dilations),
-                    if narrow {
-                        "NHWC4 copy"
+                views: Views::Conv(ConvViews {
+                    x: [v.n, d.c, v.h, v.w],
+                    w: [v.k, v.c, v.r, v.s],
+                    strides: c.strides,
+                    pads: c.pads,
+                    dilations: c.dilations,
+                    input: if narrow {
+                        ConvInput::Nhwc4Copy
                     } else if nhwc {
-                        "NHWC"
+                        ConvInput::Nhwc
                     } else {
-                        "NCHW"
-                    }
-                ),
+                        ConvInput::Nchw
+                    },
+                }),
                 winograd: winograd_dims(&d, f16).map(|w| [w.k, w.p4(), w.c]),
             };
             let (choice, why) = choose::anchor(limits, chooser.choices, &key);
@@ -457,12 +450,4 @@ fn winograd<'g>(
     fuse(&anchor, &out)
         .map(|f| f.func)
         .map_err(|e| e.to_string())
-}
-
-/// `1,1`: a list of numbers as a tuning record's shape names it.
-fn joined(v: &[usize]) -> String {
-    v.iter()
-        .map(|x| x.to_string())
-        .collect::<Vec<_>>()
-        .join(",")
 }

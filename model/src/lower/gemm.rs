@@ -15,7 +15,7 @@ use weft_ir::prelude::*;
 use super::Chooser;
 use super::choose;
 use super::values::{Values, broadcast_index, reindex};
-use crate::anchor::{AnchorKey, AnchorTemplate, STORED_VIEWS};
+use crate::anchor::{AnchorKey, AnchorTemplate, Views};
 use crate::error::ModelError;
 use weft_ops::templates::matmul_f16;
 use weft_ops::templates::product::Matmul;
@@ -82,7 +82,7 @@ pub(crate) fn lower<'g>(
             n,
             k,
             batch,
-            views: "batched".into(),
+            views: Views::Batched,
             winograd: None,
         };
         let (choice, why) = choose::anchor(chooser.limits, chooser.choices, &key);
@@ -126,12 +126,11 @@ pub(crate) fn lower<'g>(
         None
     };
     let views = match stored {
-        Some(_) => STORED_VIEWS.to_string(),
-        None => format!(
-            "gemm{}{}",
-            if ta { " transA" } else { "" },
-            if tb { " transB" } else { "" }
-        ),
+        Some(_) => Views::Stored,
+        None => Views::Gemm {
+            trans_a: ta,
+            trans_b: tb,
+        },
     };
     let key = AnchorKey {
         template,

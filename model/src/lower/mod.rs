@@ -151,9 +151,9 @@ pub fn lower_group(
         }
     };
     let (func, params) = finish(g, group, func, &vals).map_err(fail)?;
-    let kernels = weft_ir::lower::lower(&func).map_err(|e| ModelError::Kernel {
+    let kernels = weft_ir::lower::lower(&func).map_err(|source| ModelError::Kernel {
         kernel: func.name.clone(),
-        what: e.to_string(),
+        source,
     })?;
     Ok(LoweredGroup {
         func,

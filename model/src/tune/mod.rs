@@ -11,7 +11,9 @@ pub mod search;
 
 use weft_codegen_common::TargetLimits;
 
-pub use crate::anchor::{AnchorChoice, AnchorKey, AnchorTemplate, Choices};
+pub use crate::anchor::{
+    AnchorChoice, AnchorKey, AnchorTemplate, Choices, ConvInput, ConvViews, Views,
+};
 use weft_ops::templates::matmul;
 use weft_ops::templates::matmul_f16;
 use weft_ops::templates::matmul_f16::hopper;
@@ -152,7 +154,7 @@ mod tests {
             n,
             k,
             batch: 1,
-            views: "test".into(),
+            views: crate::anchor::Views::GEMM,
             winograd: None,
         }
     }
@@ -203,7 +205,7 @@ mod tests {
             .with_warpgroup_mma();
         let wgmma = |c: &AnchorChoice| c.config.get("wg").unwrap_or(0) > 0;
         let mut stored = key(AnchorTemplate::MatmulF16, 128, 3072, 768);
-        stored.views = crate::anchor::STORED_VIEWS.to_string();
+        stored.views = crate::anchor::Views::Stored;
         let c = candidates(&limits, &stored, 40);
         assert!(c.iter().any(wgmma), "no wgmma tile among {}", c.len());
         let views = key(AnchorTemplate::MatmulF16, 128, 3072, 768);
