@@ -17,7 +17,7 @@ use weft_ir::interp::InterpError;
 use weft_ir::kernel::LoweredFunc;
 use weft_ir::lower::lower;
 use weft_ir::prelude::*;
-use weft_ops::templates::attention::{AttnParams, Masking, Operands, template_over};
+use weft_kernels::attention::{AttnParams, Masking, Operands, template_over};
 
 /// A seeded stream of floats in [-2, 2) (a small LCG: the test needs no crate).
 fn randoms(seed: u64, len: usize) -> Vec<f32> {

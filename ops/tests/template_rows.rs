@@ -18,7 +18,7 @@ use weft_ir::fusion::fuse;
 use weft_ir::interp::InterpError;
 use weft_ir::lower::lower;
 use weft_ir::prelude::*;
-use weft_ops::templates::rows::{RowOp, RowParams, template_over};
+use weft_kernels::rows::{RowOp, RowParams, template_over};
 
 /// A seeded stream of floats in [-3, 3) (a small LCG: the test needs no crate).
 fn randoms(seed: u64, len: usize) -> Vec<f32> {
