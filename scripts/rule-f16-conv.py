@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The tensor-core cost model (ops/src/templates/rule/tensor.rs) at convolution shapes:
+"""The tensor-core cost model (kernels/src/rule/tensor.rs) at convolution shapes:
 how the stated rule's picks score on the H100's conv2d-f16 sweeps (ResNet-50 at batch 8
 and batch 1, 2026-11-27g, every sampled config's time) beside the 60 `mixed` matmul
 shapes the model was fitted on, and what the changes tried do to all three

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The fit of the tensor-core cost model's constants (ops/src/templates/rule/tensor.rs) on
+"""The fit of the tensor-core cost model's constants (kernels/src/rule/tensor.rs) on
 the H100's fp16 matmul sweeps, and the check on half the shapes (docs/rule-f16.md).
     python3 scripts/rule-f16-fit.py            # fit on all 60 shapes
     python3 scripts/rule-f16-fit.py 0          # fit on the even shapes, check on the odd

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The fit of the tensor-core cost model's constants for tiles stored into shared memory
-element by element (WGSL, MSL: `ELEMENTWISE` in ops/src/templates/rule/tensor.rs) on the
+element by element (WGSL, MSL: `ELEMENTWISE` in kernels/src/rule/tensor.rs) on the
 H100's fp16 matmul sweeps through Vulkan (docs/rule-f16.md, "On Vulkan").
     python3 scripts/rule-f16-vulkan-fit.py        # fit on all 24 shapes
     python3 scripts/rule-f16-vulkan-fit.py 0      # fit on the even shapes, check on the odd

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use weft_codegen_common::TargetLimits;
-use weft_ops::templates::Config;
+use weft_kernels::Config;
 use weft_ops::{OPS, OpSpec, Shape, Workload};
 use weft_runtime::wgpu_device::WgpuDevice;
 use weft_runtime::{Device, DeviceError, Target, WgpuOptions, available_targets};

@@ -9,10 +9,10 @@ use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
 
-use weft_ops::templates::Config;
+use weft_kernels::Config;
 
 /// The most parts a reduction is split into (the rule's bound, which records obey too).
-pub use weft_ops::templates::rule::MAX_SPLITS;
+pub use weft_kernels::rule::MAX_SPLITS;
 
 /// The template an anchor runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -27,7 +27,7 @@ pub(crate) const SPEC: OpSpec = OpSpec {
     seed: "002",
     zero_ok: &["causal"],
     check,
-    template: Some(&crate::templates::attention::SPEC),
+    template: Some(&crate::templates::ATTENTION),
     define,
     // Its one schedule is the template.
     apply: crate::no_primitives,

@@ -1,16 +1,19 @@
 //! What the convolution ops ([`crate::conv2d`], [`crate::conv2d_f16`]) share with each
-//! other and with their templates ([`crate::templates::implicit_gemm`],
-//! [`crate::templates::winograd`]): the sizes of one convolution, the layouts, the
-//! [`Variant`] each op is, the te pieces every definition and every build is written
-//! with, the `direct` schedule's one step and the float64 reference.
+//! other and with their templates' adapters ([`crate::templates`]): the sizes of one
+//! convolution as its shape names them ([`Dims`]) and as the kernel library reads them
+//! ([`ConvGeometry`]), the shape check, the [`Variant`] each op is, and the float64
+//! reference. The te pieces a definition is written with (placeholders, reads, epilogues,
+//! the `direct` step) are the kernel library's ([`weft_kernels::conv`]), the same ones
+//! its implicit-GEMM builder uses.
 //!
-//! These live here, not in an op module, so that a template depends on the convolution
-//! and never on another op's module.
+//! These live here, not in an op module, so that the ops share them without depending
+//! on each other.
 
 use ndarray::{ArrayD, Ix1, Ix4, IxDyn};
-use weft_ir::func::Func;
-use weft_ir::prelude::*;
-use weft_ir::schedule::{BlockRV, Schedule, ScheduleError};
+use weft_ir::dtype::DType;
+use weft_kernels::conv::{Layout, Variant};
+use weft_kernels::conv_views::ConvGeometry;
+use weft_kernels::winograd::WinogradDims;
 
 use crate::Shape;
 
@@ -48,6 +51,38 @@ impl Dims {
             ow: (w + 2 * pad - s) / stride.max(1) + 1,
         }
     }
+
+    /// The convolution as the kernel library reads it: one stride and one padding for
+    /// both axes, undilated.
+    pub(crate) fn geometry(self) -> ConvGeometry {
+        ConvGeometry {
+            n: self.n,
+            c: self.c,
+            h: self.h,
+            w: self.w,
+            k: self.k,
+            r: self.r,
+            s: self.s,
+            oh: self.oh,
+            ow: self.ow,
+            strides: [self.stride; 2],
+            pads: [self.pad; 2],
+            dilations: None,
+        }
+    }
+
+    /// The sizes of Winograd's F(2×2, 3×3) (the shape's `r`, `s` and `stride`, which the
+    /// op checks, are 3, 3 and 1).
+    pub(crate) fn winograd(self) -> WinogradDims {
+        WinogradDims {
+            n: self.n,
+            c: self.c,
+            h: self.h,
+            w: self.w,
+            k: self.k,
+            pad: self.pad,
+        }
+    }
 }
 
 /// The shape check of every convolution op: the kernel fits the padded input.
@@ -65,151 +100,38 @@ pub(crate) fn check(shape: &Shape) -> Result<(), String> {
     Ok(())
 }
 
-/// The memory layout of input, filter and output.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Layout {
-    /// Input `[N, H, W, C]`, filter `[R, S, C, K]`, output `[N, OH, OW, K]`.
-    Nhwc,
-    /// Input `[N, C, H, W]`, filter `[K, C, R, S]`, output `[N, K, OH, OW]`.
-    Nchw,
-}
-
-/// Which convolution an op is: what its definition, its implicit-GEMM build and its
-/// reference are parameterised by. Each op's module passes its own variant, so nothing
-/// is read back from the op's name.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Variant {
-    /// The Func's name (the kernels are named after it).
-    pub(crate) name: &'static str,
-    /// The element type of the inputs and the output (sums are f32 either way).
-    pub(crate) dtype: DType,
-    pub(crate) layout: Layout,
-    /// Bias and ReLU after the convolution (a folded BatchNorm).
-    pub(crate) bias: bool,
-}
-
-impl Variant {
-    /// `conv2d` (and `winograd-conv2d`'s definition).
-    pub(crate) const CONV2D: Variant = Variant {
-        name: "conv2d",
-        dtype: DType::F32,
-        layout: Layout::Nchw,
-        bias: false,
-    };
-    /// `conv2d-bias-relu`.
-    pub(crate) const CONV2D_BIAS_RELU: Variant = Variant {
-        name: "conv2d_bias_relu",
-        bias: true,
-        ..Variant::CONV2D
-    };
-    /// `conv2d-f16`.
-    pub(crate) const CONV2D_F16: Variant = Variant {
-        name: "conv2d_f16",
-        dtype: DType::F16,
-        layout: Layout::Nhwc,
-        bias: false,
-    };
-    /// `conv2d-f16-bias-relu`.
-    pub(crate) const CONV2D_F16_BIAS_RELU: Variant = Variant {
-        name: "conv2d_f16_bias_relu",
-        bias: true,
-        ..Variant::CONV2D_F16
-    };
-    /// `conv2d-f16-nchw`.
-    pub(crate) const CONV2D_F16_NCHW: Variant = Variant {
-        name: "conv2d_f16_nchw",
-        layout: Layout::Nchw,
-        ..Variant::CONV2D_F16
-    };
-}
-
-/// Input, filter and (with a bias) bias placeholders, of the variant's type and layout.
-pub(crate) fn placeholders(d: Dims, v: &Variant) -> (Buffer, Buffer, Option<Buffer>) {
-    let (x, w) = match v.layout {
-        Layout::Nhwc => (
-            te::placeholder("x", &[d.n, d.h, d.w, d.c], v.dtype),
-            te::placeholder("w", &[d.r, d.s, d.c, d.k], v.dtype),
-        ),
-        Layout::Nchw => (
-            te::placeholder("x", &[d.n, d.c, d.h, d.w], v.dtype),
-            te::placeholder("w", &[d.k, d.c, d.r, d.s], v.dtype),
-        ),
-    };
-    let b = v.bias.then(|| te::placeholder("bias", &[d.k], v.dtype));
-    (x, w, b)
-}
-
-/// The output's axes in its layout, and where `(n, k, oh, ow)` sit among them.
-pub(crate) fn out_axes(d: Dims, layout: Layout) -> ([(&'static str, i64); 4], [usize; 4]) {
-    match layout {
-        Layout::Nhwc => (
-            [("n", d.n), ("oh", d.oh), ("ow", d.ow), ("k", d.k)],
-            [0, 3, 1, 2],
-        ),
-        Layout::Nchw => (
-            [("n", d.n), ("k", d.k), ("oh", d.oh), ("ow", d.ow)],
-            [0, 1, 2, 3],
-        ),
-    }
-}
-
-/// The input element at logical `[n, c, ih, iw]`, stored in `layout`.
-pub(crate) fn input(x: &Buffer, layout: Layout, [n, c, ih, iw]: [Expr; 4]) -> Expr {
-    match layout {
-        Layout::Nhwc => x.at(&[n, ih, iw, c]),
-        Layout::Nchw => x.at(&[n, c, ih, iw]),
-    }
-}
-
-/// The filter element for output channel `k`, input channel `c`, position `(r, s)`.
-pub(crate) fn filter(w: &Buffer, layout: Layout, [k, c, r, s]: [Expr; 4]) -> Expr {
-    match layout {
-        Layout::Nhwc => w.at(&[r, s, c, k]),
-        Layout::Nchw => w.at(&[k, c, r, s]),
-    }
-}
-
-/// The fp32 ops' epilogue: `z = relu(y + bias[k])`, a tensor of its own over the
-/// convolution `y` (so that the unfused build can store `y` and run it as a second
-/// kernel).
-pub(crate) fn bias_relu(y: &Buffer, bias: &Buffer, d: Dims, layout: Layout) -> Buffer {
-    let (axes, [_, pk, _, _]) = out_axes(d, layout);
-    te::compute("z", &axes, |i| {
-        te::maximum(y.at(i) + bias.at(&[&i[pk]]), 0.0f32)
-    })
-}
-
-/// The fp16 ops' epilogue: what an f32 sum becomes, fp16, after bias and ReLU (applied
-/// in f32, before the one rounding) when there is a bias.
-pub(crate) fn finish(acc: Expr, bias: Option<&Buffer>, k: &Expr) -> Expr {
-    match bias {
-        Some(b) => te::maximum(acc + b.at(&[k]).cast(DType::F32), 0.0f32).cast(DType::F16),
-        None => acc.cast(DType::F16),
-    }
-}
-
-/// `func` with its parameters in the op's order: x, w, (bias), output (fusion lists the
-/// inputs as the anchor met them).
-pub(crate) fn in_op_order(mut func: Func) -> Func {
-    let order = |name: &str| ["x", "w", "bias"].iter().position(|n| *n == name);
-    func.params
-        .sort_by_key(|p| order(p.name()).unwrap_or(usize::MAX));
-    func
-}
-
-/// The `direct` schedule's step for one computed tensor: one thread per output element,
-/// 256 threads a block.
-pub(crate) fn one_thread_per_element(
-    s: &mut Schedule,
-    block: BlockRV,
-) -> Result<(), ScheduleError> {
-    let loops = s.get_loops(block)?;
-    let fused = s.fuse(&loops[..4])?;
-    let parts = s.split(fused, &[None, Some(256)])?;
-    s.bind(parts[0], ThreadAxis::BlockIdxX)?;
-    s.bind(parts[1], ThreadAxis::ThreadIdxX)?;
-    Ok(())
-}
+/// `conv2d` (and `winograd-conv2d`'s definition).
+pub(crate) const CONV2D: Variant = Variant {
+    name: "conv2d",
+    dtype: DType::F32,
+    layout: Layout::Nchw,
+    bias: false,
+};
+/// `conv2d-bias-relu`.
+pub(crate) const CONV2D_BIAS_RELU: Variant = Variant {
+    name: "conv2d_bias_relu",
+    bias: true,
+    ..CONV2D
+};
+/// `conv2d-f16`.
+pub(crate) const CONV2D_F16: Variant = Variant {
+    name: "conv2d_f16",
+    dtype: DType::F16,
+    layout: Layout::Nhwc,
+    bias: false,
+};
+/// `conv2d-f16-bias-relu`.
+pub(crate) const CONV2D_F16_BIAS_RELU: Variant = Variant {
+    name: "conv2d_f16_bias_relu",
+    bias: true,
+    ..CONV2D_F16
+};
+/// `conv2d-f16-nchw`.
+pub(crate) const CONV2D_F16_NCHW: Variant = Variant {
+    name: "conv2d_f16_nchw",
+    layout: Layout::Nchw,
+    ..CONV2D_F16
+};
 
 /// The float64 reference of variant `v`: the NCHW convolution (with bias and ReLU for a
 /// bias variant) on NCHW/OIHW views of the inputs, its result seen in the variant's

@@ -6,21 +6,24 @@
 //! - `direct`: the te definition, one thread per output element (`conv2d-bias-relu`:
 //!   the convolution, then bias and ReLU as a second kernel);
 //! - `implicit-gemm`: the implicit-GEMM template
-//!   ([`crate::templates::implicit_gemm`]) anchored on the fp32 matmul template;
+//!   ([`weft_kernels::implicit_gemm`]) anchored on the fp32 matmul template;
 //! - `winograd` (`winograd-conv2d`): the Winograd template
-//!   ([`crate::templates::winograd`]).
+//!   ([`weft_kernels::winograd`]).
 //!
-//! The pieces every convolution shares (sizes, layouts, the reference) are in
-//! [`crate::conv`]; the window, zero in the padding, is the implicit GEMM's
-//! ([`crate::templates::conv_views`]).
+//! The pieces every convolution op shares (sizes, variants, the reference) are in
+//! [`crate::conv`]; the te pieces are the kernel library's ([`weft_kernels::conv`]), and
+//! the window, zero in the padding, is the implicit GEMM's
+//! ([`weft_kernels::conv_views`]).
 
 use ndarray::ArrayD;
 use weft_ir::prelude::*;
 use weft_ir::schedule::{Schedule, ScheduleError};
 use weft_ir::te::TeError;
 
-use crate::conv::{self, Dims, Layout, Variant, placeholders};
-use crate::templates::{implicit_gemm, winograd};
+use weft_kernels::conv::{Layout, Variant, bias_relu, input, one_thread_per_element, placeholders};
+
+use crate::conv::{self, Dims};
+use crate::templates;
 use crate::{Definition, OpSpec, Shape};
 
 pub(crate) const DIMS: &[(&str, i64)] = &[
@@ -57,7 +60,7 @@ pub(crate) const SPEC: OpSpec = OpSpec {
     bench: BENCH,
     small: SMALL,
     seed: "003, 004",
-    template: Some(&implicit_gemm::CONV2D),
+    template: Some(&templates::CONV2D),
     zero_ok: &["pad"],
     check: conv::check,
     define,
@@ -71,7 +74,7 @@ pub(crate) const BIAS_RELU_SPEC: OpSpec = OpSpec {
     name: "conv2d-bias-relu",
     summary: "relu(conv2d(x, w) + bias[k]): Conv-BN-ReLU with BatchNorm folded into the bias",
     seed: "002, 003",
-    template: Some(&implicit_gemm::CONV2D_BIAS_RELU),
+    template: Some(&templates::CONV2D_BIAS_RELU),
     define: define_bias_relu,
     reference: reference_bias_relu,
     ..SPEC
@@ -90,7 +93,7 @@ pub(crate) const WINOGRAD_SPEC: OpSpec = OpSpec {
         &[2, 3, 17, 19, 5, 3, 3, 1, 0],
     ],
     seed: "003",
-    template: Some(&winograd::SPEC),
+    template: Some(&templates::WINOGRAD),
     check: check_winograd,
     ..SPEC
 };
@@ -109,7 +112,7 @@ fn check_winograd(shape: &Shape) -> Result<(), String> {
 /// The te definition of an fp32 NCHW variant: the sum `y`, then (with a bias) `z`.
 fn define_variant(shape: &Shape, v: &Variant) -> Result<Definition, TeError> {
     let d = Dims::of(shape);
-    let (x, wt, b) = placeholders(d, v);
+    let (x, wt, b) = placeholders(&d.geometry(), v);
     let (rc, rr, rs) = (
         te::reduce_axis("rc", d.c),
         te::reduce_axis("rr", d.r),
@@ -119,7 +122,7 @@ fn define_variant(shape: &Shape, v: &Variant) -> Result<Definition, TeError> {
         "y",
         &[("n", d.n), ("k", d.k), ("oh", d.oh), ("ow", d.ow)],
         |i| {
-            let px = implicit_gemm::geometry(d).window(
+            let px = d.geometry().window(
                 [
                     i[0].clone(),
                     rc.expr(),
@@ -129,7 +132,7 @@ fn define_variant(shape: &Shape, v: &Variant) -> Result<Definition, TeError> {
                     rs.expr(),
                 ],
                 x.dtype(),
-                |at| conv::input(&x, Layout::Nchw, at),
+                |at| input(&x, Layout::Nchw, at),
             );
             te::sum(
                 px * wt.at(&[i[1].clone(), rc.expr(), rr.expr(), rs.expr()]),
@@ -140,7 +143,7 @@ fn define_variant(shape: &Shape, v: &Variant) -> Result<Definition, TeError> {
     let (inputs, output) = match &b {
         Some(b) => (
             vec![x, wt, b.clone()],
-            conv::bias_relu(&y, b, d, Layout::Nchw),
+            bias_relu(&y, b, &d.geometry(), Layout::Nchw),
         ),
         None => (vec![x, wt], y),
     };
@@ -162,11 +165,11 @@ fn define_variant(shape: &Shape, v: &Variant) -> Result<Definition, TeError> {
 
 /// `conv2d`'s (and `winograd-conv2d`'s) definition.
 fn define(shape: &Shape) -> Result<Definition, TeError> {
-    define_variant(shape, &Variant::CONV2D)
+    define_variant(shape, &conv::CONV2D)
 }
 
 fn define_bias_relu(shape: &Shape) -> Result<Definition, TeError> {
-    define_variant(shape, &Variant::CONV2D_BIAS_RELU)
+    define_variant(shape, &conv::CONV2D_BIAS_RELU)
 }
 
 /// `direct`: every computed tensor (`y`, and `z` where there is one) one thread per
@@ -176,7 +179,7 @@ fn apply(s: &mut Schedule, name: &str) -> Result<(), ScheduleError> {
         "direct" => {
             for block in ["y", "z"] {
                 let Ok(b) = s.get_block(block) else { continue };
-                conv::one_thread_per_element(s, b)?;
+                one_thread_per_element(s, b)?;
             }
             Ok(())
         }
@@ -187,9 +190,9 @@ fn apply(s: &mut Schedule, name: &str) -> Result<(), ScheduleError> {
 
 /// `conv2d`'s (and `winograd-conv2d`'s) reference.
 fn reference(inputs: &[ArrayD<f64>], shape: &Shape) -> ArrayD<f64> {
-    conv::reference(inputs, shape, &Variant::CONV2D)
+    conv::reference(inputs, shape, &conv::CONV2D)
 }
 
 fn reference_bias_relu(inputs: &[ArrayD<f64>], shape: &Shape) -> ArrayD<f64> {
-    conv::reference(inputs, shape, &Variant::CONV2D_BIAS_RELU)
+    conv::reference(inputs, shape, &conv::CONV2D_BIAS_RELU)
 }

@@ -4,8 +4,8 @@
 //! fp16 inputs and output, fp32 accumulation, any N, C, H, W, K, R, S, stride and padding.
 //!
 //! Schedules:
-//! - `implicit-gemm`: the implicit-GEMM template ([`crate::templates::implicit_gemm`])
-//!   anchored on the fp16 matmul template ([`crate::templates::matmul_f16`]): one fused
+//! - `implicit-gemm`: the implicit-GEMM template ([`weft_kernels::implicit_gemm`])
+//!   anchored on the fp16 matmul template ([`weft_kernels::matmul_f16`]): one fused
 //!   kernel, channels innermost in NHWC so that 16-byte loads fetch 8 channels;
 //! - `direct`: the te definition, one thread per output element (f32 sums into a
 //!   temporary, then the fp16 result): the baseline.
@@ -20,9 +20,13 @@ use weft_ir::prelude::*;
 use weft_ir::schedule::{Schedule, ScheduleError};
 use weft_ir::te::TeError;
 
-use crate::conv::{self, Dims, Variant, filter, finish, input, out_axes, placeholders};
+use weft_kernels::conv::{
+    Variant, filter, finish, input, one_thread_per_element, out_axes, placeholders,
+};
+
+use crate::conv::{self, Dims};
 use crate::conv2d;
-use crate::templates::implicit_gemm;
+use crate::templates;
 use crate::{Definition, OpSpec, Shape};
 
 /// Odd sizes: strided, padded, channels and sizes that fit no tile, a 1×1 kernel, and
@@ -55,7 +59,7 @@ pub(crate) const SPEC: OpSpec = OpSpec {
     bench: BENCH,
     small: SMALL,
     seed: "003, 004",
-    template: Some(&implicit_gemm::CONV2D_F16),
+    template: Some(&templates::CONV2D_F16),
     zero_ok: &["pad"],
     check: conv::check,
     define,
@@ -68,7 +72,7 @@ pub(crate) const SPEC: OpSpec = OpSpec {
 pub(crate) const BIAS_RELU_SPEC: OpSpec = OpSpec {
     name: "conv2d-f16-bias-relu",
     summary: "relu(conv2d(x, w) + bias[k]) on tensor cores, fp16 NHWC, one fused kernel",
-    template: Some(&implicit_gemm::CONV2D_F16_BIAS_RELU),
+    template: Some(&templates::CONV2D_F16_BIAS_RELU),
     seed: "002, 004",
     define: define_bias_relu,
     reference: reference_bias_relu,
@@ -78,7 +82,7 @@ pub(crate) const BIAS_RELU_SPEC: OpSpec = OpSpec {
 pub(crate) const NCHW_SPEC: OpSpec = OpSpec {
     name: "conv2d-f16-nchw",
     summary: "2-D convolution on tensor cores, fp16 NCHW input, OIHW filter, fp32 accumulation",
-    template: Some(&implicit_gemm::CONV2D_F16_NCHW),
+    template: Some(&templates::CONV2D_F16_NCHW),
     define: define_nchw,
     reference: reference_nchw,
     ..SPEC
@@ -88,15 +92,16 @@ pub(crate) const NCHW_SPEC: OpSpec = OpSpec {
 /// output.
 fn define_variant(shape: &Shape, v: &Variant) -> Result<Definition, TeError> {
     let d = Dims::of(shape);
-    let (x, w, b) = placeholders(d, v);
+    let g = d.geometry();
+    let (x, w, b) = placeholders(&g, v);
     let (rc, rr, rs) = (
         te::reduce_axis("rc", d.c),
         te::reduce_axis("rr", d.r),
         te::reduce_axis("rs", d.s),
     );
-    let (axes, [pn, pk, poh, pow]) = out_axes(d, v.layout);
+    let (axes, [pn, pk, poh, pow]) = out_axes(&g, v.layout);
     let acc = te::compute("y_acc", &axes, |i| {
-        let px = implicit_gemm::geometry(d).window(
+        let px = g.window(
             [
                 i[pn].clone(),
                 rc.expr(),
@@ -136,15 +141,15 @@ fn define_variant(shape: &Shape, v: &Variant) -> Result<Definition, TeError> {
 
 /// `conv2d-f16`'s definition.
 fn define(shape: &Shape) -> Result<Definition, TeError> {
-    define_variant(shape, &Variant::CONV2D_F16)
+    define_variant(shape, &conv::CONV2D_F16)
 }
 
 fn define_bias_relu(shape: &Shape) -> Result<Definition, TeError> {
-    define_variant(shape, &Variant::CONV2D_F16_BIAS_RELU)
+    define_variant(shape, &conv::CONV2D_F16_BIAS_RELU)
 }
 
 fn define_nchw(shape: &Shape) -> Result<Definition, TeError> {
-    define_variant(shape, &Variant::CONV2D_F16_NCHW)
+    define_variant(shape, &conv::CONV2D_F16_NCHW)
 }
 
 /// `direct`: `y_acc` and `y` each one thread per output element.
@@ -155,20 +160,20 @@ fn apply(s: &mut Schedule, name: &str) -> Result<(), ScheduleError> {
     }
     for block in ["y_acc", "y"] {
         let b = s.get_block(block)?;
-        conv::one_thread_per_element(s, b)?;
+        one_thread_per_element(s, b)?;
     }
     Ok(())
 }
 
 /// `conv2d-f16`'s reference: [`conv::reference`] on NCHW/OIHW views of the inputs.
 fn reference(inputs: &[ArrayD<f64>], shape: &Shape) -> ArrayD<f64> {
-    conv::reference(inputs, shape, &Variant::CONV2D_F16)
+    conv::reference(inputs, shape, &conv::CONV2D_F16)
 }
 
 fn reference_bias_relu(inputs: &[ArrayD<f64>], shape: &Shape) -> ArrayD<f64> {
-    conv::reference(inputs, shape, &Variant::CONV2D_F16_BIAS_RELU)
+    conv::reference(inputs, shape, &conv::CONV2D_F16_BIAS_RELU)
 }
 
 fn reference_nchw(inputs: &[ArrayD<f64>], shape: &Shape) -> ArrayD<f64> {
-    conv::reference(inputs, shape, &Variant::CONV2D_F16_NCHW)
+    conv::reference(inputs, shape, &conv::CONV2D_F16_NCHW)
 }

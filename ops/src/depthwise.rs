@@ -1,6 +1,6 @@
 //! `depthwise-conv2d` with "same" zero padding (seed 000), stride 1 or more; schedules
 //! `naive`, `v1`–`v4` (seed 000's steps) and `tuned`, the depthwise template
-//! ([`crate::templates::depthwise`]) with its schedule space.
+//! ([`weft_kernels::depthwise`]) with its schedule space.
 
 use ndarray::{ArrayD, Ix4, IxDyn};
 use weft_ir::prelude::*;
@@ -42,7 +42,7 @@ pub(crate) const SPEC: OpSpec = OpSpec {
         &[2, 3, 13, 9, 3, 2],
         &[1, 5, 7, 7, 5, 1],
     ],
-    template: Some(&crate::templates::depthwise::SPEC),
+    template: Some(&crate::templates::DEPTHWISE),
     seed: "000",
     zero_ok: &[],
     check: crate::any_shape,

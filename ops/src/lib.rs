@@ -11,7 +11,8 @@
 //! - `fn apply(&mut Schedule, &str) -> Result<(), ScheduleError>`: its primitive
 //!   schedules by name (only names in `schedules` reach it, never the template's);
 //! - `fn reference(&[ArrayD<f64>], &Shape) -> ArrayD<f64>`: the float64 output;
-//! - optionally a kernel template under `src/templates/` (a [`templates::TemplateSpec`]);
+//! - optionally a kernel template: the kernel library's ([`weft_kernels`]) bound to the
+//!   op's shape by a [`templates::TemplateSpec`] in [`templates`];
 //! - `pub(crate) const SPEC: OpSpec` naming these, with its shape parameters, schedules,
 //!   best, bench and small shapes, and `check`.
 //!
@@ -36,9 +37,9 @@
 //! Where they are: `vecadd.rs`, `window_sum.rs`, `matmul.rs` (`matmul` and `matmul-f16`),
 //! `depthwise.rs`, `conv2d.rs` (`conv2d`, `conv2d-bias-relu`, `winograd-conv2d`) and
 //! `conv2d_f16.rs` (the three fp16 convs) and `attention.rs` define the ops; `conv.rs` holds what the
-//! convolutions share (sizes, layouts, each op's variant, the reference); every kernel
-//! template is under [`templates`]; `shape.rs` parses shapes and [`check`] compares
-//! outputs with the reference.
+//! convolutions share (sizes, each op's variant, the reference); [`templates`] binds the
+//! kernel library's templates ([`weft_kernels`]) to the ops' shapes; `shape.rs` parses
+//! shapes and [`check`] compares outputs with the reference.
 //!
 //! ```
 //! let w = weft_ops::Workload::new("matmul", &weft_ops::Shape::parse("matmul", "m=64,n=64,k=64").unwrap()).unwrap();
@@ -53,7 +54,6 @@ mod conv2d;
 mod conv2d_f16;
 mod depthwise;
 mod matmul;
-pub mod rules;
 mod shape;
 pub mod templates;
 mod vecadd;
@@ -68,6 +68,7 @@ use weft_ir::kernel::LoweredFunc;
 use weft_ir::lower::{LowerError, lower};
 use weft_ir::schedule::{Schedule, ScheduleError};
 use weft_ir::te::TeError;
+use weft_kernels::{BuildError, Config};
 
 pub use shape::Shape;
 
@@ -193,7 +194,7 @@ pub enum OpError {
         op: String,
         schedule: String,
         shape: String,
-        source: Box<templates::BuildError>,
+        source: Box<BuildError>,
     },
     /// A config for a schedule that is not the op's template.
     #[error(
@@ -298,11 +299,7 @@ impl Workload {
 
     /// The scheduled Func of `schedule`: a template's built with `config` (its default
     /// for CUDA when `None`), or the primitives' result (which take no config).
-    pub fn scheduled(
-        &self,
-        schedule: &str,
-        config: Option<&templates::Config>,
-    ) -> Result<Func, OpError> {
+    pub fn scheduled(&self, schedule: &str, config: Option<&Config>) -> Result<Func, OpError> {
         match self.template(schedule) {
             Some(t) => {
                 let default;
@@ -337,7 +334,7 @@ impl Workload {
     pub fn lower_with(
         &self,
         schedule: &str,
-        config: Option<&templates::Config>,
+        config: Option<&Config>,
     ) -> Result<LoweredFunc, OpError> {
         let func = self.scheduled(schedule, config)?;
         lower(&func).map_err(|source| OpError::Lower {

@@ -24,7 +24,7 @@ pub(crate) const SPEC: OpSpec = OpSpec {
     seed: "001, 002",
     zero_ok: &[],
     check: crate::any_shape,
-    template: Some(&crate::templates::matmul::SPEC),
+    template: Some(&crate::templates::MATMUL),
     define,
     apply,
     reference,
@@ -50,7 +50,7 @@ pub(crate) const F16_SPEC: OpSpec = OpSpec {
     seed: "004",
     zero_ok: &[],
     check: crate::any_shape,
-    template: Some(&crate::templates::matmul_f16::SPEC),
+    template: Some(&crate::templates::MATMUL_F16),
     define: define_f16,
     // Its one schedule is the template.
     apply: crate::no_primitives,
@@ -107,7 +107,7 @@ fn apply(s: &mut Schedule, name: &str) -> Result<(), ScheduleError> {
         "local-blocking" => blocking(s, 8, 8, 8, 8, 4),
         "shared-blocking" => blocking_with_shared(s, 8, 8, 8, 8, 8),
         "tiled-128" => tiled(s, 8, 16, 8),
-        // The template is built by `templates::matmul`, not by primitives.
+        // The template is built by `weft_kernels::matmul`, not by primitives.
         _ => Ok(()),
     }
 }

@@ -1,5 +1,5 @@
 //! Aligned copies of the fp32 product's operands (`al`,
-//! `weft_ops::templates::matmul::align`): right at odd sizes in the interpreter (which
+//! `weft_kernels::matmul::align`): right at odd sizes in the interpreter (which
 //! also reports races and out-of-bounds accesses) for every tile of the space, in bounds
 //! by the prover, two or three kernels as the shape needs; no rule takes them; `al` = 0
 //! never copies, and copies of a split product are refused; a copy of a million elements
@@ -10,8 +10,8 @@ mod common;
 use proptest::prelude::*;
 use weft_codegen_common::TargetLimits;
 use weft_ir::bounds::prove_all;
+use weft_kernels::{Config, matmul, split_k};
 use weft_ops::check::Checker;
-use weft_ops::templates::{Config, matmul, split_k};
 use weft_ops::{Shape, Workload};
 
 fn workload(text: &str) -> Workload {
@@ -105,7 +105,7 @@ fn al_zero_never_copies_and_a_split_is_refused() {
 /// at 2039³ compile with NVRTC (skipped with the reason printed where it is absent).
 #[test]
 fn copies_are_asked_for_never_ruled() {
-    let rule = matmul::SPEC.rule.unwrap();
+    let rule = weft_ops::templates::MATMUL.rule.unwrap();
     let shape = Shape::parse("matmul", "m=2039,n=2039,k=2039").unwrap();
     let w = Workload::new("matmul", &shape).unwrap();
     for limits in [TargetLimits::cuda(), common::nvidia_vulkan_limits()] {

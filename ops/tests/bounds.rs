@@ -26,11 +26,7 @@ fn shapes(op: &weft_ops::OpSpec) -> Vec<Shape> {
 }
 
 /// The unproven kernels of `op`/`schedule` at `shape` with `config`, one line each.
-fn unproven(
-    w: &Workload,
-    schedule: &str,
-    config: Option<&weft_ops::templates::Config>,
-) -> Vec<String> {
+fn unproven(w: &Workload, schedule: &str, config: Option<&weft_kernels::Config>) -> Vec<String> {
     let lowered = match w.lower_with(schedule, config) {
         Ok(l) => l,
         // A config that does not fit a shape is the tuner's business, not the prover's.

@@ -4,8 +4,8 @@
 
 use proptest::prelude::*;
 use weft_codegen_common::TargetLimits;
+use weft_kernels::matmul;
 use weft_ops::check::Checker;
-use weft_ops::templates::matmul;
 use weft_ops::{Shape, Workload};
 
 fn workload(op: &str, text: &str) -> Workload {

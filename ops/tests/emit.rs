@@ -140,7 +140,7 @@ fn attention_in_two_passes_for_opaque_fragments() {
     for (backend, shape, config) in cases {
         let shape = weft_ops::Shape::parse("attention-f16", shape).unwrap();
         let w = Workload::new("attention-f16", &shape).unwrap();
-        let config = weft_ops::templates::Config::parse(config).unwrap();
+        let config = weft_kernels::Config::parse(config).unwrap();
         let lowered = w.lower_with("template", Some(&config)).unwrap();
         let name = format!("attention-f16__two-pass__{backend}");
         let source = if backend == "wgsl" {
@@ -183,7 +183,7 @@ fn attention_in_two_passes_for_opaque_fragments() {
 fn msl_copies_f16_tiles_sixteen_bytes_a_thread() {
     let shape = weft_ops::Shape::parse("matmul-f16", "m=128,n=136,k=96").unwrap();
     let w = Workload::new("matmul-f16", &shape).unwrap();
-    let config = weft_ops::templates::Config::parse(
+    let config = weft_kernels::Config::parse(
         "mma=8,wm=2,wn=2,fm=2,fn=2,bk=32,g=8,vec=8,cp=0,st=2,fb=1,cc=0,wg=0",
     )
     .unwrap();

@@ -52,8 +52,8 @@ use std::collections::BTreeSet;
 
 use common::rule_tiles::{self, Pick, Times, figure};
 use weft_codegen_common::TargetLimits;
-use weft_ops::templates::rule::{self, model};
-use weft_ops::templates::{Config, matmul};
+use weft_kernels::rule::{self, model};
+use weft_kernels::{Config, matmul};
 
 /// The constants' names, in the order a search varies them.
 const NAMES: [&str; N] = [

@@ -1,4 +1,4 @@
-//! The stated rule (`weft_ops::templates::rule`) as the ops' templates use it with no
+//! The stated rule (`weft_kernels::rule`) as the ops' templates use it with no
 //! tuning record: for every op with a rule, at its small and benchmark shapes and at
 //! shapes no tile fits (ViT/BERT's long-K product among them), on every target's limits,
 //! the config it picks is a point of the template's space that builds, and it says why.
@@ -8,8 +8,8 @@ mod common;
 
 use common::rule_tiles;
 use weft_codegen_common::TargetLimits;
+use weft_kernels::{Config, matmul, rule, split_k};
 use weft_ops::check::Checker;
-use weft_ops::templates::{Config, matmul, rule, split_k};
 use weft_ops::{OPS, Shape, Workload};
 
 #[test]

@@ -9,7 +9,6 @@ mod common;
 use common::sweeps::{figure, measured};
 use weft_codegen_common::{TargetLimits, cuda_arch};
 use weft_ops::Shape;
-use weft_ops::templates::matmul_f16;
 
 /// The sweeps: the first two with the rule the model replaces, the next two older (and a
 /// different rule's picks) but the same kernels; the next two (2026-11-26d) time the
@@ -100,7 +99,7 @@ fn the_fp16_rule_is_near_the_fastest_config_measured_on_an_h100() {
 #[test]
 fn the_fp16_rule_takes_wgmma_where_it_pays_and_mma_sync_elsewhere() {
     let limits = h100();
-    let rule = matmul_f16::SPEC.rule.unwrap();
+    let rule = weft_ops::templates::MATMUL_F16.rule.unwrap();
     let at = |text: &str| rule(&limits, &Shape::parse("matmul-f16", text).unwrap()).0;
     let big = at("m=4096,n=4096,k=4096");
     let rows = big.get("wm").unwrap() * big.get("fm").unwrap() * 16;

@@ -9,8 +9,8 @@
 mod common;
 
 use common::sweeps::{figure, measured};
+use weft_kernels::Config;
 use weft_ops::Shape;
-use weft_ops::templates::Config;
 
 const SWEEPS: [&str; 10] = [
     "h100-2026-11-27b/vkall-1.json",

@@ -7,8 +7,8 @@
 mod common;
 
 use common::sweeps::{figure, measured};
+use weft_kernels::{matmul, split_k};
 use weft_ops::Shape;
-use weft_ops::templates::{matmul, split_k};
 
 const SWEEPS: [&str; 4] = [
     "h100-2026-11-27c/C-fp32-vk.json",

@@ -1,5 +1,5 @@
 //! Split-K as a parameter of the matmul templates' spaces (`sk`,
-//! `weft_ops::templates::split_k`): every split config is right at odd sizes in the
+//! `weft_kernels::split_k`): every split config is right at odd sizes in the
 //! interpreter (which also reports races and out-of-bounds accesses) for fp32 and fp16
 //! matmul and the implicit-GEMM convolutions, a split is two kernels whose second
 //! applies the epilogue once, the tuner is offered splits only where they can pay, and
@@ -11,8 +11,8 @@ use proptest::prelude::*;
 use weft_codegen_common::{MatrixUnit, TargetLimits};
 use weft_ir::dtype::DType;
 use weft_ir::kernel::KernelParam;
+use weft_kernels::{Config, matmul, matmul_f16, rule, split_k};
 use weft_ops::check::Checker;
-use weft_ops::templates::{Config, matmul, matmul_f16, rule, split_k};
 use weft_ops::{Shape, Workload};
 
 fn workload(op: &str, text: &str) -> Workload {

@@ -7,8 +7,8 @@
 
 use proptest::prelude::*;
 use weft_codegen_common::TargetLimits;
+use weft_kernels::{Config, matmul_f16};
 use weft_ops::check::Checker;
-use weft_ops::templates::{Config, matmul_f16};
 use weft_ops::{Shape, Workload};
 
 const OPS: [&str; 3] = ["conv2d-f16", "conv2d-f16-bias-relu", "conv2d-f16-nchw"];

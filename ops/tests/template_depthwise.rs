@@ -4,8 +4,8 @@
 
 use proptest::prelude::*;
 use weft_codegen_common::TargetLimits;
+use weft_kernels::{Config, depthwise};
 use weft_ops::check::Checker;
-use weft_ops::templates::{Config, depthwise};
 use weft_ops::{Shape, Workload};
 
 fn workload(text: &str) -> Workload {

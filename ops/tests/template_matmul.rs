@@ -7,9 +7,9 @@ use weft_codegen_common::TargetLimits;
 use weft_ir::expr::{Expr, Scope};
 use weft_ir::kernel::{KStmt, Kernel};
 use weft_ir::mapping::{repeat, spatial};
+use weft_kernels::Config;
+use weft_kernels::matmul::{self, MatmulParams};
 use weft_ops::check::Checker;
-use weft_ops::templates::Config;
-use weft_ops::templates::matmul::{self, MatmulParams};
 use weft_ops::{Shape, Workload};
 
 fn workload(m: i64, n: i64, k: i64) -> Workload {
@@ -391,7 +391,7 @@ fn global_accesses_are_vectorized_where_rows_allow() {
     }
     // And right there, whole and split, in the interpreter.
     for (m, n, k) in [(37, 70, 134), (5, 2, 6), (129, 134, 70)] {
-        for config in [c.clone(), weft_ops::templates::split_k::split(c.clone(), 3)] {
+        for config in [c.clone(), weft_kernels::split_k::split(c.clone(), 3)] {
             let e = interp_error(&config, (m, n, k), 7).unwrap();
             assert!(e <= 1.0, "{config} at {m}x{n}x{k}: {e:e}");
         }

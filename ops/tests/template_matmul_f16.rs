@@ -8,8 +8,8 @@ mod common;
 
 use proptest::prelude::*;
 use weft_codegen_common::TargetLimits;
+use weft_kernels::{Config, matmul_f16};
 use weft_ops::check::Checker;
-use weft_ops::templates::{Config, matmul_f16};
 use weft_ops::{Shape, Workload};
 
 fn workload(m: i64, n: i64, k: i64) -> Workload {

@@ -8,8 +8,8 @@
 use weft_codegen_common::TargetLimits;
 use weft_ir::fragment::FragOp;
 use weft_ir::kernel::KStmt;
+use weft_kernels::{Config, matmul_f16};
 use weft_ops::check::Checker;
-use weft_ops::templates::{Config, matmul_f16};
 use weft_ops::{Shape, Workload};
 
 fn workload(text: &str) -> Workload {
@@ -110,7 +110,7 @@ fn split_hopper_configs_are_right() {
         let p = matmul_f16::F16Params::from_config(&c).unwrap();
         let (m, n, k) = (p.block_m() + 5, p.block_n() + 8, 64 * 5 - 8);
         for sk in [2, 3, 8] {
-            let split = weft_ops::templates::split_k::split(c.clone(), sk);
+            let split = weft_kernels::split_k::split(c.clone(), sk);
             let lowered = workload(&format!("m={m},n={n},k={k}"))
                 .lower_with("template", Some(&split))
                 .unwrap();
@@ -128,10 +128,9 @@ fn shapes_tma_cannot_copy_are_named_errors_and_never_offered() {
     let w = workload("m=64,n=64,k=100");
     let e = w.lower_with("template", Some(&c)).unwrap_err().to_string();
     assert!(e.contains("multiples of 8"), "{e}");
-    let shape = Shape::parse("matmul-f16", "m=64,n=60,k=64").unwrap();
-    assert!(!matmul_f16::op_pays(&TargetLimits::cuda(), &shape, &c));
-    let split = weft_ops::templates::split_k::split(c.clone(), 2);
-    assert!(!matmul_f16::op_pays(&TargetLimits::cuda(), &shape, &split));
+    assert!(!matmul_f16::op_pays(64, 60, 64, &c));
+    let split = weft_kernels::split_k::split(c.clone(), 2);
+    assert!(!matmul_f16::op_pays(64, 60, 64, &split));
     // A bad combination is named.
     let bad = Config::parse("mma=16,wm=4,wn=2,fm=1,fn=8,bk=64,g=8,vec=8,cp=0,st=3,fb=1,cc=0,wg=1")
         .unwrap();
@@ -283,7 +282,7 @@ fn the_emitted_cuda_compiles_for_sm90a() {
 fn the_rule_takes_wgmma_on_sm90a() {
     let limits = TargetLimits::cuda_arch(&weft_codegen_common::cuda_arch("sm_90a").unwrap())
         .with_warpgroup_mma();
-    let rule = matmul_f16::SPEC.rule.unwrap();
+    let rule = weft_ops::templates::MATMUL_F16.rule.unwrap();
     let shape = Shape::parse("matmul-f16", "m=4096,n=4096,k=4096").unwrap();
     let (config, why) = rule(&limits, &shape);
     // A 128×128 wgmma tile, in one warpgroup of two m64 tiles or two of one: measured

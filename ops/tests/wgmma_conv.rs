@@ -9,8 +9,8 @@
 use weft_codegen_common::TargetLimits;
 use weft_ir::fragment::FragOp;
 use weft_ir::kernel::KStmt;
+use weft_kernels::{Config, matmul_f16};
 use weft_ops::check::Checker;
-use weft_ops::templates::{Config, matmul_f16};
 use weft_ops::{Shape, Workload};
 
 fn sm90a() -> TargetLimits {
@@ -83,7 +83,7 @@ fn split_wgmma_configs_over_views_are_right() {
         .enumerate()
     {
         for sk in [2, 4, 8] {
-            let split = weft_ops::templates::split_k::split(c.clone(), sk);
+            let split = weft_kernels::split_k::split(c.clone(), sk);
             let lowered = w.lower_with("implicit-gemm", Some(&split)).unwrap();
             assert_eq!(lowered.kernels.len(), 2, "{split}: the parts and their sum");
             if let Err(e) = check(&w, &split, 60 + i as u64) {
@@ -215,7 +215,7 @@ fn every_wgmma_config_over_views_is_proven_in_bounds() {
     let w = workload("conv2d-f16-bias-relu", [2, 24, 9, 11, 72, 3, 3, 1, 1]);
     let mut bad = Vec::new();
     for c in hopper_configs() {
-        for config in [c.clone(), weft_ops::templates::split_k::split(c, 2)] {
+        for config in [c.clone(), weft_kernels::split_k::split(c, 2)] {
             let lowered = w.lower_with("implicit-gemm", Some(&config)).unwrap();
             bad.extend(
                 weft_ir::bounds::prove_all(&lowered)

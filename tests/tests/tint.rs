@@ -12,9 +12,9 @@ use std::process::Command;
 
 use weft_codegen_common::TargetLimits;
 use weft_ir::kernel::LoweredFunc;
-use weft_ops::templates::Config;
-use weft_ops::templates::attention::AttnParams;
-use weft_ops::templates::rows::{RowOp, RowParams, template_over};
+use weft_kernels::Config;
+use weft_kernels::attention::AttnParams;
+use weft_kernels::rows::{RowOp, RowParams, template_over};
 use weft_ops::{OPS, Shape, Workload};
 use weft_runtime::Target;
 use weft_testkit::devices::require_or_skip;

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use weft_codegen_common::TargetLimits;
+use weft_kernels::Config;
 use weft_ops::Workload;
-use weft_ops::templates::Config;
 use weft_runtime::Target;
 
 use crate::{RecordKey, Records};

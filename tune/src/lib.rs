@@ -1,6 +1,6 @@
 //! weft-tune: Hidet's tuning (seed 002 sections 4.3 and 5.1.3) for weft's templates.
 //!
-//! A template ([`weft_ops::templates`]) comes with a hardware-centric schedule space: a
+//! A template ([`weft_kernels`]) comes with a hardware-centric schedule space: a
 //! few hundred configs at most, drawn from what the target offers one block (its
 //! [`TargetLimits`](weft_codegen_common::TargetLimits): an open device's, or the
 //! target's offline profile), the same for every input size. [`tune`] builds every config of the

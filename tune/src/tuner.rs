@@ -6,9 +6,10 @@ use rayon::prelude::*;
 use thiserror::Error;
 use weft_codegen_common::TargetLimits;
 use weft_ir::kernel::LoweredFunc;
+use weft_kernels::Config;
 use weft_ops::Workload;
 use weft_ops::check::Checker;
-use weft_ops::templates::{Config, TemplateSpec};
+use weft_ops::templates::TemplateSpec;
 use weft_runtime::{Bound, Device, DeviceError, KernelId, Timing};
 
 use crate::measure::{Checked, Staged};

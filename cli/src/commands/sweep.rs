@@ -8,7 +8,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use weft_ops::templates::{Config, TemplateSpec};
+use weft_kernels::Config;
+use weft_ops::templates::TemplateSpec;
 use weft_ops::{Shape, Workload};
 use weft_runtime::Target;
 use weft_runtime::WgpuOptions;

@@ -9,7 +9,7 @@
 //!
 //! becomes one `Attention(q, k, v[, mask])` node (`k` as `[..., t, d]`: a Transpose of
 //! the `kᵀ` operand, an index map the partitioner inlines into the loads), which the
-//! compiler schedules as one fused kernel (`weft_ops::templates::attention`) instead of
+//! compiler schedules as one fused kernel (`weft_kernels::attention`) instead of
 //! two batched products and a softmax. A constant mask that is 0 on and below the
 //! diagonal and at most -1e30 above it is GPT-2's causal mask: the node says `causal`
 //! and the mask goes. Only a chain whose intermediate tensors nothing else reads (and no

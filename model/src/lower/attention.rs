@@ -1,5 +1,5 @@
 //! Attention anchors (`Op::Attention`, which `passes::recognize_attention` makes): one
-//! kernel on the attention template (`weft_ops::templates::attention`), its `q`, `k`, `v`
+//! kernel on the attention template (`weft_kernels::attention`), its `q`, `k`, `v`
 //! and mask as `[heads, rows, cols]` views of whatever produces them (the projection's
 //! slices, reshapes and transposes, fused into the loads) and its epilogue (the heads
 //! merged back, a cast) fused into the stores. The config comes from the template's
@@ -12,7 +12,7 @@ use weft_graph::{Graph, Op};
 use weft_ir::func::Func;
 use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
-use weft_ops::templates::attention::{AttnParams, Masking, Operands, describe, template_over};
+use weft_kernels::attention::{AttnParams, Masking, Operands, describe, template_over};
 
 use super::Chooser;
 use super::values::{Values, broadcast_index, reindex};

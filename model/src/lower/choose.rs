@@ -1,5 +1,5 @@
 //! The stated rule that picks an anchor's template config when there is no tuning
-//! record (`weft_ops::templates::rule`, which the ops' templates use too, here with
+//! record (`weft_kernels::rule`, which the ops' templates use too, here with
 //! split-K): from the template's hardware-centric space (what the target's limits allow),
 //! the largest block tile (counting only its part inside the product) that still gives
 //! the GPU [`ENOUGH_TILES`] blocks of work,
@@ -10,9 +10,9 @@
 //! the edges); remaining ties go to more threads, fewer parts, then the shorter k step.
 
 use weft_codegen_common::TargetLimits;
-use weft_ops::templates::rule::Product;
-pub(crate) use weft_ops::templates::rule::{ENOUGH_TILES, split_k};
-use weft_ops::templates::{matmul, matmul_f16};
+use weft_kernels::rule::Product;
+pub(crate) use weft_kernels::rule::{ENOUGH_TILES, split_k};
+use weft_kernels::{matmul, matmul_f16};
 
 use crate::anchor::{AnchorChoice, AnchorKey, AnchorTemplate, Choices, Views};
 
@@ -68,14 +68,14 @@ pub(crate) fn by_rule(limits: &TargetLimits, key: &AnchorKey) -> (AnchorChoice, 
 }
 
 /// The fp32 matmul template's config for an `m × n × k` product, its split parts and
-/// why: the rule of `weft_ops::templates::rule`, which may split.
+/// why: the rule of `weft_kernels::rule`, which may split.
 #[cfg(test)]
 fn matmul_config(
     limits: &TargetLimits,
     m: i64,
     n: i64,
     k: i64,
-) -> (weft_ops::templates::Config, i64, String) {
+) -> (weft_kernels::Config, i64, String) {
     matmul::rule_config(limits, Product::split(m, n, k))
 }
 
@@ -87,15 +87,15 @@ fn matmul_f16_config(
     m: i64,
     n: i64,
     k: i64,
-) -> (weft_ops::templates::Config, i64, String) {
+) -> (weft_kernels::Config, i64, String) {
     matmul_f16::rule_config(limits, Product::split(m, n, k), true)
 }
 
 #[cfg(test)]
 mod tests {
-    use weft_ops::templates::matmul::MatmulParams;
-    use weft_ops::templates::matmul_f16::F16Params;
-    use weft_ops::templates::rule::{MAX_SPLITS, MIN_SPLIT_K};
+    use weft_kernels::matmul::MatmulParams;
+    use weft_kernels::matmul_f16::F16Params;
+    use weft_kernels::rule::{MAX_SPLITS, MIN_SPLIT_K};
 
     use super::*;
 
@@ -109,7 +109,7 @@ mod tests {
         // enough part of the sum.
         assert!(s > 1 && s <= MAX_SPLITS, "{s}");
         assert!(
-            weft_ops::templates::split_k::pays(49, 512, 4608, (p.block_m(), p.block_n()), s),
+            weft_kernels::split_k::pays(49, 512, 4608, (p.block_m(), p.block_n()), s),
             "{c} in {s}"
         );
         assert!(4608 / s >= MIN_SPLIT_K / 2, "{s}");
@@ -126,7 +126,7 @@ mod tests {
         let (c, s, _) = matmul_config(&cuda, 112 * 112, 64, 576);
         let p = MatmulParams::from_config(&c).unwrap();
         assert!(
-            weft_ops::templates::split_k::pays(112 * 112, 64, 576, (p.block_m(), p.block_n()), s),
+            weft_kernels::split_k::pays(112 * 112, 64, 576, (p.block_m(), p.block_n()), s),
             "{c} in {s}"
         );
     }

@@ -6,7 +6,7 @@
 //! (bias, residual, activation) into its stores.
 //!
 //! The implicit GEMM's im2col and filter views and the window the direct convolution
-//! reads are the kernel library's ([`weft_ops::templates::conv_views`], as the benchmark
+//! reads are the kernel library's ([`weft_kernels::conv_views`], as the benchmark
 //! workloads build theirs), read here through the group's values; this module chooses
 //! the variant and the config and wires the operands, the copies and the epilogue.
 
@@ -16,9 +16,9 @@ use weft_graph::{Graph, Layout, TensorId};
 use weft_ir::func::Func;
 use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
-use weft_ops::templates::conv_views::{self, ConvGeometry, ConvLayout};
-use weft_ops::templates::winograd::{self, WinogradDims};
-use weft_ops::templates::{depthwise, matmul, matmul_f16};
+use weft_kernels::conv_views::{self, ConvGeometry, ConvLayout};
+use weft_kernels::winograd::{self, WinogradDims};
+use weft_kernels::{depthwise, matmul, matmul_f16};
 
 use super::Chooser;
 use super::values::{Values, in_logical_order, in_memory_order};
@@ -26,8 +26,8 @@ use super::{choose, narrow, rules};
 use crate::anchor::{AnchorKey, AnchorTemplate, ConvInput, ConvViews, Views};
 use crate::error::ModelError;
 use weft_graph::passes::memory_order;
-use weft_ops::templates::product::Matmul;
-use weft_ops::templates::split_k::{Anchor, Split, join};
+use weft_kernels::product::Matmul;
+use weft_kernels::split_k::{Anchor, Split, join};
 
 /// A convolution's sizes, read off its tensors.
 #[derive(Clone, Copy, Debug)]
@@ -413,7 +413,7 @@ fn winograd_dims(d: &Geometry, f16: bool) -> Option<WinogradDims> {
     (fits && wd.out() == (v.oh, v.ow)).then_some(wd)
 }
 
-/// The convolution as Winograd F(2×2, 3×3) (`weft_ops::templates::winograd`): its input
+/// The convolution as Winograd F(2×2, 3×3) (`weft_kernels::winograd`): its input
 /// and filter read through their views (layouts, inlined producers) as prologues of the
 /// transforms, its epilogue chain fused into the output transform's stores.
 /// `[x, w, y]`: the input, filter and output tensors.
@@ -421,7 +421,7 @@ fn winograd<'g>(
     vals: &Values<'g>,
     [x, w, y_t]: [TensorId; 3],
     wd: &WinogradDims,
-    config: &weft_ops::templates::Config,
+    config: &weft_kernels::Config,
     with_bias: impl Fn(Expr, &Expr) -> Expr + 'g,
     output: &impl Fn(&Values) -> Buffer,
     name: &str,

@@ -17,9 +17,9 @@ use super::choose;
 use super::values::{Values, broadcast_index, reindex};
 use crate::anchor::{AnchorKey, AnchorTemplate, Views};
 use crate::error::ModelError;
-use weft_ops::templates::matmul_f16;
-use weft_ops::templates::product::Matmul;
-use weft_ops::templates::split_k::{Anchor, Split};
+use weft_kernels::matmul_f16;
+use weft_kernels::product::Matmul;
+use weft_kernels::split_k::{Anchor, Split};
 
 /// Lowers the Gemm or MatMul group `group`.
 pub(crate) fn lower<'g>(

@@ -20,7 +20,7 @@ mod rows;
 mod slice;
 pub(crate) mod values;
 
-pub(crate) use weft_ops::rules;
+pub(crate) use weft_kernels::rules;
 
 use std::collections::HashMap;
 

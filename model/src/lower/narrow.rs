@@ -16,7 +16,7 @@ use weft_ir::func::Func;
 use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
 use weft_ir::template::{Template, load_or};
-use weft_ops::templates::per_item;
+use weft_kernels::per_item;
 
 use super::values::Values;
 

@@ -1,5 +1,5 @@
 //! Row reductions: softmax, layer norm and ReduceSum/Mean/Max/Min, each one kernel on
-//! the row-reduction template (`weft_ops::templates::rows`: a warp or a block per row,
+//! the row-reduction template (`weft_kernels::rows`: a warp or a block per row,
 //! its threads combining through a shared-memory tree), over a `[rows, n]` view of the
 //! input whose producers post-scheduling fusion inlines into the loads, with the
 //! group's epilogue (a layer norm's scale and bias, a cast, what follows) fused into
@@ -21,8 +21,8 @@ use weft_graph::{Graph, TensorId};
 use weft_ir::func::Func;
 use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
-use weft_ops::templates::rows::{RowOp, RowParams, describe, template_over};
-use weft_ops::templates::split_k::join;
+use weft_kernels::rows::{RowOp, RowParams, describe, template_over};
+use weft_kernels::split_k::join;
 
 use super::rules;
 use super::values::{Values, broadcast_index, in_logical_order, reindex};

@@ -14,9 +14,9 @@ use weft_codegen_common::TargetLimits;
 pub use crate::anchor::{
     AnchorChoice, AnchorKey, AnchorTemplate, Choices, ConvInput, ConvViews, Views,
 };
-use weft_ops::templates::matmul;
-use weft_ops::templates::matmul_f16;
-use weft_ops::templates::matmul_f16::hopper;
+use weft_kernels::matmul;
+use weft_kernels::matmul_f16;
+use weft_kernels::matmul_f16::hopper;
 
 use crate::anchor::MAX_SPLITS;
 use crate::lower::choose::{ENOUGH_TILES, split_k};
@@ -33,7 +33,7 @@ pub use search::{AnchorResult, TuneOptions, Tuned, tune};
 /// warps to hide their latency, which only smaller tiles give.
 /// The fp16 template's configs an anchor can take: the whole space where its operands
 /// are stored tensors read as they are, else what reads through views.
-fn f16_space(limits: &TargetLimits, key: &AnchorKey) -> Vec<weft_ops::templates::Config> {
+fn f16_space(limits: &TargetLimits, key: &AnchorKey) -> Vec<weft_kernels::Config> {
     if key.stored_operands() {
         matmul_f16::space(limits)
     } else {

@@ -1,4 +1,5 @@
-//! Fixtures shared by the `ops` test binaries.
+//! Fixtures shared by the `ops` test binaries (`kernels/tests/common` has the same two
+//! target fixtures for the kernel library's own tests).
 
 #[allow(dead_code)] // only the rule tests read sweeps
 pub mod sweeps;

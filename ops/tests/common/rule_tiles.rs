@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 
 use weft_codegen_common::TargetLimits;
+use weft_kernels::Config;
 use weft_ops::Shape;
-use weft_ops::templates::Config;
 
 /// Per `(m, n, k)`: each timed config's median µs, by its text.
 pub type Times = BTreeMap<(i64, i64, i64), BTreeMap<String, f64>>;
