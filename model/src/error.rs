@@ -5,6 +5,30 @@ use thiserror::Error;
 use weft_graph::GraphError;
 use weft_runtime::DeviceError;
 
+/// Why a group could not be lowered to a function.
+#[derive(Debug, Error)]
+pub enum LowerError {
+    /// A kernel template refused what it was given (a config, a shape).
+    #[error(transparent)]
+    Template(#[from] weft_ir::template::TemplateError),
+    /// Post-scheduling fusion refused a prologue or an epilogue.
+    #[error(transparent)]
+    Fusion(#[from] weft_ir::fusion::FusionError),
+    /// A template's config could not be read.
+    #[error(transparent)]
+    Config(#[from] weft_kernels::BuildError),
+    /// The narrow input's padded copy could not take its view.
+    #[error("fusing the padded copy's view: {0}")]
+    PaddedCopy(#[source] weft_ir::fusion::FusionError),
+    /// The kernel library refused (its rule-based schedules, a product's config), in its
+    /// words.
+    #[error("{0}")]
+    Kernels(String),
+    /// The lowering does not take the group: what it lacks.
+    #[error("{0}")]
+    Refused(String),
+}
+
 /// An error of the model compiler or of a compiled model's run.
 #[derive(Debug, Error)]
 pub enum ModelError {
@@ -12,11 +36,12 @@ pub enum ModelError {
     #[error(transparent)]
     Graph(#[from] GraphError),
     /// A group could not be lowered to a kernel.
-    #[error("node `{node}` ({op}): {what}")]
+    #[error("node `{node}` ({op}): {source}")]
     Lower {
         node: String,
         op: &'static str,
-        what: String,
+        #[source]
+        source: Box<LowerError>,
     },
     /// Lowering a group's function to kernels failed.
     #[error("kernel `{kernel}`: {source}")]

@@ -14,7 +14,7 @@ pub mod plan;
 pub mod tune;
 
 pub use compiled::{CompileOptions, CompiledModel};
-pub use error::ModelError;
+pub use error::{LowerError, ModelError};
 pub use executable::{Executable, IoTensor, LoadedGroup};
 
 /// The examples of `docs/architecture.md` ("Adding an ONNX op", "Adding a benchmark

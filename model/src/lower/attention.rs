@@ -16,6 +16,7 @@ use weft_kernels::attention::{AttnParams, Masking, Operands, describe, template_
 
 use super::Chooser;
 use super::values::{Values, broadcast_index, reindex};
+use crate::error::LowerError;
 
 /// Why no attention kernel fits `limits` for the Attention node `node` of `g` with its
 /// `q`, `k` and `v` stored as `dtype`, if none does (WebGPU's 16 KiB of workgroup memory
@@ -65,7 +66,7 @@ pub(crate) fn lower<'g>(
     name: &str,
     chooser: &Chooser,
     output: impl Fn(&Values) -> Buffer,
-) -> Result<(Func, String), String> {
+) -> Result<(Func, String), LowerError> {
     let node = &g.nodes[group.root.0];
     let Attention {
         scale,
@@ -104,12 +105,12 @@ pub(crate) fn lower<'g>(
     };
     let Some((p, why)) = AttnParams::rule(chooser.limits, (heads, s, t, d.max(dv)), f16, masking)
     else {
-        return Err(format!(
+        return Err(LowerError::Refused(format!(
             "no attention tiling fits {}'s {} bytes of shared memory at head size {}",
             chooser.limits.name,
             chooser.limits.max_shared_bytes,
             d.max(dv)
-        ));
+        )));
     };
     let y = te::placeholder("y_attn", &[heads, s, dv], DType::F32);
     let y_read = y.clone();
@@ -140,7 +141,7 @@ pub(crate) fn lower<'g>(
             Masking::None
         },
     };
-    let anchor = template_over(name, &ops, &p).map_err(|e| e.to_string())?;
-    let fused = fuse(&anchor, &out).map_err(|e| e.to_string())?;
+    let anchor = template_over(name, &ops, &p)?;
+    let fused = fuse(&anchor, &out)?;
     Ok((fused.func, format!("{} ({why})", describe(&p))))
 }

@@ -24,7 +24,7 @@ use super::Chooser;
 use super::values::{Values, in_logical_order, in_memory_order};
 use super::{choose, narrow, rules};
 use crate::anchor::{AnchorKey, AnchorTemplate, ConvInput, ConvViews, Views};
-use crate::error::ModelError;
+use crate::error::{LowerError, ModelError};
 use weft_graph::passes::memory_order;
 use weft_kernels::product::Matmul;
 use weft_kernels::split_k::{Anchor, Split, join};
@@ -85,10 +85,10 @@ pub(crate) fn lower<'g>(
 ) -> Result<(Func, String, Option<AnchorKey>), ModelError> {
     let limits = chooser.limits;
     let node = &g.nodes[group.root.0];
-    let fail = |what: String| ModelError::Lower {
+    let fail = |source: LowerError| ModelError::Lower {
         node: node.name.clone(),
         op: "Conv",
-        what,
+        source: Box::new(source),
     };
     let (x, w) = (node.inputs[0], node.inputs[1]);
     let bias = node.inputs.get(2).copied();
@@ -284,7 +284,8 @@ pub(crate) fn lower<'g>(
                 Some((first, padded)) => join(name, first.clone(), func, padded),
                 None => func,
             };
-            let (product, what) = Matmul::of(f16, &config).map_err(fail)?;
+            let (product, what) =
+                Matmul::of(f16, &config).map_err(|e| fail(LowerError::Kernels(e)))?;
             // Which operands Hopper's path copies how: TMA copies stored tensors only.
             let how = if filter_matrix {
                 "(the im2col thread-gathered, the filter TMA-filled)"
@@ -295,7 +296,7 @@ pub(crate) fn lower<'g>(
             if let Some(sp) = split {
                 let func = sp
                     .build(name, &cols, &weights, &out, &product)
-                    .map_err(fail)?;
+                    .map_err(|e| fail(LowerError::Kernels(e)))?;
                 return Ok((
                     after_copy(func),
                     format!(
@@ -306,8 +307,8 @@ pub(crate) fn lower<'g>(
             }
             let anchor = product
                 .template_over(name, &cols, &weights, &gemm)
-                .map_err(|e| fail(e.to_string()))?;
-            let fused = fuse(&anchor, &out).map_err(|e| fail(e.to_string()))?;
+                .map_err(|e| fail(e.into()))?;
+            let fused = fuse(&anchor, &out).map_err(|e| fail(e.into()))?;
             Ok((
                 after_copy(fused.func),
                 format!("implicit-gemm {layout} on the {what} ({why})"),
@@ -316,17 +317,16 @@ pub(crate) fn lower<'g>(
         }
         ConvVariant::Depthwise => {
             let config = depthwise::default_config(limits);
-            let p = depthwise::DepthwiseParams::from_config(&config)
-                .map_err(|e| fail(e.to_string()))?;
+            let p = depthwise::DepthwiseParams::from_config(&config).map_err(|e| fail(e.into()))?;
             let v = d.view;
             let anchor = depthwise::template([v.n, d.c, v.h, v.w], v.r, c.strides[0] as i64, &p)
-                .map_err(|e| fail(e.to_string()))?;
+                .map_err(|e| fail(e.into()))?;
             let bufs: Vec<Buffer> = anchor.buffer_params().cloned().collect();
             let [a, wt, result] = bufs.as_slice() else {
-                return Err(fail(format!(
+                return Err(fail(LowerError::Refused(format!(
                     "the depthwise template has {} parameters, not 3",
                     bufs.len()
-                )));
+                ))));
             };
             vals.adopt(x, a);
             vals.adopt(w, wt);
@@ -336,7 +336,7 @@ pub(crate) fn lower<'g>(
                 Box::new(move |ix: &[Expr]| with_bias(result.at(ix), &ix[1])),
             );
             let out = output(vals);
-            let fused = fuse(&anchor, &out).map_err(|e| fail(e.to_string()))?;
+            let fused = fuse(&anchor, &out).map_err(|e| fail(e.into()))?;
             let what = depthwise::describe(&config).unwrap_or_else(|e| e);
             Ok((
                 fused.func,
@@ -376,7 +376,8 @@ pub(crate) fn lower<'g>(
                 }),
             );
             let out = output(vals);
-            let func = rules::reduction(name, &inputs, &acc, &out).map_err(fail)?;
+            let func = rules::reduction(name, &inputs, &acc, &out)
+                .map_err(|e| fail(LowerError::Kernels(e)))?;
             Ok((
                 func,
                 format!(
@@ -425,8 +426,8 @@ fn winograd<'g>(
     with_bias: impl Fn(Expr, &Expr) -> Expr + 'g,
     output: &impl Fn(&Values) -> Buffer,
     name: &str,
-) -> Result<Func, String> {
-    let p = matmul::MatmulParams::from_config(config).map_err(|e| e.to_string())?;
+) -> Result<Func, LowerError> {
+    let p = matmul::MatmulParams::from_config(config)?;
     let x_view = te::compute(
         "x_view",
         &[("n", wd.n), ("c", wd.c), ("h", wd.h), ("w", wd.w)],
@@ -445,9 +446,6 @@ fn winograd<'g>(
         Box::new(move |ix: &[Expr]| with_bias(y_read.at(ix), &ix[1])),
     );
     let out = output(vals);
-    let anchor =
-        winograd::template_over(name, wd, &x_view, &w_view, &y, &p).map_err(|e| e.to_string())?;
-    fuse(&anchor, &out)
-        .map(|f| f.func)
-        .map_err(|e| e.to_string())
+    let anchor = winograd::template_over(name, wd, &x_view, &w_view, &y, &p)?;
+    Ok(fuse(&anchor, &out)?.func)
 }

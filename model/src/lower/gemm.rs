@@ -16,7 +16,7 @@ use super::Chooser;
 use super::choose;
 use super::values::{Values, broadcast_index, reindex};
 use crate::anchor::{AnchorKey, AnchorTemplate, Views};
-use crate::error::ModelError;
+use crate::error::{LowerError, ModelError};
 use weft_kernels::matmul_f16;
 use weft_kernels::product::Matmul;
 use weft_kernels::split_k::{Anchor, Split};
@@ -32,10 +32,10 @@ pub(crate) fn lower<'g>(
     output: impl Fn(&Values) -> Buffer,
 ) -> Result<(Func, String, Option<AnchorKey>), ModelError> {
     let node = &g.nodes[group.root.0];
-    let fail = |what: String| ModelError::Lower {
+    let fail = |source: LowerError| ModelError::Lower {
         node: node.name.clone(),
         op: node.op.name(),
-        what,
+        source: Box::new(source),
     };
     let (a, b) = (node.inputs[0], node.inputs[1]);
     let (alpha, beta, ta, tb) = match product {
@@ -86,7 +86,8 @@ pub(crate) fn lower<'g>(
             winograd: None,
         };
         let (choice, why) = choose::anchor(chooser.limits, chooser.choices, &key);
-        let (product_params, what) = Matmul::of(f16, &choice.config).map_err(fail)?;
+        let (product_params, what) =
+            Matmul::of(f16, &choice.config).map_err(|e| fail(LowerError::Kernels(e)))?;
         let product = te::placeholder("y_gemm", &[batch, m, n], DType::F32);
         let product_read = product.clone();
         vals.set_root(
@@ -99,8 +100,8 @@ pub(crate) fn lower<'g>(
         let out = output(vals);
         let anchor = product_params
             .template_over(name, &a_view, &b_view, &product)
-            .map_err(|e| fail(e.to_string()))?;
-        let fused = fuse(&anchor, &out).map_err(|e| fail(e.to_string()))?;
+            .map_err(|e| fail(e.into()))?;
+        let fused = fuse(&anchor, &out).map_err(|e| fail(e.into()))?;
         return Ok((
             fused.func,
             format!("{what} ({why}), {batch} products batched"),
@@ -185,7 +186,8 @@ pub(crate) fn lower<'g>(
         .map(|&c| (vals.stored(c), g.tensor(c).shape.clone()));
     let (choice, why) = choose::anchor(chooser.limits, chooser.choices, &key);
     let (config, splits) = (choice.config, choice.splits);
-    let (product_params, what) = Matmul::of(f16, &config).map_err(fail)?;
+    let (product_params, what) =
+        Matmul::of(f16, &config).map_err(|e| fail(LowerError::Kernels(e)))?;
     // Hopper's stages are TMA-filled from stored operands, gathered from views.
     let what = if key.stored_operands() {
         what
@@ -224,7 +226,7 @@ pub(crate) fn lower<'g>(
     if let Some(sp) = split {
         let func = sp
             .build(name, &a_view, &b_view, &out, &product_params)
-            .map_err(fail)?;
+            .map_err(|e| fail(LowerError::Kernels(e)))?;
         return Ok((
             func,
             format!("{what} ({why}), split-K {splits} + a summing kernel"),
@@ -233,7 +235,7 @@ pub(crate) fn lower<'g>(
     }
     let anchor = product_params
         .template_over(name, &a_view, &b_view, &product)
-        .map_err(|e| fail(e.to_string()))?;
-    let fused = fuse(&anchor, &out).map_err(|e| fail(e.to_string()))?;
+        .map_err(|e| fail(e.into()))?;
+    let fused = fuse(&anchor, &out).map_err(|e| fail(e.into()))?;
     Ok((fused.func, format!("{what} ({why})"), Some(key)))
 }

@@ -34,7 +34,7 @@ use weft_ir::kernel::LoweredFunc;
 use weft_ir::prelude::*;
 
 use crate::anchor::{AnchorKey, Choices};
-use crate::error::ModelError;
+use crate::error::{LowerError, ModelError};
 use values::{Values, convert, in_logical_order, in_memory_order};
 
 /// A group as a function, and the function as kernels: its parameters are graph
@@ -73,10 +73,10 @@ pub fn lower_group(
         .copied()
         .chain(root_inline);
     let vals = Values::new(g, inline);
-    let fail = |what: String| ModelError::Lower {
+    let fail = |source: LowerError| ModelError::Lower {
         node: root.name.clone(),
         op: root.op.name(),
-        what,
+        source: Box::new(source),
     };
     // The group's stored output as a te compute of the value of its last tensor: over
     // its dimensions in memory order, rounded to its storage type once.
@@ -132,7 +132,8 @@ pub fn lower_group(
                 );
                 output(&vals)
             };
-            let func = rules::reduction(&name, &inputs, &red, &out).map_err(fail)?;
+            let func = rules::reduction(&name, &inputs, &red, &out)
+                .map_err(|e| fail(LowerError::Kernels(e)))?;
             (
                 func,
                 "rule: reduction, one thread per output".to_string(),
@@ -142,7 +143,8 @@ pub fn lower_group(
         Role::Injective(_) | Role::Join { .. } => {
             let out = output(&vals);
             let inputs: Vec<Buffer> = vals.buffers().into_iter().map(|(_, b)| b).collect();
-            let func = rules::injective(&name, &inputs, &out).map_err(fail)?;
+            let func =
+                rules::injective(&name, &inputs, &out).map_err(|e| fail(LowerError::Kernels(e)))?;
             (
                 func,
                 format!("rule: injective, {}", rules::injective_what(out.numel())),
@@ -193,7 +195,7 @@ fn finish(
     group: &Group,
     mut func: Func,
     vals: &Values,
-) -> Result<(Func, Vec<TensorId>), String> {
+) -> Result<(Func, Vec<TensorId>), LowerError> {
     let known: HashMap<u64, TensorId> = vals
         .buffers()
         .into_iter()
@@ -203,7 +205,9 @@ fn finish(
     let out_buffer = match func.params.last() {
         Some(Param::Buffer(b)) if !known.contains_key(&b.id()) => b.clone(),
         Some(Param::Buffer(_) | Param::Scalar(_)) | None => {
-            return Err("the kernel has no output parameter".into());
+            return Err(LowerError::Refused(
+                "the kernel has no output parameter".into(),
+            ));
         }
     };
     let mut params = Vec::new();
@@ -212,12 +216,15 @@ fn finish(
             Param::Buffer(b) if b.id() == out_buffer.id() => {
                 params.push(group.slice.map_or(group.output, |s| s.buffer));
             }
-            Param::Buffer(b) => params.push(
-                *known
-                    .get(&b.id())
-                    .ok_or_else(|| format!("parameter `{}` holds no graph tensor", b.name()))?,
-            ),
-            Param::Scalar(v) => return Err(format!("unexpected scalar parameter `{}`", v.name())),
+            Param::Buffer(b) => params.push(*known.get(&b.id()).ok_or_else(|| {
+                LowerError::Refused(format!("parameter `{}` holds no graph tensor", b.name()))
+            })?),
+            Param::Scalar(v) => {
+                return Err(LowerError::Refused(format!(
+                    "unexpected scalar parameter `{}`",
+                    v.name()
+                )));
+            }
         }
     }
     if let Some(s) = group.slice {
@@ -229,10 +236,9 @@ fn finish(
             .into_iter()
             .map(|d| d as i64)
             .collect();
-        let axis = order
-            .iter()
-            .position(|&d| d == s.axis)
-            .ok_or_else(|| format!("the Concat's axis {} is not a dimension", s.axis))?;
+        let axis = order.iter().position(|&d| d == s.axis).ok_or_else(|| {
+            LowerError::Refused(format!("the Concat's axis {} is not a dimension", s.axis))
+        })?;
         let name = vals.fresh_name(&whole.name);
         let target = te::placeholder(&name, &shape, whole.dtype);
         slice::retarget(&mut func, &out_buffer, &target, axis, s.offset as i64);

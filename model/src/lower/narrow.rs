@@ -19,6 +19,7 @@ use weft_ir::template::{Template, load_or};
 use weft_kernels::per_item;
 
 use super::values::Values;
+use crate::error::LowerError;
 
 /// Channels of the padded copy: four halves, one 8-byte load per pixel.
 pub(crate) const PADDED_CHANNELS: i64 = 4;
@@ -34,7 +35,7 @@ pub(crate) fn copy(
     x: TensorId,
     [n, c, h, w]: [i64; 4],
     name: &str,
-) -> Result<(Func, Buffer), String> {
+) -> Result<(Func, Buffer), LowerError> {
     let pc = PADDED_CHANNELS;
     let x_view = te::compute("x_view", &[("n", n), ("c", c), ("h", h), ("w", w)], |ix| {
         vals.at_as(x, ix, DType::F16)
@@ -57,9 +58,7 @@ pub(crate) fn copy(
         );
         kb.store(&padded, [img, row, col, ch], v);
     });
-    let func = t.finish().map_err(|e| e.to_string())?;
-    let func = fuse(&func, &padded)
-        .map_err(|e| format!("fusing the padded copy's view: {e}"))?
-        .func;
+    let func = t.finish()?;
+    let func = fuse(&func, &padded).map_err(LowerError::PaddedCopy)?.func;
     Ok((func, padded))
 }

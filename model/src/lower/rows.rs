@@ -26,6 +26,7 @@ use weft_kernels::split_k::join;
 
 use super::rules;
 use super::values::{Values, broadcast_index, in_logical_order, reindex};
+use crate::error::LowerError;
 
 /// ReduceSum/Mean/Max/Min of group `group` as a te reduction over the output's
 /// dimensions in `order` (its memory order).
@@ -35,7 +36,7 @@ fn reduced(
     op: &Reduce,
     vals: &Values,
     order: &[usize],
-) -> Result<Buffer, String> {
+) -> Result<Buffer, LowerError> {
     let node = &g.nodes[group.root.0];
     let Reduce {
         kind,
@@ -165,7 +166,7 @@ pub(crate) fn lower<'g>(
     name: &str,
     limits: &TargetLimits,
     output: impl Fn(&Values) -> Buffer,
-) -> Result<(Func, String), String> {
+) -> Result<(Func, String), LowerError> {
     let node = &g.nodes[group.root.0];
     let x = node.inputs[0];
     let xs = g.tensor(x).shape.clone();
@@ -205,8 +206,8 @@ pub(crate) fn lower<'g>(
     );
     let out = output(vals);
     let fused = template_over(name, &view, &y, op, &p)
-        .map_err(|e| e.to_string())
-        .and_then(|anchor| fuse(&anchor, &out).map_err(|e| e.to_string()));
+        .map_err(LowerError::from)
+        .and_then(|anchor| fuse(&anchor, &out).map_err(LowerError::from));
     match fused {
         Ok(f) => Ok((f.func, format!("{} ({why})", describe(op, &p, n)))),
         Err(e) => {
@@ -229,7 +230,7 @@ pub(crate) fn reduce<'g>(
     limits: &TargetLimits,
     order: &[usize],
     output: impl Fn(&Values) -> Buffer,
-) -> Result<(Func, String), String> {
+) -> Result<(Func, String), LowerError> {
     let node = &g.nodes[group.root.0];
     let Reduce {
         kind,
@@ -267,8 +268,8 @@ pub(crate) fn reduce<'g>(
     );
     let out = output(vals);
     let fused = template_over(name, &view, &y, op, &p)
-        .map_err(|e| e.to_string())
-        .and_then(|anchor| fuse(&anchor, &out).map_err(|e| e.to_string()));
+        .map_err(LowerError::from)
+        .and_then(|anchor| fuse(&anchor, &out).map_err(LowerError::from));
     match fused {
         Ok(f) => Ok((f.func, format!("{} ({why})", describe(op, &p, n)))),
         Err(e) => {
@@ -280,7 +281,7 @@ pub(crate) fn reduce<'g>(
                 Box::new(move |ix: &[Expr]| read.at(&super::values::in_memory_order(&order, ix))),
             );
             let out = output(vals);
-            let func = rules::reduction(name, &inputs, &red, &out)?;
+            let func = rules::reduction(name, &inputs, &red, &out).map_err(LowerError::Kernels)?;
             Ok((
                 func,
                 format!("rule: reduction, one thread per output (the template's epilogue: {e})"),
@@ -299,7 +300,7 @@ fn by_rule<'g>(
     vals: &Values<'g>,
     name: &str,
     output: impl Fn(&Values) -> Buffer,
-) -> Result<(Func, String), String> {
+) -> Result<(Func, String), LowerError> {
     let node = &g.nodes[group.root.0];
     let x = node.inputs[0];
     let xs = g.tensor(x).shape.clone();
@@ -377,7 +378,8 @@ fn by_rule<'g>(
                 }),
             );
             let out = output(vals);
-            let f_out = rules::injective(name, &inputs(vals, &[&max, &sum]), &out)?;
+            let f_out = rules::injective(name, &inputs(vals, &[&max, &sum]), &out)
+                .map_err(LowerError::Kernels)?;
             Ok((
                 chain(name, vec![f_max, f_sum, f_out], &[max, sum]),
                 format!(
@@ -421,7 +423,8 @@ fn by_rule<'g>(
                 }),
             );
             let out = output(vals);
-            let f_out = rules::injective(name, &inputs(vals, &[&mean, &var]), &out)?;
+            let f_out = rules::injective(name, &inputs(vals, &[&mean, &var]), &out)
+                .map_err(LowerError::Kernels)?;
             Ok((
                 chain(name, vec![f_mean, f_var, f_out], &[mean, var]),
                 format!(
@@ -441,8 +444,8 @@ fn inputs(vals: &Values, temps: &[&Buffer]) -> Vec<Buffer> {
 
 /// One statistic per row by the reduction rule, reading the earlier statistics `deps`
 /// as inputs (not recomputing them).
-fn stage(name: &str, vals: &Values, stat: &Buffer, deps: &[&Buffer]) -> Result<Func, String> {
-    rules::reduction(name, &inputs(vals, deps), stat, stat)
+fn stage(name: &str, vals: &Values, stat: &Buffer, deps: &[&Buffer]) -> Result<Func, LowerError> {
+    rules::reduction(name, &inputs(vals, deps), stat, stat).map_err(LowerError::Kernels)
 }
 
 /// One function running `parts` in order, each part's output (but the last's) a global
