@@ -80,6 +80,13 @@ pub fn reduction(
     let mut s = Schedule::new(func);
     let sched = |s: &mut Schedule| -> Result<(), ScheduleError> {
         let block = s.get_block(reduced.name())?;
+        if reduced.ndim() == 0 {
+            // A scalar: one thread sums every term, its reduction loops serial.
+            if let Some(&first) = s.get_loops(block)?.first() {
+                s.decompose_reduction(block, first)?;
+            }
+            return Ok(());
+        }
         let local = s.cache_write(block, 0, "local")?;
         let loops = s.get_loops(block)?;
         let spatial = reduced.ndim();
@@ -115,6 +122,10 @@ fn one_thread_per_element(
 ) -> Result<(), ScheduleError> {
     let b = s.get_block(block)?;
     let loops = s.get_loops(b)?;
+    if rank == 0 {
+        // A scalar: one thread computes it.
+        return Ok(());
+    }
     let fused = if rank > 1 {
         s.fuse(&loops[..rank])?
     } else {
@@ -151,5 +162,43 @@ fn bind_threads(s: &mut Schedule, fused: LoopRV, elements: i64) -> Result<LoopRV
         s.bind(parts[1], ThreadAxis::BlockIdxX)?;
         s.bind(parts[2], ThreadAxis::ThreadIdxX)?;
         Ok(parts[2])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use weft_ir::data::{Arg, TensorData};
+
+    /// Runs `func` on the interpreter with `x` and a poisoned output of `n` elements.
+    fn run(func: &Func, x: Vec<f32>, n: usize) -> Vec<f64> {
+        let lowered = weft_ir::lower::lower(func).unwrap();
+        let mut args = vec![
+            Arg::Tensor(TensorData::F32(x)),
+            Arg::Tensor(TensorData::poisoned(DType::F32, n)),
+        ];
+        weft_ir::interp::run(&lowered, &mut args).unwrap();
+        let Some(Arg::Tensor(out)) = args.last() else {
+            unreachable!("the output is the last argument")
+        };
+        out.to_f64_vec()
+    }
+
+    /// A scalar output (an op after a ReduceSum that kept no dimension) is one thread's
+    /// work: no loop to bind, no panic.
+    #[test]
+    fn scalars_are_computed_by_one_thread() {
+        let x = te::placeholder("x", &[], DType::F32);
+        let none: [Expr; 0] = [];
+        let y = te::compute("y", &[], |_| Expr::f32(0.0) - x.at(&none));
+        let func = injective("neg", std::slice::from_ref(&x), &y).unwrap();
+        assert_eq!(run(&func, vec![2.5], 1), [-2.5]);
+
+        let v = te::placeholder("v", &[7], DType::F32);
+        let r = te::reduce_axis("r", 7);
+        let sum = te::compute("sum", &[], |_| te::sum(v.at(&[&r.expr()]), &[&r]));
+        let func = reduction("sum", std::slice::from_ref(&v), &sum, &sum).unwrap();
+        let got = run(&func, (1..=7).map(|i| i as f32).collect(), 1);
+        assert_eq!(got, [28.0]);
     }
 }

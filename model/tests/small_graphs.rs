@@ -425,3 +425,39 @@ fn every_elementwise_function_matches_its_definition() {
         }
     }
 }
+
+/// Scalars: a sum over every dimension that keeps none, then elementwise ops on the
+/// scalar (what a loss or a norm exports); each a kernel of one thread.
+#[test]
+fn scalar_tensors_run() {
+    use weft_graph::op::{Reduce, ReduceKind};
+    for target in ["cpu", "vulkan"] {
+        let Some(mut dev) = open_or_skip(target) else {
+            continue;
+        };
+        let mut b = GraphBuilder::new("scalar");
+        let x = b.input("x", &[3, 5], DType::F32);
+        let reduce = Reduce {
+            kind: ReduceKind::Sum,
+            axes: vec![0, 1],
+            keep_dims: false,
+        };
+        let s = b.node("sum", Op::Reduce(reduce), &[x]).unwrap();
+        let n = b.unary("neg", Unary::Neg, s).unwrap();
+        let y = b.unary("exp", Unary::Exp, n).unwrap();
+        b.output(y);
+        let g = b.finish().unwrap();
+        assert!(g.tensor(y).shape.is_empty());
+        let input = Values(5).array(&[3, 5], 0.2);
+        let model = CompiledModel::compile(&g, &dev.limits(), &CompileOptions::default()).unwrap();
+        let exe = model.load(dev.as_mut()).unwrap();
+        let got = exe.run(dev.as_mut(), std::slice::from_ref(&input)).unwrap();
+        exe.free(dev.as_mut());
+        let want = evaluate(&g, &[input.mapv(f64::from)]).unwrap();
+        let (a, w) = (f64::from(got[0][IxDyn(&[])]), want[0][IxDyn(&[])]);
+        assert!(
+            (a - w).abs() <= 1e-5 * w.abs(),
+            "{target}: weft {a}, reference {w}"
+        );
+    }
+}
