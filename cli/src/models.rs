@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 use ndarray::ArrayD;
 use thiserror::Error;
 use weft_graph::Graph;
+use weft_ir::dtype::DType;
+
+use crate::npy;
 use weft_graph::zoo::{self, ZooOptions};
 
 /// Why a model could not be read, or its tensors read or written.
@@ -21,6 +24,9 @@ pub enum ModelFileError {
     MissingInput { path: PathBuf, expected: String },
     #[error("`{}`: {reason}", path.display())]
     Npy { path: PathBuf, reason: String },
+    /// A tensor's `.npy` file: its dtype, shape or bytes (the message names the file).
+    #[error(transparent)]
+    Tensor(Box<crate::npy::NpyError>),
 }
 
 /// How a model is instantiated: batch, resolution and sequence length (zoo models; an
@@ -89,7 +95,10 @@ pub fn read_inputs(dir: &Path, g: &Graph) -> Result<Vec<ArrayD<f32>>, ModelFileE
     let expected = g
         .inputs
         .iter()
-        .map(|&t| format!("{} {:?}", file_name(&g.tensor(t).name), g.tensor(t).shape))
+        .map(|&t| {
+            let t = g.tensor(t);
+            format!("{} {} {:?}", file_name(&t.name), t.dtype, t.shape)
+        })
         .collect::<Vec<_>>()
         .join(", ");
     g.inputs
@@ -103,22 +112,8 @@ pub fn read_inputs(dir: &Path, g: &Graph) -> Result<Vec<ArrayD<f32>>, ModelFileE
                     expected: expected.clone(),
                 });
             }
-            let a: ArrayD<f32> = ndarray_npy::read_npy(&path).map_err(|e| ModelFileError::Npy {
-                path: path.clone(),
-                reason: format!("{e} (graph inputs are float32: `x.astype(np.float32)`)"),
-            })?;
-            if a.shape() != tensor.shape.as_slice() {
-                return Err(ModelFileError::Npy {
-                    path,
-                    reason: format!(
-                        "shape {:?}; input `{}` needs {:?}",
-                        a.shape(),
-                        tensor.name,
-                        tensor.shape
-                    ),
-                });
-            }
-            Ok(a)
+            npy::read_tensor(&path, &tensor.name, &tensor.shape, tensor.dtype)
+                .map_err(|e| ModelFileError::Tensor(Box::new(e)))
         })
         .collect()
 }
@@ -127,7 +122,7 @@ pub fn read_inputs(dir: &Path, g: &Graph) -> Result<Vec<ArrayD<f32>>, ModelFileE
 /// (a temporary file renamed into place); returns the paths.
 pub fn write_tensors(
     dir: &Path,
-    values: &[(&str, &ArrayD<f32>)],
+    values: &[(&str, DType, &ArrayD<f32>)],
 ) -> Result<Vec<PathBuf>, ModelFileError> {
     let io = |path: &Path, e: &dyn std::fmt::Display| ModelFileError::Npy {
         path: path.to_path_buf(),
@@ -135,11 +130,10 @@ pub fn write_tensors(
     };
     std::fs::create_dir_all(dir).map_err(|e| io(dir, &e))?;
     let mut written = Vec::new();
-    for (name, a) in values {
+    for (name, dtype, a) in values {
         let path = dir.join(file_name(name));
         let tmp = dir.join(format!(".{}.tmp", file_name(name)));
-        ndarray_npy::write_npy(&tmp, &a.as_standard_layout().into_owned())
-            .map_err(|e| io(&tmp, &e))?;
+        npy::write(&tmp, *dtype, a).map_err(|e| ModelFileError::Tensor(Box::new(e)))?;
         std::fs::rename(&tmp, &path).map_err(|e| io(&path, &e))?;
         written.push(path);
     }

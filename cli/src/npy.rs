@@ -103,14 +103,24 @@ pub fn save(
     Ok(written)
 }
 
-fn write(path: &Path, dtype: DType, a: &ArrayD<f32>) -> Result<(), NpyError> {
+/// Writes `a` (values in f32) to `path` as `dtype` is kept in a file: float32 `<f4`,
+/// float16 `<f2`, weft's integers as int64 `<i8` (ONNX's index and token type), bool
+/// `|b1`.
+pub fn write(path: &Path, dtype: DType, a: &ArrayD<f32>) -> Result<(), NpyError> {
     let io = |source| NpyError::Io {
         what: "writing",
         path: path.to_path_buf(),
         source,
     };
+    let descr = match dtype {
+        DType::F32 => "<f4",
+        DType::F16 => "<f2",
+        DType::I32 => "<i8",
+        DType::U32 => "<u4",
+        DType::Bool => "|b1",
+    };
     let header = Header {
-        type_descriptor: PyValue::String(descriptor(dtype).0.into()),
+        type_descriptor: PyValue::String(descr.into()),
         layout: Layout::Standard,
         shape: a.shape().to_vec(),
     };
@@ -120,15 +130,214 @@ fn write(path: &Path, dtype: DType, a: &ArrayD<f32>) -> Result<(), NpyError> {
         reason: e.to_string(),
     })?;
     // `iter()` walks in C order, the order the header declares.
-    let mut bytes = Vec::with_capacity(a.len() * 4);
+    let mut bytes = Vec::with_capacity(a.len() * 8);
     for &x in a.iter() {
         match dtype {
+            DType::F32 => bytes.extend(x.to_le_bytes()),
             DType::F16 => bytes.extend(half::f16::from_f32(x).to_le_bytes()),
-            _ => bytes.extend(x.to_le_bytes()),
+            DType::I32 => bytes.extend((x as i64).to_le_bytes()),
+            DType::U32 => bytes.extend((x as u32).to_le_bytes()),
+            DType::Bool => bytes.push(u8::from(x != 0.0)),
         }
     }
     out.write_all(&bytes).map_err(io)?;
     out.flush().map_err(io)
+}
+
+/// What a `.npy` file's elements are, by its descriptor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Elem {
+    Float(usize),
+    Int { bytes: usize, signed: bool },
+    Bool,
+}
+
+impl Elem {
+    /// The little-endian (or byte-wide) descriptors NumPy writes.
+    fn of(descr: &str) -> Option<Elem> {
+        Some(match descr {
+            "<f2" => Elem::Float(2),
+            "<f4" => Elem::Float(4),
+            "<f8" => Elem::Float(8),
+            "|i1" | "<i1" => Elem::Int {
+                bytes: 1,
+                signed: true,
+            },
+            "<i2" => Elem::Int {
+                bytes: 2,
+                signed: true,
+            },
+            "<i4" => Elem::Int {
+                bytes: 4,
+                signed: true,
+            },
+            "<i8" => Elem::Int {
+                bytes: 8,
+                signed: true,
+            },
+            "|u1" | "<u1" => Elem::Int {
+                bytes: 1,
+                signed: false,
+            },
+            "<u2" => Elem::Int {
+                bytes: 2,
+                signed: false,
+            },
+            "<u4" => Elem::Int {
+                bytes: 4,
+                signed: false,
+            },
+            "<u8" => Elem::Int {
+                bytes: 8,
+                signed: false,
+            },
+            "|b1" => Elem::Bool,
+            _ => return None,
+        })
+    }
+
+    fn bytes(self) -> usize {
+        match self {
+            Elem::Float(b) | Elem::Int { bytes: b, .. } => b,
+            Elem::Bool => 1,
+        }
+    }
+
+    /// Element `c` (its bytes) as f64.
+    fn value(self, c: &[u8]) -> f64 {
+        let mut w = [0u8; 8];
+        w[..c.len()].copy_from_slice(c);
+        match self {
+            Elem::Float(2) => f64::from(half::f16::from_le_bytes([c[0], c[1]]).to_f32()),
+            Elem::Float(4) => f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+            Elem::Float(_) => f64::from_le_bytes(w),
+            Elem::Int {
+                bytes,
+                signed: true,
+            } => {
+                // Sign-extend from `bytes`.
+                let shift = 64 - 8 * bytes as u32;
+                ((i64::from_le_bytes(w) << shift) >> shift) as f64
+            }
+            Elem::Int { signed: false, .. } => u64::from_le_bytes(w) as f64,
+            Elem::Bool => f64::from(u8::from(c[0] != 0)),
+        }
+    }
+}
+
+/// The element types a graph input of `dtype` reads from a file, in words and as
+/// NumPy's name of the usual one.
+fn takes(dtype: DType) -> (&'static str, &'static str) {
+    match dtype {
+        DType::F32 | DType::F16 => ("a float (float16, float32, float64)", "float32"),
+        DType::I32 | DType::U32 => ("an integer (int8 to int64, uint8 to uint64)", "int64"),
+        DType::Bool => ("bool", "bool_"),
+    }
+}
+
+/// Whether a file of `elem` may feed a tensor of `dtype`: floats feed floats, integers
+/// integers, bools (and uint8 0s and 1s) bools.
+fn feeds(elem: Elem, dtype: DType) -> bool {
+    match (elem, dtype) {
+        (Elem::Float(_), DType::F32 | DType::F16) => true,
+        (Elem::Int { .. }, DType::I32 | DType::U32) => true,
+        (
+            Elem::Bool
+            | Elem::Int {
+                bytes: 1,
+                signed: false,
+            },
+            DType::Bool,
+        ) => true,
+        (Elem::Float(_) | Elem::Int { .. } | Elem::Bool, _) => false,
+    }
+}
+
+/// Reads `path` as the tensor `name` of `shape` and element type `dtype` (a model's
+/// input): any float width for a float tensor, any integer width for an integer one
+/// (each value exact within weft's integers, ±2^24), bool for bool; the values in f32.
+/// The file's length is checked against its header before anything is allocated.
+pub fn read_tensor(
+    path: &Path,
+    name: &str,
+    shape: &[usize],
+    dtype: DType,
+) -> Result<ArrayD<f32>, NpyError> {
+    let file = File::open(path).map_err(|source| NpyError::Io {
+        what: "opening",
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let length = file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
+    let mut reader = BufReader::new(file);
+    let format = |reason: String| NpyError::Format {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let header = Header::from_reader(&mut reader).map_err(|e| format(e.to_string()))?;
+    let got = match &header.type_descriptor {
+        PyValue::String(s) => s.clone(),
+        other => format!("{other} (a structured dtype)"),
+    };
+    let elem = Elem::of(&got).filter(|&e| feeds(e, dtype)).ok_or_else(|| {
+        let (expected, numpy) = takes(dtype);
+        NpyError::DType {
+            path: path.to_path_buf(),
+            buffer: name.to_string(),
+            got: format!("`{got}`"),
+            expected,
+            numpy,
+        }
+    })?;
+    if header.shape != shape {
+        return Err(NpyError::Shape {
+            path: path.to_path_buf(),
+            input: format!("input `{name}`"),
+            got: header.shape,
+            expected: shape.to_vec(),
+        });
+    }
+    let numel: usize = shape.iter().product();
+    let want = numel
+        .checked_mul(elem.bytes())
+        .filter(|&b| (b as u64) <= length)
+        .ok_or_else(|| {
+            format(format!(
+                "its header declares {numel} elements, more than the file's {length} bytes hold"
+            ))
+        })?;
+    let mut bytes = Vec::with_capacity(want);
+    reader
+        .take(want as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|source| NpyError::Io {
+            what: "reading",
+            path: path.to_path_buf(),
+            source,
+        })?;
+    if bytes.len() != want {
+        return Err(format(format!(
+            "its header declares {numel} elements ({want} bytes), the file holds {} bytes of data",
+            bytes.len()
+        )));
+    }
+    let mut values = Vec::with_capacity(numel);
+    for (i, c) in bytes.chunks_exact(elem.bytes()).enumerate() {
+        let v = elem.value(c);
+        if matches!(elem, Elem::Int { .. }) && v.abs() > f64::from(1u32 << 24) {
+            return Err(format(format!(
+                "element {i} is {v}, beyond what weft's integer tensors keep exactly (2^24)"
+            )));
+        }
+        values.push(v as f32);
+    }
+    let dim = IxDyn(shape);
+    let array = if header.layout.is_fortran() {
+        ArrayD::from_shape_vec(dim.f(), values)
+    } else {
+        ArrayD::from_shape_vec(dim, values)
+    };
+    array.map_err(|e| format(e.to_string()))
 }
 
 /// Reads the inputs of `w` from `dir` (one `<buffer>.npy` each), checked against each

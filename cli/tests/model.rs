@@ -284,3 +284,69 @@ fn attention_is_one_kernel_unless_its_pass_is_disabled() {
         &["no pass is called `atention`", "attention, siblings"],
     );
 }
+
+/// Token ids stay int64: a model whose input is int64 (an embedding lookup) reads its
+/// `.npy` of int64 (or int32) as it is, writes it back as int64, and refuses a float file
+/// or an id weft's integers cannot hold, naming the file.
+#[test]
+fn integer_inputs_are_read_and_written_as_integers() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let d = dir.path().to_str().unwrap();
+    let script = r#"
+import sys, onnx, numpy as np
+from onnx import helper, numpy_helper, TensorProto
+d = sys.argv[1]
+ids = helper.make_tensor_value_info("ids", TensorProto.INT64, [2, 3])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 4])
+table = numpy_helper.from_array(np.arange(40, dtype=np.float32).reshape(10, 4), "table")
+g = helper.make_graph([helper.make_node("Gather", ["table", "ids"], ["y"])], "g", [ids], [y], [table])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), d + "/emb.onnx")
+import os
+for name, a in [("i64", np.array([[1, 9, 0], [4, 4, 7]], dtype=np.int64)),
+                ("i32", np.array([[1, 9, 0], [4, 4, 7]], dtype=np.int32)),
+                ("f32", np.zeros((2, 3), dtype=np.float32)),
+                ("big", np.full((2, 3), 1 << 30, dtype=np.int64))]:
+    os.makedirs(d + "/" + name)
+    np.save(d + "/" + name + "/ids.npy", a)
+"#;
+    let made = Command::new("python3").args(["-c", script, d]).output();
+    match made {
+        Ok(o) if o.status.success() => {}
+        other => {
+            let why = format!("python3 with onnx could not write the fixtures: {other:?}");
+            if std::env::var("WEFT_REQUIRE").is_ok_and(|v| v.split(',').any(|s| s == "onnxruntime"))
+            {
+                panic!("{why}");
+            }
+            eprintln!("skipped: {why}");
+            return;
+        }
+    }
+    let model = format!("{d}/emb.onnx");
+    for input in ["i64", "i32"] {
+        let inputs = format!("{d}/{input}");
+        let save = format!("{d}/{input}-out");
+        let args = [
+            "model", "run", &model, "--target", "cpu", "--iters", "1", "--inputs", &inputs,
+            "--save", &save,
+        ];
+        let out = ok(&args);
+        assert!(out.contains(": ok"), "{out}");
+        // Written back as int64, whatever width came in.
+        let bytes = std::fs::read(format!("{save}/ids.npy")).unwrap();
+        let head = String::from_utf8_lossy(&bytes[..bytes.len().min(80)]).into_owned();
+        assert!(head.contains("'descr': '<i8'"), "{head}");
+    }
+    let f32_dir = format!("{d}/f32");
+    bad_input(
+        &[
+            "model", "run", &model, "--target", "cpu", "--inputs", &f32_dir,
+        ],
+        &["ids.npy", "`<f4`", "an integer"],
+    );
+    let big = format!("{d}/big");
+    bad_input(
+        &["model", "run", &model, "--target", "cpu", "--inputs", &big],
+        &["ids.npy", "1073741824", "2^24"],
+    );
+}

@@ -2,6 +2,7 @@
 
 use ndarray::ArrayD;
 use weft_graph::Graph;
+use weft_ir::dtype::DType;
 use weft_model::CompiledModel;
 use weft_model::measure::{Measure, OutputCheck, Reference, measure};
 use weft_runtime::{SourceLanguage, Target, WgpuOptions};
@@ -316,12 +317,13 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
         }
     }
     if let Some(dir) = &a.save {
-        let mut named: Vec<(&str, &ArrayD<f32>)> = Vec::new();
+        // Each tensor in its own element type (token ids as int64, masks as bool).
+        let mut named: Vec<(&str, DType, &ArrayD<f32>)> = Vec::new();
         for (&t, x) in g.inputs.iter().zip(&inputs) {
-            named.push((g.tensor(t).name.as_str(), x));
+            named.push((g.tensor(t).name.as_str(), g.tensor(t).dtype, x));
         }
         for (&t, y) in g.outputs.iter().zip(outputs) {
-            named.push((g.tensor(t).name.as_str(), y));
+            named.push((g.tensor(t).name.as_str(), g.tensor(t).dtype, y));
         }
         let paths = models::write_tensors(dir, &named)?;
         outln!("saved     {} files in {}", paths.len(), dir.display())?;
