@@ -201,6 +201,13 @@ case("trilu_upper_k_past_the_edge", "Trilu", {"x": [3, 4]}, {}, {"k": np.array(9
 case("trilu_int", "Trilu", {"x": ([2, 4, 4], "int64", 9)}, {"upper": 0}, opset=17)
 
 
+# CastLike: to the type of input 1 (a constant or a graph input; its values unread), an
+# identity where the types agree.
+case("castlike_to_int", "CastLike", X3, {}, {"like": I64(0)}, opset=15, low=-5, high=5)
+case("castlike_to_bool", "CastLike", X3, {}, {"like": np.array([True])}, opset=19, low=-1, high=1)
+case("castlike_same_type", "CastLike", {"x": [3, 5], "like": [1]}, opset=21)
+case("castlike_int_to_float", "CastLike", {"x": ([3, 4], "int64", 50)}, {}, {"like": np.float32(0)}, opset=21)
+
 def ir_version(opset):
     return 8 if opset <= 18 else 9 if opset <= 20 else 10
 
