@@ -208,6 +208,12 @@ case("castlike_to_bool", "CastLike", X3, {}, {"like": np.array([True])}, opset=1
 case("castlike_same_type", "CastLike", {"x": [3, 5], "like": [1]}, opset=21)
 case("castlike_int_to_float", "CastLike", {"x": ([3, 4], "int64", 50)}, {}, {"like": np.float32(0)}, opset=21)
 
+# LogSoftmax: along the last axis by default, any axis, rows whose softmax underflows.
+case("logsoftmax_default_axis", "LogSoftmax", X3, low=-8, high=8, opset=13)
+case("logsoftmax_axis0", "LogSoftmax", {"x": [3, 4, 5]}, {"axis": 0}, low=-8, high=8)
+case("logsoftmax_negative_axis", "LogSoftmax", {"x": [3, 4, 5]}, {"axis": -2}, low=-8, high=8)
+case("logsoftmax_underflow", "LogSoftmax", {"x": [3, 7]}, low=-200, high=200)
+
 def ir_version(opset):
     return 8 if opset <= 18 else 9 if opset <= 20 else 10
 
