@@ -214,6 +214,23 @@ case("logsoftmax_axis0", "LogSoftmax", {"x": [3, 4, 5]}, {"axis": 0}, low=-8, hi
 case("logsoftmax_negative_axis", "LogSoftmax", {"x": [3, 4, 5]}, {"axis": -2}, low=-8, high=8)
 case("logsoftmax_underflow", "LogSoftmax", {"x": [3, 7]}, low=-200, high=200)
 
+# InstanceNormalization (versions 6 and 22) and GroupNormalization (18: scale and bias
+# per group; 21: per channel): epsilon default or given, ranks 3 to 5.
+case("instancenorm", "InstanceNormalization", {"x": [2, 3, 5, 7]}, {}, {"s": rand(3), "b": rand(3)}, opset=13)
+case("instancenorm_rank3_epsilon", "InstanceNormalization", {"x": [2, 4, 9]}, {"epsilon": 1e-2},
+     {"s": rand(4), "b": rand(4)}, opset=22)
+case("instancenorm_rank5", "InstanceNormalization", {"x": [1, 2, 3, 4, 5]}, {}, {"s": rand(2), "b": rand(2)}, opset=17)
+case("groupnorm_opset18_per_group", "GroupNormalization", {"x": [2, 6, 5, 3]}, {"num_groups": 3},
+     {"s": rand(3), "b": rand(3)}, opset=18)
+case("groupnorm_opset18_epsilon_rank3", "GroupNormalization", {"x": [3, 4, 7]}, {"num_groups": 2, "epsilon": 1e-2},
+     {"s": rand(2), "b": rand(2)}, opset=18)
+case("groupnorm_opset21_per_channel", "GroupNormalization", {"x": [2, 6, 5, 3]}, {"num_groups": 2},
+     {"s": rand(6), "b": rand(6)}, opset=21)
+case("groupnorm_opset21_one_group_stash", "GroupNormalization", {"x": [2, 4, 3, 5]}, {"num_groups": 1, "stash_type": 1},
+     {"s": rand(4), "b": rand(4)}, opset=21)
+case("groupnorm_opset21_instance", "GroupNormalization", {"x": [2, 5, 9]}, {"num_groups": 5},
+     {"s": rand(5), "b": rand(5)}, opset=21)
+
 def ir_version(opset):
     return 8 if opset <= 18 else 9 if opset <= 20 else 10
 
