@@ -231,6 +231,25 @@ case("groupnorm_opset21_one_group_stash", "GroupNormalization", {"x": [2, 4, 3, 
 case("groupnorm_opset21_instance", "GroupNormalization", {"x": [2, 5, 9]}, {"num_groups": 5},
      {"s": rand(5), "b": rand(5)}, opset=21)
 
+# The composed reductions: axes as an attribute (13) or an input (18), keepdims,
+# negative axes, every axis by default, noop_with_empty_axes.
+for kind, low, high in [("L1", -2, 2), ("L2", -2, 2), ("SumSquare", -2, 2), ("LogSum", 0.1, 2), ("LogSumExp", -2, 2)]:
+    op = f"Reduce{kind}"
+    k = kind.lower()
+    case(f"reduce_{k}_opset13_keep", op, X4, {"axes": [1, -1]}, opset=13, low=low, high=high)
+    # Every axis dropped leaves a rank-0 tensor, which the elementwise kernels after the
+    # sum (L2, LogSum, LogSumExp) do not compile yet (issue 57's rank-0 fix): kept there.
+    drop = kind in ("L1", "SumSquare")
+    case(f"reduce_{k}_opset13_all_{'drop' if drop else 'keep'}", op, X3, {"keepdims": 0 if drop else 1},
+         opset=13, low=low, high=high)
+    case(f"reduce_{k}_opset18_drop", op, X4, {"keepdims": 0}, {"axes": I64(-2, 0)}, opset=18, low=low, high=high)
+    case(f"reduce_{k}_opset18_default", op, X3, {}, opset=18, low=low, high=high)
+    case(f"reduce_{k}_opset18_noop", op, X3, {"noop_with_empty_axes": 1}, opset=18, low=low, high=high)
+case("reduce_logsumexp_large", "ReduceLogSumExp", X4, {"axes": [2], "keepdims": 0}, opset=13, low=100, high=120)
+case("reduce_logsumexp_infinities", "ReduceLogSumExp",
+     {"x": np.array([[-np.inf, -np.inf, -np.inf], [np.inf, 1.0, -np.inf], [np.inf, np.inf, 0.0], [-np.inf, 2.0, 3.0]],
+                    dtype=np.float32)}, {"keepdims": 0, "axes": [1]}, opset=13)
+
 def ir_version(opset):
     return 8 if opset <= 18 else 9 if opset <= 20 else 10
 
@@ -240,8 +259,11 @@ def build(out, spec):
     d = os.path.join(out, name)
     os.makedirs(d, exist_ok=True)
     # An input is a shape (float, uniform in [low, high)), or (shape, "int64", high) —
-    # uniform integers in [-high, high), negative indices included — or (shape, "bool").
+    # uniform integers in [-high, high), negative indices included — or (shape, "bool"),
+    # or a float32 array (these values: NaNs, infinities).
     def typed(spec):
+        if isinstance(spec, np.ndarray):
+            return list(spec.shape), TensorProto.FLOAT
         if isinstance(spec, tuple):
             return spec[0], TensorProto.INT64 if spec[1] == "int64" else TensorProto.BOOL
         return spec, TensorProto.FLOAT
@@ -260,7 +282,9 @@ def build(out, spec):
         f.write(model.SerializeToString())
     feeds = {}
     for k, (n, s) in enumerate(inputs.items()):
-        if isinstance(s, tuple) and s[1] == "int64":
+        if isinstance(s, np.ndarray):
+            x = s
+        elif isinstance(s, tuple) and s[1] == "int64":
             x = rng.integers(-s[2], s[2], size=s[0]).astype(np.int64)
         elif isinstance(s, tuple):
             x = rng.integers(0, 2, size=s[0]).astype(np.bool_)
