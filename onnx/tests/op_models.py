@@ -250,6 +250,21 @@ case("reduce_logsumexp_infinities", "ReduceLogSumExp",
      {"x": np.array([[-np.inf, -np.inf, -np.inf], [np.inf, 1.0, -np.inf], [np.inf, np.inf, 0.0], [-np.inf, 2.0, 3.0]],
                     dtype=np.float32)}, {"keepdims": 0, "axes": [1]}, opset=13)
 
+# ArgMax, ArgMin: axis 0 by default, negative axes, keepdims, ties (integer-valued data)
+# with the first or the last index, integer inputs, NaN as ONNX Runtime has it.
+for op in ["ArgMax", "ArgMin"]:
+    k = op.lower()
+    case(f"{k}_default", op, X3)
+    case(f"{k}_negative_axis_drop", op, X4, {"axis": -1, "keepdims": 0})
+    case(f"{k}_ties_first", op, {"x": [4, 7, 5]}, {"axis": 1}, low=-2, high=2)
+    case(f"{k}_ties_last", op, {"x": ([4, 7, 5], "int64", 2)}, {"axis": 1, "keepdims": 0, "select_last_index": 1})
+    case(f"{k}_ties_first_int", op, {"x": ([6, 9], "int64", 2)}, {"axis": -1})
+    for last in [0, 1]:
+        case(f"{k}_nan_last{last}", op,
+             {"x": np.array([[1, np.nan, 3, 2], [np.nan, 1, 2, 3], [1, 2, 3, np.nan], [np.nan] * 4, [3, 3, np.nan, 3],
+                             [np.inf, np.nan, np.inf, -np.inf], [-np.inf, -np.inf, np.nan, -np.inf]], dtype=np.float32)},
+             {"axis": 1, "keepdims": 0, "select_last_index": last})
+
 def ir_version(opset):
     return 8 if opset <= 18 else 9 if opset <= 20 else 10
 

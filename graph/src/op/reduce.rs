@@ -140,10 +140,13 @@ fn reduce(x: &ArrayD<f64>, kind: ReduceKind, axes: &[usize], keep_dims: bool) ->
         .expect("only size-1 axes dropped")
 }
 
-/// ONNX's ReduceMean, ReduceSum, ReduceMax and ReduceMin, and the reductions that are
+/// ONNX's ReduceMean, ReduceSum, ReduceMax and ReduceMin; the reductions that are
 /// compositions of ReduceSum and ReduceMax with elementwise ops (ReduceL1, ReduceL2,
-/// ReduceSumSquare, ReduceLogSum, ReduceLogSumExp).
+/// ReduceSumSquare, ReduceLogSum, ReduceLogSumExp); and ArgMax and ArgMin, compositions
+/// of ReduceMax or ReduceMin.
 pub(super) const ONNX: &[OnnxOp] = &[
+    OnnxOp::new("ArgMax", &[13], |n| import_arg(n, true)),
+    OnnxOp::new("ArgMin", &[13], |n| import_arg(n, false)),
     OnnxOp::new("ReduceL1", &[13, 18], |n| import_composed(n, Composed::L1)),
     OnnxOp::new("ReduceL2", &[13, 18], |n| import_composed(n, Composed::L2)),
     OnnxOp::new("ReduceLogSum", &[13, 18], |n| {
@@ -320,6 +323,126 @@ fn log_sum_exp(
         n.step("max_dropped", Op::Reshape(Reshape { shape }), vec![m])?
     };
     n.emit(Op::Binary(Binary::Add), vec![log, m])
+}
+
+/// ArgMax (`max`) or ArgMin along `axis` (0 unless given): the extreme `m` along the
+/// axis (NaNs masked out), where the input reaches it (`x ≥ m`; `≤` for ArgMin), a
+/// constant iota along the axis there and a filler elsewhere, and the smallest of those
+/// (the largest where `select_last_index`), cast to an integer (weft's i32 holds ONNX's
+/// int64 indices). Integer inputs compare as f32.
+///
+/// NaN as ONNX Runtime (CPU) has it, which scans the axis keeping the first element
+/// until a later one is greater (smaller, for ArgMin; or as great, for the last index):
+/// a NaN in first place is never replaced, so the answer is 0; NaNs elsewhere are never
+/// picked. (NumPy, and ONNX's reference, pick the first NaN instead.)
+///
+/// weft's max (min) reduction starts from the lowest (highest) finite value, so a row
+/// of −∞ (+∞) and NaN reduces to that value rather than to −∞: `m` at that value or past
+/// it is taken as the infinity, whose elements are then the hits. (Its cost: at ±3.4e38
+/// exactly, that value ties with the infinity.)
+fn import_arg(n: &mut dyn OnnxNode, max: bool) -> Result<(), OnnxError> {
+    let x = n.data(0)?;
+    let xs = n.shape(x);
+    let axis = n.int("axis", 0)?;
+    let axis = n.axis("axis", axis, xs.len(), false)?;
+    let keep_dims = n.flag("keepdims", true)?;
+    let last = n.flag("select_last_index", false)?;
+    let len = xs[axis];
+    if len == 0 {
+        return Err(n.err(format!(
+            "input 0 has shape {xs:?}: no element along axis {axis} to pick"
+        )));
+    }
+    let x = if n.tensor(x).dtype.is_float() {
+        x
+    } else {
+        n.step(
+            "as_float",
+            Op::Cast(super::Cast { to: DType::F32 }),
+            vec![x],
+        )?
+    };
+    let dtype = n.tensor(x).dtype;
+    let along = |kind| {
+        Op::Reduce(Reduce {
+            kind,
+            axes: vec![axis],
+            keep_dims: true,
+        })
+    };
+    let finite = if dtype == DType::F16 {
+        f32::from(half::f16::MAX)
+    } else {
+        f32::MAX
+    };
+    // The extreme, the infinity past it, the finite limit and the comparisons.
+    let (extreme, infinity, limit, past, reaches) = if max {
+        (
+            ReduceKind::Max,
+            f32::NEG_INFINITY,
+            -finite,
+            Binary::LessOrEqual,
+            Binary::GreaterOrEqual,
+        )
+    } else {
+        (
+            ReduceKind::Min,
+            f32::INFINITY,
+            finite,
+            Binary::GreaterOrEqual,
+            Binary::LessOrEqual,
+        )
+    };
+    let nan = n.step("nan", Op::IsNaN, vec![x])?;
+    let infinity = n.add_constant("infinity", vec![], vec![infinity], dtype);
+    let masked = n.step("masked", Op::Where, vec![nan, infinity, x])?;
+    let m = n.step("extreme", along(extreme), vec![masked])?;
+    let limit = n.add_constant("limit", vec![], vec![limit], dtype);
+    let at_limit = n.step("at_limit", Op::Binary(past), vec![m, limit])?;
+    let m = n.step(
+        "extreme_or_infinity",
+        Op::Where,
+        vec![at_limit, infinity, m],
+    )?;
+    let hit = n.step("hit", Op::Binary(reaches), vec![x, m])?;
+    // The index along the axis, broadcast over the dimensions after it.
+    let mut iota_dims = vec![1; xs.len() - axis];
+    iota_dims[0] = len;
+    let iota = n.add_constant(
+        "iota",
+        iota_dims,
+        (0..len).map(|i| i as f32).collect(),
+        DType::F32,
+    );
+    let (pick, none) = if last {
+        (ReduceKind::Max, -1.0)
+    } else {
+        (ReduceKind::Min, len as f32)
+    };
+    let none = n.add_constant("none", vec![], vec![none], DType::F32);
+    let index = n.step("index", Op::Where, vec![hit, iota, none])?;
+    let picked = n.step("picked", along(pick), vec![index])?;
+    let starts = vec![0; xs.len()];
+    let mut sizes = xs.clone();
+    sizes[axis] = 1;
+    let first = n.step(
+        "first",
+        Op::Slice(super::Slice {
+            starts,
+            steps: vec![1; xs.len()],
+            sizes,
+        }),
+        vec![x],
+    )?;
+    let first_nan = n.step("first_nan", Op::IsNaN, vec![first])?;
+    let zero = n.add_constant("zero", vec![], vec![0.0], DType::F32);
+    let mut found = n.step("found", Op::Where, vec![first_nan, zero, picked])?;
+    if !keep_dims {
+        let mut shape = xs;
+        shape.remove(axis);
+        found = n.step("dropped", Op::Reshape(Reshape { shape }), vec![found])?;
+    }
+    n.emit(Op::Cast(super::Cast { to: DType::I32 }), vec![found])
 }
 
 #[cfg(test)]
