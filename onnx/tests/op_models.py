@@ -265,6 +265,23 @@ for op in ["ArgMax", "ArgMin"]:
                              [np.inf, np.nan, np.inf, -np.inf], [-np.inf, -np.inf, np.nan, -np.inf]], dtype=np.float32)},
              {"axis": 1, "keepdims": 0, "select_last_index": last})
 
+# 1-D convolution and pooling, on [N, C, L].
+case("conv1d_basic", "Conv", {"x": [2, 3, 11]}, {"pads": [1, 1]}, {"w": rand(5, 3, 3), "b": rand(5)})
+case("conv1d_strides_dilations_asym_pads", "Conv", {"x": [1, 4, 13]}, {"strides": [2], "dilations": [2], "pads": [0, 2]},
+     {"w": rand(3, 4, 3)}, opset=22)
+case("conv1d_depthwise_kernel_shape", "Conv", {"x": [2, 4, 9]}, {"group": 4, "kernel_shape": [5], "pads": [2, 2]},
+     {"w": rand(4, 1, 5), "b": rand(4)})
+for mode in ["SAME_UPPER", "SAME_LOWER", "VALID"]:
+    case(f"conv1d_auto_pad_{mode.lower()}", "Conv", {"x": [1, 2, 10]}, {"auto_pad": mode, "strides": [3]},
+         {"w": rand(3, 2, 4), "b": rand(3)})
+case("maxpool1d_k3_s2_p1", "MaxPool", {"x": [2, 3, 11]}, {"kernel_shape": [3], "strides": [2], "pads": [1, 1]})
+case("maxpool1d_ceil", "MaxPool", {"x": [1, 2, 10]}, {"kernel_shape": [3], "strides": [2], "ceil_mode": 1}, opset=22)
+case("maxpool1d_auto_pad_same_lower", "MaxPool", {"x": [1, 2, 9]}, {"kernel_shape": [4], "strides": [2], "auto_pad": "SAME_LOWER"})
+for cip in [0, 1]:
+    case(f"avgpool1d_pads_cip{cip}", "AveragePool", {"x": [2, 3, 10]},
+         {"kernel_shape": [3], "strides": [2], "pads": [1, 2], "count_include_pad": cip}, opset=19)
+case("avgpool1d_default_strides", "AveragePool", {"x": [1, 4, 7]}, {"kernel_shape": [2]})
+
 def ir_version(opset):
     return 8 if opset <= 18 else 9 if opset <= 20 else 10
 
