@@ -282,6 +282,33 @@ for cip in [0, 1]:
          {"kernel_shape": [3], "strides": [2], "pads": [1, 2], "count_include_pad": cip}, opset=19)
 case("avgpool1d_default_strides", "AveragePool", {"x": [1, 4, 7]}, {"kernel_shape": [2]})
 
+# Einsum (version 12): attention, batched and plain matrix products, a linear layer,
+# `...`, implicit outputs, MaxViT's relative positions, elementwise products, one
+# operand's transposes and sums.
+for eq, shapes in [
+    ("bhid,bhjd->bhij", [[2, 3, 5, 4], [2, 3, 6, 4]]),
+    ("bhij,bhjd->bhid", [[2, 3, 5, 6], [2, 3, 6, 4]]),
+    ("bij,bjk->bik", [[3, 4, 5], [3, 5, 2]]),
+    ("ij,jk->ik", [[4, 5], [5, 3]]),
+    ("bid,jd->bij", [[2, 5, 4], [7, 4]]),
+    ("...id,...jd->...ij", [[2, 3, 5, 4], [2, 3, 6, 4]]),
+    ("...id,...jd", [[2, 1, 5, 4], [2, 3, 6, 4]]),
+    ("ij,jk", [[4, 5], [5, 3]]),
+    ("bnhwd,hkd->bnhwk", [[2, 3, 4, 5, 6], [4, 7, 6]]),
+    ("bhqd,kd->bhqk", [[2, 3, 5, 4], [6, 4]]),
+    ("ij,jk->k", [[4, 5], [5, 3]]),
+    ("i,i", [[7], [7]]),
+    ("i,j->ij", [[4], [5]]),
+    ("bi,bj->bji", [[3, 4], [3, 5]]),
+    ("ij->ji", [[4, 5]]),
+    ("ij->i", [[4, 5]]),
+    ("ijk->ki", [[3, 4, 5]]),
+    ("ijk", [[3, 4, 5]]),
+]:
+    name = eq.replace(",", "_").replace("->", "_to_").replace("...", "E")
+    case(f"einsum_{name}", "Einsum", {f"x{i}": s for i, s in enumerate(shapes)}, {"equation": eq}, opset=13)
+
+
 def ir_version(opset):
     return 8 if opset <= 18 else 9 if opset <= 20 else 10
 
