@@ -237,11 +237,8 @@ for kind, low, high in [("L1", -2, 2), ("L2", -2, 2), ("SumSquare", -2, 2), ("Lo
     op = f"Reduce{kind}"
     k = kind.lower()
     case(f"reduce_{k}_opset13_keep", op, X4, {"axes": [1, -1]}, opset=13, low=low, high=high)
-    # Every axis dropped leaves a rank-0 tensor, which the elementwise kernels after the
-    # sum (L2, LogSum, LogSumExp) do not compile yet (issue 57's rank-0 fix): kept there.
-    drop = kind in ("L1", "SumSquare")
-    case(f"reduce_{k}_opset13_all_{'drop' if drop else 'keep'}", op, X3, {"keepdims": 0 if drop else 1},
-         opset=13, low=low, high=high)
+    case(f"reduce_{k}_opset13_all_drop", op, X3, {"keepdims": 0}, opset=13, low=low, high=high)
+    case(f"reduce_{k}_opset13_all_keep", op, X3, {}, opset=13, low=low, high=high)
     case(f"reduce_{k}_opset18_drop", op, X4, {"keepdims": 0}, {"axes": I64(-2, 0)}, opset=18, low=low, high=high)
     case(f"reduce_{k}_opset18_default", op, X3, {}, opset=18, low=low, high=high)
     case(f"reduce_{k}_opset18_noop", op, X3, {"noop_with_empty_axes": 1}, opset=18, low=low, high=high)
