@@ -53,15 +53,13 @@ const EXPECTED_REFUSALS: &[(&str, &str, &str)] = &[
         "input `shape`: is INT64",
         "a computed target shape",
     ),
-    // Pooling in 1-D or 3-D, dilated pooling, MaxPool's indices.
-    ("test_averagepool_1d", "1-D window", "1-D pooling"),
+    // Pooling in 3-D, dilated pooling, MaxPool's indices.
     ("test_averagepool_3d", "3-D window", "3-D pooling"),
     (
         "test_averagepool_2d_dilations",
         "without dilation",
         "dilated pooling",
     ),
-    ("test_maxpool_1d", "1-D window", "1-D pooling"),
     ("test_maxpool_3d", "3-D window", "3-D pooling"),
     (
         "test_maxpool_2d_dilations",

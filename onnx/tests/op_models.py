@@ -201,6 +201,111 @@ case("trilu_upper_k_past_the_edge", "Trilu", {"x": [3, 4]}, {}, {"k": np.array(9
 case("trilu_int", "Trilu", {"x": ([2, 4, 4], "int64", 9)}, {"upper": 0}, opset=17)
 
 
+# CastLike: to the type of input 1 (a constant or a graph input; its values unread), an
+# identity where the types agree.
+case("castlike_to_int", "CastLike", X3, {}, {"like": I64(0)}, opset=15, low=-5, high=5)
+case("castlike_to_bool", "CastLike", X3, {}, {"like": np.array([True])}, opset=19, low=-1, high=1)
+case("castlike_same_type", "CastLike", {"x": [3, 5], "like": [1]}, opset=21)
+case("castlike_int_to_float", "CastLike", {"x": ([3, 4], "int64", 50)}, {}, {"like": np.float32(0)}, opset=21)
+
+# LogSoftmax: along the last axis by default, any axis, rows whose softmax underflows.
+case("logsoftmax_default_axis", "LogSoftmax", X3, low=-8, high=8, opset=13)
+case("logsoftmax_axis0", "LogSoftmax", {"x": [3, 4, 5]}, {"axis": 0}, low=-8, high=8)
+case("logsoftmax_negative_axis", "LogSoftmax", {"x": [3, 4, 5]}, {"axis": -2}, low=-8, high=8)
+case("logsoftmax_underflow", "LogSoftmax", {"x": [3, 7]}, low=-200, high=200)
+
+# InstanceNormalization (versions 6 and 22) and GroupNormalization (18: scale and bias
+# per group; 21: per channel): epsilon default or given, ranks 3 to 5.
+case("instancenorm", "InstanceNormalization", {"x": [2, 3, 5, 7]}, {}, {"s": rand(3), "b": rand(3)}, opset=13)
+case("instancenorm_rank3_epsilon", "InstanceNormalization", {"x": [2, 4, 9]}, {"epsilon": 1e-2},
+     {"s": rand(4), "b": rand(4)}, opset=22)
+case("instancenorm_rank5", "InstanceNormalization", {"x": [1, 2, 3, 4, 5]}, {}, {"s": rand(2), "b": rand(2)}, opset=17)
+case("groupnorm_opset18_per_group", "GroupNormalization", {"x": [2, 6, 5, 3]}, {"num_groups": 3},
+     {"s": rand(3), "b": rand(3)}, opset=18)
+case("groupnorm_opset18_epsilon_rank3", "GroupNormalization", {"x": [3, 4, 7]}, {"num_groups": 2, "epsilon": 1e-2},
+     {"s": rand(2), "b": rand(2)}, opset=18)
+case("groupnorm_opset21_per_channel", "GroupNormalization", {"x": [2, 6, 5, 3]}, {"num_groups": 2},
+     {"s": rand(6), "b": rand(6)}, opset=21)
+case("groupnorm_opset21_one_group_stash", "GroupNormalization", {"x": [2, 4, 3, 5]}, {"num_groups": 1, "stash_type": 1},
+     {"s": rand(4), "b": rand(4)}, opset=21)
+case("groupnorm_opset21_instance", "GroupNormalization", {"x": [2, 5, 9]}, {"num_groups": 5},
+     {"s": rand(5), "b": rand(5)}, opset=21)
+
+# The composed reductions: axes as an attribute (13) or an input (18), keepdims,
+# negative axes, every axis by default, noop_with_empty_axes.
+for kind, low, high in [("L1", -2, 2), ("L2", -2, 2), ("SumSquare", -2, 2), ("LogSum", 0.1, 2), ("LogSumExp", -2, 2)]:
+    op = f"Reduce{kind}"
+    k = kind.lower()
+    case(f"reduce_{k}_opset13_keep", op, X4, {"axes": [1, -1]}, opset=13, low=low, high=high)
+    case(f"reduce_{k}_opset13_all_drop", op, X3, {"keepdims": 0}, opset=13, low=low, high=high)
+    case(f"reduce_{k}_opset13_all_keep", op, X3, {}, opset=13, low=low, high=high)
+    case(f"reduce_{k}_opset18_drop", op, X4, {"keepdims": 0}, {"axes": I64(-2, 0)}, opset=18, low=low, high=high)
+    case(f"reduce_{k}_opset18_default", op, X3, {}, opset=18, low=low, high=high)
+    case(f"reduce_{k}_opset18_noop", op, X3, {"noop_with_empty_axes": 1}, opset=18, low=low, high=high)
+case("reduce_logsumexp_large", "ReduceLogSumExp", X4, {"axes": [2], "keepdims": 0}, opset=13, low=100, high=120)
+case("reduce_logsumexp_infinities", "ReduceLogSumExp",
+     {"x": np.array([[-np.inf, -np.inf, -np.inf], [np.inf, 1.0, -np.inf], [np.inf, np.inf, 0.0], [-np.inf, 2.0, 3.0]],
+                    dtype=np.float32)}, {"keepdims": 0, "axes": [1]}, opset=13)
+
+# ArgMax, ArgMin: axis 0 by default, negative axes, keepdims, ties (integer-valued data)
+# with the first or the last index, integer inputs, NaN as ONNX Runtime has it.
+for op in ["ArgMax", "ArgMin"]:
+    k = op.lower()
+    case(f"{k}_default", op, X3)
+    case(f"{k}_negative_axis_drop", op, X4, {"axis": -1, "keepdims": 0})
+    case(f"{k}_ties_first", op, {"x": [4, 7, 5]}, {"axis": 1}, low=-2, high=2)
+    case(f"{k}_ties_last", op, {"x": ([4, 7, 5], "int64", 2)}, {"axis": 1, "keepdims": 0, "select_last_index": 1})
+    case(f"{k}_ties_first_int", op, {"x": ([6, 9], "int64", 2)}, {"axis": -1})
+    for last in [0, 1]:
+        case(f"{k}_nan_last{last}", op,
+             {"x": np.array([[1, np.nan, 3, 2], [np.nan, 1, 2, 3], [1, 2, 3, np.nan], [np.nan] * 4, [3, 3, np.nan, 3],
+                             [np.inf, np.nan, np.inf, -np.inf], [-np.inf, -np.inf, np.nan, -np.inf]], dtype=np.float32)},
+             {"axis": 1, "keepdims": 0, "select_last_index": last})
+
+# 1-D convolution and pooling, on [N, C, L].
+case("conv1d_basic", "Conv", {"x": [2, 3, 11]}, {"pads": [1, 1]}, {"w": rand(5, 3, 3), "b": rand(5)})
+case("conv1d_strides_dilations_asym_pads", "Conv", {"x": [1, 4, 13]}, {"strides": [2], "dilations": [2], "pads": [0, 2]},
+     {"w": rand(3, 4, 3)}, opset=22)
+case("conv1d_depthwise_kernel_shape", "Conv", {"x": [2, 4, 9]}, {"group": 4, "kernel_shape": [5], "pads": [2, 2]},
+     {"w": rand(4, 1, 5), "b": rand(4)})
+for mode in ["SAME_UPPER", "SAME_LOWER", "VALID"]:
+    case(f"conv1d_auto_pad_{mode.lower()}", "Conv", {"x": [1, 2, 10]}, {"auto_pad": mode, "strides": [3]},
+         {"w": rand(3, 2, 4), "b": rand(3)})
+case("maxpool1d_k3_s2_p1", "MaxPool", {"x": [2, 3, 11]}, {"kernel_shape": [3], "strides": [2], "pads": [1, 1]})
+case("maxpool1d_ceil", "MaxPool", {"x": [1, 2, 10]}, {"kernel_shape": [3], "strides": [2], "ceil_mode": 1}, opset=22)
+case("maxpool1d_auto_pad_same_lower", "MaxPool", {"x": [1, 2, 9]}, {"kernel_shape": [4], "strides": [2], "auto_pad": "SAME_LOWER"})
+for cip in [0, 1]:
+    case(f"avgpool1d_pads_cip{cip}", "AveragePool", {"x": [2, 3, 10]},
+         {"kernel_shape": [3], "strides": [2], "pads": [1, 2], "count_include_pad": cip}, opset=19)
+case("avgpool1d_default_strides", "AveragePool", {"x": [1, 4, 7]}, {"kernel_shape": [2]})
+
+# Einsum (version 12): attention, batched and plain matrix products, a linear layer,
+# `...`, implicit outputs, MaxViT's relative positions, elementwise products, one
+# operand's transposes and sums.
+for eq, shapes in [
+    ("bhid,bhjd->bhij", [[2, 3, 5, 4], [2, 3, 6, 4]]),
+    ("bhij,bhjd->bhid", [[2, 3, 5, 6], [2, 3, 6, 4]]),
+    ("bij,bjk->bik", [[3, 4, 5], [3, 5, 2]]),
+    ("ij,jk->ik", [[4, 5], [5, 3]]),
+    ("bid,jd->bij", [[2, 5, 4], [7, 4]]),
+    ("...id,...jd->...ij", [[2, 3, 5, 4], [2, 3, 6, 4]]),
+    ("...id,...jd", [[2, 1, 5, 4], [2, 3, 6, 4]]),
+    ("ij,jk", [[4, 5], [5, 3]]),
+    ("bnhwd,hkd->bnhwk", [[2, 3, 4, 5, 6], [4, 7, 6]]),
+    ("bhqd,kd->bhqk", [[2, 3, 5, 4], [6, 4]]),
+    ("ij,jk->k", [[4, 5], [5, 3]]),
+    ("i,i", [[7], [7]]),
+    ("i,j->ij", [[4], [5]]),
+    ("bi,bj->bji", [[3, 4], [3, 5]]),
+    ("ij->ji", [[4, 5]]),
+    ("ij->i", [[4, 5]]),
+    ("ijk->ki", [[3, 4, 5]]),
+    ("ijk", [[3, 4, 5]]),
+]:
+    name = eq.replace(",", "_").replace("->", "_to_").replace("...", "E")
+    case(f"einsum_{name}", "Einsum", {f"x{i}": s for i, s in enumerate(shapes)}, {"equation": eq}, opset=13)
+
+
 def ir_version(opset):
     return 8 if opset <= 18 else 9 if opset <= 20 else 10
 
@@ -210,8 +315,11 @@ def build(out, spec):
     d = os.path.join(out, name)
     os.makedirs(d, exist_ok=True)
     # An input is a shape (float, uniform in [low, high)), or (shape, "int64", high) —
-    # uniform integers in [-high, high), negative indices included — or (shape, "bool").
+    # uniform integers in [-high, high), negative indices included — or (shape, "bool"),
+    # or a float32 array (these values: NaNs, infinities).
     def typed(spec):
+        if isinstance(spec, np.ndarray):
+            return list(spec.shape), TensorProto.FLOAT
         if isinstance(spec, tuple):
             return spec[0], TensorProto.INT64 if spec[1] == "int64" else TensorProto.BOOL
         return spec, TensorProto.FLOAT
@@ -230,7 +338,9 @@ def build(out, spec):
         f.write(model.SerializeToString())
     feeds = {}
     for k, (n, s) in enumerate(inputs.items()):
-        if isinstance(s, tuple) and s[1] == "int64":
+        if isinstance(s, np.ndarray):
+            x = s
+        elif isinstance(s, tuple) and s[1] == "int64":
             x = rng.integers(-s[2], s[2], size=s[0]).astype(np.int64)
         elif isinstance(s, tuple):
             x = rng.integers(0, 2, size=s[0]).astype(np.bool_)

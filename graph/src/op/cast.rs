@@ -11,7 +11,7 @@ use super::inline::truth;
 use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::arity;
 use super::{Epilogue, ExportNode, IndexUse, Inline, Op, OpDef, Role};
-use crate::tensor::Tensor;
+use crate::tensor::{Tensor, TensorId};
 
 /// A Cast's target type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,8 +95,11 @@ pub fn cast(v: f64, to: DType) -> f64 {
     }
 }
 
-/// ONNX's Cast (an identity where the type does not change).
-pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Cast", &[13, 19, 21], import)];
+/// ONNX's Cast and CastLike (an identity where the type does not change).
+pub(super) const ONNX: &[OnnxOp] = &[
+    OnnxOp::new("Cast", &[13, 19, 21], import),
+    OnnxOp::new("CastLike", &[15, 19, 21], import_like),
+];
 
 fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     let x = n.data(0)?;
@@ -110,6 +113,21 @@ fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
             ),
         )
     })?;
+    cast_to(n, x, to)
+}
+
+/// CastLike: input 0 converted to the element type of input 1 (`target_type`), whose
+/// values are not read. Its `saturate` concerns only float 8 targets, which weft does not
+/// hold (a graph tensor of such a type is refused where it is defined).
+fn import_like(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let x = n.data(0)?;
+    let like = n.data(1)?;
+    let to = n.tensor(like).dtype;
+    cast_to(n, x, to)
+}
+
+/// `x` as `to`: a Cast, or an identity where `x` is of that type already.
+fn cast_to(n: &mut dyn OnnxNode, x: TensorId, to: DType) -> Result<(), OnnxError> {
     let op = if n.tensor(x).dtype == to {
         Op::Identity
     } else {

@@ -10,7 +10,7 @@ use weft_ir::expr::Expr;
 
 use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, rank, same_dtype, window_out};
-use super::{Anchor, ExportNode, IndexUse, Inline, Op, OpDef, Role};
+use super::{Anchor, ExportNode, IndexUse, Inline, Op, OpDef, Reshape, Role};
 use crate::tensor::Tensor;
 
 /// A convolution's geometry.
@@ -203,7 +203,7 @@ fn conv(c: &Conv, x: &ArrayD<f64>, w: &ArrayD<f64>, bias: Option<&ArrayD<f64>>) 
     out.into_dyn()
 }
 
-/// ONNX's Conv, 2-D windows only.
+/// ONNX's Conv, 2-D windows, and 1-D ones as 2-D windows of height 1.
 pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Conv", &[11, 22], import)];
 
 fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
@@ -218,43 +218,76 @@ fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
             n.positive("kernel_shape", &k)?
         }
     };
-    if kernel.len() != 2 {
+    let dims = kernel.len();
+    if !(1..=2).contains(&dims) {
         return Err(n.attr_err(
             "kernel_shape",
-            format!(
-                "{kernel:?} is a {}-D kernel: weft convolves in 2-D only",
-                kernel.len()
-            ),
+            format!("{kernel:?} is a {dims}-D kernel: weft convolves in 1-D and 2-D only"),
         ));
     }
-    if ws.len() == 4 && ws[2..] != kernel[..] {
+    if ws.len() == dims + 2 && ws[2..] != kernel[..] {
         return Err(n.attr_err(
             "kernel_shape",
             format!("{kernel:?} differs from the weights' {:?}", &ws[2..]),
         ));
     }
-    if xs.len() != 4 {
+    if xs.len() != dims + 2 {
+        let layout = if dims == 2 {
+            "NCHW tensors (rank 4)"
+        } else {
+            "[N, C, L] tensors in 1-D (rank 3)"
+        };
+        return Err(n.err(format!("input 0 has shape {xs:?}: weft convolves {layout}")));
+    }
+    if ws.len() != dims + 2 {
         return Err(n.err(format!(
-            "input 0 has shape {xs:?}: weft convolves NCHW tensors (rank 4)"
+            "input 1 (the weights) has shape {ws:?}, not rank {} for a {dims}-D kernel",
+            dims + 2
         )));
     }
-    let strides = n.pair("strides")?;
-    let dilations = n.pair("dilations")?;
+    let strides = n.window_ints("strides", dims)?;
+    let dilations = n.window_ints("dilations", dims)?;
     let groups = n.int("group", 1)?;
     if !(1..=super::onnx::MAX_WINDOW).contains(&groups) {
         return Err(n.attr_err("group", format!("{groups} is not a positive count")));
     }
-    let k = [kernel[0], kernel[1]];
-    let pads = n.pads([xs[2], xs[3]], k, strides, dilations)?;
+    let pads = n.window_pads(&xs[2..], &kernel, &strides, &dilations)?;
+    if dims == 2 {
+        let conv = Conv {
+            strides: [strides[0], strides[1]],
+            pads: [pads[0], pads[1], pads[2], pads[3]],
+            dilations: [dilations[0], dilations[1]],
+            groups: groups as usize,
+        };
+        let mut inputs = vec![x, w];
+        inputs.extend(bias);
+        return n.emit(Op::Conv(conv), inputs);
+    }
+    // 1-D: `[N, C, L]` as `[N, C, 1, L]`, the filter `[K, C/g, k]` as `[K, C/g, 1, k]`,
+    // the output `[N, K, 1, OL]` back to `[N, K, OL]`.
     let conv = Conv {
-        strides,
-        pads,
-        dilations,
+        strides: [1, strides[0]],
+        pads: [0, pads[0], 0, pads[1]],
+        dilations: [1, dilations[0]],
         groups: groups as usize,
     };
-    let mut inputs = vec![x, w];
+    let high = |s: &[usize]| {
+        Op::Reshape(Reshape {
+            shape: vec![s[0], s[1], 1, s[2]],
+        })
+    };
+    let x2 = n.step("as_2d", high(&xs), vec![x])?;
+    let w2 = n.step("weights_2d", high(&ws), vec![w])?;
+    let mut inputs = vec![x2, w2];
     inputs.extend(bias);
-    n.emit(Op::Conv(conv), inputs)
+    let y2 = n.step("conv_2d", Op::Conv(conv), inputs)?;
+    let ys = n.shape(y2);
+    n.emit(
+        Op::Reshape(Reshape {
+            shape: vec![ys[0], ys[1], ys[3]],
+        }),
+        vec![y2],
+    )
 }
 
 #[cfg(test)]

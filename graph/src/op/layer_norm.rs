@@ -1,7 +1,9 @@
 //! Layer normalization over the dimensions from `axis` on: `(x − mean) /
 //! sqrt(var + epsilon) · scale (+ bias)`; inputs `x`, `scale`, optional `bias` (each
 //! broadcast to the normalized dimensions). A normalization of rows, run by the rows
-//! template; a pass makes the decomposed form exporters write into one node.
+//! template; a pass makes the decomposed form exporters write into one node. ONNX's
+//! InstanceNormalization and GroupNormalization are imported here too: a layer norm over
+//! the right dimensions, then their per-channel (or per-group) scale and bias.
 
 use std::fmt;
 
@@ -11,8 +13,10 @@ use weft_ir::expr::Expr;
 
 use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, axis_of, broadcast, epsilon, float};
-use super::{ExportNode, IndexUse, Inline, Op, OpDef, Reduction, Role, Rows};
-use crate::tensor::Tensor;
+use super::{
+    Binary, Expand, ExportNode, IndexUse, Inline, Op, OpDef, Reduction, Reshape, Role, Rows,
+};
+use crate::tensor::{Tensor, TensorId};
 
 /// A layer norm's first normalized axis and epsilon.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -105,8 +109,13 @@ fn layer_norm(x: &[&ArrayD<f64>], axis: usize, epsilon: f64) -> ArrayD<f64> {
     ArrayD::from_shape_vec(IxDyn(&shape), out).expect("same element count")
 }
 
-/// ONNX's LayerNormalization, inference only.
-pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("LayerNormalization", &[17], import)];
+/// ONNX's LayerNormalization (inference only), InstanceNormalization and
+/// GroupNormalization.
+pub(super) const ONNX: &[OnnxOp] = &[
+    OnnxOp::new("GroupNormalization", &[18, 21], import_group),
+    OnnxOp::new("InstanceNormalization", &[6, 22], import_instance),
+    OnnxOp::new("LayerNormalization", &[17], import),
+];
 
 fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     n.refuse_used_outputs(1, "a statistic of training")?;
@@ -118,6 +127,160 @@ fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     let mut inputs = vec![x, n.data(1)?];
     inputs.extend(n.opt_data(2)?);
     n.emit(Op::LayerNorm(LayerNorm { axis, epsilon }), inputs)
+}
+
+/// `x` normalized over its dimensions from `axis` on, without scale or bias: a layer
+/// norm whose scale is a constant 1.
+fn normalized(
+    n: &mut dyn OnnxNode,
+    x: TensorId,
+    axis: usize,
+    epsilon: f64,
+) -> Result<TensorId, OnnxError> {
+    let dtype = n.tensor(x).dtype;
+    let one = n.add_constant("one", vec![1], vec![1.0], dtype);
+    n.step(
+        "normalized",
+        Op::LayerNorm(LayerNorm { axis, epsilon }),
+        vec![x, one],
+    )
+}
+
+/// `y · scale + bias` with `scale` and `bias` of shape `[k]` applied along dimension 1
+/// of `y` (reshaped to `[k, 1, ...]`); `what` names the `k` things in errors.
+fn affine(
+    n: &mut dyn OnnxNode,
+    y: TensorId,
+    scale: TensorId,
+    bias: TensorId,
+    what: &str,
+) -> Result<(), OnnxError> {
+    let ys = n.shape(y);
+    let k = ys[1];
+    let mut along = vec![1; ys.len() - 1];
+    along[0] = k;
+    let mut params = [scale, bias];
+    for (i, (p, tag)) in params.iter_mut().zip(["scale", "bias"]).enumerate() {
+        let ps = n.shape(*p);
+        if ps != [k] {
+            return Err(n.err(format!(
+                "input {} ({tag}) has shape {ps:?}, not [{k}]: one per {what}",
+                i + 1
+            )));
+        }
+        if along.len() > 1 {
+            *p = n.step(
+                &format!("{tag}_along"),
+                Op::Reshape(Reshape {
+                    shape: along.clone(),
+                }),
+                vec![*p],
+            )?;
+        }
+    }
+    let scaled = n.step("scaled", Op::Binary(Binary::Mul), vec![y, params[0]])?;
+    n.emit(Op::Binary(Binary::Add), vec![scaled, params[1]])
+}
+
+/// InstanceNormalization: `x` `[N, C, D1, ...]` normalized over `D1, ...` per instance
+/// and channel (a layer norm from axis 2), then `scale` and `B` per channel.
+fn import_instance(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let x = n.data(0)?;
+    let xs = n.shape(x);
+    if xs.len() < 3 {
+        return Err(n.err(format!(
+            "input 0 has shape {xs:?}: InstanceNormalization normalizes [N, C, D1, ...] (rank 3 or more)"
+        )));
+    }
+    let epsilon = n.float("epsilon", 1e-5)?;
+    let (scale, bias) = (n.data(1)?, n.data(2)?);
+    let y = normalized(n, x, 2, epsilon)?;
+    affine(n, y, scale, bias, "channel")
+}
+
+/// GroupNormalization: `x` `[N, C, D...]` in `num_groups` groups of channels, each
+/// group of each instance normalized over its channels and `D...` (`x` reshaped to
+/// `[N, G, C/G · D...]`, a layer norm from axis 2), then `scale` and `bias`: one per
+/// group at opset 18, one per channel from opset 21. `stash_type` (21) names the
+/// precision of the normalization, which weft computes in f32 (f64 in the reference)
+/// whichever float type it names.
+fn import_group(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let x = n.data(0)?;
+    let xs = n.shape(x);
+    if xs.len() < 2 {
+        return Err(n.err(format!(
+            "input 0 has shape {xs:?}: GroupNormalization normalizes [N, C, ...] (rank 2 or more)"
+        )));
+    }
+    if !n.has("num_groups") {
+        return Err(n.attr_err("num_groups", "is required"));
+    }
+    let groups = n.int("num_groups", 0)?;
+    let c = xs[1];
+    let g = match usize::try_from(groups) {
+        Ok(g) if g > 0 && c % g == 0 => g,
+        Ok(_) | Err(_) => {
+            return Err(n.attr_err(
+                "num_groups",
+                format!("{groups} does not divide the {c} channels"),
+            ));
+        }
+    };
+    let epsilon = n.float("epsilon", 1e-5)?;
+    let stash = n.int("stash_type", 1)?;
+    // FLOAT, FLOAT16, DOUBLE, BFLOAT16.
+    if ![1, 10, 11, 16].contains(&stash) {
+        return Err(n.attr_err(
+            "stash_type",
+            format!("{}: not a floating-point type", n.element_type_name(stash)),
+        ));
+    }
+    let (mut scale, mut bias) = (n.data(1)?, n.data(2)?);
+    if n.opset() < 21 {
+        // Opset 18: `scale` and `bias` are `[G]`, each value applied to the C/G channels
+        // of its group: repeated to `[C]`.
+        for (i, (p, tag)) in [(&mut scale, "scale"), (&mut bias, "bias")]
+            .into_iter()
+            .enumerate()
+        {
+            let ps = n.shape(*p);
+            if ps != [g] {
+                return Err(n.err(format!(
+                    "input {} ({tag}) has shape {ps:?}, not [{g}]: one per group at opset {}",
+                    i + 1,
+                    n.opset()
+                )));
+            }
+            let column = n.step(
+                &format!("{tag}_column"),
+                Op::Reshape(Reshape { shape: vec![g, 1] }),
+                vec![*p],
+            )?;
+            let repeated = n.step(
+                &format!("{tag}_repeated"),
+                Op::Expand(Expand {
+                    shape: vec![g, c / g],
+                }),
+                vec![column],
+            )?;
+            *p = n.step(
+                &format!("{tag}_per_channel"),
+                Op::Reshape(Reshape { shape: vec![c] }),
+                vec![repeated],
+            )?;
+        }
+    }
+    let inner: usize = xs[2..].iter().product::<usize>() * (c / g);
+    let grouped = n.step(
+        "grouped",
+        Op::Reshape(Reshape {
+            shape: vec![xs[0], g, inner],
+        }),
+        vec![x],
+    )?;
+    let y = normalized(n, grouped, 2, epsilon)?;
+    let y = n.step("ungrouped", Op::Reshape(Reshape { shape: xs }), vec![y])?;
+    affine(n, y, scale, bias, "channel")
 }
 
 #[cfg(test)]

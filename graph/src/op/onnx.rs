@@ -209,14 +209,24 @@ impl dyn OnnxNode + '_ {
 
     /// Two positive integers (strides, dilations) from a list of 2, or `[1, 1]`.
     pub fn pair(&self, attr: &str) -> Result<[usize; 2], OnnxError> {
-        match self.ints(attr)?.as_deref() {
-            None => Ok([1, 1]),
-            Some(&[a, b]) if [a, b].iter().all(|v| (1..=MAX_WINDOW).contains(v)) => {
-                Ok([a as usize, b as usize])
+        let v = self.window_ints(attr, 2)?;
+        Ok([v[0], v[1]])
+    }
+
+    /// `dims` positive integers (strides, dilations of a `dims`-D window) from a list
+    /// of as many, or all 1.
+    pub fn window_ints(&self, attr: &str, dims: usize) -> Result<Vec<usize>, OnnxError> {
+        match self.ints(attr)? {
+            None => Ok(vec![1; dims]),
+            Some(v) if v.len() == dims && v.iter().all(|x| (1..=MAX_WINDOW).contains(x)) => {
+                Ok(v.iter().map(|&x| x as usize).collect())
             }
             Some(v) => Err(self.attr_err(
                 attr,
-                format!("{v:?}: weft takes two values in 1..={MAX_WINDOW} (2-D windows)"),
+                format!(
+                    "{v:?}: weft takes {} in 1..={MAX_WINDOW} ({dims}-D windows)",
+                    values(dims)
+                ),
             )),
         }
     }
@@ -296,25 +306,42 @@ impl dyn OnnxNode + '_ {
         strides: [usize; 2],
         dilations: [usize; 2],
     ) -> Result<[usize; 4], OnnxError> {
+        let p = self.window_pads(&input, &kernel, &strides, &dilations)?;
+        Ok([p[0], p[1], p[2], p[3]])
+    }
+
+    /// [`pads`](Self::pads) for a window of any number of dimensions: the padding at
+    /// the beginning of each dimension, then at the end (ONNX's order).
+    pub fn window_pads(
+        &self,
+        input: &[usize],
+        kernel: &[usize],
+        strides: &[usize],
+        dilations: &[usize],
+    ) -> Result<Vec<usize>, OnnxError> {
+        let dims = input.len();
         let auto = self.string("auto_pad", "NOTSET")?;
-        let explicit = match self.ints("pads")?.as_deref() {
-            None => [0; 4],
-            Some(&[t, l, b, r]) if [t, l, b, r].iter().all(|p| (0..=MAX_WINDOW).contains(p)) => {
-                [t as usize, l as usize, b as usize, r as usize]
+        let explicit = match self.ints("pads")? {
+            None => vec![0; 2 * dims],
+            Some(v) if v.len() == 2 * dims && v.iter().all(|p| (0..=MAX_WINDOW).contains(p)) => {
+                v.iter().map(|&p| p as usize).collect()
             }
             Some(v) => {
                 return Err(self.attr_err(
                     "pads",
-                    format!("{v:?}: weft takes four values in 0..={MAX_WINDOW} (2-D)"),
+                    format!(
+                        "{v:?}: weft takes {} in 0..={MAX_WINDOW} ({dims}-D)",
+                        values(2 * dims)
+                    ),
                 ));
             }
         };
         match auto.as_str() {
             "NOTSET" => Ok(explicit),
-            "VALID" => Ok([0; 4]),
+            "VALID" => Ok(vec![0; 2 * dims]),
             "SAME_UPPER" | "SAME_LOWER" => {
-                let mut p = [0; 4];
-                for ax in 0..2 {
+                let mut p = vec![0; 2 * dims];
+                for ax in 0..dims {
                     if input[ax] == 0 {
                         continue;
                     }
@@ -328,7 +355,7 @@ impl dyn OnnxNode + '_ {
                         (big, small)
                     };
                     p[ax] = lo;
-                    p[ax + 2] = hi;
+                    p[ax + dims] = hi;
                 }
                 Ok(p)
             }
@@ -343,5 +370,16 @@ impl dyn OnnxNode + '_ {
     pub fn simple(&mut self, op: Op) -> Result<(), OnnxError> {
         let inputs = self.all_data()?;
         self.emit(op, inputs)
+    }
+}
+
+/// "one value", "two values", ..., for messages.
+fn values(k: usize) -> String {
+    match k {
+        1 => "one value".into(),
+        2 => "two values".into(),
+        3 => "three values".into(),
+        4 => "four values".into(),
+        k => format!("{k} values"),
     }
 }

@@ -10,7 +10,7 @@ use weft_ir::expr::Expr;
 
 use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, float, rank, window_out};
-use super::{ExportNode, IndexUse, Inline, Op, OpDef, Reduction, Role, Window};
+use super::{ExportNode, IndexUse, Inline, Op, OpDef, Reduction, Reshape, Role, Window};
 use crate::tensor::Tensor;
 
 /// Max or average.
@@ -221,7 +221,7 @@ fn pool(p: &Pool, x: &ArrayD<f64>) -> ArrayD<f64> {
     out
 }
 
-/// ONNX's pooling ops, 2-D windows only.
+/// ONNX's pooling ops: 2-D windows, and 1-D ones as 2-D windows of height 1.
 pub(super) const ONNX: &[OnnxOp] = &[
     OnnxOp::new("AveragePool", &[11, 19, 22], |n| {
         import_pool(n, PoolKind::Average)
@@ -246,19 +246,20 @@ fn import_pool(n: &mut dyn OnnxNode, kind: PoolKind) -> Result<(), OnnxError> {
         .ints("kernel_shape")?
         .ok_or_else(|| n.attr_err("kernel_shape", "is required"))?;
     let kernel = n.positive("kernel_shape", &kernel)?;
-    if kernel.len() != 2 {
+    let dims = kernel.len();
+    if !(1..=2).contains(&dims) {
         return Err(n.attr_err(
             "kernel_shape",
-            format!(
-                "{kernel:?} is a {}-D window: weft pools in 2-D only",
-                kernel.len()
-            ),
+            format!("{kernel:?} is a {dims}-D window: weft pools in 1-D and 2-D only"),
         ));
     }
-    if xs.len() != 4 {
-        return Err(n.err(format!(
-            "input 0 has shape {xs:?}: weft pools NCHW tensors (rank 4)"
-        )));
+    if xs.len() != dims + 2 {
+        let layout = if dims == 2 {
+            "NCHW tensors (rank 4)"
+        } else {
+            "[N, C, L] tensors in 1-D (rank 3)"
+        };
+        return Err(n.err(format!("input 0 has shape {xs:?}: weft pools {layout}")));
     }
     if let Some(d) = n.ints("dilations")?
         && d.iter().any(|&v| v != 1)
@@ -268,17 +269,45 @@ fn import_pool(n: &mut dyn OnnxNode, kind: PoolKind) -> Result<(), OnnxError> {
     if kind == PoolKind::Max {
         n.refuse_used_outputs(1, "the indices")?;
     }
-    let strides = n.pair("strides")?;
-    let k = [kernel[0], kernel[1]];
+    let strides = n.window_ints("strides", dims)?;
+    let pads = n.window_pads(&xs[2..], &kernel, &strides, &vec![1; dims])?;
+    let ceil_mode = n.flag("ceil_mode", false)?;
+    let count_include_pad = kind == PoolKind::Average && n.flag("count_include_pad", false)?;
+    if dims == 2 {
+        let pool = Pool {
+            kind,
+            kernel: [kernel[0], kernel[1]],
+            strides: [strides[0], strides[1]],
+            pads: [pads[0], pads[1], pads[2], pads[3]],
+            ceil_mode,
+            count_include_pad,
+        };
+        return n.emit(Op::Pool(pool), vec![x]);
+    }
+    // 1-D: `[N, C, L]` as `[N, C, 1, L]` under a window of height 1, and back.
     let pool = Pool {
         kind,
-        kernel: k,
-        strides,
-        pads: n.pads([xs[2], xs[3]], k, strides, [1, 1])?,
-        ceil_mode: n.flag("ceil_mode", false)?,
-        count_include_pad: kind == PoolKind::Average && n.flag("count_include_pad", false)?,
+        kernel: [1, kernel[0]],
+        strides: [1, strides[0]],
+        pads: [0, pads[0], 0, pads[1]],
+        ceil_mode,
+        count_include_pad,
     };
-    n.emit(Op::Pool(pool), vec![x])
+    let x2 = n.step(
+        "as_2d",
+        Op::Reshape(Reshape {
+            shape: vec![xs[0], xs[1], 1, xs[2]],
+        }),
+        vec![x],
+    )?;
+    let y2 = n.step("pool_2d", Op::Pool(pool), vec![x2])?;
+    let ys = n.shape(y2);
+    n.emit(
+        Op::Reshape(Reshape {
+            shape: vec![ys[0], ys[1], ys[3]],
+        }),
+        vec![y2],
+    )
 }
 
 #[cfg(test)]

@@ -3,6 +3,8 @@
 //! output, `op` transposing where `trans_a`/`trans_b`) and [`MatMul`] (NumPy's batching
 //! rules; 1-D operands are made matrices at import).
 
+mod einsum;
+
 use std::fmt;
 
 use ndarray::{Array2, ArrayD, Axis, IxDyn};
@@ -220,8 +222,9 @@ fn matmul(a: &ArrayD<f64>, b: &ArrayD<f64>) -> ArrayD<f64> {
     ArrayD::from_shape_vec(IxDyn(&shape), out).expect("sizes match")
 }
 
-/// ONNX's Gemm and MatMul.
+/// ONNX's Gemm and MatMul, and Einsum as matrix products (`einsum.rs`).
 pub(super) const ONNX: &[OnnxOp] = &[
+    OnnxOp::new("Einsum", &[12], einsum::import),
     OnnxOp::new("Gemm", &[13], import_gemm),
     OnnxOp::new("MatMul", &[13], import_matmul),
 ];

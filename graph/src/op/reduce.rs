@@ -10,8 +10,8 @@ use weft_ir::expr::Expr;
 
 use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, float};
-use super::{ExportNode, IndexUse, Inline, Op, OpDef, Reduction, Role};
-use crate::tensor::Tensor;
+use super::{Binary, ExportNode, IndexUse, Inline, Op, OpDef, Reduction, Reshape, Role, Unary};
+use crate::tensor::{Tensor, TensorId};
 
 /// What a [`Reduce`] computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,35 +140,70 @@ fn reduce(x: &ArrayD<f64>, kind: ReduceKind, axes: &[usize], keep_dims: bool) ->
         .expect("only size-1 axes dropped")
 }
 
-/// ONNX's ReduceMean, ReduceSum, ReduceMax and ReduceMin.
+/// ONNX's ReduceMean, ReduceSum, ReduceMax and ReduceMin; the reductions that are
+/// compositions of ReduceSum and ReduceMax with elementwise ops (ReduceL1, ReduceL2,
+/// ReduceSumSquare, ReduceLogSum, ReduceLogSumExp); and ArgMax and ArgMin, compositions
+/// of ReduceMax or ReduceMin.
 pub(super) const ONNX: &[OnnxOp] = &[
+    OnnxOp::new("ArgMax", &[13], |n| import_arg(n, true)),
+    OnnxOp::new("ArgMin", &[13], |n| import_arg(n, false)),
+    OnnxOp::new("ReduceL1", &[13, 18], |n| import_composed(n, Composed::L1)),
+    OnnxOp::new("ReduceL2", &[13, 18], |n| import_composed(n, Composed::L2)),
+    OnnxOp::new("ReduceLogSum", &[13, 18], |n| {
+        import_composed(n, Composed::LogSum)
+    }),
+    OnnxOp::new("ReduceLogSumExp", &[13, 18], |n| {
+        import_composed(n, Composed::LogSumExp)
+    }),
     OnnxOp::new("ReduceMax", &[13, 18, 20], |n| import(n, ReduceKind::Max)),
     OnnxOp::new("ReduceMean", &[13, 18], |n| import(n, ReduceKind::Mean)),
     OnnxOp::new("ReduceMin", &[13, 18, 20], |n| import(n, ReduceKind::Min)),
     OnnxOp::new("ReduceSum", &[13], |n| import(n, ReduceKind::Sum)),
+    OnnxOp::new("ReduceSumSquare", &[13, 18], |n| {
+        import_composed(n, Composed::SumSquare)
+    }),
 ];
 
-fn import(n: &mut dyn OnnxNode, kind: ReduceKind) -> Result<(), OnnxError> {
+/// A Reduce node's input, the axes it reduces (sorted, distinct; `None` where
+/// `noop_with_empty_axes` makes it reduce nothing) and `keepdims`.
+struct ReduceNode {
+    x: TensorId,
+    axes: Option<Vec<usize>>,
+    keep_dims: bool,
+}
+
+/// Reads a Reduce node: axes from the attribute (ReduceSum before 13, the others before
+/// 18) or from input 1 (a constant) after; none or an empty list reduce every axis, or
+/// nothing where `noop_with_empty_axes`.
+fn reduction(n: &mut dyn OnnxNode) -> Result<ReduceNode, OnnxError> {
     let x = n.data(0)?;
     let r = n.shape(x).len();
-    // Axes are an input from opset 13 for ReduceSum and 18 for the others.
     let axes = match n.ints("axes")? {
         Some(v) => Some(v),
         None => n.int_input(1, "axes")?,
     };
     let keep_dims = n.flag("keepdims", true)?;
-    let mut axes: Vec<usize> = match axes {
-        Some(v) if !v.is_empty() => v
-            .iter()
-            .map(|&v| n.axis("axes", v, r, false))
-            .collect::<Result<_, _>>()?,
-        Some(_) | None if n.flag("noop_with_empty_axes", false)? => {
-            return n.emit(Op::Identity, vec![x]);
+    let axes: Option<Vec<usize>> = match axes {
+        Some(v) if !v.is_empty() => {
+            let mut a = v
+                .iter()
+                .map(|&v| n.axis("axes", v, r, false))
+                .collect::<Result<Vec<_>, _>>()?;
+            a.sort_unstable();
+            a.dedup();
+            Some(a)
         }
-        Some(_) | None => (0..r).collect(),
+        Some(_) | None if n.flag("noop_with_empty_axes", false)? => None,
+        Some(_) | None => Some((0..r).collect()),
     };
-    axes.sort_unstable();
-    axes.dedup();
+    Ok(ReduceNode { x, axes, keep_dims })
+}
+
+fn import(n: &mut dyn OnnxNode, kind: ReduceKind) -> Result<(), OnnxError> {
+    let ReduceNode { x, axes, keep_dims } = reduction(n)?;
+    let Some(axes) = axes else {
+        return n.emit(Op::Identity, vec![x]);
+    };
     n.emit(
         Op::Reduce(Reduce {
             kind,
@@ -177,6 +212,237 @@ fn import(n: &mut dyn OnnxNode, kind: ReduceKind) -> Result<(), OnnxError> {
         }),
         vec![x],
     )
+}
+
+/// The ONNX reductions weft composes from ReduceSum and ReduceMax.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Composed {
+    /// `Σ |x|`.
+    L1,
+    /// `sqrt(Σ x²)`.
+    L2,
+    /// `Σ x²`.
+    SumSquare,
+    /// `log Σ x`.
+    LogSum,
+    /// `m + log Σ exp(x − m)`, `m` the maximum.
+    LogSumExp,
+}
+
+/// ReduceL1 (Abs, ReduceSum), ReduceL2 (Mul, ReduceSum, Sqrt), ReduceSumSquare (Mul,
+/// ReduceSum), ReduceLogSum (ReduceSum, Log) and ReduceLogSumExp (below). Where
+/// `noop_with_empty_axes` leaves no axis to reduce, each is its elementwise part over a
+/// single element, as ONNX's reference and ONNX Runtime compute it: `|x|`, `|x|`, `x²`,
+/// `log x`, `x`.
+fn import_composed(n: &mut dyn OnnxNode, op: Composed) -> Result<(), OnnxError> {
+    let ReduceNode { x, axes, keep_dims } = reduction(n)?;
+    let abs = Op::Unary(Unary::Abs);
+    let square = Op::Binary(Binary::Mul);
+    let Some(axes) = axes else {
+        return match op {
+            Composed::L1 | Composed::L2 => n.emit(abs, vec![x]),
+            Composed::SumSquare => n.emit(square, vec![x, x]),
+            Composed::LogSum => n.emit(Op::Unary(Unary::Log), vec![x]),
+            Composed::LogSumExp => n.emit(Op::Identity, vec![x]),
+        };
+    };
+    let sum = |keep_dims| {
+        Op::Reduce(Reduce {
+            kind: ReduceKind::Sum,
+            axes: axes.clone(),
+            keep_dims,
+        })
+    };
+    match op {
+        Composed::L1 => {
+            let a = n.step("abs", abs, vec![x])?;
+            n.emit(sum(keep_dims), vec![a])
+        }
+        Composed::SumSquare => {
+            let sq = n.step("square", square, vec![x, x])?;
+            n.emit(sum(keep_dims), vec![sq])
+        }
+        Composed::L2 => {
+            let sq = n.step("square", square, vec![x, x])?;
+            let s = n.step("sum", sum(keep_dims), vec![sq])?;
+            n.emit(Op::Unary(Unary::Sqrt), vec![s])
+        }
+        Composed::LogSum => {
+            let s = n.step("sum", sum(keep_dims), vec![x])?;
+            n.emit(Op::Unary(Unary::Log), vec![s])
+        }
+        Composed::LogSumExp => log_sum_exp(n, x, axes.clone(), keep_dims),
+    }
+}
+
+/// `m + log Σ exp(d)` with `m` the maximum over the axes (kept as 1s) and `d = x − m`,
+/// except that `d` is 0 where `x = m`: finite for large inputs, and right where `m` is
+/// infinite (`−∞` where every element is, `+∞` where one is), which `x − m` alone would
+/// make NaN. A NaN element makes the result NaN.
+fn log_sum_exp(
+    n: &mut dyn OnnxNode,
+    x: TensorId,
+    axes: Vec<usize>,
+    keep_dims: bool,
+) -> Result<(), OnnxError> {
+    let xs = n.shape(x);
+    let dtype = n.tensor(x).dtype;
+    let m = n.step(
+        "max",
+        Op::Reduce(Reduce {
+            kind: ReduceKind::Max,
+            axes: axes.clone(),
+            keep_dims: true,
+        }),
+        vec![x],
+    )?;
+    let at_max = n.step("at_max", Op::Binary(Binary::Equal), vec![x, m])?;
+    let diff = n.step("diff", Op::Binary(Binary::Sub), vec![x, m])?;
+    let zero = n.add_constant("zero", vec![], vec![0.0], dtype);
+    let d = n.step("shifted", Op::Where, vec![at_max, zero, diff])?;
+    let e = n.step("exp", Op::Unary(Unary::Exp), vec![d])?;
+    let s = n.step(
+        "sum",
+        Op::Reduce(Reduce {
+            kind: ReduceKind::Sum,
+            axes: axes.clone(),
+            keep_dims,
+        }),
+        vec![e],
+    )?;
+    let log = n.step("log_sum", Op::Unary(Unary::Log), vec![s])?;
+    let m = if keep_dims {
+        m
+    } else {
+        let shape = xs
+            .iter()
+            .enumerate()
+            .filter(|(d, _)| !axes.contains(d))
+            .map(|(_, &v)| v)
+            .collect();
+        n.step("max_dropped", Op::Reshape(Reshape { shape }), vec![m])?
+    };
+    n.emit(Op::Binary(Binary::Add), vec![log, m])
+}
+
+/// ArgMax (`max`) or ArgMin along `axis` (0 unless given): the extreme `m` along the
+/// axis (NaNs masked out), where the input reaches it (`x ≥ m`; `≤` for ArgMin), a
+/// constant iota along the axis there and a filler elsewhere, and the smallest of those
+/// (the largest where `select_last_index`), cast to an integer (weft's i32 holds ONNX's
+/// int64 indices). Integer inputs compare as f32.
+///
+/// NaN as ONNX Runtime (CPU) has it, which scans the axis keeping the first element
+/// until a later one is greater (smaller, for ArgMin; or as great, for the last index):
+/// a NaN in first place is never replaced, so the answer is 0; NaNs elsewhere are never
+/// picked. (NumPy, and ONNX's reference, pick the first NaN instead.)
+///
+/// weft's max (min) reduction starts from the lowest (highest) finite value, so a row
+/// of −∞ (+∞) and NaN reduces to that value rather than to −∞: `m` at that value or past
+/// it is taken as the infinity, whose elements are then the hits. (Its cost: at ±3.4e38
+/// exactly, that value ties with the infinity.)
+fn import_arg(n: &mut dyn OnnxNode, max: bool) -> Result<(), OnnxError> {
+    let x = n.data(0)?;
+    let xs = n.shape(x);
+    let axis = n.int("axis", 0)?;
+    let axis = n.axis("axis", axis, xs.len(), false)?;
+    let keep_dims = n.flag("keepdims", true)?;
+    let last = n.flag("select_last_index", false)?;
+    let len = xs[axis];
+    if len == 0 {
+        return Err(n.err(format!(
+            "input 0 has shape {xs:?}: no element along axis {axis} to pick"
+        )));
+    }
+    let x = if n.tensor(x).dtype.is_float() {
+        x
+    } else {
+        n.step(
+            "as_float",
+            Op::Cast(super::Cast { to: DType::F32 }),
+            vec![x],
+        )?
+    };
+    let dtype = n.tensor(x).dtype;
+    let along = |kind| {
+        Op::Reduce(Reduce {
+            kind,
+            axes: vec![axis],
+            keep_dims: true,
+        })
+    };
+    let finite = if dtype == DType::F16 {
+        f32::from(half::f16::MAX)
+    } else {
+        f32::MAX
+    };
+    // The extreme, the infinity past it, the finite limit and the comparisons.
+    let (extreme, infinity, limit, past, reaches) = if max {
+        (
+            ReduceKind::Max,
+            f32::NEG_INFINITY,
+            -finite,
+            Binary::LessOrEqual,
+            Binary::GreaterOrEqual,
+        )
+    } else {
+        (
+            ReduceKind::Min,
+            f32::INFINITY,
+            finite,
+            Binary::GreaterOrEqual,
+            Binary::LessOrEqual,
+        )
+    };
+    let nan = n.step("nan", Op::IsNaN, vec![x])?;
+    let infinity = n.add_constant("infinity", vec![], vec![infinity], dtype);
+    let masked = n.step("masked", Op::Where, vec![nan, infinity, x])?;
+    let m = n.step("extreme", along(extreme), vec![masked])?;
+    let limit = n.add_constant("limit", vec![], vec![limit], dtype);
+    let at_limit = n.step("at_limit", Op::Binary(past), vec![m, limit])?;
+    let m = n.step(
+        "extreme_or_infinity",
+        Op::Where,
+        vec![at_limit, infinity, m],
+    )?;
+    let hit = n.step("hit", Op::Binary(reaches), vec![x, m])?;
+    // The index along the axis, broadcast over the dimensions after it.
+    let mut iota_dims = vec![1; xs.len() - axis];
+    iota_dims[0] = len;
+    let iota = n.add_constant(
+        "iota",
+        iota_dims,
+        (0..len).map(|i| i as f32).collect(),
+        DType::F32,
+    );
+    let (pick, none) = if last {
+        (ReduceKind::Max, -1.0)
+    } else {
+        (ReduceKind::Min, len as f32)
+    };
+    let none = n.add_constant("none", vec![], vec![none], DType::F32);
+    let index = n.step("index", Op::Where, vec![hit, iota, none])?;
+    let picked = n.step("picked", along(pick), vec![index])?;
+    let starts = vec![0; xs.len()];
+    let mut sizes = xs.clone();
+    sizes[axis] = 1;
+    let first = n.step(
+        "first",
+        Op::Slice(super::Slice {
+            starts,
+            steps: vec![1; xs.len()],
+            sizes,
+        }),
+        vec![x],
+    )?;
+    let first_nan = n.step("first_nan", Op::IsNaN, vec![first])?;
+    let zero = n.add_constant("zero", vec![], vec![0.0], DType::F32);
+    let mut found = n.step("found", Op::Where, vec![first_nan, zero, picked])?;
+    if !keep_dims {
+        let mut shape = xs;
+        shape.remove(axis);
+        found = n.step("dropped", Op::Reshape(Reshape { shape }), vec![found])?;
+    }
+    n.emit(Op::Cast(super::Cast { to: DType::I32 }), vec![found])
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! `exp(x − max) / Σ exp(x − max)` along one axis: a normalization of rows, run by the
-//! rows template.
+//! rows template. ONNX's LogSoftmax is imported here too, as the ops it is made of.
 
 use std::fmt;
 
@@ -9,7 +9,10 @@ use weft_ir::expr::Expr;
 
 use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, axis_of, float};
-use super::{ExportNode, IndexUse, Inline, Op, OpDef, Reduction, Role, Rows};
+use super::{
+    Binary, ExportNode, IndexUse, Inline, Op, OpDef, Reduce, ReduceKind, Reduction, Role, Rows,
+    Unary,
+};
 use crate::tensor::Tensor;
 
 /// A Softmax's axis.
@@ -67,15 +70,44 @@ impl OpDef for Softmax {
     }
 }
 
-/// ONNX's Softmax (opset 13 on: along one axis).
-pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Softmax", &[13], import)];
+/// ONNX's Softmax and LogSoftmax (opset 13 on: along one axis, −1 unless given).
+pub(super) const ONNX: &[OnnxOp] = &[
+    OnnxOp::new("LogSoftmax", &[13], import_log),
+    OnnxOp::new("Softmax", &[13], import),
+];
 
-fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+/// The input and its axis.
+fn input_and_axis(n: &mut dyn OnnxNode) -> Result<(crate::tensor::TensorId, usize), OnnxError> {
     let x = n.data(0)?;
     let r = n.shape(x).len();
     let axis = n.int("axis", -1)?;
-    let axis = n.axis("axis", axis, r, false)?;
+    Ok((x, n.axis("axis", axis, r, false)?))
+}
+
+fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let (x, axis) = input_and_axis(n)?;
     n.emit(Op::Softmax(Softmax { axis }), vec![x])
+}
+
+/// LogSoftmax as `(x − m) − log Σ exp(x − m)` with `m` the maximum along the axis
+/// (ReduceMax, Sub, Exp, ReduceSum, Log, Sub): finite where the softmax underflows to 0,
+/// which `log(softmax)` is not. A row holding +∞, or only −∞, is NaN, as in ONNX
+/// Runtime.
+fn import_log(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let (x, axis) = input_and_axis(n)?;
+    let along = |kind| {
+        Op::Reduce(Reduce {
+            kind,
+            axes: vec![axis],
+            keep_dims: true,
+        })
+    };
+    let m = n.step("max", along(ReduceKind::Max), vec![x])?;
+    let shifted = n.step("shifted", Op::Binary(Binary::Sub), vec![x, m])?;
+    let e = n.step("exp", Op::Unary(Unary::Exp), vec![shifted])?;
+    let sum = n.step("sum", along(ReduceKind::Sum), vec![e])?;
+    let log_sum = n.step("log_sum", Op::Unary(Unary::Log), vec![sum])?;
+    n.emit(Op::Binary(Binary::Sub), vec![shifted, log_sum])
 }
 
 #[cfg(test)]
