@@ -174,8 +174,8 @@ pub enum CliError {
     /// ONNX Runtime cannot be reached (`weft model check`): `what` names the program or
     /// Python package that is missing.
     #[error(
-        "weft model check runs ONNX Runtime through Python, and {what}: install it \
-         (`pip install onnxruntime onnx numpy`), or name another Python with --python"
+        "weft model check runs ONNX Runtime through Python, and {what}: install what it \
+         lacks (`pip install onnxruntime onnx numpy`), or name another Python with --python"
     )]
     NoOrt { what: String },
     /// ONNX Runtime failed on a model (`weft model check`): `detail` is its last words.
