@@ -431,6 +431,13 @@ fn report_node(
         tol
     )?;
     if let Some((weft, ort)) = arrays.get(&t) {
+        if weft.shape() != ort.shape() {
+            outln!(
+                "  shape   weft computes {:?} where ONNX Runtime gives {:?}",
+                weft.shape(),
+                ort.shape()
+            )?;
+        }
         let (w, o) = (
             Stats::of(weft.iter().map(|&v| f64::from(v))),
             Stats::of(ort.iter().copied()),
