@@ -145,7 +145,7 @@ fn a_faithful_model_agrees_and_an_export_is_judged_against_the_framework() {
     let out = ok(&[
         "model", "check", &net, "--target", "cpu", "--inputs", &inputs, "--expect", &expect,
     ]);
-    assert!(out.contains("x [1, 3, 12, 12] (from "), "{out}");
+    assert!(out.contains("x f32 [1, 3, 12, 12] (from "), "{out}");
     assert!(
         out.contains("the export agrees with the framework"),
         "{out}"

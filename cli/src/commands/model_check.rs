@@ -83,7 +83,10 @@ pub(crate) fn check(a: &ModelCheckArgs) -> Result<(), CliError> {
     let shapes: Vec<String> = g
         .inputs
         .iter()
-        .map(|&t| format!("{} {:?}", g.tensor(t).name, g.tensor(t).shape))
+        .map(|&t| {
+            let x = g.tensor(t);
+            format!("{} {} {:?}", x.name, x.dtype, x.shape)
+        })
         .collect();
     let from = match &a.inputs {
         Some(dir) => format!("from {}", dir.display()),
@@ -139,9 +142,9 @@ pub(crate) fn check(a: &ModelCheckArgs) -> Result<(), CliError> {
     let wanted: Vec<ArrayD<f64>> = ort.outputs.iter().map(|(_, v)| v.clone()).collect();
     let whole = run_exposed(&g, &inputs, &wanted, dev, &opts, &target, &mut compiles)?;
     outln!(
-        "weft      {}: {} kernels, compiled in {:.2} s",
+        "weft      {}: {}, compiled in {:.2} s",
         dtype_text(p),
-        whole.model.kernel_count(),
+        plural(whole.model.kernel_count(), "kernel"),
         whole.compile.as_secs_f64()
     )?;
     for (k, c) in whole.checked.iter().enumerate() {
