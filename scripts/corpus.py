@@ -14,7 +14,7 @@ For each model (worker processes in parallel, `--jobs`):
    bring the weights to a realistic scale: every parameter the default init leaves
    constant (zero biases, unit gains) drawn at random around its value (bias 0.05 N(0,1),
    gain 1 + 0.1 N(0,1)), so a dropped bias or gain shows; batch-norm statistics
-   calibrated by `--calibrate` forward passes on random inputs of batch 2 with only the
+   calibrated by four forward passes on random inputs of batch 2 with only the
    batch norms in training mode (cumulative averages), then eval. Activations are then of
    order one and f16 is meaningful;
 2. PyTorch's own outputs on the inputs: fp32 (TF32 off), and fp16 (`model.half()`) where
@@ -32,11 +32,21 @@ For each model (worker processes in parallel, `--jobs`):
    f32, 5e-2 in f16, f16 judged against the f32 reference). Beside it: weft against
    PyTorch fp32 and, in f16, PyTorch's own fp16 error against its fp32 (issue 57 item 5).
 
+On the GPU machine (no network there: everything is built from configs), one device call:
+
+    TIMEOUT=600 OUT=$OUT bash scripts/device-run.sh run corpus python3 scripts/corpus.py \
+        --weft .dev/bin/weft --targets cuda:f32,cuda:f16,vulkan:f16 --jobs 16 \
+        --json $OUT/corpus.json --doc $OUT/corpus.md
+
+then `cp corpus.md docs/corpus.md`. `--probe` compiles without running (`weft model graph
+--emit`): which models weft refuses on any target, on a machine without the GPU.
+
 The JSON holds one row per (model, exporter, opset, target, dtype); the docs page has the
 same table, the refusals by message and how it was run. No network is needed.
 """
 import argparse
 import collections
+import copy
 import datetime
 import json
 import multiprocessing
@@ -157,7 +167,13 @@ def run_weft(a, path, inputs_dir, out_dir, target, dtype):
         return {"status": "failed", "message": f"timeout after {a.weft_timeout} s"}, time.time() - t
     took = time.time() - t
     if r.returncode == 0:
-        return {"status": "compiles" if a.probe else "ran"}, took
+        res = {"status": "compiles" if a.probe else "ran"}
+        # The timed run against the checked one: 0 where the two runs agree bit for bit
+        # (issue 57 item 6).
+        replayed = re.search(r"^replayed\s+(\S+)", r.stdout, re.M)
+        if replayed:
+            res["replayed"] = float(replayed.group(1).rstrip(","))
+        return res, took
     text = (r.stderr or "") + "\n" + (r.stdout or "")
     if r.returncode in (1, 2):
         msg = refusal(r.stderr or r.stdout).replace(path, os.path.basename(path))
@@ -189,17 +205,18 @@ def one_model(a, name):
     if cuda:
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
+        # fp16 products accumulate in f32, as weft's do.
+        torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
     dev = "cuda" if cuda else "cpu"
     with torch.no_grad():
         want32 = model.to(dev)(*(x.to(dev) for x in xs)).float().cpu().numpy()
         want16 = None
         if cuda:
             half = [x.to(dev).half() if x.is_floating_point() else x.to(dev) for x in xs]
-            try:
-                want16 = model.half()(*half).float().cpu().numpy()
+            try:  # a copy: half() rounds the weights in place, and the export needs them whole
+                want16 = copy.deepcopy(model).half()(*half).float().cpu().numpy()
             except Exception:  # noqa: BLE001 - an op without fp16 on CUDA: no fp16 reference
                 want16 = None
-            model.float()
         model.to("cpu")
     base.update(batch_norms=norms, out_shape=list(want32.shape), out_max=float(np.abs(want32).max()),
                 torch_f16_error=None if want16 is None else relative_error(want16, want32),
@@ -308,7 +325,10 @@ def doc(meta, rows):
            "exports, runs and writes this page; `scripts/corpus_models.py` lists the models and their",
            "configs (random weights, batch norms calibrated so activations are of order one; no",
            "download). Tolerances are weft's (`weft_model::measure::tolerance`): 1e-3 in f32, 5e-2 in",
-           "f16, f16 against the f32 reference; errors are max |weft - ORT| / max |ORT|.", "",
+           "f16, f16 against the f32 reference; errors are max |weft - ORT| / max |ORT|. The same",
+           "graph structures run in CI without a GPU: `onnx/tests/corpus.rs` fills 28 of these exports",
+           "(committed without weights under `onnx/tests/fixtures/corpus`) and checks them on the",
+           "interpreter and lavapipe against ONNX Runtime, each twice for bit-identical results.", "",
            "## How it was run", "",
            f"- command: `{meta['command']}`",
            f"- date {meta['date']}, machine `{meta['machine']}`, {meta['cpus']} CPUs, GPU: {meta['gpu']}",
@@ -334,6 +354,13 @@ def doc(meta, rows):
     if bad:
         out.append(f"- exports that failed (no weft run): {len(bad)}: " +
                    ", ".join(f"{r['model']} {r['exporter']}{r['opset'] or ''}" for r in bad))
+    replayed = [r for r in runs if r.get("replayed") is not None]
+    if replayed:
+        differ = [f"{r['model']} {r['exporter']}{r['opset']} {r['target']}:{r['dtype']} ({fmt(r['replayed'])})"
+                  for r in replayed if r["replayed"] != 0]
+        out.append(f"- two runs of the same inputs (weft's timed run against its checked one) identical in "
+                   f"{len(replayed) - len(differ)} of {len(replayed)} runs" + (": differ in " + ", ".join(differ)
+                                                                              if differ else ""))
     unfaithful = sorted({f"{r['model']} {r['exporter']}{r['opset']} ({fmt(r['ort_vs_torch'])})"
                          for r in runs if r.get("faithful") is False})
     if unfaithful:
