@@ -334,7 +334,9 @@ def doc(meta, rows):
            f"- date {meta['date']}, machine `{meta['machine']}`, {meta['cpus']} CPUs, GPU: {meta['gpu']}",
            f"- torch {meta['torch']}, torchvision {meta['torchvision']}, timm {meta['timm']}, "
            f"transformers {meta['transformers']}, onnx {meta['onnx']}, onnxruntime {meta['onnxruntime']}",
-           f"- weft: {meta['weft']}", f"- wall time {meta['wall_s']:.0f} s with {meta['jobs']} worker processes "
+           f"- weft: {meta['weft']}",
+           *(["- **compile only** (`--probe`: `weft model graph --emit` per target, no device): which models weft "
+              "refuses, no outputs compared; the run on the GPU machine replaces this page"] if meta.get("probe") else []), f"- wall time {meta['wall_s']:.0f} s with {meta['jobs']} worker processes "
            "(not a figure of speed)", ""]
     runs = [r for r in rows if r["target"] != "-"]
     archs = sorted({r["model"] for r in rows})
@@ -464,10 +466,13 @@ def main():
             print(f"{name:32} {took:6.1f} s  " + ", ".join(f"{k} {v}" for k, v in sorted(summary.items())),
                   flush=True)
     weft_version = subprocess.run([a.weft, "--version"], capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    weft_version += f" (scripts at commit {commit or 'unknown'})"
     meta = dict(versions(), command=" ".join([os.path.basename(sys.argv[0])] + sys.argv[1:]),
                 date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                 machine=platform.node(), cpus=os.cpu_count(), weft=weft_version, jobs=a.jobs,
-                wall_s=time.time() - start, targets=a.targets, exports=a.exports)
+                wall_s=time.time() - start, targets=a.targets, exports=a.exports, probe=a.probe)
     with open(a.json, "w") as f:
         json.dump({"meta": meta, "rows": rows}, f, indent=1)
     if a.doc:

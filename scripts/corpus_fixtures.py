@@ -111,7 +111,14 @@ def main():
     p.add_argument("--out", default=os.path.join(here, "..", "onnx", "tests", "fixtures", "corpus"))
     p.add_argument("--only", default=None, help="fixture names, comma-separated")
     p.add_argument("--corpus", default=None, help="a corpus run's JSON: report the op types no fixture has")
+    p.add_argument("--coverage", action="store_true", help="export nothing: the op types of the fixtures in --out")
     a = p.parse_args()
+    if a.coverage:
+        import onnx
+
+        ops = {f: sorted({n.op_type for n in onnx.load(os.path.join(a.out, f), load_external_data=False).graph.node})
+               for f in sorted(os.listdir(a.out)) if f.endswith(".onnx")}
+        return coverage(ops, a.corpus)
     import onnx
     import torch
 
@@ -159,14 +166,25 @@ def main():
             ops[f"{fname}_{exporter}"] = sorted({n.op_type for n in m.graph.node})
             print(f"{fname}_{exporter}: {len(m.graph.node)} nodes, {stubbed} weights stubbed, symbolic {kept}, "
                   f"{os.path.getsize(path) / 1024:.0f} KiB", flush=True)
+    return coverage(ops, a.corpus)
+
+
+def coverage(ops, corpus_json):
+    """Prints the fixtures' op types and, given a corpus run's JSON, the corpus's op types
+    that no fixture has, with the models that have them."""
     every = sorted({op for v in ops.values() for op in v})
     print(f"op types of the fixtures ({len(every)}): {' '.join(every)}")
-    if a.corpus:
-        with open(a.corpus) as f:
+    if corpus_json:
+        with open(corpus_json) as f:
             rows = json.load(f)["rows"]
-        corpus_ops = sorted({op for r in rows for op in r.get("ops", [])})
-        missing = [op for op in corpus_ops if op not in every]
-        print(f"op types of the corpus ({len(corpus_ops)}) no fixture has: {' '.join(missing) or 'none'}")
+        where = {}
+        for r in rows:
+            for op in r.get("ops", []):
+                where.setdefault(op, set()).add(f"{r['model']}:{r['exporter']}")
+        missing = [op for op in sorted(where) if op not in every]
+        print(f"op types of the corpus: {len(where)}; no fixture has {len(missing)}:")
+        for op in missing:
+            print(f"  {op}: {', '.join(sorted(where[op])[:6])}")
     return 0
 
 
