@@ -350,8 +350,12 @@ def doc(meta, rows):
         out.append(f"| {t} | {d} | " + " | ".join(str(c[s]) for s in statuses) + " |")
     out.append("")
     for (t, d) in sorted(by):
-        ran = {r["model"] for r in runs if (r["target"], r["dtype"]) == (t, d) and r["status"] in ("right", "wrong")}
-        out.append(f"- {t} {d}: {len(ran)} of {len(archs)} architectures run in at least one export.")
+        ran = {r["model"] for r in runs if (r["target"], r["dtype"]) == (t, d)
+               and r["status"] in ("right", "wrong", "compiles")}
+        right = {r["model"] for r in runs if (r["target"], r["dtype"]) == (t, d) and r["status"] == "right"}
+        verb = "compile" if meta.get("probe") else "run"
+        out.append(f"- {t} {d}: {len(ran)} of {len(archs)} architectures {verb} in at least one export"
+                   + ("" if meta.get("probe") else f", {len(right)} right in at least one") + ".")
     bad = [r for r in rows if r["target"] == "-"]
     if bad:
         out.append(f"- exports that failed (no weft run): {len(bad)}: " +
@@ -374,15 +378,19 @@ def doc(meta, rows):
                    f"of {len(f16)} runs; non-finite outputs where PyTorch fp16 has none: "
                    f"{sum(1 for r in f16 if r.get('weft_nonfinite') and not r.get('torch_f16_nonfinite'))}")
     out.append("")
-    refusals = collections.defaultdict(set)
+    refusals = collections.defaultdict(lambda: collections.defaultdict(set))
     for r in runs:
         if r["status"] in ("refused", "failed"):
-            refusals[generic(r.get("message", ""))].add(f"{r['model']} {r['exporter']}{r['opset']} {r['target']}:{r['dtype']}")
+            refusals[generic(r.get("message", ""))][f"{r['model']} {r['exporter']}{r['opset']}"].add(
+                f"{r['target']}:{r['dtype']}")
     if refusals:
-        out += ["## Refusals and failures by message", "", "| message | runs |", "|---|---|"]
+        out += ["## Refusals and failures by message", "",
+                "File, node and opset taken out of each message; the targets are listed where the refusal "
+                "is not on every one.", "", "| message | exports |", "|---|---|"]
+        every_target = {f"{r['target']}:{r['dtype']}" for r in runs}
         for msg, who in sorted(refusals.items(), key=lambda kv: -len(kv[1])):
-            out.append(f"| {msg.replace('|', '/')} | {len(who)}: {', '.join(sorted(who)[:8])}"
-                       f"{' ...' if len(who) > 8 else ''} |")
+            names = [w + ("" if on == every_target else f" ({', '.join(sorted(on))})") for w, on in sorted(who.items())]
+            out.append(f"| {msg.replace('|', '/')} | {len(names)}: {', '.join(names)} |")
         out.append("")
     out += ["## Every run", "",
             "| model | family | exporter | opset | target | dtype | result | ORT vs torch | weft vs torch | "
