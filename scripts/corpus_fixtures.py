@@ -45,7 +45,21 @@ FIXTURES = {
     "gpt2": ("hf_gpt2", cm.ids(8), SEQ),
     "wav2vec2": ("hf_wav2vec2", cm.audio(1200), {"input_values": {1: "samples"}}),
     "whisper_encoder": ("hf_whisper_encoder", cm.mel(16, 64), {}),
+    "densenet_small": ("tv_densenet_small", cm.image(32), IMG),
+    "mobilevitv2": ("timm_mobilevitv2_050", cm.image(32), IMG),
 }
+
+
+def _densenet_small():
+    # torchvision's DenseNet at a few channels: batch norms before convolutions (which no
+    # exporter folds), average-pooling transitions, concatenations.
+    import torchvision
+
+    return torchvision.models.DenseNet(growth_rate=8, block_config=(2, 2), num_init_features=16, bn_size=2)
+
+
+# Fixtures whose architecture is a small configuration of a corpus model's.
+SMALL = {"tv_densenet_small": cm.Entry("tv_densenet_small", "torchvision", cm.tv_class(_densenet_small), cm.image())}
 EXPORTS = (("torchscript", 17), ("dynamo", 18))
 
 # (op, input index) whose float initializer is a weight: stubbed.
@@ -130,7 +144,7 @@ def main():
     for fname, (entry_name, inputs, dyn) in FIXTURES.items():
         if a.only and fname not in a.only.split(","):
             continue
-        entry = cm.BY_NAME[entry_name]
+        entry = SMALL.get(entry_name) or cm.BY_NAME[entry_name]
         torch.manual_seed(0)
         model = entry.build()
         corpus.realistic(model, entry, torch)
