@@ -326,7 +326,7 @@ def doc(meta, rows):
            "configs (random weights, batch norms calibrated so activations are of order one; no",
            "download). Tolerances are weft's (`weft_model::measure::tolerance`): 1e-3 in f32, 5e-2 in",
            "f16, f16 against the f32 reference; errors are max |weft - ORT| / max |ORT|. The same",
-           "graph structures run in CI without a GPU: `onnx/tests/corpus.rs` fills 28 of these exports",
+           "graph structures run in CI without a GPU: `onnx/tests/corpus.rs` fills 32 exports of these",
            "(committed without weights under `onnx/tests/fixtures/corpus`) and checks them on the",
            "interpreter and lavapipe against ONNX Runtime, each twice for bit-identical results.", "",
            "## How it was run", "",
