@@ -20,6 +20,7 @@ mod precision;
 mod siblings;
 pub mod testing;
 mod weight_layout;
+mod wide_weights;
 
 pub use attention::recognize_attention;
 pub use batch_norm::fold_batch_norms;
@@ -34,6 +35,7 @@ pub use pipeline::{
 pub use precision::{Precision, assign_precision, memory_order};
 pub use siblings::merge_sibling_products;
 pub use weight_layout::assign_weight_layouts;
+pub use wide_weights::split_wide_weights;
 
 use crate::graph::{Graph, TensorId};
 

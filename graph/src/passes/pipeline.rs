@@ -23,7 +23,7 @@ use weft_ir::dtype::DType;
 use super::{
     Precision, assign_precision, assign_weight_layouts, compact, fold_batch_norms, fold_constants,
     merge_sibling_products, recognize_attention, recognize_layer_norms, remove_dead,
-    remove_identities,
+    remove_identities, split_wide_weights,
 };
 use crate::graph::{Graph, GraphError, Node};
 
@@ -190,7 +190,7 @@ impl fmt::Display for PassReport {
 /// that batch norms meet their convolutions), constants folded, decomposed layer norms
 /// made one node, attention (two products and a softmax) made one node where the target
 /// holds its kernel, sibling products of one activation (query, key, value) made one
-/// product, batch norms folded into the convolutions before them, what no output needs
+/// product, weights wider than the target's buffers cut into column blocks, batch norms folded into the convolutions before them, what no output needs
 /// any more removed; then each tensor's storage type and layout, and the weights stored
 /// as the products read them (storage only, after the activations' layouts are known).
 pub const PIPELINE: &[PassEntry] = &[
@@ -223,6 +223,12 @@ pub const PIPELINE: &[PassEntry] = &[
         name: "merge sibling products",
         stage: Stage::Rewrite,
         run: merge_sibling_products,
+    },
+    PassEntry {
+        key: "wide-weights",
+        name: "split weights wider than a buffer",
+        stage: Stage::Rewrite,
+        run: split_wide_weights,
     },
     PassEntry {
         key: "batch-norms",
@@ -412,7 +418,7 @@ mod tests {
         assert_eq!(
             refused("atention"),
             "no pass is called `atention`; the passes are identities, constants, \
-             layer-norms, attention, siblings, batch-norms, dead"
+             layer-norms, attention, siblings, wide-weights, batch-norms, dead"
         );
     }
 }
