@@ -88,6 +88,15 @@ pub struct Partition {
 /// Partitions `g` (after [`crate::passes::optimize`], so batch norms are folded and
 /// constants computed).
 pub fn partition(g: &Graph) -> Partition {
+    partition_keeping(g, &HashSet::new())
+}
+
+/// [`partition`], with no node of `not_epilogue` taken into an anchor's epilogue: the
+/// chain stops before it (it becomes a prologue of its reader, or a group of its own).
+/// The model compiler names the nodes whose epilogue the lowering could not fuse (a
+/// reshape that merges axes the anchor's index keeps apart, as MobileViT's unfolding of
+/// patches does).
+pub fn partition_keeping(g: &Graph, not_epilogue: &HashSet<NodeId>) -> Partition {
     let readers = readers(g);
     let outputs: HashSet<TensorId> = g.outputs.iter().copied().collect();
     let one_reader = |t: TensorId| -> Option<NodeId> {
@@ -112,7 +121,8 @@ pub fn partition(g: &Graph) -> Partition {
         if kind == GroupKind::Anchor {
             let mut permuted = false;
             while let Some(r) = one_reader(t) {
-                if group_of.contains_key(&r) || !fits_epilogue(g, r, t) {
+                if group_of.contains_key(&r) || not_epilogue.contains(&r) || !fits_epilogue(g, r, t)
+                {
                     break;
                 }
                 // Post-scheduling fusion writes each epilogue axis as one digit of the

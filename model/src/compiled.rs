@@ -2,9 +2,13 @@
 //! to one scheduled function and its kernels, and the buffer plan — everything but the
 //! device. [`CompiledModel::load`] puts it on one ([`Executable`]).
 
+use std::collections::HashSet;
 use weft_codegen_common::TargetLimits;
 use weft_graph::Graph;
-use weft_graph::partition::{Partition, Shown, partition};
+
+use weft_graph::NodeId;
+use weft_graph::op::{Epilogue, Role};
+use weft_graph::partition::{Partition, Shown, partition_keeping};
 use weft_graph::passes::{PassContext, PassReport, Precision, optimize_in};
 use weft_ir::dtype::DType;
 use weft_runtime::Device;
@@ -66,6 +70,30 @@ pub struct CompiledModel {
 pub const ATTENTION_UNDONE: &str =
     "recognize attention: undone, no attention tiling fits the target's shared memory";
 
+/// The node to keep out of `group`'s epilogue where lowering it failed with `e` because
+/// fusion could not write the epilogue: its last reshape or permutation.
+fn unfusable_epilogue(
+    graph: &Graph,
+    group: &weft_graph::partition::Group,
+    e: &ModelError,
+) -> Option<NodeId> {
+    let ModelError::Lower { source, .. } = e else {
+        return None;
+    };
+    if !matches!(
+        **source,
+        crate::error::LowerError::Fusion(weft_ir::fusion::FusionError::NotBijective { .. })
+    ) {
+        return None;
+    }
+    group.epilogue.iter().rev().copied().find(|n| {
+        matches!(
+            graph.nodes[n.0].op.role(),
+            Role::Injective(Epilogue::Reshape | Epilogue::Permute)
+        )
+    })
+}
+
 impl CompiledModel {
     /// Runs the pass pipeline (once, in `options`' precision, asking the lowering what
     /// fits `limits`), partitions, lowers every group for a target offering `limits`,
@@ -87,13 +115,28 @@ impl CompiledModel {
             .with_disabled(&options.disabled)
             .with_target(&lowering);
         let (graph, passes) = optimize_in(graph, &cx)?;
-        let partition = partition(&graph);
-        let groups = partition
-            .groups
-            .iter()
-            .enumerate()
-            .map(|(i, gr)| lower_group(&graph, gr, i, limits, &options.choices))
-            .collect::<Result<Vec<_>, _>>()?;
+        // An epilogue post-scheduling fusion cannot write (a reshape merging axes the
+        // anchor's index keeps apart) is cut at its last reshape or permutation, and the
+        // graph partitioned again; each round cuts one more node, so it ends.
+        let mut not_epilogue: HashSet<NodeId> = HashSet::new();
+        let (partition, groups) = loop {
+            let partition = partition_keeping(&graph, &not_epilogue);
+            let lowered = partition
+                .groups
+                .iter()
+                .enumerate()
+                .map(|(i, gr)| {
+                    lower_group(&graph, gr, i, limits, &options.choices).map_err(|e| (gr, e))
+                })
+                .collect::<Result<Vec<_>, _>>();
+            match lowered {
+                Ok(groups) => break (partition, groups),
+                Err((gr, e)) => match unfusable_epilogue(&graph, gr, &e) {
+                    Some(cut) if not_epilogue.insert(cut) => {}
+                    Some(_) | None => return Err(e),
+                },
+            }
+        };
         let plan = Plan::new(&graph, &partition);
         Ok(CompiledModel {
             graph,
