@@ -161,6 +161,10 @@ case("isnan", "IsNaN", {}, {}, {"x": np.array([1.0, np.nan, -2.0, np.nan], dtype
 case("cast_to_int64", "Cast", X3, {"to": TensorProto.INT64}, low=-5, high=5)
 case("cast_to_bool", "Cast", X3, {"to": TensorProto.BOOL}, low=-1, high=1)
 case("cast_int_to_float", "Cast", {"x": ([3, 4], "int64", 50)}, {"to": TensorProto.FLOAT})
+# Sign, Abs and Neg of integers (DeBERTa's relative positions).
+case("sign_int64", "Sign", {"x": ([3, 7], "int64", 40)})
+case("abs_int64", "Abs", {"x": ([3, 7], "int64", 40)})
+case("neg_int64", "Neg", {"x": ([3, 7], "int64", 40)})
 case("gather_embedding", "Gather", {"i": ([2, 7], "int64", 9)}, {}, {"w": rand(9, 5)}, node_inputs=["w", "i"])
 case("gather_axis1_const", "Gather", X3, {"axis": 1}, {"i": I64(4, -1, 0, 0)})
 case("gather_scalar_index", "Gather", X3, {"axis": -1}, {"i": np.array(3, dtype=np.int64)})

@@ -264,7 +264,13 @@ impl OpDef for Unary {
             }
             return Ok((inputs[0].shape.clone(), DType::Bool));
         }
-        float(inputs[0], 0)?;
+        // Sign, Abs and Neg take integers too (ONNX's types; DeBERTa's relative positions
+        // take the Sign of an int64 constant): exact in the f32 a kernel computes in for
+        // magnitudes below 2²⁴, which a position or an index is.
+        if !(matches!(self, Unary::Sign | Unary::Abs | Unary::Neg) && inputs[0].dtype == DType::I32)
+        {
+            float(inputs[0], 0)?;
+        }
         Ok((inputs[0].shape.clone(), inputs[0].dtype))
     }
 
