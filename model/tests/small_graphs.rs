@@ -513,3 +513,127 @@ fn an_rms_norm_of_large_activations_runs_in_f16() {
         assert!(err <= 1e-2, "{target}: error {err:.2e}");
     }
 }
+
+/// Weights wider than a buffer (issue 58, item 7): with the target's buffer limit forced
+/// down to 4 KiB, an embedding table `[300, 24]` (28 KiB) and a tied output projection
+/// `[24, 300]` are cut into column blocks (`passes::split_wide_weights`), every buffer
+/// the model allocates fits, and the outputs are the unsplit graph's, in f32 and f16.
+#[test]
+fn weights_wider_than_a_buffer_run_in_column_blocks() {
+    use weft_graph::op::Gather;
+    for target in ["cpu", "vulkan"] {
+        let Some(mut dev) = open_or_skip(target) else {
+            continue;
+        };
+        let mut b = GraphBuilder::new("tied");
+        let ids = b.input("ids", &[2, 5], DType::I32);
+        let mut v = Values(3);
+        let table = v.array(&[300, 24], 1.0);
+        let head = table.t().as_standard_layout().into_owned();
+        let wte = b.weight("wte", table);
+        let wt = b.weight("head", head);
+        let e = b
+            .node("embed", Op::Gather(Gather { axis: 0 }), &[wte, ids])
+            .unwrap();
+        let h = b.unary("tanh", Unary::Tanh, e).unwrap();
+        let logits = b.node("logits", Op::MatMul, &[h, wt]).unwrap();
+        b.output(logits);
+        let g = b.finish().unwrap();
+        let mut limits = dev.limits();
+        limits.max_buffer_bytes = 4096;
+        let id_values: Vec<f32> = [0, 299, 17, 150, 151, 3, 3, 298, 64, 1]
+            .iter()
+            .map(|&i| i as f32)
+            .collect();
+        let input = ArrayD::from_shape_vec(IxDyn(&[2, 5]), id_values).unwrap();
+        let want = evaluate(&g, &[input.mapv(f64::from)]).unwrap();
+        for (precision, tolerance) in [(Precision::F32, 1e-5), (Precision::F16, 1e-2)] {
+            if precision == Precision::F16 && !dev.limits().f16 {
+                continue;
+            }
+            let opts = CompileOptions::default().with_precision(precision);
+            let model = CompiledModel::compile(&g, &limits, &opts).unwrap();
+            let split = model
+                .passes
+                .iter()
+                .find(|r| r.pass == "split weights wider than a buffer")
+                .map(ToString::to_string);
+            assert_eq!(
+                split.as_deref(),
+                Some("split weights wider than a buffer: 2 node(s)")
+            );
+            let exe = model.load(dev.as_mut()).unwrap();
+            let got = exe.run(dev.as_mut(), std::slice::from_ref(&input)).unwrap();
+            exe.free(dev.as_mut());
+            let scale = want[0].iter().fold(0.0f64, |m, w| m.max(w.abs()));
+            let err = got[0]
+                .iter()
+                .zip(want[0].iter())
+                .map(|(a, w)| (f64::from(*a) - w).abs())
+                .fold(
+                    0.0f64,
+                    |m, d| if d.is_nan() { f64::INFINITY } else { m.max(d) },
+                );
+            assert!(
+                err <= tolerance * scale,
+                "{target} {precision:?}: error {err:.2e} of {scale:.2e}"
+            );
+        }
+    }
+}
+
+/// MobileViT's unfolding of patches after a convolution: a Reshape that merges the
+/// channel axis with rows of the image (`[1, 4, 8, 8]` → `[16, 2, 4, 2]`), then a
+/// Transpose. Post-scheduling fusion cannot write that reshape into the convolution's
+/// stores; the compile keeps it out of the epilogue (`partition_keeping`) instead of
+/// refusing the model, in f32 and f16.
+#[test]
+fn an_epilogue_fusion_cannot_write_becomes_a_kernel_of_its_own() {
+    use weft_graph::op::{Reshape, Transpose};
+    for target in ["cpu", "vulkan"] {
+        let Some(mut dev) = open_or_skip(target) else {
+            continue;
+        };
+        let mut v = Values(5);
+        let mut b = GraphBuilder::new("unfold");
+        let x = b.input("x", &[1, 3, 8, 8], DType::F32);
+        let w = b.weight("w", v.array(&[4, 3, 1, 1], 0.5));
+        let y = b.conv("conv", x, w, None, Conv::new(1, 0)).unwrap();
+        let reshape = Reshape {
+            shape: vec![16, 2, 4, 2],
+        };
+        let r = b.node("unfold", Op::Reshape(reshape), &[y]).unwrap();
+        let perm = Transpose {
+            perm: vec![0, 2, 1, 3],
+        };
+        let t = b.node("patches", Op::Transpose(perm), &[r]).unwrap();
+        let out = b.unary("act", Unary::Tanh, t).unwrap();
+        b.output(out);
+        let g = b.finish().unwrap();
+        let input = v.array(&[1, 3, 8, 8], 1.0);
+        let want = evaluate(&g, &[input.mapv(f64::from)]).unwrap();
+        for (precision, tolerance) in [(Precision::F32, 1e-5), (Precision::F16, 1e-2)] {
+            if precision == Precision::F16 && !dev.limits().f16 {
+                continue;
+            }
+            let opts = CompileOptions::default().with_precision(precision);
+            let model = CompiledModel::compile(&g, &dev.limits(), &opts).unwrap();
+            let exe = model.load(dev.as_mut()).unwrap();
+            let got = exe.run(dev.as_mut(), std::slice::from_ref(&input)).unwrap();
+            exe.free(dev.as_mut());
+            let err = got[0]
+                .iter()
+                .zip(want[0].iter())
+                .map(|(a, w)| (f64::from(*a) - w).abs())
+                .fold(
+                    0.0f64,
+                    |m, d| if d.is_nan() { f64::INFINITY } else { m.max(d) },
+                );
+            assert!(
+                err <= tolerance,
+                "{target} {precision:?}: error {err:.2e}\n{}",
+                model.show()
+            );
+        }
+    }
+}
