@@ -25,6 +25,7 @@ mod inline;
 mod is_nan;
 mod layer_norm;
 pub mod onnx;
+mod pad;
 mod pool;
 mod product;
 mod reduce;
@@ -33,6 +34,7 @@ mod select;
 pub mod shapes;
 mod slice;
 mod softmax;
+mod tile;
 mod transpose;
 mod trilu;
 mod unary;
@@ -59,6 +61,7 @@ pub use identity::Identity;
 pub use inline::{Inline, broadcast_index};
 pub use is_nan::IsNaN;
 pub use layer_norm::LayerNorm;
+pub use pad::{Pad, PadMode};
 pub use pool::{GlobalPool, Pool, PoolKind};
 pub use product::{Gemm, MatMul};
 pub use reduce::{Reduce, ReduceKind};
@@ -66,6 +69,7 @@ pub use reshape::{Flatten, Reshape, reindex, resolve_reshape};
 pub use select::Where;
 pub use slice::{Slice, resolve_slice};
 pub use softmax::Softmax;
+pub use tile::Tile;
 pub use transpose::Transpose;
 pub use trilu::Trilu;
 pub use unary::{Unary, erf};
@@ -128,6 +132,10 @@ pub enum Op {
     Attention(Attention),
     /// The upper or lower triangle of matrices ([`Trilu`]).
     Trilu(Trilu),
+    /// Padded (or cropped) along each dimension ([`Pad`]).
+    Pad(Pad),
+    /// Repeated along each dimension ([`Tile`]).
+    Tile(Tile),
 }
 
 impl Op {
@@ -161,6 +169,8 @@ impl Op {
             Op::Reduce(o) => o,
             Op::Attention(o) => o,
             Op::Trilu(o) => o,
+            Op::Pad(o) => o,
+            Op::Tile(o) => o,
         }
     }
 
@@ -183,6 +193,7 @@ impl Op {
             identity::ONNX,
             is_nan::ONNX,
             layer_norm::ONNX,
+            pad::ONNX,
             pool::ONNX,
             product::ONNX,
             reduce::ONNX,
@@ -190,6 +201,7 @@ impl Op {
             select::ONNX,
             slice::ONNX,
             softmax::ONNX,
+            tile::ONNX,
             transpose::ONNX,
             trilu::ONNX,
             unary::ONNX,
