@@ -355,6 +355,8 @@ for mode in ["constant", "reflect", "edge"]:
          "axes": pads(-1, 1)}, opset=18, node_inputs=["x", "pads", "v", "axes"])
 case("pad_reflect_whole_length", "Pad", {"x": [3, 4]}, {"mode": "reflect"}, {"pads": pads(2, 3, 1, 3)}, opset=13)
 case("pad_constant_value", "Pad", X3P, {}, {"pads": pads(1, 0, 2, 0, 3, 1), "v": np.float32(-2.5)}, opset=13)
+case("pad_constant_computed_value", "Pad", {"x": [3, 5], "v": []}, {}, {"pads": pads(1, 2, 0, 3)},
+     node_inputs=["x", "pads", "v"], opset=13)
 case("pad_constant_nchw", "Pad", {"x": [1, 3, 9, 11]}, {}, {"pads": pads(0, 0, 1, 2, 0, 0, 3, 1)}, opset=13)
 case("pad_wrap", "Pad", X3P, {"mode": "wrap"}, {"pads": pads(0, 3, -1, 1, 2, 9)}, opset=19)
 case("pad_int64", "Pad", {"x": ([4, 5], "int64", 30)}, {"mode": "reflect"}, {"pads": pads(2, 1, 1, 3)}, opset=13)
@@ -401,6 +403,35 @@ case("topk_ties_smallest", "TopK", {"x": rng57.integers(-2, 2, size=(3, 10)).ast
      {"largest": 0, "axis": -1}, {"k": pads(7)}, outputs=2)
 case("topk_one", "TopK", {"x": [2, 3, 13]}, {}, {"k": pads(1)}, outputs=2)
 case("topk_f16", "TopK", {"x": rng57.uniform(-3, 3, size=(4, 9)).astype(np.float16)}, {}, {"k": pads(3)}, outputs=2)
+
+
+# ScatterElements and ScatterND: indices computed (graph inputs) or constant, negative
+# ones, every axis, duplicates (replaced in order, or combined by add, mul, max, min),
+# int64 data.
+def ints(*shape, low, high):
+    return rng57.integers(low, high, size=shape).astype(np.int64)
+
+
+case("scatter_elements_axis0", "ScatterElements", {"d": [5, 4], "i": ints(3, 4, low=-5, high=5), "u": [3, 4]},
+     {"axis": 0}, opset=13)
+case("scatter_elements_axis1_narrow", "ScatterElements", {"d": [4, 6, 3], "i": ints(2, 3, 2, low=0, high=6),
+     "u": [2, 3, 2]}, {"axis": 1}, opset=13)
+case("scatter_elements_const_indices", "ScatterElements", {"d": [3, 7], "u": [3, 2]}, {"axis": -1},
+     {"i": ints(3, 2, low=-7, high=7)}, opset=13, node_inputs=["d", "i", "u"])
+for red in ["add", "mul", "max", "min"]:
+    case(f"scatter_elements_dup_{red}", "ScatterElements", {"d": [4, 5], "i": ints(4, 6, low=0, high=3),
+         "u": [4, 6]}, {"axis": 1, "reduction": red}, opset=18)
+case("scatter_elements_int64", "ScatterElements", {"d": ([3, 4], "int64", 50), "i": ints(3, 2, low=0, high=4),
+     "u": ([3, 2], "int64", 50)}, {"axis": 1}, opset=13)
+case("scatter_nd_rows", "ScatterND", {"d": [5, 4, 3], "i": np.array([[3], [0], [-1]], dtype=np.int64), "u": [3, 4, 3]},
+     opset=13)
+case("scatter_nd_elements", "ScatterND", {"d": [4, 6], "i": np.array([[[1, 5], [0, 0]], [[3, -2], [2, 1]]],
+     dtype=np.int64), "u": [2, 2]}, opset=13)
+case("scatter_nd_const_indices", "ScatterND", {"d": [3, 5, 2], "u": [2, 2]}, {},
+     {"i": np.array([[0, 4], [2, 1]], dtype=np.int64)}, opset=13, node_inputs=["d", "i", "u"])
+for red in ["add", "mul", "max", "min"]:
+    case(f"scatter_nd_dup_{red}", "ScatterND", {"d": [4, 3], "i": np.array([[1], [3], [1], [1]], dtype=np.int64),
+         "u": [4, 3]}, {"reduction": red}, opset=18)
 
 
 EVERY_OUTPUT = {"TopK"}

@@ -203,6 +203,15 @@ impl OpDef for Binary {
                 .and_then(|d| (d.len() == 1).then(|| d.iter().next().copied()).flatten());
             return Some(pow(x.input(0, &bcast(0)), x.input(1, &bcast(1)), exponent));
         }
+        if let Binary::Mod { fmod } = *self
+            && x.input_tensor(0).dtype.is_int()
+        {
+            return Some(int_modulo(
+                x.input(0, &bcast(0)),
+                x.input(1, &bcast(1)),
+                fmod,
+            ));
+        }
         Some(binary(*self, x.input(0, &bcast(0)), x.input(1, &bcast(1))))
     }
 
@@ -284,9 +293,9 @@ fn remainder(a: f64, b: f64, truncate: bool) -> f64 {
     }
 }
 
-/// The remainder of `x / y` in f32, the quotient truncated (`truncate`, C's `fmod`) or
-/// floored (Python's `%`). Exact for integers held in f32 (|x|, |y| < 2^24), and for
-/// floats whose quotient is below 2^24: the quotient is rounded to an integer, the
+/// The remainder of floats `x / y` in f32 (integers take [`int_modulo`]), the quotient
+/// truncated (`truncate`, C's `fmod`) or floored (Python's `%`). Exact for floats whose
+/// quotient is below 2^24 where the target fuses the multiply-add: the quotient is rounded to an integer, the
 /// remainder `x − q·y` taken by one fused multiply-add (exact wherever the true
 /// remainder is representable), and that done once more on the remainder (a quotient
 /// of a few units, exact, in case a target's division is not correctly rounded); then
@@ -319,6 +328,28 @@ fn modulo(x: Expr, y: Expr, truncate: bool) -> Expr {
         te::if_then_else(t.clone().ge(ay.clone()), t.clone() - ay, t),
     );
     t * s
+}
+
+/// The remainder of integers `x / y` (held in f32, exact to 2^24) in i32 arithmetic,
+/// where it is exact on every target (the f32 form's fused multiply-add is not fused
+/// on some Vulkan drivers, and `q·y` past 2^24 then rounds): the floored remainder
+/// (`y`'s sign), and for `fmod` one `y` taken back where it is not 0 and `x`'s sign
+/// differs from `y`'s. A zero divisor gives NaN, as the reference's does.
+fn int_modulo(x: Expr, y: Expr, truncate: bool) -> Expr {
+    let (a, b) = (x.cast(DType::I32), y.cast(DType::I32));
+    let zero = b.clone().eq_(0);
+    let divisor = te::if_then_else(zero.clone(), Expr::int(1), b);
+    let floored = a.clone().floormod(divisor.clone());
+    let r = if truncate {
+        // A non-zero remainder has `a ≠ 0`; the signs differ where one is below 0.
+        let differ =
+            (a.clone().lt(0).and(divisor.clone().gt(0))).or(a.gt(0).and(divisor.clone().lt(0)));
+        let back = floored.clone().ne_(0).and(differ);
+        te::if_then_else(back, floored.clone() - divisor, floored)
+    } else {
+        floored
+    };
+    te::if_then_else(zero, Expr::f32(f32::NAN), r.cast(DType::F32))
 }
 
 /// An elementwise function of two values, in f32.

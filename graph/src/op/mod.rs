@@ -30,6 +30,7 @@ mod pool;
 mod product;
 mod reduce;
 mod reshape;
+mod scatter;
 mod select;
 pub mod shapes;
 mod slice;
@@ -66,6 +67,7 @@ pub use pool::{GlobalPool, Pool, PoolKind};
 pub use product::{Gemm, MatMul};
 pub use reduce::{Reduce, ReduceKind};
 pub use reshape::{Flatten, Reshape, reindex, resolve_reshape};
+pub use scatter::{ScatterElements, ScatterNd, ScatterReduction};
 pub use select::Where;
 pub use slice::{Slice, resolve_slice};
 pub use softmax::Softmax;
@@ -136,6 +138,12 @@ pub enum Op {
     Pad(Pad),
     /// Repeated along each dimension ([`Tile`]).
     Tile(Tile),
+    /// Updates written to (or combined with) elements along an axis
+    /// ([`ScatterElements`]).
+    ScatterElements(ScatterElements),
+    /// Updates written to (or combined with) slices addressed by index tuples
+    /// ([`ScatterNd`]).
+    ScatterNd(ScatterNd),
 }
 
 impl Op {
@@ -171,6 +179,8 @@ impl Op {
             Op::Trilu(o) => o,
             Op::Pad(o) => o,
             Op::Tile(o) => o,
+            Op::ScatterElements(o) => o,
+            Op::ScatterNd(o) => o,
         }
     }
 
@@ -198,6 +208,7 @@ impl Op {
             product::ONNX,
             reduce::ONNX,
             reshape::ONNX,
+            scatter::ONNX,
             select::ONNX,
             slice::ONNX,
             softmax::ONNX,

@@ -3,7 +3,8 @@
 //! edge element (`reflect`), the edge element repeated (`edge`) or the input repeated
 //! from its other end (`wrap`). Cropping comes first, so a dimension cropped at one end
 //! and padded at the other reflects or repeats the cropped input (as ONNX's reference
-//! does). Exporters write it for convolutions' explicit padding and for windows that do
+//! does). The constant is a value, or a scalar input computed at run time. Exporters
+//! write it for convolutions' explicit padding and for windows that do
 //! not divide (Swin's window partition).
 
 use std::fmt;
@@ -48,7 +49,8 @@ pub struct Pad {
     pub mode: PadMode,
     pub begin: Vec<i64>,
     pub end: Vec<i64>,
-    /// The constant of [`PadMode::Constant`] (0 unless given).
+    /// The constant of [`PadMode::Constant`] (0 unless given), where no second input
+    /// (a scalar computed at run time) gives it.
     pub value: f64,
 }
 
@@ -104,8 +106,16 @@ impl OpDef for Pad {
     }
 
     fn infer(&self, inputs: &[&Tensor]) -> Result<(Vec<usize>, DType), String> {
-        arity(inputs, 1, 1)?;
+        arity(inputs, 1, 2)?;
         let x = inputs[0];
+        if let Some(v) = inputs.get(1)
+            && (v.numel() != 1 || v.dtype != x.dtype || self.mode != PadMode::Constant)
+        {
+            return Err(format!(
+                "input 1 `{}` (the constant) must be one {} value, for constant mode",
+                v.name, x.dtype
+            ));
+        }
         let r = x.shape.len();
         if self.begin.len() != r || self.end.len() != r {
             return Err(format!(
@@ -143,7 +153,10 @@ impl OpDef for Pad {
             let at: Option<Vec<usize>> = (0..shape.len())
                 .map(|d| self.source(ix[d] as i64, spans[d]).map(|j| j as usize))
                 .collect();
-            at.map_or(self.value, |at| x[0][IxDyn(&at)])
+            let value = x
+                .get(1)
+                .map_or(self.value, |v| v.iter().copied().next().unwrap_or(0.0));
+            at.map_or(value, |at| x[0][IxDyn(&at)])
         })
     }
 
@@ -186,17 +199,24 @@ impl OpDef for Pad {
         if inside.is_empty() {
             return Some(v);
         }
-        Some(te::if_then_else(
-            Expr::all(inside),
-            v,
-            Expr::f32(self.value as f32),
-        ))
+        let value = if x.input_count() > 1 {
+            let rank = x.input_tensor(1).shape.len();
+            x.input(1, &vec![Expr::int(0); rank])
+        } else {
+            Expr::f32(self.value as f32)
+        };
+        Some(te::if_then_else(Expr::all(inside), v, value))
     }
 
     fn export(&self, node: &mut ExportNode<'_>) -> Result<(), String> {
+        if node.inputs.len() > 1 {
+            // The export writes constant inputs after the data inputs, and ONNX's
+            // `pads` comes before `constant_value`.
+            return Err("a Pad whose constant is computed is not written yet".into());
+        }
         node.string("mode", self.mode.name());
         node.const_ints("pads", [&self.begin[..], &self.end[..]].concat());
-        if self.mode == PadMode::Constant {
+        if self.mode == PadMode::Constant && node.inputs.len() == 1 {
             node.const_scalar("constant_value", self.value);
         }
         if self.mode == PadMode::Wrap {
@@ -241,14 +261,19 @@ fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
             let pads = n
                 .int_input(1, "pads")?
                 .ok_or_else(|| n.err("input 1 (pads) is missing"))?;
-            let value = match n.constant(2)? {
-                None => 0.0,
-                Some(c) => c.scalar().ok_or_else(|| {
-                    n.err(format!(
-                        "input 2 (constant_value) has shape {:?}, not one value",
-                        c.dims
-                    ))
-                })?,
+            // A computed constant is read by the kernel (an input of the node).
+            let value = if n.has_input(2) && n.is_computed(2) {
+                0.0
+            } else {
+                match n.constant(2)? {
+                    None => 0.0,
+                    Some(c) => c.scalar().ok_or_else(|| {
+                        n.err(format!(
+                            "input 2 (constant_value) has shape {:?}, not one value",
+                            c.dims
+                        ))
+                    })?,
+                }
             };
             (pads, value)
         }
@@ -296,17 +321,20 @@ fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
             }
         }
     }
-    let op = if begin.iter().chain(&end).all(|&p| p == 0) {
-        Op::Identity
-    } else {
-        Op::Pad(Pad {
-            mode,
-            begin,
-            end,
-            value,
-        })
-    };
-    n.emit(op, vec![x])
+    if begin.iter().chain(&end).all(|&p| p == 0) {
+        return n.emit(Op::Identity, vec![x]);
+    }
+    let mut inputs = vec![x];
+    if mode == PadMode::Constant && n.has_input(2) && n.is_computed(2) && !n.has("pads") {
+        inputs.push(n.data(2)?);
+    }
+    let op = Op::Pad(Pad {
+        mode,
+        begin,
+        end,
+        value,
+    });
+    n.emit(op, inputs)
 }
 
 #[cfg(test)]
