@@ -310,6 +310,137 @@ for eq, shapes in [
     case(f"einsum_{name}", "Einsum", {f"x{i}": s for i, s in enumerate(shapes)}, {"equation": eq}, opset=13)
 
 
+# Mod: integers with fmod 0 (Python's %, the divisor's sign) and 1 (C's fmod, the
+# dividend's sign), every sign combination, broadcasting, values up to 2^24 (exact in
+# weft's f32 kernels); floats with fmod 1 (ONNX takes floats with fmod 1 only). The
+# constants here come from a generator of their own, so that the cases above keep their
+# inputs.
+rng57 = np.random.default_rng(57)
+
+
+def nonzero_ints(shape, high):
+    v = rng57.integers(1, high, size=shape) * rng57.choice([-1, 1], size=shape)
+    return v.astype(np.int64)
+
+
+def signed(*shape, low, high):
+    v = rng57.uniform(low, high, size=shape) * rng57.choice([-1, 1], size=shape)
+    return v.astype(np.float32)
+
+
+for fmod in [0, 1]:
+    case(f"mod_int_fmod{fmod}", "Mod", {"a": ([3, 5, 7], "int64", 50), "b": nonzero_ints([5, 7], 13)}, {"fmod": fmod})
+    case(f"mod_int_const_divisor_fmod{fmod}", "Mod", {"a": ([4, 9], "int64", 40)}, {"fmod": fmod},
+         {"b": np.array([3, -3, 7, -1, 1, 40, -41, 2, 5], dtype=np.int64)})
+    big = np.array([2**24 - 1, -(2**24 - 1), 2**24 - 3, -(2**24 - 5), 16777214, -16777214, 5592405, 12345679],
+                   dtype=np.int64)
+    divisors = np.array([3, 7, -3, 5592407, -5592407, 2**24 - 2, -(2**24 - 1), 2], dtype=np.int64)
+    case(f"mod_int_near_2p24_fmod{fmod}", "Mod", {"a": np.tile(big, (8, 1)), "b": divisors.reshape(8, 1)},
+         {"fmod": fmod})
+case("mod_float_fmod1", "Mod", {"a": [2, 3, 5, 7]}, {"fmod": 1},
+     {"b": signed(3, 1, 7, low=0.5, high=3.0)},
+     low=-10, high=10)
+case("mod_float_fmod1_scalar", "Mod", {"a": [5, 9]}, {"fmod": 1}, {"b": np.float32(-1.3)}, low=-20, high=20)
+case("mod_float_fmod1_inputs", "Mod", {"a": [3, 5], "b": [3, 5]}, {"fmod": 1}, low=0.25, high=4)
+
+
+# Pad: pads (and the constant) as initializers, every mode, negative pads (a crop, taken
+# before padding), reflected by the whole length (ONNX Runtime refuses longer), the axes
+# (opset 18, negative ones included), wrap (opset 19), float16 and int64 data.
+def pads(*v):
+    return np.array(v, dtype=np.int64)
+
+
+X3P = {"x": [2, 5, 7]}
+for mode in ["constant", "reflect", "edge"]:
+    case(f"pad_{mode}", "Pad", X3P, {"mode": mode}, {"pads": pads(0, 2, 3, 1, 1, 4)}, opset=13)
+    case(f"pad_{mode}_crop", "Pad", X3P, {"mode": mode}, {"pads": pads(0, -1, 2, 0, 3, -2)}, opset=13)
+    case(f"pad_{mode}_axes", "Pad", {"x": [3, 4, 6, 5]}, {"mode": mode}, {"pads": pads(1, 2, 3, 0), "v": np.float32(0),
+         "axes": pads(-1, 1)}, opset=18, node_inputs=["x", "pads", "v", "axes"])
+case("pad_reflect_whole_length", "Pad", {"x": [3, 4]}, {"mode": "reflect"}, {"pads": pads(2, 3, 1, 3)}, opset=13)
+case("pad_constant_value", "Pad", X3P, {}, {"pads": pads(1, 0, 2, 0, 3, 1), "v": np.float32(-2.5)}, opset=13)
+case("pad_constant_computed_value", "Pad", {"x": [3, 5], "v": []}, {}, {"pads": pads(1, 2, 0, 3)},
+     node_inputs=["x", "pads", "v"], opset=13)
+case("pad_constant_nchw", "Pad", {"x": [1, 3, 9, 11]}, {}, {"pads": pads(0, 0, 1, 2, 0, 0, 3, 1)}, opset=13)
+case("pad_wrap", "Pad", X3P, {"mode": "wrap"}, {"pads": pads(0, 3, -1, 1, 2, 9)}, opset=19)
+case("pad_int64", "Pad", {"x": ([4, 5], "int64", 30)}, {"mode": "reflect"}, {"pads": pads(2, 1, 1, 3)}, opset=13)
+case("pad_f16", "Pad", {"x": rng57.uniform(-3, 3, size=(3, 6)).astype(np.float16)}, {"mode": "edge"},
+     {"pads": pads(1, 2, 3, 4)}, opset=13)
+
+# Tile: repeats as an initializer, ones included, int64 and float16 data.
+case("tile", "Tile", {"x": [2, 3, 5]}, {}, {"r": pads(3, 1, 2)}, opset=13)
+case("tile_size_one_dims", "Tile", {"x": [1, 3, 1]}, {}, {"r": pads(2, 2, 5)}, opset=13)
+case("tile_int64", "Tile", {"x": ([3, 2], "int64", 100)}, {}, {"r": pads(1, 4)}, opset=13)
+case("tile_f16", "Tile", {"x": rng57.uniform(-3, 3, size=(3, 5)).astype(np.float16)}, {}, {"r": pads(2, 3)}, opset=13)
+
+# CumSum: every axis (negative too), exclusive and reverse, an int64 mask summed into
+# position ids (RoBERTa's and OPT's exports), 1-D, long rows.
+for ex in [0, 1]:
+    for rev in [0, 1]:
+        case(f"cumsum_axis1_ex{ex}_rev{rev}", "CumSum", {"x": [3, 7, 5]}, {"exclusive": ex, "reverse": rev},
+             {"axis": np.array(1, dtype=np.int64)}, opset=14)
+case("cumsum_axis_last_negative", "CumSum", {"x": [2, 3, 9]}, {}, {"axis": np.array(-1, dtype=np.int32)}, opset=14)
+case("cumsum_axis0_1d", "CumSum", {"x": [11]}, {"reverse": 1}, {"axis": np.array(0, dtype=np.int64)}, opset=13)
+case("cumsum_long_rows", "CumSum", {"x": [2, 700]}, {}, {"axis": np.array(1, dtype=np.int64)}, opset=14)
+case("cumsum_int64_mask", "CumSum", {"m": rng57.integers(0, 2, size=(3, 37)).astype(np.int64)}, {},
+     {"axis": np.array(1, dtype=np.int64)}, opset=14)
+case("cumsum_int64_exclusive_axis0", "CumSum", {"x": ([6, 4], "int64", 1000)}, {"exclusive": 1},
+     {"axis": np.array(0, dtype=np.int64)}, opset=14)
+
+# ReduceProd: axes as an attribute (13) or an input (18), keepdims, every axis, negative
+# factors, a zero factor.
+case("reduce_prod_opset13_keep", "ReduceProd", X4, {"axes": [1, -1]}, opset=13, low=-1.6, high=1.6)
+case("reduce_prod_opset13_all_drop", "ReduceProd", {"x": [3, 4]}, {"keepdims": 0}, opset=13, low=-1.3, high=1.3)
+case("reduce_prod_opset18_drop", "ReduceProd", X4, {"keepdims": 0}, {"axes": I64(-2)}, opset=18, low=-1.5, high=1.5)
+case("reduce_prod_opset18_noop", "ReduceProd", X3, {"noop_with_empty_axes": 1}, opset=18)
+case("reduce_prod_zero", "ReduceProd",
+     {"x": np.array([[1.5, 0.0, -2.0], [-1.0, -2.0, -3.0], [2.0, -0.5, 4.0], [-0.0, 3.0, 1.0]], dtype=np.float32)},
+     {"axes": [1]}, opset=13)
+
+# TopK: both outputs, largest and smallest, axes first, middle and last, k from 1 to the
+# whole axis, ties (small integers: a lower index first), int64 and float16 data.
+case("topk_last", "TopK", {"x": [3, 4, 9]}, {}, {"k": pads(3)}, opset=13, outputs=2)
+case("topk_axis1_smallest", "TopK", {"x": [3, 7, 5]}, {"axis": 1, "largest": 0}, {"k": pads(4)}, outputs=2)
+case("topk_axis0_all", "TopK", {"x": [6, 5]}, {"axis": 0}, {"k": pads(6)}, outputs=2)
+case("topk_ties", "TopK", {"x": ([4, 11], "int64", 3)}, {}, {"k": pads(5)}, outputs=2)
+case("topk_ties_smallest", "TopK", {"x": rng57.integers(-2, 2, size=(3, 10)).astype(np.float32)},
+     {"largest": 0, "axis": -1}, {"k": pads(7)}, outputs=2)
+case("topk_one", "TopK", {"x": [2, 3, 13]}, {}, {"k": pads(1)}, outputs=2)
+case("topk_f16", "TopK", {"x": rng57.uniform(-3, 3, size=(4, 9)).astype(np.float16)}, {}, {"k": pads(3)}, outputs=2)
+
+
+# ScatterElements and ScatterND: indices computed (graph inputs) or constant, negative
+# ones, every axis, duplicates (replaced in order, or combined by add, mul, max, min),
+# int64 data.
+def ints(*shape, low, high):
+    return rng57.integers(low, high, size=shape).astype(np.int64)
+
+
+case("scatter_elements_axis0", "ScatterElements", {"d": [5, 4], "i": ints(3, 4, low=-5, high=5), "u": [3, 4]},
+     {"axis": 0}, opset=13)
+case("scatter_elements_axis1_narrow", "ScatterElements", {"d": [4, 6, 3], "i": ints(2, 3, 2, low=0, high=6),
+     "u": [2, 3, 2]}, {"axis": 1}, opset=13)
+case("scatter_elements_const_indices", "ScatterElements", {"d": [3, 7], "u": [3, 2]}, {"axis": -1},
+     {"i": ints(3, 2, low=-7, high=7)}, opset=13, node_inputs=["d", "i", "u"])
+for red in ["add", "mul", "max", "min"]:
+    case(f"scatter_elements_dup_{red}", "ScatterElements", {"d": [4, 5], "i": ints(4, 6, low=0, high=3),
+         "u": [4, 6]}, {"axis": 1, "reduction": red}, opset=18)
+case("scatter_elements_int64", "ScatterElements", {"d": ([3, 4], "int64", 50), "i": ints(3, 2, low=0, high=4),
+     "u": ([3, 2], "int64", 50)}, {"axis": 1}, opset=13)
+case("scatter_nd_rows", "ScatterND", {"d": [5, 4, 3], "i": np.array([[3], [0], [-1]], dtype=np.int64), "u": [3, 4, 3]},
+     opset=13)
+case("scatter_nd_elements", "ScatterND", {"d": [4, 6], "i": np.array([[[1, 5], [0, 0]], [[3, -2], [2, 1]]],
+     dtype=np.int64), "u": [2, 2]}, opset=13)
+case("scatter_nd_const_indices", "ScatterND", {"d": [3, 5, 2], "u": [2, 2]}, {},
+     {"i": np.array([[0, 4], [2, 1]], dtype=np.int64)}, opset=13, node_inputs=["d", "i", "u"])
+for red in ["add", "mul", "max", "min"]:
+    case(f"scatter_nd_dup_{red}", "ScatterND", {"d": [4, 3], "i": np.array([[1], [3], [1], [1]], dtype=np.int64),
+         "u": [4, 3]}, {"reduction": red}, opset=18)
+
+
+EVERY_OUTPUT = {"TopK"}
+
+
 def ir_version(opset):
     return 8 if opset <= 18 else 9 if opset <= 20 else 10
 
@@ -320,10 +451,12 @@ def build(out, spec):
     os.makedirs(d, exist_ok=True)
     # An input is a shape (float, uniform in [low, high)), or (shape, "int64", high) —
     # uniform integers in [-high, high), negative indices included — or (shape, "bool"),
-    # or a float32 array (these values: NaNs, infinities).
+    # or a float32, float16 or int64 array (these values: NaNs, infinities, divisors
+    # without 0).
     def typed(spec):
         if isinstance(spec, np.ndarray):
-            return list(spec.shape), TensorProto.FLOAT
+            kinds = {np.dtype(np.int64): TensorProto.INT64, np.dtype(np.float16): TensorProto.FLOAT16}
+            return list(spec.shape), kinds.get(spec.dtype, TensorProto.FLOAT)
         if isinstance(spec, tuple):
             return spec[0], TensorProto.INT64 if spec[1] == "int64" else TensorProto.BOOL
         return spec, TensorProto.FLOAT
@@ -334,7 +467,10 @@ def build(out, spec):
     outs = ["y"] + [f"extra{i}" for i in range(1, outputs)]
     node = helper.make_node(op, names, outs, name=f"{name}_node", **attrs)
     # The output's type is left to inference: comparisons give bool, Cast what it names.
-    graph = helper.make_graph([node], name, ins, [helper.make_empty_tensor_value_info("y")], inits)
+    # Every output of an op whose outputs are all results (TopK's values and indices) is
+    # a graph output and checked; the others' extra outputs are unused.
+    checked = outs if op in EVERY_OUTPUT else ["y"]
+    graph = helper.make_graph([node], name, ins, [helper.make_empty_tensor_value_info(o) for o in checked], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = ir_version(opset)
     path = os.path.join(d, "model.onnx")
@@ -356,8 +492,8 @@ def build(out, spec):
     opts = ort.SessionOptions()
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
-    y = sess.run(["y"], feeds)[0]
-    np.save(os.path.join(d, "output_0.npy"), np.asarray(y, dtype=np.float32))
+    for k, y in enumerate(sess.run(checked, feeds)):
+        np.save(os.path.join(d, f"output_{k}.npy"), np.asarray(y, dtype=np.float32))
 
 
 def main():

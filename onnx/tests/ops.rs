@@ -46,10 +46,8 @@ fn single_op_models_match_onnx_runtime() {
                 continue;
             }
         };
-        match common::relative_error(&got[0], &want[0]) {
-            Ok(err) if err <= TOLERANCE => {}
-            Ok(err) => failures.push(format!("{name}: relative error {err:e}")),
-            Err(e) => failures.push(format!("{name}: {e}")),
+        if let Some(why) = compare(&got, &want, TOLERANCE) {
+            failures.push(format!("{name}: {why}"));
         }
     }
     eprintln!(
@@ -58,6 +56,22 @@ fn single_op_models_match_onnx_runtime() {
         failures.len()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// What is wrong where an output ONNX Runtime wrote (every graph output: a TopK's values
+/// and indices) differs from weft's beyond `tolerance`; `None` where all agree.
+fn compare(got: &[ArrayD<f64>], want: &[ArrayD<f32>], tolerance: f64) -> Option<String> {
+    if got.len() < want.len() {
+        return Some(format!("{} outputs, {} expected", got.len(), want.len()));
+    }
+    for (k, (g, w)) in got.iter().zip(want).enumerate() {
+        match common::relative_error(g, w) {
+            Ok(err) if err <= tolerance => {}
+            Ok(err) => return Some(format!("output {k}: relative error {err:e}")),
+            Err(e) => return Some(format!("output {k}: {e}")),
+        }
+    }
+    None
 }
 
 /// The single-op models `op_models.py` builds into `dir`, one folder each, in name order.
@@ -115,11 +129,12 @@ fn single_op_models_run_on(target: &str) {
             got.map_err(|e| e.to_string())
         };
         match run() {
-            Ok(got) => match common::relative_error(&got[0].mapv(f64::from), &want[0]) {
-                Ok(err) if err <= KERNEL_TOLERANCE => {}
-                Ok(err) => failures.push(format!("{name}: relative error {err:e}")),
-                Err(e) => failures.push(format!("{name}: {e}")),
-            },
+            Ok(got) => {
+                let got: Vec<ArrayD<f64>> = got.iter().map(|g| g.mapv(f64::from)).collect();
+                if let Some(why) = compare(&got, &want, KERNEL_TOLERANCE) {
+                    failures.push(format!("{name}: {why}"));
+                }
+            }
             Err(e) => failures.push(format!("{name}: {e}")),
         }
     }

@@ -1,11 +1,12 @@
-//! Elementwise functions of two inputs with NumPy broadcasting: arithmetic, Pow, PRelu,
-//! the comparisons and the logical ops (ONNX's Add, Sub, Mul, Div, Pow, Max, Min, PRelu,
-//! Equal, Less, ..., And, Or, Xor).
+//! Elementwise functions of two inputs with NumPy broadcasting: arithmetic, Pow, Mod,
+//! PRelu, the comparisons and the logical ops (ONNX's Add, Sub, Mul, Div, Pow, Mod, Max,
+//! Min, PRelu, Equal, Less, ..., And, Or, Xor).
 
 use std::fmt;
 
 use ndarray::{ArrayD, IxDyn, Zip};
 use weft_ir::dtype::DType;
+use weft_ir::expr::Intrinsic;
 use weft_ir::prelude::*;
 
 use super::inline::{broadcast_index, truth};
@@ -26,6 +27,12 @@ pub enum Binary {
     Min,
     /// `a` where `a ≥ 0`, else `b·a` (ONNX's PRelu: `b` is the slope).
     PRelu,
+    /// The remainder of `a / b` (ONNX's Mod): with `fmod`, C's `fmod` (the quotient
+    /// truncated, the result has `a`'s sign; floats or integers); without, Python's `%`
+    /// (the quotient floored, the result has `b`'s sign; integers only, as ONNX has it).
+    Mod {
+        fmod: bool,
+    },
     /// The comparisons and logical ops give bool (1 or 0); the logical ones read a
     /// non-zero input as true.
     Equal,
@@ -57,6 +64,7 @@ impl Binary {
             | Binary::Pow
             | Binary::Max
             | Binary::Min
+            | Binary::Mod { .. }
             | Binary::PRelu => false,
         }
     }
@@ -72,6 +80,7 @@ impl Binary {
             Binary::Pow => a.powf(b),
             Binary::Max => a.max(b),
             Binary::Min => a.min(b),
+            Binary::Mod { fmod } => remainder(a, b, *fmod),
             Binary::PRelu => {
                 if a >= 0.0 {
                     a
@@ -101,6 +110,7 @@ impl OpDef for Binary {
             Binary::Pow => "Pow",
             Binary::Max => "Max",
             Binary::Min => "Min",
+            Binary::Mod { .. } => "Mod",
             Binary::PRelu => "PRelu",
             Binary::Equal => "Equal",
             Binary::Less => "Less",
@@ -113,13 +123,46 @@ impl OpDef for Binary {
         }
     }
 
-    fn fmt_attrs(&self, _: &mut fmt::Formatter<'_>) -> fmt::Result {
-        Ok(())
+    fn fmt_attrs(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Binary::Mod { fmod } => write!(f, "(fmod={})", u8::from(*fmod)),
+            Binary::Add
+            | Binary::Sub
+            | Binary::Mul
+            | Binary::Div
+            | Binary::Pow
+            | Binary::Max
+            | Binary::Min
+            | Binary::PRelu
+            | Binary::Equal
+            | Binary::Less
+            | Binary::LessOrEqual
+            | Binary::Greater
+            | Binary::GreaterOrEqual
+            | Binary::And
+            | Binary::Or
+            | Binary::Xor => Ok(()),
+        }
     }
 
     fn infer(&self, inputs: &[&Tensor]) -> Result<(Vec<usize>, DType), String> {
         arity(inputs, 2, 2)?;
         same_type(inputs)?;
+        if let Binary::Mod { fmod } = self {
+            let dtype = inputs[0].dtype;
+            if dtype == DType::Bool || (!fmod && !dtype.is_int()) {
+                let takes = if *fmod {
+                    "numbers"
+                } else {
+                    "integers (ONNX's Mod takes floats with fmod=1 only)"
+                };
+                return Err(format!(
+                    "input 0 `{}` is {dtype}: Mod with fmod={} takes {takes}",
+                    inputs[0].name,
+                    u8::from(*fmod)
+                ));
+            }
+        }
         if matches!(self, Binary::And | Binary::Or | Binary::Xor) && inputs[0].dtype != DType::Bool
         {
             return Err(format!("inputs are {}, not bool", inputs[0].dtype));
@@ -160,10 +203,22 @@ impl OpDef for Binary {
                 .and_then(|d| (d.len() == 1).then(|| d.iter().next().copied()).flatten());
             return Some(pow(x.input(0, &bcast(0)), x.input(1, &bcast(1)), exponent));
         }
+        if let Binary::Mod { fmod } = *self
+            && x.input_tensor(0).dtype.is_int()
+        {
+            return Some(int_modulo(
+                x.input(0, &bcast(0)),
+                x.input(1, &bcast(1)),
+                fmod,
+            ));
+        }
         Some(binary(*self, x.input(0, &bcast(0)), x.input(1, &bcast(1))))
     }
 
-    fn export(&self, _: &mut ExportNode<'_>) -> Result<(), String> {
+    fn export(&self, node: &mut ExportNode<'_>) -> Result<(), String> {
+        if let Binary::Mod { fmod } = self {
+            node.int("fmod", i64::from(*fmod));
+        }
         Ok(())
     }
 
@@ -226,6 +281,77 @@ fn pow(x: Expr, y: Expr, constant: Option<f32>) -> Expr {
     )
 }
 
+/// The remainder of `a / b` in float64: C's `fmod` (`truncate`; exact, NaN where `b` is
+/// 0 or `a` infinite, `a` where `b` is infinite), else with the floored quotient (the
+/// result has `b`'s sign).
+fn remainder(a: f64, b: f64, truncate: bool) -> f64 {
+    let r = a % b;
+    if truncate || r == 0.0 || (r < 0.0) == (b < 0.0) {
+        r
+    } else {
+        r + b
+    }
+}
+
+/// The remainder of floats `x / y` in f32 (integers take [`int_modulo`]), the quotient
+/// truncated (`truncate`, C's `fmod`) or floored (Python's `%`). Exact for floats whose
+/// quotient is below 2^24 where the target fuses the multiply-add: the quotient is rounded to an integer, the
+/// remainder `x − q·y` taken by one fused multiply-add (exact wherever the true
+/// remainder is representable), and that done once more on the remainder (a quotient
+/// of a few units, exact, in case a target's division is not correctly rounded); then
+/// one `|y|` added or taken away where the remainder is still outside `[0, |y|)` (times
+/// the sign of `x` for `fmod`, of `y` else). `q = 0` leaves `x` as it is, so that an
+/// infinite `y` gives `x`; a NaN, a zero `y` or an infinite `x` give NaN.
+fn modulo(x: Expr, y: Expr, truncate: bool) -> Expr {
+    let quotient = |v: Expr| {
+        let q = v / y.clone();
+        if truncate {
+            te::if_then_else(q.clone().lt(0.0f32), te::ceil(q.clone()), te::floor(q))
+        } else {
+            te::floor(q)
+        }
+    };
+    let step = |v: Expr| {
+        let q = quotient(v.clone());
+        let rest = Expr::call(Intrinsic::Fma, vec![-q.clone(), y.clone(), v.clone()]);
+        te::if_then_else(q.eq_(0.0f32), v, rest)
+    };
+    let r = step(step(x.clone()));
+    // The range is [0, |y|) times `s`: x's sign for fmod, y's for the floored form.
+    let signed_by = if truncate { x } else { y.clone() };
+    let s = te::if_then_else(signed_by.lt(0.0f32), Expr::f32(-1.0), Expr::f32(1.0));
+    let ay = te::abs(y);
+    let t = r * s.clone();
+    let t = te::if_then_else(
+        t.clone().lt(0.0f32),
+        t.clone() + ay.clone(),
+        te::if_then_else(t.clone().ge(ay.clone()), t.clone() - ay, t),
+    );
+    t * s
+}
+
+/// The remainder of integers `x / y` (held in f32, exact to 2^24) in i32 arithmetic,
+/// where it is exact on every target (the f32 form's fused multiply-add is not fused
+/// on some Vulkan drivers, and `q·y` past 2^24 then rounds): the floored remainder
+/// (`y`'s sign), and for `fmod` one `y` taken back where it is not 0 and `x`'s sign
+/// differs from `y`'s. A zero divisor gives NaN, as the reference's does.
+fn int_modulo(x: Expr, y: Expr, truncate: bool) -> Expr {
+    let (a, b) = (x.cast(DType::I32), y.cast(DType::I32));
+    let zero = b.clone().eq_(0);
+    let divisor = te::if_then_else(zero.clone(), Expr::int(1), b);
+    let floored = a.clone().floormod(divisor.clone());
+    let r = if truncate {
+        // A non-zero remainder has `a ≠ 0`; the signs differ where one is below 0.
+        let differ =
+            (a.clone().lt(0).and(divisor.clone().gt(0))).or(a.gt(0).and(divisor.clone().lt(0)));
+        let back = floored.clone().ne_(0).and(differ);
+        te::if_then_else(back, floored.clone() - divisor, floored)
+    } else {
+        floored
+    };
+    te::if_then_else(zero, Expr::f32(f32::NAN), r.cast(DType::F32))
+}
+
 /// An elementwise function of two values, in f32.
 fn binary(b: Binary, x: Expr, y: Expr) -> Expr {
     match b {
@@ -236,6 +362,7 @@ fn binary(b: Binary, x: Expr, y: Expr) -> Expr {
         Binary::Pow => pow(x, y, None),
         Binary::Max => te::maximum(x, y),
         Binary::Min => te::minimum(x, y),
+        Binary::Mod { fmod } => modulo(x, y, fmod),
         Binary::PRelu => te::if_then_else(x.clone().ge(0.0f32), x.clone(), x * y),
         Binary::Equal => truth(x.eq_(y)),
         Binary::Less => truth(x.lt(y)),
@@ -265,6 +392,7 @@ pub(super) const ONNX: &[OnnxOp] = &[
     }),
     OnnxOp::new("Max", &[13], |n| variadic(n, Binary::Max)),
     OnnxOp::new("Min", &[13], |n| variadic(n, Binary::Min)),
+    OnnxOp::new("Mod", &[13], import_mod),
     OnnxOp::new("Mul", &[13, 14], |n| n.simple(Op::Binary(Binary::Mul))),
     OnnxOp::new("Or", &[7], |n| n.simple(Op::Binary(Binary::Or))),
     OnnxOp::new("PRelu", &[9, 16], |n| n.simple(Op::Binary(Binary::PRelu))),
@@ -290,6 +418,12 @@ fn variadic(n: &mut dyn OnnxNode, f: Binary) -> Result<(), OnnxError> {
     }
     let last = n.data(count - 1)?;
     n.emit(Op::Binary(f), vec![acc, last])
+}
+
+/// Mod: `fmod` 0 (the default; integers) or 1.
+fn import_mod(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let fmod = n.flag("fmod", false)?;
+    n.simple(Op::Binary(Binary::Mod { fmod }))
 }
 
 /// Pow; an integer constant exponent is taken as a float of the base's type.
@@ -325,5 +459,25 @@ mod tests {
         assert_eq!(Binary::Max.apply(1.0, 3.0), 3.0);
         assert_eq!(Binary::PRelu.apply(-2.0, 0.25), -0.5);
         assert_eq!(Binary::Xor.apply(1.0, 0.0), 1.0);
+    }
+
+    #[test]
+    fn remainders_take_the_divisor_or_the_dividend_sign() {
+        let floored = Binary::Mod { fmod: false };
+        let c = Binary::Mod { fmod: true };
+        for (a, b, py, fmod) in [
+            (7.0, 3.0, 1.0, 1.0),
+            (-7.0, 3.0, 2.0, -1.0),
+            (7.0, -3.0, -2.0, 1.0),
+            (-7.0, -3.0, -1.0, -1.0),
+            (6.0, 3.0, 0.0, 0.0),
+            (-6.0, 4.0, 2.0, -2.0),
+        ] {
+            assert_eq!(floored.apply(a, b), py, "{a} % {b}");
+            assert_eq!(c.apply(a, b), fmod, "fmod({a}, {b})");
+        }
+        assert_eq!(c.apply(5.5, f64::INFINITY), 5.5);
+        assert!(c.apply(f64::INFINITY, 2.0).is_nan());
+        assert!(c.apply(1.0, 0.0).is_nan());
     }
 }

@@ -25,14 +25,17 @@ mod inline;
 mod is_nan;
 mod layer_norm;
 pub mod onnx;
+mod pad;
 mod pool;
 mod product;
 mod reduce;
 mod reshape;
+mod scatter;
 mod select;
 pub mod shapes;
 mod slice;
 mod softmax;
+mod tile;
 mod transpose;
 mod trilu;
 mod unary;
@@ -59,13 +62,16 @@ pub use identity::Identity;
 pub use inline::{Inline, broadcast_index};
 pub use is_nan::IsNaN;
 pub use layer_norm::LayerNorm;
+pub use pad::{Pad, PadMode};
 pub use pool::{GlobalPool, Pool, PoolKind};
 pub use product::{Gemm, MatMul};
 pub use reduce::{Reduce, ReduceKind};
 pub use reshape::{Flatten, Reshape, reindex, resolve_reshape};
+pub use scatter::{ScatterElements, ScatterNd, ScatterReduction};
 pub use select::Where;
 pub use slice::{Slice, resolve_slice};
 pub use softmax::Softmax;
+pub use tile::Tile;
 pub use transpose::Transpose;
 pub use trilu::Trilu;
 pub use unary::{Unary, erf};
@@ -128,6 +134,16 @@ pub enum Op {
     Attention(Attention),
     /// The upper or lower triangle of matrices ([`Trilu`]).
     Trilu(Trilu),
+    /// Padded (or cropped) along each dimension ([`Pad`]).
+    Pad(Pad),
+    /// Repeated along each dimension ([`Tile`]).
+    Tile(Tile),
+    /// Updates written to (or combined with) elements along an axis
+    /// ([`ScatterElements`]).
+    ScatterElements(ScatterElements),
+    /// Updates written to (or combined with) slices addressed by index tuples
+    /// ([`ScatterNd`]).
+    ScatterNd(ScatterNd),
 }
 
 impl Op {
@@ -161,6 +177,10 @@ impl Op {
             Op::Reduce(o) => o,
             Op::Attention(o) => o,
             Op::Trilu(o) => o,
+            Op::Pad(o) => o,
+            Op::Tile(o) => o,
+            Op::ScatterElements(o) => o,
+            Op::ScatterNd(o) => o,
         }
     }
 
@@ -183,13 +203,16 @@ impl Op {
             identity::ONNX,
             is_nan::ONNX,
             layer_norm::ONNX,
+            pad::ONNX,
             pool::ONNX,
             product::ONNX,
             reduce::ONNX,
             reshape::ONNX,
+            scatter::ONNX,
             select::ONNX,
             slice::ONNX,
             softmax::ONNX,
+            tile::ONNX,
             transpose::ONNX,
             trilu::ONNX,
             unary::ONNX,

@@ -1,6 +1,10 @@
 //! A sum, mean, maximum or minimum over `axes` (sorted), each kept with size 1 where
 //! `keep_dims`: ONNX's ReduceSum, ReduceMean, ReduceMax, ReduceMin, run by the rows
-//! template.
+//! template; and the ONNX ops composed from them (`cumsum.rs`, `prod.rs`, `topk.rs`).
+
+mod cumsum;
+mod prod;
+mod topk;
 
 use std::fmt;
 
@@ -143,10 +147,11 @@ fn reduce(x: &ArrayD<f64>, kind: ReduceKind, axes: &[usize], keep_dims: bool) ->
 /// ONNX's ReduceMean, ReduceSum, ReduceMax and ReduceMin; the reductions that are
 /// compositions of ReduceSum and ReduceMax with elementwise ops (ReduceL1, ReduceL2,
 /// ReduceSumSquare, ReduceLogSum, ReduceLogSumExp); and ArgMax and ArgMin, compositions
-/// of ReduceMax or ReduceMin.
+/// of ReduceMax or ReduceMin; CumSum, ReduceProd and TopK, compositions of ReduceSum.
 pub(super) const ONNX: &[OnnxOp] = &[
     OnnxOp::new("ArgMax", &[13], |n| import_arg(n, true)),
     OnnxOp::new("ArgMin", &[13], |n| import_arg(n, false)),
+    OnnxOp::new("CumSum", &[11, 14], cumsum::import),
     OnnxOp::new("ReduceL1", &[13, 18], |n| import_composed(n, Composed::L1)),
     OnnxOp::new("ReduceL2", &[13, 18], |n| import_composed(n, Composed::L2)),
     OnnxOp::new("ReduceLogSum", &[13, 18], |n| {
@@ -158,10 +163,12 @@ pub(super) const ONNX: &[OnnxOp] = &[
     OnnxOp::new("ReduceMax", &[13, 18, 20], |n| import(n, ReduceKind::Max)),
     OnnxOp::new("ReduceMean", &[13, 18], |n| import(n, ReduceKind::Mean)),
     OnnxOp::new("ReduceMin", &[13, 18, 20], |n| import(n, ReduceKind::Min)),
+    OnnxOp::new("ReduceProd", &[13, 18], prod::import),
     OnnxOp::new("ReduceSum", &[13], |n| import(n, ReduceKind::Sum)),
     OnnxOp::new("ReduceSumSquare", &[13, 18], |n| {
         import_composed(n, Composed::SumSquare)
     }),
+    OnnxOp::new("TopK", &[11], topk::import),
 ];
 
 /// A Reduce node's input, the axes it reduces (sorted, distinct; `None` where
