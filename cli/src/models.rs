@@ -24,6 +24,14 @@ pub enum ModelFileError {
     MissingInput { path: PathBuf, expected: String },
     #[error("`{}`: {reason}", path.display())]
     Npy { path: PathBuf, reason: String },
+    /// A tensor too large for weft, and the options that sized the model.
+    #[error("`{model}`: {reason}{options}")]
+    TooLarge {
+        model: String,
+        reason: weft_graph::GraphError,
+        /// `; at --batch N, …`, or nothing where the model runs as its file says.
+        options: String,
+    },
     /// A tensor's `.npy` file: its dtype, shape or bytes (the message names the file).
     #[error(transparent)]
     Tensor(Box<crate::npy::NpyError>),
@@ -42,6 +50,41 @@ pub struct Instance {
 /// The graph of `model`: `zoo:NAME` built at `instance`, or an ONNX file imported with
 /// its batch dimension bound.
 pub fn load(model: &str, instance: Instance) -> Result<Graph, ModelFileError> {
+    let g = build(model, instance)?;
+    g.check_sizes().map_err(|reason| ModelFileError::TooLarge {
+        model: model.to_string(),
+        reason,
+        options: instance.sized_by(),
+    })?;
+    Ok(g)
+}
+
+impl Instance {
+    /// The size options given (`--batch` past 1, `--resolution`, `--seq`) as the tail of a
+    /// refusal that they may have caused; empty where none was.
+    fn sized_by(&self) -> String {
+        let mut given = Vec::new();
+        if self.batch != 1 {
+            given.push(format!("--batch {}", self.batch));
+        }
+        if let Some(r) = self.resolution {
+            given.push(format!("--resolution {r}"));
+        }
+        if let Some(s) = self.seq {
+            given.push(format!("--seq {s}"));
+        }
+        if given.is_empty() {
+            return String::new();
+        }
+        format!(
+            " (at {}: a smaller value makes smaller tensors)",
+            given.join(" ")
+        )
+    }
+}
+
+/// The graph of `model` as built or imported, sizes not yet checked.
+fn build(model: &str, instance: Instance) -> Result<Graph, ModelFileError> {
     if let Some(name) = model.strip_prefix("zoo:") {
         let mut opts =
             ZooOptions::for_model(name).map_err(|e| ModelFileError::Zoo(e.to_string()))?;
@@ -55,7 +98,9 @@ pub fn load(model: &str, instance: Instance) -> Result<Graph, ModelFileError> {
         return zoo::build(name, &opts).map_err(|e| ModelFileError::Zoo(e.to_string()));
     }
     let path = Path::new(model);
-    if path.exists() {
+    // A name that is there but cannot be followed (a symbolic link to nothing, a loop)
+    // is the file the user meant: its import says why it cannot be read.
+    if path.exists() || std::fs::symlink_metadata(path).is_ok() {
         let opts = weft_onnx::ImportOptions {
             batch: Some(instance.batch),
             ..Default::default()
@@ -71,9 +116,27 @@ pub fn load(model: &str, instance: Instance) -> Result<Graph, ModelFileError> {
     ))
 }
 
-/// A tensor name as a file name: every character outside `[A-Za-z0-9._-]` becomes `_`.
-pub fn file_name(tensor: &str) -> String {
-    format!("{}.npy", clean_name(tensor))
+/// Tensor names as file names, one to one: each `NAME.npy` with every character outside
+/// `[A-Za-z0-9._-]` replaced by `_`, and where that name is taken by an earlier tensor
+/// (`a:b` and `a/b` both `a_b`), `NAME-2.npy`, `NAME-3.npy`, ... — in the order given, so
+/// the same names always map to the same files (a graph's inputs come first wherever
+/// they are listed, so `--save` and `--inputs` agree).
+pub fn file_names(tensors: &[&str]) -> Vec<String> {
+    let mut taken = std::collections::HashSet::new();
+    tensors
+        .iter()
+        .map(|t| {
+            let base = clean_name(t);
+            let mut name = format!("{base}.npy");
+            let mut n = 1;
+            // Case folded: `A.npy` and `a.npy` are one file on macOS and Windows.
+            while !taken.insert(name.to_lowercase()) {
+                n += 1;
+                name = format!("{base}-{n}.npy");
+            }
+            name
+        })
+        .collect()
 }
 
 /// `name` with every character outside `[A-Za-z0-9._-]` replaced by `_`.
@@ -92,20 +155,33 @@ pub fn clean_name(name: &str) -> String {
 /// Reads one `NAME.npy` per graph input of `g` from `dir`, each checked against the
 /// input's shape.
 pub fn read_inputs(dir: &Path, g: &Graph) -> Result<Vec<ArrayD<f32>>, ModelFileError> {
+    let names: Vec<&str> = g
+        .inputs
+        .iter()
+        .map(|&t| g.tensor(t).name.as_str())
+        .collect();
+    let files = file_names(&names);
     let expected = g
         .inputs
         .iter()
-        .map(|&t| {
+        .zip(&files)
+        .map(|(&t, file)| {
             let t = g.tensor(t);
-            format!("{} {} {:?}", file_name(&t.name), t.dtype, t.shape)
+            let typ = crate::npy::numpy_name(t.dtype);
+            if clean_name(&t.name) + ".npy" == *file {
+                format!("{file} {typ} {:?}", t.shape)
+            } else {
+                format!("{file} (`{}`) {typ} {:?}", escaped(&t.name), t.shape)
+            }
         })
         .collect::<Vec<_>>()
         .join(", ");
     g.inputs
         .iter()
-        .map(|&t| {
+        .zip(&files)
+        .map(|(&t, file)| {
             let tensor = g.tensor(t);
-            let path = dir.join(file_name(&tensor.name));
+            let path = dir.join(file);
             if !path.exists() {
                 return Err(ModelFileError::MissingInput {
                     path,
@@ -118,8 +194,9 @@ pub fn read_inputs(dir: &Path, g: &Graph) -> Result<Vec<ArrayD<f32>>, ModelFileE
         .collect()
 }
 
-/// Writes `values` as `NAME.npy` files in `dir` (created if needed), each written whole
-/// (a temporary file renamed into place); returns the paths.
+/// Writes `values` as `.npy` files in `dir` (created if needed) named by [`file_names`],
+/// each written whole (a temporary file renamed into place) and only over a regular file
+/// or a new path; returns the paths.
 pub fn write_tensors(
     dir: &Path,
     values: &[(&str, DType, &ArrayD<f32>)],
@@ -128,14 +205,40 @@ pub fn write_tensors(
         path: path.to_path_buf(),
         reason: e.to_string(),
     };
+    if let Some(kind) = weft_tune::not_regular(dir).filter(|_| !dir.is_dir()) {
+        return Err(io(
+            dir,
+            &format!("it is {kind}: --save writes files into a folder"),
+        ));
+    }
     std::fs::create_dir_all(dir).map_err(|e| io(dir, &e))?;
+    let names: Vec<&str> = values.iter().map(|v| v.0).collect();
     let mut written = Vec::new();
-    for (name, dtype, a) in values {
-        let path = dir.join(file_name(name));
-        let tmp = dir.join(format!(".{}.tmp", file_name(name)));
+    for ((_, dtype, a), file) in values.iter().zip(file_names(&names)) {
+        let path = dir.join(&file);
+        if let Some(kind) = weft_tune::not_regular(&path) {
+            let why =
+                format!("it is {kind}, and weft writes only over a regular file or a new path");
+            return Err(io(&path, &why));
+        }
+        let tmp = dir.join(format!(".{file}.tmp"));
         npy::write(&tmp, *dtype, a).map_err(|e| ModelFileError::Tensor(Box::new(e)))?;
         std::fs::rename(&tmp, &path).map_err(|e| io(&path, &e))?;
         written.push(path);
     }
     Ok(written)
+}
+
+/// `text` with terminal control characters escaped (`\x1b`, `\n`, ...): a name read from
+/// a model file is printed as data, never as an instruction to the terminal.
+pub fn escaped(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
 }

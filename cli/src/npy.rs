@@ -225,6 +225,16 @@ impl Elem {
     }
 }
 
+/// NumPy's name of the type a graph input of `dtype` is usually given in (an ONNX INT64
+/// input is `int64`, though weft computes it in i32).
+pub fn numpy_name(dtype: DType) -> &'static str {
+    match dtype {
+        DType::F32 | DType::F16 => "float32",
+        DType::I32 | DType::U32 => "int64",
+        DType::Bool => "bool",
+    }
+}
+
 /// The element types a graph input of `dtype` reads from a file, in words and as
 /// NumPy's name of the usual one.
 fn takes(dtype: DType) -> (&'static str, &'static str) {

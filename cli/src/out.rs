@@ -30,20 +30,54 @@ macro_rules! outln {
 
 pub(crate) use {out, outln};
 
-/// Writes `args` to stdout.
+/// Writes `args` to stdout, terminal control characters escaped ([`printable`]).
 pub fn write(args: fmt::Arguments) -> Result<(), CliError> {
     io::stdout()
         .lock()
-        .write_fmt(args)
+        .write_all(printable(&args.to_string()).as_bytes())
         .map_err(CliError::Stdout)
 }
 
 /// Writes `args` and a newline to stdout, under one lock so the line stays whole.
 pub fn line(args: fmt::Arguments) -> Result<(), CliError> {
     let mut lock = io::stdout().lock();
-    lock.write_fmt(args)
+    lock.write_all(printable(&args.to_string()).as_bytes())
         .and_then(|()| lock.write_all(b"\n"))
         .map_err(CliError::Stdout)
+}
+
+/// `text` with every control character but newline and tab escaped (`\u{1b}`): names
+/// read from a model file (a node called `\x1b[2J`) are printed as text, never acted on
+/// by the terminal.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let keep = |c: char| !c.is_control() || c == '\n' || c == '\t';
+    if text.chars().all(keep) {
+        return text.into();
+    }
+    text.chars()
+        .flat_map(|c| {
+            let escaped: Vec<char> = if keep(c) {
+                vec![c]
+            } else {
+                c.escape_default().collect()
+            };
+            escaped
+        })
+        .collect::<String>()
+        .into()
+}
+
+/// Whether file descriptor 1 is open. A closed stdout (`weft ... >&-`) is not an
+/// error to the standard library, which drops every write to it: the output would be
+/// lost with exit 0, and the first file weft opens would take descriptor 1.
+pub fn stdout_is_open() -> bool {
+    #[cfg(unix)]
+    // SAFETY: F_GETFD only reads the descriptor's flags.
+    unsafe {
+        libc::fcntl(1, libc::F_GETFD) != -1
+    }
+    #[cfg(not(unix))]
+    true
 }
 
 /// Flushes stdout: text still buffered (a last line without a newline) fails here, not

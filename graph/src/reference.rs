@@ -25,6 +25,7 @@ pub fn evaluate_all(
     inputs: &[ArrayD<f64>],
 ) -> Result<HashMap<TensorId, ArrayD<f64>>, GraphError> {
     graph.validate()?;
+    graph.check_sizes()?;
     if inputs.len() != graph.inputs.len() {
         return Err(GraphError::Input {
             name: graph.name.clone(),

@@ -327,6 +327,13 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
         }
         let paths = models::write_tensors(dir, &named)?;
         outln!("saved     {} files in {}", paths.len(), dir.display())?;
+        // Names a file cannot hold as they are (`a:b`, or two that clean to one name).
+        for ((name, _, _), path) in named.iter().zip(&paths) {
+            let file = path.file_name().unwrap_or_default().to_string_lossy();
+            if format!("{name}.npy") != file {
+                outln!("          `{name}` → {file}")?;
+            }
+        }
     }
     match wrong {
         Some(detail) => Err(CliError::Wrong {
@@ -429,6 +436,7 @@ fn export(a: &ModelExportArgs) -> Result<(), CliError> {
                 .to_string(),
         ));
     }
+    crate::paths::output_file("weft model export: PATH", &a.out)?;
     let g = load(&a.source)?;
     weft_onnx::save(&g, &a.out).map_err(|source| CliError::Export {
         path: a.out.clone(),
