@@ -51,6 +51,13 @@ pub struct Instance {
 /// its batch dimension bound.
 pub fn load(model: &str, instance: Instance) -> Result<Graph, ModelFileError> {
     let g = build(model, instance)?;
+    let leading = |&t: &weft_graph::TensorId| g.tensor(t).shape.first() == Some(&instance.batch);
+    if instance.batch != 1 && !model.starts_with("zoo:") && !g.inputs.iter().any(leading) {
+        eprintln!(
+            "weft: warning: --batch {} does not apply to `{model}`: no input has a symbolic leading dimension; it runs at the sizes the file states",
+            instance.batch
+        );
+    }
     g.check_sizes().map_err(|reason| ModelFileError::TooLarge {
         model: model.to_string(),
         reason,
@@ -86,6 +93,18 @@ impl Instance {
 /// The graph of `model` as built or imported, sizes not yet checked.
 fn build(model: &str, instance: Instance) -> Result<Graph, ModelFileError> {
     if let Some(name) = model.strip_prefix("zoo:") {
+        // A size option the model has no use for is refused, not silently dropped.
+        let transformer = zoo::transformer_config(name).is_some();
+        if transformer && instance.resolution.is_some() {
+            return Err(ModelFileError::Zoo(format!(
+                "--resolution does not apply to `{model}`, a transformer: it takes --seq"
+            )));
+        }
+        if !transformer && instance.seq.is_some() && zoo::NAMES.contains(&name) {
+            return Err(ModelFileError::Zoo(format!(
+                "--seq does not apply to `{model}`, which is no transformer: it takes --resolution"
+            )));
+        }
         let mut opts =
             ZooOptions::for_model(name).map_err(|e| ModelFileError::Zoo(e.to_string()))?;
         opts.batch = instance.batch;
@@ -101,13 +120,36 @@ fn build(model: &str, instance: Instance) -> Result<Graph, ModelFileError> {
     // A name that is there but cannot be followed (a symbolic link to nothing, a loop)
     // is the file the user meant: its import says why it cannot be read.
     if path.exists() || std::fs::symlink_metadata(path).is_ok() {
+        for (flag, given) in [
+            ("--resolution", instance.resolution),
+            ("--seq", instance.seq),
+        ] {
+            if given.is_some() {
+                return Err(ModelFileError::Onnx {
+                    path: path.to_path_buf(),
+                    reason: format!(
+                        "{flag} applies to zoo models only: an ONNX file runs at the shapes it \
+                         states (--batch sizes a symbolic leading dimension)"
+                    ),
+                });
+            }
+        }
         let opts = weft_onnx::ImportOptions {
             batch: Some(instance.batch),
             ..Default::default()
         };
         return weft_onnx::load(path, &opts).map_err(|e| ModelFileError::Onnx {
             path: path.to_path_buf(),
-            reason: e.to_string(),
+            reason: match e {
+                // The library's words name its API; the command line sizes only the
+                // leading dimension.
+                weft_onnx::ImportError::UnboundDim { input, index, dim } => format!(
+                    "input `{input}` dimension {index} is the symbol `{dim}`, which the file gives no size: \
+                     weft sizes only the leading dimension (--batch); give the file fixed \
+                     sizes for the others"
+                ),
+                other => other.to_string(),
+            },
         });
     }
     Err(ModelFileError::Unknown(
@@ -205,11 +247,10 @@ pub fn write_tensors(
         path: path.to_path_buf(),
         reason: e.to_string(),
     };
-    if let Some(kind) = weft_tune::not_regular(dir).filter(|_| !dir.is_dir()) {
-        return Err(io(
-            dir,
-            &format!("it is {kind}: --save writes files into a folder"),
-        ));
+    if dir.exists() && !dir.is_dir() {
+        let kind = weft_tune::not_regular(dir).unwrap_or("a file");
+        let why = format!("it is {kind}, and --save writes files into a folder: name a folder");
+        return Err(io(dir, &why));
     }
     std::fs::create_dir_all(dir).map_err(|e| io(dir, &e))?;
     let names: Vec<&str> = values.iter().map(|v| v.0).collect();

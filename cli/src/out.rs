@@ -67,16 +67,28 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
         .into()
 }
 
-/// Whether file descriptor 1 is open. A closed stdout (`weft ... >&-`) is not an
-/// error to the standard library, which drops every write to it: the output would be
-/// lost with exit 0, and the first file weft opens would take descriptor 1.
+/// Whether stdout was open when weft started. A closed stdout (`weft ... >&-`) is no
+/// error to the standard library: before `main` it opens `/dev/null` read-write on the
+/// closed descriptor, and every line would be lost with exit 0. A shell's `>/dev/null`
+/// opens it write-only, so `/dev/null` open read-write on descriptor 1 is taken for a
+/// stdout that was closed.
 pub fn stdout_is_open() -> bool {
-    #[cfg(unix)]
-    // SAFETY: F_GETFD only reads the descriptor's flags.
+    #[cfg(target_os = "linux")]
+    // SAFETY: fstat and stat fill the zeroed structs given; fcntl(F_GETFL) only reads
+    // the descriptor's flags.
     unsafe {
-        libc::fcntl(1, libc::F_GETFD) != -1
+        let (mut out, mut null): (libc::stat, libc::stat) =
+            (std::mem::zeroed(), std::mem::zeroed());
+        if libc::fstat(1, &mut out) != 0 {
+            return false;
+        }
+        let is_null = libc::stat(c"/dev/null".as_ptr(), &mut null) == 0
+            && (out.st_mode & libc::S_IFMT) == libc::S_IFCHR
+            && out.st_rdev == null.st_rdev;
+        let read_write = libc::fcntl(1, libc::F_GETFL) & libc::O_ACCMODE == libc::O_RDWR;
+        !(is_null && read_write)
     }
-    #[cfg(not(unix))]
+    #[cfg(not(target_os = "linux"))]
     true
 }
 

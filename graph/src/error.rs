@@ -36,11 +36,20 @@ pub enum GraphError {
     )]
     TooLarge {
         tensor: String,
-        /// `input of the graph`, `a weight`, or `output of node `N` (Op)`.
+        /// `an input of the graph`, `a weight`, or `output of node `N` (Op)`.
         made_by: String,
         shape: Vec<usize>,
         /// The element count, in words (it may not fit any integer type).
         elements: String,
+    },
+    /// An input or computed tensor with a dimension of 0: no kernel computes it.
+    #[error(
+        "tensor `{tensor}` ({made_by}) has shape {shape:?}, with no elements: weft computes no empty tensors"
+    )]
+    Empty {
+        tensor: String,
+        made_by: String,
+        shape: Vec<usize>,
     },
     /// Reference evaluation was given inputs of the wrong number or shape.
     #[error("input `{name}`: {what}")]

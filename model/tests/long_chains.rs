@@ -30,7 +30,11 @@ fn a_million_relus_are_cut_into_groups_of_bounded_depth() {
     let g = chain(n);
     let p = partition(&g);
     let longest = p.groups.iter().map(|gr| gr.prologue.len()).max();
-    assert_eq!(longest, Some(MAX_INLINE_DEPTH), "a chain's group is as deep as allowed");
+    assert_eq!(
+        longest,
+        Some(MAX_INLINE_DEPTH),
+        "a chain's group is as deep as allowed"
+    );
     assert_eq!(p.groups.len(), n.div_ceil(MAX_INLINE_DEPTH + 1));
     // Every node in exactly one group.
     let placed: usize = p.groups.iter().map(|gr| gr.nodes().count()).sum();
@@ -57,6 +61,9 @@ fn a_chain_longer_than_the_stack_once_allowed_runs_right() {
     };
     let measured = measure(&g, dev.as_mut(), &CompileOptions::default(), &m).unwrap();
     assert!(measured.model.groups.len() > 100, "the chain is cut");
-    assert_eq!(measured.outputs[0].as_slice().unwrap(), [0.0, 2.0, 0.0, 0.5, 0.0, 4.0]);
+    assert_eq!(
+        measured.outputs[0].as_slice().unwrap(),
+        [0.0, 2.0, 0.0, 0.5, 0.0, 4.0]
+    );
     assert!(measured.wrong().is_none(), "{:?}", measured.checked);
 }

@@ -58,6 +58,9 @@ fn dtype_text(dtype: ModelDType) -> &'static str {
 
 fn graph(a: &ModelGraphArgs) -> Result<(), CliError> {
     let target = Target::parse(&a.target)?;
+    if let Some(dir) = &a.emit {
+        crate::paths::output_dir("--emit", dir)?;
+    }
     let g = load(&a.source)?;
     let model = compile(&g, &target.limits(), &a.source)?;
     outln!(
@@ -188,6 +191,10 @@ fn sized_for(source: &ModelSource, opened: &Opened) -> (ModelSource, Option<Stri
 }
 
 fn run(a: &ModelRunArgs) -> Result<(), CliError> {
+    // Before any work: a run of minutes must not end in "cannot write".
+    if let Some(dir) = &a.save {
+        crate::paths::output_dir("--save", dir)?;
+    }
     let chosen = a.target.is_none();
     let mut opened = match &a.target {
         Some(t) => select::open_str(t, WgpuOptions::default())?,
@@ -436,7 +443,7 @@ fn export(a: &ModelExportArgs) -> Result<(), CliError> {
                 .to_string(),
         ));
     }
-    crate::paths::output_file("weft model export: PATH", &a.out)?;
+    crate::paths::output_file("export PATH", &a.out)?;
     let g = load(&a.source)?;
     weft_onnx::save(&g, &a.out).map_err(|source| CliError::Export {
         path: a.out.clone(),

@@ -5,9 +5,12 @@
 //! first `q` dimensions of `data`; output `indices[..-1] ++ data[q..]`). Negative indices
 //! count from the end.
 //!
-//! Integer tensors are float64 in the reference (exact to 2⁵³). An index out of range is
-//! clamped to the nearest valid one, as weft's kernels clamp it to stay in bounds: the
-//! reference and the kernels agree on every input, and neither reads outside a tensor.
+//! Integer tensors are float64 in the reference (exact to 2⁵³). ONNX makes an index out
+//! of range an error: constant indices are checked here, when the node is made (its
+//! shape inferred), and a graph input read as indices before each run
+//! ([`crate::inputs::check_indices`]). An index computed inside the graph is clamped to
+//! the nearest valid one, as weft's kernels clamp it to stay in bounds, so that neither
+//! reads outside a tensor.
 
 use std::fmt;
 
@@ -52,6 +55,7 @@ impl OpDef for Gather {
         let (data, idx) = (inputs[0], inputs[1]);
         integer(idx, 1)?;
         axis_of(axis, data)?;
+        constant_in_range(idx, |_| (axis, data.shape[axis]))?;
         let mut shape = data.shape[..axis].to_vec();
         shape.extend(&idx.shape);
         shape.extend(&data.shape[axis + 1..]);
@@ -131,6 +135,7 @@ impl OpDef for GatherElements {
                 idx.name, idx.shape, data.shape
             ));
         }
+        constant_in_range(idx, |_| (axis, data.shape[axis]))?;
         Ok((idx.shape.clone(), data.dtype))
     }
 
@@ -195,6 +200,8 @@ impl OpDef for GatherNd {
                 data.shape.len()
             ));
         }
+        // Element `i` of the indices addresses dimension `i % q` of data.
+        constant_in_range(idx, |i| (i % q, data.shape[i % q]))?;
         let mut shape = idx.shape[..idx.shape.len() - 1].to_vec();
         shape.extend(&data.shape[q..]);
         Ok((shape, data.dtype))
@@ -254,6 +261,28 @@ impl OpDef for GatherNd {
             IndexUse::Data
         }
     }
+}
+
+/// Where `idx` is a constant, checks every index against ONNX's range `[-n, n)`, `(axis,
+/// n)` given for each element (in row-major order): an index out of range is an error,
+/// never clamped.
+fn constant_in_range(idx: &Tensor, bound: impl Fn(usize) -> (usize, usize)) -> Result<(), String> {
+    let Some(values) = &idx.data else {
+        return Ok(());
+    };
+    for (i, &v) in values.iter().enumerate() {
+        let (axis, n) = bound(i);
+        let (v, n) = (f64::from(v), n as f64);
+        if !(v >= -n && v < n) {
+            return Err(format!(
+                "index {v} (element {i} of the constant indices `{}`) is out of range for axis {axis} of size {n}: ONNX allows {} to {}",
+                idx.name,
+                -n,
+                n - 1.0
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// An index value (negative: from the end) clamped into `[0, n)`.
