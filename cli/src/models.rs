@@ -28,7 +28,7 @@ pub enum ModelFileError {
     #[error("`{model}`: {reason}{options}")]
     TooLarge {
         model: String,
-        reason: weft_graph::GraphError,
+        reason: Box<weft_graph::GraphError>,
         /// `; at --batch N, …`, or nothing where the model runs as its file says.
         options: String,
     },
@@ -60,7 +60,7 @@ pub fn load(model: &str, instance: Instance) -> Result<Graph, ModelFileError> {
     }
     g.check_sizes().map_err(|reason| ModelFileError::TooLarge {
         model: model.to_string(),
-        reason,
+        reason: Box::new(reason),
         options: instance.sized_by(),
     })?;
     Ok(g)
