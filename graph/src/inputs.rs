@@ -132,3 +132,66 @@ fn gathered_by(g: &Graph, t: TensorId) -> Option<(usize, usize)> {
     }
     best
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builder::GraphBuilder;
+    use crate::op::{Cast, Gather};
+    use weft_ir::dtype::DType;
+
+    /// `ids` (int) cast and gathered from a `[3, 4]` table; the table's rows bound the ids.
+    fn lookup() -> Graph {
+        let mut b = GraphBuilder::new("lookup");
+        let ids = b.input("ids", &[2], DType::I32);
+        let table = b.weight("table", ArrayD::from_elem(IxDyn(&[3, 4]), 1.0));
+        let ids = b
+            .node("cast", Op::Cast(Cast { to: DType::I32 }), &[ids])
+            .unwrap();
+        let y = b
+            .node("g", Op::Gather(Gather { axis: 0 }), &[table, ids])
+            .unwrap();
+        b.output(y);
+        b.finish().unwrap()
+    }
+
+    #[test]
+    fn indices_out_of_range_are_refused_naming_the_gather() {
+        let g = lookup();
+        let ids = |v: [f32; 2]| [ArrayD::from_shape_vec(IxDyn(&[2]), v.to_vec()).unwrap()];
+        // ONNX's range is [-n, n): -3 and 2 are in, 3 and -4 out.
+        assert_eq!(check_indices(&g, &ids([-3.0, 2.0])), Ok(()));
+        for bad in [3.0, -4.0, f32::NAN] {
+            let e = check_indices(&g, &ids([0.0, bad])).unwrap_err().to_string();
+            assert!(
+                e.contains("`ids`") && e.contains("`g` (Gather)") && e.contains("3 rows"),
+                "{e}"
+            );
+        }
+        // Random inputs stay inside.
+        assert_eq!(check_indices(&g, &random_inputs(&g, 7)), Ok(()));
+    }
+
+    #[test]
+    fn sizes_past_i32_and_empty_tensors_are_refused_naming_the_node() {
+        let mut b = GraphBuilder::new("big");
+        let x = b.input("x", &[1 << 20, 1], DType::F32);
+        let w = b.input("w", &[1, 1 << 20], DType::F32);
+        let y = b.node("mm", Op::MatMul, &[x, w]).unwrap();
+        b.output(y);
+        let e = b.finish().unwrap().check_sizes().unwrap_err().to_string();
+        assert!(
+            e.contains("`mm` (MatMul)") && e.contains("1099511627776 elements"),
+            "{e}"
+        );
+        let mut b = GraphBuilder::new("empty");
+        let x = b.input("x", &[0, 4], DType::F32);
+        let y = b.relu("r", x).unwrap();
+        b.output(y);
+        let e = b.finish().unwrap().check_sizes().unwrap_err().to_string();
+        assert!(
+            e.contains("`x` (an input of the graph)") && e.contains("no elements"),
+            "{e}"
+        );
+    }
+}
