@@ -44,6 +44,9 @@ save("gather_const.onnx", [node("Gather", ["d", "i"], ["y"], name="g", axis=0)],
      [vi("d", T.FLOAT, [3, 4])], [vi("y", T.FLOAT, None)], [numpy_helper.from_array(np.array([0, 5], np.int64), "i")])
 save("gather.onnx", [node("Gather", ["d", "i"], ["y"], name="g", axis=0)],
      [vi("d", T.FLOAT, [3, 4]), vi("i", T.INT64, [2])], [vi("y", T.FLOAT, None)])
+save("computed_ids.onnx", [node("Add", ["ids", "five"], ["i"], name="add"), node("Gather", ["d", "i"], ["y"], name="g", axis=0)],
+     [vi("ids", T.INT64, [2])], [vi("y", T.FLOAT, None)],
+     [numpy_helper.from_array(np.ones((3, 4), np.float32), "d"), numpy_helper.from_array(np.array(5, np.int64), "five")])
 c = node("Constant", [], ["c"], name="c", value_float=1.0)
 c.attribute.append(helper.make_attribute("value_int", 3))
 save("two_values.onnx", [c, node("Add", ["x", "c"], ["y"], name="add")], [vi("x", T.FLOAT, [1, 4])], [vi("y", T.FLOAT, None)])
@@ -255,8 +258,8 @@ fn a_long_chain_compiles_and_runs() {
 }
 
 /// ONNX's errors stay errors: indices out of range (constant: at import; a graph input:
-/// before the run, with or without the check), a Constant with two values; inf and NaN
-/// in where the reference has the same out.
+/// before the run, with or without the check; computed: a wrong result), a Constant
+/// with two values; inf and NaN in where the reference has the same out.
 #[test]
 fn invalid_input_is_refused_not_computed() {
     let Some(tmp) = fixtures() else { return };
@@ -282,6 +285,10 @@ fn invalid_input_is_refused_not_computed() {
     }
     // Random ids are drawn inside the rows they index.
     case(d, &run("gather.onnx", &[]), 0, &[], &[]);
+    // Ids computed out of range (0 or 1, plus 5): the kernels clamp them, the reference
+    // does not agree, and the run is wrong (exit 1), not right.
+    let out = case(d, &run("computed_ids.onnx", &[]), 1, &[], &[]);
+    assert!(stdout(&out).contains("WRONG"), "{}", stdout(&out));
     case(
         d,
         &run("two_values.onnx", &[]),

@@ -9,8 +9,9 @@
 //! of range an error: constant indices are checked here, when the node is made (its
 //! shape inferred), and a graph input read as indices before each run
 //! ([`crate::inputs::check_indices`]). An index computed inside the graph is clamped to
-//! the nearest valid one, as weft's kernels clamp it to stay in bounds, so that neither
-//! reads outside a tensor.
+//! the nearest valid one by weft's kernels, to stay in bounds; the float64 reference
+//! gives NaN there, so a checked run reports the output wrong rather than agreeing with
+//! the clamp.
 
 use std::fmt;
 
@@ -71,7 +72,9 @@ impl OpDef for Gather {
         shape.extend(&data.shape()[axis + 1..]);
         let q = idx.ndim();
         ArrayD::from_shape_fn(IxDyn(&shape), |ix| {
-            let i = index(idx[IxDyn(&ix.slice()[axis..axis + q])], n);
+            let Some(i) = index(idx[IxDyn(&ix.slice()[axis..axis + q])], n) else {
+                return f64::NAN;
+            };
             let mut at = ix.slice()[..axis].to_vec();
             at.push(i);
             at.extend(&ix.slice()[axis + q..]);
@@ -144,7 +147,10 @@ impl OpDef for GatherElements {
         let n = data.shape()[self.axis];
         ArrayD::from_shape_fn(IxDyn(idx.shape()), |ix| {
             let mut at = ix.slice().to_vec();
-            at[self.axis] = index(idx[&ix], n);
+            let Some(i) = index(idx[&ix], n) else {
+                return f64::NAN;
+            };
+            at[self.axis] = i;
             data[IxDyn(&at)]
         })
     }
@@ -214,13 +220,16 @@ impl OpDef for GatherNd {
         let mut shape = idx.shape()[..r - 1].to_vec();
         shape.extend(&data.shape()[q..]);
         ArrayD::from_shape_fn(IxDyn(&shape), |ix| {
-            let mut at: Vec<usize> = (0..q)
+            let at: Option<Vec<usize>> = (0..q)
                 .map(|j| {
                     let mut ii = ix.slice()[..r - 1].to_vec();
                     ii.push(j);
                     index(idx[IxDyn(&ii)], data.shape()[j])
                 })
                 .collect();
+            let Some(mut at) = at else {
+                return f64::NAN;
+            };
             at.extend(&ix.slice()[r - 1..]);
             data[IxDyn(&at)]
         })
@@ -285,14 +294,14 @@ fn constant_in_range(idx: &Tensor, bound: impl Fn(usize) -> (usize, usize)) -> R
     Ok(())
 }
 
-/// An index value (negative: from the end) clamped into `[0, n)`.
-fn index(v: f64, n: usize) -> usize {
-    let n = n as i64;
-    let mut i = v as i64;
-    if i < 0 {
-        i += n;
-    }
-    i.clamp(0, n - 1) as usize
+/// An index value (negative: from the end) as a position in `[0, n)`; `None` out of
+/// ONNX's range `[-n, n)`, where the reference gives NaN: the kernels clamp an index
+/// computed inside the graph, and a check against the reference then fails (a NaN
+/// where weft has a number) instead of agreeing with the clamp.
+fn index(v: f64, n: usize) -> Option<usize> {
+    let n = n as f64;
+    // `[-n, n)`: NaN is in no range.
+    (v >= -n && v < n).then(|| (if v < 0.0 { v + n } else { v }) as usize)
 }
 
 /// ONNX's gathers.
