@@ -301,7 +301,7 @@ fn constant_in_range(idx: &Tensor, bound: impl Fn(usize) -> (usize, usize)) -> R
 fn index(v: f64, n: usize) -> Option<usize> {
     let n = n as f64;
     // `[-n, n)`: NaN is in no range.
-    (v >= -n && v < n).then(|| (if v < 0.0 { v + n } else { v }) as usize)
+    (v >= -n && v < n).then_some((if v < 0.0 { v + n } else { v }) as usize)
 }
 
 /// ONNX's gathers.
