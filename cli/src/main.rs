@@ -49,6 +49,13 @@ fn main() -> ExitCode {
     quiet_mesa();
     die_quietly_on_closed_pipes();
     let cli = args::Cli::parse();
+    if !out::stdout_is_open() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "weft: stdout is closed: nothing could be written"
+        );
+        return ExitCode::from(error::EXIT_WRONG);
+    }
     match commands::dispatch(&cli.command).and_then(|()| out::flush()) {
         Ok(()) => ExitCode::from(error::EXIT_OK),
         // The reader is gone: it reads no message either, and stopping early is what it
@@ -56,7 +63,11 @@ fn main() -> ExitCode {
         Err(e) if out::is_closed_pipe(&e) => ExitCode::from(error::EXIT_OK),
         Err(e) => {
             // `eprintln!` would panic on a stderr that cannot be written either.
-            let _ = writeln!(std::io::stderr(), "weft: {e}");
+            let _ = writeln!(
+                std::io::stderr(),
+                "weft: {}",
+                out::printable(&e.to_string())
+            );
             ExitCode::from(e.exit_code())
         }
     }

@@ -24,6 +24,14 @@ pub enum ModelFileError {
     MissingInput { path: PathBuf, expected: String },
     #[error("`{}`: {reason}", path.display())]
     Npy { path: PathBuf, reason: String },
+    /// A tensor too large for weft, and the options that sized the model.
+    #[error("`{model}`: {reason}{options}")]
+    TooLarge {
+        model: String,
+        reason: Box<weft_graph::GraphError>,
+        /// `; at --batch N, …`, or nothing where the model runs as its file says.
+        options: String,
+    },
     /// A tensor's `.npy` file: its dtype, shape or bytes (the message names the file).
     #[error(transparent)]
     Tensor(Box<crate::npy::NpyError>),
@@ -42,7 +50,61 @@ pub struct Instance {
 /// The graph of `model`: `zoo:NAME` built at `instance`, or an ONNX file imported with
 /// its batch dimension bound.
 pub fn load(model: &str, instance: Instance) -> Result<Graph, ModelFileError> {
+    let g = build(model, instance)?;
+    let leading = |&t: &weft_graph::TensorId| g.tensor(t).shape.first() == Some(&instance.batch);
+    if instance.batch != 1 && !model.starts_with("zoo:") && !g.inputs.iter().any(leading) {
+        eprintln!(
+            "weft: warning: --batch {} does not apply to `{model}`: no input has a symbolic leading dimension; it runs at the sizes the file states",
+            instance.batch
+        );
+    }
+    g.check_sizes().map_err(|reason| ModelFileError::TooLarge {
+        model: model.to_string(),
+        reason: Box::new(reason),
+        options: instance.sized_by(),
+    })?;
+    Ok(g)
+}
+
+impl Instance {
+    /// The size options given (`--batch` past 1, `--resolution`, `--seq`) as the tail of a
+    /// refusal that they may have caused; empty where none was.
+    fn sized_by(&self) -> String {
+        let mut given = Vec::new();
+        if self.batch != 1 {
+            given.push(format!("--batch {}", self.batch));
+        }
+        if let Some(r) = self.resolution {
+            given.push(format!("--resolution {r}"));
+        }
+        if let Some(s) = self.seq {
+            given.push(format!("--seq {s}"));
+        }
+        if given.is_empty() {
+            return String::new();
+        }
+        format!(
+            " (at {}: a smaller value makes smaller tensors)",
+            given.join(" ")
+        )
+    }
+}
+
+/// The graph of `model` as built or imported, sizes not yet checked.
+fn build(model: &str, instance: Instance) -> Result<Graph, ModelFileError> {
     if let Some(name) = model.strip_prefix("zoo:") {
+        // A size option the model has no use for is refused, not silently dropped.
+        let transformer = zoo::transformer_config(name).is_some();
+        if transformer && instance.resolution.is_some() {
+            return Err(ModelFileError::Zoo(format!(
+                "--resolution does not apply to `{model}`, a transformer: it takes --seq"
+            )));
+        }
+        if !transformer && instance.seq.is_some() && zoo::NAMES.contains(&name) {
+            return Err(ModelFileError::Zoo(format!(
+                "--seq does not apply to `{model}`, which is no transformer: it takes --resolution"
+            )));
+        }
         let mut opts =
             ZooOptions::for_model(name).map_err(|e| ModelFileError::Zoo(e.to_string()))?;
         opts.batch = instance.batch;
@@ -55,14 +117,39 @@ pub fn load(model: &str, instance: Instance) -> Result<Graph, ModelFileError> {
         return zoo::build(name, &opts).map_err(|e| ModelFileError::Zoo(e.to_string()));
     }
     let path = Path::new(model);
-    if path.exists() {
+    // A name that is there but cannot be followed (a symbolic link to nothing, a loop)
+    // is the file the user meant: its import says why it cannot be read.
+    if path.exists() || std::fs::symlink_metadata(path).is_ok() {
+        for (flag, given) in [
+            ("--resolution", instance.resolution),
+            ("--seq", instance.seq),
+        ] {
+            if given.is_some() {
+                return Err(ModelFileError::Onnx {
+                    path: path.to_path_buf(),
+                    reason: format!(
+                        "{flag} applies to zoo models only: an ONNX file runs at the shapes it \
+                         states (--batch sizes a symbolic leading dimension)"
+                    ),
+                });
+            }
+        }
         let opts = weft_onnx::ImportOptions {
             batch: Some(instance.batch),
             ..Default::default()
         };
         return weft_onnx::load(path, &opts).map_err(|e| ModelFileError::Onnx {
             path: path.to_path_buf(),
-            reason: e.to_string(),
+            reason: match e {
+                // The library's words name its API; the command line sizes only the
+                // leading dimension.
+                weft_onnx::ImportError::UnboundDim { input, index, dim } => format!(
+                    "input `{input}` dimension {index} is the symbol `{dim}`, which the file gives no size: \
+                     weft sizes only the leading dimension (--batch); give the file fixed \
+                     sizes for the others"
+                ),
+                other => other.to_string(),
+            },
         });
     }
     Err(ModelFileError::Unknown(
@@ -71,9 +158,27 @@ pub fn load(model: &str, instance: Instance) -> Result<Graph, ModelFileError> {
     ))
 }
 
-/// A tensor name as a file name: every character outside `[A-Za-z0-9._-]` becomes `_`.
-pub fn file_name(tensor: &str) -> String {
-    format!("{}.npy", clean_name(tensor))
+/// Tensor names as file names, one to one: each `NAME.npy` with every character outside
+/// `[A-Za-z0-9._-]` replaced by `_`, and where that name is taken by an earlier tensor
+/// (`a:b` and `a/b` both `a_b`), `NAME-2.npy`, `NAME-3.npy`, ... — in the order given, so
+/// the same names always map to the same files (a graph's inputs come first wherever
+/// they are listed, so `--save` and `--inputs` agree).
+pub fn file_names(tensors: &[&str]) -> Vec<String> {
+    let mut taken = std::collections::HashSet::new();
+    tensors
+        .iter()
+        .map(|t| {
+            let base = clean_name(t);
+            let mut name = format!("{base}.npy");
+            let mut n = 1;
+            // Case folded: `A.npy` and `a.npy` are one file on macOS and Windows.
+            while !taken.insert(name.to_lowercase()) {
+                n += 1;
+                name = format!("{base}-{n}.npy");
+            }
+            name
+        })
+        .collect()
 }
 
 /// `name` with every character outside `[A-Za-z0-9._-]` replaced by `_`.
@@ -92,20 +197,33 @@ pub fn clean_name(name: &str) -> String {
 /// Reads one `NAME.npy` per graph input of `g` from `dir`, each checked against the
 /// input's shape.
 pub fn read_inputs(dir: &Path, g: &Graph) -> Result<Vec<ArrayD<f32>>, ModelFileError> {
+    let names: Vec<&str> = g
+        .inputs
+        .iter()
+        .map(|&t| g.tensor(t).name.as_str())
+        .collect();
+    let files = file_names(&names);
     let expected = g
         .inputs
         .iter()
-        .map(|&t| {
+        .zip(&files)
+        .map(|(&t, file)| {
             let t = g.tensor(t);
-            format!("{} {} {:?}", file_name(&t.name), t.dtype, t.shape)
+            let typ = crate::npy::numpy_name(t.dtype);
+            if clean_name(&t.name) + ".npy" == *file {
+                format!("{file} {typ} {:?}", t.shape)
+            } else {
+                format!("{file} (`{}`) {typ} {:?}", escaped(&t.name), t.shape)
+            }
         })
         .collect::<Vec<_>>()
         .join(", ");
     g.inputs
         .iter()
-        .map(|&t| {
+        .zip(&files)
+        .map(|(&t, file)| {
             let tensor = g.tensor(t);
-            let path = dir.join(file_name(&tensor.name));
+            let path = dir.join(file);
             if !path.exists() {
                 return Err(ModelFileError::MissingInput {
                     path,
@@ -118,8 +236,9 @@ pub fn read_inputs(dir: &Path, g: &Graph) -> Result<Vec<ArrayD<f32>>, ModelFileE
         .collect()
 }
 
-/// Writes `values` as `NAME.npy` files in `dir` (created if needed), each written whole
-/// (a temporary file renamed into place); returns the paths.
+/// Writes `values` as `.npy` files in `dir` (created if needed) named by [`file_names`],
+/// each written whole (a temporary file renamed into place) and only over a regular file
+/// or a new path; returns the paths.
 pub fn write_tensors(
     dir: &Path,
     values: &[(&str, DType, &ArrayD<f32>)],
@@ -128,14 +247,39 @@ pub fn write_tensors(
         path: path.to_path_buf(),
         reason: e.to_string(),
     };
+    if dir.exists() && !dir.is_dir() {
+        let kind = weft_tune::not_regular(dir).unwrap_or("a file");
+        let why = format!("it is {kind}, and --save writes files into a folder: name a folder");
+        return Err(io(dir, &why));
+    }
     std::fs::create_dir_all(dir).map_err(|e| io(dir, &e))?;
+    let names: Vec<&str> = values.iter().map(|v| v.0).collect();
     let mut written = Vec::new();
-    for (name, dtype, a) in values {
-        let path = dir.join(file_name(name));
-        let tmp = dir.join(format!(".{}.tmp", file_name(name)));
+    for ((_, dtype, a), file) in values.iter().zip(file_names(&names)) {
+        let path = dir.join(&file);
+        if let Some(kind) = weft_tune::not_regular(&path) {
+            let why =
+                format!("it is {kind}, and weft writes only over a regular file or a new path");
+            return Err(io(&path, &why));
+        }
+        let tmp = dir.join(format!(".{file}.tmp"));
         npy::write(&tmp, *dtype, a).map_err(|e| ModelFileError::Tensor(Box::new(e)))?;
         std::fs::rename(&tmp, &path).map_err(|e| io(&path, &e))?;
         written.push(path);
     }
     Ok(written)
+}
+
+/// `text` with terminal control characters escaped (`\x1b`, `\n`, ...): a name read from
+/// a model file is printed as data, never as an instruction to the terminal.
+pub fn escaped(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
 }

@@ -225,6 +225,22 @@ impl Elem {
     }
 }
 
+/// Whether `path` is a regular file (links followed): a `.npy` is read from one, never
+/// from a device or a FIFO, which could be read without end.
+fn file_is_regular(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file())
+}
+
+/// NumPy's name of the type a graph input of `dtype` is usually given in (an ONNX INT64
+/// input is `int64`, though weft computes it in i32).
+pub fn numpy_name(dtype: DType) -> &'static str {
+    match dtype {
+        DType::F32 | DType::F16 => "float32",
+        DType::I32 | DType::U32 => "int64",
+        DType::Bool => "bool",
+    }
+}
+
 /// The element types a graph input of `dtype` reads from a file, in words and as
 /// NumPy's name of the usual one.
 fn takes(dtype: DType) -> (&'static str, &'static str) {
@@ -274,6 +290,17 @@ pub fn read_tensor(
         path: path.to_path_buf(),
         reason,
     };
+    if !file_is_regular(path) {
+        return Err(format(
+            "it is not a regular file (a device, a FIFO or a folder)".into(),
+        ));
+    }
+    // The magic string, the version and the header's length: 10 bytes before any header.
+    if length < 10 {
+        return Err(format(format!(
+            "it is {length} bytes long, too short for even a .npy header (numpy.save writes one)"
+        )));
+    }
     let header = Header::from_reader(&mut reader).map_err(|e| format(e.to_string()))?;
     let got = match &header.type_descriptor {
         PyValue::String(s) => s.clone(),

@@ -22,6 +22,13 @@ pub fn output_file(flag: &'static str, path: &Path) -> Result<(), CliError> {
             "it is a folder, and {flag} writes a file: name a file in it"
         )));
     }
+    // Before any open: opening a FIFO to write waits for a reader, and a device node
+    // must not be replaced by the rename that writes the file whole.
+    if let Some(kind) = weft_tune::not_regular(path) {
+        return Err(bad(format!(
+            "it is {kind}, and weft writes only over a regular file or a new path: name one"
+        )));
+    }
     let folder = folder_of(path);
     if !folder.exists() {
         return Err(bad(format!(

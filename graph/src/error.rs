@@ -23,9 +23,34 @@ pub enum GraphError {
     /// A tensor id out of range (a graph built wrongly by hand).
     #[error("tensor #{0} does not exist")]
     NoTensor(usize),
-    /// The graph has no output, or an output nothing computes.
+    /// An output nothing computes.
     #[error("output `{0}` is never computed")]
     UncomputedOutput(String),
+    /// The graph declares no output at all: nothing it computes would be kept.
+    #[error("the graph declares no outputs (its `output` list is empty): nothing would be kept")]
+    NoOutputs,
+    /// A tensor with more elements than weft's i32 indices reach (or than a `usize`
+    /// counts): refused before anything is allocated for it.
+    #[error(
+        "tensor `{tensor}` ({made_by}) has shape {shape:?}: {elements} elements; weft indexes tensors with i32, so at most 2147483647"
+    )]
+    TooLarge {
+        tensor: String,
+        /// `an input of the graph`, `a weight`, or `output of node `N` (Op)`.
+        made_by: String,
+        shape: Vec<usize>,
+        /// The element count, in words (it may not fit any integer type).
+        elements: String,
+    },
+    /// An input or computed tensor with a dimension of 0: no kernel computes it.
+    #[error(
+        "tensor `{tensor}` ({made_by}) has shape {shape:?}, with no elements: weft computes no empty tensors"
+    )]
+    Empty {
+        tensor: String,
+        made_by: String,
+        shape: Vec<usize>,
+    },
     /// Reference evaluation was given inputs of the wrong number or shape.
     #[error("input `{name}`: {what}")]
     Input { name: String, what: String },

@@ -146,12 +146,71 @@ impl Graph {
                 .ok_or(GraphError::NoTensor(n.output.0))? = true;
         }
         if self.outputs.is_empty() {
-            return Err(GraphError::UncomputedOutput("(none)".into()));
+            return Err(GraphError::NoOutputs);
         }
         for &o in &self.outputs {
             if !*defined.get(o.0).ok_or(GraphError::NoTensor(o.0))? {
                 return Err(GraphError::UncomputedOutput(self.tensor(o).name.clone()));
             }
+        }
+        Ok(())
+    }
+
+    /// Checks that every tensor's element count fits weft's i32 indices, naming the
+    /// first that does not and what makes it (an input, a weight, or which node): what
+    /// must hold before any buffer is allocated or any input drawn for the graph.
+    /// Also refuses an empty input or computed tensor (a dimension of 0), which no kernel
+    /// computes: [`Graph::check_element_counts`] is the bound alone.
+    pub fn check_sizes(&self) -> Result<(), GraphError> {
+        self.check_element_counts()?;
+        let producers = self.producers();
+        for (i, t) in self.tensors.iter().enumerate() {
+            if t.is_constant() || !t.shape.contains(&0) {
+                continue;
+            }
+            return Err(GraphError::Empty {
+                tensor: t.name.clone(),
+                made_by: self.made_by(&producers, TensorId(i)),
+                shape: t.shape.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// What makes tensor `t`, in words: an input, a weight, or which node.
+    fn made_by(&self, producers: &HashMap<TensorId, NodeId>, t: TensorId) -> String {
+        match producers.get(&t) {
+            Some(n) => {
+                let node = &self.nodes[n.0];
+                format!("output of node `{}` ({})", node.name, node.op.name())
+            }
+            None if self.tensor(t).is_constant() => "a weight".to_string(),
+            None => "an input of the graph".to_string(),
+        }
+    }
+
+    /// Checks that every tensor's element count fits weft's i32 indices (what the float64
+    /// reference needs before it allocates).
+    pub fn check_element_counts(&self) -> Result<(), GraphError> {
+        let producers = self.producers();
+        for (i, t) in self.tensors.iter().enumerate() {
+            let numel = t.shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+            if numel.is_some_and(|n| n <= i32::MAX as usize) {
+                continue;
+            }
+            let elements = match numel {
+                Some(n) => n.to_string(),
+                None => {
+                    let product = t.shape.iter().map(|&d| d as f64).product::<f64>();
+                    format!("about {product:.3e}")
+                }
+            };
+            return Err(GraphError::TooLarge {
+                tensor: t.name.clone(),
+                made_by: self.made_by(&producers, TensorId(i)),
+                shape: t.shape.clone(),
+                elements,
+            });
         }
         Ok(())
     }

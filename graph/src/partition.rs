@@ -14,6 +14,12 @@
 //!   its slice of the concatenated buffer (stored in the same type and layout), and the
 //!   Concat runs no kernel.
 //!
+//! - No node is inlined more than [`MAX_INLINE_DEPTH`] links from its group's stored
+//!   tensor, and no epilogue is longer: a group becomes one expression per element, and
+//!   an expression nested once per fused node would make lowering recurse once per node
+//!   (a chain of a million Relus would overflow the stack). Past the bound the chain is
+//!   cut into groups of its own.
+//!
 //! Groups run in the order of the last node each holds, which is a topological order:
 //! a group reads only graph inputs, constants, and outputs of groups whose last node
 //! comes before its reader.
@@ -85,6 +91,11 @@ pub struct Partition {
     pub views: Vec<NodeId>,
 }
 
+/// The most links of fused nodes between a group's stored tensor and any node inlined
+/// into it (prologue depth), and the longest epilogue. No zoo model comes near it (their
+/// deepest prologue is a few normalizations long); a chain past it is cut.
+pub const MAX_INLINE_DEPTH: usize = 128;
+
 /// Partitions `g` (after [`crate::passes::optimize`], so batch norms are folded and
 /// constants computed).
 pub fn partition(g: &Graph) -> Partition {
@@ -121,7 +132,10 @@ pub fn partition_keeping(g: &Graph, not_epilogue: &HashSet<NodeId>) -> Partition
         if kind == GroupKind::Anchor {
             let mut permuted = false;
             while let Some(r) = one_reader(t) {
-                if group_of.contains_key(&r) || not_epilogue.contains(&r) || !fits_epilogue(g, r, t)
+                if group_of.contains_key(&r)
+                    || not_epilogue.contains(&r)
+                    || !fits_epilogue(g, r, t)
+                    || epilogue.len() >= MAX_INLINE_DEPTH
                 {
                     break;
                 }
@@ -155,7 +169,9 @@ pub fn partition_keeping(g: &Graph, not_epilogue: &HashSet<NodeId>) -> Partition
     }
 
     // Injective nodes left: into their one reader's group, else a group of their own.
-    // Walked backwards so that a reader's group is known before its producers.
+    // Walked backwards so that a reader's group is known before its producers. `depth`:
+    // links from an inlined node to its group's stored tensor (roots and epilogues: 0).
+    let mut depth: HashMap<NodeId, usize> = HashMap::new();
     for (i, n) in g.nodes.iter().enumerate().rev() {
         let id = NodeId(i);
         if group_of.contains_key(&id) {
@@ -167,13 +183,16 @@ pub fn partition_keeping(g: &Graph, not_epilogue: &HashSet<NodeId>) -> Partition
             // A join is a copy or a view: never computed inside its reader.
             Role::Join { .. } => None,
             Role::Injective(_) => one_reader(n.output)
-                .and_then(|r| group_of.get(&r).copied())
-                .filter(|&gi| !joins(groups[gi].root)),
+                .filter(|r| depth.get(r).copied().unwrap_or(0) < MAX_INLINE_DEPTH)
+                .and_then(|r| group_of.get(&r).copied().map(|gi| (gi, r)))
+                .filter(|&(gi, _)| !joins(groups[gi].root)),
         };
         match inline_into {
-            Some(gi) => {
-                groups[gi].prologue.insert(0, id);
+            Some((gi, r)) => {
+                // Sorted below; pushed here so that a long chain costs no quadratic shift.
+                groups[gi].prologue.push(id);
                 group_of.insert(id, gi);
+                depth.insert(id, depth.get(&r).copied().unwrap_or(0) + 1);
             }
             None => {
                 group_of.insert(id, groups.len());

@@ -25,6 +25,8 @@ pub fn evaluate_all(
     inputs: &[ArrayD<f64>],
 ) -> Result<HashMap<TensorId, ArrayD<f64>>, GraphError> {
     graph.validate()?;
+    graph.check_element_counts()?;
+    crate::inputs::check_indices(graph, inputs)?;
     if inputs.len() != graph.inputs.len() {
         return Err(GraphError::Input {
             name: graph.name.clone(),

@@ -109,6 +109,8 @@ impl CompiledModel {
                 limits.name
             )));
         }
+        // Nothing is lowered or allocated for a tensor weft's i32 indices cannot reach.
+        graph.check_sizes()?;
         let lowering = Lowering { limits };
         let cx = PassContext::new(limits.clone())
             .with_precision(options.precision)

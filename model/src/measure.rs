@@ -191,6 +191,11 @@ pub fn measure(
 ) -> Result<Measured, MeasureError> {
     let at = |step| move |source| MeasureError { step, source };
     let started = Instant::now();
+    // An index out of range is an error (ONNX), which the kernels would clamp instead.
+    if let Some(inputs) = m.inputs {
+        weft_graph::inputs::check_indices(graph, inputs)
+            .map_err(|e| at(Step::Run)(ModelError::Graph(e)))?;
+    }
     let model = CompiledModel::compile(graph, &dev.limits(), options).map_err(at(Step::Compile))?;
     let exe = model.load(dev).map_err(at(Step::Load))?;
     let compile = started.elapsed();

@@ -36,6 +36,14 @@ pub fn save(graph: &Graph, path: &Path) -> Result<(), ExportError> {
     let file_name = path
         .file_name()
         .map_or("model.onnx".into(), |n| n.to_string_lossy().into_owned());
+    // A rename over a device node, a FIFO or a folder would replace it: only a regular
+    // file or a new path is written.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "it is not a regular file (a device, a FIFO or a folder): weft writes only over a regular file or a new path",
+        )));
+    }
     let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
     let written = std::fs::File::create(&tmp).and_then(|mut f| {
         f.write_all(&bytes)?;

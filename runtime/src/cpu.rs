@@ -76,6 +76,17 @@ impl Device for CpuDevice {
     }
 
     fn alloc(&mut self, dtype: DType, len: usize) -> Result<BufferId, DeviceError> {
+        // A buffer this process cannot hold is an error, not an abort: the memory is
+        // asked for (and given back) once before the buffer is made.
+        let bytes = len.checked_mul(dtype.bytes());
+        if bytes.is_none_or(|b| Vec::<u8>::new().try_reserve_exact(b).is_err()) {
+            return Err(DeviceError::OutOfMemory {
+                target: self.target.to_string(),
+                bytes: bytes.unwrap_or(usize::MAX),
+                len,
+                dtype,
+            });
+        }
         Ok(BufferId(
             self.buffers.insert((dtype, TensorData::zeros(dtype, len))),
         ))

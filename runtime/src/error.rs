@@ -118,6 +118,16 @@ pub enum DeviceError {
     BadHandle { what: &'static str, index: usize },
     #[error("cannot time zero iterations")]
     NoIterations,
+    /// The device (or, for the interpreter, this process) could not allocate a buffer.
+    #[error(
+        "could not allocate {bytes} bytes for a buffer of {len} {dtype} elements on {target}: out of memory"
+    )]
+    OutOfMemory {
+        target: String,
+        bytes: usize,
+        len: usize,
+        dtype: weft_ir::dtype::DType,
+    },
 }
 
 impl From<CudaError> for DeviceError {

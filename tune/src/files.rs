@@ -18,6 +18,16 @@ use std::path::{Path, PathBuf};
 /// permissions are kept; a new one gets the usual ones (`0o666` less the umask).
 pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let path = resolved(path);
+    // A rename over a device node, a FIFO or a folder would replace it (as root, the
+    // system's `/dev/null` itself): only a regular file or a new path is written.
+    if let Some(kind) = not_regular(&path) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "it is {kind}, not a regular file: weft writes only over a regular file or a new path"
+            ),
+        ));
+    }
     let dir = folder(&path);
     let name = path
         .file_name()
@@ -49,6 +59,53 @@ pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+/// What `path` is where it exists and is not a regular file (links followed): `a
+/// character device`, `a FIFO`, ...; `None` for a regular file or nothing at all.
+pub fn not_regular(path: &Path) -> Option<&'static str> {
+    let kind = std::fs::metadata(path).ok()?.file_type();
+    if kind.is_file() {
+        return None;
+    }
+    if kind.is_dir() {
+        return Some("a directory");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        if kind.is_char_device() {
+            return Some("a character device");
+        }
+        if kind.is_block_device() {
+            return Some("a block device");
+        }
+        if kind.is_fifo() {
+            return Some("a FIFO (named pipe)");
+        }
+        if kind.is_socket() {
+            return Some("a socket");
+        }
+    }
+    Some("not a regular file")
+}
+
+/// The bytes of the regular file `path`, read no further than the length it had when
+/// opened: a device (`/dev/zero`), a FIFO or a folder is refused, not read without end.
+pub fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let file = File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        let kind = not_regular(path).unwrap_or("not a regular file");
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("it is {kind}, not a regular file"),
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(meta.len()).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// `path`, or the file it links to: renaming over a symbolic link would replace the link.

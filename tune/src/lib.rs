@@ -32,7 +32,7 @@ mod records;
 mod tuner;
 
 pub use choose::{Choice, ChoiceSource, DISAGREEMENT_FACTOR, choose};
-pub use files::{FileLock, write_whole};
+pub use files::{FileLock, not_regular, read_bounded, write_whole};
 pub use records::{Record, RecordError, RecordKey, Records, Stored, date, unix_now};
 pub use tuner::{
     CHECK_ALL_ELEMENTS, CHECKED_FASTEST, Outcome, Progress, Trial, TuneError, TuneOptions, Tuned,

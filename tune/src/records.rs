@@ -168,7 +168,13 @@ impl Records {
     /// Reads `path`; a file that does not exist, or holds only white space (a file
     /// emptied before writes were whole), holds no records.
     pub fn load(path: &Path) -> Result<Records, RecordError> {
-        let records = match std::fs::read_to_string(path) {
+        // Bounded by the file's length: `/dev/zero` as records is refused, not read
+        // without end.
+        let text = crate::files::read_bounded(path).and_then(|b| {
+            String::from_utf8(b)
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+        });
+        let records = match text {
             Ok(text) if text.trim().is_empty() => Vec::new(),
             Ok(text) => serde_json::from_str(&text).map_err(|source| RecordError::Format {
                 path: path.to_path_buf(),
@@ -213,8 +219,8 @@ impl Records {
             reason,
         };
         let target = crate::files::resolved(path);
-        if target.is_dir() {
-            return Err(no("it is a directory, not a file".into()));
+        if let Some(kind) = crate::files::not_regular(&target) {
+            return Err(no(format!("it is {kind}, not a regular file")));
         }
         let dir = crate::files::folder(&target);
         std::fs::create_dir_all(dir)

@@ -59,6 +59,9 @@ fn dtype_text(dtype: ModelDType) -> &'static str {
 
 fn graph(a: &ModelGraphArgs) -> Result<(), CliError> {
     let target = Target::parse(&a.target)?;
+    if let Some(dir) = &a.emit {
+        crate::paths::output_dir("--emit", dir)?;
+    }
     let g = load(&a.source)?;
     let model = compile(&g, &target.limits(), &a.source)?;
     outln!(
@@ -189,6 +192,10 @@ pub(super) fn sized_for(source: &ModelSource, opened: &Opened) -> (ModelSource, 
 }
 
 fn run(a: &ModelRunArgs) -> Result<(), CliError> {
+    // Before any work: a run of minutes must not end in "cannot write".
+    if let Some(dir) = &a.save {
+        crate::paths::output_dir("--save", dir)?;
+    }
     let chosen = a.target.is_none();
     let mut opened = match &a.target {
         Some(t) => select::open_str(t, WgpuOptions::default())?,
@@ -328,6 +335,13 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
         }
         let paths = models::write_tensors(dir, &named)?;
         outln!("saved     {} files in {}", paths.len(), dir.display())?;
+        // Names a file cannot hold as they are (`a:b`, or two that clean to one name).
+        for ((name, _, _), path) in named.iter().zip(&paths) {
+            let file = path.file_name().unwrap_or_default().to_string_lossy();
+            if format!("{name}.npy") != file {
+                outln!("          `{name}` → {file}")?;
+            }
+        }
     }
     match wrong {
         Some(detail) => Err(CliError::Wrong {
@@ -430,6 +444,7 @@ fn export(a: &ModelExportArgs) -> Result<(), CliError> {
                 .to_string(),
         ));
     }
+    crate::paths::output_file("export PATH", &a.out)?;
     let g = load(&a.source)?;
     weft_onnx::save(&g, &a.out).map_err(|source| CliError::Export {
         path: a.out.clone(),

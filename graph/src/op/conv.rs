@@ -211,14 +211,29 @@ fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     let w = n.data(1)?;
     let bias = n.opt_data(2)?;
     let (xs, ws) = (n.shape(x), n.shape(w));
-    let kernel = match n.ints("kernel_shape")? {
-        Some(k) => n.positive("kernel_shape", &k)?,
+    let given = n.ints("kernel_shape")?;
+    let kernel = match &given {
+        Some(k) => n.positive("kernel_shape", k)?,
         None => {
             let k: Vec<i64> = ws.iter().skip(2).map(|&d| d as i64).collect();
             n.positive("kernel_shape", &k)?
         }
     };
     let dims = kernel.len();
+    // Without the attribute the kernel is the weights' shape: a refusal names them, not
+    // an attribute the file does not have.
+    if given.is_none() && ws.len() != xs.len() {
+        return Err(n.err(format!(
+            "input 1 (the weights) has shape {ws:?}, rank {}, and input 0 {xs:?}, rank {}: a Conv's weights have its input's rank",
+            ws.len(),
+            xs.len()
+        )));
+    }
+    if given.is_none() && !(1..=2).contains(&dims) {
+        return Err(n.err(format!(
+            "input 1 (the weights) has shape {ws:?}: a {dims}-D kernel; weft convolves in 1-D and 2-D only"
+        )));
+    }
     if !(1..=2).contains(&dims) {
         return Err(n.attr_err(
             "kernel_shape",

@@ -5,9 +5,13 @@
 //! first `q` dimensions of `data`; output `indices[..-1] ++ data[q..]`). Negative indices
 //! count from the end.
 //!
-//! Integer tensors are float64 in the reference (exact to 2⁵³). An index out of range is
-//! clamped to the nearest valid one, as weft's kernels clamp it to stay in bounds: the
-//! reference and the kernels agree on every input, and neither reads outside a tensor.
+//! Integer tensors are float64 in the reference (exact to 2⁵³). ONNX makes an index out
+//! of range an error: constant indices are checked here, when the node is made (its
+//! shape inferred), and a graph input read as indices before each run
+//! ([`crate::inputs::check_indices`]). An index computed inside the graph is clamped to
+//! the nearest valid one by weft's kernels, to stay in bounds; the float64 reference
+//! gives NaN there, so a checked run reports the output wrong rather than agreeing with
+//! the clamp.
 
 use std::fmt;
 
@@ -52,6 +56,7 @@ impl OpDef for Gather {
         let (data, idx) = (inputs[0], inputs[1]);
         integer(idx, 1)?;
         axis_of(axis, data)?;
+        constant_in_range(idx, |_| (axis, data.shape[axis]))?;
         let mut shape = data.shape[..axis].to_vec();
         shape.extend(&idx.shape);
         shape.extend(&data.shape[axis + 1..]);
@@ -67,7 +72,9 @@ impl OpDef for Gather {
         shape.extend(&data.shape()[axis + 1..]);
         let q = idx.ndim();
         ArrayD::from_shape_fn(IxDyn(&shape), |ix| {
-            let i = index(idx[IxDyn(&ix.slice()[axis..axis + q])], n);
+            let Some(i) = index(idx[IxDyn(&ix.slice()[axis..axis + q])], n) else {
+                return f64::NAN;
+            };
             let mut at = ix.slice()[..axis].to_vec();
             at.push(i);
             at.extend(&ix.slice()[axis + q..]);
@@ -131,6 +138,7 @@ impl OpDef for GatherElements {
                 idx.name, idx.shape, data.shape
             ));
         }
+        constant_in_range(idx, |_| (axis, data.shape[axis]))?;
         Ok((idx.shape.clone(), data.dtype))
     }
 
@@ -139,7 +147,10 @@ impl OpDef for GatherElements {
         let n = data.shape()[self.axis];
         ArrayD::from_shape_fn(IxDyn(idx.shape()), |ix| {
             let mut at = ix.slice().to_vec();
-            at[self.axis] = index(idx[&ix], n);
+            let Some(i) = index(idx[&ix], n) else {
+                return f64::NAN;
+            };
+            at[self.axis] = i;
             data[IxDyn(&at)]
         })
     }
@@ -195,6 +206,8 @@ impl OpDef for GatherNd {
                 data.shape.len()
             ));
         }
+        // Element `i` of the indices addresses dimension `i % q` of data.
+        constant_in_range(idx, |i| (i % q, data.shape[i % q]))?;
         let mut shape = idx.shape[..idx.shape.len() - 1].to_vec();
         shape.extend(&data.shape[q..]);
         Ok((shape, data.dtype))
@@ -207,13 +220,16 @@ impl OpDef for GatherNd {
         let mut shape = idx.shape()[..r - 1].to_vec();
         shape.extend(&data.shape()[q..]);
         ArrayD::from_shape_fn(IxDyn(&shape), |ix| {
-            let mut at: Vec<usize> = (0..q)
+            let at: Option<Vec<usize>> = (0..q)
                 .map(|j| {
                     let mut ii = ix.slice()[..r - 1].to_vec();
                     ii.push(j);
                     index(idx[IxDyn(&ii)], data.shape()[j])
                 })
                 .collect();
+            let Some(mut at) = at else {
+                return f64::NAN;
+            };
             at.extend(&ix.slice()[r - 1..]);
             data[IxDyn(&at)]
         })
@@ -256,14 +272,36 @@ impl OpDef for GatherNd {
     }
 }
 
-/// An index value (negative: from the end) clamped into `[0, n)`.
-fn index(v: f64, n: usize) -> usize {
-    let n = n as i64;
-    let mut i = v as i64;
-    if i < 0 {
-        i += n;
+/// Where `idx` is a constant, checks every index against ONNX's range `[-n, n)`, `(axis,
+/// n)` given for each element (in row-major order): an index out of range is an error,
+/// never clamped.
+fn constant_in_range(idx: &Tensor, bound: impl Fn(usize) -> (usize, usize)) -> Result<(), String> {
+    let Some(values) = &idx.data else {
+        return Ok(());
+    };
+    for (i, &v) in values.iter().enumerate() {
+        let (axis, n) = bound(i);
+        let (v, n) = (f64::from(v), n as f64);
+        if !(v >= -n && v < n) {
+            return Err(format!(
+                "index {v} (element {i} of the constant indices `{}`) is out of range for axis {axis} of size {n}: ONNX allows {} to {}",
+                idx.name,
+                -n,
+                n - 1.0
+            ));
+        }
     }
-    i.clamp(0, n - 1) as usize
+    Ok(())
+}
+
+/// An index value (negative: from the end) as a position in `[0, n)`; `None` out of
+/// ONNX's range `[-n, n)`, where the reference gives NaN: the kernels clamp an index
+/// computed inside the graph, and a check against the reference then fails (a NaN
+/// where weft has a number) instead of agreeing with the clamp.
+fn index(v: f64, n: usize) -> Option<usize> {
+    let n = n as f64;
+    // `[-n, n)`: NaN is in no range.
+    (v >= -n && v < n).then_some((if v < 0.0 { v + n } else { v }) as usize)
 }
 
 /// ONNX's gathers.

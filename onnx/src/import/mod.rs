@@ -31,11 +31,28 @@ pub struct ImportOptions {
 
 /// Reads the ONNX model at `path` into a weft graph.
 pub fn load(path: &Path, opts: &ImportOptions) -> Result<Graph, ImportError> {
-    let bytes = std::fs::read(path).map_err(|source| ImportError::Io {
+    let bytes = read_bounded(path).map_err(|source| ImportError::Io {
         path: path.to_path_buf(),
         source,
     })?;
     from_bytes(&bytes, opts)
+}
+
+/// The bytes of the regular file `path`, no more than its length when opened: a device
+/// (`/dev/zero`), a FIFO or a folder named as a model is refused, never read without end.
+fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "it is not a regular file (a device, a FIFO or a folder): a model is read from a file",
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(meta.len()).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// Reads an ONNX model from its serialized bytes into a weft graph.

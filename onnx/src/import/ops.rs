@@ -178,6 +178,29 @@ impl Importer<'_> {
             },
             dims,
         };
+        // ONNX: exactly one of the value attributes. Two would leave which one is the
+        // value to the reader's order; none is no value at all.
+        const VALUES: [&str; 8] = [
+            "value",
+            "value_float",
+            "value_floats",
+            "value_int",
+            "value_ints",
+            "value_string",
+            "value_strings",
+            "sparse_value",
+        ];
+        let given: Vec<&str> = VALUES.into_iter().filter(|v| a.has(v)).collect();
+        if let [_, second, ..] = given[..] {
+            return Err(a.err(
+                second,
+                format!(
+                    "a Constant takes exactly one value attribute; this one has {} ({})",
+                    given.len(),
+                    given.join(", ")
+                ),
+            ));
+        }
         let c = if let Some(t) = a.tensor("value")? {
             tensor::decode(t, &out)?
         } else if a.has("value_float") {
