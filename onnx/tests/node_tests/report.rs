@@ -119,7 +119,10 @@ pub fn docs_page(rows: &[Row]) -> String {
          error ≤ {REFERENCE_TOLERANCE:.0e} for the reference, {F32_TOLERANCE:.0e} for f32 kernels, {F16_TOLERANCE:.0e} for f16 outputs).\n\
          A test refused as it is and having integer or bool inputs is imported again with\n\
          those inputs bound to the test's values (`ImportOptions::constants`). Tests written at\n\
-         opsets past {MAX_OPSET} run at {MAX_OPSET}. See `docs/onnx.md`.\n\n"
+         opsets past {MAX_OPSET} run at {MAX_OPSET}. See `docs/onnx.md`.\n\n\
+         No file makes `weft` panic: `cli/tests/no_panic.rs` runs every test's model, and\n\
+         damaged copies of an eighth of them (cut short, bytes overwritten), an empty file and\n\
+         noise through `weft model run FILE --target cpu`; every exit must be 0, 1 or 2.\n\n"
     ));
     s.push_str("| | tests |\n| --- | ---: |\n");
     s.push_str(&format!("| all | {n} |\n"));
