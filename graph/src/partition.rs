@@ -218,6 +218,8 @@ pub fn partition_keeping(g: &Graph, not_epilogue: &HashSet<NodeId>) -> Partition
         .map(|(i, gr)| (gr.output, i))
         .collect();
     let mut sliced: HashSet<usize> = HashSet::new();
+    // The axis of each Concat already made a view, by its output.
+    let mut view_axis: HashMap<TensorId, usize> = HashMap::new();
     for (i, n) in g.nodes.iter().enumerate() {
         let Role::Join { axis } = n.op.role() else {
             continue;
@@ -230,6 +232,10 @@ pub fn partition_keeping(g: &Graph, not_epilogue: &HashSet<NodeId>) -> Partition
                     .get(&t)
                     .copied()
                     .filter(|gi| one_reader(t) == Some(NodeId(i)) && !sliced.contains(gi))
+                    // A Concat made a view runs no kernel: its own inputs' groups move
+                    // into this buffer, which keeps their slices contiguous only along
+                    // the same axis.
+                    .filter(|_| view_axis.get(&t).is_none_or(|&a| a == axis))
                     // A slice is written in the concatenation's own storage: only a
                     // tensor of its element type and layout can be.
                     .filter(|_| {
@@ -250,9 +256,20 @@ pub fn partition_keeping(g: &Graph, not_epilogue: &HashSet<NodeId>) -> Partition
                 axis,
                 offset,
             });
+            if view_axis.contains_key(&t) {
+                // A nested Concat's parts write into this one's buffer, shifted by
+                // where the nested one starts.
+                for gr in &mut groups {
+                    if let Some(s) = gr.slice.as_mut().filter(|s| s.buffer == t) {
+                        s.buffer = n.output;
+                        s.offset += offset;
+                    }
+                }
+            }
             offset += g.tensor(t).shape[axis];
             sliced.insert(gi);
         }
+        view_axis.insert(n.output, axis);
         // The Concat's own group (it was an injective root) goes.
         if let Some(gi) = group_of.get(&NodeId(i)).copied() {
             groups[gi].root = NodeId(usize::MAX);
@@ -368,7 +385,7 @@ impl fmt::Display for Shown<'_> {
 mod tests {
     use super::*;
     use crate::builder::GraphBuilder;
-    use crate::op::{Conv, Op, PoolKind, Reshape, Transpose};
+    use crate::op::{Conv, Op, PoolKind, Reshape, Transpose, Unary};
     use ndarray::{ArrayD, IxDyn};
     use weft_ir::dtype::DType;
 
@@ -461,6 +478,53 @@ mod tests {
             })
         );
         assert_eq!(p.groups[2].inputs, [cat]);
+    }
+
+    #[test]
+    fn a_nested_concat_writes_into_the_outer_one() {
+        // cat(cat(a, m), r) along one axis: a, m and r all write into the outer buffer.
+        let mut b = GraphBuilder::new("nested");
+        let x = b.input("x", &[1, 2, 5, 5], DType::F32);
+        let w = weight(&mut b, "w", &[3, 2, 1, 1]);
+        let a = b.conv("a", x, w, None, Conv::new(1, 0)).unwrap();
+        let m = b.pool("m", PoolKind::Max, x, 3, 1, 1).unwrap();
+        let inner = b.concat("inner", &[a, m], 1).unwrap();
+        let r = b.relu("r", x).unwrap();
+        let outer = b.concat("outer", &[inner, r], 1).unwrap();
+        let y = b.relu("after", outer).unwrap();
+        b.output(y);
+        let g = b.finish().unwrap();
+        let p = partition(&g);
+        assert_eq!(p.views.len(), 2);
+        let slices: Vec<(TensorId, usize, usize)> = p
+            .groups
+            .iter()
+            .filter_map(|gr| gr.slice)
+            .map(|s| (s.buffer, s.axis, s.offset))
+            .collect();
+        assert_eq!(slices, [(outer, 1, 0), (outer, 1, 3), (outer, 1, 5)]);
+
+        // Along another axis the outer Concat copies (the inner one's parts would not be
+        // contiguous in it).
+        let mut b = GraphBuilder::new("across");
+        let x = b.input("x", &[1, 2, 5, 5], DType::F32);
+        let z = b.input("z", &[1, 4, 5, 5], DType::F32);
+        let e = b.relu("e", x).unwrap();
+        let f = b.unary("f", Unary::Neg, x).unwrap();
+        let inner = b.concat("inner", &[e, f], 1).unwrap();
+        let h = b.relu("h", z).unwrap();
+        let outer = b.concat("outer", &[inner, h], 2).unwrap();
+        b.output(outer);
+        let g = b.finish().unwrap();
+        let p = partition(&g);
+        assert_eq!(p.views.len(), 1);
+        let buffers: Vec<TensorId> = p
+            .groups
+            .iter()
+            .filter_map(|gr| gr.slice)
+            .map(|s| s.buffer)
+            .collect();
+        assert_eq!(buffers, [inner, inner]);
     }
 
     #[test]

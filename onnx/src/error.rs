@@ -58,6 +58,20 @@ pub enum ImportError {
         op: String,
         what: String,
     },
+    /// A computed value (a graph input where `graph_input`) in an input an op needs at
+    /// import: a shape, axes, a bound, a flag. A graph input there can be bound to a
+    /// value with `ImportOptions::constants`.
+    #[error(
+        "node `{node}` ({op}): input {index} `{input}` must be a constant (an initializer or a Constant node's output): weft fixes shapes and bounds at import{}",
+        if *.graph_input { "; it is a graph input: bind it to a value at import (ImportOptions::constants)" } else { "" }
+    )]
+    NotConstant {
+        node: String,
+        op: String,
+        index: usize,
+        input: String,
+        graph_input: bool,
+    },
     /// A node reads a value that no input, initializer or earlier node defines.
     #[error(
         "node `{node}` reads `{input}`, which no graph input, initializer or earlier node defines"
@@ -78,6 +92,10 @@ pub enum ImportError {
         index: usize,
         dim: String,
     },
+    /// A value `ImportOptions::constants` binds that is no graph input, or whose type or
+    /// shape the input does not take.
+    #[error("input `{input}` bound at import (ImportOptions::constants): {what}")]
+    Constant { input: String, what: String },
     /// An input whose type or shape weft cannot take.
     #[error("input `{input}`: {what}")]
     Input { input: String, what: String },

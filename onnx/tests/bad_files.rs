@@ -16,7 +16,7 @@ use weft_onnx::proto::{
     AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, StringStringEntryProto,
     TensorProto, TensorShapeProto, TypeProto, ValueInfoProto, type_proto,
 };
-use weft_onnx::{ImportError, ImportOptions, from_bytes, load};
+use weft_onnx::{Const, ConstData, ImportError, ImportOptions, from_bytes, load};
 
 /// A dimension: a number or a symbol.
 enum D {
@@ -219,6 +219,7 @@ fn symbolic_dims_need_bindings() {
     let opts = ImportOptions {
         batch: Some(4),
         bindings: HashMap::from([("width".to_string(), 7)]),
+        ..ImportOptions::default()
     };
     let g = from_bytes(&bytes, &opts).unwrap();
     assert_eq!(g.tensor(g.inputs[0]).shape, [4, 7]);
@@ -226,6 +227,7 @@ fn symbolic_dims_need_bindings() {
     let opts = ImportOptions {
         batch: Some(4),
         bindings: HashMap::from([("N".to_string(), 2), ("width".to_string(), 7)]),
+        ..ImportOptions::default()
     };
     let g = from_bytes(&bytes, &opts).unwrap();
     assert_eq!(g.tensor(g.outputs[0]).shape, [2, 7]);
@@ -251,6 +253,76 @@ fn inputs_nothing_defines_and_computed_shapes_are_named() {
     let mut m = relu(17);
     m.graph.as_mut().unwrap().output[0].name = "nowhere".into();
     refused(import(&m), &["`nowhere`"]);
+}
+
+/// `y = Reshape(x, s)` with the shape `s` an int64 graph input of 2 elements.
+fn reshape_by_input() -> ModelProto {
+    let mut m = relu(17);
+    let g = m.graph.as_mut().unwrap();
+    let mut s = value_info("s", &[D::N(2)]);
+    if let Some(type_proto::Value::TensorType(t)) = s.r#type.as_mut().and_then(|t| t.value.as_mut())
+    {
+        t.elem_type = DataType::Int64 as i32;
+    }
+    g.input.push(s);
+    g.node = vec![node("Reshape", "reshape", &["x", "s"], &["y"])];
+    g.output[0] = value_info("y", &[D::N(3), D::N(2)]);
+    m
+}
+
+#[test]
+fn graph_inputs_bound_at_import_fold() {
+    let m = reshape_by_input();
+    let e = refused(import(&m), &["`reshape`", "`s`", "graph input", "bind it"]);
+    assert!(matches!(
+        e,
+        ImportError::NotConstant {
+            graph_input: true,
+            ..
+        }
+    ));
+    let bind = |dims: Vec<usize>, data: ConstData| ImportOptions {
+        constants: HashMap::from([("s".to_string(), Const { dims, data })]),
+        ..ImportOptions::default()
+    };
+    // Bound, `s` is a constant and no longer an input.
+    let g = from_bytes(
+        &m.encode_to_vec(),
+        &bind(vec![2], ConstData::Int(vec![3, 2])),
+    )
+    .unwrap();
+    assert_eq!(g.inputs.len(), 1);
+    assert_eq!(g.tensor(g.outputs[0]).shape, [3, 2]);
+    // A name that is no input, a value of another kind or shape, a value out of range.
+    let bytes = m.encode_to_vec();
+    let mut opts = bind(vec![2], ConstData::Int(vec![3, 2]));
+    opts.constants.insert(
+        "t".into(),
+        Const {
+            dims: vec![],
+            data: ConstData::Int(vec![1]),
+        },
+    );
+    refused(
+        from_bytes(&bytes, &opts),
+        &["`t`", "no graph input", "x, s"],
+    );
+    let floats = ConstData::Float {
+        values: ndarray::ArrayD::zeros(ndarray::IxDyn(&[2])),
+        dtype: DType::F32,
+    };
+    refused(
+        from_bytes(&bytes, &bind(vec![2], floats)),
+        &["`s`", "INT64", "float"],
+    );
+    refused(
+        from_bytes(&bytes, &bind(vec![3], ConstData::Int(vec![3, 2, 1]))),
+        &["`s`", "shape [2]", "[3]"],
+    );
+    refused(
+        from_bytes(&bytes, &bind(vec![2], ConstData::Int(vec![3]))),
+        &["`s`", "1 elements", "take 2"],
+    );
 }
 
 #[test]

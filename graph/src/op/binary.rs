@@ -380,7 +380,7 @@ fn binary(b: Binary, x: Expr, y: Expr) -> Expr {
 pub(super) const ONNX: &[OnnxOp] = &[
     OnnxOp::new("Add", &[13, 14], |n| n.simple(Op::Binary(Binary::Add))),
     OnnxOp::new("And", &[7], |n| n.simple(Op::Binary(Binary::And))),
-    OnnxOp::new("Div", &[13, 14], |n| n.simple(Op::Binary(Binary::Div))),
+    OnnxOp::new("Div", &[13, 14], import_div),
     OnnxOp::new("Equal", &[13, 19], |n| n.simple(Op::Binary(Binary::Equal))),
     OnnxOp::new("Greater", &[13], |n| n.simple(Op::Binary(Binary::Greater))),
     OnnxOp::new("GreaterOrEqual", &[12, 16], |n| {
@@ -424,6 +424,21 @@ fn variadic(n: &mut dyn OnnxNode, f: Binary) -> Result<(), OnnxError> {
 fn import_mod(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     let fmod = n.flag("fmod", false)?;
     n.simple(Op::Binary(Binary::Mod { fmod }))
+}
+
+/// Div; of integers, the quotient truncated toward zero (as ONNX Runtime's C++ division
+/// does): weft's kernels divide in f32, so a Cast to i32 after the Div truncates it.
+fn import_div(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let a = n.data(0)?;
+    let b = n.data(1)?;
+    let dtype = n.tensor(a).dtype;
+    match dtype {
+        DType::I32 | DType::U32 => {
+            let q = n.step("quotient", Op::Binary(Binary::Div), vec![a, b])?;
+            n.emit(Op::Cast(super::Cast { to: dtype }), vec![q])
+        }
+        DType::F32 | DType::F16 | DType::Bool => n.emit(Op::Binary(Binary::Div), vec![a, b]),
+    }
 }
 
 /// Pow; an integer constant exponent is taken as a float of the base's type.

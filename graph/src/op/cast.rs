@@ -47,12 +47,23 @@ impl OpDef for Cast {
     fn inline(&self, x: &dyn Inline, idx: &[Expr]) -> Option<Expr> {
         let v = x.input(0, idx);
         // An f32 value converted to `to`, as an f32 value again: integers toward zero,
-        // bools as 1 or 0, f16 rounded.
+        // saturating, NaN to 0 (as the reference converts: an integer Div by zero, or a
+        // float out of range, must not leave an infinity in an integer tensor); bools as
+        // 1 or 0, f16 rounded.
         Some(match self.to {
             DType::F32 => v,
             DType::F16 => v.cast(DType::F16).cast(DType::F32),
             DType::I32 | DType::U32 => {
-                te::if_then_else(v.clone().lt(0.0f32), te::ceil(v.clone()), te::floor(v))
+                let toward_zero = te::if_then_else(
+                    v.clone().lt(0.0f32),
+                    te::ceil(v.clone()),
+                    te::floor(v.clone()),
+                );
+                let saturated = te::minimum(
+                    te::maximum(toward_zero, Expr::f32(i32::MIN as f32)),
+                    Expr::f32(i32::MAX as f32),
+                );
+                te::if_then_else(v.clone().eq_(v), saturated, Expr::f32(0.0))
             }
             DType::Bool => truth(v.ne_(0.0f32)),
         })

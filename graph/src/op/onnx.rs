@@ -58,6 +58,14 @@ pub enum OnnxError {
     Node(String),
     /// An attribute's value or type.
     Attribute { attr: String, what: String },
+    /// Input `index` (`input`) where the op needs a value known at import (a shape, axes,
+    /// a bound, a flag) is computed; `graph_input` where it is a graph input, which the
+    /// importer's caller may bind to a value.
+    NotConstant {
+        index: usize,
+        input: String,
+        graph_input: bool,
+    },
     /// An input that nothing defines.
     Undefined(String),
     /// weft's inference refused the node.

@@ -20,13 +20,22 @@ use crate::proto::{GraphProto, ModelProto, ValueInfoProto};
 use crate::versions::{MAX_OPSET, MIN_OPSET};
 use tensor::Const;
 
-/// How to import: the sizes of the model's symbolic dimensions.
+/// How to import: the sizes of the model's symbolic dimensions, and graph inputs whose
+/// values are known at import.
 #[derive(Clone, Debug, Default)]
 pub struct ImportOptions {
     /// Symbolic dimensions (`dim_param`) by name → their sizes.
     pub bindings: HashMap<String, usize>,
     /// Binds a symbolic leading dimension of every input that `bindings` leaves unbound.
     pub batch: Option<usize>,
+    /// Graph inputs bound to a value at import, by name: each becomes a constant (as an
+    /// initializer would be) and is no longer an input of the graph, so that an input in
+    /// a shape-like position (`axes`, `starts`, `split`, `k`, `shape`, `pads`,
+    /// `repeats`, ...) folds. The value must have the input's element kind (float for a
+    /// float input, integer for an integer one, bool for bool), its rank and its static
+    /// sizes (a symbolic size takes the value's, or must agree with `bindings`); a name
+    /// that is no graph input is refused ([`ImportError::Constant`] names it).
+    pub constants: HashMap<String, Const>,
 }
 
 /// Reads the ONNX model at `path` into a weft graph.
@@ -102,9 +111,38 @@ pub fn from_model(model: &ModelProto, opts: &ImportOptions) -> Result<Graph, Imp
             what: "sparse initializers are not supported".into(),
         });
     }
+    let mut unknown: Vec<&String> = opts
+        .constants
+        .keys()
+        .filter(|name| !graph.input.iter().any(|vi| &vi.name == *name))
+        .collect();
+    unknown.sort();
+    if let Some(name) = unknown.first() {
+        let inputs: Vec<&str> = graph
+            .input
+            .iter()
+            .filter(|vi| !im.consts.contains_key(&vi.name))
+            .map(|vi| vi.name.as_str())
+            .collect();
+        return Err(ImportError::Constant {
+            input: name.to_string(),
+            what: format!(
+                "the model has no graph input of that name (its inputs: {})",
+                if inputs.is_empty() {
+                    "none".to_string()
+                } else {
+                    inputs.join(", ")
+                }
+            ),
+        });
+    }
     for vi in &graph.input {
-        // Older models list initializers among the inputs too; they stay constants.
-        if !im.consts.contains_key(&vi.name) {
+        if let Some(c) = opts.constants.get(&vi.name) {
+            // A bound input; an initializer listed as an input (its default) is replaced.
+            let c = im.bound_constant(vi, c)?;
+            im.consts.insert(vi.name.clone(), c);
+        } else if !im.consts.contains_key(&vi.name) {
+            // Older models list initializers among the inputs too; they stay constants.
             im.input(vi)?;
         }
     }
@@ -232,6 +270,131 @@ impl Importer<'_> {
         self.graph.inputs.push(id);
         self.values.insert(vi.name.clone(), id);
         Ok(())
+    }
+
+    /// `c`, the value `ImportOptions::constants` binds input `vi` to, checked against
+    /// what the model states of the input (element kind, rank, static and bound sizes)
+    /// and held as the input's type holds it (float16 as F16).
+    fn bound_constant(&self, vi: &ValueInfoProto, c: &Const) -> Result<Const, ImportError> {
+        use crate::proto::tensor_proto::DataType;
+        use tensor::ConstData;
+        let err = |what: String| ImportError::Constant {
+            input: vi.name.clone(),
+            what,
+        };
+        let Some(type_proto::Value::TensorType(tt)) =
+            vi.r#type.as_ref().and_then(|t| t.value.as_ref())
+        else {
+            return Err(err(
+                "the input is not a tensor (sequences, maps and optionals are not supported)"
+                    .into(),
+            ));
+        };
+        let numel = c.dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+        let len = match &c.data {
+            ConstData::Float { values, .. } => {
+                if values.shape() != c.dims.as_slice() {
+                    return Err(err(format!(
+                        "the value's array has shape {:?}, its dims say {:?}",
+                        values.shape(),
+                        c.dims
+                    )));
+                }
+                values.len()
+            }
+            ConstData::Int(v) | ConstData::Bool(v) => v.len(),
+        };
+        if numel != Some(len) {
+            return Err(err(format!(
+                "the value holds {len} elements, its dims {:?} take {}",
+                c.dims,
+                numel.map_or("too many".to_string(), |n| n.to_string())
+            )));
+        }
+        let ty = tensor::type_name(tt.elem_type);
+        // The integer range of the input's type, or the kind of value it takes.
+        let range: Option<(i64, i64)> = match DataType::try_from(tt.elem_type) {
+            Ok(DataType::Int8) => Some((i8::MIN.into(), i8::MAX.into())),
+            Ok(DataType::Uint8) => Some((0, u8::MAX.into())),
+            Ok(DataType::Int16) => Some((i16::MIN.into(), i16::MAX.into())),
+            Ok(DataType::Uint16) => Some((0, u16::MAX.into())),
+            Ok(DataType::Int32) => Some((i32::MIN.into(), i32::MAX.into())),
+            Ok(DataType::Uint32) => Some((0, u32::MAX.into())),
+            Ok(DataType::Int64) => Some((i64::MIN, i64::MAX)),
+            Ok(DataType::Uint64) => Some((0, i64::MAX)),
+            _ => None,
+        };
+        let data = match (&c.data, DataType::try_from(tt.elem_type), range) {
+            (
+                ConstData::Float { values, .. },
+                Ok(t @ (DataType::Float | DataType::Float16 | DataType::Double)),
+                _,
+            ) => ConstData::Float {
+                values: values.clone(),
+                dtype: if t == DataType::Float16 {
+                    weft_ir::dtype::DType::F16
+                } else {
+                    weft_ir::dtype::DType::F32
+                },
+            },
+            (ConstData::Int(v), _, Some((lo, hi))) => {
+                if let Some((i, x)) = v.iter().enumerate().find(|(_, x)| !(lo..=hi).contains(*x)) {
+                    return Err(err(format!("element {i} is {x}, outside {ty}")));
+                }
+                ConstData::Int(v.clone())
+            }
+            (ConstData::Bool(v), Ok(DataType::Bool), _) => {
+                if let Some((i, x)) = v.iter().enumerate().find(|(_, x)| !matches!(**x, 0 | 1)) {
+                    return Err(err(format!("element {i} is {x}, not a bool (0 or 1)")));
+                }
+                ConstData::Bool(v.clone())
+            }
+            (data, _, _) => {
+                let given = match data {
+                    ConstData::Float { .. } => "float",
+                    ConstData::Int(_) => "integer",
+                    ConstData::Bool(_) => "bool",
+                };
+                return Err(err(format!(
+                    "the input is {ty}, the value {given}: bind a float input to floats, an integer input to integers, a bool input to bools"
+                )));
+            }
+        };
+        if let Some(shape) = &tt.shape {
+            let stated: Vec<String> = shape
+                .dim
+                .iter()
+                .map(|d| match &d.value {
+                    Some(dimension::Value::DimValue(v)) => v.to_string(),
+                    Some(dimension::Value::DimParam(p)) => p.clone(),
+                    None => "?".into(),
+                })
+                .collect();
+            let agrees = shape.dim.len() == c.dims.len()
+                && shape
+                    .dim
+                    .iter()
+                    .enumerate()
+                    .zip(&c.dims)
+                    .all(|((i, d), &n)| match &d.value {
+                        Some(dimension::Value::DimValue(v)) => usize::try_from(*v) == Ok(n),
+                        Some(dimension::Value::DimParam(p)) => {
+                            self.bound(p, i).is_none_or(|b| b == n)
+                        }
+                        None => self.bound("", i).is_none_or(|b| b == n),
+                    });
+            if !agrees {
+                return Err(err(format!(
+                    "the model states shape [{}], the value has {:?}",
+                    stated.join(", "),
+                    c.dims
+                )));
+            }
+        }
+        Ok(Const {
+            dims: c.dims.clone(),
+            data,
+        })
     }
 
     /// The size of symbolic dimension `param` at `index` of an input, if bound.

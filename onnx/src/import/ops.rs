@@ -57,6 +57,17 @@ impl Ctx<'_> {
                 attr,
                 what,
             },
+            OnnxError::NotConstant {
+                index,
+                input,
+                graph_input,
+            } => ImportError::NotConstant {
+                node: self.name.clone(),
+                op: self.node.op_type.clone(),
+                index,
+                input,
+                graph_input,
+            },
             OnnxError::Undefined(input) => ImportError::Undefined {
                 node: self.name.clone(),
                 input,
@@ -148,10 +159,12 @@ impl Importer<'_> {
         if let Some(c) = self.consts.get(name) {
             return Ok(Some(c));
         }
-        if self.values.contains_key(name) {
-            return Err(OnnxError::Node(format!(
-                "input {i} `{name}` must be a constant (an initializer or a Constant node's output): weft fixes shapes and bounds at import"
-            )));
+        if let Some(id) = self.values.get(name) {
+            return Err(OnnxError::NotConstant {
+                index: i,
+                input: name.to_string(),
+                graph_input: self.graph.inputs.contains(id),
+            });
         }
         Err(OnnxError::Undefined(name.to_string()))
     }

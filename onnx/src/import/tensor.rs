@@ -228,3 +228,9 @@ pub fn tensor_to_array(t: &TensorProto) -> Result<ArrayD<f32>, ImportError> {
     let c = decode(t, &t.name)?;
     Ok(c.to_float().0)
 }
+
+/// The value of `t` as [`ImportOptions::constants`](crate::ImportOptions) takes it (the
+/// backend tests' `input_N.pb`, bound at import): floats in f32, integers in i64, bools.
+pub fn tensor_to_const(t: &TensorProto) -> Result<Const, ImportError> {
+    decode(t, &t.name)
+}
