@@ -306,6 +306,64 @@ for eq, shapes in [
     case(f"einsum_{name}", "Einsum", {f"x{i}": s for i, s in enumerate(shapes)}, {"equation": eq}, opset=13)
 
 
+# Resize: every mode and coordinate transformation, scales or sizes (constants), odd
+# sizes, up and down; torch's F.interpolate exports nearest as asymmetric + floor and
+# bilinear as pytorch_half_pixel (align_corners=False) or align_corners.
+EMPTY = np.zeros([0], dtype=np.float32)
+
+
+def resize(name, shape, attrs, scales=None, sizes=None, roi=None, opset=19):
+    consts = {"roi": EMPTY if roi is None else np.array(roi, dtype=np.float32)}
+    ins = ["x", "roi"]
+    if scales is not None:
+        consts["scales"] = np.array(scales, dtype=np.float32)
+        ins.append("scales")
+    else:
+        consts["sizes"] = np.array(sizes, dtype=np.int64)
+        ins += ["", "sizes"]
+    case(f"resize_{name}", "Resize", {"x": shape}, attrs, consts, opset=opset, node_inputs=ins)
+
+
+resize("nearest_torch_scales2", [1, 3, 5, 7], {"coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"},
+       scales=[1, 1, 2, 2], opset=13)
+resize("nearest_default_sizes", [2, 3, 5, 7], {}, sizes=[2, 3, 9, 4])
+resize("nearest_ceil_align_corners", [1, 2, 6, 5], {"coordinate_transformation_mode": "align_corners", "nearest_mode": "ceil"},
+       sizes=[1, 2, 11, 3])
+resize("nearest_prefer_ceil_half_pixel_down", [1, 2, 9, 8], {"nearest_mode": "round_prefer_ceil"}, scales=[1, 1, 0.5, 0.75])
+resize("nearest_floor_pytorch_half_pixel", [1, 2, 5, 6], {"coordinate_transformation_mode": "pytorch_half_pixel",
+       "nearest_mode": "floor"}, sizes=[1, 2, 1, 13])
+resize("nearest_scales3", [1, 2, 4, 3], {"coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"},
+       scales=[1, 1, 3, 3], opset=13)
+resize("linear_pytorch_half_pixel_scales2", [2, 3, 5, 7], {"mode": "linear", "coordinate_transformation_mode": "pytorch_half_pixel"},
+       scales=[1, 1, 2, 2], opset=13)
+resize("linear_pytorch_half_pixel_sizes", [1, 3, 6, 7], {"mode": "linear", "coordinate_transformation_mode": "pytorch_half_pixel"},
+       sizes=[1, 3, 1, 10])
+resize("linear_align_corners_sizes", [1, 3, 5, 7], {"mode": "linear", "coordinate_transformation_mode": "align_corners"},
+       sizes=[1, 3, 12, 9], opset=13)
+resize("linear_half_pixel_down", [1, 2, 11, 9], {"mode": "linear"}, scales=[1, 1, 0.6, 0.5])
+resize("linear_asymmetric_scales", [1, 2, 5, 4], {"mode": "linear", "coordinate_transformation_mode": "asymmetric"},
+       scales=[1, 1, 1.5, 2.5])
+resize("trilinear", [1, 2, 3, 4, 5], {"mode": "linear", "coordinate_transformation_mode": "align_corners"}, sizes=[1, 2, 5, 7, 4])
+resize("linear_rank2", [4, 6], {"mode": "linear"}, sizes=[7, 3])
+resize("cubic_default_scales2", [1, 2, 5, 7], {"mode": "cubic"}, scales=[1, 1, 2, 2])
+resize("cubic_sizes_odd", [2, 2, 6, 5], {"mode": "cubic"}, sizes=[2, 2, 9, 3])
+resize("cubic_a05_exclude_outside_asym", [1, 2, 7, 8], {"mode": "cubic", "cubic_coeff_a": -0.5, "exclude_outside": 1,
+       "coordinate_transformation_mode": "asymmetric"}, scales=[1, 1, 0.8, 1.4])
+resize("cubic_align_corners", [1, 1, 5, 6], {"mode": "cubic", "coordinate_transformation_mode": "align_corners"},
+       sizes=[1, 1, 8, 11], opset=13)
+resize("cubic_pytorch_half_pixel", [1, 3, 4, 5], {"mode": "cubic", "coordinate_transformation_mode": "pytorch_half_pixel"},
+       scales=[1, 1, 2, 2])
+resize("tf_crop_and_resize_linear", [1, 2, 7, 8], {"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize",
+       "extrapolation_value": 3.0}, sizes=[1, 2, 5, 6], roi=[0, 0, -0.2, 0.3, 1, 1, 0.9, 1.4])
+resize("tf_crop_and_resize_nearest", [1, 2, 7, 8], {"coordinate_transformation_mode": "tf_crop_and_resize"},
+       sizes=[1, 2, 4, 5], roi=[0, 0, 0.1, 0.2, 1, 1, 0.8, 0.9])
+resize("half_pixel_symmetric_linear", [1, 2, 5, 7], {"mode": "linear", "coordinate_transformation_mode": "half_pixel_symmetric"},
+       scales=[1, 1, 1.7, 0.45])
+resize("axes_sizes_not_larger", [1, 2, 5, 7], {"axes": [2, 3], "keep_aspect_ratio_policy": "not_larger", "mode": "linear"},
+       sizes=[9, 9], opset=18)
+resize("axes_scales_3_2", [1, 2, 5, 7], {"axes": [3, 2], "mode": "nearest"}, scales=[2.0, 1.5], opset=18)
+resize("sizes_not_smaller", [1, 2, 5, 7], {"axes": [2, 3], "keep_aspect_ratio_policy": "not_smaller"}, sizes=[4, 9], opset=18)
+
 def ir_version(opset):
     return 8 if opset <= 18 else 9 if opset <= 20 else 10
 

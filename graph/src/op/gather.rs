@@ -9,6 +9,8 @@
 //! clamped to the nearest valid one, as weft's kernels clamp it to stay in bounds: the
 //! reference and the kernels agree on every input, and neither reads outside a tensor.
 
+mod resize;
+
 use std::fmt;
 
 use ndarray::{ArrayD, Dimension, IxDyn};
@@ -266,11 +268,14 @@ fn index(v: f64, n: usize) -> usize {
     i.clamp(0, n - 1) as usize
 }
 
-/// ONNX's gathers.
+/// ONNX's gathers, and Resize and Upsample as gathers at constant indices
+/// (`gather/resize.rs`).
 pub(super) const ONNX: &[OnnxOp] = &[
     OnnxOp::new("Gather", &[13], |n| import_gather(n, false)),
     OnnxOp::new("GatherElements", &[13], |n| import_gather(n, true)),
     OnnxOp::new("GatherND", &[13], import_gather_nd),
+    OnnxOp::new("Resize", &[11, 13, 18, 19], resize::import_resize),
+    OnnxOp::new("Upsample", &[9], resize::import_upsample),
 ];
 
 fn import_gather(n: &mut dyn OnnxNode, elements: bool) -> Result<(), OnnxError> {
