@@ -53,14 +53,31 @@ const EXPECTED_REFUSALS: &[(&str, &str, &str)] = &[
         "input `shape`: is INT64",
         "a computed target shape",
     ),
-    // Pooling in 3-D, dilated pooling, MaxPool's indices.
-    ("test_averagepool_3d", "3-D window", "3-D pooling"),
+    // Resize's scales, sizes and roi as graph inputs (weft fixes shapes at import);
+    // antialiased resizing; Upsample, from opset 9.
+    (
+        "test_resize_",
+        "must be a constant",
+        "scales, sizes or roi as graph inputs",
+    ),
+    ("test_resize_", "antialias", "antialiased resizing"),
+    ("test_upsample_", "opset 9", "written at opset 9"),
+    // Dilated pooling, MaxPool's indices.
+    (
+        "test_averagepool_3d_dilations",
+        "without dilation",
+        "dilated pooling",
+    ),
     (
         "test_averagepool_2d_dilations",
         "without dilation",
         "dilated pooling",
     ),
-    ("test_maxpool_3d", "3-D window", "3-D pooling"),
+    (
+        "test_maxpool_3d_dilations",
+        "without dilation",
+        "dilated pooling",
+    ),
     (
         "test_maxpool_2d_dilations",
         "without dilation",

@@ -364,6 +364,46 @@ resize("axes_sizes_not_larger", [1, 2, 5, 7], {"axes": [2, 3], "keep_aspect_rati
 resize("axes_scales_3_2", [1, 2, 5, 7], {"axes": [3, 2], "mode": "nearest"}, scales=[2.0, 1.5], opset=18)
 resize("sizes_not_smaller", [1, 2, 5, 7], {"axes": [2, 3], "keep_aspect_ratio_policy": "not_smaller"}, sizes=[4, 9], opset=18)
 
+# ConvTranspose (torch's ConvTranspose1d/2d/3d exports, FPN and U-Net upsampling),
+# 3-D Conv and pooling (video models); odd sizes.
+case("convtranspose_k2_s2", "ConvTranspose", {"x": [2, 3, 5, 7]}, {"strides": [2, 2]}, {"w": rand(3, 4, 2, 2), "b": rand(4)})
+case("convtranspose_k3_s2_p1_outpad", "ConvTranspose", {"x": [1, 4, 5, 6]},
+     {"strides": [2, 2], "pads": [1, 1, 1, 1], "output_padding": [1, 0]}, {"w": rand(4, 3, 3, 3), "b": rand(3)})
+case("convtranspose_k4_s2_p1", "ConvTranspose", {"x": [1, 3, 4, 5]}, {"strides": [2, 2], "pads": [1, 1, 1, 1]},
+     {"w": rand(3, 2, 4, 4)})
+case("convtranspose_groups_dilations_asym", "ConvTranspose", {"x": [1, 6, 5, 4]},
+     {"group": 3, "strides": [3, 1], "dilations": [2, 1], "pads": [0, 1, 2, 0]}, {"w": rand(6, 2, 3, 3), "b": rand(6)})
+case("convtranspose_depthwise", "ConvTranspose", {"x": [2, 4, 5, 5]}, {"group": 4, "strides": [2, 2], "pads": [1, 1, 1, 1]},
+     {"w": rand(4, 1, 3, 3)}, opset=22)
+case("convtranspose_big_pads_crop", "ConvTranspose", {"x": [1, 2, 7, 6]}, {"strides": [1, 2], "pads": [3, 2, 2, 3]},
+     {"w": rand(2, 3, 3, 3)})
+case("convtranspose_output_shape", "ConvTranspose", {"x": [1, 2, 4, 5]}, {"strides": [3, 2], "output_shape": [12, 11]},
+     {"w": rand(2, 3, 3, 3)})
+for mode in ["SAME_UPPER", "SAME_LOWER", "VALID"]:
+    case(f"convtranspose_auto_pad_{mode.lower()}", "ConvTranspose", {"x": [1, 2, 5, 4]}, {"strides": [2, 3], "auto_pad": mode},
+         {"w": rand(2, 3, 4, 3), "b": rand(3)})
+case("convtranspose_1d", "ConvTranspose", {"x": [2, 3, 9]}, {"strides": [2], "pads": [1, 2], "output_padding": [1]},
+     {"w": rand(3, 5, 4), "b": rand(5)})
+case("convtranspose_3d", "ConvTranspose", {"x": [1, 2, 3, 4, 5]}, {"strides": [2, 1, 2], "pads": [1, 0, 1, 0, 1, 1]},
+     {"w": rand(2, 3, 3, 2, 3), "b": rand(3)})
+case("conv3d_basic", "Conv", {"x": [2, 3, 5, 6, 7]}, {"pads": [1, 1, 1, 1, 1, 1]}, {"w": rand(4, 3, 3, 3, 3), "b": rand(4)})
+case("conv3d_strides_dilations_asym_pads", "Conv", {"x": [1, 4, 7, 6, 5]},
+     {"strides": [2, 1, 2], "dilations": [2, 1, 1], "pads": [1, 0, 2, 0, 1, 1]}, {"w": rand(3, 4, 3, 2, 3)})
+case("conv3d_groups", "Conv", {"x": [1, 6, 4, 5, 5]}, {"group": 3, "pads": [0, 1, 1, 2, 1, 1]},
+     {"w": rand(6, 2, 3, 3, 3), "b": rand(6)})
+case("conv3d_depthwise_same", "Conv", {"x": [1, 4, 5, 6, 4]}, {"group": 4, "auto_pad": "SAME_UPPER", "strides": [2, 2, 1]},
+     {"w": rand(4, 1, 3, 3, 3)})
+case("conv3d_stem_k1x7x7", "Conv", {"x": [1, 3, 4, 13, 11]}, {"strides": [1, 2, 2], "pads": [0, 3, 3, 0, 3, 3]},
+     {"w": rand(5, 3, 1, 7, 7)})
+case("maxpool3d_k3_s2_p1", "MaxPool", {"x": [2, 3, 5, 7, 6]}, {"kernel_shape": [3, 3, 3], "strides": [2, 2, 2], "pads": [1, 1, 1, 1, 1, 1]})
+case("maxpool3d_ceil", "MaxPool", {"x": [1, 2, 6, 5, 8]}, {"kernel_shape": [2, 3, 3], "strides": [2, 2, 2], "ceil_mode": 1})
+for cip in [0, 1]:
+    case(f"avgpool3d_pads_cip{cip}", "AveragePool", {"x": [1, 3, 5, 6, 7]},
+         {"kernel_shape": [3, 2, 3], "strides": [2, 1, 2], "pads": [1, 0, 1, 1, 1, 1], "count_include_pad": cip})
+    case(f"avgpool3d_ceil_cip{cip}", "AveragePool", {"x": [1, 2, 5, 7, 6]},
+         {"kernel_shape": [2, 3, 3], "strides": [2, 2, 2], "pads": [1, 1, 0, 0, 1, 1], "ceil_mode": 1, "count_include_pad": cip},
+         opset=19)
+
 def ir_version(opset):
     return 8 if opset <= 18 else 9 if opset <= 20 else 10
 
