@@ -62,27 +62,7 @@ const EXPECTED_REFUSALS: &[(&str, &str, &str)] = &[
     ),
     ("test_resize_", "antialias", "antialiased resizing"),
     ("test_upsample_", "opset 9", "written at opset 9"),
-    // Dilated pooling, MaxPool's indices.
-    (
-        "test_averagepool_3d_dilations",
-        "without dilation",
-        "dilated pooling",
-    ),
-    (
-        "test_averagepool_2d_dilations",
-        "without dilation",
-        "dilated pooling",
-    ),
-    (
-        "test_maxpool_3d_dilations",
-        "without dilation",
-        "dilated pooling",
-    ),
-    (
-        "test_maxpool_2d_dilations",
-        "without dilation",
-        "dilated pooling",
-    ),
+    // MaxPool's indices.
     (
         "test_maxpool_with_argmax",
         "(the indices) is used",

@@ -404,6 +404,21 @@ for cip in [0, 1]:
          {"kernel_shape": [2, 3, 3], "strides": [2, 2, 2], "pads": [1, 1, 0, 0, 1, 1], "ceil_mode": 1, "count_include_pad": cip},
          opset=19)
 
+# Dilated pooling in 1-D, 2-D and 3-D.
+case("maxpool_dilations", "MaxPool", {"x": [1, 3, 9, 8]}, {"kernel_shape": [3, 2], "dilations": [2, 3], "strides": [1, 2],
+     "pads": [2, 1, 1, 1]})
+case("maxpool1d_dilations_ceil", "MaxPool", {"x": [2, 2, 11]}, {"kernel_shape": [3], "dilations": [2], "strides": [2],
+     "ceil_mode": 1}, opset=22)
+case("maxpool3d_dilations", "MaxPool", {"x": [1, 2, 6, 7, 5]}, {"kernel_shape": [2, 2, 2], "dilations": [2, 1, 2],
+     "pads": [1, 0, 1, 0, 1, 1]})
+for cip in [0, 1]:
+    case(f"avgpool_dilations_cip{cip}", "AveragePool", {"x": [1, 3, 9, 10]},
+         {"kernel_shape": [3, 3], "dilations": [2, 2], "strides": [2, 1], "pads": [2, 1, 1, 2], "count_include_pad": cip},
+         opset=19)
+    case(f"avgpool3d_dilations_ceil_cip{cip}", "AveragePool", {"x": [1, 2, 7, 6, 8]},
+         {"kernel_shape": [2, 3, 2], "dilations": [2, 1, 2], "strides": [2, 2, 2], "pads": [1, 1, 0, 0, 1, 1],
+          "ceil_mode": 1, "count_include_pad": cip}, opset=19)
+
 def ir_version(opset):
     return 8 if opset <= 18 else 9 if opset <= 20 else 10
 

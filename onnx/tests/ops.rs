@@ -181,6 +181,9 @@ const F16_CASES: &[&str] = &[
     "conv3d_",
     "maxpool3d_",
     "avgpool3d_",
+    "maxpool_dilations",
+    "maxpool1d_dilations",
+    "avgpool_dilations",
 ];
 
 /// Allowed in f16 against ONNX Runtime's f32 (see [`F16_CASES`]).

@@ -215,11 +215,12 @@ pub(super) const ONNX: &[OnnxOp] = &[
 
 /// The layout an input of a `dims`-D window must have, for messages.
 fn layout(dims: usize) -> &'static str {
-    match dims {
-        1 => "[N, C, L] tensors in 1-D (rank 3)",
-        2 => "NCHW tensors (rank 4)",
-        _ => "NCDHW tensors in 3-D (rank 5)",
-    }
+    const LAYOUTS: [&str; 3] = [
+        "[N, C, L] tensors in 1-D (rank 3)",
+        "NCHW tensors (rank 4)",
+        "NCDHW tensors in 3-D (rank 5)",
+    ];
+    LAYOUTS[dims.clamp(1, 3) - 1]
 }
 
 /// The kernel's spatial shape: `kernel_shape`, else the weights' trailing dimensions;

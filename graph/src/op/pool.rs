@@ -2,6 +2,8 @@
 //! whole of H and W ([`GlobalPool`], `[N, C, H, W]` → `[N, C, 1, 1]`). Reductions, one
 //! thread per output.
 
+mod dilated;
+
 use std::fmt;
 
 use ndarray::{ArrayD, IxDyn, s};
@@ -255,25 +257,32 @@ fn import_pool(n: &mut dyn OnnxNode, kind: PoolKind) -> Result<(), OnnxError> {
         ));
     }
     if xs.len() != dims + 2 {
-        let layout = match dims {
-            1 => "[N, C, L] tensors in 1-D (rank 3)",
-            2 => "NCHW tensors (rank 4)",
-            _ => "NCDHW tensors in 3-D (rank 5)",
-        };
+        let layout = [
+            "[N, C, L] tensors in 1-D (rank 3)",
+            "NCHW tensors (rank 4)",
+            "NCDHW tensors in 3-D (rank 5)",
+        ][dims - 1];
         return Err(n.err(format!("input 0 has shape {xs:?}: weft pools {layout}")));
-    }
-    if let Some(d) = n.ints("dilations")?
-        && d.iter().any(|&v| v != 1)
-    {
-        return Err(n.attr_err("dilations", format!("{d:?}: weft pools without dilation")));
     }
     if kind == PoolKind::Max {
         n.refuse_used_outputs(1, "the indices")?;
     }
     let strides = n.window_ints("strides", dims)?;
-    let pads = n.window_pads(&xs[2..], &kernel, &strides, &vec![1; dims])?;
+    let dilations = n.window_ints("dilations", dims)?;
+    let pads = n.window_pads(&xs[2..], &kernel, &strides, &dilations)?;
     let ceil_mode = n.flag("ceil_mode", false)?;
     let count_include_pad = kind == PoolKind::Average && n.flag("count_include_pad", false)?;
+    if dilations.iter().any(|&d| d != 1) {
+        let window = dilated::Window {
+            kernel,
+            strides,
+            dilations,
+            pads,
+            ceil_mode,
+            count_include_pad,
+        };
+        return dilated::pool(n, x, kind, &window);
+    }
     if dims == 2 {
         let pool = Pool {
             kind,
