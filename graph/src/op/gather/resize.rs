@@ -329,6 +329,12 @@ fn emit(
 ) -> Result<(), OnnxError> {
     let r = ax.len();
     let dtype = n.tensor(x).dtype;
+    if !dtype.is_float() && !matches!(mode, Mode::Nearest(_)) {
+        // The weights would be integers too: only a pick of inputs keeps the type.
+        return Err(n.err(format!(
+            "input 0 is {dtype:?}: weft interpolates float tensors (nearest takes any)"
+        )));
+    }
     type Table = Vec<Option<Vec<(usize, f64)>>>;
     let resized: Vec<(usize, Table)> = ax
         .iter()

@@ -35,6 +35,9 @@ pub(super) fn pool(
     let xs = n.shape(x);
     let dims = w.kernel.len();
     let dtype = n.tensor(x).dtype;
+    if !dtype.is_float() {
+        return Err(n.err(format!("input 0 is {dtype:?}: weft pools float tensors")));
+    }
     let mut y = x;
     let mut counts: Vec<Vec<f32>> = Vec::with_capacity(dims);
     let mut outs = Vec::with_capacity(dims);
