@@ -171,6 +171,16 @@ pub enum CliError {
     /// An option that does not apply where it was given.
     #[error("{0}")]
     Usage(String),
+    /// ONNX Runtime cannot be reached (`weft model check`): `what` names the program or
+    /// Python package that is missing.
+    #[error(
+        "weft model check runs ONNX Runtime through Python, and {what}: install what it \
+         lacks (`pip install onnxruntime onnx numpy`), or name another Python with --python"
+    )]
+    NoOrt { what: String },
+    /// ONNX Runtime failed on a model (`weft model check`): `detail` is its last words.
+    #[error("ONNX Runtime could not run `{}`: {detail}", model.display())]
+    Ort { model: PathBuf, detail: String },
     /// A measurement asked for the whole model's time came back without it (a weft bug).
     #[error("the whole model was not timed")]
     NotTimed,

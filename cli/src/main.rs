@@ -19,6 +19,7 @@
 mod args;
 mod bench;
 mod charts;
+mod check;
 mod commands;
 mod error;
 mod format;
@@ -27,6 +28,7 @@ mod model_compile;
 mod models;
 mod npy;
 mod offline;
+mod ort;
 mod out;
 mod paths;
 mod progress;

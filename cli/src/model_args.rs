@@ -31,6 +31,11 @@ pub enum ModelCommand {
     /// Write a model (a zoo model, or any imported graph) as an ONNX file (opset 17,
     /// weights as initializers), so that other engines run the same weights.
     Export(ModelExportArgs),
+    /// Run a model in weft and in ONNX Runtime (CPU, through its Python package) on the
+    /// same inputs; where they disagree beyond the dtype's tolerance, bisect to the first
+    /// graph node whose output differs and print it, its op, attributes and inputs, and
+    /// both sides' statistics. Exit 0: they agree; 1: they disagree; 2: bad input.
+    Check(ModelCheckArgs),
 }
 
 /// The element type a model runs in.
@@ -166,4 +171,42 @@ pub struct ModelExportArgs {
     pub source: ModelSource,
     /// The `.onnx` file to write (written whole: a temporary file renamed into place).
     pub out: PathBuf,
+}
+
+/// `weft model check`.
+#[derive(Clone, Debug, Args)]
+pub struct ModelCheckArgs {
+    #[command(flatten)]
+    pub source: ModelSource,
+    /// A target string (`weft targets` lists what this machine has). Default: the best
+    /// this machine has, as for `weft model run`.
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Run on the `.npy` inputs in DIR (one `NAME.npy` per graph input, as `weft model
+    /// run --inputs` reads them); default: seeded random inputs.
+    #[arg(long, value_name = "DIR")]
+    pub inputs: Option<PathBuf>,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// The outputs the framework gave on the same inputs (PyTorch's, say): one `NAME.npy`
+    /// per graph output. Says whether the export agrees with the framework at all (ONNX
+    /// Runtime against it) and whether weft does.
+    #[arg(long, value_name = "DIR")]
+    pub expect: Option<PathBuf>,
+    /// The file ONNX Runtime runs, where it is not MODEL: the original of an edited or
+    /// re-exported model, with the same inputs, outputs and tensor names.
+    #[arg(long, value_name = "FILE")]
+    pub ort_model: Option<PathBuf>,
+    /// Tensors stored and compared per compile while bisecting: the range of nodes left
+    /// shrinks by this plus one each compile (1: plain bisection, one tensor a compile).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub probes: u32,
+    /// The Python that runs ONNX Runtime (with the `onnxruntime`, `onnx` and `numpy`
+    /// packages).
+    #[arg(long, default_value = "python3")]
+    pub python: String,
+    /// Tuning records to use (default: the file `weft tune` saves to).
+    #[arg(long)]
+    pub records: Option<PathBuf>,
 }

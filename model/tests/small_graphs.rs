@@ -461,3 +461,55 @@ fn scalar_tensors_run() {
         );
     }
 }
+
+/// An RMS norm as exporters write it (`x / sqrt(mean(x²) + ε)`) on activations of a few
+/// hundred, in f16: the mean of squares (≈ 10⁵, past f16's 65504) is a reduction's
+/// result and stays f32 (`passes::precision`), so the norm is right instead of zero.
+#[test]
+fn an_rms_norm_of_large_activations_runs_in_f16() {
+    use weft_graph::op::{Reduce, ReduceKind};
+    for target in ["cpu", "vulkan"] {
+        let Some(mut dev) = open_or_skip(target) else {
+            continue;
+        };
+        if !dev.limits().f16 {
+            eprintln!("{} has no f16: skipped", dev.name());
+            continue;
+        }
+        let mut b = GraphBuilder::new("rms");
+        let x = b.input("x", &[4, 33], DType::F32);
+        // Computed activations (the boundary stays f32): x · 600.
+        let k = b.weight("k", ArrayD::from_elem(IxDyn(&[1]), 600.0));
+        let h = b.node("scale", Op::Binary(Binary::Mul), &[x, k]).unwrap();
+        let sq = b.node("sq", Op::Binary(Binary::Mul), &[h, h]).unwrap();
+        let mean = Reduce {
+            kind: ReduceKind::Mean,
+            axes: vec![1],
+            keep_dims: true,
+        };
+        let m = b.node("mean", Op::Reduce(mean), &[sq]).unwrap();
+        let eps = b.weight("eps", ArrayD::from_elem(IxDyn(&[1]), 1e-6));
+        let m = b.node("add", Op::Binary(Binary::Add), &[m, eps]).unwrap();
+        let r = b.unary("sqrt", Unary::Sqrt, m).unwrap();
+        let y = b.node("div", Op::Binary(Binary::Div), &[h, r]).unwrap();
+        b.output(y);
+        let g = b.finish().unwrap();
+        let opts = CompileOptions::default().with_precision(Precision::F16);
+        let model = CompiledModel::compile(&g, &dev.limits(), &opts).unwrap();
+        let exe = model.load(dev.as_mut()).unwrap();
+        // Uniform in [-1, 1]: |h| up to 600, mean(h²) about 1.2·10⁵.
+        let input = Values(11).array(&[4, 33], 1.0);
+        let got = exe.run(dev.as_mut(), std::slice::from_ref(&input)).unwrap();
+        exe.free(dev.as_mut());
+        let want = evaluate(&g, &[input.mapv(f64::from)]).unwrap();
+        let err = got[0]
+            .iter()
+            .zip(want[0].iter())
+            .map(|(a, w)| (f64::from(*a) - w).abs())
+            .fold(
+                0.0f64,
+                |m, d| if d.is_nan() { f64::INFINITY } else { m.max(d) },
+            );
+        assert!(err <= 1e-2, "{target}: error {err:.2e}");
+    }
+}

@@ -6,6 +6,7 @@ pub(crate) mod compile;
 mod emit;
 mod ir;
 mod model;
+mod model_check;
 mod model_tune;
 mod ops;
 mod report;

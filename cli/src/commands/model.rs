@@ -36,6 +36,7 @@ pub fn model(command: &ModelCommand) -> Result<(), CliError> {
         ModelCommand::Bench(a) => bench(a),
         ModelCommand::Tune(a) => super::model_tune::tune(a),
         ModelCommand::Export(a) => export(a),
+        ModelCommand::Check(a) => super::model_check::check(a),
     }
 }
 
@@ -156,7 +157,7 @@ const CPU_SEQ: u32 = 16;
 
 /// `source` as it runs on `opened`: a zoo model without a size given runs small on a
 /// CPU; the line says so (`None`: as given).
-fn sized_for(source: &ModelSource, opened: &Opened) -> (ModelSource, Option<String>) {
+pub(super) fn sized_for(source: &ModelSource, opened: &Opened) -> (ModelSource, Option<String>) {
     let mut sized = source.clone();
     let Some(name) = source.model.strip_prefix("zoo:") else {
         return (sized, None);

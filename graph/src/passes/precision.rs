@@ -20,6 +20,10 @@
 //!   converts and permutes.
 //! - **Product weights** (2-D weights read only as the B operand of a Gemm or MatMul: a
 //!   classifier) are stored in f16, so that the product runs on the fp16 template.
+//! - **Reductions' results** (a `ReduceSum`, `ReduceMean`, `ReduceMax` or `ReduceMin`
+//!   node's output) stay f32: exporters write RMS and layer norms, mean pooling and
+//!   attention's statistics as these, and a mean of squares overflows f16 once the
+//!   activations pass 256 (one value per row: the f32 costs nothing measurable).
 //! - **Everything else** stays as it was: biases, batch-norm parameters and other
 //!   weights in f32 (they are added in f32), and the graph's inputs and outputs f32
 //!   row-major, so that the model takes and gives what the user has. The boundary needs
@@ -74,6 +78,7 @@ pub fn assign_precision(g: &mut Graph, cx: &PassContext) -> usize {
         return 0;
     }
     let boundary = boundary(g);
+    let reductions = reduction_results(g);
     let consumers = g.consumers();
     // Tensors that nodes of a kind read as their second input and nothing else reads.
     let read_only_second_by = |kind: fn(&Op) -> bool| -> HashSet<TensorId> {
@@ -101,7 +106,7 @@ pub fn assign_precision(g: &mut Graph, cx: &PassContext) -> usize {
     let mut changed = 0;
     for (i, t) in g.tensors.iter_mut().enumerate() {
         let id = TensorId(i);
-        let activation = is_activation(t, id, &boundary);
+        let activation = is_activation(t, id, &boundary) && !reductions.contains(&id);
         let filter = filters.contains(&id) && t.shape.len() == 4;
         let product_weight =
             p == Precision::F16 && product_weights.contains(&id) && t.shape.len() == 2;
@@ -125,6 +130,15 @@ fn boundary(g: &Graph) -> HashSet<TensorId> {
     g.inputs.iter().chain(&g.outputs).copied().collect()
 }
 
+/// The results of the graph's `Reduce` nodes: stored in f32 whatever the precision.
+fn reduction_results(g: &Graph) -> HashSet<TensorId> {
+    g.nodes
+        .iter()
+        .filter(|n| matches!(n.op, Op::Reduce(_)))
+        .map(|n| n.output)
+        .collect()
+}
+
 /// A computed tensor inside the graph: stored in the precision's type.
 fn is_activation(t: &Tensor, id: TensorId, boundary: &HashSet<TensorId>) -> bool {
     !t.is_constant() && !boundary.contains(&id)
@@ -135,7 +149,11 @@ fn is_activation(t: &Tensor, id: TensorId, boundary: &HashSet<TensorId>) -> bool
 /// that runs before it (and needs the storage type, as the attention pass does) asks.
 pub(crate) fn stored_dtype(g: &Graph, t: TensorId, p: Precision) -> DType {
     let tensor = g.tensor(t);
-    if p != Precision::F32 && tensor.dtype.is_float() && is_activation(tensor, t, &boundary(g)) {
+    if p != Precision::F32
+        && tensor.dtype.is_float()
+        && is_activation(tensor, t, &boundary(g))
+        && !reduction_results(g).contains(&t)
+    {
         p.dtype()
     } else {
         tensor.dtype
