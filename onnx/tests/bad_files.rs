@@ -327,20 +327,22 @@ fn graph_inputs_bound_at_import_fold() {
 
 #[test]
 fn unsupported_attributes_are_named() {
-    // A 3-D convolution.
+    // A 4-D convolution.
     let mut m = relu(17);
     let g = m.graph.as_mut().unwrap();
-    g.input[0] = value_info("x", &[D::N(1), D::N(2), D::N(4), D::N(4), D::N(4)]);
+    let four = [D::N(1), D::N(2), D::N(4), D::N(4), D::N(4), D::N(4)];
+    g.input[0] = value_info("x", &four);
     g.output.clear();
-    let mut conv = node("Conv", "conv3d", &["x", "w"], &["y"]);
-    conv.attribute.push(ints_attr("kernel_shape", &[3, 3, 3]));
+    let mut conv = node("Conv", "conv4d", &["x", "w"], &["y"]);
+    conv.attribute
+        .push(ints_attr("kernel_shape", &[3, 3, 3, 3]));
     g.node = vec![conv];
     g.initializer
-        .push(floats("w", &[1, 2, 3, 3, 3], &[0.5; 54]));
+        .push(floats("w", &[1, 2, 3, 3, 3, 3], &[0.5; 162]));
     g.output.push(value_info("y", &[]));
     let e = refused(
         import(&m),
-        &["`conv3d`", "kernel_shape", "3-D kernel", "2-D only"],
+        &["`conv4d`", "kernel_shape", "4-D kernel", "3-D only"],
     );
     assert!(matches!(e, ImportError::Attribute { .. }));
 

@@ -6,6 +6,7 @@
 mod common;
 
 use ndarray::{ArrayD, IxDyn};
+use weft_graph::passes::Precision;
 use weft_graph::zoo::{self, ZooOptions};
 use weft_model::{CompileOptions, CompiledModel};
 use weft_onnx::{ImportOptions, load, save};
@@ -97,6 +98,47 @@ fn transformers_exported_by_pytorch_match_onnx_runtime() {
                 let err = common::relative_error(&w.mapv(f64::from), o).unwrap();
                 eprintln!("{name} output {k} on {target}: weft vs ONNX Runtime {err:.2e}");
                 assert!(err <= TOLERANCE, "{name} output {k} on {target}: {err:.2e}");
+            }
+        }
+    }
+}
+
+/// A segmentation head and a video block (`fixtures/export_vision.py`: F.interpolate
+/// nearest, bilinear with and without align_corners, bicubic; ConvTranspose 1-D, 2-D,
+/// 3-D; Conv3d with groups; 3-D max and average pools, ceil_mode) as PyTorch's
+/// TorchScript exporter writes them (Resize sizes through Shape, Slice and Concat):
+/// compiled in f32 and f16 and run on the interpreter and lavapipe, against ONNX Runtime.
+#[test]
+fn vision_layers_exported_by_pytorch_match_onnx_runtime() {
+    if let Some(why) = common::python_missing() {
+        common::skip("onnxruntime", &why);
+        return;
+    }
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    for target in ["cpu", "vulkan"] {
+        let Some(mut dev) = open_or_skip(target) else {
+            continue;
+        };
+        for name in ["seg_head_legacy", "video_legacy"] {
+            let file = fixtures.join(format!("{name}.onnx"));
+            let g = load(&file, &ImportOptions::default()).unwrap();
+            let inputs = weft_graph::inputs::random_inputs(&g, 11);
+            let Some(ort) = common::ort_run(&file, &inputs) else {
+                return;
+            };
+            // f16 activations: a few roundings to 11 bits between input and output.
+            for (precision, tolerance) in [(Precision::F32, TOLERANCE), (Precision::F16, 1e-2)] {
+                let options = CompileOptions::default().with_precision(precision);
+                let model = CompiledModel::compile(&g, &dev.limits(), &options).unwrap();
+                let loaded = model.load(dev.as_mut()).unwrap();
+                let got = loaded.run(dev.as_mut(), &inputs).unwrap();
+                loaded.free(dev.as_mut());
+                let err = common::relative_error(&got[0].mapv(f64::from), &ort[0]).unwrap();
+                eprintln!("{name} on {target} in {precision:?}: weft vs ONNX Runtime {err:.2e}");
+                assert!(
+                    err <= tolerance,
+                    "{name} on {target} in {precision:?}: {err:.2e}"
+                );
             }
         }
     }

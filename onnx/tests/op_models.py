@@ -441,6 +441,119 @@ for red in ["add", "mul", "max", "min"]:
 EVERY_OUTPUT = {"TopK"}
 
 
+# Resize: every mode and coordinate transformation, scales or sizes (constants), odd
+# sizes, up and down; torch's F.interpolate exports nearest as asymmetric + floor and
+# bilinear as pytorch_half_pixel (align_corners=False) or align_corners.
+EMPTY = np.zeros([0], dtype=np.float32)
+
+
+def resize(name, shape, attrs, scales=None, sizes=None, roi=None, opset=19):
+    consts = {"roi": EMPTY if roi is None else np.array(roi, dtype=np.float32)}
+    ins = ["x", "roi"]
+    if scales is not None:
+        consts["scales"] = np.array(scales, dtype=np.float32)
+        ins.append("scales")
+    else:
+        consts["sizes"] = np.array(sizes, dtype=np.int64)
+        ins += ["", "sizes"]
+    case(f"resize_{name}", "Resize", {"x": shape}, attrs, consts, opset=opset, node_inputs=ins)
+
+
+resize("nearest_torch_scales2", [1, 3, 5, 7], {"coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"},
+       scales=[1, 1, 2, 2], opset=13)
+resize("nearest_default_sizes", [2, 3, 5, 7], {}, sizes=[2, 3, 9, 4])
+resize("nearest_ceil_align_corners", [1, 2, 6, 5], {"coordinate_transformation_mode": "align_corners", "nearest_mode": "ceil"},
+       sizes=[1, 2, 11, 3])
+resize("nearest_prefer_ceil_half_pixel_down", [1, 2, 9, 8], {"nearest_mode": "round_prefer_ceil"}, scales=[1, 1, 0.5, 0.75])
+resize("nearest_floor_pytorch_half_pixel", [1, 2, 5, 6], {"coordinate_transformation_mode": "pytorch_half_pixel",
+       "nearest_mode": "floor"}, sizes=[1, 2, 1, 13])
+resize("nearest_scales3", [1, 2, 4, 3], {"coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"},
+       scales=[1, 1, 3, 3], opset=13)
+resize("linear_pytorch_half_pixel_scales2", [2, 3, 5, 7], {"mode": "linear", "coordinate_transformation_mode": "pytorch_half_pixel"},
+       scales=[1, 1, 2, 2], opset=13)
+resize("linear_pytorch_half_pixel_sizes", [1, 3, 6, 7], {"mode": "linear", "coordinate_transformation_mode": "pytorch_half_pixel"},
+       sizes=[1, 3, 1, 10])
+resize("linear_align_corners_sizes", [1, 3, 5, 7], {"mode": "linear", "coordinate_transformation_mode": "align_corners"},
+       sizes=[1, 3, 12, 9], opset=13)
+resize("linear_half_pixel_down", [1, 2, 11, 9], {"mode": "linear"}, scales=[1, 1, 0.6, 0.5])
+resize("linear_asymmetric_scales", [1, 2, 5, 4], {"mode": "linear", "coordinate_transformation_mode": "asymmetric"},
+       scales=[1, 1, 1.5, 2.5])
+resize("trilinear", [1, 2, 3, 4, 5], {"mode": "linear", "coordinate_transformation_mode": "align_corners"}, sizes=[1, 2, 5, 7, 4])
+resize("linear_rank2", [4, 6], {"mode": "linear"}, sizes=[7, 3])
+resize("cubic_default_scales2", [1, 2, 5, 7], {"mode": "cubic"}, scales=[1, 1, 2, 2])
+resize("cubic_sizes_odd", [2, 2, 6, 5], {"mode": "cubic"}, sizes=[2, 2, 9, 3])
+resize("cubic_a05_exclude_outside_asym", [1, 2, 7, 8], {"mode": "cubic", "cubic_coeff_a": -0.5, "exclude_outside": 1,
+       "coordinate_transformation_mode": "asymmetric"}, scales=[1, 1, 0.8, 1.4])
+resize("cubic_align_corners", [1, 1, 5, 6], {"mode": "cubic", "coordinate_transformation_mode": "align_corners"},
+       sizes=[1, 1, 8, 11], opset=13)
+resize("cubic_pytorch_half_pixel", [1, 3, 4, 5], {"mode": "cubic", "coordinate_transformation_mode": "pytorch_half_pixel"},
+       scales=[1, 1, 2, 2])
+resize("tf_crop_and_resize_linear", [1, 2, 7, 8], {"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize",
+       "extrapolation_value": 3.0}, sizes=[1, 2, 5, 6], roi=[0, 0, -0.2, 0.3, 1, 1, 0.9, 1.4])
+resize("tf_crop_and_resize_nearest", [1, 2, 7, 8], {"coordinate_transformation_mode": "tf_crop_and_resize"},
+       sizes=[1, 2, 4, 5], roi=[0, 0, 0.1, 0.2, 1, 1, 0.8, 0.9])
+resize("half_pixel_symmetric_linear", [1, 2, 5, 7], {"mode": "linear", "coordinate_transformation_mode": "half_pixel_symmetric"},
+       scales=[1, 1, 1.7, 0.45])
+resize("axes_sizes_not_larger", [1, 2, 5, 7], {"axes": [2, 3], "keep_aspect_ratio_policy": "not_larger", "mode": "linear"},
+       sizes=[9, 9], opset=18)
+resize("axes_scales_3_2", [1, 2, 5, 7], {"axes": [3, 2], "mode": "nearest"}, scales=[2.0, 1.5], opset=18)
+resize("sizes_not_smaller", [1, 2, 5, 7], {"axes": [2, 3], "keep_aspect_ratio_policy": "not_smaller"}, sizes=[4, 9], opset=18)
+
+# ConvTranspose (torch's ConvTranspose1d/2d/3d exports, FPN and U-Net upsampling),
+# 3-D Conv and pooling (video models); odd sizes.
+case("convtranspose_k2_s2", "ConvTranspose", {"x": [2, 3, 5, 7]}, {"strides": [2, 2]}, {"w": rand(3, 4, 2, 2), "b": rand(4)})
+case("convtranspose_k3_s2_p1_outpad", "ConvTranspose", {"x": [1, 4, 5, 6]},
+     {"strides": [2, 2], "pads": [1, 1, 1, 1], "output_padding": [1, 0]}, {"w": rand(4, 3, 3, 3), "b": rand(3)})
+case("convtranspose_k4_s2_p1", "ConvTranspose", {"x": [1, 3, 4, 5]}, {"strides": [2, 2], "pads": [1, 1, 1, 1]},
+     {"w": rand(3, 2, 4, 4)})
+case("convtranspose_groups_dilations_asym", "ConvTranspose", {"x": [1, 6, 5, 4]},
+     {"group": 3, "strides": [3, 1], "dilations": [2, 1], "pads": [0, 1, 2, 0]}, {"w": rand(6, 2, 3, 3), "b": rand(6)})
+case("convtranspose_depthwise", "ConvTranspose", {"x": [2, 4, 5, 5]}, {"group": 4, "strides": [2, 2], "pads": [1, 1, 1, 1]},
+     {"w": rand(4, 1, 3, 3)}, opset=22)
+case("convtranspose_big_pads_crop", "ConvTranspose", {"x": [1, 2, 7, 6]}, {"strides": [1, 2], "pads": [3, 2, 2, 3]},
+     {"w": rand(2, 3, 3, 3)})
+case("convtranspose_output_shape", "ConvTranspose", {"x": [1, 2, 4, 5]}, {"strides": [3, 2], "output_shape": [12, 11]},
+     {"w": rand(2, 3, 3, 3)})
+for mode in ["SAME_UPPER", "SAME_LOWER", "VALID"]:
+    case(f"convtranspose_auto_pad_{mode.lower()}", "ConvTranspose", {"x": [1, 2, 5, 4]}, {"strides": [2, 3], "auto_pad": mode},
+         {"w": rand(2, 3, 4, 3), "b": rand(3)})
+case("convtranspose_1d", "ConvTranspose", {"x": [2, 3, 9]}, {"strides": [2], "pads": [1, 2], "output_padding": [1]},
+     {"w": rand(3, 5, 4), "b": rand(5)})
+case("convtranspose_3d", "ConvTranspose", {"x": [1, 2, 3, 4, 5]}, {"strides": [2, 1, 2], "pads": [1, 0, 1, 0, 1, 1]},
+     {"w": rand(2, 3, 3, 2, 3), "b": rand(3)})
+case("conv3d_basic", "Conv", {"x": [2, 3, 5, 6, 7]}, {"pads": [1, 1, 1, 1, 1, 1]}, {"w": rand(4, 3, 3, 3, 3), "b": rand(4)})
+case("conv3d_strides_dilations_asym_pads", "Conv", {"x": [1, 4, 7, 6, 5]},
+     {"strides": [2, 1, 2], "dilations": [2, 1, 1], "pads": [1, 0, 2, 0, 1, 1]}, {"w": rand(3, 4, 3, 2, 3)})
+case("conv3d_groups", "Conv", {"x": [1, 6, 4, 5, 5]}, {"group": 3, "pads": [0, 1, 1, 2, 1, 1]},
+     {"w": rand(6, 2, 3, 3, 3), "b": rand(6)})
+case("conv3d_depthwise_same", "Conv", {"x": [1, 4, 5, 6, 4]}, {"group": 4, "auto_pad": "SAME_UPPER", "strides": [2, 2, 1]},
+     {"w": rand(4, 1, 3, 3, 3)})
+case("conv3d_stem_k1x7x7", "Conv", {"x": [1, 3, 4, 13, 11]}, {"strides": [1, 2, 2], "pads": [0, 3, 3, 0, 3, 3]},
+     {"w": rand(5, 3, 1, 7, 7)})
+case("maxpool3d_k3_s2_p1", "MaxPool", {"x": [2, 3, 5, 7, 6]}, {"kernel_shape": [3, 3, 3], "strides": [2, 2, 2], "pads": [1, 1, 1, 1, 1, 1]})
+case("maxpool3d_ceil", "MaxPool", {"x": [1, 2, 6, 5, 8]}, {"kernel_shape": [2, 3, 3], "strides": [2, 2, 2], "ceil_mode": 1})
+for cip in [0, 1]:
+    case(f"avgpool3d_pads_cip{cip}", "AveragePool", {"x": [1, 3, 5, 6, 7]},
+         {"kernel_shape": [3, 2, 3], "strides": [2, 1, 2], "pads": [1, 0, 1, 1, 1, 1], "count_include_pad": cip})
+    case(f"avgpool3d_ceil_cip{cip}", "AveragePool", {"x": [1, 2, 5, 7, 6]},
+         {"kernel_shape": [2, 3, 3], "strides": [2, 2, 2], "pads": [1, 1, 0, 0, 1, 1], "ceil_mode": 1, "count_include_pad": cip},
+         opset=19)
+
+# Dilated pooling in 1-D, 2-D and 3-D.
+case("maxpool_dilations", "MaxPool", {"x": [1, 3, 9, 8]}, {"kernel_shape": [3, 2], "dilations": [2, 3], "strides": [1, 2],
+     "pads": [2, 1, 1, 1]})
+case("maxpool1d_dilations_ceil", "MaxPool", {"x": [2, 2, 11]}, {"kernel_shape": [3], "dilations": [2], "strides": [2],
+     "ceil_mode": 1}, opset=22)
+case("maxpool3d_dilations", "MaxPool", {"x": [1, 2, 6, 7, 5]}, {"kernel_shape": [2, 2, 2], "dilations": [2, 1, 2],
+     "pads": [1, 0, 1, 0, 1, 1]})
+for cip in [0, 1]:
+    case(f"avgpool_dilations_cip{cip}", "AveragePool", {"x": [1, 3, 9, 10]},
+         {"kernel_shape": [3, 3], "dilations": [2, 2], "strides": [2, 1], "pads": [2, 1, 1, 2], "count_include_pad": cip},
+         opset=19)
+    case(f"avgpool3d_dilations_ceil_cip{cip}", "AveragePool", {"x": [1, 2, 7, 6, 8]},
+         {"kernel_shape": [2, 3, 2], "dilations": [2, 1, 2], "strides": [2, 2, 2], "pads": [1, 1, 0, 0, 1, 1],
+          "ceil_mode": 1, "count_include_pad": cip}, opset=19)
+
 def ir_version(opset):
     return 8 if opset <= 18 else 9 if opset <= 20 else 10
 

@@ -2,6 +2,9 @@
 //! output `[N, K, OH, OW]`. An anchor: implicit GEMM, depthwise, Winograd or the direct
 //! convolution, as the lowering's rule says.
 
+mod transpose;
+mod windows;
+
 use std::fmt;
 
 use ndarray::{Array2, Array4, ArrayD, s};
@@ -10,7 +13,7 @@ use weft_ir::expr::Expr;
 
 use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, rank, same_dtype, window_out};
-use super::{Anchor, ExportNode, IndexUse, Inline, Op, OpDef, Reshape, Role};
+use super::{Anchor, ExportNode, IndexUse, Inline, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// A convolution's geometry.
@@ -203,14 +206,26 @@ fn conv(c: &Conv, x: &ArrayD<f64>, w: &ArrayD<f64>, bias: Option<&ArrayD<f64>>) 
     out.into_dyn()
 }
 
-/// ONNX's Conv, 2-D windows, and 1-D ones as 2-D windows of height 1.
-pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Conv", &[11, 22], import)];
+/// ONNX's Conv in 1, 2 and 3 dimensions (`conv/windows.rs`), and ConvTranspose as a
+/// convolution of the zero-stuffed input (`conv/transpose.rs`).
+pub(super) const ONNX: &[OnnxOp] = &[
+    OnnxOp::new("Conv", &[11, 22], import),
+    OnnxOp::new("ConvTranspose", &[11, 22], transpose::import),
+];
 
-fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
-    let x = n.data(0)?;
-    let w = n.data(1)?;
-    let bias = n.opt_data(2)?;
-    let (xs, ws) = (n.shape(x), n.shape(w));
+/// The layout an input of a `dims`-D window must have, for messages.
+fn layout(dims: usize) -> &'static str {
+    const LAYOUTS: [&str; 3] = [
+        "[N, C, L] tensors in 1-D (rank 3)",
+        "NCHW tensors (rank 4)",
+        "NCDHW tensors in 3-D (rank 5)",
+    ];
+    LAYOUTS[dims.clamp(1, 3) - 1]
+}
+
+/// The kernel's spatial shape: `kernel_shape`, else the weights' trailing dimensions;
+/// 1 to 3 of them, checked against the weights and the input.
+fn kernel_of(n: &dyn OnnxNode, xs: &[usize], ws: &[usize]) -> Result<Vec<usize>, OnnxError> {
     let given = n.ints("kernel_shape")?;
     let kernel = match &given {
         Some(k) => n.positive("kernel_shape", k)?,
@@ -229,15 +244,15 @@ fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
             xs.len()
         )));
     }
-    if given.is_none() && !(1..=2).contains(&dims) {
+    if given.is_none() && !(1..=3).contains(&dims) {
         return Err(n.err(format!(
-            "input 1 (the weights) has shape {ws:?}: a {dims}-D kernel; weft convolves in 1-D and 2-D only"
+            "input 1 (the weights) has shape {ws:?}: a {dims}-D kernel; weft convolves in 1-D, 2-D and 3-D only"
         )));
     }
-    if !(1..=2).contains(&dims) {
+    if !(1..=3).contains(&dims) {
         return Err(n.attr_err(
             "kernel_shape",
-            format!("{kernel:?} is a {dims}-D kernel: weft convolves in 1-D and 2-D only"),
+            format!("{kernel:?} is a {dims}-D kernel: weft convolves in 1-D, 2-D and 3-D only"),
         ));
     }
     if ws.len() == dims + 2 && ws[2..] != kernel[..] {
@@ -247,12 +262,10 @@ fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
         ));
     }
     if xs.len() != dims + 2 {
-        let layout = if dims == 2 {
-            "NCHW tensors (rank 4)"
-        } else {
-            "[N, C, L] tensors in 1-D (rank 3)"
-        };
-        return Err(n.err(format!("input 0 has shape {xs:?}: weft convolves {layout}")));
+        return Err(n.err(format!(
+            "input 0 has shape {xs:?}: weft convolves {}",
+            layout(dims)
+        )));
     }
     if ws.len() != dims + 2 {
         return Err(n.err(format!(
@@ -260,6 +273,16 @@ fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
             dims + 2
         )));
     }
+    Ok(kernel)
+}
+
+fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let x = n.data(0)?;
+    let w = n.data(1)?;
+    let bias = n.opt_data(2)?;
+    let (xs, ws) = (n.shape(x), n.shape(w));
+    let kernel = kernel_of(n, &xs, &ws)?;
+    let dims = kernel.len();
     let strides = n.window_ints("strides", dims)?;
     let dilations = n.window_ints("dilations", dims)?;
     let groups = n.int("group", 1)?;
@@ -267,42 +290,13 @@ fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
         return Err(n.attr_err("group", format!("{groups} is not a positive count")));
     }
     let pads = n.window_pads(&xs[2..], &kernel, &strides, &dilations)?;
-    if dims == 2 {
-        let conv = Conv {
-            strides: [strides[0], strides[1]],
-            pads: [pads[0], pads[1], pads[2], pads[3]],
-            dilations: [dilations[0], dilations[1]],
-            groups: groups as usize,
-        };
-        let mut inputs = vec![x, w];
-        inputs.extend(bias);
-        return n.emit(Op::Conv(conv), inputs);
-    }
-    // 1-D: `[N, C, L]` as `[N, C, 1, L]`, the filter `[K, C/g, k]` as `[K, C/g, 1, k]`,
-    // the output `[N, K, 1, OL]` back to `[N, K, OL]`.
-    let conv = Conv {
-        strides: [1, strides[0]],
-        pads: [0, pads[0], 0, pads[1]],
-        dilations: [1, dilations[0]],
+    let geo = windows::Geometry {
+        strides,
+        pads,
+        dilations,
         groups: groups as usize,
     };
-    let high = |s: &[usize]| {
-        Op::Reshape(Reshape {
-            shape: vec![s[0], s[1], 1, s[2]],
-        })
-    };
-    let x2 = n.step("as_2d", high(&xs), vec![x])?;
-    let w2 = n.step("weights_2d", high(&ws), vec![w])?;
-    let mut inputs = vec![x2, w2];
-    inputs.extend(bias);
-    let y2 = n.step("conv_2d", Op::Conv(conv), inputs)?;
-    let ys = n.shape(y2);
-    n.emit(
-        Op::Reshape(Reshape {
-            shape: vec![ys[0], ys[1], ys[3]],
-        }),
-        vec![y2],
-    )
+    windows::convolve(n, x, w, bias, &geo, true).map(|_| ())
 }
 
 #[cfg(test)]

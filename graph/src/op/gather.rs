@@ -13,6 +13,8 @@
 //! gives NaN there, so a checked run reports the output wrong rather than agreeing with
 //! the clamp.
 
+mod resize;
+
 use std::fmt;
 
 use ndarray::{ArrayD, Dimension, IxDyn};
@@ -304,11 +306,14 @@ fn index(v: f64, n: usize) -> Option<usize> {
     (v >= -n && v < n).then_some((if v < 0.0 { v + n } else { v }) as usize)
 }
 
-/// ONNX's gathers.
+/// ONNX's gathers, and Resize and Upsample as gathers at constant indices
+/// (`gather/resize.rs`).
 pub(super) const ONNX: &[OnnxOp] = &[
     OnnxOp::new("Gather", &[13], |n| import_gather(n, false)),
     OnnxOp::new("GatherElements", &[13], |n| import_gather(n, true)),
     OnnxOp::new("GatherND", &[13], import_gather_nd),
+    OnnxOp::new("Resize", &[11, 13, 18, 19], resize::import_resize),
+    OnnxOp::new("Upsample", &[9], resize::import_upsample),
 ];
 
 fn import_gather(n: &mut dyn OnnxNode, elements: bool) -> Result<(), OnnxError> {

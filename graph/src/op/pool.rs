@@ -2,6 +2,8 @@
 //! whole of H and W ([`GlobalPool`], `[N, C, H, W]` → `[N, C, 1, 1]`). Reductions, one
 //! thread per output.
 
+mod dilated;
+
 use std::fmt;
 
 use ndarray::{ArrayD, IxDyn, s};
@@ -221,7 +223,8 @@ fn pool(p: &Pool, x: &ArrayD<f64>) -> ArrayD<f64> {
     out
 }
 
-/// ONNX's pooling ops: 2-D windows, and 1-D ones as 2-D windows of height 1.
+/// ONNX's pooling ops: 2-D windows, 1-D ones as 2-D windows of height 1, 3-D ones as a
+/// 2-D window then one over depth.
 pub(super) const ONNX: &[OnnxOp] = &[
     OnnxOp::new("AveragePool", &[11, 19, 22], |n| {
         import_pool(n, PoolKind::Average)
@@ -247,32 +250,39 @@ fn import_pool(n: &mut dyn OnnxNode, kind: PoolKind) -> Result<(), OnnxError> {
         .ok_or_else(|| n.attr_err("kernel_shape", "is required"))?;
     let kernel = n.positive("kernel_shape", &kernel)?;
     let dims = kernel.len();
-    if !(1..=2).contains(&dims) {
+    if !(1..=3).contains(&dims) {
         return Err(n.attr_err(
             "kernel_shape",
-            format!("{kernel:?} is a {dims}-D window: weft pools in 1-D and 2-D only"),
+            format!("{kernel:?} is a {dims}-D window: weft pools in 1-D, 2-D and 3-D only"),
         ));
     }
     if xs.len() != dims + 2 {
-        let layout = if dims == 2 {
-            "NCHW tensors (rank 4)"
-        } else {
-            "[N, C, L] tensors in 1-D (rank 3)"
-        };
+        let layout = [
+            "[N, C, L] tensors in 1-D (rank 3)",
+            "NCHW tensors (rank 4)",
+            "NCDHW tensors in 3-D (rank 5)",
+        ][dims - 1];
         return Err(n.err(format!("input 0 has shape {xs:?}: weft pools {layout}")));
-    }
-    if let Some(d) = n.ints("dilations")?
-        && d.iter().any(|&v| v != 1)
-    {
-        return Err(n.attr_err("dilations", format!("{d:?}: weft pools without dilation")));
     }
     if kind == PoolKind::Max {
         n.refuse_used_outputs(1, "the indices")?;
     }
     let strides = n.window_ints("strides", dims)?;
-    let pads = n.window_pads(&xs[2..], &kernel, &strides, &vec![1; dims])?;
+    let dilations = n.window_ints("dilations", dims)?;
+    let pads = n.window_pads(&xs[2..], &kernel, &strides, &dilations)?;
     let ceil_mode = n.flag("ceil_mode", false)?;
     let count_include_pad = kind == PoolKind::Average && n.flag("count_include_pad", false)?;
+    if dilations.iter().any(|&d| d != 1) {
+        let window = dilated::Window {
+            kernel,
+            strides,
+            dilations,
+            pads,
+            ceil_mode,
+            count_include_pad,
+        };
+        return dilated::pool(n, x, kind, &window);
+    }
     if dims == 2 {
         let pool = Pool {
             kind,
@@ -284,30 +294,50 @@ fn import_pool(n: &mut dyn OnnxNode, kind: PoolKind) -> Result<(), OnnxError> {
         };
         return n.emit(Op::Pool(pool), vec![x]);
     }
-    // 1-D: `[N, C, L]` as `[N, C, 1, L]` under a window of height 1, and back.
-    let pool = Pool {
+    let reshape = |shape: Vec<usize>| Op::Reshape(Reshape { shape });
+    if dims == 1 {
+        // 1-D: `[N, C, L]` as `[N, C, 1, L]` under a window of height 1, and back.
+        let pool = Pool {
+            kind,
+            kernel: [1, kernel[0]],
+            strides: [1, strides[0]],
+            pads: [0, pads[0], 0, pads[1]],
+            ceil_mode,
+            count_include_pad,
+        };
+        let x2 = n.step("as_2d", reshape(vec![xs[0], xs[1], 1, xs[2]]), vec![x])?;
+        let y2 = n.step("pool_2d", Op::Pool(pool), vec![x2])?;
+        let ys = n.shape(y2);
+        return n.emit(reshape(vec![ys[0], ys[1], ys[3]]), vec![y2]);
+    }
+    // 3-D: the window is a box, so the maximum, the sum and every count of its elements
+    // (inside the input, or inside input and padding) factor into H·W and depth: a 2-D
+    // pool of `[N, C·D, H, W]`, then a window of `kd x 1` over `[N, C, D, OH·OW]`.
+    let (nb, c, d) = (xs[0], xs[1], xs[2]);
+    let hw = Pool {
         kind,
-        kernel: [1, kernel[0]],
-        strides: [1, strides[0]],
-        pads: [0, pads[0], 0, pads[1]],
+        kernel: [kernel[1], kernel[2]],
+        strides: [strides[1], strides[2]],
+        pads: [pads[1], pads[2], pads[4], pads[5]],
         ceil_mode,
         count_include_pad,
     };
-    let x2 = n.step(
-        "as_2d",
-        Op::Reshape(Reshape {
-            shape: vec![xs[0], xs[1], 1, xs[2]],
-        }),
-        vec![x],
-    )?;
-    let y2 = n.step("pool_2d", Op::Pool(pool), vec![x2])?;
+    let x2 = n.step("planes", reshape(vec![nb, c * d, xs[3], xs[4]]), vec![x])?;
+    let y2 = n.step("pool_hw", Op::Pool(hw), vec![x2])?;
     let ys = n.shape(y2);
-    n.emit(
-        Op::Reshape(Reshape {
-            shape: vec![ys[0], ys[1], ys[3]],
-        }),
-        vec![y2],
-    )
+    let (oh, ow) = (ys[2], ys[3]);
+    let depth = Pool {
+        kind,
+        kernel: [kernel[0], 1],
+        strides: [strides[0], 1],
+        pads: [pads[0], 0, pads[3], 0],
+        ceil_mode,
+        count_include_pad,
+    };
+    let y3 = n.step("depth_rows", reshape(vec![nb, c, d, oh * ow]), vec![y2])?;
+    let y4 = n.step("pool_depth", Op::Pool(depth), vec![y3])?;
+    let od = n.shape(y4)[2];
+    n.emit(reshape(vec![nb, c, od, oh, ow]), vec![y4])
 }
 
 #[cfg(test)]
