@@ -7,6 +7,7 @@ use weft_codegen_common::TargetLimits;
 use weft_graph::Graph;
 
 use weft_graph::NodeId;
+use weft_ir::fusion::FusionError;
 use weft_graph::op::{Epilogue, Role};
 use weft_graph::partition::{Partition, Shown, partition_keeping};
 use weft_graph::passes::{PassContext, PassReport, Precision, optimize_in};
@@ -14,7 +15,7 @@ use weft_ir::dtype::DType;
 use weft_runtime::Device;
 
 use crate::anchor::Choices;
-use crate::error::ModelError;
+use crate::error::{LowerError, ModelError};
 use crate::executable::Executable;
 use crate::lower::{LoweredGroup, Lowering, lower_group};
 use crate::plan::Plan;
@@ -80,10 +81,18 @@ fn unfusable_epilogue(
     let ModelError::Lower { source, .. } = e else {
         return None;
     };
-    if !matches!(
-        **source,
-        crate::error::LowerError::Fusion(weft_ir::fusion::FusionError::NotBijective { .. })
-    ) {
+    let unfusable = match &**source {
+        LowerError::Fusion(FusionError::NotBijective { .. }) => true,
+        // The kernel library's rule-based schedules (a direct convolution, a pool) say
+        // it in words: the fusion error's own.
+        LowerError::Kernels(why) => why.contains("is not a bijective epilogue"),
+        LowerError::Fusion(_)
+        | LowerError::Template(_)
+        | LowerError::Config(_)
+        | LowerError::PaddedCopy(_)
+        | LowerError::Refused(_) => false,
+    };
+    if !unfusable {
         return None;
     }
     group.epilogue.iter().rev().copied().find(|n| {

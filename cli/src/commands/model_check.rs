@@ -331,15 +331,24 @@ fn run_exposed(
 fn expect(dir: &Path, g: &Graph, whole: &Measured, ort: &Ort, tol: f64) -> Result<(), CliError> {
     let export_tol = tolerance(EXPORT_TOLERANCE);
     let mut unfaithful = Vec::new();
+    // The files `weft model run --save` writes: inputs first, then outputs, one to one.
+    let names: Vec<&str> = g
+        .inputs
+        .iter()
+        .chain(&g.outputs)
+        .map(|&t| g.tensor(t).name.as_str())
+        .collect();
+    let files = models::file_names(&names);
     for (k, &t) in g.outputs.iter().enumerate() {
         let tensor = g.tensor(t);
-        let path = dir.join(models::file_name(&tensor.name));
+        let file = &files[g.inputs.len() + k];
+        let path = dir.join(file);
         if !path.is_file() {
             return Err(ModelFileError::Npy {
                 path,
                 reason: format!(
                     "not found: --expect takes one .npy file per graph output ({} {} {:?} here)",
-                    models::file_name(&tensor.name),
+                    file,
                     tensor.dtype,
                     tensor.shape
                 ),

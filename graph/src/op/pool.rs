@@ -230,17 +230,32 @@ pub(super) const ONNX: &[OnnxOp] = &[
         import_pool(n, PoolKind::Average)
     }),
     OnnxOp::new("GlobalAveragePool", &[1, 22], |n| {
-        n.simple(Op::GlobalPool(GlobalPool {
-            kind: PoolKind::Average,
-        }))
+        import_global(n, PoolKind::Average)
     }),
-    OnnxOp::new("GlobalMaxPool", &[1, 22], |n| {
-        n.simple(Op::GlobalPool(GlobalPool {
-            kind: PoolKind::Max,
-        }))
-    }),
+    OnnxOp::new("GlobalMaxPool", &[1, 22], |n| import_global(n, PoolKind::Max)),
     OnnxOp::new("MaxPool", &[12, 22], |n| import_pool(n, PoolKind::Max)),
 ];
+
+/// A global pool over 2-D windows as it is; over 1-D or 3-D ones (a speech encoder's
+/// `[N, C, L]`, a video model's `[N, C, D, H, W]`) the spatial axes flattened to one row
+/// of a 2-D window, pooled, and reshaped back to ones.
+fn import_global(n: &mut dyn OnnxNode, kind: PoolKind) -> Result<(), OnnxError> {
+    let x = n.data(0)?;
+    let dims = n.shape(x);
+    let op = Op::GlobalPool(GlobalPool { kind });
+    if dims.len() == 4 || dims.len() < 3 {
+        return n.emit(op, vec![x]);
+    }
+    let (lead, spatial) = dims.split_at(2);
+    let flat = Reshape {
+        shape: vec![lead[0], lead[1], spatial.iter().product(), 1],
+    };
+    let x = n.step("flat", Op::Reshape(flat), vec![x])?;
+    let pooled = n.step("pool", op, vec![x])?;
+    let mut back = lead.to_vec();
+    back.resize(dims.len(), 1);
+    n.emit(Op::Reshape(Reshape { shape: back }), vec![pooled])
+}
 
 fn import_pool(n: &mut dyn OnnxNode, kind: PoolKind) -> Result<(), OnnxError> {
     let x = n.data(0)?;

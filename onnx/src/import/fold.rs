@@ -137,6 +137,7 @@ pub(super) fn foldable(op: &str) -> bool {
             | "Sub"
             | "Mul"
             | "Div"
+            | "Mod"
             | "Max"
             | "Min"
             | "Equal"
@@ -152,6 +153,9 @@ pub(super) fn foldable(op: &str) -> bool {
             | "Abs"
             | "Where"
             | "Sqrt"
+            | "Ceil"
+            | "Floor"
+            | "Clip"
     )
 }
 
@@ -407,17 +411,43 @@ impl Importer<'_> {
                 });
                 x.pick(dims.clone(), from)
             }
-            "Not" | "Neg" | "Abs" | "Sqrt" => {
+            "Not" | "Neg" | "Abs" | "Sqrt" | "Ceil" | "Floor" => {
                 let x = input(0)?.clone();
                 let (f, kind): (fn(f64) -> f64, Kind) = match op {
                     "Not" => (|v| f64::from(u8::from(v == 0.0)), Kind::Bool),
                     "Neg" => (|v| -v, x.kind),
                     "Abs" => (f64::abs, x.kind),
+                    "Ceil" => (f64::ceil, x.kind),
+                    "Floor" => (f64::floor, x.kind),
                     _ => (f64::sqrt, x.kind),
                 };
                 Arr {
                     v: x.v.iter().map(|&v| f(v)).collect(),
                     kind,
+                    ..x
+                }
+            }
+            // Clip of shape arithmetic (timm's "same" padding computed from the input's
+            // size): bounds are inputs (opset 11+), either absent meaning unbounded.
+            "Clip" => {
+                // Opsets before 11 bound by attributes: the graph's Clip reads those.
+                if !node.attribute.is_empty() {
+                    return Ok(false);
+                }
+                let x = input(0)?.clone();
+                let bound = |i: usize, unbounded: f64| -> Result<f64, ImportError> {
+                    match ins.get(i).and_then(Option::as_ref) {
+                        None => Ok(unbounded),
+                        Some(b) if b.v.len() == 1 => Ok(b.v[0]),
+                        Some(b) => Err(err(format!(
+                            "input {i} has shape {:?}, not a scalar bound",
+                            b.dims
+                        ))),
+                    }
+                };
+                let (lo, hi) = (bound(1, f64::NEG_INFINITY)?, bound(2, f64::INFINITY)?);
+                Arr {
+                    v: x.v.iter().map(|&v| v.max(lo).min(hi)).collect(),
                     ..x
                 }
             }
@@ -465,6 +495,27 @@ impl Importer<'_> {
                         x.kind,
                     ),
                     "Div" => (Box::new(|p, q| p / q), x.kind),
+                    // Integers only (shape arithmetic: Swin's and ViT's padding to a
+                    // multiple of the window): fmod 0 takes the divisor's sign (Python's
+                    // %), fmod 1 the dividend's (C's); a zero divisor folds nothing.
+                    "Mod" if int => {
+                        if y.v.contains(&0.0) {
+                            return Ok(false);
+                        }
+                        let python = a.int("fmod", 0)? == 0;
+                        (
+                            Box::new(move |p: f64, q: f64| {
+                                let r = p % q;
+                                if python && r != 0.0 && (r < 0.0) != (q < 0.0) {
+                                    r + q
+                                } else {
+                                    r
+                                }
+                            }),
+                            x.kind,
+                        )
+                    }
+                    "Mod" => return Ok(false),
                     "Max" => (Box::new(f64::max), x.kind),
                     "Min" => (Box::new(f64::min), x.kind),
                     "Equal" => (Box::new(move |p, q| truth(p == q)), Kind::Bool),
