@@ -162,6 +162,9 @@ fn graph_key(e: &GraphError) -> String {
         GraphError::UncomputedOutput(_) => "an output nothing computes".into(),
         GraphError::Input { what, .. } => format!("input {}", head(what)),
         GraphError::UnknownPass { .. } | GraphError::FixedPass { .. } => "a pass".into(),
+        GraphError::NoOutputs => "no outputs".into(),
+        GraphError::TooLarge { .. } => "a tensor past i32 indices".into(),
+        GraphError::Empty { .. } => "an empty tensor".into(),
     }
 }
 
@@ -174,6 +177,10 @@ fn compile_outcome(e: ModelError) -> Outcome {
         }
         ModelError::Kernel { .. } => Outcome::refused("kernel lowering", &e),
         ModelError::Precision(_) => Outcome::refused("precision", &e),
+        // A tensor weft declines to hold (empty, or past i32 indices) is a typed refusal.
+        ModelError::Graph(
+            g @ (GraphError::Empty { .. } | GraphError::TooLarge { .. } | GraphError::NoOutputs),
+        ) => Outcome::refused(graph_key(g), &e),
         ModelError::Graph(_)
         | ModelError::WeightWithoutData { .. }
         | ModelError::Download { .. }
