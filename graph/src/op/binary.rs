@@ -378,27 +378,33 @@ fn binary(b: Binary, x: Expr, y: Expr) -> Expr {
 /// The ONNX ops that are a [`Binary`]: the elementwise ones of two inputs, Pow, and Max,
 /// Min and Sum of any number of inputs (a chain of binary nodes).
 pub(super) const ONNX: &[OnnxOp] = &[
-    OnnxOp::new("Add", &[13, 14], |n| n.simple(Op::Binary(Binary::Add))),
+    OnnxOp::new("Add", &[7, 13, 14], |n| n.simple(Op::Binary(Binary::Add))),
     OnnxOp::new("And", &[7], |n| n.simple(Op::Binary(Binary::And))),
-    OnnxOp::new("Div", &[13, 14], import_div),
-    OnnxOp::new("Equal", &[13, 19], |n| n.simple(Op::Binary(Binary::Equal))),
-    OnnxOp::new("Greater", &[13], |n| n.simple(Op::Binary(Binary::Greater))),
+    OnnxOp::new("Div", &[7, 13, 14], import_div),
+    OnnxOp::new("Equal", &[7, 11, 13, 19], |n| {
+        n.simple(Op::Binary(Binary::Equal))
+    }),
+    OnnxOp::new("Greater", &[7, 9, 13], |n| {
+        n.simple(Op::Binary(Binary::Greater))
+    }),
     OnnxOp::new("GreaterOrEqual", &[12, 16], |n| {
         n.simple(Op::Binary(Binary::GreaterOrEqual))
     }),
-    OnnxOp::new("Less", &[13], |n| n.simple(Op::Binary(Binary::Less))),
+    OnnxOp::new("Less", &[7, 9, 13], |n| n.simple(Op::Binary(Binary::Less))),
     OnnxOp::new("LessOrEqual", &[12, 16], |n| {
         n.simple(Op::Binary(Binary::LessOrEqual))
     }),
-    OnnxOp::new("Max", &[13], |n| variadic(n, Binary::Max)),
-    OnnxOp::new("Min", &[13], |n| variadic(n, Binary::Min)),
-    OnnxOp::new("Mod", &[13], import_mod),
-    OnnxOp::new("Mul", &[13, 14], |n| n.simple(Op::Binary(Binary::Mul))),
+    OnnxOp::new("Max", &[6, 8, 12, 13], |n| variadic(n, Binary::Max)),
+    OnnxOp::new("Min", &[6, 8, 12, 13], |n| variadic(n, Binary::Min)),
+    OnnxOp::new("Mod", &[10, 13], import_mod),
+    OnnxOp::new("Mul", &[7, 13, 14], |n| n.simple(Op::Binary(Binary::Mul))),
     OnnxOp::new("Or", &[7], |n| n.simple(Op::Binary(Binary::Or))),
-    OnnxOp::new("PRelu", &[9, 16], |n| n.simple(Op::Binary(Binary::PRelu))),
-    OnnxOp::new("Pow", &[13, 15], import_pow),
-    OnnxOp::new("Sub", &[13, 14], |n| n.simple(Op::Binary(Binary::Sub))),
-    OnnxOp::new("Sum", &[13], |n| variadic(n, Binary::Add)),
+    OnnxOp::new("PRelu", &[7, 9, 16], |n| {
+        n.simple(Op::Binary(Binary::PRelu))
+    }),
+    OnnxOp::new("Pow", &[7, 12, 13, 15], import_pow),
+    OnnxOp::new("Sub", &[7, 13, 14], |n| n.simple(Op::Binary(Binary::Sub))),
+    OnnxOp::new("Sum", &[6, 8, 13], |n| variadic(n, Binary::Add)),
     OnnxOp::new("Xor", &[7], |n| n.simple(Op::Binary(Binary::Xor))),
 ];
 

@@ -204,7 +204,7 @@ fn conv(c: &Conv, x: &ArrayD<f64>, w: &ArrayD<f64>, bias: Option<&ArrayD<f64>>) 
 }
 
 /// ONNX's Conv, 2-D windows, and 1-D ones as 2-D windows of height 1.
-pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Conv", &[11, 22], import)];
+pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Conv", &[1, 11, 22], import)];
 
 fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     let x = n.data(0)?;

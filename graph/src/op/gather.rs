@@ -306,9 +306,9 @@ fn index(v: f64, n: usize) -> Option<usize> {
 
 /// ONNX's gathers.
 pub(super) const ONNX: &[OnnxOp] = &[
-    OnnxOp::new("Gather", &[13], |n| import_gather(n, false)),
-    OnnxOp::new("GatherElements", &[13], |n| import_gather(n, true)),
-    OnnxOp::new("GatherND", &[13], import_gather_nd),
+    OnnxOp::new("Gather", &[1, 11, 13], |n| import_gather(n, false)),
+    OnnxOp::new("GatherElements", &[11, 13], |n| import_gather(n, true)),
+    OnnxOp::new("GatherND", &[11, 12, 13], import_gather_nd),
 ];
 
 fn import_gather(n: &mut dyn OnnxNode, elements: bool) -> Result<(), OnnxError> {

@@ -223,7 +223,7 @@ fn pool(p: &Pool, x: &ArrayD<f64>) -> ArrayD<f64> {
 
 /// ONNX's pooling ops: 2-D windows, and 1-D ones as 2-D windows of height 1.
 pub(super) const ONNX: &[OnnxOp] = &[
-    OnnxOp::new("AveragePool", &[11, 19, 22], |n| {
+    OnnxOp::new("AveragePool", &[7, 10, 11, 19, 22], |n| {
         import_pool(n, PoolKind::Average)
     }),
     OnnxOp::new("GlobalAveragePool", &[1, 22], |n| {
@@ -236,7 +236,9 @@ pub(super) const ONNX: &[OnnxOp] = &[
             kind: PoolKind::Max,
         }))
     }),
-    OnnxOp::new("MaxPool", &[12, 22], |n| import_pool(n, PoolKind::Max)),
+    OnnxOp::new("MaxPool", &[1, 8, 10, 11, 12, 22], |n| {
+        import_pool(n, PoolKind::Max)
+    }),
 ];
 
 fn import_pool(n: &mut dyn OnnxNode, kind: PoolKind) -> Result<(), OnnxError> {

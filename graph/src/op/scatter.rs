@@ -354,8 +354,8 @@ fn export_reduction(node: &mut ExportNode<'_>, reduction: ScatterReduction) {
 
 /// ONNX's scatters (`reduction` add and mul from opset 16, max and min from 18).
 pub(super) const ONNX: &[OnnxOp] = &[
-    OnnxOp::new("ScatterElements", &[13, 16, 18], |n| import(n, true)),
-    OnnxOp::new("ScatterND", &[13, 16, 18], |n| import(n, false)),
+    OnnxOp::new("ScatterElements", &[11, 13, 16, 18], |n| import(n, true)),
+    OnnxOp::new("ScatterND", &[11, 13, 16, 18], |n| import(n, false)),
 ];
 
 fn import(n: &mut dyn OnnxNode, elements: bool) -> Result<(), OnnxError> {
