@@ -474,6 +474,9 @@ case("argmax_opset11", "ArgMax", X3, {"axis": -1, "keepdims": 0}, opset=11)
 case("flatten_opset9", "Flatten", X4, {"axis": 2}, opset=9)
 case("concat_opset7", "Concat", {"a": [2, 3, 5], "b": [2, 4, 5]}, {"axis": 1}, opset=7)
 case("max_variadic_opset7", "Max", {"a": [3, 5], "b": [3, 5], "c": [3, 5]}, opset=7)
+case("mean_three_opset7", "Mean", {"a": [3, 5], "b": [3, 5], "c": [3, 5]}, opset=7)
+case("mean_broadcast", "Mean", {"a": [2, 3, 5], "b": [3, 1]}, opset=13)
+case("mean_one", "Mean", {"a": [4, 3]}, opset=13)
 
 EVERY_OUTPUT = {"TopK"}
 

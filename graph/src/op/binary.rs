@@ -376,7 +376,8 @@ fn binary(b: Binary, x: Expr, y: Expr) -> Expr {
 }
 
 /// The ONNX ops that are a [`Binary`]: the elementwise ones of two inputs, Pow, and Max,
-/// Min and Sum of any number of inputs (a chain of binary nodes).
+/// Min and Sum of any number of inputs (a chain of binary nodes), and Mean (their Sum,
+/// divided by their count).
 pub(super) const ONNX: &[OnnxOp] = &[
     OnnxOp::new("Add", &[7, 13, 14], |n| n.simple(Op::Binary(Binary::Add))),
     OnnxOp::new("And", &[7], |n| n.simple(Op::Binary(Binary::And))),
@@ -395,6 +396,7 @@ pub(super) const ONNX: &[OnnxOp] = &[
         n.simple(Op::Binary(Binary::LessOrEqual))
     }),
     OnnxOp::new("Max", &[6, 8, 12, 13], |n| variadic(n, Binary::Max)),
+    OnnxOp::new("Mean", &[6, 8, 13], import_mean),
     OnnxOp::new("Min", &[6, 8, 12, 13], |n| variadic(n, Binary::Min)),
     OnnxOp::new("Mod", &[10, 13], import_mod),
     OnnxOp::new("Mul", &[7, 13, 14], |n| n.simple(Op::Binary(Binary::Mul))),
@@ -424,6 +426,29 @@ fn variadic(n: &mut dyn OnnxNode, f: Binary) -> Result<(), OnnxError> {
     }
     let last = n.data(count - 1)?;
     n.emit(Op::Binary(f), vec![acc, last])
+}
+
+/// Mean of any number of float inputs (broadcast from opset 8): their Sum (a chain of
+/// Adds, in input order), divided by how many there are.
+fn import_mean(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let count = n.input_count();
+    if count == 0 {
+        return Err(n.err("has no inputs"));
+    }
+    let mut acc = n.data(0)?;
+    let dtype = n.tensor(acc).dtype;
+    if !dtype.is_float() {
+        return Err(n.err(format!("input 0 is {dtype}: ONNX's Mean takes floats")));
+    }
+    if count == 1 {
+        return n.emit(Op::Identity, vec![acc]);
+    }
+    for i in 1..count {
+        let next = n.data(i)?;
+        acc = n.step(&format!("sum{i}"), Op::Binary(Binary::Add), vec![acc, next])?;
+    }
+    let k = n.add_constant("count", vec![], vec![count as f32], dtype);
+    n.emit(Op::Binary(Binary::Div), vec![acc, k])
 }
 
 /// Mod: `fmod` 0 (the default; integers) or 1.
