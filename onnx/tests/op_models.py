@@ -477,6 +477,8 @@ case("max_variadic_opset7", "Max", {"a": [3, 5], "b": [3, 5], "c": [3, 5]}, opse
 case("mean_three_opset7", "Mean", {"a": [3, 5], "b": [3, 5], "c": [3, 5]}, opset=7)
 case("mean_broadcast", "Mean", {"a": [2, 3, 5], "b": [3, 1]}, opset=13)
 case("mean_one", "Mean", {"a": [4, 3]}, opset=13)
+case("scatter_opset10", "Scatter", {"x": [4, 5]}, {"axis": 1},
+     {"i": np.array([[0, 4], [1, 3], [2, 0], [4, 0]], dtype=np.int64), "u": rand(4, 2)}, opset=10)
 
 EVERY_OUTPUT = {"TopK"}
 
