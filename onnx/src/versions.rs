@@ -16,7 +16,7 @@
 //! python3 -c 'import onnx.defs as d
 //! for op in OPS:
 //!     vs = set()
-//!     for v in range(13, 23):
+//!     for v in range(7, 23):
 //!         try: vs.add(d.get_schema(op, max_inclusive_version=v).since_version)
 //!         except Exception: pass
 //!     print(op, sorted(vs))'
@@ -26,7 +26,7 @@ use weft_graph::op::Op;
 use weft_graph::op::onnx::OnnxOp;
 
 /// The oldest default-domain opset weft imports.
-pub const MIN_OPSET: i64 = 13;
+pub const MIN_OPSET: i64 = 7;
 /// The newest default-domain opset weft imports.
 pub const MAX_OPSET: i64 = 22;
 
@@ -34,11 +34,11 @@ pub const MAX_OPSET: i64 = 22;
 /// value), and the shape arithmetic only folding at import evaluates (refused where its
 /// inputs are computed).
 pub const IMPORT_ONLY: &[(&str, &[i64])] = &[
-    ("Constant", &[13, 19, 21]),
+    ("Constant", &[1, 9, 11, 12, 13, 19, 21]),
     ("ConstantOfShape", &[9, 20, 21]),
     ("Range", &[11]),
-    ("Shape", &[13, 15, 19, 21]),
-    ("Size", &[13, 19, 21]),
+    ("Shape", &[1, 13, 15, 19, 21]),
+    ("Size", &[1, 13, 19, 21]),
 ];
 
 /// How a node of an imported op type becomes part of the graph.
@@ -121,6 +121,14 @@ mod tests {
         assert_eq!(version("Conv", 13), Some(11));
         assert_eq!(version("Conv", 22), Some(22));
         assert_eq!(version("Reshape", 20), Some(19));
+        assert_eq!(version("Softmax", 12), Some(11));
+        assert_eq!(version("Squeeze", 7), Some(1));
+        assert_eq!(version("Relu", 7), Some(6));
+        assert_eq!(version("Upsample", 9), None);
+        assert!(matches!(
+            effective("Where", 8),
+            Effective::NotYet { first: 9 }
+        ));
         assert!(matches!(
             effective("Gelu", 19),
             Effective::NotYet { first: 20 }

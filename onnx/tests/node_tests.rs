@@ -163,7 +163,7 @@ fn graph_key(e: &GraphError) -> String {
         GraphError::Input { what, .. } => format!("input {}", head(what)),
         GraphError::UnknownPass { .. } | GraphError::FixedPass { .. } => "a pass".into(),
         GraphError::NoOutputs => "no outputs".into(),
-        GraphError::TooLarge { .. } => "a tensor past i32 indexing".into(),
+        GraphError::TooLarge { .. } => "a tensor past i32 indices".into(),
         GraphError::Empty { .. } => "an empty tensor".into(),
     }
 }
@@ -177,10 +177,10 @@ fn compile_outcome(e: ModelError) -> Outcome {
         }
         ModelError::Kernel { .. } => Outcome::refused("kernel lowering", &e),
         ModelError::Precision(_) => Outcome::refused("precision", &e),
-        // Sizes weft refuses before allocating (issue 58): an empty tensor, one past i32.
-        ModelError::Graph(g @ (GraphError::Empty { .. } | GraphError::TooLarge { .. })) => {
-            Outcome::refused(graph_key(g), &e)
-        }
+        // A tensor weft declines to hold (empty, or past i32 indices) is a typed refusal.
+        ModelError::Graph(
+            g @ (GraphError::Empty { .. } | GraphError::TooLarge { .. } | GraphError::NoOutputs),
+        ) => Outcome::refused(graph_key(g), &e),
         ModelError::Graph(_)
         | ModelError::WeightWithoutData { .. }
         | ModelError::Download { .. }

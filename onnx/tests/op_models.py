@@ -442,6 +442,48 @@ for red in ["add", "mul", "max", "min"]:
          "u": [4, 3]}, {"reduction": red}, opset=18)
 
 
+# Older opsets (7-12): attributes that later became inputs, and Softmax's coercion to a
+# matrix at `axis` (every dimension from `axis` on is one row) before 13.
+case("softmax_coerced_opset11", "Softmax", X4, opset=11)
+case("softmax_coerced_axis2_opset12", "Softmax", X4, {"axis": 2}, opset=12)
+case("softmax_coerced_axis0_opset7", "Softmax", X3, {"axis": 0}, opset=7)
+case("softmax_last_axis_opset11", "Softmax", X4, {"axis": -1}, opset=11)
+case("logsoftmax_coerced_opset11", "LogSoftmax", X4, opset=11)
+case("logsoftmax_coerced_axis2_opset9", "LogSoftmax", X4, {"axis": 2}, opset=9)
+case("clip_attrs_opset10", "Clip", {"x": [2, 3, 5, 7]}, {"min": -0.5, "max": 0.7}, opset=10)
+case("clip_min_attr_infinities_opset7", "Clip", {}, {"min": -0.5},
+     {"x": np.array([-np.inf, -1.0, 0.25, 3.0, np.inf], dtype=np.float32)}, opset=7)
+case("pad_attrs_opset10", "Pad", X3, {"pads": [0, 1, 2, 1, 0, 3], "value": 1.5}, opset=10)
+case("pad_reflect_attrs_opset7", "Pad", X4, {"pads": [0, 0, 2, 1, 0, 0, 1, 3], "mode": "reflect"}, opset=7)
+case("pad_edge_attrs_opset10", "Pad", X3, {"pads": [0, 2, 1, 0, 1, 2], "mode": "edge"}, opset=10)
+case("split_attr_opset12", "Split", X3, {"axis": 1, "split": [2, 3]}, opset=12, outputs=2)
+case("split_attr_opset7", "Split", X3, {"axis": 2, "split": [2, 5]}, opset=7, outputs=2)
+case("squeeze_attr_opset11", "Squeeze", {"x": [1, 5, 1, 7]}, {"axes": [0, -2]}, opset=11)
+case("squeeze_attr_one_axis_opset7", "Squeeze", {"x": [1, 5, 1, 7]}, {"axes": [2]}, opset=7)
+case("unsqueeze_attr_opset12", "Unsqueeze", X3, {"axes": [0, -1]}, opset=12)
+case("unsqueeze_attr_opset7", "Unsqueeze", X3, {"axes": [1, 4]}, opset=7)
+case("reduce_sum_attr_opset12", "ReduceSum", X4, {"axes": [1, -1], "keepdims": 0}, opset=12)
+case("reduce_mean_attr_opset7", "ReduceMean", X4, {"axes": [2]}, opset=7)
+case("reduce_max_all_opset11", "ReduceMax", X3, {"keepdims": 0}, opset=11)
+case("slice_attrs_opset9", "Slice", X3, {"starts": [1, 2], "ends": [-1, 6], "axes": [1, 2]}, opset=9)
+case("slice_attrs_no_axes_opset7", "Slice", X3, {"starts": [0, 1], "ends": [1, 4]}, opset=7)
+case("topk_attr_opset9", "TopK", {"x": [3, 11]}, {"k": 4}, opset=9, outputs=2)
+case("topk_input_opset10", "TopK", {"x": [3, 11]}, {"axis": 0}, {"k": I64(2)}, opset=10, outputs=2)
+case("gemm_opset7", "Gemm", {"a": [3, 5]}, {"transB": 1, "beta": 0.5}, {"b": rand(4, 5), "c": rand(4)}, opset=7)
+case("gemm_opset9", "Gemm", {"a": [5, 3]}, {"transA": 1, "alpha": 2.0}, {"b": rand(5, 4), "c": rand(3, 4)}, opset=9)
+case("dropout_ratio_attr_opset10", "Dropout", {"x": [3, 5]}, {"ratio": 0.3}, opset=10)
+case("batchnorm_opset7", "BatchNormalization", {"x": [2, 5, 7, 3]}, {"epsilon": 1e-3},
+     {"scale": rand(5), "bias": rand(5), "mean": rand(5), "var": rand(5, low=0.5, high=2.0)}, opset=7)
+case("argmax_opset11", "ArgMax", X3, {"axis": -1, "keepdims": 0}, opset=11)
+case("flatten_opset9", "Flatten", X4, {"axis": 2}, opset=9)
+case("concat_opset7", "Concat", {"a": [2, 3, 5], "b": [2, 4, 5]}, {"axis": 1}, opset=7)
+case("max_variadic_opset7", "Max", {"a": [3, 5], "b": [3, 5], "c": [3, 5]}, opset=7)
+case("mean_three_opset7", "Mean", {"a": [3, 5], "b": [3, 5], "c": [3, 5]}, opset=7)
+case("mean_broadcast", "Mean", {"a": [2, 3, 5], "b": [3, 1]}, opset=13)
+case("mean_one", "Mean", {"a": [4, 3]}, opset=13)
+case("scatter_opset10", "Scatter", {"x": [4, 5]}, {"axis": 1},
+     {"i": np.array([[0, 4], [1, 3], [2, 0], [4, 0]], dtype=np.int64), "u": rand(4, 2)}, opset=10)
+
 EVERY_OUTPUT = {"TopK"}
 
 

@@ -93,10 +93,16 @@ impl OpDef for BatchNorm {
     }
 }
 
-/// ONNX's BatchNormalization, inference only.
-pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("BatchNormalization", &[9, 14, 15], import)];
+/// ONNX's BatchNormalization, inference only (opset 7's `spatial` at its default, 1).
+pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("BatchNormalization", &[7, 9, 14, 15], import)];
 
 fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    if n.opset() < 9 && !n.flag("spatial", true)? {
+        return Err(n.attr_err(
+            "spatial",
+            "is 0: weft imports batch normalization with one mean per channel only",
+        ));
+    }
     if n.flag("training_mode", false)? {
         return Err(n.attr_err(
             "training_mode",

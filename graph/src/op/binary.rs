@@ -376,29 +376,37 @@ fn binary(b: Binary, x: Expr, y: Expr) -> Expr {
 }
 
 /// The ONNX ops that are a [`Binary`]: the elementwise ones of two inputs, Pow, and Max,
-/// Min and Sum of any number of inputs (a chain of binary nodes).
+/// Min and Sum of any number of inputs (a chain of binary nodes), and Mean (their Sum,
+/// divided by their count).
 pub(super) const ONNX: &[OnnxOp] = &[
-    OnnxOp::new("Add", &[13, 14], |n| n.simple(Op::Binary(Binary::Add))),
+    OnnxOp::new("Add", &[7, 13, 14], |n| n.simple(Op::Binary(Binary::Add))),
     OnnxOp::new("And", &[7], |n| n.simple(Op::Binary(Binary::And))),
-    OnnxOp::new("Div", &[13, 14], import_div),
-    OnnxOp::new("Equal", &[13, 19], |n| n.simple(Op::Binary(Binary::Equal))),
-    OnnxOp::new("Greater", &[13], |n| n.simple(Op::Binary(Binary::Greater))),
+    OnnxOp::new("Div", &[7, 13, 14], import_div),
+    OnnxOp::new("Equal", &[7, 11, 13, 19], |n| {
+        n.simple(Op::Binary(Binary::Equal))
+    }),
+    OnnxOp::new("Greater", &[7, 9, 13], |n| {
+        n.simple(Op::Binary(Binary::Greater))
+    }),
     OnnxOp::new("GreaterOrEqual", &[12, 16], |n| {
         n.simple(Op::Binary(Binary::GreaterOrEqual))
     }),
-    OnnxOp::new("Less", &[13], |n| n.simple(Op::Binary(Binary::Less))),
+    OnnxOp::new("Less", &[7, 9, 13], |n| n.simple(Op::Binary(Binary::Less))),
     OnnxOp::new("LessOrEqual", &[12, 16], |n| {
         n.simple(Op::Binary(Binary::LessOrEqual))
     }),
-    OnnxOp::new("Max", &[13], |n| variadic(n, Binary::Max)),
-    OnnxOp::new("Min", &[13], |n| variadic(n, Binary::Min)),
-    OnnxOp::new("Mod", &[13], import_mod),
-    OnnxOp::new("Mul", &[13, 14], |n| n.simple(Op::Binary(Binary::Mul))),
+    OnnxOp::new("Max", &[6, 8, 12, 13], |n| variadic(n, Binary::Max)),
+    OnnxOp::new("Mean", &[6, 8, 13], import_mean),
+    OnnxOp::new("Min", &[6, 8, 12, 13], |n| variadic(n, Binary::Min)),
+    OnnxOp::new("Mod", &[10, 13], import_mod),
+    OnnxOp::new("Mul", &[7, 13, 14], |n| n.simple(Op::Binary(Binary::Mul))),
     OnnxOp::new("Or", &[7], |n| n.simple(Op::Binary(Binary::Or))),
-    OnnxOp::new("PRelu", &[9, 16], |n| n.simple(Op::Binary(Binary::PRelu))),
-    OnnxOp::new("Pow", &[13, 15], import_pow),
-    OnnxOp::new("Sub", &[13, 14], |n| n.simple(Op::Binary(Binary::Sub))),
-    OnnxOp::new("Sum", &[13], |n| variadic(n, Binary::Add)),
+    OnnxOp::new("PRelu", &[7, 9, 16], |n| {
+        n.simple(Op::Binary(Binary::PRelu))
+    }),
+    OnnxOp::new("Pow", &[7, 12, 13, 15], import_pow),
+    OnnxOp::new("Sub", &[7, 13, 14], |n| n.simple(Op::Binary(Binary::Sub))),
+    OnnxOp::new("Sum", &[6, 8, 13], |n| variadic(n, Binary::Add)),
     OnnxOp::new("Xor", &[7], |n| n.simple(Op::Binary(Binary::Xor))),
 ];
 
@@ -418,6 +426,29 @@ fn variadic(n: &mut dyn OnnxNode, f: Binary) -> Result<(), OnnxError> {
     }
     let last = n.data(count - 1)?;
     n.emit(Op::Binary(f), vec![acc, last])
+}
+
+/// Mean of any number of float inputs (broadcast from opset 8): their Sum (a chain of
+/// Adds, in input order), divided by how many there are.
+fn import_mean(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let count = n.input_count();
+    if count == 0 {
+        return Err(n.err("has no inputs"));
+    }
+    let mut acc = n.data(0)?;
+    let dtype = n.tensor(acc).dtype;
+    if !dtype.is_float() {
+        return Err(n.err(format!("input 0 is {dtype}: ONNX's Mean takes floats")));
+    }
+    if count == 1 {
+        return n.emit(Op::Identity, vec![acc]);
+    }
+    for i in 1..count {
+        let next = n.data(i)?;
+        acc = n.step(&format!("sum{i}"), Op::Binary(Binary::Add), vec![acc, next])?;
+    }
+    let k = n.add_constant("count", vec![], vec![count as f32], dtype);
+    n.emit(Op::Binary(Binary::Div), vec![acc, k])
 }
 
 /// Mod: `fmod` 0 (the default; integers) or 1.

@@ -69,16 +69,19 @@ impl OpDef for Clip {
     }
 }
 
-/// ONNX's Clip: bounds are attributes before opset 11 and optional inputs since; either
-/// absent means unbounded.
-pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Clip", &[13], import)];
+/// ONNX's Clip: bounds are attributes before opset 11 and optional inputs since. An
+/// absent input means unbounded; an absent attribute (opset 6) the lowest or greatest
+/// finite float, as ONNX Clip-6 defines it (so ±∞ clips to ±3.4·10³⁸ there).
+pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Clip", &[6, 11, 12, 13], import)];
 
 fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     let x = n.data(0)?;
-    let mut bounds = [
-        n.float("min", f32::NEG_INFINITY)?,
-        n.float("max", f32::INFINITY)?,
-    ];
+    let (low, high) = if n.opset() < 11 {
+        (f32::MIN, f32::MAX)
+    } else {
+        (f32::NEG_INFINITY, f32::INFINITY)
+    };
+    let mut bounds = [n.float("min", low)?, n.float("max", high)?];
     if n.is_computed(1) || n.is_computed(2) {
         // A bound computed at run time: max(x, min) then min(·, max), which is also
         // ONNX's answer (max) where min > max.

@@ -109,7 +109,7 @@ impl OpDef for Concat {
 }
 
 /// ONNX's Concat.
-pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Concat", &[13], import)];
+pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Concat", &[4, 11, 13], import)];
 
 fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     if !n.has("axis") {

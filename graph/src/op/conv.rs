@@ -209,8 +209,8 @@ fn conv(c: &Conv, x: &ArrayD<f64>, w: &ArrayD<f64>, bias: Option<&ArrayD<f64>>) 
 /// ONNX's Conv in 1, 2 and 3 dimensions (`conv/windows.rs`), and ConvTranspose as a
 /// convolution of the zero-stuffed input (`conv/transpose.rs`).
 pub(super) const ONNX: &[OnnxOp] = &[
-    OnnxOp::new("Conv", &[11, 22], import),
-    OnnxOp::new("ConvTranspose", &[11, 22], transpose::import),
+    OnnxOp::new("Conv", &[1, 11, 22], import),
+    OnnxOp::new("ConvTranspose", &[1, 11, 22], transpose::import),
 ];
 
 /// The layout an input of a `dims`-D window must have, for messages.

@@ -69,7 +69,7 @@ impl OpDef for Expand {
 }
 
 /// ONNX's Expand (an identity where the shape adds nothing).
-pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Expand", &[13], import)];
+pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Expand", &[8, 13], import)];
 
 fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     let x = n.data(0)?;

@@ -309,9 +309,9 @@ fn index(v: f64, n: usize) -> Option<usize> {
 /// ONNX's gathers, and Resize and Upsample as gathers at constant indices
 /// (`gather/resize.rs`).
 pub(super) const ONNX: &[OnnxOp] = &[
-    OnnxOp::new("Gather", &[13], |n| import_gather(n, false)),
-    OnnxOp::new("GatherElements", &[13], |n| import_gather(n, true)),
-    OnnxOp::new("GatherND", &[13], import_gather_nd),
+    OnnxOp::new("Gather", &[1, 11, 13], |n| import_gather(n, false)),
+    OnnxOp::new("GatherElements", &[11, 13], |n| import_gather(n, true)),
+    OnnxOp::new("GatherND", &[11, 12, 13], import_gather_nd),
     OnnxOp::new("Resize", &[11, 13, 18, 19], resize::import_resize),
     OnnxOp::new("Upsample", &[9], resize::import_upsample),
 ];

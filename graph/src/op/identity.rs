@@ -56,14 +56,15 @@ impl OpDef for Identity {
 
 /// ONNX's Identity, and inference Dropout (an identity).
 pub(super) const ONNX: &[OnnxOp] = &[
-    OnnxOp::new("Dropout", &[13, 22], import_dropout),
-    OnnxOp::new("Identity", &[13, 14, 16, 19, 21], |n| {
+    OnnxOp::new("Dropout", &[7, 10, 12, 13, 22], import_dropout),
+    OnnxOp::new("Identity", &[1, 13, 14, 16, 19, 21], |n| {
         n.simple(Op::Identity)
     }),
 ];
 
 fn import_dropout(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
-    // Input 1 (the ratio) does not matter in inference; input 2 must say inference.
+    // The ratio (an attribute before opset 12, input 1 from) does not matter in
+    // inference; input 2 (from 12) must say inference.
     if let Some(mode) = n.constant(2)?
         && mode.scalar() != Some(0.0)
     {

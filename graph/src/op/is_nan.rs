@@ -58,4 +58,4 @@ impl OpDef for IsNaN {
 }
 
 /// ONNX's IsNaN.
-pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("IsNaN", &[13, 20], |n| n.simple(Op::IsNaN))];
+pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("IsNaN", &[9, 13, 20], |n| n.simple(Op::IsNaN))];

@@ -264,6 +264,21 @@ impl dyn OnnxNode + '_ {
         }
     }
 
+    /// An integer list that opsets before `moved` give as attribute `attr` and later
+    /// ones as input `i` (a constant), where given: `axes`, `split`, `starts`, ...
+    pub fn ints_moved(
+        &self,
+        attr: &str,
+        i: usize,
+        moved: i64,
+    ) -> Result<Option<Vec<i64>>, OnnxError> {
+        if self.opset() < moved {
+            self.ints(attr)
+        } else {
+            self.int_input(i, attr)
+        }
+    }
+
     /// The shape of tensor `t`.
     pub fn shape(&self, t: TensorId) -> Vec<usize> {
         self.tensor(t).shape.clone()

@@ -226,14 +226,18 @@ fn pool(p: &Pool, x: &ArrayD<f64>) -> ArrayD<f64> {
 /// ONNX's pooling ops: 2-D windows, 1-D ones as 2-D windows of height 1, 3-D ones as a
 /// 2-D window then one over depth.
 pub(super) const ONNX: &[OnnxOp] = &[
-    OnnxOp::new("AveragePool", &[11, 19, 22], |n| {
+    OnnxOp::new("AveragePool", &[7, 10, 11, 19, 22], |n| {
         import_pool(n, PoolKind::Average)
     }),
     OnnxOp::new("GlobalAveragePool", &[1, 22], |n| {
         import_global(n, PoolKind::Average)
     }),
-    OnnxOp::new("GlobalMaxPool", &[1, 22], |n| import_global(n, PoolKind::Max)),
-    OnnxOp::new("MaxPool", &[12, 22], |n| import_pool(n, PoolKind::Max)),
+    OnnxOp::new("GlobalMaxPool", &[1, 22], |n| {
+        import_global(n, PoolKind::Max)
+    }),
+    OnnxOp::new("MaxPool", &[1, 8, 10, 11, 12, 22], |n| {
+        import_pool(n, PoolKind::Max)
+    }),
 ];
 
 /// A global pool over 2-D windows as it is; over 1-D or 3-D ones (a speech encoder's

@@ -225,8 +225,8 @@ fn matmul(a: &ArrayD<f64>, b: &ArrayD<f64>) -> ArrayD<f64> {
 /// ONNX's Gemm and MatMul, and Einsum as matrix products (`einsum.rs`).
 pub(super) const ONNX: &[OnnxOp] = &[
     OnnxOp::new("Einsum", &[12], einsum::import),
-    OnnxOp::new("Gemm", &[13], import_gemm),
-    OnnxOp::new("MatMul", &[13], import_matmul),
+    OnnxOp::new("Gemm", &[7, 9, 11, 13], import_gemm),
+    OnnxOp::new("MatMul", &[1, 9, 13], import_matmul),
 ];
 
 fn import_gemm(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {

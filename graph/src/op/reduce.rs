@@ -149,26 +149,32 @@ fn reduce(x: &ArrayD<f64>, kind: ReduceKind, axes: &[usize], keep_dims: bool) ->
 /// ReduceSumSquare, ReduceLogSum, ReduceLogSumExp); and ArgMax and ArgMin, compositions
 /// of ReduceMax or ReduceMin; CumSum, ReduceProd and TopK, compositions of ReduceSum.
 pub(super) const ONNX: &[OnnxOp] = &[
-    OnnxOp::new("ArgMax", &[13], |n| import_arg(n, true)),
-    OnnxOp::new("ArgMin", &[13], |n| import_arg(n, false)),
+    OnnxOp::new("ArgMax", &[1, 11, 12, 13], |n| import_arg(n, true)),
+    OnnxOp::new("ArgMin", &[1, 11, 12, 13], |n| import_arg(n, false)),
     OnnxOp::new("CumSum", &[11, 14], cumsum::import),
     OnnxOp::new("ReduceL1", &[13, 18], |n| import_composed(n, Composed::L1)),
     OnnxOp::new("ReduceL2", &[13, 18], |n| import_composed(n, Composed::L2)),
-    OnnxOp::new("ReduceLogSum", &[13, 18], |n| {
+    OnnxOp::new("ReduceLogSum", &[1, 11, 13, 18], |n| {
         import_composed(n, Composed::LogSum)
     }),
-    OnnxOp::new("ReduceLogSumExp", &[13, 18], |n| {
+    OnnxOp::new("ReduceLogSumExp", &[1, 11, 13, 18], |n| {
         import_composed(n, Composed::LogSumExp)
     }),
-    OnnxOp::new("ReduceMax", &[13, 18, 20], |n| import(n, ReduceKind::Max)),
-    OnnxOp::new("ReduceMean", &[13, 18], |n| import(n, ReduceKind::Mean)),
-    OnnxOp::new("ReduceMin", &[13, 18, 20], |n| import(n, ReduceKind::Min)),
-    OnnxOp::new("ReduceProd", &[13, 18], prod::import),
-    OnnxOp::new("ReduceSum", &[13], |n| import(n, ReduceKind::Sum)),
-    OnnxOp::new("ReduceSumSquare", &[13, 18], |n| {
+    OnnxOp::new("ReduceMax", &[1, 11, 12, 13, 18, 20], |n| {
+        import(n, ReduceKind::Max)
+    }),
+    OnnxOp::new("ReduceMean", &[1, 11, 13, 18], |n| {
+        import(n, ReduceKind::Mean)
+    }),
+    OnnxOp::new("ReduceMin", &[1, 11, 12, 13, 18, 20], |n| {
+        import(n, ReduceKind::Min)
+    }),
+    OnnxOp::new("ReduceProd", &[1, 11, 13, 18], prod::import),
+    OnnxOp::new("ReduceSum", &[1, 11, 13], |n| import(n, ReduceKind::Sum)),
+    OnnxOp::new("ReduceSumSquare", &[1, 11, 13, 18], |n| {
         import_composed(n, Composed::SumSquare)
     }),
-    OnnxOp::new("TopK", &[11], topk::import),
+    OnnxOp::new("TopK", &[1, 10, 11], topk::import),
 ];
 
 /// A Reduce node's input, the axes it reduces (sorted, distinct; `None` where

@@ -229,10 +229,10 @@ fn reindex_flat(from: &[usize], to: &[usize], idx: &[Expr]) -> Vec<Expr> {
 
 /// ONNX's Flatten and Reshape, and Squeeze and Unsqueeze as reshapes.
 pub(super) const ONNX: &[OnnxOp] = &[
-    OnnxOp::new("Flatten", &[13, 21], import_flatten),
-    OnnxOp::new("Reshape", &[13, 14, 19, 21], import_reshape),
-    OnnxOp::new("Squeeze", &[13, 21], |n| import_squeeze(n, false)),
-    OnnxOp::new("Unsqueeze", &[13, 21], |n| import_squeeze(n, true)),
+    OnnxOp::new("Flatten", &[1, 9, 11, 13, 21], import_flatten),
+    OnnxOp::new("Reshape", &[5, 13, 14, 19, 21], import_reshape),
+    OnnxOp::new("Squeeze", &[1, 11, 13, 21], |n| import_squeeze(n, false)),
+    OnnxOp::new("Unsqueeze", &[1, 11, 13, 21], |n| import_squeeze(n, true)),
 ];
 
 fn import_flatten(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
@@ -258,11 +258,11 @@ fn import_reshape(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     n.emit(Op::Reshape(Reshape { shape }), vec![x])
 }
 
-/// Squeeze and Unsqueeze: reshapes.
+/// Squeeze and Unsqueeze: reshapes; `axes` an attribute before opset 13, an input from.
 fn import_squeeze(n: &mut dyn OnnxNode, unsqueeze: bool) -> Result<(), OnnxError> {
     let x = n.data(0)?;
     let mut dims = n.shape(x);
-    let axes = n.int_input(1, "axes")?;
+    let axes = n.ints_moved("axes", 1, 13)?;
     let resolve = |v: i64, r: usize| -> Result<usize, OnnxError> {
         let x = if v < 0 { v + r as i64 } else { v };
         if x < 0 || x >= r as i64 {
@@ -271,7 +271,7 @@ fn import_squeeze(n: &mut dyn OnnxNode, unsqueeze: bool) -> Result<(), OnnxError
         Ok(x as usize)
     };
     if unsqueeze {
-        let axes = axes.ok_or_else(|| n.err("input 1 (the axes) is missing"))?;
+        let axes = axes.ok_or_else(|| n.err("the axes are missing"))?;
         let r = dims.len() + axes.len();
         let mut ax = axes
             .iter()

@@ -352,10 +352,12 @@ fn export_reduction(node: &mut ExportNode<'_>, reduction: ScatterReduction) {
     }
 }
 
-/// ONNX's scatters (`reduction` add and mul from opset 16, max and min from 18).
+/// ONNX's scatters (`reduction` add and mul from opset 16, max and min from 18), and
+/// `Scatter` (opsets 9 and 10; deprecated from 11 for ScatterElements, the same op).
 pub(super) const ONNX: &[OnnxOp] = &[
-    OnnxOp::new("ScatterElements", &[13, 16, 18], |n| import(n, true)),
-    OnnxOp::new("ScatterND", &[13, 16, 18], |n| import(n, false)),
+    OnnxOp::new("Scatter", &[9, 11], |n| import(n, true)),
+    OnnxOp::new("ScatterElements", &[11, 13, 16, 18], |n| import(n, true)),
+    OnnxOp::new("ScatterND", &[11, 13, 16, 18], |n| import(n, false)),
 ];
 
 fn import(n: &mut dyn OnnxNode, elements: bool) -> Result<(), OnnxError> {

@@ -121,17 +121,19 @@ impl OpDef for Slice {
 
 /// ONNX's Slice, and Split as one Slice per output.
 pub(super) const ONNX: &[OnnxOp] = &[
-    OnnxOp::new("Slice", &[13], import_slice),
-    OnnxOp::new("Split", &[13, 18], import_split),
+    OnnxOp::new("Slice", &[1, 10, 11, 13], import_slice),
+    OnnxOp::new("Split", &[2, 11, 13, 18], import_split),
 ];
 
+/// Slice: `starts`, `ends` and `axes` attributes before opset 10 (no steps), inputs
+/// from.
 fn import_slice(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     let x = n.data(0)?;
     let dims = n.shape(x);
-    let starts = n.int_input(1, "starts")?.unwrap_or_default();
-    let ends = n.int_input(2, "ends")?.unwrap_or_default();
-    let axes = n.int_input(3, "axes")?;
-    let steps = n.int_input(4, "steps")?;
+    let starts = n.ints_moved("starts", 1, 10)?.unwrap_or_default();
+    let ends = n.ints_moved("ends", 2, 10)?.unwrap_or_default();
+    let axes = n.ints_moved("axes", 3, 10)?;
+    let steps = n.ints_moved("steps", 4, 10)?;
     let (starts, steps, sizes) =
         resolve_slice(&dims, &starts, &ends, axes.as_deref(), steps.as_deref())
             .map_err(|w| n.err(w))?;
@@ -150,7 +152,8 @@ fn import_slice(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     )
 }
 
-/// Split: one Slice node per output.
+/// Split: one Slice node per output; `split` an attribute before opset 13, an input
+/// from.
 fn import_split(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     let x = n.data(0)?;
     let dims = n.shape(x);
@@ -158,7 +161,7 @@ fn import_split(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     let axis = n.axis("axis", axis, dims.len(), false)?;
     let outs = n.output_count();
     let size = dims[axis];
-    let parts: Vec<usize> = match n.int_input(1, "split")? {
+    let parts: Vec<usize> = match n.ints_moved("split", 1, 13)? {
         Some(p) => p.iter().map(|&v| v.max(0) as usize).collect(),
         None => {
             let k = if n.has("num_outputs") {

@@ -10,10 +10,10 @@ use weft_ir::expr::Expr;
 use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, axis_of, float};
 use super::{
-    Binary, ExportNode, IndexUse, Inline, Op, OpDef, Reduce, ReduceKind, Reduction, Role, Rows,
-    Unary,
+    Binary, ExportNode, IndexUse, Inline, Op, OpDef, Reduce, ReduceKind, Reduction, Reshape, Role,
+    Rows, Unary,
 };
-use crate::tensor::Tensor;
+use crate::tensor::{Tensor, TensorId};
 
 /// A Softmax's axis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,23 +70,65 @@ impl OpDef for Softmax {
     }
 }
 
-/// ONNX's Softmax and LogSoftmax (opset 13 on: along one axis, −1 unless given).
+/// ONNX's Softmax and LogSoftmax. From opset 13 along one axis (−1 unless given); before
+/// 13 over the input coerced to a matrix at `axis` (1 unless given): every dimension from
+/// `axis` on makes one row, a different answer wherever `axis` is not the last dimension.
 pub(super) const ONNX: &[OnnxOp] = &[
-    OnnxOp::new("LogSoftmax", &[13], import_log),
-    OnnxOp::new("Softmax", &[13], import),
+    OnnxOp::new("LogSoftmax", &[1, 11, 13], import_log),
+    OnnxOp::new("Softmax", &[1, 11, 13], import),
 ];
 
-/// The input and its axis.
-fn input_and_axis(n: &mut dyn OnnxNode) -> Result<(crate::tensor::TensorId, usize), OnnxError> {
+/// What a Softmax normalizes: the input and its axis, or before opset 13 (where `axis`
+/// is not the last dimension already) the input reshaped to the matrix `[Π dims[..axis],
+/// Π dims[axis..]]` and axis 1, with the input's shape to restore.
+struct Rowed {
+    x: TensorId,
+    axis: usize,
+    restore: Option<Vec<usize>>,
+}
+
+fn input_and_axis(n: &mut dyn OnnxNode) -> Result<Rowed, OnnxError> {
     let x = n.data(0)?;
-    let r = n.shape(x).len();
-    let axis = n.int("axis", -1)?;
-    Ok((x, n.axis("axis", axis, r, false)?))
+    let dims = n.shape(x);
+    let r = dims.len();
+    let coerced = n.opset() < 13;
+    let axis = n.int("axis", if coerced { 1 } else { -1 })?;
+    let axis = n.axis("axis", axis, r, false)?;
+    if !coerced || axis + 1 == r {
+        return Ok(Rowed {
+            x,
+            axis,
+            restore: None,
+        });
+    }
+    let rows = dims[..axis].iter().product();
+    let cols = dims[axis..].iter().product();
+    let shape = vec![rows, cols];
+    let m = n.step("matrix", Op::Reshape(Reshape { shape }), vec![x])?;
+    Ok(Rowed {
+        x: m,
+        axis: 1,
+        restore: Some(dims),
+    })
+}
+
+/// Emits `op` of `inputs` as the node's output, reshaped back where `restore` says.
+fn finish(
+    n: &mut dyn OnnxNode,
+    op: Op,
+    inputs: Vec<TensorId>,
+    restore: Option<Vec<usize>>,
+) -> Result<(), OnnxError> {
+    let Some(shape) = restore else {
+        return n.emit(op, inputs);
+    };
+    let y = n.step("rows", op, inputs)?;
+    n.emit(Op::Reshape(Reshape { shape }), vec![y])
 }
 
 fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
-    let (x, axis) = input_and_axis(n)?;
-    n.emit(Op::Softmax(Softmax { axis }), vec![x])
+    let Rowed { x, axis, restore } = input_and_axis(n)?;
+    finish(n, Op::Softmax(Softmax { axis }), vec![x], restore)
 }
 
 /// LogSoftmax as `(x − m) − log Σ exp(x − m)` with `m` the maximum along the axis
@@ -94,7 +136,7 @@ fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
 /// which `log(softmax)` is not. A row holding +∞, or only −∞, is NaN, as in ONNX
 /// Runtime.
 fn import_log(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
-    let (x, axis) = input_and_axis(n)?;
+    let Rowed { x, axis, restore } = input_and_axis(n)?;
     let along = |kind| {
         Op::Reduce(Reduce {
             kind,
@@ -107,7 +149,7 @@ fn import_log(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     let e = n.step("exp", Op::Unary(Unary::Exp), vec![shifted])?;
     let sum = n.step("sum", along(ReduceKind::Sum), vec![e])?;
     let log_sum = n.step("log_sum", Op::Unary(Unary::Log), vec![sum])?;
-    n.emit(Op::Binary(Binary::Sub), vec![shifted, log_sum])
+    finish(n, Op::Binary(Binary::Sub), vec![shifted, log_sum], restore)
 }
 
 #[cfg(test)]

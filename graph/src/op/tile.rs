@@ -86,7 +86,7 @@ impl OpDef for Tile {
 }
 
 /// ONNX's Tile, its `repeats` a constant input.
-pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Tile", &[13], import)];
+pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Tile", &[6, 13], import)];
 
 fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     let x = n.data(0)?;

@@ -521,14 +521,14 @@ fn erf_f32(x: Expr) -> Expr {
 
 /// The ONNX ops that are a [`Unary`], each with its attributes and their defaults.
 pub(super) const ONNX: &[OnnxOp] = &[
-    OnnxOp::new("Abs", &[13], |n| n.simple(Op::Unary(Unary::Abs))),
+    OnnxOp::new("Abs", &[6, 13], |n| n.simple(Op::Unary(Unary::Abs))),
     OnnxOp::new("Acos", &[7, 22], |n| n.simple(Op::Unary(Unary::Acos))),
     OnnxOp::new("Acosh", &[9, 22], |n| n.simple(Op::Unary(Unary::Acosh))),
     OnnxOp::new("Asin", &[7, 22], |n| n.simple(Op::Unary(Unary::Asin))),
     OnnxOp::new("Asinh", &[9, 22], |n| n.simple(Op::Unary(Unary::Asinh))),
     OnnxOp::new("Atan", &[7, 22], |n| n.simple(Op::Unary(Unary::Atan))),
     OnnxOp::new("Atanh", &[9, 22], |n| n.simple(Op::Unary(Unary::Atanh))),
-    OnnxOp::new("Ceil", &[13], |n| n.simple(Op::Unary(Unary::Ceil))),
+    OnnxOp::new("Ceil", &[6, 13], |n| n.simple(Op::Unary(Unary::Ceil))),
     OnnxOp::new("Celu", &[12], |n| {
         let alpha = n.float("alpha", 1.0)?;
         n.simple(Op::Unary(Unary::Celu { alpha }))
@@ -539,9 +539,9 @@ pub(super) const ONNX: &[OnnxOp] = &[
         let alpha = n.float("alpha", 1.0)?;
         n.simple(Op::Unary(Unary::Elu { alpha }))
     }),
-    OnnxOp::new("Erf", &[13], |n| n.simple(Op::Unary(Unary::Erf))),
-    OnnxOp::new("Exp", &[13], |n| n.simple(Op::Unary(Unary::Exp))),
-    OnnxOp::new("Floor", &[13], |n| n.simple(Op::Unary(Unary::Floor))),
+    OnnxOp::new("Erf", &[9, 13], |n| n.simple(Op::Unary(Unary::Erf))),
+    OnnxOp::new("Exp", &[6, 13], |n| n.simple(Op::Unary(Unary::Exp))),
+    OnnxOp::new("Floor", &[6, 13], |n| n.simple(Op::Unary(Unary::Floor))),
     OnnxOp::new("Gelu", &[20], |n| {
         let tanh = match n.string("approximate", "none")?.as_str() {
             "none" => false,
@@ -564,22 +564,22 @@ pub(super) const ONNX: &[OnnxOp] = &[
         let alpha = n.float("alpha", 0.01)?;
         n.simple(Op::Unary(Unary::LeakyRelu { alpha }))
     }),
-    OnnxOp::new("Log", &[13], |n| n.simple(Op::Unary(Unary::Log))),
+    OnnxOp::new("Log", &[6, 13], |n| n.simple(Op::Unary(Unary::Log))),
     OnnxOp::new("Mish", &[18, 22], |n| n.simple(Op::Unary(Unary::Mish))),
-    OnnxOp::new("Neg", &[13], |n| n.simple(Op::Unary(Unary::Neg))),
+    OnnxOp::new("Neg", &[6, 13], |n| n.simple(Op::Unary(Unary::Neg))),
     OnnxOp::new("Not", &[1], |n| n.simple(Op::Unary(Unary::Not))),
-    OnnxOp::new("Reciprocal", &[13], |n| {
+    OnnxOp::new("Reciprocal", &[6, 13], |n| {
         n.simple(Op::Unary(Unary::Reciprocal))
     }),
-    OnnxOp::new("Relu", &[13, 14], |n| n.simple(Op::Unary(Unary::Relu))),
+    OnnxOp::new("Relu", &[6, 13, 14], |n| n.simple(Op::Unary(Unary::Relu))),
     OnnxOp::new("Round", &[11, 22], |n| n.simple(Op::Unary(Unary::Round))),
     OnnxOp::new("Selu", &[6, 22], |n| {
         let alpha = n.float("alpha", 1.673_263_2)?;
         let gamma = n.float("gamma", 1.050_701)?;
         n.simple(Op::Unary(Unary::Selu { alpha, gamma }))
     }),
-    OnnxOp::new("Sigmoid", &[13], |n| n.simple(Op::Unary(Unary::Sigmoid))),
-    OnnxOp::new("Sign", &[13], |n| n.simple(Op::Unary(Unary::Sign))),
+    OnnxOp::new("Sigmoid", &[6, 13], |n| n.simple(Op::Unary(Unary::Sigmoid))),
+    OnnxOp::new("Sign", &[9, 13], |n| n.simple(Op::Unary(Unary::Sign))),
     OnnxOp::new("Sin", &[7, 22], |n| n.simple(Op::Unary(Unary::Sin))),
     OnnxOp::new("Sinh", &[9, 22], |n| n.simple(Op::Unary(Unary::Sinh))),
     OnnxOp::new("Softplus", &[1, 22], |n| {
@@ -588,9 +588,9 @@ pub(super) const ONNX: &[OnnxOp] = &[
     OnnxOp::new("Softsign", &[1, 22], |n| {
         n.simple(Op::Unary(Unary::Softsign))
     }),
-    OnnxOp::new("Sqrt", &[13], |n| n.simple(Op::Unary(Unary::Sqrt))),
+    OnnxOp::new("Sqrt", &[6, 13], |n| n.simple(Op::Unary(Unary::Sqrt))),
     OnnxOp::new("Tan", &[7, 22], |n| n.simple(Op::Unary(Unary::Tan))),
-    OnnxOp::new("Tanh", &[13], |n| n.simple(Op::Unary(Unary::Tanh))),
+    OnnxOp::new("Tanh", &[6, 13], |n| n.simple(Op::Unary(Unary::Tanh))),
     OnnxOp::new("ThresholdedRelu", &[10, 22], |n| {
         let alpha = n.float("alpha", 1.0)?;
         n.simple(Op::Unary(Unary::ThresholdedRelu { alpha }))

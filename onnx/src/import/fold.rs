@@ -202,6 +202,16 @@ impl Importer<'_> {
                 Some(_) => Err(err(format!("input {i} is not an integer tensor"))),
             }
         };
+        // An integer list that opsets before `moved` give as an attribute (Squeeze's and
+        // Unsqueeze's axes before 13, Slice's bounds before 10), later ones as input `i`.
+        let opset = self.opset;
+        let moved = |attr: &str, i: usize, moved: i64| -> Result<Option<Vec<i64>>, ImportError> {
+            if opset < moved {
+                Ok(a.ints(attr)?.map(<[i64]>::to_vec))
+            } else {
+                ints_of(i)
+            }
+        };
         let axis = |v: i64, rank: usize| -> Result<usize, ImportError> {
             let r = rank as i64;
             let x = if v < 0 { v + r } else { v };
@@ -331,7 +341,7 @@ impl Importer<'_> {
             }
             "Unsqueeze" | "Squeeze" => {
                 let x = input(0)?.clone();
-                let axes = ints_of(1)?;
+                let axes = moved("axes", 1, 13)?;
                 let mut dims = x.dims.clone();
                 if op == "Unsqueeze" {
                     let axes = axes.ok_or_else(|| err("the axes are missing".into()))?;
@@ -365,10 +375,10 @@ impl Importer<'_> {
             "Slice" => {
                 let x = input(0)?;
                 let (starts, ends) = (
-                    ints_of(1)?.unwrap_or_default(),
-                    ints_of(2)?.unwrap_or_default(),
+                    moved("starts", 1, 10)?.unwrap_or_default(),
+                    moved("ends", 2, 10)?.unwrap_or_default(),
                 );
-                let (axes, steps) = (ints_of(3)?, ints_of(4)?);
+                let (axes, steps) = (moved("axes", 3, 10)?, moved("steps", 4, 10)?);
                 let (s, k, n) =
                     resolve_slice(&x.dims, &starts, &ends, axes.as_deref(), steps.as_deref())
                         .map_err(err)?;

@@ -102,9 +102,7 @@ impl Importer<'_> {
         let import = match versions::effective(&node.op_type, self.opset) {
             Effective::Version(_, import) => import,
             Effective::NotYet { first } => {
-                return Err(refuse(Some(format!(
-                    "the default domain has it from opset {first}"
-                ))));
+                return Err(refuse(Some(format!("weft imports it from opset {first}"))));
             }
             Effective::Unknown => return Err(refuse(None)),
         };

@@ -22,7 +22,8 @@ use crate::tensor::TensorId;
 /// The longest axis weft takes the top elements of.
 pub const MAX_AXIS: usize = 1 << 14;
 
-/// TopK (`k` a constant input; `axis`, `largest`, `sorted`): Values and Indices.
+/// TopK (`k` an attribute before opset 10, a constant input from; `axis`, and from 11
+/// `largest` and `sorted`): Values and Indices.
 pub(super) fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     let x = n.data(0)?;
     let dims = n.shape(x);
@@ -35,10 +36,18 @@ pub(super) fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     let largest = n.flag("largest", true)?;
     n.flag("sorted", true)?;
     let len = dims[axis];
-    let k = match n.int_input(1, "K")? {
+    let k = if n.opset() < 10 {
+        n.has("k")
+            .then(|| n.int("k", 0))
+            .transpose()?
+            .map(|k| vec![k])
+    } else {
+        n.int_input(1, "K")?
+    };
+    let k = match k {
         Some(v) if v.len() == 1 => v[0],
-        Some(v) => return Err(n.err(format!("input 1 (K) holds {v:?}, not one value"))),
-        None => return Err(n.err("input 1 (K) is missing")),
+        Some(v) => return Err(n.err(format!("K holds {v:?}, not one value"))),
+        None => return Err(n.err("K is missing")),
     };
     if k < 1 || k > len as i64 {
         return Err(n.err(format!(
