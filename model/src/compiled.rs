@@ -7,11 +7,11 @@ use weft_codegen_common::TargetLimits;
 use weft_graph::Graph;
 
 use weft_graph::NodeId;
-use weft_ir::fusion::FusionError;
 use weft_graph::op::{Epilogue, Role};
 use weft_graph::partition::{Partition, Shown, partition_keeping};
 use weft_graph::passes::{PassContext, PassReport, Precision, optimize_in};
 use weft_ir::dtype::DType;
+use weft_ir::fusion::FusionError;
 use weft_runtime::Device;
 
 use crate::anchor::Choices;

@@ -348,9 +348,7 @@ fn expect(dir: &Path, g: &Graph, whole: &Measured, ort: &Ort, tol: f64) -> Resul
                 path,
                 reason: format!(
                     "not found: --expect takes one .npy file per graph output ({} {} {:?} here)",
-                    file,
-                    tensor.dtype,
-                    tensor.shape
+                    file, tensor.dtype, tensor.shape
                 ),
             }
             .into());
