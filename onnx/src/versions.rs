@@ -124,7 +124,7 @@ mod tests {
         assert_eq!(version("Softmax", 12), Some(11));
         assert_eq!(version("Squeeze", 7), Some(1));
         assert_eq!(version("Relu", 7), Some(6));
-        assert_eq!(version("Upsample", 9), None);
+        assert_eq!(version("Upsample", 9), Some(9));
         assert!(matches!(
             effective("Where", 8),
             Effective::NotYet { first: 9 }
