@@ -46,6 +46,7 @@ fn graph() -> Graph {
     let ln = Op::LayerNorm(LayerNorm {
         axis: 1,
         epsilon: 1e-5,
+        rms: false,
     });
     let norm = b.node("norm", ln, &[shifted, gamma, beta]).unwrap();
     b.output(norm);
