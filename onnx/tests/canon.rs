@@ -1,6 +1,7 @@
 //! Canonical forms of what PyTorch's exporters write (issue 59, item 1): real exports
 //! of `nn.GELU` (erf and tanh), `nn.SiLU`, `nn.Hardswish`, `nn.Hardsigmoid`, `nn.Mish`,
-//! `nn.LayerNorm`, Hugging Face's Llama RMSNorm and T5 layer norm and a BERT feed-forward
+//! `nn.LayerNorm` (both exporters write LayerNormalization at opset 17), Hugging Face's
+//! Llama RMSNorm and T5 layer norm (an RMS norm) and a BERT feed-forward
 //! block, each by the TorchScript and the dynamo exporter at opset 17
 //! (`fixtures/canon/export.py`; `fixtures/canon/ops.txt` lists what each file holds).
 //!
@@ -15,7 +16,6 @@ use std::path::PathBuf;
 
 use ndarray::{ArrayD, IxDyn};
 use weft_graph::Graph;
-use weft_graph::op::OpDef;
 use weft_graph::passes::{Precision, optimize};
 use weft_model::measure::{relative_error, tolerance};
 use weft_model::{CompileOptions, CompiledModel};
@@ -36,8 +36,24 @@ const EXPECTED: &[(&str, &[(&str, usize)])] = &[
         "bert_ffn",
         &[("Gelu", 1), ("Erf", 0), ("Mul", 0), ("MatMul", 2)],
     ),
-    ("llama_rms_norm", &[]),
-    ("t5_layer_norm", &[]),
+    (
+        "llama_rms_norm",
+        &[
+            ("RMSNormalization", 1),
+            ("ReduceMean", 0),
+            ("Sqrt", 0),
+            ("Mul", 0),
+        ],
+    ),
+    (
+        "t5_layer_norm",
+        &[
+            ("RMSNormalization", 1),
+            ("ReduceMean", 0),
+            ("Sqrt", 0),
+            ("Mul", 0),
+        ],
+    ),
 ];
 
 fn fixtures_dir() -> PathBuf {

@@ -97,10 +97,11 @@ impl View<'_> {
             return None;
         }
         let is_c = |t: TensorId| super::scalar(self.g, t).is_some_and(|v| near(v, c));
-        let u = match (is_c(n.inputs[0]), is_c(n.inputs[1])) {
-            (false, true) => n.inputs[0],
-            (true, false) => n.inputs[1],
-            _ => return None,
+        let (a, b) = (n.inputs[0], n.inputs[1]);
+        let u = match (is_c(a), is_c(b)) {
+            (false, true) => a,
+            (true, false) => b,
+            (true, true) | (false, false) => return None,
         };
         nodes.push(id);
         Some(u)
@@ -131,42 +132,40 @@ impl View<'_> {
             f.terms.push(t);
             return;
         };
-        let (a, b) = (n.inputs.first().copied(), n.inputs.get(1).copied());
-        match (&n.op, a, b) {
-            (Op::Binary(Binary::Mul), Some(a), Some(b)) => {
-                f.nodes.push(id);
-                self.collect(a, false, f);
-                self.collect(b, false, f);
+        let &[a, b] = &n.inputs[..] else {
+            f.terms.push(t);
+            return;
+        };
+        let constant = super::scalar(self.g, b);
+        if n.op == Op::Binary(Binary::Mul) {
+            f.nodes.push(id);
+            self.collect(a, false, f);
+            self.collect(b, false, f);
+        } else if let (Op::Binary(Binary::Div), Some(c)) = (&n.op, constant)
+            && c != 0.0
+        {
+            f.nodes.push(id);
+            f.scale /= c;
+            self.collect(a, false, f);
+        } else if let (Op::Binary(Binary::Pow), Some(p)) = (&n.op, constant)
+            && (p == 2.0 || p == 3.0)
+        {
+            f.nodes.push(id);
+            for _ in 0..p as usize {
+                f.terms.push(a);
             }
-            (Op::Binary(Binary::Div), Some(a), Some(b)) => {
-                match super::scalar(self.g, b).filter(|&c| c != 0.0) {
-                    Some(c) => {
-                        f.nodes.push(id);
-                        f.scale /= c;
-                        self.collect(a, false, f);
-                    }
-                    None => f.terms.push(t),
-                }
-            }
-            (Op::Binary(Binary::Pow), Some(a), Some(b)) => match super::scalar(self.g, b) {
-                Some(p) if p == 2.0 || p == 3.0 => {
-                    f.nodes.push(id);
-                    for _ in 0..p as usize {
-                        f.terms.push(a);
-                    }
-                }
-                _ => f.terms.push(t),
-            },
-            _ => f.terms.push(t),
+        } else {
+            f.terms.push(t);
         }
     }
 }
 
 /// Of two terms, the one that is `x` and the other, for each choice of `x`.
 fn pairs(terms: &[TensorId]) -> Vec<(TensorId, TensorId)> {
-    match *terms {
-        [a, b] => vec![(a, b), (b, a)],
-        _ => Vec::new(),
+    if let &[a, b] = terms {
+        vec![(a, b), (b, a)]
+    } else {
+        Vec::new()
     }
 }
 
@@ -248,10 +247,13 @@ fn gelu_tanh(v: &View, f: &Factors) -> Option<Found> {
         if sum.op != Op::Binary(Binary::Add) {
             return None;
         }
-        let cube = match sum.inputs[..] {
-            [a, b] if a == x => b,
-            [a, b] if b == x => a,
-            _ => return None,
+        let (a, b) = (sum.inputs[0], sum.inputs[1]);
+        let cube = if a == x {
+            b
+        } else if b == x {
+            a
+        } else {
+            return None;
         };
         nodes.push(add);
         v.inner(cube)?;

@@ -57,20 +57,25 @@ fn find(g: &Graph) -> Option<Match> {
     };
     let constant = |t: TensorId| super::scalar(g, t);
     for (i, root) in g.nodes.iter().enumerate() {
-        let Some(found) = (match root.op {
-            Op::Binary(Binary::Div) => Some((root.inputs[0], root.inputs[1], vec![])),
-            Op::Binary(Binary::Mul) => [(0, 1), (1, 0)].into_iter().find_map(|(a, b)| {
+        let found = if root.op == Op::Binary(Binary::Div) {
+            Some((root.inputs[0], root.inputs[1], vec![]))
+        } else if root.op == Op::Binary(Binary::Mul) {
+            [(0, 1), (1, 0)].into_iter().find_map(|(a, b)| {
                 // x · Reciprocal(s), or x · Div(1, s).
                 let (r, n) = inner(root.inputs[b])?;
-                let s = match n.op {
-                    Op::Unary(Unary::Reciprocal) => n.inputs[0],
-                    Op::Binary(Binary::Div) if constant(n.inputs[0]) == Some(1.0) => n.inputs[1],
-                    _ => return None,
+                let s = if n.op == Op::Unary(Unary::Reciprocal) {
+                    n.inputs[0]
+                } else if n.op == Op::Binary(Binary::Div) && constant(n.inputs[0]) == Some(1.0) {
+                    n.inputs[1]
+                } else {
+                    return None;
                 };
                 Some((root.inputs[a], s, vec![r]))
-            }),
-            _ => None,
-        }) else {
+            })
+        } else {
+            None
+        };
+        let Some(found) = found else {
             continue;
         };
         let (x, s, mut nodes) = found;
@@ -142,7 +147,7 @@ fn sqrt_mean_square<'g>(
     let (m, epsilon) = match (constant(add.inputs[0]), constant(add.inputs[1])) {
         (None, Some(e)) => (add.inputs[0], e),
         (Some(e), None) => (add.inputs[1], e),
-        _ => return None,
+        (Some(_), Some(_)) | (None, None) => return None,
     };
     let (mean_id, mean) = inner(m)?;
     let Op::Reduce(Reduce {
@@ -159,11 +164,9 @@ fn sqrt_mean_square<'g>(
         return None;
     }
     let (sq_id, sq) = inner(mean.inputs[0])?;
-    let squares = match sq.op {
-        Op::Binary(Binary::Pow) => sq.inputs[0] == x && constant(sq.inputs[1]) == Some(2.0),
-        Op::Binary(Binary::Mul) => sq.inputs[0] == x && sq.inputs[1] == x,
-        _ => false,
-    };
+    let squares = sq.inputs[0] == x
+        && ((sq.op == Op::Binary(Binary::Pow) && constant(sq.inputs[1]) == Some(2.0))
+            || (sq.op == Op::Binary(Binary::Mul) && sq.inputs[1] == x));
     squares.then(|| (axis, epsilon, vec![sq_id, mean_id, add_id, sqrt_id]))
 }
 
@@ -241,17 +244,15 @@ mod tests {
         let eps = scalar(&mut b, "eps", 1e-6);
         let a = b.add("add", m, eps).unwrap();
         let s = b.unary("sqrt", Unary::Sqrt, a).unwrap();
-        let n = match how {
-            0 => {
-                let r = b.unary("rsqrt", Unary::Reciprocal, s).unwrap();
-                b.binary("mul", Binary::Mul, x, r).unwrap()
-            }
-            1 => {
-                let one = scalar(&mut b, "one", 1.0);
-                let r = b.binary("rsqrt", Binary::Div, one, s).unwrap();
-                b.binary("mul", Binary::Mul, r, x).unwrap()
-            }
-            _ => b.binary("mul", Binary::Div, x, s).unwrap(),
+        let n = if how == 0 {
+            let r = b.unary("rsqrt", Unary::Reciprocal, s).unwrap();
+            b.binary("mul", Binary::Mul, x, r).unwrap()
+        } else if how == 1 {
+            let one = scalar(&mut b, "one", 1.0);
+            let r = b.binary("rsqrt", Binary::Div, one, s).unwrap();
+            b.binary("mul", Binary::Mul, r, x).unwrap()
+        } else {
+            b.binary("mul", Binary::Div, x, s).unwrap()
         };
         let gamma = b.weight(
             "gamma",
