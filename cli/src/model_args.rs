@@ -63,7 +63,8 @@ pub struct ModelSource {
     #[arg(long, value_enum, default_value_t = ModelDType::F32)]
     pub dtype: ModelDType,
     /// Graph passes to leave out, by key, comma-separated (`attention`, `siblings`,
-    /// `layer-norms`, `batch-norms`, `constants`, `identities`, `dead`): what one pass
+    /// `activations`, `layer-norms`, `rms-norms`, `batch-norms`, `constants`,
+    /// `identities`, `dead`): what one pass
     /// is worth, measured (run, graph and bench).
     #[arg(long = "disable-pass", value_delimiter = ',')]
     pub disable_pass: Vec<String>,

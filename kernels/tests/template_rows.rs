@@ -52,6 +52,11 @@ fn reference(op: RowOp, x: &[f64], rows: usize, n: usize) -> Vec<f64> {
                 let k = 1.0 / (var + epsilon as f64).sqrt();
                 out.extend(row.iter().map(|v| (v - mean) * k));
             }
+            RowOp::RmsNorm { epsilon } => {
+                let sq = row.iter().map(|v| v * v).sum::<f64>() / n as f64;
+                let k = 1.0 / (sq + epsilon as f64).sqrt();
+                out.extend(row.iter().map(|v| v * k));
+            }
             RowOp::Sum => out.push(row.iter().sum()),
             RowOp::Mean => out.push(row.iter().sum::<f64>() / n as f64),
             RowOp::Max => out.push(row.iter().cloned().fold(f64::NEG_INFINITY, f64::max)),
@@ -61,9 +66,10 @@ fn reference(op: RowOp, x: &[f64], rows: usize, n: usize) -> Vec<f64> {
     out
 }
 
-const OPS: [RowOp; 6] = [
+const OPS: [RowOp; 7] = [
     RowOp::Softmax,
     RowOp::LayerNorm { epsilon: 1e-5 },
+    RowOp::RmsNorm { epsilon: 1e-6 },
     RowOp::Sum,
     RowOp::Mean,
     RowOp::Max,

@@ -1,4 +1,4 @@
-//! Very long rows through the whole model compiler: softmax, layer norm and row
+//! Very long rows through the whole model compiler: softmax, layer and RMS norm and row
 //! reductions over rows of 20011 take the row-reduction template's split form (two
 //! kernels, a chunk of a row per block) by its rule, with a prologue inlined into both
 //! kernels and an epilogue (the layer norm's scale and bias) fused into the stores;
@@ -29,7 +29,8 @@ fn array(seed: u64, shape: &[usize], scale: f32, shift: f32) -> ArrayD<f32> {
 }
 
 /// `x [2, 20011]` into: softmax · 3; the layer norm of `x + 1000` (a large mean against
-/// the spread) with scale and bias; the mean and the max of each row.
+/// the spread) with scale and bias; the RMS norm of `x` with scale; the mean and the max
+/// of each row.
 fn graph() -> Graph {
     let mut b = GraphBuilder::new("long_rows");
     let x = b.input("x", &[ROWS, N], DType::F32);
@@ -46,9 +47,17 @@ fn graph() -> Graph {
     let ln = Op::LayerNorm(LayerNorm {
         axis: 1,
         epsilon: 1e-5,
+        rms: false,
     });
     let norm = b.node("norm", ln, &[shifted, gamma, beta]).unwrap();
     b.output(norm);
+    let rms = Op::LayerNorm(LayerNorm {
+        axis: 1,
+        epsilon: 1e-6,
+        rms: true,
+    });
+    let rms = b.node("rms", rms, &[x, gamma]).unwrap();
+    b.output(rms);
     for (name, kind) in [("mean", ReduceKind::Mean), ("max", ReduceKind::Max)] {
         let op = Op::Reduce(Reduce {
             kind,
@@ -65,13 +74,13 @@ fn check_on(dev: &mut dyn Device) {
     let g = graph();
     let model = CompiledModel::compile(&g, &dev.limits(), &CompileOptions::default()).unwrap();
     let text = model.show();
-    // Each of the four row groups split (2 rows of 20011: 4 parts of 5003 where a
+    // Each of the five row groups split (2 rows of 20011: 4 parts of 5003 where a
     // block per row would be 2 blocks), none through the fallback rules (taken where
     // the template's epilogue cannot fuse).
     assert_eq!(
         text.matches("split in 4 parts (two kernels) for 2 rows of 20011")
             .count(),
-        4,
+        5,
         "{text}"
     );
     assert!(!text.contains("the template's epilogue"), "{text}");
@@ -80,7 +89,7 @@ fn check_on(dev: &mut dyn Device) {
     let got = loaded.run(dev, std::slice::from_ref(&x)).unwrap();
     loaded.free(dev);
     let want = evaluate(&g, &[x.mapv(f64::from)]).unwrap();
-    assert_eq!(got.len(), 4);
+    assert_eq!(got.len(), 5);
     for (i, (got, want)) in got.iter().zip(&want).enumerate() {
         assert_eq!(got.shape(), want.shape());
         let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-30);

@@ -348,6 +348,7 @@ fn every_elementwise_function_matches_its_definition() {
         Unary::Acosh,
         Unary::Atanh,
         Unary::Mish,
+        Unary::Silu,
         Unary::Gelu { tanh: false },
         Unary::Gelu { tanh: true },
     ];

@@ -37,6 +37,7 @@ fn mlp(batch: usize, rows: usize, inner: usize) -> Graph {
     let ln = Op::LayerNorm(LayerNorm {
         axis: 2,
         epsilon: 1e-5,
+        rms: false,
     });
     let x = b.node("ln", ln, &[x, gamma, beta]).unwrap();
     let h = b.node("fc1.matmul", Op::MatMul, &[x, w1]).unwrap();

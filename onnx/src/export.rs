@@ -126,9 +126,25 @@ pub fn to_model(graph: &Graph) -> Result<ModelProto, ExportError> {
             .iter()
             .map(|(name, a)| attribute(name, a, &out.name))
             .collect::<Result<Vec<_>, _>>()?;
+        let mut op_type = n.op.name();
+        if let Some((written, through)) = e.written_as {
+            // Each unary op of the first input, a node of its own read by this one.
+            for &u in through {
+                let output = fresh(&mut names, &format!("{}_{}", out.name, u.to_lowercase()));
+                g.node.push(NodeProto {
+                    name: fresh(&mut names, &format!("{}_{}", n.name, u.to_lowercase())),
+                    op_type: u.to_string(),
+                    input: vec![inputs[0].clone()],
+                    output: vec![output.clone()],
+                    ..NodeProto::default()
+                });
+                inputs.push(output);
+            }
+            op_type = written;
+        }
         g.node.push(NodeProto {
             name: n.name.clone(),
-            op_type: n.op.name().to_string(),
+            op_type: op_type.to_string(),
             input: inputs,
             output: vec![out.name.clone()],
             attribute: attrs,

@@ -146,6 +146,43 @@ fn export_then_import_gives_the_same_graph() {
 }
 
 #[test]
+fn silu_is_written_as_mul_of_sigmoid_and_comes_back_one_op() {
+    let mut b = GraphBuilder::new("silu");
+    let x = b.input("x", &[2, 7], DType::F32);
+    let y = b.unary("act", Unary::Silu, x).unwrap();
+    b.output(y);
+    let g = b.finish().unwrap();
+    let model = to_model(&g).unwrap();
+    let ops: Vec<&str> = model
+        .graph
+        .as_ref()
+        .unwrap()
+        .node
+        .iter()
+        .map(|n| n.op_type.as_str())
+        .collect();
+    assert_eq!(ops, ["Sigmoid", "Mul"]);
+    assert_eq!(model.opset_import[0].version, EXPORT_OPSET);
+    let back = from_bytes(&weft_onnx::to_bytes(&g).unwrap(), &ImportOptions::default()).unwrap();
+    let (back, _) = weft_graph::passes::optimize(&back).unwrap();
+    let ops: Vec<Op> = back.nodes.iter().map(|n| n.op.clone()).collect();
+    assert_eq!(ops, [Op::Unary(Unary::Silu)]);
+    let x = inputs(&g);
+    let want = reference::evaluate(&g, &x).unwrap();
+    assert_eq!(want, reference::evaluate(&back, &x).unwrap());
+    // ONNX Runtime computes what the reference does.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("silu.onnx");
+    save(&g, &path).unwrap();
+    let x32: Vec<ArrayD<f32>> = x.iter().map(|a| a.mapv(|v| v as f32)).collect();
+    let Some(ort) = common::ort_run(&path, &x32) else {
+        return;
+    };
+    let err = common::relative_error(&want[0], &ort[0]).unwrap();
+    assert!(err < 1e-6, "relative error {err:e}");
+}
+
+#[test]
 fn plain_graphs_are_written_at_opset_17() {
     let mut b = GraphBuilder::new("small");
     let x = b.input("x", &[1, 3], DType::F32);

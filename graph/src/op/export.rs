@@ -45,6 +45,10 @@ pub struct ExportNode<'a> {
     pub constants: Vec<(&'static str, Constant)>,
     /// The oldest default-domain opset that has the op as weft writes it.
     pub opset: i64,
+    /// Where the op has no ONNX op of its own: the ONNX op the node is written as, and
+    /// the unary ONNX ops of its first input whose outputs it reads after its inputs
+    /// (SiLU: `Mul(x, Sigmoid(x))`), each written as a node before it.
+    pub written_as: Option<(&'static str, &'static [&'static str])>,
 }
 
 impl<'a> ExportNode<'a> {
@@ -56,6 +60,7 @@ impl<'a> ExportNode<'a> {
             attributes: Vec::new(),
             constants: Vec::new(),
             opset: EXPORT_OPSET,
+            written_as: None,
         }
     }
 
@@ -95,6 +100,16 @@ impl<'a> ExportNode<'a> {
     pub fn const_scalar(&mut self, what: &'static str, v: f64) {
         let dtype = self.output.dtype;
         self.constants.push((what, Constant::Scalar(v, dtype)));
+    }
+
+    /// The node is written as the ONNX op `op_type` reading, after its inputs, each of
+    /// `first_input_through` (unary ONNX ops) applied to its first input.
+    pub fn written_as(
+        &mut self,
+        op_type: &'static str,
+        first_input_through: &'static [&'static str],
+    ) {
+        self.written_as = Some((op_type, first_input_through));
     }
 
     /// The node needs at least `opset`.

@@ -1,7 +1,9 @@
 //! Layer normalization over the dimensions from `axis` on: `(x − mean) /
 //! sqrt(var + epsilon) · scale (+ bias)`; inputs `x`, `scale`, optional `bias` (each
-//! broadcast to the normalized dimensions). A normalization of rows, run by the rows
-//! template; a pass makes the decomposed form exporters write into one node. ONNX's
+//! broadcast to the normalized dimensions). Its RMS variant (`rms`, ONNX's
+//! RMSNormalization of opset 23, Llama's and T5's norm) takes no mean: `x /
+//! sqrt(mean(x²) + epsilon) · scale`. A normalization of rows, run by the rows
+//! template; passes make the decomposed forms exporters write into one node. ONNX's
 //! InstanceNormalization and GroupNormalization are imported here too: a layer norm over
 //! the right dimensions, then their per-channel (or per-group) scale and bias.
 
@@ -18,16 +20,22 @@ use super::{
 };
 use crate::tensor::{Tensor, TensorId};
 
-/// A layer norm's first normalized axis and epsilon.
+/// A layer norm's first normalized axis and epsilon, and whether it is the RMS norm.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LayerNorm {
     pub axis: usize,
     pub epsilon: f64,
+    /// Normalized by the root mean square, the mean not subtracted.
+    pub rms: bool,
 }
 
 impl OpDef for LayerNorm {
     fn name(&self) -> &'static str {
-        "LayerNormalization"
+        if self.rms {
+            "RMSNormalization"
+        } else {
+            "LayerNormalization"
+        }
     }
 
     fn fmt_attrs(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -54,7 +62,7 @@ impl OpDef for LayerNorm {
     }
 
     fn reference(&self, x: &[&ArrayD<f64>]) -> ArrayD<f64> {
-        layer_norm(x, self.axis, self.epsilon)
+        layer_norm(x, self.axis, self.epsilon, self.rms)
     }
 
     fn role(&self) -> Role<'_> {
@@ -68,6 +76,9 @@ impl OpDef for LayerNorm {
     fn export(&self, node: &mut ExportNode<'_>) -> Result<(), String> {
         node.int("axis", self.axis as i64);
         node.float("epsilon", self.epsilon);
+        if self.rms {
+            node.needs_opset(23);
+        }
         Ok(())
     }
 
@@ -80,7 +91,7 @@ impl OpDef for LayerNorm {
     }
 }
 
-fn layer_norm(x: &[&ArrayD<f64>], axis: usize, epsilon: f64) -> ArrayD<f64> {
+fn layer_norm(x: &[&ArrayD<f64>], axis: usize, epsilon: f64, rms: bool) -> ArrayD<f64> {
     let shape = x[0].shape().to_vec();
     let normalized = &shape[axis..];
     let inner: usize = normalized.iter().product();
@@ -98,7 +109,11 @@ fn layer_norm(x: &[&ArrayD<f64>], axis: usize, epsilon: f64) -> ArrayD<f64> {
     let mut out = Vec::with_capacity(data.len());
     for r in 0..outer {
         let row = &data[r * inner..(r + 1) * inner];
-        let mean = row.iter().sum::<f64>() / inner as f64;
+        let mean = if rms {
+            0.0
+        } else {
+            row.iter().sum::<f64>() / inner as f64
+        };
         let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / inner as f64;
         let k = 1.0 / (var + epsilon).sqrt();
         for (j, v) in row.iter().enumerate() {
@@ -126,7 +141,14 @@ fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     let epsilon = n.float("epsilon", 1e-5)?;
     let mut inputs = vec![x, n.data(1)?];
     inputs.extend(n.opt_data(2)?);
-    n.emit(Op::LayerNorm(LayerNorm { axis, epsilon }), inputs)
+    n.emit(
+        Op::LayerNorm(LayerNorm {
+            axis,
+            epsilon,
+            rms: false,
+        }),
+        inputs,
+    )
 }
 
 /// `x` normalized over its dimensions from `axis` on, without scale or bias: a layer
@@ -141,7 +163,11 @@ fn normalized(
     let one = n.add_constant("one", vec![1], vec![1.0], dtype);
     n.step(
         "normalized",
-        Op::LayerNorm(LayerNorm { axis, epsilon }),
+        Op::LayerNorm(LayerNorm {
+            axis,
+            epsilon,
+            rms: false,
+        }),
         vec![x, one],
     )
 }
@@ -291,7 +317,14 @@ mod tests {
     fn normalizes_rows() {
         let y = ArrayD::from_shape_vec(IxDyn(&[2, 2]), vec![0., 2., 1., 3.]).unwrap();
         let scale = ArrayD::from_shape_vec(IxDyn(&[2]), vec![1., 2.]).unwrap();
-        let ln = layer_norm(&[&y, &scale], 1, 0.0);
+        let ln = layer_norm(&[&y, &scale], 1, 0.0, false);
         assert_eq!(ln.iter().copied().collect::<Vec<_>>(), [-1., 2., -1., 2.]);
+        // RMS: [3, 4] / 5·√2 = [0.6, 0.8]·√2, by the scale [1, 2].
+        let y = ArrayD::from_shape_vec(IxDyn(&[1, 2]), vec![3., 4.]).unwrap();
+        let rms = layer_norm(&[&y, &scale], 1, 0.0, true);
+        let want = [0.6 * 2f64.sqrt(), 1.6 * 2f64.sqrt()];
+        for (g, w) in rms.iter().zip(want) {
+            assert!((g - w).abs() < 1e-12, "{g} vs {w}");
+        }
     }
 }

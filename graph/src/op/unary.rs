@@ -76,6 +76,10 @@ pub enum Unary {
     Atanh,
     /// `x · tanh(softplus(x))`.
     Mish,
+    /// `x · sigmoid(x)` (SiLU, Swish with beta 1): no ONNX op before opset 24's Swish,
+    /// so written as the `Mul(x, Sigmoid(x))` exporters write, which
+    /// `passes::recognize_activations` makes this op again.
+    Silu,
     /// `x · Φ(x)` with the exact normal CDF, or its tanh approximation where `tanh`.
     Gelu {
         tanh: bool,
@@ -157,6 +161,7 @@ impl Unary {
             Unary::Acosh => x.acosh(),
             Unary::Atanh => x.atanh(),
             Unary::Mish => x * Unary::Softplus.apply(x).tanh(),
+            Unary::Silu => x / (1.0 + (-x).exp()),
             Unary::Gelu { tanh: false } => 0.5 * x * (1.0 + erf(x / std::f64::consts::SQRT_2)),
             Unary::Gelu { tanh: true } => {
                 let k = (2.0 / std::f64::consts::PI).sqrt();
@@ -205,6 +210,7 @@ impl OpDef for Unary {
             Unary::Acosh => "Acosh",
             Unary::Atanh => "Atanh",
             Unary::Mish => "Mish",
+            Unary::Silu => "Silu",
             Unary::Gelu { .. } => "Gelu",
             Unary::Not => "Not",
         }
@@ -249,6 +255,7 @@ impl OpDef for Unary {
             | Unary::Acosh
             | Unary::Atanh
             | Unary::Mish
+            | Unary::Silu
             | Unary::Not => Ok(()),
         }
     }
@@ -308,6 +315,7 @@ impl OpDef for Unary {
                 node.needs_opset(20);
             }
             Unary::Mish => node.needs_opset(18),
+            Unary::Silu => node.written_as("Mul", &["Sigmoid"]),
             Unary::Relu
             | Unary::Sigmoid
             | Unary::Tanh
@@ -470,6 +478,7 @@ fn unary(u: Unary, x: Expr, half: bool) -> Expr {
                 - atan(x.clone() / te::sqrt(Expr::f32(1.0) - x.clone() * x))
         }
         Unary::Mish => x.clone() * tanh(unary(Unary::Softplus, x, half)),
+        Unary::Silu => x.clone() * te::sigmoid(x),
         Unary::Gelu { tanh: false } => {
             x.clone() * (erf_f32(x * std::f32::consts::FRAC_1_SQRT_2) + 1.0f32) * 0.5f32
         }

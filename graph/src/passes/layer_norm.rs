@@ -180,6 +180,7 @@ fn rewrite(g: &mut Graph, m: Match) -> usize {
         op: Op::LayerNorm(LayerNorm {
             axis: m.axis,
             epsilon: m.epsilon,
+            rms: false,
         }),
         inputs,
         output: m.output,

@@ -9,6 +9,7 @@
 //! of the list too, of the storage stage, which always runs. How to add one:
 //! `docs/architecture.md`, "Adding a graph pass".
 
+mod activations;
 mod attention;
 mod batch_norm;
 mod constants;
@@ -17,11 +18,13 @@ mod identity;
 mod layer_norm;
 mod pipeline;
 mod precision;
+mod rms_norm;
 mod siblings;
 pub mod testing;
 mod weight_layout;
 mod wide_weights;
 
+pub use activations::recognize_activations;
 pub use attention::recognize_attention;
 pub use batch_norm::fold_batch_norms;
 pub use constants::fold_constants;
@@ -33,6 +36,7 @@ pub use pipeline::{
     optimize, optimize_in, run_pipeline,
 };
 pub use precision::{Precision, assign_precision, memory_order};
+pub use rms_norm::recognize_rms_norms;
 pub use siblings::merge_sibling_products;
 pub use weight_layout::assign_weight_layouts;
 pub use wide_weights::split_wide_weights;

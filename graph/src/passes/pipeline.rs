@@ -22,8 +22,8 @@ use weft_ir::dtype::DType;
 
 use super::{
     Precision, assign_precision, assign_weight_layouts, compact, fold_batch_norms, fold_constants,
-    merge_sibling_products, recognize_attention, recognize_layer_norms, remove_dead,
-    remove_identities, split_wide_weights,
+    merge_sibling_products, recognize_activations, recognize_attention, recognize_layer_norms,
+    recognize_rms_norms, remove_dead, remove_identities, split_wide_weights,
 };
 use crate::graph::{Graph, GraphError, Node};
 
@@ -187,7 +187,8 @@ impl fmt::Display for PassReport {
 }
 
 /// Every pass of a compile, in the order a compiler wants them: identities out first (so
-/// that batch norms meet their convolutions), constants folded, decomposed layer norms
+/// that batch norms meet their convolutions), constants folded, decomposed activations
+/// (GELU, SiLU, Mish, HardSwish, HardSigmoid) made one op each, decomposed layer and RMS norms
 /// made one node, attention (two products and a softmax) made one node where the target
 /// holds its kernel, sibling products of one activation (query, key, value) made one
 /// product, weights wider than the target's buffers cut into column blocks, batch norms folded into the convolutions before them, what no output needs
@@ -207,10 +208,22 @@ pub const PIPELINE: &[PassEntry] = &[
         run: fold_constants,
     },
     PassEntry {
+        key: "activations",
+        name: "recognize activations",
+        stage: Stage::Rewrite,
+        run: recognize_activations,
+    },
+    PassEntry {
         key: "layer-norms",
         name: "recognize layer norms",
         stage: Stage::Rewrite,
         run: recognize_layer_norms,
+    },
+    PassEntry {
+        key: "rms-norms",
+        name: "recognize RMS norms",
+        stage: Stage::Rewrite,
+        run: recognize_rms_norms,
     },
     PassEntry {
         key: "attention",
@@ -418,7 +431,7 @@ mod tests {
         assert_eq!(
             refused("atention"),
             "no pass is called `atention`; the passes are identities, constants, \
-             layer-norms, attention, siblings, wide-weights, batch-norms, dead"
+             activations, layer-norms, rms-norms, attention, siblings, wide-weights, batch-norms, dead"
         );
     }
 }

@@ -276,6 +276,7 @@ impl Model {
         let op = Op::LayerNorm(LayerNorm {
             axis: rank - 1,
             epsilon: self.cfg.epsilon,
+            rms: false,
         });
         self.b.node(name, op, &[x, g, bias])
     }

@@ -62,6 +62,10 @@ pub enum RowOp {
     LayerNorm {
         epsilon: f32,
     },
+    /// `x · rsqrt(mean(x²) + epsilon)` over the row (the RMS norm); `y` is `[rows, n]`.
+    RmsNorm {
+        epsilon: f32,
+    },
     /// One value per row; `y` is `[rows]`.
     Sum,
     Mean,
@@ -74,6 +78,7 @@ impl RowOp {
         match self {
             RowOp::Softmax => "softmax",
             RowOp::LayerNorm { .. } => "layer norm",
+            RowOp::RmsNorm { .. } => "RMS norm",
             RowOp::Sum => "sum",
             RowOp::Mean => "mean",
             RowOp::Max => "max",
@@ -83,7 +88,10 @@ impl RowOp {
 
     /// Whether it gives one value per row (else one per element).
     pub fn per_row(self) -> bool {
-        !matches!(self, RowOp::Softmax | RowOp::LayerNorm { .. })
+        !matches!(
+            self,
+            RowOp::Softmax | RowOp::LayerNorm { .. } | RowOp::RmsNorm { .. }
+        )
     }
 }
 
@@ -359,7 +367,8 @@ pub fn add_kernel(t: &mut Template, x: &Buffer, y: &Buffer, op: RowOp, p: &RowPa
             None => kb.store(&acc, [0], combined),
         };
         // The first pass reads the row (into registers where kept).
-        let first = |kb: &mut KernelBuilder, reduce: ReduceOp| {
+        // `squares`: the sum of the values' squares (the RMS norm's), not of the values.
+        let first = |kb: &mut KernelBuilder, reduce: ReduceOp, squares: bool| {
             kb.store(&acc, [0], reduce.identity(DType::F32));
             let fallback = match reduce {
                 ReduceOp::Sum => 0.0,
@@ -375,6 +384,7 @@ pub fn add_kernel(t: &mut Template, x: &Buffer, y: &Buffer, op: RowOp, p: &RowPa
                     }
                     None => v,
                 };
+                let v = if squares { v.clone() * v } else { v };
                 accumulate(kb, &e, reduce.combine(acc.at(&[0]), v));
             };
             if keep {
@@ -405,7 +415,7 @@ pub fn add_kernel(t: &mut Template, x: &Buffer, y: &Buffer, op: RowOp, p: &RowPa
         };
         match op {
             RowOp::Softmax => {
-                first(kb, ReduceOp::Max);
+                first(kb, ReduceOp::Max, false);
                 let max = combine_row(kb, "row_max", ReduceOp::Max);
                 kb.store(&acc, [0], zero.clone());
                 pass(kb, f32::MIN, &|kb, e, v| {
@@ -427,7 +437,7 @@ pub fn add_kernel(t: &mut Template, x: &Buffer, y: &Buffer, op: RowOp, p: &RowPa
                 });
             }
             RowOp::LayerNorm { epsilon } => {
-                first(kb, ReduceOp::Sum);
+                first(kb, ReduceOp::Sum, false);
                 let mean = combine_row(kb, "row_sum", ReduceOp::Sum);
                 let mean = kb.let_("mean", mean * inv_n);
                 kb.store(&acc, [0], zero.clone());
@@ -441,13 +451,21 @@ pub fn add_kernel(t: &mut Template, x: &Buffer, y: &Buffer, op: RowOp, p: &RowPa
                     store_row(kb, &e, (v - mean.clone()) * k.clone());
                 });
             }
+            RowOp::RmsNorm { epsilon } => {
+                first(kb, ReduceOp::Sum, true);
+                let sq = combine_row(kb, "row_sq", ReduceOp::Sum);
+                let k = kb.let_("rrms", te::rsqrt(sq * inv_n + epsilon));
+                pass(kb, 0.0, &|kb, e, v| {
+                    store_row(kb, &e, v * k.clone());
+                });
+            }
             RowOp::Sum | RowOp::Mean | RowOp::Max | RowOp::Min => {
                 let reduce = match op {
                     RowOp::Max => ReduceOp::Max,
                     RowOp::Min => ReduceOp::Min,
                     _ => ReduceOp::Sum,
                 };
-                first(kb, reduce);
+                first(kb, reduce, false);
                 let total = combine_row(kb, "row_total", reduce);
                 let total = if op == RowOp::Mean {
                     total * inv_n

@@ -150,6 +150,7 @@ fn state_width(op: RowOp) -> i64 {
     match op {
         RowOp::Softmax => 2,
         RowOp::LayerNorm { .. } => 3,
+        RowOp::RmsNorm { .. } => 1,
         RowOp::Sum | RowOp::Mean | RowOp::Max | RowOp::Min => 1,
     }
 }
@@ -252,6 +253,9 @@ fn add_partials(t: &mut Template, x: &Buffer, partials: &Buffer, op: RowOp, l: &
                 });
                 vec![count, mean, m2]
             }
+            RowOp::RmsNorm { .. } => {
+                vec![fold(kb, "part_sq", ReduceOp::Sum, true, &|v| v.clone() * v)]
+            }
             RowOp::Sum | RowOp::Mean | RowOp::Max | RowOp::Min => {
                 vec![fold(kb, "part_total", per_row_reduce(op), true, &|v| v)]
             }
@@ -352,6 +356,14 @@ fn add_normalize(
                     let mean = kb.let_("mean", acc.at(&[1]));
                     let rstd = kb.let_("rstd", te::rsqrt(acc.at(&[2]) * inv_n + epsilon));
                     Box::new(move |v| (v - mean.clone()) * rstd.clone())
+                }
+                RowOp::RmsNorm { epsilon } => {
+                    kb.store(&acc, [0], zero);
+                    kb.serial("q", l.parts, |kb, q| {
+                        kb.store(&acc, [0], acc.at(&[0]) + part(&q, 0));
+                    });
+                    let k = kb.let_("rrms", te::rsqrt(acc.at(&[0]) * inv_n + epsilon));
+                    Box::new(move |v| v * k.clone())
                 }
                 RowOp::Sum | RowOp::Mean | RowOp::Max | RowOp::Min => {
                     unreachable!("the per-row ops take add_combine_rows")

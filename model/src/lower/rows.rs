@@ -172,9 +172,15 @@ pub(crate) fn lower<'g>(
     let xs = g.tensor(x).shape.clone();
     let (op, inner) = match row_op {
         RowsOp::Softmax(&Softmax { axis }) => (RowOp::Softmax, vec![axis]),
-        RowsOp::LayerNorm(&LayerNorm { axis, epsilon }) => (
-            RowOp::LayerNorm {
-                epsilon: epsilon as f32,
+        RowsOp::LayerNorm(&LayerNorm { axis, epsilon, rms }) => (
+            if rms {
+                RowOp::RmsNorm {
+                    epsilon: epsilon as f32,
+                }
+            } else {
+                RowOp::LayerNorm {
+                    epsilon: epsilon as f32,
+                }
             },
             (axis..xs.len()).collect(),
         ),
@@ -185,7 +191,7 @@ pub(crate) fn lower<'g>(
     let view = rows.view(vals, x, xs.len());
     let y = te::placeholder("y_rows", &[r, n], DType::F32);
     let (y_read, params) = (y.clone(), node.inputs[1..].to_vec());
-    let norm = matches!(op, RowOp::LayerNorm { .. });
+    let norm = matches!(op, RowOp::LayerNorm { .. } | RowOp::RmsNorm { .. });
     vals.set_root_reading(
         node.output,
         Box::new(move |v: &Values, ix: &[Expr]| {
@@ -384,6 +390,45 @@ fn by_rule<'g>(
                 chain(name, vec![f_max, f_sum, f_out], &[max, sum]),
                 format!(
                     "rule: softmax over rows of {n}, max and sum one thread per row, then one thread per element"
+                ),
+            ))
+        }
+        RowsOp::LayerNorm(&LayerNorm {
+            epsilon, rms: true, ..
+        }) => {
+            let inv_n = (1.0 / n as f64) as f32;
+            let r = reduce_axes();
+            let refs: Vec<&IterVar> = r.iter().collect();
+            let sq = te::compute("row_sq", &stat_axes, |s| {
+                let v = x_at(&stat_index(s), &exprs(&r));
+                te::sum(v.clone() * v * inv_n, &refs)
+            });
+            let f_sq = stage(&format!("{name}_sq"), vals, &sq, &[])?;
+            let sq_read = sq.clone();
+            let scale = node.inputs[1];
+            let bias = node.inputs.get(2).copied();
+            let params_at = move |v: &Values, t: TensorId, ix: &[Expr]| -> Expr {
+                let normalized: Vec<Expr> = row_dims.iter().map(|&d| ix[d].clone()).collect();
+                v.at(t, &broadcast_index(&g.tensor(t).shape, &normalized))
+            };
+            vals.set_root_reading(
+                node.output,
+                Box::new(move |v: &Values, ix: &[Expr]| {
+                    let k = te::rsqrt(sq_read.at(&stat_of(ix)) + epsilon as f32);
+                    let y = v.at(x, ix) * k * params_at(v, scale, ix);
+                    match bias {
+                        Some(b) => y + params_at(v, b, ix),
+                        None => y,
+                    }
+                }),
+            );
+            let out = output(vals);
+            let f_out =
+                rules::injective(name, &inputs(vals, &[&sq]), &out).map_err(LowerError::Kernels)?;
+            Ok((
+                chain(name, vec![f_sq, f_out], &[sq]),
+                format!(
+                    "rule: RMS norm over rows of {n}, mean square one thread per row, then one thread per element"
                 ),
             ))
         }
