@@ -7,22 +7,20 @@ use weft_model::CompiledModel;
 use weft_model::measure::{Measure, OutputCheck, Reference, measure};
 use weft_runtime::{SourceLanguage, Target, WgpuOptions};
 
-use crate::args::SizeClass;
+use super::model_size::sized_for;
 use crate::error::CliError;
 use crate::format::Table;
 use crate::format::fmt_time;
 use crate::model_args::{
     ModelBenchArgs, ModelCommand, ModelDType, ModelExportArgs, ModelGraphArgs, ModelRunArgs,
-    ModelSource,
 };
 use crate::model_compile::{
     bench_one, choices, compile, load, measure_failed, options, random_inputs, warmup,
 };
 use crate::models;
 use crate::out::{out, outln};
-use crate::select::{self, Opened};
+use crate::select;
 use weft_graph::partition::GroupKind;
-use weft_graph::zoo;
 
 /// The largest model the float64 reference evaluates by default, in multiply-adds (a
 /// ResNet-50 at 224² is 4.1 G: a few seconds).
@@ -151,44 +149,6 @@ fn partition_summary(model: &CompiledModel) -> String {
     }
     text.push_str(" (`weft model graph` shows each)");
     text
-}
-
-/// The resolution a zoo CNN and the sequence a zoo transformer run at on a CPU (the
-/// interpreter, llvmpipe, lavapipe) when no size is given: seconds, not minutes.
-const CPU_RESOLUTION: usize = 64;
-const CPU_SEQ: u32 = 16;
-
-/// `source` as it runs on `opened`: a zoo model without a size given runs small on a
-/// CPU; the line says so (`None`: as given).
-pub(super) fn sized_for(source: &ModelSource, opened: &Opened) -> (ModelSource, Option<String>) {
-    let mut sized = source.clone();
-    let Some(name) = source.model.strip_prefix("zoo:") else {
-        return (sized, None);
-    };
-    if opened.size != SizeClass::Small {
-        return (sized, None);
-    }
-    let why = "on a CPU";
-    if zoo::transformer_config(name).is_some() {
-        if source.seq.is_some() {
-            return (sized, None);
-        }
-        sized.seq = Some(CPU_SEQ);
-        let line = format!(
-            "{CPU_SEQ} tokens {why} (`--seq 128`, the default elsewhere, for the full size)"
-        );
-        return (sized, Some(line));
-    }
-    let (Ok(own), Ok(least)) = (zoo::default_resolution(name), zoo::min_resolution(name)) else {
-        return (sized, None);
-    };
-    if source.resolution.is_some() {
-        return (sized, None);
-    }
-    let r = CPU_RESOLUTION.max(least);
-    sized.resolution = Some(r as u32);
-    let line = format!("{r}x{r} {why} (`--resolution {own}` for the full size)");
-    (sized, Some(line))
 }
 
 fn run(a: &ModelRunArgs) -> Result<(), CliError> {
@@ -466,43 +426,4 @@ fn mib(bytes: usize) -> f64 {
 /// `ok` or `WRONG`.
 fn verdict(c: &OutputCheck) -> &'static str {
     if c.ok() { "ok" } else { "WRONG" }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn source(model: &str) -> ModelSource {
-        ModelSource {
-            model: model.to_string(),
-            batch: 1,
-            resolution: None,
-            seq: None,
-            dtype: ModelDType::F32,
-            disable_pass: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn zoo_models_run_small_on_a_cpu_unless_a_size_is_given() {
-        let cpu = select::open_str("cpu", WgpuOptions::default()).unwrap();
-        let (s, line) = sized_for(&source("zoo:resnet50"), &cpu);
-        assert_eq!(s.resolution, Some(64));
-        assert!(line.unwrap().contains("--resolution 224"));
-        // Inception v3 takes no less than 75.
-        let (s, _) = sized_for(&source("zoo:inception_v3"), &cpu);
-        assert_eq!(s.resolution, Some(75));
-        let (s, line) = sized_for(&source("zoo:bert_base"), &cpu);
-        assert_eq!((s.seq, s.resolution), (Some(CPU_SEQ), None));
-        assert!(line.unwrap().contains("--seq 128"));
-        // A size given, or a file, runs as given.
-        let given = ModelSource {
-            resolution: Some(32),
-            ..source("zoo:resnet50")
-        };
-        let (s, line) = sized_for(&given, &cpu);
-        assert_eq!((s.resolution, line), (Some(32), None));
-        let (s, line) = sized_for(&source("model.onnx"), &cpu);
-        assert_eq!((s.resolution, s.seq, line), (None, None, None));
-    }
 }

@@ -39,7 +39,7 @@ pub(crate) fn check(a: &ModelCheckArgs) -> Result<(), CliError> {
         Some(t) => select::open_str(t, WgpuOptions::default())?,
         None => select::best(WgpuOptions::default())?,
     };
-    let (source, sized) = super::model::sized_for(&a.source, &opened);
+    let (source, sized) = super::model_size::sized_for(&a.source, &opened);
     let g = load(&source)?;
     let work = WorkDir::new("check")?;
     // The file ONNX Runtime runs: the one given, the model's own, or a zoo model's export.
