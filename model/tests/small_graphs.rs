@@ -197,6 +197,17 @@ fn error_choosing(dev: &mut dyn Device, precision: Precision, choices: &Choices)
     worst
 }
 
+/// `max |got − want|`, infinite where `got` holds a NaN.
+fn largest_difference(got: &ArrayD<f32>, want: &ArrayD<f64>) -> f64 {
+    got.iter()
+        .zip(want.iter())
+        .map(|(a, w)| (f64::from(*a) - w).abs())
+        .fold(
+            0.0f64,
+            |m, d| if d.is_nan() { f64::INFINITY } else { m.max(d) },
+        )
+}
+
 fn check_on(dev: &mut dyn Device) {
     for precision in [Precision::F32, Precision::F32ChannelsLast] {
         let err = error_on(dev, precision);
@@ -503,14 +514,7 @@ fn an_rms_norm_of_large_activations_runs_in_f16() {
         let got = exe.run(dev.as_mut(), std::slice::from_ref(&input)).unwrap();
         exe.free(dev.as_mut());
         let want = evaluate(&g, &[input.mapv(f64::from)]).unwrap();
-        let err = got[0]
-            .iter()
-            .zip(want[0].iter())
-            .map(|(a, w)| (f64::from(*a) - w).abs())
-            .fold(
-                0.0f64,
-                |m, d| if d.is_nan() { f64::INFINITY } else { m.max(d) },
-            );
+        let err = largest_difference(&got[0], &want[0]);
         assert!(err <= 1e-2, "{target}: error {err:.2e}");
     }
 }
@@ -567,14 +571,7 @@ fn weights_wider_than_a_buffer_run_in_column_blocks() {
             let got = exe.run(dev.as_mut(), std::slice::from_ref(&input)).unwrap();
             exe.free(dev.as_mut());
             let scale = want[0].iter().fold(0.0f64, |m, w| m.max(w.abs()));
-            let err = got[0]
-                .iter()
-                .zip(want[0].iter())
-                .map(|(a, w)| (f64::from(*a) - w).abs())
-                .fold(
-                    0.0f64,
-                    |m, d| if d.is_nan() { f64::INFINITY } else { m.max(d) },
-                );
+            let err = largest_difference(&got[0], &want[0]);
             assert!(
                 err <= tolerance * scale,
                 "{target} {precision:?}: error {err:.2e} of {scale:.2e}"
@@ -622,14 +619,7 @@ fn an_epilogue_fusion_cannot_write_becomes_a_kernel_of_its_own() {
             let exe = model.load(dev.as_mut()).unwrap();
             let got = exe.run(dev.as_mut(), std::slice::from_ref(&input)).unwrap();
             exe.free(dev.as_mut());
-            let err = got[0]
-                .iter()
-                .zip(want[0].iter())
-                .map(|(a, w)| (f64::from(*a) - w).abs())
-                .fold(
-                    0.0f64,
-                    |m, d| if d.is_nan() { f64::INFINITY } else { m.max(d) },
-                );
+            let err = largest_difference(&got[0], &want[0]);
             assert!(
                 err <= tolerance,
                 "{target} {precision:?}: error {err:.2e}\n{}",
