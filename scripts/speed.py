@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""weft's speed on the models people export, beside PyTorch in the same call (issue 59).
+
+The architectures of issue 59's table at their usual sizes (torchvision CNNs at 224 px,
+Inception-v3 at 299, Hugging Face encoders and decoders at sequence 128; random weights
+brought to a realistic scale as scripts/corpus.py does), exported with PyTorch's
+TorchScript exporter (opset 17; the dynamo exporter where that one fails), then timed:
+
+- PyTorch fp16: eager, eager replayed as one CUDA graph, torch.compile
+  (`mode="reduce-overhead"`, which replays CUDA graphs);
+- weft: `weft model run FILE --target T --dtype D --iters N --no-check` for each of
+  `--weft-targets` (the median "kernel time of the whole model").
+
+Speed is torch.compile's time / weft's. Two phases so that one device call holds it:
+worker processes build, calibrate and export every model and compile it once with
+torch.compile (filling Inductor's cache); then one process times everything, one model
+after another, so no two timings share the GPU. Times from phase 1 are not figures.
+
+    python3 scripts/speed.py --weft .dev/bin/weft --batch 1 --json speed.json --doc speed.md
+"""
+import argparse
+import datetime
+import json
+import multiprocessing
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import corpus  # noqa: E402
+import corpus_models as cm  # noqa: E402
+
+SEQ = 128
+
+
+def llama_shaped():
+    # Four layers of TinyLlama-1.1B's shape (issue 59's "Llama-shaped decoder").
+    return cm.hf("LlamaConfig", "LlamaModel", mask=True, vocab_size=32000, hidden_size=2048,
+                 intermediate_size=5632, num_hidden_layers=4, num_attention_heads=32,
+                 num_key_value_heads=4, max_position_embeddings=2048)
+
+
+def models(batch):
+    img = lambda size=224: cm.image(size=size, batch=batch)  # noqa: E731
+    ids = lambda vocab: cm.ids(tokens=SEQ, vocab=vocab)  # noqa: E731
+    if batch != 1:
+        ids = lambda vocab: batched_ids(vocab, batch)  # noqa: E731
+    return [
+        cm.Entry("resnet50", "torchvision", cm.tv("resnet50"), img()),
+        cm.Entry("inception_v3", "torchvision", cm.tv("inception_v3", aux_logits=False, init_weights=True), img(299)),
+        cm.Entry("googlenet", "torchvision", cm.tv("googlenet", aux_logits=False, init_weights=True), img()),
+        cm.Entry("shufflenet_v2", "torchvision", cm.tv("shufflenet_v2_x1_0"), img()),
+        cm.Entry("mobilenet_v2", "torchvision", cm.tv("mobilenet_v2"), img()),
+        cm.Entry("regnet_y_400mf", "torchvision", cm.tv("regnet_y_400mf"), img()),
+        cm.Entry("densenet121", "torchvision", cm.tv("densenet121"), img()),
+        cm.Entry("efficientnet_b0", "torchvision", cm.tv("efficientnet_b0"), img()),
+        cm.Entry("resnext50_32x4d", "torchvision", cm.tv("resnext50_32x4d"), img()),
+        cm.Entry("convnext_tiny", "torchvision", cm.tv("convnext_tiny"), img()),
+        cm.Entry("t5_encoder", "hf", cm.hf("T5Config", "T5EncoderModel"), ids(32128)),
+        cm.Entry("gpt2", "hf", cm.hf("GPT2Config", "GPT2Model"), ids(50257)),
+        cm.Entry("distilbert", "hf", cm.hf("DistilBertConfig", "DistilBertModel"), ids(30522)),
+        cm.Entry("bert_base", "hf", cm.hf("BertConfig", "BertModel"), ids(30522)),
+        cm.Entry("llama_shaped", "hf", llama_shaped(), ids(32000)),
+    ]
+
+
+def batched_ids(vocab, batch):
+    def make(seed):
+        rng = np.random.default_rng(seed)
+        return {"input_ids": rng.integers(0, vocab, size=(batch, SEQ), dtype=np.int64)}
+    return make
+
+
+def time_fn(torch, fn, runs=20, repeats=10):
+    """GPU time per call: CUDA events around `runs` back-to-back calls, median of repeats."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    samples = []
+    for _ in range(repeats):
+        start.record()
+        for _ in range(runs):
+            fn()
+        end.record()
+        torch.cuda.synchronize()
+        samples.append(start.elapsed_time(end) / runs)
+    return statistics.median(samples)
+
+
+def build(entry, torch, calibrate=True):
+    torch.manual_seed(0)
+    model = entry.build()
+    if calibrate:  # the export's weights; the timings need none (and the time it takes)
+        corpus.realistic(model, entry, torch)
+    return model.eval()
+
+
+def prepare(args):
+    """Phase 1 (a worker): build, export, save the inputs, compile once with torch.compile."""
+    a, name = args
+    entry = next(e for e in models(a.batch) if e.name == name)  # closures do not pickle
+    import torch
+
+    torch.set_num_threads(2)
+    work = os.path.join(a.work, entry.name)
+    os.makedirs(os.path.join(work, "in"), exist_ok=True)
+    t = time.time()
+    try:
+        model = build(entry, torch)
+        inputs = entry.inputs(corpus.INPUT_SEED)
+        for k, v in inputs.items():
+            np.save(os.path.join(work, "in", corpus.clean(k) + ".npy"), v)
+        xs = tuple(torch.from_numpy(v) for v in inputs.values())
+        path = os.path.join(work, "model.onnx")
+        exporter = "torchscript17"
+        try:
+            corpus.export(torch, model, xs, list(inputs), path, "torchscript", 17)
+        except Exception:  # noqa: BLE001 - the other exporter, as a user would try next
+            exporter = "dynamo18"
+            corpus.export(torch, model, xs, list(inputs), path, "dynamo", 18)
+        if a.torch_compile:
+            m = model.cuda().half()
+            dx = tuple(x.cuda() if x.dtype == torch.int64 else x.cuda().half() for x in xs)
+            compiled = torch.compile(m, mode="reduce-overhead")
+            with torch.inference_mode():
+                for _ in range(3):
+                    compiled(*dx)
+            torch.cuda.synchronize()
+        return entry.name, {"exporter": exporter, "prepare_s": round(time.time() - t, 1)}
+    except Exception as e:  # noqa: BLE001 - a model that fails is a row
+        return entry.name, {"error": f"{type(e).__name__}: {str(e)[:300]}"}
+
+
+def weft_time(a, work, target, dtype):
+    cmd = [a.weft, "model", "run", os.path.join(work, "model.onnx"), "--target", target, "--dtype", dtype,
+           "--inputs", os.path.join(work, "in"), "--no-check", "--iters", str(a.iters)]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=a.weft_timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timeout after {a.weft_timeout} s"}
+    m = re.search(r"^median\s+([\d.]+)\s*(us|ms|s)\b", r.stdout, re.M)
+    if r.returncode != 0 or not m:
+        return {"error": corpus.refusal((r.stderr or "") + "\n" + (r.stdout or ""))}
+    scale = {"us": 1e-3, "ms": 1.0, "s": 1e3}[m.group(2)]
+    return {"ms": float(m.group(1)) * scale}
+
+
+def measure(a, entry, prep, torch):
+    """Phase 2: every timing of one model, alone on the GPU."""
+    row = {"model": entry.name, "batch": a.batch, **prep}
+    if "error" in prep:
+        return row
+    work = os.path.join(a.work, entry.name)
+    model = build(entry, torch, calibrate=False).cuda().half()
+    inputs = entry.inputs(corpus.INPUT_SEED)
+    xs = tuple(torch.from_numpy(v).cuda() if v.dtype == np.int64 else torch.from_numpy(v).cuda().half()
+               for v in inputs.values())
+    with torch.inference_mode():
+        for _ in range(3):
+            model(*xs)
+        torch.cuda.synchronize()
+        row["eager"] = time_fn(torch, lambda: model(*xs))
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(3):
+                model(*xs)
+        torch.cuda.current_stream().wait_stream(s)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            model(*xs)
+        row["cuda_graph"] = time_fn(torch, graph.replay)
+        if a.torch_compile:
+            compiled = torch.compile(model, mode="reduce-overhead")
+            for _ in range(5):
+                compiled(*xs)
+            torch.cuda.synchronize()
+            row["torch_compile"] = time_fn(torch, lambda: compiled(*xs))
+    del model
+    torch.cuda.empty_cache()
+    for td in a.weft_targets.split(","):
+        target, dtype = td.split(":")
+        row[f"weft_{target}_{dtype}"] = weft_time(a, work, target, dtype)
+    return row
+
+
+def fmt_ms(x):
+    return "" if x is None else f"{x:.3f} ms"
+
+
+def doc(meta, rows):
+    targets = meta["weft_targets"].split(",")
+    out = ["# weft against PyTorch on exported models", "",
+           f"- {meta['date']}, GPU {meta['gpu']}, batch {meta['batch']}, PyTorch fp16 (torch {meta['torch']}, "
+           f"transformers {meta['transformers']}); weft {meta['weft']}",
+           f"- command: `{meta['command']}`", "",
+           "| model | export | eager | CUDA graph | torch.compile | " +
+           " | ".join(f"weft {t}" for t in targets) + " | speed (compile / weft cuda f16) |",
+           "|---|---|---:|---:|---:|" + "---:|" * len(targets) + "---:|"]
+    speeds = []
+    for r in rows:
+        if "error" in r:
+            out.append(f"| {r['model']} | failed: {r['error']} |")
+            continue
+        cells = []
+        for t in targets:
+            w = r.get("weft_" + t.replace(":", "_"), {})
+            cells.append(fmt_ms(w.get("ms")) if "ms" in w else f"refused: {w.get('error', '')[:120]}")
+        w16 = r.get("weft_cuda_f16", {}).get("ms")
+        speed = r.get("torch_compile") / w16 if w16 and r.get("torch_compile") else None
+        if speed:
+            speeds.append(speed)
+        out.append(f"| {r['model']} | {r['exporter']} | {fmt_ms(r.get('eager'))} | {fmt_ms(r.get('cuda_graph'))} | "
+                   f"{fmt_ms(r.get('torch_compile'))} | " + " | ".join(cells) +
+                   f" | {'' if speed is None else f'{speed:.2f}x'} |")
+    if speeds:
+        geo = float(np.exp(np.mean(np.log(speeds))))
+        out += ["", f"Geometric mean of the speed over {len(speeds)} models: {geo:.2f}x; "
+                f"at least torch.compile's speed on {sum(s >= 1.0 for s in speeds)} of {len(speeds)}."]
+    return "\n".join(out) + "\n"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--weft", default="target/release/weft")
+    p.add_argument("--weft-targets", default="cuda:f16,cuda:f32,vulkan:f16")
+    p.add_argument("--models", default="all")
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--iters", type=int, default=50)
+    p.add_argument("--jobs", type=int, default=8)
+    p.add_argument("--work", default="/tmp/weft-speed")
+    p.add_argument("--json", default="speed.json")
+    p.add_argument("--doc", default=None)
+    p.add_argument("--weft-timeout", type=int, default=120)
+    p.add_argument("--no-torch-compile", dest="torch_compile", action="store_false")
+    a = p.parse_args()
+    a.weft = os.path.abspath(a.weft)
+    entries = [e for e in models(a.batch) if a.models == "all" or e.name in a.models.split(",")]
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    start = time.time()
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(a.jobs, maxtasksperchild=1) as pool:
+        prepared = dict(pool.imap_unordered(prepare, [(a, e.name) for e in entries]))
+    print(f"prepared {len(prepared)} models in {time.time() - start:.0f} s", flush=True)
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True
+    rows = []
+    for e in entries:
+        try:
+            row = measure(a, e, prepared[e.name], torch)
+        except Exception as ex:  # noqa: BLE001
+            row = {"model": e.name, "error": f"{type(ex).__name__}: {str(ex)[:300]}"}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+        with open(a.json + ".partial", "w") as f:
+            json.dump(rows, f, indent=1)
+    import transformers
+
+    weft_version = subprocess.run([a.weft, "--version"], capture_output=True, text=True).stdout.strip()
+    meta = dict(date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                gpu=torch.cuda.get_device_name(0), torch=torch.__version__, transformers=transformers.__version__,
+                weft=weft_version, batch=a.batch, weft_targets=a.weft_targets,
+                command=" ".join([os.path.basename(sys.argv[0])] + sys.argv[1:]), wall_s=time.time() - start)
+    with open(a.json, "w") as f:
+        json.dump({"meta": meta, "rows": rows}, f, indent=1)
+    if a.doc:
+        with open(a.doc, "w") as f:
+            f.write(doc(meta, rows))
+    print(doc(meta, rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
