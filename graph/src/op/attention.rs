@@ -98,8 +98,9 @@ impl OpDef for Attention {
 
     fn export(&self, node: &mut ExportNode<'_>) -> Result<(), String> {
         // ONNX's Attention reads 3-D inputs as `[batch, seq, heads · size]`; weft's
-        // leading dimensions are batch and heads: 4-D only. (The NaN guard is not
-        // written: ONNX's op leaves a row of -inf scores as is.)
+        // leading dimensions are batch and heads: 4-D only. (The NaN guard needs
+        // nothing written: since its errata ONNX's op gives zeros for a row its mask
+        // hides entirely. `is_causal` with no cache is the flag's `j ≤ i`.)
         let rank = node.output.shape.len();
         if rank != 4 {
             return Err(format!(
