@@ -24,7 +24,7 @@ pub enum ImportError {
     #[error("the model imports no opset of the default ONNX domain")]
     NoOpset,
     /// The default domain's opset is outside what weft imports.
-    #[error("opset {0} of the default domain is not supported: weft imports opsets 7 to 22")]
+    #[error("opset {0} of the default domain is not supported: weft imports opsets 7 to 23")]
     Opset(i64),
     /// A node of a domain other than the default one.
     #[error(

@@ -1,6 +1,6 @@
 //! ONNX import and export for weft graphs.
 //!
-//! [`load`] / [`from_bytes`] read an ONNX model (opsets 7 to 22 of the default domain)
+//! [`load`] / [`from_bytes`] read an ONNX model (opsets 7 to 23 of the default domain)
 //! into a [`weft_graph::Graph`], with shapes re-inferred by weft and every refusal a
 //! typed [`ImportError`] naming the op, node, tensor or dimension at fault. [`save`] /
 //! [`to_bytes`] write a graph back as an opset-17 model (higher only where an op needs it).

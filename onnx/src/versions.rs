@@ -16,7 +16,7 @@
 //! python3 -c 'import onnx.defs as d
 //! for op in OPS:
 //!     vs = set()
-//!     for v in range(7, 23):
+//!     for v in range(7, 24):
 //!         try: vs.add(d.get_schema(op, max_inclusive_version=v).since_version)
 //!         except Exception: pass
 //!     print(op, sorted(vs))'
@@ -28,17 +28,17 @@ use weft_graph::op::onnx::OnnxOp;
 /// The oldest default-domain opset weft imports.
 pub const MIN_OPSET: i64 = 7;
 /// The newest default-domain opset weft imports.
-pub const MAX_OPSET: i64 = 22;
+pub const MAX_OPSET: i64 = 23;
 
 /// The ops weft imports that never become graph nodes, in name order: `Constant` (a
 /// value), and the shape arithmetic only folding at import evaluates (refused where its
 /// inputs are computed).
 pub const IMPORT_ONLY: &[(&str, &[i64])] = &[
-    ("Constant", &[1, 9, 11, 12, 13, 19, 21]),
-    ("ConstantOfShape", &[9, 20, 21]),
+    ("Constant", &[1, 9, 11, 12, 13, 19, 21, 23]),
+    ("ConstantOfShape", &[9, 20, 21, 23]),
     ("Range", &[11]),
-    ("Shape", &[1, 13, 15, 19, 21]),
-    ("Size", &[1, 13, 19, 21]),
+    ("Shape", &[1, 13, 15, 19, 21, 23]),
+    ("Size", &[1, 13, 19, 21, 23]),
 ];
 
 /// How a node of an imported op type becomes part of the graph.

@@ -484,7 +484,7 @@ case("mean_one", "Mean", {"a": [4, 3]}, opset=13)
 case("scatter_opset10", "Scatter", {"x": [4, 5]}, {"axis": 1},
      {"i": np.array([[0, 4], [1, 3], [2, 0], [4, 0]], dtype=np.int64), "u": rand(4, 2)}, opset=10)
 
-EVERY_OUTPUT = {"TopK"}
+EVERY_OUTPUT = {"TopK", "Attention"}
 
 
 # Resize: every mode and coordinate transformation, scales or sizes (constants), odd
@@ -600,6 +600,49 @@ for cip in [0, 1]:
          {"kernel_shape": [2, 3, 2], "dilations": [2, 1, 2], "strides": [2, 2, 2], "pads": [1, 1, 0, 0, 1, 1],
           "ceil_mode": 1, "count_include_pad": cip}, opset=19)
 
+# Attention (opset 23): grouped KV heads, a cache (causal aligned to its end: query i sees
+# keys up to i + past), 3-D and 4-D inputs, different value head sizes, boolean and float
+# masks, causal with no cache (query and key lengths differ), scale, softcap without a
+# mask; outputs Y, present_key and present_value all checked.
+rng23 = np.random.default_rng(23)
+
+
+def f32(*shape):
+    return rng23.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+
+
+case("attention_3d_gqa_causal_past", "Attention",
+     {"q": [2, 5, 42], "k": [2, 5, 14], "v": [2, 5, 18], "pk": [2, 2, 3, 7], "pv": [2, 2, 3, 9]},
+     {"q_num_heads": 6, "kv_num_heads": 2, "is_causal": 1}, opset=23, outputs=3,
+     node_inputs=["q", "k", "v", "", "pk", "pv"])
+case("attention_4d_gqa_causal_past_bool_mask", "Attention",
+     {"q": [1, 4, 3, 5], "k": [1, 2, 3, 5], "v": [1, 2, 3, 5], "m": ([3, 7], "bool"),
+      "pk": [1, 2, 4, 5], "pv": [1, 2, 4, 5]}, {"is_causal": 1}, opset=23, outputs=3)
+case("attention_4d_float_mask_past_scale", "Attention",
+     {"q": [2, 3, 4, 6], "k": [2, 3, 2, 6], "v": [2, 3, 2, 5], "m": [2, 1, 4, 5],
+      "pk": [2, 3, 3, 6], "pv": [2, 3, 3, 5]}, {"scale": 0.3}, opset=23, outputs=3)
+# A query row the mask hides entirely gives zeros (ONNX's errata; ONNX Runtime agrees).
+hidden_row = np.array([[True, False, True, True], [False] * 4, [True, True, False, True]])
+case("attention_4d_bool_mask_hidden_row", "Attention", {"q": [1, 2, 3, 4], "k": [1, 2, 4, 4], "v": [1, 2, 4, 3],
+     "m": hidden_row}, opset=23)
+case("attention_4d_causal_cross", "Attention", {"q": [1, 2, 4, 5], "k": [1, 2, 7, 5], "v": [1, 2, 7, 3]},
+     {"is_causal": 1}, opset=23)
+case("attention_4d_mqa_softcap", "Attention", {"q": [2, 3, 5, 4], "k": [2, 1, 6, 4], "v": [2, 1, 6, 4]},
+     {"softcap": 1.5}, opset=23, low=-3.0, high=3.0)
+
+# RotaryEmbedding (opset 23): rows of the caches picked by position ids (any order,
+# repeats), or caches given per position; halves or interleaved pairs; a partial
+# rotation; 3-D inputs split into heads.
+positions = np.array([[0, 4, 9, 2, 2], [10, 1, 3, 7, 5]], dtype=np.int64)
+case("rotary_3d_position_ids", "RotaryEmbedding", {"x": [2, 5, 18], "p": positions},
+     {"num_heads": 3}, {"cos": f32(11, 3), "sin": f32(11, 3)}, opset=23, node_inputs=["x", "cos", "sin", "p"])
+case("rotary_4d_interleaved_partial_position_ids", "RotaryEmbedding", {"x": [2, 3, 5, 10], "p": positions},
+     {"interleaved": 1, "rotary_embedding_dim": 6}, {"cos": f32(11, 3), "sin": f32(11, 3)}, opset=23,
+     node_inputs=["x", "cos", "sin", "p"])
+case("rotary_4d_partial_caches_per_position", "RotaryEmbedding", {"x": [2, 3, 5, 10], "cos": [2, 5, 2],
+     "sin": [2, 5, 2]}, {"rotary_embedding_dim": 4}, opset=23)
+
+
 def ir_version(opset):
     return 8 if opset <= 18 else 9 if opset <= 20 else 10
 
@@ -610,11 +653,12 @@ def build(out, spec):
     os.makedirs(d, exist_ok=True)
     # An input is a shape (float, uniform in [low, high)), or (shape, "int64", high) —
     # uniform integers in [-high, high), negative indices included — or (shape, "bool"),
-    # or a float32, float16 or int64 array (these values: NaNs, infinities, divisors
+    # or a float32, float16, int64 or bool array (these values: NaNs, infinities, divisors
     # without 0).
     def typed(spec):
         if isinstance(spec, np.ndarray):
-            kinds = {np.dtype(np.int64): TensorProto.INT64, np.dtype(np.float16): TensorProto.FLOAT16}
+            kinds = {np.dtype(np.int64): TensorProto.INT64, np.dtype(np.float16): TensorProto.FLOAT16,
+                     np.dtype(np.bool_): TensorProto.BOOL}
             return list(spec.shape), kinds.get(spec.dtype, TensorProto.FLOAT)
         if isinstance(spec, tuple):
             return spec[0], TensorProto.INT64 if spec[1] == "int64" else TensorProto.BOOL

@@ -193,10 +193,10 @@ fn single_op_models_run_in_the_interpreter() {
 }
 
 /// The resizes, transposed and 3-D convolutions and 3-D pools (compositions of gathers,
-/// Where masks and the 2-D anchors) with f16 activations: each stored value rounded to
-/// 11 significant bits, a handful of roundings between input and output (f32
-/// accumulation in the convolutions), so a few 1e-3 at most; a wrong index or tap is an
-/// error of order 1.
+/// Where masks and the 2-D anchors), attention and rotary embeddings, with f16
+/// activations: each stored value rounded to 11 significant bits, a handful of roundings
+/// between input and output (f32 accumulation in the anchors, softmax in f32), so a few
+/// 1e-3 at most; a wrong index or tap is an error of order 1.
 const F16_CASES: &[&str] = &[
     "resize_",
     "convtranspose_",
@@ -206,6 +206,8 @@ const F16_CASES: &[&str] = &[
     "maxpool_dilations",
     "maxpool1d_dilations",
     "avgpool_dilations",
+    "attention_",
+    "rotary_",
 ];
 
 /// Allowed in f16 against ONNX Runtime's f32 (see [`F16_CASES`]).
@@ -219,4 +221,59 @@ fn single_op_models_run_in_f16_in_the_interpreter() {
 #[test]
 fn single_op_models_run_in_f16_on_lavapipe() {
     single_op_models_run_in("vulkan", Precision::F16, F16_CASES, F16_TOLERANCE);
+}
+
+/// ONNX's Attention is imported as products and a softmax, which the attention pass
+/// fuses where the target holds the kernel: on the interpreter, a causal attention with
+/// no cache takes the fused kernel's causal flag (its diagonal is ONNX's there), one
+/// with a cache keeps its causal mask as an explicit mask (ONNX's diagonal is shifted by
+/// the cache's length, the flag's is not), and a softcap stays unfused. The outputs of
+/// all three are checked against ONNX Runtime above.
+#[test]
+fn imported_attention_is_fused_where_it_is_the_fused_op() {
+    if let Some(why) = common::python_missing() {
+        common::skip("onnxruntime", &why);
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    built_cases(dir.path());
+    let limits = weft_runtime::Target::parse("cpu").unwrap().limits();
+    let fused = |case: &str| -> Vec<String> {
+        let graph = load(
+            &dir.path().join(case).join("model.onnx"),
+            &ImportOptions::default(),
+        )
+        .unwrap();
+        let model = weft_model::CompiledModel::compile(
+            &graph,
+            &limits,
+            &weft_model::CompileOptions::default(),
+        )
+        .unwrap();
+        model
+            .graph
+            .nodes
+            .iter()
+            .filter(|n| matches!(n.op, weft_graph::Op::Attention(_)))
+            .map(|n| format!("{} inputs={}", n.op, n.inputs.len()))
+            .collect()
+    };
+    let causal = fused("attention_4d_causal_cross");
+    assert_eq!(causal.len(), 1, "{causal:?}");
+    assert!(
+        causal[0].contains("causal") && causal[0].ends_with("inputs=3"),
+        "{causal:?}"
+    );
+    let past = fused("attention_3d_gqa_causal_past");
+    assert_eq!(past.len(), 1, "{past:?}");
+    assert!(
+        !past[0].contains("causal") && past[0].ends_with("inputs=4"),
+        "{past:?}"
+    );
+    let masked = fused("attention_4d_gqa_causal_past_bool_mask");
+    assert!(
+        masked.len() == 1 && masked[0].contains("nan guard"),
+        "{masked:?}"
+    );
+    assert_eq!(fused("attention_4d_mqa_softcap"), Vec::<String>::new());
 }

@@ -2,8 +2,13 @@
 //! dimensions: inputs `q` `[..., s, d]`, `k` `[..., t, d]`, `v` `[..., t, dv]` (the same
 //! leading dimensions) and an optional additive `mask` broadcasting to `[..., s, t]`;
 //! output `[..., s, dv]`. ONNX's Attention (opset 23) for 4-D inputs; made by
-//! `passes::recognize_attention` from the products and softmax exporters write. An
-//! anchor: one fused kernel where the target holds its tiles.
+//! `passes::recognize_attention` from the products and softmax exporters write (and
+//! that ONNX's Attention is imported as: `import`). An anchor: one fused kernel where
+//! the target holds its tiles. RotaryEmbedding, the positions attention's queries and
+//! keys are rotated by, is imported here too (`rotary`), as ops weft has.
+
+mod import;
+mod rotary;
 
 use std::fmt;
 
@@ -11,6 +16,7 @@ use ndarray::{ArrayD, IxDyn};
 use weft_ir::dtype::DType;
 use weft_ir::expr::Expr;
 
+use super::onnx::OnnxOp;
 use super::shapes::{arity, broadcast, float, same_dtype};
 use super::{Anchor, ExportNode, IndexUse, Inline, OpDef, Role};
 use crate::tensor::Tensor;
@@ -92,8 +98,9 @@ impl OpDef for Attention {
 
     fn export(&self, node: &mut ExportNode<'_>) -> Result<(), String> {
         // ONNX's Attention reads 3-D inputs as `[batch, seq, heads · size]`; weft's
-        // leading dimensions are batch and heads: 4-D only. (The NaN guard is not
-        // written: ONNX's op leaves a row of -inf scores as is.)
+        // leading dimensions are batch and heads: 4-D only. (The NaN guard needs
+        // nothing written: since its errata ONNX's op gives zeros for a row its mask
+        // hides entirely. `is_causal` with no cache is the flag's `j ≤ i`.)
         let rank = node.output.shape.len();
         if rank != 4 {
             return Err(format!(
@@ -120,6 +127,13 @@ impl OpDef for Attention {
         IndexUse::Data
     }
 }
+
+/// ONNX's Attention and RotaryEmbedding (both new in opset 23), as sub-graphs of ops
+/// weft has.
+pub(super) const ONNX: &[OnnxOp] = &[
+    OnnxOp::new("Attention", &[23], import::import),
+    OnnxOp::new("RotaryEmbedding", &[23], rotary::import),
+];
 
 /// `softmax(scale · q·kᵀ + mask) · v` per leading index, in float64; a causal mask
 /// masks with -inf, and a guarded row of all -inf gives zeros.

@@ -108,8 +108,8 @@ pub fn cast(v: f64, to: DType) -> f64 {
 
 /// ONNX's Cast and CastLike (an identity where the type does not change).
 pub(super) const ONNX: &[OnnxOp] = &[
-    OnnxOp::new("Cast", &[6, 9, 13, 19, 21], import),
-    OnnxOp::new("CastLike", &[15, 19, 21], import_like),
+    OnnxOp::new("Cast", &[6, 9, 13, 19, 21, 23], import),
+    OnnxOp::new("CastLike", &[15, 19, 21, 23], import_like),
 ];
 
 fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {

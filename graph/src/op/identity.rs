@@ -57,7 +57,7 @@ impl OpDef for Identity {
 /// ONNX's Identity, and inference Dropout (an identity).
 pub(super) const ONNX: &[OnnxOp] = &[
     OnnxOp::new("Dropout", &[7, 10, 12, 13, 22], import_dropout),
-    OnnxOp::new("Identity", &[1, 13, 14, 16, 19, 21], |n| {
+    OnnxOp::new("Identity", &[1, 13, 14, 16, 19, 21, 23], |n| {
         n.simple(Op::Identity)
     }),
 ];

@@ -192,6 +192,7 @@ impl Op {
     /// Every ONNX op type the ops' modules import, with its versions and converter.
     pub fn onnx_ops() -> impl Iterator<Item = &'static onnx::OnnxOp> {
         [
+            attention::ONNX,
             batch_norm::ONNX,
             binary::ONNX,
             cast::ONNX,

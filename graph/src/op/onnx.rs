@@ -169,6 +169,10 @@ pub trait OnnxNode {
     /// `what` names them.
     fn refuse_used_outputs(&self, from: usize, what: &str) -> Result<(), OnnxError>;
 
+    /// True where output `k` is named and something reads it (a node or the graph's
+    /// outputs): an optional output a converter computes only where it is wanted.
+    fn output_used(&self, k: usize) -> bool;
+
     /// True where the node has attribute `attr`.
     fn has(&self, attr: &str) -> bool;
 

@@ -236,7 +236,7 @@ impl OpDef for Pad {
 
 /// ONNX's Pad: `pads` (and the constant) as inputs that fold to constants, the optional
 /// `axes` of opset 18, `wrap` from 19; `pads` as an attribute at opset 2.
-pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Pad", &[2, 11, 13, 18, 19, 21], import)];
+pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Pad", &[2, 11, 13, 18, 19, 21, 23], import)];
 
 fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     let x = n.data(0)?;

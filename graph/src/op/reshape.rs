@@ -229,10 +229,14 @@ fn reindex_flat(from: &[usize], to: &[usize], idx: &[Expr]) -> Vec<Expr> {
 
 /// ONNX's Flatten and Reshape, and Squeeze and Unsqueeze as reshapes.
 pub(super) const ONNX: &[OnnxOp] = &[
-    OnnxOp::new("Flatten", &[1, 9, 11, 13, 21], import_flatten),
-    OnnxOp::new("Reshape", &[5, 13, 14, 19, 21], import_reshape),
-    OnnxOp::new("Squeeze", &[1, 11, 13, 21], |n| import_squeeze(n, false)),
-    OnnxOp::new("Unsqueeze", &[1, 11, 13, 21], |n| import_squeeze(n, true)),
+    OnnxOp::new("Flatten", &[1, 9, 11, 13, 21, 23], import_flatten),
+    OnnxOp::new("Reshape", &[5, 13, 14, 19, 21, 23], import_reshape),
+    OnnxOp::new("Squeeze", &[1, 11, 13, 21, 23], |n| {
+        import_squeeze(n, false)
+    }),
+    OnnxOp::new("Unsqueeze", &[1, 11, 13, 21, 23], |n| {
+        import_squeeze(n, true)
+    }),
 ];
 
 fn import_flatten(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {

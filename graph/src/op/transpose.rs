@@ -83,7 +83,7 @@ impl OpDef for Transpose {
 }
 
 /// ONNX's Transpose (no `perm`: the dimensions reversed).
-pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Transpose", &[1, 13, 21], import)];
+pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Transpose", &[1, 13, 21, 23], import)];
 
 fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     let x = n.data(0)?;

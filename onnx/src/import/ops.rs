@@ -352,6 +352,14 @@ impl OnnxNode for NodeCx<'_, '_, '_> {
         Ok(())
     }
 
+    fn output_used(&self, k: usize) -> bool {
+        self.cx
+            .node
+            .output
+            .get(k)
+            .is_some_and(|name| !name.is_empty() && self.im.used.contains(name))
+    }
+
     fn has(&self, attr: &str) -> bool {
         self.a.has(attr)
     }

@@ -20,6 +20,10 @@ const COVERED: &[DataType] = &[
     DataType::Bool,
 ];
 
+/// The newest opset of issue 57's measure: weft imported 7 to 22 when it was counted,
+/// and the basis stays that set of tests as weft imports later opsets.
+const BASIS_OPSET: i64 = 22;
+
 /// Whether the element type of `vi` is in [`COVERED`].
 fn covered_type(vi: &weft_onnx::proto::ValueInfoProto) -> bool {
     match vi.r#type.as_ref().and_then(|t| t.value.as_ref()) {
@@ -30,7 +34,7 @@ fn covered_type(vi: &weft_onnx::proto::ValueInfoProto) -> bool {
 
 /// Which measures a test counts in: `covered`, every fed input and output of an element
 /// type in [`COVERED`]; `basis`, every fed input of such a type and the test written at
-/// an opset weft imports (issue 57 counted 969 "tests whose data is float32, float16,
+/// an opset up to [`BASIS_OPSET`] (issue 57 counted 969 "tests whose data is float32, float16,
 /// int64, int32 or bool"; this rule, the nearest found, gives 970).
 pub fn measures(model: &ModelProto) -> (bool, bool) {
     let Some(g) = &model.graph else {
@@ -49,7 +53,7 @@ pub fn measures(model: &ModelProto) -> (bool, bool) {
         .map(|o| o.version);
     (
         inputs && g.output.iter().all(covered_type),
-        inputs && opset.is_some_and(|v| v <= MAX_OPSET),
+        inputs && opset.is_some_and(|v| v <= BASIS_OPSET),
     )
 }
 
@@ -140,7 +144,7 @@ pub fn docs_page(rows: &[Row]) -> String {
         pct(cov_pass, cov)
     ));
     s.push_str(&format!(
-        "| inputs of float32, float16, int64, int32, bool only, at opsets weft imports (issue 57's basis: 969 there) | {basis} |\n"
+        "| inputs of float32, float16, int64, int32, bool only, at opsets up to {BASIS_OPSET} (issue 57's basis: 969 there) | {basis} |\n"
     ));
     s.push_str(&format!(
         "| of those, pass | {basis_pass} ({:.0}%) |\n\n",
