@@ -64,8 +64,9 @@ pub struct ModelSource {
     pub dtype: ModelDType,
     /// Graph passes to leave out, by key, comma-separated (`attention`, `siblings`,
     /// `activations`, `layer-norms`, `rms-norms`, `batch-norms`, `constants`,
-    /// `identities`, `dead`): what one pass
-    /// is worth, measured (run, graph and bench).
+    /// `identities`, `dead`), and `fusion-cost` (the partition's cost rule: every
+    /// prologue in its anchor's loads): what one pass is worth, measured (run, graph and
+    /// bench).
     #[arg(long = "disable-pass", value_delimiter = ',')]
     pub disable_pass: Vec<String>,
 }

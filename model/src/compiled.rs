@@ -5,7 +5,6 @@
 use std::collections::HashSet;
 use weft_codegen_common::TargetLimits;
 use weft_graph::Graph;
-
 use weft_graph::NodeId;
 use weft_graph::op::{Epilogue, Role};
 use weft_graph::partition::{Partition, Shown, partition_keeping};
@@ -19,6 +18,10 @@ use crate::error::{LowerError, ModelError};
 use crate::executable::Executable;
 use crate::lower::{LoweredGroup, Lowering, lower_group};
 use crate::plan::Plan;
+
+/// The key of `CompileOptions::disabled` that turns the partition's cost rule off
+/// (`weft_graph::partition::cost`): every prologue stays in its anchor's loads.
+pub use weft_graph::partition::cost::KEY as FUSION_COST;
 
 /// How a model is compiled: one value for every constructor's arguments.
 #[derive(Clone, Debug, Default)]
@@ -131,7 +134,8 @@ impl CompiledModel {
         // graph partitioned again; each round cuts one more node, so it ends.
         let mut not_epilogue: HashSet<NodeId> = HashSet::new();
         let (partition, groups) = loop {
-            let partition = partition_keeping(&graph, &not_epilogue);
+            let by_cost = !options.disabled.iter().any(|d| d == FUSION_COST);
+            let partition = partition_keeping(&graph, &not_epilogue, by_cost);
             let lowered = partition
                 .groups
                 .iter()

@@ -126,8 +126,9 @@ impl OpDef for Conv {
     }
 
     fn macs(&self, inputs: &[&Tensor], output: &Tensor) -> f64 {
+        // Each output element: its group's input channels times the window.
         let w = &inputs[1].shape;
-        output.numel() as f64 * (w[1] * w[2] * w[3]) as f64
+        output.numel() as f64 * w.iter().skip(1).product::<usize>() as f64
     }
 
     fn index_use(&self, _: usize, _: &[&Tensor]) -> IndexUse {

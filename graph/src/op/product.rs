@@ -111,7 +111,10 @@ impl OpDef for Gemm {
     }
 
     fn macs(&self, inputs: &[&Tensor], output: &Tensor) -> f64 {
-        product_macs(inputs, output)
+        // `a` is [m, k], or [k, m] transposed.
+        let a = &inputs[0].shape;
+        let k = if self.trans_a { a[0] } else { a[a.len() - 1] };
+        output.numel() as f64 * k as f64
     }
 
     fn index_use(&self, _: usize, _: &[&Tensor]) -> IndexUse {
@@ -170,7 +173,9 @@ impl OpDef for MatMul {
     }
 
     fn macs(&self, inputs: &[&Tensor], output: &Tensor) -> f64 {
-        product_macs(inputs, output)
+        // `a` is [k] or [..., m, k].
+        let a = &inputs[0].shape;
+        output.numel() as f64 * a.last().copied().unwrap_or(1) as f64
     }
 
     fn index_use(&self, _: usize, _: &[&Tensor]) -> IndexUse {
@@ -180,11 +185,6 @@ impl OpDef for MatMul {
 
 /// A product's multiply-adds: each output element sums K terms, K read off the first
 /// operand as its smallest dimension (a bound good enough for the check's budget).
-fn product_macs(inputs: &[&Tensor], output: &Tensor) -> f64 {
-    let a = &inputs[0].shape;
-    output.numel() as f64 * *a.iter().min().unwrap_or(&1) as f64
-}
-
 fn as_matrix(a: &ArrayD<f64>) -> Array2<f64> {
     a.view()
         .into_dimensionality::<ndarray::Ix2>()

@@ -284,11 +284,15 @@ pub fn run_pipeline(
                 return Err(GraphError::FixedPass { key: key.clone() });
             }
             Some(_) => {}
+            // Not a pass: the partition's cost rule, which the compile reads from the
+            // same list.
+            None if key == crate::partition::cost::KEY => {}
             None => {
                 let known: Vec<&str> = passes
                     .iter()
                     .filter(|p| p.stage == Stage::Rewrite)
                     .map(|p| p.key)
+                    .chain([crate::partition::cost::KEY])
                     .collect();
                 return Err(GraphError::UnknownPass {
                     key: key.clone(),

@@ -10,6 +10,9 @@
 //! - Every **injective** node left is inlined into the one group that reads it (a
 //!   prologue: computed at the reader's loads, never stored) where it has one reader,
 //!   else it roots a group of its own, which the rule-based injective schedule runs.
+//!   A prologue whose work times the anchor's reads of each element passes a stated bound
+//!   is computed once by a kernel of its own instead ([`cost`] states the rule), and the
+//!   partition keeps each such [`Decision`] for `weft model graph` to show.
 //! - A **Concat** costs no copy where it can: each input's group writes straight into
 //!   its slice of the concatenated buffer (stored in the same type and layout), and the
 //!   Concat runs no kernel.
@@ -23,6 +26,8 @@
 //! Groups run in the order of the last node each holds, which is a topological order:
 //! a group reads only graph inputs, constants, and outputs of groups whose last node
 //! comes before its reader.
+
+pub mod cost;
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -89,6 +94,25 @@ pub struct Partition {
     pub groups: Vec<Group>,
     /// Concats that run no kernel: their inputs' groups write into their slices.
     pub views: Vec<NodeId>,
+    /// Where each prologue chain that computes anything went, and why ([`cost`]).
+    pub decisions: Vec<Decision>,
+}
+
+/// The fate of one prologue chain under the cost rule ([`cost`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Decision {
+    /// The anchor that reads the chain's value.
+    pub anchor: NodeId,
+    /// Which of the anchor's inputs the chain computes.
+    pub input: usize,
+    /// The chain's nodes, producers first; the last one's output is the anchor's input.
+    pub chain: Vec<NodeId>,
+    /// Operations per element ([`cost::work`]).
+    pub work: f64,
+    /// The anchor's reads of each element ([`cost::reads`]).
+    pub reads: f64,
+    /// In the anchor's loads (`true`), or a kernel of its own.
+    pub inlined: bool,
 }
 
 /// The most links of fused nodes between a group's stored tensor and any node inlined
@@ -99,15 +123,16 @@ pub const MAX_INLINE_DEPTH: usize = 128;
 /// Partitions `g` (after [`crate::passes::optimize`], so batch norms are folded and
 /// constants computed).
 pub fn partition(g: &Graph) -> Partition {
-    partition_keeping(g, &HashSet::new())
+    partition_keeping(g, &HashSet::new(), true)
 }
 
 /// [`partition`], with no node of `not_epilogue` taken into an anchor's epilogue: the
 /// chain stops before it (it becomes a prologue of its reader, or a group of its own).
 /// The model compiler names the nodes whose epilogue the lowering could not fuse (a
 /// reshape that merges axes the anchor's index keeps apart, as MobileViT's unfolding of
-/// patches does).
-pub fn partition_keeping(g: &Graph, not_epilogue: &HashSet<NodeId>) -> Partition {
+/// patches does). `by_cost: false` leaves every prologue in its anchor's loads (the cost
+/// rule off: `--disable-pass fusion-cost`, to measure what it is worth).
+pub fn partition_keeping(g: &Graph, not_epilogue: &HashSet<NodeId>, by_cost: bool) -> Partition {
     let readers = readers(g);
     let outputs: HashSet<TensorId> = g.outputs.iter().copied().collect();
     let one_reader = |t: TensorId| -> Option<NodeId> {
@@ -209,6 +234,12 @@ pub fn partition_keeping(g: &Graph, not_epilogue: &HashSet<NodeId>) -> Partition
         }
     }
 
+    let decisions = if by_cost {
+        cost::split(g, &mut groups, &mut group_of)
+    } else {
+        Vec::new()
+    };
+
     // Concats whose every input is a distinct group's output read by nothing else:
     // those groups write into the concatenation, which runs no kernel.
     let mut views = Vec::new();
@@ -295,7 +326,11 @@ pub fn partition_keeping(g: &Graph, not_epilogue: &HashSet<NodeId>) -> Partition
         gr.inputs = inputs;
     }
     groups.sort_by_key(|gr| gr.nodes().map(|n| n.0).max());
-    Partition { groups, views }
+    Partition {
+        groups,
+        views,
+        decisions,
+    }
 }
 
 /// Which nodes read each tensor (a node reading it twice counted once).
@@ -377,6 +412,26 @@ impl fmt::Display for Shown<'_> {
                 name(v)
             )?;
         }
+        for d in &self.partition.decisions {
+            let chain: Vec<String> = d.chain.iter().map(|&n| name(n)).collect();
+            let cost = d.work * d.reads;
+            let (cmp, fate) = if d.inlined {
+                ("≤", "in the anchor's loads")
+            } else {
+                (">", "a kernel of its own")
+            };
+            writeln!(
+                f,
+                "prologue of {} (input {}): {} — {:.0} ops/element × read {:.1}× = {:.0} {cmp} {:.0}: {fate}",
+                name(d.anchor),
+                d.input,
+                chain.join(", "),
+                d.work,
+                d.reads,
+                cost,
+                cost::PROLOGUE_BOUND,
+            )?;
+        }
         Ok(())
     }
 }
@@ -385,7 +440,7 @@ impl fmt::Display for Shown<'_> {
 mod tests {
     use super::*;
     use crate::builder::GraphBuilder;
-    use crate::op::{Conv, Op, PoolKind, Reshape, Transpose, Unary};
+    use crate::op::{Binary, Conv, Op, PoolKind, Reshape, Transpose, Unary};
     use ndarray::{ArrayD, IxDyn};
     use weft_ir::dtype::DType;
 
@@ -581,5 +636,63 @@ mod tests {
             part.groups[1].prologue.iter().map(name).collect::<Vec<_>>(),
             ["r"]
         );
+    }
+
+    /// `h · w` after PyTorch's GELU of `h` (`Div, Erf, Add, Mul, Mul`), or after a bias
+    /// add; `w` of `n` columns.
+    fn prologue_into_product(gelu: bool, n: usize) -> Graph {
+        let mut b = GraphBuilder::new("ffn");
+        let h = b.input("h", &[128, 3072], DType::F32);
+        let w = weight(&mut b, "w", &[3072, n]);
+        let c = b.weight("c", ArrayD::from_elem(IxDyn(&[]), std::f32::consts::SQRT_2));
+        let a = if gelu {
+            let d = b.binary("div", Binary::Div, h, c).unwrap();
+            let e = b.unary("erf", Unary::Erf, d).unwrap();
+            let one = b.weight("one", ArrayD::from_elem(IxDyn(&[]), 1.0));
+            let p = b.add("plus", e, one).unwrap();
+            let m = b.binary("mul", Binary::Mul, h, p).unwrap();
+            let half = b.weight("half", ArrayD::from_elem(IxDyn(&[]), 0.5));
+            b.binary("half_mul", Binary::Mul, m, half).unwrap()
+        } else {
+            let bias = weight(&mut b, "bias", &[3072]);
+            b.add("bias_add", h, bias).unwrap()
+        };
+        let y = b.node("down", Op::MatMul, &[a, w]).unwrap();
+        b.output(y);
+        b.finish().unwrap()
+    }
+
+    #[test]
+    fn a_gelu_read_six_times_by_a_product_is_a_kernel_of_its_own() {
+        let g = prologue_into_product(true, 768);
+        let p = partition(&g);
+        let shown = Shown {
+            graph: &g,
+            partition: &p,
+            schedules: None,
+        }
+        .to_string();
+        assert_eq!(p.groups.len(), 2, "{shown}");
+        assert_eq!(p.groups[0].kind, GroupKind::Injective, "{shown}");
+        assert_eq!(g.nodes[p.groups[0].root.0].name, "half_mul");
+        assert_eq!(p.groups[0].prologue.len(), 4, "{shown}");
+        assert!(p.groups[1].prologue.is_empty(), "{shown}");
+        let d = &p.decisions[0];
+        assert!(!d.inlined && d.reads == 6.0 && d.work > 20.0, "{d:?}");
+        assert!(shown.contains("a kernel of its own"), "{shown}");
+    }
+
+    #[test]
+    fn a_bias_add_stays_in_the_loads_until_the_product_reads_it_too_often() {
+        let g = prologue_into_product(false, 768);
+        let p = partition(&g);
+        assert_eq!(p.groups.len(), 1);
+        assert_eq!(p.groups[0].prologue.len(), 1);
+        assert!(p.decisions[0].inlined && p.decisions[0].work == 1.0);
+        // 16384 columns: each element of `h` read 128 times, 128 adds past the bound.
+        let g = prologue_into_product(false, 16384);
+        let p = partition(&g);
+        assert_eq!(p.groups.len(), 2);
+        assert!(!p.decisions[0].inlined && p.decisions[0].reads == 128.0);
     }
 }

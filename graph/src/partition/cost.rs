@@ -1,0 +1,262 @@
+//! Fusion by cost: whether a chain of injective nodes is computed inside an anchor's
+//! loads (a prologue) or once, by a kernel of its own.
+//!
+//! A prologue is computed at every load of the anchor, and an anchor loads each element
+//! of an input many times: a matrix product's template reads `A[m, k]` once per tile of
+//! `N` it computes, an implicit GEMM reads an input pixel once per filter tap and per
+//! tile of output channels. A chain worth `W` operations an element read `R` times costs
+//! `W·R` operations an element inside the anchor — computed in the load path, where it
+//! also holds up the template's copy pipeline — against `W` operations plus one store
+//! and one load of the tensor as a kernel of its own. PyTorch exports GELU as `Div, Erf,
+//! Add, Mul, Mul`; inlined into BERT-base's FFN down-projection it made that product 8×
+//! slower (73.8 µs against 9 µs on the H200, issue 59).
+//!
+//! **The rule**: a prologue chain stays in the anchor's loads while `W·R ≤`
+//! [`PROLOGUE_BOUND`]; past it the chain becomes a kernel of its own. `W` is the chain's
+//! operations per element as the lowering writes them ([`work`]: each arithmetic,
+//! comparison, select or cast 1, each transcendental intrinsic 4, repeated
+//! subexpressions once, a producer's work counted once per use of its value); `R` is
+//! `max(1, macs / elements of the input / READ_TILE)` ([`reads`]). Layout changes
+//! (reshape, transpose, slice) are index arithmetic only: `W = 0`, always inlined.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use weft_ir::dtype::DType;
+use weft_ir::expr::{Expr, Intrinsic, Var};
+
+use super::{Decision, Group, GroupKind};
+use crate::graph::{Graph, NodeId, TensorId};
+use crate::op::Inline;
+use crate::tensor::Tensor;
+
+/// The key that turns the rule off where graph passes are left out
+/// (`--disable-pass fusion-cost`): every prologue then stays in its anchor's loads.
+pub const KEY: &str = "fusion-cost";
+
+/// The largest `W·R` (operations an element, times reads an element) a prologue may
+/// cost inside an anchor's loads. About where recomputing costs what one more store and
+/// load of an f16 element would on a GPU of today (a few TB/s against tens of Tops/s), and
+/// below the GELU-in-a-down-projection case that motivated it (`W ≈ 30`, `R = 6`).
+pub const PROLOGUE_BOUND: f64 = 64.0;
+
+/// The tile width along which the anchor templates reuse a loaded element: an element
+/// of a product's `A` is read once per `READ_TILE` columns of the output.
+pub const READ_TILE: f64 = 128.0;
+
+/// Unique operations an expression may have before counting stops (the rule only needs
+/// to know that it is past the bound).
+const COUNT_LIMIT: usize = 96;
+
+/// How many times anchor `anchor` reads each element of its input `input` (a position
+/// in its inputs): the multiply-adds each element takes part in, over the tile width
+/// that reuses a load, at least 1.
+pub fn reads(g: &Graph, anchor: NodeId, input: usize) -> f64 {
+    let n = &g.nodes[anchor.0];
+    let tensors: Vec<&Tensor> = n.inputs.iter().map(|&t| g.tensor(t)).collect();
+    let macs = n.op.def().macs(&tensors, g.tensor(n.output));
+    let numel = tensors.get(input).map_or(1, |t| t.numel()).max(1) as f64;
+    (macs / numel / READ_TILE).max(1.0)
+}
+
+/// The rule over every anchor's prologue chains: a chain past
+/// [`PROLOGUE_BOUND`] leaves the anchor's group for a group of its own, rooted at
+/// the node whose output the anchor reads. Every chain that computes anything is
+/// recorded, moved or not.
+pub(super) fn split(
+    g: &Graph,
+    groups: &mut Vec<Group>,
+    group_of: &mut HashMap<NodeId, usize>,
+) -> Vec<Decision> {
+    let mut decisions = Vec::new();
+    for gi in 0..groups.len() {
+        if groups[gi].kind != GroupKind::Anchor || groups[gi].prologue.is_empty() {
+            continue;
+        }
+        let root = groups[gi].root;
+        // Each prologue node has one reader, so the chains feeding the anchor's inputs
+        // are disjoint trees.
+        let producer: HashMap<TensorId, NodeId> = groups[gi]
+            .prologue
+            .iter()
+            .map(|&n| (g.nodes[n.0].output, n))
+            .collect();
+        for (k, &t) in g.nodes[root.0].inputs.iter().enumerate() {
+            let Some(&top) = producer.get(&t) else {
+                continue;
+            };
+            if !groups[gi].prologue.contains(&top) {
+                continue; // the anchor reads one tensor twice: decided at its first read
+            }
+            let mut chain = vec![top];
+            let mut stack = vec![top];
+            while let Some(n) = stack.pop() {
+                for i in &g.nodes[n.0].inputs {
+                    if let Some(&p) = producer.get(i).filter(|p| !chain.contains(p)) {
+                        chain.push(p);
+                        stack.push(p);
+                    }
+                }
+            }
+            chain.sort();
+            let work = work(g, &chain, top);
+            if work == 0.0 {
+                continue;
+            }
+            let reads = reads(g, root, k);
+            let inlined = work * reads <= PROLOGUE_BOUND;
+            if !inlined {
+                groups[gi].prologue.retain(|n| !chain.contains(n));
+                let new = groups.len();
+                for &n in &chain {
+                    group_of.insert(n, new);
+                }
+                groups.push(Group {
+                    kind: GroupKind::Injective,
+                    root: top,
+                    prologue: chain.iter().copied().filter(|&n| n != top).collect(),
+                    epilogue: Vec::new(),
+                    output: t,
+                    inputs: Vec::new(),
+                    slice: None,
+                });
+            }
+            decisions.push(Decision {
+                anchor: root,
+                input: k,
+                chain,
+                work,
+                reads,
+                inlined,
+            });
+        }
+    }
+    decisions
+}
+
+/// A node's own operations per element, and how many times its expression uses each
+/// input's value.
+pub fn own_work(g: &Graph, node: NodeId) -> (f64, Vec<usize>) {
+    let n = &g.nodes[node.0];
+    let probe = Probe {
+        g,
+        node: n,
+        uses: RefCell::new(vec![0; n.inputs.len()]),
+    };
+    let rank = g.tensor(n.output).shape.len();
+    let idx: Vec<Expr> = (0..rank)
+        .map(|d| Expr::Var(Var::new(format!("i{d}"), DType::I32)))
+        .collect();
+    let own = match n.op.def().inline(&probe, &idx) {
+        Some(e) => count(&e) as f64,
+        // Not computed inline: never a prologue, so no cost applies.
+        None => 0.0,
+    };
+    (own, probe.uses.into_inner())
+}
+
+/// The work per element of the chain of `nodes` (a prologue subtree, producers before
+/// readers) delivered through `top`, its node read by the anchor: each node's own work
+/// plus, per use of an input produced inside the chain, that producer's work.
+pub fn work(g: &Graph, nodes: &[NodeId], top: NodeId) -> f64 {
+    let mut sorted = nodes.to_vec();
+    sorted.sort();
+    let mut total: Vec<(NodeId, f64)> = Vec::with_capacity(sorted.len());
+    for &n in &sorted {
+        let (own, uses) = own_work(g, n);
+        let mut w = own;
+        for (i, &t) in g.nodes[n.0].inputs.iter().enumerate() {
+            if let Some(&(_, pw)) = total.iter().find(|(p, _)| g.nodes[p.0].output == t) {
+                w += pw * uses[i] as f64;
+            }
+        }
+        total.push((n, w));
+    }
+    total
+        .iter()
+        .find(|(n, _)| *n == top)
+        .map_or(0.0, |&(_, w)| w)
+}
+
+/// The [`Inline`] the rule calls an op's expression through: each input a variable, each
+/// call counted.
+struct Probe<'a> {
+    g: &'a Graph,
+    node: &'a crate::graph::Node,
+    uses: RefCell<Vec<usize>>,
+}
+
+impl Inline for Probe<'_> {
+    fn input(&self, i: usize, _idx: &[Expr]) -> Expr {
+        if let Some(u) = self.uses.borrow_mut().get_mut(i) {
+            *u += 1;
+        }
+        Expr::Var(Var::new(format!("x{i}"), DType::F32))
+    }
+
+    fn input_count(&self) -> usize {
+        self.node.inputs.len()
+    }
+
+    fn input_tensor(&self, i: usize) -> &Tensor {
+        self.g.tensor(self.node.inputs[i])
+    }
+
+    fn output(&self) -> &Tensor {
+        self.g.tensor(self.node.output)
+    }
+}
+
+/// Operations of `e`, each distinct subexpression once (a compiler computes a repeated
+/// one once), index arithmetic of loads included; at most [`COUNT_LIMIT`].
+fn count(e: &Expr) -> usize {
+    let mut seen: Vec<&Expr> = Vec::new();
+    let mut cost = 0;
+    let mut stack = vec![e];
+    while let Some(x) = stack.pop() {
+        if cost > COUNT_LIMIT {
+            break;
+        }
+        let (own, children): (usize, Vec<&Expr>) = match x {
+            Expr::Int(..) | Expr::Float(..) | Expr::Bool(_) | Expr::Var(_) | Expr::Builtin(_) => {
+                continue;
+            }
+            Expr::Binary(_, a, b) => (1, vec![a.as_ref(), b.as_ref()]),
+            Expr::Unary(_, a) | Expr::Cast(_, a) => (1, vec![a.as_ref()]),
+            Expr::Select(c, a, b) => (1, vec![c.as_ref(), a.as_ref(), b.as_ref()]),
+            Expr::Call(f, args) => (intrinsic_cost(*f), args.iter().collect()),
+            Expr::Load { indices, .. } => (1, indices.iter().collect()),
+            Expr::Reduce(_) => (COUNT_LIMIT, Vec::new()),
+        };
+        if seen.contains(&x) {
+            continue;
+        }
+        seen.push(x);
+        cost += own;
+        stack.extend(children);
+    }
+    cost
+}
+
+/// A transcendental is a few instructions on a GPU's special-function unit and a
+/// range reduction around it; the rest one instruction.
+fn intrinsic_cost(f: Intrinsic) -> usize {
+    match f {
+        Intrinsic::Exp
+        | Intrinsic::Exp2
+        | Intrinsic::Log
+        | Intrinsic::Sqrt
+        | Intrinsic::Rsqrt
+        | Intrinsic::Tanh
+        | Intrinsic::TanhApprox
+        | Intrinsic::Sigmoid
+        | Intrinsic::Sin
+        | Intrinsic::Cos
+        | Intrinsic::Pow => 4,
+        Intrinsic::Abs
+        | Intrinsic::Floor
+        | Intrinsic::Ceil
+        | Intrinsic::Fma
+        | Intrinsic::ShuffleXor => 1,
+    }
+}
