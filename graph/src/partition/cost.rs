@@ -27,7 +27,7 @@ use weft_ir::expr::{Expr, Intrinsic, Var};
 
 use super::{Decision, Group, GroupKind};
 use crate::graph::{Graph, NodeId, TensorId};
-use crate::op::Inline;
+use crate::op::{Anchor, Inline, Role};
 use crate::tensor::Tensor;
 
 /// The key that turns the rule off where graph passes are left out
@@ -53,6 +53,18 @@ const COUNT_LIMIT: usize = 96;
 /// that reuses a load, at least 1.
 pub fn reads(g: &Graph, anchor: NodeId, input: usize) -> f64 {
     let n = &g.nodes[anchor.0];
+    let tiled = match n.op.role() {
+        // Fused attention keeps a tile of queries on chip while it walks the keys: each
+        // query is read once; keys and values once per tile of queries.
+        Role::Anchor(Anchor::Attention(_)) => input != 0,
+        Role::Anchor(Anchor::Conv(_) | Anchor::Product(_))
+        | Role::Reduction(_)
+        | Role::Injective(_)
+        | Role::Join { .. } => true,
+    };
+    if !tiled {
+        return 1.0;
+    }
     let tensors: Vec<&Tensor> = n.inputs.iter().map(|&t| g.tensor(t)).collect();
     let macs = n.op.def().macs(&tensors, g.tensor(n.output));
     let numel = tensors.get(input).map_or(1, |t| t.numel()).max(1) as f64;
