@@ -484,7 +484,40 @@ case("mean_one", "Mean", {"a": [4, 3]}, opset=13)
 case("scatter_opset10", "Scatter", {"x": [4, 5]}, {"axis": 1},
      {"i": np.array([[0, 4], [1, 3], [2, 0], [4, 0]], dtype=np.int64), "u": rand(4, 2)}, opset=10)
 
-EVERY_OUTPUT = {"TopK"}
+# NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss: the targets a real int64 input
+# (the class pick a gather on the device), odd sizes, N-C and N-C-d1-d2 layouts, every
+# reduction, class weights, ignore_index inside the classes, negative (PyTorch's -100)
+# and past the last class; the mean's denominator the weights of the targets kept.
+rng_loss = np.random.default_rng(57)
+
+
+def targets(shape, classes, ignore=None, every=3):
+    t = rng_loss.integers(0, classes, size=shape).astype(np.int64)
+    if ignore is not None:
+        t.reshape(-1)[::every] = ignore
+    return t
+
+
+for op, short in [("NegativeLogLikelihoodLoss", "nll"), ("SoftmaxCrossEntropyLoss", "sce")]:
+    w5 = rand(5, low=0.2, high=2.0)
+    case(f"{short}_nc_none", op, {"x": [7, 5], "t": targets([7], 5)}, {"reduction": "none"}, opset=13)
+    case(f"{short}_nc_mean", op, {"x": [7, 5], "t": targets([7], 5)}, {}, opset=12)
+    case(f"{short}_ncd1d2_sum_weight", op, {"x": [3, 5, 4, 6], "t": targets([3, 4, 6], 5)}, {"reduction": "sum"},
+         {"w": w5}, opset=13)
+    case(f"{short}_ncd1d2_mean_weight_ii", op, {"x": [3, 5, 4, 6], "t": targets([3, 4, 6], 5, ignore=2)},
+         {"ignore_index": 2}, {"w": w5}, opset=13)
+    case(f"{short}_ncd1_mean_ii_negative", op, {"x": [4, 5, 9], "t": targets([4, 9], 5, ignore=-100, every=4)},
+         {"ignore_index": -100}, opset=13)
+    case(f"{short}_ncd1_none_weight_ii_past_classes", op, {"x": [4, 5, 9], "t": targets([4, 9], 5, ignore=5)},
+         {"ignore_index": 5, "reduction": "none"}, {"w": w5}, opset=13)
+    case(f"{short}_ncd1d2d3_sum_ii_negative_one", op, {"x": [2, 5, 3, 2, 5], "t": targets([2, 3, 2, 5], 5, ignore=-1)},
+         {"ignore_index": -1, "reduction": "sum"}, opset=13)
+case("sce_ncd1_mean_weight_ii_log_prob", "SoftmaxCrossEntropyLoss", {"x": [4, 5, 9], "t": targets([4, 9], 5, ignore=0)},
+     {"ignore_index": 0}, {"w": rand(5, low=0.2, high=2.0)}, opset=13, outputs=2, low=-6, high=6)
+case("sce_nc_none_log_prob", "SoftmaxCrossEntropyLoss", {"x": [7, 5], "t": targets([7], 5)},
+     {"reduction": "none"}, opset=13, outputs=2)
+
+EVERY_OUTPUT = {"TopK", "SoftmaxCrossEntropyLoss"}
 
 
 # Resize: every mode and coordinate transformation, scales or sizes (constants), odd
