@@ -517,6 +517,14 @@ case("sce_ncd1_mean_weight_ii_log_prob", "SoftmaxCrossEntropyLoss", {"x": [4, 5,
 case("sce_nc_none_log_prob", "SoftmaxCrossEntropyLoss", {"x": [7, 5], "t": targets([7], 5)},
      {"reduction": "none"}, opset=13, outputs=2)
 
+# Reductions over an axis of length 0: the empty sum, product, maximum, ... (the input,
+# empty, is then read by nothing).
+EMPTY_X = np.zeros([3, 0, 2], dtype=np.float32)
+for op, opset in [("ReduceSum", 13), ("ReduceMax", 18), ("ReduceMin", 20), ("ReduceProd", 18), ("ReduceL1", 18),
+                  ("ReduceL2", 18), ("ReduceSumSquare", 18), ("ReduceLogSum", 18), ("ReduceLogSumExp", 18)]:
+    case(f"{op.lower()}_empty_set", op, {"x": EMPTY_X}, {"keepdims": 0}, {"axes": I64(1)}, opset=opset)
+case("reducesum_empty_set_keepdims_attr_axes", "ReduceSum", {"x": EMPTY_X}, {"axes": [1, 2]}, opset=12)
+
 EVERY_OUTPUT = {"TopK", "SoftmaxCrossEntropyLoss"}
 
 
