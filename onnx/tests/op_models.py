@@ -584,6 +584,16 @@ resize("half_pixel_symmetric_linear", [1, 2, 5, 7], {"mode": "linear", "coordina
 resize("axes_sizes_not_larger", [1, 2, 5, 7], {"axes": [2, 3], "keep_aspect_ratio_policy": "not_larger", "mode": "linear"},
        sizes=[9, 9], opset=18)
 resize("axes_scales_3_2", [1, 2, 5, 7], {"axes": [3, 2], "mode": "nearest"}, scales=[2.0, 1.5], opset=18)
+# antialias (opset 18): the filter stretched where an axis shrinks, as ONNX Runtime has it.
+resize("antialias_linear_half_pixel", [1, 2, 10, 13], {"mode": "linear", "antialias": 1}, scales=[1, 1, 0.45, 0.6])
+resize("antialias_linear_asymmetric_sizes", [2, 1, 9, 11], {"mode": "linear", "antialias": 1,
+       "coordinate_transformation_mode": "asymmetric"}, sizes=[2, 1, 4, 3])
+resize("antialias_cubic_pytorch_half_pixel_up_and_down", [1, 2, 10, 7], {"mode": "cubic", "antialias": 1,
+       "coordinate_transformation_mode": "pytorch_half_pixel"}, scales=[1, 1, 0.3, 1.5])
+resize("antialias_cubic_exclude_outside", [1, 2, 12, 9], {"mode": "cubic", "antialias": 1, "exclude_outside": 1,
+       "cubic_coeff_a": -0.5}, scales=[1, 1, 0.6, 0.8])
+resize("antialias_cubic_align_corners", [1, 1, 10, 13], {"mode": "cubic", "antialias": 1,
+       "coordinate_transformation_mode": "align_corners"}, sizes=[1, 1, 4, 6])
 resize("sizes_not_smaller", [1, 2, 5, 7], {"axes": [2, 3], "keep_aspect_ratio_policy": "not_smaller"}, sizes=[4, 9], opset=18)
 
 # ConvTranspose (torch's ConvTranspose1d/2d/3d exports, FPN and U-Net upsampling),
