@@ -193,7 +193,8 @@ fn single_op_models_run_in_the_interpreter() {
 }
 
 /// The resizes, transposed and 3-D convolutions and 3-D pools (compositions of gathers,
-/// Where masks and the 2-D anchors) with f16 activations: each stored value rounded to
+/// Where masks and the 2-D anchors), and the losses (a LogSoftmax, a gather along the
+/// class axis at int64 targets, sums) with f16 activations: each stored value rounded to
 /// 11 significant bits, a handful of roundings between input and output (f32
 /// accumulation in the convolutions), so a few 1e-3 at most; a wrong index or tap is an
 /// error of order 1.
@@ -206,6 +207,8 @@ const F16_CASES: &[&str] = &[
     "maxpool_dilations",
     "maxpool1d_dilations",
     "avgpool_dilations",
+    "nll_",
+    "sce_",
 ];
 
 /// Allowed in f16 against ONNX Runtime's f32 (see [`F16_CASES`]).

@@ -18,7 +18,7 @@
 
 use weft_ir::dtype::DType;
 
-use super::onnx::{MAX_WINDOW, OnnxError, OnnxNode, OnnxOp};
+use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::softmax::log_softmax_parts;
 use super::{Binary, Gather, GatherElements, Op, Reduce, ReduceKind, Reshape, Unary};
 
@@ -30,6 +30,10 @@ pub(super) const ONNX: &[OnnxOp] = &[
     }),
     OnnxOp::new("SoftmaxCrossEntropyLoss", &[12, 13], |n| import(n, true)),
 ];
+
+/// The largest `ignore_index` taken: weft's integer tensors hold integers exactly to
+/// 2^24 (and the importer refuses larger constant targets), so none could equal more.
+const EXACT: i64 = 1 << 24;
 
 /// How the per-element losses are combined (`reduction`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,11 +54,10 @@ fn import(n: &mut dyn OnnxNode, softmax: bool) -> Result<(), OnnxError> {
     };
     let ignore_index = if n.has("ignore_index") {
         let ii = n.int("ignore_index", 0)?;
-        // weft's integer tensors are exact to 2^24: a target can equal nothing beyond.
-        if !(-MAX_WINDOW..=MAX_WINDOW).contains(&ii) {
+        if !(-EXACT..=EXACT).contains(&ii) {
             return Err(n.attr_err(
                 "ignore_index",
-                format!("{ii}: weft takes an ignore_index in -{MAX_WINDOW}..={MAX_WINDOW}"),
+                format!("{ii}: weft takes an ignore_index in -{EXACT}..={EXACT}"),
             ));
         }
         Some(ii)

@@ -661,7 +661,10 @@ mod tests {
         // Enlarged: the plain taps.
         for i in 0..AX.output {
             let plain = taps(Mode::Linear, Coord::HalfPixel, &AX, i);
-            assert_eq!(antialias_taps(Mode::Linear, Coord::HalfPixel, &AX, i), plain);
+            assert_eq!(
+                antialias_taps(Mode::Linear, Coord::HalfPixel, &AX, i),
+                plain
+            );
         }
     }
 }
