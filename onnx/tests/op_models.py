@@ -514,6 +514,8 @@ for op, short in [("NegativeLogLikelihoodLoss", "nll"), ("SoftmaxCrossEntropyLos
          {"ignore_index": -1, "reduction": "sum"}, opset=13)
 case("sce_ncd1_mean_weight_ii_log_prob", "SoftmaxCrossEntropyLoss", {"x": [4, 5, 9], "t": targets([4, 9], 5, ignore=0)},
      {"ignore_index": 0}, {"w": rand(5, low=0.2, high=2.0)}, opset=13, outputs=2, low=-6, high=6)
+case("nll_nc_mean_ii_past_2p24", "NegativeLogLikelihoodLoss", {"x": [7, 5], "t": targets([7], 5)},
+     {"ignore_index": 2**30}, opset=13)
 case("sce_nc_none_log_prob", "SoftmaxCrossEntropyLoss", {"x": [7, 5], "t": targets([7], 5)},
      {"reduction": "none"}, opset=13, outputs=2)
 

@@ -31,8 +31,9 @@ pub(super) const ONNX: &[OnnxOp] = &[
     OnnxOp::new("SoftmaxCrossEntropyLoss", &[12, 13], |n| import(n, true)),
 ];
 
-/// The largest `ignore_index` taken: weft's integer tensors hold integers exactly to
-/// 2^24 (and the importer refuses larger constant targets), so none could equal more.
+/// The largest `ignore_index` that can match: weft's integer tensors hold integers
+/// exactly to 2^24 (and larger targets are refused, constant or given), so none equals
+/// more.
 const EXACT: i64 = 1 << 24;
 
 /// How the per-element losses are combined (`reduction`).
@@ -52,15 +53,10 @@ fn import(n: &mut dyn OnnxNode, softmax: bool) -> Result<(), OnnxError> {
             return Err(n.attr_err("reduction", format!("`{other}` is not none, sum or mean")));
         }
     };
+    // An ignore_index no target weft holds can equal ignores nothing: the same loss,
+    // and the same mean (the count of every target), as none.
     let ignore_index = if n.has("ignore_index") {
-        let ii = n.int("ignore_index", 0)?;
-        if !(-EXACT..=EXACT).contains(&ii) {
-            return Err(n.attr_err(
-                "ignore_index",
-                format!("{ii}: weft takes an ignore_index in -{EXACT}..={EXACT}"),
-            ));
-        }
-        Some(ii)
+        Some(n.int("ignore_index", 0)?).filter(|ii| (-EXACT..=EXACT).contains(ii))
     } else {
         None
     };
