@@ -147,7 +147,7 @@ fn taps(mode: Mode, coord: Coord, ax: &Axis, i: usize) -> Option<Vec<(usize, f64
 fn antialias_taps(mode: Mode, coord: Coord, ax: &Axis, i: usize) -> Option<Vec<(usize, f64)>> {
     let (half, filter): (f64, Box<dyn Fn(f64) -> f64>) = match mode {
         Mode::Nearest(_) => return taps(mode, coord, ax, i),
-        _ if ax.scale >= 1.0 => return taps(mode, coord, ax, i),
+        Mode::Linear | Mode::Cubic { .. } if ax.scale >= 1.0 => return taps(mode, coord, ax, i),
         Mode::Linear => (1.0, Box::new(|d: f64| (1.0 - d.abs()).max(0.0))),
         Mode::Cubic { a, .. } => (
             2.0,
