@@ -193,5 +193,12 @@ mod tests {
             e.contains("`x` (an input of the graph)") && e.contains("no elements"),
             "{e}"
         );
+        // An empty input nothing reads (CastLike's `like`, whose type is all it gives).
+        let mut b = GraphBuilder::new("unread");
+        let x = b.input("x", &[3, 4], DType::F32);
+        b.input("like", &[0], DType::F32);
+        let y = b.relu("r", x).unwrap();
+        b.output(y);
+        assert_eq!(b.finish().unwrap().check_sizes(), Ok(()));
     }
 }

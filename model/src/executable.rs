@@ -118,7 +118,14 @@ impl Executable {
             let tensor = g.tensor(t);
             let id = match home {
                 Home::Slot(s) => slots[*s],
-                Home::Input(_) | Home::Weight | Home::Output(_) => {
+                // An empty input (one nothing reads: `Graph::check_sizes`) still has a
+                // buffer, of one element, since a device need not make an empty one.
+                Home::Input(_) => {
+                    let id = dev.alloc(tensor.dtype, tensor.numel().max(1))?;
+                    self.owned.push(id);
+                    id
+                }
+                Home::Weight | Home::Output(_) => {
                     let id = dev.alloc(tensor.dtype, tensor.numel())?;
                     self.owned.push(id);
                     id
@@ -245,7 +252,9 @@ impl Executable {
                     ),
                 });
             }
-            dev.upload(io.buffer, &stored(io.dtype, io.layout, x))?;
+            if !x.is_empty() {
+                dev.upload(io.buffer, &stored(io.dtype, io.layout, x))?;
+            }
         }
         for &(id, dtype, len) in &self.poisoned {
             dev.upload(id, &TensorData::poisoned(dtype, len))?;

@@ -385,6 +385,50 @@ fn unsupported_attributes_are_named() {
 }
 
 #[test]
+fn loss_targets_and_reductions_weft_cannot_take_are_named() {
+    // NegativeLogLikelihoodLoss of scores `[2, 3, 4]` at targets of `target` (type, dims).
+    let nll = |elem: DataType, dims: &[i64], reduction: &str| {
+        let mut m = relu(13);
+        let g = m.graph.as_mut().unwrap();
+        g.input[0] = value_info("x", &[D::N(2), D::N(3), D::N(4)]);
+        let mut t = value_info("t", &dims.iter().map(|&d| D::N(d)).collect::<Vec<_>>());
+        if let Some(TypeProto {
+            value: Some(type_proto::Value::TensorType(tt)),
+            ..
+        }) = &mut t.r#type
+        {
+            tt.elem_type = elem as i32;
+        }
+        g.input.push(t);
+        let mut n = node("NegativeLogLikelihoodLoss", "nll", &["x", "t"], &["y"]);
+        n.attribute.push(AttributeProto {
+            name: "reduction".into(),
+            r#type: AttributeType::String as i32,
+            s: reduction.as_bytes().to_vec(),
+            ..AttributeProto::default()
+        });
+        g.node = vec![n];
+        g.output = vec![value_info("y", &[])];
+        m
+    };
+    // Right, for contrast: int64 targets `[2, 4]`, a mean.
+    import(&nll(DataType::Int64, &[2, 4], "mean")).expect("a loss weft takes");
+    refused(
+        import(&nll(DataType::Float, &[2, 4], "mean")),
+        &["`nll`", "target", "integers"],
+    );
+    refused(
+        import(&nll(DataType::Int64, &[2, 3], "sum")),
+        &["`nll`", "[2, 3]", "need targets [2, 4]"],
+    );
+    let e = refused(
+        import(&nll(DataType::Int64, &[2, 4], "max")),
+        &["`nll`", "reduction", "`max`"],
+    );
+    assert!(matches!(e, ImportError::Attribute { .. }));
+}
+
+#[test]
 fn a_stated_output_shape_that_disagrees_is_named() {
     let mut m = relu(17);
     m.graph.as_mut().unwrap().output[0] = value_info("y", &[D::N(2), D::N(4)]);

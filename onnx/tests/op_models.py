@@ -484,7 +484,50 @@ case("mean_one", "Mean", {"a": [4, 3]}, opset=13)
 case("scatter_opset10", "Scatter", {"x": [4, 5]}, {"axis": 1},
      {"i": np.array([[0, 4], [1, 3], [2, 0], [4, 0]], dtype=np.int64), "u": rand(4, 2)}, opset=10)
 
-EVERY_OUTPUT = {"TopK", "Attention"}
+# NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss: the targets a real int64 input
+# (the class pick a gather on the device), odd sizes, N-C and N-C-d1-d2 layouts, every
+# reduction, class weights, ignore_index inside the classes, negative (PyTorch's -100)
+# and past the last class; the mean's denominator the weights of the targets kept.
+rng_loss = np.random.default_rng(57)
+
+
+def targets(shape, classes, ignore=None, every=3):
+    t = rng_loss.integers(0, classes, size=shape).astype(np.int64)
+    if ignore is not None:
+        t.reshape(-1)[::every] = ignore
+    return t
+
+
+for op, short in [("NegativeLogLikelihoodLoss", "nll"), ("SoftmaxCrossEntropyLoss", "sce")]:
+    w5 = rand(5, low=0.2, high=2.0)
+    case(f"{short}_nc_none", op, {"x": [7, 5], "t": targets([7], 5)}, {"reduction": "none"}, opset=13)
+    case(f"{short}_nc_mean", op, {"x": [7, 5], "t": targets([7], 5)}, {}, opset=12)
+    case(f"{short}_ncd1d2_sum_weight", op, {"x": [3, 5, 4, 6], "t": targets([3, 4, 6], 5)}, {"reduction": "sum"},
+         {"w": w5}, opset=13)
+    case(f"{short}_ncd1d2_mean_weight_ii", op, {"x": [3, 5, 4, 6], "t": targets([3, 4, 6], 5, ignore=2)},
+         {"ignore_index": 2}, {"w": w5}, opset=13)
+    case(f"{short}_ncd1_mean_ii_negative", op, {"x": [4, 5, 9], "t": targets([4, 9], 5, ignore=-100, every=4)},
+         {"ignore_index": -100}, opset=13)
+    case(f"{short}_ncd1_none_weight_ii_past_classes", op, {"x": [4, 5, 9], "t": targets([4, 9], 5, ignore=5)},
+         {"ignore_index": 5, "reduction": "none"}, {"w": w5}, opset=13)
+    case(f"{short}_ncd1d2d3_sum_ii_negative_one", op, {"x": [2, 5, 3, 2, 5], "t": targets([2, 3, 2, 5], 5, ignore=-1)},
+         {"ignore_index": -1, "reduction": "sum"}, opset=13)
+case("sce_ncd1_mean_weight_ii_log_prob", "SoftmaxCrossEntropyLoss", {"x": [4, 5, 9], "t": targets([4, 9], 5, ignore=0)},
+     {"ignore_index": 0}, {"w": rand(5, low=0.2, high=2.0)}, opset=13, outputs=2, low=-6, high=6)
+case("nll_nc_mean_ii_past_2p24", "NegativeLogLikelihoodLoss", {"x": [7, 5], "t": targets([7], 5)},
+     {"ignore_index": 2**30}, opset=13)
+case("sce_nc_none_log_prob", "SoftmaxCrossEntropyLoss", {"x": [7, 5], "t": targets([7], 5)},
+     {"reduction": "none"}, opset=13, outputs=2)
+
+# Reductions over an axis of length 0: the empty sum, product, maximum, ... (the input,
+# empty, is then read by nothing).
+EMPTY_X = np.zeros([3, 0, 2], dtype=np.float32)
+for op, opset in [("ReduceSum", 13), ("ReduceMax", 18), ("ReduceMin", 20), ("ReduceProd", 18), ("ReduceL1", 18),
+                  ("ReduceL2", 18), ("ReduceSumSquare", 18), ("ReduceLogSum", 18), ("ReduceLogSumExp", 18)]:
+    case(f"{op.lower()}_empty_set", op, {"x": EMPTY_X}, {"keepdims": 0}, {"axes": I64(1)}, opset=opset)
+case("reducesum_empty_set_keepdims_attr_axes", "ReduceSum", {"x": EMPTY_X}, {"axes": [1, 2]}, opset=12)
+
+EVERY_OUTPUT = {"TopK", "Attention", "SoftmaxCrossEntropyLoss"}
 
 
 # Resize: every mode and coordinate transformation, scales or sizes (constants), odd
@@ -543,6 +586,16 @@ resize("half_pixel_symmetric_linear", [1, 2, 5, 7], {"mode": "linear", "coordina
 resize("axes_sizes_not_larger", [1, 2, 5, 7], {"axes": [2, 3], "keep_aspect_ratio_policy": "not_larger", "mode": "linear"},
        sizes=[9, 9], opset=18)
 resize("axes_scales_3_2", [1, 2, 5, 7], {"axes": [3, 2], "mode": "nearest"}, scales=[2.0, 1.5], opset=18)
+# antialias (opset 18): the filter stretched where an axis shrinks, as ONNX Runtime has it.
+resize("antialias_linear_half_pixel", [1, 2, 10, 13], {"mode": "linear", "antialias": 1}, scales=[1, 1, 0.45, 0.6])
+resize("antialias_linear_asymmetric_sizes", [2, 1, 9, 11], {"mode": "linear", "antialias": 1,
+       "coordinate_transformation_mode": "asymmetric"}, sizes=[2, 1, 4, 3])
+resize("antialias_cubic_pytorch_half_pixel_up_and_down", [1, 2, 10, 7], {"mode": "cubic", "antialias": 1,
+       "coordinate_transformation_mode": "pytorch_half_pixel"}, scales=[1, 1, 0.3, 1.5])
+resize("antialias_cubic_exclude_outside", [1, 2, 12, 9], {"mode": "cubic", "antialias": 1, "exclude_outside": 1,
+       "cubic_coeff_a": -0.5}, scales=[1, 1, 0.6, 0.8])
+resize("antialias_cubic_align_corners", [1, 1, 10, 13], {"mode": "cubic", "antialias": 1,
+       "coordinate_transformation_mode": "align_corners"}, sizes=[1, 1, 4, 6])
 resize("sizes_not_smaller", [1, 2, 5, 7], {"axes": [2, 3], "keep_aspect_ratio_policy": "not_smaller"}, sizes=[4, 9], opset=18)
 
 # ConvTranspose (torch's ConvTranspose1d/2d/3d exports, FPN and U-Net upsampling),

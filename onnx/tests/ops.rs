@@ -193,7 +193,8 @@ fn single_op_models_run_in_the_interpreter() {
 }
 
 /// The resizes, transposed and 3-D convolutions and 3-D pools (compositions of gathers,
-/// Where masks and the 2-D anchors), attention and rotary embeddings, with f16
+/// Where masks and the 2-D anchors), attention and rotary embeddings, and the losses (a
+/// LogSoftmax, a gather along the class axis at int64 targets, sums) with f16
 /// activations: each stored value rounded to 11 significant bits, a handful of roundings
 /// between input and output (f32 accumulation in the anchors, softmax in f32), so a few
 /// 1e-3 at most; a wrong index or tap is an error of order 1.
@@ -208,6 +209,8 @@ const F16_CASES: &[&str] = &[
     "avgpool_dilations",
     "attention_",
     "rotary_",
+    "nll_",
+    "sce_",
 ];
 
 /// Allowed in f16 against ONNX Runtime's f32 (see [`F16_CASES`]).

@@ -24,6 +24,7 @@ mod identity;
 mod inline;
 mod is_nan;
 mod layer_norm;
+mod loss;
 pub mod onnx;
 mod pad;
 mod pool;
@@ -204,6 +205,7 @@ impl Op {
             identity::ONNX,
             is_nan::ONNX,
             layer_norm::ONNX,
+            loss::ONNX,
             pad::ONNX,
             pool::ONNX,
             product::ONNX,

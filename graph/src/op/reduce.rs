@@ -14,7 +14,9 @@ use weft_ir::expr::Expr;
 
 use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, float};
-use super::{Binary, ExportNode, IndexUse, Inline, Op, OpDef, Reduction, Reshape, Role, Unary};
+use super::{
+    Binary, Expand, ExportNode, IndexUse, Inline, Op, OpDef, Reduction, Reshape, Role, Unary,
+};
 use crate::tensor::{Tensor, TensorId};
 
 /// What a [`Reduce`] computes.
@@ -212,8 +214,56 @@ fn reduction(n: &mut dyn OnnxNode) -> Result<ReduceNode, OnnxError> {
     Ok(ReduceNode { x, axes, keep_dims })
 }
 
+/// Where the node reduces an axis of length 0 (and leaves every other one non-empty),
+/// emits its output as `identity` everywhere — the empty sum's 0, the empty product's 1,
+/// the empty maximum's −∞, as ONNX's reference has them — and returns true: the empty
+/// input is then read by nothing (weft computes no empty tensor).
+fn empty_set(
+    n: &mut dyn OnnxNode,
+    node: &ReduceNode,
+    identity: Option<f32>,
+) -> Result<bool, OnnxError> {
+    let Some(axes) = &node.axes else {
+        return Ok(false);
+    };
+    let xs = n.shape(node.x);
+    if !axes.iter().any(|&a| xs[a] == 0) {
+        return Ok(false);
+    }
+    let shape: Vec<usize> = (0..xs.len())
+        .filter(|d| node.keep_dims || !axes.contains(d))
+        .map(|d| if axes.contains(&d) { 1 } else { xs[d] })
+        .collect();
+    if shape.contains(&0) {
+        return Ok(false);
+    }
+    // ONNX leaves the empty mean undefined (ONNX Runtime gives 0, NumPy NaN).
+    let identity = identity.ok_or_else(|| {
+        n.err("the mean of an empty set, which ONNX leaves undefined (input 0 is empty along the reduced axes)")
+    })?;
+    let dtype = n.tensor(node.x).dtype;
+    if !dtype.is_float() && !identity.is_finite() {
+        return Err(n.err(format!(
+            "input 0 is {dtype} and empty along the reduced axes: weft has no integer for {identity}"
+        )));
+    }
+    let value = n.add_constant("empty_set", vec![], vec![identity], dtype);
+    n.emit(Op::Expand(Expand { shape }), vec![value])?;
+    Ok(true)
+}
+
 fn import(n: &mut dyn OnnxNode, kind: ReduceKind) -> Result<(), OnnxError> {
-    let ReduceNode { x, axes, keep_dims } = reduction(n)?;
+    let node = reduction(n)?;
+    let identity = match kind {
+        ReduceKind::Sum => Some(0.0),
+        ReduceKind::Mean => None,
+        ReduceKind::Max => Some(f32::NEG_INFINITY),
+        ReduceKind::Min => Some(f32::INFINITY),
+    };
+    if empty_set(n, &node, identity)? {
+        return Ok(());
+    }
+    let ReduceNode { x, axes, keep_dims } = node;
     let Some(axes) = axes else {
         return n.emit(Op::Identity, vec![x]);
     };
@@ -248,7 +298,15 @@ enum Composed {
 /// single element, as ONNX's reference and ONNX Runtime compute it: `|x|`, `|x|`, `x²`,
 /// `log x`, `x`.
 fn import_composed(n: &mut dyn OnnxNode, op: Composed) -> Result<(), OnnxError> {
-    let ReduceNode { x, axes, keep_dims } = reduction(n)?;
+    let node = reduction(n)?;
+    let identity = match op {
+        Composed::L1 | Composed::L2 | Composed::SumSquare => Some(0.0),
+        Composed::LogSum | Composed::LogSumExp => Some(f32::NEG_INFINITY),
+    };
+    if empty_set(n, &node, identity)? {
+        return Ok(());
+    }
+    let ReduceNode { x, axes, keep_dims } = node;
     let abs = Op::Unary(Unary::Abs);
     let square = Op::Binary(Binary::Mul);
     let Some(axes) = axes else {

@@ -137,6 +137,18 @@ fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
 /// Runtime.
 fn import_log(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     let Rowed { x, axis, restore } = input_and_axis(n)?;
+    let (shifted, log_sum) = log_softmax_parts(n, x, axis)?;
+    finish(n, Op::Binary(Binary::Sub), vec![shifted, log_sum], restore)
+}
+
+/// The two terms of a LogSoftmax of `x` along `axis`, `x − m` and `log Σ exp(x − m)`
+/// (`m` the maximum along the axis), added as steps of node `n`: their difference is
+/// the LogSoftmax (the caller adds it, as a step or as the node's output).
+pub(super) fn log_softmax_parts(
+    n: &mut dyn OnnxNode,
+    x: TensorId,
+    axis: usize,
+) -> Result<(TensorId, TensorId), OnnxError> {
     let along = |kind| {
         Op::Reduce(Reduce {
             kind,
@@ -149,7 +161,7 @@ fn import_log(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     let e = n.step("exp", Op::Unary(Unary::Exp), vec![shifted])?;
     let sum = n.step("sum", along(ReduceKind::Sum), vec![e])?;
     let log_sum = n.step("log_sum", Op::Unary(Unary::Log), vec![sum])?;
-    finish(n, Op::Binary(Binary::Sub), vec![shifted, log_sum], restore)
+    Ok((shifted, log_sum))
 }
 
 #[cfg(test)]

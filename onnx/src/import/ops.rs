@@ -3,6 +3,8 @@
 //! gives it the node ([`NodeCx`], its `OnnxNode`), and handles what is not an op:
 //! `Constant` nodes and shape arithmetic (folded at import, `fold`).
 
+use std::sync::Arc;
+
 use ndarray::{ArrayD, IxDyn};
 use weft_graph::op::Op;
 use weft_graph::op::onnx::{ConstInput, ConstValues, OnnxError, OnnxNode};
@@ -116,12 +118,15 @@ impl Importer<'_> {
         }
         match import {
             Import::Op(op) => {
+                let before = self.graph.nodes.len();
                 let mut n = NodeCx {
                     im: self,
                     cx: &cx,
                     a: &a,
                 };
-                (op.import)(&mut n).map_err(|e| cx.error(e))
+                (op.import)(&mut n).map_err(|e| cx.error(e))?;
+                self.empty_as_constants(before);
+                Ok(())
             }
             Import::Constant => self.constant(&cx, &a),
             Import::Folded => Err(cx.error(OnnxError::Node(
@@ -165,6 +170,24 @@ impl Importer<'_> {
             });
         }
         Err(OnnxError::Undefined(name.to_string()))
+    }
+
+    /// Where every node from `first` on (what one ONNX node became) has an output of no
+    /// elements, those outputs are constants — an empty tensor's value is its shape — and
+    /// the nodes go: weft computes no empty tensor, and a reader of one (a reduction over
+    /// the empty axis, a CastLike) may need only its shape.
+    fn empty_as_constants(&mut self, first: usize) {
+        let added = &self.graph.nodes[first..];
+        let empty = |n: &weft_graph::Node| self.graph.tensor(n.output).numel() == 0;
+        if added.is_empty() || !added.iter().all(empty) {
+            return;
+        }
+        let outputs: Vec<TensorId> = added.iter().map(|n| n.output).collect();
+        self.graph.nodes.truncate(first);
+        for t in outputs {
+            let t = &mut self.graph.tensors[t.0];
+            t.data = Some(Arc::new(ArrayD::zeros(IxDyn(&t.shape))));
+        }
     }
 
     /// Adds a node `name` computing `output` from `inputs`.

@@ -7,7 +7,8 @@
 //! into one injective kernel, and the float64 reference evaluates exactly.
 //!
 //! Out-of-range taps read the edge (ONNX's edge padding), or weigh nothing where cubic
-//! excludes the outside. `antialias` is refused.
+//! excludes the outside. `antialias` stretches the linear or cubic filter where an axis
+//! shrinks ([`antialias_taps`]).
 
 use weft_ir::dtype::DType;
 
@@ -135,15 +136,74 @@ fn taps(mode: Mode, coord: Coord, ax: &Axis, i: usize) -> Option<Vec<(usize, f64
     })
 }
 
+/// Output index `i`'s taps on `ax` with `antialias` where the axis shrinks (a scale
+/// below 1): the linear or cubic filter stretched by `1 / scale`, so that every input
+/// element between the taps counts (a tent of half-width `1 / scale`, a cubic of
+/// `2 / scale`), its weights normalized to sum to 1. The taps lie at `base + k`, `base`
+/// the input index at or just below the coordinate (one below where the coordinate is
+/// whole, as ONNX's reference has it) and `k` from `1 − h` to `h`, `h` the filter's
+/// half-width in taps; those past an edge read the edge, or, where cubic excludes the
+/// outside, weigh nothing. Upscaled axes take the plain taps ([`taps`]).
+fn antialias_taps(mode: Mode, coord: Coord, ax: &Axis, i: usize) -> Option<Vec<(usize, f64)>> {
+    let (half, filter): (f64, Box<dyn Fn(f64) -> f64>) = match mode {
+        Mode::Nearest(_) => return taps(mode, coord, ax, i),
+        Mode::Linear | Mode::Cubic { .. } if ax.scale >= 1.0 => return taps(mode, coord, ax, i),
+        Mode::Linear => (1.0, Box::new(|d: f64| (1.0 - d.abs()).max(0.0))),
+        Mode::Cubic { a, .. } => (
+            2.0,
+            Box::new(move |d: f64| {
+                let d = d.abs();
+                if d <= 1.0 {
+                    ((a + 2.0) * d - (a + 3.0)) * d * d + 1.0
+                } else if d < 2.0 {
+                    ((a * d - 5.0 * a) * d + 8.0 * a) * d - 4.0 * a
+                } else {
+                    0.0
+                }
+            }),
+        ),
+    };
+    let x = coordinate(coord, ax, i)?;
+    let s = ax.scale;
+    let (mut base, mut ratio) = (x.floor(), x - x.floor());
+    if ratio == 0.0 {
+        base -= 1.0;
+        ratio = 1.0;
+    }
+    let start = (-half / s).floor() as i64 + 1;
+    let mut w: Vec<(i64, f64)> = (start..=1 - start)
+        .map(|k| (base as i64 + k, filter(s * (k as f64 - ratio))))
+        .collect();
+    let last = ax.input as i64 - 1;
+    let exclude = matches!(
+        mode,
+        Mode::Cubic {
+            exclude_outside: true,
+            ..
+        }
+    );
+    if exclude {
+        for (j, wt) in &mut w {
+            if *j < 0 || *j > last {
+                *wt = 0.0;
+            }
+        }
+    }
+    let sum: f64 = w.iter().map(|(_, wt)| wt).sum();
+    Some(
+        w.into_iter()
+            .map(|(j, wt)| (j.clamp(0, last) as usize, wt / sum))
+            .collect(),
+    )
+}
+
 /// ONNX's Resize, opsets 11 to 19.
 pub(in crate::op) fn import_resize(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     let x = n.data(0)?;
     let shape = n.shape(x);
     let r = shape.len();
     let opset = n.opset();
-    if n.int("antialias", 0)? != 0 {
-        return Err(n.attr_err("antialias", "weft resizes without antialiasing"));
-    }
+    let antialias = n.flag("antialias", false)?;
     let axes = match n.ints("axes")? {
         None => (0..r).collect::<Vec<_>>(),
         Some(v) => {
@@ -184,6 +244,12 @@ pub(in crate::op) fn import_resize(n: &mut dyn OnnxNode) -> Result<(), OnnxError
             return Err(n.attr_err("mode", format!("`{other}` is not nearest, linear or cubic")));
         }
     };
+    if antialias && matches!(mode, Mode::Nearest(_)) {
+        return Err(n.attr_err(
+            "antialias",
+            "is 1 with mode nearest: ONNX antialiases linear and cubic resizes only",
+        ));
+    }
     let coord = match n
         .string("coordinate_transformation_mode", "half_pixel")?
         .as_str()
@@ -314,8 +380,29 @@ pub(in crate::op) fn import_resize(n: &mut dyn OnnxNode) -> Result<(), OnnxError
             "input 0 has shape {shape:?}, with no elements to resize"
         )));
     }
-    emit(n, x, mode, coord, &ax, extrapolation)
+    // An antialiased shrink reads `2·⌊h / scale⌋` taps per output (h the filter's
+    // half-width): each a Gather, a Mul and an Add of the graph.
+    if antialias && let Mode::Linear | Mode::Cubic { .. } = mode {
+        let half = if mode == Mode::Linear { 1.0 } else { 2.0 };
+        for (d, a) in ax.iter().enumerate() {
+            let count = 2.0 * (half / a.scale).floor();
+            if a.scale < 1.0 && count > MAX_ANTIALIAS_TAPS as f64 {
+                return Err(n.attr_err(
+                    "antialias",
+                    format!(
+                        "scale {} of axis {d} would read {count} taps per output: weft reads at most {MAX_ANTIALIAS_TAPS}",
+                        a.scale
+                    ),
+                ));
+            }
+        }
+    }
+    emit(n, x, mode, coord, &ax, extrapolation, antialias)
 }
+
+/// The most taps an antialiased axis reads per output (a shrink by 1/32 linear, 1/16
+/// cubic): each tap is three nodes of the graph.
+const MAX_ANTIALIAS_TAPS: usize = 64;
 
 /// Adds the gathers, weights and sums that resize `x` along every axis of `ax` that
 /// changes, the last of them as the node's output.
@@ -326,6 +413,7 @@ fn emit(
     coord: Coord,
     ax: &[Axis],
     extrapolation: f64,
+    antialias: bool,
 ) -> Result<(), OnnxError> {
     let r = ax.len();
     let dtype = n.tensor(x).dtype;
@@ -343,7 +431,13 @@ fn emit(
             (
                 d,
                 (0..a.output)
-                    .map(|i| taps(mode, coord, a, i))
+                    .map(|i| {
+                        if antialias {
+                            antialias_taps(mode, coord, a, i)
+                        } else {
+                            taps(mode, coord, a, i)
+                        }
+                    })
                     .collect::<Table>(),
             )
         })
@@ -491,7 +585,7 @@ pub(in crate::op) fn import_upsample(n: &mut dyn OnnxNode) -> Result<(), OnnxErr
             roi: (0.0, 1.0),
         });
     }
-    emit(n, x, mode, Coord::Asymmetric, &ax, 0.0)
+    emit(n, x, mode, Coord::Asymmetric, &ax, 0.0, false)
 }
 
 #[cfg(test)]
@@ -541,5 +635,36 @@ mod tests {
             ..AX
         };
         assert!(taps(Mode::Linear, Coord::TfCropAndResize, &crop, 0).is_none());
+    }
+
+    #[test]
+    fn antialias_stretches_the_filter_only_where_the_axis_shrinks() {
+        // Halved, half_pixel: output 0 reads 0.5; the tent of half-width 2 covers inputs
+        // -1 (the edge, 0) to 2 at distances 1.5, 0.5, 0.5, 1.5 (weights 1, 3, 3, 1 / 8).
+        let half = Axis {
+            input: 8,
+            output: 4,
+            scale: 0.5,
+            roi: (0.0, 1.0),
+        };
+        let t = antialias_taps(Mode::Linear, Coord::HalfPixel, &half, 0).unwrap();
+        assert_eq!(t, [(0, 0.125), (0, 0.375), (1, 0.375), (2, 0.125)]);
+        // Excluded outside, the cubic's taps past the edge weigh nothing.
+        let cubic = Mode::Cubic {
+            a: -0.5,
+            exclude_outside: true,
+        };
+        let t = antialias_taps(cubic, Coord::HalfPixel, &half, 0).unwrap();
+        assert_eq!(t.len(), 8);
+        let sum: f64 = t.iter().map(|(_, w)| w).sum();
+        assert!((sum - 1.0).abs() < 1e-12, "{t:?}");
+        // Enlarged: the plain taps.
+        for i in 0..AX.output {
+            let plain = taps(Mode::Linear, Coord::HalfPixel, &AX, i);
+            assert_eq!(
+                antialias_taps(Mode::Linear, Coord::HalfPixel, &AX, i),
+                plain
+            );
+        }
     }
 }

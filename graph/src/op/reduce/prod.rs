@@ -9,11 +9,15 @@
 
 use super::super::onnx::{OnnxError, OnnxNode};
 use super::super::{Binary, Cast, Op, Unary};
-use super::{Reduce, ReduceKind, ReduceNode, reduction};
+use super::{Reduce, ReduceKind, ReduceNode, empty_set, reduction};
 
 /// ReduceProd: axes as ReduceSum's (an attribute before opset 18, an input from 18).
 pub(super) fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
-    let ReduceNode { x, axes, keep_dims } = reduction(n)?;
+    let node = reduction(n)?;
+    if empty_set(n, &node, Some(1.0))? {
+        return Ok(());
+    }
+    let ReduceNode { x, axes, keep_dims } = node;
     let dtype = n.tensor(x).dtype;
     if !dtype.is_float() {
         return Err(n.err(format!(
