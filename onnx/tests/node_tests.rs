@@ -277,10 +277,11 @@ fn compare(
     Ok(())
 }
 
-/// Which of a test's integer and bool inputs to bind at import.
+/// Which of a test's inputs to bind at import.
 #[derive(Clone, Debug)]
 enum Bind {
-    /// These, by name.
+    /// These, by name: each one the import asked for as a constant, of any type
+    /// (OneHot's `depth` may be a float).
     Named(Vec<String>),
     /// Every one the data holds.
     All,
@@ -296,11 +297,12 @@ fn attempt(model: &ModelProto, sets: &[DataSet], bind: &Bind, looser: Option<f64
         let values: HashMap<&str, &TensorProto> =
             fed.iter().map(String::as_str).zip(&set.inputs).collect();
         for (name, t) in &values {
-            let wanted = match bind {
-                Bind::Named(names) => names.iter().any(|n| n == name),
-                Bind::All => true,
+            let value = match bind {
+                Bind::Named(names) if names.iter().any(|n| n == name) => tensor_to_const(t).ok(),
+                Bind::Named(_) => None,
+                Bind::All => integer_value(t),
             };
-            if let (true, Some(c)) = (wanted, integer_value(t)) {
+            if let Some(c) = value {
                 opts.constants.insert(name.to_string(), c);
             }
         }
@@ -475,13 +477,15 @@ fn run_test(dir: &Path) -> Outcome {
     // As it is; then, while an op needs a graph input's value at import, with that input
     // bound to the test's; then, if still refused, with every integer input bound.
     let fed = fed_inputs(&model);
-    let bindable = |name: &str| {
+    let value = |name: &str| {
         fed.iter()
             .position(|n| n == name)
             .and_then(|i| sets.first()?.inputs.get(i))
-            .and_then(integer_value)
-            .is_some()
     };
+    // An input the import asks for is bound whatever its type; the last attempt binds
+    // every integer and bool input.
+    let askable = |name: &str| value(name).is_some_and(|t| tensor_to_const(t).is_ok());
+    let bindable = |name: &str| value(name).and_then(integer_value).is_some();
     let mut named: Vec<String> = Vec::new();
     loop {
         let outcome = attempt(&model, &sets, &Bind::Named(named.clone()), looser);
@@ -493,7 +497,7 @@ fn run_test(dir: &Path) -> Outcome {
                 input,
                 graph_input: true,
                 ..
-            }) if bindable(&input) && !named.contains(&input) => Some(input),
+            }) if askable(&input) && !named.contains(&input) => Some(input),
             Ok(_) | Err(_) => None,
         };
         match next {
@@ -515,7 +519,7 @@ fn options_binding(model: &ModelProto, sets: &[DataSet], named: &[String]) -> Im
     let mut opts = ImportOptions::default();
     if let Some(set) = sets.first() {
         for (name, t) in fed_inputs(model).iter().zip(&set.inputs) {
-            if let (true, Some(c)) = (named.contains(name), integer_value(t)) {
+            if let (true, Ok(c)) = (named.contains(name), tensor_to_const(t)) {
                 opts.constants.insert(name.clone(), c);
             }
         }

@@ -13,6 +13,7 @@
 //! gives NaN there, so a checked run reports the output wrong rather than agreeing with
 //! the clamp.
 
+mod one_hot;
 mod resize;
 
 use std::fmt;
@@ -306,12 +307,14 @@ fn index(v: f64, n: usize) -> Option<usize> {
     (v >= -n && v < n).then_some((if v < 0.0 { v + n } else { v }) as usize)
 }
 
-/// ONNX's gathers, and Resize and Upsample as gathers at constant indices
-/// (`gather/resize.rs`).
+/// ONNX's gathers, Resize and Upsample as gathers at constant indices
+/// (`gather/resize.rs`), and OneHot and EyeLike (`gather/one_hot.rs`).
 pub(super) const ONNX: &[OnnxOp] = &[
     OnnxOp::new("Gather", &[1, 11, 13], |n| import_gather(n, false)),
     OnnxOp::new("GatherElements", &[11, 13], |n| import_gather(n, true)),
+    OnnxOp::new("EyeLike", &[9, 22], one_hot::import_eye_like),
     OnnxOp::new("GatherND", &[11, 12, 13], import_gather_nd),
+    OnnxOp::new("OneHot", &[9, 11], one_hot::import_one_hot),
     OnnxOp::new("Resize", &[11, 13, 18, 19], resize::import_resize),
     OnnxOp::new("Upsample", &[9], resize::import_upsample),
 ];

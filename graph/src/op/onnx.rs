@@ -165,6 +165,10 @@ pub trait OnnxNode {
         dtype: weft_ir::dtype::DType,
     ) -> TensorId;
 
+    /// True where output `k` is named and something uses it (a node, or the graph's
+    /// outputs).
+    fn output_used(&self, k: usize) -> bool;
+
     /// Refuses outputs from `from` on that something uses (weft's ops have one output);
     /// `what` names them.
     fn refuse_used_outputs(&self, from: usize, what: &str) -> Result<(), OnnxError>;

@@ -78,7 +78,7 @@ pub fn expected_file(rows: &[Row]) -> String {
     let mut s = format!(
         "# ONNX's backend node tests ({DATA}'s onnx/backend/test/data/node) through weft on `cpu`:\n\
          # one `NAME: OUTCOME` line per test, OUTCOME `pass` (the reference and the interpreter\n\
-         # right; `bound:` the integer inputs bound at import) or `refused: WHY`.\n\
+         # right; `bound:` the inputs bound at import) or `refused: WHY`.\n\
          # Written by `WEFT_BLESS=1 cargo test -p weft-onnx --test node_tests`; onnx/tests/node_tests.rs.\n"
     );
     for r in rows {
@@ -118,7 +118,8 @@ pub fn docs_page(rows: &[Row]) -> String {
          kernels on the interpreter; both must match the test's expected outputs (relative\n\
          error ≤ {REFERENCE_TOLERANCE:.0e} for the reference, {F32_TOLERANCE:.0e} for f32 kernels, {F16_TOLERANCE:.0e} for f16 outputs).\n\
          A test refused as it is and having integer or bool inputs is imported again with\n\
-         those inputs bound to the test's values (`ImportOptions::constants`). Tests written at\n\
+         those inputs bound to the test's values (`ImportOptions::constants`), as is an input\n\
+         of any type the import needs as a constant (OneHot's float `depth`). Tests written at\n\
          opsets past {MAX_OPSET} run at {MAX_OPSET}. See `docs/onnx.md`.\n\n\
          No file makes `weft` panic: `cli/tests/no_panic.rs` runs every test's model, and\n\
          damaged copies of an eighth of them (cut short, bytes overwritten), an empty file and\n\
@@ -128,7 +129,7 @@ pub fn docs_page(rows: &[Row]) -> String {
     s.push_str(&format!("| all | {n} |\n"));
     s.push_str(&format!("| pass | {pass} ({:.0}%) |\n", pct(pass, n)));
     s.push_str(&format!(
-        "| of which with integer inputs bound at import | {pass_bound} |\n"
+        "| of which with inputs bound at import | {pass_bound} |\n"
     ));
     s.push_str(&format!("| refused (a typed error) | {refused} |\n"));
     s.push_str(&format!("| wrong | {wrong} |\n| panic | {panic} |\n"));
