@@ -308,7 +308,8 @@ fn index(v: f64, n: usize) -> Option<usize> {
 }
 
 /// ONNX's gathers, Resize and Upsample as gathers at constant indices
-/// (`gather/resize.rs`), and OneHot and EyeLike (`gather/one_hot.rs`).
+/// (`gather/resize.rs`), and OneHot, EyeLike and GatherND's `batch_dims`
+/// (`gather/one_hot.rs`).
 pub(super) const ONNX: &[OnnxOp] = &[
     OnnxOp::new("Gather", &[1, 11, 13], |n| import_gather(n, false)),
     OnnxOp::new("GatherElements", &[11, 13], |n| import_gather(n, true)),
@@ -335,14 +336,11 @@ fn import_gather(n: &mut dyn OnnxNode, elements: bool) -> Result<(), OnnxError> 
 
 fn import_gather_nd(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     let batch_dims = n.int("batch_dims", 0)?;
-    if batch_dims != 0 {
-        return Err(n.attr_err(
-            "batch_dims",
-            format!("{batch_dims}: weft gathers with 0 only"),
-        ));
+    let (data, idx) = (n.data(0)?, n.data(1)?);
+    if batch_dims == 0 {
+        return n.emit(Op::GatherNd, vec![data, idx]);
     }
-    let inputs = vec![n.data(0)?, n.data(1)?];
-    n.emit(Op::GatherNd, inputs)
+    one_hot::gather_nd_batched(n, data, idx, batch_dims)
 }
 
 #[cfg(test)]

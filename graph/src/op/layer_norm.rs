@@ -126,11 +126,13 @@ fn layer_norm(x: &[&ArrayD<f64>], axis: usize, epsilon: f64, rms: bool) -> Array
 }
 
 /// ONNX's LayerNormalization (its `Mean` and `InvStdDev` outputs where used),
-/// RMSNormalization, InstanceNormalization and GroupNormalization.
+/// RMSNormalization, InstanceNormalization, GroupNormalization and
+/// MeanVarianceNormalization.
 pub(super) const ONNX: &[OnnxOp] = &[
     OnnxOp::new("GroupNormalization", &[18, 21], import_group),
     OnnxOp::new("InstanceNormalization", &[6, 22], import_instance),
     OnnxOp::new("LayerNormalization", &[17], import),
+    OnnxOp::new("MeanVarianceNormalization", &[9, 13], import_mvn),
     OnnxOp::new("RMSNormalization", &[23], import_rms),
 ];
 
@@ -233,6 +235,37 @@ fn statistics(
     let v = n.step("shifted", Op::Binary(Binary::Add), vec![var, eps])?;
     let sd = n.step("std_dev", Op::Unary(Unary::Sqrt), vec![v])?;
     n.emit_output(2, Op::Unary(Unary::Reciprocal), vec![sd])
+}
+
+/// MeanVarianceNormalization (`axes` [0, 2, 3] unless given): `(x − m) / (sqrt(v) +
+/// 1e-9)` with `m` and `v` the mean and variance over the axes, as ONNX's function
+/// body writes it (its epsilon outside the root). Reductions over any axes, so not the
+/// layer norm, which normalizes trailing dimensions.
+fn import_mvn(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let x = n.data(0)?;
+    let r = n.shape(x).len();
+    let axes = n.ints("axes")?.unwrap_or_else(|| vec![0, 2, 3]);
+    let mut axes = axes
+        .iter()
+        .map(|&a| n.axis("axes", a, r, false))
+        .collect::<Result<Vec<_>, _>>()?;
+    axes.sort_unstable();
+    axes.dedup();
+    let mean_of = || {
+        Op::Reduce(Reduce {
+            kind: ReduceKind::Mean,
+            axes: axes.clone(),
+            keep_dims: true,
+        })
+    };
+    let m = n.step("mean", mean_of(), vec![x])?;
+    let d = n.step("centered", Op::Binary(Binary::Sub), vec![x, m])?;
+    let d2 = n.step("squared", Op::Binary(Binary::Mul), vec![d, d])?;
+    let v = n.step("variance", mean_of(), vec![d2])?;
+    let sd = n.step("std_dev", Op::Unary(Unary::Sqrt), vec![v])?;
+    let eps = n.add_constant("epsilon", vec![], vec![1e-9], n.tensor(x).dtype);
+    let sd = n.step("shifted", Op::Binary(Binary::Add), vec![sd, eps])?;
+    n.emit(Op::Binary(Binary::Div), vec![d, sd])
 }
 
 /// `x` normalized over its dimensions from `axis` on, without scale or bias: a layer

@@ -66,9 +66,7 @@ fn coordinate(coord: Coord, ax: &Axis, i: usize) -> Option<f64> {
         }
         Coord::PytorchHalfPixel if ax.output > 1 => (x + 0.5) / s - 0.5,
         Coord::PytorchHalfPixel => 0.0,
-        // The resized length as ONNX's reference takes it: `n_in · scale` unrounded
-        // (the output length itself where sizes are given), not the floored length.
-        Coord::AlignCorners if n_in * s != 1.0 => x * (n_in - 1.0) / (n_in * s - 1.0),
+        Coord::AlignCorners if ax.output > 1 => x * (n_in - 1.0) / (n_out - 1.0),
         Coord::AlignCorners => 0.0,
         Coord::Asymmetric => x / s,
         Coord::TfHalfPixelForNn => (x + 0.5) / s,
