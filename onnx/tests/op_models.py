@@ -645,6 +645,12 @@ case("pow_int_base_int_exponent", "Pow", {"x": np.arange(-7, 8).reshape(3, 5).as
 case("pow_int_base_float_exponent", "Pow", {"x": np.arange(1, 16).reshape(3, 5).astype(np.int64)}, {},
      {"p": np.float32(2.5)}, opset=15)
 
+# Einsum diagonals and traces (a subscript repeated within an operand).
+case("einsum_batch_diagonal", "Einsum", {"x": [3, 5, 5]}, {"equation": "...ii->...i"}, opset=12)
+case("einsum_trace_implicit", "Einsum", {"x": [5, 5]}, {"equation": "ii"}, opset=12)
+case("einsum_two_diagonals", "Einsum", {"a": [4, 4, 3], "b": [5, 5]}, {"equation": "iij,kk->j"}, opset=12)
+case("einsum_diagonal_then_product", "Einsum", {"a": [2, 3, 4, 4], "b": [2, 3, 7]}, {"equation": "bjii,bjl->bil"}, opset=12)
+
 def ir_version(opset):
     return 8 if opset <= 18 else 9 if opset <= 20 else 10 if opset <= 22 else 11
 
