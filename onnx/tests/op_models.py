@@ -524,6 +524,13 @@ resize("linear_align_corners_sizes", [1, 3, 5, 7], {"mode": "linear", "coordinat
 resize("linear_half_pixel_down", [1, 2, 11, 9], {"mode": "linear"}, scales=[1, 1, 0.6, 0.5])
 resize("linear_asymmetric_scales", [1, 2, 5, 4], {"mode": "linear", "coordinate_transformation_mode": "asymmetric"},
        scales=[1, 1, 1.5, 2.5])
+# The node tests resize_downsample_scales_{linear,cubic}_align_corners with constant
+# scales: ONNX Runtime (as weft) divides by the output length less one, not by the
+# len·scale − 1 of their expected outputs (node_tests.rs, RUNTIME_DISAGREES).
+resize("linear_align_corners_scales_down", [1, 1, 2, 4], {"mode": "linear", "coordinate_transformation_mode": "align_corners"},
+       scales=[1, 1, 0.6, 0.6])
+resize("cubic_align_corners_scales_down", [1, 1, 4, 4], {"mode": "cubic", "coordinate_transformation_mode": "align_corners"},
+       scales=[1, 1, 0.8, 0.8])
 resize("trilinear", [1, 2, 3, 4, 5], {"mode": "linear", "coordinate_transformation_mode": "align_corners"}, sizes=[1, 2, 5, 7, 4])
 resize("linear_rank2", [4, 6], {"mode": "linear"}, sizes=[7, 3])
 resize("cubic_default_scales2", [1, 2, 5, 7], {"mode": "cubic"}, scales=[1, 1, 2, 2])
