@@ -13,6 +13,7 @@
 //! gives NaN there, so a checked run reports the output wrong rather than agreeing with
 //! the clamp.
 
+mod nd_batch;
 mod one_hot;
 mod resize;
 
@@ -308,8 +309,8 @@ fn index(v: f64, n: usize) -> Option<usize> {
 }
 
 /// ONNX's gathers, Resize and Upsample as gathers at constant indices
-/// (`gather/resize.rs`), and OneHot, EyeLike and GatherND's `batch_dims`
-/// (`gather/one_hot.rs`).
+/// (`gather/resize.rs`), OneHot and EyeLike (`gather/one_hot.rs`), and GatherND's
+/// `batch_dims` (`gather/nd_batch.rs`).
 pub(super) const ONNX: &[OnnxOp] = &[
     OnnxOp::new("Gather", &[1, 11, 13], |n| import_gather(n, false)),
     OnnxOp::new("GatherElements", &[11, 13], |n| import_gather(n, true)),
@@ -340,7 +341,7 @@ fn import_gather_nd(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     if batch_dims == 0 {
         return n.emit(Op::GatherNd, vec![data, idx]);
     }
-    one_hot::gather_nd_batched(n, data, idx, batch_dims)
+    nd_batch::import(n, data, idx, batch_dims)
 }
 
 #[cfg(test)]

@@ -1,14 +1,13 @@
-//! ONNX's Hardmax and LpNormalization from reductions weft has.
-//!
-//! Hardmax is 1 at the first greatest element along the axis and 0 elsewhere: with `m`
-//! the maximum (a ReduceMax), the first index where `x = m` is a ReduceMin over the
-//! axis of the index where `x = m` and the axis length elsewhere; the output compares
-//! each index with it. A row holding NaN has no greatest element and is all 0.
+//! ONNX's Hardmax from reductions weft has: 1 at the first greatest element along the
+//! axis and 0 elsewhere. With `m` the maximum (a ReduceMax), the first index where
+//! `x = m` is a ReduceMin over the axis of the index where `x = m` and the axis length
+//! elsewhere; the output compares each index with it. A row holding NaN has no greatest
+//! element and is all 0.
 
 use weft_ir::dtype::DType;
 
 use super::super::onnx::{OnnxError, OnnxNode};
-use super::super::{Binary, Cast, Op, Reshape, Unary};
+use super::super::{Binary, Cast, Op, Reshape};
 use super::{Reduce, ReduceKind};
 use crate::tensor::TensorId;
 
@@ -73,34 +72,4 @@ fn first_max(n: &mut dyn OnnxNode, x: TensorId, axis: usize) -> Result<TensorId,
     let where_max = n.step("index_at_max", Op::Where, vec![at_max, iota, past])?;
     let first = n.step("first", along(ReduceKind::Min), vec![where_max])?;
     n.step("hit", Op::Binary(Binary::Equal), vec![iota, first])
-}
-
-/// LpNormalization (`axis` −1, `p` 2 unless given; `p` is 1 or 2): `x / ‖x‖_p` along
-/// the axis — a ReduceSum of `|x|`, or the square root of one of `x²`.
-pub(super) fn import_lp_normalization(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
-    let x = n.data(0)?;
-    let r = n.shape(x).len();
-    if r == 0 {
-        return Err(n.err("input 0 is a scalar: LpNormalization needs an axis"));
-    }
-    let axis = n.int("axis", -1)?;
-    let axis = n.axis("axis", axis, r, false)?;
-    let sum = Op::Reduce(Reduce {
-        kind: ReduceKind::Sum,
-        axes: vec![axis],
-        keep_dims: true,
-    });
-    let norm = match n.int("p", 2)? {
-        1 => {
-            let a = n.step("abs", Op::Unary(Unary::Abs), vec![x])?;
-            n.step("norm", sum, vec![a])?
-        }
-        2 => {
-            let sq = n.step("square", Op::Binary(Binary::Mul), vec![x, x])?;
-            let s = n.step("sum", sum, vec![sq])?;
-            n.step("norm", Op::Unary(Unary::Sqrt), vec![s])?
-        }
-        p => return Err(n.attr_err("p", format!("is {p}: ONNX defines 1 and 2"))),
-    };
-    n.emit(Op::Binary(Binary::Div), vec![x, norm])
 }
