@@ -137,6 +137,8 @@ mod tests {
             effective("NonMaxSuppression", 17),
             Effective::Unknown
         ));
+        assert_eq!(version("RMSNormalization", 22), None);
+        assert_eq!(version("RMSNormalization", 23), Some(23));
         assert!(matches!(
             effective("Shape", 17),
             Effective::Version(15, Import::Folded)

@@ -527,7 +527,7 @@ for op, opset in [("ReduceSum", 13), ("ReduceMax", 18), ("ReduceMin", 20), ("Red
     case(f"{op.lower()}_empty_set", op, {"x": EMPTY_X}, {"keepdims": 0}, {"axes": I64(1)}, opset=opset)
 case("reducesum_empty_set_keepdims_attr_axes", "ReduceSum", {"x": EMPTY_X}, {"axes": [1, 2]}, opset=12)
 
-EVERY_OUTPUT = {"TopK", "Attention", "SoftmaxCrossEntropyLoss"}
+EVERY_OUTPUT = {"TopK", "Attention", "SoftmaxCrossEntropyLoss", "LayerNormalization"}
 
 
 # Resize: every mode and coordinate transformation, scales or sizes (constants), odd
@@ -567,6 +567,13 @@ resize("linear_align_corners_sizes", [1, 3, 5, 7], {"mode": "linear", "coordinat
 resize("linear_half_pixel_down", [1, 2, 11, 9], {"mode": "linear"}, scales=[1, 1, 0.6, 0.5])
 resize("linear_asymmetric_scales", [1, 2, 5, 4], {"mode": "linear", "coordinate_transformation_mode": "asymmetric"},
        scales=[1, 1, 1.5, 2.5])
+# The node tests resize_downsample_scales_{linear,cubic}_align_corners with constant
+# scales: ONNX Runtime (as weft) divides by the output length less one, not by the
+# len·scale − 1 of their expected outputs (node_tests.rs, RUNTIME_DISAGREES).
+resize("linear_align_corners_scales_down", [1, 1, 2, 4], {"mode": "linear", "coordinate_transformation_mode": "align_corners"},
+       scales=[1, 1, 0.6, 0.6])
+resize("cubic_align_corners_scales_down", [1, 1, 4, 4], {"mode": "cubic", "coordinate_transformation_mode": "align_corners"},
+       scales=[1, 1, 0.8, 0.8])
 resize("trilinear", [1, 2, 3, 4, 5], {"mode": "linear", "coordinate_transformation_mode": "align_corners"}, sizes=[1, 2, 5, 7, 4])
 resize("linear_rank2", [4, 6], {"mode": "linear"}, sizes=[7, 3])
 resize("cubic_default_scales2", [1, 2, 5, 7], {"mode": "cubic"}, scales=[1, 1, 2, 2])
@@ -696,8 +703,59 @@ case("rotary_4d_partial_caches_per_position", "RotaryEmbedding", {"x": [2, 3, 5,
      "sin": [2, 5, 2]}, {"rotary_embedding_dim": 4}, opset=23)
 
 
+# Normalizations (issue 57): LayerNormalization's Mean and InvStdDev (outputs 1 and 2,
+# checked: LayerNormalization is in EVERY_OUTPUT), RMSNormalization (opset 23: weft
+# reads the file at 22, below), on odd sizes and over one axis and several.
+case("layer_norm_stats", "LayerNormalization", {"x": [3, 5, 7]}, {"epsilon": 1e-3},
+     {"g": rand(7), "b": rand(7)}, opset=17, outputs=3)
+case("layer_norm_stats_two_axes", "LayerNormalization", {"x": [3, 5, 7]}, {"axis": 1},
+     {"g": rand(5, 7)}, opset=17, outputs=3, low=1.0, high=3.0)
+case("layer_norm_stats_mean_only", "LayerNormalization", {"x": [2, 3, 11]}, {"axis": -1},
+     {"g": rand(11), "b": rand(11)}, opset=17, outputs=2)
+case("rms_norm", "RMSNormalization", {"x": [3, 5, 7]}, {"epsilon": 1e-3}, {"g": rand(7)}, opset=23)
+case("rms_norm_two_axes", "RMSNormalization", {"x": [3, 5, 7]}, {"axis": 1}, {"g": rand(5, 7)}, opset=23)
+case("rms_norm_broadcast_scale", "RMSNormalization", {"x": [2, 3, 5, 9]}, {"axis": -2},
+     {"g": rand(1, 9)}, opset=23, low=-5, high=5)
+# The small ops composed at import.
+case("lppool_2d", "LpPool", {"x": [2, 3, 9, 7]}, {"kernel_shape": [3, 2], "strides": [2, 1], "pads": [1, 0, 1, 1]}, opset=18)
+case("lppool_1d_p3", "LpPool", {"x": [2, 3, 11]}, {"kernel_shape": [3], "p": 3}, opset=18)
+case("lppool_dilated_p1", "LpPool", {"x": [1, 2, 9, 9]}, {"kernel_shape": [2, 2], "dilations": [2, 1], "p": 1}, opset=18)
+case("lrn", "LRN", {"x": [2, 7, 5, 3]}, {"size": 3, "alpha": 1e-2, "beta": 0.6, "bias": 1.5}, opset=13)
+case("lrn_size5", "LRN", {"x": [2, 5, 7, 1]}, {"size": 5}, opset=13, low=-3, high=3)
+case("hardmax_axis1", "Hardmax", {"x": [3, 5, 7]}, {"axis": 1}, opset=13)
+case("hardmax_ties", "Hardmax", {"x": rng.integers(-2, 2, size=(3, 9)).astype(np.float32)}, {}, opset=13)
+case("hardmax_coerced_opset11", "Hardmax", {"x": [3, 5, 7]}, {"axis": 1}, opset=11)
+case("lpnorm_l1", "LpNormalization", {"x": [3, 5, 7]}, {"axis": 1, "p": 1}, opset=13)
+case("lpnorm_l2", "LpNormalization", {"x": [3, 5, 7]}, {}, opset=13)
+INFS = np.array([[1.0, np.inf, -np.inf, np.nan, -3.4e38, 3.4e38, 0.0]], dtype=np.float32)
+case("isinf", "IsInf", {"x": INFS}, {}, opset=20)
+case("isinf_negative", "IsInf", {"x": INFS}, {"detect_positive": 0}, opset=20)
+case("onehot_axis1", "OneHot", {"i": ([3, 5], "int64", 6)}, {"axis": 1},
+     {"depth": np.array(7, dtype=np.int64), "values": np.array([-0.5, 2.0], dtype=np.float32)}, opset=11)
+case("onehot_float_indices", "OneHot", {"i": [2, 7]}, {}, {"depth": np.array(5.0, dtype=np.float32),
+     "values": np.array([0.0, 1.0], dtype=np.float32)}, opset=11, low=-4.0, high=4.0)
+case("depth_to_space_dcr", "DepthToSpace", {"x": [2, 12, 3, 5]}, {"blocksize": 2}, opset=13)
+case("depth_to_space_crd", "DepthToSpace", {"x": [1, 18, 2, 3]}, {"blocksize": 3, "mode": "CRD"}, opset=13)
+case("space_to_depth", "SpaceToDepth", {"x": [2, 3, 6, 4]}, {"blocksize": 2}, opset=13)
+case("eyelike_k", "EyeLike", {"x": [5, 7]}, {"k": -2}, opset=22)
+case("shrink", "Shrink", {"x": [3, 5, 7]}, {"lambd": 0.7, "bias": 0.2}, opset=13)
+case("mvn", "MeanVarianceNormalization", {"x": [2, 3, 5, 7]}, {}, opset=13)
+case("mvn_axes", "MeanVarianceNormalization", {"x": [3, 5, 7]}, {"axes": [1]}, opset=13, low=1.0, high=4.0)
+
+case("gather_nd_batch_dims", "GatherND", {"x": [2, 3, 5, 4]}, {"batch_dims": 1},
+     {"i": np.stack([rng.integers(-3, 3, size=(2, 3)), rng.integers(-5, 5, size=(2, 3))], axis=-1)})
+case("pow_int_base_int_exponent", "Pow", {"x": np.arange(-7, 8).reshape(3, 5).astype(np.int64)}, {}, {"p": I64(3)}, opset=15)
+case("pow_int_base_float_exponent", "Pow", {"x": np.arange(1, 16).reshape(3, 5).astype(np.int64)}, {},
+     {"p": np.float32(2.5)}, opset=15)
+
+# Einsum diagonals and traces (a subscript repeated within an operand).
+case("einsum_batch_diagonal", "Einsum", {"x": [3, 5, 5]}, {"equation": "...ii->...i"}, opset=12)
+case("einsum_trace_implicit", "Einsum", {"x": [5, 5]}, {"equation": "ii"}, opset=12)
+case("einsum_two_diagonals", "Einsum", {"a": [4, 4, 3], "b": [5, 5]}, {"equation": "iij,kk->j"}, opset=12)
+case("einsum_diagonal_then_product", "Einsum", {"a": [2, 3, 4, 4], "b": [2, 3, 7]}, {"equation": "bjii,bjl->bil"}, opset=12)
+
 def ir_version(opset):
-    return 8 if opset <= 18 else 9 if opset <= 20 else 10
+    return 8 if opset <= 18 else 9 if opset <= 20 else 10 if opset <= 22 else 11
 
 
 def build(out, spec):
@@ -730,6 +788,12 @@ def build(out, spec):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = ir_version(opset)
     path = os.path.join(d, "model.onnx")
+    # ONNX Runtime runs the model at its opset; weft reads opsets to 22, so an op of a
+    # later opset (RMSNormalization, 23) is written at 22, as weft's node tests run them.
+    ort_model = model.SerializeToString()
+    if opset > 22:
+        model.opset_import[0].version = 22
+        model.ir_version = ir_version(22)
     with open(path, "wb") as f:
         f.write(model.SerializeToString())
     feeds = {}
@@ -747,7 +811,7 @@ def build(out, spec):
         feeds[n] = x
     opts = ort.SessionOptions()
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(ort_model, opts, providers=["CPUExecutionProvider"])
     for k, y in enumerate(sess.run(checked, feeds)):
         np.save(os.path.join(d, f"output_{k}.npy"), np.asarray(y, dtype=np.float32))
 

@@ -12,8 +12,8 @@ use weft_ir::prelude::*;
 use super::inline::{broadcast_index, truth};
 use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, broadcast, float, same_type};
-use super::{Epilogue, ExportNode, IndexUse, Inline, Op, OpDef, Role};
-use crate::tensor::Tensor;
+use super::{Cast, Epilogue, ExportNode, IndexUse, Inline, Op, OpDef, Role, Unary};
+use crate::tensor::{Tensor, TensorId};
 
 /// Elementwise functions of two inputs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -480,6 +480,13 @@ fn import_pow(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     } else {
         None
     };
+    let int_base = n.tensor(base).dtype.is_int();
+    // An integer base is raised in f32 and the result made an integer again (below).
+    let dtype = if int_base {
+        DType::F32
+    } else {
+        n.tensor(base).dtype
+    };
     let exponent = match integer {
         Some(c) => {
             let values: Vec<f32> = c
@@ -488,12 +495,51 @@ fn import_pow(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
                 .iter()
                 .map(|&v| v as f32)
                 .collect();
-            let dtype = n.tensor(base).dtype;
             n.add_constant("exponent", c.dims, values, dtype)
         }
         None => n.data(1)?,
     };
-    n.emit(Op::Binary(Binary::Pow), vec![base, exponent])
+    if !int_base {
+        return n.emit(Op::Binary(Binary::Pow), vec![base, exponent]);
+    }
+    import_int_pow(n, base, exponent)
+}
+
+/// Pow of an integer base (ONNX's result has the base's type): base and exponent as
+/// f32, the power, then an integer again. An integer exponent gives an integer, which
+/// is rounded (f32's `pow` may be an ulp off); a float exponent's power is truncated
+/// toward zero as ONNX's reference casts it, after scaling by `1 + 2⁻²⁰` so that a
+/// power an ulp or two below an integer is not truncated past it. Exact while results
+/// stay below 2²⁴ (f32's integers).
+fn import_int_pow(
+    n: &mut dyn OnnxNode,
+    base: TensorId,
+    exponent: TensorId,
+) -> Result<(), OnnxError> {
+    let to_f32 = Op::Cast(Cast { to: DType::F32 });
+    let to_int = Op::Cast(Cast {
+        to: n.tensor(base).dtype,
+    });
+    let b = n.step("base_f32", to_f32.clone(), vec![base])?;
+    let int_exponent = !n.tensor(exponent).dtype.is_float();
+    let e = if int_exponent {
+        n.step("exponent_f32", to_f32, vec![exponent])?
+    } else {
+        exponent
+    };
+    let e = if n.tensor(e).dtype == DType::F32 {
+        e
+    } else {
+        n.step("exponent_f32", Op::Cast(Cast { to: DType::F32 }), vec![e])?
+    };
+    let p = n.step("power", Op::Binary(Binary::Pow), vec![b, e])?;
+    let p = if int_exponent {
+        n.step("rounded", Op::Unary(Unary::Round), vec![p])?
+    } else {
+        let nudge = n.add_constant("nudge", vec![], vec![1.0 + 2f32.powi(-20)], DType::F32);
+        n.step("nudged", Op::Binary(Binary::Mul), vec![p, nudge])?
+    };
+    n.emit(to_int, vec![p])
 }
 
 #[cfg(test)]

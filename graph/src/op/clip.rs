@@ -1,4 +1,5 @@
-//! `min(max(x, min), max)`: ONNX's Clip with constant bounds (ReLU6 is `[0, 6]`).
+//! `min(max(x, min), max)`: ONNX's Clip with constant bounds (ReLU6 is `[0, 6]`); and
+//! ONNX's Shrink, composed from comparisons and a Where.
 
 use std::fmt;
 
@@ -72,7 +73,28 @@ impl OpDef for Clip {
 /// ONNX's Clip: bounds are attributes before opset 11 and optional inputs since. An
 /// absent input means unbounded; an absent attribute (opset 6) the lowest or greatest
 /// finite float, as ONNX Clip-6 defines it (so ±∞ clips to ±3.4·10³⁸ there).
-pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Clip", &[6, 11, 12, 13], import)];
+pub(super) const ONNX: &[OnnxOp] = &[
+    OnnxOp::new("Clip", &[6, 11, 12, 13], import),
+    OnnxOp::new("Shrink", &[9], import_shrink),
+];
+
+/// Shrink (`lambd` 0.5, `bias` 0 unless given): `x + bias` where `x < −lambd`,
+/// `x − bias` where `x > lambd`, 0 between.
+fn import_shrink(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let x = n.data(0)?;
+    let dtype = n.tensor(x).dtype;
+    let lambd = n.float("lambd", 0.5)? as f32;
+    let bias = n.float("bias", 0.0)? as f32;
+    let c = |n: &mut dyn OnnxNode, tag: &str, v: f32| n.add_constant(tag, vec![], vec![v], dtype);
+    let (low, high) = (c(n, "low", -lambd), c(n, "high", lambd));
+    let (b, zero) = (c(n, "bias", bias), c(n, "zero", 0.0));
+    let below = n.step("below", Op::Binary(Binary::Less), vec![x, low])?;
+    let above = n.step("above", Op::Binary(Binary::Greater), vec![x, high])?;
+    let raised = n.step("raised", Op::Binary(Binary::Add), vec![x, b])?;
+    let lowered = n.step("lowered", Op::Binary(Binary::Sub), vec![x, b])?;
+    let outer = n.step("outer", Op::Where, vec![above, lowered, zero])?;
+    n.emit(Op::Where, vec![below, raised, outer])
+}
 
 fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     let x = n.data(0)?;

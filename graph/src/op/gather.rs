@@ -13,6 +13,8 @@
 //! gives NaN there, so a checked run reports the output wrong rather than agreeing with
 //! the clamp.
 
+mod nd_batch;
+mod one_hot;
 mod resize;
 
 use std::fmt;
@@ -306,12 +308,15 @@ fn index(v: f64, n: usize) -> Option<usize> {
     (v >= -n && v < n).then_some((if v < 0.0 { v + n } else { v }) as usize)
 }
 
-/// ONNX's gathers, and Resize and Upsample as gathers at constant indices
-/// (`gather/resize.rs`).
+/// ONNX's gathers, Resize and Upsample as gathers at constant indices
+/// (`gather/resize.rs`), OneHot and EyeLike (`gather/one_hot.rs`), and GatherND's
+/// `batch_dims` (`gather/nd_batch.rs`).
 pub(super) const ONNX: &[OnnxOp] = &[
     OnnxOp::new("Gather", &[1, 11, 13], |n| import_gather(n, false)),
     OnnxOp::new("GatherElements", &[11, 13], |n| import_gather(n, true)),
+    OnnxOp::new("EyeLike", &[9, 22], one_hot::import_eye_like),
     OnnxOp::new("GatherND", &[11, 12, 13], import_gather_nd),
+    OnnxOp::new("OneHot", &[9, 11], one_hot::import_one_hot),
     OnnxOp::new("Resize", &[11, 13, 18, 19], resize::import_resize),
     OnnxOp::new("Upsample", &[9], resize::import_upsample),
 ];
@@ -332,14 +337,11 @@ fn import_gather(n: &mut dyn OnnxNode, elements: bool) -> Result<(), OnnxError> 
 
 fn import_gather_nd(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     let batch_dims = n.int("batch_dims", 0)?;
-    if batch_dims != 0 {
-        return Err(n.attr_err(
-            "batch_dims",
-            format!("{batch_dims}: weft gathers with 0 only"),
-        ));
+    let (data, idx) = (n.data(0)?, n.data(1)?);
+    if batch_dims == 0 {
+        return n.emit(Op::GatherNd, vec![data, idx]);
     }
-    let inputs = vec![n.data(0)?, n.data(1)?];
-    n.emit(Op::GatherNd, inputs)
+    nd_batch::import(n, data, idx, batch_dims)
 }
 
 #[cfg(test)]

@@ -16,7 +16,8 @@ use weft_ir::expr::Expr;
 use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, axis_of, broadcast, epsilon, float};
 use super::{
-    Binary, Expand, ExportNode, IndexUse, Inline, Op, OpDef, Reduction, Reshape, Role, Rows,
+    Binary, Cast, Expand, ExportNode, IndexUse, Inline, Op, OpDef, Reduce, ReduceKind, Reduction,
+    Reshape, Role, Rows, Unary,
 };
 use crate::tensor::{Tensor, TensorId};
 
@@ -124,21 +125,28 @@ fn layer_norm(x: &[&ArrayD<f64>], axis: usize, epsilon: f64, rms: bool) -> Array
     ArrayD::from_shape_vec(IxDyn(&shape), out).expect("same element count")
 }
 
-/// ONNX's LayerNormalization (inference only), InstanceNormalization and
-/// GroupNormalization.
+/// ONNX's LayerNormalization (its `Mean` and `InvStdDev` outputs where used),
+/// RMSNormalization, InstanceNormalization, GroupNormalization and
+/// MeanVarianceNormalization.
 pub(super) const ONNX: &[OnnxOp] = &[
     OnnxOp::new("GroupNormalization", &[18, 21], import_group),
     OnnxOp::new("InstanceNormalization", &[6, 22], import_instance),
     OnnxOp::new("LayerNormalization", &[17], import),
+    OnnxOp::new("MeanVarianceNormalization", &[9, 13], import_mvn),
+    OnnxOp::new("RMSNormalization", &[23], import_rms),
 ];
 
+/// LayerNormalization: output 0 is one fused layer norm node whatever else the node
+/// lists, so the single-output form every exporter writes stays on the rows template.
+/// Where the `Mean` (output 1) or `InvStdDev` (output 2) statistics are used, they are
+/// computed beside it from reductions weft has (below).
 fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
-    n.refuse_used_outputs(1, "a statistic of training")?;
     let x = n.data(0)?;
     let r = n.shape(x).len();
     let axis = n.int("axis", -1)?;
     let axis = n.axis("axis", axis, r, false)?;
     let epsilon = n.float("epsilon", 1e-5)?;
+    let stash = stash_type(n, n.tensor(x).dtype)?;
     let mut inputs = vec![x, n.data(1)?];
     inputs.extend(n.opt_data(2)?);
     n.emit(
@@ -148,7 +156,116 @@ fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
             rms: false,
         }),
         inputs,
+    )?;
+    if n.output_used(1) || n.output_used(2) {
+        statistics(n, x, axis, epsilon, stash)?;
+    }
+    Ok(())
+}
+
+/// RMSNormalization (opset 23): `x / sqrt(mean(x²) + epsilon) · scale` over the
+/// dimensions from `axis`, the scale broadcast to them; the RMS form of the layer norm.
+fn import_rms(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let x = n.data(0)?;
+    let r = n.shape(x).len();
+    let axis = n.int("axis", -1)?;
+    let axis = n.axis("axis", axis, r, false)?;
+    let epsilon = n.float("epsilon", 1e-5)?;
+    stash_type(n, n.tensor(x).dtype)?;
+    let scale = n.data(1)?;
+    n.emit(
+        Op::LayerNorm(LayerNorm {
+            axis,
+            epsilon,
+            rms: true,
+        }),
+        vec![x, scale],
     )
+}
+
+/// The element type `stash_type` names (FLOAT unless given): the precision of the
+/// statistics and the type of LayerNormalization's `Mean` and `InvStdDev`. weft
+/// computes the normalization itself in f32 (f64 in the reference) whichever it names.
+fn stash_type(n: &dyn OnnxNode, x: DType) -> Result<DType, OnnxError> {
+    let code = n.int("stash_type", 1)?;
+    match n.element_type(code) {
+        Some(t) if t.is_float() => Ok(t),
+        // BFLOAT16, which weft holds no tensors of: the statistics in `x`'s type.
+        Some(_) | None if code == 16 => Ok(x),
+        Some(_) | None => Err(n.attr_err(
+            "stash_type",
+            format!("{}: not a floating-point type", n.element_type_name(code)),
+        )),
+    }
+}
+
+/// LayerNormalization's `Mean` (output 1) and `InvStdDev` (output 2), each of `x`'s
+/// shape with the normalized dimensions kept as 1s, in the stash type: the mean
+/// `m = ReduceMean(x)`, and `1 / sqrt(ReduceMean((x − m)²) + epsilon)` — the
+/// variance about the mean, as the fused node computes it.
+fn statistics(
+    n: &mut dyn OnnxNode,
+    x: TensorId,
+    axis: usize,
+    epsilon: f64,
+    stash: DType,
+) -> Result<(), OnnxError> {
+    let r = n.shape(x).len();
+    let x = if n.tensor(x).dtype == stash {
+        x
+    } else {
+        n.step("stashed", Op::Cast(Cast { to: stash }), vec![x])?
+    };
+    let mean_of = || {
+        Op::Reduce(Reduce {
+            kind: ReduceKind::Mean,
+            axes: (axis..r).collect(),
+            keep_dims: true,
+        })
+    };
+    let mean = n.step("mean", mean_of(), vec![x])?;
+    n.emit_output(1, Op::Identity, vec![mean])?;
+    if !n.output_used(2) {
+        return Ok(());
+    }
+    let d = n.step("centered", Op::Binary(Binary::Sub), vec![x, mean])?;
+    let d2 = n.step("squared", Op::Binary(Binary::Mul), vec![d, d])?;
+    let var = n.step("variance", mean_of(), vec![d2])?;
+    let eps = n.add_constant("epsilon", vec![1], vec![epsilon as f32], stash);
+    let v = n.step("shifted", Op::Binary(Binary::Add), vec![var, eps])?;
+    let sd = n.step("std_dev", Op::Unary(Unary::Sqrt), vec![v])?;
+    n.emit_output(2, Op::Unary(Unary::Reciprocal), vec![sd])
+}
+
+/// MeanVarianceNormalization (`axes` [0, 2, 3] unless given): `(x − m) / (sqrt(v) +
+/// 1e-9)` with `m` and `v` the mean and variance over the axes, as ONNX's function
+/// body writes it (its epsilon outside the root). Reductions over any axes, so not the
+/// layer norm, which normalizes trailing dimensions.
+fn import_mvn(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
+    let x = n.data(0)?;
+    let r = n.shape(x).len();
+    let axes = n.ints("axes")?.unwrap_or_else(|| vec![0, 2, 3]);
+    let mut axes = axes
+        .iter()
+        .map(|&a| n.axis("axes", a, r, false))
+        .collect::<Result<Vec<_>, _>>()?;
+    axes.sort_unstable();
+    axes.dedup();
+    let mean_of = || {
+        Op::Reduce(Reduce {
+            kind: ReduceKind::Mean,
+            axes: axes.clone(),
+            keep_dims: true,
+        })
+    };
+    let m = n.step("mean", mean_of(), vec![x])?;
+    let d = n.step("centered", Op::Binary(Binary::Sub), vec![x, m])?;
+    let d2 = n.step("squared", Op::Binary(Binary::Mul), vec![d, d])?;
+    let v = n.step("variance", mean_of(), vec![d2])?;
+    let sd = n.step("std_dev", Op::Unary(Unary::Sqrt), vec![v])?;
+    let eps = n.add_constant("epsilon", vec![], vec![1e-9], n.tensor(x).dtype);
+    let sd = n.step("shifted", Op::Binary(Binary::Add), vec![sd, eps])?;
+    n.emit(Op::Binary(Binary::Div), vec![d, sd])
 }
 
 /// `x` normalized over its dimensions from `axis` on, without scale or bias: a layer

@@ -165,13 +165,13 @@ pub trait OnnxNode {
         dtype: weft_ir::dtype::DType,
     ) -> TensorId;
 
-    /// Refuses outputs from `from` on that something uses (weft's ops have one output);
-    /// `what` names them.
-    fn refuse_used_outputs(&self, from: usize, what: &str) -> Result<(), OnnxError>;
-
     /// True where output `k` is named and something reads it (a node or the graph's
     /// outputs): an optional output a converter computes only where it is wanted.
     fn output_used(&self, k: usize) -> bool;
+
+    /// Refuses outputs from `from` on that something uses (weft's ops have one output);
+    /// `what` names them.
+    fn refuse_used_outputs(&self, from: usize, what: &str) -> Result<(), OnnxError>;
 
     /// True where the node has attribute `attr`.
     fn has(&self, attr: &str) -> bool;

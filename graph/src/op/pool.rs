@@ -3,6 +3,7 @@
 //! thread per output.
 
 mod dilated;
+mod lp;
 
 use std::fmt;
 
@@ -13,7 +14,7 @@ use weft_ir::expr::Expr;
 use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, float, rank, window_out};
 use super::{ExportNode, IndexUse, Inline, Op, OpDef, Reduction, Reshape, Role, Window};
-use crate::tensor::Tensor;
+use crate::tensor::{Tensor, TensorId};
 
 /// Max or average.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -235,6 +236,8 @@ pub(super) const ONNX: &[OnnxOp] = &[
     OnnxOp::new("GlobalMaxPool", &[1, 22], |n| {
         import_global(n, PoolKind::Max)
     }),
+    OnnxOp::new("LRN", &[1, 13], lp::import_lrn),
+    OnnxOp::new("LpPool", &[2, 11, 18, 22], lp::import_lp_pool),
     OnnxOp::new("MaxPool", &[1, 8, 10, 11, 12, 22], |n| {
         import_pool(n, PoolKind::Max)
     }),
@@ -263,6 +266,40 @@ fn import_global(n: &mut dyn OnnxNode, kind: PoolKind) -> Result<(), OnnxError> 
 
 fn import_pool(n: &mut dyn OnnxNode, kind: PoolKind) -> Result<(), OnnxError> {
     let x = n.data(0)?;
+    window_pool(n, x, kind, Out::Node).map(drop)
+}
+
+/// Where a pooling's last node goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Out {
+    /// It computes the ONNX node's output.
+    Node,
+    /// It is a step of a composition (LpPool: the average of `|x|^p` over whole windows,
+    /// padding included whatever `count_include_pad` says), whose output is returned.
+    Step,
+}
+
+/// Adds `op` as the last node of a pooling: the node's output, or a step.
+fn put(
+    n: &mut dyn OnnxNode,
+    out: Out,
+    tag: &str,
+    op: Op,
+    inputs: Vec<TensorId>,
+) -> Result<Option<TensorId>, OnnxError> {
+    match out {
+        Out::Node => n.emit(op, inputs).map(|()| None),
+        Out::Step => n.step(tag, op, inputs).map(Some),
+    }
+}
+
+/// The pooling of `x` the node's attributes describe.
+fn window_pool(
+    n: &mut dyn OnnxNode,
+    x: TensorId,
+    kind: PoolKind,
+    out: Out,
+) -> Result<Option<TensorId>, OnnxError> {
     let xs = n.shape(x);
     let kernel = n
         .ints("kernel_shape")?
@@ -290,7 +327,8 @@ fn import_pool(n: &mut dyn OnnxNode, kind: PoolKind) -> Result<(), OnnxError> {
     let dilations = n.window_ints("dilations", dims)?;
     let pads = n.window_pads(&xs[2..], &kernel, &strides, &dilations)?;
     let ceil_mode = n.flag("ceil_mode", false)?;
-    let count_include_pad = kind == PoolKind::Average && n.flag("count_include_pad", false)?;
+    let count_include_pad =
+        kind == PoolKind::Average && (out == Out::Step || n.flag("count_include_pad", false)?);
     if dilations.iter().any(|&d| d != 1) {
         let window = dilated::Window {
             kernel,
@@ -300,7 +338,7 @@ fn import_pool(n: &mut dyn OnnxNode, kind: PoolKind) -> Result<(), OnnxError> {
             ceil_mode,
             count_include_pad,
         };
-        return dilated::pool(n, x, kind, &window);
+        return dilated::pool(n, x, kind, &window, out);
     }
     if dims == 2 {
         let pool = Pool {
@@ -311,7 +349,7 @@ fn import_pool(n: &mut dyn OnnxNode, kind: PoolKind) -> Result<(), OnnxError> {
             ceil_mode,
             count_include_pad,
         };
-        return n.emit(Op::Pool(pool), vec![x]);
+        return put(n, out, "pool", Op::Pool(pool), vec![x]);
     }
     let reshape = |shape: Vec<usize>| Op::Reshape(Reshape { shape });
     if dims == 1 {
@@ -327,7 +365,7 @@ fn import_pool(n: &mut dyn OnnxNode, kind: PoolKind) -> Result<(), OnnxError> {
         let x2 = n.step("as_2d", reshape(vec![xs[0], xs[1], 1, xs[2]]), vec![x])?;
         let y2 = n.step("pool_2d", Op::Pool(pool), vec![x2])?;
         let ys = n.shape(y2);
-        return n.emit(reshape(vec![ys[0], ys[1], ys[3]]), vec![y2]);
+        return put(n, out, "pool", reshape(vec![ys[0], ys[1], ys[3]]), vec![y2]);
     }
     // 3-D: the window is a box, so the maximum, the sum and every count of its elements
     // (inside the input, or inside input and padding) factor into H·W and depth: a 2-D
@@ -356,7 +394,7 @@ fn import_pool(n: &mut dyn OnnxNode, kind: PoolKind) -> Result<(), OnnxError> {
     let y3 = n.step("depth_rows", reshape(vec![nb, c, d, oh * ow]), vec![y2])?;
     let y4 = n.step("pool_depth", Op::Pool(depth), vec![y3])?;
     let od = n.shape(y4)[2];
-    n.emit(reshape(vec![nb, c, od, oh, ow]), vec![y4])
+    put(n, out, "pool", reshape(vec![nb, c, od, oh, ow]), vec![y4])
 }
 
 #[cfg(test)]

@@ -1,8 +1,11 @@
 //! A sum, mean, maximum or minimum over `axes` (sorted), each kept with size 1 where
 //! `keep_dims`: ONNX's ReduceSum, ReduceMean, ReduceMax, ReduceMin, run by the rows
-//! template; and the ONNX ops composed from them (`cumsum.rs`, `prod.rs`, `topk.rs`).
+//! template; and the ONNX ops composed from them (`cumsum.rs`, `prod.rs`, `topk.rs`,
+//! `hardmax.rs`, `lp_norm.rs`: LpNormalization).
 
 mod cumsum;
+mod hardmax;
+mod lp_norm;
 mod prod;
 mod topk;
 
@@ -154,6 +157,8 @@ pub(super) const ONNX: &[OnnxOp] = &[
     OnnxOp::new("ArgMax", &[1, 11, 12, 13], |n| import_arg(n, true)),
     OnnxOp::new("ArgMin", &[1, 11, 12, 13], |n| import_arg(n, false)),
     OnnxOp::new("CumSum", &[11, 14], cumsum::import),
+    OnnxOp::new("Hardmax", &[1, 11, 13], hardmax::import),
+    OnnxOp::new("LpNormalization", &[1, 22], lp_norm::import),
     OnnxOp::new("ReduceL1", &[13, 18], |n| import_composed(n, Composed::L1)),
     OnnxOp::new("ReduceL2", &[13, 18], |n| import_composed(n, Composed::L2)),
     OnnxOp::new("ReduceLogSum", &[1, 11, 13, 18], |n| {

@@ -1,5 +1,7 @@
 //! Dimensions permuted: output dimension `d` is input dimension `perm[d]`.
 
+mod space;
+
 use std::fmt;
 
 use ndarray::{ArrayD, IxDyn};
@@ -83,7 +85,12 @@ impl OpDef for Transpose {
 }
 
 /// ONNX's Transpose (no `perm`: the dimensions reversed).
-pub(super) const ONNX: &[OnnxOp] = &[OnnxOp::new("Transpose", &[1, 13, 21, 23], import)];
+/// DepthToSpace and SpaceToDepth are a Transpose between two Reshapes.
+pub(super) const ONNX: &[OnnxOp] = &[
+    OnnxOp::new("DepthToSpace", &[1, 11, 13], space::import_depth_to_space),
+    OnnxOp::new("SpaceToDepth", &[1, 13], space::import_space_to_depth),
+    OnnxOp::new("Transpose", &[1, 13, 21, 23], import),
+];
 
 fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     let x = n.data(0)?;

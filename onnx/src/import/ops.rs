@@ -364,6 +364,14 @@ impl OnnxNode for NodeCx<'_, '_, '_> {
         })
     }
 
+    fn output_used(&self, k: usize) -> bool {
+        self.cx
+            .node
+            .output
+            .get(k)
+            .is_some_and(|name| !name.is_empty() && self.im.used.contains(name))
+    }
+
     fn refuse_used_outputs(&self, from: usize, what: &str) -> Result<(), OnnxError> {
         for (k, name) in self.cx.node.output.iter().enumerate().skip(from) {
             if !name.is_empty() && self.im.used.contains(name) {
@@ -373,14 +381,6 @@ impl OnnxNode for NodeCx<'_, '_, '_> {
             }
         }
         Ok(())
-    }
-
-    fn output_used(&self, k: usize) -> bool {
-        self.cx
-            .node
-            .output
-            .get(k)
-            .is_some_and(|name| !name.is_empty() && self.im.used.contains(name))
     }
 
     fn has(&self, attr: &str) -> bool {

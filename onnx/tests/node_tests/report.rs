@@ -136,7 +136,8 @@ pub fn docs_page(rows: &[Row]) -> String {
          A test refused as it is and having integer or bool inputs is imported again with\n\
          those inputs bound to the test's values (`ImportOptions::constants`); an input the\n\
          import needs the value of (an `ImportError::NotConstant`) is bound whatever its type:\n\
-         Resize's float `scales` and `roi` fix the output's shape and taps, as `sizes` does.\n\
+         Resize's float `scales` and `roi` fix the output's shape and taps, as `sizes` does\n\
+         (and OneHot's float `depth` its size).\n\
          Tests written at opsets past {MAX_OPSET} run at {MAX_OPSET}. See `docs/onnx.md`.\n\n\
          {instead}\
          No file makes `weft` panic: `cli/tests/no_panic.rs` runs every test's model, and\n\

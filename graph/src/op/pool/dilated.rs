@@ -8,7 +8,7 @@
 
 use weft_ir::dtype::DType;
 
-use super::PoolKind;
+use super::{Out, PoolKind, put};
 use crate::op::onnx::{OnnxError, OnnxNode};
 use crate::op::shapes::window_out;
 use crate::op::{Binary, Gather, Op, Reduce, ReduceKind};
@@ -25,13 +25,15 @@ pub(super) struct Window {
     pub count_include_pad: bool,
 }
 
-/// Adds the pooling of `x` (`[N, C, spatial...]`) as the node's output.
+/// Adds the pooling of `x` (`[N, C, spatial...]`), as the node's output or a step
+/// (`to`).
 pub(super) fn pool(
     n: &mut dyn OnnxNode,
     x: TensorId,
     kind: PoolKind,
     w: &Window,
-) -> Result<(), OnnxError> {
+    to: Out,
+) -> Result<Option<TensorId>, OnnxError> {
     let xs = n.shape(x);
     let dims = w.kernel.len();
     let dtype = n.tensor(x).dtype;
@@ -109,7 +111,7 @@ pub(super) fn pool(
         };
         let last = a + 1 == dims && kind == PoolKind::Max;
         if last {
-            return n.emit(Op::Reduce(reduce), vec![g]);
+            return put(n, to, "pool", Op::Reduce(reduce), vec![g]);
         }
         y = n.step(&format!("axis{ax}_reduce"), Op::Reduce(reduce), vec![g])?;
         counts.push(count);
@@ -128,5 +130,5 @@ pub(super) fn pool(
         })
         .collect();
     let divisor = n.add_constant("counts", outs, divisor, dtype);
-    n.emit(Op::Binary(Binary::Div), vec![y, divisor])
+    put(n, to, "pool", Op::Binary(Binary::Div), vec![y, divisor])
 }

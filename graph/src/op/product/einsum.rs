@@ -12,15 +12,19 @@
 //!
 //! `...` stands for the same broadcast dimensions in every operand (aligned at the
 //! right); an implicit output (no `->`) is `...` then the subscripts that appear once,
-//! in alphabetical order. Refused, naming the equation: a subscript repeated within an
-//! operand (a diagonal or a trace), three or more operands, and an explicit output that
-//! drops `...`.
+//! in alphabetical order. A subscript repeated within an operand (`ii`: a diagonal, a
+//! trace where the output drops it) takes that operand's diagonal first: the two
+//! dimensions moved last and flattened, a Gather of every `(n + 1)`-th element, the
+//! subscript once at the end of the term. Refused, naming the equation: three or more
+//! operands, and an explicit output that drops `...`.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use super::super::onnx::{OnnxError, OnnxNode};
-use super::super::{Binary, Op, Reduce, ReduceKind, Reshape, Transpose};
+use weft_ir::dtype::DType;
+
+use super::super::{Binary, Gather, Op, Reduce, ReduceKind, Reshape, Transpose};
 use crate::tensor::TensorId;
 
 /// A subscript: a letter, or one of the dimensions `...` stands for, counted from the
@@ -233,15 +237,155 @@ pub(in crate::op) fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
             format!("`{equation}` on {count} operands: weft takes one or two"),
         ));
     }
-    let inputs = n.all_data()?;
+    let mut inputs = n.all_data()?;
+    let rewritten = diagonals(n, &mut inputs, &equation)?;
     let shapes: Vec<Vec<usize>> = inputs.iter().map(|&t| n.shape(t)).collect();
-    let spec = Spec::parse(&equation, &shapes)
+    let spec = Spec::parse(&rewritten, &shapes)
         .map_err(|why| n.attr_err("equation", format!("`{equation}`: {why}")))?;
     if inputs.len() == 1 {
         one(n, inputs[0], &spec)
     } else {
         two(n, [inputs[0], inputs[1]], &spec)
     }
+}
+
+/// The equation with every operand's repeated subscripts taken as diagonals: each such
+/// operand in `inputs` replaced by its diagonal (below) and its term rewritten, the
+/// subscript once, last. An implicit output is made explicit first (from the equation
+/// as written: a repeated subscript appears more than once, so it is summed).
+fn diagonals(
+    n: &mut dyn OnnxNode,
+    inputs: &mut [TensorId],
+    equation: &str,
+) -> Result<String, OnnxError> {
+    let refuse =
+        |n: &dyn OnnxNode, why: String| n.attr_err("equation", format!("`{equation}`: {why}"));
+    let eq: String = equation.chars().filter(|c| !c.is_whitespace()).collect();
+    let (lhs, rhs) = match eq.split_once("->") {
+        Some((l, r)) => (l.to_string(), Some(r.to_string())),
+        None => (eq.clone(), None),
+    };
+    let mut terms: Vec<String> = lhs.split(',').map(str::to_string).collect();
+    let repeats = |t: &str| {
+        let letters: Vec<char> = t.chars().filter(char::is_ascii_alphabetic).collect();
+        letters
+            .iter()
+            .find(|c| letters.iter().filter(|d| d == c).count() > 1)
+            .copied()
+    };
+    if terms.len() != inputs.len() || !terms.iter().any(|t| repeats(t).is_some()) {
+        return Ok(eq);
+    }
+    let rhs = rhs.unwrap_or_else(|| {
+        let all: Vec<char> = terms.iter().flat_map(|t| t.chars()).collect();
+        let mut once: Vec<char> = all
+            .iter()
+            .filter(|c| c.is_ascii_alphabetic() && all.iter().filter(|d| d == c).count() == 1)
+            .copied()
+            .collect();
+        once.sort_unstable();
+        let spread = if terms.iter().any(|t| t.contains("...")) {
+            "..."
+        } else {
+            ""
+        };
+        format!("{spread}{}", once.into_iter().collect::<String>())
+    });
+    let mut taken = 0;
+    for (t, x) in terms.iter_mut().zip(inputs.iter_mut()) {
+        while let Some(c) = repeats(t) {
+            let (before, ellipsis, after) = term(t).map_err(|why| refuse(n, why))?;
+            let shape = n.shape(*x);
+            let Some(spread) = shape.len().checked_sub(before.len() + after.len()) else {
+                break;
+            };
+            // Each letter's dimension, `...`'s spread between.
+            let dims: Vec<(char, usize)> = before
+                .iter()
+                .enumerate()
+                .map(|(j, &l)| (l, j))
+                .chain(
+                    after
+                        .iter()
+                        .enumerate()
+                        .map(|(j, &l)| (l, before.len() + spread + j)),
+                )
+                .collect();
+            let at: Vec<usize> = dims
+                .iter()
+                .filter(|(l, _)| *l == c)
+                .map(|&(_, d)| d)
+                .collect();
+            let (p, q) = (at[0], at[1]);
+            if shape[p] != shape[q] {
+                return Err(refuse(
+                    n,
+                    format!(
+                        "`{c}` is {} and {} in one operand: a diagonal needs a square",
+                        shape[p], shape[q]
+                    ),
+                ));
+            }
+            *x = diagonal(n, *x, [p, q], taken)?;
+            taken += 1;
+            let drop_two = |v: &[char], skip: &mut usize| -> String {
+                v.iter()
+                    .filter(|&&l| {
+                        let dropped = l == c && *skip > 0;
+                        if dropped {
+                            *skip -= 1;
+                        }
+                        !dropped
+                    })
+                    .collect()
+            };
+            let mut skip = 2;
+            let b = drop_two(&before, &mut skip);
+            let a = drop_two(&after, &mut skip);
+            let dots = if ellipsis { "..." } else { "" };
+            *t = format!("{b}{dots}{a}{c}");
+        }
+    }
+    Ok(format!("{}->{rhs}", terms.join(",")))
+}
+
+/// The diagonal of `x` over its equal dimensions `p` < `q`, as a last dimension: the
+/// others in order, then `x[.., i, .., i, ..]` for each `i`; `k` numbers the diagonals
+/// of one node (its steps' names).
+fn diagonal(
+    n: &mut dyn OnnxNode,
+    x: TensorId,
+    [p, q]: [usize; 2],
+    k: usize,
+) -> Result<TensorId, OnnxError> {
+    let shape = n.shape(x);
+    let size = shape[p];
+    let mut perm: Vec<usize> = (0..shape.len()).filter(|&d| d != p && d != q).collect();
+    let mut flat: Vec<usize> = perm.iter().map(|&d| shape[d]).collect();
+    perm.extend([p, q]);
+    let moved = n.step(
+        &format!("diagonal{k}_moved"),
+        Op::Transpose(Transpose { perm }),
+        vec![x],
+    )?;
+    let axis = flat.len();
+    flat.push(size * size);
+    let flat = n.step(
+        &format!("diagonal{k}_flat"),
+        Op::Reshape(Reshape { shape: flat }),
+        vec![moved],
+    )?;
+    let taps = n.add_constant(
+        &format!("diagonal{k}_taps"),
+        vec![size],
+        (0..size).map(|i| (i * (size + 1)) as f32).collect(),
+        DType::I32,
+    );
+    n.step(
+        &format!("diagonal{k}"),
+        Op::Gather(Gather { axis }),
+        vec![flat, taps],
+    )
 }
 
 /// One operand: a sum over the subscripts the output drops, then a transpose.
