@@ -704,8 +704,8 @@ case("rotary_4d_partial_caches_per_position", "RotaryEmbedding", {"x": [2, 3, 5,
 
 
 # Normalizations (issue 57): LayerNormalization's Mean and InvStdDev (outputs 1 and 2,
-# checked: LayerNormalization is in EVERY_OUTPUT), RMSNormalization (opset 23: weft
-# reads the file at 22, below), on odd sizes and over one axis and several.
+# checked: LayerNormalization is in EVERY_OUTPUT), RMSNormalization (opset 23), on odd
+# sizes and over one axis and several.
 case("layer_norm_stats", "LayerNormalization", {"x": [3, 5, 7]}, {"epsilon": 1e-3},
      {"g": rand(7), "b": rand(7)}, opset=17, outputs=3)
 case("layer_norm_stats_two_axes", "LayerNormalization", {"x": [3, 5, 7]}, {"axis": 1},
@@ -788,12 +788,7 @@ def build(out, spec):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = ir_version(opset)
     path = os.path.join(d, "model.onnx")
-    # ONNX Runtime runs the model at its opset; weft reads opsets to 22, so an op of a
-    # later opset (RMSNormalization, 23) is written at 22, as weft's node tests run them.
     ort_model = model.SerializeToString()
-    if opset > 22:
-        model.opset_import[0].version = 22
-        model.ir_version = ir_version(22)
     with open(path, "wb") as f:
         f.write(model.SerializeToString())
     feeds = {}
