@@ -354,7 +354,7 @@ def doc(meta, rows):
            "5e-2 counts as right only where PyTorch's own fp16 on the same model is at least as far from",
            "its fp32 and weft no further from PyTorch fp32 (the model amplifies f16's rounding by itself);",
            "such runs are marked in the table. The same",
-           "graph structures run in CI without a GPU: `onnx/tests/corpus.rs` fills 32 exports of these",
+           "graph structures run in CI without a GPU: `onnx/tests/corpus.rs` fills 34 exports of these",
            "(committed without weights under `onnx/tests/fixtures/corpus`) and checks them on the",
            "interpreter and lavapipe against ONNX Runtime, each twice for bit-identical results.", "",
            "## How it was run", "",

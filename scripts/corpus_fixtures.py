@@ -42,6 +42,7 @@ FIXTURES = {
     "deberta_v2": ("hf_deberta_v2", cm.ids(8), SEQ),
     "t5_encoder": ("hf_t5_encoder", cm.ids(8), SEQ),
     "llama": ("hf_llama", cm.ids(8), SEQ),
+    "phi3": ("hf_phi3", cm.ids(8), SEQ),  # an empty Slice (the rotary split at a full head) into a Concat
     "gpt2": ("hf_gpt2", cm.ids(8), SEQ),
     "wav2vec2": ("hf_wav2vec2", cm.audio(1200), {"input_values": {1: "samples"}}),
     "whisper_encoder": ("hf_whisper_encoder", cm.mel(16, 64), {}),

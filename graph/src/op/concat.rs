@@ -120,5 +120,13 @@ fn import(n: &mut dyn OnnxNode) -> Result<(), OnnxError> {
     let rank = n.shape(first).len();
     let axis = n.axis("axis", axis, rank, false)?;
     let inputs = n.all_data()?;
+    // An input of no elements adds nothing; where every input is empty the Concat is
+    // too, and the import makes it a constant.
+    let kept: Vec<_> = inputs
+        .iter()
+        .copied()
+        .filter(|&t| n.shape(t).iter().product::<usize>() > 0)
+        .collect();
+    let inputs = if kept.is_empty() { inputs } else { kept };
     n.emit(Op::Concat(Concat { axis }), inputs)
 }
