@@ -17,6 +17,7 @@ use weft_ir::dtype::DType;
 use weft_runtime::{Bound, BufferId, Device, Launch, Params, Timing};
 
 use crate::error::ModelError;
+use crate::guard::IndexGuard;
 use crate::lower::LoweredGroup;
 use crate::plan::{Home, Plan};
 
@@ -59,6 +60,8 @@ pub struct Executable {
     groups: Vec<LoadedGroup>,
     inputs: Vec<IoTensor>,
     outputs: Vec<IoTensor>,
+    /// The index guards' flags, read after every run ([`crate::guard`]).
+    guards: Vec<(IoTensor, IndexGuard)>,
     /// The plan its buffers were placed by.
     plan: Plan,
     /// Outputs and intermediates, poisoned (NaN) before a checked run so that an
@@ -72,24 +75,28 @@ pub struct Executable {
 impl Executable {
     /// Uploads the weights of `graph` (a compiled model's: after the passes), allocates
     /// the buffers `plan` places, and compiles and binds the kernels of `groups` (one
-    /// per partition group, in run order) on `dev`: what `CompiledModel::load` does with
-    /// its parts. On an error, what was allocated is freed.
+    /// per partition group, in run order) on `dev`, with `guards` (whose flags are among
+    /// the graph's outputs): what `CompiledModel::load` does with its parts. On an error,
+    /// what was allocated is freed.
     pub fn load(
         graph: &Graph,
         groups: &[LoweredGroup],
         plan: &Plan,
+        guards: &[IndexGuard],
         dev: &mut dyn Device,
     ) -> Result<Executable, ModelError> {
+        fits(graph, plan, dev, memory_override()?)?;
         let mut exe = Executable {
             name: graph.name.clone(),
             groups: Vec::with_capacity(groups.len()),
             inputs: Vec::new(),
             outputs: Vec::new(),
+            guards: Vec::new(),
             plan: plan.clone(),
             poisoned: Vec::new(),
             owned: Vec::new(),
         };
-        match exe.fill(graph, groups, dev) {
+        match exe.fill(graph, groups, guards, dev) {
             Ok(()) => Ok(exe),
             Err(e) => {
                 exe.free(dev);
@@ -102,6 +109,7 @@ impl Executable {
         &mut self,
         g: &Graph,
         groups: &[LoweredGroup],
+        guards: &[IndexGuard],
         dev: &mut dyn Device,
     ) -> Result<(), ModelError> {
         let mut slots = Vec::with_capacity(self.plan.slots.len());
@@ -151,7 +159,9 @@ impl Executable {
             }
         };
         self.inputs = g.inputs.iter().map(io).collect();
-        self.outputs = g.outputs.iter().map(io).collect();
+        let flag = |t: &TensorId| guards.iter().any(|gd| gd.flag == *t);
+        self.outputs = g.outputs.iter().filter(|t| !flag(t)).map(io).collect();
+        self.guards = guards.iter().map(|gd| (io(&gd.flag), gd.clone())).collect();
 
         // Every kernel of the model compiled at once (in parallel where the device can).
         let all: Vec<&weft_ir::kernel::Kernel> = groups
@@ -263,7 +273,26 @@ impl Executable {
                     })?;
             }
         }
+        self.check_guards(dev)?;
         self.outputs(dev)
+    }
+
+    /// Reads every index guard's flag (one small download each): an error naming the
+    /// first node whose indices the last run computed out of range.
+    pub fn check_guards(&self, dev: &mut dyn Device) -> Result<(), ModelError> {
+        for (io, guard) in &self.guards {
+            let flag = logical(io, &dev.download(io.buffer)?)?;
+            // Anything but 0 (NaN too: a flag no kernel wrote) fails the run.
+            if flag.iter().any(|&v| v != 0.0) {
+                return Err(ModelError::IndexOutOfRange {
+                    node: guard.node.clone(),
+                    op: guard.op,
+                    indices: guard.indices.clone(),
+                    rows: guard.rows.clone(),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// The outputs as the device holds them now, without running: after
@@ -287,7 +316,11 @@ impl Executable {
         warmup: usize,
         iters: usize,
     ) -> Result<Timing, ModelError> {
-        Ok(dev.time_launches(&self.launches(), warmup, iters)?)
+        let timing = dev.time_launches(&self.launches(), warmup, iters)?;
+        // The timed runs computed indices too: a time for outputs ONNX makes an error
+        // is no time.
+        self.check_guards(dev)?;
+        Ok(timing)
     }
 
     /// Times each group's kernels alone (`iters` runs each, after a warm-up): where the
@@ -313,6 +346,45 @@ impl Executable {
             let _ = dev.free(id);
         }
     }
+}
+
+/// The environment variable that sets the bytes a device has available for a model
+/// (a whole number), in place of what the device says: how tests force a small device.
+pub const MEMORY_ENV: &str = "WEFT_DEVICE_MEMORY";
+
+/// The bytes [`MEMORY_ENV`] sets, where it is set.
+fn memory_override() -> Result<Option<u64>, ModelError> {
+    match std::env::var(MEMORY_ENV) {
+        Ok(v) => match v.trim().parse::<u64>() {
+            Ok(b) => Ok(Some(b)),
+            Err(_) => Err(ModelError::MemoryOverride(v)),
+        },
+        Err(_) => Ok(None),
+    }
+}
+
+/// Refuses a plan larger than the memory `dev` has available (or `forced` says), before
+/// anything is allocated: a typed error naming the largest tensors, not an allocation
+/// that aborts or fails halfway.
+pub(crate) fn fits(
+    g: &Graph,
+    plan: &Plan,
+    dev: &dyn Device,
+    forced: Option<u64>,
+) -> Result<(), ModelError> {
+    let Some(available) = forced.or_else(|| dev.memory_available()) else {
+        return Ok(());
+    };
+    let need = plan.need(g);
+    if need.bytes <= available {
+        return Ok(());
+    }
+    Err(ModelError::TooLargeForDevice {
+        need,
+        device: format!("{} ({})", dev.target(), dev.name()),
+        available,
+        forced: forced.is_some(),
+    })
 }
 
 /// `data` (logical order, f32) as the device stores tensor `t`: in memory order, in its

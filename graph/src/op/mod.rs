@@ -287,8 +287,13 @@ pub trait OpDef {
 pub enum IndexUse {
     /// As values.
     Data,
-    /// As indices into a dimension of this many rows.
+    /// As indices into a dimension of this many rows (`[-n, n)`; ONNX makes any other
+    /// value an error: [`crate::indices`]).
     Rows(usize),
+    /// As index tuples into the first dimensions of input 0: position `j` of the last
+    /// axis indexes dimension `j` (ONNX's GatherND and ScatterND). `fewest` is the fewest
+    /// rows of any dimension of input 0, what random inputs are drawn under.
+    Tuples { fewest: usize },
     /// Passed on unchanged (a reshape, an identity, a cast): its readers decide.
     Through,
 }
