@@ -158,7 +158,9 @@ fn need_text(n: &MemoryNeed) -> String {
 fn rows_text(rows: &[usize]) -> String {
     match rows {
         [n] => format!("{n} rows (ONNX allows -{n} to {})", *n as i64 - 1),
-        _ => format!("the dimensions {rows:?} (position j of the last axis indexes dimension j)"),
+        tuples => {
+            format!("the dimensions {tuples:?} (position j of the last axis indexes dimension j)")
+        }
     }
 }
 
