@@ -6,8 +6,9 @@
 //! device, the model compiler adds a guard the run reads back (`weft_model::guard`).
 
 use crate::error::GraphError;
-use crate::graph::{Node, Tensor};
+pub use crate::op::first_outside;
 use crate::op::{IndexUse, Op};
+use crate::tensor::Tensor;
 
 /// The input an op reads as indices and the rows they may reach: one bound for every
 /// element, or one per position of the input's last axis (index tuples).
@@ -37,32 +38,16 @@ pub fn bounds(op: &Op, inputs: &[&Tensor]) -> Option<IndexBounds> {
     })
 }
 
-/// The first of `values` (row-major) outside ONNX's range: its element number, its
-/// value and the rows it indexes. Element `i` is bounded by `rows[i % rows.len()]`.
-pub fn first_outside(
-    values: impl IntoIterator<Item = f64>,
-    rows: &[usize],
-) -> Option<(usize, f64, usize)> {
-    if rows.is_empty() {
-        return None;
-    }
-    values.into_iter().enumerate().find_map(|(i, v)| {
-        let n = rows[i % rows.len()];
-        let b = n as f64;
-        // NaN is in no range.
-        (!(v >= -b && v < b)).then_some((i, v, n))
-    })
-}
-
-/// The error for `node`, whose indices `indices` hold `value` at `element`, past `rows`.
+/// The error for node `node` (its name) running `op`, whose indices `indices` hold
+/// `value` at `element`, past `rows`.
 pub fn out_of_range(
-    node: &Node,
+    (node, op): (&str, &Op),
     indices: &Tensor,
     (element, value, rows): (usize, f64, usize),
 ) -> GraphError {
     GraphError::IndexOutOfRange {
-        node: node.name.clone(),
-        op: node.op.name(),
+        node: node.to_string(),
+        op: op.name(),
         indices: indices.name.clone(),
         element,
         value,

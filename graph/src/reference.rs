@@ -61,7 +61,11 @@ pub fn evaluate_all(
         if let Some(b) = indices::bounds(&node.op, &tensors)
             && let Some(bad) = indices::first_outside(ins[b.input].iter().copied(), &b.rows)
         {
-            return Err(indices::out_of_range(node, tensors[b.input], bad));
+            return Err(indices::out_of_range(
+                (&node.name, &node.op),
+                tensors[b.input],
+                bad,
+            ));
         }
         let out = apply(&node.op, &ins);
         debug_assert_eq!(out.shape(), graph.tensor(node.output).shape.as_slice());

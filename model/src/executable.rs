@@ -5,7 +5,9 @@
 //! needs — its kernels, launch list and input and output tensors — and never the
 //! compiled model: a run launches the groups back to back, and timing replays them as one
 //! unit (a CUDA graph on `cuda`, one command submission on wgpu:
-//! `Device::time_launches`).
+//! `Device::time_launches`). A load first compares the plan with the memory the device
+//! has available, and refuses a model too large before allocating anything; a run ends
+//! by reading the index guards' flags ([`crate::guard`]).
 
 use std::collections::HashMap;
 
@@ -228,7 +230,8 @@ impl Executable {
 
     /// Runs the model on `inputs` (one per graph input, in its shape) and returns its
     /// outputs. Outputs, intermediates and temporaries are poisoned first; each kernel is
-    /// waited for, so that an error names the group that raised it.
+    /// waited for, so that an error names the group that raised it; an index the run
+    /// computed out of range is an error ([`Executable::check_guards`]).
     pub fn run(
         &self,
         dev: &mut dyn Device,

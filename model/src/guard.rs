@@ -52,7 +52,7 @@ pub fn add_index_guards(g: &mut Graph) -> Result<Vec<IndexGuard>, GraphError> {
         if let Some(values) = &idx.data {
             let values = values.iter().map(|&v| f64::from(v));
             if let Some(bad) = indices::first_outside(values, &rows) {
-                return Err(indices::out_of_range(node, idx, bad));
+                return Err(indices::out_of_range((&node.name, &node.op), idx, bad));
             }
             continue;
         }

@@ -278,12 +278,12 @@ impl OpDef for GatherNd {
 
 /// Where `idx` is a constant, checks every index against ONNX's range `[-n, n)`: `rows`
 /// holds one `n` for every element, or one per position of the last axis
-/// ([`crate::indices::first_outside`]). An index out of range is an error, never clamped.
+/// ([`first_outside`]). An index out of range is an error, never clamped.
 pub(super) fn constant_in_range(idx: &Tensor, rows: &[usize]) -> Result<(), String> {
     let Some(values) = &idx.data else {
         return Ok(());
     };
-    match crate::indices::first_outside(values.iter().map(|&v| f64::from(v)), rows) {
+    match first_outside(values.iter().map(|&v| f64::from(v)), rows) {
         None => Ok(()),
         Some((i, v, n)) => Err(format!(
             "index {v} (element {i} of the constant indices `{}`) is out of range for {n} rows: ONNX allows {} to {}",
@@ -292,6 +292,23 @@ pub(super) fn constant_in_range(idx: &Tensor, rows: &[usize]) -> Result<(), Stri
             n as i64 - 1
         )),
     }
+}
+
+/// The first of `values` (row-major) outside ONNX's range: its element number, its
+/// value and the rows it indexes. Element `i` is bounded by `rows[i % rows.len()]`.
+pub fn first_outside(
+    values: impl IntoIterator<Item = f64>,
+    rows: &[usize],
+) -> Option<(usize, f64, usize)> {
+    if rows.is_empty() {
+        return None;
+    }
+    values.into_iter().enumerate().find_map(|(i, v)| {
+        let n = rows[i % rows.len()];
+        let b = n as f64;
+        // NaN is in no range.
+        (!(v >= -b && v < b)).then_some((i, v, n))
+    })
 }
 
 /// An index value (negative: from the end) as a position in `[0, n)`; `None` out of

@@ -57,7 +57,7 @@ pub use concat::Concat;
 pub use conv::Conv;
 pub use expand::Expand;
 pub use export::{Attribute, Constant, EXPORT_OPSET, ExportNode};
-pub use gather::{Gather, GatherElements, GatherNd};
+pub use gather::{Gather, GatherElements, GatherNd, first_outside};
 pub use identity::Identity;
 pub use inline::{Inline, broadcast_index};
 pub use is_nan::IsNaN;
