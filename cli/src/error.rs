@@ -224,8 +224,8 @@ impl CliError {
         }
     }
 
-    /// The exit status: [`EXIT_WRONG`] for wrong results, device failures and a stdout
-    /// that cannot be written,
+    /// The exit status: [`EXIT_WRONG`] for wrong results, device failures, runs that
+    /// computed an index out of range and a stdout that cannot be written,
     /// [`EXIT_INPUT`] for everything the user can fix by asking differently (including a
     /// target that is absent or refuses the kernel).
     pub fn exit_code(&self) -> u8 {
@@ -237,6 +237,8 @@ impl CliError {
                 _ => EXIT_WRONG,
             },
             CliError::Reference { source, .. } if !source.is_unavailable() => EXIT_WRONG,
+            // A run that computed what ONNX makes an error (an index out of range).
+            CliError::Model { source, .. } if source.is_run_failure() => EXIT_WRONG,
             CliError::Summary { wrong, .. } if *wrong > 0 => EXIT_WRONG,
             _ => EXIT_INPUT,
         }

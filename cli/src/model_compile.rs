@@ -22,12 +22,33 @@ use crate::models::{self, Instance};
 use crate::select;
 
 pub(crate) fn load(source: &ModelSource) -> Result<Graph, CliError> {
-    let instance = Instance {
+    Ok(models::load(&source.model, instance(source))?)
+}
+
+/// The batch, resolution and sequence length `source` asks for.
+fn instance(source: &ModelSource) -> Instance {
+    Instance {
         batch: source.batch as usize,
         resolution: source.resolution.map(|r| r as usize),
         seq: source.seq.map(|s| s as usize),
-    };
-    Ok(models::load(&source.model, instance)?)
+    }
+}
+
+/// A model too large for the device's memory, with the size options `source` gave
+/// (`--batch`, `--resolution`, `--seq`) that made it so; other errors as they are.
+pub(crate) fn naming_sizes(source: &ModelSource) -> impl Fn(CliError) -> CliError + '_ {
+    move |e| match e {
+        CliError::Model { context, source: s }
+            if matches!(*s, ModelError::TooLargeForDevice { .. }) =>
+        {
+            let by = instance(source).sized_by();
+            CliError::Model {
+                context: Some(format!("{}{by}", context.unwrap_or_default())),
+                source: s,
+            }
+        }
+        other => other,
+    }
 }
 
 /// What `--dtype` stores tensors in: f16 activations and filters, channels last, with
@@ -121,7 +142,9 @@ pub(crate) fn bench_one(
         each: kernels,
     };
     let dev = opened.device.as_mut();
-    let measured = measure(g, dev, &options, &m).map_err(|e| measure_failed(&opened.target, e))?;
+    let measured = measure(g, dev, &options, &m)
+        .map_err(|e| measure_failed(&opened.target, e))
+        .map_err(naming_sizes(source))?;
     let whole = measured.whole.ok_or(CliError::NotTimed)?;
     let anchors: Vec<_> = measured
         .model

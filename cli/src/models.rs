@@ -69,7 +69,7 @@ pub fn load(model: &str, instance: Instance) -> Result<Graph, ModelFileError> {
 impl Instance {
     /// The size options given (`--batch` past 1, `--resolution`, `--seq`) as the tail of a
     /// refusal that they may have caused; empty where none was.
-    fn sized_by(&self) -> String {
+    pub(crate) fn sized_by(&self) -> String {
         let mut given = Vec::new();
         if self.batch != 1 {
             given.push(format!("--batch {}", self.batch));

@@ -47,6 +47,17 @@ save("gather.onnx", [node("Gather", ["d", "i"], ["y"], name="g", axis=0)],
 save("computed_ids.onnx", [node("Add", ["ids", "five"], ["i"], name="add"), node("Gather", ["d", "i"], ["y"], name="g", axis=0)],
      [vi("ids", T.INT64, [2])], [vi("y", T.FLOAT, None)],
      [numpy_helper.from_array(np.ones((3, 4), np.float32), "d"), numpy_helper.from_array(np.array(5, np.int64), "five")])
+one = numpy_helper.from_array(np.array(1, np.int64), "one")
+save("shifted_ids.onnx", [node("Add", ["ids", "one"], ["i"], name="add"), node("Gather", ["d", "i"], ["y"], name="g", axis=0)],
+     [vi("ids", T.INT64, [2])], [vi("y", T.FLOAT, None)], [numpy_helper.from_array(np.ones((3, 4), np.float32), "d"), one])
+save("shifted_nd.onnx", [node("Add", ["ids", "one"], ["i"], name="add"), node("GatherND", ["d", "i"], ["y"], name="gnd")],
+     [vi("ids", T.INT64, [2, 2])], [vi("y", T.FLOAT, None)], [numpy_helper.from_array(np.ones((3, 4), np.float32), "d"), one])
+save("shifted_scatter.onnx", [node("Add", ["ids", "one"], ["i"], name="add"), node("ScatterElements", ["d", "i", "u"], ["y"], name="sc", axis=1)],
+     [vi("ids", T.INT64, [1, 2])], [vi("y", T.FLOAT, None)],
+     [numpy_helper.from_array(np.zeros((1, 4), np.float32), "d"), numpy_helper.from_array(np.ones((1, 2), np.float32), "u"), one])
+save("folded_ids.onnx", [node("Add", ["k", "five"], ["i"], name="add"), node("Gather", ["d", "i"], ["y"], name="g", axis=0)],
+     [vi("d", T.FLOAT, [3, 4])], [vi("y", T.FLOAT, None)],
+     [numpy_helper.from_array(np.array([0, 1], np.int64), "k"), numpy_helper.from_array(np.array(5, np.int64), "five")])
 c = node("Constant", [], ["c"], name="c", value_float=1.0)
 c.attribute.append(helper.make_attribute("value_int", 3))
 save("two_values.onnx", [c, node("Add", ["x", "c"], ["y"], name="add")], [vi("x", T.FLOAT, [1, 4])], [vi("y", T.FLOAT, None)])
@@ -61,7 +72,7 @@ save("ids.onnx", [node("Gather", ["d", "ids"], ["y"], name="g", axis=0)],
      [vi("ids", T.INT64, [2])], [vi("y", T.FLOAT, None)], [numpy_helper.from_array(np.ones((3, 4), np.float32), "d")])
 save("relu.onnx", [node("Relu", ["x"], ["y"], name="r")], [vi("x", T.FLOAT, [1, 4])], [vi("y", T.FLOAT, [1, 4])])
 import os
-for sub in ["big_npy", "short_npy", "empty_npy", "inf_npy", "bad_ids", "no_files"]:
+for sub in ["big_npy", "short_npy", "empty_npy", "inf_npy", "bad_ids", "no_files", "bad_shift", "bad_nd", "bad_scatter"]:
     os.makedirs(d + "/" + sub, exist_ok=True)
 h = "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000, 1000000), }"
 h = h + " " * (118 - len(h)) + "\n"
@@ -73,6 +84,9 @@ open(d + "/empty_npy/x.npy", "wb").write(b"")
 np.save(d + "/inf_npy/x.npy", np.array([[1, np.inf, -np.inf, np.nan]], np.float32))
 np.save(d + "/bad_ids/i.npy", np.array([0, 7], np.int64))
 np.save(d + "/bad_ids/d.npy", np.ones((3, 4), np.float32))
+np.save(d + "/bad_shift/ids.npy", np.array([0, 2], np.int64))
+np.save(d + "/bad_nd/ids.npy", np.array([[0, 0], [1, 3]], np.int64))
+np.save(d + "/bad_scatter/ids.npy", np.array([[0, 3]], np.int64))
 "#;
 
 /// A command past this is a hang.
@@ -81,6 +95,11 @@ const HANG: Duration = Duration::from_secs(300);
 /// Runs `weft args` (through `sh -c` with `shell` appended where given), killed past
 /// [`HANG`]; asserts it neither aborted, panicked nor hung.
 fn weft_in(dir: &Path, args: &[&str], shell: Option<&str>) -> Output {
+    weft_env(dir, args, shell, &[])
+}
+
+/// [`weft_in`] with `env` set.
+fn weft_env(dir: &Path, args: &[&str], shell: Option<&str>, env: &[(&str, &str)]) -> Output {
     let weft = env!("CARGO_BIN_EXE_weft");
     let mut command = match shell {
         Some(tail) => {
@@ -98,6 +117,7 @@ fn weft_in(dir: &Path, args: &[&str], shell: Option<&str>) -> Output {
         }
     };
     let mut child = command
+        .envs(env.iter().copied())
         .current_dir(dir)
         .stdout(if shell.is_some() {
             Stdio::inherit()
@@ -257,8 +277,9 @@ fn a_long_chain_compiles_and_runs() {
     assert!(stdout(&out).contains(": ok"), "{}", stdout(&out));
 }
 
-/// ONNX's errors stay errors: indices out of range (constant: at import; a graph input:
-/// before the run, with or without the check; computed: a wrong result), a Constant
+/// ONNX's errors stay errors: indices out of range (constant or folded: before the run;
+/// a graph input: before the run, with or without the check; computed: the run fails),
+/// a Constant
 /// with two values; inf and NaN in where the reference has the same out.
 #[test]
 fn invalid_input_is_refused_not_computed() {
@@ -285,10 +306,25 @@ fn invalid_input_is_refused_not_computed() {
     }
     // Random ids are drawn inside the rows they index.
     case(d, &run("gather.onnx", &[]), 0, &[], &[]);
-    // Ids computed out of range (0 or 1, plus 5): the kernels clamp them, the reference
-    // does not agree, and the run is wrong (exit 1), not right.
-    let out = case(d, &run("computed_ids.onnx", &[]), 1, &[], &[]);
-    assert!(stdout(&out).contains("WRONG"), "{}", stdout(&out));
+    // Ids computed out of range (0 or 1, plus 5): the device's guard fails the run
+    // (exit 1), naming the node, checked or not.
+    for more in [&[][..], &["--no-check"]] {
+        case(
+            d,
+            &run("computed_ids.onnx", more),
+            1,
+            &["`g` (Gather)", "out of range for 3 rows"],
+            &[],
+        );
+    }
+    // Indices folded out of range from constants: refused before the run.
+    case(
+        d,
+        &run("folded_ids.onnx", &[]),
+        2,
+        &["`g` (Gather)", "-3 to 2"],
+        &[],
+    );
     case(
         d,
         &run("two_values.onnx", &[]),
@@ -301,6 +337,90 @@ fn invalid_input_is_refused_not_computed() {
         stdout(&out).contains("reference (tolerance 1e-3): ok"),
         "{}",
         stdout(&out)
+    );
+}
+
+/// Indices computed on the device out of range fail the run on every target the machine
+/// has (the interpreter, and Vulkan where an adapter is here: lavapipe), naming the node;
+/// the same models with indices in range run and agree with the reference.
+#[test]
+fn computed_indices_out_of_range_fail_the_run() {
+    let Some(tmp) = fixtures() else { return };
+    let d = tmp.path();
+    let vulkan = stdout(&weft_in(d, &["targets"], None))
+        .lines()
+        .any(|l| l.starts_with("vulkan") && l.contains("available"));
+    if !vulkan {
+        let why = "no Vulkan adapter (install mesa-vulkan-drivers for lavapipe)";
+        let required =
+            std::env::var("WEFT_REQUIRE").is_ok_and(|v| v.split(',').any(|s| s == "wgpu"));
+        assert!(
+            !required,
+            "wgpu is required (WEFT_REQUIRE) but unavailable: {why}"
+        );
+        eprintln!("skipped on vulkan: {why} (set WEFT_REQUIRE=wgpu to make this a failure)");
+    }
+    let targets: &[&str] = if vulkan { &["cpu", "vulkan"] } else { &["cpu"] };
+    let cases = [
+        ("shifted_ids.onnx", "bad_shift", "`g` (Gather)", "3 rows"),
+        ("shifted_nd.onnx", "bad_nd", "`gnd` (GatherND)", "[3, 4]"),
+        (
+            "shifted_scatter.onnx",
+            "bad_scatter",
+            "`sc` (ScatterElements)",
+            "4 rows",
+        ),
+    ];
+    for target in targets {
+        for (model, bad, node, rows) in cases {
+            let args = |more: &[&'static str]| {
+                let mut v = vec!["model", "run", model, "--target", target, "--iters", "1"];
+                v.extend_from_slice(more);
+                v
+            };
+            // Random ids (0 or 1, plus 1) are in range.
+            let out = case(d, &args(&[]), 0, &[], &[]);
+            assert!(stdout(&out).contains(": ok"), "{}", stdout(&out));
+            case(d, &args(&["--inputs", bad]), 1, &[node, rows, "ONNX"], &[]);
+            case(
+                d,
+                &args(&["--inputs", bad, "--no-check"]),
+                1,
+                &[node, rows],
+                &[],
+            );
+        }
+    }
+}
+
+/// A plan larger than the device's memory (forced small with `WEFT_DEVICE_MEMORY`) is
+/// refused before anything is allocated (exit 2), naming the largest tensors and the
+/// option that made it so; the same model fits where the memory is enough.
+#[test]
+fn a_model_larger_than_the_device_is_refused() {
+    let Some(tmp) = fixtures() else { return };
+    let d = tmp.path();
+    let args = run("mlp.onnx", &["--batch", "64"]);
+    let small = [("WEFT_DEVICE_MEMORY", "4000")];
+    let out = weft_env(d, &args, None, &small);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    for want in [
+        "--batch 64",
+        "needs 6.5 KiB",
+        "3.9 KiB available",
+        "`y` 4.0 KiB (an output)",
+    ] {
+        assert!(err.contains(want), "`{want}` not in: {err}");
+    }
+    let out = weft_env(d, &args, None, &[("WEFT_DEVICE_MEMORY", "1000000")]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = weft_env(d, &args, None, &[("WEFT_DEVICE_MEMORY", "lots")]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("WEFT_DEVICE_MEMORY=`lots`"),
+        "{}",
+        stderr(&out)
     );
 }
 

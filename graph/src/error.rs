@@ -51,6 +51,22 @@ pub enum GraphError {
         made_by: String,
         shape: Vec<usize>,
     },
+    /// An index outside ONNX's range `[-n, n)` (an error in ONNX, which weft never
+    /// clamps): in a constant, a graph input or a value the reference computed.
+    #[error(
+        "node `{node}` ({op}): element {element} of the indices `{indices}` is {value}, out of range for {rows} rows: ONNX allows -{rows} to {} and makes any other index an error",
+        *rows as i64 - 1
+    )]
+    IndexOutOfRange {
+        node: String,
+        op: &'static str,
+        /// The tensor holding the indices.
+        indices: String,
+        /// The element's position in it, row-major.
+        element: usize,
+        value: f64,
+        rows: usize,
+    },
     /// Reference evaluation was given inputs of the wrong number or shape.
     #[error("input `{name}`: {what}")]
     Input { name: String, what: String },

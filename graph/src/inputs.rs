@@ -48,7 +48,9 @@ pub fn index_range(g: &Graph, t: TensorId) -> Option<usize> {
             let mut rows = None;
             for (i, _) in node.inputs.iter().enumerate().filter(|&(_, &x)| x == t) {
                 match node.op.def().index_use(i, &inputs) {
-                    IndexUse::Rows(r) => rows = Some(rows.map_or(r, |b: usize| b.min(r))),
+                    IndexUse::Rows(r) | IndexUse::Tuples { fewest: r } => {
+                        rows = Some(rows.map_or(r, |b: usize| b.min(r)))
+                    }
                     IndexUse::Through => todo.push(node.output),
                     IndexUse::Data => {}
                 }
@@ -124,7 +126,7 @@ fn gathered_by(g: &Graph, t: TensorId) -> Option<(usize, usize)> {
                             best = Some((r, n.0));
                         }
                     }
-                    IndexUse::Rows(_) | IndexUse::Data => {}
+                    IndexUse::Rows(_) | IndexUse::Tuples { .. } | IndexUse::Data => {}
                     IndexUse::Through => todo.push(node.output),
                 }
             }

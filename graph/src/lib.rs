@@ -9,6 +9,7 @@
 pub mod builder;
 mod error;
 pub mod graph;
+pub mod indices;
 pub mod inputs;
 pub mod op;
 pub mod partition;

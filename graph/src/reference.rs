@@ -10,7 +10,8 @@ use std::collections::HashMap;
 
 use ndarray::ArrayD;
 
-use crate::graph::{Graph, GraphError, TensorId};
+use crate::graph::{Graph, GraphError, Tensor, TensorId};
+use crate::indices;
 use crate::op::Op;
 
 /// The graph's outputs for `inputs` (one per graph input, in order), in float64.
@@ -55,6 +56,17 @@ pub fn evaluate_all(
     }
     for node in &graph.nodes {
         let ins: Vec<&ArrayD<f64>> = node.inputs.iter().map(|i| &values[i]).collect();
+        // ONNX makes an index out of range an error: refused, not computed.
+        let tensors: Vec<&Tensor> = node.inputs.iter().map(|&i| graph.tensor(i)).collect();
+        if let Some(b) = indices::bounds(&node.op, &tensors)
+            && let Some(bad) = indices::first_outside(ins[b.input].iter().copied(), &b.rows)
+        {
+            return Err(indices::out_of_range(
+                (&node.name, &node.op),
+                tensors[b.input],
+                bad,
+            ));
+        }
         let out = apply(&node.op, &ins);
         debug_assert_eq!(out.shape(), graph.tensor(node.output).shape.as_slice());
         values.insert(node.output, out);
@@ -128,5 +140,37 @@ mod tests {
             w.iter().copied().collect::<Vec<_>>(),
             [0., 1., 2., -1., -1., -1.]
         );
+    }
+
+    #[test]
+    fn an_index_computed_out_of_range_is_refused_not_computed() {
+        use crate::op::{Binary, Gather};
+        let mut b = GraphBuilder::new("t");
+        let x = b.input("x", &[3, 2], DType::F32);
+        let ids = b.input("ids", &[2], DType::I32);
+        let twice = b.binary("twice", Binary::Add, ids, ids).unwrap();
+        let y = b
+            .node("g", Op::Gather(Gather { axis: 0 }), &[x, twice])
+            .unwrap();
+        b.output(y);
+        let g = b.finish().unwrap();
+        let x = arr(&[3, 2], &[0., 1., 2., 3., 4., 5.]);
+        // 2·[-1, 1] = [-2, 2]: in range, counting from the end.
+        let out = evaluate(&g, &[x.clone(), arr(&[2], &[-1., 1.])]).unwrap();
+        assert_eq!(out[0].iter().copied().collect::<Vec<_>>(), [2., 3., 4., 5.]);
+        // 2·[0, 2] = [0, 4]: past 3 rows, an error naming the node, the tensor, the value.
+        let err = evaluate(&g, &[x, arr(&[2], &[0., 2.])]).unwrap_err();
+        assert!(matches!(err, GraphError::IndexOutOfRange { .. }), "{err:?}");
+        let text = err.to_string();
+        for want in [
+            "`g` (Gather)",
+            "element 1",
+            "`twice`",
+            "is 4",
+            "3 rows",
+            "-3 to 2",
+        ] {
+            assert!(text.contains(want), "`{want}` not in: {text}");
+        }
     }
 }

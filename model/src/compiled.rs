@@ -16,6 +16,7 @@ use weft_runtime::Device;
 use crate::anchor::Choices;
 use crate::error::{LowerError, ModelError};
 use crate::executable::Executable;
+use crate::guard::{IndexGuard, add_index_guards};
 use crate::lower::{LoweredGroup, Lowering, lower_group};
 use crate::plan::Plan;
 
@@ -66,6 +67,9 @@ pub struct CompiledModel {
     /// One per partition group, in run order: its scheduled function and its kernels.
     pub groups: Vec<LoweredGroup>,
     pub plan: Plan,
+    /// The guards on indices computed on the device, whose flags are the graph's last
+    /// outputs ([`crate::guard`]).
+    pub guards: Vec<IndexGuard>,
 }
 
 /// How the attention pass's report line starts where the target cannot hold the fused
@@ -128,7 +132,9 @@ impl CompiledModel {
             .with_precision(options.precision)
             .with_disabled(&options.disabled)
             .with_target(&lowering);
-        let (graph, passes) = optimize_in(graph, &cx)?;
+        let (mut graph, passes) = optimize_in(graph, &cx)?;
+        // After the passes, so that indices they fold are checked as constants.
+        let guards = add_index_guards(&mut graph)?;
         // An epilogue post-scheduling fusion cannot write (a reshape merging axes the
         // anchor's index keeps apart) is cut at its last reshape or permutation, and the
         // graph partitioned again; each round cuts one more node, so it ends.
@@ -159,6 +165,7 @@ impl CompiledModel {
             partition,
             groups,
             plan,
+            guards,
         })
     }
 
@@ -181,6 +188,6 @@ impl CompiledModel {
     /// Uploads the weights, allocates the planned buffers and compiles every kernel on
     /// `dev`: the executable, which runs without this value.
     pub fn load(&self, dev: &mut dyn Device) -> Result<Executable, ModelError> {
-        Executable::load(&self.graph, &self.groups, &self.plan, dev)
+        Executable::load(&self.graph, &self.groups, &self.plan, &self.guards, dev)
     }
 }

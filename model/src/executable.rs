@@ -5,7 +5,9 @@
 //! needs — its kernels, launch list and input and output tensors — and never the
 //! compiled model: a run launches the groups back to back, and timing replays them as one
 //! unit (a CUDA graph on `cuda`, one command submission on wgpu:
-//! `Device::time_launches`).
+//! `Device::time_launches`). A load first compares the plan with the memory the device
+//! has available, and refuses a model too large before allocating anything; a run ends
+//! by reading the index guards' flags ([`crate::guard`]).
 
 use std::collections::HashMap;
 
@@ -17,6 +19,7 @@ use weft_ir::dtype::DType;
 use weft_runtime::{Bound, BufferId, Device, Launch, Params, Timing};
 
 use crate::error::ModelError;
+use crate::guard::IndexGuard;
 use crate::lower::LoweredGroup;
 use crate::plan::{Home, Plan};
 
@@ -59,6 +62,8 @@ pub struct Executable {
     groups: Vec<LoadedGroup>,
     inputs: Vec<IoTensor>,
     outputs: Vec<IoTensor>,
+    /// The index guards' flags, read after every run ([`crate::guard`]).
+    guards: Vec<(IoTensor, IndexGuard)>,
     /// The plan its buffers were placed by.
     plan: Plan,
     /// Outputs and intermediates, poisoned (NaN) before a checked run so that an
@@ -72,24 +77,28 @@ pub struct Executable {
 impl Executable {
     /// Uploads the weights of `graph` (a compiled model's: after the passes), allocates
     /// the buffers `plan` places, and compiles and binds the kernels of `groups` (one
-    /// per partition group, in run order) on `dev`: what `CompiledModel::load` does with
-    /// its parts. On an error, what was allocated is freed.
+    /// per partition group, in run order) on `dev`, with `guards` (whose flags are among
+    /// the graph's outputs): what `CompiledModel::load` does with its parts. On an error,
+    /// what was allocated is freed.
     pub fn load(
         graph: &Graph,
         groups: &[LoweredGroup],
         plan: &Plan,
+        guards: &[IndexGuard],
         dev: &mut dyn Device,
     ) -> Result<Executable, ModelError> {
+        fits(graph, plan, dev, memory_override()?)?;
         let mut exe = Executable {
             name: graph.name.clone(),
             groups: Vec::with_capacity(groups.len()),
             inputs: Vec::new(),
             outputs: Vec::new(),
+            guards: Vec::new(),
             plan: plan.clone(),
             poisoned: Vec::new(),
             owned: Vec::new(),
         };
-        match exe.fill(graph, groups, dev) {
+        match exe.fill(graph, groups, guards, dev) {
             Ok(()) => Ok(exe),
             Err(e) => {
                 exe.free(dev);
@@ -102,6 +111,7 @@ impl Executable {
         &mut self,
         g: &Graph,
         groups: &[LoweredGroup],
+        guards: &[IndexGuard],
         dev: &mut dyn Device,
     ) -> Result<(), ModelError> {
         let mut slots = Vec::with_capacity(self.plan.slots.len());
@@ -158,7 +168,9 @@ impl Executable {
             }
         };
         self.inputs = g.inputs.iter().map(io).collect();
-        self.outputs = g.outputs.iter().map(io).collect();
+        let flag = |t: &TensorId| guards.iter().any(|gd| gd.flag == *t);
+        self.outputs = g.outputs.iter().filter(|t| !flag(t)).map(io).collect();
+        self.guards = guards.iter().map(|gd| (io(&gd.flag), gd.clone())).collect();
 
         // Every kernel of the model compiled at once (in parallel where the device can).
         let all: Vec<&weft_ir::kernel::Kernel> = groups
@@ -225,7 +237,8 @@ impl Executable {
 
     /// Runs the model on `inputs` (one per graph input, in its shape) and returns its
     /// outputs. Outputs, intermediates and temporaries are poisoned first; each kernel is
-    /// waited for, so that an error names the group that raised it.
+    /// waited for, so that an error names the group that raised it; an index the run
+    /// computed out of range is an error ([`Executable::check_guards`]).
     pub fn run(
         &self,
         dev: &mut dyn Device,
@@ -272,7 +285,26 @@ impl Executable {
                     })?;
             }
         }
+        self.check_guards(dev)?;
         self.outputs(dev)
+    }
+
+    /// Reads every index guard's flag (one small download each): an error naming the
+    /// first node whose indices the last run computed out of range.
+    pub fn check_guards(&self, dev: &mut dyn Device) -> Result<(), ModelError> {
+        for (io, guard) in &self.guards {
+            let flag = logical(io, &dev.download(io.buffer)?)?;
+            // Anything but 0 (NaN too: a flag no kernel wrote) fails the run.
+            if flag.iter().any(|&v| v != 0.0) {
+                return Err(ModelError::IndexOutOfRange {
+                    node: guard.node.clone(),
+                    op: guard.op,
+                    indices: guard.indices.clone(),
+                    rows: guard.rows.clone(),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// The outputs as the device holds them now, without running: after
@@ -296,6 +328,8 @@ impl Executable {
         warmup: usize,
         iters: usize,
     ) -> Result<Timing, ModelError> {
+        // The index guards are not read here: a timing may run on buffers no caller
+        // filled (`weft model bench`), whose indices mean nothing; a run reads them.
         Ok(dev.time_launches(&self.launches(), warmup, iters)?)
     }
 
@@ -322,6 +356,45 @@ impl Executable {
             let _ = dev.free(id);
         }
     }
+}
+
+/// The environment variable that sets the bytes a device has available for a model
+/// (a whole number), in place of what the device says: how tests force a small device.
+pub const MEMORY_ENV: &str = "WEFT_DEVICE_MEMORY";
+
+/// The bytes [`MEMORY_ENV`] sets, where it is set.
+fn memory_override() -> Result<Option<u64>, ModelError> {
+    match std::env::var(MEMORY_ENV) {
+        Ok(v) => match v.trim().parse::<u64>() {
+            Ok(b) => Ok(Some(b)),
+            Err(_) => Err(ModelError::MemoryOverride(v)),
+        },
+        Err(_) => Ok(None),
+    }
+}
+
+/// Refuses a plan larger than the memory `dev` has available (or `forced` says), before
+/// anything is allocated: a typed error naming the largest tensors, not an allocation
+/// that aborts or fails halfway.
+pub(crate) fn fits(
+    g: &Graph,
+    plan: &Plan,
+    dev: &dyn Device,
+    forced: Option<u64>,
+) -> Result<(), ModelError> {
+    let Some(available) = forced.or_else(|| dev.memory_available()) else {
+        return Ok(());
+    };
+    let need = plan.need(g);
+    if need.bytes <= available {
+        return Ok(());
+    }
+    Err(ModelError::TooLargeForDevice {
+        need,
+        device: format!("{} ({})", dev.target(), dev.name()),
+        available,
+        forced: forced.is_some(),
+    })
 }
 
 /// `data` (logical order, f32) as the device stores tensor `t`: in memory order, in its

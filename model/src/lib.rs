@@ -8,6 +8,7 @@ pub mod anchor;
 pub mod compiled;
 pub mod error;
 pub mod executable;
+pub mod guard;
 pub mod lower;
 pub mod measure;
 pub mod plan;

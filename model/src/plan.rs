@@ -10,6 +10,8 @@ use weft_graph::partition::Partition;
 use weft_graph::{Graph, TensorId};
 use weft_ir::dtype::DType;
 
+use crate::error::MemoryNeed;
+
 /// Where a tensor lives on the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Home {
@@ -128,6 +130,42 @@ impl Plan {
             .sum();
         own + self.slot_bytes()
     }
+
+    /// What a run needs of the device's memory ([`Plan::peak_bytes`] in its parts) and
+    /// the few largest tensors: what a refusal names.
+    pub fn need(&self, g: &Graph) -> MemoryNeed {
+        let bytes = |t: TensorId| (g.tensor(t).numel() * g.tensor(t).dtype.bytes()) as u64;
+        let (mut weights, mut io) = (0, 0);
+        let mut all: Vec<(String, u64, &'static str)> = Vec::new();
+        for (&t, home) in &self.homes {
+            let what = match home {
+                Home::Weight => {
+                    weights += bytes(t);
+                    "a weight"
+                }
+                Home::Input(_) => {
+                    io += bytes(t);
+                    "an input"
+                }
+                Home::Output(_) => {
+                    io += bytes(t);
+                    "an output"
+                }
+                Home::Slot(_) => "an intermediate",
+            };
+            all.push((g.tensor(t).name.clone(), bytes(t), what));
+        }
+        // Largest first; among equals, by name, so that the message is stable.
+        all.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        all.truncate(3);
+        MemoryNeed {
+            bytes: self.peak_bytes(g) as u64,
+            weights,
+            io,
+            intermediates: self.slot_bytes() as u64,
+            largest: all,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -159,5 +197,36 @@ mod tests {
         // No two tensors alive at once share a slot: checked by running in the compiled
         // model's tests; here, the output has its own buffer.
         assert_eq!(plan.homes[&g.outputs[0]], Home::Output(0));
+    }
+
+    #[test]
+    fn a_plan_larger_than_the_device_is_refused_naming_its_largest_tensors() {
+        let mut b = GraphBuilder::new("mlp");
+        let x = b.input("x", &[64, 8], DType::F32);
+        let w = b.weight("w", ArrayD::from_elem(IxDyn(&[8, 16]), 1.0));
+        let h = b.node("fc", weft_graph::Op::MatMul, &[x, w]).unwrap();
+        let y = b.relu("relu", h).unwrap();
+        b.output(y);
+        let g = b.finish().unwrap();
+        let plan = Plan::new(&g, &partition(&g));
+        let need = plan.need(&g);
+        // x: 2 KiB, w: 512 B, y: 4 KiB (h is fused into relu's kernel or a slot).
+        assert_eq!((need.weights, need.io), (512, 6144));
+        assert_eq!(need.largest[0], ("relu".to_string(), 4096, "an output"));
+        assert_eq!(need.bytes, plan.peak_bytes(&g) as u64);
+        let target = weft_runtime::Target::parse("cpu").unwrap();
+        let cpu = weft_runtime::open(&target).unwrap();
+        let err =
+            crate::executable::fits(&g, &plan, cpu.as_ref(), Some(need.bytes - 1)).unwrap_err();
+        let text = err.to_string();
+        for want in [
+            "needs 6.5 KiB",
+            "`relu` 4.0 KiB (an output)",
+            "`x` 2.0 KiB (an input)",
+            "WEFT_DEVICE_MEMORY",
+        ] {
+            assert!(text.contains(want), "`{want}` not in: {text}");
+        }
+        assert!(crate::executable::fits(&g, &plan, cpu.as_ref(), Some(need.bytes)).is_ok());
     }
 }

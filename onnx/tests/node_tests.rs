@@ -184,6 +184,7 @@ fn graph_key(e: &GraphError) -> String {
         GraphError::NoOutputs => "no outputs".into(),
         GraphError::TooLarge { .. } => "a tensor past i32 indices".into(),
         GraphError::Empty { .. } => "an empty tensor".into(),
+        GraphError::IndexOutOfRange { op, .. } => format!("{op} an index out of range"),
     }
 }
 
@@ -196,6 +197,7 @@ fn compile_outcome(e: ModelError) -> Outcome {
         }
         ModelError::Kernel { .. } => Outcome::refused("kernel lowering", &e),
         ModelError::Precision(_) => Outcome::refused("precision", &e),
+        ModelError::TooLargeForDevice { .. } => Outcome::refused("the device's memory", &e),
         // A tensor weft declines to hold (empty, or past i32 indices) is a typed refusal.
         ModelError::Graph(
             g @ (GraphError::Empty { .. } | GraphError::TooLarge { .. } | GraphError::NoOutputs),
@@ -205,7 +207,9 @@ fn compile_outcome(e: ModelError) -> Outcome {
         | ModelError::Download { .. }
         | ModelError::Device { .. }
         | ModelError::Run(_)
-        | ModelError::Input { .. } => Outcome::Wrong(format!("compile: {e}")),
+        | ModelError::Input { .. }
+        | ModelError::IndexOutOfRange { .. }
+        | ModelError::MemoryOverride(_) => Outcome::Wrong(format!("compile: {e}")),
     }
 }
 

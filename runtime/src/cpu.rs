@@ -75,6 +75,11 @@ impl Device for CpuDevice {
         self.limits.clone()
     }
 
+    fn memory_available(&self) -> Option<u64> {
+        let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+        mem_available(&meminfo)
+    }
+
     fn alloc(&mut self, dtype: DType, len: usize) -> Result<BufferId, DeviceError> {
         // A buffer this process cannot hold is an error, not an abort: the memory is
         // asked for (and given back) once before the buffer is made.
@@ -241,5 +246,28 @@ fn join_tail(data: &mut TensorData, tail: TensorData) {
         (TensorData::U32(v), TensorData::U32(t)) => v.extend(t),
         // Split from the same buffer: the variants always match.
         _ => {}
+    }
+}
+
+/// `MemAvailable` of a `/proc/meminfo` text (Linux's estimate of what a new allocation
+/// can take without swapping), in bytes.
+fn mem_available(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let mut words = line.split_whitespace().skip(1);
+    let value: u64 = words.next()?.parse().ok()?;
+    match words.next() {
+        Some("kB") => value.checked_mul(1024),
+        None => Some(value),
+        Some(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod memory_tests {
+    #[test]
+    fn mem_available_is_read_in_bytes() {
+        let text = "MemTotal:       16316412 kB\nMemAvailable:    8000000 kB\n";
+        assert_eq!(super::mem_available(text), Some(8_192_000_000));
+        assert_eq!(super::mem_available("MemTotal: 1 kB\n"), None);
     }
 }

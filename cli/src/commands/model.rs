@@ -15,7 +15,7 @@ use crate::model_args::{
     ModelBenchArgs, ModelCommand, ModelDType, ModelExportArgs, ModelGraphArgs, ModelRunArgs,
 };
 use crate::model_compile::{
-    bench_one, choices, compile, load, measure_failed, options, random_inputs, warmup,
+    bench_one, choices, compile, load, measure_failed, naming_sizes, options, random_inputs, warmup,
 };
 use crate::models;
 use crate::out::{out, outln};
@@ -193,7 +193,8 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
     };
     let dev = opened.device.as_mut();
     let measured = measure(&g, dev, &options(&a.source, choices), &m)
-        .map_err(|e| measure_failed(&opened.target, e))?;
+        .map_err(|e| measure_failed(&opened.target, e))
+        .map_err(naming_sizes(&a.source))?;
     let (model, outputs) = (&measured.model, &measured.outputs);
     let timing = measured.whole.as_ref().ok_or(CliError::NotTimed)?;
     let compile_time = measured.compile;

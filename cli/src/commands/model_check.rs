@@ -15,7 +15,9 @@ use weft_runtime::{Device, Target, WgpuOptions};
 use crate::check::{self, Found, Round};
 use crate::error::CliError;
 use crate::model_args::ModelCheckArgs;
-use crate::model_compile::{choices, load, measure_failed, options, precision, random_inputs};
+use crate::model_compile::{
+    choices, load, measure_failed, naming_sizes, options, precision, random_inputs,
+};
 use crate::models::{self, ModelFileError};
 use crate::npy;
 use crate::ort::{Ort, Producer, WorkDir};
@@ -140,7 +142,8 @@ pub(crate) fn check(a: &ModelCheckArgs) -> Result<(), CliError> {
     let dev = opened.device.as_mut();
     let mut compiles = Compiles { count: 0 };
     let wanted: Vec<ArrayD<f64>> = ort.outputs.iter().map(|(_, v)| v.clone()).collect();
-    let whole = run_exposed(&g, &inputs, &wanted, dev, &opts, &target, &mut compiles)?;
+    let whole = run_exposed(&g, &inputs, &wanted, dev, &opts, &target, &mut compiles)
+        .map_err(naming_sizes(&source))?;
     outln!(
         "weft      {}: {}, compiled in {:.2} s",
         dtype_text(p),

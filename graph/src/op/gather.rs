@@ -6,12 +6,12 @@
 //! count from the end.
 //!
 //! Integer tensors are float64 in the reference (exact to 2⁵³). ONNX makes an index out
-//! of range an error: constant indices are checked here, when the node is made (its
-//! shape inferred), and a graph input read as indices before each run
-//! ([`crate::inputs::check_indices`]). An index computed inside the graph is clamped to
-//! the nearest valid one by weft's kernels, to stay in bounds; the float64 reference
-//! gives NaN there, so a checked run reports the output wrong rather than agreeing with
-//! the clamp.
+//! of range an error, and weft never computes one ([`crate::indices`]): constant indices
+//! are checked here, when the node is made (its shape inferred); a graph input read as
+//! indices before each run ([`crate::inputs::check_indices`]); every index the float64
+//! reference meets before the node is evaluated. An index computed on the device is
+//! clamped by the kernels (no read leaves the tensor), and a guard the model compiler
+//! adds reads it and fails the run (`weft_model::guard`).
 
 mod nd_batch;
 mod one_hot;
@@ -60,7 +60,7 @@ impl OpDef for Gather {
         let (data, idx) = (inputs[0], inputs[1]);
         integer(idx, 1)?;
         axis_of(axis, data)?;
-        constant_in_range(idx, |_| (axis, data.shape[axis]))?;
+        constant_in_range(idx, &[data.shape[axis]])?;
         let mut shape = data.shape[..axis].to_vec();
         shape.extend(&idx.shape);
         shape.extend(&data.shape[axis + 1..]);
@@ -142,7 +142,7 @@ impl OpDef for GatherElements {
                 idx.name, idx.shape, data.shape
             ));
         }
-        constant_in_range(idx, |_| (axis, data.shape[axis]))?;
+        constant_in_range(idx, &[data.shape[axis]])?;
         Ok((idx.shape.clone(), data.dtype))
     }
 
@@ -211,7 +211,7 @@ impl OpDef for GatherNd {
             ));
         }
         // Element `i` of the indices addresses dimension `i % q` of data.
-        constant_in_range(idx, |i| (i % q, data.shape[i % q]))?;
+        constant_in_range(idx, &data.shape[..q])?;
         let mut shape = idx.shape[..idx.shape.len() - 1].to_vec();
         shape.extend(&data.shape[q..]);
         Ok((shape, data.dtype))
@@ -269,39 +269,53 @@ impl OpDef for GatherNd {
 
     fn index_use(&self, input: usize, inputs: &[&Tensor]) -> IndexUse {
         if input == 1 {
-            IndexUse::Rows(inputs[0].shape.iter().copied().min().unwrap_or(1))
+            IndexUse::Tuples {
+                fewest: inputs[0].shape.iter().copied().min().unwrap_or(1),
+            }
         } else {
             IndexUse::Data
         }
     }
 }
 
-/// Where `idx` is a constant, checks every index against ONNX's range `[-n, n)`, `(axis,
-/// n)` given for each element (in row-major order): an index out of range is an error,
-/// never clamped.
-fn constant_in_range(idx: &Tensor, bound: impl Fn(usize) -> (usize, usize)) -> Result<(), String> {
+/// Where `idx` is a constant, checks every index against ONNX's range `[-n, n)`: `rows`
+/// holds one `n` for every element, or one per position of the last axis
+/// ([`first_outside`]). An index out of range is an error, never clamped.
+pub(super) fn constant_in_range(idx: &Tensor, rows: &[usize]) -> Result<(), String> {
     let Some(values) = &idx.data else {
         return Ok(());
     };
-    for (i, &v) in values.iter().enumerate() {
-        let (axis, n) = bound(i);
-        let (v, n) = (f64::from(v), n as f64);
-        if !(v >= -n && v < n) {
-            return Err(format!(
-                "index {v} (element {i} of the constant indices `{}`) is out of range for axis {axis} of size {n}: ONNX allows {} to {}",
-                idx.name,
-                -n,
-                n - 1.0
-            ));
-        }
+    match first_outside(values.iter().map(|&v| f64::from(v)), rows) {
+        None => Ok(()),
+        Some((i, v, n)) => Err(format!(
+            "index {v} (element {i} of the constant indices `{}`) is out of range for {n} rows: ONNX allows {} to {}",
+            idx.name,
+            -(n as i64),
+            n as i64 - 1
+        )),
     }
-    Ok(())
+}
+
+/// The first of `values` (row-major) outside ONNX's range: its element number, its
+/// value and the rows it indexes. Element `i` is bounded by `rows[i % rows.len()]`.
+pub fn first_outside(
+    values: impl IntoIterator<Item = f64>,
+    rows: &[usize],
+) -> Option<(usize, f64, usize)> {
+    if rows.is_empty() {
+        return None;
+    }
+    values.into_iter().enumerate().find_map(|(i, v)| {
+        let n = rows[i % rows.len()];
+        let b = n as f64;
+        // NaN is in no range.
+        (!(v >= -b && v < b)).then_some((i, v, n))
+    })
 }
 
 /// An index value (negative: from the end) as a position in `[0, n)`; `None` out of
-/// ONNX's range `[-n, n)`, where the reference gives NaN: the kernels clamp an index
-/// computed inside the graph, and a check against the reference then fails (a NaN
-/// where weft has a number) instead of agreeing with the clamp.
+/// ONNX's range `[-n, n)`, where an op's reference gives NaN (the graph's evaluator
+/// refuses such an index before it calls the op: [`crate::indices`]).
 fn index(v: f64, n: usize) -> Option<usize> {
     let n = n as f64;
     // `[-n, n)`: NaN is in no range.
@@ -353,7 +367,7 @@ mod tests {
     }
 
     #[test]
-    fn gathers_clamp_and_count_from_the_end() {
+    fn gathers_count_from_the_end() {
         let x = arr(&[2, 3], &[0., 1., 2., 3., 4., 5.]);
         let idx = arr(&[3], &[2., -1., 0.]);
         let g = Gather { axis: 1 }.reference(&[&x, &idx]);

@@ -58,7 +58,7 @@ pub use concat::Concat;
 pub use conv::Conv;
 pub use expand::Expand;
 pub use export::{Attribute, Constant, EXPORT_OPSET, ExportNode};
-pub use gather::{Gather, GatherElements, GatherNd};
+pub use gather::{Gather, GatherElements, GatherNd, first_outside};
 pub use identity::Identity;
 pub use inline::{Inline, broadcast_index};
 pub use is_nan::IsNaN;
@@ -290,8 +290,13 @@ pub trait OpDef {
 pub enum IndexUse {
     /// As values.
     Data,
-    /// As indices into a dimension of this many rows.
+    /// As indices into a dimension of this many rows (`[-n, n)`; ONNX makes any other
+    /// value an error: [`crate::indices`]).
     Rows(usize),
+    /// As index tuples into the first dimensions of input 0: position `j` of the last
+    /// axis indexes dimension `j` (ONNX's GatherND and ScatterND). `fewest` is the fewest
+    /// rows of any dimension of input 0, what random inputs are drawn under.
+    Tuples { fewest: usize },
     /// Passed on unchanged (a reshape, an identity, a cast): its readers decide.
     Through,
 }

@@ -5,8 +5,10 @@
 //! `updates`). `⊕` is a replacement (`reduction=none`) or an addition, product, maximum
 //! or minimum; updates apply in the row-major order of `indices`, so that where two
 //! address one element, the later one wins (ONNX Runtime's order). Negative indices
-//! count from the end; an index out of range is clamped to the nearest valid one, as
-//! the gathers do (`gather.rs`).
+//! count from the end. An index out of range is an error, as for the gathers
+//! (`gather.rs`, [`crate::indices`]): constant indices are refused here, computed ones
+//! are clamped by the kernels (no write leaves the tensor) and fail the run through the
+//! model compiler's guard.
 //!
 //! Both are injective: an output element is `data`'s, then every update is checked in
 //! order for whether it lands there — a chain of selects as long as the number of
@@ -20,6 +22,7 @@ use ndarray::{ArrayD, IxDyn};
 use weft_ir::dtype::DType;
 use weft_ir::prelude::*;
 
+use super::gather::constant_in_range;
 use super::inline::clamped_index;
 use super::onnx::{OnnxError, OnnxNode, OnnxOp};
 use super::shapes::{arity, axis_of, integer};
@@ -100,7 +103,9 @@ fn check_types(inputs: &[&Tensor]) -> Result<(), String> {
     Ok(())
 }
 
-/// An index value (negative: from the end) clamped into `[0, n)`.
+/// An index value (negative: from the end) clamped into `[0, n)`: the graph's evaluator
+/// refuses an index out of range before it calls the op ([`crate::indices`]), so the
+/// clamp only keeps a direct call in bounds.
 fn index(v: f64, n: usize) -> usize {
     let n = n as i64;
     let mut i = v as i64;
@@ -151,6 +156,7 @@ impl OpDef for ScatterElements {
                 idx.name, idx.shape, data.shape, updates.shape
             ));
         }
+        constant_in_range(idx, &[data.shape[self.axis]])?;
         if idx.shape[self.axis] > MAX_UPDATES {
             return Err(format!(
                 "indices `{}` {:?} has {} entries along axis {}: weft scatters at most {MAX_UPDATES} onto one element",
@@ -248,6 +254,7 @@ impl OpDef for ScatterNd {
                 data.shape.len()
             ));
         }
+        constant_in_range(idx, &data.shape[..q])?;
         let lead = &idx.shape[..idx.shape.len() - 1];
         let mut want = lead.to_vec();
         want.extend(&data.shape[q..]);
@@ -330,7 +337,9 @@ impl OpDef for ScatterNd {
 
     fn index_use(&self, input: usize, inputs: &[&Tensor]) -> IndexUse {
         if input == 1 {
-            IndexUse::Rows(inputs[0].shape.iter().copied().min().unwrap_or(1))
+            IndexUse::Tuples {
+                fewest: inputs[0].shape.iter().copied().min().unwrap_or(1),
+            }
         } else {
             IndexUse::Data
         }

@@ -493,6 +493,11 @@ impl Device for CudaDevice {
         Some(driver_version())
     }
 
+    fn memory_available(&self) -> Option<u64> {
+        // `cuMemGetInfo`'s free bytes, in this device's context.
+        self.ctx.mem_get_info().ok().map(|(free, _)| free as u64)
+    }
+
     fn limits(&self) -> TargetLimits {
         self.limits.clone()
     }

@@ -89,6 +89,14 @@ pub trait Device {
     fn shader_checks(&self) -> Option<crate::ShaderChecks> {
         None
     }
+    /// Bytes the device can give a model's buffers now, where it tells: the free memory
+    /// on CUDA, the host's available memory for the interpreter. `None` where there is no
+    /// such query (wgpu: each buffer is checked against the adapter's per-buffer limit
+    /// when it is allocated). A model's plan is compared with it before anything is
+    /// allocated, so that a model too large is refused, not aborted.
+    fn memory_available(&self) -> Option<u64> {
+        None
+    }
     /// The driver the device runs on, with its version, where it tells
     /// (`NVIDIA 580.159.04, CUDA 13.0`; `Mesa 22.3.6`); `None` for the interpreter.
     fn driver(&self) -> Option<String> {
