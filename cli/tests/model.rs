@@ -172,7 +172,7 @@ import sys, onnx, numpy as np
 from onnx import helper, numpy_helper, TensorProto
 x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
 y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
-g = helper.make_graph([helper.make_node("Hardmax", ["x"], ["y"], name="hm")], "g", [x], [y])
+g = helper.make_graph([helper.make_node("Det", ["x"], ["y"], name="hm")], "g", [x], [y])
 onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), sys.argv[1] + "/op.onnx")
 b = numpy_helper.from_array(np.arange(4, dtype=np.float32), "b")
 g = helper.make_graph([helper.make_node("Add", ["x", "b"], ["y"], name="add")], "g", [x], [y], [b])
@@ -187,7 +187,7 @@ onnx.save_model(m, sys.argv[1] + "/ext.onnx", save_as_external_data=True, all_te
             let op = dir.path().join("op.onnx");
             bad_input(
                 &["model", "run", op.to_str().unwrap(), "--target", "cpu"],
-                &["Hardmax", "`hm`"],
+                &["Det", "`hm`"],
             );
             let ext = dir.path().join("ext.onnx");
             bad_input(
