@@ -90,6 +90,7 @@ def judge(row):
     return row
 CALIBRATION_SEEDS = (101, 102, 103, 104)
 INPUT_SEED = 7
+EXTRA_SEED = 1000  # the first of `--f16-seeds` more inputs
 
 
 def clean(name):
@@ -204,6 +205,24 @@ def run_weft(a, path, inputs_dir, out_dir, target, dtype):
     return {"status": "failed", "message": f"exit {r.returncode}: {refusal(text)}", "rc": r.returncode}, took
 
 
+def f16_seeds(a, path, feeds, extra, out_dir, target):
+    """weft's f16 and PyTorch's fp16 errors against PyTorch fp32 on each extra input."""
+    got = []
+    for k, (ins_k, w32, torch16) in enumerate(extra):
+        in_k = out_dir + f"-seed{k}-in"
+        out_k = out_dir + f"-seed{k}"
+        os.makedirs(in_k, exist_ok=True)
+        for name in feeds:
+            np.save(os.path.join(in_k, clean(name) + ".npy"), ins_k[name])
+        res, _ = run_weft(a, path, in_k, out_k, target, "f16")
+        out = os.path.join(out_k, "output.npy")
+        if res["status"] == "ran" and os.path.exists(out):
+            got.append({"weft": relative_error(np.load(out).astype(np.float64), w32), "torch": torch16})
+        shutil.rmtree(in_k, ignore_errors=True)
+        shutil.rmtree(out_k, ignore_errors=True)
+    return got
+
+
 def one_model(a, name):
     """Every export and target of one model: a list of rows."""
     import onnx
@@ -240,6 +259,17 @@ def one_model(a, name):
                 want16 = copy.deepcopy(model).half()(*half).float().cpu().numpy()
             except Exception:  # noqa: BLE001 - an op without fp16 on CUDA: no fp16 reference
                 want16 = None
+        # More inputs for item 5's comparison (`--f16-seeds`): one input's error is noisy
+        # (which elements round which way), the median over several is not.
+        extra = []
+        if cuda and want16 is not None:
+            for k in range(a.f16_seeds):
+                ins_k = entry.inputs(EXTRA_SEED + k)
+                xs_k = [torch.from_numpy(v).to(dev) for v in ins_k.values()]
+                w32 = model(*xs_k).float().cpu().numpy()
+                half_k = [x.half() if x.is_floating_point() else x for x in xs_k]
+                w16 = copy.deepcopy(model).half()(*half_k).float().cpu().numpy()
+                extra.append((ins_k, w32, relative_error(w16, w32)))
         model.to("cpu")
     base.update(batch_norms=norms, out_shape=list(want32.shape), out_max=float(np.abs(want32).max()),
                 torch_f16_error=None if want16 is None else relative_error(want16, want32),
@@ -294,6 +324,8 @@ def one_model(a, name):
                     err = relative_error(got, ort_out)
                     row.update(error=err, weft_vs_torch=relative_error(got, want32), weft_nonfinite=nonfinite(got))
                     judge(row)
+                    if dtype == "f16" and extra:
+                        row["f16_seeds"] = f16_seeds(a, path, feeds, extra, out_dir, target)
                     if dtype == "f16" and base["torch_f16_error"] is not None:
                         row["f16_vs_torch_fp16"] = {
                             "weft": row["weft_vs_torch"], "torch": base["torch_f16_error"]}
@@ -417,6 +449,17 @@ def doc(meta, rows):
         out.append(f"- f16 against PyTorch fp32: weft's error at most PyTorch fp16's in {len(f16) - len(worse)} "
                    f"of {len(f16)} runs; non-finite outputs where PyTorch fp16 has none: "
                    f"{sum(1 for r in f16 if r.get('weft_nonfinite') and not r.get('torch_f16_nonfinite'))}")
+    seeded = [r for r in runs if r.get("f16_seeds") and r.get("f16_vs_torch_fp16")]
+    if seeded:
+        def med(r, who):
+            v = [r["f16_vs_torch_fp16"][who]] + [s[who] for s in r["f16_seeds"]]
+            return float(np.median(v))
+        worse = [r for r in seeded if med(r, "weft") > med(r, "torch")]
+        n = 1 + min(len(r["f16_seeds"]) for r in seeded)
+        out.append(f"- over {n} inputs each (`--f16-seeds`), weft's median f16 error at most PyTorch fp16's median "
+                   f"in {len(seeded) - len(worse)} of {len(seeded)} runs" + (": not in " + ", ".join(
+                       f"{r['model']} {r['exporter']} {r['target']} ({fmt(med(r, 'weft'))} against "
+                       f"{fmt(med(r, 'torch'))})" for r in worse) if worse else ""))
     out.append("")
     refusals = collections.defaultdict(lambda: collections.defaultdict(set))
     for r in runs:
@@ -488,6 +531,8 @@ def main():
     p.add_argument("--json", default="corpus.json")
     p.add_argument("--doc", default=None, help="write the markdown page here too")
     p.add_argument("--weft-timeout", type=int, default=240)
+    p.add_argument("--f16-seeds", type=int, default=0,
+                   help="f16 runs: weft's and PyTorch fp16's errors on this many more inputs (issue 57 item 5)")
     p.add_argument("--keep", action="store_true", help="keep the exported .onnx files under --work")
     p.add_argument("--list", action="store_true")
     p.add_argument("--probe", action="store_true",
