@@ -435,7 +435,8 @@ mod tests {
         assert_eq!(
             refused("atention"),
             "no pass is called `atention`; the passes are identities, constants, \
-             activations, layer-norms, rms-norms, attention, siblings, wide-weights, batch-norms, dead"
+             activations, layer-norms, rms-norms, attention, siblings, wide-weights, batch-norms, dead, \
+             fusion-cost"
         );
     }
 }
