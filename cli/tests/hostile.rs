@@ -68,6 +68,8 @@ save("conv_rank3.onnx", [node("Conv", ["x", "w"], ["y"], name="cv")], [vi("x", T
      [numpy_helper.from_array(np.ones((4, 3, 3), np.float32), "w")])
 save("empty.onnx", [node("MatMul", ["x", "w"], ["y"], name="mm")], [vi("x", T.FLOAT, [2, 0])], [vi("y", T.FLOAT, [2, 3])],
      [numpy_helper.from_array(np.zeros((0, 3), np.float32), "w")])
+save("bigint.onnx", [node("Add", ["x", "c"], ["y"], name="add_big")], [vi("x", T.INT64, [1, 4])], [vi("y", T.INT64, [1, 4])],
+     [numpy_helper.from_array(np.array([9999999968], np.int64), "c")])
 save("empty_relu.onnx", [node("Relu", ["x"], ["y"], name="r")], [vi("x", T.FLOAT, [0, 4])], [vi("y", T.FLOAT, [0, 4])])
 save("symbolic.onnx", [node("Relu", ["x"], ["y"], name="r")], [vi("x", T.FLOAT, [1, "L"])], [vi("y", T.FLOAT, None)])
 save("ids.onnx", [node("Gather", ["d", "ids"], ["y"], name="g", axis=0)],
@@ -215,6 +217,25 @@ fn sizes_are_checked_before_anything_is_allocated() {
         &[],
     );
     case(d, &run("gemm.onnx", &[]), 2, &["`gm` (Gemm)", i32], &[]);
+    // An integer past what weft's integer tensors keep (once `integer literal 9999999968
+    // does not fit i32` from `--emit`): refused at import naming the node and the input.
+    let emit = d.join("emitted");
+    let emit = emit.to_str().unwrap();
+    case(
+        d,
+        &[
+            "model",
+            "graph",
+            "bigint.onnx",
+            CPU[0],
+            CPU[1],
+            "--emit",
+            emit,
+        ],
+        2,
+        &["`add_big` (Add)", "`c`", "9999999968"],
+        &["integer literal"],
+    );
     case(
         d,
         &run("big_input.onnx", &[]),
