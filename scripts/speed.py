@@ -188,7 +188,11 @@ def measure(a, entry, prep, torch):
             model(*xs)
         torch.cuda.synchronize()
         row["eager"] = time_fn(torch, lambda: model(*xs))
-        row["cuda_graph"] = time_fn(torch, graph_of(torch, lambda: model(*xs)).replay)
+        try:  # a model that copies from the host while it runs cannot be captured
+            row["cuda_graph"] = time_fn(torch, graph_of(torch, lambda: model(*xs)).replay)
+        except Exception as e:  # noqa: BLE001
+            row["cuda_graph_error"] = f"{type(e).__name__}: {str(e)[:200]}"
+            torch.cuda.synchronize()
         if a.torch_compile:
             compiled = torch.compile(model, mode="reduce-overhead")
             for _ in range(5):
