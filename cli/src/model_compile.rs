@@ -26,6 +26,7 @@ pub(crate) fn load(source: &ModelSource) -> Result<Graph, CliError> {
         batch: source.batch as usize,
         resolution: source.resolution.map(|r| r as usize),
         seq: source.seq.map(|s| s as usize),
+        llama: source.llama,
     };
     Ok(models::load(&source.model, instance)?)
 }

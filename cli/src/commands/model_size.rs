@@ -24,7 +24,7 @@ pub(super) fn sized_for(source: &ModelSource, opened: &Opened) -> (ModelSource, 
         return (sized, None);
     }
     let why = "on a CPU";
-    if zoo::transformer_config(name).is_some() {
+    if zoo::takes_tokens(name) {
         if source.seq.is_some() {
             return (sized, None);
         }
@@ -61,6 +61,7 @@ mod tests {
             seq: None,
             dtype: ModelDType::F32,
             disable_pass: Vec::new(),
+            llama: Default::default(),
         }
     }
 
