@@ -167,18 +167,28 @@ fn config(path: &Path, json: &Value) -> Result<LlamaConfig, CheckpointError> {
             format!("`{act}`: weft builds the SiLU MLP only"),
         ));
     }
-    if let Some(scaling) = field("rope_scaling") {
-        let kind = scaling
-            .get("rope_type")
-            .or_else(|| scaling.get("type"))
-            .and_then(Value::as_str);
-        if kind != Some("default") {
-            return Err(bad(
-                "rope_scaling",
-                format!("{scaling}: weft builds unscaled rotary embeddings only"),
-            ));
+    // transformers 5 writes `rope_parameters` (θ inside), earlier versions `rope_theta`
+    // and `rope_scaling`: either way, only the unscaled ("default") embedding.
+    for key in ["rope_parameters", "rope_scaling"] {
+        if let Some(rope) = field(key) {
+            let kind = rope
+                .get("rope_type")
+                .or_else(|| rope.get("type"))
+                .and_then(Value::as_str);
+            if kind != Some("default") {
+                return Err(bad(
+                    key,
+                    format!("{rope}: weft builds unscaled rotary embeddings only"),
+                ));
+            }
         }
     }
+    let rope_theta = match field("rope_parameters").and_then(|r| r.get("rope_theta")) {
+        Some(v) => v
+            .as_f64()
+            .ok_or_else(|| bad("rope_parameters", format!("rope_theta {v} is not a number")))?,
+        None => number("rope_theta", 10000.0)?,
+    };
     if flag("mlp_bias", false)? {
         return Err(bad(
             "mlp_bias",
@@ -208,7 +218,7 @@ fn config(path: &Path, json: &Value) -> Result<LlamaConfig, CheckpointError> {
         intermediate: need("intermediate_size")?,
         vocab: need("vocab_size")?,
         max_positions: size("max_position_embeddings")?.unwrap_or(2048),
-        rope_theta: number("rope_theta", 10000.0)?,
+        rope_theta,
         rms_norm_eps: number("rms_norm_eps", 1e-6)?,
         tie_word_embeddings: flag("tie_word_embeddings", false)?,
         qkv_bias: qwen || attention_bias,
@@ -219,10 +229,15 @@ fn config(path: &Path, json: &Value) -> Result<LlamaConfig, CheckpointError> {
 /// Mistral's and Qwen2's sliding window: the graph attends to every earlier token, which
 /// is the model's answer only while the sequence fits in the window.
 fn sliding_window(path: &Path, json: &Value, seq: usize) -> Result<(), CheckpointError> {
-    let used = json
-        .get("use_sliding_window")
-        .and_then(Value::as_bool)
-        .unwrap_or(json.get("model_type").and_then(Value::as_str) == Some("mistral"));
+    let sliding_layers = json
+        .get("layer_types")
+        .and_then(Value::as_array)
+        .is_some_and(|t| t.iter().any(|l| l.as_str() != Some("full_attention")));
+    let used = sliding_layers
+        || json
+            .get("use_sliding_window")
+            .and_then(Value::as_bool)
+            .unwrap_or(json.get("model_type").and_then(Value::as_str) == Some("mistral"));
     let window = json.get("sliding_window").and_then(Value::as_u64);
     match window {
         Some(w) if used && (seq as u64) > w => Err(CheckpointError::Config {
