@@ -199,7 +199,7 @@ fn config(path: &Path, json: &Value) -> Result<LlamaConfig, CheckpointError> {
     let heads = need("num_attention_heads")?;
     let head_dim = match size("head_dim")? {
         Some(d) => d,
-        None if hidden % heads == 0 => hidden / heads,
+        None if hidden.is_multiple_of(heads) => hidden / heads,
         None => {
             return Err(bad(
                 "num_attention_heads",

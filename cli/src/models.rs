@@ -203,7 +203,7 @@ fn llama_config(a: &LlamaArgs) -> Result<LlamaConfig, ModelFileError> {
     let heads = size(a.heads, d.heads);
     let head_dim = match a.head_dim {
         Some(h) => h as usize,
-        None if hidden % heads == 0 => hidden / heads,
+        None if hidden.is_multiple_of(heads) => hidden / heads,
         None => {
             return Err(ModelFileError::Zoo(format!(
                 "zoo:llama: --heads {heads} does not divide --hidden {hidden} (or give --head-dim)"

@@ -97,13 +97,13 @@ impl LlamaConfig {
         if let Some((what, _)) = sizes.iter().find(|(_, v)| *v == 0) {
             return Err(format!("{what} must be at least 1"));
         }
-        if self.heads % self.kv_heads != 0 {
+        if !self.heads.is_multiple_of(self.kv_heads) {
             return Err(format!(
                 "{} heads do not split over {} KV heads (heads must be a multiple of KV heads)",
                 self.heads, self.kv_heads
             ));
         }
-        if self.head_dim % 2 != 0 {
+        if !self.head_dim.is_multiple_of(2) {
             return Err(format!(
                 "the head dim {} is odd: rotary embeddings rotate pairs",
                 self.head_dim

@@ -298,4 +298,6 @@ fn canonical(name: &str) -> Result<Model, ZooError> {
 }
 
 #[cfg(test)]
+mod llama_tests;
+#[cfg(test)]
 mod tests;
