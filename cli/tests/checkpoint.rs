@@ -441,6 +441,28 @@ fn damaged_checkpoints_are_refused_naming_the_file_and_tensor() {
         &[],
         &["model.safetensors", "not a safetensors file"],
     );
+    // A tensor of integers where weights should be.
+    refused(
+        |d| {
+            let mut t = tensors(LLAMA);
+            let norm = t
+                .iter()
+                .position(|(n, _, _)| n == "model.norm.weight")
+                .unwrap();
+            let (name, shape, _) = t.remove(norm);
+            let mut data: Vec<(String, Vec<usize>, Vec<u8>)> = t
+                .into_iter()
+                .map(|(n, s, x)| (n, s, bytes(&x, false)))
+                .collect();
+            let ints = vec![0u8; 4 * HIDDEN];
+            let mut v = views(&data, Dtype::F32);
+            v.push((name, TensorView::new(Dtype::I32, shape, &ints).unwrap()));
+            safetensors::serialize_to_file(v, None, &d.join("model.safetensors")).unwrap();
+            data.clear();
+        },
+        &[],
+        &["model.safetensors", "tensor `model.norm.weight` is I32"],
+    );
     // A model type weft does not build, named.
     refused(
         |d| {
