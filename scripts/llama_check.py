@@ -40,6 +40,8 @@ def model_of(kind, a):
         tie_word_embeddings=a.tie,
         attn_implementation="eager",
     )
+    if a.head_dim:
+        common["head_dim"] = a.head_dim
     if kind == "llama":
         return transformers.LlamaForCausalLM(transformers.LlamaConfig(**common))
     if kind == "mistral":
@@ -109,6 +111,7 @@ def main():
     p.add_argument("--hidden", type=int, default=64)
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--kv-heads", type=int, default=2)
+    p.add_argument("--head-dim", type=int, help="each head's width, where not hidden / heads")
     p.add_argument("--intermediate", type=int, default=96)
     p.add_argument("--vocab", type=int, default=100)
     p.add_argument("--rope-theta", type=float, default=10000.0)

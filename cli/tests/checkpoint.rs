@@ -510,6 +510,18 @@ fn damaged_checkpoints_are_refused_naming_the_file_and_tensor() {
             "not a file name in the directory",
         ],
     );
+    // Mistral's sliding window shorter than the sequence: weft attends to every token.
+    refused(
+        |d| {
+            let mut c = config(LLAMA);
+            c["model_type"] = "mistral".into();
+            c["sliding_window"] = 4.into();
+            c.as_object_mut().unwrap().remove("use_sliding_window");
+            std::fs::write(d.join("config.json"), c.to_string()).unwrap();
+        },
+        &["--seq", "8"],
+        &["config.json", "sliding_window", "--seq 4 or less"],
+    );
     // zoo:llama's sizes are the config's here.
     refused(
         |_| {},
