@@ -20,6 +20,7 @@ mod args;
 mod bench;
 mod charts;
 mod check;
+mod checkpoint;
 mod commands;
 mod error;
 mod format;

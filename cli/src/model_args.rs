@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-/// Whole models: `zoo:NAME` (resnet50, inception_v3, mobilenet_v2, bert_base, gpt2) or an `.onnx` file.
+/// Whole models: `zoo:NAME` (resnet50, inception_v3, mobilenet_v2, bert_base, gpt2, llama),
+/// an `.onnx` file, or a Hugging Face checkpoint directory (`config.json` and
+/// `*.safetensors` of a Llama-family model).
 #[derive(Debug, Args)]
 pub struct ModelArgs {
     #[command(subcommand)]
@@ -48,7 +50,8 @@ pub enum ModelDType {
 /// Which model, at which batch and resolution.
 #[derive(Clone, Debug, Args)]
 pub struct ModelSource {
-    /// `zoo:NAME` or a path to an `.onnx` file.
+    /// `zoo:NAME`, a path to an `.onnx` file, or a Hugging Face checkpoint directory
+    /// (`config.json` and `model.safetensors` or its shards; llama, mistral, qwen2).
     pub model: String,
     /// Batch size (zoo models; an ONNX model's symbolic batch dimension).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
@@ -56,7 +59,8 @@ pub struct ModelSource {
     /// Input height and width of a zoo model (default: the model's own, 224 or 299).
     #[arg(long)]
     pub resolution: Option<u32>,
-    /// Tokens per sequence of a zoo transformer (`zoo:bert_base`, `zoo:gpt2`; default 128).
+    /// Tokens per sequence of a zoo transformer (`zoo:bert_base`, `zoo:gpt2`, `zoo:llama`)
+    /// or a checkpoint (default 128, at most the model's positions).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub seq: Option<u32>,
     /// Element type: f32 (no TF32), or f16 with f32 accumulation.
@@ -69,6 +73,79 @@ pub struct ModelSource {
     /// bench).
     #[arg(long = "disable-pass", value_delimiter = ',')]
     pub disable_pass: Vec<String>,
+    #[command(flatten)]
+    pub llama: LlamaArgs,
+}
+
+/// `zoo:llama`'s configuration (refused for other models): each size left out keeps
+/// TinyLlama-1.1B's (22 layers, hidden 2048, 32 heads, 4 KV heads, intermediate 5632,
+/// vocabulary 32000, 2048 positions, θ 10000, ε 1e-5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Args)]
+pub struct LlamaArgs {
+    /// Decoder layers (`zoo:llama`).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub layers: Option<u32>,
+    /// Hidden width (`zoo:llama`).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub hidden: Option<u32>,
+    /// Query heads (`zoo:llama`).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub heads: Option<u32>,
+    /// Key/value heads, dividing the query heads (`zoo:llama`).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub kv_heads: Option<u32>,
+    /// Each head's width (`zoo:llama`; default hidden / heads).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..))]
+    pub head_dim: Option<u32>,
+    /// The gated MLP's width (`zoo:llama`).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub intermediate: Option<u32>,
+    /// Vocabulary size (`zoo:llama`).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub vocab: Option<u32>,
+    /// The longest sequence (`zoo:llama`).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_positions: Option<u32>,
+    /// The rotary embedding's base θ (`zoo:llama`).
+    #[arg(long)]
+    pub rope_theta: Option<f64>,
+    /// The RMS norms' ε (`zoo:llama`).
+    #[arg(long)]
+    pub rms_norm_eps: Option<f64>,
+    /// `lm_head` is the embedding, transposed (`zoo:llama`).
+    #[arg(long)]
+    pub tie_word_embeddings: bool,
+}
+
+impl LlamaArgs {
+    /// The options given, as their flags (empty where none was).
+    pub fn given(&self) -> Vec<&'static str> {
+        let sizes = [
+            ("--layers", self.layers),
+            ("--hidden", self.hidden),
+            ("--heads", self.heads),
+            ("--kv-heads", self.kv_heads),
+            ("--head-dim", self.head_dim),
+            ("--intermediate", self.intermediate),
+            ("--vocab", self.vocab),
+            ("--max-positions", self.max_positions),
+        ];
+        let mut given: Vec<&'static str> = sizes
+            .iter()
+            .filter(|(_, v)| v.is_some())
+            .map(|(f, _)| *f)
+            .collect();
+        if self.rope_theta.is_some() {
+            given.push("--rope-theta");
+        }
+        if self.rms_norm_eps.is_some() {
+            given.push("--rms-norm-eps");
+        }
+        if self.tie_word_embeddings {
+            given.push("--tie-word-embeddings");
+        }
+        given
+    }
 }
 
 /// `weft model run`.

@@ -31,6 +31,7 @@ fn instance(source: &ModelSource) -> Instance {
         batch: source.batch as usize,
         resolution: source.resolution.map(|r| r as usize),
         seq: source.seq.map(|s| s as usize),
+        llama: source.llama,
     }
 }
 

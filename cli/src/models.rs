@@ -1,5 +1,6 @@
-//! What `weft model` works on: a model named on the command line (`zoo:NAME` or a path to
-//! an `.onnx` file) as a graph, and its tensors as `.npy` files named after them.
+//! What `weft model` works on: a model named on the command line (`zoo:NAME`, a path to
+//! an `.onnx` file, or a Hugging Face checkpoint directory) as a graph, and its tensors
+//! as `.npy` files named after them.
 
 use std::path::{Path, PathBuf};
 
@@ -8,7 +9,9 @@ use thiserror::Error;
 use weft_graph::Graph;
 use weft_ir::dtype::DType;
 
+use crate::model_args::LlamaArgs;
 use crate::npy;
+use weft_graph::zoo::llama::LlamaConfig;
 use weft_graph::zoo::{self, ZooOptions};
 
 /// Why a model could not be read, or its tensors read or written.
@@ -18,7 +21,9 @@ pub enum ModelFileError {
     Zoo(String),
     #[error("`{}`: {reason}", path.display())]
     Onnx { path: PathBuf, reason: String },
-    #[error("`{0}` is neither `zoo:NAME` (zoo models: {1}) nor a path to an .onnx file")]
+    #[error(
+        "`{0}` is neither `zoo:NAME` (zoo models: {1}), a path to an .onnx file, nor a checkpoint directory (config.json and *.safetensors)"
+    )]
     Unknown(String, String),
     #[error("`{}` not found: --inputs expects one .npy file per graph input ({expected})", path.display())]
     MissingInput { path: PathBuf, expected: String },
@@ -35,6 +40,9 @@ pub enum ModelFileError {
     /// A tensor's `.npy` file: its dtype, shape or bytes (the message names the file).
     #[error(transparent)]
     Tensor(Box<crate::npy::NpyError>),
+    /// A Hugging Face checkpoint directory (the message names the file and tensor).
+    #[error(transparent)]
+    Checkpoint(Box<crate::checkpoint::CheckpointError>),
 }
 
 /// How a model is instantiated: batch, resolution and sequence length (zoo models; an
@@ -43,8 +51,10 @@ pub enum ModelFileError {
 pub struct Instance {
     pub batch: usize,
     pub resolution: Option<usize>,
-    /// Tokens per sequence (zoo transformers).
+    /// Tokens per sequence (zoo transformers, `zoo:llama`, checkpoints).
     pub seq: Option<usize>,
+    /// `zoo:llama`'s configuration (refused for other models).
+    pub llama: LlamaArgs,
 }
 
 /// The graph of `model`: `zoo:NAME` built at `instance`, or an ONNX file imported with
@@ -92,9 +102,22 @@ impl Instance {
 
 /// The graph of `model` as built or imported, sizes not yet checked.
 fn build(model: &str, instance: Instance) -> Result<Graph, ModelFileError> {
+    let llama_given = instance.llama.given();
+    if model != "zoo:llama"
+        && let Some(flag) = llama_given.first()
+    {
+        return Err(ModelFileError::Zoo(format!(
+            "{flag} applies to `zoo:llama` only, not `{model}`{}",
+            if model.starts_with("zoo:") {
+                ""
+            } else {
+                " (a checkpoint's config.json gives its sizes)"
+            }
+        )));
+    }
     if let Some(name) = model.strip_prefix("zoo:") {
         // A size option the model has no use for is refused, not silently dropped.
-        let transformer = zoo::transformer_config(name).is_some();
+        let transformer = zoo::takes_tokens(name);
         if transformer && instance.resolution.is_some() {
             return Err(ModelFileError::Zoo(format!(
                 "--resolution does not apply to `{model}`, a transformer: it takes --seq"
@@ -114,9 +137,22 @@ fn build(model: &str, instance: Instance) -> Result<Graph, ModelFileError> {
         if let Some(s) = instance.seq {
             opts.seq = s;
         }
+        if name == "llama" {
+            let cfg = llama_config(&instance.llama)?;
+            return zoo::build_llama(&cfg, &opts).map_err(|e| ModelFileError::Zoo(e.to_string()));
+        }
         return zoo::build(name, &opts).map_err(|e| ModelFileError::Zoo(e.to_string()));
     }
     let path = Path::new(model);
+    if crate::checkpoint::is_checkpoint(path) {
+        if instance.resolution.is_some() {
+            return Err(ModelFileError::Zoo(format!(
+                "--resolution does not apply to `{model}`, a language model: it takes --seq"
+            )));
+        }
+        return crate::checkpoint::load(path, instance.batch, instance.seq)
+            .map_err(|e| ModelFileError::Checkpoint(Box::new(e)));
+    }
     // A name that is there but cannot be followed (a symbolic link to nothing, a loop)
     // is the file the user meant: its import says why it cannot be read.
     if path.exists() || std::fs::symlink_metadata(path).is_ok() {
@@ -156,6 +192,39 @@ fn build(model: &str, instance: Instance) -> Result<Graph, ModelFileError> {
         model.to_string(),
         zoo::NAMES.join(", "),
     ))
+}
+
+/// `zoo:llama`'s sizes: TinyLlama-1.1B's, each option given replacing its own (the head
+/// width follows `--hidden / --heads` unless `--head-dim` is given).
+fn llama_config(a: &LlamaArgs) -> Result<LlamaConfig, ModelFileError> {
+    let d = LlamaConfig::tiny_llama();
+    let size = |v: Option<u32>, default: usize| v.map_or(default, |v| v as usize);
+    let hidden = size(a.hidden, d.hidden);
+    let heads = size(a.heads, d.heads);
+    let head_dim = match a.head_dim {
+        Some(h) => h as usize,
+        None if hidden.is_multiple_of(heads) => hidden / heads,
+        None => {
+            return Err(ModelFileError::Zoo(format!(
+                "zoo:llama: --heads {heads} does not divide --hidden {hidden} (or give --head-dim)"
+            )));
+        }
+    };
+    Ok(LlamaConfig {
+        layers: size(a.layers, d.layers),
+        hidden,
+        heads,
+        kv_heads: size(a.kv_heads, d.kv_heads.min(heads)),
+        head_dim,
+        intermediate: size(a.intermediate, d.intermediate),
+        vocab: size(a.vocab, d.vocab),
+        max_positions: size(a.max_positions, d.max_positions),
+        rope_theta: a.rope_theta.unwrap_or(d.rope_theta),
+        rms_norm_eps: a.rms_norm_eps.unwrap_or(d.rms_norm_eps),
+        tie_word_embeddings: a.tie_word_embeddings,
+        qkv_bias: false,
+        o_bias: false,
+    })
 }
 
 /// Tensor names as file names, one to one: each `NAME.npy` with every character outside

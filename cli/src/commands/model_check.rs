@@ -44,8 +44,15 @@ pub(crate) fn check(a: &ModelCheckArgs) -> Result<(), CliError> {
     let (source, sized) = super::model_size::sized_for(&a.source, &opened);
     let g = load(&source)?;
     let work = WorkDir::new("check")?;
-    // The file ONNX Runtime runs: the one given, the model's own, or a zoo model's export.
-    let ort_file: PathBuf = match (&a.ort_model, source.model.strip_prefix("zoo:")) {
+    // The file ONNX Runtime runs: the one given, the model's own, or weft's export of a
+    // zoo model or a checkpoint (a directory ONNX Runtime cannot read).
+    let checkpoint = crate::checkpoint::is_checkpoint(std::path::Path::new(&source.model));
+    let built = match source.model.strip_prefix("zoo:") {
+        Some(name) => Some(name),
+        None if checkpoint => Some("checkpoint"),
+        None => None,
+    };
+    let ort_file: PathBuf = match (&a.ort_model, built) {
         (Some(file), _) if !file.is_file() => {
             return Err(CliError::Usage(format!(
                 "--ort-model `{}`: no such file",
@@ -112,6 +119,8 @@ pub(crate) fn check(a: &ModelCheckArgs) -> Result<(), CliError> {
     let mut ort = Ort::start(&a.python, &ort_file, work.path(), &named)?;
     let zoo = if source.model.starts_with("zoo:") {
         " (weft's export of the zoo model)"
+    } else if checkpoint && a.ort_model.is_none() {
+        " (weft's export of the checkpoint)"
     } else {
         ""
     };

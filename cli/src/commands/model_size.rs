@@ -5,7 +5,7 @@
 use weft_graph::zoo;
 
 use crate::args::SizeClass;
-use crate::model_args::ModelSource;
+use crate::model_args::{LlamaArgs, ModelSource};
 use crate::select::Opened;
 
 /// The resolution a zoo CNN and the sequence a zoo transformer run at on a CPU (the
@@ -24,7 +24,28 @@ pub(super) fn sized_for(source: &ModelSource, opened: &Opened) -> (ModelSource, 
         return (sized, None);
     }
     let why = "on a CPU";
-    if zoo::transformer_config(name).is_some() {
+    if name == "llama" && source.llama.given().is_empty() {
+        // TinyLlama's 1.1G weights take the interpreter minutes a token: a small model of
+        // its shape instead (grouped KV heads, the same code), unless a size is given.
+        sized.llama = LlamaArgs {
+            layers: Some(2),
+            hidden: Some(256),
+            heads: Some(8),
+            kv_heads: Some(2),
+            intermediate: Some(512),
+            vocab: Some(1000),
+            ..source.llama
+        };
+        sized.seq = Some(source.seq.unwrap_or(CPU_SEQ));
+        let line = format!(
+            "{} tokens, 2 layers of 256 (8 heads over 2 KV heads, MLP 512, vocabulary 1000) {why}; \
+             TinyLlama-1.1B's sizes elsewhere, or give --layers, --hidden, --heads, \
+             --kv-heads, --intermediate or --vocab",
+            source.seq.map_or(CPU_SEQ as usize, |s| s as usize)
+        );
+        return (sized, Some(line));
+    }
+    if zoo::takes_tokens(name) {
         if source.seq.is_some() {
             return (sized, None);
         }
@@ -61,6 +82,7 @@ mod tests {
             seq: None,
             dtype: ModelDType::F32,
             disable_pass: Vec::new(),
+            llama: Default::default(),
         }
     }
 
@@ -83,6 +105,22 @@ mod tests {
         };
         let (s, line) = sized_for(&given, &cpu);
         assert_eq!((s.resolution, line), (Some(32), None));
+        // zoo:llama runs a small model of its shape, unless a size is given.
+        let (s, line) = sized_for(&source("zoo:llama"), &cpu);
+        assert_eq!(
+            (s.llama.layers, s.llama.hidden, s.seq),
+            (Some(2), Some(256), Some(CPU_SEQ))
+        );
+        assert!(line.unwrap().contains("TinyLlama-1.1B's sizes elsewhere"));
+        let given = ModelSource {
+            llama: LlamaArgs {
+                layers: Some(3),
+                ..LlamaArgs::default()
+            },
+            ..source("zoo:llama")
+        };
+        let (s, _) = sized_for(&given, &cpu);
+        assert_eq!((s.llama.layers, s.llama.hidden), (Some(3), None));
         let (s, line) = sized_for(&source("model.onnx"), &cpu);
         assert_eq!((s.resolution, s.seq, line), (None, None, None));
     }

@@ -116,6 +116,7 @@ pub(crate) fn measure(
                     resolution,
                     seq,
                     disable_pass: Vec::new(),
+                    llama: Default::default(),
                     dtype,
                 };
                 let g = load(&source)?;
@@ -260,8 +261,7 @@ pub(crate) fn section(
         // A zoo transformer's "resolution" is its sequence length.
         let transformer = model
             .strip_prefix("zoo:")
-            .and_then(weft_graph::zoo::transformer_config)
-            .is_some();
+            .is_some_and(weft_graph::zoo::takes_tokens);
         if transformer {
             let _ = writeln!(md, "### {model}, batch {batch}, sequence {res}\n");
         } else {

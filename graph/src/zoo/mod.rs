@@ -1,4 +1,5 @@
 //! Built-in models with seeded random weights: BERT-base and GPT-2 (see [`transformer`]),
+//! a Llama-family decoder, TinyLlama-1.1B's sizes by default (see [`llama`]),
 //! and torchvision's ResNet-50, Inception v3 and MobileNetV2, layer for layer as `torch.onnx.export` writes them in eval mode before any
 //! folding (Conv without bias → BatchNormalization → Relu, ReLU6 as `Clip(0, 6)`,
 //! residual `Add`, adaptive average pooling as `GlobalAveragePool`, `Flatten`, the
@@ -22,6 +23,7 @@
 //! ```
 
 mod inception;
+pub mod llama;
 mod mobilenet;
 mod net;
 mod resnet;
@@ -38,6 +40,7 @@ pub const NAMES: &[&str] = &[
     "mobilenet_v2",
     "bert_base",
     "gpt2",
+    "llama",
 ];
 
 /// A model of the zoo, by its name in [`NAMES`].
@@ -48,6 +51,7 @@ enum Model {
     MobileNetV2,
     BertBase,
     Gpt2,
+    Llama,
 }
 
 impl Model {
@@ -59,6 +63,7 @@ impl Model {
             Model::MobileNetV2 => "mobilenet_v2",
             Model::BertBase => "bert_base",
             Model::Gpt2 => "gpt2",
+            Model::Llama => "llama",
         }
     }
 
@@ -67,7 +72,7 @@ impl Model {
         match self {
             Model::BertBase => Some(transformer::TransformerConfig::bert_base()),
             Model::Gpt2 => Some(transformer::TransformerConfig::gpt2()),
-            Model::ResNet50 | Model::InceptionV3 | Model::MobileNetV2 => None,
+            Model::ResNet50 | Model::InceptionV3 | Model::MobileNetV2 | Model::Llama => None,
         }
     }
 }
@@ -85,7 +90,7 @@ pub struct ZooOptions {
     /// last-bit differences of platforms' `exp`.
     pub seed: u64,
     pub classes: usize,
-    /// Tokens per sequence (the transformers; the CNNs ignore it).
+    /// Tokens per sequence (the transformers and `llama`; the CNNs ignore it).
     pub seq: usize,
 }
 
@@ -150,6 +155,9 @@ pub enum ZooError {
     /// A classifier of 0 classes.
     #[error("the classifier needs at least 1 class")]
     ZeroClasses,
+    /// Sizes that make no model (`zoo:llama`'s configuration).
+    #[error("{model}: {reason}")]
+    BadConfig { model: &'static str, reason: String },
     /// The graph did not build (a bug in the zoo: the options were checked first).
     #[error("building {model}: {source}")]
     Graph {
@@ -194,8 +202,44 @@ pub fn build(name: &str, opts: &ZooOptions) -> Result<Graph, ZooError> {
             }
             transformer::transformer(model, &cfg, opts.batch, opts.seq, opts.seed)
         }
+        Model::Llama => {
+            let cfg = llama::LlamaConfig::tiny_llama();
+            return build_llama(&cfg, opts);
+        }
     };
     built.map_err(|source| ZooError::Graph { model, source })
+}
+
+/// `zoo:llama` of the sizes `cfg`, on `opts.batch` sequences of `opts.seq` tokens, its
+/// weights drawn from `opts.seed`.
+pub fn build_llama(cfg: &llama::LlamaConfig, opts: &ZooOptions) -> Result<Graph, ZooError> {
+    let model = "llama";
+    if opts.batch == 0 {
+        return Err(ZooError::ZeroBatch);
+    }
+    if opts.seq == 0 || opts.seq > cfg.max_positions {
+        return Err(ZooError::BadSeq {
+            model,
+            seq: opts.seq,
+            max: cfg.max_positions,
+        });
+    }
+    let mut seeded = llama::Seeded(opts.seed);
+    llama::llama(model, cfg, opts.batch, opts.seq, &mut seeded).map_err(|e| match e {
+        llama::LlamaError::Config(reason) => ZooError::BadConfig { model, reason },
+        llama::LlamaError::Graph(source) => ZooError::Graph { model, source },
+        llama::LlamaError::Shape { name, .. } => ZooError::BadConfig {
+            model,
+            reason: format!("weight `{name}` drawn in the wrong shape"),
+        },
+        llama::LlamaError::Weights(never) => match never {},
+    })
+}
+
+/// Whether the zoo model `name` takes token ids and a `--seq` (the transformers and
+/// `llama`), rather than images.
+pub fn takes_tokens(name: &str) -> bool {
+    canonical(name).is_ok_and(|m| m.transformer().is_some() || m == Model::Llama)
 }
 
 /// A generator for the weight `name` of a model seeded with `seed`: FNV-1a over the
@@ -221,7 +265,7 @@ pub fn transformer_config(name: &str) -> Option<transformer::TransformerConfig> 
 pub fn default_resolution(name: &str) -> Result<usize, ZooError> {
     Ok(match canonical(name)? {
         Model::InceptionV3 => 299,
-        Model::ResNet50 | Model::MobileNetV2 | Model::BertBase | Model::Gpt2 => 224,
+        Model::ResNet50 | Model::MobileNetV2 | Model::BertBase | Model::Gpt2 | Model::Llama => 224,
     })
 }
 
@@ -231,7 +275,7 @@ pub fn default_resolution(name: &str) -> Result<usize, ZooError> {
 pub fn min_resolution(name: &str) -> Result<usize, ZooError> {
     Ok(match canonical(name)? {
         Model::InceptionV3 => 75,
-        Model::ResNet50 | Model::MobileNetV2 | Model::BertBase | Model::Gpt2 => 1,
+        Model::ResNet50 | Model::MobileNetV2 | Model::BertBase | Model::Gpt2 | Model::Llama => 1,
     })
 }
 
@@ -243,6 +287,7 @@ fn canonical(name: &str) -> Result<Model, ZooError> {
         Model::MobileNetV2,
         Model::BertBase,
         Model::Gpt2,
+        Model::Llama,
     ]
     .into_iter()
     .find(|m| m.name() == name)
@@ -252,5 +297,7 @@ fn canonical(name: &str) -> Result<Model, ZooError> {
     })
 }
 
+#[cfg(test)]
+mod llama_tests;
 #[cfg(test)]
 mod tests;
