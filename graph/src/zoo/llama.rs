@@ -62,6 +62,14 @@ pub struct LlamaConfig {
     pub o_bias: bool,
 }
 
+/// The most elements one tensor may have: weft indexes with i32.
+const MAX_ELEMENTS: usize = i32::MAX as usize;
+/// The most layers `zoo:llama` builds.
+const MAX_LAYERS: usize = 1024;
+/// The most parameters `zoo:llama` builds or a checkpoint loads (64 GiB as f32, which
+/// weft holds on the host while it builds the graph).
+const MAX_PARAMETERS: usize = 1 << 34;
+
 impl LlamaConfig {
     /// TinyLlama-1.1B: 22 layers of 2048, 32 heads over 4 KV heads, MLP 5632, 32000
     /// tokens, 2048 positions, θ 10000, ε 1e-5, an untied `lm_head`.
@@ -119,6 +127,51 @@ impl LlamaConfig {
             return Err(format!(
                 "rms_norm_eps {} is not a number ≥ 0",
                 self.rms_norm_eps
+            ));
+        }
+        // Nothing is drawn or read before its size is known to fit: each weight within
+        // weft's i32 indices, all of them within what a host holds as f32.
+        let (h, d) = (self.hidden, self.head_dim);
+        let weights = [
+            ("the embedding (vocab × hidden)", self.vocab.checked_mul(h)),
+            (
+                "q_proj (heads × head dim × hidden)",
+                self.heads.checked_mul(d).and_then(|x| x.checked_mul(h)),
+            ),
+            (
+                "k_proj (kv heads × head dim × hidden)",
+                self.kv_heads.checked_mul(d).and_then(|x| x.checked_mul(h)),
+            ),
+            (
+                "gate_proj (intermediate × hidden)",
+                self.intermediate.checked_mul(h),
+            ),
+            (
+                "the rotary tables (positions × head dim)",
+                self.max_positions.checked_mul(d),
+            ),
+        ];
+        for (what, n) in weights {
+            if n.is_none_or(|n| n > MAX_ELEMENTS) {
+                return Err(format!(
+                    "{what} would have more than {MAX_ELEMENTS} elements: weft indexes tensors with i32"
+                ));
+            }
+        }
+        if self.layers > MAX_LAYERS {
+            return Err(format!(
+                "{} layers is past the {MAX_LAYERS} weft builds (the largest released Llama has 126)",
+                self.layers
+            ));
+        }
+        let per_layer = (self.heads + self.kv_heads) * d * h * 2 + 3 * self.intermediate * h;
+        let total = per_layer
+            .checked_mul(self.layers)
+            .and_then(|x| x.checked_add(2 * self.vocab * h));
+        if total.is_none_or(|n| n > MAX_PARAMETERS) {
+            return Err(format!(
+                "the model would hold more than {MAX_PARAMETERS} parameters ({} GiB as f32)",
+                (MAX_PARAMETERS * 4) >> 30
             ));
         }
         if seq == 0 || seq > self.max_positions {

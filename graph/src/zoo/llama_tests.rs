@@ -150,3 +150,34 @@ fn bad_llama_sizes_are_refused() {
     ));
     assert!(takes_tokens("llama") && takes_tokens("gpt2") && !takes_tokens("resnet50"));
 }
+
+/// Sizes whose weights could not be held are refused before any is drawn (a 10⁶-wide
+/// model was `memory allocation of 4000000000000 bytes failed`, exit 134).
+#[test]
+fn llama_sizes_past_what_weft_holds_are_refused_before_drawing() {
+    let wide = LlamaConfig {
+        hidden: 1_000_000,
+        vocab: 1_000_000,
+        ..small()
+    };
+    let deep = LlamaConfig {
+        layers: 100_000,
+        ..small()
+    };
+    let big = LlamaConfig {
+        layers: 1000,
+        hidden: 8192,
+        heads: 64,
+        kv_heads: 8,
+        head_dim: 128,
+        intermediate: 28672,
+        vocab: 32000,
+        ..small()
+    };
+    for (c, word) in [(wide, "i32"), (deep, "layers"), (big, "parameters")] {
+        assert!(
+            matches!(llama("l", &c, 1, 4, &mut Seeded(0)), Err(LlamaError::Config(ref m)) if m.contains(word)),
+            "{word}"
+        );
+    }
+}
