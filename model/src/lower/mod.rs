@@ -25,7 +25,7 @@ pub(crate) use weft_kernels::rules;
 use std::collections::HashMap;
 
 use weft_codegen_common::TargetLimits;
-use weft_graph::op::{Anchor, Reduction, Role};
+use weft_graph::op::{Anchor, Reduction, Role, Window};
 use weft_graph::partition::{Group, GroupKind};
 use weft_graph::passes::{TargetQuery, memory_order};
 use weft_graph::{Graph, Node, TensorId};
@@ -115,6 +115,25 @@ pub fn lower_group(
         Role::Reduction(Reduction::Reduce(r)) => {
             let (func, schedule) =
                 rows::reduce(g, group, r, &vals, &name, limits, &order, output).map_err(fail)?;
+            (func, schedule, None)
+        }
+        Role::Reduction(Reduction::Window(Window::Global(gp)))
+            if pool::global_as_rows(g, group) =>
+        {
+            // A global pool over a large image is a row reduction (a row per channel):
+            // the row template's threads share each row, where the rule would give each
+            // output one thread walking the whole image serially.
+            let (func, schedule) = rows::reduce(
+                g,
+                group,
+                &pool::global_as_reduce(gp),
+                &vals,
+                &name,
+                limits,
+                &order,
+                output,
+            )
+            .map_err(fail)?;
             (func, schedule, None)
         }
         Role::Reduction(Reduction::Window(w)) => {

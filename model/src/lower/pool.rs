@@ -3,11 +3,39 @@
 //! or the window's part inside input and padding with `count_include_pad`).
 
 use weft_graph::Graph;
-use weft_graph::op::{GlobalPool, Pool, PoolKind, Window};
+use weft_graph::op::{GlobalPool, Pool, PoolKind, Reduce, ReduceKind, Window};
 use weft_graph::partition::Group;
 use weft_ir::prelude::*;
 
 use super::values::{Values, in_logical_order};
+
+/// The most elements of one image a global pool reduces by the reduction rule (one
+/// thread per output, walking its image serially): the 7×7 and 8×8 images CNN heads
+/// pool have thousands of channels and short walks. Past it (squeeze-and-excitation
+/// blocks pool 112×112 images of 16–64 channels: a few dozen threads walking 12544
+/// elements each) the pool is a row reduction on the rows template.
+const GLOBAL_POOL_BY_RULE: usize = 64;
+
+/// Whether group `group`'s root, a global pool, is lowered as a row reduction
+/// ([`global_as_reduce`]) rather than by the reduction rule.
+pub(crate) fn global_as_rows(g: &Graph, group: &Group) -> bool {
+    let xs = &g.tensor(g.nodes[group.root.0].inputs[0]).shape;
+    xs.len() == 4 && xs[2] * xs[3] > GLOBAL_POOL_BY_RULE
+}
+
+/// The global pool `gp` as the reduction it is: the mean or maximum over H and W,
+/// dimensions kept (`[N, C, H, W]` → `[N, C, 1, 1]`).
+pub(crate) fn global_as_reduce(gp: &GlobalPool) -> Reduce {
+    let kind = match gp.kind {
+        PoolKind::Max => ReduceKind::Max,
+        PoolKind::Average => ReduceKind::Mean,
+    };
+    Reduce {
+        kind,
+        axes: vec![2, 3],
+        keep_dims: true,
+    }
+}
 
 /// The reduction computing group `group`'s root pooling node `window`, over the output's
 /// dimensions in `order` (the output's memory order: the rule gives consecutive threads
