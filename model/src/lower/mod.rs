@@ -18,6 +18,7 @@ mod narrow;
 mod pool;
 mod rows;
 mod slice;
+mod update;
 pub(crate) mod values;
 
 pub(crate) use weft_kernels::rules;
@@ -25,7 +26,7 @@ pub(crate) use weft_kernels::rules;
 use std::collections::HashMap;
 
 use weft_codegen_common::TargetLimits;
-use weft_graph::op::{Anchor, Reduction, Role};
+use weft_graph::op::{Anchor, Reduction, Role, in_place};
 use weft_graph::partition::{Group, GroupKind};
 use weft_graph::passes::{TargetQuery, memory_order};
 use weft_graph::{Graph, Node, TensorId};
@@ -140,7 +141,12 @@ pub fn lower_group(
                 None,
             )
         }
-        Role::Injective(_) | Role::Join { .. } => {
+        Role::Update(u) if in_place(g, group.root) => {
+            let (func, schedule) = update::lower(g, group, u, &vals, &name).map_err(fail)?;
+            (func, schedule, None)
+        }
+        // An update that cannot write its input's buffer is a copy with the rows in.
+        Role::Injective(_) | Role::Join { .. } | Role::Update(_) => {
             let out = output(&vals);
             let inputs: Vec<Buffer> = vals.buffers().into_iter().map(|(_, b)| b).collect();
             let func =

@@ -106,6 +106,17 @@ pub trait Device {
     fn launch(&mut self, kernel: KernelId, args: &[KernelArg]) -> Result<(), DeviceError>;
     /// Waits for all launched work and reports errors it raised.
     fn synchronize(&mut self) -> Result<(), DeviceError>;
+    /// Runs `launches` once, in order, as one unit where the device has one: the step
+    /// of a generation loop, replayed every token with only its small inputs rewritten.
+    /// The default launches them one by one (the interpreter; a device that captures a
+    /// CUDA graph or records one submission overrides it). Returns before the work ends,
+    /// as [`Device::launch`] does.
+    fn replay(&mut self, launches: &[Launch]) -> Result<(), DeviceError> {
+        for l in launches {
+            self.launch(l.kernel, &l.args)?;
+        }
+        Ok(())
+    }
     /// Runs `launches` in order `warmup` times untimed (on a GPU, with `warmup > 0`, and
     /// then more until the warm-up has lasted [`WARM_UP`]), then `iters` times, measured
     /// on the device where it can be: CUDA events around groups of back-to-back runs (so
