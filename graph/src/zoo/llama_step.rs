@@ -303,7 +303,10 @@ fn argmax(
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReferencePick {
     pub id: i32,
+    /// The picked logit minus the runner-up's.
     pub margin: f64,
+    /// The last position's logits (what a mismatch is explained with).
+    pub logits: Vec<f64>,
 }
 
 /// Greedy generation by the float64 evaluator over the whole-sequence forward
@@ -342,9 +345,11 @@ pub fn greedy_reference<W: LlamaWeights>(
                 .map(|(_, &v)| v)
                 .fold(f64::NEG_INFINITY, f64::max);
             seq.push(best as i32);
+            let row = row.clone();
             step.push(ReferencePick {
                 id: best as i32,
                 margin: row[best] - second,
+                logits: row,
             });
         }
         picks.push(step);
