@@ -142,6 +142,29 @@ pub struct CudaDevice {
     /// Launch the kernels that wait for their predecessor with programmatic dependent
     /// launch ([`pdl::enabled`]).
     pdl: bool,
+    /// The launch lists [`Device::replay`] captured as CUDA graphs, by [`launch_key`].
+    /// A graph holds device pointers: freeing any buffer drops them all.
+    replays: HashMap<u64, (Vec<Launch>, cudarc::driver::CudaGraph)>,
+}
+
+/// A launch list's identity: its kernels and arguments (buffer handles, scalars' bits).
+fn launch_key(launches: &[Launch]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for l in launches {
+        l.kernel.hash(&mut h);
+        for a in &l.args {
+            match a {
+                KernelArg::Buffer(b) => (0u8, b.0).hash(&mut h),
+                KernelArg::Scalar(Scalar::F32(v)) => (1u8, v.to_bits()).hash(&mut h),
+                KernelArg::Scalar(Scalar::F16(v)) => (2u8, v.to_bits()).hash(&mut h),
+                KernelArg::Scalar(Scalar::I32(v)) => (3u8, *v).hash(&mut h),
+                KernelArg::Scalar(Scalar::U32(v)) => (4u8, *v).hash(&mut h),
+            }
+        }
+    }
+    launches.len().hash(&mut h);
+    h.finish()
 }
 
 impl std::fmt::Debug for CudaDevice {
@@ -198,6 +221,7 @@ impl CudaDevice {
             by_source: HashMap::new(),
             kernels: Vec::new(),
             by_launch: HashMap::new(),
+            replays: HashMap::new(),
             last_launch: None,
             pdl: pdl::enabled(major),
         })
@@ -524,6 +548,8 @@ impl Device for CudaDevice {
 
     fn free(&mut self, buf: BufferId) -> Result<(), DeviceError> {
         let b = self.buffers.remove(buf.0, "buffer")?;
+        // A captured graph may point at this buffer, and a later one may take its handle.
+        self.replays.clear();
         guard("freeing a buffer", || drop(b))?;
         Ok(())
     }
@@ -614,6 +640,32 @@ impl Device for CudaDevice {
 
     fn synchronize(&mut self) -> Result<(), DeviceError> {
         self.sync("synchronize")
+    }
+
+    fn replay(&mut self, launches: &[Launch]) -> Result<(), DeviceError> {
+        // Captured once as a CUDA graph (whose capture runs it), then relaunched whole:
+        // one driver call per step instead of one per kernel.
+        let key = launch_key(launches);
+        // The list itself is compared too: a hash collision must not run another graph.
+        if let Some((_, g)) = self.replays.get(&key).filter(|(l, _)| l == launches) {
+            return Ok(driver::driver("launching a CUDA graph", || g.launch())?);
+        }
+        let stream = self.stream.clone();
+        let mut run = || -> Result<(), DeviceError> {
+            for l in launches {
+                self.enqueue(l.kernel, &l.args)?;
+            }
+            Ok(())
+        };
+        if let Some(g) = stream_timing::capture(&stream, 1, &mut run) {
+            self.replays.insert(key, (launches.to_vec(), g));
+            return Ok(());
+        }
+        // The driver refused the capture: the launches one by one.
+        for l in launches {
+            self.enqueue(l.kernel, &l.args)?;
+        }
+        Ok(())
     }
 
     fn time_launches(
