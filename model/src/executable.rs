@@ -72,6 +72,8 @@ pub struct Executable {
     /// Every buffer this load allocated but the groups' temporaries (freed by
     /// [`Executable::free`]).
     owned: Vec<BufferId>,
+    /// The weights' buffers by tensor name (another load may share them).
+    weights: HashMap<String, BufferId>,
 }
 
 impl Executable {
@@ -90,11 +92,11 @@ impl Executable {
         Executable::load_sharing(graph, groups, plan, guards, &HashMap::new(), dev)
     }
 
-    /// [`Executable::load`], the graph inputs `shared` names bound to the buffers it
-    /// gives (of their dtype and size) instead of buffers of their own: state that
-    /// several executables keep between runs (a KV cache the prefill and decode steps
-    /// both update in place). The caller owns those buffers; [`Executable::free`]
-    /// leaves them.
+    /// [`Executable::load`], the graph inputs and weights `shared` names bound to the
+    /// buffers it gives (of their dtype, layout and size; a weight's holding its data)
+    /// instead of buffers of their own: state that several executables keep between
+    /// runs (a KV cache the prefill and decode steps both update in place), and weights
+    /// they both read. The caller owns those buffers; [`Executable::free`] leaves them.
     pub fn load_sharing(
         graph: &Graph,
         groups: &[LoweredGroup],
@@ -113,6 +115,7 @@ impl Executable {
             plan: plan.clone(),
             poisoned: Vec::new(),
             owned: Vec::new(),
+            weights: HashMap::new(),
         };
         match exe.fill(graph, groups, guards, shared, dev) {
             Ok(()) => Ok(exe),
@@ -147,7 +150,9 @@ impl Executable {
                 Home::Slot(s) => slots[*s],
                 // An empty input (one nothing reads: `Graph::check_sizes`) still has a
                 // buffer, of one element, since a device need not make an empty one.
-                Home::Input(_) if shared.contains_key(&tensor.name) => shared[&tensor.name],
+                Home::Input(_) | Home::Weight if shared.contains_key(&tensor.name) => {
+                    shared[&tensor.name]
+                }
                 Home::Input(_) => {
                     let id = dev.alloc(tensor.dtype, tensor.numel().max(1))?;
                     self.owned.push(id);
@@ -167,7 +172,9 @@ impl Executable {
                 })?,
             };
             match home {
+                Home::Weight if shared.contains_key(&tensor.name) => {}
                 Home::Weight => {
+                    self.weights.insert(tensor.name.clone(), id);
                     let data =
                         tensor
                             .data
@@ -230,6 +237,11 @@ impl Executable {
             });
         }
         Ok(())
+    }
+
+    /// The buffers of the weights this load uploaded, by tensor name.
+    pub fn weight_buffers(&self) -> &HashMap<String, BufferId> {
+        &self.weights
     }
 
     /// The model's name.

@@ -51,6 +51,8 @@ pub struct Generator {
     batch: usize,
     prompt: usize,
     capacity: usize,
+    /// Bytes of the decode step's weights it reads from the prefill's buffers.
+    shared_weights: u64,
 }
 
 /// What a generation gave.
@@ -62,6 +64,38 @@ pub struct Generation {
     pub first_token: Duration,
     /// Host wall clock of each decode step, id read back included.
     pub steps: Vec<Duration>,
+}
+
+/// The decode step's weights the prefill holds already, with their buffers there: the
+/// same name, type, layout and shape, and the same values (compared, not assumed: the
+/// passes store a weight as the step's shapes make them choose).
+fn same_weights(
+    prefill: &CompiledModel,
+    decode: &CompiledModel,
+    buffers: &HashMap<String, BufferId>,
+) -> Vec<(String, BufferId, u64)> {
+    let by_name: HashMap<&str, &weft_graph::Tensor> = prefill
+        .graph
+        .tensors
+        .iter()
+        .filter(|t| t.is_constant())
+        .map(|t| (t.name.as_str(), t))
+        .collect();
+    decode
+        .graph
+        .tensors
+        .iter()
+        .filter(|t| t.is_constant())
+        .filter_map(|t| {
+            let p = by_name.get(t.name.as_str())?;
+            let same = (p.dtype, p.layout, &p.shape) == (t.dtype, t.layout, &t.shape)
+                && p.data.as_deref() == t.data.as_deref()
+                && t.data.is_some();
+            let buffer = buffers.get(&t.name)?;
+            let bytes = (t.numel() * t.dtype.bytes()) as u64;
+            same.then(|| (t.name.clone(), *buffer, bytes))
+        })
+        .collect()
 }
 
 /// Where input `name` of `exe` is, or a typed error naming what is missing.
@@ -131,8 +165,12 @@ impl Generator {
             }
             Ok::<_, ModelError>(shared)
         })();
-        let loaded = shared.and_then(|shared| {
+        let mut shared_weights = 0;
+        let loaded = shared.and_then(|mut shared| {
             let p = prefill.load_sharing(dev, &shared)?;
+            let same = same_weights(prefill, decode, p.weight_buffers());
+            shared_weights = same.iter().map(|(_, _, b)| b).sum();
+            shared.extend(same.into_iter().map(|(n, id, _)| (n, id)));
             match decode.load_sharing(dev, &shared) {
                 Ok(d) => Ok((p, d)),
                 Err(e) => {
@@ -149,6 +187,7 @@ impl Generator {
                 batch: ids_p[0],
                 prompt: ids_p[1],
                 capacity,
+                shared_weights,
             }),
             Err(e) => {
                 for c in &caches {
@@ -283,6 +322,11 @@ impl Generator {
             self.prefill.time(dev, warmup, iters)?,
             self.decode.time(dev, warmup, iters)?,
         ))
+    }
+
+    /// Bytes of the decode step's weights read from the prefill's buffers (held once).
+    pub fn shared_weight_bytes(&self) -> u64 {
+        self.shared_weights
     }
 
     /// Bytes of the caches.

@@ -128,8 +128,9 @@ fn run<W: LlamaWeights>(
     let cache = generator.cache_bytes();
     let need_p = prefill.plan.need(&prefill.graph);
     let need_d = decode.plan.need(&decode.graph);
-    // Each step holds its own weights; the caches are counted once.
-    let peak = need_p.bytes + need_d.bytes - cache;
+    // The caches and the weights both steps read are held once.
+    let shared = generator.shared_weight_bytes();
+    let peak = need_p.bytes + need_d.bytes - cache - shared;
     let step_s = decode_t.as_secs_f64();
     let host: Vec<Duration> = got.steps.clone();
     let dtype = match a.dtype {
@@ -153,11 +154,13 @@ fn run<W: LlamaWeights>(
         outln!("decode step      {} (host, median of the {} generated)", fmt_time(m), host.len())?;
     }
     outln!(
-        "memory           {:.1} MiB peak: prefill {:.1} MiB + decode {:.1} MiB (each with its own weights) + caches {:.1} MiB",
+        "memory           {:.1} MiB peak: prefill {:.1} MiB, decode {:.1} MiB more ({:.1} MiB of its weights shared with the prefill), caches {:.1} MiB ({})",
         mib(peak),
         mib(need_p.bytes - cache),
-        mib(need_d.bytes - cache),
-        mib(cache)
+        mib(need_d.bytes - cache - shared),
+        mib(shared),
+        mib(cache),
+        generator.caches().first().map_or("none".to_string(), |c| c.dtype.to_string())
     )?;
     let read = need_d.weights + cache;
     outln!(
