@@ -539,12 +539,28 @@ fn generates_the_reference(v: Variant, target: &str) {
     let ckpt = tmp.path().join("ckpt");
     write_checkpoint(&ckpt, v, false);
     let args = [
-        "model", "generate", &s(&ckpt), "--target", target, "--prompt-ids", "3,14,15,92,65",
-        "--new-tokens", "9", "--batch", "2", "--check", "--iters", "2",
+        "model",
+        "generate",
+        &s(&ckpt),
+        "--target",
+        target,
+        "--prompt-ids",
+        "3,14,15,92,65",
+        "--new-tokens",
+        "9",
+        "--batch",
+        "2",
+        "--check",
+        "--iters",
+        "2",
     ];
     let out = ok(&args);
     assert!(out.contains("generates the same ids"), "{out}");
-    assert_eq!(out.lines().filter(|l| l.starts_with("sequence ")).count(), 2, "{out}");
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("sequence ")).count(),
+        2,
+        "{out}"
+    );
 }
 
 #[test]

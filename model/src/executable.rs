@@ -165,11 +165,13 @@ impl Executable {
                 }
                 // The input's own buffer (an input's id is below its readers' outputs',
                 // so it is placed already).
-                Home::InPlace(input) => *tensors.get(input).ok_or_else(|| {
-                    ModelError::WeightWithoutData {
-                        tensor: tensor.name.clone(),
-                    }
-                })?,
+                Home::InPlace(input) => {
+                    *tensors
+                        .get(input)
+                        .ok_or_else(|| ModelError::WeightWithoutData {
+                            tensor: tensor.name.clone(),
+                        })?
+                }
             };
             match home {
                 Home::Weight if shared.contains_key(&tensor.name) => {}

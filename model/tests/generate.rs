@@ -30,7 +30,11 @@ const SEED: u64 = 7;
 
 fn prompt(batch: usize, len: usize) -> Vec<Vec<i32>> {
     (0..batch)
-        .map(|b| (0..len).map(|i| ((b * 37 + i * 11 + 5) % 300) as i32).collect())
+        .map(|b| {
+            (0..len)
+                .map(|i| ((b * 37 + i * 11 + 5) % 300) as i32)
+                .collect()
+        })
         .collect()
 }
 
@@ -128,11 +132,16 @@ fn the_caches_are_updated_in_place_and_read() {
     // Rows before the position are read: zeroing them between steps changes the ids.
     let mut forget = |dev: &mut dyn Device, _: usize| {
         for c in &caches {
-            dev.upload(c.buffer, &TensorData::zeros(c.dtype, c.shape.iter().product()))?;
+            dev.upload(
+                c.buffer,
+                &TensorData::zeros(c.dtype, c.shape.iter().product()),
+            )?;
         }
         Ok::<(), ModelError>(())
     };
-    let forgot = gen_.generate_with(dev.as_mut(), &p, new, &mut forget).unwrap();
+    let forgot = gen_
+        .generate_with(dev.as_mut(), &p, new, &mut forget)
+        .unwrap();
     assert_ne!(forgot.ids, want, "a step that ignored its cache would pass");
     gen_.free(dev.as_mut());
 }
@@ -144,7 +153,10 @@ fn positions_past_the_capacity_are_refused() {
     let gen_ = generator(dev.as_mut(), &cfg, 1, 4, 8, Precision::F32);
     let p = prompt(1, 4);
     let err = gen_.generate(dev.as_mut(), &p, 6).unwrap_err().to_string();
-    assert!(err.contains("--new-tokens 6") && err.contains("capacity of 8"), "{err}");
+    assert!(
+        err.contains("--new-tokens 6") && err.contains("capacity of 8"),
+        "{err}"
+    );
     let err = gen_.generate(dev.as_mut(), &p, 0).unwrap_err().to_string();
     assert!(err.contains("--new-tokens is 0"), "{err}");
     // The largest that fits: 4 + 5 − 1 = 8 positions.

@@ -35,8 +35,8 @@ fn array(path: &Path) -> ArrayD<f32> {
 
 /// The test's inputs, expected output and the op its model holds.
 fn case(dir: &Path) -> (Vec<ArrayD<f32>>, ArrayD<f32>, TensorScatter) {
-    let model = ModelProto::decode(std::fs::read(dir.join("model.onnx")).unwrap().as_slice())
-        .unwrap();
+    let model =
+        ModelProto::decode(std::fs::read(dir.join("model.onnx")).unwrap().as_slice()).unwrap();
     let node = &model.graph.as_ref().unwrap().node[0];
     let set = dir.join("test_data_set_0");
     let inputs: Vec<ArrayD<f32>> = (0..3)
@@ -49,7 +49,11 @@ fn case(dir: &Path) -> (Vec<ArrayD<f32>>, ArrayD<f32>, TensorScatter) {
         .find(|a| a.name == "axis")
         .map_or(-2, |a| a.i);
     let axis = if axis < 0 { axis + rank } else { axis } as usize;
-    (inputs, array(&set.join("output_0.pb")), TensorScatter { axis })
+    (
+        inputs,
+        array(&set.join("output_0.pb")),
+        TensorScatter { axis },
+    )
 }
 
 /// The op on `inputs`, its cache a graph input (`copy`: computed first), on `cpu`.
@@ -68,9 +72,12 @@ fn run(inputs: &[ArrayD<f32>], op: TensorScatter, copy: bool) -> (ArrayD<f64>, A
     let out = b.node("present_cache", op, &[cache, update, at]).unwrap();
     b.output(out);
     let g = b.finish().unwrap();
-    let want = reference::evaluate(&g, &inputs.iter().map(|x| x.mapv(f64::from)).collect::<Vec<_>>())
-        .unwrap()
-        .remove(0);
+    let want = reference::evaluate(
+        &g,
+        &inputs.iter().map(|x| x.mapv(f64::from)).collect::<Vec<_>>(),
+    )
+    .unwrap()
+    .remove(0);
     let target = weft_runtime::Target::parse("cpu").unwrap();
     let model = CompiledModel::compile(&g, &target.limits(), &CompileOptions::default()).unwrap();
     let schedule = model.groups.last().unwrap().schedule.clone();
@@ -92,7 +99,11 @@ fn tensor_scatter_matches_onnx_node_tests_in_place_and_as_a_copy() {
         let (inputs, expected, op) = case(&root.join(test));
         for copy in [false, true] {
             let (reference, got) = run(&inputs, op, copy);
-            assert_eq!(reference.mapv(|v| v as f32), expected, "{test}: the float64 reference");
+            assert_eq!(
+                reference.mapv(|v| v as f32),
+                expected,
+                "{test}: the float64 reference"
+            );
             assert_eq!(got, expected, "{test}: cpu kernels (copy: {copy})");
         }
     }

@@ -32,7 +32,9 @@ const F16_TIE: f64 = 2e-2;
 /// Runs `weft model generate`.
 pub fn generate(a: &ModelGenerateArgs) -> Result<(), CliError> {
     if a.batch == 0 {
-        return Err(CliError::Usage("--batch 0: generate at least one sequence".into()));
+        return Err(CliError::Usage(
+            "--batch 0: generate at least one sequence".into(),
+        ));
     }
     if a.new_tokens == 0 {
         return Err(CliError::Usage(
@@ -84,7 +86,11 @@ fn prompt(a: &ModelGenerateArgs, cfg: &LlamaConfig) -> Result<Vec<Vec<i32>>, Cli
     let len = a.prompt_tokens.unwrap_or(8) as usize;
     let mut rng = rand::rngs::StdRng::seed_from_u64(a.seed);
     Ok((0..batch)
-        .map(|_| (0..len).map(|_| rng.random_range(0..cfg.vocab as i32)).collect())
+        .map(|_| {
+            (0..len)
+                .map(|_| rng.random_range(0..cfg.vocab as i32))
+                .collect()
+        })
         .collect())
 }
 
@@ -142,7 +148,10 @@ fn run<W: LlamaWeights>(
         opened.device.name(),
     )?;
     outln!("prefill          {} (device)", fmt_time(prefill_t))?;
-    outln!("first token      {} (host: ids written to the id read back)", fmt_time(got.first_token))?;
+    outln!(
+        "first token      {} (host: ids written to the id read back)",
+        fmt_time(got.first_token)
+    )?;
     outln!(
         "decode step      {} (device, median of {}) = {:.1} tokens/s per sequence, {:.1} tokens/s in all",
         fmt_time(decode_t),
@@ -151,7 +160,11 @@ fn run<W: LlamaWeights>(
         batch as f64 / step_s
     )?;
     if let Some(m) = median(&host) {
-        outln!("decode step      {} (host, median of the {} generated)", fmt_time(m), host.len())?;
+        outln!(
+            "decode step      {} (host, median of the {} generated)",
+            fmt_time(m),
+            host.len()
+        )?;
     }
     outln!(
         "memory           {:.1} MiB peak: prefill {:.1} MiB, decode {:.1} MiB more ({:.1} MiB of its weights shared with the prefill), caches {:.1} MiB ({})",
@@ -160,7 +173,10 @@ fn run<W: LlamaWeights>(
         mib(need_d.bytes - cache - shared),
         mib(shared),
         mib(cache),
-        generator.caches().first().map_or("none".to_string(), |c| c.dtype.to_string())
+        generator
+            .caches()
+            .first()
+            .map_or("none".to_string(), |c| c.dtype.to_string())
     )?;
     let read = need_d.weights + cache;
     outln!(
@@ -197,7 +213,11 @@ fn generate_and_time(
     let got = generator
         .generate(dev, prompt, a.new_tokens as usize)
         .map_err(CliError::model)?;
-    let warmup = if matches!(dev.target(), Target::Cpu) { 0 } else { 3 };
+    let warmup = if matches!(dev.target(), Target::Cpu) {
+        0
+    } else {
+        3
+    };
     let (p, d) = generator
         .time(dev, warmup, a.iters as usize)
         .map_err(CliError::model)?;
@@ -239,7 +259,9 @@ fn check<W: LlamaWeights>(
         "step {k} of sequence {b}: weft picked {ours}, the float64 reference {id} (its top-2 margin {margin:.3e}; its logit of {id} above that of {ours} by {gap:.3e})"
     );
     if a.dtype == ModelDType::F16 && gap.abs() < F16_TIE {
-        outln!("check            differs at {what}: a near tie, which f16 may flip; the ids after it follow another path")?;
+        outln!(
+            "check            differs at {what}: a near tie, which f16 may flip; the ids after it follow another path"
+        )?;
         return Ok(());
     }
     Err(CliError::Wrong {

@@ -197,6 +197,9 @@ mod tests {
         let wrong = b.input("wrong", &[2], DType::I32);
         let one = b.input("one", &[1, 2, 1, 4], DType::F32);
         let err = b.node("s", op, &[past, one, wrong]).unwrap_err();
-        assert!(err.to_string().contains("one index per batch entry"), "{err}");
+        assert!(
+            err.to_string().contains("one index per batch entry"),
+            "{err}"
+        );
     }
 }

@@ -327,7 +327,11 @@ pub(super) struct Builder<'w, W> {
 
 impl<W: LlamaWeights> Builder<'_, W> {
     /// The weight `name` from the source, checked to be of `shape`.
-    pub(super) fn get(&mut self, name: &str, shape: &[usize]) -> Result<ArrayD<f32>, LlamaError<W::Error>> {
+    pub(super) fn get(
+        &mut self,
+        name: &str,
+        shape: &[usize],
+    ) -> Result<ArrayD<f32>, LlamaError<W::Error>> {
         let w = self
             .weights
             .tensor(name, shape)
@@ -342,7 +346,12 @@ impl<W: LlamaWeights> Builder<'_, W> {
         Ok(w)
     }
 
-    pub(super) fn node(&mut self, name: String, op: Op, inputs: &[TensorId]) -> Result<TensorId, GraphError> {
+    pub(super) fn node(
+        &mut self,
+        name: String,
+        op: Op,
+        inputs: &[TensorId],
+    ) -> Result<TensorId, GraphError> {
         self.b.node(name, op, inputs)
     }
 
@@ -371,7 +380,11 @@ impl<W: LlamaWeights> Builder<'_, W> {
     }
 
     /// `LlamaRMSNorm`: `weight · x / √(mean(x²) + ε)` over the hidden dimension.
-    pub(super) fn rms_norm(&mut self, name: &str, x: TensorId) -> Result<TensorId, LlamaError<W::Error>> {
+    pub(super) fn rms_norm(
+        &mut self,
+        name: &str,
+        x: TensorId,
+    ) -> Result<TensorId, LlamaError<W::Error>> {
         let h = self.cfg.hidden;
         let two = self.scalar(format!("{name}.two"), 2.0);
         let sq = self.b.binary(format!("{name}.pow"), Binary::Pow, x, two)?;
@@ -436,7 +449,12 @@ impl<W: LlamaWeights> Builder<'_, W> {
     }
 
     /// `[b, s, heads·d]` as `[b, heads, s, d]`.
-    pub(super) fn split_heads(&mut self, p: &str, t: TensorId, heads: usize) -> Result<TensorId, GraphError> {
+    pub(super) fn split_heads(
+        &mut self,
+        p: &str,
+        t: TensorId,
+        heads: usize,
+    ) -> Result<TensorId, GraphError> {
         let (b, s, d) = (self.batch, self.seq, self.cfg.head_dim);
         let r = self.node(
             format!("{p}.view"),

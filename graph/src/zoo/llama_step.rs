@@ -24,8 +24,7 @@ use super::llama::{Builder, LlamaConfig, LlamaError, LlamaWeights, rotary_table,
 use crate::builder::GraphBuilder;
 use crate::graph::{Graph, GraphError, TensorId};
 use crate::op::{
-    Binary, Cast, Gather, Op, Reduce, ReduceKind, Reshape, Slice, Softmax, TensorScatter,
-    Transpose,
+    Binary, Cast, Gather, Op, Reduce, ReduceKind, Reshape, Slice, Softmax, TensorScatter, Transpose,
 };
 
 /// The name of the position input.
@@ -77,9 +76,11 @@ pub fn llama_step<W: LlamaWeights>(
     }
     let embed = m.get("model.embed_tokens.weight", &[v, h])?;
     let table = m.b.weight("model.embed_tokens.weight", embed.clone());
-    let mut x = m
-        .b
-        .node("model.embed_tokens", Op::Gather(Gather { axis: 0 }), &[table, ids])?;
+    let mut x = m.b.node(
+        "model.embed_tokens",
+        Op::Gather(Gather { axis: 0 }),
+        &[table, ids],
+    )?;
     let at = Positions::new(&mut m, position, capacity)?;
     let mut presents = Vec::with_capacity(2 * cfg.layers);
     for (l, &(past_k, past_v)) in caches.iter().enumerate() {
@@ -143,7 +144,8 @@ impl Positions {
         let to_f32 = Op::Cast(Cast { to: DType::F32 });
         // Token i of sequence b sits at position[b] + i.
         let pos = m.b.node("model.position.f32", to_f32, &[position])?;
-        let pos = m.b.node("model.position.column", reshape(vec![b, 1]), &[pos])?;
+        let pos =
+            m.b.node("model.position.column", reshape(vec![b, 1]), &[pos])?;
         let steps = ArrayD::from_shape_fn(IxDyn(&[1, s]), |ix| ix[1] as f32);
         let steps = m.b.weight("model.position.steps", steps);
         let token_pos = m.b.add("model.position.tokens", pos, steps)?;
@@ -153,9 +155,8 @@ impl Positions {
             let rows = ArrayD::from_shape_vec(IxDyn(&[capacity, d]), rows).expect("cap·d");
             let table = m.b.weight(format!("model.rotary_emb.{name}_table"), rows);
             let g = Op::Gather(Gather { axis: 0 });
-            let at = m
-                .b
-                .node(format!("model.rotary_emb.{name}"), g, &[table, token_pos])?;
+            let at =
+                m.b.node(format!("model.rotary_emb.{name}"), g, &[table, token_pos])?;
             m.b.node(
                 format!("model.rotary_emb.{name}.heads"),
                 reshape(vec![b, 1, s, d]),
@@ -167,13 +168,13 @@ impl Positions {
         // Query row j is token j % seq (the rows of one KV head's query heads, stacked).
         let rows = ArrayD::from_shape_fn(IxDyn(&[1, 1, rep * s, 1]), |ix| (ix[2] % s) as f32);
         let rows = m.b.weight("model.mask.rows", rows);
-        let pos4 = m.b.node("model.mask.position", reshape(vec![b, 1, 1, 1]), &[pos])?;
+        let pos4 =
+            m.b.node("model.mask.position", reshape(vec![b, 1, 1, 1]), &[pos])?;
         let limit = m.b.add("model.mask.limit", pos4, rows)?;
         let cols = ArrayD::from_shape_fn(IxDyn(&[1, 1, 1, capacity]), |ix| ix[3] as f32);
         let cols = m.b.weight("model.mask.cache_rows", cols);
-        let later = m
-            .b
-            .binary("model.mask.later", Binary::Greater, cols, limit)?;
+        let later =
+            m.b.binary("model.mask.later", Binary::Greater, cols, limit)?;
         let lowest = m.scalar("model.mask.lowest".into(), f32::MIN);
         let zero = m.scalar("model.mask.zero".into(), 0.0);
         let mask = m.b.node("model.mask", Op::Where, &[later, lowest, zero])?;
@@ -216,7 +217,11 @@ fn attention<W: LlamaWeights>(
     let q = m.rope(&format!("{p}.q_rope"), q, heads, at.cos, at.sin)?;
     let k = m.rope(&format!("{p}.k_rope"), k, kv, at.cos, at.sin)?;
     let write = Op::TensorScatter(TensorScatter { axis: 2 });
-    let keys = m.node(format!("{p}.key_cache"), write.clone(), &[past_k, k, at.write])?;
+    let keys = m.node(
+        format!("{p}.key_cache"),
+        write.clone(),
+        &[past_k, k, at.write],
+    )?;
     let values = m.node(format!("{p}.value_cache"), write, &[past_v, v, at.write])?;
     // Query heads h = kv_head · rep + r: the rows of KV head kv_head's product.
     let grouped = Op::Reshape(Reshape {
@@ -232,9 +237,8 @@ fn attention<W: LlamaWeights>(
     )?;
     let scores = m.node(format!("{p}.scores"), Op::MatMul, &[q, kt])?;
     let scale = m.scalar(format!("{p}.scaling"), (1.0 / (d as f64).sqrt()) as f32);
-    let scores = m
-        .b
-        .binary(format!("{p}.scaled"), Binary::Mul, scores, scale)?;
+    let scores =
+        m.b.binary(format!("{p}.scaled"), Binary::Mul, scores, scale)?;
     let scores = m.b.add(format!("{p}.masked"), scores, at.mask)?;
     let probs = m.node(
         format!("{p}.softmax"),

@@ -5,10 +5,10 @@
 //! of the cache no update reaches are neither read nor written: a decode step moves one
 //! row per layer, not the whole cache.
 
-use weft_graph::{Graph, TensorId};
 use weft_graph::op::TensorScatter;
 use weft_graph::partition::Group;
 use weft_graph::passes::memory_order;
+use weft_graph::{Graph, TensorId};
 use weft_ir::func::Func;
 use weft_ir::prelude::*;
 
