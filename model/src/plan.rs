@@ -6,8 +6,7 @@
 
 use std::collections::HashMap;
 
-use weft_graph::op::in_place;
-use weft_graph::partition::Partition;
+use weft_graph::partition::{Partition, in_place};
 use weft_graph::{Graph, TensorId};
 use weft_ir::dtype::DType;
 
@@ -25,7 +24,7 @@ pub enum Home {
     /// A reused intermediate buffer.
     Slot(usize),
     /// The buffer of this graph input, which the tensor's node updates in place (a KV
-    /// cache: [`weft_graph::op::in_place`]); a run leaves the input updated.
+    /// cache: [`weft_graph::partition::in_place`]); a run leaves the input updated.
     InPlace(TensorId),
 }
 

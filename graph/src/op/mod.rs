@@ -73,7 +73,7 @@ pub use scatter::{ScatterElements, ScatterNd, ScatterReduction};
 pub use select::Where;
 pub use slice::{Slice, resolve_slice};
 pub use softmax::Softmax;
-pub use tensor_scatter::{TensorScatter, in_place};
+pub use tensor_scatter::TensorScatter;
 pub use tile::Tile;
 pub use transpose::Transpose;
 pub use trilu::Trilu;
@@ -324,7 +324,7 @@ pub enum Role<'a> {
     Join { axis: usize },
     /// Writes rows of its input 0 at positions it reads from the graph (a KV cache's
     /// update): always a group of its own, never inside a reader or an anchor's
-    /// epilogue; in place where [`in_place`] says so (a kernel over the new rows only,
+    /// epilogue; in place where `partition::in_place` says so (a kernel over the new rows only,
     /// the output in the input's buffer), else computed as an injective op.
     Update(&'a TensorScatter),
 }

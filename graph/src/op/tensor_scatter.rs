@@ -4,7 +4,7 @@
 //! cache keeps its capacity (`past`'s extent along `axis`); only the new rows change.
 //!
 //! ONNX states it as a functional op that models an in-place update, and weft runs it in
-//! place where it can ([`in_place`]): where `past` is a graph input nothing else reads,
+//! place where it can (`crate::partition::in_place`): where `past` is a graph input nothing else reads,
 //! the output lives in `past`'s buffer and the kernel runs over `update` only, storing
 //! its rows at the position — a decode step writes one row per layer, never the whole
 //! cache. Elsewhere it is an injective op like any other (`past` copied, the rows
@@ -23,8 +23,7 @@ use weft_ir::prelude::*;
 use super::inline::clamped_index;
 use super::onnx::OnnxOp;
 use super::shapes::{arity, axis_of, integer};
-use super::{ExportNode, IndexUse, Inline, Op, OpDef, Role};
-use crate::graph::{Graph, NodeId};
+use super::{ExportNode, IndexUse, Inline, OpDef, Role};
 use crate::tensor::Tensor;
 
 /// ONNX's TensorScatter, linear mode: inputs `past` `[batch, …, capacity, …]`, `update`
@@ -142,24 +141,6 @@ impl TensorScatter {
     }
 }
 
-/// True where node `n` (a [`TensorScatter`]) of `g` updates its cache in place: the
-/// cache is a graph input that no other node reads and is stored as the output is. Its
-/// output then lives in the input's buffer, which a run leaves updated (the memory plan
-/// and the lowering both ask this).
-pub fn in_place(g: &Graph, n: NodeId) -> bool {
-    let node = &g.nodes[n.0];
-    if !matches!(node.op, Op::TensorScatter(_)) {
-        return false;
-    }
-    let past = node.inputs[0];
-    let (a, b) = (g.tensor(past), g.tensor(node.output));
-    let readers = g.nodes.iter().filter(|m| m.inputs.contains(&past)).count();
-    g.inputs.contains(&past)
-        && readers == 1
-        && node.inputs[1..].iter().all(|&t| t != past)
-        && (a.dtype, a.layout) == (b.dtype, b.layout)
-}
-
 /// Not imported: weft reads ONNX files up to opset 23, and TensorScatter came with 24.
 pub(super) const ONNX: &[OnnxOp] = &[];
 
@@ -187,6 +168,7 @@ mod tests {
     #[test]
     fn shapes_that_do_not_make_an_update_are_refused() {
         use crate::GraphBuilder;
+        use crate::op::Op;
         let mut b = GraphBuilder::new("t");
         let past = b.input("past", &[1, 2, 8, 4], DType::F32);
         let long = b.input("long", &[1, 2, 9, 4], DType::F32);

@@ -28,6 +28,9 @@
 //! comes before its reader.
 
 pub mod cost;
+mod update;
+
+pub use update::in_place;
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;

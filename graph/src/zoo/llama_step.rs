@@ -298,7 +298,7 @@ fn argmax(
     let id = Op::Reshape(Reshape {
         shape: vec![batch, 1],
     });
-    let id = b.node(super::llama_step::NEXT_ID, id, &[first])?;
+    let id = b.node(NEXT_ID, id, &[first])?;
     Ok(id)
 }
 

@@ -26,8 +26,8 @@ pub(crate) use weft_kernels::rules;
 use std::collections::HashMap;
 
 use weft_codegen_common::TargetLimits;
-use weft_graph::op::{Anchor, Reduction, Role, in_place};
-use weft_graph::partition::{Group, GroupKind};
+use weft_graph::op::{Anchor, Reduction, Role};
+use weft_graph::partition::{Group, GroupKind, in_place};
 use weft_graph::passes::{TargetQuery, memory_order};
 use weft_graph::{Graph, Node, TensorId};
 use weft_ir::func::{Func, Param};

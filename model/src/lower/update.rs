@@ -1,5 +1,5 @@
 //! A cache update in place ([`weft_graph::op::TensorScatter`] where
-//! [`weft_graph::op::in_place`] holds): one thread per element of the new rows, each
+//! [`weft_graph::partition::in_place`] holds): one thread per element of the new rows, each
 //! stored into the cache at its row plus the batch entry's write index, read on the
 //! device. The output lives in the cache's buffer (the plan homes it there), so the rows
 //! of the cache no update reaches are neither read nor written: a decode step moves one
