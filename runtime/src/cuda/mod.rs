@@ -142,29 +142,10 @@ pub struct CudaDevice {
     /// Launch the kernels that wait for their predecessor with programmatic dependent
     /// launch ([`pdl::enabled`]).
     pdl: bool,
-    /// The launch lists [`Device::replay`] captured as CUDA graphs, by [`launch_key`].
+    /// The launch lists [`Device::replay`] captured as CUDA graphs, by
+    /// [`crate::device::launch_key`].
     /// A graph holds device pointers: freeing any buffer drops them all.
     replays: HashMap<u64, (Vec<Launch>, cudarc::driver::CudaGraph)>,
-}
-
-/// A launch list's identity: its kernels and arguments (buffer handles, scalars' bits).
-fn launch_key(launches: &[Launch]) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    for l in launches {
-        l.kernel.hash(&mut h);
-        for a in &l.args {
-            match a {
-                KernelArg::Buffer(b) => (0u8, b.0).hash(&mut h),
-                KernelArg::Scalar(Scalar::F32(v)) => (1u8, v.to_bits()).hash(&mut h),
-                KernelArg::Scalar(Scalar::F16(v)) => (2u8, v.to_bits()).hash(&mut h),
-                KernelArg::Scalar(Scalar::I32(v)) => (3u8, *v).hash(&mut h),
-                KernelArg::Scalar(Scalar::U32(v)) => (4u8, *v).hash(&mut h),
-            }
-        }
-    }
-    launches.len().hash(&mut h);
-    h.finish()
 }
 
 impl std::fmt::Debug for CudaDevice {
@@ -645,7 +626,7 @@ impl Device for CudaDevice {
     fn replay(&mut self, launches: &[Launch]) -> Result<(), DeviceError> {
         // Captured once as a CUDA graph (whose capture runs it), then relaunched whole:
         // one driver call per step instead of one per kernel.
-        let key = launch_key(launches);
+        let key = crate::device::launch_key(launches);
         // The list itself is compared too: a hash collision must not run another graph.
         if let Some((_, g)) = self.replays.get(&key).filter(|(l, _)| l == launches) {
             return Ok(driver::driver("launching a CUDA graph", || g.launch())?);
