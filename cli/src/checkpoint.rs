@@ -65,6 +65,21 @@ pub fn is_checkpoint(dir: &Path) -> bool {
 /// The checkpoint in `dir` as a graph on `batch` sequences of `seq` tokens (default 128,
 /// at most the model's positions).
 pub fn load(dir: &Path, batch: usize, seq: Option<usize>) -> Result<Graph, CheckpointError> {
+    let (name, cfg, mut weights) = open(dir)?;
+    let seq = seq.unwrap_or(cfg.max_positions.min(128));
+    let config_path = dir.join("config.json");
+    let text = read_bounded(&config_path)?;
+    let json: Value = serde_json::from_slice(&text).map_err(|e| CheckpointError::File {
+        path: config_path.clone(),
+        reason: format!("not JSON: {e}"),
+    })?;
+    sliding_window(&config_path, &json, seq)?;
+    llama::llama(&name, &cfg, batch, seq, &mut weights).map_err(|e| built(dir, Some(&weights), e))
+}
+
+/// The checkpoint in `dir`: its name, its sizes and its weights, read as the graph
+/// builders ask for them (`zoo::llama`, `zoo::llama_step`).
+pub fn open(dir: &Path) -> Result<(String, LlamaConfig, Weights), CheckpointError> {
     let config_path = dir.join("config.json");
     let text = read_bounded(&config_path)?;
     let json: Value = serde_json::from_slice(&text).map_err(|e| CheckpointError::File {
@@ -72,16 +87,24 @@ pub fn load(dir: &Path, batch: usize, seq: Option<usize>) -> Result<Graph, Check
         reason: format!("not JSON: {e}"),
     })?;
     let cfg = config(&config_path, &json)?;
-    let seq = seq.unwrap_or(cfg.max_positions.min(128));
-    sliding_window(&config_path, &json, seq)?;
-    let mut weights = Weights::open(dir)?;
+    let weights = Weights::open(dir)?;
     let name = dir.file_name().map_or("checkpoint".to_string(), |n| {
         n.to_string_lossy().into_owned()
     });
-    llama::llama(&name, &cfg, batch, seq, &mut weights).map_err(|e| match e {
+    Ok((name, cfg, weights))
+}
+
+/// A graph builder's error on the checkpoint in `dir` as the file's error.
+/// (`weights` names the file of a tensor of the wrong shape; without it, the directory.)
+pub fn built(
+    dir: &Path,
+    weights: Option<&Weights>,
+    e: LlamaError<CheckpointError>,
+) -> CheckpointError {
+    match e {
         LlamaError::Weights(e) => e,
         LlamaError::Shape { name, got, want } => CheckpointError::Shape {
-            path: weights.file_of(&name),
+            path: weights.map_or(dir.to_path_buf(), |w| w.file_of(&name)),
             name,
             got,
             want,
@@ -94,7 +117,7 @@ pub fn load(dir: &Path, batch: usize, seq: Option<usize>) -> Result<Graph, Check
             dir: dir.to_path_buf(),
             reason: e.to_string(),
         },
-    })
+    }
 }
 
 /// The whole of the regular file `path`, read bounded by its size.
@@ -253,7 +276,7 @@ fn sliding_window(path: &Path, json: &Value, seq: usize) -> Result<(), Checkpoin
 }
 
 /// The checkpoint's safetensors files, whole in memory, and which holds each tensor.
-struct Weights {
+pub struct Weights {
     files: Vec<(PathBuf, Vec<u8>)>,
     /// Tensor name → index into `files`.
     index: HashMap<String, usize>,

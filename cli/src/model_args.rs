@@ -38,6 +38,50 @@ pub enum ModelCommand {
     /// graph node whose output differs and print it, its op, attributes and inputs, and
     /// both sides' statistics. Exit 0: they agree; 1: they disagree; 2: bad input.
     Check(ModelCheckArgs),
+    /// Greedy generation over a KV cache kept on the device (`zoo:llama`, or a Hugging
+    /// Face checkpoint directory): a prefill step, then one decode step per token,
+    /// replayed with only the token ids and the position written; prints the ids, the
+    /// prefill time, the time to the first token, decode tokens/s, peak device memory
+    /// and the bandwidth of the decode step. `--check` compares the ids with the float64
+    /// evaluator's greedy generation (no cache). Exit 0: done (and equal); 1: different
+    /// ids; 2: bad input (more tokens than the cache holds, ...).
+    Generate(ModelGenerateArgs),
+}
+
+/// `weft model generate`.
+#[derive(Debug, Args)]
+pub struct ModelGenerateArgs {
+    /// `zoo:llama` or a Hugging Face checkpoint directory (llama, mistral, qwen2).
+    pub model: String,
+    /// A target string (`weft targets` lists what this machine has).
+    #[arg(long)]
+    pub target: String,
+    /// Element type: f32, or f16 with f32 accumulation.
+    #[arg(long, value_enum, default_value_t = ModelDType::F32)]
+    pub dtype: ModelDType,
+    /// Prompt length: seeded random ids (default 8).
+    #[arg(long, conflicts_with = "prompt_ids", value_parser = clap::value_parser!(u32).range(1..))]
+    pub prompt_tokens: Option<u32>,
+    /// The prompt's ids, comma-separated (every sequence of the batch takes them).
+    #[arg(long, value_delimiter = ',')]
+    pub prompt_ids: Option<Vec<i64>>,
+    /// Tokens to generate per sequence (the cache holds prompt + new − 1 positions).
+    #[arg(long, default_value_t = 16)]
+    pub new_tokens: u32,
+    /// Sequences generated at once.
+    #[arg(long, default_value_t = 1)]
+    pub batch: u32,
+    /// Compare the ids with the float64 evaluator's greedy generation (small models).
+    #[arg(long)]
+    pub check: bool,
+    /// Timed runs of each step.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+    pub iters: u32,
+    /// Seed of `zoo:llama`'s weights and of a random prompt.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub llama: LlamaArgs,
 }
 
 /// The element type a model runs in.

@@ -196,7 +196,7 @@ fn build(model: &str, instance: Instance) -> Result<Graph, ModelFileError> {
 
 /// `zoo:llama`'s sizes: TinyLlama-1.1B's, each option given replacing its own (the head
 /// width follows `--hidden / --heads` unless `--head-dim` is given).
-fn llama_config(a: &LlamaArgs) -> Result<LlamaConfig, ModelFileError> {
+pub(crate) fn llama_config(a: &LlamaArgs) -> Result<LlamaConfig, ModelFileError> {
     let d = LlamaConfig::tiny_llama();
     let size = |v: Option<u32>, default: usize| v.map_or(default, |v| v as usize);
     let hidden = size(a.hidden, d.hidden);

@@ -531,3 +531,50 @@ fn damaged_checkpoints_are_refused_naming_the_file_and_tensor() {
     // Longer than the model's positions.
     refused(|_| {}, &["--seq", "65"], &["1 to 64 tokens"]);
 }
+
+/// `weft model generate CKPT --check` on `target`: the ids a KV cache on the device
+/// generates equal the float64 evaluator's greedy ones (the whole sequence, no cache).
+fn generates_the_reference(v: Variant, target: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let ckpt = tmp.path().join("ckpt");
+    write_checkpoint(&ckpt, v, false);
+    let args = [
+        "model",
+        "generate",
+        &s(&ckpt),
+        "--target",
+        target,
+        "--prompt-ids",
+        "3,14,15,92,65",
+        "--new-tokens",
+        "9",
+        "--batch",
+        "2",
+        "--check",
+        "--iters",
+        "2",
+    ];
+    let out = ok(&args);
+    assert!(out.contains("generates the same ids"), "{out}");
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("sequence ")).count(),
+        2,
+        "{out}"
+    );
+}
+
+#[test]
+fn a_tiny_checkpoint_generates_the_float64_greedy_ids() {
+    generates_the_reference(LLAMA, "cpu");
+    let qwen2 = Variant {
+        qwen2: true,
+        tied: true,
+        bf16: true,
+    };
+    generates_the_reference(qwen2, "cpu");
+    if vulkan_available() {
+        generates_the_reference(LLAMA, "vulkan");
+    } else {
+        skip("wgpu", "no Vulkan adapter");
+    }
+}

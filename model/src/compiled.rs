@@ -190,4 +190,21 @@ impl CompiledModel {
     pub fn load(&self, dev: &mut dyn Device) -> Result<Executable, ModelError> {
         Executable::load(&self.graph, &self.groups, &self.plan, &self.guards, dev)
     }
+
+    /// [`CompiledModel::load`] with the graph inputs `shared` names bound to the given
+    /// buffers ([`Executable::load_sharing`]).
+    pub fn load_sharing(
+        &self,
+        dev: &mut dyn Device,
+        shared: &std::collections::HashMap<String, weft_runtime::BufferId>,
+    ) -> Result<Executable, ModelError> {
+        Executable::load_sharing(
+            &self.graph,
+            &self.groups,
+            &self.plan,
+            &self.guards,
+            shared,
+            dev,
+        )
+    }
 }

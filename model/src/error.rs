@@ -50,6 +50,10 @@ pub enum ModelError {
         #[source]
         source: weft_ir::lower::LowerError,
     },
+    /// A generation was asked for what its compiled steps cannot give (more tokens than
+    /// the cache holds, a prompt of another length or batch).
+    #[error("generate: {0}")]
+    Generate(String),
     /// A weight the plan uploads holds no data (a graph built wrongly by hand).
     #[error("weight `{tensor}` holds no data")]
     WeightWithoutData { tensor: String },

@@ -72,6 +72,8 @@ pub struct Executable {
     /// Every buffer this load allocated but the groups' temporaries (freed by
     /// [`Executable::free`]).
     owned: Vec<BufferId>,
+    /// The weights' buffers by tensor name (another load may share them).
+    weights: HashMap<String, BufferId>,
 }
 
 impl Executable {
@@ -87,6 +89,22 @@ impl Executable {
         guards: &[IndexGuard],
         dev: &mut dyn Device,
     ) -> Result<Executable, ModelError> {
+        Executable::load_sharing(graph, groups, plan, guards, &HashMap::new(), dev)
+    }
+
+    /// [`Executable::load`], the graph inputs and weights `shared` names bound to the
+    /// buffers it gives (of their dtype, layout and size; a weight's holding its data)
+    /// instead of buffers of their own: state that several executables keep between
+    /// runs (a KV cache the prefill and decode steps both update in place), and weights
+    /// they both read. The caller owns those buffers; [`Executable::free`] leaves them.
+    pub fn load_sharing(
+        graph: &Graph,
+        groups: &[LoweredGroup],
+        plan: &Plan,
+        guards: &[IndexGuard],
+        shared: &HashMap<String, BufferId>,
+        dev: &mut dyn Device,
+    ) -> Result<Executable, ModelError> {
         fits(graph, plan, dev, memory_override()?)?;
         let mut exe = Executable {
             name: graph.name.clone(),
@@ -97,8 +115,9 @@ impl Executable {
             plan: plan.clone(),
             poisoned: Vec::new(),
             owned: Vec::new(),
+            weights: HashMap::new(),
         };
-        match exe.fill(graph, groups, guards, dev) {
+        match exe.fill(graph, groups, guards, shared, dev) {
             Ok(()) => Ok(exe),
             Err(e) => {
                 exe.free(dev);
@@ -112,6 +131,7 @@ impl Executable {
         g: &Graph,
         groups: &[LoweredGroup],
         guards: &[IndexGuard],
+        shared: &HashMap<String, BufferId>,
         dev: &mut dyn Device,
     ) -> Result<(), ModelError> {
         let mut slots = Vec::with_capacity(self.plan.slots.len());
@@ -130,6 +150,9 @@ impl Executable {
                 Home::Slot(s) => slots[*s],
                 // An empty input (one nothing reads: `Graph::check_sizes`) still has a
                 // buffer, of one element, since a device need not make an empty one.
+                Home::Input(_) | Home::Weight if shared.contains_key(&tensor.name) => {
+                    shared[&tensor.name]
+                }
                 Home::Input(_) => {
                     let id = dev.alloc(tensor.dtype, tensor.numel().max(1))?;
                     self.owned.push(id);
@@ -140,9 +163,20 @@ impl Executable {
                     self.owned.push(id);
                     id
                 }
+                // The input's own buffer (an input's id is below its readers' outputs',
+                // so it is placed already).
+                Home::InPlace(input) => {
+                    *tensors
+                        .get(input)
+                        .ok_or_else(|| ModelError::WeightWithoutData {
+                            tensor: tensor.name.clone(),
+                        })?
+                }
             };
             match home {
+                Home::Weight if shared.contains_key(&tensor.name) => {}
                 Home::Weight => {
+                    self.weights.insert(tensor.name.clone(), id);
                     let data =
                         tensor
                             .data
@@ -153,7 +187,7 @@ impl Executable {
                     dev.upload(id, &to_device(tensor, data))?;
                 }
                 Home::Output(_) => self.poisoned.push((id, tensor.dtype, tensor.numel())),
-                Home::Input(_) | Home::Slot(_) => {}
+                Home::Input(_) | Home::Slot(_) | Home::InPlace(_) => {}
             }
             tensors.insert(t, id);
         }
@@ -205,6 +239,16 @@ impl Executable {
             });
         }
         Ok(())
+    }
+
+    /// The buffers of the weights this load uploaded, by tensor name.
+    pub fn weight_buffers(&self) -> &HashMap<String, BufferId> {
+        &self.weights
+    }
+
+    /// The model's name.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// Its groups, in run order.
@@ -287,6 +331,34 @@ impl Executable {
         }
         self.check_guards(dev)?;
         self.outputs(dev)
+    }
+
+    /// Uploads `x` (logical order, f32) into graph input `i`'s buffer: what a caller that
+    /// replays [`Executable::launches`] itself writes before each replay.
+    pub fn set_input(
+        &self,
+        dev: &mut dyn Device,
+        i: usize,
+        x: &ArrayD<f32>,
+    ) -> Result<(), ModelError> {
+        let io = &self.inputs[i];
+        if x.shape() != io.shape.as_slice() {
+            return Err(ModelError::Input {
+                name: io.name.clone(),
+                what: format!(
+                    "shape {:?} given, the model takes {:?}",
+                    x.shape(),
+                    io.shape
+                ),
+            });
+        }
+        Ok(dev.upload(io.buffer, &stored(io.dtype, io.layout, x))?)
+    }
+
+    /// Output `i` as the device holds it now (one download).
+    pub fn output(&self, dev: &mut dyn Device, i: usize) -> Result<ArrayD<f32>, ModelError> {
+        let io = &self.outputs[i];
+        logical(io, &dev.download(io.buffer)?)
     }
 
     /// Reads every index guard's flag (one small download each): an error naming the

@@ -8,6 +8,7 @@ pub mod anchor;
 pub mod compiled;
 pub mod error;
 pub mod executable;
+pub mod generate;
 pub mod guard;
 pub mod lower;
 pub mod measure;
@@ -17,6 +18,7 @@ pub mod tune;
 pub use compiled::{CompileOptions, CompiledModel};
 pub use error::{LowerError, ModelError};
 pub use executable::{Executable, IoTensor, LoadedGroup};
+pub use generate::{Generation, Generator};
 
 /// The examples of `docs/architecture.md` ("Adding an ONNX op", "Adding a benchmark
 /// workload", "Adding a graph pass"), compiled and run as doctests so they stay true.

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use weft_graph::partition::Partition;
+use weft_graph::partition::{Partition, in_place};
 use weft_graph::{Graph, TensorId};
 use weft_ir::dtype::DType;
 
@@ -23,6 +23,9 @@ pub enum Home {
     Output(usize),
     /// A reused intermediate buffer.
     Slot(usize),
+    /// The buffer of this graph input, which the tensor's node updates in place (a KV
+    /// cache: [`weft_graph::partition::in_place`]); a run leaves the input updated.
+    InPlace(TensorId),
 }
 
 /// One reused buffer.
@@ -55,6 +58,12 @@ impl Plan {
         for (i, t) in g.tensors.iter().enumerate() {
             if t.is_constant() {
                 homes.insert(TensorId(i), Home::Weight);
+            }
+        }
+        for gr in &partition.groups {
+            if in_place(g, gr.root) {
+                let input = g.nodes[gr.root.0].inputs[0];
+                homes.insert(gr.output, Home::InPlace(input));
             }
         }
         // Each stored tensor: the kernel that first writes it and the last that reads it.
@@ -125,7 +134,7 @@ impl Plan {
         let own: usize = self
             .homes
             .iter()
-            .filter(|(_, h)| !matches!(h, Home::Slot(_)))
+            .filter(|(_, h)| !matches!(h, Home::Slot(_) | Home::InPlace(_)))
             .map(|(&t, _)| g.tensor(t).numel() * g.tensor(t).dtype.bytes())
             .sum();
         own + self.slot_bytes()
@@ -152,6 +161,8 @@ impl Plan {
                     "an output"
                 }
                 Home::Slot(_) => "an intermediate",
+                // Its input's bytes, counted once there.
+                Home::InPlace(_) => continue,
             };
             all.push((g.tensor(t).name.clone(), bytes(t), what));
         }

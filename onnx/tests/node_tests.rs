@@ -209,7 +209,8 @@ fn compile_outcome(e: ModelError) -> Outcome {
         | ModelError::Run(_)
         | ModelError::Input { .. }
         | ModelError::IndexOutOfRange { .. }
-        | ModelError::MemoryOverride(_) => Outcome::Wrong(format!("compile: {e}")),
+        | ModelError::MemoryOverride(_)
+        | ModelError::Generate(_) => Outcome::Wrong(format!("compile: {e}")),
     }
 }
 

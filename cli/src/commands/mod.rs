@@ -7,6 +7,7 @@ mod emit;
 mod ir;
 mod model;
 mod model_check;
+mod model_generate;
 mod model_size;
 mod model_tune;
 mod ops;

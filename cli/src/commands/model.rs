@@ -35,6 +35,7 @@ pub fn model(command: &ModelCommand) -> Result<(), CliError> {
         ModelCommand::Tune(a) => super::model_tune::tune(a),
         ModelCommand::Export(a) => export(a),
         ModelCommand::Check(a) => super::model_check::check(a),
+        ModelCommand::Generate(a) => super::model_generate::generate(a),
     }
 }
 

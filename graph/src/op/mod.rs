@@ -36,6 +36,7 @@ mod select;
 pub mod shapes;
 mod slice;
 mod softmax;
+mod tensor_scatter;
 mod tile;
 mod transpose;
 mod trilu;
@@ -72,6 +73,7 @@ pub use scatter::{ScatterElements, ScatterNd, ScatterReduction};
 pub use select::Where;
 pub use slice::{Slice, resolve_slice};
 pub use softmax::Softmax;
+pub use tensor_scatter::TensorScatter;
 pub use tile::Tile;
 pub use transpose::Transpose;
 pub use trilu::Trilu;
@@ -145,6 +147,8 @@ pub enum Op {
     /// Updates written to (or combined with) slices addressed by index tuples
     /// ([`ScatterNd`]).
     ScatterNd(ScatterNd),
+    /// Rows of a cache replaced at positions the graph computes ([`TensorScatter`]).
+    TensorScatter(TensorScatter),
 }
 
 impl Op {
@@ -182,6 +186,7 @@ impl Op {
             Op::Tile(o) => o,
             Op::ScatterElements(o) => o,
             Op::ScatterNd(o) => o,
+            Op::TensorScatter(o) => o,
         }
     }
 
@@ -215,6 +220,7 @@ impl Op {
             select::ONNX,
             slice::ONNX,
             softmax::ONNX,
+            tensor_scatter::ONNX,
             tile::ONNX,
             transpose::ONNX,
             trilu::ONNX,
@@ -316,6 +322,11 @@ pub enum Role<'a> {
     /// input is a group of its own read by nothing else, those groups write into its
     /// slices and it runs no kernel.
     Join { axis: usize },
+    /// Writes rows of its input 0 at positions it reads from the graph (a KV cache's
+    /// update): always a group of its own, never inside a reader or an anchor's
+    /// epilogue; in place where `partition::in_place` says so (a kernel over the new rows only,
+    /// the output in the input's buffer), else computed as an injective op.
+    Update(&'a TensorScatter),
 }
 
 /// The anchors, by the template family that schedules them.

@@ -60,7 +60,8 @@ pub fn reads(g: &Graph, anchor: NodeId, input: usize) -> f64 {
         Role::Anchor(Anchor::Conv(_) | Anchor::Product(_))
         | Role::Reduction(_)
         | Role::Injective(_)
-        | Role::Join { .. } => true,
+        | Role::Join { .. }
+        | Role::Update(_) => true,
     };
     if !tiled {
         return 1.0;

@@ -28,6 +28,9 @@
 //! comes before its reader.
 
 pub mod cost;
+mod update;
+
+pub use update::in_place;
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -150,6 +153,8 @@ pub fn partition_keeping(g: &Graph, not_epilogue: &HashSet<NodeId>, by_cost: boo
         let kind = match n.op.role() {
             Role::Anchor(_) => GroupKind::Anchor,
             Role::Reduction(_) => GroupKind::Reduction,
+            // A cache update stores into its cache: never inside a reader.
+            Role::Update(_) => GroupKind::Injective,
             Role::Injective(_) | Role::Join { .. } => continue,
         };
         let mut epilogue = Vec::new();
@@ -204,7 +209,7 @@ pub fn partition_keeping(g: &Graph, not_epilogue: &HashSet<NodeId>, by_cost: boo
         }
         let joins = |n: NodeId| matches!(g.nodes[n.0].op.role(), Role::Join { .. });
         let inline_into = match n.op.role() {
-            Role::Anchor(_) | Role::Reduction(_) => continue,
+            Role::Anchor(_) | Role::Reduction(_) | Role::Update(_) => continue,
             // A join is a copy or a view: never computed inside its reader.
             Role::Join { .. } => None,
             Role::Injective(_) => one_reader(n.output)
@@ -353,6 +358,7 @@ fn fits_epilogue(g: &Graph, r: NodeId, t: TensorId) -> bool {
         Role::Injective(Epilogue::FirstInput) => n.inputs[0] == t,
         Role::Injective(Epilogue::Never)
         | Role::Join { .. }
+        | Role::Update(_)
         | Role::Anchor(_)
         | Role::Reduction(_) => false,
     }

@@ -294,23 +294,44 @@ pub fn llama<W: LlamaWeights>(
     Ok(m.b.finish()?)
 }
 
+/// `f` (cos or sin) of the rotary angles of positions `0..positions`, row-major
+/// `[positions, head_dim]`, as `LlamaRotaryEmbedding` computes them (the frequencies and
+/// angles in f32).
+pub(super) fn rotary_table(cfg: &LlamaConfig, positions: usize, f: fn(f64) -> f64) -> Vec<f32> {
+    let d = cfg.head_dim;
+    let inv: Vec<f32> = (0..d / 2)
+        .map(|i| (1.0 / cfg.rope_theta.powf((2 * i) as f64 / d as f64)) as f32)
+        .collect();
+    (0..positions * d)
+        .map(|e| {
+            let (pos, j) = (e / d, e % d);
+            f(f64::from(pos as f32 * inv[j % (d / 2)])) as f32
+        })
+        .collect()
+}
+
 /// `[out, in]` as `[in, out]`, row-major.
-fn transposed(w: ArrayD<f32>) -> ArrayD<f32> {
+pub(super) fn transposed(w: ArrayD<f32>) -> ArrayD<f32> {
     w.reversed_axes().as_standard_layout().into_owned()
 }
 
-/// A model under construction.
-struct Builder<'w, W> {
-    b: GraphBuilder,
-    cfg: LlamaConfig,
-    batch: usize,
-    seq: usize,
-    weights: &'w mut W,
+/// A model under construction (the decode step's builder, `llama_step`, shares it).
+pub(super) struct Builder<'w, W> {
+    pub(super) b: GraphBuilder,
+    pub(super) cfg: LlamaConfig,
+    pub(super) batch: usize,
+    /// The tokens of one run.
+    pub(super) seq: usize,
+    pub(super) weights: &'w mut W,
 }
 
 impl<W: LlamaWeights> Builder<'_, W> {
     /// The weight `name` from the source, checked to be of `shape`.
-    fn get(&mut self, name: &str, shape: &[usize]) -> Result<ArrayD<f32>, LlamaError<W::Error>> {
+    pub(super) fn get(
+        &mut self,
+        name: &str,
+        shape: &[usize],
+    ) -> Result<ArrayD<f32>, LlamaError<W::Error>> {
         let w = self
             .weights
             .tensor(name, shape)
@@ -325,16 +346,21 @@ impl<W: LlamaWeights> Builder<'_, W> {
         Ok(w)
     }
 
-    fn node(&mut self, name: String, op: Op, inputs: &[TensorId]) -> Result<TensorId, GraphError> {
+    pub(super) fn node(
+        &mut self,
+        name: String,
+        op: Op,
+        inputs: &[TensorId],
+    ) -> Result<TensorId, GraphError> {
         self.b.node(name, op, inputs)
     }
 
-    fn scalar(&mut self, name: String, v: f32) -> TensorId {
+    pub(super) fn scalar(&mut self, name: String, v: f32) -> TensorId {
         self.b.weight(name, ArrayD::from_elem(IxDyn(&[]), v))
     }
 
     /// `x · W (+ b)` for `nn.Linear` `{name}` of `inp → out`.
-    fn linear(
+    pub(super) fn linear(
         &mut self,
         name: &str,
         x: TensorId,
@@ -354,7 +380,11 @@ impl<W: LlamaWeights> Builder<'_, W> {
     }
 
     /// `LlamaRMSNorm`: `weight · x / √(mean(x²) + ε)` over the hidden dimension.
-    fn rms_norm(&mut self, name: &str, x: TensorId) -> Result<TensorId, LlamaError<W::Error>> {
+    pub(super) fn rms_norm(
+        &mut self,
+        name: &str,
+        x: TensorId,
+    ) -> Result<TensorId, LlamaError<W::Error>> {
         let h = self.cfg.hidden;
         let two = self.scalar(format!("{name}.two"), 2.0);
         let sq = self.b.binary(format!("{name}.pow"), Binary::Pow, x, two)?;
@@ -380,24 +410,16 @@ impl<W: LlamaWeights> Builder<'_, W> {
     /// as `LlamaRotaryEmbedding` computes them (the frequencies and angles in f32).
     fn rotary(&mut self) -> (TensorId, TensorId) {
         let (s, d) = (self.seq, self.cfg.head_dim);
-        let inv: Vec<f32> = (0..d / 2)
-            .map(|i| (1.0 / self.cfg.rope_theta.powf((2 * i) as f64 / d as f64)) as f32)
-            .collect();
-        let angle = |e: usize| {
-            let (pos, j) = (e / d, e % d);
-            f64::from(pos as f32 * inv[j % (d / 2)])
-        };
-        let table = |f: fn(f64) -> f64| {
-            let v = (0..s * d).map(|e| f(angle(e)) as f32).collect();
-            ArrayD::from_shape_vec(IxDyn(&[1, 1, s, d]), v).expect("s·d values")
-        };
-        let cos = self.b.weight("model.rotary_emb.cos", table(f64::cos));
-        let sin = self.b.weight("model.rotary_emb.sin", table(f64::sin));
+        let shaped = |v: Vec<f32>| ArrayD::from_shape_vec(IxDyn(&[1, 1, s, d]), v).expect("s·d");
+        let cos = shaped(rotary_table(&self.cfg, s, f64::cos));
+        let sin = shaped(rotary_table(&self.cfg, s, f64::sin));
+        let cos = self.b.weight("model.rotary_emb.cos", cos);
+        let sin = self.b.weight("model.rotary_emb.sin", sin);
         (cos, sin)
     }
 
     /// `x·cos + rotate_half(x)·sin` of `x` `[b, heads, s, d]`.
-    fn rope(
+    pub(super) fn rope(
         &mut self,
         p: &str,
         x: TensorId,
@@ -427,7 +449,12 @@ impl<W: LlamaWeights> Builder<'_, W> {
     }
 
     /// `[b, s, heads·d]` as `[b, heads, s, d]`.
-    fn split_heads(&mut self, p: &str, t: TensorId, heads: usize) -> Result<TensorId, GraphError> {
+    pub(super) fn split_heads(
+        &mut self,
+        p: &str,
+        t: TensorId,
+        heads: usize,
+    ) -> Result<TensorId, GraphError> {
         let (b, s, d) = (self.batch, self.seq, self.cfg.head_dim);
         let r = self.node(
             format!("{p}.view"),
@@ -538,7 +565,7 @@ impl<W: LlamaWeights> Builder<'_, W> {
     }
 
     /// `LlamaMLP`: `down(silu(gate(x)) · up(x))`.
-    fn mlp(&mut self, p: &str, x: TensorId) -> Result<TensorId, LlamaError<W::Error>> {
+    pub(super) fn mlp(&mut self, p: &str, x: TensorId) -> Result<TensorId, LlamaError<W::Error>> {
         let (h, i) = (self.cfg.hidden, self.cfg.intermediate);
         let gate = self.linear(&format!("{p}.gate_proj"), x, h, i, false)?;
         let sig = self

@@ -24,6 +24,7 @@
 
 mod inception;
 pub mod llama;
+pub mod llama_step;
 mod mobilenet;
 mod net;
 mod resnet;

@@ -18,6 +18,7 @@ mod narrow;
 mod pool;
 mod rows;
 mod slice;
+mod update;
 pub(crate) mod values;
 
 pub(crate) use weft_kernels::rules;
@@ -26,7 +27,7 @@ use std::collections::HashMap;
 
 use weft_codegen_common::TargetLimits;
 use weft_graph::op::{Anchor, Reduction, Role, Window};
-use weft_graph::partition::{Group, GroupKind};
+use weft_graph::partition::{Group, GroupKind, in_place};
 use weft_graph::passes::{TargetQuery, memory_order};
 use weft_graph::{Graph, Node, TensorId};
 use weft_ir::func::{Func, Param};
@@ -159,7 +160,12 @@ pub fn lower_group(
                 None,
             )
         }
-        Role::Injective(_) | Role::Join { .. } => {
+        Role::Update(u) if in_place(g, group.root) => {
+            let (func, schedule) = update::lower(g, group, u, &vals, &name).map_err(fail)?;
+            (func, schedule, None)
+        }
+        // An update that cannot write its input's buffer is a copy with the rows in.
+        Role::Injective(_) | Role::Join { .. } | Role::Update(_) => {
             let out = output(&vals);
             let inputs: Vec<Buffer> = vals.buffers().into_iter().map(|(_, b)| b).collect();
             let func =

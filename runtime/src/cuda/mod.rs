@@ -142,6 +142,10 @@ pub struct CudaDevice {
     /// Launch the kernels that wait for their predecessor with programmatic dependent
     /// launch ([`pdl::enabled`]).
     pdl: bool,
+    /// The launch lists [`Device::replay`] captured as CUDA graphs, by
+    /// [`crate::device::launch_key`].
+    /// A graph holds device pointers: freeing any buffer drops them all.
+    replays: HashMap<u64, (Vec<Launch>, cudarc::driver::CudaGraph)>,
 }
 
 impl std::fmt::Debug for CudaDevice {
@@ -198,6 +202,7 @@ impl CudaDevice {
             by_source: HashMap::new(),
             kernels: Vec::new(),
             by_launch: HashMap::new(),
+            replays: HashMap::new(),
             last_launch: None,
             pdl: pdl::enabled(major),
         })
@@ -524,6 +529,8 @@ impl Device for CudaDevice {
 
     fn free(&mut self, buf: BufferId) -> Result<(), DeviceError> {
         let b = self.buffers.remove(buf.0, "buffer")?;
+        // A captured graph may point at this buffer, and a later one may take its handle.
+        self.replays.clear();
         guard("freeing a buffer", || drop(b))?;
         Ok(())
     }
@@ -614,6 +621,32 @@ impl Device for CudaDevice {
 
     fn synchronize(&mut self) -> Result<(), DeviceError> {
         self.sync("synchronize")
+    }
+
+    fn replay(&mut self, launches: &[Launch]) -> Result<(), DeviceError> {
+        // Captured once as a CUDA graph (whose capture runs it), then relaunched whole:
+        // one driver call per step instead of one per kernel.
+        let key = crate::device::launch_key(launches);
+        // The list itself is compared too: a hash collision must not run another graph.
+        if let Some((_, g)) = self.replays.get(&key).filter(|(l, _)| l == launches) {
+            return Ok(driver::driver("launching a CUDA graph", || g.launch())?);
+        }
+        let stream = self.stream.clone();
+        let mut run = || -> Result<(), DeviceError> {
+            for l in launches {
+                self.enqueue(l.kernel, &l.args)?;
+            }
+            Ok(())
+        };
+        if let Some(g) = stream_timing::capture(&stream, 1, &mut run) {
+            self.replays.insert(key, (launches.to_vec(), g));
+            return Ok(());
+        }
+        // The driver refused the capture: the launches one by one.
+        for l in launches {
+            self.enqueue(l.kernel, &l.args)?;
+        }
+        Ok(())
     }
 
     fn time_launches(

@@ -92,7 +92,7 @@ pub(crate) fn time_runs<E: From<CudaError>>(
 
 /// `runs` back-to-back runs captured as a CUDA graph, uploaded and run once; `None`
 /// where the driver (or a library enqueuing work) refuses the capture.
-fn capture<E>(
+pub(super) fn capture<E>(
     stream: &Arc<CudaStream>,
     runs: usize,
     run: &mut dyn FnMut() -> Result<(), E>,

@@ -51,6 +51,26 @@ pub struct Launch {
     pub args: Vec<KernelArg>,
 }
 
+/// A launch list's identity: its kernels and arguments (buffer handles, scalars' bits).
+pub(crate) fn launch_key(launches: &[Launch]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for l in launches {
+        l.kernel.hash(&mut h);
+        for a in &l.args {
+            match a {
+                KernelArg::Buffer(b) => (0u8, b.0).hash(&mut h),
+                KernelArg::Scalar(Scalar::F32(v)) => (1u8, v.to_bits()).hash(&mut h),
+                KernelArg::Scalar(Scalar::F16(v)) => (2u8, v.to_bits()).hash(&mut h),
+                KernelArg::Scalar(Scalar::I32(v)) => (3u8, *v).hash(&mut h),
+                KernelArg::Scalar(Scalar::U32(v)) => (4u8, *v).hash(&mut h),
+            }
+        }
+    }
+    launches.len().hash(&mut h);
+    h.finish()
+}
+
 /// A place where lowered kernels run.
 ///
 /// Buffers hold `len` elements of a dtype (f16 as 2 bytes; i32, u32, f32 and bool as 4).
@@ -106,6 +126,17 @@ pub trait Device {
     fn launch(&mut self, kernel: KernelId, args: &[KernelArg]) -> Result<(), DeviceError>;
     /// Waits for all launched work and reports errors it raised.
     fn synchronize(&mut self) -> Result<(), DeviceError>;
+    /// Runs `launches` once, in order, as one unit where the device has one: the step
+    /// of a generation loop, replayed every token with only its small inputs rewritten.
+    /// The default launches them one by one (the interpreter; a device that captures a
+    /// CUDA graph or records one submission overrides it). Returns before the work ends,
+    /// as [`Device::launch`] does.
+    fn replay(&mut self, launches: &[Launch]) -> Result<(), DeviceError> {
+        for l in launches {
+            self.launch(l.kernel, &l.args)?;
+        }
+        Ok(())
+    }
     /// Runs `launches` in order `warmup` times untimed (on a GPU, with `warmup > 0`, and
     /// then more until the warm-up has lasted [`WARM_UP`]), then `iters` times, measured
     /// on the device where it can be: CUDA events around groups of back-to-back runs (so

@@ -1,0 +1,272 @@
+//! `weft model generate`: greedy generation over a KV cache on the device
+//! (`weft_model::generate`), timed, and checked against the float64 evaluator's greedy
+//! generation over the whole-sequence forward where asked.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rand::{Rng, SeedableRng};
+use weft_graph::Graph;
+use weft_graph::zoo::llama::{LlamaConfig, LlamaError, LlamaWeights, Seeded};
+use weft_graph::zoo::llama_step::{ReferencePick, greedy_reference, llama_step};
+use weft_model::{CompileOptions, CompiledModel, Generator};
+use weft_runtime::{Target, WgpuOptions};
+
+use crate::checkpoint::{self, CheckpointError};
+use crate::error::CliError;
+use crate::format::fmt_time;
+use crate::model_args::{ModelDType, ModelGenerateArgs};
+use crate::model_compile::precision;
+use crate::models::{ModelFileError, llama_config};
+use crate::out::outln;
+use crate::select;
+
+/// The largest model `--check` evaluates in float64, in parameters (each reference step
+/// runs the whole sequence on the host).
+const CHECK_PARAMETERS: usize = 50_000_000;
+
+/// Where a mismatch of an f16 run counts as a near tie: the reference's logits of the
+/// two ids closer than this.
+const F16_TIE: f64 = 2e-2;
+
+/// Runs `weft model generate`.
+pub fn generate(a: &ModelGenerateArgs) -> Result<(), CliError> {
+    if a.batch == 0 {
+        return Err(CliError::Usage(
+            "--batch 0: generate at least one sequence".into(),
+        ));
+    }
+    if a.new_tokens == 0 {
+        return Err(CliError::Usage(
+            "--new-tokens 0: there is nothing to generate".into(),
+        ));
+    }
+    if a.model == "zoo:llama" {
+        let cfg = llama_config(&a.llama)?;
+        let mut seeded = Seeded(a.seed);
+        let no_error = |e: LlamaError<std::convert::Infallible>| match e {
+            LlamaError::Weights(never) => match never {},
+            other => CliError::Usage(format!("zoo:llama: {other}")),
+        };
+        return run(a, "llama", &cfg, &mut seeded, &no_error);
+    }
+    let dir = Path::new(&a.model);
+    if !checkpoint::is_checkpoint(dir) {
+        return Err(CliError::Usage(format!(
+            "`{}`: weft model generate takes `zoo:llama` or a Hugging Face checkpoint directory (config.json and *.safetensors)",
+            a.model
+        )));
+    }
+    if let Some(flag) = a.llama.given().first() {
+        return Err(CliError::Usage(format!(
+            "{flag} applies to `zoo:llama` only (a checkpoint's config.json gives its sizes)"
+        )));
+    }
+    let file = |e: CheckpointError| CliError::ModelFile(ModelFileError::Checkpoint(Box::new(e)));
+    let (name, cfg, mut weights) = checkpoint::open(dir).map_err(file)?;
+    let err = move |e: LlamaError<CheckpointError>| file(checkpoint::built(dir, None, e));
+    run(a, &name, &cfg, &mut weights, &err)
+}
+
+/// The prompt: `--prompt-ids` for every sequence, or seeded random ids.
+fn prompt(a: &ModelGenerateArgs, cfg: &LlamaConfig) -> Result<Vec<Vec<i32>>, CliError> {
+    let batch = a.batch as usize;
+    if let Some(ids) = &a.prompt_ids {
+        if ids.is_empty() {
+            return Err(CliError::Usage("--prompt-ids is empty".into()));
+        }
+        if let Some(bad) = ids.iter().find(|&&i| i < 0 || i >= cfg.vocab as i64) {
+            return Err(CliError::Usage(format!(
+                "--prompt-ids: {bad} is not a token id of a vocabulary of {}",
+                cfg.vocab
+            )));
+        }
+        return Ok(vec![ids.iter().map(|&i| i as i32).collect(); batch]);
+    }
+    let len = a.prompt_tokens.unwrap_or(8) as usize;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(a.seed);
+    Ok((0..batch)
+        .map(|_| {
+            (0..len)
+                .map(|_| rng.random_range(0..cfg.vocab as i32))
+                .collect()
+        })
+        .collect())
+}
+
+fn run<W: LlamaWeights>(
+    a: &ModelGenerateArgs,
+    name: &str,
+    cfg: &LlamaConfig,
+    weights: &mut W,
+    err: &dyn Fn(LlamaError<W::Error>) -> CliError,
+) -> Result<(), CliError> {
+    let prompt = prompt(a, cfg)?;
+    let (batch, len, new) = (prompt.len(), prompt[0].len(), a.new_tokens as usize);
+    // The last id is never fed back: the cache holds prompt + new − 1 positions.
+    let capacity = len + new - 1;
+    if capacity > cfg.max_positions {
+        return Err(CliError::Usage(format!(
+            "{len} prompt tokens and --new-tokens {new} need a cache of {capacity} positions, past the model's {} (max_positions)",
+            cfg.max_positions
+        )));
+    }
+    let target = Target::parse(&a.target)?;
+    let mut opened = select::open(&target, WgpuOptions::default())?;
+    let dev = opened.device.as_mut();
+    let options = CompileOptions::default().with_precision(precision(a.dtype));
+    let limits = dev.limits();
+    let mut step = |seq: usize| -> Result<(Graph, CompiledModel), CliError> {
+        let g = llama_step(name, cfg, batch, seq, capacity, weights).map_err(err)?;
+        let m = CompiledModel::compile(&g, &limits, &options).map_err(CliError::model)?;
+        Ok((g, m))
+    };
+    let (_, prefill) = step(len)?;
+    let (_, decode) = step(1)?;
+    let generator = Generator::load(&prefill, &decode, dev).map_err(CliError::model)?;
+    let result = generate_and_time(a, &generator, dev, &prompt);
+    generator.free(dev);
+    let (got, prefill_t, decode_t) = result?;
+    for (b, ids) in got.ids.iter().enumerate() {
+        let ids: Vec<String> = ids.iter().map(i32::to_string).collect();
+        outln!("sequence {b}: {}", ids.join(","))?;
+    }
+    let cache = generator.cache_bytes();
+    let need_p = prefill.plan.need(&prefill.graph);
+    let need_d = decode.plan.need(&decode.graph);
+    // The caches and the weights both steps read are held once.
+    let shared = generator.shared_weight_bytes();
+    let peak = need_p.bytes + need_d.bytes - cache - shared;
+    let step_s = decode_t.as_secs_f64();
+    let host: Vec<Duration> = got.steps.clone();
+    let dtype = match a.dtype {
+        ModelDType::F32 => "f32",
+        ModelDType::F16 => "f16 storage, f32 accumulation",
+    };
+    outln!(
+        "{name} on {target} ({}), {dtype}: batch {batch}, prompt {len}, {new} new tokens, cache {capacity} positions",
+        opened.device.name(),
+    )?;
+    outln!("prefill          {} (device)", fmt_time(prefill_t))?;
+    outln!(
+        "first token      {} (host: ids written to the id read back)",
+        fmt_time(got.first_token)
+    )?;
+    outln!(
+        "decode step      {} (device, median of {}) = {:.1} tokens/s per sequence, {:.1} tokens/s in all",
+        fmt_time(decode_t),
+        a.iters,
+        1.0 / step_s,
+        batch as f64 / step_s
+    )?;
+    if let Some(m) = median(&host) {
+        outln!(
+            "decode step      {} (host, median of the {} generated)",
+            fmt_time(m),
+            host.len()
+        )?;
+    }
+    outln!(
+        "memory           {:.1} MiB peak: prefill {:.1} MiB, decode {:.1} MiB more ({:.1} MiB of its weights shared with the prefill), caches {:.1} MiB ({})",
+        mib(peak),
+        mib(need_p.bytes - cache),
+        mib(need_d.bytes - cache - shared),
+        mib(shared),
+        mib(cache),
+        generator
+            .caches()
+            .first()
+            .map_or("none".to_string(), |c| c.dtype.to_string())
+    )?;
+    let read = need_d.weights + cache;
+    outln!(
+        "bandwidth        {:.3} GB/s: {:.1} MiB of weights and {:.1} MiB of cache read per decode step",
+        read as f64 / step_s / 1e9,
+        mib(need_d.weights),
+        mib(cache)
+    )?;
+    if a.check {
+        check(a, cfg, weights, &prompt, &got.ids, err)?;
+    }
+    Ok(())
+}
+
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1u64 << 20) as f64
+}
+
+fn median(v: &[Duration]) -> Option<Duration> {
+    let mut v = v.to_vec();
+    v.sort();
+    v.get(v.len() / 2).copied()
+}
+
+type Timed = (weft_model::Generation, Duration, Duration);
+
+/// The generation, then each step timed on the device.
+fn generate_and_time(
+    a: &ModelGenerateArgs,
+    generator: &Generator,
+    dev: &mut dyn weft_runtime::Device,
+    prompt: &[Vec<i32>],
+) -> Result<Timed, CliError> {
+    let got = generator
+        .generate(dev, prompt, a.new_tokens as usize)
+        .map_err(CliError::model)?;
+    let warmup = if matches!(dev.target(), Target::Cpu) {
+        0
+    } else {
+        3
+    };
+    let (p, d) = generator
+        .time(dev, warmup, a.iters as usize)
+        .map_err(CliError::model)?;
+    Ok((got, p.median, d.median))
+}
+
+/// The ids against the float64 reference's greedy generation.
+fn check<W: LlamaWeights>(
+    a: &ModelGenerateArgs,
+    cfg: &LlamaConfig,
+    weights: &mut W,
+    prompt: &[Vec<i32>],
+    got: &[Vec<i32>],
+    err: &dyn Fn(LlamaError<W::Error>) -> CliError,
+) -> Result<(), CliError> {
+    let per_layer = (cfg.heads + 2 * cfg.kv_heads) * cfg.head_dim * cfg.hidden * 2
+        + 3 * cfg.intermediate * cfg.hidden;
+    let params = per_layer * cfg.layers + 2 * cfg.vocab * cfg.hidden;
+    if params > CHECK_PARAMETERS {
+        return Err(CliError::Usage(format!(
+            "--check: the model has {params} parameters; the float64 reference runs models of up to {CHECK_PARAMETERS}"
+        )));
+    }
+    let picks = greedy_reference(cfg, weights, prompt, a.new_tokens as usize).map_err(err)?;
+    let first = picks.iter().enumerate().find_map(|(k, step)| {
+        step.iter()
+            .enumerate()
+            .find(|(b, p)| got[*b][k] != p.id)
+            .map(|(b, p)| (k, b, p))
+    });
+    let Some((k, b, p)) = first else {
+        outln!("check            the float64 reference (no cache) generates the same ids")?;
+        return Ok(());
+    };
+    let ReferencePick { id, margin, logits } = p;
+    let ours = got[b][k];
+    let gap = logits[*id as usize] - logits.get(ours as usize).copied().unwrap_or(f64::NAN);
+    let what = format!(
+        "step {k} of sequence {b}: weft picked {ours}, the float64 reference {id} (its top-2 margin {margin:.3e}; its logit of {id} above that of {ours} by {gap:.3e})"
+    );
+    if a.dtype == ModelDType::F16 && gap.abs() < F16_TIE {
+        outln!(
+            "check            differs at {what}: a near tie, which f16 may flip; the ids after it follow another path"
+        )?;
+        return Ok(());
+    }
+    Err(CliError::Wrong {
+        what: "the generated ids".into(),
+        error: f64::INFINITY,
+        detail: format!("they differ from the float64 reference at {what}"),
+    })
+}

@@ -1,0 +1,345 @@
+//! Greedy generation on a device ([`Generator`]): a prefill step and a decode step
+//! (two compiled models of `weft_graph::zoo::llama_step`, the prompt's length and one
+//! token) loaded over one set of KV caches — device buffers both steps update in place
+//! and the generator keeps between runs. A step's launch list is replayed as one unit
+//! (`Device::replay`); before each, the host writes only the token ids and the position
+//! into their small input buffers, and after it reads back one id per sequence (the
+//! argmax the step computed on the device). Nothing is recompiled per position and the
+//! caches are never uploaded after the load, which zeroes them.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use ndarray::{ArrayD, IxDyn};
+use weft_graph::zoo::llama_step::{NEXT_ID, POSITION};
+use weft_ir::data::TensorData;
+use weft_ir::dtype::DType;
+use weft_runtime::{BufferId, Device, Timing};
+
+use crate::compiled::CompiledModel;
+use crate::error::ModelError;
+use crate::executable::Executable;
+
+/// One KV cache buffer both steps share.
+#[derive(Clone, Debug)]
+pub struct Cache {
+    /// The input name (`past_key.0`).
+    pub name: String,
+    pub buffer: BufferId,
+    pub dtype: DType,
+    /// `[batch, kv_heads, capacity, head_dim]`.
+    pub shape: Vec<usize>,
+}
+
+impl Cache {
+    fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Bytes on the device.
+    pub fn bytes(&self) -> u64 {
+        (self.len() * self.dtype.bytes()) as u64
+    }
+}
+
+/// A prefill step and a decode step over shared caches, on one device.
+#[derive(Debug)]
+pub struct Generator {
+    prefill: Executable,
+    decode: Executable,
+    caches: Vec<Cache>,
+    batch: usize,
+    prompt: usize,
+    capacity: usize,
+    /// Bytes of the decode step's weights it reads from the prefill's buffers.
+    shared_weights: u64,
+}
+
+/// What a generation gave.
+#[derive(Clone, Debug)]
+pub struct Generation {
+    /// Per sequence, the generated ids (the first from the prefill).
+    pub ids: Vec<Vec<i32>>,
+    /// Host wall clock from the prefill's inputs written to its ids read back.
+    pub first_token: Duration,
+    /// Host wall clock of each decode step, id read back included.
+    pub steps: Vec<Duration>,
+}
+
+/// The decode step's weights the prefill holds already, with their buffers there: the
+/// same name, type, layout and shape, and the same values (compared, not assumed: the
+/// passes store a weight as the step's shapes make them choose).
+fn same_weights(
+    prefill: &CompiledModel,
+    decode: &CompiledModel,
+    buffers: &HashMap<String, BufferId>,
+) -> Vec<(String, BufferId, u64)> {
+    let by_name: HashMap<&str, &weft_graph::Tensor> = prefill
+        .graph
+        .tensors
+        .iter()
+        .filter(|t| t.is_constant())
+        .map(|t| (t.name.as_str(), t))
+        .collect();
+    decode
+        .graph
+        .tensors
+        .iter()
+        .filter(|t| t.is_constant())
+        .filter_map(|t| {
+            let p = by_name.get(t.name.as_str())?;
+            let same = (p.dtype, p.layout, &p.shape) == (t.dtype, t.layout, &t.shape)
+                && p.data.as_deref() == t.data.as_deref()
+                && t.data.is_some();
+            let buffer = buffers.get(&t.name)?;
+            let bytes = (t.numel() * t.dtype.bytes()) as u64;
+            same.then(|| (t.name.clone(), *buffer, bytes))
+        })
+        .collect()
+}
+
+/// Where input `name` of `exe` is, or a typed error naming what is missing.
+fn input_index(exe: &Executable, name: &str) -> Result<usize, ModelError> {
+    exe.input_tensors()
+        .iter()
+        .position(|t| t.name == name)
+        .ok_or_else(|| ModelError::Generate(format!("the step has no input `{name}`")))
+}
+
+impl Generator {
+    /// Allocates the caches (as the decode step's graph stores its `past_*` inputs, and
+    /// zeroed: a row past the position is masked, but a non-finite one would still
+    /// reach the softmax's sums) and loads both steps over them.
+    pub fn load(
+        prefill: &CompiledModel,
+        decode: &CompiledModel,
+        dev: &mut dyn Device,
+    ) -> Result<Generator, ModelError> {
+        let dims = |m: &CompiledModel, name: &str| -> Result<Vec<usize>, ModelError> {
+            m.graph
+                .inputs
+                .iter()
+                .map(|&t| m.graph.tensor(t))
+                .find(|t| t.name == name)
+                .map(|t| t.shape.clone())
+                .ok_or_else(|| ModelError::Generate(format!("the step has no input `{name}`")))
+        };
+        let (ids_p, ids_d) = (dims(prefill, "input_ids")?, dims(decode, "input_ids")?);
+        if ids_d.len() != 2 || ids_p.len() != 2 || ids_d[1] != 1 || ids_p[0] != ids_d[0] {
+            return Err(ModelError::Generate(format!(
+                "the prefill takes ids {ids_p:?} and the decode step {ids_d:?}: the decode step must take one token of the same batch"
+            )));
+        }
+        // Each cache as the decode step's graph stores it: (name, dtype, shape).
+        let mut wanted = Vec::new();
+        for &t in &decode.graph.inputs {
+            let tensor = decode.graph.tensor(t);
+            if !tensor.name.starts_with("past_") {
+                continue;
+            }
+            if dims(prefill, &tensor.name)? != tensor.shape {
+                return Err(ModelError::Generate(format!(
+                    "cache `{}` differs between the steps",
+                    tensor.name
+                )));
+            }
+            wanted.push((tensor.name.clone(), tensor.dtype, tensor.shape.clone()));
+        }
+        let Some(capacity) = wanted.first().map(|c| c.2[2]) else {
+            return Err(ModelError::Generate("the decode step has no cache".into()));
+        };
+        let mut caches: Vec<Cache> = Vec::new();
+        let shared = (|| {
+            let mut shared = HashMap::new();
+            for (name, dtype, shape) in wanted {
+                let len = shape.iter().product();
+                let buffer = dev.alloc(dtype, len)?;
+                caches.push(Cache {
+                    name: name.clone(),
+                    buffer,
+                    dtype,
+                    shape,
+                });
+                dev.upload(buffer, &TensorData::zeros(dtype, len))?;
+                shared.insert(name, buffer);
+            }
+            Ok::<_, ModelError>(shared)
+        })();
+        let mut shared_weights = 0;
+        let loaded = shared.and_then(|mut shared| {
+            let p = prefill.load_sharing(dev, &shared)?;
+            let same = same_weights(prefill, decode, p.weight_buffers());
+            shared_weights = same.iter().map(|(_, _, b)| b).sum();
+            shared.extend(same.into_iter().map(|(n, id, _)| (n, id)));
+            match decode.load_sharing(dev, &shared) {
+                Ok(d) => Ok((p, d)),
+                Err(e) => {
+                    p.free(dev);
+                    Err(e)
+                }
+            }
+        });
+        match loaded {
+            Ok((prefill, decode)) => Ok(Generator {
+                prefill,
+                decode,
+                caches,
+                batch: ids_p[0],
+                prompt: ids_p[1],
+                capacity,
+                shared_weights,
+            }),
+            Err(e) => {
+                for c in &caches {
+                    let _ = dev.free(c.buffer);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// The caches, in the decode step's input order.
+    pub fn caches(&self) -> &[Cache] {
+        &self.caches
+    }
+
+    /// Positions each cache holds.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// The prefill and decode steps.
+    pub fn steps(&self) -> (&Executable, &Executable) {
+        (&self.prefill, &self.decode)
+    }
+
+    /// Greedy generation of `new_tokens` ids after `prompt` (`[batch][prompt]` ids).
+    pub fn generate(
+        &self,
+        dev: &mut dyn Device,
+        prompt: &[Vec<i32>],
+        new_tokens: usize,
+    ) -> Result<Generation, ModelError> {
+        self.generate_with(dev, prompt, new_tokens, &mut |_, _| Ok(()))
+    }
+
+    /// [`Generator::generate`], calling `between(dev, position)` before each decode step
+    /// (the position it writes): how tests reach into the caches between steps.
+    pub fn generate_with(
+        &self,
+        dev: &mut dyn Device,
+        prompt: &[Vec<i32>],
+        new_tokens: usize,
+        between: &mut dyn FnMut(&mut dyn Device, usize) -> Result<(), ModelError>,
+    ) -> Result<Generation, ModelError> {
+        if new_tokens == 0 {
+            return Err(ModelError::Generate(
+                "--new-tokens is 0: there is nothing to generate".into(),
+            ));
+        }
+        if prompt.len() != self.batch || prompt.iter().any(|p| p.len() != self.prompt) {
+            return Err(ModelError::Generate(format!(
+                "the steps were compiled for {} prompts of {} tokens",
+                self.batch, self.prompt
+            )));
+        }
+        // The last id generated is never fed back: the cache takes prompt + new − 1.
+        let need = self.prompt + new_tokens - 1;
+        if need > self.capacity {
+            return Err(ModelError::Generate(format!(
+                "{} prompt tokens and --new-tokens {new_tokens} need {need} cache positions, past its capacity of {}",
+                self.prompt, self.capacity
+            )));
+        }
+        let start = Instant::now();
+        let ids = ArrayD::from_shape_fn(IxDyn(&[self.batch, self.prompt]), |ix| {
+            prompt[ix[0]][ix[1]] as f32
+        });
+        let mut next = self.step(dev, &self.prefill, &ids, 0)?;
+        let first_token = start.elapsed();
+        let mut out: Vec<Vec<i32>> = next.iter().map(|&i| vec![i]).collect();
+        let mut steps = Vec::with_capacity(new_tokens - 1);
+        for k in 1..new_tokens {
+            let position = self.prompt + k - 1;
+            between(dev, position)?;
+            let t = Instant::now();
+            let ids = ArrayD::from_shape_fn(IxDyn(&[self.batch, 1]), |ix| next[ix[0]] as f32);
+            next = self.step(dev, &self.decode, &ids, position)?;
+            steps.push(t.elapsed());
+            for (o, &i) in out.iter_mut().zip(&next) {
+                o.push(i);
+            }
+        }
+        Ok(Generation {
+            ids: out,
+            first_token,
+            steps,
+        })
+    }
+
+    /// One step: its ids and position written, its launches replayed, its ids read.
+    fn step(
+        &self,
+        dev: &mut dyn Device,
+        exe: &Executable,
+        ids: &ArrayD<f32>,
+        position: usize,
+    ) -> Result<Vec<i32>, ModelError> {
+        if position + ids.shape()[1] > self.capacity {
+            return Err(ModelError::Generate(format!(
+                "position {position} is past the cache's capacity of {}",
+                self.capacity
+            )));
+        }
+        exe.set_input(dev, input_index(exe, "input_ids")?, ids)?;
+        let at = ArrayD::from_elem(IxDyn(&[self.batch]), position as f32);
+        exe.set_input(dev, input_index(exe, POSITION)?, &at)?;
+        dev.replay(&exe.launches())
+            .map_err(|source| ModelError::Device {
+                kernel: format!("{} step", exe.name()),
+                source,
+            })?;
+        let out = exe
+            .output_tensors()
+            .iter()
+            .position(|t| t.name == NEXT_ID)
+            .ok_or_else(|| ModelError::Generate(format!("the step has no output `{NEXT_ID}`")))?;
+        let next = exe.output(dev, out)?;
+        Ok(next.iter().map(|&v| v as i32).collect())
+    }
+
+    /// Device times of the prefill and of one decode step (`warmup` untimed runs, then
+    /// `iters`), after a generation: each reruns its last run (the same ids at the same
+    /// position, which writes the same cache rows again), so the caches keep what the
+    /// generation wrote.
+    pub fn time(
+        &self,
+        dev: &mut dyn Device,
+        warmup: usize,
+        iters: usize,
+    ) -> Result<(Timing, Timing), ModelError> {
+        Ok((
+            self.prefill.time(dev, warmup, iters)?,
+            self.decode.time(dev, warmup, iters)?,
+        ))
+    }
+
+    /// Bytes of the decode step's weights read from the prefill's buffers (held once).
+    pub fn shared_weight_bytes(&self) -> u64 {
+        self.shared_weights
+    }
+
+    /// Bytes of the caches.
+    pub fn cache_bytes(&self) -> u64 {
+        self.caches.iter().map(Cache::bytes).sum()
+    }
+
+    /// Frees both steps and the caches.
+    pub fn free(&self, dev: &mut dyn Device) {
+        self.prefill.free(dev);
+        self.decode.free(dev);
+        for c in &self.caches {
+            let _ = dev.free(c.buffer);
+        }
+    }
+}

@@ -1,0 +1,165 @@
+//! Greedy generation over a KV cache (`weft_model::generate`) against the float64
+//! evaluator's greedy generation over the whole-sequence forward (no cache), on `cpu` and
+//! on `vulkan` (lavapipe where present; skipped with a reason unless `WEFT_REQUIRE` names
+//! wgpu); the caches really updated in place and really read.
+
+use weft_graph::passes::Precision;
+use weft_graph::zoo::llama::{LlamaConfig, Seeded};
+use weft_graph::zoo::llama_step::{greedy_reference, llama_step};
+use weft_ir::data::TensorData;
+use weft_model::{CompileOptions, CompiledModel, Generator, ModelError};
+use weft_runtime::Device;
+use weft_testkit::devices::open_or_skip;
+
+/// Two layers of 64, 4 heads over 2 KV heads, a vocabulary of 300.
+fn tiny() -> LlamaConfig {
+    LlamaConfig {
+        layers: 2,
+        hidden: 64,
+        heads: 4,
+        kv_heads: 2,
+        head_dim: 16,
+        intermediate: 128,
+        vocab: 300,
+        max_positions: 64,
+        ..LlamaConfig::tiny_llama()
+    }
+}
+
+const SEED: u64 = 7;
+
+fn prompt(batch: usize, len: usize) -> Vec<Vec<i32>> {
+    (0..batch)
+        .map(|b| {
+            (0..len)
+                .map(|i| ((b * 37 + i * 11 + 5) % 300) as i32)
+                .collect()
+        })
+        .collect()
+}
+
+fn generator(
+    dev: &mut dyn Device,
+    cfg: &LlamaConfig,
+    batch: usize,
+    len: usize,
+    capacity: usize,
+    precision: Precision,
+) -> Generator {
+    let limits = dev.limits();
+    let options = CompileOptions::default().with_precision(precision);
+    let step = |seq| {
+        let g = llama_step("tiny", cfg, batch, seq, capacity, &mut Seeded(SEED)).unwrap();
+        CompiledModel::compile(&g, &limits, &options).unwrap()
+    };
+    Generator::load(&step(len), &step(1), dev).unwrap()
+}
+
+fn reference(cfg: &LlamaConfig, prompt: &[Vec<i32>], new: usize) -> Vec<Vec<i32>> {
+    let picks = greedy_reference(cfg, &mut Seeded(SEED), prompt, new).unwrap();
+    (0..prompt.len())
+        .map(|b| picks.iter().map(|step| step[b].id).collect())
+        .collect()
+}
+
+fn generates_the_reference(target: &str, precision: Precision) {
+    let Some(mut dev) = open_or_skip(target) else {
+        return;
+    };
+    let cfg = tiny();
+    let (batch, len, new) = (2, 5, 9);
+    let p = prompt(batch, len);
+    let want = reference(&cfg, &p, new);
+    let gen_ = generator(dev.as_mut(), &cfg, batch, len, len + new, precision);
+    let got = gen_.generate(dev.as_mut(), &p, new).unwrap();
+    gen_.free(dev.as_mut());
+    assert_eq!(got.ids, want, "{target} {precision:?}");
+}
+
+#[test]
+fn cpu_f32_generates_the_float64_reference_tokens() {
+    generates_the_reference("cpu", Precision::F32);
+}
+
+#[test]
+fn vulkan_f32_generates_the_float64_reference_tokens() {
+    generates_the_reference("vulkan", Precision::F32);
+}
+
+#[test]
+fn the_caches_are_updated_in_place_and_read() {
+    let mut dev = weft_runtime::open(&weft_runtime::Target::parse("cpu").unwrap()).unwrap();
+    let cfg = tiny();
+    let (batch, len, new) = (1, 4, 6);
+    let p = prompt(batch, len);
+    let want = reference(&cfg, &p, new);
+    let gen_ = generator(dev.as_mut(), &cfg, batch, len, 16, Precision::F32);
+    let caches = gen_.caches().to_vec();
+    // Rows past the position a step writes hold junk: masked, they change nothing.
+    let mut junk_after = |dev: &mut dyn Device, position: usize| {
+        for c in &caches {
+            let mut data = dev.download(c.buffer)?.to_f64_vec();
+            let (cap, d) = (c.shape[2], c.shape[3]);
+            for (i, v) in data.iter_mut().enumerate() {
+                if (i / d) % cap > position {
+                    *v = 1000.0;
+                }
+            }
+            let data: Vec<f32> = data.into_iter().map(|v| v as f32).collect();
+            dev.upload(c.buffer, &TensorData::F32(data))?;
+        }
+        Ok::<(), ModelError>(())
+    };
+    let got = gen_
+        .generate_with(dev.as_mut(), &p, new, &mut junk_after)
+        .unwrap();
+    assert_eq!(got.ids, want);
+    // Every row a step wrote is in the caches, which nothing uploaded after the load:
+    // rows 0..len+new-1 hold keys and values, the rest the junk of the last step.
+    for c in gen_.caches() {
+        let data = dev.download(c.buffer).unwrap().to_f64_vec();
+        let (cap, d) = (c.shape[2], c.shape[3]);
+        let written = len + new - 1;
+        for (i, v) in data.iter().enumerate() {
+            let row = (i / d) % cap;
+            if row < written {
+                assert!(v.abs() < 100.0, "{} row {row} holds {v}", c.name);
+            } else {
+                assert_eq!(*v, 1000.0, "{} row {row}", c.name);
+            }
+        }
+    }
+    // Rows before the position are read: zeroing them between steps changes the ids.
+    let mut forget = |dev: &mut dyn Device, _: usize| {
+        for c in &caches {
+            dev.upload(
+                c.buffer,
+                &TensorData::zeros(c.dtype, c.shape.iter().product()),
+            )?;
+        }
+        Ok::<(), ModelError>(())
+    };
+    let forgot = gen_
+        .generate_with(dev.as_mut(), &p, new, &mut forget)
+        .unwrap();
+    assert_ne!(forgot.ids, want, "a step that ignored its cache would pass");
+    gen_.free(dev.as_mut());
+}
+
+#[test]
+fn positions_past_the_capacity_are_refused() {
+    let mut dev = weft_runtime::open(&weft_runtime::Target::parse("cpu").unwrap()).unwrap();
+    let cfg = tiny();
+    let gen_ = generator(dev.as_mut(), &cfg, 1, 4, 8, Precision::F32);
+    let p = prompt(1, 4);
+    let err = gen_.generate(dev.as_mut(), &p, 6).unwrap_err().to_string();
+    assert!(
+        err.contains("--new-tokens 6") && err.contains("capacity of 8"),
+        "{err}"
+    );
+    let err = gen_.generate(dev.as_mut(), &p, 0).unwrap_err().to_string();
+    assert!(err.contains("--new-tokens is 0"), "{err}");
+    // The largest that fits: 4 + 5 − 1 = 8 positions.
+    assert_eq!(gen_.generate(dev.as_mut(), &p, 5).unwrap().ids[0].len(), 5);
+    gen_.free(dev.as_mut());
+}
