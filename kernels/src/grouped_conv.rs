@@ -26,14 +26,25 @@
 //! permutation of them); where no divisor comes near (13 groups of 8), one group a
 //! product, its tile part padding.
 //!
+//! [`build`] makes the kernel-library op (`grouped-conv2d`, `grouped-conv2d-f16`) of the
+//! same views, with [`op_rule`] and [`space`]; the whole-model compiler builds its
+//! anchors from [`x_cols`] and [`w_cols`] over the graph's values.
+//!
 //! The views are written over [`super::conv_views`]' geometry (the window, the padding
 //! predicate, the reduction order of each layout), so NCHW and NHWC read as the dense
 //! implicit GEMM reads them: in NHWC the channels of the packed groups are innermost
 //! and contiguous.
 
+use weft_codegen_common::TargetLimits;
+use weft_ir::func::Func;
+use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
 
+use super::conv::{Layout, Variant, filter, finish, in_op_order, input, out_axes, placeholders};
 use super::conv_views::{ConvGeometry, ConvLayout};
+use super::product::Matmul;
+use super::split_k::Anchor;
+use super::{BuildError, Config, matmul, matmul_f16, rule};
 
 /// The columns a packed product aims to fill: a tensor-core fragment's 16 (CUDA's
 /// m16n16k16, WGSL's 16×16 cooperative matrices) and the fp32 template's narrowest
@@ -180,6 +191,86 @@ pub fn w_cols(
         let same = (c.clone() / p.cg).eq_(i[2].clone() / p.kg);
         te::if_then_else(same, w([out, c % p.cg, r, s]), Expr::zero(dtype))
     })
+}
+
+/// The template's config for the grouped convolution `g` of `groups` groups (fp16:
+/// `f16`) with no tuning record, and why: the packing rule, then the matmul rule over
+/// the batched product (never split: the products are a grid dimension already) — what
+/// the whole-model compiler's rule chooses for the same convolution.
+pub fn op_rule(
+    limits: &TargetLimits,
+    g: &ConvGeometry,
+    groups: i64,
+    f16: bool,
+) -> (Config, String) {
+    let (p, packing) = Packing::rule(groups, g.c, g.k / groups.max(1));
+    let (batch, m, n, k) = p.gemm(g);
+    let product = rule::Product::whole(m, n, k, batch);
+    let (config, _, why) = if f16 {
+        matmul_f16::rule_config(limits, product, true)
+    } else {
+        matmul::rule_config(limits, product)
+    };
+    (config, format!("rule: {packing}; {batch} products: {why}"))
+}
+
+/// The configs of the fp16 (`f16`) or fp32 template that can run the batched product:
+/// the template's space over views less Hopper's `wg` (which multiplies two matrices,
+/// not batches).
+pub fn space(limits: &TargetLimits, f16: bool) -> Vec<Config> {
+    let all = if f16 {
+        matmul_f16::space_over_views(limits)
+    } else {
+        matmul::space(limits)
+    };
+    all.into_iter()
+        .filter(|c| c.get("wg").unwrap_or(0) == 0)
+        .collect()
+}
+
+/// The grouped convolution of variant `v` (its element type and layout; `bias` adds
+/// the bias and ReLU) at `g` (`g.c`: a group's input channels, `g.k`: all output
+/// channels) with `groups` groups, on the matmul template of its element type with
+/// `config`: one kernel, the views inlined into its loads and the output (in its
+/// layout, bias and ReLU applied) into its stores. The filter is `[K, C/G, R, S]` in
+/// NCHW and `[R, S, C/G, K]` in NHWC.
+pub fn build(
+    g: &ConvGeometry,
+    groups: i64,
+    v: &Variant,
+    config: &Config,
+) -> Result<Func, BuildError> {
+    let f16 = v.dtype == DType::F16;
+    let anchor = Matmul::from_config(f16, config)?;
+    let all = ConvGeometry {
+        c: g.c * groups,
+        ..*g
+    };
+    let (x, _, b) = placeholders(&all, v);
+    let w = match v.layout {
+        Layout::Nhwc => te::placeholder("w", &[g.r, g.s, g.c, g.k], v.dtype),
+        Layout::Nchw => te::placeholder("w", &[g.k, g.c, g.r, g.s], v.dtype),
+    };
+    let (p, _) = Packing::rule(groups, g.c, g.k / groups.max(1));
+    let layout = v.layout.views();
+    let cols = x_cols(g, &p, layout, v.dtype, |at| input(&x, v.layout, at));
+    let weights = w_cols(g, &p, layout, v.dtype, |at| filter(&w, v.layout, at));
+    let (batch, m, n, _) = p.gemm(g);
+    let gemm = te::placeholder("y_gemm", &[batch, m, n], DType::F32);
+    let (axes, [pn, pk, poh, pow]) = out_axes(g, v.layout);
+    let y = te::compute("y", &axes, |i| {
+        let row = g.row([i[pn].clone(), i[poh].clone(), i[pow].clone()]);
+        let [z, col] = p.column_of(&i[pk]);
+        let acc = gemm.at(&[z, row, col]);
+        match (&b, v.dtype) {
+            (_, DType::F16) => finish(acc, b.as_ref(), &i[pk]),
+            (Some(b), _) => te::maximum(acc + b.at(&[&i[pk]]), 0.0f32),
+            (None, _) => acc,
+        }
+    });
+    let anchor = anchor.template_over(v.name, &cols, &weights, &gemm)?;
+    let fused = fuse(&anchor, &y).map_err(|e| config.invalid(e.to_string()))?;
+    Ok(in_op_order(fused.func))
 }
 
 #[cfg(test)]

@@ -8,6 +8,8 @@
 //! fewer groups than the others.
 
 use ndarray::{ArrayD, IxDyn};
+use weft_codegen_common::TargetLimits;
+use weft_codegen_common::testing::Checked;
 use weft_graph::op::{Binary, Conv, Unary};
 use weft_graph::passes::Precision;
 use weft_graph::reference::evaluate;
@@ -238,5 +240,46 @@ fn grouped_convolutions_run_on_wgpu() {
 fn grouped_convolutions_run_on_cuda() {
     if let Some(mut dev) = open_or_skip("cuda") {
         check_on(dev.as_mut());
+    }
+}
+
+/// The grouped convolutions' kernels as CUDA C, f16 on tensor cores (`mma.sync`) and
+/// f32 on CUDA cores, epilogues fused, and NVRTC compiles them (skipped, with the reason
+/// printed, where NVRTC is absent).
+#[test]
+fn grouped_convolutions_compile_for_cuda() {
+    let limits = TargetLimits::cuda();
+    let opts = weft_codegen_cuda::CudaOptions {
+        limits: limits.clone(),
+    };
+    // NVRTC's absence is said once; the kernels are still emitted and looked at.
+    let mut nvrtc = true;
+    for case in &CASES {
+        for precision in [Precision::F32ChannelsLast, Precision::F16] {
+            let model = CompiledModel::compile(
+                &graph(case),
+                &limits,
+                &CompileOptions::default().with_precision(precision),
+            )
+            .unwrap();
+            let grouped: Vec<_> = model
+                .groups
+                .iter()
+                .filter(|g| g.schedule.contains("grouped implicit-gemm"))
+                .collect();
+            assert_eq!(grouped.len(), 1, "{case:?}");
+            let emitted = weft_codegen_cuda::emit_lowered(&grouped[0].kernels, &opts).unwrap();
+            let src = &emitted.source;
+            if precision == Precision::F16 {
+                assert!(src.contains("mma.sync"), "{case:?}: no tensor cores\n{src}");
+            }
+            if nvrtc {
+                match weft_codegen_cuda::nvrtc::check(src) {
+                    Ok(Checked::Passed) => {}
+                    Ok(_) => nvrtc = false, // skipped, with the reason printed
+                    Err(e) => panic!("{case:?} in {precision:?}: {e}"),
+                }
+            }
+        }
     }
 }

@@ -51,9 +51,7 @@ pub(crate) fn anchor(
 /// anchor's template (never Winograd: only a tuning record chooses it), its tile and
 /// split parts by [`pick`].
 pub(crate) fn by_rule(limits: &TargetLimits, key: &AnchorKey) -> (AnchorChoice, String) {
-    // A grouped convolution's products are batched even where there is one of them.
-    let grouped = matches!(&key.views, Views::Conv(c) if c.x[1] != c.w[1]);
-    let product = if key.batch > 1 || grouped {
+    let product = if key.batched() {
         Product::whole(key.m, key.n, key.k, key.batch)
     } else {
         Product::split(key.m, key.n, key.k)
