@@ -162,10 +162,14 @@ enum Place {
     },
 }
 
+/// An axis read as a quotient and a remainder: the variables standing for them, and the
+/// divisor.
+type SplitAxis = (Var, Var, i64);
+
 /// `index` with every `axis // q` and `axis % q` of an axis of `op` (one `q` an axis,
 /// dividing its extent) replaced by new variables, and for each axis so split its
 /// quotient and remainder variables and `q`.
-fn split_axes(op: &ComputeOp, index: &[Expr]) -> (Vec<Expr>, Vec<Option<(Var, Var, i64)>>) {
+fn split_axes(op: &ComputeOp, index: &[Expr]) -> (Vec<Expr>, Vec<Option<SplitAxis>>) {
     let divisor = |e: &Expr, want: BinOp, axis: &Var| match e {
         Expr::Binary(o, a, b) if *o == want && matches!(&**a, Expr::Var(v) if v == axis) => {
             b.as_int()

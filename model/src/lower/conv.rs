@@ -328,14 +328,15 @@ pub(crate) fn lower<'g>(
         }
         ConvVariant::Grouped => {
             let operands = conv_grouped::Operands {
+                conv: *c,
+                view: d.view,
                 x,
                 w,
                 bias,
                 y: node.output,
             };
             let (func, what, key) =
-                conv_grouped::lower(g, c, d.view, operands, vals, name, chooser, output)
-                    .map_err(fail)?;
+                conv_grouped::lower(g, operands, vals, name, chooser, output).map_err(fail)?;
             Ok((func, what, Some(key)))
         }
         ConvVariant::Depthwise => {

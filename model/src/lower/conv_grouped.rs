@@ -22,27 +22,29 @@ use super::values::Values;
 use crate::anchor::{AnchorKey, AnchorTemplate, ConvInput, ConvViews, Views};
 use crate::error::LowerError;
 
-/// The convolution's tensors: input, filter, optional bias, output.
+/// The convolution: its attributes, its geometry (`view.c`: a group's input channels,
+/// `view.k` all output channels) and its tensors (input, filter, optional bias,
+/// output).
 pub(super) struct Operands {
+    pub conv: Conv,
+    pub view: ConvGeometry,
     pub x: TensorId,
     pub w: TensorId,
     pub bias: Option<TensorId>,
     pub y: TensorId,
 }
 
-/// Lowers grouped convolution `c` of geometry `view` (`view.c`: a group's input
-/// channels, `view.k` all output channels) over `vals`; returns the Func, what it is and
-/// the anchor's key.
+/// Lowers grouped convolution `t` over `vals`; returns the Func, what it is and the
+/// anchor's key.
 pub(super) fn lower<'g>(
     g: &'g Graph,
-    c: &Conv,
-    view: ConvGeometry,
     t: Operands,
     vals: &Values<'g>,
     name: &str,
     chooser: &Chooser,
     output: impl Fn(&Values) -> Buffer,
 ) -> Result<(Func, String, AnchorKey), LowerError> {
+    let (c, view) = (t.conv, t.view);
     let groups = c.groups as i64;
     let (packing, packing_why) = Packing::rule(groups, view.c, view.k / groups);
     let f16 = g.tensor(t.x).dtype == DType::F16 || g.tensor(t.y).dtype == DType::F16;
