@@ -34,6 +34,7 @@ impl Vendor {
         let g = |k: &str| w.shape.get(k).max(0) as usize;
         let conv = |layout, half, bias_relu| {
             Vendor::Conv(ConvProblem {
+                groups: w.shape.get("g").max(1) as usize,
                 n: g("n"),
                 c: g("c"),
                 h: g("h"),
@@ -43,7 +44,6 @@ impl Vendor {
                 s: g("s"),
                 stride: g("stride"),
                 pad: g("pad"),
-                groups: 1,
                 layout,
                 half,
                 bias_relu,
@@ -57,6 +57,9 @@ impl Vendor {
             "conv2d-f16" => conv(ConvLayout::Nhwc, true, false),
             "conv2d-f16-bias-relu" => conv(ConvLayout::Nhwc, true, true),
             "conv2d-f16-nchw" => conv(ConvLayout::Nchw, true, false),
+            // weft's `[R, S, C/G, K]` filter permuted as the dense HWIO one is.
+            "grouped-conv2d" => conv(ConvLayout::Nchw, false, false),
+            "grouped-conv2d-f16" => conv(ConvLayout::Nhwc, true, false),
             "depthwise-conv2d" => {
                 let (c, k) = (g("c"), g("k"));
                 Vendor::Conv(ConvProblem {
@@ -245,6 +248,21 @@ mod tests {
         assert_eq!(p.out_hw(), (9, 10));
         assert_eq!(p.lens()[2] as i64, w.output.shape().iter().product::<i64>());
         assert_eq!(p.label(), "cudnn-fp16-nhwc");
+
+        let w = workload(
+            "grouped-conv2d-f16",
+            "n=1,c=104,h=9,w=9,k=104,r=3,s=3,stride=2,pad=1,g=13",
+        );
+        let Some(Vendor::Conv(p)) = Vendor::of(&w) else {
+            panic!("grouped-conv2d-f16 has a grouped cuDNN reference");
+        };
+        assert_eq!((p.layout, p.half, p.groups), (ConvLayout::Nhwc, true, 13));
+        assert_eq!(p.label(), "cudnn-fp16-nhwc-grouped");
+        assert_eq!(p.lens()[2] as i64, w.output.shape().iter().product::<i64>());
+        assert_eq!(
+            p.lens()[1] as i64,
+            w.inputs[1].shape().iter().product::<i64>()
+        );
 
         let w = workload("depthwise-conv2d", "b=2,c=3,h=13,w=9,k=3,stride=2");
         let Some(Vendor::Conv(p)) = Vendor::of(&w) else {

@@ -77,7 +77,9 @@ pub struct Sweep {
 pub const SETS: &str = "`mixed` (60 matmul shapes: squares, primes, small M, long K, \
                         BERT/ViT/GPT-2 projections, ResNet-50's convolutions as GEMMs), \
                         `cubes:FROM:TO[:STEP]` (m = n = k), `resnet50` (the convolution \
-                        ops: ResNet-50's distinct convolutions at batch 1)";
+                        ops: ResNet-50's distinct convolutions at batch 1), `grouped` (the \
+                        grouped convolution ops: ResNeXt-50 32x4d's and RegNetY-400MF's \
+                        grouped 3x3s at batch 1 and 8)";
 
 /// `mixed`: 60 `(m, n, k)` products of the kinds the issue names, none tuned for.
 pub const MIXED: [(i64, i64, i64); 60] = [
@@ -160,6 +162,44 @@ pub const CONV_OPS: [&str; 4] = [
     "conv2d-f16",
     "conv2d-f16-bias-relu",
 ];
+
+/// The set of the grouped convolution ops: ResNeXt-50 32×4d's and RegNetY-400MF's grouped
+/// convolutions.
+pub const GROUPED: &str = "grouped";
+
+/// The grouped convolution ops, whose shapes `grouped` names (cuDNN beside them too).
+pub const GROUPED_OPS: [&str; 2] = ["grouped-conv2d", "grouped-conv2d-f16"];
+
+/// The distinct grouped 3×3 convolutions of torchvision's ResNeXt-50 32×4d (32 groups of
+/// 4, 8, 16 and 32 channels) and RegNetY-400MF (groups of 8: 6, 13, 26 and 55 of them),
+/// at 224², as hooks on the models' `Conv2d`s list them, at batch 1 and at batch 8.
+pub fn grouped_convs() -> Vec<String> {
+    // (c = k, h = w, stride, groups)
+    const CONVS: [(i64, i64, i64, i64); 14] = [
+        (128, 56, 1, 32),
+        (256, 56, 2, 32),
+        (256, 28, 1, 32),
+        (512, 28, 2, 32),
+        (512, 14, 1, 32),
+        (1024, 14, 2, 32),
+        (1024, 7, 1, 32),
+        (48, 112, 2, 6),
+        (104, 56, 2, 13),
+        (104, 28, 1, 13),
+        (208, 28, 2, 26),
+        (208, 14, 1, 26),
+        (440, 14, 2, 55),
+        (440, 7, 1, 55),
+    ];
+    [1, 8]
+        .into_iter()
+        .flat_map(|n| {
+            CONVS.iter().map(move |(c, hw, stride, g)| {
+                format!("n={n},c={c},h={hw},w={hw},k={c},r=3,s=3,stride={stride},pad=1,g={g}")
+            })
+        })
+        .collect()
+}
 
 /// ResNet-50's distinct convolutions at batch 1 and 224² (the zoo's model, as
 /// torchvision builds it), in the order the model first runs them, as the convolution
@@ -340,6 +380,18 @@ mod tests {
         assert!((15..=25).contains(&convs.len()), "{convs:#?}");
         for c in &convs {
             weft_ops::Shape::parse("conv2d-f16", c).unwrap_or_else(|e| panic!("{c}: {e}"));
+        }
+    }
+
+    #[test]
+    fn the_grouped_set_lists_resnext_and_regnet_at_batch_1_and_8() {
+        let convs = grouped_convs();
+        assert_eq!(convs.len(), 28);
+        assert!(convs.contains(&"n=8,c=440,h=7,w=7,k=440,r=3,s=3,stride=1,pad=1,g=55".into()));
+        for op in GROUPED_OPS {
+            for c in &convs {
+                weft_ops::Shape::parse(op, c).unwrap_or_else(|e| panic!("{c}: {e}"));
+            }
         }
     }
 

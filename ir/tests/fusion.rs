@@ -216,3 +216,45 @@ fn an_anchor_accumulating_in_place_is_named() {
         "{e}"
     );
 }
+
+/// An epilogue reading the anchor's output with one of its axes split into a quotient
+/// and a remainder (`k // 3`, `k % 3`: a grouped convolution's output channel as its
+/// batched product's index and column) is a permutation of two digits: fused, and every
+/// element lands where the definition puts it. A split that does not cover the input
+/// (a divisor that leaves part of it unread) is still refused.
+#[test]
+fn an_axis_read_as_quotient_and_remainder_is_two_digits() {
+    // The anchor: a copy of V as a batched product's output [2, 4, 3] (batch, row, col).
+    let v = te::placeholder("V", &[2, 4, 3], DType::F32);
+    let y = te::compute("Y", &[("z", 2), ("i", 4), ("j", 3)], |i| {
+        v.at(&[&i[0], &i[1], &i[2]]) + 1.0f32
+    });
+    let mut sch = Schedule::new(te::create_func_with_inputs("copy", &[&v], &[&y]).unwrap());
+    let blk = sch.get_block("Y").unwrap();
+    let loops = sch.get_loops(blk).unwrap();
+    let all = sch.fuse(&loops).unwrap();
+    sch.bind(all, ThreadAxis::ThreadIdxX).unwrap();
+    // out[i, k] = y[k // 3, i, k % 3] * 2: rows, then the six channels of both products.
+    let out = te::compute("out", &[("i", 4), ("k", 6)], |i| {
+        y.at(&[&i[1] / 3, i[0].clone(), &i[1] % 3]) * 2.0f32
+    });
+    let fused = fuse(sch.func(), &out).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(fused.epilogues, ["out"]);
+    let xs = random(24, 9);
+    let got = run(&fused.func, std::slice::from_ref(&xs));
+    for i in 0..4 {
+        for k in 0..6 {
+            let want = (xs[(k / 3) * 12 + i * 3 + k % 3] + 1.0) * 2.0;
+            assert_eq!(got[i * 6 + k], want, "out[{i}, {k}]");
+        }
+    }
+    // k in [0, 4) read as (k // 2, k % 2): columns 2 of each product never read.
+    let short = te::compute("short", &[("i", 4), ("k", 4)], |i| {
+        y.at(&[&i[1] / 2, i[0].clone(), &i[1] % 2])
+    });
+    let e = fuse(sch.func(), &short).unwrap_err();
+    assert!(
+        matches!(&e, FusionError::NotBijective { op, .. } if op == "short"),
+        "{e}"
+    );
+}

@@ -38,6 +38,7 @@ pub mod attention;
 pub mod conv;
 pub mod conv_views;
 pub mod depthwise;
+pub mod grouped_conv;
 pub mod implicit_gemm;
 pub mod matmul;
 pub mod matmul_f16;

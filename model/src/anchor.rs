@@ -129,6 +129,13 @@ impl AnchorKey {
         self.views == Views::Stored
     }
 
+    /// Whether the product is batched (one grid layer a product, never split): several
+    /// products, or a grouped convolution's products however many (its filter reads
+    /// fewer channels than its input has).
+    pub fn batched(&self) -> bool {
+        self.batch > 1 || matches!(&self.views, Views::Conv(c) if c.x[1] != c.w[1])
+    }
+
     /// What a record names the anchor by: its template and its text, without what
     /// follows from them ([`AnchorKey::winograd`]).
     pub fn record_key(&self) -> (AnchorTemplate, String) {

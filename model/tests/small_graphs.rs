@@ -30,7 +30,8 @@ fn bn(b: &mut GraphBuilder, v: &mut Values, name: &str, x: TensorId, c: usize) -
 }
 
 /// A residual block with a strided, asymmetrically padded convolution, a depthwise
-/// convolution with ReLU6, a grouped dilated one, pools, a concat and a classifier.
+/// convolution with ReLU6, a grouped dilated one (with bias and HardSwish), pools, a
+/// concat and a classifier.
 fn network() -> Graph {
     let mut v = Values(99);
     let mut b = GraphBuilder::new("small");
@@ -62,7 +63,8 @@ fn network() -> Graph {
         .unwrap();
     let d = bn(&mut b, &mut v, "dw.bn", d, 8);
     let d = b.clip("dw.relu6", d, 0.0, 6.0).unwrap();
-    // A grouped, dilated convolution (the direct rule) beside a max pool, concatenated.
+    // A grouped, dilated convolution (two groups packed in one product) beside a max
+    // pool, concatenated.
     let wg = weight(&mut b, &mut v, "g.w", &[6, 4, 3, 3]);
     let gconv = Conv {
         strides: [1, 1],
@@ -172,7 +174,8 @@ fn error_choosing(dev: &mut dyn Device, precision: Precision, choices: &Choices)
         // The stem reads the 3-channel f32 image through a padded f16 NHWC copy.
         assert!(text.contains("NHWC4 f16 copy"), "{text}");
     }
-    assert!(text.contains("direct convolution"), "{text}");
+    // The grouped, dilated convolution: a batched implicit GEMM of its two groups.
+    assert!(text.contains("grouped implicit-gemm"), "{text}");
     assert!(text.contains("no kernel: cat:Concat"), "{text}");
     let loaded = model.load(dev).unwrap();
     let mut v = Values(7);

@@ -200,6 +200,8 @@ fn single_op_models_run_in_the_interpreter() {
 /// 1e-3 at most; a wrong index or tap is an error of order 1.
 const F16_CASES: &[&str] = &[
     "resize_",
+    // Grouped 2-D convolutions: the batched implicit GEMM over f16 views.
+    "conv_groups",
     "convtranspose_",
     "conv3d_",
     "maxpool3d_",

@@ -32,11 +32,13 @@
 //! | `conv2d-bias-relu` | 002, 003 | `direct`, `implicit-gemm` (one fused kernel) |
 //! | `winograd-conv2d` | 003 | `direct`, `winograd` (F(2×2, 3×3), four kernels) |
 //! | `conv2d-f16`, `conv2d-f16-bias-relu`, `conv2d-f16-nchw` | 004 | `direct`, `implicit-gemm` (tensor cores, one fused kernel) |
+//! | `grouped-conv2d`, `grouped-conv2d-f16` | issue 59 | `direct`, `implicit-gemm` (a batched product per group or pack of groups, one fused kernel) |
 //! | `attention-f16` | 002 | `template` (flash-attention style, one kernel; matrix units or CUDA cores) |
 //!
 //! Where they are: `vecadd.rs`, `window_sum.rs`, `matmul.rs` (`matmul` and `matmul-f16`),
 //! `depthwise.rs`, `conv2d.rs` (`conv2d`, `conv2d-bias-relu`, `winograd-conv2d`) and
-//! `conv2d_f16.rs` (the three fp16 convs) and `attention.rs` define the ops; `conv.rs` holds what the
+//! `conv2d_f16.rs` (the three fp16 convs), `grouped_conv.rs` (the grouped convs) and
+//! `attention.rs` define the ops; `conv.rs` holds what the
 //! convolutions share (sizes, each op's variant, the reference); [`templates`] binds the
 //! kernel library's templates ([`weft_kernels`]) to the ops' shapes; `shape.rs` parses
 //! shapes and [`check`] compares outputs with the reference.
@@ -53,6 +55,7 @@ mod conv;
 mod conv2d;
 mod conv2d_f16;
 mod depthwise;
+mod grouped_conv;
 mod matmul;
 mod shape;
 pub mod templates;
@@ -148,6 +151,8 @@ pub const OPS: &[&OpSpec] = &[
     &conv2d_f16::SPEC,
     &conv2d_f16::BIAS_RELU_SPEC,
     &conv2d_f16::NCHW_SPEC,
+    &grouped_conv::SPEC,
+    &grouped_conv::F16_SPEC,
     &attention::SPEC,
 ];
 

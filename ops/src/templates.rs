@@ -11,6 +11,7 @@
 //! | `matmul-f16` | `template` | [`MATMUL_F16`] | [`weft_kernels::matmul_f16`] |
 //! | `conv2d`, `conv2d-bias-relu` | `implicit-gemm` | [`CONV2D`], [`CONV2D_BIAS_RELU`] | [`weft_kernels::implicit_gemm`] on the fp32 matmul |
 //! | `conv2d-f16`, `-bias-relu`, `-nchw` | `implicit-gemm` | [`CONV2D_F16`], [`CONV2D_F16_BIAS_RELU`], [`CONV2D_F16_NCHW`] | [`weft_kernels::implicit_gemm`] on the fp16 matmul |
+//! | `grouped-conv2d`, `grouped-conv2d-f16` | `implicit-gemm` | [`GROUPED_CONV2D`], [`GROUPED_CONV2D_F16`] | [`weft_kernels::grouped_conv`] on the fp32 or fp16 matmul, batched |
 //! | `depthwise-conv2d` | `tuned` | [`DEPTHWISE`] | [`weft_kernels::depthwise`] |
 //! | `winograd-conv2d` | `winograd` | [`WINOGRAD`] | [`weft_kernels::winograd`] |
 //! | `attention-f16` | `template` | [`ATTENTION`] | [`weft_kernels::attention`] |
@@ -21,7 +22,8 @@ use weft_codegen_common::TargetLimits;
 use weft_ir::func::Func;
 use weft_kernels::conv::Variant;
 use weft_kernels::{
-    BuildError, Config, attention, depthwise, implicit_gemm, matmul, matmul_f16, winograd,
+    BuildError, Config, attention, depthwise, grouped_conv, implicit_gemm, matmul, matmul_f16,
+    winograd,
 };
 
 use crate::Shape;
@@ -184,6 +186,66 @@ fn geometry(shape: &Shape) -> weft_kernels::conv_views::ConvGeometry {
 /// The implicit GEMM of variant `v` at a convolution op's shape.
 fn build_conv(shape: &Shape, v: &Variant, config: &Config) -> Result<Func, BuildError> {
     implicit_gemm::build(&geometry(shape), v, config)
+}
+
+/// A grouped convolution's `implicit-gemm` (fp16: `f16`), of variant `v`: the batched
+/// product of the matmul template of its type, never split.
+const fn grouped(f16: bool) -> TemplateSpec {
+    TemplateSpec {
+        schedule: "implicit-gemm",
+        params: if f16 {
+            matmul_f16::PARAMS
+        } else {
+            matmul::PARAMS
+        },
+        space: if f16 {
+            |limits| grouped_conv::space(limits, true)
+        } else {
+            |limits| grouped_conv::space(limits, false)
+        },
+        default: if f16 {
+            matmul_f16::default_config_over_views
+        } else {
+            matmul::default_config
+        },
+        rule: Some(if f16 {
+            |limits, shape| grouped_rule(limits, shape, true)
+        } else {
+            |limits, shape| grouped_rule(limits, shape, false)
+        }),
+        pays: always,
+        describe: if f16 {
+            matmul_f16::describe
+        } else {
+            matmul::describe
+        },
+        build: if f16 {
+            |shape, config| build_grouped(shape, &crate::grouped_conv::GROUPED_F16, config)
+        } else {
+            |shape, config| build_grouped(shape, &crate::grouped_conv::GROUPED, config)
+        },
+    }
+}
+
+/// `grouped-conv2d`'s `implicit-gemm` (f32 NCHW).
+pub const GROUPED_CONV2D: TemplateSpec = grouped(false);
+/// `grouped-conv2d-f16`'s `implicit-gemm` (f16 NHWC, tensor cores).
+pub const GROUPED_CONV2D_F16: TemplateSpec = grouped(true);
+
+fn grouped_rule(limits: &TargetLimits, shape: &Shape, f16: bool) -> (Config, String) {
+    let (g, groups) = (
+        crate::grouped_conv::geometry(shape),
+        crate::grouped_conv::groups(shape),
+    );
+    grouped_conv::op_rule(limits, &g, groups, f16)
+}
+
+fn build_grouped(shape: &Shape, v: &Variant, config: &Config) -> Result<Func, BuildError> {
+    let (g, groups) = (
+        crate::grouped_conv::geometry(shape),
+        crate::grouped_conv::groups(shape),
+    );
+    grouped_conv::build(&g, groups, v, config)
 }
 
 /// The template registered on the `depthwise-conv2d` op as its `tuned` schedule.

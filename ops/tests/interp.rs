@@ -61,3 +61,40 @@ fn every_op_has_its_best_schedule_listed() {
         assert!(op.schedules.contains(&op.best), "{}", op.name);
     }
 }
+
+/// The grouped convolutions at their odd small shapes (2, 3, 13 and 32 groups; a pack of
+/// narrow groups, one group a product, stride 2, batch 2): every schedule, and the
+/// implicit GEMM with the rule's config for CUDA and for plain WebGPU (the CUDA-core
+/// fragments) and with a spread sample of the template's space.
+#[test]
+fn grouped_convs_all_schedules_and_configs_at_small_shapes() {
+    use weft_codegen_common::TargetLimits;
+    for op in ["grouped-conv2d", "grouped-conv2d-f16"] {
+        let spec = find(op).unwrap();
+        let template = spec.template.unwrap();
+        for values in spec.small {
+            for s in spec.schedules {
+                check(op, values, s);
+            }
+            let shape = Shape::from_values(spec, values).unwrap();
+            let w = Workload::new(op, &shape).unwrap();
+            let mut configs = Vec::new();
+            for limits in [TargetLimits::cuda(), TargetLimits::webgpu_default()] {
+                configs.push(template.untuned(&limits, &shape).0);
+                let space = (template.space)(&limits);
+                configs.extend(space.iter().step_by(space.len().div_ceil(4)).cloned());
+            }
+            for config in configs {
+                let lowered = w
+                    .lower_with(template.schedule, Some(&config))
+                    .unwrap_or_else(|e| panic!("{op} {config} at {shape}: {e}"));
+                let inputs = w.random_inputs(11);
+                let out = w
+                    .run_interp(&lowered, &inputs)
+                    .unwrap_or_else(|e| panic!("{op} {config} at {shape}: {e}"));
+                let err = weft_ops::check::check(&w, &inputs, &out);
+                assert!(err.is_right(), "{op} {config} at {shape}: error {err}");
+            }
+        }
+    }
+}

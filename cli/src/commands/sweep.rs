@@ -31,14 +31,24 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
     // `mixed` and `cubes:` are products (m, n, k), `resnet50` convolutions; other ops with
     // a template take their shapes as a list.
     let products = matches!(op.name, "matmul" | "matmul-f16");
-    let convs = sweep::CONV_OPS.contains(&op.name);
+    let grouped = sweep::GROUPED_OPS.contains(&op.name);
+    if !grouped && a.shapes == sweep::GROUPED {
+        return Err(bad(format!(
+            "`{}` is a set of grouped convolutions ({}); `{}` is not one",
+            a.shapes,
+            sweep::GROUPED_OPS.join(", "),
+            op.name
+        )));
+    }
+    // The ops cuDNN runs beside.
+    let convs = sweep::CONV_OPS.contains(&op.name) || grouped;
     if !products && (a.shapes == "mixed" || a.shapes.starts_with("cubes:")) {
         return Err(bad(format!(
             "`{}` is a set of matmul shapes; give `{}`'s shapes as a list (`NAME=V,...;...`)",
             a.shapes, op.name
         )));
     }
-    if !convs && a.shapes == sweep::RESNET50 {
+    if !sweep::CONV_OPS.contains(&op.name) && a.shapes == sweep::RESNET50 {
         return Err(bad(format!(
             "`{}` is a set of convolutions ({}); `{}` is not one",
             a.shapes,
@@ -52,6 +62,8 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
     let target = Target::parse(&a.target)?;
     let mut texts = if a.shapes == sweep::RESNET50 {
         sweep::resnet50_convs().map_err(bad)?
+    } else if a.shapes == sweep::GROUPED {
+        sweep::grouped_convs()
     } else {
         sweep::shapes(&a.shapes).map_err(bad)?
     };

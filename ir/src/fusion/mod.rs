@@ -47,7 +47,7 @@ use std::collections::HashMap;
 use thiserror::Error;
 
 use crate::arith::{Affine, simplify};
-use crate::expr::{Buffer, Expr, Scope, Var};
+use crate::expr::{BinOp, Buffer, Expr, Scope, Var};
 use crate::func::{Func, Param, Stmt};
 use crate::te::ComputeOp;
 
@@ -139,13 +139,83 @@ pub fn fuse(anchor: &Func, output: &Buffer) -> Result<Fused, FusionError> {
 }
 
 /// One epilogue: the tensor it computes, its op, the input on the anchor's side, and
-/// the mixed-radix digits `(stride in the input's flat index, axis extent)` of each of
-/// its axes.
+/// where each of its axes lies in the input's flat index.
 struct Epilogue {
     tensor: Buffer,
     op: std::sync::Arc<ComputeOp>,
     input: Buffer,
-    digits: Vec<(i64, i64)>,
+    digits: Vec<Place>,
+}
+
+/// Where an epilogue's axis lies in its input's flat index.
+#[derive(Clone, Copy, Debug)]
+enum Place {
+    /// One mixed-radix digit `(stride in the input's flat index, axis extent)`.
+    Digit(i64, i64),
+    /// Two digits: the input reads the axis as a quotient and a remainder by `q`
+    /// (`k // q`, `k % q`: a grouped convolution's output channel as its product's
+    /// index and that product's column), and the axis is `hi · q + lo`.
+    Split {
+        hi: (i64, i64),
+        lo: (i64, i64),
+        q: i64,
+    },
+}
+
+/// An axis read as a quotient and a remainder: the variables standing for them, and the
+/// divisor.
+type SplitAxis = (Var, Var, i64);
+
+/// `index` with every `axis // q` and `axis % q` of an axis of `op` (one `q` an axis,
+/// dividing its extent) replaced by new variables, and for each axis so split its
+/// quotient and remainder variables and `q`.
+fn split_axes(op: &ComputeOp, index: &[Expr]) -> (Vec<Expr>, Vec<Option<SplitAxis>>) {
+    let divisor = |e: &Expr, want: BinOp, axis: &Var| match e {
+        Expr::Binary(o, a, b) if *o == want && matches!(&**a, Expr::Var(v) if v == axis) => {
+            b.as_int()
+        }
+        _ => None,
+    };
+    let mut splits = Vec::new();
+    let mut index = index.to_vec();
+    for axis in &op.axes {
+        let mut q = None;
+        for e in &index {
+            e.visit(&mut |x| {
+                if let Some(d) = divisor(x, BinOp::FloorDiv, &axis.var)
+                    .or_else(|| divisor(x, BinOp::FloorMod, &axis.var))
+                {
+                    q = match q {
+                        None => Some(Some(d)),
+                        Some(Some(seen)) if seen == d => Some(Some(d)),
+                        Some(_) => Some(None),
+                    };
+                }
+            });
+        }
+        let Some(Some(q)) = q.filter(|q| q.is_some_and(|q| q > 1 && axis.extent % q == 0)) else {
+            splits.push(None);
+            continue;
+        };
+        let hi = Var::new(format!("{}_hi", axis.var), axis.var.dtype());
+        let lo = Var::new(format!("{}_lo", axis.var), axis.var.dtype());
+        index = index
+            .iter()
+            .map(|e| {
+                e.rewrite(&mut |x| {
+                    if divisor(&x, BinOp::FloorDiv, &axis.var) == Some(q) {
+                        Expr::Var(hi.clone())
+                    } else if divisor(&x, BinOp::FloorMod, &axis.var) == Some(q) {
+                        Expr::Var(lo.clone())
+                    } else {
+                        x
+                    }
+                })
+            })
+            .collect();
+        splits.push(Some((hi, lo, q)));
+    }
+    (index, splits)
 }
 
 fn stored_in(s: &Stmt, b: &Buffer) -> bool {
@@ -241,7 +311,15 @@ fn epilogue_chain(c: &Buffer, output: &Buffer) -> Result<Vec<Epilogue>, FusionEr
 
 /// Checks that `op` reads `input` at one index, a mixed-radix permutation of its axes,
 /// and returns each axis's `(stride in the input's flat index, extent)`.
-fn digits_of(op: &ComputeOp, input: &Buffer) -> Result<Vec<(i64, i64)>, String> {
+fn digits_of(op: &ComputeOp, input: &Buffer) -> Result<Vec<Place>, String> {
+    // Axes are split only where the index is no permutation of them whole: an epilogue
+    // that fused before keeps the digits (and the code) it had.
+    digits_split(op, input, false).or_else(|whole| digits_split(op, input, true).map_err(|_| whole))
+}
+
+/// [`digits_of`], with axes read as a quotient and a remainder taken as two digits where
+/// `split`.
+fn digits_split(op: &ComputeOp, input: &Buffer, split: bool) -> Result<Vec<Place>, String> {
     let loads: Vec<Vec<Expr>> = op
         .body
         .loads()
@@ -257,6 +335,11 @@ fn digits_of(op: &ComputeOp, input: &Buffer) -> Result<Vec<(i64, i64)>, String> 
         ));
     }
     let strides = input.strides();
+    let (first, splits) = if split {
+        split_axes(op, first)
+    } else {
+        (first.clone(), vec![None; op.axes.len()])
+    };
     let flat = first
         .iter()
         .zip(&strides)
@@ -266,18 +349,35 @@ fn digits_of(op: &ComputeOp, input: &Buffer) -> Result<Vec<(i64, i64)>, String> 
         return Err(format!("its index into `{}` has an offset", input.name()));
     }
     let mut digits = Vec::new();
-    for axis in &op.axes {
-        let coef = affine.coef(&axis.expr());
-        if coef <= 0 && axis.extent > 1 {
+    let mut known: Vec<Expr> = Vec::new();
+    let stride = |e: Expr, name: &dyn std::fmt::Display, extent: i64| {
+        let coef = affine.coef(&e);
+        if coef <= 0 && extent > 1 {
             return Err(format!(
-                "its axis `{}` does not reach `{}` with a positive stride",
-                axis.var,
+                "its axis `{name}` does not reach `{}` with a positive stride",
                 input.name()
             ));
         }
-        digits.push((coef.max(1), axis.extent));
+        Ok((coef.max(1), extent))
+    };
+    for (axis, split) in op.axes.iter().zip(&splits) {
+        match split {
+            None => {
+                let (s, e) = stride(axis.expr(), &axis.var, axis.extent)?;
+                digits.push(Place::Digit(s, e));
+                known.push(axis.expr());
+            }
+            Some((hi, lo, q)) => {
+                let (hi, lo) = (Expr::Var(hi.clone()), Expr::Var(lo.clone()));
+                digits.push(Place::Split {
+                    hi: stride(hi.clone(), &axis.var, axis.extent / q)?,
+                    lo: stride(lo.clone(), &axis.var, *q)?,
+                    q: *q,
+                });
+                known.extend([hi, lo]);
+            }
+        }
     }
-    let known: Vec<Expr> = op.axes.iter().map(|a| a.expr()).collect();
     if affine.terms.iter().any(|(t, _)| !known.contains(t)) {
         return Err(format!(
             "its index into `{}` is not a linear function of its axes",
@@ -286,7 +386,14 @@ fn digits_of(op: &ComputeOp, input: &Buffer) -> Result<Vec<(i64, i64)>, String> 
     }
     // Sorted by stride, each stride must be the product of the extents below it, and
     // all of them must cover the input: then every input element has one preimage.
-    let mut sorted: Vec<(i64, i64)> = digits.iter().copied().filter(|d| d.1 > 1).collect();
+    let mut sorted: Vec<(i64, i64)> = digits
+        .iter()
+        .flat_map(|p| match *p {
+            Place::Digit(s, e) => vec![(s, e)],
+            Place::Split { hi, lo, .. } => vec![hi, lo],
+        })
+        .filter(|d| d.1 > 1)
+        .collect();
     sorted.sort();
     let mut expect = 1;
     for (s, e) in &sorted {
@@ -327,7 +434,12 @@ fn rewrite_stores(s: &mut Stmt, c: &Buffer, chain: &[Epilogue]) {
             let axes: Vec<Expr> = e
                 .digits
                 .iter()
-                .map(|&digit| digit_of(&e.input, &idx, digit))
+                .map(|&place| match place {
+                    Place::Digit(stride, extent) => digit_of(&e.input, &idx, (stride, extent)),
+                    Place::Split { hi, lo, q } => {
+                        simplify(&(digit_of(&e.input, &idx, hi) * q + digit_of(&e.input, &idx, lo)))
+                    }
+                })
                 .collect();
             let subst: HashMap<Var, Expr> =
                 e.op.axes

@@ -51,7 +51,7 @@ pub(crate) fn anchor(
 /// anchor's template (never Winograd: only a tuning record chooses it), its tile and
 /// split parts by [`pick`].
 pub(crate) fn by_rule(limits: &TargetLimits, key: &AnchorKey) -> (AnchorChoice, String) {
-    let product = if key.batch > 1 {
+    let product = if key.batched() {
         Product::whole(key.m, key.n, key.k, key.batch)
     } else {
         Product::split(key.m, key.n, key.k)

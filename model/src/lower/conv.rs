@@ -1,9 +1,11 @@
 //! Convolution anchors, any geometry: the implicit GEMM on the matmul template (dense
 //! convolutions; the fp16 matmul template where the convolution reads or writes f16),
-//! the depthwise template (depthwise, "same" padding, square window, f32 NCHW), and the
-//! direct convolution under the reduction rule (everything else: grouped, dilated,
-//! asymmetric, and depthwise in f16 or NHWC), its sum in an f32 register. Each takes the group's prologues into its loads and its epilogue chain
-//! (bias, residual, activation) into its stores.
+//! its batched form for grouped ones, a product per group or per pack of narrow groups
+//! ([`super::conv_grouped`]), the depthwise template (depthwise, "same" padding, square
+//! window, f32 NCHW), and the direct convolution under the reduction rule (every other
+//! depthwise one: dilated, asymmetric, in f16 or NHWC), its sum in an f32 register. Each
+//! takes the group's prologues into its loads and its epilogue chain (bias, residual,
+//! activation) into its stores.
 //!
 //! The implicit GEMM's im2col and filter views and the window the direct convolution
 //! reads are the kernel library's ([`weft_kernels::conv_views`], as the benchmark
@@ -22,7 +24,7 @@ use weft_kernels::{depthwise, matmul, matmul_f16};
 
 use super::Chooser;
 use super::values::{Values, in_logical_order, in_memory_order};
-use super::{choose, narrow, rules};
+use super::{choose, conv_grouped, narrow, rules};
 use crate::anchor::{AnchorKey, AnchorTemplate, ConvInput, ConvViews, Views};
 use crate::error::{LowerError, ModelError};
 use weft_graph::passes::memory_order;
@@ -44,6 +46,8 @@ struct Geometry {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ConvVariant {
     ImplicitGemm,
+    /// `1 < groups`, not depthwise: the batched implicit GEMM of [`super::conv_grouped`].
+    Grouped,
     Depthwise,
     Direct,
 }
@@ -54,6 +58,13 @@ fn choose(d: &Geometry, x_inline: bool, stored_f32_nchw: bool) -> ConvVariant {
     let (c, v) = (d.conv, d.view);
     if c.groups == 1 {
         return ConvVariant::ImplicitGemm;
+    }
+    // Grouped (a group of more than one input channel, or a depthwise convolution with a
+    // channel multiplier): an implicit GEMM per group. A depthwise convolution (one
+    // input and one output channel a group) stays with the depthwise template or the
+    // direct rule.
+    if c.groups as i64 != d.c || v.k != d.c {
+        return ConvVariant::Grouped;
     }
     let same_pad = (v.r - 1) / 2;
     let depthwise = c.groups as i64 == d.c
@@ -314,6 +325,19 @@ pub(crate) fn lower<'g>(
                 format!("implicit-gemm {layout} on the {what} ({why})"),
                 Some(key),
             ))
+        }
+        ConvVariant::Grouped => {
+            let operands = conv_grouped::Operands {
+                conv: *c,
+                view: d.view,
+                x,
+                w,
+                bias,
+                y: node.output,
+            };
+            let (func, what, key) =
+                conv_grouped::lower(g, operands, vals, name, chooser, output).map_err(fail)?;
+            Ok((func, what, Some(key)))
         }
         ConvVariant::Depthwise => {
             let config = depthwise::default_config(limits);

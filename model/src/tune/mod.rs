@@ -47,7 +47,7 @@ pub fn candidates(limits: &TargetLimits, key: &AnchorKey, limit: usize) -> Vec<A
         AnchorTemplate::Matmul => matmul::tiles(limits),
         AnchorTemplate::MatmulF16 => matmul_f16::tiles(limits, &f16_space(limits, key), |t| {
             // Hopper's tiles where TMA can copy the operands, and never batched.
-            t.warpgroups == 0 || (key.batch == 1 && hopper::unfit(n, k).is_none())
+            t.warpgroups == 0 || (!key.batched() && hopper::unfit(n, k).is_none())
         }),
     };
     // (blocks, useful area, choice).
@@ -56,7 +56,7 @@ pub fn candidates(limits: &TargetLimits, key: &AnchorKey, limit: usize) -> Vec<A
         let (config, bm, bn) = (t.config, t.block_m, t.block_n);
         let tiles = ceil_div(m, bm) * ceil_div(n, bn) * key.batch;
         // A batched product is never split (its grid's third dimension is the batch).
-        let rule = if key.batch > 1 {
+        let rule = if key.batched() {
             1
         } else {
             split_k(m, n, k, bm, bn)
