@@ -77,6 +77,10 @@ pub struct ModelGenerateArgs {
     /// Timed runs of each step.
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
     pub iters: u32,
+    /// Also print the decode step's per-kernel table (each kernel timed alone, as
+    /// `weft model bench` prints a model's): where one token's time goes.
+    #[arg(long)]
+    pub kernels: bool,
     /// Seed of `zoo:llama`'s weights and of a random prompt.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,

@@ -371,7 +371,7 @@ fn bench(a: &ModelBenchArgs) -> Result<(), CliError> {
 }
 
 /// One row per group: its nodes, schedule, time and share, slowest first.
-fn kernel_table(model: &CompiledModel, each: &[weft_runtime::Timing]) -> String {
+pub(crate) fn kernel_table(model: &CompiledModel, each: &[weft_runtime::Timing]) -> String {
     let g = &model.graph;
     let total: f64 = each.iter().map(|t| t.median.as_secs_f64()).sum();
     let mut order: Vec<usize> = (0..each.len()).collect();

@@ -18,7 +18,7 @@ use crate::format::fmt_time;
 use crate::model_args::{ModelDType, ModelGenerateArgs};
 use crate::model_compile::precision;
 use crate::models::{ModelFileError, llama_config};
-use crate::out::outln;
+use crate::out::{out, outln};
 use crate::select;
 
 /// The largest model `--check` evaluates in float64, in parameters (each reference step
@@ -124,9 +124,21 @@ fn run<W: LlamaWeights>(
     let (_, prefill) = step(len)?;
     let (_, decode) = step(1)?;
     let generator = Generator::load(&prefill, &decode, dev).map_err(CliError::model)?;
-    let result = generate_and_time(a, &generator, dev, &prompt);
+    let result = generate_and_time(a, &generator, dev, &prompt).and_then(|timed| {
+        let table = if a.kernels {
+            let (_, step) = generator.steps();
+            let warm = warmup(dev);
+            let each = step
+                .time_each(dev, warm, a.iters as usize)
+                .map_err(CliError::model)?;
+            Some(super::model::kernel_table(&decode, &each))
+        } else {
+            None
+        };
+        Ok((timed, table))
+    });
     generator.free(dev);
-    let (got, prefill_t, decode_t) = result?;
+    let ((got, prefill_t, decode_t), table) = result?;
     for (b, ids) in got.ids.iter().enumerate() {
         let ids: Vec<String> = ids.iter().map(i32::to_string).collect();
         outln!("sequence {b}: {}", ids.join(","))?;
@@ -185,10 +197,24 @@ fn run<W: LlamaWeights>(
         mib(need_d.weights),
         mib(cache)
     )?;
+    if let Some(table) = table {
+        outln!("\nper kernel of the decode step on {target} (each timed alone; shares of their sum):")?;
+        out!("{table}")?;
+    }
     if a.check {
         check(a, cfg, weights, &prompt, &got.ids, err)?;
     }
     Ok(())
+}
+
+/// Untimed runs before the timed ones: none on the interpreter, whose runs are slow and
+/// have nothing to warm.
+fn warmup(dev: &dyn weft_runtime::Device) -> usize {
+    if matches!(dev.target(), Target::Cpu) {
+        0
+    } else {
+        3
+    }
 }
 
 fn mib(bytes: u64) -> f64 {
@@ -213,13 +239,9 @@ fn generate_and_time(
     let got = generator
         .generate(dev, prompt, a.new_tokens as usize)
         .map_err(CliError::model)?;
-    let warmup = if matches!(dev.target(), Target::Cpu) {
-        0
-    } else {
-        3
-    };
+    let warm = warmup(dev);
     let (p, d) = generator
-        .time(dev, warmup, a.iters as usize)
+        .time(dev, warm, a.iters as usize)
         .map_err(CliError::model)?;
     Ok((got, p.median, d.median))
 }
