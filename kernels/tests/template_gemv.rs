@@ -60,7 +60,11 @@ fn build(case: Case, p: &GemvParams) -> LoweredFunc {
     let y = te::compute("y", &[("i", m), ("j", n)], |ix| {
         let v = c.at(ix) + bias.at(&[ix[1].clone()]);
         let v = Expr::select(v.clone().lt(0.0f32), 0.0f32, v);
-        if dtype == DType::F32 { v } else { v.cast(dtype) }
+        if dtype == DType::F32 {
+            v
+        } else {
+            v.cast(dtype)
+        }
     });
     let anchor = template_over("gemv", &scaled, &b, &c, p).unwrap();
     let fused = fuse(&anchor, &y).unwrap();
@@ -283,7 +287,11 @@ fn every_language_emits_it() {
             assert!(cuda.source.contains("__shfl_xor_sync("), "{case:?}");
             if n % 8 == 0 {
                 // 16-byte loads of b where its rows keep them aligned.
-                let wide = if dtype == DType::F16 { "uint4" } else { "float4" };
+                let wide = if dtype == DType::F16 {
+                    "uint4"
+                } else {
+                    "float4"
+                };
                 assert!(cuda.source.contains(wide), "{case:?}\n{}", cuda.source);
             }
             weft_codegen_cuda::nvrtc::check(&cuda.source)

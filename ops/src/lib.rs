@@ -53,6 +53,7 @@ mod conv;
 mod conv2d;
 mod conv2d_f16;
 mod depthwise;
+mod gemv;
 mod matmul;
 mod shape;
 pub mod templates;
@@ -141,6 +142,8 @@ pub const OPS: &[&OpSpec] = &[
     &window_sum::SPEC,
     &matmul::SPEC,
     &matmul::F16_SPEC,
+    &gemv::SPEC,
+    &gemv::F16_SPEC,
     &depthwise::SPEC,
     &conv2d::SPEC,
     &conv2d::BIAS_RELU_SPEC,

@@ -85,7 +85,15 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &GemvPara
                 if lanes == vec {
                     let inside = Expr::all(row_test.into_iter().chain([col0.clone().lt(n)]));
                     let zero = Expr::zero(b.dtype());
-                    kb.copy_if(vec, &w, [e, Expr::int(0)], b, [row, col0.clone()], inside, zero);
+                    kb.copy_if(
+                        vec,
+                        &w,
+                        [e, Expr::int(0)],
+                        b,
+                        [row, col0.clone()],
+                        inside,
+                        zero,
+                    );
                 } else {
                     kb.unroll("v", vec, |kb, v| {
                         let col = col0.clone() + v.clone();
@@ -170,7 +178,8 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &GemvPara
             while half >= 1 {
                 each(kb, &tx, threads, half * width, |kb, idx| {
                     let (r, j) = (idx.clone() / width, idx % width);
-                    let sum = sh.at(&[r.clone(), j.clone()]) + sh.at(&[r.clone() + half, j.clone()]);
+                    let sum =
+                        sh.at(&[r.clone(), j.clone()]) + sh.at(&[r.clone() + half, j.clone()]);
                     kb.store(&sh, [r, j], sum);
                 });
                 kb.barrier();

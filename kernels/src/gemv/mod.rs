@@ -57,8 +57,14 @@ pub const COMBINE_BYTES: i64 = 16 * 1024;
 pub const PARAMS: [(&str, &str); 4] = [
     ("threads", "threads per block"),
     ("nt", "threads side by side along a row of b"),
-    ("unroll", "rows of b each thread loads before using the first"),
-    ("shuffle", "lanes the combine shuffles across (1: shared memory only)"),
+    (
+        "unroll",
+        "rows of b each thread loads before using the first",
+    ),
+    (
+        "shuffle",
+        "lanes the combine shuffles across (1: shared memory only)",
+    ),
 ];
 
 /// A checked config of the skinny-product template.
@@ -113,8 +119,11 @@ impl GemvParams {
     }
 
     /// The stated rule's parameters for an `m × n × k` product whose `b` holds elements
-    /// of `dtype` on `limits`, with why. 256 threads; 8 loads in flight a thread (4 at
-    /// 5 rows and more, whose `m × vec` sums take the registers); the widest row segment
+    /// of `dtype` on `limits`, with why. 256 threads; 8 loads in flight a thread (128
+    /// bytes: with one block of 256 threads on each multiprocessor, 32 KiB in flight
+    /// each, past the ~22 KiB that cover an H200's latency at its bandwidth — 4.8 TB/s ×
+    /// ~600 ns ÷ 132; at 8 rows the 64 sums and 32 registers of loads still leave
+    /// room under 255); the widest row segment
     /// a block — up to 8 threads, 128 bytes, a whole cache line — that still gives every
     /// multiprocessor two blocks, else segments of 32 bytes (2 threads: one DRAM sector,
     /// so that no sector is fetched for half its bytes), the most blocks there are.
@@ -126,7 +135,7 @@ impl GemvParams {
             .into_iter()
             .find(|&nt| ceil_div(n, nt * vec) >= want)
             .unwrap_or(2);
-        let unroll = if m > 4 { 4 } else { 8 };
+        let unroll = 8;
         let shuffle = crate::rows::shuffle_lanes(limits, 32, threads);
         let p = GemvParams {
             threads,
@@ -192,4 +201,54 @@ pub fn describe(p: &GemvParams, dtype: DType) -> String {
 pub fn bytes_moved(m: i64, n: i64, k: i64, operand: DType, out: DType) -> i64 {
     let e = operand.bytes() as i64;
     k * n * e + m * k * e + m * n * out.bytes() as i64
+}
+
+/// The template's space on `limits` (independent of the shape): 64 to 512 threads, 1 to
+/// 8 threads a row, 2 to 8 loads in flight a thread, the combine shuffling across as
+/// many lanes as the target's subgroups allow.
+pub fn space(limits: &TargetLimits) -> Vec<Config> {
+    let mut out = Vec::new();
+    for threads in [64, 128, 256, 512] {
+        for nt in [1, 2, 4, 8] {
+            for unroll in [2, 4, 8] {
+                let shuffle = crate::rows::shuffle_lanes(limits, 32, threads);
+                let p = GemvParams {
+                    threads,
+                    nt,
+                    unroll,
+                    shuffle,
+                };
+                if p.fits(limits) {
+                    out.push(p.config());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The rule's config at a one-row product of 2048 columns: one that fits any shape.
+pub fn default_config(limits: &TargetLimits, dtype: DType) -> Config {
+    GemvParams::rule(limits, 1, 2048, dtype).0.config()
+}
+
+/// [`describe`] of a config given as one, or why it is not one.
+pub fn describe_config(config: &Config, dtype: DType) -> Result<String, String> {
+    let p = GemvParams::from_config(config).map_err(|e| e.to_string())?;
+    Ok(describe(&p, dtype))
+}
+
+/// The template at `m × n × k` over new buffers `A`, `B`, `C` of `dtype` (sums in f32,
+/// rounded to `dtype` once at the store).
+pub fn build(m: i64, n: i64, k: i64, dtype: DType, config: &Config) -> Result<Func, BuildError> {
+    let p = GemvParams::from_config(config)?;
+    if !takes(m) {
+        return Err(config.invalid(format!(
+            "the gemv template takes 1 to {MAX_M} rows, not {m}"
+        )));
+    }
+    let a = te::placeholder("A", &[m, k], dtype);
+    let b = te::placeholder("B", &[k, n], dtype);
+    let c = te::placeholder("C", &[m, n], dtype);
+    Ok(template_over("gemv", &a, &b, &c, &p)?)
 }
