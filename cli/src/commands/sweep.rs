@@ -18,7 +18,7 @@ use weft_tune::{Outcome, TuneOptions, Tuned};
 
 use crate::args::SweepArgs;
 use crate::error::CliError;
-use crate::format::{fmt_ratio, fmt_time};
+use crate::format::{fmt_ratio, fmt_sig, fmt_time};
 use crate::out::outln;
 use crate::references::{self, Vendor};
 use crate::select;
@@ -270,7 +270,7 @@ fn line(row: &SweepRow, vendor: Option<&str>) -> String {
     let t = |ms: Option<f64>| ms.map_or("-".into(), |v| fmt_time(Duration::from_secs_f64(v / 1e3)));
     // GB/s beside a time where the op is memory-bound (bytes ÷ time).
     let gbps = |ms: Option<f64>| match (row.bytes, ms) {
-        (Some(b), Some(ms)) if ms > 0.0 => format!(" ({:.0} GB/s)", b / (ms / 1e3) / 1e9),
+        (Some(b), Some(ms)) if ms > 0.0 => format!(" ({} GB/s)", fmt_sig(b / (ms / 1e3) / 1e9)),
         _ => String::new(),
     };
     let mut s = format!(
