@@ -269,8 +269,8 @@ pub struct ReportArgs {
 /// `weft sweep`.
 #[derive(Debug, Args)]
 pub struct SweepArgs {
-    /// The op: any op with a template (`matmul`, `matmul-f16`, `conv2d-f16`,
-    /// `attention-f16`, ...); cuBLAS is timed beside the two products.
+    /// The op: any op with a template (`matmul`, `matmul-f16`, `gemv`, `gemv-f16`,
+    /// `conv2d-f16`, `attention-f16`, ...); cuBLAS is timed beside the products.
     #[arg(long, default_value = "matmul")]
     pub op: String,
     /// A target string (`cuda`, `vulkan`, `cpu`, ...).
@@ -279,7 +279,9 @@ pub struct SweepArgs {
     /// The shapes: `mixed` (60 products: squares, primes, small M, long K, BERT/ViT/GPT-2
     /// projections, ResNet-50's convolutions as GEMMs), `cubes:FROM:TO[:STEP]` (m = n =
     /// k), both for the products only, `resnet50` (ResNet-50's distinct convolutions at
-    /// batch 1, for the convolution ops), or shapes separated by `;`.
+    /// batch 1, for the convolution ops), `llama-decode` (TinyLlama's decode products at
+    /// batch 1 and 8, for the products and the skinny products; GB/s printed for the
+    /// latter), or shapes separated by `;`.
     #[arg(long)]
     pub shapes: String,
     /// Measure only part I of N of the shapes (`1/2`): a long sweep as several runs,

@@ -50,8 +50,9 @@ impl Vendor {
             })
         };
         Some(match w.op.name {
-            "matmul" => Vendor::Sgemm,
-            "matmul-f16" => Vendor::Hgemm,
+            // cuBLAS at the same m, n, k (it picks its own kernels for few rows).
+            "matmul" | "gemv" => Vendor::Sgemm,
+            "matmul-f16" | "gemv-f16" => Vendor::Hgemm,
             "conv2d" | "winograd-conv2d" => conv(ConvLayout::Nchw, false, false),
             "conv2d-bias-relu" => conv(ConvLayout::Nchw, false, true),
             "conv2d-f16" => conv(ConvLayout::Nhwc, true, false),

@@ -26,6 +26,10 @@ pub struct SweepRow {
     pub shape: String,
     /// Floating-point operations of one run.
     pub flops: f64,
+    /// Bytes one run reads and writes, for memory-bound ops (the skinny products),
+    /// whose rows print GB/s: bytes ÷ median time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<f64>,
     /// The vendor library's median kernel time (cuBLAS, cuDNN: [`Sweep::reference`]), in
     /// ms.
     pub reference_ms: Option<f64>,
@@ -79,7 +83,22 @@ pub const SETS: &str = "`mixed` (60 matmul shapes: squares, primes, small M, lon
                         `cubes:FROM:TO[:STEP]` (m = n = k), `resnet50` (the convolution \
                         ops: ResNet-50's distinct convolutions at batch 1), `grouped` (the \
                         grouped convolution ops: ResNeXt-50 32x4d's and RegNetY-400MF's \
-                        grouped 3x3s at batch 1 and 8)";
+                        grouped 3x3s at batch 1 and 8), `llama-decode` \
+                        (TinyLlama-1.1B's decode products at batch 1 and 8: q/k/v fused, \
+                        o, gate/up fused, down, the vocabulary head)";
+
+/// `llama-decode`: TinyLlama-1.1B's decode products `(n, k)` (hidden 2048, 4 KV heads of
+/// 64, intermediate 5632, vocabulary 32000), each at [`LLAMA_BATCHES`] rows.
+pub const LLAMA_DECODE: [(i64, i64); 5] = [
+    (2560, 2048),
+    (2048, 2048),
+    (11264, 2048),
+    (2048, 5632),
+    (32000, 2048),
+];
+
+/// The batches (rows) of `llama-decode`.
+pub const LLAMA_BATCHES: [i64; 2] = [1, 8];
 
 /// `mixed`: 60 `(m, n, k)` products of the kinds the issue names, none tuned for.
 pub const MIXED: [(i64, i64, i64); 60] = [
@@ -241,6 +260,12 @@ pub fn shapes(set: &str) -> Result<Vec<String>, String> {
     let text = |(m, n, k): (i64, i64, i64)| format!("m={m},n={n},k={k}");
     if set == "mixed" {
         return Ok(MIXED.iter().copied().map(text).collect());
+    }
+    if set == "llama-decode" {
+        let shapes = LLAMA_BATCHES
+            .iter()
+            .flat_map(|&m| LLAMA_DECODE.iter().map(move |&(n, k)| (m, n, k)));
+        return Ok(shapes.map(text).collect());
     }
     if let Some(range) = set.strip_prefix("cubes:") {
         let parts: Vec<&str> = range.split(':').collect();
@@ -436,6 +461,7 @@ mod tests {
             note: None,
         };
         let row = |reference: Option<f64>, rule: f64, tuned: Option<f64>| SweepRow {
+            bytes: None,
             shape: "m=1,n=1,k=1".into(),
             flops: 2.0,
             reference_ms: reference,

@@ -220,13 +220,14 @@ fn a_tuned_model_saves_records_that_later_runs_use() {
     tune.extend(small);
     tune.extend(["--trials", "2", "--iters", "1", "--records", records]);
     let out = ok(&tune);
-    // MobileNetV2 at 16²: 21 distinct anchors (its 1×1 convolutions and the classifier).
-    assert!(out.contains("21 anchors"), "{out}");
-    assert!(out.contains("saved 21 records"), "{out}");
+    // MobileNetV2 at 16²: 20 distinct anchors (its 1×1 convolutions; the classifier, a
+    // product of one row, takes the gemv template by rule and is not tuned).
+    assert!(out.contains("20 anchors"), "{out}");
+    assert!(out.contains("saved 20 records"), "{out}");
     let text = std::fs::read_to_string(records).expect("the records file");
     let saved: serde_json::Value = serde_json::from_str(&text).expect("records are JSON");
     let saved = saved.as_array().expect("an array of records");
-    assert_eq!(saved.len(), 21);
+    assert_eq!(saved.len(), 20);
     for r in saved {
         assert_eq!(r["op"], "model-anchor", "{r}");
         assert!(
@@ -248,7 +249,9 @@ fn a_tuned_model_saves_records_that_later_runs_use() {
         "--records",
         records,
     ]);
-    assert_eq!(bench.matches("tuning record of").count(), 36, "{bench}");
+    // (35: the classifier's gemv schedule names its rule, not a record.)
+    assert_eq!(bench.matches("tuning record of").count(), 35, "{bench}");
+    assert!(bench.contains("gemv template"), "{bench}");
 }
 
 /// `weft model graph zoo:gpt2` shows each attention block as one kernel (the issue's

@@ -21,6 +21,7 @@
 //! | --- | --- | --- |
 //! | [`matmul`] | double-buffered fp32 tiles, any M, N, K | `build(m, n, k, config)`, `template_over` |
 //! | [`matmul_f16`] | fp16 tiles on tensor cores / cooperative / simdgroup matrices (CUDA cores where there are none), fp32 accumulation; `hopper` for sm_90a | `build(m, n, k, config)`, `template_over` |
+//! | [`gemv`] | few-row products (`m` ≤ 8: decode) streaming `b` with 16-byte loads, sums combined by shuffles and shared memory | `template_over` |
 //! | [`implicit_gemm`] | a convolution as [`matmul`] or [`matmul_f16`] over fused im2col prologues ([`conv_views`]) | `build(geometry, variant, config)` |
 //! | [`depthwise`] | output tiles × channel planes, input in shared memory or registers | `build([b, c, h, w], k, stride, config)` |
 //! | [`winograd`] | F(2×2, 3×3), four kernels around a batched [`matmul`] | `build(dims, config)` |
@@ -38,6 +39,7 @@ pub mod attention;
 pub mod conv;
 pub mod conv_views;
 pub mod depthwise;
+pub mod gemv;
 pub mod grouped_conv;
 pub mod implicit_gemm;
 pub mod matmul;

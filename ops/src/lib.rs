@@ -55,6 +55,7 @@ mod conv;
 mod conv2d;
 mod conv2d_f16;
 mod depthwise;
+mod gemv;
 mod grouped_conv;
 mod matmul;
 mod shape;
@@ -144,6 +145,8 @@ pub const OPS: &[&OpSpec] = &[
     &window_sum::SPEC,
     &matmul::SPEC,
     &matmul::F16_SPEC,
+    &gemv::SPEC,
+    &gemv::F16_SPEC,
     &depthwise::SPEC,
     &conv2d::SPEC,
     &conv2d::BIAS_RELU_SPEC,

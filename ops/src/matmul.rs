@@ -235,7 +235,7 @@ fn tiled(s: &mut Schedule, reg: i64, threads: i64, tile_k: i64) -> Result<(), Sc
 }
 
 /// Both ops' reference: the f64 product (an fp16 op's inputs are exact in f64).
-fn reference(inputs: &[ArrayD<f64>], _: &Shape) -> ArrayD<f64> {
+pub(crate) fn reference(inputs: &[ArrayD<f64>], _: &Shape) -> ArrayD<f64> {
     let (Ok(a), Ok(b)) = (
         inputs[0].view().into_dimensionality::<Ix2>(),
         inputs[1].view().into_dimensionality::<Ix2>(),
@@ -248,7 +248,7 @@ fn reference(inputs: &[ArrayD<f64>], _: &Shape) -> ArrayD<f64> {
 /// Row `i` of both ops' reference, `A[i, :] @ B` in float64 (`None` for inputs that are
 /// not two matrices of matching shapes, or a row out of range): what a large product is
 /// checked on.
-fn row_reference(inputs: &[ArrayD<f64>], i: usize) -> Option<Vec<f64>> {
+pub(crate) fn row_reference(inputs: &[ArrayD<f64>], i: usize) -> Option<Vec<f64>> {
     let [a, b] = inputs else { return None };
     let a = a.view().into_dimensionality::<Ix2>().ok()?;
     let b = b.view().into_dimensionality::<Ix2>().ok()?;

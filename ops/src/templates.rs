@@ -9,6 +9,7 @@
 //! | --- | --- | --- | --- |
 //! | `matmul` | `template` | [`MATMUL`] | [`weft_kernels::matmul`] |
 //! | `matmul-f16` | `template` | [`MATMUL_F16`] | [`weft_kernels::matmul_f16`] |
+//! | `gemv`, `gemv-f16` | `template` | [`GEMV`], [`GEMV_F16`] | [`weft_kernels::gemv`] |
 //! | `conv2d`, `conv2d-bias-relu` | `implicit-gemm` | [`CONV2D`], [`CONV2D_BIAS_RELU`] | [`weft_kernels::implicit_gemm`] on the fp32 matmul |
 //! | `conv2d-f16`, `-bias-relu`, `-nchw` | `implicit-gemm` | [`CONV2D_F16`], [`CONV2D_F16_BIAS_RELU`], [`CONV2D_F16_NCHW`] | [`weft_kernels::implicit_gemm`] on the fp16 matmul |
 //! | `grouped-conv2d`, `grouped-conv2d-f16` | `implicit-gemm` | [`GROUPED_CONV2D`], [`GROUPED_CONV2D_F16`] | [`weft_kernels::grouped_conv`] on the fp32 or fp16 matmul, batched |
@@ -20,10 +21,11 @@ use std::fmt;
 
 use weft_codegen_common::TargetLimits;
 use weft_ir::func::Func;
+use weft_ir::prelude::DType;
 use weft_kernels::conv::Variant;
 use weft_kernels::{
-    BuildError, Config, attention, depthwise, grouped_conv, implicit_gemm, matmul, matmul_f16,
-    winograd,
+    BuildError, Config, attention, depthwise, gemv, grouped_conv, implicit_gemm, matmul,
+    matmul_f16, winograd,
 };
 
 use crate::Shape;
@@ -129,6 +131,41 @@ pub const MATMUL_F16: TemplateSpec = TemplateSpec {
         let (m, n, k) = mnk(shape);
         matmul_f16::build(m, n, k, config)
     },
+};
+
+/// The skinny-product template registered on the `gemv` op (fp32).
+pub const GEMV: TemplateSpec = TemplateSpec {
+    schedule: "template",
+    params: &gemv::PARAMS,
+    space: gemv::space,
+    default: |limits| gemv::default_config(limits, DType::F32),
+    rule: Some(|limits, shape| {
+        let (m, n, _) = mnk(shape);
+        let (p, why) = gemv::GemvParams::rule(limits, m, n, DType::F32);
+        (p.config(), why)
+    }),
+    pays: always,
+    describe: |config| gemv::describe_config(config, DType::F32),
+    build: |shape, config| {
+        let (m, n, k) = mnk(shape);
+        gemv::build(m, n, k, DType::F32, config)
+    },
+};
+
+/// The skinny-product template registered on the `gemv-f16` op.
+pub const GEMV_F16: TemplateSpec = TemplateSpec {
+    default: |limits| gemv::default_config(limits, DType::F16),
+    rule: Some(|limits, shape| {
+        let (m, n, _) = mnk(shape);
+        let (p, why) = gemv::GemvParams::rule(limits, m, n, DType::F16);
+        (p.config(), why)
+    }),
+    describe: |config| gemv::describe_config(config, DType::F16),
+    build: |shape, config| {
+        let (m, n, k) = mnk(shape);
+        gemv::build(m, n, k, DType::F16, config)
+    },
+    ..GEMV
 };
 
 /// `conv2d`'s `implicit-gemm`: the matmul template's space over views and configs.

@@ -198,7 +198,9 @@ fn run<W: LlamaWeights>(
         mib(cache)
     )?;
     if let Some(table) = table {
-        outln!("\nper kernel of the decode step on {target} (each timed alone; shares of their sum):")?;
+        outln!(
+            "\nper kernel of the decode step on {target} (each timed alone; shares of their sum):"
+        )?;
         out!("{table}")?;
     }
     if a.check {

@@ -18,7 +18,7 @@ use weft_tune::{Outcome, TuneOptions, Tuned};
 
 use crate::args::SweepArgs;
 use crate::error::CliError;
-use crate::format::{fmt_ratio, fmt_time};
+use crate::format::{fmt_ratio, fmt_sig, fmt_time};
 use crate::out::outln;
 use crate::references::{self, Vendor};
 use crate::select;
@@ -40,9 +40,12 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
             op.name
         )));
     }
+    let skinny = matches!(op.name, "gemv" | "gemv-f16");
     // The ops cuDNN runs beside.
     let convs = sweep::CONV_OPS.contains(&op.name) || grouped;
-    if !products && (a.shapes == "mixed" || a.shapes.starts_with("cubes:")) {
+    if !products && (a.shapes == "mixed" || a.shapes.starts_with("cubes:"))
+        || !(products || skinny) && a.shapes == "llama-decode"
+    {
         return Err(bad(format!(
             "`{}` is a set of matmul shapes; give `{}`'s shapes as a list (`NAME=V,...;...`)",
             a.shapes, op.name
@@ -89,7 +92,7 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
     // The vendor call beside each shape where there is one: cuBLAS for the products,
     // cuDNN for the convolutions.
     let mut reference = match target {
-        Target::Cuda { .. } if products || convs => match CudaReference::open(&target) {
+        Target::Cuda { .. } if products || skinny || convs => match CudaReference::open(&target) {
             Ok(r) => Some(r),
             Err(e) => {
                 eprintln!("weft: no CUDA reference library: {e}");
@@ -153,6 +156,7 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
         let row = SweepRow {
             shape: text.clone(),
             flops: w.flops,
+            bytes: skinny.then_some(w.bytes),
             reference_ms,
             rule: timed(&tuned, &rule),
             rule_why: why,
@@ -276,9 +280,19 @@ fn best(tuned: &Tuned) -> Timed {
 /// configs' and the vendor call's (`vendor`) times.
 fn line(row: &SweepRow, vendor: Option<&str>) -> String {
     let t = |ms: Option<f64>| ms.map_or("-".into(), |v| fmt_time(Duration::from_secs_f64(v / 1e3)));
-    let mut s = format!("{:<24} rule {:>10}", row.shape, t(row.rule.ms));
+    // GB/s beside a time where the op is memory-bound (bytes ÷ time).
+    let gbps = |ms: Option<f64>| match (row.bytes, ms) {
+        (Some(b), Some(ms)) if ms > 0.0 => format!(" ({} GB/s)", fmt_sig(b / (ms / 1e3) / 1e9)),
+        _ => String::new(),
+    };
+    let mut s = format!(
+        "{:<24} rule {:>10}{}",
+        row.shape,
+        t(row.rule.ms),
+        gbps(row.rule.ms)
+    );
     if let Some(tuned) = &row.tuned {
-        s += &format!("  tuned {:>10}", t(tuned.ms));
+        s += &format!("  tuned {:>10}{}", t(tuned.ms), gbps(tuned.ms));
         if let (Some(r), Some(b)) = (row.rule.ms, tuned.ms) {
             s += &format!(" (rule {} of tuned)", fmt_ratio(b / r));
         }
@@ -288,7 +302,7 @@ fn line(row: &SweepRow, vendor: Option<&str>) -> String {
     }
     if let Some(r) = row.reference_ms {
         let name = vendor.unwrap_or("vendor");
-        s += &format!("  {name} {:>10}", t(Some(r)));
+        s += &format!("  {name} {:>10}{}", t(Some(r)), gbps(Some(r)));
     }
     s
 }

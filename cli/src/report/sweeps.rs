@@ -230,6 +230,7 @@ mod tests {
             note: None,
         };
         SweepRow {
+            bytes: None,
             shape: shape.into(),
             flops: 2e9,
             reference_ms: Some(1.0),

@@ -223,6 +223,7 @@ mod tests {
             note: None,
         };
         SweepRow {
+            bytes: None,
             shape: shape.into(),
             flops: 1.0,
             reference_ms: None,

@@ -17,6 +17,7 @@ use super::choose;
 use super::values::{Values, broadcast_index, reindex};
 use crate::anchor::{AnchorKey, AnchorTemplate, Views};
 use crate::error::{LowerError, ModelError};
+use weft_kernels::gemv::{self, GemvParams};
 use weft_kernels::matmul_f16;
 use weft_kernels::product::Matmul;
 use weft_kernels::split_k::{Anchor, Split};
@@ -184,6 +185,47 @@ pub(crate) fn lower<'g>(
         .inputs
         .get(2)
         .map(|&c| (vals.stored(c), g.tensor(c).shape.clone()));
+    // The product the epilogue reads (`alpha`, `beta · C` and the chain after it).
+    let set_product = |product: &Buffer| {
+        let product_read = product.clone();
+        let (c, lead) = (c.clone(), lead.clone());
+        vals.set_root(
+            node.output,
+            Box::new(move |ix: &[Expr]| {
+                let row = reindex(&lead, &[m as usize], &ix[..rank - 1]);
+                let mut v = product_read.at(&[row[0].clone(), ix[rank - 1].clone()]);
+                if alpha != 1.0 {
+                    v = v * alpha as f32;
+                }
+                if let Some((cb, shape)) = &c
+                    && beta != 0.0
+                {
+                    let cv = cb.at(&broadcast_index(shape, ix));
+                    v = if beta == 1.0 {
+                        v + cv
+                    } else {
+                        v + cv * beta as f32
+                    };
+                }
+                v
+            }),
+        );
+    };
+    if gemv::takes(m) {
+        // A few rows (a decode step's batch): the skinny-product template streams B, which
+        // the tiled templates' 64–128-row tiles would mostly waste. Chosen by rule, not
+        // tuned (no anchor key).
+        let (p, why) = GemvParams::rule(chooser.limits, m, n, operand);
+        let what = format!("{} ({why})", gemv::describe(&p, operand));
+        let product = te::placeholder("y_gemm", &[m, n], DType::F32);
+        set_product(&product);
+        let out = output(vals);
+        let anchor = p
+            .template_over(name, &a_view, &b_view, &product)
+            .map_err(|e| fail(e.into()))?;
+        let fused = fuse(&anchor, &out).map_err(|e| fail(e.into()))?;
+        return Ok((fused.func, what, None));
+    }
     let (choice, why) = choose::anchor(chooser.limits, chooser.choices, &key);
     let (config, splits) = (choice.config, choice.splits);
     let (product_params, what) =
@@ -200,28 +242,7 @@ pub(crate) fn lower<'g>(
         Some(sp) => sp.sum.clone(),
         None => te::placeholder("y_gemm", &[m, n], DType::F32),
     };
-    let product_read = product.clone();
-    vals.set_root(
-        node.output,
-        Box::new(move |ix: &[Expr]| {
-            let row = reindex(&lead, &[m as usize], &ix[..rank - 1]);
-            let mut v = product_read.at(&[row[0].clone(), ix[rank - 1].clone()]);
-            if alpha != 1.0 {
-                v = v * alpha as f32;
-            }
-            if let Some((cb, shape)) = &c
-                && beta != 0.0
-            {
-                let cv = cb.at(&broadcast_index(shape, ix));
-                v = if beta == 1.0 {
-                    v + cv
-                } else {
-                    v + cv * beta as f32
-                };
-            }
-            v
-        }),
-    );
+    set_product(&product);
     let out = output(vals);
     if let Some(sp) = split {
         let func = sp

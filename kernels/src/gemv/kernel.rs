@@ -1,0 +1,222 @@
+//! The skinny-product template's kernel, written with [`weft_ir::template`].
+
+use weft_ir::func::Func;
+use weft_ir::prelude::*;
+use weft_ir::template::{KernelBuilder, Template, TemplateError, load_or};
+
+use super::{COMBINE_BYTES, GemvParams, vec_of};
+use crate::{block_index, ceil_div, grid_for};
+
+/// `x` as f32 (a cast where it is not).
+fn as_f32(x: Expr) -> Expr {
+    if x.dtype() == DType::F32 {
+        x
+    } else {
+        x.cast(DType::F32)
+    }
+}
+
+/// The skinny-product template computing `c = a · b` over given tensors (`a` of `m × k`,
+/// `b` of `k × n`, `c` of `m × n`: te placeholders, or computed tensors that
+/// [`weft_ir::fusion`] inlines), one kernel.
+pub fn template_over(
+    name: &str,
+    a: &Buffer,
+    b: &Buffer,
+    c: &Buffer,
+    p: &GemvParams,
+) -> Result<Func, TemplateError> {
+    let mut t = Template::new(name);
+    for x in [a, b, c] {
+        t.param(x);
+    }
+    add_kernel(&mut t, a, b, c, p);
+    t.finish()
+}
+
+/// Adds the kernel `c = a · b` to `t`.
+fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &GemvParams) {
+    let (m, k, n) = (a.shape()[0], a.shape()[1], c.shape()[1]);
+    let (threads, nt, unroll) = (p.threads, p.nt, p.unroll);
+    let vec = vec_of(b.dtype());
+    // One 16-byte load where every row of `b` starts 16-byte aligned; element by element
+    // (each tested against `n`) where it does not.
+    let lanes = if n % vec == 0 { vec } else { 1 };
+    let bn = nt * vec;
+    let kt = p.kt();
+    let tiles = ceil_div(n, bn);
+    let grid = grid_for(tiles);
+    let step = kt * unroll;
+    let (full, ragged) = (k / step, k % step != 0);
+    // The combine: butterflies over the thread rows within a run of `shuffle` lanes
+    // (lanes `nt` apart hold the same columns), leaving `parts` partials a column.
+    let run = if p.shuffle > nt { p.shuffle } else { 1 };
+    let rows_a_run = if run > 1 { run / nt } else { 1 };
+    let parts = kt / rows_a_run;
+    // Rows of `c` combined a round, as shared memory allows.
+    let per_round = (1..=m)
+        .rev()
+        .find(|&r| parts * r * bn * 4 <= COMBINE_BYTES)
+        .unwrap_or(1);
+
+    t.kernel([grid[0], grid[1], 1], threads, |kb| {
+        let tx = kb.thread_x();
+        // Blocks past the last tile (a two-dimensional grid's surplus) load and store
+        // nothing — their columns are past `n` — but reach every barrier and shuffle.
+        let pid = block_index(kb, grid);
+        let nq = kb.let_("nq", tx.clone() % nt);
+        let kq = kb.let_("kq", tx.clone() / nt);
+        let n0 = kb.let_("n0", pid * bn);
+        let col0 = kb.let_("col0", n0.clone() + nq.clone() * vec);
+        let acc = kb.local("acc", &[m, vec], DType::F32);
+        let w = kb.local("w", &[unroll, vec], b.dtype());
+        kb.unroll("i", m, |kb, i| {
+            kb.unroll("v", vec, |kb, v| kb.store(&acc, [i, v], 0.0f32));
+        });
+
+        // One step: `unroll` rows of `b` from `base`, every load issued before the
+        // first product; `partial` (the last step, where `step` does not divide `k`)
+        // tests the rows against `k`.
+        let chunk = |kb: &mut KernelBuilder, base: Expr, partial: bool| {
+            let row_of = |e: &Expr| base.clone() + e.clone() * kt + kq.clone();
+            kb.unroll("e", unroll, |kb, e| {
+                let row = row_of(&e);
+                let row_test = partial.then(|| row.clone().lt(k));
+                if lanes == vec {
+                    let inside = Expr::all(row_test.into_iter().chain([col0.clone().lt(n)]));
+                    let zero = Expr::zero(b.dtype());
+                    kb.copy_if(
+                        vec,
+                        &w,
+                        [e, Expr::int(0)],
+                        b,
+                        [row, col0.clone()],
+                        inside,
+                        zero,
+                    );
+                } else {
+                    kb.unroll("v", vec, |kb, v| {
+                        let col = col0.clone() + v.clone();
+                        let inside =
+                            Expr::all(row_test.clone().into_iter().chain([col.clone().lt(n)]));
+                        let value = load_or(b, [row.clone(), col], inside, Expr::zero(b.dtype()));
+                        kb.store(&w, [e.clone(), v], value);
+                    });
+                }
+            });
+            kb.unroll("e", unroll, |kb, e| {
+                let row = row_of(&e);
+                kb.unroll("i", m, |kb, i| {
+                    let x = match partial {
+                        true => load_or(
+                            a,
+                            [i.clone(), row.clone()],
+                            row.clone().lt(k),
+                            Expr::zero(a.dtype()),
+                        ),
+                        false => a.at(&[i.clone(), row.clone()]),
+                    };
+                    let x = kb.let_("x", as_f32(x));
+                    kb.unroll("v", vec, |kb, v| {
+                        let prod = x.clone() * as_f32(w.at(&[e.clone(), v.clone()]));
+                        let sum = acc.at(&[i.clone(), v.clone()]) + prod;
+                        kb.store(&acc, [i.clone(), v], sum);
+                    });
+                });
+            });
+        };
+        if full > 0 {
+            kb.serial("ko", full, |kb, ko| chunk(kb, ko * step, false));
+        }
+        if ragged {
+            chunk(kb, Expr::int(full * step), true);
+        }
+
+        // Within a run of lanes: thread rows `kq` and `kq ^ (mask / nt)` hold the same
+        // columns; after the butterflies every lane of the run holds the run's sums.
+        if run > 1 {
+            kb.unroll("i", m, |kb, i| {
+                kb.unroll("v", vec, |kb, v| {
+                    let mut s = kb.let_("s", acc.at(&[i.clone(), v.clone()]));
+                    let mut mask = nt;
+                    while mask < run {
+                        s = kb.let_("s", s.clone() + Expr::shuffle_xor(s, mask));
+                        mask *= 2;
+                    }
+                    kb.store(&acc, [i, v], s);
+                });
+            });
+        }
+        // One partial a run (its first `nt` lanes'), `parts` a column, into shared
+        // memory; halving steps, each behind a barrier; the total stored.
+        let sh = kb.shared("partials", &[parts, per_round * bn], DType::F32);
+        let (first, part) = if run > 1 {
+            let lane = kb.let_("lane", tx.clone() % run);
+            (Some(lane.lt(nt)), kb.let_("part", kq.clone() / rows_a_run))
+        } else {
+            (None, kq.clone())
+        };
+        for (round, r0) in (0..m).step_by(per_round as usize).enumerate() {
+            let rows = per_round.min(m - r0);
+            let width = rows * bn;
+            if round > 0 {
+                // The last round's totals are read before this round overwrites them.
+                kb.barrier();
+            }
+            let put = |kb: &mut KernelBuilder| {
+                kb.unroll("i", rows, |kb, i| {
+                    let to = [part.clone(), i.clone() * bn + nq.clone() * vec];
+                    kb.copy(vec, &sh, to, &acc, [i + r0, Expr::int(0)]);
+                });
+            };
+            match &first {
+                Some(f) => kb.if_(f.clone(), put),
+                None => put(kb),
+            }
+            kb.barrier();
+            let mut half = parts / 2;
+            while half >= 1 {
+                each(kb, &tx, threads, half * width, |kb, idx| {
+                    let (r, j) = (idx.clone() / width, idx % width);
+                    let sum =
+                        sh.at(&[r.clone(), j.clone()]) + sh.at(&[r.clone() + half, j.clone()]);
+                    kb.store(&sh, [r, j], sum);
+                });
+                kb.barrier();
+                half /= 2;
+            }
+            each(kb, &tx, threads, width, |kb, idx| {
+                let (i, j) = (idx.clone() / bn, idx.clone() % bn);
+                let col = n0.clone() + j;
+                let value = sh.at(&[Expr::int(0), idx]);
+                let value = if c.dtype() == DType::F32 {
+                    value
+                } else {
+                    value.cast(c.dtype())
+                };
+                kb.store_if(col.clone().lt(n), c, [i + r0, col], value);
+            });
+        }
+    });
+}
+
+/// Runs `body` for each item of `0..items`, spread over the block's `threads` threads
+/// (`tx` the thread's index): item `it · threads + tx` at step `it`.
+fn each(
+    kb: &mut KernelBuilder,
+    tx: &Expr,
+    threads: i64,
+    items: i64,
+    body: impl Fn(&mut KernelBuilder, Expr),
+) {
+    let steps = ceil_div(items, threads);
+    kb.unroll("it", steps, |kb, it| {
+        let idx = kb.let_("idx", it * threads + tx.clone());
+        if items % threads == 0 {
+            body(kb, idx);
+        } else {
+            let inside = idx.clone().lt(items);
+            kb.if_(inside, |kb| body(kb, idx));
+        }
+    });
+}

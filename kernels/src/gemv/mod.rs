@@ -1,0 +1,254 @@
+//! The skinny-product template: `c = a · b` for an `a` of few rows (`m` ≤ [`MAX_M`]: a
+//! decode step's batch of activations) and a `b` of `k × n` read once (a weight), at the
+//! speed of reading `b`.
+//!
+//! The tiled matmul templates give each block a 64–128-row tile of `c`: at `m = 1` almost
+//! all of each tile is past the matrix, and a block's loads of `b` wait behind its
+//! shared-memory staging. Here nothing of `b` is staged or reused — it is streamed:
+//!
+//! - a block owns `bn = nt · vec` columns of `c` (all `m` rows of them): `nt` threads
+//!   side by side along a row of `b` (its contiguous axis), each loading `vec`
+//!   consecutive elements — 16 bytes, 8 halves or 4 floats — at once;
+//! - the block's other `kt = threads / nt` thread rows split the reduction: at step `ko`
+//!   thread row `kq` reads rows `ko · kt · unroll + e · kt + kq` of `b` for `e` below
+//!   `unroll`, all `unroll` loads issued before the first is used (that many 16-byte
+//!   loads in flight a thread, to cover the memory's latency), a warp's loads
+//!   `32 / nt` rows of `nt · 16` bytes each;
+//! - each thread reads the `m` elements of `a` at its row (the same address across
+//!   the `nt` threads of the row: one broadcast) and keeps `m × vec` sums in registers,
+//!   in f32 whatever the operands' type;
+//! - the `kt` partial sums of each element of `c` are combined in a fixed order (the
+//!   result does not depend on timing): butterfly shuffles across the thread rows of a
+//!   subgroup where the target has them ([`GemvParams::shuffle`]), then one partial a
+//!   subgroup through shared memory and halving steps behind barriers — `m` rows at a
+//!   time as shared memory holds them;
+//! - the sums are stored once, tested against the matrix's edges, and the caller fuses
+//!   its epilogue (bias, residual, activation, cast) into that store ([`weft_ir::fusion`]).
+//!
+//! Every size is predicated: columns past `n` (loads off, stores off; where rows of `b`
+//! are not 16-byte aligned the loads are element by element), rows of `b` past `k` in
+//! the last step only. `a` and `b` may be te computes (views) that fusion inlines.
+
+mod kernel;
+
+use weft_codegen_common::TargetLimits;
+use weft_ir::func::Func;
+use weft_ir::prelude::*;
+use weft_ir::template::TemplateError;
+
+use super::{BuildError, Config, ceil_div, within};
+
+pub use kernel::template_over;
+
+/// The most rows of `a` the template takes: its registers hold `m × vec` sums a thread
+/// (64 floats at 8 rows of halves), and past 8 rows the tiled templates' reuse of each
+/// loaded element of `b` across rows starts to pay (a 16-row tile of the fp16 template
+/// is one matrix-unit tile). A decode step's batch of up to 8 sequences is under it.
+pub const MAX_M: i64 = 8;
+
+/// Bytes each thread loads of `b` at once: 128-bit loads, the widest every target has.
+pub const LOAD_BYTES: i64 = 16;
+
+/// Shared memory the cross-subgroup combine may use at once (bytes): `m` rows are
+/// combined in as many rounds as this needs.
+pub const COMBINE_BYTES: i64 = 16 * 1024;
+
+/// The template's parameters (its space's axes).
+pub const PARAMS: [(&str, &str); 4] = [
+    ("threads", "threads per block"),
+    ("nt", "threads side by side along a row of b"),
+    (
+        "unroll",
+        "rows of b each thread loads before using the first",
+    ),
+    (
+        "shuffle",
+        "lanes the combine shuffles across (1: shared memory only)",
+    ),
+];
+
+/// A checked config of the skinny-product template.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GemvParams {
+    /// Threads per block (a power of two).
+    pub threads: i64,
+    /// Threads along a row of `b` (a power of two, at most `threads`).
+    pub nt: i64,
+    /// Rows of `b` a thread has in flight each step.
+    pub unroll: i64,
+    /// Lanes of a subgroup the combine shuffles across (a power of two; 1: none).
+    pub shuffle: i64,
+}
+
+impl GemvParams {
+    /// `config`'s parameters, checked.
+    pub fn from_config(config: &Config) -> Result<GemvParams, BuildError> {
+        config.known(&PARAMS, "gemv")?;
+        let p = GemvParams {
+            threads: config.value("threads")?,
+            nt: config.value("nt")?,
+            unroll: config.value("unroll")?,
+            shuffle: config.value("shuffle")?,
+        };
+        let pow2 = |v: i64| v >= 1 && v & (v - 1) == 0;
+        let reason = if !pow2(p.threads) || p.threads < 32 {
+            Some("threads must be a power of two, at least 32")
+        } else if !pow2(p.nt) || p.nt > p.threads {
+            Some("nt must be a power of two up to threads")
+        } else if !(1..=16).contains(&p.unroll) {
+            Some("unroll must be 1 to 16")
+        } else if !pow2(p.shuffle) || p.shuffle > 32 {
+            Some("shuffle must be a power of two up to 32")
+        } else {
+            None
+        };
+        match reason {
+            Some(r) => Err(config.invalid(r.to_string())),
+            None => Ok(p),
+        }
+    }
+
+    /// The config of these parameters.
+    pub fn config(&self) -> Config {
+        Config::of(&PARAMS, [self.threads, self.nt, self.unroll, self.shuffle])
+    }
+
+    /// Thread rows splitting the reduction.
+    pub fn kt(&self) -> i64 {
+        self.threads / self.nt
+    }
+
+    /// The stated rule's parameters for an `m × n × k` product whose `b` holds elements
+    /// of `dtype` on `limits`, with why. 256 threads; 8 loads in flight a thread (128
+    /// bytes: with one block of 256 threads on each multiprocessor, 32 KiB in flight
+    /// each, past the ~22 KiB that cover an H200's latency at its bandwidth — 4.8 TB/s ×
+    /// ~600 ns ÷ 132; at 8 rows the 64 sums and 32 registers of loads still leave
+    /// room under 255); the widest row segment
+    /// a block — up to 8 threads, 128 bytes, a whole cache line — that still gives every
+    /// multiprocessor two blocks, else segments of 32 bytes (2 threads: one DRAM sector,
+    /// so that no sector is fetched for half its bytes), the most blocks there are.
+    pub fn rule(limits: &TargetLimits, m: i64, n: i64, dtype: DType) -> (GemvParams, String) {
+        let threads = 256.min(limits.max_threads_per_block as i64).max(32);
+        let vec = vec_of(dtype);
+        let want = 2 * limits.multiprocessors.max(1) as i64;
+        let nt = [8, 4, 2]
+            .into_iter()
+            .find(|&nt| ceil_div(n, nt * vec) >= want)
+            .unwrap_or(2);
+        let unroll = 8;
+        let shuffle = crate::rows::shuffle_lanes(limits, 32, threads);
+        let p = GemvParams {
+            threads,
+            nt,
+            unroll,
+            shuffle,
+        };
+        let why = format!(
+            "rule: {m} row(s) ≤ {MAX_M}: b streamed, {} columns a block, {} blocks",
+            nt * vec,
+            ceil_div(n, nt * vec)
+        );
+        (p, why)
+    }
+
+    /// Whether the config fits `limits` (threads and the combine's shared memory).
+    pub fn fits(&self, limits: &TargetLimits) -> bool {
+        within(self.threads, limits.max_threads_per_block)
+            && within(COMBINE_BYTES, limits.max_shared_bytes)
+    }
+
+    /// Builds `c = a · b` over given tensors (see [`template_over`]).
+    pub fn template_over(
+        &self,
+        name: &str,
+        a: &Buffer,
+        b: &Buffer,
+        c: &Buffer,
+    ) -> Result<Func, TemplateError> {
+        template_over(name, a, b, c, self)
+    }
+}
+
+/// Elements of `dtype` in one [`LOAD_BYTES`] load.
+pub fn vec_of(dtype: DType) -> i64 {
+    LOAD_BYTES / dtype.bytes().max(1) as i64
+}
+
+/// Whether a product of `m` rows takes this template.
+pub fn takes(m: i64) -> bool {
+    (1..=MAX_M).contains(&m)
+}
+
+/// A one-line description of `p` over `b` of `dtype` (`gemv template: ...`).
+pub fn describe(p: &GemvParams, dtype: DType) -> String {
+    let combine = if p.shuffle > p.nt {
+        format!("shuffles across {} lanes, then shared memory", p.shuffle)
+    } else {
+        "shared memory".to_string()
+    };
+    format!(
+        "gemv template: {} threads, {} columns a block ({}×{}-byte loads a row), {} loads in flight a thread, sums combined by {combine}",
+        p.threads,
+        p.nt * vec_of(dtype),
+        p.nt,
+        LOAD_BYTES,
+        p.unroll,
+    )
+}
+
+/// The bytes one run of an `m × n × k` product reads and writes: `b`, `a` and `c` once
+/// (the bound a streaming kernel's time is judged against).
+pub fn bytes_moved(m: i64, n: i64, k: i64, operand: DType, out: DType) -> i64 {
+    let e = operand.bytes() as i64;
+    k * n * e + m * k * e + m * n * out.bytes() as i64
+}
+
+/// The template's space on `limits` (independent of the shape): 64 to 512 threads, 1 to
+/// 8 threads a row, 2 to 8 loads in flight a thread, the combine shuffling across as
+/// many lanes as the target's subgroups allow.
+pub fn space(limits: &TargetLimits) -> Vec<Config> {
+    let mut out = Vec::new();
+    for threads in [64, 128, 256, 512] {
+        for nt in [1, 2, 4, 8] {
+            for unroll in [2, 4, 8] {
+                let shuffle = crate::rows::shuffle_lanes(limits, 32, threads);
+                let p = GemvParams {
+                    threads,
+                    nt,
+                    unroll,
+                    shuffle,
+                };
+                if p.fits(limits) {
+                    out.push(p.config());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The rule's config at a one-row product of 2048 columns: one that fits any shape.
+pub fn default_config(limits: &TargetLimits, dtype: DType) -> Config {
+    GemvParams::rule(limits, 1, 2048, dtype).0.config()
+}
+
+/// [`describe`] of a config given as one, or why it is not one.
+pub fn describe_config(config: &Config, dtype: DType) -> Result<String, String> {
+    let p = GemvParams::from_config(config).map_err(|e| e.to_string())?;
+    Ok(describe(&p, dtype))
+}
+
+/// The template at `m × n × k` over new buffers `A`, `B`, `C` of `dtype` (sums in f32,
+/// rounded to `dtype` once at the store).
+pub fn build(m: i64, n: i64, k: i64, dtype: DType, config: &Config) -> Result<Func, BuildError> {
+    let p = GemvParams::from_config(config)?;
+    if !takes(m) {
+        return Err(config.invalid(format!(
+            "the gemv template takes 1 to {MAX_M} rows, not {m}"
+        )));
+    }
+    let a = te::placeholder("A", &[m, k], dtype);
+    let b = te::placeholder("B", &[k, n], dtype);
+    let c = te::placeholder("C", &[m, n], dtype);
+    Ok(template_over("gemv", &a, &b, &c, &p)?)
+}
