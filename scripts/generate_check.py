@@ -65,6 +65,9 @@ def weft_generate(a, model, extra, timeout=300):
             res[key.replace(" ", "_")] = m.group(1).strip()
     if p.returncode != 0 or "step_ms" not in res:
         res["tail"] = out[-1500:]
+    if a.save:
+        with open(a.save, "a") as f:
+            f.write(f"$ weft {res['cmd']}\n{out}\n")
     return res
 
 
@@ -179,9 +182,10 @@ def speed(a):
         for t in a.targets.split(","):
             if t != "cuda" and (b, p) != cases[0]:
                 continue  # other targets at the first case only (compiles are long)
+            extra = ["--kernels"] if a.kernels and (b, p) == cases[0] else []
             r = weft_generate(a, "zoo:llama", ["--target", t, "--dtype", "f16", "--batch", str(b),
                                                "--prompt-tokens", str(p), "--new-tokens", str(a.new),
-                                               "--iters", "20"], timeout=a.weft_timeout)
+                                               "--iters", "20"] + extra, timeout=a.weft_timeout)
             tr = torch_rows.get((b, p), {})
             row = {"batch": b, "prompt": p, "target": t, "weft": r, "torch_cuda_graph": tr}
             if "tok_s_seq" in r and "tok_s_seq" in tr:
@@ -206,6 +210,8 @@ def main():
     p.add_argument("--new", type=int, default=64)
     p.add_argument("--no-torch", dest="torch", action="store_false")
     p.add_argument("--weft-timeout", type=int, default=300)
+    p.add_argument("--kernels", action="store_true", help="the first case's decode step per kernel")
+    p.add_argument("--save", default=None, help="append every weft output to this file")
     p.add_argument("--json", default="generate.json")
     a = p.parse_args()
     out, ok = {"device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
