@@ -24,8 +24,8 @@
 mod kernel;
 mod space;
 
-pub use kernel::template;
-pub use space::{default_config, space};
+pub use kernel::{template, template_over};
+pub use space::{default_config, rule_config, space};
 
 use weft_ir::func::Func;
 

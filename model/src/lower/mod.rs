@@ -7,8 +7,8 @@
 //!
 //! Which variant an anchor takes is a stated rule (`choose_conv`): a dense convolution
 //! is an implicit GEMM; a depthwise one with "same" padding and a square window takes
-//! the depthwise template; any other (grouped, dilated, asymmetric) the direct
-//! convolution under the reduction rule.
+//! the depthwise template (any element type and layout); any other (grouped, dilated,
+//! asymmetric) the direct convolution under the reduction rule.
 
 pub(crate) mod attention;
 pub(crate) mod choose;
