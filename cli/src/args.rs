@@ -279,7 +279,9 @@ pub struct SweepArgs {
     /// The shapes: `mixed` (60 products: squares, primes, small M, long K, BERT/ViT/GPT-2
     /// projections, ResNet-50's convolutions as GEMMs), `cubes:FROM:TO[:STEP]` (m = n =
     /// k), both for the products only, `resnet50` (ResNet-50's distinct convolutions at
-    /// batch 1, for the convolution ops), or shapes separated by `;`.
+    /// batch 1, for the convolution ops), `depthwise` (ConvNeXt-tiny's and
+    /// EfficientNet-B0's depthwise convolutions at batch 1 and 8, for `depthwise-conv2d`
+    /// and `depthwise-conv2d-f16`), or shapes separated by `;`.
     #[arg(long)]
     pub shapes: String,
     /// Measure only part I of N of the shapes (`1/2`): a long sweep as several runs,

@@ -7,7 +7,7 @@
 //! CUDA kernels compiled by NVRTC where it is installed.
 
 use weft_codegen_common::TargetLimits;
-use weft_graph::op::{Binary, Conv};
+use weft_graph::op::{Binary, Conv, LayerNorm, Op, Transpose, Unary};
 use weft_graph::passes::Precision;
 use weft_graph::reference::evaluate;
 use weft_graph::{Graph, GraphBuilder};
@@ -199,4 +199,103 @@ fn depthwise_kernels_compile_under_nvrtc() {
     }
     assert_eq!(checked, 6, "one depthwise kernel a case and precision");
     assert!(half_loads, "the f16 kernels load half values");
+}
+
+/// ConvNeXt's block as torchvision's export writes it, at `[n, c, h, w]`: a 7×7
+/// depthwise convolution, a transpose to `[n, h, w, c]`, a LayerNorm over channels, a
+/// pointwise MatMul to 4c, GELU, a MatMul back, a layer scale, the transpose back and
+/// the residual add (after a 1×1 stem, so that the block's input is an activation).
+fn convnext_block([n, c, h, w]: [usize; 4]) -> Graph {
+    let mut v = Values(17);
+    let mut b = GraphBuilder::new("convnext_block");
+    let x = b.input("x", &[n, 3, h, w], DType::F32);
+    let w0 = b.weight("stem.w", v.array(&[c, 3, 1, 1], 0.8));
+    let x = b.conv("stem", x, w0, None, Conv::new(1, 0)).unwrap();
+    let wd = b.weight("dw.w", v.array(&[c, 1, 7, 7], 0.25));
+    let bd = b.weight("dw.b", v.array(&[c], 0.1));
+    let d = b
+        .conv("dw", x, wd, Some(bd), Conv::new(1, 3).grouped(c))
+        .unwrap();
+    let perm = |p: [usize; 4]| Op::Transpose(Transpose { perm: p.to_vec() });
+    let t = b.node("to_last", perm([0, 2, 3, 1]), &[d]).unwrap();
+    let scale = b.weight("ln.s", v.array(&[c], 0.3).mapv(|s| s + 1.0));
+    let shift = b.weight("ln.b", v.array(&[c], 0.2));
+    let ln = LayerNorm {
+        axis: 3,
+        epsilon: 1e-6,
+        rms: false,
+    };
+    let t = b.node("ln", Op::LayerNorm(ln), &[t, scale, shift]).unwrap();
+    let w1 = b.weight("fc1.w", v.array(&[c, 4 * c], (3.0 / c as f32).sqrt()));
+    let t = b.node("fc1", Op::MatMul, &[t, w1]).unwrap();
+    let t = b.unary("gelu", Unary::Gelu { tanh: false }, t).unwrap();
+    let w2 = b.weight("fc2.w", v.array(&[4 * c, c], (0.75 / c as f32).sqrt()));
+    let t = b.node("fc2", Op::MatMul, &[t, w2]).unwrap();
+    let gamma = b.weight("gamma", v.array(&[c], 0.5));
+    let t = b.binary("layer_scale", Binary::Mul, t, gamma).unwrap();
+    let t = b.node("to_first", perm([0, 3, 1, 2]), &[t]).unwrap();
+    let y = b.add("residual", x, t).unwrap();
+    b.output(y);
+    b.finish().unwrap()
+}
+
+/// The block in f32, f32 NHWC and f16: right against float64, and its transposes cost
+/// no kernel of their own (the first fused into the depthwise's stores, the second into
+/// the second MatMul's, the tensors between them row-major `[n, h, w, c]`).
+fn check_convnext_on(dev: &mut dyn Device) {
+    for shape in [[1, 96, 7, 7], [2, 97, 13, 17]] {
+        let g = convnext_block(shape);
+        for precision in [Precision::F32, Precision::F32ChannelsLast, Precision::F16] {
+            if precision == Precision::F16 && !dev.limits().f16 {
+                continue;
+            }
+            let opts = CompileOptions::default().with_precision(precision);
+            let model = CompiledModel::compile(&g, &dev.limits(), &opts).unwrap();
+            let text = model.show();
+            assert!(!text.contains("[injective]"), "{text}");
+            assert!(text.contains("epilogue: to_last:Transpose"), "{text}");
+            assert!(text.contains("to_first:Transpose"), "{text}");
+            if precision != Precision::F32 {
+                // Row-major [n, h, w, c] between the transposes: no `nhwc` on the
+                // LayerNorm's output.
+                let ln = text.lines().find(|l| l.contains("] ln:")).unwrap();
+                assert!(!ln.contains("nhwc"), "{text}");
+            }
+            let x = Values(3).array(&[shape[0], 3, shape[2], shape[3]], 1.0);
+            let loaded = model.load(dev).unwrap();
+            let got = loaded.run(dev, std::slice::from_ref(&x)).unwrap();
+            loaded.free(dev);
+            let want = evaluate(&g, &[x.mapv(f64::from)]).unwrap();
+            let scale = want[0].iter().fold(1.0f64, |m, v| m.max(v.abs()));
+            let err = got[0].iter().zip(want[0].iter()).fold(0.0f64, |m, (a, b)| {
+                let d = (f64::from(*a) - b).abs();
+                if d.is_nan() { f64::INFINITY } else { m.max(d) }
+            }) / scale;
+            eprintln!(
+                "ConvNeXt block {shape:?} {precision:?} on {}: {err:.1e}",
+                dev.name()
+            );
+            // f16: LayerNorm, two products of up to 388 terms and GELU between roundings.
+            let tolerance = if precision == Precision::F16 {
+                1e-2
+            } else {
+                1e-4
+            };
+            assert!(err <= tolerance, "{shape:?} {precision:?}: error {err:.2e}");
+        }
+    }
+}
+
+#[test]
+fn a_convnext_block_runs_on_the_interpreter() {
+    if let Some(mut dev) = open_or_skip("cpu") {
+        check_convnext_on(dev.as_mut());
+    }
+}
+
+#[test]
+fn a_convnext_block_runs_on_wgpu() {
+    if let Some(mut dev) = open_or_skip("vulkan") {
+        check_convnext_on(dev.as_mut());
+    }
 }

@@ -32,6 +32,7 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
     // a template take their shapes as a list.
     let products = matches!(op.name, "matmul" | "matmul-f16");
     let convs = sweep::CONV_OPS.contains(&op.name);
+    let depthwise = sweep::DEPTHWISE_OPS.contains(&op.name);
     if !products && (a.shapes == "mixed" || a.shapes.starts_with("cubes:")) {
         return Err(bad(format!(
             "`{}` is a set of matmul shapes; give `{}`'s shapes as a list (`NAME=V,...;...`)",
@@ -46,12 +47,22 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
             op.name
         )));
     }
+    if !depthwise && a.shapes == sweep::DEPTHWISE {
+        return Err(bad(format!(
+            "`{}` is a set of depthwise convolutions ({}); `{}` is not one",
+            a.shapes,
+            sweep::DEPTHWISE_OPS.join(", "),
+            op.name
+        )));
+    }
     let spec = op
         .template
         .ok_or_else(|| bad(format!("`{}` has no template", op.name)))?;
     let target = Target::parse(&a.target)?;
     let mut texts = if a.shapes == sweep::RESNET50 {
         sweep::resnet50_convs().map_err(bad)?
+    } else if a.shapes == sweep::DEPTHWISE {
+        sweep::depthwise_shapes()
     } else {
         sweep::shapes(&a.shapes).map_err(bad)?
     };
@@ -75,9 +86,10 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
         None => Vec::new(),
     };
     // The vendor call beside each shape where there is one: cuBLAS for the products,
-    // cuDNN for the convolutions.
+    // cuDNN for the convolutions (grouped, for the depthwise ones).
     let mut reference = match target {
-        Target::Cuda { .. } if products || convs => match CudaReference::open(&target) {
+        Target::Cuda { .. } if products || convs || depthwise => match CudaReference::open(&target)
+        {
             Ok(r) => Some(r),
             Err(e) => {
                 eprintln!("weft: no CUDA reference library: {e}");
