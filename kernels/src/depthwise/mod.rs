@@ -20,6 +20,13 @@
 //! 256 threads that fit the target's shared memory at the largest kernel and stride the
 //! op takes (k = 7, s = 2), whatever the image size; every config is right at every
 //! size, since every load and store outside the tensor is predicated.
+//!
+//! [`template_over`] builds the same kernel over given buffers (a model's views: f16
+//! tensors read as f32, an NHWC tensor, an inlined prologue; an epilogue fused into the
+//! stores). Over an NHWC input the channel is the threads' fastest index — a warp
+//! spans consecutive channels of a pixel, so global loads and stores coalesce — and the
+//! shared tile is `[rows, cols, channels]`; [`rule_config`] picks NHWC configs of 32
+//! channels a block.
 
 mod kernel;
 mod space;
