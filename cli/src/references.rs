@@ -61,7 +61,9 @@ impl Vendor {
             // weft's `[R, S, C/G, K]` filter permuted as the dense HWIO one is.
             "grouped-conv2d" => conv(ConvLayout::Nchw, false, false),
             "grouped-conv2d-f16" => conv(ConvLayout::Nhwc, true, false),
-            "depthwise-conv2d" => {
+            "depthwise-conv2d" | "depthwise-conv2d-f16" => {
+                // fp16: NHWC, and the HWIO filter `[k, k, 1, c]` read as KRSC below.
+                let half = w.op.name == "depthwise-conv2d-f16";
                 let (c, k) = (g("c"), g("k"));
                 Vendor::Conv(ConvProblem {
                     n: g("b"),
@@ -74,8 +76,12 @@ impl Vendor {
                     stride: g("stride"),
                     pad: k.saturating_sub(1) / 2,
                     groups: c,
-                    layout: ConvLayout::Nchw,
-                    half: false,
+                    layout: if half {
+                        ConvLayout::Nhwc
+                    } else {
+                        ConvLayout::Nchw
+                    },
+                    half,
                     bias_relu: false,
                 })
             }
@@ -270,6 +276,17 @@ mod tests {
             panic!("depthwise has a grouped cuDNN reference");
         };
         assert_eq!((p.groups, p.k, p.pad), (3, 3, 1));
+        assert_eq!(p.lens()[2] as i64, w.output.shape().iter().product::<i64>());
+        assert_eq!(
+            p.lens()[1] as i64,
+            w.inputs[1].shape().iter().product::<i64>()
+        );
+
+        let w = workload("depthwise-conv2d-f16", "b=2,c=97,h=13,w=9,k=5,stride=2");
+        let Some(Vendor::Conv(p)) = Vendor::of(&w) else {
+            panic!("depthwise f16 has a grouped cuDNN reference");
+        };
+        assert_eq!((p.layout, p.half, p.groups), (ConvLayout::Nhwc, true, 97));
         assert_eq!(p.lens()[2] as i64, w.output.shape().iter().product::<i64>());
         assert_eq!(
             p.lens()[1] as i64,

@@ -85,7 +85,9 @@ pub const SETS: &str = "`mixed` (60 matmul shapes: squares, primes, small M, lon
                         grouped convolution ops: ResNeXt-50 32x4d's and RegNetY-400MF's \
                         grouped 3x3s at batch 1 and 8), `llama-decode` \
                         (TinyLlama-1.1B's decode products at batch 1 and 8: q/k/v fused, \
-                        o, gate/up fused, down, the vocabulary head)";
+                        o, gate/up fused, down, the vocabulary head), `depthwise` (the depthwise ops: \
+                        ConvNeXt-tiny's and EfficientNet-B0's depthwise convolutions at \
+                        batch 1 and 8)";
 
 /// `llama-decode`: TinyLlama-1.1B's decode products `(n, k)` (hidden 2048, 4 KV heads of
 /// 64, intermediate 5632, vocabulary 32000), each at [`LLAMA_BATCHES`] rows.
@@ -170,6 +172,48 @@ pub const MIXED: [(i64, i64, i64); 60] = [
     (2048, 2048, 32),
     (2048, 512, 2048),
 ];
+
+/// The set of the depthwise ops: ConvNeXt-tiny's and EfficientNet-B0's depthwise
+/// convolutions at batch 1 and 8.
+pub const DEPTHWISE: &str = "depthwise";
+
+/// The depthwise ops, whose shapes `depthwise` names.
+pub const DEPTHWISE_OPS: [&str; 2] = ["depthwise-conv2d", "depthwise-conv2d-f16"];
+
+/// The distinct depthwise convolutions of ConvNeXt-tiny (7×7, stride 1, its four
+/// stages) and EfficientNet-B0 (3×3 and 5×5, strides 1 and 2) at 224², as
+/// `(channels, image side, window, stride)`: torchvision's models.
+const DEPTHWISE_LAYERS: [(i64, i64, i64, i64); 16] = [
+    (96, 56, 7, 1),
+    (192, 28, 7, 1),
+    (384, 14, 7, 1),
+    (768, 7, 7, 1),
+    (32, 112, 3, 1),
+    (96, 112, 3, 2),
+    (144, 56, 3, 1),
+    (144, 56, 5, 2),
+    (240, 28, 5, 1),
+    (240, 28, 3, 2),
+    (480, 14, 3, 1),
+    (480, 14, 5, 1),
+    (672, 14, 5, 1),
+    (672, 14, 5, 2),
+    (1152, 7, 5, 1),
+    (1152, 7, 3, 1),
+];
+
+/// The `depthwise` set as the depthwise ops' shapes (`b=..,c=..,h=..,w=..,k=..,stride=..`):
+/// every layer at batch 1, then every layer at batch 8.
+pub fn depthwise_shapes() -> Vec<String> {
+    [1, 8]
+        .iter()
+        .flat_map(|b| {
+            DEPTHWISE_LAYERS
+                .iter()
+                .map(move |(c, hw, k, s)| format!("b={b},c={c},h={hw},w={hw},k={k},stride={s}"))
+        })
+        .collect()
+}
 
 /// The set of the convolution ops: ResNet-50's distinct convolutions.
 pub const RESNET50: &str = "resnet50";
@@ -435,6 +479,19 @@ mod tests {
         assert_eq!(shapes("m=1,n=2,k=3; m=4,n=5,k=6").unwrap().len(), 2);
         for bad in ["cubes:9:3", "cubes:a:9", "cubes:1", ";"] {
             assert!(shapes(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_depthwise_set_parses_for_both_depthwise_ops() {
+        let shapes = depthwise_shapes();
+        assert_eq!(shapes.len(), 32);
+        assert_eq!(shapes[0], "b=1,c=96,h=56,w=56,k=7,stride=1");
+        assert!(shapes[16].starts_with("b=8,"));
+        for op in DEPTHWISE_OPS {
+            for s in &shapes {
+                weft_ops::Shape::parse(op, s).unwrap_or_else(|e| panic!("{op} {s}: {e}"));
+            }
         }
     }
 

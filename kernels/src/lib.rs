@@ -23,7 +23,7 @@
 //! | [`matmul_f16`] | fp16 tiles on tensor cores / cooperative / simdgroup matrices (CUDA cores where there are none), fp32 accumulation; `hopper` for sm_90a | `build(m, n, k, config)`, `template_over` |
 //! | [`gemv`] | few-row products (`m` ≤ 8: decode) streaming `b` with 16-byte loads, sums combined by shuffles and shared memory | `template_over` |
 //! | [`implicit_gemm`] | a convolution as [`matmul`] or [`matmul_f16`] over fused im2col prologues ([`conv_views`]) | `build(geometry, variant, config)` |
-//! | [`depthwise`] | output tiles × channel planes, input in shared memory or registers | `build([b, c, h, w], k, stride, config)` |
+//! | [`depthwise`] | output tiles × channel planes, input in shared memory or registers; NCHW or NHWC (channels fastest), f32 or f16 loads over views | `build([b, c, h, w], k, stride, config)`, `build_f16_nhwc`, `template_over` |
 //! | [`winograd`] | F(2×2, 3×3), four kernels around a batched [`matmul`] | `build(dims, config)` |
 //! | [`rows`] | softmax, layer norm, reductions of rows; long rows over two kernels | `template_over` |
 //! | [`attention`] | flash-attention style, one kernel | `build(dims, causal, config)`, `template_over` |

@@ -166,8 +166,12 @@ fn error_choosing(dev: &mut dyn Device, precision: Precision, choices: &Choices)
     if precision == Precision::F32 {
         assert!(text.contains("depthwise template"), "{text}");
     } else {
-        // The depthwise template reads f32 NCHW only: NHWC takes the direct rule.
+        // NHWC: the depthwise template over the group's views, channels fastest.
         assert!(text.contains("implicit-gemm (NHWC)"), "{text}");
+        assert!(
+            text.contains("depthwise template over views (NHWC"),
+            "{text}"
+        );
     }
     if precision == Precision::F16 {
         assert!(text.contains("fp16 matmul template"), "{text}");

@@ -119,7 +119,7 @@ fn define(shape: &Shape) -> Result<Definition, TeError> {
 }
 
 /// Output rows and columns at "same" padding `(k - 1) / 2` and `stride`.
-fn out_size(h: i64, w: i64, k: i64, stride: i64) -> (i64, i64) {
+pub(crate) fn out_size(h: i64, w: i64, k: i64, stride: i64) -> (i64, i64) {
     let pad = (k - 1) / 2;
     (
         (h + 2 * pad - k) / stride + 1,
@@ -172,7 +172,7 @@ fn apply(s: &mut Schedule, name: &str) -> Result<(), ScheduleError> {
     Ok(())
 }
 
-fn reference(inputs: &[ArrayD<f64>], shape: &Shape) -> ArrayD<f64> {
+pub(crate) fn reference(inputs: &[ArrayD<f64>], shape: &Shape) -> ArrayD<f64> {
     let (Ok(a), Ok(wt)) = (
         inputs[0].view().into_dimensionality::<Ix4>(),
         inputs[1].view().into_dimensionality::<Ix4>(),

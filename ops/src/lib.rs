@@ -28,6 +28,7 @@
 //! | `matmul` | 001, 002 | `naive`, `local-blocking`, `shared-blocking`, `tiled-128`, `template` |
 //! | `matmul-f16` | 004 | `template` (tensor cores, cooperative or simdgroup matrices) |
 //! | `depthwise-conv2d` | 000 | `naive`, `v1`, `v2`, `v3`, `v4`, `tuned` (the depthwise template) |
+//! | `depthwise-conv2d-f16` | 000 | `direct`, `tuned` (the depthwise template over f16 NHWC views) |
 //! | `conv2d` | 003, 004 | `direct`, `implicit-gemm` |
 //! | `conv2d-bias-relu` | 002, 003 | `direct`, `implicit-gemm` (one fused kernel) |
 //! | `winograd-conv2d` | 003 | `direct`, `winograd` (F(2×2, 3×3), four kernels) |
@@ -36,9 +37,9 @@
 //! | `attention-f16` | 002 | `template` (flash-attention style, one kernel; matrix units or CUDA cores) |
 //!
 //! Where they are: `vecadd.rs`, `window_sum.rs`, `matmul.rs` (`matmul` and `matmul-f16`),
-//! `depthwise.rs`, `conv2d.rs` (`conv2d`, `conv2d-bias-relu`, `winograd-conv2d`) and
-//! `conv2d_f16.rs` (the three fp16 convs), `grouped_conv.rs` (the grouped convs) and
-//! `attention.rs` define the ops; `conv.rs` holds what the
+//! `depthwise.rs`, `depthwise_f16.rs`, `conv2d.rs` (`conv2d`, `conv2d-bias-relu`,
+//! `winograd-conv2d`) and `conv2d_f16.rs` (the three fp16 convs), `grouped_conv.rs` (the
+//! grouped convs) and `attention.rs` define the ops; `conv.rs` holds what the
 //! convolutions share (sizes, each op's variant, the reference); [`templates`] binds the
 //! kernel library's templates ([`weft_kernels`]) to the ops' shapes; `shape.rs` parses
 //! shapes and [`check`] compares outputs with the reference.
@@ -55,6 +56,7 @@ mod conv;
 mod conv2d;
 mod conv2d_f16;
 mod depthwise;
+mod depthwise_f16;
 mod gemv;
 mod grouped_conv;
 mod matmul;
@@ -148,6 +150,7 @@ pub const OPS: &[&OpSpec] = &[
     &gemv::SPEC,
     &gemv::F16_SPEC,
     &depthwise::SPEC,
+    &depthwise_f16::SPEC,
     &conv2d::SPEC,
     &conv2d::BIAS_RELU_SPEC,
     &conv2d::WINOGRAD_SPEC,

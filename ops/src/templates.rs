@@ -14,6 +14,7 @@
 //! | `conv2d-f16`, `-bias-relu`, `-nchw` | `implicit-gemm` | [`CONV2D_F16`], [`CONV2D_F16_BIAS_RELU`], [`CONV2D_F16_NCHW`] | [`weft_kernels::implicit_gemm`] on the fp16 matmul |
 //! | `grouped-conv2d`, `grouped-conv2d-f16` | `implicit-gemm` | [`GROUPED_CONV2D`], [`GROUPED_CONV2D_F16`] | [`weft_kernels::grouped_conv`] on the fp32 or fp16 matmul, batched |
 //! | `depthwise-conv2d` | `tuned` | [`DEPTHWISE`] | [`weft_kernels::depthwise`] |
+//! | `depthwise-conv2d-f16` | `tuned` | [`DEPTHWISE_F16`] | [`weft_kernels::depthwise`] over f16 NHWC views |
 //! | `winograd-conv2d` | `winograd` | [`WINOGRAD`] | [`weft_kernels::winograd`] |
 //! | `attention-f16` | `template` | [`ATTENTION`] | [`weft_kernels::attention`] |
 
@@ -297,6 +298,35 @@ pub const DEPTHWISE: TemplateSpec = TemplateSpec {
     build: |shape, config| {
         let g = |n: &str| shape.get(n);
         depthwise::build(
+            [g("b"), g("c"), g("h"), g("w")],
+            g("k"),
+            g("stride"),
+            config,
+        )
+    },
+};
+
+/// The template registered on the `depthwise-conv2d-f16` op as its `tuned` schedule:
+/// the depthwise template over f16 NHWC views, with its NHWC rule.
+pub const DEPTHWISE_F16: TemplateSpec = TemplateSpec {
+    schedule: "tuned",
+    params: depthwise::PARAMS,
+    space: depthwise::space,
+    default: depthwise::default_config,
+    rule: Some(|limits, shape| {
+        let (config, why) = depthwise::rule_config(
+            limits,
+            shape.get("k"),
+            shape.get("stride"),
+            weft_kernels::conv_views::ConvLayout::Nhwc,
+        );
+        (config, why.to_string())
+    }),
+    pays: always,
+    describe: depthwise::describe,
+    build: |shape, config| {
+        let g = |n: &str| shape.get(n);
+        depthwise::build_f16_nhwc(
             [g("b"), g("c"), g("h"), g("w")],
             g("k"),
             g("stride"),

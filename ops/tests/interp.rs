@@ -56,6 +56,18 @@ fn depthwise_all_schedules_at_seed_shape() {
 }
 
 #[test]
+fn depthwise_f16_all_schedules_at_its_small_shapes() {
+    let spec = find("depthwise-conv2d-f16").unwrap();
+    for s in spec.schedules {
+        for values in spec.small {
+            check("depthwise-conv2d-f16", values, s);
+        }
+        // ConvNeXt's first stage, cut to a 9x11 image: 96 channels, 7x7.
+        check("depthwise-conv2d-f16", &[1, 96, 9, 11, 7, 1], s);
+    }
+}
+
+#[test]
 fn every_op_has_its_best_schedule_listed() {
     for op in OPS {
         assert!(op.schedules.contains(&op.best), "{}", op.name);

@@ -43,6 +43,7 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
     let skinny = matches!(op.name, "gemv" | "gemv-f16");
     // The ops cuDNN runs beside.
     let convs = sweep::CONV_OPS.contains(&op.name) || grouped;
+    let depthwise = sweep::DEPTHWISE_OPS.contains(&op.name);
     if !products && (a.shapes == "mixed" || a.shapes.starts_with("cubes:"))
         || !(products || skinny) && a.shapes == "llama-decode"
     {
@@ -59,6 +60,14 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
             op.name
         )));
     }
+    if !depthwise && a.shapes == sweep::DEPTHWISE {
+        return Err(bad(format!(
+            "`{}` is a set of depthwise convolutions ({}); `{}` is not one",
+            a.shapes,
+            sweep::DEPTHWISE_OPS.join(", "),
+            op.name
+        )));
+    }
     let spec = op
         .template
         .ok_or_else(|| bad(format!("`{}` has no template", op.name)))?;
@@ -67,6 +76,8 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
         sweep::resnet50_convs().map_err(bad)?
     } else if a.shapes == sweep::GROUPED {
         sweep::grouped_convs()
+    } else if a.shapes == sweep::DEPTHWISE {
+        sweep::depthwise_shapes()
     } else {
         sweep::shapes(&a.shapes).map_err(bad)?
     };
@@ -90,15 +101,17 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
         None => Vec::new(),
     };
     // The vendor call beside each shape where there is one: cuBLAS for the products,
-    // cuDNN for the convolutions.
+    // cuDNN for the convolutions (grouped, for the depthwise ones).
     let mut reference = match target {
-        Target::Cuda { .. } if products || skinny || convs => match CudaReference::open(&target) {
-            Ok(r) => Some(r),
-            Err(e) => {
-                eprintln!("weft: no CUDA reference library: {e}");
-                None
+        Target::Cuda { .. } if products || skinny || convs || depthwise => {
+            match CudaReference::open(&target) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    eprintln!("weft: no CUDA reference library: {e}");
+                    None
+                }
             }
-        },
+        }
         _ => None,
     };
     // The vendor call's name (`cublas-hgemm`, `cudnn-fp16-nhwc`): the op's, the same at

@@ -14,6 +14,15 @@
 //!   gets the same layout (in a graph with a convolution), not only those next to one: a pool, a residual Add
 //!   or a Concat between two convolutions then reads and writes NHWC too, and no kernel
 //!   transposes.
+//! - **Channels-last views** stay row-major: a 4-D tensor that is an NCHW tensor
+//!   transposed to `[n, h, w, c]` (`Transpose` with `perm = [0, 2, 3, 1]`, as ConvNeXt's
+//!   exporters write a LayerNorm over channels and its pointwise `Linear`s), and what
+//!   elementwise ops, a LayerNorm over its last axis and a MatMul make of such tensors
+//!   alone. Row-major `[n, h, w, c]` is the bytes of its NHWC source: the transpose is a
+//!   copy (fused into its producer's stores), the LayerNorm's rows and the MatMul's rows
+//!   are contiguous, and the transpose back to NCHW stored NHWC is a copy again. Laid
+//!   out NHWC like every other 4-D tensor, each of those reads and writes would stride
+//!   across memory.
 //! - **Convolution filters** (4-D weights read only as filters) are stored in f16,
 //!   channels last (OHWI: the reduction index `(r, s, c)` of the implicit GEMM walks
 //!   memory in order). The graph keeps their data in f32 and logical order: the upload
@@ -103,6 +112,7 @@ pub fn assign_precision(g: &mut Graph, cx: &PassContext) -> usize {
     // Channels last is for convolutions; a graph without one (a transformer, whose 4-D
     // tensors are [batch, heads, rows, columns]) keeps its tensors row-major.
     let has_conv = g.nodes.iter().any(|n| matches!(n.op, Op::Conv(_)));
+    let views = channels_last_views(g);
     let mut changed = 0;
     for (i, t) in g.tensors.iter_mut().enumerate() {
         let id = TensorId(i);
@@ -115,7 +125,7 @@ pub fn assign_precision(g: &mut Graph, cx: &PassContext) -> usize {
         }
         let before = (t.dtype, t.layout);
         t.dtype = p.dtype();
-        if t.shape.len() == 4 && p.channels_last() && has_conv {
+        if t.shape.len() == 4 && p.channels_last() && has_conv && !views.contains(&id) {
             t.layout = Layout::ChannelsLast;
         }
         if (t.dtype, t.layout) != before {
@@ -123,6 +133,38 @@ pub fn assign_precision(g: &mut Graph, cx: &PassContext) -> usize {
         }
     }
     changed
+}
+
+/// The 4-D tensors of `g` whose last axis is the channels of an NCHW tensor they were
+/// transposed from (see the module's rules): a `Transpose` by `[0, 2, 3, 1]`, and the
+/// outputs of elementwise ops, LayerNorms over the last axis and MatMuls whose every
+/// computed 4-D input is one. Nodes are in topological order, so one walk finds them all.
+fn channels_last_views(g: &Graph) -> HashSet<TensorId> {
+    let mut views = HashSet::new();
+    for n in &g.nodes {
+        if g.tensor(n.output).shape.len() != 4 {
+            continue;
+        }
+        let transposed = matches!(&n.op, Op::Transpose(t) if t.perm == [0, 2, 3, 1]);
+        // Ops that keep the last axis the channels of their 4-D inputs.
+        let keeps_axes = matches!(&n.op, Op::LayerNorm(ln) if ln.axis == 3)
+            || matches!(
+                &n.op,
+                Op::Unary(_) | Op::Binary(_) | Op::Clip(_) | Op::MatMul
+            );
+        let computed: Vec<TensorId> = n
+            .inputs
+            .iter()
+            .copied()
+            .filter(|&i| !g.tensor(i).is_constant() && g.tensor(i).shape.len() == 4)
+            .collect();
+        let of_views =
+            keeps_axes && !computed.is_empty() && computed.iter().all(|i| views.contains(i));
+        if transposed || of_views {
+            views.insert(n.output);
+        }
+    }
+    views
 }
 
 /// The graph's inputs and outputs: stored as the user gives and takes them.
@@ -177,7 +219,7 @@ pub fn memory_order(layout: Layout, rank: usize) -> Vec<usize> {
 mod tests {
     use super::*;
     use crate::builder::GraphBuilder;
-    use crate::op::Conv;
+    use crate::op::{Binary, Conv};
     use crate::passes::testing::max_difference;
     use ndarray::{ArrayD, IxDyn};
 
@@ -242,6 +284,73 @@ mod tests {
             ),
             0
         );
+    }
+
+    /// ConvNeXt's block as exporters write it: a depthwise convolution, a transpose to
+    /// `[n, h, w, c]`, a LayerNorm over channels, two pointwise MatMuls with a GELU, a
+    /// layer scale, the transpose back and the residual add.
+    fn convnext_block() -> Graph {
+        use crate::op::{LayerNorm, Transpose, Unary};
+        let mut b = GraphBuilder::new("cnx");
+        let c = 4;
+        let w0 = b.weight("w0", ArrayD::from_elem(IxDyn(&[c, 3, 1, 1]), 0.2));
+        let x = b.input("x", &[1, 3, 5, 5], DType::F32);
+        let x = b.conv("stem", x, w0, None, Conv::new(1, 0)).unwrap();
+        let wd = b.weight("wd", ArrayD::from_elem(IxDyn(&[c, 1, 7, 7]), 0.1));
+        let d = b
+            .conv("dw", x, wd, None, Conv::new(1, 3).grouped(c))
+            .unwrap();
+        let to_last = Op::Transpose(Transpose {
+            perm: vec![0, 2, 3, 1],
+        });
+        let t = b.node("to_last", to_last, &[d]).unwrap();
+        let scale = b.weight("ln.s", ArrayD::from_elem(IxDyn(&[c]), 1.5));
+        let ln = LayerNorm {
+            axis: 3,
+            epsilon: 1e-6,
+            rms: false,
+        };
+        let n = b.node("ln", Op::LayerNorm(ln), &[t, scale]).unwrap();
+        let w1 = b.weight("w1", ArrayD::from_elem(IxDyn(&[c, 4 * c]), 0.1));
+        let h = b.node("fc1", Op::MatMul, &[n, w1]).unwrap();
+        let h = b.unary("gelu", Unary::Gelu { tanh: false }, h).unwrap();
+        let w2 = b.weight("w2", ArrayD::from_elem(IxDyn(&[4 * c, c]), 0.1));
+        let h = b.node("fc2", Op::MatMul, &[h, w2]).unwrap();
+        let gamma = b.weight("gamma", ArrayD::from_elem(IxDyn(&[c]), 0.5));
+        let h = b.binary("scale", Binary::Mul, h, gamma).unwrap();
+        let to_first = Op::Transpose(Transpose {
+            perm: vec![0, 3, 1, 2],
+        });
+        let h = b.node("to_first", to_first, &[h]).unwrap();
+        let y = b.add("residual", x, h).unwrap();
+        let y = b.relu("relu", y).unwrap();
+        b.output(y);
+        b.finish().unwrap()
+    }
+
+    #[test]
+    fn channels_last_views_stay_row_major() {
+        let g0 = convnext_block();
+        let mut g = g0.clone();
+        assign_precision(
+            &mut g,
+            &PassContext::default().with_precision(Precision::F16),
+        );
+        let layout = |node: &str| {
+            let n = g.nodes.iter().find(|n| n.name == node).unwrap();
+            g.tensor(n.output).layout
+        };
+        // The NCHW tensors NHWC; their [n, h, w, c] transposes and what is made of
+        // them alone row-major (the same bytes as their NHWC sources).
+        for node in ["stem", "dw", "to_first", "residual"] {
+            assert_eq!(layout(node), Layout::ChannelsLast, "{node}");
+        }
+        for node in ["to_last", "ln", "fc1", "gelu", "fc2", "scale"] {
+            assert_eq!(layout(node), Layout::RowMajor, "{node}");
+        }
+        assert_eq!(max_difference(&g0, &g), 0.0);
+        // A residual add of an NCHW tensor and a view is no view.
+        assert!(!channels_last_views(&g).contains(&g.outputs[0]));
     }
 
     #[test]

@@ -20,12 +20,19 @@
 //! 256 threads that fit the target's shared memory at the largest kernel and stride the
 //! op takes (k = 7, s = 2), whatever the image size; every config is right at every
 //! size, since every load and store outside the tensor is predicated.
+//!
+//! [`template_over`] builds the same kernel over given buffers (a model's views: f16
+//! tensors read as f32, an NHWC tensor, an inlined prologue; an epilogue fused into the
+//! stores). Over an NHWC input the channel is the threads' fastest index — a warp
+//! spans consecutive channels of a pixel, so global loads and stores coalesce — and the
+//! shared tile is `[rows, cols, channels]`; [`rule_config`] picks NHWC configs of 32
+//! channels a block.
 
 mod kernel;
 mod space;
 
-pub use kernel::template;
-pub use space::{default_config, space};
+pub use kernel::{template, template_over};
+pub use space::{default_config, rule_config, space};
 
 use weft_ir::func::Func;
 
@@ -186,4 +193,50 @@ pub fn describe(config: &Config) -> Result<String, String> {
 pub fn build(size: [i64; 4], k: i64, stride: i64, config: &Config) -> Result<Func, BuildError> {
     let p = DepthwiseParams::from_config(config)?;
     Ok(template(size, k, stride, &p)?)
+}
+
+/// Builds the `depthwise-conv2d-f16` workload with `config`: an f16 NHWC input
+/// `x[b, h, w, c]`, an f16 HWIO filter `w[k, k, 1, c]` (the layout of weft's other NHWC
+/// convolution workloads), an f16 NHWC output `[b, oh, ow, c]`, f32 sums — the template
+/// over views of those placeholders ([`template_over`], NHWC), as the model compiler runs
+/// a depthwise convolution in f16.
+pub fn build_f16_nhwc(
+    [b, c, h, w]: [i64; 4],
+    k: i64,
+    stride: i64,
+    config: &Config,
+) -> Result<Func, BuildError> {
+    use crate::conv_views::ConvLayout;
+    use weft_ir::prelude::*;
+    let p = DepthwiseParams::from_config(config)?;
+    let pad = (k - 1) / 2;
+    let (oh, ow) = (
+        (h + 2 * pad - k) / stride + 1,
+        (w + 2 * pad - k) / stride + 1,
+    );
+    let x = te::placeholder("x", &[b, h, w, c], DType::F16);
+    let wt = te::placeholder("w", &[k, k, 1, c], DType::F16);
+    let x_view = te::compute("x_view", &[("n", b), ("c", c), ("h", h), ("w", w)], |i| {
+        x.at(&[&i[0], &i[2], &i[3], &i[1]]).cast(DType::F32)
+    });
+    let w_view = te::compute("w_view", &[("c", c), ("o", 1), ("r", k), ("s", k)], |i| {
+        wt.at(&[&i[2], &i[3], &i[1], &i[0]]).cast(DType::F32)
+    });
+    let y = te::placeholder("y_depthwise", &[b, c, oh, ow], DType::F32);
+    let out = te::compute("y", &[("n", b), ("oh", oh), ("ow", ow), ("c", c)], |i| {
+        y.at(&[&i[0], &i[3], &i[1], &i[2]]).cast(DType::F16)
+    });
+    let anchor = template_over(
+        "depthwise_conv2d_f16",
+        [b, c, h, w],
+        k,
+        stride,
+        &p,
+        ConvLayout::Nhwc,
+        &x_view,
+        &w_view,
+        &y,
+    )?;
+    let fused = weft_ir::fusion::fuse(&anchor, &out).map_err(|e| config.invalid(e.to_string()))?;
+    Ok(crate::conv::in_op_order(fused.func))
 }

@@ -3,6 +3,7 @@
 //! kernel and stride the op takes. Nothing depends on the image size.
 
 use super::DepthwiseParams;
+use crate::conv_views::ConvLayout;
 use crate::{Config, within};
 use weft_codegen_common::TargetLimits;
 
@@ -82,4 +83,60 @@ pub fn default_config(resources: &TargetLimits) -> Config {
         return p.config();
     }
     space(resources).into_iter().next().unwrap_or(p.config())
+}
+
+/// Whether `p` runs on `r` at kernel `k`, stride `s` (not at the space's worst case).
+fn fits_at(p: &DepthwiseParams, r: &TargetLimits, k: i64, s: i64) -> bool {
+    let t = p.threads();
+    t % 32 == 0
+        && within(t, r.max_threads_per_block)
+        && within(p.shared_bytes(k, s), r.max_shared_bytes)
+        && within(p.registers(k, s), r.max_registers)
+}
+
+/// The config the rule takes for a `k × k` window at `stride` over an input lying as
+/// `layout`, and why. NCHW: [`default_config`]. NHWC: 32 channels a block (one warp
+/// across consecutive channels of a pixel: coalesced loads and stores), a 4×8 output
+/// tile, four outputs along a row per thread (the window re-read from shared memory
+/// four times over), or, where the tile does not fit the target's shared memory at this
+/// kernel and stride, 16 channels, then a window in registers.
+pub fn rule_config(
+    resources: &TargetLimits,
+    k: i64,
+    stride: i64,
+    layout: ConvLayout,
+) -> (Config, &'static str) {
+    if layout == ConvLayout::Nchw {
+        return (default_config(resources), "default config");
+    }
+    let nhwc = |channels: i64, tile: [i64; 2], shared: bool| DepthwiseParams {
+        tile,
+        per_thread: [1, 4],
+        channels,
+        shared,
+        unroll: true,
+    };
+    let candidates = [
+        (
+            nhwc(32, [4, 8], true),
+            "NHWC rule: 32 channels a warp, tile in shared memory",
+        ),
+        (
+            nhwc(16, [4, 8], true),
+            "NHWC rule: 16 channels, tile in shared memory (32 do not fit)",
+        ),
+        (
+            nhwc(32, [2, 8], false),
+            "NHWC rule: 32 channels a warp, window in registers (no tile fits)",
+        ),
+    ];
+    for (p, why) in candidates {
+        if fits_at(&p, resources, k, stride) {
+            return (p.config(), why);
+        }
+    }
+    (
+        default_config(resources),
+        "default config (no NHWC config fits)",
+    )
 }

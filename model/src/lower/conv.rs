@@ -2,8 +2,10 @@
 //! convolutions; the fp16 matmul template where the convolution reads or writes f16),
 //! its batched form for grouped ones, a product per group or per pack of narrow groups
 //! ([`super::conv_grouped`]), the depthwise template (depthwise, "same" padding, square
-//! window, f32 NCHW), and the direct convolution under the reduction rule (every other
-//! depthwise one: dilated, asymmetric, in f16 or NHWC), its sum in an f32 register. Each
+//! odd window: over buffers of its own where its input is stored f32 NCHW, otherwise
+//! over the group's views — f16 loads widened to f32 sums, NHWC walked channels
+//! fastest, an inlined prologue), and the direct convolution under the reduction rule
+//! (every other depthwise one: dilated, asymmetric), its sum in an f32 register. Each
 //! takes the group's prologues into its loads and its epilogue chain (bias, residual,
 //! activation) into its stores.
 //!
@@ -52,9 +54,12 @@ pub(crate) enum ConvVariant {
     Direct,
 }
 
-/// `stored_f32_nchw`: the input and the filter are stored f32 row-major, which the
-/// depthwise template (making its own buffers) reads.
-fn choose(d: &Geometry, x_inline: bool, stored_f32_nchw: bool) -> ConvVariant {
+/// A depthwise convolution ("same" padding, a square odd window, one stride) takes the
+/// depthwise template whatever its element types and layouts: over buffers of its own
+/// where its input and filter are stored f32 NCHW and its input is no fused prologue,
+/// otherwise over the group's views of them (f16 loads widened to f32 sums; NHWC walked
+/// channels fastest).
+fn choose(d: &Geometry) -> ConvVariant {
     let (c, v) = (d.conv, d.view);
     if c.groups == 1 {
         return ConvVariant::ImplicitGemm;
@@ -73,10 +78,7 @@ fn choose(d: &Geometry, x_inline: bool, stored_f32_nchw: bool) -> ConvVariant {
         && v.r % 2 == 1
         && c.dilations == [1, 1]
         && c.strides[0] == c.strides[1]
-        && c.pads.iter().all(|&p| p as i64 == same_pad)
-        // The template reads its input from a buffer of its own, f32 NCHW.
-        && !x_inline
-        && stored_f32_nchw;
+        && c.pads.iter().all(|&p| p as i64 == same_pad);
     if depthwise {
         ConvVariant::Depthwise
     } else {
@@ -140,7 +142,9 @@ pub(crate) fn lower<'g>(
         Some(b) => v + b.at(std::slice::from_ref(k)),
         None => v,
     };
-    match choose(&d, x_inline, f32_nchw(x) && f32_nchw(w)) {
+    // The depthwise template over buffers of its own reads them f32 NCHW.
+    let own_buffers = !x_inline && f32_nchw(x) && f32_nchw(w);
+    match choose(&d) {
         ConvVariant::ImplicitGemm => {
             // fp16 where the convolution reads or writes f16: the fp16 matmul template
             // (matrix units where the target has them) over f16 views, f32 sums.
@@ -339,6 +343,44 @@ pub(crate) fn lower<'g>(
                 conv_grouped::lower(g, operands, vals, name, chooser, output).map_err(fail)?;
             Ok((func, what, Some(key)))
         }
+        ConvVariant::Depthwise if !own_buffers => {
+            let layout = if g.tensor(x).layout == Layout::ChannelsLast {
+                ConvLayout::Nhwc
+            } else {
+                ConvLayout::Nchw
+            };
+            let v = d.view;
+            let stride = c.strides[0] as i64;
+            let (config, why) = depthwise::rule_config(limits, v.r, stride, layout);
+            let p = depthwise::DepthwiseParams::from_config(&config).map_err(|e| fail(e.into()))?;
+            let func = depthwise_over(
+                vals,
+                [x, w, node.output],
+                [v.n, d.c, v.h, v.w],
+                [v.r, stride],
+                (&p, layout),
+                with_bias,
+                &output,
+                name,
+            )
+            .map_err(fail)?;
+            let what = depthwise::describe(&config).unwrap_or_else(|e| e);
+            let (lay, dt) = (
+                if layout == ConvLayout::Nhwc {
+                    "NHWC"
+                } else {
+                    "NCHW"
+                },
+                g.tensor(x).dtype,
+            );
+            Ok((
+                func,
+                format!(
+                    "depthwise template over views ({lay}, {dt} loads, f32 sums): {what} ({why})"
+                ),
+                None,
+            ))
+        }
         ConvVariant::Depthwise => {
             let config = depthwise::default_config(limits);
             let p = depthwise::DepthwiseParams::from_config(&config).map_err(|e| fail(e.into()))?;
@@ -471,5 +513,44 @@ fn winograd<'g>(
     );
     let out = output(vals);
     let anchor = winograd::template_over(name, wd, &x_view, &w_view, &y, &p)?;
+    Ok(fuse(&anchor, &out)?.func)
+}
+
+/// The depthwise convolution on the depthwise template over the group's views
+/// (`weft_kernels::depthwise::template_over`): its input and filter read through their
+/// stored types and layouts (and an inlined prologue) as f32, its epilogue chain fused
+/// into the stores. `[x, w, y]`: the input, filter and output tensors; `size` the
+/// input's `[n, c, h, w]`; `[k, stride]` the window.
+#[allow(clippy::too_many_arguments)]
+fn depthwise_over<'g>(
+    vals: &Values<'g>,
+    [x, w, y_t]: [TensorId; 3],
+    size: [i64; 4],
+    [k, stride]: [i64; 2],
+    (p, layout): (&depthwise::DepthwiseParams, ConvLayout),
+    with_bias: impl Fn(Expr, &Expr) -> Expr + 'g,
+    output: &impl Fn(&Values) -> Buffer,
+    name: &str,
+) -> Result<Func, LowerError> {
+    let [n, c, h, wd] = size;
+    let pad = (k - 1) / 2;
+    let (oh, ow) = (
+        (h + 2 * pad - k) / stride + 1,
+        (wd + 2 * pad - k) / stride + 1,
+    );
+    let x_view = te::compute("x_view", &[("n", n), ("c", c), ("h", h), ("w", wd)], |ix| {
+        vals.at_as(x, ix, DType::F32)
+    });
+    let w_view = te::compute("w_view", &[("c", c), ("o", 1), ("r", k), ("s", k)], |ix| {
+        vals.at_as(w, ix, DType::F32)
+    });
+    let y = te::placeholder("y_depthwise", &[n, c, oh, ow], DType::F32);
+    let y_read = y.clone();
+    vals.set_root(
+        y_t,
+        Box::new(move |ix: &[Expr]| with_bias(y_read.at(ix), &ix[1])),
+    );
+    let out = output(vals);
+    let anchor = depthwise::template_over(name, size, k, stride, p, layout, &x_view, &w_view, &y)?;
     Ok(fuse(&anchor, &out)?.func)
 }

@@ -8,8 +8,8 @@
 //! Which variant an anchor takes is a stated rule (`choose_conv`): a dense convolution
 //! is an implicit GEMM, a grouped one an implicit GEMM per group (narrow groups packed
 //! into block-diagonal products); a depthwise one with "same" padding and a square
-//! window takes the depthwise template; any other depthwise one the direct convolution
-//! under the reduction rule.
+//! window takes the depthwise template (any element type and layout); any other
+//! depthwise one the direct convolution under the reduction rule.
 
 pub(crate) mod attention;
 pub(crate) mod choose;
