@@ -40,9 +40,9 @@ const fn case(x: [usize; 4], k: usize, stride: usize, stored_input: bool) -> Cas
 /// combinations (each a few seconds at most on the interpreter).
 const CASES: [Case; 10] = [
     case([1, 1, 1, 1], 3, 1, true),
-    case([2, 3, 7, 7], 7, 1, false),
+    case([2, 3, 28, 30], 7, 1, false),
     case([1, 96, 13, 17], 5, 2, true),
-    case([2, 97, 13, 17], 7, 1, true),
+    case([2, 97, 29, 31], 7, 2, true),
     case([1, 97, 7, 7], 3, 2, false),
     case([1, 3, 56, 56], 7, 1, true),
     case([2, 1, 13, 17], 5, 2, false),
@@ -82,12 +82,20 @@ fn graph(c: &Case) -> Graph {
     b.finish().unwrap()
 }
 
+/// Whether the rule takes the template over views for a depthwise convolution read
+/// through views: windows of 7 or more over images of at least 28² pixels (the direct
+/// rule is faster below, measured on the H200).
+fn views_template(c: &Case) -> bool {
+    c.k >= 7 && c.x[2] * c.x[3] >= 28 * 28
+}
+
 /// What `weft model graph` must say of the depthwise group in `precision`.
 fn expected(c: &Case, precision: Precision) -> &'static str {
     match precision {
         // One channel, one group: a dense convolution.
         _ if c.x[1] == 1 => "implicit-gemm",
         Precision::F32 if c.stored_input => "depthwise template: ",
+        _ if !views_template(c) => "rule: direct convolution",
         Precision::F32 => "depthwise template over views (NCHW, f32 loads",
         Precision::F32ChannelsLast => "depthwise template over views (NHWC, f32 loads",
         Precision::F16 => "depthwise template over views (NHWC, f16 loads",
@@ -102,7 +110,9 @@ fn error(dev: &mut dyn Device, c: &Case, precision: Precision) -> f64 {
     let model = CompiledModel::compile(&g, &dev.limits(), &opts).unwrap();
     let text = model.show();
     assert!(text.contains(expected(c, precision)), "{c:?}\n{text}");
-    assert!(!text.contains("direct convolution"), "{c:?}\n{text}");
+    if expected(c, precision) != "rule: direct convolution" {
+        assert!(!text.contains("direct convolution"), "{c:?}\n{text}");
+    }
     let loaded = model.load(dev).unwrap();
     let x = Values(5).array(&c.x, 1.0);
     let got = loaded.run(dev, std::slice::from_ref(&x)).unwrap();
@@ -178,7 +188,7 @@ fn depthwise_kernels_compile_under_nvrtc() {
         limits: limits.clone(),
     };
     let (mut checked, mut half_loads) = (0, false);
-    for c in [CASES[3], CASES[9], CASES[4]] {
+    for c in [CASES[3], CASES[1], CASES[5]] {
         for precision in [Precision::F32, Precision::F16] {
             let g = graph(&c);
             let copts = CompileOptions::default().with_precision(precision);

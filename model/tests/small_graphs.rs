@@ -166,12 +166,10 @@ fn error_choosing(dev: &mut dyn Device, precision: Precision, choices: &Choices)
     if precision == Precision::F32 {
         assert!(text.contains("depthwise template"), "{text}");
     } else {
-        // NHWC: the depthwise template over the group's views, channels fastest.
+        // NHWC: a 3×3 depthwise convolution over views by the direct rule (faster than
+        // the template's shared tile at narrow windows, measured on the H200).
         assert!(text.contains("implicit-gemm (NHWC)"), "{text}");
-        assert!(
-            text.contains("depthwise template over views (NHWC"),
-            "{text}"
-        );
+        assert!(text.contains("rule: direct convolution"), "{text}");
     }
     if precision == Precision::F16 {
         assert!(text.contains("fp16 matmul template"), "{text}");

@@ -86,6 +86,24 @@ fn choose(d: &Geometry) -> ConvVariant {
     }
 }
 
+/// The narrowest window, and the fewest input pixels, at which a depthwise convolution
+/// over views (f16, NHWC, an inlined prologue) takes the depthwise template rather than
+/// the direct rule. Measured on the H200 (fp16 NHWC, batch 1, 2026-11-29,
+/// measurements/h200-2026-11-29d): every 3×3 and 5×5 layer of MobileNetV2 and
+/// EfficientNet-B0 ran faster by the direct rule (MobileNetV2's 17: 52 µs direct, 91 µs
+/// template; EfficientNet-B0's 16: 69 against 106), its one thread an output reading
+/// nine or 25 taps through L1; ConvNeXt-tiny's 7×7s ran faster on the template at 56²
+/// and 28² (11.4 against 20.6 µs, 10.4 against 12.6), where its shared input tile saves
+/// 49 rereads an output, and alike at 14² and 7² (9.2 against 9.0, 7.8 against 7.0).
+const VIEWS_TEMPLATE_MIN_WINDOW: i64 = 7;
+const VIEWS_TEMPLATE_MIN_PIXELS: i64 = 28 * 28;
+
+/// Whether a depthwise convolution over views takes the template (see
+/// [`VIEWS_TEMPLATE_MIN_WINDOW`]).
+fn views_template_pays(d: &Geometry) -> bool {
+    d.view.r >= VIEWS_TEMPLATE_MIN_WINDOW && d.view.h * d.view.w >= VIEWS_TEMPLATE_MIN_PIXELS
+}
+
 /// Lowers the convolution group `group` (its root a Conv with attributes `c`).
 pub(crate) fn lower<'g>(
     g: &'g Graph,
@@ -144,7 +162,13 @@ pub(crate) fn lower<'g>(
     };
     // The depthwise template over buffers of its own reads them f32 NCHW.
     let own_buffers = !x_inline && f32_nchw(x) && f32_nchw(w);
-    match choose(&d) {
+    let chosen = match choose(&d) {
+        // Over views the template pays only for wide windows on large images; elsewhere
+        // the direct rule is faster ([`VIEWS_TEMPLATE_MIN_WINDOW`]).
+        ConvVariant::Depthwise if !own_buffers && !views_template_pays(&d) => ConvVariant::Direct,
+        v => v,
+    };
+    match chosen {
         ConvVariant::ImplicitGemm => {
             // fp16 where the convolution reads or writes f16: the fp16 matmul template
             // (matrix units where the target has them) over f16 views, f32 sums.
