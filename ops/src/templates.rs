@@ -320,7 +320,7 @@ pub const DEPTHWISE_F16: TemplateSpec = TemplateSpec {
             shape.get("stride"),
             weft_kernels::conv_views::ConvLayout::Nhwc,
         );
-        (config, why.to_string())
+        (config, format!("rule: {why}"))
     }),
     pays: always,
     describe: depthwise::describe,

@@ -65,7 +65,47 @@ pub fn space(resources: &TargetLimits) -> Vec<Config> {
             }
         }
     }
+    // The NHWC rule's configs (wider channel groups than the planes above) wherever the
+    // rule may take one: it does only where it fits the convolution at hand (a window of
+    // 3, 5 or 7 at stride 1 or 2), and a tuning run builds and times it there too.
+    let windows = [(3, 1), (3, 2), (5, 1), (5, 2), (7, 1), (7, 2)];
+    for (p, _) in nhwc_candidates() {
+        let c = p.config();
+        let runs = windows.iter().any(|&(k, s)| fits_at(&p, resources, k, s));
+        if runs && !out.contains(&c) {
+            out.push(c);
+        }
+    }
     out
+}
+
+/// The NHWC rule's configs in the order it tries them, with why: 32 channels a block
+/// (one warp across consecutive channels of a pixel: coalesced loads and stores), a 4×8
+/// output tile, four outputs along a row per thread (the window re-read from shared
+/// memory four times over); 16 channels where that tile does not fit; a window in
+/// registers where neither does.
+fn nhwc_candidates() -> [(DepthwiseParams, &'static str); 3] {
+    let nhwc = |channels: i64, tile: [i64; 2], shared: bool| DepthwiseParams {
+        tile,
+        per_thread: [1, 4],
+        channels,
+        shared,
+        unroll: true,
+    };
+    [
+        (
+            nhwc(32, [4, 8], true),
+            "NHWC rule: 32 channels a warp, tile in shared memory",
+        ),
+        (
+            nhwc(16, [4, 8], true),
+            "NHWC rule: 16 channels, tile in shared memory (32 do not fit)",
+        ),
+        (
+            nhwc(32, [2, 8], false),
+            "NHWC rule: 32 channels a warp, window in registers (no tile fits)",
+        ),
+    ]
 }
 
 /// Without a tuning record: an 8×8 tile of 4 channels, 256 threads of one output each,
@@ -109,28 +149,7 @@ pub fn rule_config(
     if layout == ConvLayout::Nchw {
         return (default_config(resources), "default config");
     }
-    let nhwc = |channels: i64, tile: [i64; 2], shared: bool| DepthwiseParams {
-        tile,
-        per_thread: [1, 4],
-        channels,
-        shared,
-        unroll: true,
-    };
-    let candidates = [
-        (
-            nhwc(32, [4, 8], true),
-            "NHWC rule: 32 channels a warp, tile in shared memory",
-        ),
-        (
-            nhwc(16, [4, 8], true),
-            "NHWC rule: 16 channels, tile in shared memory (32 do not fit)",
-        ),
-        (
-            nhwc(32, [2, 8], false),
-            "NHWC rule: 32 channels a warp, window in registers (no tile fits)",
-        ),
-    ];
-    for (p, why) in candidates {
+    for (p, why) in nhwc_candidates() {
         if fits_at(&p, resources, k, stride) {
             return (p.config(), why);
         }
