@@ -24,6 +24,7 @@ mod checkpoint;
 mod commands;
 mod error;
 mod format;
+mod kernel_table;
 mod model_args;
 mod model_compile;
 mod models;

@@ -194,3 +194,33 @@ fn reference_nchw(inputs: &[ArrayD<f64>], shape: &Shape, bias: bool) -> ArrayD<f
     }
     out
 }
+
+/// `grouped-conv2d`.
+pub(crate) const GROUPED: Variant = Variant {
+    name: "grouped_conv2d",
+    dtype: DType::F32,
+    layout: Layout::Nchw,
+    bias: false,
+};
+/// `grouped-conv2d-f16`.
+pub(crate) const GROUPED_F16: Variant = Variant {
+    name: "grouped_conv2d_f16",
+    dtype: DType::F16,
+    layout: Layout::Nhwc,
+    bias: false,
+};
+
+/// The groups of a shape.
+pub(crate) fn groups(shape: &Shape) -> i64 {
+    shape.get("g")
+}
+
+/// The convolution as the grouped views read it: `c` a group's input channels, `k` all
+/// output channels.
+pub(crate) fn geometry_grouped(shape: &Shape) -> ConvGeometry {
+    let d = Dims::of(shape);
+    ConvGeometry {
+        c: d.c / groups(shape).max(1),
+        ..d.geometry()
+    }
+}

@@ -16,9 +16,8 @@ use weft_ir::prelude::*;
 use weft_ir::schedule::{Schedule, ScheduleError};
 use weft_ir::te::TeError;
 use weft_kernels::conv::{Layout, Variant, finish, input, one_thread_per_element, out_axes};
-use weft_kernels::conv_views::ConvGeometry;
 
-use crate::conv::Dims;
+use crate::conv::{Dims, GROUPED, GROUPED_F16, geometry_grouped as geometry, groups};
 use crate::templates;
 use crate::{Definition, OpSpec, Shape};
 
@@ -83,36 +82,6 @@ pub(crate) const F16_SPEC: OpSpec = OpSpec {
     reference: reference_f16,
     ..SPEC
 };
-
-/// `grouped-conv2d`.
-pub(crate) const GROUPED: Variant = Variant {
-    name: "grouped_conv2d",
-    dtype: DType::F32,
-    layout: Layout::Nchw,
-    bias: false,
-};
-/// `grouped-conv2d-f16`.
-pub(crate) const GROUPED_F16: Variant = Variant {
-    name: "grouped_conv2d_f16",
-    dtype: DType::F16,
-    layout: Layout::Nhwc,
-    bias: false,
-};
-
-/// The groups of a shape.
-pub(crate) fn groups(shape: &Shape) -> i64 {
-    shape.get("g")
-}
-
-/// The convolution as the grouped views read it: `c` a group's input channels, `k` all
-/// output channels.
-pub(crate) fn geometry(shape: &Shape) -> ConvGeometry {
-    let d = Dims::of(shape);
-    ConvGeometry {
-        c: d.c / groups(shape).max(1),
-        ..d.geometry()
-    }
-}
 
 /// The groups divide the channels, and the window fits the padded input.
 fn check(shape: &Shape) -> Result<(), String> {

@@ -258,9 +258,9 @@ const fn grouped(f16: bool) -> TemplateSpec {
             matmul::describe
         },
         build: if f16 {
-            |shape, config| build_grouped(shape, &crate::grouped_conv::GROUPED_F16, config)
+            |shape, config| build_grouped(shape, &crate::conv::GROUPED_F16, config)
         } else {
-            |shape, config| build_grouped(shape, &crate::grouped_conv::GROUPED, config)
+            |shape, config| build_grouped(shape, &crate::conv::GROUPED, config)
         },
     }
 }
@@ -272,16 +272,16 @@ pub const GROUPED_CONV2D_F16: TemplateSpec = grouped(true);
 
 fn grouped_rule(limits: &TargetLimits, shape: &Shape, f16: bool) -> (Config, String) {
     let (g, groups) = (
-        crate::grouped_conv::geometry(shape),
-        crate::grouped_conv::groups(shape),
+        crate::conv::geometry_grouped(shape),
+        crate::conv::groups(shape),
     );
     grouped_conv::op_rule(limits, &g, groups, f16)
 }
 
 fn build_grouped(shape: &Shape, v: &Variant, config: &Config) -> Result<Func, BuildError> {
     let (g, groups) = (
-        crate::grouped_conv::geometry(shape),
-        crate::grouped_conv::groups(shape),
+        crate::conv::geometry_grouped(shape),
+        crate::conv::groups(shape),
     );
     grouped_conv::build(&g, groups, v, config)
 }

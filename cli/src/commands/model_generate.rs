@@ -131,7 +131,7 @@ fn run<W: LlamaWeights>(
             let each = step
                 .time_each(dev, warm, a.iters as usize)
                 .map_err(CliError::model)?;
-            Some(super::model::kernel_table(&decode, &each))
+            Some(crate::kernel_table::kernel_table(&decode, &each))
         } else {
             None
         };
