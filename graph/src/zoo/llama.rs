@@ -547,6 +547,20 @@ impl<W: LlamaWeights> Builder<'_, W> {
             &[scores],
         )?;
         let ctx = self.node(format!("{p}.context"), Op::MatMul, &[probs, v])?;
+        self.output_projection(p, ctx, [b, s, heads, d], h, o_bias)
+    }
+
+    /// The attention's context `[b, heads, s, d]` back to `[b, s, heads · d]` (a
+    /// transpose and a merge of the heads) and through `o_proj`: the tail both the
+    /// whole-sequence forward and the cached steps write.
+    pub(super) fn output_projection(
+        &mut self,
+        p: &str,
+        ctx: TensorId,
+        [b, s, heads, d]: [usize; 4],
+        h: usize,
+        o_bias: bool,
+    ) -> Result<TensorId, LlamaError<W::Error>> {
         let ctx = self.node(
             format!("{p}.context_transpose"),
             Op::Transpose(Transpose {

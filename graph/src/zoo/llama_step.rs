@@ -250,21 +250,7 @@ fn attention<W: LlamaWeights>(
         shape: vec![b, heads, s, d],
     });
     let ctx = m.node(format!("{p}.context_heads"), heads_back, &[ctx])?;
-    let ctx = m.node(
-        format!("{p}.context_transpose"),
-        Op::Transpose(Transpose {
-            perm: vec![0, 2, 1, 3],
-        }),
-        &[ctx],
-    )?;
-    let ctx = m.node(
-        format!("{p}.context_merge"),
-        Op::Reshape(Reshape {
-            shape: vec![b, s, heads * d],
-        }),
-        &[ctx],
-    )?;
-    let out = m.linear(&format!("{p}.o_proj"), ctx, heads * d, h, o_bias)?;
+    let out = m.output_projection(p, ctx, [b, s, heads, d], h, o_bias)?;
     Ok((out, keys, values))
 }
 
