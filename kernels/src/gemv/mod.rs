@@ -119,23 +119,22 @@ impl GemvParams {
     }
 
     /// The stated rule's parameters for an `m × n × k` product whose `b` holds elements
-    /// of `dtype` on `limits`, with why. 256 threads; 8 loads in flight a thread (128
-    /// bytes: with one block of 256 threads on each multiprocessor, 32 KiB in flight
-    /// each, past the ~22 KiB that cover an H200's latency at its bandwidth — 4.8 TB/s ×
-    /// ~600 ns ÷ 132; at 8 rows the 64 sums and 32 registers of loads still leave
-    /// room under 255); the widest row segment
-    /// a block — up to 8 threads, 128 bytes, a whole cache line — that still gives every
-    /// multiprocessor two blocks, else segments of 32 bytes (2 threads: one DRAM sector,
-    /// so that no sector is fetched for half its bytes), the most blocks there are.
+    /// of `dtype` on `limits`, with why. Fitted on the H200 (`weft sweep --op gemv-f16
+    /// --shapes llama-decode --trials`, measurements/h200-2026-11-29e): 512 threads (16
+    /// warps a block: the loads of one block's 128 thread rows cover the memory's
+    /// latency on their multiprocessor) with 4 loads in flight a thread beat 256 threads
+    /// with 8 at every one of TinyLlama's decode products, by 1.1–1.5× at one row
+    /// (the 2048-column products ran at 2.5–3.6 TB/s, 1.8–2.4 before); the row segment a
+    /// block is 4 threads (64 bytes, two DRAM sectors) unless 8 (a whole 128-byte line)
+    /// still gives every multiprocessor two blocks — the vocabulary's 32000 columns —
+    /// even where 64-byte segments leave most multiprocessors one block or none (64
+    /// blocks at 2048 columns were faster than 128 of 32 bytes: 3.3 against 4.0 µs).
     pub fn rule(limits: &TargetLimits, m: i64, n: i64, dtype: DType) -> (GemvParams, String) {
-        let threads = 256.min(limits.max_threads_per_block as i64).max(32);
+        let threads = 512.min(limits.max_threads_per_block as i64).max(32);
         let vec = vec_of(dtype);
         let want = 2 * limits.multiprocessors.max(1) as i64;
-        let nt = [8, 4, 2]
-            .into_iter()
-            .find(|&nt| ceil_div(n, nt * vec) >= want)
-            .unwrap_or(2);
-        let unroll = 8;
+        let nt = if ceil_div(n, 8 * vec) >= want { 8 } else { 4 };
+        let unroll = 4;
         let shuffle = crate::rows::shuffle_lanes(limits, 32, threads);
         let p = GemvParams {
             threads,
