@@ -223,7 +223,8 @@ fn products_are_right_with_forced_params() {
     }
 }
 
-/// The rule as fitted on the H200: 16 warps a block with 4 loads in flight a thread,
+/// The rule as fitted on the H200: 32 warps a block (16 past 2 rows) with 4 loads in
+/// flight a thread,
 /// 64-byte row segments at TinyLlama's narrow products (n = 2048: 64 blocks in f16) and
 /// whole 128-byte lines where they still give two blocks a multiprocessor (the
 /// vocabulary's 32000 columns), within the target's thread limit.
@@ -234,11 +235,16 @@ fn the_rule_is_the_fitted_one() {
         let bytes = dtype.bytes() as i64;
         let vec = weft_kernels::gemv::vec_of(dtype);
         let (p, why) = GemvParams::rule(&cuda, 1, 2048, dtype);
-        assert_eq!((p.threads, p.unroll, p.shuffle), (512, 4, 32), "{why}");
+        assert_eq!((p.threads, p.unroll, p.shuffle), (1024, 4, 32), "{why}");
         assert_eq!(p.nt * vec * bytes, 64, "{why}");
         let (wide, why) = GemvParams::rule(&cuda, 1, 32000, dtype);
         assert_eq!(wide.nt * vec * bytes, 128, "{why}");
     }
+    let (p, _) = GemvParams::rule(&cuda, MAX_M, 2048, DType::F16);
+    assert_eq!(
+        p.threads, 512,
+        "8 rows of sums in 1024 threads' registers would spill"
+    );
     let (p, _) = GemvParams::rule(&TargetLimits::webgpu_default(), MAX_M, 2048, DType::F32);
     assert_eq!(p.shuffle, 1);
     assert_eq!(p.threads, 256, "WebGPU holds 256 invocations a workgroup");

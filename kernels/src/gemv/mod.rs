@@ -119,18 +119,22 @@ impl GemvParams {
     }
 
     /// The stated rule's parameters for an `m × n × k` product whose `b` holds elements
-    /// of `dtype` on `limits`, with why. Fitted on the H200 (`weft sweep --op gemv-f16
-    /// --shapes llama-decode --trials`, measurements/h200-2026-11-29e): 512 threads (16
-    /// warps a block: the loads of one block's 128 thread rows cover the memory's
-    /// latency on their multiprocessor) with 4 loads in flight a thread beat 256 threads
-    /// with 8 at every one of TinyLlama's decode products, by 1.1–1.5× at one row
-    /// (the 2048-column products ran at 2.5–3.6 TB/s, 1.8–2.4 before); the row segment a
-    /// block is 4 threads (64 bytes, two DRAM sectors) unless 8 (a whole 128-byte line)
-    /// still gives every multiprocessor two blocks — the vocabulary's 32000 columns —
-    /// even where 64-byte segments leave most multiprocessors one block or none (64
-    /// blocks at 2048 columns were faster than 128 of 32 bytes: 3.3 against 4.0 µs).
+    /// of `dtype` on `limits`, with why. Fitted on the H200 in two steps
+    /// (measurements/h200-2026-11-29e). A sweep of one product (`weft sweep --op gemv-f16
+    /// --shapes llama-decode --trials`, 64 configs) keeps an 8–23 MB weight in the 50 MB
+    /// L2 between runs; there 512 threads with 4 loads in flight beat 256 with 8 at every
+    /// one-row product, by 1.1–1.5×. A decode step reads each weight from memory once:
+    /// timed as whole steps (4 TinyLlama layers, 711 MiB of weights, `WEFT_GEMV`
+    /// overriding the rule), 1024 threads with 4 loads in flight and 64-byte segments ran
+    /// the step in 385 µs, against 407 µs at 512 threads and 435 µs at the first rule
+    /// (256 threads, 8 loads, 32-byte segments); 16-byte segments (`nt` = 1) ran 492 µs.
+    /// Past 2 rows a thread's `m × vec` sums would not fit 64 registers (1024 threads
+    /// share 64 K): 512 threads. The row segment a block is 4 threads (64 bytes, two DRAM
+    /// sectors) unless 8 (a whole 128-byte line) still gives every multiprocessor two
+    /// blocks — the vocabulary's 32000 columns.
     pub fn rule(limits: &TargetLimits, m: i64, n: i64, dtype: DType) -> (GemvParams, String) {
-        let threads = 512.min(limits.max_threads_per_block as i64).max(32);
+        let threads = if m <= 2 { 1024 } else { 512 };
+        let threads = threads.min(limits.max_threads_per_block as i64).max(32);
         let vec = vec_of(dtype);
         let want = 2 * limits.multiprocessors.max(1) as i64;
         let nt = if ceil_div(n, 8 * vec) >= want { 8 } else { 4 };
