@@ -38,6 +38,7 @@ mod references;
 mod report;
 mod select;
 mod sweep;
+mod tokenizer;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -60,11 +60,15 @@ pub struct ModelGenerateArgs {
     #[arg(long, value_enum, default_value_t = ModelDType::F32)]
     pub dtype: ModelDType,
     /// Prompt length: seeded random ids (default 8).
-    #[arg(long, conflicts_with = "prompt_ids", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, conflicts_with_all = ["prompt_ids", "prompt"], value_parser = clap::value_parser!(u32).range(1..))]
     pub prompt_tokens: Option<u32>,
     /// The prompt's ids, comma-separated (every sequence of the batch takes them).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', conflicts_with = "prompt")]
     pub prompt_ids: Option<Vec<i64>>,
+    /// The prompt as text, encoded by the checkpoint's `tokenizer.json` (every sequence
+    /// of the batch takes it); the generated ids are decoded back to text.
+    #[arg(long)]
+    pub prompt: Option<String>,
     /// Tokens to generate per sequence (the cache holds prompt + new − 1 positions).
     #[arg(long, default_value_t = 16)]
     pub new_tokens: u32,

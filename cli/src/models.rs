@@ -43,6 +43,9 @@ pub enum ModelFileError {
     /// A Hugging Face checkpoint directory (the message names the file and tensor).
     #[error(transparent)]
     Checkpoint(Box<crate::checkpoint::CheckpointError>),
+    /// A checkpoint's `tokenizer.json` (the message names the file).
+    #[error(transparent)]
+    Tokenizer(Box<crate::tokenizer::TokenizerError>),
 }
 
 /// How a model is instantiated: batch, resolution and sequence length (zoo models; an

@@ -4,8 +4,9 @@
 //! `lm_head`, bf16 weights), each checked against weft's float64 reference and against an
 //! independent numpy forward pass (`fixtures/llama_ref.py`, written from Hugging Face's
 //! modeling code); the same model sharded gives the same logits; damaged checkpoints are
-//! refused with exit 2 and a message naming the file and tensor. Without python3 and numpy
-//! the numpy comparison is skipped with a printed reason, unless `WEFT_REQUIRE` names
+//! refused with exit 2 and a message naming the file and tensor; a `tokenizer.json`
+//! written beside it carries `weft model generate --prompt TEXT`. Without python3 and
+//! numpy the numpy comparison is skipped with a printed reason, unless `WEFT_REQUIRE` names
 //! `numpy`; the lavapipe runs skip where no Vulkan adapter is found, unless it names `wgpu`.
 
 mod common;
@@ -577,4 +578,118 @@ fn a_tiny_checkpoint_generates_the_float64_greedy_ids() {
     } else {
         skip("wgpu", "no Vulkan adapter");
     }
+}
+
+/// A word-level `tokenizer.json` over the tiny model's 100 ids: `<unk>` 0, `<s>` 1 (a
+/// special token the post-processor puts first, as Llama's tokenizer does), `w2`–`w99`.
+fn write_tokenizer(dir: &Path) {
+    let mut vocab = serde_json::Map::new();
+    vocab.insert("<unk>".into(), 0.into());
+    vocab.insert("<s>".into(), 1.into());
+    for i in 2..VOCAB {
+        vocab.insert(format!("w{i}"), i.into());
+    }
+    let bos = serde_json::json!({"SpecialToken": {"id": "<s>", "type_id": 0}});
+    let tokenizer = serde_json::json!({
+        "version": "1.0",
+        "truncation": null,
+        "padding": null,
+        "added_tokens": [{
+            "id": 1, "content": "<s>", "single_word": false, "lstrip": false,
+            "rstrip": false, "normalized": false, "special": true
+        }],
+        "normalizer": null,
+        "pre_tokenizer": {"type": "Whitespace"},
+        "post_processor": {
+            "type": "TemplateProcessing",
+            "single": [bos, {"Sequence": {"id": "A", "type_id": 0}}],
+            "pair": [bos, {"Sequence": {"id": "A", "type_id": 0}},
+                     {"Sequence": {"id": "B", "type_id": 1}}],
+            "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}
+        },
+        "decoder": null,
+        "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "<unk>"}
+    });
+    std::fs::write(dir.join("tokenizer.json"), tokenizer.to_string()).unwrap();
+}
+
+/// The `sequence B:` and `text B:` lines of `weft model generate`'s output.
+fn lines_of(out: &str, what: &str) -> Vec<String> {
+    out.lines()
+        .filter(|l| l.starts_with(what))
+        .map(|l| l.split_once(':').unwrap().1.trim().to_string())
+        .collect()
+}
+
+/// `--prompt TEXT` through the checkpoint's tokenizer: the same ids as the prompt's
+/// ids given by hand (`<s>` first), the reference's greedy ids (`--check`), and the
+/// generated ids decoded back to the words they are.
+#[test]
+fn a_text_prompt_goes_through_the_checkpoints_tokenizer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ckpt = tmp.path().join("ckpt");
+    write_checkpoint(&ckpt, LLAMA, false);
+    write_tokenizer(&ckpt);
+    let c = s(&ckpt);
+    let common = ["--target", "cpu", "--new-tokens", "7", "--iters", "1"];
+    let mut by_text = vec!["model", "generate", &c, "--prompt", "w3 w14 w15 w92 w65"];
+    by_text.extend(common);
+    by_text.push("--check");
+    let text_out = ok(&by_text);
+    assert!(text_out.contains("generates the same ids"), "{text_out}");
+    let mut by_ids = vec!["model", "generate", &c, "--prompt-ids", "1,3,14,15,92,65"];
+    by_ids.extend(common);
+    let ids_out = ok(&by_ids);
+    let ids = lines_of(&text_out, "sequence ");
+    assert_eq!(
+        ids,
+        lines_of(&ids_out, "sequence "),
+        "{text_out}\n{ids_out}"
+    );
+    // The words of the generated ids: `<s>` left out, the rest as the vocabulary has them.
+    let words: Vec<String> = ids[0]
+        .split(',')
+        .map(|i| i.parse::<usize>().unwrap())
+        .filter(|&i| i != 1)
+        .map(|i| {
+            if i == 0 {
+                "<unk>".to_string()
+            } else {
+                format!("w{i}")
+            }
+        })
+        .collect();
+    assert_eq!(
+        lines_of(&text_out, "text "),
+        vec![format!("{:?}", words.join(" "))],
+        "{text_out}"
+    );
+}
+
+/// `--prompt` without a tokenizer, with a broken one, and on `zoo:llama`: refused with
+/// exit 2 and the file named.
+#[test]
+fn a_text_prompt_without_a_readable_tokenizer_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ckpt = tmp.path().join("ckpt");
+    write_checkpoint(&ckpt, LLAMA, false);
+    let c = s(&ckpt);
+    let args = [
+        "model", "generate", &c, "--target", "cpu", "--prompt", "w3 w4",
+    ];
+    bad_input(&args, &["tokenizer.json", "not found", "--prompt-ids"]);
+    std::fs::write(ckpt.join("tokenizer.json"), "{\"model\": 7").unwrap();
+    bad_input(&args, &["tokenizer.json", "not a tokenizer"]);
+    bad_input(
+        &[
+            "model",
+            "generate",
+            "zoo:llama",
+            "--target",
+            "cpu",
+            "--prompt",
+            "hi",
+        ],
+        &["--prompt", "zoo:llama"],
+    );
 }

@@ -20,6 +20,7 @@ use crate::model_compile::precision;
 use crate::models::{ModelFileError, llama_config};
 use crate::out::{out, outln};
 use crate::select;
+use crate::tokenizer::{Tokenizer, TokenizerError};
 
 /// The largest model `--check` evaluates in float64, in parameters (each reference step
 /// runs the whole sequence on the host).
@@ -48,7 +49,12 @@ pub fn generate(a: &ModelGenerateArgs) -> Result<(), CliError> {
             LlamaError::Weights(never) => match never {},
             other => CliError::Usage(format!("zoo:llama: {other}")),
         };
-        return run(a, "llama", &cfg, &mut seeded, &no_error);
+        if a.prompt.is_some() {
+            return Err(CliError::Usage(
+                "--prompt TEXT needs a checkpoint's tokenizer.json; zoo:llama has none (give --prompt-ids or --prompt-tokens)".into(),
+            ));
+        }
+        return run(a, "llama", &cfg, &mut seeded, None, &no_error);
     }
     let dir = Path::new(&a.model);
     if !checkpoint::is_checkpoint(dir) {
@@ -64,13 +70,39 @@ pub fn generate(a: &ModelGenerateArgs) -> Result<(), CliError> {
     }
     let file = |e: CheckpointError| CliError::ModelFile(ModelFileError::Checkpoint(Box::new(e)));
     let (name, cfg, mut weights) = checkpoint::open(dir).map_err(file)?;
+    let words = |e: TokenizerError| CliError::ModelFile(ModelFileError::Tokenizer(Box::new(e)));
+    let tokenizer = match a.prompt {
+        Some(_) => Some(Tokenizer::require(dir).map_err(words)?),
+        None => Tokenizer::open(dir).map_err(words)?,
+    };
     let err = move |e: LlamaError<CheckpointError>| file(checkpoint::built(dir, None, e));
-    run(a, &name, &cfg, &mut weights, &err)
+    run(a, &name, &cfg, &mut weights, tokenizer.as_ref(), &err)
 }
 
-/// The prompt: `--prompt-ids` for every sequence, or seeded random ids.
-fn prompt(a: &ModelGenerateArgs, cfg: &LlamaConfig) -> Result<Vec<Vec<i32>>, CliError> {
+/// The prompt: `--prompt` encoded by `tokenizer`, or `--prompt-ids`, for every
+/// sequence; or seeded random ids.
+fn prompt(
+    a: &ModelGenerateArgs,
+    cfg: &LlamaConfig,
+    tokenizer: Option<&Tokenizer>,
+) -> Result<Vec<Vec<i32>>, CliError> {
     let batch = a.batch as usize;
+    if let (Some(text), Some(t)) = (&a.prompt, tokenizer) {
+        let words = |e: TokenizerError| CliError::ModelFile(ModelFileError::Tokenizer(Box::new(e)));
+        let ids = t.encode(text).map_err(words)?;
+        if ids.is_empty() {
+            return Err(CliError::Usage(
+                "--prompt: the text encodes to no tokens".into(),
+            ));
+        }
+        if let Some(bad) = ids.iter().find(|&&i| i as usize >= cfg.vocab) {
+            return Err(CliError::Usage(format!(
+                "--prompt: the tokenizer gives id {bad}, outside the model's vocabulary of {}",
+                cfg.vocab
+            )));
+        }
+        return Ok(vec![ids.iter().map(|&i| i as i32).collect(); batch]);
+    }
     if let Some(ids) = &a.prompt_ids {
         if ids.is_empty() {
             return Err(CliError::Usage("--prompt-ids is empty".into()));
@@ -99,9 +131,10 @@ fn run<W: LlamaWeights>(
     name: &str,
     cfg: &LlamaConfig,
     weights: &mut W,
+    tokenizer: Option<&Tokenizer>,
     err: &dyn Fn(LlamaError<W::Error>) -> CliError,
 ) -> Result<(), CliError> {
-    let prompt = prompt(a, cfg)?;
+    let prompt = prompt(a, cfg, tokenizer)?;
     let (batch, len, new) = (prompt.len(), prompt[0].len(), a.new_tokens as usize);
     // The last id is never fed back: the cache holds prompt + new − 1 positions.
     let capacity = len + new - 1;
@@ -140,8 +173,16 @@ fn run<W: LlamaWeights>(
     generator.free(dev);
     let ((got, prefill_t, decode_t), table) = result?;
     for (b, ids) in got.ids.iter().enumerate() {
-        let ids: Vec<String> = ids.iter().map(i32::to_string).collect();
-        outln!("sequence {b}: {}", ids.join(","))?;
+        let text: Vec<String> = ids.iter().map(i32::to_string).collect();
+        outln!("sequence {b}: {}", text.join(","))?;
+        if let Some(t) = tokenizer {
+            let ids: Vec<u32> = ids.iter().map(|&i| i as u32).collect();
+            let words =
+                |e: TokenizerError| CliError::ModelFile(ModelFileError::Tokenizer(Box::new(e)));
+            // Quoted as Rust writes strings: a newline or a control character the model
+            // generated shows as an escape, not as a broken line.
+            outln!("text {b}:     {:?}", t.decode(&ids).map_err(words)?)?;
+        }
     }
     let cache = generator.cache_bytes();
     let need_p = prefill.plan.need(&prefill.graph);
