@@ -206,12 +206,12 @@ pub fn bytes_moved(m: i64, n: i64, k: i64, operand: DType, out: DType) -> i64 {
     k * n * e + m * k * e + m * n * out.bytes() as i64
 }
 
-/// The template's space on `limits` (independent of the shape): 64 to 512 threads, 1 to
+/// The template's space on `limits` (independent of the shape): 64 to 1024 threads, 1 to
 /// 8 threads a row, 2 to 8 loads in flight a thread, the combine shuffling across as
 /// many lanes as the target's subgroups allow.
 pub fn space(limits: &TargetLimits) -> Vec<Config> {
     let mut out = Vec::new();
-    for threads in [64, 128, 256, 512] {
+    for threads in [64, 128, 256, 512, 1024] {
         for nt in [1, 2, 4, 8] {
             for unroll in [2, 4, 8] {
                 let shuffle = crate::rows::shuffle_lanes(limits, 32, threads);
