@@ -105,7 +105,11 @@ fn split_decode_generates_the_reference(target: &str, precision: Precision) {
     );
     let gen_ = Generator::load(&prefill, &decode, dev.as_mut()).unwrap();
     let cache = gen_.caches()[0].dtype;
-    assert_eq!(cache, precision.dtype(), "the caches are stored in the run's type");
+    assert_eq!(
+        cache,
+        precision.dtype(),
+        "the caches are stored in the run's type"
+    );
     let got = gen_.generate(dev.as_mut(), &p, new).unwrap();
     gen_.free(dev.as_mut());
     for (b, ids) in got.ids.iter().enumerate() {
