@@ -630,6 +630,16 @@ pub fn op_rule(
     if let Some((p, splits, why)) = AttnParams::rule_split(limits, hstd, true) {
         return (split_k::split(p.config(), splits), why);
     }
+    op_rule_whole(limits, hstd, masking)
+}
+
+/// [`op_rule`] without the split-KV rule: the one-kernel config (what a split is timed
+/// beside).
+pub fn op_rule_whole(
+    limits: &TargetLimits,
+    hstd: (i64, i64, i64, i64),
+    masking: Masking,
+) -> (Config, String) {
     match AttnParams::rule(limits, hstd, true, masking) {
         Some((p, why)) => (p.config(), why),
         None => {
