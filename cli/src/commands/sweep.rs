@@ -335,7 +335,7 @@ fn line(row: &SweepRow, vendor: Option<&str>) -> String {
     if let Some(u) = &row.unsplit {
         s += &format!("  unsplit {:>10}{}", t(u.ms), gbps(u.ms));
         if let (Some(r), Some(u)) = (row.rule.ms, u.ms) {
-            s += &format!(" (split {} faster)", fmt_ratio(u / r));
+            s += &format!(" (split: {} the speed)", fmt_ratio(u / r));
         }
     }
     if let Some(r) = row.reference_ms {
