@@ -4,7 +4,7 @@
 //! poisoned, f32 and f16, at 1–8 heads, 1, 3, 8 and 16 query rows, 1 to 1100 keys and
 //! head sizes 64 and 37, under additive masks that cut chunks in the middle and mask
 //! whole chunks; a row masked everywhere gives what the unsplit kernel gives; proven in
-//! bounds; emitted for CUDA (NVRTC), WGSL (naga) and MSL; the rule's choice.
+//! bounds; emitted for CUDA (NVRTC), WGSL (naga), MSL and HIP; the rule's choice.
 
 mod common;
 
@@ -393,7 +393,7 @@ fn the_split_rule_takes_decode_steps_only() {
 }
 
 /// The split form emits for every language: CUDA (compiled by NVRTC where it is
-/// installed), WGSL (validated by naga) and MSL.
+/// installed), WGSL (validated by naga), MSL and HIP.
 #[test]
 fn every_language_emits_the_split_form() {
     let c = Case {
@@ -421,5 +421,6 @@ fn every_language_emits_the_split_form() {
         let wgsl = weft_codegen_wgsl::emit_lowered(&lowered, &opts).unwrap();
         weft_codegen_wgsl::validate(&wgsl.source).unwrap_or_else(|e| panic!("{e}"));
         weft_codegen_metal::emit_lowered(&lowered, &Default::default()).unwrap();
+        weft_codegen_cuda::hip::emit_lowered(&lowered, &Default::default()).unwrap();
     }
 }
