@@ -223,24 +223,31 @@ fn products_are_right_with_forced_params() {
     }
 }
 
-/// The rule: enough blocks for a large GPU at TinyLlama's narrowest product (n = 2048),
-/// whole cache lines a row where n is wide (the vocabulary's 32000), and never past
-/// [`MAX_M`] rows' worth of registers.
+/// The rule as fitted on the H200: 32 warps a block (16 past 2 rows) with 4 loads in
+/// flight a thread,
+/// 64-byte row segments at TinyLlama's narrow products (n = 2048: 64 blocks in f16) and
+/// whole 128-byte lines where they still give two blocks a multiprocessor (the
+/// vocabulary's 32000 columns), within the target's thread limit.
 #[test]
-fn the_rule_fills_the_gpu() {
+fn the_rule_is_the_fitted_one() {
     let cuda = TargetLimits::cuda();
     for dtype in [DType::F16, DType::F32] {
-        let (p, why) = GemvParams::rule(&cuda, 1, 2048, dtype);
+        let bytes = dtype.bytes() as i64;
         let vec = weft_kernels::gemv::vec_of(dtype);
-        let blocks = (2048 + p.nt * vec - 1) / (p.nt * vec);
-        assert!(blocks >= 128, "{why}");
-        assert!(p.nt * vec * dtype.bytes() as i64 >= 32, "{why}");
-        assert_eq!(p.shuffle, 32);
-        let (wide, _) = GemvParams::rule(&cuda, 1, 32000, dtype);
-        assert_eq!(wide.nt * vec * dtype.bytes() as i64, 128);
+        let (p, why) = GemvParams::rule(&cuda, 1, 2048, dtype);
+        assert_eq!((p.threads, p.unroll, p.shuffle), (1024, 4, 32), "{why}");
+        assert_eq!(p.nt * vec * bytes, 64, "{why}");
+        let (wide, why) = GemvParams::rule(&cuda, 1, 32000, dtype);
+        assert_eq!(wide.nt * vec * bytes, 128, "{why}");
     }
+    let (p, _) = GemvParams::rule(&cuda, MAX_M, 2048, DType::F16);
+    assert_eq!(
+        p.threads, 512,
+        "8 rows of sums in 1024 threads' registers would spill"
+    );
     let (p, _) = GemvParams::rule(&TargetLimits::webgpu_default(), MAX_M, 2048, DType::F32);
     assert_eq!(p.shuffle, 1);
+    assert_eq!(p.threads, 256, "WebGPU holds 256 invocations a workgroup");
     assert!(weft_kernels::gemv::takes(MAX_M) && !weft_kernels::gemv::takes(MAX_M + 1));
 }
 
@@ -309,6 +316,9 @@ fn every_language_emits_it() {
                     ..TargetLimits::webgpu_default()
                 },
             };
+            // The adapter's own rule: WebGPU holds 256 invocations a workgroup.
+            let (p, _) = GemvParams::rule(&adapter.limits, m, n, dtype);
+            let lowered = build(case, &p);
             let wgsl = weft_codegen_wgsl::emit_lowered(&lowered, &adapter).unwrap();
             weft_codegen_wgsl::validate(&wgsl.source).unwrap_or_else(|e| panic!("{case:?}: {e}"));
             // Plain WebGPU's rule: the shared-memory combine, no subgroups.

@@ -1,8 +1,8 @@
 //! Canonical forms of what PyTorch's exporters write (issue 59, item 1): real exports
 //! of `nn.GELU` (erf and tanh), `nn.SiLU`, `nn.Hardswish`, `nn.Hardsigmoid`, `nn.Mish`,
 //! `nn.LayerNorm` (both exporters write LayerNormalization at opset 17), Hugging Face's
-//! Llama RMSNorm and T5 layer norm (an RMS norm) and a BERT feed-forward
-//! block, each by the TorchScript and the dynamo exporter at opset 17
+//! Llama RMSNorm and T5 layer norm (an RMS norm), a BERT feed-forward
+//! block and Llama's rotary embedding (`q · cos + rotate_half(q) · sin`), each by the TorchScript and the dynamo exporter at opset 17
 //! (`fixtures/canon/export.py`; `fixtures/canon/ops.txt` lists what each file holds).
 //!
 //! Each is imported, run through the pass pipeline, and must come out as the one op
@@ -51,6 +51,16 @@ const EXPECTED: &[(&str, &[(&str, usize)])] = &[
             ("RMSNormalization", 1),
             ("ReduceMean", 0),
             ("Sqrt", 0),
+            ("Mul", 0),
+        ],
+    ),
+    (
+        "llama_rotary",
+        &[
+            ("Rotary", 1),
+            ("Slice", 0),
+            ("Neg", 0),
+            ("Concat", 0),
             ("Mul", 0),
         ],
     ),

@@ -31,6 +31,7 @@ mod pool;
 mod product;
 mod reduce;
 mod reshape;
+mod rotary;
 mod scatter;
 mod select;
 pub mod shapes;
@@ -69,6 +70,7 @@ pub use pool::{GlobalPool, Pool, PoolKind};
 pub use product::{Gemm, MatMul};
 pub use reduce::{Reduce, ReduceKind};
 pub use reshape::{Flatten, Reshape, reindex, resolve_reshape};
+pub use rotary::Rotary;
 pub use scatter::{ScatterElements, ScatterNd, ScatterReduction};
 pub use select::Where;
 pub use slice::{Slice, resolve_slice};
@@ -149,6 +151,8 @@ pub enum Op {
     ScatterNd(ScatterNd),
     /// Rows of a cache replaced at positions the graph computes ([`TensorScatter`]).
     TensorScatter(TensorScatter),
+    /// `x · cos + rotate_half(x) · sin` over the last axis ([`Rotary`]).
+    Rotary,
 }
 
 impl Op {
@@ -187,6 +191,7 @@ impl Op {
             Op::ScatterElements(o) => o,
             Op::ScatterNd(o) => o,
             Op::TensorScatter(o) => o,
+            Op::Rotary => &Rotary,
         }
     }
 

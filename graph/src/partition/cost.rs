@@ -16,7 +16,9 @@
 //! operations per element as the lowering writes them ([`work`]: each arithmetic,
 //! comparison, select or cast 1, each transcendental intrinsic 4, repeated
 //! subexpressions once, a producer's work counted once per use of its value); `R` is
-//! `max(1, macs / elements of the input / READ_TILE)` ([`reads`]). Layout changes
+//! `max(1, macs / elements of the input / READ_TILE)` ([`reads`]), and 1 for the rows
+//! of a product of at most [`SKINNY_ROWS`] rows by a matrix, whose template streams the
+//! matrix and recomputes the rows' chain once a block under those loads. Layout changes
 //! (reshape, transpose, slice) are index arithmetic only: `W = 0`, always inlined.
 
 use std::cell::RefCell;
@@ -27,7 +29,7 @@ use weft_ir::expr::{Expr, Intrinsic, Var};
 
 use super::{Decision, Group, GroupKind};
 use crate::graph::{Graph, NodeId, TensorId};
-use crate::op::{Anchor, Inline, Role};
+use crate::op::{Anchor, Inline, Product, Role};
 use crate::tensor::Tensor;
 
 /// The key that turns the rule off where graph passes are left out
@@ -63,13 +65,43 @@ pub fn reads(g: &Graph, anchor: NodeId, input: usize) -> f64 {
         | Role::Join { .. }
         | Role::Update(_) => true,
     };
-    if !tiled {
+    if !tiled || skinny_rows(g, anchor, input) {
         return 1.0;
     }
     let tensors: Vec<&Tensor> = n.inputs.iter().map(|&t| g.tensor(t)).collect();
     let macs = n.op.def().macs(&tensors, g.tensor(n.output));
     let numel = tensors.get(input).map_or(1, |t| t.numel()).max(1) as f64;
     (macs / numel / READ_TILE).max(1.0)
+}
+
+/// The most rows a product streams its other operand for (the skinny-product template,
+/// `weft_kernels::gemv::MAX_M`: a decode step's batch of activations times a weight).
+pub const SKINNY_ROWS: usize = 8;
+
+/// Whether input `input` of `anchor` is the rows of a product of at most
+/// [`SKINNY_ROWS`] rows by a matrix: each block of that template recomputes a prologue
+/// on them once, `k·W` operations against the `k` rows of the weight it streams — work
+/// hidden under the loads of a memory-bound kernel (a block of 32 columns loads 32
+/// weights for each element of the rows). So its rows count as read once: a gated
+/// MLP's `silu(gate) · up` stays in the down projection's loads (a kernel less a layer
+/// of a decode step) instead of being a kernel of its own.
+fn skinny_rows(g: &Graph, anchor: NodeId, input: usize) -> bool {
+    let n = &g.nodes[anchor.0];
+    let rows_by_matrix = match &n.op.role() {
+        Role::Anchor(Anchor::Product(Product::MatMul)) => n
+            .inputs
+            .get(1)
+            .is_some_and(|&b| g.tensor(b).shape.len() == 2),
+        Role::Anchor(Anchor::Product(Product::Gemm(gemm))) => !gemm.trans_a,
+        Role::Anchor(Anchor::Conv(_) | Anchor::Attention(_))
+        | Role::Reduction(_)
+        | Role::Injective(_)
+        | Role::Join { .. }
+        | Role::Update(_) => false,
+    };
+    let out = &g.tensor(n.output).shape;
+    let rows = out.iter().rev().skip(1).product::<usize>();
+    input == 0 && rows_by_matrix && rows <= SKINNY_ROWS
 }
 
 /// The rule over every anchor's prologue chains: a chain past

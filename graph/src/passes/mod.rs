@@ -19,6 +19,7 @@ mod layer_norm;
 mod pipeline;
 mod precision;
 mod rms_norm;
+mod rotary;
 mod siblings;
 pub mod testing;
 mod weight_layout;
@@ -37,6 +38,7 @@ pub use pipeline::{
 };
 pub use precision::{Precision, assign_precision, memory_order};
 pub use rms_norm::recognize_rms_norms;
+pub use rotary::recognize_rotary;
 pub use siblings::merge_sibling_products;
 pub use weight_layout::assign_weight_layouts;
 pub use wide_weights::split_wide_weights;

@@ -23,7 +23,7 @@ use weft_ir::dtype::DType;
 use super::{
     Precision, assign_precision, assign_weight_layouts, compact, fold_batch_norms, fold_constants,
     merge_sibling_products, recognize_activations, recognize_attention, recognize_layer_norms,
-    recognize_rms_norms, remove_dead, remove_identities, split_wide_weights,
+    recognize_rms_norms, recognize_rotary, remove_dead, remove_identities, split_wide_weights,
 };
 use crate::graph::{Graph, GraphError, Node};
 
@@ -189,7 +189,7 @@ impl fmt::Display for PassReport {
 /// Every pass of a compile, in the order a compiler wants them: identities out first (so
 /// that batch norms meet their convolutions), constants folded, decomposed activations
 /// (GELU, SiLU, Mish, HardSwish, HardSigmoid) made one op each, decomposed layer and RMS norms
-/// made one node, attention (two products and a softmax) made one node where the target
+/// made one node, rotate-half rotary embeddings made one node, attention (two products and a softmax) made one node where the target
 /// holds its kernel, sibling products of one activation (query, key, value) made one
 /// product, weights wider than the target's buffers cut into column blocks, batch norms folded into the convolutions before them, what no output needs
 /// any more removed; then each tensor's storage type and layout, and the weights stored
@@ -224,6 +224,12 @@ pub const PIPELINE: &[PassEntry] = &[
         name: "recognize RMS norms",
         stage: Stage::Rewrite,
         run: recognize_rms_norms,
+    },
+    PassEntry {
+        key: "rotary",
+        name: "recognize rotary embeddings",
+        stage: Stage::Rewrite,
+        run: recognize_rotary,
     },
     PassEntry {
         key: "attention",
@@ -435,7 +441,7 @@ mod tests {
         assert_eq!(
             refused("atention"),
             "no pass is called `atention`; the passes are identities, constants, \
-             activations, layer-norms, rms-norms, attention, siblings, wide-weights, batch-norms, dead, \
+             activations, layer-norms, rms-norms, rotary, attention, siblings, wide-weights, batch-norms, dead, \
              fusion-cost"
         );
     }

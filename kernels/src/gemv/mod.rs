@@ -119,23 +119,26 @@ impl GemvParams {
     }
 
     /// The stated rule's parameters for an `m × n × k` product whose `b` holds elements
-    /// of `dtype` on `limits`, with why. 256 threads; 8 loads in flight a thread (128
-    /// bytes: with one block of 256 threads on each multiprocessor, 32 KiB in flight
-    /// each, past the ~22 KiB that cover an H200's latency at its bandwidth — 4.8 TB/s ×
-    /// ~600 ns ÷ 132; at 8 rows the 64 sums and 32 registers of loads still leave
-    /// room under 255); the widest row segment
-    /// a block — up to 8 threads, 128 bytes, a whole cache line — that still gives every
-    /// multiprocessor two blocks, else segments of 32 bytes (2 threads: one DRAM sector,
-    /// so that no sector is fetched for half its bytes), the most blocks there are.
+    /// of `dtype` on `limits`, with why. Fitted on the H200 in two steps
+    /// (measurements/h200-2026-11-29e). A sweep of one product (`weft sweep --op gemv-f16
+    /// --shapes llama-decode --trials`, 64 configs) keeps an 8–23 MB weight in the 50 MB
+    /// L2 between runs; there 512 threads with 4 loads in flight beat 256 with 8 at every
+    /// one-row product, by 1.1–1.5×. A decode step reads each weight from memory once:
+    /// timed as whole steps (4 TinyLlama layers, 711 MiB of weights, `WEFT_GEMV`
+    /// overriding the rule), 1024 threads with 4 loads in flight and 64-byte segments ran
+    /// the step in 385 µs, against 407 µs at 512 threads and 435 µs at the first rule
+    /// (256 threads, 8 loads, 32-byte segments); 16-byte segments (`nt` = 1) ran 492 µs.
+    /// Past 2 rows a thread's `m × vec` sums would not fit 64 registers (1024 threads
+    /// share 64 K): 512 threads. The row segment a block is 4 threads (64 bytes, two DRAM
+    /// sectors) unless 8 (a whole 128-byte line) still gives every multiprocessor two
+    /// blocks — the vocabulary's 32000 columns.
     pub fn rule(limits: &TargetLimits, m: i64, n: i64, dtype: DType) -> (GemvParams, String) {
-        let threads = 256.min(limits.max_threads_per_block as i64).max(32);
+        let threads = if m <= 2 { 1024 } else { 512 };
+        let threads = threads.min(limits.max_threads_per_block as i64).max(32);
         let vec = vec_of(dtype);
         let want = 2 * limits.multiprocessors.max(1) as i64;
-        let nt = [8, 4, 2]
-            .into_iter()
-            .find(|&nt| ceil_div(n, nt * vec) >= want)
-            .unwrap_or(2);
-        let unroll = 8;
+        let nt = if ceil_div(n, 8 * vec) >= want { 8 } else { 4 };
+        let unroll = 4;
         let shuffle = crate::rows::shuffle_lanes(limits, 32, threads);
         let p = GemvParams {
             threads,

@@ -215,7 +215,7 @@ pub(crate) fn lower<'g>(
         // A few rows (a decode step's batch): the skinny-product template streams B, which
         // the tiled templates' 64–128-row tiles would mostly waste. Chosen by rule, not
         // tuned (no anchor key).
-        let (p, why) = GemvParams::rule(chooser.limits, m, n, operand);
+        let (p, why) = gemv_params(chooser.limits, m, n, operand).map_err(fail)?;
         let what = format!("{} ({why})", gemv::describe(&p, operand));
         let product = te::placeholder("y_gemm", &[m, n], DType::F32);
         set_product(&product);
@@ -259,4 +259,31 @@ pub(crate) fn lower<'g>(
         .map_err(|e| fail(e.into()))?;
     let fused = fuse(&anchor, &out).map_err(|e| fail(e.into()))?;
     Ok((fused.func, format!("{what} ({why})"), Some(key)))
+}
+
+/// The environment variable that replaces the skinny-product rule's config for every
+/// product it schedules (`threads=512,nt=2,unroll=8,shuffle=32`): a knob for measuring
+/// whole models under other configs (the template has no anchor key to tune), as the
+/// rule was fitted — a decode step reads its weights from memory, not from the L2 a
+/// sweep of one product keeps them in.
+pub const GEMV_ENV: &str = "WEFT_GEMV";
+
+/// The rule's config for an `m × n` skinny product, or `WEFT_GEMV`'s where it is set.
+fn gemv_params(
+    limits: &weft_codegen_common::TargetLimits,
+    m: i64,
+    n: i64,
+    dtype: DType,
+) -> Result<(GemvParams, String), LowerError> {
+    let Ok(text) = std::env::var(GEMV_ENV) else {
+        return Ok(GemvParams::rule(limits, m, n, dtype));
+    };
+    let refuse = |why: String| LowerError::Refused(format!("{GEMV_ENV}=`{text}`: {why}"));
+    let config = weft_kernels::Config::parse(&text).map_err(refuse)?;
+    let p = GemvParams::from_config(&config).map_err(|e| refuse(e.to_string()))?;
+    if !p.fits(limits) {
+        return Err(refuse(format!("does not fit {}", limits.name)));
+    }
+    let blocks = (n + p.nt * gemv::vec_of(dtype) - 1) / (p.nt * gemv::vec_of(dtype));
+    Ok((p, format!("{GEMV_ENV}: {m} row(s), {blocks} blocks")))
 }
