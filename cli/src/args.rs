@@ -281,7 +281,8 @@ pub struct SweepArgs {
     /// k), both for the products only, `resnet50` (ResNet-50's distinct convolutions at
     /// batch 1, for the convolution ops), `llama-decode` (TinyLlama's decode products at
     /// batch 1 and 8, for the products and the skinny products; GB/s printed for the
-    /// latter), `depthwise` (ConvNeXt-tiny's and EfficientNet-B0's depthwise convolutions
+    /// latter; for `attention-f16`, the decode step's attention over caches of 191 to
+    /// 2048 positions, the split-KV rule beside the one-kernel rule), `depthwise` (ConvNeXt-tiny's and EfficientNet-B0's depthwise convolutions
     /// at batch 1 and 8, for `depthwise-conv2d` and `depthwise-conv2d-f16`), or shapes
     /// separated by `;`.
     #[arg(long)]

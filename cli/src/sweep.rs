@@ -47,6 +47,10 @@ pub struct SweepRow {
     /// (`--trials`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trials: Vec<Timed>,
+    /// Where the rule splits the keys (split-KV attention): the one-kernel rule's config,
+    /// timed beside it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsplit: Option<Timed>,
 }
 
 /// A sweep: the op, the device, the shapes and what each config did there.
@@ -85,7 +89,8 @@ pub const SETS: &str = "`mixed` (60 matmul shapes: squares, primes, small M, lon
                         grouped convolution ops: ResNeXt-50 32x4d's and RegNetY-400MF's \
                         grouped 3x3s at batch 1 and 8), `llama-decode` \
                         (TinyLlama-1.1B's decode products at batch 1 and 8: q/k/v fused, \
-                        o, gate/up fused, down, the vocabulary head), `depthwise` (the depthwise ops: \
+                        o, gate/up fused, down, the vocabulary head; for `attention-f16`, \
+                        the decode step's attention over caches of 191 to 2048 positions), `depthwise` (the depthwise ops: \
                         ConvNeXt-tiny's and EfficientNet-B0's depthwise convolutions at \
                         batch 1 and 8)";
 
@@ -101,6 +106,23 @@ pub const LLAMA_DECODE: [(i64, i64); 5] = [
 
 /// The batches (rows) of `llama-decode`.
 pub const LLAMA_BATCHES: [i64; 2] = [1, 8];
+
+/// `llama-decode` for `attention-f16`: a decode step's attention over its cache, the
+/// query heads of a KV head as 8 rows of one head (`s` = 8, head size 64), at 4 and 32
+/// KV heads (TinyLlama's, a Llama-7B-like model's) and batch 1 and 8 (`bh` = batch · KV
+/// heads: 4, 32 and 256, the 32 of both), over caches of 191, 1152 and 2048 positions.
+pub fn llama_decode_attention() -> Vec<String> {
+    let mut heads: Vec<i64> = LLAMA_BATCHES
+        .iter()
+        .flat_map(|&b| [4, 32].map(|kv| b * kv))
+        .collect();
+    heads.sort_unstable();
+    heads.dedup();
+    heads
+        .iter()
+        .flat_map(|&bh| [191, 1152, 2048].map(move |t| format!("bh={bh},s=8,t={t},d=64,causal=0")))
+        .collect()
+}
 
 /// `mixed`: 60 `(m, n, k)` products of the kinds the issue names, none tuned for.
 pub const MIXED: [(i64, i64, i64); 60] = [
@@ -483,6 +505,26 @@ mod tests {
     }
 
     #[test]
+    fn the_decode_attention_set_parses_and_the_rule_splits_its_few_heads() {
+        let shapes = llama_decode_attention();
+        assert_eq!(shapes.len(), 9);
+        assert_eq!(shapes[0], "bh=4,s=8,t=191,d=64,causal=0");
+        let h200 = weft_codegen_common::TargetLimits {
+            multiprocessors: 132,
+            ..weft_codegen_common::TargetLimits::cuda()
+        };
+        let spec = weft_ops::find("attention-f16").unwrap().template.unwrap();
+        for s in &shapes {
+            let shape = weft_ops::Shape::parse("attention-f16", s).unwrap();
+            let (config, why) = spec.untuned(&h200, &shape);
+            // 4 and 32 heads split over the 132 multiprocessors; 256 heads fill them.
+            let split = config.get("sk").is_some();
+            assert_eq!(split, !s.starts_with("bh=256"), "{s}: {config} ({why})");
+            (spec.build)(&shape, &config).unwrap_or_else(|e| panic!("{s}: {e}"));
+        }
+    }
+
+    #[test]
     fn the_depthwise_set_parses_for_both_depthwise_ops() {
         let shapes = depthwise_shapes();
         assert_eq!(shapes.len(), 32);
@@ -528,6 +570,7 @@ mod tests {
             fixed: Vec::new(),
             timed: 1,
             trials: Vec::new(),
+            unsplit: None,
         };
         let sweep = Sweep {
             shapes: "x".into(),

@@ -49,7 +49,8 @@ fn generator(
     let limits = dev.limits();
     let options = CompileOptions::default().with_precision(precision);
     let step = |seq| {
-        let g = llama_step("tiny", cfg, batch, seq, capacity, &mut Seeded(SEED)).unwrap();
+        let sizes = (batch, seq, capacity);
+        let g = llama_step("tiny", cfg, sizes, precision.dtype(), &mut Seeded(SEED)).unwrap();
         CompiledModel::compile(&g, &limits, &options).unwrap()
     };
     Generator::load(&step(len), &step(1), dev).unwrap()
@@ -74,6 +75,70 @@ fn generates_the_reference(target: &str, precision: Precision) {
     let got = gen_.generate(dev.as_mut(), &p, new).unwrap();
     gen_.free(dev.as_mut());
     assert_eq!(got.ids, want, "{target} {precision:?}");
+}
+
+/// A cache long enough for the decode step's attention to split its keys (36 positions:
+/// 4 blocks of 2 query rows, 3 chunks of 16 keys, and a combining kernel): the float64
+/// reference's ids in f32; in f16 (f16 caches) the same ids but where the reference's
+/// top two logits are within 2·10⁻² (a near tie f16 may flip; the sequence is followed
+/// no further).
+fn split_decode_generates_the_reference(target: &str, precision: Precision) {
+    let Some(mut dev) = open_or_skip(target) else {
+        return;
+    };
+    let cfg = tiny();
+    let (batch, len, new) = (2, 5, 32);
+    let p = prompt(batch, len);
+    let picks = greedy_reference(&cfg, &mut Seeded(SEED), &p, new).unwrap();
+    let limits = dev.limits();
+    let options = CompileOptions::default().with_precision(precision);
+    let step = |seq| {
+        let sizes = (batch, seq, len + new - 1);
+        let g = llama_step("tiny", &cfg, sizes, precision.dtype(), &mut Seeded(SEED)).unwrap();
+        CompiledModel::compile(&g, &limits, &options).unwrap()
+    };
+    let (prefill, decode) = (step(len), step(1));
+    let shown = decode.show();
+    assert!(
+        shown.contains("split-KV") && shown.contains("keys split in 3 chunks"),
+        "{shown}"
+    );
+    let gen_ = Generator::load(&prefill, &decode, dev.as_mut()).unwrap();
+    let cache = gen_.caches()[0].dtype;
+    assert_eq!(
+        cache,
+        precision.dtype(),
+        "the caches are stored in the run's type"
+    );
+    let got = gen_.generate(dev.as_mut(), &p, new).unwrap();
+    gen_.free(dev.as_mut());
+    for (b, ids) in got.ids.iter().enumerate() {
+        for (k, &id) in ids.iter().enumerate() {
+            let want = &picks[k][b];
+            if id == want.id {
+                continue;
+            }
+            assert!(
+                precision == Precision::F16 && want.margin < 2e-2,
+                "{target} {precision:?}: sequence {b} step {k}: {id}, the reference {} (margin {})",
+                want.id,
+                want.margin
+            );
+            break;
+        }
+    }
+}
+
+#[test]
+fn cpu_split_decode_generates_the_reference_tokens() {
+    split_decode_generates_the_reference("cpu", Precision::F32);
+    split_decode_generates_the_reference("cpu", Precision::F16);
+}
+
+#[test]
+fn vulkan_split_decode_generates_the_reference_tokens() {
+    split_decode_generates_the_reference("vulkan", Precision::F32);
+    split_decode_generates_the_reference("vulkan", Precision::F16);
 }
 
 #[test]

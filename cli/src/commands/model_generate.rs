@@ -150,7 +150,9 @@ fn run<W: LlamaWeights>(
     let options = CompileOptions::default().with_precision(precision(a.dtype));
     let limits = dev.limits();
     let mut step = |seq: usize| -> Result<(Graph, CompiledModel), CliError> {
-        let g = llama_step(name, cfg, batch, seq, capacity, weights).map_err(err)?;
+        // The caches in the run's type: f16 in an f16 run (half the bytes attention reads).
+        let cache = options.precision.dtype();
+        let g = llama_step(name, cfg, (batch, seq, capacity), cache, weights).map_err(err)?;
         let m = CompiledModel::compile(&g, &limits, &options).map_err(CliError::model)?;
         Ok((g, m))
     };

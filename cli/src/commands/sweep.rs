@@ -41,11 +41,14 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
         )));
     }
     let skinny = matches!(op.name, "gemv" | "gemv-f16");
+    // The decode step's attention: GB/s printed (K and V are most of the bytes), and the
+    // split-KV rule timed beside the one-kernel rule.
+    let attention = op.name == "attention-f16";
     // The ops cuDNN runs beside.
     let convs = sweep::CONV_OPS.contains(&op.name) || grouped;
     let depthwise = sweep::DEPTHWISE_OPS.contains(&op.name);
     if !products && (a.shapes == "mixed" || a.shapes.starts_with("cubes:"))
-        || !(products || skinny) && a.shapes == "llama-decode"
+        || !(products || skinny || attention) && a.shapes == "llama-decode"
     {
         return Err(bad(format!(
             "`{}` is a set of matmul shapes; give `{}`'s shapes as a list (`NAME=V,...;...`)",
@@ -78,6 +81,8 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
         sweep::grouped_convs()
     } else if a.shapes == sweep::DEPTHWISE {
         sweep::depthwise_shapes()
+    } else if attention && a.shapes == "llama-decode" {
+        sweep::llama_decode_attention()
     } else {
         sweep::shapes(&a.shapes).map_err(bad)?
     };
@@ -154,9 +159,11 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
     for (shape, text) in shapes.iter().zip(&texts) {
         let w = Workload::new(op.name, shape)?;
         let (rule, why) = spec.untuned(&limits, shape);
+        let unsplit = (attention && rule.get(weft_kernels::split_k::PARAM.0).is_some())
+            .then(|| unsplit_attention(&limits, shape));
         let opts = TuneOptions {
             sample: Some(a.sample as usize),
-            extra: fixed.clone(),
+            extra: fixed.iter().chain(&unsplit).cloned().collect(),
             budget: Duration::from_millis(a.budget_ms as u64),
             only: only.clone(),
             ..TuneOptions::default()
@@ -169,7 +176,7 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
         let row = SweepRow {
             shape: text.clone(),
             flops: w.flops,
-            bytes: skinny.then_some(w.bytes),
+            bytes: (skinny || attention).then_some(w.bytes),
             reference_ms,
             rule: timed(&tuned, &rule),
             rule_why: why,
@@ -185,6 +192,7 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
             } else {
                 Vec::new()
             },
+            unsplit: unsplit.as_ref().map(|c| timed(&tuned, c)),
         };
         outln!("{}", line(&row, out.reference.as_deref()))?;
         out.rows.push(row);
@@ -196,6 +204,17 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
         outln!("{l}")?;
     }
     Ok(())
+}
+
+/// The attention's one-kernel rule at `shape` (what its split-KV rule is timed beside).
+fn unsplit_attention(limits: &weft_codegen_common::TargetLimits, shape: &Shape) -> Config {
+    let g = |n: &str| shape.get(n);
+    let masking = if g("causal") != 0 {
+        weft_kernels::attention::Masking::Causal
+    } else {
+        weft_kernels::attention::Masking::None
+    };
+    weft_kernels::attention::op_rule_whole(limits, (g("bh"), g("s"), g("t"), g("d")), masking).0
 }
 
 /// The `--fixed` configs with what each is: `default` is the template's fixed default for
@@ -312,6 +331,12 @@ fn line(row: &SweepRow, vendor: Option<&str>) -> String {
     }
     for f in &row.fixed {
         s += &format!("  fixed {:>10}", t(f.ms));
+    }
+    if let Some(u) = &row.unsplit {
+        s += &format!("  unsplit {:>10}{}", t(u.ms), gbps(u.ms));
+        if let (Some(r), Some(u)) = (row.rule.ms, u.ms) {
+            s += &format!(" (split: {} the speed)", fmt_ratio(u / r));
+        }
     }
     if let Some(r) = row.reference_ms {
         let name = vendor.unwrap_or("vendor");

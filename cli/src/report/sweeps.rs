@@ -240,6 +240,7 @@ mod tests {
             fixed: vec![t(rule * 2.0)],
             timed: 3,
             trials: Vec::new(),
+            unsplit: None,
         }
     }
 

@@ -233,6 +233,7 @@ mod tests {
             fixed: Vec::new(),
             timed: 10,
             trials: Vec::new(),
+            unsplit: None,
         }
     }
 

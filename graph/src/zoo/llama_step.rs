@@ -38,18 +38,25 @@ pub fn past_name(kind: &str, l: usize) -> String {
 }
 
 /// The step of `cfg` named `name` taking `seq` new tokens of `batch` sequences into
-/// caches of `capacity` positions, its weights from `weights`.
+/// caches of `capacity` positions stored as `cache` (f32, or f16 for a run in f16: the
+/// caches are state the user never sees, and Hugging Face keeps them in the model's
+/// type; the new keys and values are rounded to it as they are written, and attention
+/// reads them as they are stored), its weights from `weights`.
 pub fn llama_step<W: LlamaWeights>(
     name: &str,
     cfg: &LlamaConfig,
-    batch: usize,
-    seq: usize,
-    capacity: usize,
+    (batch, seq, capacity): (usize, usize, usize),
+    cache: DType,
     weights: &mut W,
 ) -> Result<Graph, LlamaError<W::Error>> {
     cfg.check(seq).map_err(LlamaError::Config)?;
     if batch == 0 {
         return Err(LlamaError::Config("the batch must be at least 1".into()));
+    }
+    if ![DType::F32, DType::F16].contains(&cache) {
+        return Err(LlamaError::Config(format!(
+            "caches are stored as f32 or f16, not {cache}"
+        )));
     }
     if capacity < seq || capacity > cfg.max_positions {
         return Err(LlamaError::Config(format!(
@@ -70,8 +77,8 @@ pub fn llama_step<W: LlamaWeights>(
     let mut caches = Vec::with_capacity(cfg.layers);
     for l in 0..cfg.layers {
         let shape = [batch, cfg.kv_heads, capacity, d];
-        let k = m.b.input(past_name("key", l), &shape, DType::F32);
-        let val = m.b.input(past_name("value", l), &shape, DType::F32);
+        let k = m.b.input(past_name("key", l), &shape, cache);
+        let val = m.b.input(past_name("value", l), &shape, cache);
         caches.push((k, val));
     }
     let embed = m.get("model.embed_tokens.weight", &[v, h])?;
@@ -216,6 +223,19 @@ fn attention<W: LlamaWeights>(
     let v = m.split_heads(&format!("{p}.v"), v, kv)?;
     let q = m.rope(&format!("{p}.q_rope"), q, heads, at.cos, at.sin)?;
     let k = m.rope(&format!("{p}.k_rope"), k, kv, at.cos, at.sin)?;
+    // The new rows in the caches' type (where it is not f32: rounded as they are
+    // written), and the caches read back as f32 values, which a run in f16 stores as
+    // f16 (the casts are index maps inlined into the update's and attention's loads).
+    let cache = m.b.graph().tensor(past_k).dtype;
+    let (k, v) = if cache == DType::F32 {
+        (k, v)
+    } else {
+        let to = Op::Cast(Cast { to: cache });
+        (
+            m.node(format!("{p}.k_cache_type"), to.clone(), &[k])?,
+            m.node(format!("{p}.v_cache_type"), to, &[v])?,
+        )
+    };
     let write = Op::TensorScatter(TensorScatter { axis: 2 });
     let keys = m.node(
         format!("{p}.key_cache"),
@@ -223,6 +243,15 @@ fn attention<W: LlamaWeights>(
         &[past_k, k, at.write],
     )?;
     let values = m.node(format!("{p}.value_cache"), write, &[past_v, v, at.write])?;
+    let (keys_read, values_read) = if cache == DType::F32 {
+        (keys, values)
+    } else {
+        let to = Op::Cast(Cast { to: DType::F32 });
+        (
+            m.node(format!("{p}.keys_f32"), to.clone(), &[keys])?,
+            m.node(format!("{p}.values_f32"), to, &[values])?,
+        )
+    };
     // Query heads h = kv_head · rep + r: the rows of KV head kv_head's product.
     let grouped = Op::Reshape(Reshape {
         shape: vec![b, kv, rep * s, d],
@@ -233,7 +262,7 @@ fn attention<W: LlamaWeights>(
         Op::Transpose(Transpose {
             perm: vec![0, 1, 3, 2],
         }),
-        &[keys],
+        &[keys_read],
     )?;
     let scores = m.node(format!("{p}.scores"), Op::MatMul, &[q, kt])?;
     let scale = m.scalar(format!("{p}.scaling"), (1.0 / (d as f64).sqrt()) as f32);
@@ -245,7 +274,7 @@ fn attention<W: LlamaWeights>(
         Op::Softmax(Softmax { axis: 3 }),
         &[scores],
     )?;
-    let ctx = m.node(format!("{p}.context"), Op::MatMul, &[probs, values])?;
+    let ctx = m.node(format!("{p}.context"), Op::MatMul, &[probs, values_read])?;
     let heads_back = Op::Reshape(Reshape {
         shape: vec![b, heads, s, d],
     });

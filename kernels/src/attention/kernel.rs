@@ -12,7 +12,17 @@ use crate::ceil_div;
 /// tile's elements are serial (the compilers unroll them as they see fit; WGSL writes an
 /// unrolled loop out, and a CPU Vulkan driver then compiles minutes): only loops that
 /// index registers (the per-row state, the fragments) are unrolled.
-pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
+///
+/// With `split` (the split-KV form, `split.rs`: one pass, `rg` = 0), the grid gains a
+/// third dimension of `split.splits` blocks, each walking its chunk of
+/// `split.chunk_tiles` key steps, and the kernel ends by writing its rows' unnormalised
+/// output, maximum and sum to `split`'s partials instead of `y`.
+pub(super) fn add_kernel(
+    t: &mut Template,
+    ops: &Operands,
+    p: &AttnParams,
+    split: Option<&super::split::Partials>,
+) {
     let Operands {
         q,
         k,
@@ -41,8 +51,11 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
     let scale = *scale as f32;
     let causal = *masking == Masking::Causal;
 
-    t.kernel([q_tiles, bh, 1], [threads, 1, 1], |kb| {
+    let splits = split.map_or(1, |sp| sp.splits);
+    t.kernel([q_tiles, bh, splits], [threads, 1, 1], |kb| {
         let tx = kb.thread_x();
+        // The first key step of this block's chunk (split-KV), 0 otherwise.
+        let first_tile = split.map(|sp| kb.let_("first_tile", kb.block_z() * sp.chunk_tiles));
         let q0 = kb.let_("q0", kb.block_x() * bq);
         let z = kb.block_y();
         let q_s = kb.shared("Q_s", &[bq, dp + pad], tiles_dt);
@@ -512,7 +525,12 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
             }
             kb.barrier();
         };
-        kb.serial("jt", kv_tiles, |kb, jt| {
+        let steps = split.map_or(kv_tiles, |sp| sp.chunk_tiles);
+        kb.serial("jt", steps, |kb, jt| {
+            let jt = match &first_tile {
+                Some(first) => kb.let_("jg", first.clone() + jt),
+                None => jt,
+            };
             if causal && p.skip && kv_tiles > 1 {
                 // Key tiles wholly after the block's last query row hold only masked
                 // scores: skipped (the condition is the block's, uniform over it).
@@ -523,6 +541,21 @@ pub(super) fn add_kernel(t: &mut Template, ops: &Operands, p: &AttnParams) {
             }
         });
 
+        if let Some(sp) = split {
+            let lane = if lr > 1 {
+                tx.clone() % lr
+            } else {
+                Expr::int(0)
+            };
+            sp.store(
+                kb,
+                (&o_s, &m_reg, &l_reg),
+                (ri, lr, dv, sq),
+                &lane,
+                &|kb, it| row_of(kb, it),
+            );
+            return;
+        }
         // y = O / l, rounded to y's type, where the row and column exist.
         kb.unroll("it", ri, |kb, it| {
             let (r, grow) = row_of(kb, &it);

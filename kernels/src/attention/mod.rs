@@ -39,6 +39,9 @@
 mod kernel;
 mod registers;
 mod rule;
+mod split;
+
+pub use split::MAX_SPLITS;
 
 /// Halves of padding per f16 shared row (16 bytes: rows stay aligned for `ldmatrix` and
 /// start in different banks); floats per f32 row.
@@ -54,7 +57,7 @@ use weft_ir::func::Func;
 use weft_ir::prelude::*;
 use weft_ir::template::{Template, TemplateError};
 
-use super::{BuildError, Config, ceil_div};
+use super::{BuildError, Config, ceil_div, split_k};
 
 /// The template's parameters, in order, with their meaning.
 pub const PARAMS: &[(&str, &str)] = &[
@@ -91,6 +94,10 @@ pub const PARAMS: &[(&str, &str)] = &[
     (
         "kv",
         "with `rg` = 0 in one pass: 1 loads V over K in one shared tile once the scores are taken (during the softmax), so a key step of twice the keys fits; 0 or absent: K and V in tiles of their own, loaded together",
+    ),
+    (
+        "sk",
+        "split-KV: the keys split in this many chunks of whole key steps (dividing them), a block each, and a second kernel combining the chunks' partial softmax states (1 or absent: none; one pass, `rg` = 0)",
     ),
 ];
 
@@ -391,6 +398,17 @@ impl AttnParams {
 
 /// The template over given buffers ([`Operands`]) with `p`.
 pub fn template_over(name: &str, ops: &Operands, p: &AttnParams) -> Result<Func, TemplateError> {
+    template_split_over(name, ops, p, 1)
+}
+
+/// [`template_over`] with the keys split in `splits` chunks (split-KV, `split.rs`): two
+/// kernels, the chunks' partial states in global temporaries; one kernel for 1.
+pub fn template_split_over(
+    name: &str,
+    ops: &Operands,
+    p: &AttnParams,
+    splits: i64,
+) -> Result<Func, TemplateError> {
     let invalid = |what: String| TemplateError::Invalid {
         template: name.to_string(),
         what,
@@ -445,20 +463,28 @@ pub fn template_over(name: &str, ops: &Operands, p: &AttnParams) -> Result<Func,
     {
         tpl.param(x);
     }
-    if p.regs {
+    if let Some(why) = split::refusal(p, splits, ceil_div(t, p.bkv)) {
+        return Err(invalid(why));
+    }
+    if splits > 1 {
+        let parts = split::Partials::new(&mut tpl, splits, ceil_div(t, p.bkv), (bh, s, dv));
+        kernel::add_kernel(&mut tpl, ops, p, Some(&parts));
+        parts.add_combine(&mut tpl, ops.y);
+    } else if p.regs {
         registers::add_kernel(&mut tpl, ops, p);
     } else {
-        kernel::add_kernel(&mut tpl, ops, p);
+        kernel::add_kernel(&mut tpl, ops, p, None);
     }
     tpl.finish()
 }
 
 /// The template over new f16 buffers `Q`, `K`, `V` and `O` at `(heads, s, t, d)`,
-/// scale `1/√d`, causal or not.
+/// scale `1/√d`, causal or not, the keys split in `splits` chunks.
 pub fn template(
     (heads, s, t, d): (i64, i64, i64, i64),
     causal: bool,
     p: &AttnParams,
+    splits: i64,
 ) -> Result<Func, TemplateError> {
     let q = te::placeholder("Q", &[heads, s, d], DType::F16);
     let k = te::placeholder("K", &[heads, t, d], DType::F16);
@@ -477,7 +503,7 @@ pub fn template(
             Masking::None
         },
     };
-    template_over("attention", &ops, p)
+    template_split_over("attention", &ops, p, splits)
 }
 
 /// A one-line description of `p`.
@@ -601,6 +627,19 @@ pub fn op_rule(
     } else {
         Masking::None
     };
+    if let Some((p, splits, why)) = AttnParams::rule_split(limits, hstd, true) {
+        return (split_k::split(p.config(), splits), why);
+    }
+    op_rule_whole(limits, hstd, masking)
+}
+
+/// [`op_rule`] without the split-KV rule: the one-kernel config (what a split is timed
+/// beside).
+pub fn op_rule_whole(
+    limits: &TargetLimits,
+    hstd: (i64, i64, i64, i64),
+    masking: Masking,
+) -> (Config, String) {
     match AttnParams::rule(limits, hstd, true, masking) {
         Some((p, why)) => (p.config(), why),
         None => {
@@ -630,11 +669,23 @@ pub fn op_fits(limits: &TargetLimits, d: i64, config: &Config) -> bool {
     AttnParams::from_config(config).is_ok_and(|p| p.fits(limits, d, d, true))
 }
 
-/// [`describe`] of a config.
+/// [`describe`] of a config, with its split of the keys (`sk`).
 pub fn op_describe(config: &Config) -> Result<String, String> {
+    let splits = split_k::parts(config).map_err(|e| e.to_string())?.1;
     AttnParams::from_config(config)
-        .map(|p| describe(&p))
+        .map(|p| describe_split(&p, splits))
         .map_err(|e| e.to_string())
+}
+
+/// [`describe`] of `p` with the keys split in `splits` chunks.
+pub fn describe_split(p: &AttnParams, splits: i64) -> String {
+    match splits {
+        1 => describe(p),
+        n => format!(
+            "{}, keys split in {n} chunks + a combining kernel",
+            describe(p)
+        ),
+    }
 }
 
 /// Builds the fused attention of `hstd` (heads, query rows, keys, head size; f16
@@ -645,5 +696,6 @@ pub fn build(
     config: &Config,
 ) -> Result<Func, BuildError> {
     let p = AttnParams::from_config(config)?;
-    Ok(template(hstd, causal, &p)?)
+    let splits = split_k::parts(config)?.1;
+    Ok(template(hstd, causal, &p, splits)?)
 }

@@ -25,6 +25,7 @@ pub fn nvidia_vulkan_limits() -> TargetLimits {
 
 /// `s` without its barriers: what a kernel that forgot them would run (the interpreter
 /// then reports the race the barriers prevented).
+#[allow(dead_code)] // not every test binary strips barriers
 pub fn strip_barriers(s: &KStmt) -> KStmt {
     s.rewrite(&mut |s| match s {
         KStmt::Seq(items) => KStmt::Seq(

@@ -3,7 +3,9 @@
 //! and mask as `[heads, rows, cols]` views of whatever produces them (the projection's
 //! slices, reshapes and transposes, fused into the loads) and its epilogue (the heads
 //! merged back, a cast) fused into the stores. The config comes from the template's
-//! stated rule: matrix units where the operands are f16 and the target has them.
+//! stated rule: matrix units where the operands are f16 and the target has them; where
+//! a decode step's few blocks read a long cache, the split-KV rule (two kernels: the
+//! keys in chunks, then their combination, which takes the epilogue).
 
 use weft_codegen_common::TargetLimits;
 use weft_graph::op::Attention;
@@ -12,7 +14,7 @@ use weft_graph::{Graph, Op};
 use weft_ir::func::Func;
 use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
-use weft_kernels::attention::{AttnParams, Masking, Operands, describe, template_over};
+use weft_kernels::attention::{AttnParams, Masking, Operands, describe_split, template_split_over};
 
 use super::Chooser;
 use super::values::{Values, broadcast_index, reindex};
@@ -50,11 +52,12 @@ pub(crate) fn misfit(
     } else {
         Masking::None
     };
-    AttnParams::rule(limits, (heads, s, t, d.max(dv)), f16, masking)
-        .is_none()
-        // The pass report prints it (`recognize attention: undone, …`): in words that
-        // stay the same from target to target.
-        .then(|| "no attention tiling fits the target's shared memory".to_string())
+    let hstd = (heads, s, t, d.max(dv));
+    (AttnParams::rule_split(limits, hstd, f16).is_none()
+        && AttnParams::rule(limits, hstd, f16, masking).is_none())
+    // The pass report prints it (`recognize attention: undone, …`): in words that
+    // stay the same from target to target.
+    .then(|| "no attention tiling fits the target's shared memory".to_string())
 }
 
 /// Lowers the Attention group `group`; the function and how it was scheduled.
@@ -103,8 +106,14 @@ pub(crate) fn lower<'g>(
     } else {
         Masking::None
     };
-    let Some((p, why)) = AttnParams::rule(chooser.limits, (heads, s, t, d.max(dv)), f16, masking)
-    else {
+    // Split-KV where the rule takes it (a decode step's few blocks over a long cache),
+    // else the one-kernel rule.
+    let hstd = (heads, s, t, d.max(dv));
+    let chosen = match AttnParams::rule_split(chooser.limits, hstd, f16) {
+        Some((p, splits, why)) => Some((p, splits, why)),
+        None => AttnParams::rule(chooser.limits, hstd, f16, masking).map(|(p, why)| (p, 1, why)),
+    };
+    let Some((p, splits, why)) = chosen else {
         return Err(LowerError::Refused(format!(
             "no attention tiling fits {}'s {} bytes of shared memory at head size {}",
             chooser.limits.name,
@@ -141,7 +150,10 @@ pub(crate) fn lower<'g>(
             Masking::None
         },
     };
-    let anchor = template_over(name, &ops, &p)?;
+    let anchor = template_split_over(name, &ops, &p, splits)?;
     let fused = fuse(&anchor, &out)?;
-    Ok((fused.func, format!("{} ({why})", describe(&p))))
+    Ok((
+        fused.func,
+        format!("{} ({why})", describe_split(&p, splits)),
+    ))
 }

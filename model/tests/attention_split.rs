@@ -1,0 +1,122 @@
+//! Split-KV attention as the model compiler takes it: a decode step's attention (the 8
+//! query heads of a KV head as 8 rows, one KV head's cache of 191 positions, an
+//! additive mask read from an input, as the decode step's is), written as exporters
+//! write it (two products and a softmax) and recognized into one Attention; its keys
+//! split in chunks by the rule, on the interpreter and on lavapipe (WGSL), f32 and f16,
+//! against the float64 reference element by element; a mask that cuts chunks and covers
+//! whole ones.
+
+use ndarray::{ArrayD, IxDyn};
+use weft_graph::op::{Binary, Op, Softmax, Transpose};
+use weft_graph::passes::Precision;
+use weft_graph::reference::evaluate;
+use weft_graph::{Graph, GraphBuilder};
+use weft_ir::dtype::DType;
+use weft_model::{CompileOptions, CompiledModel};
+use weft_testkit::devices::open_or_skip;
+
+/// `softmax(q · kᵀ / 8 + mask) · v` of the halved inputs over `[b, heads, rows, 64]` queries and
+/// `[b, heads, t, 64]` keys and values.
+fn decode_attention(b: usize, heads: usize, rows: usize, t: usize) -> Graph {
+    let mut g = GraphBuilder::new("decode_attention");
+    let q = g.input("q", &[b, heads, rows, 64], DType::F32);
+    let k = g.input("k", &[b, heads, t, 64], DType::F32);
+    let v = g.input("v", &[b, heads, t, 64], DType::F32);
+    let mask = g.input("mask", &[b, 1, rows, t], DType::F32);
+    // Halved first: computed operands, which f16 runs store in f16 (graph inputs stay
+    // f32), as the decode step's projections and caches are.
+    let half = g.weight("half", ArrayD::from_elem(IxDyn(&[]), 0.5));
+    let q = g.binary("q_half", Binary::Mul, q, half).unwrap();
+    let k = g.binary("k_half", Binary::Mul, k, half).unwrap();
+    let v = g.binary("v_half", Binary::Mul, v, half).unwrap();
+    let perm = vec![0, 1, 3, 2];
+    let kt = g
+        .node("kt", Op::Transpose(Transpose { perm }), &[k])
+        .unwrap();
+    let s = g.node("scores", Op::MatMul, &[q, kt]).unwrap();
+    let c = g.weight("scale", ArrayD::from_elem(IxDyn(&[]), 0.125));
+    let s = g.binary("scaled", Binary::Mul, s, c).unwrap();
+    let s = g.add("masked", s, mask).unwrap();
+    let p = g
+        .node("probs", Op::Softmax(Softmax { axis: 3 }), &[s])
+        .unwrap();
+    let y = g.node("context", Op::MatMul, &[p, v]).unwrap();
+    g.output(y);
+    g.finish().unwrap()
+}
+
+/// Seeded inputs in [-2, 2); the mask 0, or f32's most negative value on keys 40..57
+/// (cutting the 16-key chunks), 64..128 (whole chunks) and past `t − 1 − 3·row` (a
+/// cache's rows past the position).
+fn inputs(g: &Graph) -> Vec<ArrayD<f32>> {
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    g.inputs
+        .iter()
+        .map(|&i| {
+            let t = g.tensor(i);
+            let shape = t.shape.clone();
+            if t.name == "mask" {
+                let keys = shape[3];
+                return ArrayD::from_shape_fn(IxDyn(&shape), |ix| {
+                    let (row, j) = (ix[2], ix[3]);
+                    let past = j + 3 * row > keys - 1;
+                    let band = (40..57).contains(&j) || (64..128).contains(&j);
+                    if past || band { f32::MIN } else { 0.0 }
+                });
+            }
+            ArrayD::from_shape_fn(IxDyn(&shape), |_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                ((seed >> 40) as f64 / (1u64 << 24) as f64 * 4.0 - 2.0) as f32
+            })
+        })
+        .collect()
+}
+
+fn check(target: &str, precision: Precision, (b, heads, rows, t): (usize, usize, usize, usize)) {
+    let Some(mut dev) = open_or_skip(target) else {
+        return;
+    };
+    let g = decode_attention(b, heads, rows, t);
+    let limits = dev.limits();
+    let options = CompileOptions::default().with_precision(precision);
+    let model = CompiledModel::compile(&g, &limits, &options).unwrap();
+    let text = model.show();
+    assert!(text.contains("split-KV"), "{target}: {text}");
+    let x = inputs(&g);
+    let loaded = model.load(dev.as_mut()).unwrap();
+    let got = loaded.run(dev.as_mut(), &x).unwrap();
+    loaded.free(dev.as_mut());
+    let x64: Vec<_> = x.iter().map(|a| a.mapv(f64::from)).collect();
+    let want = evaluate(&g, &x64).unwrap();
+    // f16: q, k and v stored in f16 (one rounding each), the output rounded once.
+    let tol = if precision == Precision::F16 {
+        1e-2
+    } else {
+        1e-5
+    };
+    let scale = want[0].iter().fold(1.0f64, |m, v| m.max(v.abs()));
+    for (i, (a, w)) in got[0].iter().zip(want[0].iter()).enumerate() {
+        let d = (f64::from(*a) - w).abs();
+        assert!(
+            d <= tol * scale,
+            "{target} {precision:?} {b}x{heads}x{rows}x{t}: element {i} is {a}, want {w}"
+        );
+    }
+}
+
+#[test]
+fn split_attention_is_right_on_the_interpreter() {
+    for precision in [Precision::F32, Precision::F16] {
+        check("cpu", precision, (1, 4, 8, 191));
+        check("cpu", precision, (2, 2, 1, 1100));
+    }
+}
+
+#[test]
+fn split_attention_is_right_on_vulkan() {
+    for precision in [Precision::F32, Precision::F16] {
+        check("vulkan", precision, (1, 4, 8, 191));
+    }
+}
