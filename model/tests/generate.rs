@@ -7,6 +7,7 @@ use weft_graph::passes::Precision;
 use weft_graph::zoo::llama::{LlamaConfig, Seeded};
 use weft_graph::zoo::llama_step::{greedy_reference, llama_step};
 use weft_ir::data::TensorData;
+use weft_ir::dtype::DType;
 use weft_model::{CompileOptions, CompiledModel, Generator, ModelError};
 use weft_runtime::Device;
 use weft_testkit::devices::open_or_skip;
@@ -227,4 +228,30 @@ fn positions_past_the_capacity_are_refused() {
     // The largest that fits: 4 + 5 − 1 = 8 positions.
     assert_eq!(gen_.generate(dev.as_mut(), &p, 5).unwrap().ids[0].len(), 5);
     gen_.free(dev.as_mut());
+}
+
+/// In an f16 run the positions stay integers all the way to the cache rows they mask and
+/// the rotary rows they gather: an f16 position is exact to 2048 only, past which a
+/// step would see (and rotate by) a neighbouring row.
+#[test]
+fn positions_stay_integers_in_f16() {
+    let cfg = LlamaConfig {
+        max_positions: 4096,
+        ..tiny()
+    };
+    let limits = weft_codegen_common::TargetLimits::cuda();
+    let options = CompileOptions::default().with_precision(Precision::F16);
+    let g = llama_step("tiny", &cfg, (1, 1, 3000), DType::F16, &mut Seeded(SEED)).unwrap();
+    let model = CompiledModel::compile(&g, &limits, &options).unwrap();
+    let mut seen = 0;
+    for t in &model.graph.tensors {
+        let positional = ["model.position", "model.mask.limit", "model.mask.rows"]
+            .iter()
+            .any(|p| t.name.starts_with(p));
+        if positional {
+            seen += 1;
+            assert!(t.dtype.is_int(), "`{}` is stored as {}", t.name, t.dtype);
+        }
+    }
+    assert!(seen >= 3, "the step's position tensors were renamed");
 }

@@ -147,16 +147,30 @@ impl Positions {
         let (b, s, d) = (m.batch, m.seq, m.cfg.head_dim);
         let rep = m.cfg.heads / m.cfg.kv_heads;
         let reshape = |shape: Vec<usize>| Op::Reshape(Reshape { shape });
-        let to_i32 = Op::Cast(Cast { to: DType::I32 });
-        let to_f32 = Op::Cast(Cast { to: DType::F32 });
+        // Positions stay integers: an f16 run stores f32 intermediates as f16, exact to
+        // 2048 only, and a longer cache would mask (and rotate by) the wrong rows. The
+        // index tables are f32 constants (exact to 2²⁴) cast once, folded at compile.
+        let mut ints = |name: &str, table: ArrayD<f32>| -> Result<TensorId, GraphError> {
+            let t = m.b.weight(format!("{name}.f32"), table);
+            m.b.node(name, Op::Cast(Cast { to: DType::I32 }), &[t])
+        };
+        let steps = ints(
+            "model.position.steps",
+            ArrayD::from_shape_fn(IxDyn(&[1, s]), |ix| ix[1] as f32),
+        )?;
+        // Query row j is token j % seq (the rows of one KV head's query heads, stacked).
+        let rows = ints(
+            "model.mask.rows",
+            ArrayD::from_shape_fn(IxDyn(&[1, 1, rep * s, 1]), |ix| (ix[2] % s) as f32),
+        )?;
+        let cols = ints(
+            "model.mask.cache_rows",
+            ArrayD::from_shape_fn(IxDyn(&[1, 1, 1, capacity]), |ix| ix[3] as f32),
+        )?;
         // Token i of sequence b sits at position[b] + i.
-        let pos = m.b.node("model.position.f32", to_f32, &[position])?;
         let pos =
-            m.b.node("model.position.column", reshape(vec![b, 1]), &[pos])?;
-        let steps = ArrayD::from_shape_fn(IxDyn(&[1, s]), |ix| ix[1] as f32);
-        let steps = m.b.weight("model.position.steps", steps);
-        let token_pos = m.b.add("model.position.tokens", pos, steps)?;
-        let token_pos = m.b.node("model.position.indices", to_i32, &[token_pos])?;
+            m.b.node("model.position.column", reshape(vec![b, 1]), &[position])?;
+        let token_pos = m.b.add("model.position.indices", pos, steps)?;
         let mut gathered = |name: &str, f: fn(f64) -> f64| -> Result<TensorId, GraphError> {
             let rows = rotary_table(&m.cfg, capacity, f);
             let rows = ArrayD::from_shape_vec(IxDyn(&[capacity, d]), rows).expect("cap·d");
@@ -172,14 +186,12 @@ impl Positions {
         };
         let cos = gathered("cos", f64::cos)?;
         let sin = gathered("sin", f64::sin)?;
-        // Query row j is token j % seq (the rows of one KV head's query heads, stacked).
-        let rows = ArrayD::from_shape_fn(IxDyn(&[1, 1, rep * s, 1]), |ix| (ix[2] % s) as f32);
-        let rows = m.b.weight("model.mask.rows", rows);
-        let pos4 =
-            m.b.node("model.mask.position", reshape(vec![b, 1, 1, 1]), &[pos])?;
+        let pos4 = m.b.node(
+            "model.mask.position",
+            reshape(vec![b, 1, 1, 1]),
+            &[position],
+        )?;
         let limit = m.b.add("model.mask.limit", pos4, rows)?;
-        let cols = ArrayD::from_shape_fn(IxDyn(&[1, 1, 1, capacity]), |ix| ix[3] as f32);
-        let cols = m.b.weight("model.mask.cache_rows", cols);
         let later =
             m.b.binary("model.mask.later", Binary::Greater, cols, limit)?;
         let lowest = m.scalar("model.mask.lowest".into(), f32::MIN);
