@@ -367,10 +367,12 @@ fn the_split_rule_takes_decode_steps_only() {
     );
     let (p, sk, _) = AttnParams::rule_split(&h200, (4, 8, 2048, 64), true).unwrap();
     assert_eq!((p.bkv, sk), (64, 32));
-    let (p, sk, _) = AttnParams::rule_split(&h200, (32, 8, 191, 64), true).unwrap();
-    assert_eq!((p.bkv, sk), (16, 4));
-    // Enough blocks already, a prefill's rows, self-attention, too few keys: unsplit.
+    let (p, sk, _) = AttnParams::rule_split(&h200, (16, 8, 191, 64), true).unwrap();
+    assert_eq!((p.bkv, sk), (32, 6));
+    // Enough blocks already (32 heads: a batch of 8 ran slower split on the H200), a
+    // prefill's rows, self-attention, too few keys: unsplit.
     for hstd in [
+        (32, 8, 191, 64),
         (256, 8, 191, 64),
         (4, 1024, 1151, 64),
         (12, 64, 64, 64),

@@ -74,17 +74,22 @@ pub fn reads(g: &Graph, anchor: NodeId, input: usize) -> f64 {
     (macs / numel / READ_TILE).max(1.0)
 }
 
-/// The most rows a product streams its other operand for (the skinny-product template,
-/// `weft_kernels::gemv::MAX_M`: a decode step's batch of activations times a weight).
-pub const SKINNY_ROWS: usize = 8;
+/// The most rows of a product whose rows' prologue counts as read once: a decode step
+/// at batch 1 or 2 (the skinny-product template, `weft_kernels::gemv`, streams the
+/// matrix for up to 8 rows, but its prologue work grows with the rows while the weight
+/// it hides under does not).
+pub const SKINNY_ROWS: usize = 2;
 
 /// Whether input `input` of `anchor` is the rows of a product of at most
-/// [`SKINNY_ROWS`] rows by a matrix: each block of that template recomputes a prologue
-/// on them once, `k·W` operations against the `k` rows of the weight it streams — work
-/// hidden under the loads of a memory-bound kernel (a block of 32 columns loads 32
-/// weights for each element of the rows). So its rows count as read once: a gated
-/// MLP's `silu(gate) · up` stays in the down projection's loads (a kernel less a layer
-/// of a decode step) instead of being a kernel of its own.
+/// [`SKINNY_ROWS`] rows by a matrix: each block of the skinny-product template
+/// recomputes a prologue on them once, `k·W` operations against the `k` rows of the
+/// weight it streams — hidden under the loads of a memory-bound kernel (a block of 32
+/// columns loads 32 weights for each element of the rows). So its rows count as read
+/// once: a gated MLP's `silu(gate) · up` stays in the down projection's loads (a kernel
+/// less a layer of a decode step). Measured on the H200 (TinyLlama, f16, batch 1) only
+/// as part of the whole step (830 tokens/s with it, measurements/h200-2026-11-29e); timed
+/// alone, with its weight warm in L2, the fused down projection ran 11.2 µs against
+/// about 6.4 + 2.4 µs as two kernels — an A/B of the whole step is still to be taken.
 fn skinny_rows(g: &Graph, anchor: NodeId, input: usize) -> bool {
     let n = &g.nodes[anchor.0];
     let rows_by_matrix = match &n.op.role() {

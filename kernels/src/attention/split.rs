@@ -152,8 +152,12 @@ impl AttnParams {
     /// The split-KV rule for `heads` heads of `s` query rows, `t` keys and head size `d`:
     /// `Some((config, splits, why))` where one query tile holds a head's rows (64 at
     /// most), the keys are at least four times the rows (a decode step over a cache, not
-    /// a prefill or self-attention, which keep their rule) and the heads give at most a
-    /// quarter of the multiprocessors a block; `None` elsewhere.
+    /// a prefill or self-attention, which keep their rule) and the heads give at most an
+    /// eighth of the multiprocessors a block; `None` elsewhere. Measured on the H200
+    /// (`weft sweep --op attention-f16 --shapes llama-decode`, measurements/h200-2026-11-29e):
+    /// 4 heads of 8 rows split ran 1.63×, 1.42× and 2.33× the one-kernel rule over 191,
+    /// 1152 and 2048 keys, 32 heads (a batch of 8) 0.85×, 0.40× and 0.38× — 32 blocks
+    /// already stream the cache, and the split's workspace and second launch cost more.
     ///
     /// The split aims for a block per multiprocessor: `splits` is the largest divisor of
     /// the key steps up to `multiprocessors / heads` (64 at most), at the key step of 64,
@@ -172,7 +176,7 @@ impl AttnParams {
         let sms = limits.multiprocessors.max(1) as i64;
         let fit = |n: i64| (n.max(16) as u64).next_power_of_two() as i64;
         let bq = fit(s);
-        if bq > 64 || t < 4 * s || heads * 4 > sms {
+        if bq > 64 || t < 4 * s || heads * 8 > sms {
             return None;
         }
         let want = ceil_div(sms, heads).min(MAX_SPLITS);
