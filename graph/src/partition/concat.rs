@@ -28,7 +28,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::{Group, Slice, update::in_place};
-use crate::graph::{Graph, NodeId, TensorId};
+use crate::graph::{Graph, NodeId, TensorId, type_text};
 use crate::op::Role;
 
 /// A Concat that copies its inputs (a kernel of its own), and why it could not be a view.
@@ -123,12 +123,10 @@ impl Concat<'_> {
             let (a, b) = (g.tensor(t), g.tensor(out));
             if (a.dtype, a.layout) != (b.dtype, b.layout) {
                 return Err(format!(
-                    "{} is stored as {} {:?}, the Concat as {} {:?}",
+                    "{} is stored as {}, the Concat as {}",
                     self.name(t),
-                    a.dtype,
-                    a.layout,
-                    b.dtype,
-                    b.layout
+                    type_text(a),
+                    type_text(b)
                 ));
             }
         }
@@ -212,7 +210,12 @@ impl Concat<'_> {
 
     /// How many inputs from the `k`-th on cover buffer `b` whole, from its start, in
     /// order; an error where they do not.
-    fn run(&self, places: &BTreeMap<TensorId, Slice>, k: usize, b: TensorId) -> Result<usize, String> {
+    fn run(
+        &self,
+        places: &BTreeMap<TensorId, Slice>,
+        k: usize,
+        b: TensorId,
+    ) -> Result<usize, String> {
         let inputs = &self.g.nodes[self.node.0].inputs;
         let mut end = 0;
         let mut count = 0;
@@ -272,10 +275,7 @@ impl Concat<'_> {
             return Err(format!("no kernel stores {}", self.name(t)));
         };
         if in_place(g, self.groups[gi].root) {
-            return Err(format!(
-                "{} is a cache updated in place",
-                self.name(t)
-            ));
+            return Err(format!("{} is a cache updated in place", self.name(t)));
         }
         Ok(())
     }
@@ -287,7 +287,11 @@ impl Concat<'_> {
         out: TensorId,
     ) -> Result<(), String> {
         let root = |t: TensorId| places.get(&t).map_or(t, |s| s.buffer);
-        for gr in self.groups.iter().filter(|gr| !self.views.contains(&gr.root)) {
+        for gr in self
+            .groups
+            .iter()
+            .filter(|gr| !self.views.contains(&gr.root))
+        {
             let writes_here = places.get(&gr.output).is_some_and(|s| s.buffer == out);
             if !writes_here {
                 continue;
@@ -301,5 +305,191 @@ impl Concat<'_> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ndarray::{ArrayD, IxDyn};
+    use weft_ir::dtype::DType;
+
+    use super::super::{Partition, partition};
+    use crate::builder::GraphBuilder;
+    use crate::graph::{Graph, TensorId};
+    use crate::op::{Conv, PoolKind};
+    use crate::tensor::Layout;
+
+    fn weight(b: &mut GraphBuilder, name: &str, shape: &[usize]) -> TensorId {
+        b.weight(name, ArrayD::from_elem(IxDyn(shape), 0.1))
+    }
+
+    /// A dense block as torchvision exports it: before each of `layers` layers, the
+    /// Concat of every feature map so far (the first of one input), then (`bottleneck`)
+    /// a 1x1 convolution of it and a 3x3 convolution making `growth` new channels; the
+    /// block ends in the Concat of all.
+    fn dense_block(layers: usize, batch: usize, bottleneck: bool) -> Graph {
+        let (c0, growth) = (4, 2);
+        let mut b = GraphBuilder::new("dense");
+        let x = b.input("x", &[batch, 3, 7, 7], DType::F32);
+        let w0 = weight(&mut b, "w_stem", &[c0, 3, 3, 3]);
+        let stem = b.conv("stem", x, w0, None, Conv::new(1, 1)).unwrap();
+        let f0 = b.pool("pool0", PoolKind::Max, stem, 3, 1, 1).unwrap();
+        let mut features = vec![f0];
+        for i in 0..layers {
+            let cat = b.concat(format!("cat{i}"), &features, 1).unwrap();
+            let mut r = b.relu(format!("relu{i}"), cat).unwrap();
+            let mut c = c0 + growth * i;
+            if bottleneck {
+                let w = weight(&mut b, &format!("w1_{i}"), &[8, c, 1, 1]);
+                let h = b
+                    .conv(format!("neck{i}"), r, w, None, Conv::new(1, 0))
+                    .unwrap();
+                r = b.relu(format!("neck_relu{i}"), h).unwrap();
+                c = 8;
+            }
+            let w = weight(&mut b, &format!("w{i}"), &[growth, c, 3, 3]);
+            let new = b
+                .conv(format!("conv{i}"), r, w, None, Conv::new(1, 1))
+                .unwrap();
+            features.push(new);
+        }
+        let all = b.concat("block", &features, 1).unwrap();
+        let y = b.relu("after", all).unwrap();
+        b.output(y);
+        b.finish().unwrap()
+    }
+
+    fn tensor(g: &Graph, name: &str) -> TensorId {
+        let i = g.tensors.iter().position(|t| t.name == name).unwrap();
+        TensorId(i)
+    }
+
+    fn copies(g: &Graph, p: &Partition) -> Vec<String> {
+        p.copies
+            .iter()
+            .map(|c| format!("{}: {}", g.nodes[c.node.0].name, c.why))
+            .collect()
+    }
+
+    #[test]
+    fn a_dense_block_is_one_buffer_every_concat_a_prefix_of() {
+        for batch in [1, 2] {
+            let g = dense_block(4, batch, true);
+            let p = partition(&g);
+            assert!(p.copies.is_empty(), "{:?}", copies(&g, &p));
+            assert_eq!(p.views.len(), 5);
+            let block = tensor(&g, "block");
+            // Every layer's Concat a view of the block's buffer from its start, each new
+            // feature map written once at its place.
+            for i in 0..4 {
+                let s = p.places[&tensor(&g, &format!("cat{i}"))];
+                assert_eq!((s.buffer, s.axis, s.offset), (block, 1, 0));
+                let s = p.places[&tensor(&g, &format!("conv{i}"))];
+                assert_eq!((s.buffer, s.offset), (block, 4 + 2 * i));
+            }
+            assert_eq!(p.places[&tensor(&g, "pool0")].offset, 0);
+            assert!(!p.places.contains_key(&block));
+            // The convolutions and the pool store into the block; no Concat runs a
+            // kernel: stem, pool, four bottlenecks and convolutions, the last ReLU.
+            assert_eq!(p.groups.len(), 11);
+            let into_block = p.groups.iter().filter(|gr| gr.slice.is_some()).count();
+            assert_eq!(into_block, 5);
+            // Readers of a layer's Concat read the block's buffer.
+            assert_eq!(p.home(tensor(&g, "cat2")), block);
+        }
+    }
+
+    #[test]
+    fn a_dense_block_without_bottlenecks_copies() {
+        // Each convolution reads its Concat (through the ReLU it computes at its loads):
+        // writing its channels into the same buffer would bind it read and written at
+        // once, which WebGPU refuses.
+        let g = dense_block(2, 1, false);
+        let p = partition(&g);
+        assert_eq!(
+            copies(&g, &p),
+            [
+                "cat1: the kernel storing %conv0 reads %cat0 from the same buffer",
+                "block: the kernel storing %conv0 reads %cat0 from the same buffer",
+            ]
+        );
+        // The first Concat (of one input) is the pool's buffer.
+        assert_eq!(p.views.len(), 1);
+    }
+
+    #[test]
+    fn concats_that_are_not_one_chain_copy_and_say_why() {
+        // `a` in two Concats whose other inputs differ: the second one copies.
+        let mut b = GraphBuilder::new("two");
+        let x = b.input("x", &[1, 2, 5, 5], DType::F32);
+        let a = b.relu("a", x).unwrap();
+        let c = b.pool("c", PoolKind::Max, x, 3, 1, 1).unwrap();
+        let d = b.pool("d", PoolKind::Average, x, 3, 1, 1).unwrap();
+        let one = b.concat("one", &[a, c], 1).unwrap();
+        let two = b.concat("two", &[a, d], 1).unwrap();
+        let y = b.add("y", one, two).unwrap();
+        b.output(y);
+        let g = b.finish().unwrap();
+        let p = partition(&g);
+        assert_eq!(p.views.len(), 1);
+        let why = copies(&g, &p);
+        assert_eq!(
+            why,
+            [
+                "two: %a lies in %one, whose parts it does not read whole and in order (Concats that are not one chain)"
+            ]
+        );
+        // The copy reads `a` where it lies: in `one`'s buffer.
+        assert_eq!(p.home(a), one);
+    }
+
+    #[test]
+    fn inputs_no_kernel_stores_in_place_copy() {
+        // A graph input, a graph output, and a convolution that reads the tensor it would
+        // be concatenated beside (it would read and write one buffer).
+        let mut b = GraphBuilder::new("refused");
+        let x = b.input("x", &[1, 2, 5, 5], DType::F32);
+        let r = b.relu("r", x).unwrap();
+        let from_input = b.concat("from_input", &[x, r], 1).unwrap();
+        let o = b.relu("o", x).unwrap();
+        let m = b.pool("m", PoolKind::Max, x, 3, 1, 1).unwrap();
+        let with_output = b.concat("with_output", &[o, m], 1).unwrap();
+        let a = b.pool("a", PoolKind::Average, x, 3, 1, 1).unwrap();
+        let w = weight(&mut b, "w", &[2, 2, 3, 3]);
+        let c = b.conv("c", a, w, None, Conv::new(1, 1)).unwrap();
+        let beside = b.concat("beside", &[a, c], 1).unwrap();
+        for t in [from_input, with_output, o, beside] {
+            b.output(t);
+        }
+        let g = b.finish().unwrap();
+        let p = partition(&g);
+        assert!(p.views.is_empty());
+        assert_eq!(
+            copies(&g, &p),
+            [
+                "from_input: %x is a graph input",
+                "with_output: %o is a graph output (it keeps a buffer of its own)",
+                "beside: the kernel storing %c reads %a from the same buffer",
+            ]
+        );
+        assert!(p.places.is_empty());
+    }
+
+    #[test]
+    fn an_input_stored_in_another_layout_copies() {
+        let mut b = GraphBuilder::new("layouts");
+        let x = b.input("x", &[1, 2, 5, 5], DType::F32);
+        let r = b.relu("r", x).unwrap();
+        let m = b.pool("m", PoolKind::Max, x, 3, 1, 1).unwrap();
+        let cat = b.concat("cat", &[r, m], 1).unwrap();
+        let y = b.relu("y", cat).unwrap();
+        b.output(y);
+        let mut g = b.finish().unwrap();
+        g.tensors[r.0].layout = Layout::ChannelsLast;
+        let p = partition(&g);
+        assert_eq!(
+            copies(&g, &p),
+            ["cat: %r is stored as f32[1,2,5,5] nhwc, the Concat as f32[1,4,5,5]"]
+        );
     }
 }

@@ -147,7 +147,9 @@ impl<'g> Values<'g> {
     /// read f32 NCHW) that starts its buffer ([`Values::leads`]).
     pub(crate) fn adopt(&self, t: TensorId, buffer: &Buffer) {
         self.names.borrow_mut().insert(buffer.name().to_string());
-        self.buffers.borrow_mut().push((self.home(t), buffer.clone()));
+        self.buffers
+            .borrow_mut()
+            .push((self.home(t), buffer.clone()));
     }
 
     /// The tensor whose buffer holds `t`: itself, or the Concat it is a slice of.
