@@ -67,6 +67,23 @@ fn copies() -> Graph {
     b.finish().unwrap()
 }
 
+/// `[a, m, v]` (a graph output), then `[m, v]`, a view inside it from `a`'s end, read by
+/// a convolution: reads shifted by the view's offset.
+fn view_inside() -> Graph {
+    let mut b = GraphBuilder::new("inside");
+    let x = b.input("x", &[2, 2, 5, 5], DType::F32);
+    let a = b.relu("a", x).unwrap();
+    let m = b.pool("m", PoolKind::Max, x, 3, 1, 1).unwrap();
+    let v = b.pool("v", PoolKind::Average, x, 3, 1, 1).unwrap();
+    let all = b.concat("all", &[a, m, v], 1).unwrap();
+    let tail = b.concat("tail", &[m, v], 1).unwrap();
+    let w = weight(&mut b, "w", &[3, 4, 3, 3], 0.05);
+    let y = b.conv("y", tail, w, None, Conv::new(1, 1)).unwrap();
+    b.output(all);
+    b.output(y);
+    b.finish().unwrap()
+}
+
 fn input(g: &Graph) -> Vec<ArrayD<f32>> {
     let shape = &g.tensor(g.inputs[0]).shape;
     let mut k = 0.0f32;
@@ -131,6 +148,17 @@ fn a_shared_buffer_lives_until_its_prefix_is_read_on_cpu() {
 fn a_shared_buffer_lives_until_its_prefix_is_read_on_vulkan() {
     if let Some(mut dev) = open_or_skip("vulkan") {
         prefix_read_last_on(dev.as_mut());
+    }
+}
+
+#[test]
+fn a_view_inside_a_buffer_is_read_at_its_offset() {
+    for target in ["cpu", "vulkan"] {
+        if let Some(mut dev) = open_or_skip(target) {
+            let measured = check(dev.as_mut(), &view_inside());
+            let p = &measured.model.partition;
+            assert_eq!((p.views.len(), p.copies.len()), (2, 0), "{:?}", p.copies);
+        }
     }
 }
 

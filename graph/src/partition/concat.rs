@@ -418,6 +418,29 @@ mod tests {
     }
 
     #[test]
+    fn a_later_concat_of_inputs_lying_in_order_is_a_view_inside() {
+        // `[a, b, c]` first, then `[b, c]`: the second is a view of the first from `a`'s end.
+        let mut b = GraphBuilder::new("inside");
+        let x = b.input("x", &[1, 2, 5, 5], DType::F32);
+        let a = b.relu("a", x).unwrap();
+        let m = b.pool("m", PoolKind::Max, x, 3, 1, 1).unwrap();
+        let v = b.pool("v", PoolKind::Average, x, 3, 1, 1).unwrap();
+        let all = b.concat("all", &[a, m, v], 1).unwrap();
+        let tail = b.concat("tail", &[m, v], 1).unwrap();
+        let w = weight(&mut b, "w", &[2, 4, 3, 3]);
+        let y = b.conv("y", tail, w, None, Conv::new(1, 1)).unwrap();
+        b.output(all);
+        b.output(y);
+        let g = b.finish().unwrap();
+        let p = partition(&g);
+        assert!(p.copies.is_empty(), "{:?}", copies(&g, &p));
+        let s = p.places[&tail];
+        assert_eq!((s.buffer, s.axis, s.offset), (all, 1, 2));
+        // A graph output holds the others; it is placed nowhere.
+        assert_eq!(p.home(all), all);
+    }
+
+    #[test]
     fn concats_that_are_not_one_chain_copy_and_say_why() {
         // `a` in two Concats whose other inputs differ: the second one copies.
         let mut b = GraphBuilder::new("two");
