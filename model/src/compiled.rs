@@ -147,7 +147,8 @@ impl CompiledModel {
                 .iter()
                 .enumerate()
                 .map(|(i, gr)| {
-                    lower_group(&graph, gr, i, limits, &options.choices).map_err(|e| (gr, e))
+                    lower_group(&graph, &partition.places, gr, i, limits, &options.choices)
+                        .map_err(|e| (gr, e))
                 })
                 .collect::<Result<Vec<_>, _>>();
             match lowered {

@@ -69,12 +69,15 @@ impl Plan {
         // Each stored tensor: the kernel that first writes it and the last that reads it.
         let mut first: HashMap<TensorId, usize> = HashMap::new();
         let mut last: HashMap<TensorId, usize> = HashMap::new();
+        // A slice of a Concat is its buffer's: the buffer lives from the first kernel
+        // writing any slice to the last reading any (a dense block's whole buffer lives
+        // until its transition has read it).
         for (k, gr) in partition.groups.iter().enumerate() {
-            let stored = gr.slice.map_or(gr.output, |s| s.buffer);
+            let stored = partition.home(gr.output);
             first.entry(stored).or_insert(k);
             last.entry(stored).or_insert(k);
             for &t in &gr.inputs {
-                last.insert(t, k);
+                last.insert(partition.home(t), k);
             }
         }
         let mut order: Vec<TensorId> = first

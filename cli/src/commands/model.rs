@@ -148,6 +148,9 @@ fn partition_summary(model: &CompiledModel) -> String {
             model.partition.views.len()
         ));
     }
+    if !model.partition.copies.is_empty() {
+        text.push_str(&format!(", {} that copy", model.partition.copies.len()));
+    }
     text.push_str(" (`weft model graph` shows each)");
     text
 }

@@ -14,8 +14,10 @@
 //!   is computed once by a kernel of its own instead ([`cost`] states the rule), and the
 //!   partition keeps each such [`Decision`] for `weft model graph` to show.
 //! - A **Concat** costs no copy where it can: each input's group writes straight into
-//!   its slice of the concatenated buffer (stored in the same type and layout), and the
-//!   Concat runs no kernel.
+//!   its slice of the concatenated buffer (stored in the same type and layout), every
+//!   reader reads it there, and the Concat runs no kernel; a chain of Concats each of
+//!   whose inputs lead the next one's (DenseNet's dense block) shares one buffer
+//!   ([`concat`]).
 //!
 //! - No node is inlined more than [`MAX_INLINE_DEPTH`] links from its group's stored
 //!   tensor, and no epilogue is longer: a group becomes one expression per element, and
@@ -27,12 +29,14 @@
 //! a group reads only graph inputs, constants, and outputs of groups whose last node
 //! comes before its reader.
 
+mod concat;
 pub mod cost;
 mod update;
 
+pub use concat::Copied;
 pub use update::in_place;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 
 use crate::graph::{Graph, NodeId, TensorId, type_text};
@@ -50,10 +54,10 @@ pub enum GroupKind {
     Injective,
 }
 
-/// Where a group's output lives inside a larger buffer: its slice of a Concat.
+/// Where a tensor lives inside a larger buffer: its slice of a Concat.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Slice {
-    /// The concatenated tensor.
+    /// The tensor whose buffer holds it (a Concat's output).
     pub buffer: TensorId,
     pub axis: usize,
     /// Where the group's part starts along `axis`.
@@ -79,6 +83,13 @@ pub struct Group {
     pub slice: Option<Slice>,
 }
 
+impl Partition {
+    /// The tensor whose buffer holds `t`: `t` itself, or the buffer it is a slice of.
+    pub fn home(&self, t: TensorId) -> TensorId {
+        self.places.get(&t).map_or(t, |s| s.buffer)
+    }
+}
+
 impl Group {
     /// Every node of the group: prologue, root, epilogue.
     pub fn nodes(&self) -> impl Iterator<Item = NodeId> + '_ {
@@ -95,8 +106,15 @@ impl Group {
 pub struct Partition {
     /// In the order they run.
     pub groups: Vec<Group>,
-    /// Concats that run no kernel: their inputs' groups write into their slices.
+    /// Concats that run no kernel: their inputs' groups write into their slices
+    /// ([`concat`] says when).
     pub views: Vec<NodeId>,
+    /// Concats that copy (a kernel of their own), and why they could not be views.
+    pub copies: Vec<Copied>,
+    /// Every tensor that lives inside another one's buffer (a Concat's input, or a
+    /// Concat that is a view of a later one's prefix): every kernel writes and reads it
+    /// there. The buffer is always a tensor placed nowhere.
+    pub places: BTreeMap<TensorId, Slice>,
     /// Where each prologue chain that computes anything went, and why ([`cost`]).
     pub decisions: Vec<Decision>,
 }
@@ -245,76 +263,7 @@ pub fn partition_keeping(g: &Graph, not_epilogue: &HashSet<NodeId>, by_cost: boo
         Vec::new()
     };
 
-    // Concats whose every input is a distinct group's output read by nothing else:
-    // those groups write into the concatenation, which runs no kernel.
-    let mut views = Vec::new();
-    let producer_group: HashMap<TensorId, usize> = groups
-        .iter()
-        .enumerate()
-        .map(|(i, gr)| (gr.output, i))
-        .collect();
-    let mut sliced: HashSet<usize> = HashSet::new();
-    // The axis of each Concat already made a view, by its output.
-    let mut view_axis: HashMap<TensorId, usize> = HashMap::new();
-    for (i, n) in g.nodes.iter().enumerate() {
-        let Role::Join { axis } = n.op.role() else {
-            continue;
-        };
-        let members: Option<Vec<usize>> = n
-            .inputs
-            .iter()
-            .map(|&t| {
-                producer_group
-                    .get(&t)
-                    .copied()
-                    .filter(|gi| one_reader(t) == Some(NodeId(i)) && !sliced.contains(gi))
-                    // A Concat made a view runs no kernel: its own inputs' groups move
-                    // into this buffer, which keeps their slices contiguous only along
-                    // the same axis.
-                    .filter(|_| view_axis.get(&t).is_none_or(|&a| a == axis))
-                    // A slice is written in the concatenation's own storage: only a
-                    // tensor of its element type and layout can be.
-                    .filter(|_| {
-                        let (a, b) = (g.tensor(t), g.tensor(n.output));
-                        (a.dtype, a.layout) == (b.dtype, b.layout)
-                    })
-            })
-            .collect();
-        let Some(members) = members else { continue };
-        let distinct: HashSet<usize> = members.iter().copied().collect();
-        if distinct.len() != members.len() {
-            continue;
-        }
-        let mut offset = 0;
-        for (&gi, &t) in members.iter().zip(&n.inputs) {
-            groups[gi].slice = Some(Slice {
-                buffer: n.output,
-                axis,
-                offset,
-            });
-            if view_axis.contains_key(&t) {
-                // A nested Concat's parts write into this one's buffer, shifted by
-                // where the nested one starts.
-                for gr in &mut groups {
-                    if let Some(s) = gr.slice.as_mut().filter(|s| s.buffer == t) {
-                        s.buffer = n.output;
-                        s.offset += offset;
-                    }
-                }
-            }
-            offset += g.tensor(t).shape[axis];
-            sliced.insert(gi);
-        }
-        view_axis.insert(n.output, axis);
-        // The Concat's own group (it was an injective root) goes.
-        if let Some(gi) = group_of.get(&NodeId(i)).copied() {
-            groups[gi].root = NodeId(usize::MAX);
-        }
-        views.push(NodeId(i));
-    }
-    groups.retain(|gr| gr.root.0 != usize::MAX);
-
-    // Inputs of each group, and the run order: by the last node each holds.
+    // Inputs of each group: tensors read from outside it.
     for gr in &mut groups {
         gr.prologue.sort();
         let inside: HashSet<TensorId> = gr.nodes().map(|n| g.nodes[n.0].output).collect();
@@ -330,10 +279,20 @@ pub fn partition_keeping(g: &Graph, not_epilogue: &HashSet<NodeId>, by_cost: boo
         }
         gr.inputs = inputs;
     }
+
+    // Concats written in place: their inputs' groups write into their slices, and the
+    // Concats' own groups go.
+    let placed = concat::place(g, &groups);
+    groups.retain(|gr| !placed.views.contains(&gr.root));
+    for gr in &mut groups {
+        gr.slice = placed.places.get(&gr.output).copied();
+    }
     groups.sort_by_key(|gr| gr.nodes().map(|n| n.0).max());
     Partition {
         groups,
-        views,
+        views: placed.views,
+        copies: placed.copies,
+        places: placed.places,
         decisions,
     }
 }
@@ -412,11 +371,25 @@ impl fmt::Display for Shown<'_> {
             writeln!(f)?;
         }
         for &v in &self.partition.views {
-            writeln!(
-                f,
-                "no kernel: {} (its inputs write into their slices)",
-                name(v)
-            )?;
+            let out = g.nodes[v.0].output;
+            match self.partition.places.get(&out) {
+                Some(s) => writeln!(
+                    f,
+                    "no kernel: {} (a view of %{}[axis {} at {}])",
+                    name(v),
+                    g.tensor(s.buffer).name,
+                    s.axis,
+                    s.offset
+                )?,
+                None => writeln!(
+                    f,
+                    "no kernel: {} (its inputs write into their slices)",
+                    name(v)
+                )?,
+            }
+        }
+        for c in &self.partition.copies {
+            writeln!(f, "copy: {} ({})", name(c.node), c.why)?;
         }
         for d in &self.partition.decisions {
             let chain: Vec<String> = d.chain.iter().map(|&n| name(n)).collect();

@@ -160,8 +160,9 @@ pub(crate) fn lower<'g>(
         Some(b) => v + b.at(std::slice::from_ref(k)),
         None => v,
     };
-    // The depthwise template over buffers of its own reads them f32 NCHW.
-    let own_buffers = !x_inline && f32_nchw(x) && f32_nchw(w);
+    // The depthwise template over buffers of its own reads them f32 NCHW, from their
+    // buffers' starts (not a strided slice of a Concat).
+    let own_buffers = !x_inline && f32_nchw(x) && f32_nchw(w) && vals.leads(x);
     let chosen = match choose(&d) {
         // Over views the template pays only for wide windows on large images; elsewhere
         // the direct rule is faster ([`VIEWS_TEMPLATE_MIN_WINDOW`]).

@@ -25,11 +25,11 @@ pub(crate) mod values;
 
 pub(crate) use weft_kernels::rules;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use weft_codegen_common::TargetLimits;
 use weft_graph::op::{Anchor, Reduction, Role, Window};
-use weft_graph::partition::{Group, GroupKind, in_place};
+use weft_graph::partition::{Group, GroupKind, Slice, in_place};
 use weft_graph::passes::{TargetQuery, memory_order};
 use weft_graph::{Graph, Node, TensorId};
 use weft_ir::func::{Func, Param};
@@ -57,9 +57,11 @@ pub struct LoweredGroup {
     pub anchor: Option<AnchorKey>,
 }
 
-/// Lowers group `index` of a partition of `g` for a target offering `limits`.
+/// Lowers group `index` of a partition of `g` for a target offering `limits`; the
+/// tensors `places` holds (the partition's) are read and written in the buffers it says.
 pub fn lower_group(
     g: &Graph,
+    places: &BTreeMap<TensorId, Slice>,
     group: &Group,
     index: usize,
     limits: &TargetLimits,
@@ -75,7 +77,7 @@ pub fn lower_group(
         .chain(&group.epilogue)
         .copied()
         .chain(root_inline);
-    let vals = Values::new(g, inline);
+    let vals = Values::new(g, places, inline);
     let fail = |source: LowerError| ModelError::Lower {
         node: root.name.clone(),
         op: root.op.name(),

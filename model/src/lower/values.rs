@@ -13,10 +13,11 @@
 //! written back in its own order and type by `lower_group`.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use weft_graph::op::Inline;
 pub(crate) use weft_graph::op::{broadcast_index, reindex};
+use weft_graph::partition::Slice;
 use weft_graph::passes::memory_order;
 use weft_graph::{Graph, Node, NodeId, Op, Tensor, TensorId};
 use weft_ir::prelude::*;
@@ -29,12 +30,22 @@ pub(crate) struct Stored {
     buffer: Buffer,
     /// `order[d]`: the logical dimension stored `d`-th.
     order: Vec<usize>,
+    /// Where the tensor lies in a larger buffer (a Concat's): the logical axis and the
+    /// offset along it.
+    shift: Option<(usize, i64)>,
 }
 
 impl Stored {
     /// The element at logical `idx`, in the buffer's own type.
     pub(crate) fn load(&self, idx: &[Expr]) -> Expr {
-        self.buffer.at(&in_memory_order(&self.order, idx))
+        match self.shift {
+            Some((axis, offset)) => {
+                let mut at = idx.to_vec();
+                at[axis] = at[axis].clone() + offset;
+                self.buffer.at(&in_memory_order(&self.order, &at))
+            }
+            None => self.buffer.at(&in_memory_order(&self.order, idx)),
+        }
     }
 
     /// The element at logical `idx`, in f32 (all arithmetic is f32).
@@ -81,6 +92,9 @@ pub(crate) type RootReading<'a> = Box<dyn Fn(&Values<'a>, &[Expr]) -> Expr + 'a>
 /// What a group's expressions are built in.
 pub(crate) struct Values<'g> {
     g: &'g Graph,
+    /// Tensors that live in another one's buffer, and where
+    /// ([`weft_graph::partition::Partition::places`]).
+    places: &'g BTreeMap<TensorId, Slice>,
     /// Nodes computed inline, by the tensor they give.
     inline: HashMap<TensorId, NodeId>,
     /// The anchor's output, where the group has one (set once the anchor's buffers are).
@@ -92,10 +106,16 @@ pub(crate) struct Values<'g> {
 }
 
 impl<'g> Values<'g> {
-    /// Values where the `inline` nodes are computed in place.
-    pub(crate) fn new(g: &'g Graph, inline: impl IntoIterator<Item = NodeId>) -> Values<'g> {
+    /// Values where the `inline` nodes are computed in place, and the tensors `places`
+    /// holds read in the buffers it says.
+    pub(crate) fn new(
+        g: &'g Graph,
+        places: &'g BTreeMap<TensorId, Slice>,
+        inline: impl IntoIterator<Item = NodeId>,
+    ) -> Values<'g> {
         Values {
             g,
+            places,
             inline: inline
                 .into_iter()
                 .map(|n| (g.nodes[n.0].output, n))
@@ -116,22 +136,46 @@ impl<'g> Values<'g> {
         *self.root.borrow_mut() = Some((t, f));
     }
 
-    /// The buffers read, with the tensors they hold, in order of first read.
+    /// The buffers read, with the tensors they hold (a slice's: the tensor whose buffer
+    /// it lies in), in order of first read.
     pub(crate) fn buffers(&self) -> Vec<(TensorId, Buffer)> {
         self.buffers.borrow().clone()
     }
 
     /// Registers `buffer` (made by a template) as holding tensor `t`: only for a tensor
     /// stored row-major in the buffer's type (the templates that make their own buffers
-    /// read f32 NCHW).
+    /// read f32 NCHW) that starts its buffer ([`Values::leads`]).
     pub(crate) fn adopt(&self, t: TensorId, buffer: &Buffer) {
         self.names.borrow_mut().insert(buffer.name().to_string());
-        self.buffers.borrow_mut().push((t, buffer.clone()));
+        self.buffers
+            .borrow_mut()
+            .push((self.home(t), buffer.clone()));
     }
 
-    /// The buffer that holds stored tensor `t` in the kernel: its storage type, its
-    /// dimensions in memory order.
+    /// The tensor whose buffer holds `t`: itself, or the Concat it is a slice of.
+    fn home(&self, t: TensorId) -> TensorId {
+        self.places.get(&t).map_or(t, |s| s.buffer)
+    }
+
+    /// True where `t`'s elements are the first ones of the buffer that holds it, in its
+    /// own memory order: `t` has a buffer of its own, or it is a slice starting the
+    /// buffer where only dimensions of extent 1 are stored outside the Concat's axis
+    /// (channels of a batch-1 NCHW tensor). A template may then read it as a buffer of
+    /// its own shape; a strided slice it must read through [`Values::at`].
+    pub(crate) fn leads(&self, t: TensorId) -> bool {
+        let Some(s) = self.places.get(&t) else {
+            return true;
+        };
+        let tensor = self.g.tensor(t);
+        let order = memory_order(tensor.layout, tensor.shape.len());
+        let mut outer = order.iter().take_while(|&&d| d != s.axis);
+        s.offset == 0 && outer.all(|&d| tensor.shape[d] == 1)
+    }
+
+    /// The buffer that holds stored tensor `t` in the kernel (or the buffer it is a slice
+    /// of): its storage type, its dimensions in memory order.
     pub(crate) fn buffer(&self, t: TensorId) -> Buffer {
+        let t = self.home(t);
         if let Some((_, b)) = self.buffers.borrow().iter().find(|(x, _)| *x == t) {
             return b.clone();
         }
@@ -152,7 +196,10 @@ impl<'g> Values<'g> {
         let tensor = self.g.tensor(t);
         Stored {
             buffer: self.buffer(t),
+            // A slice's buffer is stored in its type and layout (the partition places
+            // only such), so its memory order is the slice's.
             order: memory_order(tensor.layout, tensor.shape.len()),
+            shift: self.places.get(&t).map(|s| (s.axis, s.offset as i64)),
         }
     }
 
@@ -178,7 +225,8 @@ impl<'g> Values<'g> {
             None => {
                 let tensor = self.g.tensor(t);
                 let order = memory_order(tensor.layout, tensor.shape.len());
-                order.iter().enumerate().all(|(i, &d)| i == d).then_some(t)
+                let row_major = order.iter().enumerate().all(|(i, &d)| i == d);
+                (row_major && self.leads(t)).then_some(t)
             }
         }
     }
