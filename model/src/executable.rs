@@ -60,7 +60,7 @@ pub struct Executable {
     name: String,
     /// One per partition group, in run order.
     groups: Vec<LoadedGroup>,
-    inputs: Vec<IoTensor>,
+    pub(crate) inputs: Vec<IoTensor>,
     outputs: Vec<IoTensor>,
     /// The index guards' flags, read after every run ([`crate::guard`]).
     guards: Vec<(IoTensor, IndexGuard)>,
@@ -74,6 +74,9 @@ pub struct Executable {
     owned: Vec<BufferId>,
     /// The weights' buffers by tensor name (another load may share them).
     weights: HashMap<String, BufferId>,
+    /// The symbolic dimensions a run gives, with the inputs their values go in (not
+    /// among `inputs`): `crate::symbolic`.
+    pub(crate) symbols: crate::symbolic::Symbols,
 }
 
 impl Executable {
@@ -116,6 +119,7 @@ impl Executable {
             poisoned: Vec::new(),
             owned: Vec::new(),
             weights: HashMap::new(),
+            symbols: Default::default(),
         };
         match exe.fill(graph, groups, guards, shared, dev) {
             Ok(()) => Ok(exe),
@@ -283,7 +287,21 @@ impl Executable {
     /// outputs. Outputs, intermediates and temporaries are poisoned first; each kernel is
     /// waited for, so that an error names the group that raised it; an index the run
     /// computed out of range is an error ([`Executable::check_guards`]).
+    ///
+    /// A model with symbolic dimensions runs here at each one's maximum, the size its
+    /// inputs were built at; [`Executable::run_at`] runs it at any length of the range.
     pub fn run(
+        &self,
+        dev: &mut dyn Device,
+        inputs: &[ArrayD<f32>],
+    ) -> Result<Vec<ArrayD<f32>>, ModelError> {
+        self.symbols.upload_maxima(dev)?;
+        self.run_as_built(dev, inputs)
+    }
+
+    /// [`Executable::run`] on inputs at the graph's shapes, the symbols' values (where
+    /// there are any) already on the device.
+    pub(crate) fn run_as_built(
         &self,
         dev: &mut dyn Device,
         inputs: &[ArrayD<f32>],
