@@ -476,3 +476,7 @@ fn widen(i: usize, inner: usize, n: usize, max: usize) -> usize {
     let (outer, rest) = (i / (n * inner), i % (n * inner));
     outer * max * inner + rest
 }
+
+#[cfg(test)]
+#[path = "symbolic_tests.rs"]
+mod tests;
