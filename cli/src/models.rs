@@ -102,14 +102,52 @@ pub struct Instance {
 /// The graph of `model`: `zoo:NAME` built at `instance`, or an ONNX file imported with
 /// its batch dimension bound.
 pub fn load(model: &str, instance: Instance, dims: &[String]) -> Result<Graph, ModelFileError> {
-    if !dims.is_empty()
-        && (model.starts_with("zoo:") || crate::checkpoint::is_checkpoint(Path::new(model)))
+    let mut instance = instance;
+    let mut seq_symbol = None;
+    if let Some(name) = model.strip_prefix("zoo:")
+        && !dims.is_empty()
     {
+        // BERT's and GPT-2's sequence: `--dim seq=SIZE` is `--seq`, `--dim seq=MIN..MAX`
+        // builds at MAX with the input ids' axis 1 a symbol.
+        if !zoo::takes_tokens(name) || name == "llama" || instance.seq.is_some() {
+            return Err(ModelFileError::Dim(format!(
+                "--dim applies to ONNX files and to zoo:bert_base and zoo:gpt2 (--dim seq=MIN..MAX, without --seq), not `{model}`{}",
+                if instance.seq.is_some() {
+                    " with --seq"
+                } else {
+                    ""
+                }
+            )));
+        }
+        for d in dims {
+            match parse_dim(d)? {
+                (n, Dim::Size(s)) if n == "seq" => instance.seq = Some(s),
+                (n, Dim::Range(r)) if n == "seq" => {
+                    instance.seq = Some(*r.end());
+                    seq_symbol = Some(r);
+                }
+                (n, _) => {
+                    return Err(ModelFileError::Dim(format!(
+                        "--dim `{d}`: `{model}` has one symbolic dimension, `seq`, not `{n}`"
+                    )));
+                }
+            }
+        }
+    } else if !dims.is_empty() && crate::checkpoint::is_checkpoint(Path::new(model)) {
         return Err(ModelFileError::Dim(format!(
-            "--dim applies to ONNX files (their dim_param dimensions); `{model}` takes --seq and --batch"
+            "--dim applies to ONNX files and zoo transformers; `{model}` takes --seq and --batch"
         )));
     }
-    let g = build(model, instance, dims)?;
+    let mut g = build(model, instance, dims)?;
+    if let Some(r) = seq_symbol {
+        let ids = g.inputs[0];
+        g.symbols.push(weft_graph::Symbol {
+            name: "seq".into(),
+            min: *r.start(),
+            max: *r.end(),
+            dims: vec![(ids, 1)],
+        });
+    }
     let leading = |&t: &weft_graph::TensorId| g.tensor(t).shape.first() == Some(&instance.batch);
     if instance.batch != 1 && !model.starts_with("zoo:") && !g.inputs.iter().any(leading) {
         eprintln!(

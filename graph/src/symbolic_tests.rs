@@ -173,3 +173,44 @@ fn a_norm_over_the_symbol_is_refused_naming_the_node() {
         "{e}"
     );
 }
+
+/// The zoo's BERT and GPT-2 (tiny) built at the maximum with `seq` a symbol, bound, and
+/// evaluated at shorter lengths: what the same zoo model built at each length computes
+/// (its position table's first rows, GPT-2's causal mask's top-left corner, BERT's
+/// pooler on token 0).
+#[test]
+fn zoo_transformers_with_a_symbolic_sequence_match_those_built_at_each_length() {
+    use crate::zoo::transformer::{Family, TransformerConfig, transformer};
+    const MAX: usize = 12;
+    for family in [Family::Bert, Family::Gpt2] {
+        let cfg = TransformerConfig::tiny(family);
+        let mut g = transformer("t", &cfg, 2, MAX, 5).unwrap();
+        g.symbols.push(Symbol {
+            name: "seq".into(),
+            min: 1,
+            max: MAX,
+            dims: vec![(g.inputs[0], 1)],
+        });
+        let (bound, binding) = bind(&g).unwrap();
+        let s = &binding.symbols[0];
+        for n in [1, 5, MAX] {
+            let ids =
+                ArrayD::from_shape_fn(IxDyn(&[2, n]), |ix| ((ix[0] * 13 + ix[1] * 7) % 97) as f32);
+            let want = evaluate(
+                &transformer("t", &cfg, 2, n, 5).unwrap(),
+                &[ids.mapv(f64::from)],
+            )
+            .unwrap();
+            let padded = pad(&ids, &s.inputs[0], n, MAX).mapv(f64::from);
+            let value = ArrayD::from_elem(IxDyn(&[1]), n as f64);
+            let got: Vec<ArrayD<f64>> = evaluate(&bound, &[padded, value])
+                .unwrap()
+                .iter()
+                .zip(&s.outputs)
+                .map(|(y, d)| cut(&y.mapv(|v| v as f32), d, n, MAX).mapv(f64::from))
+                .collect();
+            let err = worst(&got, &want);
+            assert!(err < 1e-5, "{family:?} at {n}: {err}");
+        }
+    }
+}
