@@ -177,4 +177,13 @@ fn what_weft_cannot_bound_is_refused_naming_the_node_and_the_symbol() {
     let text = e.to_string();
     assert!(text.contains("length_of_sequence"), "{text}");
     assert!(text.contains("`sequence`"), "{text}");
+    // A constant as long as the maximum along the sequence: refused at import.
+    let e = load(
+        &dir.path().join("table_of_maximum_length.onnx"),
+        &options(1, MAX),
+    )
+    .unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("add_table"), "{text}");
+    assert!(text.contains("`sequence`"), "{text}");
 }

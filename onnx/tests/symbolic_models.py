@@ -8,6 +8,8 @@ dim_param, built with onnx.helper (seeded weights). Usage: python3 symbolic_mode
 - norm_over_sequence.onnx: a LayerNormalization over the sequence axis (refused).
 - shape_of_sequence.onnx: the hidden states divided by the length read with Shape
   (refused at import).
+- table_of_maximum_length.onnx: a constant of 24 rows added along the sequence (a file
+  valid at 24 only: refused at import).
 """
 
 import os
@@ -121,8 +123,17 @@ def shape_of_sequence(path):
     save(n, inits, [tokens("input_ids")], [hidden_out("hidden")], path)
 
 
+def table_of_maximum_length(path):
+    """A [24, 32] table added to the [1, sequence, 32] embeddings: valid at 24 only."""
+    inits = [weight("tok_emb", VOCAB, HIDDEN), weight("table", 24, HIDDEN)]
+    n = [helper.make_node("Gather", ["tok_emb", "input_ids"], ["tok"], name="tok_gather"),
+         helper.make_node("Add", ["tok", "table"], ["hidden"], name="add_table")]
+    save(n, inits, [tokens("input_ids")], [hidden_out("hidden")], path)
+
+
 if __name__ == "__main__":
     d = sys.argv[1]
     encoder(os.path.join(d, "encoder.onnx"))
     norm_over_sequence(os.path.join(d, "norm_over_sequence.onnx"))
     shape_of_sequence(os.path.join(d, "shape_of_sequence.onnx"))
+    table_of_maximum_length(os.path.join(d, "table_of_maximum_length.onnx"))

@@ -445,6 +445,46 @@ impl Importer<'_> {
         }
     }
 
+    /// Refuses a node reading a constant as long as symbol `s`'s maximum along an axis
+    /// where its output carries the symbol: the file runs at that one length only (at
+    /// another, ONNX Runtime refuses the broadcast), and weft would read the constant's
+    /// first rows at every length.
+    fn check_constants_along(
+        &self,
+        s: &weft_graph::Symbol,
+        carried: &weft_graph::symbolic::Carried,
+    ) -> Result<(), ImportError> {
+        for n in &self.graph.nodes {
+            // Only the broadcasting ops align a constant's axes with the output's.
+            let broadcasts = matches!(n.op, weft_graph::Op::Binary(_) | weft_graph::Op::Where);
+            let Some(dims) = carried.dims.get(&n.output).filter(|_| broadcasts) else {
+                continue;
+            };
+            let rank = self.graph.tensor(n.output).shape.len();
+            for &i in &n.inputs {
+                let t = self.graph.tensor(i);
+                if !t.is_constant() || t.shape.len() > rank || s.max == 1 {
+                    continue;
+                }
+                let pad = rank - t.shape.len();
+                let along = dims
+                    .iter()
+                    .find(|d| d.inner == 1 && d.axis >= pad && t.shape[d.axis - pad] == s.max);
+                if let Some(d) = along {
+                    return Err(ImportError::Node {
+                        node: n.name.clone(),
+                        op: n.op.name().to_string(),
+                        what: format!(
+                            "the constant `{}` {:?} is {} long along axis {}, the symbolic dimension `{}` ({}..{}): the file runs at that one length only",
+                            t.name, t.shape, s.max, d.axis, s.name, s.min, s.max
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Refuses a Shape or Size node that read a symbolic dimension: its value was folded
     /// at the maximum, and weft does not carry a size computed from it (a Range, a
     /// divisor) to the run's length. Where a symbol cannot be carried at all, the
@@ -454,6 +494,7 @@ impl Importer<'_> {
             let Ok(carried) = weft_graph::symbolic::carry(&self.graph, s) else {
                 continue;
             };
+            self.check_constants_along(s, &carried)?;
             for (node, op, tensor, axes) in &self.shape_reads {
                 let Some(dims) = carried.dims.get(tensor) else {
                     continue;
