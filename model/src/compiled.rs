@@ -204,7 +204,7 @@ impl CompiledModel {
     /// `dev`: the executable, which runs without this value.
     pub fn load(&self, dev: &mut dyn Device) -> Result<Executable, ModelError> {
         let exe = Executable::load(&self.graph, &self.groups, &self.plan, &self.guards, dev)?;
-        Ok(exe.with_symbols(&self.symbolic))
+        exe.with_symbols(&self.symbolic, dev)
     }
 
     /// [`CompiledModel::load`] with the graph inputs `shared` names bound to the given
@@ -222,6 +222,6 @@ impl CompiledModel {
             shared,
             dev,
         )?;
-        Ok(exe.with_symbols(&self.symbolic))
+        exe.with_symbols(&self.symbolic, dev)
     }
 }

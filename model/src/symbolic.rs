@@ -39,8 +39,14 @@ impl Symbols {
 
 impl Executable {
     /// The executable with `binding`'s value inputs moved out of the inputs a caller
-    /// gives (what `CompiledModel::load` does with a compiled model's binding).
-    pub(crate) fn with_symbols(mut self, binding: &Binding) -> Executable {
+    /// gives (what `CompiledModel::load` does with a compiled model's binding), each
+    /// holding its symbol's maximum until a run says otherwise (a timing without a run
+    /// times the model at the maximum). On an error, what was loaded is freed.
+    pub(crate) fn with_symbols(
+        mut self,
+        binding: &Binding,
+        dev: &mut dyn Device,
+    ) -> Result<Executable, ModelError> {
         let mut values = Vec::with_capacity(binding.symbols.len());
         for s in &binding.symbols {
             let name = value_input_name(&s.name);
@@ -52,7 +58,11 @@ impl Executable {
             binding: binding.clone(),
             values,
         };
-        self
+        if let Err(e) = self.symbols.upload_maxima(dev) {
+            self.free(dev);
+            return Err(e);
+        }
+        Ok(self)
     }
 
     /// The symbolic dimensions a run takes (empty for a model of static shapes).

@@ -83,6 +83,7 @@ mod tests {
             seq: None,
             dtype: ModelDType::F32,
             disable_pass: Vec::new(),
+            dim: Vec::new(),
             llama: Default::default(),
         }
     }

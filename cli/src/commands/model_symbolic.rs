@@ -99,7 +99,7 @@ pub(super) fn run_lengths(
         )?;
     }
     outln!(
-        "compiled  once: {} kernels in {:.2} s",
+        "compiled  once: {} kernels in {:.2} s (passes, partition, lowering, device compile)",
         model.kernel_count(),
         started.elapsed().as_secs_f64()
     )?;
