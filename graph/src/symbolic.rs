@@ -36,9 +36,18 @@ use crate::tensor::Layout;
 pub struct Carried {
     /// Each tensor that carries the symbol, its dims (tensors absent carry none).
     pub dims: HashMap<TensorId, Vec<SymDim>>,
-    /// The nodes bounded to the run's length: the inputs masked, and how many symbolic
-    /// dims a mean divides by.
-    pub bounded: Vec<(NodeId, Vec<(usize, Fill)>, usize)>,
+    /// The nodes bounded to the run's length.
+    pub bounded: Vec<Bounded>,
+}
+
+/// A node bounded to the run's length: its inputs masked past `n`, and how many
+/// symbolic dims a mean over them divides by.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bounded {
+    pub node: NodeId,
+    /// Input index and the value it takes past `n`.
+    pub masks: Vec<(usize, Fill)>,
+    pub mean_dims: usize,
 }
 
 /// The name of the graph input a bound graph reads symbol `name`'s value from.
@@ -102,7 +111,11 @@ pub fn carry(g: &Graph, s: &Symbol) -> Result<Carried, GraphError> {
                 mean_dims,
                 output,
             } => {
-                carried.bounded.push((NodeId(i), masks, mean_dims));
+                carried.bounded.push(Bounded {
+                    node: NodeId(i),
+                    masks,
+                    mean_dims,
+                });
                 output
             }
             Carry::Refused(what) => {
@@ -207,14 +220,16 @@ impl Masks<'_> {
     /// Rewrites every bounded node of `carried`, nodes kept in an order where every
     /// input is computed before its use (each mask just before its reader).
     fn bound(&mut self, carried: &Carried) -> Result<(), GraphError> {
-        let bounded: HashMap<usize, (&[(usize, Fill)], usize)> = carried
-            .bounded
-            .iter()
-            .map(|(n, masks, mean)| (n.0, (masks.as_slice(), *mean)))
-            .collect();
+        let bounded: HashMap<usize, &Bounded> =
+            carried.bounded.iter().map(|b| (b.node.0, b)).collect();
         let nodes = std::mem::take(&mut self.g.nodes);
         for (i, mut node) in nodes.into_iter().enumerate() {
-            let Some(&(masks, mean_dims)) = bounded.get(&i) else {
+            let Some(&&Bounded {
+                ref masks,
+                mean_dims,
+                ..
+            }) = bounded.get(&i)
+            else {
                 self.g.nodes.push(node);
                 continue;
             };

@@ -76,7 +76,7 @@ pub struct Executable {
     weights: HashMap<String, BufferId>,
     /// The symbolic dimensions a run gives, with the inputs their values go in (not
     /// among `inputs`): `crate::symbolic`.
-    pub(crate) symbols: crate::symbolic::Symbols,
+    pub(crate) symbols: Symbols,
 }
 
 impl Executable {
@@ -445,6 +445,31 @@ impl Executable {
         for &id in &self.owned {
             let _ = dev.free(id);
         }
+    }
+}
+
+/// What an executable holds of its symbols: each one's range and where the model's
+/// inputs and outputs hold it, and the inputs their values go in.
+#[derive(Clone, Debug, Default)]
+pub struct Symbols {
+    pub(crate) binding: weft_graph::symbolic::Binding,
+    /// One per symbol of `binding`, in order.
+    pub(crate) values: Vec<IoTensor>,
+}
+
+impl Symbols {
+    /// Puts `values` (one per symbol, in order) in the inputs the masks read.
+    pub(crate) fn upload(&self, dev: &mut dyn Device, values: &[usize]) -> Result<(), ModelError> {
+        for (io, &n) in self.values.iter().zip(values) {
+            dev.upload(io.buffer, &TensorData::F32(vec![n as f32]))?;
+        }
+        Ok(())
+    }
+
+    /// Every symbol at its maximum: the sizes the graph was built at.
+    pub(crate) fn upload_maxima(&self, dev: &mut dyn Device) -> Result<(), ModelError> {
+        let maxima: Vec<usize> = self.binding.symbols.iter().map(|s| s.max).collect();
+        self.upload(dev, &maxima)
     }
 }
 

@@ -6,36 +6,10 @@
 
 use ndarray::ArrayD;
 use weft_graph::symbolic::{Binding, BoundSymbol, cut, pad, value_input_name};
-use weft_ir::data::TensorData;
 use weft_runtime::Device;
 
 use crate::error::ModelError;
-use crate::executable::{Executable, IoTensor};
-
-/// What an executable holds of its symbols: each one's range and where the model's
-/// inputs and outputs hold it, and the inputs their values go in.
-#[derive(Clone, Debug, Default)]
-pub struct Symbols {
-    binding: Binding,
-    /// One per symbol of `binding`, in order.
-    values: Vec<IoTensor>,
-}
-
-impl Symbols {
-    /// Puts `values` (one per symbol, in order) in the inputs the masks read.
-    fn upload(&self, dev: &mut dyn Device, values: &[usize]) -> Result<(), ModelError> {
-        for (io, &n) in self.values.iter().zip(values) {
-            dev.upload(io.buffer, &TensorData::F32(vec![n as f32]))?;
-        }
-        Ok(())
-    }
-
-    /// Every symbol at its maximum: the sizes the graph was built at.
-    pub(crate) fn upload_maxima(&self, dev: &mut dyn Device) -> Result<(), ModelError> {
-        let maxima: Vec<usize> = self.binding.symbols.iter().map(|s| s.max).collect();
-        self.upload(dev, &maxima)
-    }
-}
+use crate::executable::{Executable, Symbols};
 
 impl Executable {
     /// The executable with `binding`'s value inputs moved out of the inputs a caller
@@ -114,7 +88,7 @@ impl Executable {
                         what: format!("no length given (it takes {}..{})", s.min, s.max),
                     });
                 }
-                _ => {
+                [_, _, ..] => {
                     return Err(ModelError::Symbolic {
                         symbol: s.name.clone(),
                         what: format!("given {} times", given.len()),

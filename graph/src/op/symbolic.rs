@@ -125,7 +125,7 @@ pub fn reshaped(from: &[usize], to: &[usize], d: SymDim, max: usize) -> Option<S
         let whole = after * to[axis];
         // The axis holds the digit where its stride divides the symbol's and the
         // symbol's span ends within it (and divides its whole span).
-        if stride % after == 0 && span <= whole && whole % span == 0 {
+        if stride.is_multiple_of(after) && span <= whole && whole.is_multiple_of(span) {
             return Some(SymDim {
                 axis,
                 inner: stride / after,
