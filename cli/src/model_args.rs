@@ -125,6 +125,11 @@ pub struct ModelSource {
     /// bench).
     #[arg(long = "disable-pass", value_delimiter = ',')]
     pub disable_pass: Vec<String>,
+    /// An ONNX file's symbolic dimension (`dim_param`) sized: `NAME=SIZE` fixes it,
+    /// `NAME=MIN..MAX` makes it a symbol compiled once at MAX and run at any length of
+    /// the range (`weft model run --dim-value NAME=N`); repeat for several.
+    #[arg(long = "dim", value_name = "NAME=SIZE|NAME=MIN..MAX")]
+    pub dim: Vec<String>,
     #[command(flatten)]
     pub llama: LlamaArgs,
 }
@@ -232,6 +237,12 @@ pub struct ModelRunArgs {
     /// evaluate on the host in seconds).
     #[arg(long)]
     pub no_check: bool,
+    /// Run a model with symbolic dimensions (`--dim NAME=MIN..MAX`) at these lengths:
+    /// compiled once, run at each (`NAME=N` or `NAME=N1,N2,...`; every symbol named,
+    /// with as many lengths each, or one), each run checked against the float64
+    /// reference of the file imported at that length.
+    #[arg(long = "dim-value", value_name = "NAME=N[,N...]")]
+    pub dim_value: Vec<String>,
 }
 
 /// `weft model graph`.

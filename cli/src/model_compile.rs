@@ -22,7 +22,7 @@ use crate::models::{self, Instance};
 use crate::select;
 
 pub(crate) fn load(source: &ModelSource) -> Result<Graph, CliError> {
-    Ok(models::load(&source.model, instance(source))?)
+    Ok(models::load(&source.model, instance(source), &source.dim)?)
 }
 
 /// The batch, resolution and sequence length `source` asks for.

@@ -46,6 +46,48 @@ pub enum ModelFileError {
     /// A checkpoint's `tokenizer.json` (the message names the file).
     #[error(transparent)]
     Tokenizer(Box<crate::tokenizer::TokenizerError>),
+    /// A `--dim` or `--dim-value` that does not parse or does not apply.
+    #[error("{0}")]
+    Dim(String),
+}
+
+/// What `--dim NAME=...` gives a symbolic dimension.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Dim {
+    /// One size: the dimension is static.
+    Size(usize),
+    /// A range: a symbol compiled at its end.
+    Range(std::ops::RangeInclusive<usize>),
+}
+
+/// `NAME=SIZE` or `NAME=MIN..MAX` (sizes from 1).
+pub fn parse_dim(text: &str) -> Result<(String, Dim), ModelFileError> {
+    let bad = |why: &str| {
+        ModelFileError::Dim(format!(
+            "--dim `{text}`: {why}; write NAME=SIZE or NAME=MIN..MAX (sizes from 1)"
+        ))
+    };
+    let (name, spec) = text.split_once('=').ok_or_else(|| bad("no `=`"))?;
+    if name.is_empty() {
+        return Err(bad("no name"));
+    }
+    let size = |v: &str| -> Result<usize, ModelFileError> {
+        match v.trim().parse::<usize>() {
+            Ok(n) if n >= 1 => Ok(n),
+            _ => Err(bad(&format!("`{v}` is not a size"))),
+        }
+    };
+    let dim = match spec.split_once("..") {
+        Some((lo, hi)) => {
+            let (lo, hi) = (size(lo)?, size(hi)?);
+            if lo > hi {
+                return Err(bad("the range is empty"));
+            }
+            Dim::Range(lo..=hi)
+        }
+        None => Dim::Size(size(spec)?),
+    };
+    Ok((name.to_string(), dim))
 }
 
 /// How a model is instantiated: batch, resolution and sequence length (zoo models; an
@@ -62,8 +104,53 @@ pub struct Instance {
 
 /// The graph of `model`: `zoo:NAME` built at `instance`, or an ONNX file imported with
 /// its batch dimension bound.
-pub fn load(model: &str, instance: Instance) -> Result<Graph, ModelFileError> {
-    let g = build(model, instance)?;
+pub fn load(model: &str, instance: Instance, dims: &[String]) -> Result<Graph, ModelFileError> {
+    let mut instance = instance;
+    let mut seq_symbol = None;
+    if let Some(name) = model.strip_prefix("zoo:")
+        && !dims.is_empty()
+    {
+        // BERT's and GPT-2's sequence: `--dim seq=SIZE` is `--seq`, `--dim seq=MIN..MAX`
+        // builds at MAX with the input ids' axis 1 a symbol.
+        if !zoo::takes_tokens(name) || name == "llama" || instance.seq.is_some() {
+            return Err(ModelFileError::Dim(format!(
+                "--dim applies to ONNX files and to zoo:bert_base and zoo:gpt2 (--dim seq=MIN..MAX, without --seq), not `{model}`{}",
+                if instance.seq.is_some() {
+                    " with --seq"
+                } else {
+                    ""
+                }
+            )));
+        }
+        for d in dims {
+            match parse_dim(d)? {
+                (n, Dim::Size(s)) if n == "seq" => instance.seq = Some(s),
+                (n, Dim::Range(r)) if n == "seq" => {
+                    instance.seq = Some(*r.end());
+                    seq_symbol = Some(r);
+                }
+                (n, _) => {
+                    return Err(ModelFileError::Dim(format!(
+                        "--dim `{d}`: `{model}` has one symbolic dimension, `seq`, not `{n}`"
+                    )));
+                }
+            }
+        }
+    } else if !dims.is_empty() && crate::checkpoint::is_checkpoint(Path::new(model)) {
+        return Err(ModelFileError::Dim(format!(
+            "--dim applies to ONNX files and zoo transformers; `{model}` takes --seq and --batch"
+        )));
+    }
+    let mut g = build(model, instance, dims)?;
+    if let Some(r) = seq_symbol {
+        let ids = g.inputs[0];
+        g.symbols.push(weft_graph::Symbol {
+            name: "seq".into(),
+            min: *r.start(),
+            max: *r.end(),
+            dims: vec![(ids, 1)],
+        });
+    }
     let leading = |&t: &weft_graph::TensorId| g.tensor(t).shape.first() == Some(&instance.batch);
     if instance.batch != 1 && !model.starts_with("zoo:") && !g.inputs.iter().any(leading) {
         eprintln!(
@@ -104,7 +191,7 @@ impl Instance {
 }
 
 /// The graph of `model` as built or imported, sizes not yet checked.
-fn build(model: &str, instance: Instance) -> Result<Graph, ModelFileError> {
+fn build(model: &str, instance: Instance, dims: &[String]) -> Result<Graph, ModelFileError> {
     let llama_given = instance.llama.given();
     if model != "zoo:llama"
         && let Some(flag) = llama_given.first()
@@ -173,10 +260,16 @@ fn build(model: &str, instance: Instance) -> Result<Graph, ModelFileError> {
                 });
             }
         }
-        let opts = weft_onnx::ImportOptions {
+        let mut opts = weft_onnx::ImportOptions {
             batch: Some(instance.batch),
             ..Default::default()
         };
+        for d in dims {
+            match parse_dim(d)? {
+                (name, Dim::Size(n)) => opts.bindings.insert(name, n).map(drop),
+                (name, Dim::Range(r)) => opts.symbols.insert(name, r).map(drop),
+            };
+        }
         return weft_onnx::load(path, &opts).map_err(|e| ModelFileError::Onnx {
             path: path.to_path_buf(),
             reason: match e {
@@ -184,8 +277,8 @@ fn build(model: &str, instance: Instance) -> Result<Graph, ModelFileError> {
                 // leading dimension.
                 weft_onnx::ImportError::UnboundDim { input, index, dim } => format!(
                     "input `{input}` dimension {index} is the symbol `{dim}`, which the file gives no size: \
-                     weft sizes only the leading dimension (--batch); give the file fixed \
-                     sizes for the others"
+                     size it with --dim {dim}=SIZE, or --dim {dim}=MIN..MAX to compile it once for a \
+                     range of sizes (--batch sizes a symbolic leading dimension)"
                 ),
                 other => other.to_string(),
             },

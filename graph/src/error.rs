@@ -80,4 +80,14 @@ pub enum GraphError {
     /// A pass named that a compile cannot do without (storage types and layouts).
     #[error("the pass `{key}` cannot be left out: it chooses how tensors are stored")]
     FixedPass { key: String },
+    /// A node that mixes values across a symbolic dimension in a way weft cannot bound
+    /// to the run's length, or a symbol declared wrongly: refused, never run at the wrong
+    /// length.
+    #[error("node `{node}` ({op}): symbolic dimension `{symbol}`: {what}")]
+    Symbolic {
+        node: String,
+        op: &'static str,
+        symbol: String,
+        what: String,
+    },
 }

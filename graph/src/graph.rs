@@ -34,6 +34,32 @@ pub struct Graph {
     pub nodes: Vec<Node>,
     pub inputs: Vec<TensorId>,
     pub outputs: Vec<TensorId>,
+    /// Dimensions known only at run time, each with its range; the graph is built at
+    /// each one's maximum (`crate::symbolic`). Empty for a graph of static shapes.
+    pub symbols: Vec<Symbol>,
+}
+
+/// A dimension whose size a run gives (a sequence length), between `min` and `max`:
+/// the graph's shapes hold `max` there, and `crate::symbolic` carries it from the graph
+/// inputs' axes that are it to every tensor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Symbol {
+    /// The name the model gives it (ONNX's `dim_param`: `sequence`).
+    pub name: String,
+    pub min: usize,
+    pub max: usize,
+    /// The graph inputs' axes that are this symbol.
+    pub dims: Vec<(TensorId, usize)>,
+}
+
+impl fmt::Display for Symbol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} \u{2208} {}..{}, compiled at {}",
+            self.name, self.min, self.max, self.max
+        )
+    }
 }
 
 impl Graph {
@@ -293,6 +319,9 @@ impl fmt::Display for Graph {
             self.nodes.len(),
             self.parameter_count()
         )?;
+        for s in &self.symbols {
+            writeln!(f, "  symbol {s}")?;
+        }
         for &i in &self.inputs {
             let t = self.tensor(i);
             writeln!(f, "  input  %{}: {}", t.name, type_text(t))?;

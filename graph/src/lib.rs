@@ -15,10 +15,11 @@ pub mod op;
 pub mod partition;
 pub mod passes;
 pub mod reference;
+pub mod symbolic;
 pub mod tensor;
 pub mod zoo;
 
 pub use builder::GraphBuilder;
-pub use graph::{Graph, GraphError, Layout, Node, NodeId, Tensor, TensorId};
+pub use graph::{Graph, GraphError, Layout, Node, NodeId, Symbol, Tensor, TensorId};
 pub use op::Op;
 pub use op::cast;

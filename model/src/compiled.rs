@@ -9,6 +9,7 @@ use weft_graph::NodeId;
 use weft_graph::op::{Epilogue, Role};
 use weft_graph::partition::{Partition, Shown, partition_keeping};
 use weft_graph::passes::{PassContext, PassReport, Precision, optimize_in};
+use weft_graph::symbolic::{Binding, bind};
 use weft_ir::dtype::DType;
 use weft_ir::fusion::FusionError;
 use weft_runtime::Device;
@@ -70,6 +71,9 @@ pub struct CompiledModel {
     /// The guards on indices computed on the device, whose flags are the graph's last
     /// outputs ([`crate::guard`]).
     pub guards: Vec<IndexGuard>,
+    /// The symbolic dimensions the model takes at run time, and where its inputs and
+    /// outputs hold them (empty for a graph of static shapes): `crate::symbolic`.
+    pub symbolic: Binding,
 }
 
 /// How the attention pass's report line starts where the target cannot hold the fused
@@ -125,6 +129,16 @@ impl CompiledModel {
                 limits.name
             )));
         }
+        // Symbols become value inputs and masks first: every pass and kernel after this
+        // sees a graph of static shapes, built at each symbol's maximum.
+        let bound;
+        let (graph, symbolic) = if graph.symbols.is_empty() {
+            (graph, Binding::default())
+        } else {
+            let (g, b) = bind(graph)?;
+            bound = g;
+            (&bound, b)
+        };
         // Nothing is lowered or allocated for a tensor weft's i32 indices cannot reach.
         graph.check_sizes()?;
         let lowering = Lowering { limits };
@@ -167,6 +181,7 @@ impl CompiledModel {
             groups,
             plan,
             guards,
+            symbolic,
         })
     }
 
@@ -189,7 +204,8 @@ impl CompiledModel {
     /// Uploads the weights, allocates the planned buffers and compiles every kernel on
     /// `dev`: the executable, which runs without this value.
     pub fn load(&self, dev: &mut dyn Device) -> Result<Executable, ModelError> {
-        Executable::load(&self.graph, &self.groups, &self.plan, &self.guards, dev)
+        let exe = Executable::load(&self.graph, &self.groups, &self.plan, &self.guards, dev)?;
+        exe.with_symbols(&self.symbolic, dev)
     }
 
     /// [`CompiledModel::load`] with the graph inputs `shared` names bound to the given
@@ -199,13 +215,14 @@ impl CompiledModel {
         dev: &mut dyn Device,
         shared: &std::collections::HashMap<String, weft_runtime::BufferId>,
     ) -> Result<Executable, ModelError> {
-        Executable::load_sharing(
+        let exe = Executable::load_sharing(
             &self.graph,
             &self.groups,
             &self.plan,
             &self.guards,
             shared,
             dev,
-        )
+        )?;
+        exe.with_symbols(&self.symbolic, dev)
     }
 }

@@ -109,6 +109,10 @@ pub enum ModelError {
         /// The figure came from `WEFT_DEVICE_MEMORY`, not from the device.
         forced: bool,
     },
+    /// A run of a model with symbolic dimensions asked for a length outside a symbol's
+    /// range, named no symbol of the model, or gave inputs of another length.
+    #[error("symbolic dimension `{symbol}`: {what}")]
+    Symbolic { symbol: String, what: String },
     /// `WEFT_DEVICE_MEMORY` holds something other than a number of bytes.
     #[error("WEFT_DEVICE_MEMORY=`{0}` is not a whole number of bytes")]
     MemoryOverride(String),

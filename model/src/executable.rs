@@ -60,7 +60,7 @@ pub struct Executable {
     name: String,
     /// One per partition group, in run order.
     groups: Vec<LoadedGroup>,
-    inputs: Vec<IoTensor>,
+    pub(crate) inputs: Vec<IoTensor>,
     outputs: Vec<IoTensor>,
     /// The index guards' flags, read after every run ([`crate::guard`]).
     guards: Vec<(IoTensor, IndexGuard)>,
@@ -74,6 +74,9 @@ pub struct Executable {
     owned: Vec<BufferId>,
     /// The weights' buffers by tensor name (another load may share them).
     weights: HashMap<String, BufferId>,
+    /// The symbolic dimensions a run gives, with the inputs their values go in (not
+    /// among `inputs`): `crate::symbolic`.
+    pub(crate) symbols: Symbols,
 }
 
 impl Executable {
@@ -116,6 +119,7 @@ impl Executable {
             poisoned: Vec::new(),
             owned: Vec::new(),
             weights: HashMap::new(),
+            symbols: Default::default(),
         };
         match exe.fill(graph, groups, guards, shared, dev) {
             Ok(()) => Ok(exe),
@@ -283,7 +287,21 @@ impl Executable {
     /// outputs. Outputs, intermediates and temporaries are poisoned first; each kernel is
     /// waited for, so that an error names the group that raised it; an index the run
     /// computed out of range is an error ([`Executable::check_guards`]).
+    ///
+    /// A model with symbolic dimensions runs here at each one's maximum, the size its
+    /// inputs were built at; [`Executable::run_at`] runs it at any length of the range.
     pub fn run(
+        &self,
+        dev: &mut dyn Device,
+        inputs: &[ArrayD<f32>],
+    ) -> Result<Vec<ArrayD<f32>>, ModelError> {
+        self.symbols.upload_maxima(dev)?;
+        self.run_as_built(dev, inputs)
+    }
+
+    /// [`Executable::run`] on inputs at the graph's shapes, the symbols' values (where
+    /// there are any) already on the device.
+    pub(crate) fn run_as_built(
         &self,
         dev: &mut dyn Device,
         inputs: &[ArrayD<f32>],
@@ -427,6 +445,31 @@ impl Executable {
         for &id in &self.owned {
             let _ = dev.free(id);
         }
+    }
+}
+
+/// What an executable holds of its symbols: each one's range and where the model's
+/// inputs and outputs hold it, and the inputs their values go in.
+#[derive(Clone, Debug, Default)]
+pub struct Symbols {
+    pub(crate) binding: weft_graph::symbolic::Binding,
+    /// One per symbol of `binding`, in order.
+    pub(crate) values: Vec<IoTensor>,
+}
+
+impl Symbols {
+    /// Puts `values` (one per symbol, in order) in the inputs the masks read.
+    pub(crate) fn upload(&self, dev: &mut dyn Device, values: &[usize]) -> Result<(), ModelError> {
+        for (io, &n) in self.values.iter().zip(values) {
+            dev.upload(io.buffer, &TensorData::F32(vec![n as f32]))?;
+        }
+        Ok(())
+    }
+
+    /// Every symbol at its maximum: the sizes the graph was built at.
+    pub(crate) fn upload_maxima(&self, dev: &mut dyn Device) -> Result<(), ModelError> {
+        let maxima: Vec<usize> = self.binding.symbols.iter().map(|s| s.max).collect();
+        self.upload(dev, &maxima)
     }
 }
 

@@ -13,6 +13,7 @@ pub mod guard;
 pub mod lower;
 pub mod measure;
 pub mod plan;
+pub mod symbolic;
 pub mod tune;
 
 pub use compiled::{CompileOptions, CompiledModel};

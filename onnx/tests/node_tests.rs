@@ -185,6 +185,7 @@ fn graph_key(e: &GraphError) -> String {
         GraphError::TooLarge { .. } => "a tensor past i32 indices".into(),
         GraphError::Empty { .. } => "an empty tensor".into(),
         GraphError::IndexOutOfRange { op, .. } => format!("{op} an index out of range"),
+        GraphError::Symbolic { op, .. } => format!("{op} a symbolic dimension"),
     }
 }
 
@@ -210,6 +211,7 @@ fn compile_outcome(e: ModelError) -> Outcome {
         | ModelError::Input { .. }
         | ModelError::IndexOutOfRange { .. }
         | ModelError::MemoryOverride(_)
+        | ModelError::Symbolic { .. }
         | ModelError::Generate(_) => Outcome::Wrong(format!("compile: {e}")),
     }
 }

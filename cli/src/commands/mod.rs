@@ -9,6 +9,7 @@ mod model;
 mod model_check;
 mod model_generate;
 mod model_size;
+mod model_symbolic;
 mod model_tune;
 mod ops;
 mod report;

@@ -71,6 +71,12 @@ fn graph(a: &ModelGraphArgs) -> Result<(), CliError> {
         model.graph.nodes.len(),
         model.kernel_count()
     )?;
+    for s in &g.symbols {
+        outln!(
+            "  symbol {s}: every kernel launched at {}, masked to the run's length",
+            s.max
+        )?;
+    }
     for r in &model.passes {
         outln!("  pass {r}")?;
     }
@@ -171,6 +177,9 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
         ..a.clone()
     };
     let g = load(&a.source)?;
+    if !a.dim_value.is_empty() {
+        return super::model_symbolic::run_lengths(a, &g, &mut opened);
+    }
     let choices = choices(
         a.records.as_deref(),
         &opened.target,

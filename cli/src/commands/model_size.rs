@@ -46,7 +46,8 @@ pub(super) fn sized_for(source: &ModelSource, opened: &Opened) -> (ModelSource, 
         return (sized, Some(line));
     }
     if zoo::takes_tokens(name) {
-        if source.seq.is_some() {
+        // `--dim seq=...` sizes the sequence itself.
+        if source.seq.is_some() || !source.dim.is_empty() {
             return (sized, None);
         }
         sized.seq = Some(CPU_SEQ);
@@ -82,6 +83,7 @@ mod tests {
             seq: None,
             dtype: ModelDType::F32,
             disable_pass: Vec::new(),
+            dim: Vec::new(),
             llama: Default::default(),
         }
     }

@@ -116,6 +116,7 @@ pub(crate) fn measure(
                     resolution,
                     seq,
                     disable_pass: Vec::new(),
+                    dim: Vec::new(),
                     llama: Default::default(),
                     dtype,
                 };

@@ -101,6 +101,10 @@ impl Binary {
 }
 
 impl OpDef for Binary {
+    fn symbolic(&self, x: &super::symbolic::SymbolicIn<'_>) -> super::symbolic::Carry {
+        x.elementwise()
+    }
+
     fn name(&self) -> &'static str {
         match self {
             Binary::Add => "Add",

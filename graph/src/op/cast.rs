@@ -20,6 +20,10 @@ pub struct Cast {
 }
 
 impl OpDef for Cast {
+    fn symbolic(&self, x: &super::symbolic::SymbolicIn<'_>) -> super::symbolic::Carry {
+        x.same()
+    }
+
     fn name(&self) -> &'static str {
         "Cast"
     }

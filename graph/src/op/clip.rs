@@ -21,6 +21,10 @@ pub struct Clip {
 }
 
 impl OpDef for Clip {
+    fn symbolic(&self, x: &super::symbolic::SymbolicIn<'_>) -> super::symbolic::Carry {
+        x.same()
+    }
+
     fn name(&self) -> &'static str {
         "Clip"
     }

@@ -20,6 +20,17 @@ pub struct Concat {
 }
 
 impl OpDef for Concat {
+    fn symbolic(&self, x: &super::symbolic::SymbolicIn<'_>) -> super::symbolic::Carry {
+        use super::symbolic::Carry;
+        if (0..x.inputs.len()).any(|i| x.on(i, self.axis)) {
+            return Carry::Refused(format!(
+                "it joins along axis {}, the symbolic dimension: the rows past n of one input would lie before the next input's",
+                self.axis
+            ));
+        }
+        x.elementwise()
+    }
+
     fn name(&self) -> &'static str {
         "Concat"
     }

@@ -20,6 +20,10 @@ pub struct Expand {
 }
 
 impl OpDef for Expand {
+    fn symbolic(&self, x: &super::symbolic::SymbolicIn<'_>) -> super::symbolic::Carry {
+        x.elementwise()
+    }
+
     fn name(&self) -> &'static str {
         "Expand"
     }

@@ -46,6 +46,50 @@ pub struct GatherElements {
 pub struct GatherNd;
 
 impl OpDef for Gather {
+    fn symbolic(&self, x: &super::symbolic::SymbolicIn<'_>) -> super::symbolic::Carry {
+        use super::symbolic::{Carry, SymDim};
+        let (axis, rank) = (self.axis, x.inputs[1].shape.len());
+        let mut output: Vec<SymDim> = x.dims[1]
+            .iter()
+            .map(|d| SymDim {
+                axis: axis + d.axis,
+                inner: d.inner,
+            })
+            .collect();
+        for d in &x.dims[0] {
+            if d.axis < axis {
+                output.push(*d);
+            } else if d.axis > axis {
+                output.push(SymDim {
+                    axis: d.axis + rank - 1,
+                    inner: d.inner,
+                });
+            } else {
+                // Rows picked along the symbol: constant ones below its least value
+                // are there at every n (BERT's pooler reads token 0).
+                let rows = x.inputs[0].shape[axis] as f64;
+                let below_min = x.inputs[1].data.as_ref().is_some_and(|v| {
+                    v.iter().all(|&i| {
+                        let r = if (i as f64) < 0.0 {
+                            i as f64 + rows
+                        } else {
+                            i as f64
+                        };
+                        ((r as usize / d.inner) % x.max) < x.min
+                    })
+                });
+                if !below_min {
+                    return Carry::Refused(format!(
+                        "it picks rows of `{}` along axis {axis}, the symbolic dimension, at indices that are not constants below its least value {}",
+                        x.inputs[0].name, x.min
+                    ));
+                }
+            }
+        }
+        output.sort_by_key(|d| (d.axis, d.inner));
+        Carry::Rows(output)
+    }
+
     fn name(&self) -> &'static str {
         "Gather"
     }

@@ -16,6 +16,10 @@ use crate::tensor::Tensor;
 pub struct Identity;
 
 impl OpDef for Identity {
+    fn symbolic(&self, x: &super::symbolic::SymbolicIn<'_>) -> super::symbolic::Carry {
+        x.same()
+    }
+
     fn name(&self) -> &'static str {
         "Identity"
     }

@@ -17,6 +17,10 @@ use crate::tensor::Tensor;
 pub struct IsNaN;
 
 impl OpDef for IsNaN {
+    fn symbolic(&self, x: &super::symbolic::SymbolicIn<'_>) -> super::symbolic::Carry {
+        x.same()
+    }
+
     fn name(&self) -> &'static str {
         "IsNaN"
     }

@@ -31,6 +31,20 @@ pub struct LayerNorm {
 }
 
 impl OpDef for LayerNorm {
+    fn symbolic(&self, x: &super::symbolic::SymbolicIn<'_>) -> super::symbolic::Carry {
+        use super::symbolic::Carry;
+        if x.dims[0].iter().any(|d| d.axis >= self.axis) {
+            return Carry::Refused(format!(
+                "it normalizes over axes {}.. of `{}`, which hold the symbolic dimension: weft normalizes over static axes only",
+                self.axis, x.inputs[0].name
+            ));
+        }
+        if x.dims[1..].iter().any(|d| !d.is_empty()) {
+            return Carry::Refused("its scale or bias holds the symbolic dimension".into());
+        }
+        x.same()
+    }
+
     fn name(&self) -> &'static str {
         if self.rms {
             "RMSNormalization"

@@ -37,6 +37,7 @@ mod select;
 pub mod shapes;
 mod slice;
 mod softmax;
+pub mod symbolic;
 mod tensor_scatter;
 mod tile;
 mod transpose;
@@ -259,8 +260,8 @@ impl Op {
     }
 }
 
-/// Everything weft knows about one op, implemented by each op's module. Every method is
-/// required, so the compiler lists what a new op still needs.
+/// Everything weft knows about one op, implemented by each op's module. Every method but
+/// [`OpDef::symbolic`] is required, so the compiler lists what a new op still needs.
 pub trait OpDef {
     /// The op's name as ONNX writes it.
     fn name(&self) -> &'static str;
@@ -294,6 +295,15 @@ pub trait OpDef {
     /// How the op reads input `input` where it holds integers: as data, as indices into
     /// a dimension (which random inputs must respect), or passed on unchanged.
     fn index_use(&self, input: usize, inputs: &[&Tensor]) -> IndexUse;
+
+    /// How the op carries a symbolic dimension some input holds
+    /// ([`symbolic::Carry`]): along which axes of its output, whether it mixes elements
+    /// across it (and how the mixing is bounded to the run's length), or why weft
+    /// cannot take it. The one method with a default, the refusal: an op nobody has
+    /// looked at with symbols in mind is refused, never run at the wrong length.
+    fn symbolic(&self, x: &symbolic::SymbolicIn<'_>) -> symbolic::Carry {
+        x.refuse(self.name())
+    }
 }
 
 /// How an op reads an integer input ([`OpDef::index_use`]).

@@ -32,6 +32,13 @@ pub struct Gemm {
 pub struct MatMul;
 
 impl OpDef for Gemm {
+    fn symbolic(&self, x: &super::symbolic::SymbolicIn<'_>) -> super::symbolic::Carry {
+        // A is [m, k] (or [k, m] with transA), B [k, n] (or [n, k] with transB).
+        let am = [usize::from(self.trans_a), usize::from(!self.trans_a)];
+        let bk = [usize::from(self.trans_b), usize::from(!self.trans_b)];
+        super::symbolic::product_carry(x, am, bk)
+    }
+
     fn name(&self) -> &'static str {
         "Gemm"
     }
@@ -123,6 +130,11 @@ impl OpDef for Gemm {
 }
 
 impl OpDef for MatMul {
+    fn symbolic(&self, x: &super::symbolic::SymbolicIn<'_>) -> super::symbolic::Carry {
+        let (a, b) = (x.inputs[0].shape.len(), x.inputs[1].shape.len());
+        super::symbolic::product_carry(x, [a - 2, a - 1], [b - 2, b - 1])
+    }
+
     fn name(&self) -> &'static str {
         "MatMul"
     }

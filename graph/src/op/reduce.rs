@@ -52,6 +52,45 @@ pub struct Reduce {
 }
 
 impl OpDef for Reduce {
+    fn symbolic(&self, x: &super::symbolic::SymbolicIn<'_>) -> super::symbolic::Carry {
+        use super::symbolic::{Carry, Fill, SymDim};
+        let reduced = x.dims[0]
+            .iter()
+            .filter(|d| self.axes.contains(&d.axis))
+            .count();
+        let output: Vec<SymDim> = x.dims[0]
+            .iter()
+            .filter(|d| !self.axes.contains(&d.axis))
+            .map(|d| SymDim {
+                axis: if self.keep_dims {
+                    d.axis
+                } else {
+                    d.axis - self.axes.iter().filter(|&&a| a < d.axis).count()
+                },
+                inner: d.inner,
+            })
+            .collect();
+        if reduced == 0 {
+            return Carry::Rows(output);
+        }
+        // Over the symbol: the rows past n are what leaves the result unchanged, and a
+        // mean divides by n, not the maximum.
+        let fill = match self.kind {
+            ReduceKind::Sum | ReduceKind::Mean => Fill::Zero,
+            ReduceKind::Max => Fill::Lowest,
+            ReduceKind::Min => Fill::Highest,
+        };
+        Carry::Bounded {
+            masks: vec![(0, fill)],
+            mean_dims: if self.kind == ReduceKind::Mean {
+                reduced
+            } else {
+                0
+            },
+            output,
+        }
+    }
+
     fn name(&self) -> &'static str {
         self.kind.name()
     }

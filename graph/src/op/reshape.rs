@@ -26,6 +26,10 @@ pub struct Reshape {
 }
 
 impl OpDef for Flatten {
+    fn symbolic(&self, x: &super::symbolic::SymbolicIn<'_>) -> super::symbolic::Carry {
+        super::symbolic::reshape_carry(x)
+    }
+
     fn name(&self) -> &'static str {
         "Flatten"
     }
@@ -79,6 +83,10 @@ impl OpDef for Flatten {
 }
 
 impl OpDef for Reshape {
+    fn symbolic(&self, x: &super::symbolic::SymbolicIn<'_>) -> super::symbolic::Carry {
+        super::symbolic::reshape_carry(x)
+    }
+
     fn name(&self) -> &'static str {
         "Reshape"
     }

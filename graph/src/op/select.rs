@@ -18,6 +18,10 @@ use crate::tensor::Tensor;
 pub struct Where;
 
 impl OpDef for Where {
+    fn symbolic(&self, x: &super::symbolic::SymbolicIn<'_>) -> super::symbolic::Carry {
+        x.elementwise()
+    }
+
     fn name(&self) -> &'static str {
         "Where"
     }

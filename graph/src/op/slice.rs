@@ -21,6 +21,30 @@ pub struct Slice {
 }
 
 impl OpDef for Slice {
+    fn symbolic(&self, x: &super::symbolic::SymbolicIn<'_>) -> super::symbolic::Carry {
+        use super::symbolic::Carry;
+        let shape = &x.inputs[0].shape;
+        let mut output = Vec::new();
+        for d in &x.dims[0] {
+            let a = d.axis;
+            let whole = self.starts[a] == 0 && self.steps[a] == 1 && self.sizes[a] == shape[a];
+            // A window of positions below the symbol's least value is there at every n.
+            let last = self.starts[a] as i64 + (self.sizes[a] as i64 - 1) * self.steps[a];
+            let below_min = d.inner == 1
+                && shape[a] == x.max
+                && (self.starts[a] as i64).max(last) < x.min as i64;
+            if whole {
+                output.push(*d);
+            } else if !below_min {
+                return Carry::Refused(format!(
+                    "it slices axis {a} (the symbolic dimension) beyond its first {} rows, which every length has",
+                    x.min
+                ));
+            }
+        }
+        Carry::Rows(output)
+    }
+
     fn name(&self) -> &'static str {
         "Slice"
     }

@@ -22,6 +22,20 @@ pub struct Softmax {
 }
 
 impl OpDef for Softmax {
+    fn symbolic(&self, x: &super::symbolic::SymbolicIn<'_>) -> super::symbolic::Carry {
+        use super::symbolic::{Carry, Fill};
+        if x.on(0, self.axis) {
+            // Over the symbol: the rows past n get no weight.
+            Carry::Bounded {
+                masks: vec![(0, Fill::Lowest)],
+                mean_dims: 0,
+                output: x.dims[0].clone(),
+            }
+        } else {
+            x.same()
+        }
+    }
+
     fn name(&self) -> &'static str {
         "Softmax"
     }

@@ -20,6 +20,22 @@ pub struct Transpose {
 }
 
 impl OpDef for Transpose {
+    fn symbolic(&self, x: &super::symbolic::SymbolicIn<'_>) -> super::symbolic::Carry {
+        // Output axis j is input axis perm[j].
+        let moved = x.dims[0].iter().map(|d| {
+            let axis = self
+                .perm
+                .iter()
+                .position(|&p| p == d.axis)
+                .unwrap_or(d.axis);
+            super::symbolic::SymDim {
+                axis,
+                inner: d.inner,
+            }
+        });
+        super::symbolic::Carry::Rows(moved.collect())
+    }
+
     fn name(&self) -> &'static str {
         "Transpose"
     }

@@ -173,6 +173,10 @@ impl Unary {
 }
 
 impl OpDef for Unary {
+    fn symbolic(&self, x: &super::symbolic::SymbolicIn<'_>) -> super::symbolic::Carry {
+        x.same()
+    }
+
     fn name(&self) -> &'static str {
         match self {
             Unary::Relu => "Relu",

@@ -101,5 +101,14 @@ pub fn compact(g: Graph) -> Graph {
             .collect(),
         inputs: g.inputs.into_iter().map(re).collect(),
         outputs: g.outputs.into_iter().map(re).collect(),
+        // A symbol's axes are graph inputs', which are kept.
+        symbols: g
+            .symbols
+            .into_iter()
+            .map(|mut s| {
+                s.dims = s.dims.into_iter().map(|(t, a)| (re(t), a)).collect();
+                s
+            })
+            .collect(),
     }
 }

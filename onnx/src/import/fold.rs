@@ -170,6 +170,9 @@ impl Importer<'_> {
         // Shape and Size read only their input's (static) shape.
         let shape_only = matches!(op, "Shape" | "Size");
         let mut ins: Vec<Option<Arr>> = Vec::with_capacity(names.len());
+        // The graph tensor whose shape a Shape or Size reads (a symbol's size there is
+        // checked once the symbols are carried: `Importer::check_shape_reads`).
+        let mut read: Option<weft_graph::TensorId> = None;
         for (i, &n) in names.iter().enumerate() {
             if n.is_empty() {
                 ins.push(None);
@@ -180,6 +183,7 @@ impl Importer<'_> {
                     return Ok(false);
                 };
                 let dims = self.graph.tensor(id).shape.clone();
+                read = Some(id);
                 ins.push(Some(Arr::ints(dims, Vec::new())));
             } else {
                 return Ok(false);
@@ -226,10 +230,21 @@ impl Importer<'_> {
                 let r = dims.len() as i64;
                 let clamp = |v: i64| (if v < 0 { v + r } else { v }).clamp(0, r) as usize;
                 let (s, e) = (clamp(a.int("start", 0)?), clamp(a.int("end", r)?));
+                if let Some(tensor) = read {
+                    self.shape_reads
+                        .push((a.name.to_string(), "Shape", tensor, s..e.max(s)));
+                }
                 let v: Vec<f64> = dims[s..e.max(s)].iter().map(|&d| d as f64).collect();
                 Arr::ints(vec![v.len()], v)
             }
-            "Size" => Arr::ints(vec![], vec![numel(&input(0)?.dims) as f64]),
+            "Size" => {
+                if let Some(tensor) = read {
+                    let rank = self.graph.tensor(tensor).shape.len();
+                    self.shape_reads
+                        .push((a.name.to_string(), "Size", tensor, 0..rank));
+                }
+                Arr::ints(vec![], vec![numel(&input(0)?.dims) as f64])
+            }
             "ConstantOfShape" => {
                 let shape = ints_of(0)?.unwrap_or_default();
                 let dims: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();

@@ -36,6 +36,11 @@ pub struct ImportOptions {
     /// sizes (a symbolic size takes the value's, or must agree with `bindings`); a name
     /// that is no graph input is refused ([`ImportError::Constant`] names it).
     pub constants: HashMap<String, Const>,
+    /// Symbolic dimensions (`dim_param`) by name → the range of sizes a run may give
+    /// (`sequence` → 1..=128): the graph is built at the range's end, and each becomes a
+    /// [`weft_graph::Symbol`] a compiled model takes at run time (`weft_graph::symbolic`).
+    /// A name here wins over `bindings`.
+    pub symbols: HashMap<String, std::ops::RangeInclusive<usize>>,
 }
 
 /// Reads the ONNX model at `path` into a weft graph.
@@ -99,6 +104,7 @@ pub fn from_model(model: &ModelProto, opts: &ImportOptions) -> Result<Graph, Imp
         values: HashMap::new(),
         consts: HashMap::new(),
         used: used_names(graph),
+        shape_reads: Vec::new(),
     };
     for t in &graph.initializer {
         im.consts
@@ -159,6 +165,7 @@ pub fn from_model(model: &ModelProto, opts: &ImportOptions) -> Result<Graph, Imp
         im.check_stated_shape(vi)?;
     }
     im.graph.validate()?;
+    im.check_shape_reads()?;
     Ok(im.graph)
 }
 
@@ -187,6 +194,9 @@ pub(crate) struct Importer<'a> {
     /// where an op reads them as data: shape and bound inputs are read here and vanish.
     consts: HashMap<String, Const>,
     used: HashSet<String>,
+    /// The Shape and Size nodes folded here: node, op, the tensor whose shape they read
+    /// and which of its axes.
+    shape_reads: Vec<(String, &'static str, TensorId, std::ops::Range<usize>)>,
 }
 
 impl Importer<'_> {
@@ -240,6 +250,11 @@ impl Importer<'_> {
                 Some(dimension::Value::DimParam(p)) => self.bound(p, index),
                 None => self.bound("", index),
             };
+            if let Some(dimension::Value::DimParam(p)) = &d.value
+                && let Some(range) = self.opts.symbols.get(p)
+            {
+                self.symbol_dim(p, range, self.graph.tensors.len(), index);
+            }
             let dim = match &d.value {
                 Some(dimension::Value::DimParam(p)) => p.clone(),
                 _ => "?".to_string(),
@@ -397,13 +412,110 @@ impl Importer<'_> {
         })
     }
 
-    /// The size of symbolic dimension `param` at `index` of an input, if bound.
+    /// The size of symbolic dimension `param` at `index` of an input, if bound: a
+    /// symbol's greatest.
     fn bound(&self, param: &str, index: usize) -> Option<usize> {
+        if let Some(range) = self.opts.symbols.get(param) {
+            return Some(*range.end());
+        }
         self.opts
             .bindings
             .get(param)
             .copied()
             .or(if index == 0 { self.opts.batch } else { None })
+    }
+
+    /// Records axis `axis` of the input about to be tensor `#tensor` as symbol `name`.
+    fn symbol_dim(
+        &mut self,
+        name: &str,
+        range: &std::ops::RangeInclusive<usize>,
+        tensor: usize,
+        axis: usize,
+    ) {
+        let at = (TensorId(tensor), axis);
+        match self.graph.symbols.iter_mut().find(|s| s.name == name) {
+            Some(s) => s.dims.push(at),
+            None => self.graph.symbols.push(weft_graph::Symbol {
+                name: name.to_string(),
+                min: *range.start(),
+                max: *range.end(),
+                dims: vec![at],
+            }),
+        }
+    }
+
+    /// Refuses a node reading a constant as long as symbol `s`'s maximum along an axis
+    /// where its output carries the symbol: the file runs at that one length only (at
+    /// another, ONNX Runtime refuses the broadcast), and weft would read the constant's
+    /// first rows at every length.
+    fn check_constants_along(
+        &self,
+        s: &weft_graph::Symbol,
+        carried: &weft_graph::symbolic::Carried,
+    ) -> Result<(), ImportError> {
+        for n in &self.graph.nodes {
+            // Only the broadcasting ops align a constant's axes with the output's.
+            let broadcasts = matches!(n.op, weft_graph::Op::Binary(_) | weft_graph::Op::Where);
+            let Some(dims) = carried.dims.get(&n.output).filter(|_| broadcasts) else {
+                continue;
+            };
+            let rank = self.graph.tensor(n.output).shape.len();
+            for &i in &n.inputs {
+                let t = self.graph.tensor(i);
+                if !t.is_constant() || t.shape.len() > rank || s.max == 1 {
+                    continue;
+                }
+                let pad = rank - t.shape.len();
+                let along = dims
+                    .iter()
+                    .find(|d| d.inner == 1 && d.axis >= pad && t.shape[d.axis - pad] == s.max);
+                if let Some(d) = along {
+                    return Err(ImportError::Node {
+                        node: n.name.clone(),
+                        op: n.op.name().to_string(),
+                        what: format!(
+                            "the constant `{}` {:?} is {} long along axis {}, the symbolic dimension `{}` ({}..{}): the file runs at that one length only",
+                            t.name, t.shape, s.max, d.axis, s.name, s.min, s.max
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses a Shape or Size node that read a symbolic dimension: its value was folded
+    /// at the maximum, and weft does not carry a size computed from it (a Range, a
+    /// divisor) to the run's length. Where a symbol cannot be carried at all, the
+    /// compile refuses the node at fault.
+    fn check_shape_reads(&self) -> Result<(), ImportError> {
+        for s in &self.graph.symbols {
+            let Ok(carried) = weft_graph::symbolic::carry(&self.graph, s) else {
+                continue;
+            };
+            self.check_constants_along(s, &carried)?;
+            for (node, op, tensor, axes) in &self.shape_reads {
+                let Some(dims) = carried.dims.get(tensor) else {
+                    continue;
+                };
+                if let Some(d) = dims.iter().find(|d| axes.contains(&d.axis)) {
+                    return Err(ImportError::Node {
+                        node: node.clone(),
+                        op: op.to_string(),
+                        what: format!(
+                            "it reads axis {} of `{}`, the symbolic dimension `{}` ({}..{}): weft folds shapes at import and does not yet carry a size computed from a symbol to the run's length",
+                            d.axis,
+                            self.graph.tensor(*tensor).name,
+                            s.name,
+                            s.min,
+                            s.max
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Refuses a shape the file states for a tensor weft computed, where they differ
