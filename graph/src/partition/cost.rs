@@ -16,9 +16,7 @@
 //! operations per element as the lowering writes them ([`work`]: each arithmetic,
 //! comparison, select or cast 1, each transcendental intrinsic 4, repeated
 //! subexpressions once, a producer's work counted once per use of its value); `R` is
-//! `max(1, macs / elements of the input / READ_TILE)` ([`reads`]), and 1 for the rows
-//! of a product of at most [`SKINNY_ROWS`] rows by a matrix, whose template streams the
-//! matrix and recomputes the rows' chain once a block under those loads. Layout changes
+//! `max(1, macs / elements of the input / READ_TILE)` ([`reads`]). Layout changes
 //! (reshape, transpose, slice) are index arithmetic only: `W = 0`, always inlined.
 
 use std::cell::RefCell;
@@ -29,7 +27,7 @@ use weft_ir::expr::{Expr, Intrinsic, Var};
 
 use super::{Decision, Group, GroupKind};
 use crate::graph::{Graph, NodeId, TensorId};
-use crate::op::{Anchor, Inline, Product, Role};
+use crate::op::{Anchor, Inline, Role};
 use crate::tensor::Tensor;
 
 /// The key that turns the rule off where graph passes are left out
@@ -65,48 +63,13 @@ pub fn reads(g: &Graph, anchor: NodeId, input: usize) -> f64 {
         | Role::Join { .. }
         | Role::Update(_) => true,
     };
-    if !tiled || skinny_rows(g, anchor, input) {
+    if !tiled {
         return 1.0;
     }
     let tensors: Vec<&Tensor> = n.inputs.iter().map(|&t| g.tensor(t)).collect();
     let macs = n.op.def().macs(&tensors, g.tensor(n.output));
     let numel = tensors.get(input).map_or(1, |t| t.numel()).max(1) as f64;
     (macs / numel / READ_TILE).max(1.0)
-}
-
-/// The most rows of a product whose rows' prologue counts as read once: a decode step
-/// at batch 1 or 2 (the skinny-product template, `weft_kernels::gemv`, streams the
-/// matrix for up to 8 rows, but its prologue work grows with the rows while the weight
-/// it hides under does not).
-pub const SKINNY_ROWS: usize = 2;
-
-/// Whether input `input` of `anchor` is the rows of a product of at most
-/// [`SKINNY_ROWS`] rows by a matrix: each block of the skinny-product template
-/// recomputes a prologue on them once, `k·W` operations against the `k` rows of the
-/// weight it streams — hidden under the loads of a memory-bound kernel (a block of 32
-/// columns loads 32 weights for each element of the rows). So its rows count as read
-/// once: a gated MLP's `silu(gate) · up` stays in the down projection's loads (a kernel
-/// less a layer of a decode step). Measured on the H200 (TinyLlama, f16, batch 1) only
-/// as part of the whole step (830 tokens/s with it, measurements/h200-2026-11-29e); timed
-/// alone, with its weight warm in L2, the fused down projection ran 11.2 µs against
-/// about 6.4 + 2.4 µs as two kernels — an A/B of the whole step is still to be taken.
-fn skinny_rows(g: &Graph, anchor: NodeId, input: usize) -> bool {
-    let n = &g.nodes[anchor.0];
-    let rows_by_matrix = match &n.op.role() {
-        Role::Anchor(Anchor::Product(Product::MatMul)) => n
-            .inputs
-            .get(1)
-            .is_some_and(|&b| g.tensor(b).shape.len() == 2),
-        Role::Anchor(Anchor::Product(Product::Gemm(gemm))) => !gemm.trans_a,
-        Role::Anchor(Anchor::Conv(_) | Anchor::Attention(_))
-        | Role::Reduction(_)
-        | Role::Injective(_)
-        | Role::Join { .. }
-        | Role::Update(_) => false,
-    };
-    let out = &g.tensor(n.output).shape;
-    let rows = out.iter().rev().skip(1).product::<usize>();
-    input == 0 && rows_by_matrix && rows <= SKINNY_ROWS
 }
 
 /// The rule over every anchor's prologue chains: a chain past
