@@ -166,3 +166,36 @@ fn what_the_cache_cannot_hold_is_refused() {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     ok(&args);
 }
+
+/// `WEFT_GEMV` replaces the skinny products' config: a config that is one and fits still
+/// generates the reference's ids; one that is not, or does not fit the target, is refused
+/// with exit 2 naming the variable and the node.
+#[test]
+fn the_gemv_override_is_checked_and_taken() {
+    let run = |config: &str| {
+        let mut args = vec!["model", "generate", "zoo:llama", "--target", "cpu"];
+        args.extend(["--iters", "1", "--new-tokens", "4", "--check"]);
+        args.extend(TINY);
+        std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+            .args(&args)
+            .env("WEFT_GEMV", config)
+            .output()
+            .expect("weft starts")
+    };
+    let out = run("threads=64,nt=2,unroll=2,shuffle=32");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("generates the same ids"));
+    for (bad, why) in [
+        ("threads=512,nt=3", "parameter `unroll` is missing"),
+        ("threads=4096,nt=4,unroll=4,shuffle=32", "does not fit cpu"),
+        ("threads=lots", "is not an integer"),
+    ] {
+        let out = run(bad);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
+        assert!(
+            err.contains("WEFT_GEMV") && err.contains(why) && err.contains("MatMul"),
+            "{bad}: {err}"
+        );
+    }
+}
