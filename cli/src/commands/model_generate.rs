@@ -70,13 +70,17 @@ pub fn generate(a: &ModelGenerateArgs) -> Result<(), CliError> {
     }
     let file = |e: CheckpointError| CliError::ModelFile(ModelFileError::Checkpoint(Box::new(e)));
     let (name, cfg, mut weights) = checkpoint::open(dir).map_err(file)?;
-    let words = |e: TokenizerError| CliError::ModelFile(ModelFileError::Tokenizer(Box::new(e)));
     let tokenizer = match a.prompt {
         Some(_) => Some(Tokenizer::require(dir).map_err(words)?),
         None => Tokenizer::open(dir).map_err(words)?,
     };
     let err = move |e: LlamaError<CheckpointError>| file(checkpoint::built(dir, None, e));
     run(a, &name, &cfg, &mut weights, tokenizer.as_ref(), &err)
+}
+
+/// A tokenizer's error as the CLI reports a model file's (exit 2, the file named).
+fn words(e: TokenizerError) -> CliError {
+    CliError::ModelFile(ModelFileError::Tokenizer(Box::new(e)))
 }
 
 /// The prompt: `--prompt` encoded by `tokenizer`, or `--prompt-ids`, for every
@@ -88,7 +92,6 @@ fn prompt(
 ) -> Result<Vec<Vec<i32>>, CliError> {
     let batch = a.batch as usize;
     if let (Some(text), Some(t)) = (&a.prompt, tokenizer) {
-        let words = |e: TokenizerError| CliError::ModelFile(ModelFileError::Tokenizer(Box::new(e)));
         let ids = t.encode(text).map_err(words)?;
         if ids.is_empty() {
             return Err(CliError::Usage(
@@ -179,8 +182,6 @@ fn run<W: LlamaWeights>(
         outln!("sequence {b}: {}", text.join(","))?;
         if let Some(t) = tokenizer {
             let ids: Vec<u32> = ids.iter().map(|&i| i as u32).collect();
-            let words =
-                |e: TokenizerError| CliError::ModelFile(ModelFileError::Tokenizer(Box::new(e)));
             // Quoted as Rust writes strings: a newline or a control character the model
             // generated shows as an escape, not as a broken line.
             outln!("text {b}:     {:?}", t.decode(&ids).map_err(words)?)?;

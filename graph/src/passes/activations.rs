@@ -21,7 +21,7 @@
 //! else reads (and no graph output names) is rewritten, and only where the result has
 //! the shape and type of `x` (a constant factor does not broadcast it).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use super::PassContext;
 use crate::graph::{Graph, Node, NodeId, TensorId};
@@ -360,14 +360,7 @@ fn rewrite(g: &mut Graph, m: Match) -> usize {
     root.name = format!("{}::{}", root.name, m.op.name().to_lowercase());
     root.op = Op::Unary(m.op);
     root.inputs = vec![m.x];
-    let drop: HashSet<usize> = m.nodes.iter().map(|n| n.0).collect();
-    let mut k = 0;
-    g.nodes.retain(|_| {
-        let keep = !drop.contains(&k);
-        k += 1;
-        keep
-    });
-    drop.len()
+    super::remove_nodes(g, m.nodes)
 }
 
 #[cfg(test)]

@@ -314,19 +314,12 @@ fn rewrite(g: &mut Graph, m: Match, cx: &PassContext) -> Result<usize, Refused> 
     }
     g.nodes[m.scores.0] = transpose;
     g.nodes[last.0] = attention;
-    let drop: HashSet<NodeId> = m
+    let drop = m
         .nodes
         .iter()
         .copied()
-        .filter(|&n| n != last && n != m.scores)
-        .collect();
-    let mut k = 0;
-    g.nodes.retain(|_| {
-        let keep = !drop.contains(&NodeId(k));
-        k += 1;
-        keep
-    });
-    Ok(drop.len())
+        .filter(|&n| n != last && n != m.scores);
+    Ok(super::remove_nodes(g, drop.collect::<Vec<_>>()))
 }
 
 #[cfg(test)]

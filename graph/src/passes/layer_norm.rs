@@ -13,7 +13,6 @@
 //! rewritten; `gamma` and `beta` must be constants broadcasting to the normalized
 //! dimensions (a missing gamma is ones).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use ndarray::{ArrayD, IxDyn};
@@ -185,19 +184,8 @@ fn rewrite(g: &mut Graph, m: Match) -> usize {
         inputs,
         output: m.output,
     };
-    let drop: HashMap<NodeId, ()> = m
-        .nodes
-        .iter()
-        .filter(|&&n| n != last)
-        .map(|&n| (n, ()))
-        .collect();
-    let mut k = 0;
-    g.nodes.retain(|_| {
-        let keep = !drop.contains_key(&NodeId(k));
-        k += 1;
-        keep
-    });
-    drop.len()
+    let drop: Vec<NodeId> = m.nodes.iter().copied().filter(|&n| n != last).collect();
+    super::remove_nodes(g, drop)
 }
 
 #[cfg(test)]

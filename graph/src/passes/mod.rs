@@ -43,12 +43,27 @@ pub use siblings::merge_sibling_products;
 pub use weight_layout::assign_weight_layouts;
 pub use wide_weights::split_wide_weights;
 
-use crate::graph::{Graph, TensorId};
+use std::collections::HashSet;
+
+use crate::graph::{Graph, NodeId, TensorId};
 
 /// The value of `t` where it is a constant of one element (a scale, an epsilon, a 0).
 pub(crate) fn scalar(g: &Graph, t: TensorId) -> Option<f64> {
     let d = g.tensor(t).data.as_ref()?;
     (d.len() == 1).then(|| d.iter().next().map(|&v| f64::from(v)))?
+}
+
+/// Removes the nodes `drop` names from `g` (the rest keep their order); how many went.
+/// What a rewrite calls once it has put its one node in a matched chain's place.
+pub(crate) fn remove_nodes(g: &mut Graph, drop: impl IntoIterator<Item = NodeId>) -> usize {
+    let drop: HashSet<usize> = drop.into_iter().map(|n| n.0).collect();
+    let mut k = 0;
+    g.nodes.retain(|_| {
+        let keep = !drop.contains(&k);
+        k += 1;
+        keep
+    });
+    drop.len()
 }
 
 /// Every read of `from` (node inputs and graph outputs) becomes a read of `to`.

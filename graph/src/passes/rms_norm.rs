@@ -14,7 +14,6 @@
 //! names) is rewritten; `gamma` must be a constant broadcasting to the normalized
 //! dimensions (a missing gamma is ones).
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use ndarray::{ArrayD, IxDyn};
@@ -198,19 +197,8 @@ fn rewrite(g: &mut Graph, m: Match) -> usize {
         inputs: vec![m.x, gamma],
         output: m.output,
     };
-    let drop: HashSet<usize> = m
-        .nodes
-        .iter()
-        .filter(|&&n| n != last)
-        .map(|n| n.0)
-        .collect();
-    let mut k = 0;
-    g.nodes.retain(|_| {
-        let keep = !drop.contains(&k);
-        k += 1;
-        keep
-    });
-    drop.len()
+    let drop: Vec<NodeId> = m.nodes.iter().copied().filter(|&n| n != last).collect();
+    super::remove_nodes(g, drop)
 }
 
 #[cfg(test)]

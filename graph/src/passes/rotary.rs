@@ -13,8 +13,6 @@
 //! intermediate tensors nothing else reads (and no graph output names) is rewritten, and
 //! only where `cos` and `sin` broadcast to `x` and share its type.
 
-use std::collections::HashSet;
-
 use super::PassContext;
 use crate::graph::{Graph, Node, NodeId, TensorId};
 use crate::op::shapes::broadcast;
@@ -164,14 +162,7 @@ fn rewrite(g: &mut Graph, m: Match) -> usize {
         inputs: vec![m.x, m.cos, m.sin],
         output: root.output,
     };
-    let drop: HashSet<usize> = m.nodes.iter().map(|n| n.0).collect();
-    let mut k = 0;
-    g.nodes.retain(|_| {
-        let keep = !drop.contains(&k);
-        k += 1;
-        keep
-    });
-    drop.len()
+    super::remove_nodes(g, m.nodes)
 }
 
 #[cfg(test)]
