@@ -173,6 +173,15 @@ impl Dialect for Cuda {
         Some("asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");")
     }
 
+    fn device_fence(&self) -> Option<&'static str> {
+        Some("__threadfence();")
+    }
+
+    /// `atomicAdd` has `int` and `unsigned int` forms: the counter's type picks one.
+    fn atomic_add(&self, ptr: &str, value: &str) -> Option<String> {
+        Some(format!("atomicAdd({ptr}, {value})"))
+    }
+
     fn swizzled_index(&self, index: &str) -> Option<String> {
         Some(format!("weft_swz128({index})"))
     }

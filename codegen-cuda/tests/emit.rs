@@ -393,3 +393,33 @@ fn an_overlay_shares_its_hosts_bytes_where_it_fits() {
     let k = overlaid(1024, &["a", "b"]);
     assert_eq!(offsets(&k).0[3], 53248);
 }
+
+/// The last-block-combines kernel: each thread fences its part before the block counts
+/// itself in (`__threadfence()` before the `atomicAdd`, and again before the last block
+/// reads the parts), the old count goes to shared memory, and NVRTC compiles it.
+#[test]
+fn last_block_sums_fences_then_counts() {
+    let src = emit(&handmade::last_block_sums(3, true), &CudaOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .source;
+    snapshot("handmade_last_block_sums", &src);
+    let at = |needle: &str| {
+        src.find(needle)
+            .unwrap_or_else(|| panic!("no `{needle}` in\n{src}"))
+    };
+    let fence = at("__threadfence();");
+    let count = at("flag[0] = atomicAdd((counter + ");
+    assert!(fence < count, "the fence comes after the count:\n{src}");
+    assert_eq!(src.matches("__threadfence();").count(), 2, "{src}");
+    assert!(src.contains("int* __restrict__ counter"), "{src}");
+    nvrtc::check(&src).unwrap_or_else(|e| panic!("{e}"));
+    // The planted bug: without the fence, the count is not preceded by one.
+    let bare = emit(
+        &handmade::last_block_sums(3, false),
+        &CudaOptions::default(),
+    )
+    .unwrap()
+    .source;
+    let count = bare.find("atomicAdd(").unwrap();
+    assert!(!bare[..count].contains("__threadfence()"), "{bare}");
+}

@@ -31,3 +31,15 @@ fn handmade_kernels_compile_for_amd() {
     let entry_points: Vec<String> = unit.kernels.iter().map(|e| e.name.clone()).collect();
     hipcc::check(&unit.source, &entry_points).unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// The last-block-combines kernel in HIP: CUDA's spellings (`__threadfence()`,
+/// `atomicAdd`), compiled by hipcc.
+#[test]
+fn last_block_sums_compiles_for_amd() {
+    let e = emit(&handmade::last_block_sums(4, true), &HipOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(e.source.contains("__threadfence();"), "{}", e.source);
+    assert!(e.source.contains("= atomicAdd((counter + "), "{}", e.source);
+    let entry_points: Vec<String> = e.kernels.iter().map(|k| k.name.clone()).collect();
+    hipcc::check(&e.source, &entry_points).unwrap_or_else(|e| panic!("{e}"));
+}

@@ -166,3 +166,18 @@ fn lowered_function_is_one_library() {
     assert_eq!(src.matches("#include <metal_stdlib>").count(), 1);
     syntax_check(&src).unwrap();
 }
+
+/// MSL before 3.2 has no device-scope fence weft may rely on: refused by name.
+#[test]
+fn a_device_fence_is_refused() {
+    let err = emit(
+        &handmade::last_block_sums(2, true),
+        &MetalOptions::default(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, EmitError::Unsupported { kernel, what, .. }
+            if kernel == "last_block_sums" && what.contains("device-scope fence")),
+        "{err}"
+    );
+}

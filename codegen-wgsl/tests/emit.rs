@@ -242,6 +242,7 @@ fn every_limit_is_a_typed_error() {
             fragment_elements: false,
             shared_overlays: false,
             subgroup: Some(weft_codegen_common::SubgroupSize::fixed(32)),
+            device_fence: false,
         },
     };
     let mut big = handmade::vecadd();
@@ -369,4 +370,16 @@ fn unroll_budget_and_constant_conditions() {
         "{src}"
     );
     assert!(!src.contains("if ("), "{src}");
+}
+
+/// WGSL orders nothing between workgroups of a dispatch: a kernel that fences and counts
+/// is refused by name, never emitted without its ordering.
+#[test]
+fn a_device_fence_is_refused() {
+    let err = emit(&handmade::last_block_sums(2, true), &WgslOptions::default()).unwrap_err();
+    assert!(
+        matches!(&err, EmitError::Unsupported { kernel, what, .. }
+            if kernel == "last_block_sums" && what.contains("device-scope fence")),
+        "{err}"
+    );
 }

@@ -265,6 +265,47 @@ pub enum Stmt {
     Barrier,
     /// A warp-wide matrix-fragment operation (see [`crate::fragment`]).
     Frag(Box<FragOp>),
+    /// A device-scope memory fence (CUDA's `__threadfence()`): the thread's writes
+    /// before it reach every block before its writes after it (an atomic among them),
+    /// and its reads after it see what the blocks whose atomics it observed wrote before
+    /// their own fence. What a block that publishes partial results to another block,
+    /// through an [`AtomicAdd`] on a counter, needs on both sides.
+    Fence,
+    /// An atomic fetch-add on one element of a global 32-bit integer buffer.
+    AtomicAdd(Box<AtomicAdd>),
+}
+
+/// `old[old_indices] = atomic_add(&buffer[indices], value)`: the element of `buffer`
+/// (global, `i32` or `u32`) gains `value` as one indivisible step against every other
+/// thread of every block, and the value it held before goes to `old` (a shared or
+/// local element, so that a block can broadcast it after a barrier), or nowhere.
+#[derive(Clone, Debug)]
+pub struct AtomicAdd {
+    pub buffer: Buffer,
+    pub indices: Vec<Expr>,
+    pub value: Expr,
+    pub old: Option<(Buffer, Vec<Expr>)>,
+}
+
+impl AtomicAdd {
+    /// Every expression: the indices, the value, then the old value's indices.
+    pub fn exprs(&self) -> impl Iterator<Item = &Expr> {
+        let old = self.old.iter().flat_map(|(_, i)| i);
+        self.indices.iter().chain([&self.value]).chain(old)
+    }
+
+    /// The same with every expression rewritten by `f`.
+    pub fn map_exprs(&self, f: &mut dyn FnMut(&Expr) -> Expr) -> AtomicAdd {
+        AtomicAdd {
+            buffer: self.buffer.clone(),
+            indices: self.indices.iter().map(&mut *f).collect(),
+            value: f(&self.value),
+            old: self
+                .old
+                .as_ref()
+                .map(|(b, i)| (b.clone(), i.iter().map(&mut *f).collect())),
+        }
+    }
 }
 
 /// A position in a statement tree: the child index taken at each level (see
@@ -287,7 +328,7 @@ impl Stmt {
                 .collect(),
             Stmt::Mapping(m) => vec![&m.body],
             Stmt::Let { body, .. } => vec![body],
-            Stmt::Barrier | Stmt::Frag(_) => vec![],
+            Stmt::Barrier | Stmt::Frag(_) | Stmt::Fence | Stmt::AtomicAdd(_) => vec![],
         }
     }
 
@@ -314,7 +355,7 @@ impl Stmt {
             },
             Stmt::Mapping(m) => (i == 0).then_some(&mut m.body),
             Stmt::Let { body, .. } => (i == 0).then_some(&mut **body),
-            Stmt::Barrier | Stmt::Frag(_) => None,
+            Stmt::Barrier | Stmt::Frag(_) | Stmt::Fence | Stmt::AtomicAdd(_) => None,
         }
     }
 
@@ -373,7 +414,8 @@ impl Stmt {
             Stmt::Mapping(m) => f(&m.worker),
             Stmt::Let { value, .. } => f(value),
             Stmt::Frag(op) => op.exprs().into_iter().for_each(&mut *f),
-            Stmt::Seq(_) | Stmt::For(_) | Stmt::Barrier => {}
+            Stmt::AtomicAdd(a) => a.exprs().for_each(&mut *f),
+            Stmt::Seq(_) | Stmt::For(_) | Stmt::Barrier | Stmt::Fence => {}
         })
     }
 
@@ -407,7 +449,7 @@ impl Stmt {
                 *value = f(value);
                 body.rewrite_loop_exprs(f);
             }
-            Stmt::Barrier | Stmt::Frag(_) => {}
+            Stmt::Barrier | Stmt::Frag(_) | Stmt::Fence | Stmt::AtomicAdd(_) => {}
         }
     }
 
@@ -440,8 +482,9 @@ impl Stmt {
             }
             Stmt::Mapping(m) => m.body.rewrite_body_exprs(f),
             Stmt::Let { body, .. } => body.rewrite_body_exprs(f),
-            Stmt::Barrier => {}
+            Stmt::Barrier | Stmt::Fence => {}
             Stmt::Frag(op) => **op = op.map_exprs(f),
+            Stmt::AtomicAdd(a) => **a = a.map_exprs(f),
         }
     }
 
@@ -461,6 +504,12 @@ impl Stmt {
                     add(b)
                 }
                 if let Some(b) = op.tma_source() {
+                    add(b)
+                }
+            }
+            Stmt::AtomicAdd(a) => {
+                add(&a.buffer);
+                if let Some((b, _)) = &a.old {
                     add(b)
                 }
             }

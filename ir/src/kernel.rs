@@ -19,7 +19,7 @@
 use crate::dtype::DType;
 use crate::expr::{Buffer, Expr, Intrinsic, Var};
 use crate::fragment::{FragOp, Fragment};
-use crate::func::Param;
+use crate::func::{AtomicAdd, Param};
 use crate::mapping::TaskMapping;
 
 /// How a kernel uses a buffer parameter.
@@ -113,6 +113,11 @@ pub enum KStmt {
     /// A warp-wide matrix-fragment operation (see [`crate::fragment`]); its `origin` is
     /// one flat index.
     Frag(Box<FragOp>),
+    /// A device-scope memory fence ([`crate::func::Stmt::Fence`]).
+    Fence,
+    /// An atomic fetch-add ([`crate::func::Stmt::AtomicAdd`]); each of its index lists
+    /// is one flat index.
+    AtomicAdd(Box<AtomicAdd>),
 }
 
 impl KStmt {
@@ -147,7 +152,12 @@ impl KStmt {
                 }
             }
             KStmt::Mapping(m) => m.body.visit(f),
-            KStmt::Store { .. } | KStmt::Barrier | KStmt::Comment(_) | KStmt::Frag(_) => {}
+            KStmt::Store { .. }
+            | KStmt::Barrier
+            | KStmt::Comment(_)
+            | KStmt::Frag(_)
+            | KStmt::Fence
+            | KStmt::AtomicAdd(_) => {}
         }
     }
 
@@ -163,7 +173,12 @@ impl KStmt {
             }
             KStmt::Mapping(m) => f(&m.worker),
             KStmt::Frag(op) => op.exprs().into_iter().for_each(&mut *f),
-            KStmt::Seq(_) | KStmt::For { .. } | KStmt::Barrier | KStmt::Comment(_) => {}
+            KStmt::AtomicAdd(a) => a.exprs().for_each(&mut *f),
+            KStmt::Seq(_)
+            | KStmt::For { .. }
+            | KStmt::Barrier
+            | KStmt::Comment(_)
+            | KStmt::Fence => {}
         })
     }
 
@@ -250,6 +265,8 @@ impl KStmt {
                 lanes: *lanes,
             },
             KStmt::Barrier => KStmt::Barrier,
+            KStmt::Fence => KStmt::Fence,
+            KStmt::AtomicAdd(a) => KStmt::AtomicAdd(Box::new(a.map_exprs(f))),
             KStmt::Comment(t) => KStmt::Comment(t.clone()),
             KStmt::Frag(op) => KStmt::Frag(Box::new(op.map_exprs(f))),
             KStmt::Mapping(m) => KStmt::Mapping(Box::new(KMapping {
@@ -424,4 +441,24 @@ pub struct LoweredFunc {
     /// Global intermediate buffers the runtime allocates before the first kernel.
     pub temps: Vec<Buffer>,
     pub kernels: Vec<Kernel>,
+}
+
+impl LoweredFunc {
+    /// The temporaries some kernel adds to atomically (counters): the runtime zeroes
+    /// them once, when it allocates them, and never poisons them, since the kernels
+    /// that count in them leave them at zero again (a replay finds them zeroed).
+    pub fn counters(&self) -> Vec<&Buffer> {
+        let mut targets: Vec<u64> = Vec::new();
+        for k in &self.kernels {
+            k.body.visit(&mut |s| {
+                if let KStmt::AtomicAdd(a) = s {
+                    targets.push(a.buffer.id());
+                }
+            });
+        }
+        self.temps
+            .iter()
+            .filter(|t| targets.contains(&t.id()))
+            .collect()
+    }
 }

@@ -46,6 +46,7 @@ fn every_workload_schedule_and_backend() {
                 name: "vulkan".into(),
                 fragment_elements: false,
                 shared_overlays: false,
+                device_fence: false,
                 ..TargetLimits::cuda()
             };
             let name = |backend: &str| format!("{}__{}__{}", op.name, schedule, backend);

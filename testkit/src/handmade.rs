@@ -104,6 +104,65 @@ fn rem(a: Expr, b: i64) -> Expr {
     Expr::binary(BinOp::Mod, a, Expr::int(b))
 }
 
+/// A split sum whose last block combines: part `blockIdx.z` of tile `blockIdx.x` writes
+/// `x[z, i]²` for its 32 elements, fences (where `fence`), and counts itself in on the
+/// tile's counter; the block that sees `sk - 1` sums the `sk` parts in order into `out`
+/// and zeroes the counter. Not in [`all`]: only targets with a device-scope fence take it.
+pub fn last_block_sums(sk: i64, fence: bool) -> Kernel {
+    let (tiles, threads) = (4, 32);
+    let n = tiles * threads;
+    let x = global("x", sk * n, DType::F32);
+    let partial = global("partial", sk * n, DType::F32);
+    let counter = global("counter", tiles, DType::I32);
+    let out = global("out", n, DType::F32);
+    let flag = Buffer::new("flag", vec![1], DType::I32, Scope::Shared);
+    let bz = Expr::Builtin(ThreadAxis::BlockIdxZ);
+    let i = bx() * threads + tx();
+    let v = load(&x, bz.clone() * n + i.clone());
+    let mut items = vec![store(&partial, bz * n + i.clone(), v.clone() * v)];
+    if fence {
+        items.push(KStmt::Fence);
+    }
+    let arrive = KStmt::AtomicAdd(Box::new(weft_ir::func::AtomicAdd {
+        buffer: counter.clone(),
+        indices: vec![bx()],
+        value: Expr::int(1),
+        old: Some((flag.clone(), vec![Expr::int(0)])),
+    }));
+    let sum = (1..sk).fold(load(&partial, i.clone()), |acc, z| {
+        acc + load(&partial, Expr::int(z * n) + i.clone())
+    });
+    let last = KStmt::seq(vec![
+        KStmt::Fence,
+        store(&out, i.clone(), sum),
+        if_(tx().eq_(0), store(&counter, bx(), Expr::int(0))),
+    ]);
+    items.extend([
+        KStmt::Barrier,
+        if_(tx().eq_(0), arrive),
+        KStmt::Barrier,
+        if_(load(&flag, Expr::int(0)).eq_(sk - 1), last),
+    ]);
+    Kernel {
+        name: "last_block_sums".into(),
+        params: vec![
+            param(&x, Access::Read),
+            param(&partial, Access::ReadWrite),
+            param(&counter, Access::ReadWrite),
+            param(&out, Access::Write),
+        ],
+        grid: [tiles as u32, 1, sk as u32],
+        block: [threads as u32, 1, 1],
+        shared: vec![flag],
+        locals: vec![],
+        min_blocks_per_sm: 0,
+        async_copies: false,
+        async_pending: 0,
+        fragments: vec![],
+        body: KStmt::seq(items),
+    }
+}
+
 /// `C[i] = A[i] + B[i]` over 1024 elements: a 1-D grid of 4 blocks of 256 threads.
 pub fn vecadd() -> Kernel {
     vecadd_of(1024)

@@ -85,6 +85,18 @@ pub trait Dialect {
     fn proxy_fence(&self) -> Option<&'static str> {
         None
     }
+    /// The statement that fences the thread's memory accesses at device scope
+    /// ([`weft_ir::kernel::KStmt::Fence`]); `None` where the language orders nothing
+    /// between blocks (a kernel with a fence is then refused).
+    fn device_fence(&self) -> Option<&'static str> {
+        None
+    }
+    /// An atomic fetch-add of `value` to the global 32-bit integer `ptr` points at,
+    /// returning the old value (source text; [`weft_ir::kernel::KStmt::AtomicAdd`]);
+    /// `None` where the dialect does not write one (the kernel is then refused).
+    fn atomic_add(&self, _ptr: &str, _value: &str) -> Option<String> {
+        None
+    }
     /// The index expression of element `index` (source text) of a shared tile in
     /// Hopper's 128-byte swizzled layout ([`weft_ir::tma`]) where threads, not TMA,
     /// read or write it; `None` where the dialect has no such tiles.

@@ -80,6 +80,13 @@ pub struct TargetLimits {
     /// with the `subgroups` feature. `None`: no shuffles (plain WebGPU, where the feature
     /// is optional); reductions go through shared memory.
     pub subgroup: Option<SubgroupSize>,
+    /// Whether blocks may hand each other results within one launch: the language has
+    /// a device-scope fence and atomics that order plain accesses around them (CUDA's
+    /// and HIP's `__threadfence()` and `atomicAdd`), so a split reduction's last block
+    /// can combine the parts. WGSL's atomics are relaxed and its barriers order one
+    /// workgroup only; MSL has a device-scope `atomic_thread_fence` only from 3.2, which
+    /// weft does not require: there, a split reduction keeps its summing kernel.
+    pub device_fence: bool,
 }
 
 /// The sizes a target's subgroups may have. Some drivers choose per pipeline between
@@ -184,6 +191,7 @@ impl TargetLimits {
             fragment_elements: true,
             shared_overlays: true,
             subgroup: Some(SubgroupSize::fixed(32)),
+            device_fence: true,
         }
     }
 
@@ -227,6 +235,7 @@ impl TargetLimits {
             shared_overlays: false,
             // `subgroups` is an optional WebGPU feature.
             subgroup: None,
+            device_fence: false,
         }
     }
 
@@ -303,6 +312,7 @@ impl TargetLimits {
             shared_overlays: false,
             // SIMD-groups of 32 threads on every Apple GPU.
             subgroup: Some(SubgroupSize::fixed(32)),
+            device_fence: false,
         }
     }
 

@@ -58,6 +58,13 @@ impl Dialect for Hip {
     fn reserved(&self) -> &[&'static [&'static str]] {
         RESERVED
     }
+    /// HIP spells CUDA's: `__threadfence()` is a device-scope (agent) fence there too.
+    fn device_fence(&self) -> Option<&'static str> {
+        Cuda.device_fence()
+    }
+    fn atomic_add(&self, ptr: &str, value: &str) -> Option<String> {
+        Cuda.atomic_add(ptr, value)
+    }
     fn scalar_type(&self, dtype: DType) -> &'static str {
         Cuda.scalar_type(dtype)
     }

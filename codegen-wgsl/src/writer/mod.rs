@@ -75,7 +75,12 @@ fn needs_block(s: &KStmt) -> bool {
             needs_hoist(cond) || needs_block(then) || otherwise.as_deref().is_some_and(needs_block)
         }
         KStmt::For { unroll, body, .. } => *unroll && needs_block(body),
-        KStmt::Barrier | KStmt::Mapping(_) | KStmt::Comment(_) | KStmt::Frag(_) => false,
+        KStmt::Barrier
+        | KStmt::Mapping(_)
+        | KStmt::Comment(_)
+        | KStmt::Frag(_)
+        | KStmt::Fence
+        | KStmt::AtomicAdd(_) => false,
     }
 }
 
@@ -455,6 +460,15 @@ impl Writer<'_> {
                 self.line(level, &format!("{dst}[{i}] = {v};"));
             }
             KStmt::Barrier => self.line(level, "workgroupBarrier();"),
+            // WGSL's atomics are relaxed and its barriers reach one workgroup: nothing
+            // orders one workgroup's plain writes before another's reads in a dispatch
+            // (`TargetLimits::device_fence` is false, so templates keep two kernels).
+            KStmt::Fence | KStmt::AtomicAdd(_) => {
+                return Err(self.unsupported(
+                    "a device-scope fence or atomic (WGSL orders nothing between workgroups within a dispatch)"
+                        .into(),
+                ));
+            }
             KStmt::Frag(op) => self.frag(op, level)?,
             // In unrolled copies, only the first copy carries the block's name.
             KStmt::Comment(t) => {

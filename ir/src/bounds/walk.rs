@@ -92,7 +92,14 @@ impl Walker<'_> {
                 self.expr(&m.worker, facts);
                 self.stmt(&m.body, facts);
             }
-            KStmt::Barrier | KStmt::Comment(_) => {}
+            KStmt::AtomicAdd(a) => {
+                a.exprs().for_each(|e| self.expr(e, facts));
+                // The counter's element and the old value's slot: each one flat index.
+                for (buffer, kind, index) in atomic_accesses(a) {
+                    self.check(buffer, kind, index, 1, facts);
+                }
+            }
+            KStmt::Barrier | KStmt::Comment(_) | KStmt::Fence => {}
         }
     }
 
@@ -319,4 +326,18 @@ impl Walker<'_> {
             occurrences: 1,
         });
     }
+}
+
+/// The elements an atomic touches: the counter's (read and written) and where the old
+/// value goes (written), each at its one flat index.
+fn atomic_accesses(a: &crate::func::AtomicAdd) -> Vec<(&Buffer, AccessKind, &Expr)> {
+    let mut out: Vec<_> = a
+        .indices
+        .iter()
+        .map(|i| (&a.buffer, AccessKind::Store, i))
+        .collect();
+    if let Some((b, idx)) = &a.old {
+        out.extend(idx.iter().map(|i| (b, AccessKind::Store, i)));
+    }
+    out
 }

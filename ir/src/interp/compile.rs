@@ -18,8 +18,9 @@ use super::fragment::CFrag;
 use super::node::NodeId;
 use super::value::{self, BinFn, CallFn, Raw, UnFn};
 use crate::dtype::DType;
-use crate::expr::{BinOp, Buffer, Expr, Intrinsic, Var};
+use crate::expr::{BinOp, Buffer, Expr, Intrinsic, Scope, Var};
 use crate::fragment::{Fragment, WARP};
+use crate::func::AtomicAdd;
 use crate::kernel::{Access, KStmt, Kernel, KernelParam};
 use crate::tma::MBarrier;
 
@@ -105,6 +106,17 @@ pub(super) enum CStmt {
     Barrier,
     /// A warp-wide fragment operation.
     Frag(Box<CFrag>),
+    /// A device-scope fence: publishes the block's writes to the blocks that observe its
+    /// next atomic ([`super::sync`]).
+    Fence,
+    /// `old = atomic_add(buf[idx], value)`; `old` a shared or local slot, if any.
+    AtomicAdd {
+        buf: u32,
+        idx: NodeId,
+        signed: bool,
+        value: NodeId,
+        old: Option<(u32, NodeId, bool)>,
+    },
 }
 
 /// Where a buffer lives, as the executor sees it.
@@ -574,6 +586,8 @@ impl Compiler<'_> {
                 lanes,
             } => self.store(buffer, index, value, *lanes)?,
             KStmt::Barrier => CStmt::Barrier,
+            KStmt::Fence => CStmt::Fence,
+            KStmt::AtomicAdd(a) => self.atomic_add(a)?,
             KStmt::Comment(_) => CStmt::Seq(Vec::new()),
             KStmt::Frag(op) => CStmt::Frag(Box::new(self.frag(op)?)),
             KStmt::Mapping(m) => {
@@ -656,6 +670,67 @@ impl Compiler<'_> {
             src_idx,
             src_signed,
             lanes,
+        })
+    }
+
+    /// An atomic fetch-add: on a global `i32`/`u32` element, its old value into a shared
+    /// or local element of the same type.
+    fn atomic_add(&mut self, a: &AtomicAdd) -> Result<CStmt, InterpError> {
+        let dtype = a.buffer.dtype();
+        let whole = Expr::Load {
+            buffer: a.buffer.clone(),
+            indices: a.indices.clone(),
+            lanes: 1,
+        };
+        if !matches!(dtype, DType::I32 | DType::U32) || a.buffer.scope() != Scope::Global {
+            return Err(self.unsupported(format!(
+                "atomic add on `{}`, a {} {dtype} buffer: atomics take global i32 or u32",
+                a.buffer.name(),
+                a.buffer.scope()
+            )));
+        }
+        let buf = self.buffer(&a.buffer, MemOp::Write)?;
+        self.buffer(&a.buffer, MemOp::Read)?;
+        let (idx, signed) = self.index(&whole, &a.indices)?;
+        let value = self.expr(&a.value)?;
+        if self.ty(value) != dtype {
+            return Err(self.mismatch(
+                &a.value,
+                format!(
+                    "{} added atomically to `{}` of type {dtype}",
+                    self.ty(value),
+                    a.buffer.name()
+                ),
+            ));
+        }
+        let old = match &a.old {
+            None => None,
+            Some((b, indices)) => {
+                if b.dtype() != dtype || b.scope() == Scope::Global {
+                    return Err(self.unsupported(format!(
+                        "the old value of `{}` ({dtype}) into `{}`, a {} {}: it goes to a shared or local element of the same type",
+                        a.buffer.name(),
+                        b.name(),
+                        b.scope(),
+                        b.dtype()
+                    )));
+                }
+                let slot = self.buffer(b, MemOp::Write)?;
+                let target = Expr::Load {
+                    buffer: b.clone(),
+                    indices: indices.clone(),
+                    lanes: 1,
+                };
+                let (i, s) = self.index(&target, indices)?;
+                Some((slot, i, s))
+            }
+        };
+        Ok(CStmt::AtomicAdd {
+            buf,
+            idx,
+            signed,
+            value,
+            old,
         })
     }
 }

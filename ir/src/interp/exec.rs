@@ -206,6 +206,7 @@ impl<'p> Machine<'p> {
                     .map(|b| value::poison(b.buffer.dtype()))
                     .collect(),
                 handover: None,
+                sync: Default::default(),
                 generic: p
                     .bufs
                     .iter()
@@ -518,6 +519,18 @@ impl<'p> Machine<'p> {
             }
             CStmt::Barrier => self.barrier(act)?,
             CStmt::Frag(op) => self.exec_frag(op, act)?,
+            CStmt::Fence => {
+                for &t in act {
+                    self.mem.fence(t as usize);
+                }
+            }
+            CStmt::AtomicAdd {
+                buf,
+                idx,
+                signed,
+                value,
+                old,
+            } => self.atomic_add(act, (*buf as usize, *idx, *signed), *value, *old)?,
         }
         // A write that passed an overlay's bytes to it (`Memory::share`).
         if let Some((o, bb)) = self.mem.handover.take() {
@@ -527,6 +540,42 @@ impl<'p> Machine<'p> {
                 .find(|&l| self.mem.lane_bb[l as usize] as usize == bb)
                 .unwrap_or_default();
             self.check_handover(o, bb, lane as usize)?;
+        }
+        Ok(())
+    }
+
+    /// `old = atomic_add(buf[idx], value)` for each active thread in turn: the threads
+    /// of a block in order, as one of the orders a device may take.
+    fn atomic_add(
+        &mut self,
+        act: &[u32],
+        (buf, idx, signed): (usize, NodeId, bool),
+        value: NodeId,
+        old: Option<(u32, NodeId, bool)>,
+    ) -> Result<(), InterpError> {
+        self.eval(idx, act)?;
+        self.eval(value, act)?;
+        let (si, sv) = (self.src(idx, None)?, self.src(value, None)?);
+        let so = match old {
+            Some((slot, oi, os)) => {
+                self.eval(oi, act)?;
+                Some((slot as usize, self.src(oi, None)?, os))
+            }
+            None => None,
+        };
+        for &t in act {
+            let i = index(si.get(&self.cols, t as usize), signed);
+            let v = sv.get(&self.cols, t as usize);
+            let was = match self.mem.atomic_add(buf, i, t as usize, v) {
+                Ok(was) => was,
+                Err(f) => return Err(self.fault(f, buf, i, 1, MemOp::Write, t)),
+            };
+            if let Some((slot, oi, os)) = so {
+                let j = index(oi.get(&self.cols, t as usize), os);
+                if let Err(f) = self.mem.store(slot, j, t as usize, was) {
+                    return Err(self.fault(f, slot, j, 1, MemOp::Write, t));
+                }
+            }
         }
         Ok(())
     }

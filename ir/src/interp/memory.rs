@@ -8,6 +8,7 @@
 
 use super::compile::BufKind;
 use super::race::{Conflict, Tracker};
+use super::sync::Sync;
 use super::value::Raw;
 
 /// Why an access failed (made into an [`super::InterpError`] once names are known).
@@ -69,6 +70,8 @@ pub(super) struct Memory {
     /// proxy) wrote it last. A `wgmma` may read such an element only after a barrier
     /// that fences the proxies.
     pub generic: Vec<Option<Vec<u32>>>,
+    /// What blocks ordered through counters ([`super::sync`]).
+    pub sync: Sync,
 }
 
 impl Memory {
@@ -172,7 +175,9 @@ impl Memory {
         self.share(buf, lane, false)?;
         let (b, t, e) = self.who(buf, lane);
         if let Some(tr) = &mut self.tracks[buf] {
-            tr.read(at, b, t, e).map_err(Fault::Race)?;
+            let sync = &self.sync;
+            tr.read(at, (b, t, e), |fb, fe| sync.ordered(fb, fe, b, e))
+                .map_err(Fault::Race)?;
         }
         // `offset` checked the bounds; `get` keeps a broken invariant from panicking.
         self.data[buf].get(at).copied().ok_or(Fault::OutOfBounds)
@@ -224,7 +229,9 @@ impl Memory {
         self.share(buf, lane, true)?;
         let (b, t, e) = self.who(buf, lane);
         if let Some(tr) = &mut self.tracks[buf] {
-            tr.write(at, b, t, e).map_err(Fault::Race)?;
+            let sync = &self.sync;
+            tr.write(at, (b, t, e), |fb, fe| sync.ordered(fb, fe, b, e))
+                .map_err(Fault::Race)?;
         }
         match self.data[buf].get_mut(at) {
             Some(slot) => *slot = v,
@@ -236,5 +243,25 @@ impl Memory {
             *w = e;
         }
         Ok(())
+    }
+
+    /// An atomic `data[i] += v` by `lane` on a global buffer, returning the old value:
+    /// outside the race records (atomics never race with each other), but recorded as
+    /// the block's arrival at the counter element ([`Sync::arrive`]).
+    pub fn atomic_add(&mut self, buf: usize, i: i64, lane: usize, v: Raw) -> Result<Raw, Fault> {
+        let at = self.offset(buf, i, lane)?;
+        let (b, _, e) = self.who(buf, lane);
+        let slot = self.data[buf].get_mut(at).ok_or(Fault::OutOfBounds)?;
+        let old = *slot;
+        // `i32` and `u32` alike: two's complement bits wrap the same.
+        *slot = old.wrapping_add(v);
+        self.sync.arrive((buf, at), b, e);
+        Ok(old)
+    }
+
+    /// `lane`'s block fences: its writes so far are published at its next atomic.
+    pub fn fence(&mut self, lane: usize) {
+        let bb = self.lane_bb[lane] as usize;
+        self.sync.fence(self.block_ids[bb], self.epochs[bb]);
     }
 }

@@ -15,7 +15,9 @@
 //!   between, at least one of them writing;
 //! - global-memory races: within one launch, an element written by one thread and read or
 //!   written by another thread of another block, or of the same block with no barrier
-//!   between (blocks cannot synchronise);
+//!   between (blocks synchronise only through a counter: a block's writes before a
+//!   device-scope fence and its atomic on the counter are ordered before the accesses
+//!   of a block whose later atomic on it observed them, `sync`);
 //! - barriers reached by only part of a block, unexpanded task mappings, unbound variables,
 //!   type mismatches, integer division by zero.
 //!
@@ -65,6 +67,7 @@ mod fragment;
 mod memory;
 mod node;
 mod race;
+mod sync;
 mod value;
 
 use std::collections::HashMap;
@@ -104,6 +107,11 @@ pub fn run(func: &LoweredFunc, args: &mut [Arg]) -> Result<(), InterpError> {
                 shape: t.shape().to_vec(),
             })?;
         buffers.insert(t.id(), TensorData::poisoned(t.dtype(), len));
+    }
+    // Counters start at zero, as the runtime allocates them.
+    for t in func.counters() {
+        let len = t.numel().max(0) as usize;
+        buffers.insert(t.id(), TensorData::zeros(t.dtype(), len));
     }
     // Move the tensors into the map (no copy) and back out whatever happens.
     for (param, arg) in func.params.iter().zip(args.iter_mut()) {

@@ -69,11 +69,20 @@ impl Tracker {
     /// Records a read of element `i` by thread `t` of block `b` in epoch `e`; returns the
     /// unordered write it races with, if any. `i` is in bounds (checked by the caller).
     #[inline]
-    pub fn read(&mut self, i: usize, b: u32, t: u32, e: u32) -> Result<(), Conflict> {
+    /// `ordered(block, epoch)`: whether an access of another block at that epoch is
+    /// ordered before this one through a counter ([`super::sync`]).
+    pub fn read(
+        &mut self,
+        i: usize,
+        (b, t, e): (u32, u32, u32),
+        ordered: impl Fn(u32, u32) -> bool,
+    ) -> Result<(), Conflict> {
         let Some(c) = self.cells.get_mut(i) else {
             return Ok(());
         };
-        if c.w_epoch != 0 && (c.w_block != b || (c.w_epoch == e && c.w_thread != t)) {
+        let unordered = |c: &Cell| c.w_block != b && !ordered(c.w_block, c.w_epoch);
+        if c.w_epoch != 0 && (unordered(c) || (c.w_block == b && c.w_epoch == e && c.w_thread != t))
+        {
             return Err(Conflict {
                 first: MemOp::Write,
                 block: c.w_block,
@@ -98,13 +107,20 @@ impl Tracker {
     }
 
     /// Records a write of element `i` by thread `t` of block `b` in epoch `e`; returns
-    /// the unordered read or write it races with, if any.
+    /// the unordered read or write it races with, if any (`ordered` as for reads).
     #[inline]
-    pub fn write(&mut self, i: usize, b: u32, t: u32, e: u32) -> Result<(), Conflict> {
+    pub fn write(
+        &mut self,
+        i: usize,
+        (b, t, e): (u32, u32, u32),
+        ordered: impl Fn(u32, u32) -> bool,
+    ) -> Result<(), Conflict> {
         let Some(c) = self.cells.get_mut(i) else {
             return Ok(());
         };
-        if c.w_epoch != 0 && (c.w_block != b || (c.w_epoch == e && c.w_thread != t)) {
+        let unordered = |c: &Cell| c.w_block != b && !ordered(c.w_block, c.w_epoch);
+        if c.w_epoch != 0 && (unordered(c) || (c.w_block == b && c.w_epoch == e && c.w_thread != t))
+        {
             return Err(Conflict {
                 first: MemOp::Write,
                 block: c.w_block,
@@ -117,7 +133,7 @@ impl Tracker {
                 block,
                 thread,
             };
-            if c.r_block != b {
+            if c.r_block != b && !ordered(c.r_block, c.r_epoch) {
                 return Err(read_by(c.r_block, c.r_thread));
             }
             if c.x_block != NONE {
@@ -191,10 +207,11 @@ mod tests {
                     x == elem && (w || write) && (b, t) != (block, thread) && (b != block || e == epoch)
                 };
                 let truth: Vec<_> = seen.iter().filter(conflicts).collect();
+                let none = |_, _| false;
                 let got = if write {
-                    tracker.write(elem, block, thread, epoch)
+                    tracker.write(elem, (block, thread, epoch), none)
                 } else {
-                    tracker.read(elem, block, thread, epoch)
+                    tracker.read(elem, (block, thread, epoch), none)
                 };
                 match got {
                     Ok(()) => prop_assert!(truth.is_empty(), "missed a race with {:?}", truth),

@@ -148,7 +148,16 @@ fn outside_blocks(s: &Stmt) -> Vec<Buffer> {
                     e.loads().into_iter().for_each(|(b, _)| add(b));
                 }
             }
-            Stmt::Seq(_) | Stmt::For(_) | Stmt::Barrier => {}
+            Stmt::AtomicAdd(a) => {
+                add(&a.buffer);
+                if let Some((b, _)) = &a.old {
+                    add(b)
+                }
+                for e in a.exprs() {
+                    e.loads().into_iter().for_each(|(b, _)| add(b));
+                }
+            }
+            Stmt::Seq(_) | Stmt::For(_) | Stmt::Barrier | Stmt::Fence => {}
         }
         for c in s.children() {
             go(c, out);

@@ -7,7 +7,7 @@ use super::compact::Plan;
 use super::vectorize::vectorize;
 use crate::arith::{Bounds, simplify_with};
 use crate::expr::{Buffer, Expr, Scope, ThreadAxis, Var};
-use crate::func::{BlockRealize, ForKind, Func, IterKind, Stmt};
+use crate::func::{AtomicAdd, BlockRealize, ForKind, Func, IterKind, Stmt};
 use crate::kernel::{KMapping, KStmt};
 use crate::schedule::reduction::conjuncts;
 
@@ -278,6 +278,21 @@ impl Ctx<'_> {
                 }
             }
             Stmt::Barrier => KStmt::Barrier,
+            Stmt::Fence => KStmt::Fence,
+            Stmt::AtomicAdd(a) => {
+                let a = a.map_exprs(&mut |e| self.expr(e));
+                let (buffer, index) = self.access(&a.buffer, &a.indices);
+                let old = a.old.map(|(b, i)| {
+                    let (b, flat) = self.access(&b, &i);
+                    (b, vec![flat])
+                });
+                KStmt::AtomicAdd(Box::new(AtomicAdd {
+                    buffer,
+                    indices: vec![index],
+                    value: a.value,
+                    old,
+                }))
+            }
             Stmt::Frag(op) => {
                 let op = op.map_exprs(&mut |e| self.expr(e));
                 let flat: Vec<(Buffer, Vec<Expr>)> = op

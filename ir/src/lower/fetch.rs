@@ -104,7 +104,13 @@ impl Walk<'_> {
                 }
             }
             KStmt::Mapping(m) => self.stmt(&m.body, guarded),
-            KStmt::Store { .. } | KStmt::Barrier | KStmt::Comment(_) | KStmt::Frag(_) => {}
+            // An atomic's old value is one thread's (a guarded slot), never a fetch.
+            KStmt::Store { .. }
+            | KStmt::Barrier
+            | KStmt::Comment(_)
+            | KStmt::Frag(_)
+            | KStmt::Fence
+            | KStmt::AtomicAdd(_) => {}
         }
     }
 }

@@ -185,6 +185,8 @@ fn rewrite_division(s: &KStmt, b: &mut Bounds) -> KStmt {
             lanes: *lanes,
         },
         KStmt::Barrier => KStmt::Barrier,
+        KStmt::Fence => KStmt::Fence,
+        KStmt::AtomicAdd(a) => KStmt::AtomicAdd(Box::new(a.map_exprs(&mut |e| fix(e, b)))),
         KStmt::Comment(t) => KStmt::Comment(t.clone()),
         KStmt::Frag(op) => KStmt::Frag(Box::new(op.map_exprs(&mut |e| fix(e, b)))),
         KStmt::Mapping(m) => KStmt::Mapping(m.clone()),

@@ -143,7 +143,12 @@ impl Expander {
                     body: Box::new(body?),
                 }
             }
-            KStmt::Store { .. } | KStmt::Barrier | KStmt::Comment(_) | KStmt::Frag(_) => s.clone(),
+            KStmt::Store { .. }
+            | KStmt::Barrier
+            | KStmt::Comment(_)
+            | KStmt::Frag(_)
+            | KStmt::Fence
+            | KStmt::AtomicAdd(_) => s.clone(),
             KStmt::Mapping(m) => self.mapping(m)?,
         })
     }

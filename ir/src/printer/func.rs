@@ -148,6 +148,8 @@ fn write_stmt(s: &Stmt, level: usize, out: &mut String) {
             write_stmt(body, level, out);
         }
         Stmt::Barrier => line(out, level, "T.tvm_storage_sync(\"shared\")"),
+        Stmt::Fence => line(out, level, super::FENCE),
+        Stmt::AtomicAdd(a) => line(out, level, &super::atomic_add(a)),
         Stmt::Frag(op) => line(out, level, &super::fragment::frag_op(op)),
     }
 }

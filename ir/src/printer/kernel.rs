@@ -215,6 +215,8 @@ fn write_kstmt(s: &KStmt, level: usize, out: &mut String) {
             );
         }
         KStmt::Barrier => line(out, level, "T.tvm_storage_sync(\"shared\")"),
+        KStmt::Fence => line(out, level, super::FENCE),
+        KStmt::AtomicAdd(a) => line(out, level, &super::atomic_add(a)),
         KStmt::Comment(t) => line(out, level, &format!("# {t}")),
         KStmt::Frag(op) => line(out, level, &super::fragment::frag_op(op)),
         KStmt::Mapping(m) => {

@@ -55,6 +55,27 @@ pub(crate) fn async_attrs(copies: bool, pending: u32) -> Option<String> {
     }
 }
 
+/// The text of a device-scope fence, at every IR level.
+pub(crate) const FENCE: &str = "T.thread_fence(\"device\")";
+
+/// `old[j] = T.atomic_add(counter[i], value)` (without `old[j] = ` where the old value
+/// goes nowhere).
+pub(crate) fn atomic_add(a: &crate::func::AtomicAdd) -> String {
+    let at = |b: &crate::expr::Buffer, idx: &[Expr]| {
+        let idx: Vec<String> = idx.iter().map(expr_to_string).collect();
+        format!("{}[{}]", b.name(), idx.join(", "))
+    };
+    let call = format!(
+        "T.atomic_add({}, {})",
+        at(&a.buffer, &a.indices),
+        expr_to_string(&a.value)
+    );
+    match &a.old {
+        Some((b, idx)) => format!("{} = {call}", at(b, idx)),
+        None => call,
+    }
+}
+
 pub(crate) fn line(out: &mut String, level: usize, text: &str) {
     for _ in 0..level {
         out.push_str(INDENT);

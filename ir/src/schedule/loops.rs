@@ -581,6 +581,6 @@ pub(crate) fn add_predicate(s: &mut Stmt, guard: &Expr) {
         }
         Stmt::Mapping(m) => add_predicate(&mut m.body, guard),
         Stmt::Let { body, .. } => add_predicate(body, guard),
-        Stmt::Store { .. } | Stmt::Barrier | Stmt::Frag(_) => {}
+        Stmt::Store { .. } | Stmt::Barrier | Stmt::Frag(_) | Stmt::Fence | Stmt::AtomicAdd(_) => {}
     }
 }

@@ -5,7 +5,7 @@ use super::{Template, TemplateError};
 use crate::dtype::DType;
 use crate::expr::{Buffer, Expr, Scope, ThreadAxis, Var};
 use crate::fragment::{FragLayout, FragOp, FragRef, FragRole, Fragment, MmaShape, RowOp};
-use crate::func::{For, ForKind, KernelHints, MappingLoop, Stmt};
+use crate::func::{AtomicAdd, For, ForKind, KernelHints, MappingLoop, Stmt};
 use crate::mapping::TaskMapping;
 use crate::tma::{BarRef, MBarrier, SwizzledTile};
 
@@ -642,6 +642,28 @@ impl KernelBuilder<'_> {
     /// no automatic barriers.
     pub fn barrier(&mut self) {
         self.push(Item::Stmt(Stmt::Barrier));
+    }
+
+    /// A device-scope memory fence (`__threadfence()`): see [`Stmt::Fence`].
+    pub fn fence(&mut self) {
+        self.push(Item::Stmt(Stmt::Fence));
+    }
+
+    /// `old[old_indices] = atomic_add(&counter[indices], value)` (the old value nowhere
+    /// where `old` is `None`): see [`Stmt::AtomicAdd`].
+    pub fn atomic_add(
+        &mut self,
+        counter: &Buffer,
+        indices: impl Indices,
+        value: impl Into<Expr>,
+        old: Option<(&Buffer, Vec<Expr>)>,
+    ) {
+        self.push(Item::Stmt(Stmt::AtomicAdd(Box::new(AtomicAdd {
+            buffer: counter.clone(),
+            indices: indices.into_indices(),
+            value: value.into(),
+            old: old.map(|(b, i)| (b.clone(), i)),
+        }))));
     }
 
     /// Appends a statement built by hand.

@@ -4,4 +4,5 @@
 mod builders;
 mod errors;
 mod results;
+mod semaphore;
 mod values;

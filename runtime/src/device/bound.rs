@@ -154,6 +154,9 @@ pub struct Bound {
     /// Every kernel of the function, in order, with its arguments.
     pub launches: Vec<Launch>,
     temps: Vec<(BufferId, DType, usize)>,
+    /// The temporaries that are counters ([`LoweredFunc::counters`]): zeroed once when
+    /// allocated, never poisoned, since every launch that completes leaves them at zero.
+    counters: Vec<BufferId>,
     /// Parameters whose first use is a pure write (outputs): poisoned before a checked
     /// run, so that an element no kernel writes shows up as NaN.
     outputs: Vec<usize>,
@@ -186,6 +189,7 @@ impl Bound {
         let mut bound = Bound {
             launches: Vec::with_capacity(func.kernels.len()),
             temps: Vec::new(),
+            counters: Vec::new(),
             outputs: Vec::new(),
             written: Vec::new(),
         };
@@ -227,11 +231,16 @@ impl Bound {
                 }
             }
         }
+        let counters: Vec<u64> = func.counters().iter().map(|b| b.id()).collect();
         for t in &func.temps {
             let len = t.numel().max(0) as usize;
             let id = dev.alloc(t.dtype(), len)?;
             self.temps.push((id, t.dtype(), len));
             buffers.insert(t.id(), id);
+            if counters.contains(&t.id()) {
+                dev.upload(id, &TensorData::zeros(t.dtype(), len))?;
+                self.counters.push(id);
+            }
         }
         for (k, &kernel) in func.kernels.iter().zip(kernels) {
             let args = k
@@ -283,10 +292,13 @@ impl Bound {
     }
 
     /// Fills the temporaries with poison (NaN), so that an element a kernel reads before
-    /// any kernel wrote it shows: what a checked run does first.
+    /// any kernel wrote it shows: what a checked run does first. Counters keep their
+    /// zeros: a kernel that left one non-zero then fails the run after it.
     pub fn poison_temps<D: Device + ?Sized>(&self, dev: &mut D) -> Result<(), DeviceError> {
         for &(id, dtype, len) in &self.temps {
-            dev.upload(id, &TensorData::poisoned(dtype, len))?;
+            if !self.counters.contains(&id) {
+                dev.upload(id, &TensorData::poisoned(dtype, len))?;
+            }
         }
         Ok(())
     }

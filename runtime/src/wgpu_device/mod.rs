@@ -243,6 +243,8 @@ impl WgpuDevice {
                 uniform_barriers: true,
                 fragment_elements: false,
                 shared_overlays: false,
+                // WGSL orders nothing between workgroups within a dispatch.
+                device_fence: false,
                 subgroup: features.contains(wgpu::Features::SUBGROUP).then_some(
                     weft_codegen_common::SubgroupSize {
                         min: info.subgroup_min_size,

@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use weft_ir::dtype::DType;
 use weft_ir::expr::{BinOp, Buffer, Expr, Scope, UnOp};
+use weft_ir::func::AtomicAdd;
 use weft_ir::kernel::{KStmt, Kernel, KernelParam};
 
 mod frag;
@@ -376,6 +377,16 @@ impl<D: Dialect> Writer<'_, D> {
                 }
                 self.line(level, D::BARRIER)
             }
+            KStmt::Fence => {
+                let fence = self.d.device_fence().ok_or_else(|| {
+                    self.unsupported(
+                        "a device-scope fence (blocks order nothing between them within a launch here)"
+                            .into(),
+                    )
+                })?;
+                self.line(level, fence);
+            }
+            KStmt::AtomicAdd(a) => self.atomic_add(a, level)?,
             KStmt::Comment(t) => self.comment(level, t),
             KStmt::Frag(op) => {
                 let text = self.frag(op)?;
@@ -391,6 +402,43 @@ impl<D: Dialect> Writer<'_, D> {
                 });
             }
         }
+        Ok(())
+    }
+
+    /// `old[j] = atomicAdd(counter + i, value);` (without `old[j] = ` where the old value
+    /// goes nowhere).
+    fn atomic_add(&mut self, a: &AtomicAdd, level: Level) -> Result<(), EmitError> {
+        let [index] = a.indices.as_slice() else {
+            return Err(self.invalid(format!(
+                "atomic add on `{}` with {} indices (lowered accesses have one)",
+                a.buffer.name(),
+                a.indices.len()
+            )));
+        };
+        let ptr = self.pointer(&a.buffer, index)?;
+        let value = self.expr(&a.value)?.0;
+        let call = self
+            .d
+            .atomic_add(&ptr, &value)
+            .ok_or_else(|| self.unsupported("an atomic add on device memory".into()))?;
+        let text = match &a.old {
+            Some((b, idx)) => {
+                let [j] = idx.as_slice() else {
+                    return Err(self.invalid(format!(
+                        "the old value of an atomic into `{}` with {} indices",
+                        b.name(),
+                        idx.len()
+                    )));
+                };
+                format!(
+                    "{}[{}] = {call};",
+                    self.buffer_name(b)?,
+                    self.index(b, j)?.0
+                )
+            }
+            None => format!("{call};"),
+        };
+        self.line(level, &text);
         Ok(())
     }
 
