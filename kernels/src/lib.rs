@@ -49,6 +49,7 @@ pub mod rows;
 pub mod rule;
 pub mod rules;
 pub mod split_k;
+pub mod split_last;
 mod tiling;
 pub mod winograd;
 

@@ -80,4 +80,25 @@ impl Anchor for Matmul {
     fn splits_in_place(&self) -> bool {
         matches!(self, Matmul::F16(p) if p.warpgroups > 0)
     }
+
+    fn sums_last(&self) -> bool {
+        match self {
+            Matmul::F32(p) => p.sums_last(),
+            Matmul::F16(p) => p.sums_last(),
+        }
+    }
+
+    fn template_over_last(
+        &self,
+        name: &str,
+        a: &Buffer,
+        b: &Buffer,
+        partial: &Buffer,
+        last: crate::split_last::LastPart,
+    ) -> Result<Func, TemplateError> {
+        match self {
+            Matmul::F32(p) => p.template_over_last(name, a, b, partial, last),
+            Matmul::F16(p) => p.template_over_last(name, a, b, partial, last),
+        }
+    }
 }

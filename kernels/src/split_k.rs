@@ -20,6 +20,7 @@ use weft_ir::prelude::*;
 use weft_ir::template::TemplateError;
 
 use super::rule::MAX_SPLITS;
+use super::split_last::LastPart;
 use super::{BuildError, Config};
 
 use crate::rules;
@@ -149,6 +150,27 @@ pub trait Anchor {
     fn splits_in_place(&self) -> bool {
         false
     }
+    /// Whether the template has the form whose last part sums
+    /// ([`Anchor::template_over_last`]).
+    fn sums_last(&self) -> bool {
+        false
+    }
+    /// The template's partial products into `partial` (`[splits, m, n]`, rank-3 `a` and
+    /// `b` as for [`Anchor::template_over`]), each tile's last part summing them into
+    /// `last.sum` ([`crate::split_last`]). Only where [`Anchor::sums_last`].
+    fn template_over_last(
+        &self,
+        name: &str,
+        _a: &Buffer,
+        _b: &Buffer,
+        _partial: &Buffer,
+        _last: LastPart,
+    ) -> Result<Func, TemplateError> {
+        Err(TemplateError::Invalid {
+            template: name.to_string(),
+            what: "has no form whose last part sums a split product".into(),
+        })
+    }
 }
 
 /// The pieces of a split product: the partial sums (`[splits, m, n]`), and their sum, a
@@ -157,6 +179,9 @@ pub struct Split {
     pub splits: i64,
     pub partial: Buffer,
     pub sum: Buffer,
+    /// Whether the target's blocks can hand each other results, so that a template's
+    /// last part may sum ([`Split::last_part_sums`]).
+    pub device_fence: bool,
 }
 
 impl Split {
@@ -174,6 +199,31 @@ impl Split {
             splits,
             partial,
             sum,
+            device_fence: false,
+        }
+    }
+
+    /// The same, summed by each tile's last part where the target can
+    /// (`device_fence`: [`weft_codegen_common::TargetLimits::device_fence`]) and the
+    /// template has that form.
+    pub fn on_target(mut self, device_fence: bool) -> Split {
+        self.device_fence = device_fence;
+        self
+    }
+
+    /// Whether [`Split::build`] on `p` gives one kernel whose last part sums (else the
+    /// parts, then a summing kernel).
+    pub fn last_part_sums(&self, p: &dyn Anchor) -> bool {
+        self.device_fence && p.sums_last() && !p.splits_in_place()
+    }
+
+    /// How the parts are summed, for `weft model graph`: `split-K 4, the last part sums`
+    /// or `split-K 4 + a summing kernel`.
+    pub fn describe(&self, p: &dyn Anchor) -> String {
+        if self.last_part_sums(p) {
+            format!("split-K {}, the last part sums", self.splits)
+        } else {
+            format!("split-K {} + a summing kernel", self.splits)
         }
     }
 
@@ -189,6 +239,9 @@ impl Split {
         output: &Buffer,
         p: &dyn Anchor,
     ) -> Result<Func, String> {
+        if self.last_part_sums(p) {
+            return self.last_over_views(name, a, b, output, p);
+        }
         let products = if p.splits_in_place() {
             let products = p
                 .template_over(name, a, b, &self.partial)
@@ -213,6 +266,33 @@ impl Split {
         Ok(join(name, products, combine, &self.partial))
     }
 
+    /// The one kernel whose last part sums ([`crate::split_last`]): the partial
+    /// products over the views, the sum stored where the summing kernel stored it, and
+    /// `output`'s epilogue fused into that store. The partials become a temporary.
+    fn last_over_views(
+        &self,
+        name: &str,
+        a: &Buffer,
+        b: &Buffer,
+        output: &Buffer,
+        p: &dyn Anchor,
+    ) -> Result<Func, String> {
+        let (a3, b3) = self.views(a, b, p);
+        let last = LastPart {
+            sum: &self.sum,
+            splits: self.splits,
+        };
+        let mut func = p
+            .template_over_last(name, &a3, &b3, &self.partial, last)
+            .map_err(|e| e.to_string())?;
+        func.params
+            .retain(|q| !matches!(q, Param::Buffer(b) if *b == self.partial));
+        func.allocs.push(self.partial.clone());
+        Ok(fuse(&func, output)
+            .map_err(|e| format!("fusing the split product's views and epilogue: {e}"))?
+            .func)
+    }
+
     /// The partial products on a template that splits through views: each part's slice
     /// of k as te computes over `a` and `b`, fused into the template's loads.
     fn products_over_views(
@@ -222,6 +302,18 @@ impl Split {
         b: &Buffer,
         p: &dyn Anchor,
     ) -> Result<Func, String> {
+        let (a3, b3) = self.views(a, b, p);
+        let products = p
+            .template_over(name, &a3, &b3, &self.partial)
+            .map_err(|e| e.to_string())?;
+        Ok(fuse(&products, &self.partial)
+            .map_err(|e| format!("fusing the split product's views: {e}"))?
+            .func)
+    }
+
+    /// `a` and `b` as `[splits, m, chunk]` and `[splits, chunk, n]`: each part's slice of
+    /// k, zero past it.
+    fn views(&self, a: &Buffer, b: &Buffer, p: &dyn Anchor) -> (Buffer, Buffer) {
         let (m, k) = (a.shape()[0], a.shape()[1]);
         let n = b.shape()[1];
         // Each split's slice of k, a whole number of the template's k steps.
@@ -254,12 +346,7 @@ impl Split {
                 )
             },
         );
-        let products = p
-            .template_over(name, &a3, &b3, &self.partial)
-            .map_err(|e| e.to_string())?;
-        Ok(fuse(&products, &self.partial)
-            .map_err(|e| format!("fusing the split product's views: {e}"))?
-            .func)
+        (a3, b3)
     }
 }
 

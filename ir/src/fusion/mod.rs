@@ -220,10 +220,13 @@ fn split_axes(op: &ComputeOp, index: &[Expr]) -> (Vec<Expr>, Vec<Option<SplitAxi
 
 fn stored_in(s: &Stmt, b: &Buffer) -> bool {
     let mut found = false;
-    s.visit(&mut |s| {
-        if let Stmt::Store { buffer, .. } = s {
-            found |= buffer == b;
+    s.visit(&mut |s| match s {
+        Stmt::Store { buffer, .. } => found |= buffer == b,
+        // An atomic writes its element, and its old value's.
+        Stmt::AtomicAdd(a) => {
+            found |= a.buffer == *b || a.old.as_ref().is_some_and(|(o, _)| o == b);
         }
+        _ => {}
     });
     found
 }

@@ -298,6 +298,14 @@ fn kernel_params(body: &KStmt, func: &Func, temps: &[Buffer]) -> Vec<KernelParam
                 reads.insert(b.id());
             }
         }
+        // An atomic reads and writes its element; its old value is stored.
+        KStmt::AtomicAdd(a) => {
+            reads.insert(a.buffer.id());
+            writes.insert(a.buffer.id());
+            if let Some((b, _)) = &a.old {
+                writes.insert(b.id());
+            }
+        }
         _ => {}
     });
     body.visit_exprs(&mut |e| {

@@ -7,6 +7,7 @@ use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template, TemplateError};
 
 use super::F16Params;
+use crate::split_last::{self, LastPart};
 use crate::tiling::{
     Coverage, batched_at, clamp_to_edge, fetch_k_tile, k_sub_steps, swizzle, tile_origin,
 };
@@ -34,7 +35,7 @@ pub fn template(
         super::hopper::add_kernel(&mut t, &a, &b, &c, p);
     } else {
         // Placeholders: a dimension the tiles divide needs no bounds test.
-        add_kernel(&mut t, &a, &b, &c, p, true);
+        add_kernel(&mut t, &a, &b, &c, p, true, None);
     }
     t.finish()
 }
@@ -89,8 +90,36 @@ pub fn template_over(
         // Through a fused prologue (an im2col) the loads are clamped like a stored
         // operand's; the tile origins' clamp is what bounds the inlined indices for the
         // prover. Fragment copies take stored operands only.
-        add_kernel(&mut t, a, b, c, p, placeholders);
+        add_kernel(&mut t, a, b, c, p, placeholders, None);
     }
+    t.finish()
+}
+
+/// [`template_over`]'s batched form over split parts (`a` `[splits, m, k]`, `b`
+/// `[splits, k, n]`, `partial` `[splits, m, n]`), each tile's last part summing the parts
+/// into `last.sum` ([`crate::split_last`]). Not on Hopper's path (`wg` > 0), which keeps
+/// its summing kernel.
+pub fn template_over_last(
+    name: &str,
+    a: &Buffer,
+    b: &Buffer,
+    partial: &Buffer,
+    last: LastPart,
+    p: &F16Params,
+) -> Result<weft_ir::func::Func, TemplateError> {
+    if p.warpgroups > 0 || a.ndim() != 3 {
+        return Err(TemplateError::Invalid {
+            template: name.to_string(),
+            what:
+                "the last part sums split parts on the mma.sync and CUDA-core paths (wg = 0) only"
+                    .to_string(),
+        });
+    }
+    let mut t = Template::new(name);
+    for x in [a, b, partial, last.sum] {
+        t.param(x);
+    }
+    add_kernel(&mut t, a, b, partial, p, false, Some(last));
     t.finish()
 }
 
@@ -105,6 +134,7 @@ fn add_kernel(
     c: &Buffer,
     p: &F16Params,
     drop_whole: bool,
+    last: Option<LastPart>,
 ) {
     let batched = a.ndim() == 3;
     let d = usize::from(batched);
@@ -132,6 +162,7 @@ fn add_kernel(
     let cdt = c.dtype();
     // Copies through fragments need whole tiles: every fragment load reads inside A and B.
     let coop = p.coop_copy && !batched && drop_whole && m % bm == 0 && n % bn == 0 && k % bk == 0;
+    let counters = last.map(|_| split_last::counters(t, blocks));
 
     t.kernel([grid[0], grid[1], batch], threads, |kb| {
         let tx = kb.thread_x();
@@ -343,6 +374,18 @@ fn add_kernel(
                     }
                 },
             );
+            if let (Some(last), Some(counters)) = (last, &counters) {
+                let tile = split_last::Tile {
+                    m0: &m0,
+                    n0: &n0,
+                    bm,
+                    bn,
+                    index: &pid,
+                    tx: &tx,
+                    threads,
+                };
+                split_last::append(kb, last, c, counters, &tile);
+            }
         };
         if grid[0] * grid[1] > blocks {
             kb.if_(pid.clone().lt(blocks), body);

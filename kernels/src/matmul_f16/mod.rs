@@ -233,6 +233,21 @@ impl split_k::Anchor for F16Params {
     fn splits_in_place(&self) -> bool {
         self.warpgroups > 0
     }
+
+    fn sums_last(&self) -> bool {
+        self.warpgroups == 0
+    }
+
+    fn template_over_last(
+        &self,
+        name: &str,
+        a: &weft_ir::expr::Buffer,
+        b: &weft_ir::expr::Buffer,
+        partial: &weft_ir::expr::Buffer,
+        last: crate::split_last::LastPart,
+    ) -> Result<Func, weft_ir::template::TemplateError> {
+        kernel::template_over_last(name, a, b, partial, last, self)
+    }
 }
 
 /// A config of the fp16 matmul template, checked.

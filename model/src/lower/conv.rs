@@ -296,7 +296,8 @@ pub(crate) fn lower<'g>(
             } else {
                 view_weights()
             };
-            let split = (splits > 1).then(|| Split::new(gm, gn, splits));
+            let split =
+                (splits > 1).then(|| Split::new(gm, gn, splits).on_target(limits.device_fence));
             // The product the epilogue reads: the template's result, or the sum of the
             // split parts.
             let gemm = match &split {
@@ -340,7 +341,8 @@ pub(crate) fn lower<'g>(
                 return Ok((
                     after_copy(func),
                     format!(
-                        "implicit-gemm {layout} on the {what} ({why}), split-K {splits} + a summing kernel"
+                        "implicit-gemm {layout} on the {what} ({why}), {}",
+                        sp.describe(&product)
                     ),
                     Some(key),
                 ));

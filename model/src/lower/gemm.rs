@@ -236,7 +236,8 @@ pub(crate) fn lower<'g>(
     } else {
         what.replace(matmul_f16::TMA_FILLED, matmul_f16::GATHERED)
     };
-    let split = (splits > 1).then(|| Split::new(m, n, splits));
+    let split =
+        (splits > 1).then(|| Split::new(m, n, splits).on_target(chooser.limits.device_fence));
     // The product the epilogue reads: the template's result, or the sum of the parts.
     let product = match &split {
         Some(sp) => sp.sum.clone(),
@@ -250,7 +251,7 @@ pub(crate) fn lower<'g>(
             .map_err(|e| fail(LowerError::Kernels(e)))?;
         return Ok((
             func,
-            format!("{what} ({why}), split-K {splits} + a summing kernel"),
+            format!("{what} ({why}), {}", sp.describe(&product_params)),
             Some(key),
         ));
     }

@@ -1,0 +1,94 @@
+//! Split-K whose last part sums: the one-kernel form of [`crate::split_k`] for targets
+//! whose blocks can hand each other results ([`TargetLimits::device_fence`]: CUDA, HIP,
+//! the interpreter).
+//!
+//! Each of a tile's `sk` parts (grid layers) writes its partial tile to the f32
+//! workspace as before, fences (`__threadfence()`), and one thread adds one to the
+//! tile's counter atomically; the block that sees `sk − 1` — the last to arrive, whoever
+//! that is — fences again, reads the `sk` partials of its tile **in order 0..sk** (so the
+//! sum's rounding does not depend on arrival), stores the sum where the summing kernel
+//! did (the epilogue, fused into that store, follows), and zeroes the counter.
+//!
+//! The counters are a temporary the runtime zeroes once when it allocates it
+//! ([`weft_ir::kernel::LoweredFunc::counters`]) and never poisons; every launch that
+//! completes leaves each of them at zero again, so a replayed CUDA graph finds them
+//! zeroed. A launch that does not complete is a device fault, after which CUDA's context
+//! (and every buffer in it) is gone: counters are allocated, zeroed, anew with it.
+//!
+//! [`TargetLimits::device_fence`]: weft_codegen_common::TargetLimits::device_fence
+
+use weft_ir::prelude::*;
+use weft_ir::template::{KernelBuilder, Template};
+
+/// What the last part of a split product sums into: `sum` (`[m, n]` f32, the te compute
+/// the epilogue reads, made a stored buffer) over `splits` parts.
+#[derive(Clone, Copy)]
+pub struct LastPart<'a> {
+    pub sum: &'a Buffer,
+    pub splits: i64,
+}
+
+/// A block's tile of the product: its origin, extent and number among the tiles, and
+/// the block's threads (along x).
+pub(crate) struct Tile<'e> {
+    pub m0: &'e Expr,
+    pub n0: &'e Expr,
+    pub bm: i64,
+    pub bn: i64,
+    pub index: &'e Expr,
+    pub tx: &'e Expr,
+    pub threads: i64,
+}
+
+/// The tiles' counters: a temporary of `tiles` i32.
+pub(crate) fn counters(t: &mut Template, tiles: i64) -> Buffer {
+    t.temp("tile_arrivals", &[tiles], DType::I32)
+}
+
+/// Appends the arrival and, in the last part, the in-order sum of `partial`
+/// (`[splits, m, n]`) over the tile into `last.sum`, and the counter's reset. Every
+/// thread of the block runs it (it has barriers).
+pub(crate) fn append(
+    kb: &mut KernelBuilder,
+    last: LastPart,
+    partial: &Buffer,
+    counter: &Buffer,
+    tile: &Tile,
+) {
+    let (m, n) = (partial.shape()[1], partial.shape()[2]);
+    let arrived = kb.shared("arrived", &[1], DType::I32);
+    // Each thread's partial stores reach the device before the block counts itself in.
+    kb.fence();
+    kb.barrier();
+    let first = tile.tx.clone().eq_(0);
+    kb.if_(first.clone(), |kb| {
+        kb.atomic_add(
+            counter,
+            [tile.index.clone()],
+            Expr::int(1),
+            Some((&arrived, vec![Expr::int(0)])),
+        )
+    });
+    kb.barrier();
+    let is_last = arrived.load(vec![Expr::int(0)]).eq_(last.splits - 1);
+    kb.if_(is_last, |kb| {
+        // The other parts' stores, published before their arrivals, are seen after it.
+        kb.fence();
+        let area = tile.bm * tile.bn;
+        let passes = (area + tile.threads - 1) / tile.threads;
+        kb.serial("e", passes, |kb, e| {
+            let at = kb.let_("at", e * tile.threads + tile.tx.clone());
+            let i = kb.let_("i", tile.m0.clone() + at.clone() / tile.bn);
+            let j = kb.let_("j", tile.n0.clone() + at.clone() % tile.bn);
+            let inside = Expr::all([at.lt(area), i.clone().lt(m), j.clone().lt(n)]);
+            kb.if_(inside, |kb| {
+                let part = |z: i64| partial.load(vec![Expr::int(z), i.clone(), j.clone()]);
+                let sum = (1..last.splits).fold(part(0), |acc, z| acc + part(z));
+                kb.store(last.sum, [i.clone(), j.clone()], sum);
+            });
+        });
+        kb.if_(first, |kb| {
+            kb.store(counter, [tile.index.clone()], Expr::int(0))
+        });
+    });
+}
