@@ -184,3 +184,52 @@ fn without_a_device_fence_the_summing_kernel_stays() {
     );
     assert!(!text.contains("the last part sums"), "{text}");
 }
+
+/// The products whose last part sums, emitted: CUDA with the fence before the count
+/// (compiled by NVRTC) and HIP on AMD's limits (CUDA cores there; compiled by hipcc),
+/// each skipped with its reason where the compiler is absent.
+#[test]
+fn the_emitted_cuda_and_hip_compile() {
+    let kernels = |limits: &TargetLimits| {
+        let config = configs(limits).into_iter().next().unwrap();
+        let (_, model) = compile(limits, &config, 3);
+        let split: Vec<_> = model
+            .groups
+            .iter()
+            .map(|g| g.kernels.clone())
+            .filter(|l| {
+                let mut any = false;
+                for k in &l.kernels {
+                    k.body
+                        .visit(&mut |s| any |= matches!(s, KStmt::AtomicAdd(_)));
+                }
+                any
+            })
+            .collect();
+        assert_eq!(split.len(), 3, "{}", model.show());
+        split
+    };
+    let cuda = TargetLimits::cuda();
+    let options = weft_codegen_cuda::CudaOptions {
+        limits: cuda.clone(),
+    };
+    for lowered in kernels(&cuda) {
+        let src = weft_codegen_cuda::emit_lowered(&lowered, &options)
+            .unwrap()
+            .source;
+        let count = src.find("= atomicAdd(").unwrap();
+        assert!(src[..count].contains("__threadfence();"), "{src}");
+        weft_codegen_cuda::nvrtc::check(&src).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let rocm = TargetLimits::rocm();
+    let options = weft_codegen_cuda::hip::HipOptions {
+        limits: rocm.clone(),
+    };
+    for lowered in kernels(&rocm) {
+        let hip = weft_codegen_cuda::hip::emit_lowered(&lowered, &options).unwrap();
+        assert!(hip.source.contains("__threadfence();"), "{}", hip.source);
+        let entry_points: Vec<String> = hip.kernels.iter().map(|k| k.name.clone()).collect();
+        weft_codegen_cuda::hipcc::check(&hip.source, &entry_points)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
