@@ -70,8 +70,17 @@ fn configs(limits: &TargetLimits) -> Vec<Config> {
 }
 
 fn compile(limits: &TargetLimits, config: &Config, splits: i64) -> (Graph, CompiledModel) {
+    compile_in(Precision::F16, limits, config, splits)
+}
+
+fn compile_in(
+    precision: Precision,
+    limits: &TargetLimits,
+    config: &Config,
+    splits: i64,
+) -> (Graph, CompiledModel) {
     let g = net();
-    let opts = CompileOptions::default().with_precision(Precision::F16);
+    let opts = CompileOptions::default().with_precision(precision);
     let plain = CompiledModel::compile(&g, limits, &opts).unwrap();
     let mut choices = Choices::none();
     for key in plain.groups.iter().filter_map(|g| g.anchor.clone()) {
@@ -231,5 +240,56 @@ fn the_emitted_cuda_and_hip_compile() {
         let entry_points: Vec<String> = hip.kernels.iter().map(|k| k.name.clone()).collect();
         weft_codegen_cuda::hipcc::check(&hip.source, &entry_points)
             .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// In f32, on the fp32 template: the same one kernel, right, and the summing kernel's
+/// bits.
+#[test]
+fn f32_split_products_whose_last_part_sums_match_the_summing_kernel() {
+    let limits = TargetLimits::cuda();
+    let two_kernels = TargetLimits {
+        device_fence: false,
+        ..limits.clone()
+    };
+    let mut dev = CpuDevice::emulating(limits.clone());
+    let config = weft_kernels::matmul::space(&limits)
+        .into_iter()
+        .find(|c| c.get("sk").is_none())
+        .unwrap();
+    let x = Values(7).array(&[BATCH, 24, 7, 9], 1.0);
+    let t = Values(8).array(&[37, 200], 1.0);
+    let res = Values(9).array(&[37, 33], 1.0);
+    let inputs = [x, t, res];
+    for splits in [3, 8] {
+        let what = format!("{config} split {splits}");
+        let run = |limits: &TargetLimits, dev: &mut CpuDevice| {
+            let (g, model) = compile_in(Precision::F32, limits, &config, splits);
+            let loaded = model.load(dev).unwrap();
+            let got = loaded.run(dev, &inputs).unwrap();
+            loaded.free(dev);
+            (g, model.show(), got)
+        };
+        let (g, text, got) = run(&limits, &mut dev);
+        assert_eq!(
+            text.matches(&format!("split-K {splits}, the last part sums"))
+                .count(),
+            3,
+            "{what}: {text}"
+        );
+        let (_, apart_text, apart) = run(&two_kernels, &mut dev);
+        assert!(apart_text.contains("summing kernel"), "{apart_text}");
+        let want = evaluate(&g, &inputs.clone().map(|a| a.mapv(f64::from))).unwrap();
+        for (o, (got, want)) in got.iter().zip(&want).enumerate() {
+            let err = got
+                .iter()
+                .zip(want.iter())
+                .fold(0.0f64, |m, (a, b)| m.max((f64::from(*a) - b).abs()));
+            assert!(err <= 1e-4, "{what}, output {o}: error {err:.2e}");
+        }
+        let bits = |t: &ndarray::ArrayD<f32>| t.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        for (a, b) in got.iter().zip(&apart) {
+            assert_eq!(bits(a), bits(b), "{what}: not the summing kernel's bits");
+        }
     }
 }

@@ -6,6 +6,7 @@ use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template, TemplateError};
 
 use super::MatmulParams;
+use crate::split_last::{self, LastPart};
 use crate::tiling::{
     Coverage, batched_at, clamp_to_edge, fetch_k_tile, k_sub_steps, swizzle, tile_origin,
 };
@@ -67,6 +68,37 @@ pub fn template_over(
 /// `c[z] = a[z] @ b[z]`, with one grid layer (`blockIdx.z`) per batch element: how
 /// Winograd's 16 products run as one kernel.
 pub fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &MatmulParams) {
+    add_kernel_summing(t, a, b, c, p, None)
+}
+
+/// [`template_over`]'s batched form over split parts (`a` `[splits, m, k]`, `b`
+/// `[splits, k, n]`, `partial` `[splits, m, n]`), each tile's last part summing the parts
+/// into `last.sum` ([`crate::split_last`]).
+pub fn template_over_last(
+    name: &str,
+    a: &Buffer,
+    b: &Buffer,
+    partial: &Buffer,
+    last: LastPart,
+    p: &MatmulParams,
+) -> Result<weft_ir::func::Func, TemplateError> {
+    let mut t = Template::new(name);
+    for x in [a, b, partial, last.sum] {
+        t.param(x);
+    }
+    add_kernel_summing(&mut t, a, b, partial, p, Some(last));
+    t.finish()
+}
+
+/// [`add_kernel`], with the last part of each tile summing split parts where `last`.
+fn add_kernel_summing(
+    t: &mut Template,
+    a: &Buffer,
+    b: &Buffer,
+    c: &Buffer,
+    p: &MatmulParams,
+    last: Option<LastPart>,
+) {
     let batched = a.ndim() == 3;
     let d = usize::from(batched);
     let batch = if batched { a.shape()[0] } else { 1 };
@@ -92,6 +124,7 @@ pub fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &Matm
     let pad = a_padding(bm, &a_cov, va);
     let blocks = tiles_m * tiles_n;
     let grid = grid_for(blocks);
+    let counters = last.map(|_| split_last::counters(t, blocks));
 
     t.kernel([grid[0], grid[1], batch], threads, |kb| {
         if p.min_blocks > 0 {
@@ -254,6 +287,18 @@ pub fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &Matm
                     });
                 });
             });
+            if let (Some(last), Some(counters)) = (last, &counters) {
+                let tile = split_last::Tile {
+                    m0: &m0,
+                    n0: &n0,
+                    bm,
+                    bn,
+                    index: &pid,
+                    tx: &tx,
+                    threads,
+                };
+                split_last::append(kb, last, c, counters, &tile);
+            }
         };
         if grid[0] * grid[1] > blocks {
             kb.if_(pid.clone().lt(blocks), body);

@@ -139,6 +139,21 @@ impl split_k::Anchor for MatmulParams {
     fn bk(&self) -> i64 {
         self.bk
     }
+
+    fn sums_last(&self) -> bool {
+        true
+    }
+
+    fn template_over_last(
+        &self,
+        name: &str,
+        a: &weft_ir::expr::Buffer,
+        b: &weft_ir::expr::Buffer,
+        partial: &weft_ir::expr::Buffer,
+        last: crate::split_last::LastPart,
+    ) -> Result<Func, weft_ir::template::TemplateError> {
+        kernel::template_over_last(name, a, b, partial, last, self)
+    }
 }
 
 /// A config of the matmul template, checked.
