@@ -506,3 +506,40 @@ fn tune_and_config_mistakes_are_named() {
         &["shared memory", "webgpu"],
     );
 }
+
+/// `WEFT_SPLIT_LAST`: unset, CUDA's split products sum in their last part (one kernel);
+/// `0` keeps their summing kernels; any other value is refused with exit 2, naming the
+/// variable.
+#[test]
+fn the_split_last_override_is_checked_and_taken() {
+    let graph = |value: Option<&str>| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_weft"));
+        cmd.args([
+            "model",
+            "graph",
+            "zoo:resnet50",
+            "--target",
+            "cuda",
+            "--dtype",
+            "f16",
+        ]);
+        match value {
+            Some(v) => cmd.env("WEFT_SPLIT_LAST", v),
+            None => cmd.env_remove("WEFT_SPLIT_LAST"),
+        };
+        cmd.output().expect("weft starts")
+    };
+    let text = |out: &std::process::Output| String::from_utf8_lossy(&out.stdout).to_string();
+    let one = graph(None);
+    assert_eq!(one.status.code(), Some(0));
+    assert!(text(&one).contains("the last part sums"), "{}", text(&one));
+    assert!(!text(&one).contains("summing kernel"), "{}", text(&one));
+    let two = graph(Some("0"));
+    assert_eq!(two.status.code(), Some(0));
+    assert!(text(&two).contains("+ a summing kernel"), "{}", text(&two));
+    assert!(!text(&two).contains("the last part sums"), "{}", text(&two));
+    let bad = graph(Some("yes"));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{err}");
+    assert!(err.contains("WEFT_SPLIT_LAST=`yes`"), "{err}");
+}

@@ -15,6 +15,7 @@ pub(crate) use weft_kernels::rule::{ENOUGH_TILES, split_k};
 use weft_kernels::{matmul, matmul_f16};
 
 use crate::anchor::{AnchorChoice, AnchorKey, AnchorTemplate, Choices, Views};
+use crate::error::LowerError;
 
 /// The config and split parts for anchor `key`: the tuning run's choice where `choices`
 /// holds one, else the stated rule's; with why.
@@ -69,6 +70,23 @@ pub(crate) fn by_rule(limits: &TargetLimits, key: &AnchorKey) -> (AnchorChoice, 
 
 /// The fp32 matmul template's config for an `m × n × k` product, its split parts and
 /// why: the rule of `weft_kernels::rule`, which may split.
+/// The environment variable that keeps split products' summing kernels where their last
+/// part could sum instead (`0`; unset or `1`: the last part sums where the target can):
+/// a knob for timing the one-kernel form against the two kernels on whole models.
+pub const SPLIT_LAST_ENV: &str = "WEFT_SPLIT_LAST";
+
+/// Whether a split product's last part sums on `limits` ([`TargetLimits::device_fence`]),
+/// unless `WEFT_SPLIT_LAST=0`; any other value is refused, naming the variable.
+pub(crate) fn split_last(limits: &TargetLimits) -> Result<bool, LowerError> {
+    match std::env::var(SPLIT_LAST_ENV).as_deref() {
+        Err(_) | Ok("1") => Ok(limits.device_fence),
+        Ok("0") => Ok(false),
+        Ok(other) => Err(LowerError::Refused(format!(
+            "{SPLIT_LAST_ENV}=`{other}`: 0 (a summing kernel) or 1 (the last part sums)"
+        ))),
+    }
+}
+
 #[cfg(test)]
 fn matmul_config(
     limits: &TargetLimits,

@@ -236,8 +236,8 @@ pub(crate) fn lower<'g>(
     } else {
         what.replace(matmul_f16::TMA_FILLED, matmul_f16::GATHERED)
     };
-    let split =
-        (splits > 1).then(|| Split::new(m, n, splits).on_target(chooser.limits.device_fence));
+    let last = choose::split_last(chooser.limits).map_err(fail)?;
+    let split = (splits > 1).then(|| Split::new(m, n, splits).on_target(last));
     // The product the epilogue reads: the template's result, or the sum of the parts.
     let product = match &split {
         Some(sp) => sp.sum.clone(),
