@@ -493,6 +493,7 @@ fn zoo_check(md: &mut String, gpu: &str, of: &[&Merged], zoo: &[ModelRow]) {
     let what = "zoo and export within 10% (weft CUDA f16, batch 1)";
     let mut got = Vec::new();
     let mut missing = Vec::new();
+    let mut dates = Vec::new();
     for (name, res) in ZOO_PAIRS {
         let export = of
             .iter()
@@ -507,9 +508,17 @@ fn zoo_check(md: &mut String, gpu: &str, of: &[&Merged], zoo: &[ModelRow]) {
                         == ("weft", "cuda", "f16")
                     && (super::gpu(&r.device) == gpu)
             })
-            .map(|r| r.ms);
+            .map(|r| (r.ms, r.unix_time));
         match (z, export) {
-            (Some(z), Some(e)) => got.push((name, z, e)),
+            (Some((z, when)), Some(e)) => {
+                got.push((name, z, e));
+                // The zoo rows come from another command (`--models`), often another
+                // call: their dates say so.
+                let day = super::utc(when);
+                if !dates.contains(&day) {
+                    dates.push(day);
+                }
+            }
             _ => missing.push(name),
         }
     }
@@ -534,7 +543,12 @@ fn zoo_check(md: &mut String, gpu: &str, of: &[&Merged], zoo: &[ModelRow]) {
             )
         })
         .collect();
-    let mut figure = format!("{} of {} within 10%", got.len() - apart.len(), got.len());
+    let mut figure = format!(
+        "{} of {} within 10% (zoo rows measured {})",
+        got.len() - apart.len(),
+        got.len(),
+        dates.join(", ")
+    );
     if !apart.is_empty() {
         let _ = write!(figure, "; apart: {}", apart.join(", "));
     }
