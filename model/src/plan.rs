@@ -46,8 +46,17 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Plans the buffers of `partition`'s kernels over `g`.
+    /// Plans the buffers of `partition`'s kernels over `g`, each group's kernels run in
+    /// partition order.
     pub fn new(g: &Graph, partition: &Partition) -> Plan {
+        let order: Vec<usize> = (0..partition.groups.len()).collect();
+        Plan::ordered(g, partition, &order)
+    }
+
+    /// [`Plan::new`] where group `i`'s kernels run at position `positions[i]`: groups at
+    /// the same position run in one kernel, at once (`crate::horizontal`), so a buffer
+    /// one of them reads is not free for another's output there.
+    pub fn ordered(g: &Graph, partition: &Partition, positions: &[usize]) -> Plan {
         let mut homes: HashMap<TensorId, Home> = HashMap::new();
         for (i, &t) in g.inputs.iter().enumerate() {
             homes.insert(t, Home::Input(i));
@@ -72,12 +81,16 @@ impl Plan {
         // A slice of a Concat is its buffer's: the buffer lives from the first kernel
         // writing any slice to the last reading any (a dense block's whole buffer lives
         // until its transition has read it).
-        for (k, gr) in partition.groups.iter().enumerate() {
+        for (i, gr) in partition.groups.iter().enumerate() {
+            let k = positions[i];
             let stored = partition.home(gr.output);
-            first.entry(stored).or_insert(k);
-            last.entry(stored).or_insert(k);
+            let f = first.entry(stored).or_insert(k);
+            *f = (*f).min(k);
+            let l = last.entry(stored).or_insert(k);
+            *l = (*l).max(k);
             for &t in &gr.inputs {
-                last.insert(partition.home(t), k);
+                let l = last.entry(partition.home(t)).or_insert(k);
+                *l = (*l).max(k);
             }
         }
         let mut order: Vec<TensorId> = first
