@@ -227,6 +227,42 @@ mod tests {
     }
 
     #[test]
+    fn groups_run_in_one_kernel_never_share_a_slot() {
+        // a ← relu(x), e ← (a + y) + (a + z), then c ← relu(w), each stored (two
+        // readers): in partition order c may take a's slot (a's last reader, e's
+        // kernel, ran); run in a's kernel (the horizontal fusion's position), a is live
+        // there and c needs a slot of its own.
+        let mut bld = GraphBuilder::new("joined");
+        let [x, y, z, w] = ["x", "y", "z", "w"].map(|n| bld.input(n, &[100], DType::F32));
+        let a = bld.relu("a", x).unwrap();
+        let b1 = bld.add("b1", a, y).unwrap();
+        let b2 = bld.add("b2", a, z).unwrap();
+        let e = bld.add("e", b1, b2).unwrap();
+        let c = bld.relu("c", w).unwrap();
+        let f = bld.add("f", e, c).unwrap();
+        let k = bld.add("k", f, e).unwrap();
+        let h = bld.add("h", k, c).unwrap();
+        bld.output(h);
+        let g = bld.finish().unwrap();
+        let p = partition(&g);
+        let group = |name: &str| {
+            p.groups
+                .iter()
+                .position(|gr| gr.nodes().any(|n| g.nodes[n.0].name == name))
+                .unwrap_or_else(|| panic!("{name} in no group: {p:?}"))
+        };
+        let (ga, gc) = (group("a"), group("c"));
+        assert!(ga < group("e") && group("e") < gc, "{p:?}");
+        let (ta, tc) = (p.groups[ga].output, p.groups[gc].output);
+        let plain = Plan::new(&g, &p);
+        assert_eq!(plain.homes[&ta], plain.homes[&tc], "{:?}", plain.homes);
+        let mut positions: Vec<usize> = (0..p.groups.len()).collect();
+        positions[gc] = ga;
+        let joined = Plan::ordered(&g, &p, &positions);
+        assert_ne!(joined.homes[&ta], joined.homes[&tc], "{:?}", joined.homes);
+    }
+
+    #[test]
     fn a_plan_larger_than_the_device_is_refused_naming_its_largest_tensors() {
         let mut b = GraphBuilder::new("mlp");
         let x = b.input("x", &[64, 8], DType::F32);
