@@ -213,24 +213,26 @@ fn rebased(k: &Kernel, same: &HashMap<u64, Buffer>, base: u64, linear_threads: b
     };
     let [gx, gy, _] = k.grid.map(|g| g as i64);
     let [bx, by, _] = k.block.map(|b| b as i64);
+    // Index `axis` (0, 1, 2: x, y, z) of a linear index over extents `x`, `y`, ... .
     let split = |linear: Expr, x: i64, y: i64, axis: usize| -> Expr {
-        match axis {
-            0 if x == 1 => Expr::int(0),
-            0 => bin(BinOp::Mod, linear, x),
-            1 if y == 1 => Expr::int(0),
-            1 => bin(BinOp::Mod, bin(BinOp::Div, linear, x), y),
-            _ => bin(BinOp::Div, linear, x * y),
+        if (axis == 0 && x == 1) || (axis == 1 && y == 1) {
+            Expr::int(0)
+        } else if axis == 0 {
+            bin(BinOp::Mod, linear, x)
+        } else if axis == 1 {
+            bin(BinOp::Mod, bin(BinOp::Div, linear, x), y)
+        } else {
+            bin(BinOp::Div, linear, x * y)
         }
     };
     let one_dim_grid = k.grid[1] == 1 && k.grid[2] == 1;
     let one_dim_block = k.block[1] == 1 && k.block[2] == 1;
     let axis = |a: ThreadAxis| -> Expr {
         if a.is_block() {
-            if one_dim_grid {
-                match a.dim() {
-                    0 => local.clone(),
-                    _ => Expr::int(0),
-                }
+            if one_dim_grid && a.dim() == 0 {
+                local.clone()
+            } else if one_dim_grid {
+                Expr::int(0)
             } else {
                 split(local.clone(), gx, gy, a.dim())
             }
@@ -272,4 +274,121 @@ fn rebased(k: &Kernel, same: &HashMap<u64, Buffer>, base: u64, linear_threads: b
         },
         other => other,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use weft_ir::data::{Arg, TensorData};
+    use weft_ir::expr::Scope;
+
+    /// A kernel storing, for each thread of each block, a value naming its block and
+    /// thread indices: `bx + 10·by + 100·tx + 1000·ty`.
+    fn naming(name: &str, grid: [u32; 3], block: [u32; 3]) -> (LoweredFunc, usize) {
+        let n = (grid.iter().product::<u32>() * block.iter().product::<u32>()) as usize;
+        let out = Buffer::new(
+            format!("{name}_out"),
+            vec![n as i64],
+            DType::F32,
+            Scope::Global,
+        );
+        let ax = |a| Expr::Builtin(a);
+        let [gx, _, _] = grid.map(|g| g as i64);
+        let [bx, by, _] = block.map(|b| b as i64);
+        let b = |op, x: Expr, y: Expr| Expr::binary(op, x, y);
+        let blk = b(
+            BinOp::Add,
+            ax(ThreadAxis::BlockIdxX),
+            b(BinOp::Mul, ax(ThreadAxis::BlockIdxY), Expr::int(gx)),
+        );
+        let thr = b(
+            BinOp::Add,
+            ax(ThreadAxis::ThreadIdxX),
+            b(BinOp::Mul, ax(ThreadAxis::ThreadIdxY), Expr::int(bx)),
+        );
+        let index = b(BinOp::Add, b(BinOp::Mul, blk, Expr::int(bx * by)), thr);
+        let value = [
+            (ThreadAxis::BlockIdxX, 1),
+            (ThreadAxis::BlockIdxY, 10),
+            (ThreadAxis::ThreadIdxX, 100),
+            (ThreadAxis::ThreadIdxY, 1000),
+        ]
+        .into_iter()
+        .map(|(a, s)| b(BinOp::Mul, ax(a), Expr::int(s)))
+        .reduce(|x, y| b(BinOp::Add, x, y))
+        .unwrap_or(Expr::int(0));
+        let kernel = Kernel {
+            name: format!("{name}_kernel"),
+            params: vec![KernelParam::Buffer {
+                buffer: out.clone(),
+                access: Access::Write,
+            }],
+            grid,
+            block,
+            shared: Vec::new(),
+            locals: Vec::new(),
+            body: KStmt::Store {
+                buffer: out.clone(),
+                index,
+                value: value.cast(DType::F32),
+                lanes: 1,
+            },
+            min_blocks_per_sm: 0,
+            async_copies: false,
+            async_pending: 0,
+            fragments: Vec::new(),
+        };
+        let func = LoweredFunc {
+            name: name.to_string(),
+            params: vec![Param::Buffer(out)],
+            temps: Vec::new(),
+            kernels: vec![kernel],
+        };
+        (func, n)
+    }
+
+    fn run(func: &LoweredFunc, lens: &[usize]) -> Vec<Vec<f64>> {
+        let mut args: Vec<Arg> = lens
+            .iter()
+            .map(|&n| Arg::Tensor(TensorData::poisoned(DType::F32, n)))
+            .collect();
+        weft_ir::interp::run(func, &mut args).unwrap();
+        args.iter()
+            .map(|a| match a {
+                Arg::Tensor(t) => t.to_f64_vec(),
+                Arg::Scalar(_) => Vec::new(),
+            })
+            .collect()
+    }
+
+    /// Parts of two-dimensional grids and blocks and of different thread counts, joined:
+    /// every part sees the block and thread indices it saw alone (rebased, linearized x
+    /// first, the part with fewer threads guarded), every element written once.
+    #[test]
+    fn joined_parts_see_their_own_block_and_thread_indices() {
+        let (a, na) = naming("a", [2, 3, 1], [4, 2, 1]);
+        let (b, nb) = naming("b", [5, 1, 1], [3, 1, 1]);
+        let (c, nc) = naming("c", [1, 2, 1], [2, 4, 1]);
+        let tensors = [TensorId(0), TensorId(1), TensorId(2)];
+        let parts: Vec<Part<'_>> = [&a, &b, &c]
+            .iter()
+            .zip(&tensors)
+            .map(|(f, t)| Part {
+                func: f,
+                tensors: std::slice::from_ref(t),
+            })
+            .collect();
+        let limits = weft_runtime::Target::parse("cuda").unwrap().limits();
+        let (joined, held) = join(&parts, &limits).unwrap();
+        assert_eq!(held, tensors);
+        let k = &joined.kernels[0];
+        assert_eq!((k.grid, k.block), ([6 + 5 + 2, 1, 1], [8, 1, 1]));
+        let alone: Vec<Vec<f64>> = [(&a, na), (&b, nb), (&c, nc)]
+            .iter()
+            .flat_map(|(f, n)| run(f, &[*n]))
+            .collect();
+        let together = run(&joined, &[na, nb, nc]);
+        assert!(alone.iter().flatten().all(|v| v.is_finite()));
+        assert_eq!(together, alone);
+    }
 }
