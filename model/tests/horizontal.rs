@@ -306,3 +306,36 @@ fn a_kernel_does_not_move_up_past_a_group_it_reads() {
     let a = run(&on, dev.as_mut(), &inputs);
     assert_eq!(bits(&a), bits(&run(&off, dev.as_mut(), &inputs)));
 }
+
+/// The joined kernel of the branches compiled for each language's offline profile
+/// emits (no device needed): one entry point holding every part, each part's block
+/// range tested on the block index.
+#[test]
+fn the_joined_kernel_emits_in_every_language() {
+    let (g, _) = branches();
+    for t in [
+        "cuda",
+        "cuda -arch=sm_90a",
+        "rocm",
+        "vulkan",
+        "metal",
+        "webgpu",
+    ] {
+        let target = weft_runtime::Target::parse(t).unwrap();
+        let m = CompiledModel::compile(&g, &target.limits(), &CompileOptions::default()).unwrap();
+        let carrier = m
+            .groups
+            .iter()
+            .find(|g| matches!(g.horizontal, Horizontal::Carries(_)))
+            .unwrap_or_else(|| panic!("{t}: nothing joined\n{}", m.show()));
+        let emitted = target.emit_function(&carrier.kernels).unwrap();
+        assert_eq!(emitted.kernels.len(), 1, "{t}");
+        for part in ["relu_x", "softmax_y", "mul_z", "sigmoid_v"] {
+            assert!(
+                emitted.source.contains("horizontal part: k") && emitted.source.contains(part),
+                "{t}: no `{part}` in\n{}",
+                emitted.source
+            );
+        }
+    }
+}
