@@ -255,3 +255,40 @@ fn positions_stay_integers_in_f16() {
     }
     assert!(seen >= 3, "the step's position tensors were renamed");
 }
+
+/// The decode step's small independent kernels run joined (`weft_model::horizontal`):
+/// the token's embedding gather with the position's, the sine table's gather with the
+/// cosine's and the mask's, each layer's value cache write with its key cache write,
+/// and the index guards' flags with the sampling's last reduction (32 threads each) —
+/// seven launches fewer for two layers; the same tokens as the float64 reference (the
+/// tests above run it joined).
+#[test]
+fn the_decode_step_joins_its_small_independent_kernels() {
+    let Some(dev) = open_or_skip("cpu") else {
+        return;
+    };
+    let cfg = tiny();
+    let g = llama_step("tiny", &cfg, (1, 1, 16), DType::F32, &mut Seeded(SEED)).unwrap();
+    let limits = dev.limits();
+    let on = CompiledModel::compile(&g, &limits, &CompileOptions::default()).unwrap();
+    let off = CompiledModel::compile(
+        &g,
+        &limits,
+        &CompileOptions::default().with_disabled(&[weft_model::compiled::HORIZONTAL.into()]),
+    )
+    .unwrap();
+    assert_eq!(
+        (off.kernel_count(), on.kernel_count()),
+        (30, 23),
+        "{:#?}",
+        on.horizontal
+    );
+    for l in 0..cfg.layers {
+        let pair = format!("layers_{l}_self_attn_key_cache + k0");
+        let joined = on
+            .horizontal
+            .iter()
+            .any(|h| h.contains(&pair) && h.contains(&format!("layers_{l}_self_attn_value_cache")));
+        assert!(joined, "{:#?}", on.horizontal);
+    }
+}
