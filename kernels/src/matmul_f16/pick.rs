@@ -54,6 +54,13 @@ pub fn rule_config(limits: &TargetLimits, p: rule::Product, over_views: bool) ->
             t.matrix = None;
         }
     }
+    if !elementwise && over_views && few_tiles(p) {
+        // Few tiles over views: only the tiles that can split (see [`few_tiles`]).
+        let splittable = |t: &rule::Tile| t.matrix.as_ref().is_some_and(|x| x.splits);
+        if candidates.iter().any(splittable) {
+            candidates.retain(splittable);
+        }
+    }
     // Over views (thread-gathered wgmma tiles) the model was fitted on no measurement:
     // the tuner times those tiles, the rule does not weigh them.
     // Over views the wgmma tiles gather their operands with the threads: they compete
@@ -116,6 +123,18 @@ pub fn rule_config(limits: &TargetLimits, p: rule::Product, over_views: bool) ->
         return (config, splits, why);
     }
     (config, splits, why)
+}
+
+/// Whether an implicit GEMM over views (gathered operands, CUDA/HIP) has so few tiles
+/// that only the split-capable tiles compete. The cost model was fitted on products of
+/// stored operands; over views a k step costs far more than it prices (gathering through
+/// the view, a fused batch norm and ReLU on the loads): DenseNet-121's 1×1 layers at
+/// 14², 14 tiles of 32×64 and 544–704 long sums, ran 21–27 µs a layer on 64-deep k steps
+/// unsplit, and their neighbours of 736–896, split in 4 on 32-deep steps, 13–16 µs
+/// (H200, measurements/h200-2026-11-29f). Fewer 32×64 tiles than half of
+/// [`rule::ENOUGH_TILES`]: the split forms only, and the model picks among them.
+fn few_tiles(p: rule::Product) -> bool {
+    p.split && crate::ceil_div(p.m, 32) * crate::ceil_div(p.n, 64) < rule::ENOUGH_TILES / 2
 }
 
 /// The shortest part of the reduction [`views_rule_elementwise`] splits into: at
