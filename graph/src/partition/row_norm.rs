@@ -12,7 +12,7 @@
 //! product's group as [`Group::row_norm`].
 //!
 //! **The rule**: an RMS norm (`LayerNorm { rms: true }`, no bias) over the last axis is
-//! folded where its output is read by one node only, as input 0 (`a`, not transposed) of
+//! folded where its output is no graph output and is read by one node only, as input 0 (`a`, not transposed) of
 //! a MatMul or Gemm anchor over a two-dimensional `b` (not a batched product), whose
 //! rows are at most `max_rows` (the skinny template's, `weft_kernels::gemv::MAX_M`, which
 //! the model compiler passes: this crate knows no template), and where the norm's own
@@ -144,6 +144,8 @@ fn refusal(
             "it normalizes axes {}.. of {x:?}, not the last one alone",
             ln.axis
         ))
+    } else if g.outputs.contains(&node.output) {
+        Some("its output is a graph output too".into())
     } else if node.inputs.len() > 2 {
         Some("it adds a bias".into())
     } else if norm_group.kind != GroupKind::Reduction || anchor.kind != GroupKind::Anchor {
