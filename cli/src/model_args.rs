@@ -120,9 +120,10 @@ pub struct ModelSource {
     pub dtype: ModelDType,
     /// Graph passes to leave out, by key, comma-separated (`attention`, `siblings`,
     /// `activations`, `layer-norms`, `rms-norms`, `batch-norms`, `constants`,
-    /// `identities`, `dead`), and `fusion-cost` (the partition's cost rule: every
-    /// prologue in its anchor's loads): what one pass is worth, measured (run, graph and
-    /// bench).
+    /// `identities`, `dead`), `fusion-cost` (the partition's cost rule: every
+    /// prologue in its anchor's loads) and `norm-fold` (every RMS norm a kernel of its
+    /// own, none computed in the skinny product reading it): what one pass is worth,
+    /// measured (run, graph and bench).
     #[arg(long = "disable-pass", value_delimiter = ',')]
     pub disable_pass: Vec<String>,
     /// An ONNX file's symbolic dimension (`dim_param`) sized: `NAME=SIZE` fixes it,

@@ -150,8 +150,8 @@ fn cpu_f32_generates_the_float64_reference_tokens() {
 
 /// The decode step computes each RMS norm inside the product that reads it (two a layer,
 /// and the final one before the head): that many kernels fewer than with the fold left
-/// out; the prefill's 10 rows keep them kernels of their own. Three sequences generate
-/// the float64 reference's ids through the folded step.
+/// out; the prefill's 10 rows keep the layers' norms kernels of their own. Three
+/// sequences generate the float64 reference's ids through the folded step.
 #[test]
 fn the_decode_step_folds_its_norms_into_the_products() {
     let cfg = tiny();
@@ -183,14 +183,21 @@ fn the_decode_step_folds_its_norms_into_the_products() {
         decode.kernel_count() + folds,
         compile(2, 1, &off).kernel_count()
     );
+    // The prefill's layers run 10 rows and keep their norms; its final norm runs on the
+    // last token of each sequence only (2 rows) and folds.
     let prefill = compile(2, 5, &[]);
     let shown = prefill.show();
+    let kept = shown.matches("a kernel of its own — 10 rows > 8").count();
+    assert_eq!(kept, 2 * cfg.layers, "{shown}");
     assert_eq!(
-        shown.matches("a kernel of its own — 10 rows > 8").count(),
-        folds,
+        shown.matches("in the product's kernel").count(),
+        1,
         "{shown}"
     );
-    assert_eq!(prefill.kernel_count(), compile(2, 5, &off).kernel_count());
+    assert_eq!(
+        prefill.kernel_count() + 1,
+        compile(2, 5, &off).kernel_count()
+    );
 
     let (batch, len, new) = (3, 4, 6);
     let p = prompt(batch, len);
