@@ -88,6 +88,11 @@ pub struct ModelGenerateArgs {
     /// Seed of `zoo:llama`'s weights and of a random prompt.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Graph passes (and partition rules: `fusion-cost`, `norm-fold`) to leave out of
+    /// both steps' compiles, by key, comma-separated, as `weft model run` takes them:
+    /// what one is worth to a decode step, measured in one build.
+    #[arg(long = "disable-pass", value_delimiter = ',')]
+    pub disable_pass: Vec<String>,
     #[command(flatten)]
     pub llama: LlamaArgs,
 }
