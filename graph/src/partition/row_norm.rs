@@ -168,3 +168,94 @@ fn refusal(
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builder::GraphBuilder;
+    use crate::op::LayerNorm;
+    use crate::partition::{Shown, partition};
+    use ndarray::{ArrayD, IxDyn};
+    use weft_ir::dtype::DType;
+
+    /// `[1, rows, 16]` → the norm (RMS or not) → `· w`; the norm's output a graph output
+    /// too where `output`.
+    fn normed(rows: usize, rms: bool, output: bool) -> Graph {
+        let mut b = GraphBuilder::new("normed");
+        let x = b.input("x", &[1, rows, 16], DType::F32);
+        let gamma = b.weight("gamma", ArrayD::from_elem(IxDyn(&[16]), 1.5));
+        let w = b.weight("w", ArrayD::from_elem(IxDyn(&[16, 5]), 0.1));
+        let norm = Op::LayerNorm(LayerNorm {
+            axis: 2,
+            epsilon: 1e-5,
+            rms,
+        });
+        let y = b.node("norm", norm, &[x, gamma]).unwrap();
+        let p = b.node("proj", Op::MatMul, &[y, w]).unwrap();
+        b.output(p);
+        if output {
+            b.output(y);
+        }
+        b.finish().unwrap()
+    }
+
+    fn folded(g: &Graph) -> (Partition, String) {
+        let mut p = partition(g);
+        fold_row_norms(g, &mut p, 8);
+        let shown = Shown {
+            graph: g,
+            partition: &p,
+            schedules: None,
+        }
+        .to_string();
+        (p, shown)
+    }
+
+    #[test]
+    fn a_norm_before_a_product_of_few_rows_joins_its_group() {
+        let g = normed(8, true, false);
+        let (p, shown) = folded(&g);
+        assert_eq!(p.groups.len(), 1, "{shown}");
+        let gr = &p.groups[0];
+        assert_eq!(gr.row_norm, Some(NodeId(0)));
+        // The group reads the norm's input and scale, never its output.
+        let names: Vec<&str> = gr
+            .inputs
+            .iter()
+            .map(|&t| g.tensor(t).name.as_str())
+            .collect();
+        assert_eq!(names, ["x", "gamma", "w"], "{shown}");
+        assert!(
+            shown.contains("row norm: norm:RMSNormalization")
+                && shown.contains(
+                    "RMS norm norm:RMSNormalization read by proj:MatMul: in the product's kernel"
+                )
+                && shown.contains("8 row(s) ≤ 8, over the product's contraction axis of 16"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn elsewhere_the_norm_keeps_its_kernel_and_says_why() {
+        for (g, why) in [
+            (normed(9, true, false), Some("9 rows > 8")),
+            (
+                normed(2, true, true),
+                Some("its output is a graph output too"),
+            ),
+            (normed(2, false, false), None),
+        ] {
+            let (p, shown) = folded(&g);
+            assert_eq!(p.groups.len(), 2, "{shown}");
+            assert!(p.groups.iter().all(|gr| gr.row_norm.is_none()), "{shown}");
+            match why {
+                Some(why) => assert!(
+                    shown.contains(&format!("a kernel of its own — {why}")),
+                    "{shown}"
+                ),
+                // A layer norm with a mean is no factor a row: nothing to say.
+                None => assert!(p.folds.is_empty(), "{shown}"),
+            }
+        }
+    }
+}
