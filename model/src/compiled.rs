@@ -7,7 +7,7 @@ use weft_codegen_common::TargetLimits;
 use weft_graph::Graph;
 use weft_graph::NodeId;
 use weft_graph::op::{Epilogue, Role};
-use weft_graph::partition::{Partition, Shown, partition_keeping};
+use weft_graph::partition::{Partition, Shown, fold_row_norms, partition_keeping};
 use weft_graph::passes::{PassContext, PassReport, Precision, optimize_in};
 use weft_graph::symbolic::{Binding, bind};
 use weft_ir::dtype::DType;
@@ -28,6 +28,10 @@ pub use weft_graph::partition::cost::KEY as FUSION_COST;
 /// The key of `CompileOptions::disabled` that leaves every kernel alone, none joined
 /// with another ([`crate::horizontal`]).
 pub use crate::horizontal::KEY as HORIZONTAL;
+
+/// The key of `CompileOptions::disabled` that leaves every RMS norm a kernel of its own
+/// (`weft_graph::partition::row_norm`): none folded into the skinny product reading it.
+pub use weft_graph::partition::row_norm::KEY as NORM_FOLD;
 
 /// How a model is compiled: one value for every constructor's arguments.
 #[derive(Clone, Debug, Default)]
@@ -171,7 +175,11 @@ impl CompiledModel {
         let mut not_epilogue: HashSet<NodeId> = HashSet::new();
         let (partition, mut groups) = loop {
             let by_cost = !options.disabled.iter().any(|d| d == FUSION_COST);
-            let partition = partition_keeping(&graph, &not_epilogue, by_cost);
+            let mut partition = partition_keeping(&graph, &not_epilogue, by_cost);
+            if !options.disabled.iter().any(|d| d == NORM_FOLD) {
+                // The skinny-product template is the one that computes a folded norm.
+                fold_row_norms(&graph, &mut partition, weft_kernels::gemv::MAX_M as usize);
+            }
             let lowered = partition
                 .groups
                 .iter()

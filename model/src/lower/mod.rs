@@ -18,6 +18,7 @@ mod conv_grouped;
 mod gemm;
 mod narrow;
 mod pool;
+mod row_norm;
 mod rows;
 mod slice;
 mod update;
