@@ -11,16 +11,22 @@ Two parts, each optional:
 - `--speed`: TinyLlama-1.1B's shape in fp16 (random weights), decode tokens/s at each
   batch and prompt length of `--cases` (`1x128,8x128,1x1024`): transformers with a
   StaticCache, one decode step captured as a CUDA graph and replayed (the figure issue
-  60 quotes), then `weft model generate zoo:llama` on each of `--targets`. Speed is
-  weft's tokens/s over PyTorch's; the bound is HBM bandwidth over the bytes one step
-  reads.
+  60 quotes), then `weft model generate zoo:llama` on each of `--targets` (targets other
+  than cuda at the first case only, unless `--every-case`). Speed is weft's tokens/s over
+  PyTorch's; the bound is HBM bandwidth (`hbm_gbs`: `--hbm-gbs`, else the GPU's from a
+  small table) over the bytes one step reads.
 
     python3 scripts/generate_check.py --weft .dev/bin/weft --check --speed --json gen.json
+
+The JSON (`device`, `date`, `weft`, `command`, `hbm_gbs`, and `speed` rows) is what
+`weft report --generation gen.json` reads; several calls' files merge there (a later
+row of the same batch, prompt and target replaces an earlier one).
 
 Exit 0 when every check generated the same ids (and every run ran), 1 otherwise.
 """
 
 import argparse
+import datetime
 import json
 import re
 import subprocess
@@ -47,12 +53,31 @@ def tinyllama_config():
                                     max_position_embeddings=2048, rms_norm_eps=1e-5, rope_theta=10000.0)
 
 
+# Memory bandwidth in GB/s by GPU name (the first key the name contains): the HBM bound
+# of a decode step. H200's is issue 60's figure; `--hbm-gbs` overrides.
+HBM_GBS = (("H200", 4800.0), ("H100 80GB HBM3", 3350.0), ("H100 PCIe", 2000.0),
+           ("A100-SXM4-80GB", 2039.0), ("A100 80GB PCIe", 1935.0))
+
+
+def hbm_gbs(a, device):
+    if a.hbm_gbs:
+        return a.hbm_gbs
+    return next((gbs for name, gbs in HBM_GBS if name in device), None)
+
+
 def weft_generate(a, model, extra, timeout=300):
     cmd = [a.weft, "model", "generate", model] + extra
     t0 = time.time()
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"cmd": " ".join(cmd[1:]), "rc": None, "ids": [], "error": f"timeout after {timeout} s"}
     out = p.stdout + p.stderr
     res = {"cmd": " ".join(cmd[1:]), "rc": p.returncode, "wall_s": round(time.time() - t0, 1)}
+    # `llama on vulkan (NVIDIA H200 (Vulkan, DiscreteGpu)), f16 storage, ...`: the device.
+    m = re.search(r"^\S+ on \S+ \((.*)\), \S+ storage", out, re.M)
+    if m:
+        res["device"] = m.group(1)
     seqs = re.findall(r"^sequence (\d+): ([\d,]+)", out, re.M)
     res["ids"] = [[int(t) for t in s.split(",")] for _, s in seqs]
     m = re.search(r"decode step\s+([\d.]+) (ms|us|µs) \(device.*?= ([\d.]+) tokens/s per sequence, ([\d.]+) tokens/s in all", out)
@@ -180,14 +205,14 @@ def speed(a):
         torch.cuda.empty_cache()
     for b, p in cases:
         for t in a.targets.split(","):
-            if t != "cuda" and (b, p) != cases[0]:
+            if t != "cuda" and (b, p) != cases[0] and not a.every_case:
                 continue  # other targets at the first case only (compiles are long)
             extra = ["--kernels"] if a.kernels and (b, p) == cases[0] else []
             r = weft_generate(a, "zoo:llama", ["--target", t, "--dtype", "f16", "--batch", str(b),
                                                "--prompt-tokens", str(p), "--new-tokens", str(a.new),
                                                "--iters", "20"] + extra, timeout=a.weft_timeout)
             tr = torch_rows.get((b, p), {})
-            row = {"batch": b, "prompt": p, "target": t, "weft": r, "torch_cuda_graph": tr}
+            row = {"batch": b, "prompt": p, "target": t, "dtype": "f16", "weft": r, "torch_cuda_graph": tr}
             if "tok_s_seq" in r and "tok_s_seq" in tr:
                 row["speed"] = r["tok_s_seq"] / tr["tok_s_seq"]
             print(json.dumps(row), flush=True)
@@ -206,7 +231,9 @@ def main():
     p.add_argument("--check-new", type=int, default=24)
     p.add_argument("--speed", action="store_true")
     p.add_argument("--targets", default="cuda,vulkan")
-    p.add_argument("--cases", default="1x128,8x128,1x1024")
+    p.add_argument("--cases", default="1x128,8x128,1x1024,8x1024")
+    p.add_argument("--every-case", action="store_true", help="every target at every case (else cuda only past the first)")
+    p.add_argument("--hbm-gbs", type=float, default=None, help="the GPU's memory bandwidth, GB/s (else from a table)")
     p.add_argument("--new", type=int, default=64)
     p.add_argument("--no-torch", dest="torch", action="store_false")
     p.add_argument("--weft-timeout", type=int, default=300)
@@ -214,8 +241,12 @@ def main():
     p.add_argument("--save", default=None, help="append every weft output to this file")
     p.add_argument("--json", default="generate.json")
     a = p.parse_args()
-    out, ok = {"device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
-               "torch": torch.__version__, "transformers": transformers.__version__}, True
+    device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
+    weft_version = subprocess.run([a.weft, "--version"], capture_output=True, text=True).stdout.strip()
+    out, ok = {"device": device, "torch": torch.__version__, "transformers": transformers.__version__,
+               "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+               "weft": weft_version, "hbm_gbs": hbm_gbs(a, device),
+               "command": " ".join(["generate_check.py"] + sys.argv[1:])}, True
     if a.check:
         dev = "cuda" if a.check_target == "cuda" and torch.cuda.is_available() else "cpu"
         out["check"], ok = check(a, dev)

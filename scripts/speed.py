@@ -20,6 +20,20 @@ torch.compile (filling Inductor's cache); then one process times everything, one
 after another, so no two timings share the GPU. Times from phase 1 are not figures.
 
     python3 scripts/speed.py --weft .dev/bin/weft --batch 1 --json speed.json --doc speed.md
+
+The figures of issue 59 (batch 1 and 8, fp16 and fp32, cuda and vulkan) take more than one
+device call; each call writes its own JSON and `weft report --corpus a.json,b.json,...`
+merges them (a later call's figure for the same model, batch and column replaces an
+earlier one's). For example:
+
+    speed.py --batch 1 --weft-targets cuda:f16,cuda:f32 --json b1.json
+    speed.py --batch 1 --no-torch --weft-targets vulkan:f16,vulkan:f32 --json b1-vk.json
+    speed.py --batch 8 --weft-targets cuda:f16,cuda:f32 --json b8.json
+    speed.py --batch 8 --no-torch --weft-targets vulkan:f16,vulkan:f32 --json b8-vk.json
+
+`--no-torch` times weft alone (PyTorch's columns come from the other call); `--models`
+splits the corpus over calls; `--dry-run` builds and exports the models at the batch on the
+CPU and times nothing (a check that the script and its models work, e.g. at batch 8).
 """
 import argparse
 import datetime
@@ -50,9 +64,9 @@ def llama_shaped():
 
 def models(batch):
     img = lambda size=224: cm.image(size=size, batch=batch)  # noqa: E731
-    ids = lambda vocab: cm.ids(tokens=SEQ, vocab=vocab)  # noqa: E731
-    if batch != 1:
-        ids = lambda vocab: batched_ids(vocab, batch)  # noqa: E731
+    ids = lambda vocab: batched_ids(vocab, batch)  # noqa: E731
+    if batch == 1:  # the ids of the batch-1 figures measured so far, kept as they were
+        ids = lambda vocab: cm.ids(tokens=SEQ, vocab=vocab)  # noqa: E731
     return [
         cm.Entry("resnet50", "torchvision", cm.tv("resnet50"), img()),
         cm.Entry("inception_v3", "torchvision", cm.tv("inception_v3", aux_logits=False, init_weights=True), img(299)),
@@ -144,7 +158,12 @@ def prepare(args):
         except Exception:  # noqa: BLE001 - the other exporter, as a user would try next
             exporter = "dynamo18"
             corpus.export(torch, model, xs, list(inputs), path, "dynamo", 18)
-        if a.torch_compile:
+        if a.dry_run:  # a CPU check: one eager run of the model at this batch
+            with torch.inference_mode():
+                model(*xs)
+            shapes = {k: list(v.shape) for k, v in inputs.items()}
+            return entry.name, {"exporter": exporter, "inputs": shapes, "prepare_s": round(time.time() - t, 1)}
+        if a.torch and a.torch_compile:
             m = model.cuda().half()
             dx = tuple(x.cuda() if x.dtype == torch.int64 else x.cuda().half() for x in xs)
             for mode in ("reduce-overhead", "default"):
@@ -175,10 +194,20 @@ def weft_time(a, work, target, dtype):
 
 def measure(a, entry, prep, torch):
     """Phase 2: every timing of one model, alone on the GPU."""
-    row = {"model": entry.name, "batch": a.batch, **prep}
+    row = {"model": entry.name, "batch": a.batch, "source": entry.family, **prep}
     if "error" in prep:
         return row
     work = os.path.join(a.work, entry.name)
+    if a.torch:
+        torch_times(a, entry, row, torch)
+    for td in a.weft_targets.split(","):
+        target, dtype = td.split(":")
+        row[f"weft_{target}_{dtype}"] = weft_time(a, work, target, dtype)
+    return row
+
+
+def torch_times(a, entry, row, torch):
+    """PyTorch's columns of one model: eager, one CUDA graph, torch.compile (two ways)."""
     model = build(entry, torch, calibrate=False).cuda().half()
     inputs = entry.inputs(corpus.INPUT_SEED)
     xs = tuple(torch.from_numpy(v).cuda() if v.dtype == np.int64 else torch.from_numpy(v).cuda().half()
@@ -210,10 +239,6 @@ def measure(a, entry, prep, torch):
                 row["inductor_graph_error"] = f"{type(e).__name__}: {str(e)[:200]}"
     del model
     torch.cuda.empty_cache()
-    for td in a.weft_targets.split(","):
-        target, dtype = td.split(":")
-        row[f"weft_{target}_{dtype}"] = weft_time(a, work, target, dtype)
-    return row
 
 
 def fmt_ms(x):
@@ -269,6 +294,10 @@ def main():
     p.add_argument("--doc", default=None)
     p.add_argument("--weft-timeout", type=int, default=120)
     p.add_argument("--no-torch-compile", dest="torch_compile", action="store_false")
+    p.add_argument("--no-torch", dest="torch", action="store_false",
+                   help="time weft alone (PyTorch's columns from another call's file)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="build, export and run each model once on the CPU at --batch; time nothing")
     a = p.parse_args()
     a.weft = os.path.abspath(a.weft)
     entries = [e for e in models(a.batch) if a.models == "all" or e.name in a.models.split(",")]
@@ -278,7 +307,19 @@ def main():
     with ctx.Pool(a.jobs, maxtasksperchild=1) as pool:
         prepared = dict(pool.imap_unordered(prepare, [(a, e.name) for e in entries]))
     print(f"prepared {len(prepared)} models in {time.time() - start:.0f} s", flush=True)
+    if a.dry_run:
+        for name, prep in prepared.items():
+            print(json.dumps({"model": name, "batch": a.batch, **prep}), flush=True)
+        return 0 if all("error" not in p for p in prepared.values()) else 1
     import torch
+    import transformers
+
+    weft_version = subprocess.run([a.weft, "--version"], capture_output=True, text=True).stdout.strip()
+    # Written with every partial file too: a call cut short still says what it measured.
+    meta = dict(date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                gpu=torch.cuda.get_device_name(0), torch=torch.__version__, transformers=transformers.__version__,
+                weft=weft_version, batch=a.batch, weft_targets=a.weft_targets, pytorch=a.torch,
+                command=" ".join([os.path.basename(sys.argv[0])] + sys.argv[1:]))
 
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -292,14 +333,8 @@ def main():
         rows.append(row)
         print(json.dumps(row), flush=True)
         with open(a.json + ".partial", "w") as f:
-            json.dump(rows, f, indent=1)
-    import transformers
-
-    weft_version = subprocess.run([a.weft, "--version"], capture_output=True, text=True).stdout.strip()
-    meta = dict(date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                gpu=torch.cuda.get_device_name(0), torch=torch.__version__, transformers=transformers.__version__,
-                weft=weft_version, batch=a.batch, weft_targets=a.weft_targets,
-                command=" ".join([os.path.basename(sys.argv[0])] + sys.argv[1:]), wall_s=time.time() - start)
+            json.dump({"meta": meta, "rows": rows}, f, indent=1)
+    meta["wall_s"] = time.time() - start
     with open(a.json, "w") as f:
         json.dump({"meta": meta, "rows": rows}, f, indent=1)
     if a.doc:

@@ -11,7 +11,13 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// was wrong (error above tolerance, an unwritten element) or a kernel failed on its
 /// device; 2 on bad input, an unavailable target, or a kernel a target refuses.
 #[derive(Debug, Parser)]
-#[command(name = "weft", version, max_term_width = 100)]
+// The version names the commit too (`weft 0.1.0 (1a2b3c4d5e6f)`): the timing scripts
+// record `weft --version` as the provenance of their figures.
+#[command(
+    name = "weft",
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("WEFT_COMMIT"), ")"),
+    max_term_width = 100
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -264,6 +270,15 @@ pub struct ReportArgs {
     /// file or concatenated.
     #[arg(long)]
     pub baselines: Option<PathBuf>,
+    /// The corpus against PyTorch: JSON written by `scripts/speed.py --json`, one file per
+    /// device call (comma-separated or repeated; a later run's figure for the same model,
+    /// batch and column replaces an earlier one's).
+    #[arg(long, value_delimiter = ',')]
+    pub corpus: Vec<PathBuf>,
+    /// Generation against PyTorch: JSON written by `scripts/generate_check.py --speed`
+    /// (comma-separated or repeated).
+    #[arg(long, value_delimiter = ',')]
+    pub generation: Vec<PathBuf>,
 }
 
 /// `weft sweep`.

@@ -140,7 +140,7 @@ pub enum CliError {
     ReportInput { path: PathBuf, reason: String },
     /// `weft report --no-run --no-compile` with nothing to read.
     #[error(
-        "nothing to report: no benchmark ran (--no-run), nothing was compiled (--no-compile) and no --from file was given"
+        "nothing to report: no benchmark ran (--no-run), nothing was compiled (--no-compile) and no --from, --corpus or --generation file was given"
     )]
     EmptyReport,
     /// A chart could not be drawn or written.

@@ -554,9 +554,14 @@ fn generates_the_reference(v: Variant, target: &str) {
         "--check",
         "--iters",
         "2",
+        "--kernels",
     ];
     let out = ok(&args);
     assert!(out.contains("generates the same ids"), "{out}");
+    // The decode step (2 rows) computes each RMS norm in the product reading it: two a
+    // layer and the final one, none a kernel of its own.
+    assert_eq!(out.matches("folded in").count(), 2 * LAYERS + 1, "{out}");
+    assert!(!out.contains("RMS norm template"), "{out}");
     assert_eq!(
         out.lines().filter(|l| l.starts_with("sequence ")).count(),
         2,

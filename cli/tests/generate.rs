@@ -86,6 +86,8 @@ fn checked(target: &str, dtype: &str) -> String {
         "check ",
         "split-KV",
         "keys split in 3 chunks",
+        // The decode step's RMS norms computed in the products reading them.
+        "folded in",
     ] {
         assert!(text.contains(want), "`{want}` not in:\n{text}");
     }
@@ -198,4 +200,24 @@ fn the_gemv_override_is_checked_and_taken() {
             "{bad}: {err}"
         );
     }
+}
+
+/// `--disable-pass norm-fold` leaves the decode step's RMS norms kernels of their own
+/// (what the fold is worth, measured in one build): the same ids, the norms in the
+/// per-kernel table again; a key that names nothing is refused (exit 2).
+#[test]
+fn the_norm_fold_can_be_left_out() {
+    let extra = ["--new-tokens", "3", "--check", "--kernels"];
+    let out = generate(
+        "cpu",
+        &[&extra[..], &["--disable-pass", "norm-fold"]].concat(),
+    );
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+    assert!(text.contains("generates the same ids"), "{text}");
+    assert!(!text.contains("folded in"), "{text}");
+    assert_eq!(text.matches("RMS norm template").count(), 5, "{text}");
+    let out = generate("cpu", &["--disable-pass", "norm-folding"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("norm-fold"), "{}", stderr(&out));
 }

@@ -7,7 +7,7 @@ use weft_codegen_common::TargetLimits;
 use weft_graph::Graph;
 use weft_graph::NodeId;
 use weft_graph::op::{Epilogue, Role};
-use weft_graph::partition::{Partition, Shown, partition_keeping};
+use weft_graph::partition::{Partition, Shown, fold_row_norms, partition_keeping};
 use weft_graph::passes::{PassContext, PassReport, Precision, optimize_in};
 use weft_graph::symbolic::{Binding, bind};
 use weft_ir::dtype::DType;
@@ -24,6 +24,14 @@ use crate::plan::Plan;
 /// The key of `CompileOptions::disabled` that turns the partition's cost rule off
 /// (`weft_graph::partition::cost`): every prologue stays in its anchor's loads.
 pub use weft_graph::partition::cost::KEY as FUSION_COST;
+
+/// The key of `CompileOptions::disabled` that leaves every kernel alone, none joined
+/// with another ([`crate::horizontal`]).
+pub use crate::horizontal::KEY as HORIZONTAL;
+
+/// The key of `CompileOptions::disabled` that leaves every RMS norm a kernel of its own
+/// (`weft_graph::partition::row_norm`): none folded into the skinny product reading it.
+pub use weft_graph::partition::row_norm::KEY as NORM_FOLD;
 
 /// How a model is compiled: one value for every constructor's arguments.
 #[derive(Clone, Debug, Default)]
@@ -74,6 +82,9 @@ pub struct CompiledModel {
     /// The symbolic dimensions the model takes at run time, and where its inputs and
     /// outputs hold them (empty for a graph of static shapes): `crate::symbolic`.
     pub symbolic: Binding,
+    /// One line per kernel that runs several groups' kernels as one, and why
+    /// ([`crate::horizontal`]).
+    pub horizontal: Vec<String>,
 }
 
 /// How the attention pass's report line starts where the target cannot hold the fused
@@ -142,9 +153,18 @@ impl CompiledModel {
         // Nothing is lowered or allocated for a tensor weft's i32 indices cannot reach.
         graph.check_sizes()?;
         let lowering = Lowering { limits };
+        // The horizontal fusion is this crate's, not a graph pass: the graph's pipeline
+        // does not know its key.
+        let horizontal_on = !options.disabled.iter().any(|d| d == HORIZONTAL);
+        let graph_disabled: Vec<String> = options
+            .disabled
+            .iter()
+            .filter(|d| *d != HORIZONTAL)
+            .cloned()
+            .collect();
         let cx = PassContext::new(limits.clone())
             .with_precision(options.precision)
-            .with_disabled(&options.disabled)
+            .with_disabled(&graph_disabled)
             .with_target(&lowering);
         let (mut graph, passes) = optimize_in(graph, &cx)?;
         // After the passes, so that indices they fold are checked as constants.
@@ -153,9 +173,13 @@ impl CompiledModel {
         // anchor's index keeps apart) is cut at its last reshape or permutation, and the
         // graph partitioned again; each round cuts one more node, so it ends.
         let mut not_epilogue: HashSet<NodeId> = HashSet::new();
-        let (partition, groups) = loop {
+        let (partition, mut groups) = loop {
             let by_cost = !options.disabled.iter().any(|d| d == FUSION_COST);
-            let partition = partition_keeping(&graph, &not_epilogue, by_cost);
+            let mut partition = partition_keeping(&graph, &not_epilogue, by_cost);
+            if !options.disabled.iter().any(|d| d == NORM_FOLD) {
+                // The skinny-product template is the one that computes a folded norm.
+                fold_row_norms(&graph, &mut partition, weft_kernels::gemv::MAX_M as usize);
+            }
             let lowered = partition
                 .groups
                 .iter()
@@ -173,7 +197,12 @@ impl CompiledModel {
                 },
             }
         };
-        let plan = Plan::new(&graph, &partition);
+        let horizontal = if horizontal_on {
+            crate::horizontal::fuse(&graph, &partition, &mut groups, limits)
+        } else {
+            Vec::new()
+        };
+        let plan = Plan::ordered(&graph, &partition, &crate::horizontal::positions(&groups));
         Ok(CompiledModel {
             graph,
             passes,
@@ -182,6 +211,7 @@ impl CompiledModel {
             plan,
             guards,
             symbolic,
+            horizontal,
         })
     }
 

@@ -424,7 +424,8 @@ impl Executable {
     }
 
     /// Times each group's kernels alone (`iters` runs each, after a warm-up): where the
-    /// model's time goes. One timing per group, in run order.
+    /// model's time goes. One timing per group, in run order; zero for a group that
+    /// launches nothing of its own (its kernel joined to an earlier group's).
     pub fn time_each(
         &self,
         dev: &mut dyn Device,
@@ -433,7 +434,19 @@ impl Executable {
     ) -> Result<Vec<Timing>, ModelError> {
         self.groups
             .iter()
-            .map(|g| Ok(dev.time_launches(g.launches(), warmup, iters)?))
+            .map(|g| {
+                if g.launches().is_empty() {
+                    // A group whose kernel runs inside another's (`crate::horizontal`):
+                    // its time is that kernel's.
+                    return Ok(Timing {
+                        median: std::time::Duration::ZERO,
+                        min: std::time::Duration::ZERO,
+                        all: Vec::new(),
+                        host: None,
+                    });
+                }
+                Ok(dev.time_launches(g.launches(), warmup, iters)?)
+            })
             .collect()
     }
 

@@ -10,6 +10,7 @@ pub mod error;
 pub mod executable;
 pub mod generate;
 pub mod guard;
+pub mod horizontal;
 pub mod lower;
 pub mod measure;
 pub mod plan;

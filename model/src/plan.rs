@@ -46,8 +46,17 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Plans the buffers of `partition`'s kernels over `g`.
+    /// Plans the buffers of `partition`'s kernels over `g`, each group's kernels run in
+    /// partition order.
     pub fn new(g: &Graph, partition: &Partition) -> Plan {
+        let order: Vec<usize> = (0..partition.groups.len()).collect();
+        Plan::ordered(g, partition, &order)
+    }
+
+    /// [`Plan::new`] where group `i`'s kernels run at position `positions[i]`: groups at
+    /// the same position run in one kernel, at once (`crate::horizontal`), so a buffer
+    /// one of them reads is not free for another's output there.
+    pub fn ordered(g: &Graph, partition: &Partition, positions: &[usize]) -> Plan {
         let mut homes: HashMap<TensorId, Home> = HashMap::new();
         for (i, &t) in g.inputs.iter().enumerate() {
             homes.insert(t, Home::Input(i));
@@ -72,12 +81,16 @@ impl Plan {
         // A slice of a Concat is its buffer's: the buffer lives from the first kernel
         // writing any slice to the last reading any (a dense block's whole buffer lives
         // until its transition has read it).
-        for (k, gr) in partition.groups.iter().enumerate() {
+        for (i, gr) in partition.groups.iter().enumerate() {
+            let k = positions[i];
             let stored = partition.home(gr.output);
-            first.entry(stored).or_insert(k);
-            last.entry(stored).or_insert(k);
+            let f = first.entry(stored).or_insert(k);
+            *f = (*f).min(k);
+            let l = last.entry(stored).or_insert(k);
+            *l = (*l).max(k);
             for &t in &gr.inputs {
-                last.insert(partition.home(t), k);
+                let l = last.entry(partition.home(t)).or_insert(k);
+                *l = (*l).max(k);
             }
         }
         let mut order: Vec<TensorId> = first
@@ -211,6 +224,42 @@ mod tests {
         // No two tensors alive at once share a slot: checked by running in the compiled
         // model's tests; here, the output has its own buffer.
         assert_eq!(plan.homes[&g.outputs[0]], Home::Output(0));
+    }
+
+    #[test]
+    fn groups_run_in_one_kernel_never_share_a_slot() {
+        // a ← relu(x), e ← (a + y) + (a + z), then c ← relu(w), each stored (two
+        // readers): in partition order c may take a's slot (a's last reader, e's
+        // kernel, ran); run in a's kernel (the horizontal fusion's position), a is live
+        // there and c needs a slot of its own.
+        let mut bld = GraphBuilder::new("joined");
+        let [x, y, z, w] = ["x", "y", "z", "w"].map(|n| bld.input(n, &[100], DType::F32));
+        let a = bld.relu("a", x).unwrap();
+        let b1 = bld.add("b1", a, y).unwrap();
+        let b2 = bld.add("b2", a, z).unwrap();
+        let e = bld.add("e", b1, b2).unwrap();
+        let c = bld.relu("c", w).unwrap();
+        let f = bld.add("f", e, c).unwrap();
+        let k = bld.add("k", f, e).unwrap();
+        let h = bld.add("h", k, c).unwrap();
+        bld.output(h);
+        let g = bld.finish().unwrap();
+        let p = partition(&g);
+        let group = |name: &str| {
+            p.groups
+                .iter()
+                .position(|gr| gr.nodes().any(|n| g.nodes[n.0].name == name))
+                .unwrap_or_else(|| panic!("{name} in no group: {p:?}"))
+        };
+        let (ga, gc) = (group("a"), group("c"));
+        assert!(ga < group("e") && group("e") < gc, "{p:?}");
+        let (ta, tc) = (p.groups[ga].output, p.groups[gc].output);
+        let plain = Plan::new(&g, &p);
+        assert_eq!(plain.homes[&ta], plain.homes[&tc], "{:?}", plain.homes);
+        let mut positions: Vec<usize> = (0..p.groups.len()).collect();
+        positions[gc] = ga;
+        let joined = Plan::ordered(&g, &p, &positions);
+        assert_ne!(joined.homes[&ta], joined.homes[&tc], "{:?}", joined.homes);
     }
 
     #[test]

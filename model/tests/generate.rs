@@ -8,6 +8,7 @@ use weft_graph::zoo::llama::{LlamaConfig, Seeded};
 use weft_graph::zoo::llama_step::{greedy_reference, llama_step};
 use weft_ir::data::TensorData;
 use weft_ir::dtype::DType;
+use weft_model::compiled::NORM_FOLD;
 use weft_model::{CompileOptions, CompiledModel, Generator, ModelError};
 use weft_runtime::Device;
 use weft_testkit::devices::open_or_skip;
@@ -147,6 +148,66 @@ fn cpu_f32_generates_the_float64_reference_tokens() {
     generates_the_reference("cpu", Precision::F32);
 }
 
+/// The decode step computes each RMS norm inside the product that reads it (two a layer,
+/// and the final one before the head): that many kernels fewer than with the fold left
+/// out; the prefill's 10 rows keep the layers' norms kernels of their own. Three
+/// sequences generate the float64 reference's ids through the folded step.
+#[test]
+fn the_decode_step_folds_its_norms_into_the_products() {
+    let cfg = tiny();
+    let mut dev = weft_runtime::open(&weft_runtime::Target::parse("cpu").unwrap()).unwrap();
+    let limits = dev.limits();
+    let compile = |batch, seq, disabled: &[String]| {
+        let g = llama_step(
+            "tiny",
+            &cfg,
+            (batch, seq, 16),
+            DType::F32,
+            &mut Seeded(SEED),
+        )
+        .unwrap();
+        let options = CompileOptions::default().with_disabled(disabled);
+        CompiledModel::compile(&g, &limits, &options).unwrap()
+    };
+    let off = [NORM_FOLD.to_string()];
+    let folds = 2 * cfg.layers + 1;
+    let decode = compile(2, 1, &[]);
+    let shown = decode.show();
+    assert_eq!(
+        shown.matches("in the product's kernel").count(),
+        folds,
+        "{shown}"
+    );
+    assert!(!shown.contains("RMS norm template"), "{shown}");
+    assert_eq!(
+        decode.kernel_count() + folds,
+        compile(2, 1, &off).kernel_count()
+    );
+    // The prefill's layers run 10 rows and keep their norms; its final norm runs on the
+    // last token of each sequence only (2 rows) and folds.
+    let prefill = compile(2, 5, &[]);
+    let shown = prefill.show();
+    let kept = shown.matches("a kernel of its own — 10 rows > 8").count();
+    assert_eq!(kept, 2 * cfg.layers, "{shown}");
+    assert_eq!(
+        shown.matches("in the product's kernel").count(),
+        1,
+        "{shown}"
+    );
+    assert_eq!(
+        prefill.kernel_count() + 1,
+        compile(2, 5, &off).kernel_count()
+    );
+
+    let (batch, len, new) = (3, 4, 6);
+    let p = prompt(batch, len);
+    let want = reference(&cfg, &p, new);
+    let gen_ = generator(dev.as_mut(), &cfg, batch, len, len + new, Precision::F32);
+    let got = gen_.generate(dev.as_mut(), &p, new).unwrap();
+    gen_.free(dev.as_mut());
+    assert_eq!(got.ids, want);
+}
+
 #[test]
 fn vulkan_f32_generates_the_float64_reference_tokens() {
     generates_the_reference("vulkan", Precision::F32);
@@ -254,4 +315,41 @@ fn positions_stay_integers_in_f16() {
         }
     }
     assert!(seen >= 3, "the step's position tensors were renamed");
+}
+
+/// The decode step's small independent kernels run joined (`weft_model::horizontal`):
+/// the token's embedding gather with the position's, the sine table's gather with the
+/// cosine's and the mask's, each layer's value cache write with its key cache write,
+/// and the index guards' flags with the sampling's last reduction (32 threads each) —
+/// seven launches fewer for two layers; the same tokens as the float64 reference (the
+/// tests above run it joined).
+#[test]
+fn the_decode_step_joins_its_small_independent_kernels() {
+    let Some(dev) = open_or_skip("cpu") else {
+        return;
+    };
+    let cfg = tiny();
+    let g = llama_step("tiny", &cfg, (1, 1, 16), DType::F32, &mut Seeded(SEED)).unwrap();
+    let limits = dev.limits();
+    let on = CompiledModel::compile(&g, &limits, &CompileOptions::default()).unwrap();
+    let off = CompiledModel::compile(
+        &g,
+        &limits,
+        &CompileOptions::default().with_disabled(&[weft_model::compiled::HORIZONTAL.into()]),
+    )
+    .unwrap();
+    assert_eq!(
+        (off.kernel_count(), on.kernel_count()),
+        (30, 23),
+        "{:#?}",
+        on.horizontal
+    );
+    for l in 0..cfg.layers {
+        let pair = format!("layers_{l}_self_attn_key_cache + k0");
+        let joined = on
+            .horizontal
+            .iter()
+            .any(|h| h.contains(&pair) && h.contains(&format!("layers_{l}_self_attn_value_cache")));
+        assert!(joined, "{:#?}", on.horizontal);
+    }
 }

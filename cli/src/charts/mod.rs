@@ -1,5 +1,5 @@
-//! Benchmark charts: per-op time bars, a roofline and line charts (shape sweeps), each
-//! written as SVG.
+//! Benchmark charts: per-op time bars, a roofline, line charts (shape sweeps) and speed
+//! ratios (the corpus against torch.compile), each written as SVG.
 //!
 //! Drawn with `plotters` without its `ttf` feature, so nothing here touches fontconfig or
 //! system fonts: Noto Sans Regular (Apache-2.0, from the `ttf-noto-sans` crate) is compiled
@@ -349,10 +349,12 @@ fn render(stem: &Path, chart: &impl Chart) -> Result<Vec<PathBuf>, ChartError> {
 
 mod bars;
 mod lines;
+mod ratios;
 mod roofline;
 #[cfg(test)]
 mod tests;
 
 pub use bars::op_chart;
 pub use lines::{Series, lines};
+pub use ratios::{Ratios, ratios};
 pub use roofline::roofline;

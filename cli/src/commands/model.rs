@@ -80,6 +80,9 @@ fn graph(a: &ModelGraphArgs) -> Result<(), CliError> {
     for r in &model.passes {
         outln!("  pass {r}")?;
     }
+    for h in &model.horizontal {
+        outln!("  kernel {h}")?;
+    }
     if a.nodes {
         outln!("{}", model.graph)?;
     }
@@ -110,7 +113,17 @@ fn emit_sources(
         Some(SourceLanguage::Wgsl) => "wgsl",
         Some(SourceLanguage::Msl) => "metal",
     };
+    let mut written = 0;
     for (i, group) in model.groups.iter().enumerate() {
+        // A group whose kernel runs inside another's (horizontal fusion) has no source
+        // of its own: it is in that group's.
+        if matches!(
+            group.horizontal,
+            weft_model::horizontal::Horizontal::CarriedBy(_)
+        ) {
+            continue;
+        }
+        written += 1;
         let mut text = match target.emit_language() {
             None => group.kernels.to_string(),
             Some(_) => target.emit_function(&group.kernels)?.source,
@@ -128,7 +141,7 @@ fn emit_sources(
         std::fs::write(&tmp, text).map_err(|e| io(&tmp, e))?;
         std::fs::rename(&tmp, &path).map_err(|e| io(&path, e))?;
     }
-    Ok(model.groups.len())
+    Ok(written)
 }
 
 /// How the partition cut the model: its groups by kind, and the joins that cost no copy

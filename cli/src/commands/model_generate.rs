@@ -150,7 +150,9 @@ fn run<W: LlamaWeights>(
     let target = Target::parse(&a.target)?;
     let mut opened = select::open(&target, WgpuOptions::default())?;
     let dev = opened.device.as_mut();
-    let options = CompileOptions::default().with_precision(precision(a.dtype));
+    let options = CompileOptions::default()
+        .with_precision(precision(a.dtype))
+        .with_disabled(&a.disable_pass);
     let limits = dev.limits();
     let mut step = |seq: usize| -> Result<(Graph, CompiledModel), CliError> {
         // The caches in the run's type: f16 in an f16 run (half the bytes attention reads).

@@ -5,7 +5,7 @@ use crate::commands::bench::{collect, write_json};
 use crate::error::CliError;
 use crate::out::outln;
 use crate::report::{ReportData, include, include_existing, merge_offline, supersede};
-use crate::report::{beside, models, offline, page, stale, sweeps};
+use crate::report::{beside, corpus, generation, models, offline, page, stale, sweeps};
 
 /// Runs what `a` asks for and writes the page, the charts and `report.json`, adding to
 /// the `report.json` already in `--out`. Fails (exit 1) when a row of this run is wrong or
@@ -29,6 +29,8 @@ pub fn report(a: &ReportArgs) -> Result<(), CliError> {
         models: Vec::new(),
         sweeps: Vec::new(),
         op_baselines: Vec::new(),
+        corpus: Vec::new(),
+        generation: Vec::new(),
     };
     // Read before anything runs: an unreadable report stops the command here, untouched.
     let json = a.out.join("report.json");
@@ -42,6 +44,13 @@ pub fn report(a: &ReportArgs) -> Result<(), CliError> {
     }
     for path in &a.from {
         include(&mut data, path)?;
+    }
+    // Read before anything runs too: a file that cannot be read stops the command here.
+    for path in &a.corpus {
+        corpus::merge(&mut data.corpus, vec![corpus::read(path)?]);
+    }
+    for path in &a.generation {
+        generation::merge(&mut data.generation, vec![generation::read(path)?]);
     }
     let mut verdict = Ok(());
     if !a.no_run {
@@ -97,6 +106,8 @@ pub fn report(a: &ReportArgs) -> Result<(), CliError> {
         && data.models.is_empty()
         && data.sweeps.is_empty()
         && data.op_baselines.is_empty()
+        && data.corpus.is_empty()
+        && data.generation.is_empty()
     {
         return Err(CliError::EmptyReport);
     }

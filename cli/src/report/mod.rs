@@ -7,7 +7,9 @@
 //! It adds to what the output folder holds rather than replacing it: the `report.json`
 //! already there is read first ([`include_existing`]); on the page a later run's rows
 //! replace those an earlier run measured on the same device, and a run replaced in every
-//! row is dropped ([`supersede`]). Charts the page no longer
+//! row is dropped ([`supersede`]); the corpus and generation files (`--corpus`,
+//! `--generation`) are kept whole and merged on the page the same way ([`corpus`],
+//! [`generation`]). Charts the page no longer
 //! draws are removed ([`stale`]); the page and `report.json` are written whole.
 //!
 //! A run on the GPU machine that reads a run from a machine with other drivers (the CPU
@@ -15,6 +17,9 @@
 //! came from: date, device, driver and weft's commit per run.
 
 pub mod beside;
+pub mod corpus;
+pub mod corpus_page;
+pub mod generation;
 pub mod models;
 pub mod offline;
 pub mod page;
@@ -83,6 +88,14 @@ pub struct ReportData {
     /// Single kernels of another engine at weft's op shapes (`--baselines` op lines).
     #[serde(default)]
     pub op_baselines: Vec<beside::OpBaseline>,
+    /// The corpus against PyTorch (`--corpus`: `scripts/speed.py --json` files), one run a
+    /// file, merged on the page.
+    #[serde(default)]
+    pub corpus: Vec<corpus::CorpusRun>,
+    /// Generation against PyTorch (`--generation`: `scripts/generate_check.py --speed`
+    /// files).
+    #[serde(default)]
+    pub generation: Vec<generation::GenRun>,
 }
 
 /// Adds a `--from` file: a report's data (its runs and offline rows) or one benchmark run.
@@ -100,6 +113,8 @@ pub(crate) fn include(data: &mut ReportData, path: &Path) -> Result<(), CliError
         merge_offline(&mut data.offline, other.offline);
         models::merge(&mut data.models, other.models);
         beside::merge(&mut data.op_baselines, other.op_baselines);
+        corpus::merge(&mut data.corpus, other.corpus);
+        generation::merge(&mut data.generation, other.generation);
     } else if value.get("rows").is_some() {
         let run: BenchRun = serde_json::from_value(value)
             .map_err(|e| bad(format!("not a `weft bench --json` file: {e}")))?;

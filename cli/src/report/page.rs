@@ -43,6 +43,14 @@ pub fn write(data: &ReportData, out: &Path) -> Result<Vec<PathBuf>, CliError> {
         out,
         &chart_dir,
     )?);
+    written.extend(super::corpus_page::section(
+        &mut md,
+        &data.corpus,
+        &data.models,
+        out,
+        &chart_dir,
+    )?);
+    super::generation::section(&mut md, &data.generation);
     let shown: Vec<&Row> = entries.iter().map(|e| e.row).collect();
     super::beside::section(&mut md, &data.op_baselines, &shown);
     written.extend(super::sweeps::section(

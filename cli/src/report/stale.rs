@@ -1,7 +1,7 @@
 //! Charts the page no longer draws. A chart left from an earlier report (an op whose rows
 //! all failed this time, a roofline without roofs) would sit in `charts/` beside the page
 //! as if it were current; they are removed. Only what weft itself writes there goes: a
-//! `.svg` named after a chart weft draws (`cross-vendor`, `roofline`, an op of weft's or
+//! `.svg` named after a chart weft draws (`cross-vendor`, `roofline`, `corpus-speed`, an op of weft's or
 //! of the report's rows, `sweep-*`), and a `.png` so named or beside a chart this report
 //! wrote (weft wrote each chart as PNG too until 2026-11-28); any other file in the
 //! folder is left alone.
@@ -12,7 +12,7 @@ use super::{CHART_DIR, ReportData};
 use crate::error::CliError;
 
 /// The charts weft draws that are not named after an op.
-const FIXED: [&str; 2] = ["cross-vendor", "roofline"];
+const FIXED: [&str; 3] = ["cross-vendor", "roofline", super::corpus_page::CHART];
 
 /// Removes from `out`'s chart folder the charts weft draws that this report did not write
 /// (`written`: every file the page wrote); returns the files removed.
@@ -86,6 +86,8 @@ mod tests {
             models: Vec::new(),
             sweeps: Vec::new(),
             op_baselines: Vec::new(),
+            corpus: Vec::new(),
+            generation: Vec::new(),
             weft_version: String::new(),
             commit: String::new(),
             unix_time: 0,

@@ -132,6 +132,7 @@ pub(super) fn split(
                     output: t,
                     inputs: Vec::new(),
                     slice: None,
+                    row_norm: None,
                 });
             }
             decisions.push(Decision {

@@ -31,9 +31,11 @@
 
 mod concat;
 pub mod cost;
+pub mod row_norm;
 mod update;
 
 pub use concat::Copied;
+pub use row_norm::{Fold, fold_row_norms};
 pub use update::in_place;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -81,6 +83,9 @@ pub struct Group {
     pub inputs: Vec<TensorId>,
     /// Where the output is written when it is part of a Concat.
     pub slice: Option<Slice>,
+    /// An RMS norm of the product's `a` computed inside its kernel ([`row_norm`]): the
+    /// norm's output is never stored.
+    pub row_norm: Option<NodeId>,
 }
 
 impl Partition {
@@ -91,11 +96,11 @@ impl Partition {
 }
 
 impl Group {
-    /// Every node of the group: prologue, root, epilogue.
+    /// Every node of the group: its folded norm, prologue, root, epilogue.
     pub fn nodes(&self) -> impl Iterator<Item = NodeId> + '_ {
-        self.prologue
-            .iter()
-            .copied()
+        self.row_norm
+            .into_iter()
+            .chain(self.prologue.iter().copied())
             .chain(std::iter::once(self.root))
             .chain(self.epilogue.iter().copied())
     }
@@ -117,6 +122,9 @@ pub struct Partition {
     pub places: BTreeMap<TensorId, Slice>,
     /// Where each prologue chain that computes anything went, and why ([`cost`]).
     pub decisions: Vec<Decision>,
+    /// Each RMS norm read by a product: folded into the product's kernel or not, and
+    /// why ([`row_norm`]; empty until [`fold_row_norms`] runs).
+    pub folds: Vec<Fold>,
 }
 
 /// The fate of one prologue chain under the cost rule ([`cost`]).
@@ -213,6 +221,7 @@ pub fn partition_keeping(g: &Graph, not_epilogue: &HashSet<NodeId>, by_cost: boo
             output: t,
             inputs: Vec::new(),
             slice: None,
+            row_norm: None,
         });
     }
 
@@ -252,6 +261,7 @@ pub fn partition_keeping(g: &Graph, not_epilogue: &HashSet<NodeId>, by_cost: boo
                     output: n.output,
                     inputs: Vec::new(),
                     slice: None,
+                    row_norm: None,
                 });
             }
         }
@@ -266,18 +276,7 @@ pub fn partition_keeping(g: &Graph, not_epilogue: &HashSet<NodeId>, by_cost: boo
     // Inputs of each group: tensors read from outside it.
     for gr in &mut groups {
         gr.prologue.sort();
-        let inside: HashSet<TensorId> = gr.nodes().map(|n| g.nodes[n.0].output).collect();
-        let mut inputs = Vec::new();
-        let mut ordered: Vec<NodeId> = gr.nodes().collect();
-        ordered.sort();
-        for n in ordered {
-            for &t in &g.nodes[n.0].inputs {
-                if !inside.contains(&t) && !inputs.contains(&t) {
-                    inputs.push(t);
-                }
-            }
-        }
-        gr.inputs = inputs;
+        gr.inputs = inputs_of(g, gr);
     }
 
     // Concats written in place: their inputs' groups write into their slices, and the
@@ -294,7 +293,25 @@ pub fn partition_keeping(g: &Graph, not_epilogue: &HashSet<NodeId>, by_cost: boo
         copies: placed.copies,
         places: placed.places,
         decisions,
+        folds: Vec::new(),
     }
+}
+
+/// The tensors `gr` reads from outside itself (graph inputs, constants, other groups'
+/// outputs), in order of first read by its nodes in graph order.
+fn inputs_of(g: &Graph, gr: &Group) -> Vec<TensorId> {
+    let inside: HashSet<TensorId> = gr.nodes().map(|n| g.nodes[n.0].output).collect();
+    let mut inputs = Vec::new();
+    let mut ordered: Vec<NodeId> = gr.nodes().collect();
+    ordered.sort();
+    for n in ordered {
+        for &t in &g.nodes[n.0].inputs {
+            if !inside.contains(&t) && !inputs.contains(&t) {
+                inputs.push(t);
+            }
+        }
+    }
+    inputs
 }
 
 /// Which nodes read each tensor (a node reading it twice counted once).
@@ -347,6 +364,9 @@ impl fmt::Display for Shown<'_> {
             };
             let out = g.tensor(gr.output);
             write!(f, "kernel {i:>3} [{kind}] {}", name(gr.root))?;
+            if let Some(n) = gr.row_norm {
+                write!(f, "  row norm: {}", name(n))?;
+            }
             if !gr.prologue.is_empty() {
                 let p: Vec<String> = gr.prologue.iter().map(|&n| name(n)).collect();
                 write!(f, "  prologue: {}", p.join(", "))?;
@@ -409,6 +429,20 @@ impl fmt::Display for Shown<'_> {
                 d.reads,
                 cost,
                 cost::PROLOGUE_BOUND,
+            )?;
+        }
+        for fold in &self.partition.folds {
+            let fate = if fold.folded {
+                "in the product's kernel (its sums of squares beside the product's, its factor a row at the store)"
+            } else {
+                "a kernel of its own"
+            };
+            writeln!(
+                f,
+                "RMS norm {} read by {}: {fate} — {}",
+                name(fold.norm),
+                name(fold.product),
+                fold.why
             )?;
         }
         Ok(())

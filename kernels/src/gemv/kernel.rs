@@ -4,7 +4,7 @@ use weft_ir::func::Func;
 use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template, TemplateError, load_or};
 
-use super::{COMBINE_BYTES, GemvParams, vec_of};
+use super::{COMBINE_BYTES, GemvParams, RowNorm, vec_of};
 use crate::{block_index, ceil_div, grid_for};
 
 /// `x` as f32 (a cast where it is not).
@@ -26,16 +26,44 @@ pub fn template_over(
     c: &Buffer,
     p: &GemvParams,
 ) -> Result<Func, TemplateError> {
+    template_normed(name, a, b, c, p, None)
+}
+
+/// The skinny-product template with an RMS norm of `a`'s rows folded in where `norm` is
+/// given: `c[i, j] = r[i] · Σ_k a[i, k] · γ[k] · b[k, j]`, `r[i] = 1 / sqrt(mean_k
+/// a[i, k]² + ε)` — the product of `RMSNorm(a) · b` without the norm's kernel. The
+/// squares are summed in f32 in the same pass over `a` as the product (each block reads
+/// every row of `a` anyway) and combined in the same fixed order as the sums; `r` scales
+/// each sum at the store, before the caller's epilogue.
+pub fn template_normed(
+    name: &str,
+    a: &Buffer,
+    b: &Buffer,
+    c: &Buffer,
+    p: &GemvParams,
+    norm: Option<&RowNorm>,
+) -> Result<Func, TemplateError> {
     let mut t = Template::new(name);
     for x in [a, b, c] {
         t.param(x);
     }
-    add_kernel(&mut t, a, b, c, p);
+    if let Some(nm) = norm {
+        t.param(&nm.gamma);
+    }
+    add_kernel(&mut t, a, b, c, p, norm);
     t.finish()
 }
 
-/// Adds the kernel `c = a · b` to `t`.
-fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &GemvParams) {
+/// Adds the kernel `c = a · b` (with `a`'s rows RMS-normalized where `norm` is given) to
+/// `t`.
+fn add_kernel(
+    t: &mut Template,
+    a: &Buffer,
+    b: &Buffer,
+    c: &Buffer,
+    p: &GemvParams,
+    norm: Option<&RowNorm>,
+) {
     let (m, k, n) = (a.shape()[0], a.shape()[1], c.shape()[1]);
     let (threads, nt, unroll) = (p.threads, p.nt, p.unroll);
     let vec = vec_of(b.dtype());
@@ -53,10 +81,12 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &GemvPara
     let run = if p.shuffle > nt { p.shuffle } else { 1 };
     let rows_a_run = if run > 1 { run / nt } else { 1 };
     let parts = kt / rows_a_run;
-    // Rows of `c` combined a round, as shared memory allows.
+    // Rows of `c` combined a round, as shared memory allows (with the norm, one more
+    // partial a row: its sum of squares).
+    let per_row = bn + i64::from(norm.is_some());
     let per_round = (1..=m)
         .rev()
-        .find(|&r| parts * r * bn * 4 <= COMBINE_BYTES)
+        .find(|&r| parts * r * per_row * 4 <= COMBINE_BYTES)
         .unwrap_or(1);
 
     t.kernel([grid[0], grid[1], 1], threads, |kb| {
@@ -72,6 +102,14 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &GemvPara
         let w = kb.local("w", &[unroll, vec], b.dtype());
         kb.unroll("i", m, |kb, i| {
             kb.unroll("v", vec, |kb, v| kb.store(&acc, [i, v], 0.0f32));
+        });
+        // The norm's sums of squares, a row each: every thread of a thread row sums the
+        // same rows of `a` (its `nt` threads read the same elements), and only the one
+        // at column offset 0 hands its sum to the combine.
+        let squares = norm.map(|_| {
+            let sq = kb.local("sq", &[m], DType::F32);
+            kb.unroll("i", m, |kb, i| kb.store(&sq, [i], 0.0f32));
+            sq
         });
 
         // One step: `unroll` rows of `b` from `base`, every load issued before the
@@ -106,6 +144,19 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &GemvPara
             });
             kb.unroll("e", unroll, |kb, e| {
                 let row = row_of(&e);
+                // The norm's scale at this row, read once for the `m` rows of `a`.
+                let gamma = norm.map(|nm| {
+                    let g = match partial {
+                        true => load_or(
+                            &nm.gamma,
+                            [row.clone()],
+                            row.clone().lt(k),
+                            Expr::zero(nm.gamma.dtype()),
+                        ),
+                        false => nm.gamma.at(std::slice::from_ref(&row)),
+                    };
+                    kb.let_("g", as_f32(g))
+                });
                 kb.unroll("i", m, |kb, i| {
                     let x = match partial {
                         true => load_or(
@@ -117,6 +168,14 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &GemvPara
                         false => a.at(&[i.clone(), row.clone()]),
                     };
                     let x = kb.let_("x", as_f32(x));
+                    let x = match (&squares, &gamma) {
+                        (Some(sq), Some(g)) => {
+                            let sum = sq.at(std::slice::from_ref(&i)) + x.clone() * x.clone();
+                            kb.store(sq, [i.clone()], sum);
+                            kb.let_("xg", x * g.clone())
+                        }
+                        _ => x,
+                    };
                     kb.unroll("v", vec, |kb, v| {
                         let prod = x.clone() * as_f32(w.at(&[e.clone(), v.clone()]));
                         let sum = acc.at(&[i.clone(), v.clone()]) + prod;
@@ -143,13 +202,26 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &GemvPara
                         s = kb.let_("s", s.clone() + Expr::shuffle_xor(s, mask));
                         mask *= 2;
                     }
-                    kb.store(&acc, [i, v], s);
+                    kb.store(&acc, [i.clone(), v], s);
                 });
+                if let Some(sq) = &squares {
+                    let mut s = kb.let_("s", sq.at(std::slice::from_ref(&i)));
+                    let mut mask = nt;
+                    while mask < run {
+                        s = kb.let_("s", s.clone() + Expr::shuffle_xor(s, mask));
+                        mask *= 2;
+                    }
+                    kb.store(sq, [i], s);
+                }
             });
         }
         // One partial a run (its first `nt` lanes'), `parts` a column, into shared
         // memory; halving steps, each behind a barrier; the total stored.
         let sh = kb.shared("partials", &[parts, per_round * bn], DType::F32);
+        // The sums of squares' partials, `parts` a row, combined in the same steps.
+        let sh_sq = squares
+            .as_ref()
+            .map(|_| kb.shared("partial_squares", &[parts, per_round], DType::F32));
         let (first, part) = if run > 1 {
             let lane = kb.let_("lane", tx.clone() % run);
             (Some(lane.lt(nt)), kb.let_("part", kq.clone() / rows_a_run))
@@ -168,6 +240,15 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &GemvPara
                     let to = [part.clone(), i.clone() * bn + nq.clone() * vec];
                     kb.copy(vec, &sh, to, &acc, [i + r0, Expr::int(0)]);
                 });
+                if let (Some(sq), Some(shs)) = (&squares, &sh_sq) {
+                    // Once a thread row: the thread at column offset 0.
+                    kb.if_(nq.clone().eq_(0), |kb| {
+                        kb.unroll("i", rows, |kb, i| {
+                            let value = sq.at(&[i.clone() + r0]);
+                            kb.store(shs, [part.clone(), i], value);
+                        });
+                    });
+                }
             };
             match &first {
                 Some(f) => kb.if_(f.clone(), put),
@@ -182,6 +263,14 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &GemvPara
                         sh.at(&[r.clone(), j.clone()]) + sh.at(&[r.clone() + half, j.clone()]);
                     kb.store(&sh, [r, j], sum);
                 });
+                if let Some(shs) = &sh_sq {
+                    each(kb, &tx, threads, half * rows, |kb, idx| {
+                        let (r, i) = (idx.clone() / rows, idx % rows);
+                        let sum = shs.at(&[r.clone(), i.clone()])
+                            + shs.at(&[r.clone() + half, i.clone()]);
+                        kb.store(shs, [r, i], sum);
+                    });
+                }
                 kb.barrier();
                 half /= 2;
             }
@@ -189,6 +278,15 @@ fn add_kernel(t: &mut Template, a: &Buffer, b: &Buffer, c: &Buffer, p: &GemvPara
                 let (i, j) = (idx.clone() / bn, idx.clone() % bn);
                 let col = n0.clone() + j;
                 let value = sh.at(&[Expr::int(0), idx]);
+                // The norm's factor scales the whole sum, after the combine and before
+                // the caller's epilogue.
+                let value = match (norm, &sh_sq) {
+                    (Some(nm), Some(shs)) => {
+                        let mean = shs.at(&[Expr::int(0), i.clone()]) * (1.0 / k as f64) as f32;
+                        value * te::rsqrt(mean + nm.epsilon)
+                    }
+                    _ => value,
+                };
                 let value = if c.dtype() == DType::F32 {
                     value
                 } else {

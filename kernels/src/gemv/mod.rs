@@ -38,7 +38,19 @@ use weft_ir::template::TemplateError;
 
 use super::{BuildError, Config, ceil_div, within};
 
-pub use kernel::template_over;
+pub use kernel::{template_normed, template_over};
+
+/// An RMS norm over the rows of the product's `a`, folded into the product
+/// ([`template_normed`]): `RMSNorm(a) · b = r ⊙ ((a ⊙ γ) · b)` with `r` a factor a row.
+/// The norm's output is never stored, so its rounding to the storage type goes too: `a`
+/// and `γ` are read in f32 at the loads.
+#[derive(Clone, Debug)]
+pub struct RowNorm {
+    /// The scale `γ`, `[k]` (a te placeholder, or a compute that fusion inlines).
+    pub gamma: Buffer,
+    /// Added to the mean of the squares before the square root.
+    pub epsilon: f32,
+}
 
 /// The most rows of `a` the template takes: its registers hold `m × vec` sums a thread
 /// (64 floats at 8 rows of halves), and past 8 rows the tiled templates' reuse of each
@@ -158,6 +170,19 @@ impl GemvParams {
     pub fn fits(&self, limits: &TargetLimits) -> bool {
         within(self.threads, limits.max_threads_per_block)
             && within(COMBINE_BYTES, limits.max_shared_bytes)
+    }
+
+    /// Builds `c = RMSNorm(a) · b` over given tensors where `norm` is given, else `c = a ·
+    /// b` (see [`template_normed`]).
+    pub fn template_normed(
+        &self,
+        name: &str,
+        a: &Buffer,
+        b: &Buffer,
+        c: &Buffer,
+        norm: Option<&RowNorm>,
+    ) -> Result<Func, TemplateError> {
+        template_normed(name, a, b, c, self, norm)
     }
 
     /// Builds `c = a · b` over given tensors (see [`template_over`]).

@@ -67,7 +67,7 @@ pub use kernel::{template, template_over};
 pub use pick::{
     MAX_RULE_THREADS, MAX_RULE_THREADS_ELEMENTWISE, WGMMA_RULE_MAX_TILE, WGMMA_RULE_MIN_ROWS,
     WGMMA_RULE_STAGES, WGMMA_VIEWS_MIN_TILES, op_rule, pipelines_fragments, rule_config,
-    runs_ahead, tiles,
+    rule_config_with, runs_ahead, tiles,
 };
 pub use space::{default_config, default_config_over_views, space, space_over_views};
 

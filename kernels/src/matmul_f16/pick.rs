@@ -25,6 +25,18 @@ use crate::{Config, rule};
 /// [`views_rule_elementwise`], measured on gathered operands; elsewhere over views the
 /// block-count rule (the fit saw no gathered operands).
 pub fn rule_config(limits: &TargetLimits, p: rule::Product, over_views: bool) -> rule::Choice {
+    rule_config_with(limits, p, over_views, false)
+}
+
+/// [`rule_config`] for a product whose `a` operand is computed at its loads
+/// (`computed_a`: a fused batch norm and ReLU before a convolution), where few tiles
+/// take the split forms only ([`few_tiles`]).
+pub fn rule_config_with(
+    limits: &TargetLimits,
+    p: rule::Product,
+    over_views: bool,
+    computed_a: bool,
+) -> rule::Choice {
     let configs = if over_views {
         space_over_views(limits)
     } else {
@@ -54,7 +66,7 @@ pub fn rule_config(limits: &TargetLimits, p: rule::Product, over_views: bool) ->
             t.matrix = None;
         }
     }
-    if !elementwise && over_views && few_tiles(p) {
+    if computed_a && !elementwise && over_views && few_tiles(p) {
         // Few tiles over views: only the tiles that can split (see [`few_tiles`]).
         let splittable = |t: &rule::Tile| t.matrix.as_ref().is_some_and(|x| x.splits);
         if candidates.iter().any(splittable) {
@@ -125,13 +137,16 @@ pub fn rule_config(limits: &TargetLimits, p: rule::Product, over_views: bool) ->
     (config, splits, why)
 }
 
-/// Whether an implicit GEMM over views (gathered operands, CUDA/HIP) has so few tiles
-/// that only the split-capable tiles compete. The cost model was fitted on products of
-/// stored operands; over views a k step costs far more than it prices (gathering through
-/// the view, a fused batch norm and ReLU on the loads): DenseNet-121's 1×1 layers at
-/// 14², 14 tiles of 32×64 and 544–704 long sums, ran 21–27 µs a layer on 64-deep k steps
-/// unsplit, and their neighbours of 736–896, split in 4 on 32-deep steps, 13–16 µs
-/// (H200, measurements/h200-2026-11-29f). Fewer 32×64 tiles than half of
+/// Whether an implicit GEMM over views (gathered operands, CUDA/HIP) whose input is
+/// computed at its loads has so few tiles that only the split-capable tiles compete. The
+/// cost model was fitted on products of stored operands; a k step that computes its
+/// operand as it gathers it (DenseNet's batch norm and ReLU before each convolution)
+/// costs far more than it prices: DenseNet-121's 1×1 layers at 14², 14 tiles of 32×64
+/// and 544–704 long sums, ran 21–27 µs a layer on 64-deep k steps unsplit, and their
+/// neighbours of 736–896, split in 4 on 32-deep steps, 13–16 µs; the whole model 1.363 →
+/// 1.226 ms with the rule. Over stored inputs the same rule lost: GoogLeNet (no computed
+/// input; its short sums ran well unsplit) 257 → 314 µs, so it is kept to computed
+/// inputs (H200, measurements/h200-2026-11-29f). Fewer 32×64 tiles than half of
 /// [`rule::ENOUGH_TILES`]: the split forms only, and the model picks among them.
 fn few_tiles(p: rule::Product) -> bool {
     p.split && crate::ceil_div(p.m, 32) * crate::ceil_div(p.n, 64) < rule::ENOUGH_TILES / 2

@@ -24,6 +24,17 @@ pub(crate) fn anchor(
     choices: &Choices,
     key: &AnchorKey,
 ) -> (AnchorChoice, String) {
+    anchor_with(limits, choices, key, false)
+}
+
+/// [`anchor`] for an anchor whose `a` operand is computed at its loads where
+/// `computed_a` (the rule weighs that: `matmul_f16::rule_config_with`).
+pub(crate) fn anchor_with(
+    limits: &TargetLimits,
+    choices: &Choices,
+    key: &AnchorKey,
+    computed_a: bool,
+) -> (AnchorChoice, String) {
     // A product over stored operands takes the record of the same product read through
     // views where it has none of its own (records made before stored operands were told
     // apart): a config of the views' space is one of the whole space.
@@ -45,13 +56,17 @@ pub(crate) fn anchor(
     // made by another version) is not followed.
     found
         .filter(|(c, _)| !c.winograd || key.winograd.is_some())
-        .unwrap_or_else(|| by_rule(limits, key))
+        .unwrap_or_else(|| by_rule(limits, key, computed_a))
 }
 
 /// The stated rule's choice for anchor `key`, with why: the whole product on the
 /// anchor's template (never Winograd: only a tuning record chooses it), its tile and
 /// split parts by [`pick`].
-pub(crate) fn by_rule(limits: &TargetLimits, key: &AnchorKey) -> (AnchorChoice, String) {
+pub(crate) fn by_rule(
+    limits: &TargetLimits,
+    key: &AnchorKey,
+    computed_a: bool,
+) -> (AnchorChoice, String) {
     let product = if key.batched() {
         Product::whole(key.m, key.n, key.k, key.batch)
     } else {
@@ -62,7 +77,7 @@ pub(crate) fn by_rule(limits: &TargetLimits, key: &AnchorKey) -> (AnchorChoice, 
         // Over views (an im2col, a transpose) the template's space leaves out what reads
         // placeholders only; stored operands read as they are take the whole space.
         AnchorTemplate::MatmulF16 => {
-            matmul_f16::rule_config(limits, product, !key.stored_operands())
+            matmul_f16::rule_config_with(limits, product, !key.stored_operands(), computed_a)
         }
     };
     (AnchorChoice::gemm(config, splits), why)

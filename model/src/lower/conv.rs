@@ -253,7 +253,8 @@ pub(crate) fn lower<'g>(
                 }),
                 winograd: winograd_dims(&d, f16).map(|w| [w.k, w.p4(), w.c]),
             };
-            let (choice, why) = choose::anchor(limits, chooser.choices, &key);
+            let (choice, why) =
+                choose::anchor_with(limits, chooser.choices, &key, vals.computes(x));
             if choice.winograd
                 && let Some(wd) = winograd_dims(&d, f16)
             {

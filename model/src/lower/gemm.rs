@@ -14,6 +14,7 @@ use weft_ir::prelude::*;
 
 use super::Chooser;
 use super::choose;
+use super::row_norm;
 use super::values::{Values, broadcast_index, reindex};
 use crate::anchor::{AnchorKey, AnchorTemplate, Views};
 use crate::error::{LowerError, ModelError};
@@ -118,7 +119,8 @@ pub(crate) fn lower<'g>(
     // Operands stored in f16 and read as they are (no transpose; reshapes that move no
     // element): the template reads them as its own placeholders, so its whole space
     // applies — Hopper's TMA + wgmma among it, which copies placeholders only.
-    let stored = if f16 && !ta && !tb {
+    // A folded norm's output is never stored: `a` is then read through its view.
+    let stored = if f16 && !ta && !tb && group.row_norm.is_none() {
         let f16_rows = |t| {
             vals.stored_rows(t)
                 .filter(|&s| g.tensor(s).dtype == DType::F16)
@@ -143,6 +145,7 @@ pub(crate) fn lower<'g>(
         views,
         winograd: None,
     };
+    let folded = row_norm::operands(g, group, vals, m, k).map_err(fail)?;
     let (a_view, b_view) = match stored {
         Some((sa, sb)) => {
             // The stored memory as `[m, k]` and `[k, n]` matrices (their element counts
@@ -160,16 +163,21 @@ pub(crate) fn lower<'g>(
         None => {
             // fp16 where an operand is stored in f16 (`--dtype f16`: the activation, and the
             // weight the precision pass stores in f16): the fp16 template over f16 views.
-            let a_view = te::compute("a_view", &[("i", m), ("kk", k)], |ix| {
-                let at = if ta {
-                    vec![ix[1].clone(), ix[0].clone()]
-                } else {
-                    let mut at = reindex(&[m as usize], &a_rows, &ix[..1]);
-                    at.push(ix[1].clone());
-                    at
-                };
-                vals.at_as(a, &at, operand)
-            });
+            // A folded norm's `a` is its input's rows, in f32 (the norm's output is never
+            // stored, nor rounded).
+            let a_view = match &folded {
+                Some(f) => f.x.clone(),
+                None => te::compute("a_view", &[("i", m), ("kk", k)], |ix| {
+                    let at = if ta {
+                        vec![ix[1].clone(), ix[0].clone()]
+                    } else {
+                        let mut at = reindex(&[m as usize], &a_rows, &ix[..1]);
+                        at.push(ix[1].clone());
+                        at
+                    };
+                    vals.at_as(a, &at, operand)
+                }),
+            };
             let b_view = te::compute("b_view", &[("kk", k), ("j", n)], |ix| {
                 let at = if tb {
                     [ix[1].clone(), ix[0].clone()]
@@ -218,13 +226,38 @@ pub(crate) fn lower<'g>(
         let (p, why) = gemv_params(chooser.limits, m, n, operand).map_err(fail)?;
         let what = format!("{} ({why})", gemv::describe(&p, operand));
         let product = te::placeholder("y_gemm", &[m, n], DType::F32);
+        // With a norm folded in, `b` is the weight as it is stored where the template
+        // can read it so (as the stored path does without one).
+        let (b_view, what) = match &folded {
+            Some(f) => {
+                let b_stored = !tb
+                    && g.tensor(b).dtype == operand
+                    && g.tensor(b).shape.len() == 2
+                    && vals.stored_rows(b) == Some(b);
+                let b_view = if b_stored { vals.buffer(b) } else { b_view };
+                (b_view, format!("{what}, {}", f.what))
+            }
+            None => (b_view, what),
+        };
         set_product(&product);
         let out = output(vals);
         let anchor = p
-            .template_over(name, &a_view, &b_view, &product)
+            .template_normed(
+                name,
+                &a_view,
+                &b_view,
+                &product,
+                folded.as_ref().map(|f| &f.norm),
+            )
             .map_err(|e| fail(e.into()))?;
         let fused = fuse(&anchor, &out).map_err(|e| fail(e.into()))?;
         return Ok((fused.func, what, None));
+    }
+    if group.row_norm.is_some() {
+        return Err(fail(LowerError::Refused(format!(
+            "an RMS norm is folded into a product of {m} rows, past the skinny-product template's {}",
+            gemv::MAX_M
+        ))));
     }
     let (choice, why) = choose::anchor(chooser.limits, chooser.choices, &key);
     let (config, splits) = (choice.config, choice.splits);

@@ -18,6 +18,7 @@ mod conv_grouped;
 mod gemm;
 mod narrow;
 mod pool;
+mod row_norm;
 mod rows;
 mod slice;
 mod update;
@@ -55,6 +56,8 @@ pub struct LoweredGroup {
     pub schedule: String,
     /// The anchor it schedules on a matmul template, which tuning can choose for.
     pub anchor: Option<AnchorKey>,
+    /// Whether its kernel runs alone or joined with others' ([`crate::horizontal`]).
+    pub horizontal: crate::horizontal::Horizontal,
 }
 
 /// Lowers group `index` of a partition of `g` for a target offering `limits`; the
@@ -192,6 +195,7 @@ pub fn lower_group(
         params,
         schedule,
         anchor,
+        horizontal: Default::default(),
     })
 }
 

@@ -191,6 +191,12 @@ impl<'g> Values<'g> {
         b
     }
 
+    /// Whether the group computes `t` at its reader's loads (a prologue node's output),
+    /// rather than reading it stored.
+    pub(crate) fn computes(&self, t: TensorId) -> bool {
+        self.inline.contains_key(&t)
+    }
+
     /// Stored tensor `t`'s buffer, read at logical indices.
     pub(crate) fn stored(&self, t: TensorId) -> Stored {
         let tensor = self.g.tensor(t);
