@@ -83,8 +83,6 @@ pub(crate) fn by_rule(
     (AnchorChoice::gemm(config, splits), why)
 }
 
-/// The fp32 matmul template's config for an `m × n × k` product, its split parts and
-/// why: the rule of `weft_kernels::rule`, which may split.
 /// The environment variable that keeps split products' summing kernels where their last
 /// part could sum instead (`0`; unset or `1`: the last part sums where the target can):
 /// a knob for timing the one-kernel form against the two kernels on whole models.
@@ -102,6 +100,8 @@ pub(crate) fn split_last(limits: &TargetLimits) -> Result<bool, LowerError> {
     }
 }
 
+/// The fp32 matmul template's config for an `m × n × k` product, its split parts and
+/// why: the rule of `weft_kernels::rule`, which may split.
 #[cfg(test)]
 fn matmul_config(
     limits: &TargetLimits,
