@@ -56,24 +56,7 @@ pub(crate) fn append(
     tile: &Tile,
 ) {
     let (m, n) = (partial.shape()[1], partial.shape()[2]);
-    let arrived = kb.shared("arrived", &[1], DType::I32);
-    // Each thread's partial stores reach the device before the block counts itself in.
-    kb.fence();
-    kb.barrier();
-    let first = tile.tx.clone().eq_(0);
-    kb.if_(first.clone(), |kb| {
-        kb.atomic_add(
-            counter,
-            [tile.index.clone()],
-            Expr::int(1),
-            Some((&arrived, vec![Expr::int(0)])),
-        )
-    });
-    kb.barrier();
-    let is_last = arrived.load(vec![Expr::int(0)]).eq_(last.splits - 1);
-    kb.if_(is_last, |kb| {
-        // The other parts' stores, published before their arrivals, are seen after it.
-        kb.fence();
+    arrive(kb, counter, tile.index, tile.tx, last.splits, |kb| {
         let area = tile.bm * tile.bn;
         let passes = (area + tile.threads - 1) / tile.threads;
         kb.serial("e", passes, |kb, e| {
@@ -87,8 +70,41 @@ pub(crate) fn append(
                 kb.store(last.sum, [i.clone(), j.clone()], sum);
             });
         });
-        kb.if_(first, |kb| {
-            kb.store(counter, [tile.index.clone()], Expr::int(0))
-        });
+    });
+}
+
+/// The arrival of a block at its tile's `counter[index]` (`tx` the thread's index):
+/// every thread's stores fenced, one atomic increment, and — in the block that sees
+/// `splits − 1`, the last of the tile's parts to arrive — a second fence, `sum` (which
+/// reads the parts' stores), and the counter's reset to zero. Every thread of the block
+/// runs it (it has barriers).
+pub(crate) fn arrive(
+    kb: &mut KernelBuilder,
+    counter: &Buffer,
+    index: &Expr,
+    tx: &Expr,
+    splits: i64,
+    sum: impl FnOnce(&mut KernelBuilder),
+) {
+    let arrived = kb.shared("arrived", &[1], DType::I32);
+    // Each thread's partial stores reach the device before the block counts itself in.
+    kb.fence();
+    kb.barrier();
+    let first = tx.clone().eq_(0);
+    kb.if_(first.clone(), |kb| {
+        kb.atomic_add(
+            counter,
+            [index.clone()],
+            Expr::int(1),
+            Some((&arrived, vec![Expr::int(0)])),
+        )
+    });
+    kb.barrier();
+    let is_last = arrived.load(vec![Expr::int(0)]).eq_(splits - 1);
+    kb.if_(is_last, |kb| {
+        // The other parts' stores, published before their arrivals, are seen after it.
+        kb.fence();
+        sum(kb);
+        kb.if_(first, |kb| kb.store(counter, [index.clone()], Expr::int(0)));
     });
 }

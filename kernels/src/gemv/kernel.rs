@@ -5,7 +5,7 @@ use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template, TemplateError, load_or};
 
 use super::{COMBINE_BYTES, GemvParams, RowNorm, vec_of};
-use crate::{block_index, ceil_div, grid_for};
+use crate::{block_index, ceil_div, grid_for, split_last};
 
 /// `x` as f32 (a cast where it is not).
 fn as_f32(x: Expr) -> Expr {
@@ -43,6 +43,34 @@ pub fn template_normed(
     p: &GemvParams,
     norm: Option<&RowNorm>,
 ) -> Result<Func, TemplateError> {
+    template_split(name, a, b, c, p, norm, 1)
+}
+
+/// [`template_normed`] with the reduction split over `splits` grid layers (1: whole),
+/// each over its slice of `k` ([`super::split_rows`] rows, the last part the rest),
+/// whose last part to arrive sums ([`crate::split_last`]): each part stores its `m × bn`
+/// sums in f32 to a temporary (`partial`, `[splits, m, n]`) and, with a norm, its
+/// sums of squares (`partial_squares`, `[tiles, splits, m]`: every column block sums
+/// them for itself); the column block's last part sums the parts in order `0..splits`
+/// (the bits do not depend on which arrives last), applies the norm's factor, and
+/// stores `c`, into which the caller fuses its epilogue. Only for targets with a
+/// device-scope fence ([`weft_codegen_common::TargetLimits::device_fence`]).
+pub fn template_split(
+    name: &str,
+    a: &Buffer,
+    b: &Buffer,
+    c: &Buffer,
+    p: &GemvParams,
+    norm: Option<&RowNorm>,
+    splits: i64,
+) -> Result<Func, TemplateError> {
+    let k = a.shape()[1];
+    if splits < 1 || (splits > 1 && !super::split_fits(k, splits)) {
+        return Err(TemplateError::Invalid {
+            template: name.to_string(),
+            what: format!("k = {k} cannot be split in {splits} parts, none of them empty"),
+        });
+    }
     let mut t = Template::new(name);
     for x in [a, b, c] {
         t.param(x);
@@ -50,12 +78,12 @@ pub fn template_normed(
     if let Some(nm) = norm {
         t.param(&nm.gamma);
     }
-    add_kernel(&mut t, a, b, c, p, norm);
+    add_kernel(&mut t, a, b, c, p, norm, splits);
     t.finish()
 }
 
-/// Adds the kernel `c = a · b` (with `a`'s rows RMS-normalized where `norm` is given) to
-/// `t`.
+/// Adds the kernel `c = a · b` (with `a`'s rows RMS-normalized where `norm` is given),
+/// its reduction in `splits` parts, to `t`.
 fn add_kernel(
     t: &mut Template,
     a: &Buffer,
@@ -63,6 +91,7 @@ fn add_kernel(
     c: &Buffer,
     p: &GemvParams,
     norm: Option<&RowNorm>,
+    splits: i64,
 ) {
     let (m, k, n) = (a.shape()[0], a.shape()[1], c.shape()[1]);
     let (threads, nt, unroll) = (p.threads, p.nt, p.unroll);
@@ -75,7 +104,18 @@ fn add_kernel(
     let tiles = ceil_div(n, bn);
     let grid = grid_for(tiles);
     let step = kt * unroll;
-    let (full, ragged) = (k / step, k % step != 0);
+    // Each part's rows of `b`: `chunk` (the last part the rest, `last_rows`). Steps that
+    // every part fills are not tested; the rest (a part's ragged end, and the steps past
+    // the last part's end) test each row against the part's end and `k`.
+    let chunk = super::split_rows(k, splits);
+    let last_rows = k - (splits - 1) * chunk;
+    let (full, tail) = (last_rows / step, ceil_div(chunk, step) - last_rows / step);
+    let split = splits > 1;
+    let partials = split.then(|| {
+        let sums = t.temp("partial", &[splits, m, n], DType::F32);
+        let squares = norm.map(|_| t.temp("partial_squares", &[tiles, splits, m], DType::F32));
+        (sums, squares, split_last::counters(t, tiles))
+    });
     // The combine: butterflies over the thread rows within a run of `shuffle` lanes
     // (lanes `nt` apart hold the same columns), leaving `parts` partials a column.
     let run = if p.shuffle > nt { p.shuffle } else { 1 };
@@ -89,14 +129,17 @@ fn add_kernel(
         .find(|&r| parts * r * per_row * 4 <= COMBINE_BYTES)
         .unwrap_or(1);
 
-    t.kernel([grid[0], grid[1], 1], threads, |kb| {
+    t.kernel([grid[0], grid[1], splits], threads, |kb| {
         let tx = kb.thread_x();
         // Blocks past the last tile (a two-dimensional grid's surplus) load and store
         // nothing — their columns are past `n` — but reach every barrier and shuffle.
         let pid = block_index(kb, grid);
+        // The part's first row of `b` (split only).
+        let z = split.then(|| kb.block_z());
+        let offset = z.as_ref().map(|z| kb.let_("k0", z.clone() * chunk));
         let nq = kb.let_("nq", tx.clone() % nt);
         let kq = kb.let_("kq", tx.clone() / nt);
-        let n0 = kb.let_("n0", pid * bn);
+        let n0 = kb.let_("n0", pid.clone() * bn);
         let col0 = kb.let_("col0", n0.clone() + nq.clone() * vec);
         let acc = kb.local("acc", &[m, vec], DType::F32);
         let w = kb.local("w", &[unroll, vec], b.dtype());
@@ -112,14 +155,23 @@ fn add_kernel(
             sq
         });
 
-        // One step: `unroll` rows of `b` from `base`, every load issued before the
-        // first product; `partial` (the last step, where `step` does not divide `k`)
-        // tests the rows against `k`.
+        // One step: `unroll` rows of `b` from `base` (from the part's first row), every
+        // load issued before the first product; `partial` (the last step, where `step`
+        // does not divide `k`, and a split's tail steps) tests the rows against `k` (and
+        // the part's end).
         let chunk = |kb: &mut KernelBuilder, base: Expr, partial: bool| {
-            let row_of = |e: &Expr| base.clone() + e.clone() * kt + kq.clone();
+            let local = |e: &Expr| base.clone() + e.clone() * kt + kq.clone();
+            let row_of = |e: &Expr| match &offset {
+                Some(o) => o.clone() + local(e),
+                None => local(e),
+            };
+            let test = |e: &Expr, row: &Expr| match split {
+                true => local(e).lt(chunk).and(row.clone().lt(k)),
+                false => row.clone().lt(k),
+            };
             kb.unroll("e", unroll, |kb, e| {
                 let row = row_of(&e);
-                let row_test = partial.then(|| row.clone().lt(k));
+                let row_test = partial.then(|| test(&e, &row));
                 if lanes == vec {
                     let inside = Expr::all(row_test.into_iter().chain([col0.clone().lt(n)]));
                     let zero = Expr::zero(b.dtype());
@@ -144,13 +196,14 @@ fn add_kernel(
             });
             kb.unroll("e", unroll, |kb, e| {
                 let row = row_of(&e);
+                let inside = test(&e, &row);
                 // The norm's scale at this row, read once for the `m` rows of `a`.
                 let gamma = norm.map(|nm| {
                     let g = match partial {
                         true => load_or(
                             &nm.gamma,
                             [row.clone()],
-                            row.clone().lt(k),
+                            inside.clone(),
                             Expr::zero(nm.gamma.dtype()),
                         ),
                         false => nm.gamma.at(std::slice::from_ref(&row)),
@@ -162,7 +215,7 @@ fn add_kernel(
                         true => load_or(
                             a,
                             [i.clone(), row.clone()],
-                            row.clone().lt(k),
+                            inside.clone(),
                             Expr::zero(a.dtype()),
                         ),
                         false => a.at(&[i.clone(), row.clone()]),
@@ -187,8 +240,12 @@ fn add_kernel(
         if full > 0 {
             kb.serial("ko", full, |kb, ko| chunk(kb, ko * step, false));
         }
-        if ragged {
-            chunk(kb, Expr::int(full * step), true);
+        match tail {
+            0 => {}
+            1 => chunk(kb, Expr::int(full * step), true),
+            _ => kb.serial("kr", tail, |kb, kr| {
+                chunk(kb, (kr + full) * step, true);
+            }),
         }
 
         // Within a run of lanes: thread rows `kq` and `kq ^ (mask / nt)` hold the same
@@ -274,6 +331,24 @@ fn add_kernel(
                 kb.barrier();
                 half /= 2;
             }
+            if let (Some((sums, squares, _)), Some(z)) = (&partials, &z) {
+                // A part's sums, and its sums of squares (once a column block, which
+                // sums them for itself), as they are: the last part combines them.
+                each(kb, &tx, threads, width, |kb, idx| {
+                    let (i, j) = (idx.clone() / bn, idx.clone() % bn);
+                    let col = n0.clone() + j;
+                    let value = sh.at(&[Expr::int(0), idx]);
+                    kb.store_if(col.clone().lt(n), sums, [z.clone(), i + r0, col], value);
+                });
+                if let (Some(sq), Some(shs)) = (squares, &sh_sq) {
+                    each(kb, &tx, threads, rows, |kb, i| {
+                        let value = shs.at(&[Expr::int(0), i.clone()]);
+                        let at = [pid.clone(), z.clone(), i + r0];
+                        kb.store_if(pid.clone().lt(tiles), sq, at, value);
+                    });
+                }
+                continue;
+            }
             each(kb, &tx, threads, width, |kb, idx| {
                 let (i, j) = (idx.clone() / bn, idx.clone() % bn);
                 let col = n0.clone() + j;
@@ -294,6 +369,43 @@ fn add_kernel(
                 };
                 kb.store_if(col.clone().lt(n), c, [i + r0, col], value);
             });
+        }
+        if let Some((sums, squares, counters)) = &partials {
+            let last = |kb: &mut KernelBuilder| {
+                split_last::arrive(kb, counters, &pid, &tx, splits, |kb| {
+                    // The parts in order 0..splits, whichever arrived last.
+                    each(kb, &tx, threads, m * bn, |kb, idx| {
+                        let (i, j) = (idx.clone() / bn, idx.clone() % bn);
+                        let col = kb.let_("col", n0.clone() + j);
+                        kb.if_(col.clone().lt(n), |kb| {
+                            let part = |z: i64| sums.at(&[Expr::int(z), i.clone(), col.clone()]);
+                            let value = (1..splits).fold(part(0), |acc, z| acc + part(z));
+                            let value = match (norm, squares) {
+                                (Some(nm), Some(sq)) => {
+                                    let part =
+                                        |z: i64| sq.at(&[pid.clone(), Expr::int(z), i.clone()]);
+                                    let total = (1..splits).fold(part(0), |acc, z| acc + part(z));
+                                    let mean = total * (1.0 / k as f64) as f32;
+                                    value * te::rsqrt(mean + nm.epsilon)
+                                }
+                                _ => value,
+                            };
+                            let value = if c.dtype() == DType::F32 {
+                                value
+                            } else {
+                                value.cast(c.dtype())
+                            };
+                            kb.store(c, [i, col], value);
+                        });
+                    });
+                });
+            };
+            // Blocks past the last tile (a two-dimensional grid's surplus) count nowhere.
+            if grid[0] * grid[1] > tiles {
+                kb.if_(pid.clone().lt(tiles), last);
+            } else {
+                last(kb);
+            }
         }
     });
 }

@@ -38,7 +38,7 @@ use weft_ir::template::TemplateError;
 
 use super::{BuildError, Config, ceil_div, within};
 
-pub use kernel::{template_normed, template_over};
+pub use kernel::{template_normed, template_over, template_split};
 
 /// An RMS norm over the rows of the product's `a`, folded into the product
 /// ([`template_normed`]): `RMSNorm(a) · b = r ⊙ ((a ⊙ γ) · b)` with `r` a factor a row.
@@ -64,6 +64,62 @@ pub const LOAD_BYTES: i64 = 16;
 /// Shared memory the cross-subgroup combine may use at once (bytes): `m` rows are
 /// combined in as many rounds as this needs.
 pub const COMBINE_BYTES: i64 = 16 * 1024;
+
+/// The fewest rows of `b` a part of a split reduction takes ([`split_rule`]): at the
+/// rule's 256 thread rows of 4 loads each, 512 rows still give every thread 2 loads in
+/// flight; fewer would leave thread rows with nothing to load.
+pub const MIN_SPLIT_ROWS: i64 = 512;
+
+/// The most parts [`split_rule`] and a forced split take.
+pub const MAX_SPLITS: i64 = 64;
+
+/// Rows of `b` a part of a `k`-long reduction split in `splits` takes (the last part
+/// the rest): `ceil(k / splits)`.
+pub fn split_rows(k: i64, splits: i64) -> i64 {
+    ceil_div(k, splits.max(1))
+}
+
+/// Whether `k` splits in `splits` parts ([`split_rows`] each) with none empty.
+pub fn split_fits(k: i64, splits: i64) -> bool {
+    (1..=MAX_SPLITS).contains(&splits) && (splits - 1) * split_rows(k, splits) < k
+}
+
+/// The rule's parts for an `n`-column, `k`-long product under `p` on `limits`, with why
+/// (`None`: whole). Split where the target's blocks can hand each other results
+/// ([`TargetLimits::device_fence`]) and the column blocks are fewer than the
+/// multiprocessors: the fewest parts, a power of two, that give at least as many blocks
+/// as multiprocessors, halved while a part would take fewer than [`MIN_SPLIT_ROWS`]
+/// rows. Measured on the H200 (sixth session): 64–80 blocks of 1024 threads streamed
+/// ~2 TB/s where 352 reached ~3 TB/s; narrower blocks were slower, and a second
+/// (summing) kernel cost more than splitting saved.
+pub fn split_rule(
+    limits: &TargetLimits,
+    p: &GemvParams,
+    n: i64,
+    k: i64,
+    dtype: DType,
+) -> Option<(i64, String)> {
+    let blocks = ceil_div(n, p.nt * vec_of(dtype));
+    let sms = limits.multiprocessors.max(1) as i64;
+    if !limits.device_fence || blocks >= sms {
+        return None;
+    }
+    let mut sk = 1;
+    while blocks * sk < sms && sk < MAX_SPLITS {
+        sk *= 2;
+    }
+    while sk > 1 && (split_rows(k, sk) < MIN_SPLIT_ROWS || !split_fits(k, sk)) {
+        sk /= 2;
+    }
+    (sk > 1).then(|| {
+        let why = format!(
+            "{blocks} blocks < {sms} multiprocessors: {} blocks of {} rows of b",
+            blocks * sk,
+            split_rows(k, sk)
+        );
+        (sk, why)
+    })
+}
 
 /// The template's parameters (its space's axes).
 pub const PARAMS: [(&str, &str); 4] = [
@@ -183,6 +239,20 @@ impl GemvParams {
         norm: Option<&RowNorm>,
     ) -> Result<Func, TemplateError> {
         template_normed(name, a, b, c, self, norm)
+    }
+
+    /// Builds `c = RMSNorm(a) · b` (or `c = a · b`), the reduction in `splits` parts whose
+    /// last sums (see [`template_split`]).
+    pub fn template_split(
+        &self,
+        name: &str,
+        a: &Buffer,
+        b: &Buffer,
+        c: &Buffer,
+        norm: Option<&RowNorm>,
+        splits: i64,
+    ) -> Result<Func, TemplateError> {
+        template_split(name, a, b, c, self, norm, splits)
     }
 
     /// Builds `c = a · b` over given tensors (see [`template_over`]).

@@ -224,7 +224,15 @@ pub(crate) fn lower<'g>(
         // the tiled templates' 64–128-row tiles would mostly waste. Chosen by rule, not
         // tuned (no anchor key).
         let (p, why) = gemv_params(chooser.limits, m, n, operand).map_err(fail)?;
+        let splits = gemv_splits(chooser.limits, &p, n, k, operand).map_err(fail)?;
         let what = format!("{} ({why})", gemv::describe(&p, operand));
+        let (splits, what) = match splits {
+            Some((sk, why)) => (
+                sk,
+                format!("{what}, k split in {sk}, the last part sums ({why})"),
+            ),
+            None => (1, what),
+        };
         let product = te::placeholder("y_gemm", &[m, n], DType::F32);
         // With a norm folded in, `b` is the weight as it is stored where the template
         // can read it so (as the stored path does without one).
@@ -242,12 +250,13 @@ pub(crate) fn lower<'g>(
         set_product(&product);
         let out = output(vals);
         let anchor = p
-            .template_normed(
+            .template_split(
                 name,
                 &a_view,
                 &b_view,
                 &product,
                 folded.as_ref().map(|f| &f.norm),
+                splits,
             )
             .map_err(|e| fail(e.into()))?;
         let fused = fuse(&anchor, &out).map_err(|e| fail(e.into()))?;
@@ -320,4 +329,43 @@ fn gemv_params(
     }
     let blocks = (n + p.nt * gemv::vec_of(dtype) - 1) / (p.nt * gemv::vec_of(dtype));
     Ok((p, format!("{GEMV_ENV}: {m} row(s), {blocks} blocks")))
+}
+
+/// The environment variable that overrides the skinny-product template's split of k
+/// (`0`: never split; `N`: `N` parts wherever the target has a device-scope fence and
+/// `k` gives `N` parts none empty, else whole): a knob for the split's A/B on whole
+/// models. Anything else is refused, naming the variable.
+pub const GEMV_SPLIT_ENV: &str = "WEFT_GEMV_SPLIT";
+
+/// The parts an `n`-column, `k`-long skinny product under `p` splits in, with why
+/// (`None`: whole): [`gemv::split_rule`]'s, or `WEFT_GEMV_SPLIT`'s where it is set.
+fn gemv_splits(
+    limits: &weft_codegen_common::TargetLimits,
+    p: &GemvParams,
+    n: i64,
+    k: i64,
+    dtype: DType,
+) -> Result<Option<(i64, String)>, LowerError> {
+    let Ok(text) = std::env::var(GEMV_SPLIT_ENV) else {
+        return Ok(gemv::split_rule(limits, p, n, k, dtype));
+    };
+    match text.trim().parse::<i64>() {
+        Ok(0) => Ok(None),
+        Ok(sk) if (1..=gemv::MAX_SPLITS).contains(&sk) => {
+            let fits = sk > 1 && limits.device_fence && gemv::split_fits(k, sk);
+            Ok(fits.then(|| {
+                (
+                    sk,
+                    format!(
+                        "{GEMV_SPLIT_ENV}: {} rows of b a part",
+                        gemv::split_rows(k, sk)
+                    ),
+                )
+            }))
+        }
+        _ => Err(LowerError::Refused(format!(
+            "{GEMV_SPLIT_ENV}=`{text}`: 0 (never split) or the parts to split in, 1 to {}",
+            gemv::MAX_SPLITS
+        ))),
+    }
 }

@@ -1,0 +1,434 @@
+//! The skinny-product template split over k, its last part summing
+//! (`gemv::template_split`): against float64 in the interpreter (races, bounds and the
+//! blocks' ordering through the counter checked) at m = 1, 2, 3, 8, k leaving a
+//! remainder in the last part, n odd, 2, 3 and 4 parts, with and without an epilogue
+//! (bias + residual + cast) and a folded RMS norm; a second launch gives the same bits
+//! and finds the counters back at zero; the parts are summed in order 0..sk (data whose
+//! f32 sum depends on the order); the split rule at TinyLlama's shapes; emitted for CUDA
+//! and HIP (NVRTC, hipcc where installed).
+
+use half::f16;
+use weft_codegen_common::TargetLimits;
+use weft_ir::bounds::prove_all;
+use weft_ir::data::{Arg, TensorData};
+use weft_ir::func::Param;
+use weft_ir::fusion::fuse;
+use weft_ir::kernel::LoweredFunc;
+use weft_ir::lower::lower;
+use weft_ir::prelude::*;
+use weft_kernels::gemv::{self, GemvParams, RowNorm};
+
+/// A seeded stream of floats in [-1, 1) (a small LCG: the test needs no crate).
+fn randoms(seed: u64, len: usize) -> Vec<f32> {
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (0..len)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 40) as f64 / (1u64 << 24) as f64 * 2.0 - 1.0) as f32
+        })
+        .collect()
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Case {
+    m: i64,
+    k: i64,
+    n: i64,
+    splits: i64,
+    dtype: DType,
+    /// `y = cast(c + bias + residual)` fused into the store (else `y = c`, f32).
+    epilogue: bool,
+    /// An RMS norm of `x`'s rows folded in (ε = 0.25).
+    norm: bool,
+}
+
+const EPSILON: f32 = 0.25;
+
+/// The kernel, its counters made a parameter (`tile_arrivals`) so that the test reads
+/// them back.
+fn build(case: Case, p: &GemvParams) -> LoweredFunc {
+    let Case { m, k, n, dtype, .. } = case;
+    let x = te::placeholder("x", &[m, k], dtype);
+    let gamma = te::placeholder("gamma", &[k], dtype);
+    let b = te::placeholder("b", &[k, n], dtype);
+    let c = te::placeholder("c", &[m, n], DType::F32);
+    let norm = RowNorm {
+        gamma,
+        epsilon: EPSILON,
+    };
+    let norm = case.norm.then_some(&norm);
+    let anchor = gemv::template_split("gemv_split", &x, &b, &c, p, norm, case.splits).unwrap();
+    let func = if case.epilogue {
+        let bias = te::placeholder("bias", &[n], DType::F32);
+        let res = te::placeholder("res", &[m, n], dtype);
+        let y = te::compute("y", &[("i", m), ("j", n)], |ix| {
+            let v = c.at(ix) + bias.at(&[ix[1].clone()]);
+            let r = res.at(ix);
+            let v = v + if dtype == DType::F32 {
+                r
+            } else {
+                r.cast(DType::F32)
+            };
+            if dtype == DType::F32 {
+                v
+            } else {
+                v.cast(dtype)
+            }
+        });
+        fuse(&anchor, &y).unwrap().func
+    } else {
+        anchor
+    };
+    let mut lowered = lower(&func).unwrap();
+    let at = lowered
+        .temps
+        .iter()
+        .position(|t| t.name() == "tile_arrivals")
+        .expect("a counter temporary");
+    let counter = lowered.temps.remove(at);
+    lowered.params.push(Param::Buffer(counter));
+    lowered
+}
+
+fn tensor(values: Vec<f32>, dtype: DType) -> (Vec<f64>, TensorData) {
+    match dtype {
+        DType::F16 => {
+            let h: Vec<f16> = values.iter().map(|&v| f16::from_f32(v)).collect();
+            (h.iter().map(|v| v.to_f64()).collect(), TensorData::F16(h))
+        }
+        _ => (
+            values.iter().map(|&v| v as f64).collect(),
+            TensorData::F32(values),
+        ),
+    }
+}
+
+/// Inputs by name, as float64 and as the kernel's tensors.
+struct Inputs {
+    x: Vec<f64>,
+    gamma: Vec<f64>,
+    b: Vec<f64>,
+    bias: Vec<f64>,
+    res: Vec<f64>,
+    data: Vec<(&'static str, TensorData)>,
+}
+
+fn inputs(case: Case, seed: u64) -> Inputs {
+    let Case { m, k, n, dtype, .. } = case;
+    // Row i scaled by 1 + 2i: every row has its own norm factor.
+    let mut xv = randoms(seed, (m * k) as usize);
+    for (j, v) in xv.iter_mut().enumerate() {
+        *v *= 1.0 + 2.0 * (j as i64 / k) as f32;
+    }
+    let (x, xd) = tensor(xv, dtype);
+    let gv = randoms(seed + 1, k as usize)
+        .iter()
+        .map(|v| 1.0 + 0.5 * v)
+        .collect();
+    let (gamma, gd) = tensor(gv, dtype);
+    let (b, bd) = tensor(randoms(seed + 2, (k * n) as usize), dtype);
+    let bias = randoms(seed + 3, n as usize);
+    let (res, rd) = tensor(randoms(seed + 4, (m * n) as usize), dtype);
+    Inputs {
+        x,
+        gamma,
+        b,
+        bias: bias.iter().map(|&v| v as f64).collect(),
+        res,
+        data: vec![
+            ("x", xd),
+            ("gamma", gd),
+            ("b", bd),
+            ("bias", TensorData::F32(bias)),
+            ("res", rd),
+        ],
+    }
+}
+
+/// Runs `lowered` on `given`, the output poisoned and the counters as given; the output
+/// and the counters after.
+fn launch(
+    lowered: &LoweredFunc,
+    given: &[(&str, TensorData)],
+    out: &str,
+    counters: TensorData,
+) -> (Vec<f64>, Vec<u32>, TensorData) {
+    let mut args: Vec<Arg> = lowered
+        .params
+        .iter()
+        .map(|p| {
+            let t = match p {
+                Param::Buffer(b) if b.name() == out => {
+                    TensorData::poisoned(b.dtype(), b.numel() as usize)
+                }
+                Param::Buffer(b) if b.name() == "tile_arrivals" => counters.clone(),
+                p => given
+                    .iter()
+                    .find(|(n, _)| *n == p.name())
+                    .map(|(_, t)| t.clone())
+                    .unwrap_or_else(|| panic!("no tensor for {}", p.name())),
+            };
+            Arg::Tensor(t)
+        })
+        .collect();
+    weft_ir::interp::run(lowered, &mut args).unwrap_or_else(|e| panic!("{e}"));
+    let find = |name: &str| {
+        lowered
+            .params
+            .iter()
+            .position(|p| p.name() == name)
+            .unwrap()
+    };
+    let (Arg::Tensor(o), Arg::Tensor(cn)) = (&args[find(out)], &args[find("tile_arrivals")]) else {
+        panic!("tensors expected")
+    };
+    let bits = match o {
+        TensorData::F32(v) => v.iter().map(|v| v.to_bits()).collect(),
+        TensorData::F16(v) => v.iter().map(|v| v.to_bits() as u32).collect(),
+        _ => panic!("a float output"),
+    };
+    (o.to_f64_vec(), bits, cn.clone())
+}
+
+/// `case` under `p` against float64, launched twice: the counters come back to zero
+/// and the second launch gives the same bits.
+fn check(case: Case, p: &GemvParams, seed: u64) {
+    let lowered = build(case, p);
+    assert_eq!(lowered.kernels.len(), 1);
+    assert_eq!(lowered.kernels[0].grid[2], case.splits as u32, "{case:?}");
+    for r in prove_all(&lowered) {
+        assert!(r.is_proven(), "{case:?} {p:?}: {r}");
+    }
+    let inp = inputs(case, seed);
+    let out = if case.epilogue { "y" } else { "c" };
+    let tiles = lowered
+        .params
+        .iter()
+        .find(|q| q.name() == "tile_arrivals")
+        .map(|q| match q {
+            Param::Buffer(b) => b.numel() as usize,
+            Param::Scalar(_) => 0,
+        })
+        .unwrap();
+    let zeros = TensorData::I32(vec![0; tiles]);
+    let (got, bits, counters) = launch(&lowered, &inp.data, out, zeros);
+    assert_eq!(
+        counters,
+        TensorData::I32(vec![0; tiles]),
+        "{case:?} {p:?}: counters"
+    );
+    let (_, again, _) = launch(&lowered, &inp.data, out, counters);
+    assert_eq!(bits, again, "{case:?} {p:?}: a second launch differs");
+    let (m, k, n) = (case.m as usize, case.k as usize, case.n as usize);
+    let rounding = if case.dtype == DType::F16 && case.epilogue {
+        1e-3
+    } else {
+        1e-7
+    };
+    for i in 0..m {
+        let row = &inp.x[i * k..(i + 1) * k];
+        let f = if case.norm {
+            let ms = row.iter().map(|v| v * v).sum::<f64>() / k as f64;
+            1.0 / (ms + EPSILON as f64).sqrt()
+        } else {
+            1.0
+        };
+        for j in 0..n {
+            let terms = (0..k).map(|kk| {
+                let g = if case.norm { inp.gamma[kk] } else { 1.0 };
+                row[kk] * f * g * inp.b[kk * n + j]
+            });
+            let (sum, size) = terms.fold((0.0, 0.0), |(s, z), t| (s + t, z + f64::abs(t)));
+            let want = match case.epilogue {
+                true => sum + inp.bias[j] + inp.res[i * n + j],
+                false => sum,
+            };
+            let g = got[i * n + j];
+            let tol = size / 1048576.0 + rounding * (1.0 + want.abs());
+            assert!(
+                (g - want).abs() <= tol,
+                "{case:?} {p:?}: y[{i}, {j}] is {g}, want {want}"
+            );
+        }
+    }
+}
+
+fn params(threads: i64, nt: i64, unroll: i64, shuffle: i64) -> GemvParams {
+    GemvParams {
+        threads,
+        nt,
+        unroll,
+        shuffle,
+    }
+}
+
+#[test]
+fn split_products_are_right_and_relaunch_bit_identically() {
+    // (threads, nt, unroll, shuffle): shuffles across 32 lanes, shared memory alone, a
+    // thread a row with a ragged unroll.
+    let ps = [
+        params(128, 4, 2, 32),
+        params(64, 2, 4, 1),
+        params(64, 1, 3, 8),
+    ];
+    let mut seed = 1;
+    for (pi, p) in ps.iter().enumerate() {
+        for dtype in [DType::F32, DType::F16] {
+            // k = 1000 in 3: 334, 334, 332 rows; 777 in 4: 195 × 3 and 192; 301 in 2.
+            for (m, k, n, splits) in [
+                (1, 1000, 33, 3),
+                (2, 777, 67, 4),
+                (3, 301, 33, 2),
+                (8, 1000, 5, 3),
+            ] {
+                for (epilogue, norm) in [(false, false), (true, false), (true, true)] {
+                    // Every combination at the first params, a sample at the others.
+                    if pi > 0 && (m + i64::from(epilogue) + i64::from(norm)) % 2 == 1 {
+                        continue;
+                    }
+                    let case = Case {
+                        m,
+                        k,
+                        n,
+                        splits,
+                        dtype,
+                        epilogue,
+                        norm,
+                    };
+                    check(case, p, seed);
+                    seed += 10;
+                }
+            }
+        }
+    }
+}
+
+/// The rule's params on CUDA (1024 threads, 4 loads in flight: 1024 rows a step) over
+/// parts of fewer and more rows than a step.
+#[test]
+fn split_products_are_right_with_the_rules_params() {
+    let cuda = TargetLimits::cuda();
+    for (m, k, n, splits, norm) in [(1, 2048, 40, 4, false), (2, 2600, 24, 2, true)] {
+        let (p, _) = GemvParams::rule(&cuda, m, n, DType::F16);
+        let case = Case {
+            m,
+            k,
+            n,
+            splits,
+            dtype: DType::F16,
+            epilogue: true,
+            norm,
+        };
+        check(case, &p, 7);
+    }
+}
+
+/// Data whose f32 sum depends on the order of the parts: part 0 sums to 2²⁴, part 1 to
+/// 1, part 2 to −2²⁴, part 3 to 1 (each exactly). Summed 0..4 in f32 that is
+/// `((2²⁴ + 1) − 2²⁴) + 1 = 1` (2²⁴ + 1 rounds to 2²⁴); the last part's own first gives
+/// 0, the reverse order 2. The kernel must give 1 at every element.
+#[test]
+fn the_parts_are_summed_in_order() {
+    let (m, k, n, splits) = (2, 2048, 33, 4);
+    let case = Case {
+        m,
+        k,
+        n,
+        splits,
+        dtype: DType::F32,
+        epilogue: false,
+        norm: false,
+    };
+    let p = params(128, 4, 2, 32);
+    let lowered = build(case, &p);
+    let rows = gemv::split_rows(k, splits);
+    let mut b = vec![0.0f32; (k * n) as usize];
+    for (part, value) in [(0, 16777216.0f32), (1, 1.0), (2, -16777216.0), (3, 1.0)] {
+        for j in 0..n {
+            b[(part * rows * n + j) as usize] = value;
+        }
+    }
+    let given = [
+        ("x", TensorData::F32(vec![1.0; (m * k) as usize])),
+        ("b", TensorData::F32(b)),
+    ];
+    let counters = lowered
+        .params
+        .iter()
+        .find_map(|q| match q {
+            Param::Buffer(b) if b.name() == "tile_arrivals" => Some(b.numel() as usize),
+            _ => None,
+        })
+        .unwrap();
+    let zeros = TensorData::I32(vec![0; counters]);
+    let (got, _, _) = launch(&lowered, &given, "c", zeros);
+    assert!(got.iter().all(|&v| v == 1.0), "{got:?}");
+}
+
+/// Split where the column blocks are fewer than the multiprocessors and the target has
+/// a device-scope fence: TinyLlama's q/k/v (2560 columns: 80 blocks) in 2, o (2048:
+/// 64 blocks) in 4, down (2048 columns, k = 5632) in 4; gate/up (11264: 352 blocks) and
+/// the vocabulary head whole; parts never under 512 rows; never on WebGPU.
+#[test]
+fn the_split_rule() {
+    let cuda = TargetLimits {
+        multiprocessors: 132,
+        ..TargetLimits::cuda()
+    };
+    let rule = |n: i64, k: i64, limits: &TargetLimits| {
+        let (p, _) = GemvParams::rule(limits, 1, n, DType::F16);
+        gemv::split_rule(limits, &p, n, k, DType::F16).map(|(sk, _)| sk)
+    };
+    assert_eq!(rule(2560, 2048, &cuda), Some(2));
+    assert_eq!(rule(2048, 2048, &cuda), Some(4));
+    assert_eq!(rule(2048, 5632, &cuda), Some(4));
+    assert_eq!(rule(11264, 2048, &cuda), None);
+    assert_eq!(rule(32000, 2048, &cuda), None);
+    // 1000 rows: parts of 500 would be under 512; 1100 rows: 2 parts of 550.
+    assert_eq!(rule(2048, 1000, &cuda), None);
+    assert_eq!(rule(2048, 1100, &cuda), Some(2));
+    let webgpu = TargetLimits {
+        f16: true,
+        ..TargetLimits::webgpu_default()
+    };
+    assert_eq!(rule(2048, 2048, &webgpu), None);
+    let (_, why) = {
+        let (p, _) = GemvParams::rule(&cuda, 1, 2048, DType::F16);
+        gemv::split_rule(&cuda, &p, 2048, 2048, DType::F16).unwrap()
+    };
+    assert!(why.contains("64 blocks < 132"), "{why}");
+    assert!(!gemv::split_fits(5, 4) && gemv::split_fits(7, 4));
+}
+
+/// Emitted for CUDA (the fence before the count; NVRTC compiles it) and HIP (hipcc),
+/// each skipped with its reason where the compiler is absent.
+#[test]
+fn cuda_and_hip_emit_it() {
+    let cuda_limits = TargetLimits::cuda();
+    for (m, k, n, splits, norm) in [(1, 2048, 2048, 4, false), (3, 2049, 33, 3, true)] {
+        let case = Case {
+            m,
+            k,
+            n,
+            splits,
+            dtype: DType::F16,
+            epilogue: true,
+            norm,
+        };
+        let (p, _) = GemvParams::rule(&cuda_limits, m, n, DType::F16);
+        let lowered = build(case, &p);
+        let cuda = weft_codegen_cuda::emit_lowered(&lowered, &Default::default()).unwrap();
+        assert!(cuda.source.contains("__threadfence()"), "{case:?}");
+        assert!(cuda.source.contains("atomicAdd("), "{case:?}");
+        weft_codegen_cuda::nvrtc::check(&cuda.source)
+            .unwrap_or_else(|e| panic!("{case:?}: {e}\n{}", cuda.source));
+        let hip = weft_codegen_cuda::hip::emit_lowered(&lowered, &Default::default()).unwrap();
+        let entries: Vec<String> = hip.kernels.iter().map(|k| k.name.clone()).collect();
+        weft_codegen_cuda::hipcc::check(&hip.source, &entries)
+            .unwrap_or_else(|e| panic!("{case:?}: {e}"));
+    }
+}
