@@ -2,7 +2,8 @@
 //! device, its ids checked against the float64 evaluator's greedy generation (exit 0, or
 //! 1 where they differ), on `cpu` and `vulkan` (lavapipe; skipped with a reason where no
 //! adapter is found, unless `WEFT_REQUIRE` names wgpu), in f32 and f16; options that ask
-//! for what the cache cannot hold refused with exit 2.
+//! for what the cache cannot hold refused with exit 2; the skinny products split over k
+//! (`WEFT_GEMV_SPLIT`) generate the same ids.
 
 mod common;
 
@@ -220,4 +221,54 @@ fn the_norm_fold_can_be_left_out() {
     let out = generate("cpu", &["--disable-pass", "norm-folding"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("norm-fold"), "{}", stderr(&out));
+}
+
+/// `WEFT_GEMV_SPLIT=N` splits the skinny products' k in N parts, the last summing, where
+/// the target has a device-scope fence (the cpu target emulates CUDA's limits): the
+/// float64 reference's ids in f32, in f16 and at 3 sequences, the schedule lines saying
+/// so; on Vulkan (no fence) the products stay whole; `0` never splits; anything else is
+/// refused with exit 2 naming the variable.
+#[test]
+fn the_gemv_split_is_taken_and_checked() {
+    let run = |target: &str, split: &str, extra: &[&str]| {
+        let mut args = vec!["model", "generate", "zoo:llama", "--target", target];
+        args.extend(["--iters", "1", "--new-tokens", "6", "--check", "--kernels"]);
+        args.extend(TINY);
+        args.extend(extra);
+        std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+            .args(&args)
+            .env("WEFT_GEMV_SPLIT", split)
+            .output()
+            .expect("weft starts")
+    };
+    for (split, extra) in [
+        ("2", &["--dtype", "f32"][..]),
+        ("3", &["--dtype", "f32", "--batch", "3"][..]),
+        ("2", &["--dtype", "f16"][..]),
+    ] {
+        let out = run("cpu", split, extra);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+        let same = text.contains("generates the same ids");
+        let tie = extra.contains(&"f16") && text.contains("a near tie");
+        assert!(same || tie, "{split} {extra:?}: {text}");
+        let want = format!("k split in {split}, the last part sums");
+        assert!(text.contains(&want), "{split} {extra:?}: {text}");
+    }
+    let out = run("cpu", "0", &[]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(text.contains("generates the same ids"), "{text}");
+    assert!(!text.contains("k split in"), "{text}");
+    if vulkan() {
+        let out = run("vulkan", "2", &[]);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(text.contains("generates the same ids"), "{text}");
+        assert!(!text.contains("k split in"), "{text}");
+    }
+    let out = run("cpu", "yes", &[]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("WEFT_GEMV_SPLIT=`yes`"), "{err}");
 }
