@@ -349,23 +349,21 @@ fn gemv_splits(
     let Ok(text) = std::env::var(GEMV_SPLIT_ENV) else {
         return Ok(gemv::split_rule(limits, p, n, k, dtype));
     };
-    match text.trim().parse::<i64>() {
-        Ok(0) => Ok(None),
-        Ok(sk) if (1..=gemv::MAX_SPLITS).contains(&sk) => {
-            let fits = sk > 1 && limits.device_fence && gemv::split_fits(k, sk);
-            Ok(fits.then(|| {
-                (
-                    sk,
-                    format!(
-                        "{GEMV_SPLIT_ENV}: {} rows of b a part",
-                        gemv::split_rows(k, sk)
-                    ),
-                )
-            }))
-        }
-        _ => Err(LowerError::Refused(format!(
+    let refuse = || {
+        LowerError::Refused(format!(
             "{GEMV_SPLIT_ENV}=`{text}`: 0 (never split) or the parts to split in, 1 to {}",
             gemv::MAX_SPLITS
-        ))),
+        ))
+    };
+    let sk = text.trim().parse::<i64>().map_err(|_| refuse())?;
+    if !(0..=gemv::MAX_SPLITS).contains(&sk) {
+        return Err(refuse());
     }
+    // 0 and 1: whole; more where the target has the fence and no part is empty.
+    let fits = sk > 1 && limits.device_fence && gemv::split_fits(k, sk);
+    let why = || {
+        let rows = gemv::split_rows(k, sk);
+        (sk, format!("{GEMV_SPLIT_ENV}: {rows} rows of b a part"))
+    };
+    Ok(fits.then(why))
 }
