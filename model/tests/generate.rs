@@ -188,7 +188,7 @@ fn the_decode_step_folds_its_norms_into_the_products() {
     );
     // The prefill's layers run 10 rows and keep their norms; its final norm runs on the
     // last token of each sequence only (2 rows) and folds.
-    let prefill = compile(2, 5, &[]);
+    let prefill = compile(2, 5, std::slice::from_ref(&joined));
     let shown = prefill.show();
     let kept = shown.matches("a kernel of its own — 10 rows > 8").count();
     assert_eq!(kept, 2 * cfg.layers, "{shown}");
