@@ -41,24 +41,14 @@ use weft_graph::partition::{GroupKind, Partition, in_place};
 use weft_graph::{Graph, TensorId};
 use weft_ir::kernel::LoweredFunc;
 
+/// How a group's kernel runs (defined beside the lowered group that carries it, so that
+/// lowering does not import this module).
+pub use crate::lower::Horizontal;
 use crate::lower::LoweredGroup;
 use join::{Part, blocks, join};
 
 /// The key of `CompileOptions::disabled` that leaves every kernel alone.
 pub const KEY: &str = "horizontal";
-
-/// How a group's kernel runs.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum Horizontal {
-    /// As its own kernel (or kernels).
-    #[default]
-    Alone,
-    /// Its kernel also runs the kernels of these later groups, in block order after its
-    /// own ([`fuse`]).
-    Carries(Vec<usize>),
-    /// Its kernel runs inside this earlier group's; it launches nothing itself.
-    CarriedBy(usize),
-}
 
 /// Where each group's kernels run: its own index, or the index of the group whose
 /// kernel carries it (what the plan orders liveness by).

@@ -41,6 +41,19 @@ use crate::anchor::{AnchorKey, Choices};
 use crate::error::{LowerError, ModelError};
 use values::{Values, convert, in_logical_order, in_memory_order};
 
+/// How a group's kernel runs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Horizontal {
+    /// As its own kernel (or kernels).
+    #[default]
+    Alone,
+    /// Its kernel also runs the kernels of these later groups, in block order after its
+    /// own ([`crate::horizontal::fuse`]).
+    Carries(Vec<usize>),
+    /// Its kernel runs inside this earlier group's; it launches nothing itself.
+    CarriedBy(usize),
+}
+
 /// A group as a function, and the function as kernels: its parameters are graph
 /// tensors.
 #[derive(Clone, Debug)]
@@ -57,7 +70,7 @@ pub struct LoweredGroup {
     /// The anchor it schedules on a matmul template, which tuning can choose for.
     pub anchor: Option<AnchorKey>,
     /// Whether its kernel runs alone or joined with others' ([`crate::horizontal`]).
-    pub horizontal: crate::horizontal::Horizontal,
+    pub horizontal: Horizontal,
 }
 
 /// Lowers group `index` of a partition of `g` for a target offering `limits`; the
