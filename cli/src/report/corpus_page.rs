@@ -296,10 +296,7 @@ fn chart(
     Ok(files)
 }
 
-/// A check's verdict line.
-fn line(md: &mut String, what: &str, verdict: &str, figure: &str) {
-    let _ = writeln!(md, "- {what}: **{verdict}** — {figure}");
-}
+use super::verdict_line as line;
 
 /// `name x.xx×` for each miss, slowest first.
 fn misses(mut v: Vec<(String, f64)>) -> String {

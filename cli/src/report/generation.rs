@@ -434,26 +434,17 @@ fn targets(md: &mut String, shown: &[Shown]) {
             Some((s.row.prompt, w, t, w / t))
         })
         .collect();
-    if ratios.is_empty() {
-        line(
-            md,
-            what,
-            "not measured",
-            "no batch-1 CUDA row has both times".into(),
-        );
-    } else {
-        let missed = ratios.iter().any(|r| r.3 < OVER_TORCH);
-        let figure: Vec<String> = ratios
-            .iter()
-            .map(|(p, w, t, r)| format!("prompt {p}: {w:.0} vs {t:.0} tok/s = {r:.2}×"))
-            .collect();
-        line(
-            md,
-            what,
-            if missed { "missed" } else { "met" },
-            figure.join("; "),
-        );
-    }
+    let figures: Vec<(String, f64)> = ratios
+        .iter()
+        .map(|(p, w, t, r)| (format!("prompt {p}: {w:.0} vs {t:.0} tok/s = {r:.2}×"), *r))
+        .collect();
+    ratio_check(
+        md,
+        what,
+        &figures,
+        OVER_TORCH,
+        "no batch-1 CUDA row has both times",
+    );
 
     // Vulkan ≥ 0.5× weft's CUDA, at each batch and prompt both ran.
     let what = "Vulkan ≥ 0.5× weft's CUDA";
@@ -471,29 +462,33 @@ fn targets(md: &mut String, shown: &[Shown]) {
             pairs.push((v.row.batch, v.row.prompt, vt, ct, vt / ct));
         }
     }
-    if pairs.is_empty() {
-        line(
-            md,
-            what,
-            "not measured",
-            "no batch and prompt with both a Vulkan and a CUDA time".into(),
-        );
-    } else {
-        let missed = pairs.iter().any(|p| p.4 < VULKAN_SHARE);
-        let figure: Vec<String> = pairs
-            .iter()
-            .map(|(b, p, v, c, r)| {
-                format!("batch {b} prompt {p}: {v:.0} vs {c:.0} tok/s = {r:.2}×")
-            })
-            .collect();
-        line(
-            md,
-            what,
-            if missed { "missed" } else { "met" },
-            figure.join("; "),
-        );
-    }
+    let figures: Vec<(String, f64)> = pairs
+        .iter()
+        .map(|(b, p, v, c, r)| {
+            let text = format!("batch {b} prompt {p}: {v:.0} vs {c:.0} tok/s = {r:.2}×");
+            (text, *r)
+        })
+        .collect();
+    ratio_check(
+        md,
+        what,
+        &figures,
+        VULKAN_SHARE,
+        "no batch and prompt with both a Vulkan and a CUDA time",
+    );
     md.push('\n');
+}
+
+/// A check over ratios (each with its figure's text): not measured where there are none,
+/// missed where any is below `bar`, met otherwise.
+fn ratio_check(md: &mut String, what: &str, figures: &[(String, f64)], bar: f64, none: &str) {
+    if figures.is_empty() {
+        return super::verdict_line(md, what, "not measured", none);
+    }
+    let missed = figures.iter().any(|(_, r)| *r < bar);
+    let texts: Vec<&str> = figures.iter().map(|(t, _)| t.as_str()).collect();
+    let verdict = if missed { "missed" } else { "met" };
+    super::verdict_line(md, what, verdict, &texts.join("; "));
 }
 
 #[cfg(test)]

@@ -61,6 +61,11 @@ pub fn utc(secs: u64) -> String {
     format!("{} {h:02}:{m:02} UTC", weft_tune::date(secs))
 }
 
+/// A "Done when" check's line on a page: `- what: **verdict** — figure`.
+pub(crate) fn verdict_line(md: &mut String, what: &str, verdict: &str, figure: &str) {
+    let _ = writeln!(md, "- {what}: **{verdict}** — {figure}");
+}
+
 /// The folder of the charts inside the output folder.
 pub(crate) const CHART_DIR: &str = "charts";
 
