@@ -59,19 +59,46 @@ pub(crate) fn append(
     arrive(kb, counter, tile.index, tile.tx, last.splits, |kb| {
         let area = tile.bm * tile.bn;
         let passes = (area + tile.threads - 1) / tile.threads;
-        kb.serial("e", passes, |kb, e| {
-            let at = kb.let_("at", e * tile.threads + tile.tx.clone());
+        // The sums of `chunk` passes are loaded into registers before any is stored: a
+        // store between two passes' loads (which may alias `partial` as far as the
+        // compiler knows) would wait each pass's loads out — one L2 round trip a pass,
+        // ~4.5 µs on the H200 for a 32×64 tile at 128 threads (measured: a split
+        // convolution took 20.5 µs against 16.1 for it and its summing kernel).
+        let chunk = passes.min(SUM_CHUNK);
+        let rounds = (passes + chunk - 1) / chunk;
+        let sums = kb.local("last_sums", &[chunk], DType::F32);
+        let place = |kb: &mut KernelBuilder, r: &Expr, c: &Expr| {
+            let at = kb.let_(
+                "at",
+                (r.clone() * chunk + c.clone()) * tile.threads + tile.tx.clone(),
+            );
             let i = kb.let_("i", tile.m0.clone() + at.clone() / tile.bn);
             let j = kb.let_("j", tile.n0.clone() + at.clone() % tile.bn);
             let inside = Expr::all([at.lt(area), i.clone().lt(m), j.clone().lt(n)]);
-            kb.if_(inside, |kb| {
-                let part = |z: i64| partial.load(vec![Expr::int(z), i.clone(), j.clone()]);
-                let sum = (1..last.splits).fold(part(0), |acc, z| acc + part(z));
-                kb.store(last.sum, [i.clone(), j.clone()], sum);
+            (i, j, inside)
+        };
+        kb.serial("r", rounds, |kb, r| {
+            kb.unroll("c", chunk, |kb, c| {
+                let (i, j, inside) = place(kb, &r, &c);
+                kb.if_(inside, |kb| {
+                    let part = |z: i64| partial.load(vec![Expr::int(z), i.clone(), j.clone()]);
+                    let sum = (1..last.splits).fold(part(0), |acc, z| acc + part(z));
+                    kb.store(&sums, [c.clone()], sum);
+                });
+            });
+            kb.unroll("c", chunk, |kb, c| {
+                let (i, j, inside) = place(kb, &r, &c);
+                kb.if_(inside, |kb| {
+                    kb.store(last.sum, [i, j], sums.load(vec![c.clone()]));
+                });
             });
         });
     });
 }
+
+/// Passes of the last part's sum whose loads are issued before their stores (registers
+/// a thread: this many f32).
+const SUM_CHUNK: i64 = 8;
 
 /// The arrival of a block at its tile's `counter[index]` (`tx` the thread's index):
 /// every thread's stores fenced, one atomic increment, and — in the block that sees
