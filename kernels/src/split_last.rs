@@ -101,9 +101,9 @@ pub(crate) fn append(
 const SUM_CHUNK: i64 = 8;
 
 /// The arrival of a block at its tile's `counter[index]` (`tx` the thread's index):
-/// every thread's stores fenced, one atomic increment, and — in the block that sees
-/// `splits − 1`, the last of the tile's parts to arrive — a second fence, `sum` (which
-/// reads the parts' stores), and the counter's reset to zero. Every thread of the block
+/// the block's stores fenced by its thread 0 after a barrier, one atomic increment and a
+/// second fence, and — in the block that sees `splits − 1`, the last of the tile's parts
+/// to arrive — `sum` (which reads the parts' stores) and the counter's reset to zero. Every thread of the block
 /// runs it (it has barriers).
 pub(crate) fn arrive(
     kb: &mut KernelBuilder,
@@ -114,23 +114,28 @@ pub(crate) fn arrive(
     sum: impl FnOnce(&mut KernelBuilder),
 ) {
     let arrived = kb.shared("arrived", &[1], DType::I32);
-    // Each thread's partial stores reach the device before the block counts itself in.
-    kb.fence();
+    // The barrier orders every thread's partial stores before thread 0's fence, which
+    // (cumulative, device scope) publishes them all before the block counts itself in:
+    // one fence a block, not one a thread (the pattern of CUTLASS's semaphore). With a
+    // fence in every thread the one-kernel split ran ~1.8 µs a convolution slower than
+    // split + summing kernel on the H200; the fences are the suspect this tries.
     kb.barrier();
     let first = tx.clone().eq_(0);
     kb.if_(first.clone(), |kb| {
+        kb.fence();
         kb.atomic_add(
             counter,
             [index.clone()],
             Expr::int(1),
             Some((&arrived, vec![Expr::int(0)])),
-        )
+        );
+        // The other parts' stores, published before their arrivals, are seen after
+        // this fence, and through the barrier below by every thread of the block.
+        kb.fence();
     });
     kb.barrier();
     let is_last = arrived.load(vec![Expr::int(0)]).eq_(splits - 1);
     kb.if_(is_last, |kb| {
-        // The other parts' stores, published before their arrivals, are seen after it.
-        kb.fence();
         sum(kb);
         kb.if_(first, |kb| kb.store(counter, [index.clone()], Expr::int(0)));
     });
