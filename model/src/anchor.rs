@@ -370,6 +370,13 @@ impl ChoiceKey {
 #[derive(Clone, Debug, Default)]
 pub struct Choices {
     map: HashMap<ChoiceKey, (AnchorChoice, String)>,
+    /// Split products whose last part sums ([`weft_kernels::split_last`]) where the
+    /// target can, instead of a summing kernel. Off by default: on the H200 (seventh
+    /// session, fp16, batch 1) the one-kernel form made every model it touched slower
+    /// — DenseNet-121 1.396 ms against 1.228, ResNet-50 412 µs against 347,
+    /// Inception-v3 821 against 709 — a summing kernel in a CUDA graph costing less
+    /// than the arrival, the fences and the last part's serial sum on the critical path.
+    split_last: bool,
 }
 
 impl Choices {
@@ -386,6 +393,19 @@ impl Choices {
     /// The choice for `key`, with why.
     pub fn get(&self, key: &AnchorKey) -> Option<&(AnchorChoice, String)> {
         self.map.get(&ChoiceKey::of(key))
+    }
+
+    /// The same choices with split products summing in their last part (`true`) or in
+    /// a summing kernel (`false`, the default) where the target has a device fence;
+    /// `WEFT_SPLIT_LAST` overrides either.
+    pub fn with_split_last(mut self, on: bool) -> Choices {
+        self.split_last = on;
+        self
+    }
+
+    /// Whether split products sum in their last part where the target can.
+    pub fn split_last(&self) -> bool {
+        self.split_last
     }
 
     pub fn len(&self) -> usize {

@@ -82,7 +82,8 @@ fn compile_in(
     let g = net();
     let opts = CompileOptions::default().with_precision(precision);
     let plain = CompiledModel::compile(&g, limits, &opts).unwrap();
-    let mut choices = Choices::none();
+    // The one-kernel form is off by default (slower on the H200): asked for here.
+    let mut choices = Choices::none().with_split_last(true);
     for key in plain.groups.iter().filter_map(|g| g.anchor.clone()) {
         choices.insert(
             &key,

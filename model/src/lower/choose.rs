@@ -83,16 +83,19 @@ pub(crate) fn by_rule(
     (AnchorChoice::gemm(config, splits), why)
 }
 
-/// The environment variable that keeps split products' summing kernels where their last
-/// part could sum instead (`0`; unset or `1`: the last part sums where the target can):
-/// a knob for timing the one-kernel form against the two kernels on whole models.
+/// The environment variable that overrides [`Choices::split_last`] (`0`: a summing
+/// kernel; `1`: the last part sums where the target can; unset: the choices' setting,
+/// off unless a caller asks): a knob for timing the one-kernel form against the two
+/// kernels on whole models.
 pub const SPLIT_LAST_ENV: &str = "WEFT_SPLIT_LAST";
 
-/// Whether a split product's last part sums on `limits` ([`TargetLimits::device_fence`]),
-/// unless `WEFT_SPLIT_LAST=0`; any other value is refused, naming the variable.
-pub(crate) fn split_last(limits: &TargetLimits) -> Result<bool, LowerError> {
+/// Whether a split product's last part sums on `limits` ([`TargetLimits::device_fence`]):
+/// as `WEFT_SPLIT_LAST` says where it is set, else as `choices` do; any other value of
+/// the variable is refused, naming it.
+pub(crate) fn split_last(limits: &TargetLimits, choices: &Choices) -> Result<bool, LowerError> {
     match std::env::var(SPLIT_LAST_ENV).as_deref() {
-        Err(_) | Ok("1") => Ok(limits.device_fence),
+        Err(_) => Ok(choices.split_last() && limits.device_fence),
+        Ok("1") => Ok(limits.device_fence),
         Ok("0") => Ok(false),
         Ok(other) => Err(LowerError::Refused(format!(
             "{SPLIT_LAST_ENV}=`{other}`: 0 (a summing kernel) or 1 (the last part sums)"

@@ -297,7 +297,7 @@ pub(crate) fn lower<'g>(
             } else {
                 view_weights()
             };
-            let last = choose::split_last(limits).map_err(fail)?;
+            let last = choose::split_last(limits, chooser.choices).map_err(fail)?;
             let split = (splits > 1).then(|| Split::new(gm, gn, splits).on_target(last));
             // The product the epilogue reads: the template's result, or the sum of the
             // split parts.

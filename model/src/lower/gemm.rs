@@ -278,7 +278,7 @@ pub(crate) fn lower<'g>(
     } else {
         what.replace(matmul_f16::TMA_FILLED, matmul_f16::GATHERED)
     };
-    let last = choose::split_last(chooser.limits).map_err(fail)?;
+    let last = choose::split_last(chooser.limits, chooser.choices).map_err(fail)?;
     let split = (splits > 1).then(|| Split::new(m, n, splits).on_target(last));
     // The product the epilogue reads: the template's result, or the sum of the parts.
     let product = match &split {
