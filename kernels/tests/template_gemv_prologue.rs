@@ -173,11 +173,7 @@ fn check(case: Case, p: &GemvParams, seed: u64) {
             .map(|kk| {
                 let (g, u) = (gu[i * 2 * k + kk], gu[i * 2 * k + k + kk]);
                 let v = g / (1.0 + (-g).exp()) * u;
-                if f16_a {
-                    f16::from_f64(v).to_f64()
-                } else {
-                    v
-                }
+                if f16_a { f16::from_f64(v).to_f64() } else { v }
             })
             .collect();
         let f = if case.norm {
