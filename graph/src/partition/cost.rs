@@ -21,7 +21,7 @@
 //!
 //! A product the skinny-product template computes (a decode step's few rows) reuses no
 //! loaded element of `a`: [`super::skinny`] prices its `a`'s chains against the bytes
-//! of `b` it streams instead ([`Rule::Skinny`]).
+//! of `b` it streams instead ([`super::Rule::Skinny`]).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -30,7 +30,7 @@ use weft_ir::dtype::DType;
 use weft_ir::expr::{Expr, Intrinsic, Var};
 
 use super::skinny::{self, SkinnyTemplate};
-use super::{Decision, Group, GroupKind};
+use super::{Decision, Group, GroupKind, Rule};
 use crate::graph::{Graph, NodeId, TensorId};
 use crate::op::{Anchor, Inline, Role};
 use crate::tensor::Tensor;
@@ -52,31 +52,6 @@ pub const READ_TILE: f64 = 128.0;
 /// Unique operations an expression may have before counting stops (the rule only needs
 /// to know that it is past the bound).
 const COUNT_LIMIT: usize = 96;
-
-/// Which rule priced a chain, and its bound.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Rule {
-    /// The tiled templates': `W·R ≤` [`PROLOGUE_BOUND`].
-    Tiled,
-    /// The skinny product's ([`super::skinny`]): `W·C ≤ bytes ·`
-    /// [`skinny::OPS_PER_BYTE`], `C` the template's computations of an element of `a`.
-    Skinny {
-        /// The product's rows.
-        rows: usize,
-        /// Bytes of `b` the product streams per element of `a`.
-        bytes: f64,
-    },
-}
-
-impl Rule {
-    /// The most `W` times reads (or computations) an element a chain may cost inline.
-    pub fn bound(&self) -> f64 {
-        match self {
-            Rule::Tiled => PROLOGUE_BOUND,
-            Rule::Skinny { bytes, .. } => bytes * skinny::OPS_PER_BYTE,
-        }
-    }
-}
 
 /// How many times anchor `anchor` reads each element of its input `input` (a position
 /// in its inputs): the multiply-adds each element takes part in, over the tile width

@@ -148,9 +148,34 @@ pub struct Decision {
     /// its template's computations of each ([`skinny`]).
     pub reads: f64,
     /// The rule that priced it.
-    pub rule: cost::Rule,
+    pub rule: Rule,
     /// In the anchor's loads (`true`), or a kernel of its own.
     pub inlined: bool,
+}
+
+/// Which rule priced a chain, and its bound.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Rule {
+    /// The tiled templates': `W·R ≤` [`cost::PROLOGUE_BOUND`].
+    Tiled,
+    /// The skinny product's ([`skinny`]): `W·C ≤ bytes ·`
+    /// [`skinny::OPS_PER_BYTE`], `C` the template's computations of an element of `a`.
+    Skinny {
+        /// The product's rows.
+        rows: usize,
+        /// Bytes of `b` the product streams per element of `a`.
+        bytes: f64,
+    },
+}
+
+impl Rule {
+    /// The most `W` times reads (or computations) an element a chain may cost inline.
+    pub fn bound(&self) -> f64 {
+        match self {
+            Rule::Tiled => cost::PROLOGUE_BOUND,
+            Rule::Skinny { bytes, .. } => bytes * skinny::OPS_PER_BYTE,
+        }
+    }
 }
 
 /// The most links of fused nodes between a group's stored tensor and any node inlined
@@ -442,13 +467,13 @@ impl fmt::Display for Shown<'_> {
                 chain.join(", ")
             );
             match d.rule {
-                cost::Rule::Tiled => writeln!(
+                Rule::Tiled => writeln!(
                     f,
                     "{head} — {work:.0} ops/element × read {:.1}× = {cost:.0} {cmp} {:.0}: {fate}",
                     d.reads,
                     cost::PROLOGUE_BOUND,
                 )?,
-                cost::Rule::Skinny { rows, bytes } => writeln!(
+                Rule::Skinny { rows, bytes } => writeln!(
                     f,
                     "{head} — {work:.0} ops/element × computed {:.0}× = {cost:.0} {cmp} {bytes:.0} B of b an element × {:.0} ops/B = {:.0} (skinny product, {rows} row(s)): {fate}",
                     d.reads,

@@ -24,7 +24,7 @@
 //! `a` (`k · n · e` over `m · k`). Since `C ≈ n / vec` and `vec · e` is the template's
 //! 16-byte load, this is about `m · W ≤ 16 · OPS_PER_BYTE = 32` — each thread computing
 //! its `m` elements of the chain per 16 bytes of `b` it loads: `W ≤ 32` at one row,
-//! `≤ 10` at 3, `≤ 4` at 8. `W` is [`cost::work`], as the tiled rule counts it. Chains
+//! `≤ 10` at 3, `≤ 4` at 8. `W` is [`super::cost::work`], as the tiled rule counts it. Chains
 //! that are not elementwise over `a` never get here (a reduction or softmax is a group of
 //! its own, never a prologue; an inlined expression holding a reduction counts past any
 //! bound). Products of more rows, their `b`, and everything when the model compiler
@@ -33,7 +33,7 @@
 
 use weft_ir::dtype::DType;
 
-use super::cost;
+use super::Rule;
 use crate::graph::{Graph, NodeId};
 use crate::op::{Anchor, Role};
 
@@ -107,7 +107,7 @@ pub(super) fn priced(
     anchor: NodeId,
     input: usize,
     t: &SkinnyTemplate,
-) -> Option<(f64, cost::Rule)> {
+) -> Option<(f64, Rule)> {
     if input != 0 || !takes(g, anchor, t.max_rows) {
         return None;
     }
@@ -116,7 +116,7 @@ pub(super) fn priced(
     let dtype = operand_dtype(g, anchor);
     let computes = (t.computes)(rows, n, dtype);
     let bytes = (n * dtype.bytes()) as f64 / rows as f64;
-    Some((computes, cost::Rule::Skinny { rows, bytes }))
+    Some((computes, Rule::Skinny { rows, bytes }))
 }
 
 #[cfg(test)]
@@ -202,7 +202,7 @@ mod tests {
         assert!(d.inlined, "{d:?}");
         assert_eq!(
             d.rule,
-            cost::Rule::Skinny {
+            Rule::Skinny {
                 rows: 1,
                 bytes: 128.0
             }
@@ -217,7 +217,7 @@ mod tests {
         );
         // Without the template every chain is priced by the tiled rule.
         let (p, shown) = parted(&g, false);
-        assert_eq!(p.decisions[0].rule, cost::Rule::Tiled, "{shown}");
+        assert_eq!(p.decisions[0].rule, Rule::Tiled, "{shown}");
     }
 
     #[test]
@@ -235,6 +235,6 @@ mod tests {
         assert!(!p.decisions[0].inlined, "{shown}");
         // Nine rows: the tiled template, the tiled rule.
         let (p, shown) = parted(&gated(9, false), true);
-        assert_eq!(p.decisions[0].rule, cost::Rule::Tiled, "{shown}");
+        assert_eq!(p.decisions[0].rule, Rule::Tiled, "{shown}");
     }
 }
