@@ -223,6 +223,31 @@ fn the_norm_fold_can_be_left_out() {
     assert!(stderr(&out).contains("norm-fold"), "{}", stderr(&out));
 }
 
+/// `--disable-pass skinny-prologue` prices the skinny products' prologues by the tiled
+/// templates' rule again (the A/B of `weft_graph::partition::skinny`): taken, the same
+/// ids; a mistyped key is refused (exit 2) with the keys listed, this one among them.
+/// At these sizes both rules leave `silu(gate) · up` in the down-projection's loads (the
+/// tiled rule reads it once a 128 columns, and it has 64), so the kernel counts of the
+/// tests above are the same under either; `model/tests/skinny_prologue.rs` counts the
+/// kernel a layer it saves at 1536 columns.
+#[test]
+fn the_skinny_rule_can_be_left_out() {
+    let extra = [
+        "--new-tokens",
+        "3",
+        "--check",
+        "--disable-pass",
+        "skinny-prologue",
+    ];
+    let out = generate("cpu", &extra);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+    assert!(text.contains("generates the same ids"), "{text}");
+    let out = generate("cpu", &["--disable-pass", "skinny"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("skinny-prologue"), "{}", stderr(&out));
+}
+
 /// `WEFT_GEMV_SPLIT=N` splits the skinny products' k in N parts, the last summing, where
 /// the target has a device-scope fence (the cpu target emulates CUDA's limits): the
 /// float64 reference's ids in f32, in f16 and at 3 sequences, the schedule lines saying

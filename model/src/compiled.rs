@@ -7,7 +7,7 @@ use weft_codegen_common::TargetLimits;
 use weft_graph::Graph;
 use weft_graph::NodeId;
 use weft_graph::op::{Epilogue, Role};
-use weft_graph::partition::{Partition, Shown, fold_row_norms, partition_keeping};
+use weft_graph::partition::{Partition, Shown, SkinnyTemplate, fold_row_norms, partition_keeping};
 use weft_graph::passes::{PassContext, PassReport, Precision, optimize_in};
 use weft_graph::symbolic::{Binding, bind};
 use weft_ir::dtype::DType;
@@ -32,6 +32,11 @@ pub use crate::horizontal::KEY as HORIZONTAL;
 /// The key of `CompileOptions::disabled` that leaves every RMS norm a kernel of its own
 /// (`weft_graph::partition::row_norm`): none folded into the skinny product reading it.
 pub use weft_graph::partition::row_norm::KEY as NORM_FOLD;
+
+/// The key of `CompileOptions::disabled` that prices the prologues of skinny products'
+/// `a` by the tiled templates' rule (`weft_graph::partition::skinny`): a gated MLP's
+/// `silu(gate) · up` is then a kernel of its own before a decode step's down-projection.
+pub use weft_graph::partition::skinny::KEY as SKINNY_PROLOGUE;
 
 /// How a model is compiled: one value for every constructor's arguments.
 #[derive(Clone, Debug, Default)]
@@ -173,9 +178,17 @@ impl CompiledModel {
         // anchor's index keeps apart) is cut at its last reshape or permutation, and the
         // graph partitioned again; each round cuts one more node, so it ends.
         let mut not_epilogue: HashSet<NodeId> = HashSet::new();
+        // The skinny-product template's computations of `a`, which its products'
+        // prologues are priced by.
+        let computes = |m, n, dtype| crate::lower::gemv_computes(limits, m, n, dtype);
+        let skinny = SkinnyTemplate {
+            max_rows: weft_kernels::gemv::MAX_M as usize,
+            computes: &computes,
+        };
+        let skinny = (!options.disabled.iter().any(|d| d == SKINNY_PROLOGUE)).then_some(&skinny);
         let (partition, mut groups) = loop {
             let by_cost = !options.disabled.iter().any(|d| d == FUSION_COST);
-            let mut partition = partition_keeping(&graph, &not_epilogue, by_cost);
+            let mut partition = partition_keeping(&graph, &not_epilogue, by_cost, skinny);
             if !options.disabled.iter().any(|d| d == NORM_FOLD) {
                 // The skinny-product template is the one that computes a folded norm.
                 fold_row_norms(&graph, &mut partition, weft_kernels::gemv::MAX_M as usize);

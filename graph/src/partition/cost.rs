@@ -18,6 +18,10 @@
 //! subexpressions once, a producer's work counted once per use of its value); `R` is
 //! `max(1, macs / elements of the input / READ_TILE)` ([`reads`]). Layout changes
 //! (reshape, transpose, slice) are index arithmetic only: `W = 0`, always inlined.
+//!
+//! A product the skinny-product template computes (a decode step's few rows) reuses no
+//! loaded element of `a`: [`super::skinny`] prices its `a`'s chains against the bytes
+//! of `b` it streams instead ([`super::Rule::Skinny`]).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -25,7 +29,8 @@ use std::collections::HashMap;
 use weft_ir::dtype::DType;
 use weft_ir::expr::{Expr, Intrinsic, Var};
 
-use super::{Decision, Group, GroupKind};
+use super::skinny::{self, SkinnyTemplate};
+use super::{Decision, Group, GroupKind, Rule};
 use crate::graph::{Graph, NodeId, TensorId};
 use crate::op::{Anchor, Inline, Role};
 use crate::tensor::Tensor;
@@ -72,14 +77,16 @@ pub fn reads(g: &Graph, anchor: NodeId, input: usize) -> f64 {
     (macs / numel / READ_TILE).max(1.0)
 }
 
-/// The rule over every anchor's prologue chains: a chain past
-/// [`PROLOGUE_BOUND`] leaves the anchor's group for a group of its own, rooted at
-/// the node whose output the anchor reads. Every chain that computes anything is
-/// recorded, moved or not.
+/// The rule over every anchor's prologue chains: a chain past its bound
+/// ([`PROLOGUE_BOUND`], or the skinny rule's where `skinny` is given and the anchor is a
+/// product it takes) leaves the anchor's group for a group of its own, rooted at the
+/// node whose output the anchor reads. Every chain that computes anything is recorded,
+/// moved or not.
 pub(super) fn split(
     g: &Graph,
     groups: &mut Vec<Group>,
     group_of: &mut HashMap<NodeId, usize>,
+    skinny: Option<&SkinnyTemplate>,
 ) -> Vec<Decision> {
     let mut decisions = Vec::new();
     for gi in 0..groups.len() {
@@ -116,8 +123,10 @@ pub(super) fn split(
             if work == 0.0 {
                 continue;
             }
-            let reads = reads(g, root, k);
-            let inlined = work * reads <= PROLOGUE_BOUND;
+            let (reads, rule) = skinny
+                .and_then(|t| skinny::priced(g, root, k, t))
+                .unwrap_or_else(|| (reads(g, root, k), Rule::Tiled));
+            let inlined = work * reads <= rule.bound();
             if !inlined {
                 groups[gi].prologue.retain(|n| !chain.contains(n));
                 let new = groups.len();
@@ -141,6 +150,7 @@ pub(super) fn split(
                 chain,
                 work,
                 reads,
+                rule,
                 inlined,
             });
         }

@@ -32,10 +32,16 @@
 mod concat;
 pub mod cost;
 pub mod row_norm;
+pub mod skinny;
 mod update;
 
 pub use concat::Copied;
 pub use row_norm::{Fold, fold_row_norms};
+pub use skinny::SkinnyTemplate;
+
+/// The keys of what the partition decides that `--disable-pass` also takes (they are no
+/// graph passes): the cost rule, the skinny products' rule, the norm fold.
+pub const KEYS: [&str; 3] = [cost::KEY, skinny::KEY, row_norm::KEY];
 pub use update::in_place;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -138,10 +144,38 @@ pub struct Decision {
     pub chain: Vec<NodeId>,
     /// Operations per element ([`cost::work`]).
     pub work: f64,
-    /// The anchor's reads of each element ([`cost::reads`]).
+    /// The anchor's reads of each element ([`cost::reads`]), or for a skinny product
+    /// its template's computations of each ([`skinny`]).
     pub reads: f64,
+    /// The rule that priced it.
+    pub rule: Rule,
     /// In the anchor's loads (`true`), or a kernel of its own.
     pub inlined: bool,
+}
+
+/// Which rule priced a chain, and its bound.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Rule {
+    /// The tiled templates': `W·R ≤` [`cost::PROLOGUE_BOUND`].
+    Tiled,
+    /// The skinny product's ([`skinny`]): `W·C ≤ bytes ·`
+    /// [`skinny::OPS_PER_BYTE`], `C` the template's computations of an element of `a`.
+    Skinny {
+        /// The product's rows.
+        rows: usize,
+        /// Bytes of `b` the product streams per element of `a`.
+        bytes: f64,
+    },
+}
+
+impl Rule {
+    /// The most `W` times reads (or computations) an element a chain may cost inline.
+    pub fn bound(&self) -> f64 {
+        match self {
+            Rule::Tiled => cost::PROLOGUE_BOUND,
+            Rule::Skinny { bytes, .. } => bytes * skinny::OPS_PER_BYTE,
+        }
+    }
 }
 
 /// The most links of fused nodes between a group's stored tensor and any node inlined
@@ -152,7 +186,7 @@ pub const MAX_INLINE_DEPTH: usize = 128;
 /// Partitions `g` (after [`crate::passes::optimize`], so batch norms are folded and
 /// constants computed).
 pub fn partition(g: &Graph) -> Partition {
-    partition_keeping(g, &HashSet::new(), true)
+    partition_keeping(g, &HashSet::new(), true, None)
 }
 
 /// [`partition`], with no node of `not_epilogue` taken into an anchor's epilogue: the
@@ -160,8 +194,15 @@ pub fn partition(g: &Graph) -> Partition {
 /// The model compiler names the nodes whose epilogue the lowering could not fuse (a
 /// reshape that merges axes the anchor's index keeps apart, as MobileViT's unfolding of
 /// patches does). `by_cost: false` leaves every prologue in its anchor's loads (the cost
-/// rule off: `--disable-pass fusion-cost`, to measure what it is worth).
-pub fn partition_keeping(g: &Graph, not_epilogue: &HashSet<NodeId>, by_cost: bool) -> Partition {
+/// rule off: `--disable-pass fusion-cost`, to measure what it is worth). `skinny`: the
+/// model compiler's skinny-product template, whose products' `a` chains the rule prices
+/// by what it streams ([`skinny`]); `None` prices every chain by the tiled rule.
+pub fn partition_keeping(
+    g: &Graph,
+    not_epilogue: &HashSet<NodeId>,
+    by_cost: bool,
+    skinny: Option<&SkinnyTemplate>,
+) -> Partition {
     let readers = readers(g);
     let outputs: HashSet<TensorId> = g.outputs.iter().copied().collect();
     let one_reader = |t: TensorId| -> Option<NodeId> {
@@ -268,7 +309,7 @@ pub fn partition_keeping(g: &Graph, not_epilogue: &HashSet<NodeId>, by_cost: boo
     }
 
     let decisions = if by_cost {
-        cost::split(g, &mut groups, &mut group_of)
+        cost::split(g, &mut groups, &mut group_of, skinny)
     } else {
         Vec::new()
     };
@@ -419,17 +460,27 @@ impl fmt::Display for Shown<'_> {
             } else {
                 (">", "a kernel of its own")
             };
-            writeln!(
-                f,
-                "prologue of {} (input {}): {} — {:.0} ops/element × read {:.1}× = {:.0} {cmp} {:.0}: {fate}",
-                name(d.anchor),
+            let (anchor, work) = (name(d.anchor), d.work);
+            let head = format!(
+                "prologue of {anchor} (input {}): {}",
                 d.input,
-                chain.join(", "),
-                d.work,
-                d.reads,
-                cost,
-                cost::PROLOGUE_BOUND,
-            )?;
+                chain.join(", ")
+            );
+            match d.rule {
+                Rule::Tiled => writeln!(
+                    f,
+                    "{head} — {work:.0} ops/element × read {:.1}× = {cost:.0} {cmp} {:.0}: {fate}",
+                    d.reads,
+                    cost::PROLOGUE_BOUND,
+                )?,
+                Rule::Skinny { rows, bytes } => writeln!(
+                    f,
+                    "{head} — {work:.0} ops/element × computed {:.0}× = {cost:.0} {cmp} {bytes:.0} B of b an element × {:.0} ops/B = {:.0} (skinny product, {rows} row(s)): {fate}",
+                    d.reads,
+                    skinny::OPS_PER_BYTE,
+                    d.rule.bound(),
+                )?,
+            }
         }
         for fold in &self.partition.folds {
             let fate = if fold.folded {

@@ -290,16 +290,15 @@ pub fn run_pipeline(
                 return Err(GraphError::FixedPass { key: key.clone() });
             }
             Some(_) => {}
-            // Not passes: the partition's cost rule and its norm fold, which the compile
+            // Not passes: the partition's cost rules and its norm fold, which the compile
             // reads from the same list.
-            None if key == crate::partition::cost::KEY
-                || key == crate::partition::row_norm::KEY => {}
+            None if crate::partition::KEYS.contains(&key.as_str()) => {}
             None => {
                 let known: Vec<&str> = passes
                     .iter()
                     .filter(|p| p.stage == Stage::Rewrite)
                     .map(|p| p.key)
-                    .chain([crate::partition::cost::KEY, crate::partition::row_norm::KEY])
+                    .chain(crate::partition::KEYS)
                     .collect();
                 return Err(GraphError::UnknownPass {
                     key: key.clone(),
@@ -443,7 +442,7 @@ mod tests {
             refused("atention"),
             "no pass is called `atention`; the passes are identities, constants, \
              activations, layer-norms, rms-norms, rotary, attention, siblings, wide-weights, batch-norms, dead, \
-             fusion-cost, norm-fold"
+             fusion-cost, skinny-prologue, norm-fold"
         );
     }
 }

@@ -7,7 +7,7 @@
 
 use weft_graph::Graph;
 use weft_graph::op::Product;
-use weft_graph::partition::Group;
+use weft_graph::partition::{Group, skinny};
 use weft_ir::func::Func;
 use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
@@ -52,7 +52,6 @@ pub(crate) fn lower<'g>(
     } else {
         a_shape[a_shape.len() - 1]
     } as i64;
-    let b_rank = g.tensor(b).shape.len();
     let f16 = [a, b].iter().any(|&t| g.tensor(t).dtype == DType::F16);
     let operand = if f16 { DType::F16 } else { DType::F32 };
     let template = if f16 {
@@ -60,7 +59,7 @@ pub(crate) fn lower<'g>(
     } else {
         AnchorTemplate::Matmul
     };
-    if rank > 2 && b_rank > 2 {
+    if skinny::product_rows(g, group.root).is_none() {
         // A batched MatMul (attention's Q·Kᵀ and P·V): the leading dimensions flattened
         // into one batch, a grid layer each on the matmul template; the operands' batch
         // dimensions broadcast in their views.
@@ -219,7 +218,7 @@ pub(crate) fn lower<'g>(
             }),
         );
     };
-    if gemv::takes(m) {
+    if skinny::takes(g, group.root, gemv::MAX_M as usize) {
         // A few rows (a decode step's batch): the skinny-product template streams B, which
         // the tiled templates' 64–128-row tiles would mostly waste. Chosen by rule, not
         // tuned (no anchor key).
@@ -310,6 +309,25 @@ pub(crate) fn lower<'g>(
 /// rule was fitted — a decode step reads its weights from memory, not from the L2 a
 /// sweep of one product keeps them in.
 pub const GEMV_ENV: &str = "WEFT_GEMV";
+
+/// How many times the skinny-product template computes each element of `a` of an
+/// `m × n` product over operands of `dtype` (what the partition prices `a`'s prologue
+/// by: `weft_graph::partition::skinny`): its column blocks times the threads side by
+/// side along a row of `b`, each reading the element. Under the config the lowering
+/// takes (the rule's, or `WEFT_GEMV`'s; the rule's where that is refused, which the
+/// lowering then reports).
+pub(crate) fn gemv_computes(
+    limits: &weft_codegen_common::TargetLimits,
+    m: usize,
+    n: usize,
+    dtype: DType,
+) -> f64 {
+    let (m, n) = (m as i64, n as i64);
+    let p = gemv_params(limits, m, n, dtype)
+        .map_or_else(|_| GemvParams::rule(limits, m, n, dtype).0, |(p, _)| p);
+    let bn = p.nt * gemv::vec_of(dtype);
+    ((n + bn - 1) / bn * p.nt) as f64
+}
 
 /// The rule's config for an `m × n` skinny product, or `WEFT_GEMV`'s where it is set.
 fn gemv_params(

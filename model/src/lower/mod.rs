@@ -24,6 +24,7 @@ mod slice;
 mod update;
 pub(crate) mod values;
 
+pub(crate) use gemm::gemv_computes;
 pub(crate) use weft_kernels::rules;
 
 use std::collections::{BTreeMap, HashMap};
