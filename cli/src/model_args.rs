@@ -88,7 +88,8 @@ pub struct ModelGenerateArgs {
     /// Seed of `zoo:llama`'s weights and of a random prompt.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Graph passes (and partition rules: `fusion-cost`, `skinny-prologue`, `norm-fold`) to leave out of
+    /// Graph passes (and partition rules: `fusion-cost`, `staged-prologue`, `skinny-prologue`,
+    /// `norm-fold`) to leave out of
     /// both steps' compiles, by key, comma-separated, as `weft model run` takes them:
     /// what one is worth to a decode step, measured in one build.
     #[arg(long = "disable-pass", value_delimiter = ',')]
@@ -126,7 +127,9 @@ pub struct ModelSource {
     /// Graph passes to leave out, by key, comma-separated (`attention`, `siblings`,
     /// `activations`, `layer-norms`, `rms-norms`, `batch-norms`, `constants`,
     /// `identities`, `dead`), `fusion-cost` (the partition's cost rule: every
-    /// prologue in its anchor's loads), `skinny-prologue` (a skinny product's prologue
+    /// prologue in its anchor's loads), `staged-prologue` (convolutions' and products'
+    /// prologues priced by the tiled rule, `W·R` under a bound, instead of none that
+    /// computes kept in their loads), `skinny-prologue` (a skinny product's prologue
     /// priced by the tiled templates' rule, not by the weight bytes it streams),
     /// `horizontal` (small independent kernels launched as one) and `norm-fold` (every
     /// RMS norm a kernel of its own, none computed in the skinny product reading it):

@@ -7,7 +7,9 @@ use weft_codegen_common::TargetLimits;
 use weft_graph::Graph;
 use weft_graph::NodeId;
 use weft_graph::op::{Epilogue, Role};
-use weft_graph::partition::{Partition, Shown, SkinnyTemplate, fold_row_norms, partition_keeping};
+use weft_graph::partition::{
+    Partition, Pricing, Shown, SkinnyTemplate, fold_row_norms, partition_keeping,
+};
 use weft_graph::passes::{PassContext, PassReport, Precision, optimize_in};
 use weft_graph::symbolic::{Binding, bind};
 use weft_ir::dtype::DType;
@@ -24,6 +26,12 @@ use crate::plan::Plan;
 /// The key of `CompileOptions::disabled` that turns the partition's cost rule off
 /// (`weft_graph::partition::cost`): every prologue stays in its anchor's loads.
 pub use weft_graph::partition::cost::KEY as FUSION_COST;
+
+/// The key of `CompileOptions::disabled` that prices convolutions' and products'
+/// prologues by the tiled rule (`W·R` under a bound) instead of the staged rule
+/// (`weft_graph::partition::cost::staged`: a chain that computes anything is a kernel
+/// of its own).
+pub use weft_graph::partition::cost::STAGED_KEY as STAGED_PROLOGUE;
 
 /// The key of `CompileOptions::disabled` that leaves every kernel alone, none joined
 /// with another ([`crate::horizontal`]).
@@ -187,8 +195,13 @@ impl CompiledModel {
         };
         let skinny = (!options.disabled.iter().any(|d| d == SKINNY_PROLOGUE)).then_some(&skinny);
         let (partition, mut groups) = loop {
-            let by_cost = !options.disabled.iter().any(|d| d == FUSION_COST);
-            let mut partition = partition_keeping(&graph, &not_epilogue, by_cost, skinny);
+            let off = |key: &str| options.disabled.iter().any(|d| d == key);
+            let pricing = Pricing {
+                by_cost: !off(FUSION_COST),
+                staged: !off(STAGED_PROLOGUE),
+                skinny,
+            };
+            let mut partition = partition_keeping(&graph, &not_epilogue, pricing);
             if !options.disabled.iter().any(|d| d == NORM_FOLD) {
                 // The skinny-product template is the one that computes a folded norm.
                 fold_row_norms(&graph, &mut partition, weft_kernels::gemv::MAX_M as usize);

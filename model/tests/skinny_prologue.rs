@@ -19,7 +19,7 @@ use weft_graph::zoo::llama::{LlamaConfig, Seeded};
 use weft_graph::zoo::llama_step::{greedy_reference, llama_step};
 use weft_graph::{Graph, GraphBuilder};
 use weft_ir::dtype::DType;
-use weft_model::compiled::{HORIZONTAL, SKINNY_PROLOGUE};
+use weft_model::compiled::{HORIZONTAL, SKINNY_PROLOGUE, STAGED_PROLOGUE};
 use weft_model::{CompileOptions, CompiledModel, Generator};
 use weft_testkit::devices::open_or_skip;
 use weft_testkit::random::Values;
@@ -121,8 +121,18 @@ fn past_the_budget_or_left_out_the_chain_is_a_kernel_of_its_own() {
         assert!(shown.contains("(skinny product, 8 row(s))"), "{shown}");
         assert_eq!(kernels, 3, "{shown}");
     }
-    // The tiled rule's reckoning: read 11×, 66 > 64.
+    // Priced as the tiled templates' chains are: by the staged rule (it computes, so a
+    // kernel of its own), or with that left out too by the tiled rule (read 11×, 66 > 64).
     for (shown, kernels) in check(&gated_mlp(1), 1, &[SKINNY_PROLOGUE.to_string()]) {
+        assert_eq!(fate(&shown), "a kernel of its own", "{shown}");
+        assert!(
+            shown.contains("computed at the loads of a staged template"),
+            "{shown}"
+        );
+        assert_eq!(kernels, 3, "{shown}");
+    }
+    let off = [SKINNY_PROLOGUE.to_string(), STAGED_PROLOGUE.to_string()];
+    for (shown, kernels) in check(&gated_mlp(1), 1, &off) {
         assert_eq!(fate(&shown), "a kernel of its own", "{shown}");
         assert!(shown.contains("× read 11.0× = 66 > 64"), "{shown}");
         assert_eq!(kernels, 3, "{shown}");

@@ -313,7 +313,9 @@ mod tests {
     use ndarray::{ArrayD, IxDyn};
     use weft_ir::dtype::DType;
 
-    use super::super::{Partition, partition};
+    use std::collections::HashSet;
+
+    use super::super::{Partition, Pricing, partition, partition_keeping};
     use crate::builder::GraphBuilder;
     use crate::graph::{Graph, TensorId};
     use crate::op::{Conv, PoolKind};
@@ -364,6 +366,16 @@ mod tests {
         TensorId(i)
     }
 
+    /// By the tiled rule (the staged rule left out): the ReLUs computed at the
+    /// convolutions' loads, reading the block's buffer.
+    fn tiled(g: &Graph) -> Partition {
+        let pricing = Pricing {
+            staged: false,
+            ..Pricing::all(None)
+        };
+        partition_keeping(g, &HashSet::new(), pricing)
+    }
+
     fn copies(g: &Graph, p: &Partition) -> Vec<String> {
         p.copies
             .iter()
@@ -375,7 +387,7 @@ mod tests {
     fn a_dense_block_is_one_buffer_every_concat_a_prefix_of() {
         for batch in [1, 2] {
             let g = dense_block(4, batch, true);
-            let p = partition(&g);
+            let p = tiled(&g);
             assert!(p.copies.is_empty(), "{:?}", copies(&g, &p));
             assert_eq!(p.views.len(), 5);
             let block = tensor(&g, "block");
@@ -405,7 +417,7 @@ mod tests {
         // writing its channels into the same buffer would bind it read and written at
         // once, which WebGPU refuses.
         let g = dense_block(2, 1, false);
-        let p = partition(&g);
+        let p = tiled(&g);
         assert_eq!(
             copies(&g, &p),
             [
@@ -415,6 +427,29 @@ mod tests {
         );
         // The first Concat (of one input) is the pool's buffer.
         assert_eq!(p.views.len(), 1);
+    }
+
+    #[test]
+    fn by_the_staged_rule_a_dense_block_needs_no_copies() {
+        // Each ReLU over a layer's Concat is a kernel of its own (it computes, and a
+        // convolution's template computes none of its operands): it reads the block's
+        // buffer and stores its own tensor, so every convolution writes its channels into
+        // the block with nothing of the block read in the same kernel.
+        for bottleneck in [false, true] {
+            let g = dense_block(3, 1, bottleneck);
+            let p = partition(&g);
+            assert!(p.copies.is_empty(), "{:?}", copies(&g, &p));
+            let block = tensor(&g, "block");
+            for i in 0..3 {
+                let s = p.places[&tensor(&g, &format!("conv{i}"))];
+                assert_eq!((s.buffer, s.offset), (block, 4 + 2 * i));
+                let relu = tensor(&g, &format!("relu{i}"));
+                assert!(
+                    p.groups.iter().any(|gr| gr.output == relu),
+                    "relu{i} is stored by a kernel of its own"
+                );
+            }
+        }
     }
 
     #[test]

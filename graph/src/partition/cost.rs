@@ -29,8 +29,8 @@ use std::collections::HashMap;
 use weft_ir::dtype::DType;
 use weft_ir::expr::{Expr, Intrinsic, Var};
 
-use super::skinny::{self, SkinnyTemplate};
-use super::{Decision, Group, GroupKind, Rule};
+use super::skinny;
+use super::{Decision, Group, GroupKind, Pricing, Rule};
 use crate::graph::{Graph, NodeId, TensorId};
 use crate::op::{Anchor, Inline, Role};
 use crate::tensor::Tensor;
@@ -38,6 +38,41 @@ use crate::tensor::Tensor;
 /// The key that turns the rule off where graph passes are left out
 /// (`--disable-pass fusion-cost`): every prologue then stays in its anchor's loads.
 pub const KEY: &str = "fusion-cost";
+
+/// The key that prices convolutions' and products' prologues by the tiled rule again
+/// instead of the staged rule ([`staged`]): `--disable-pass staged-prologue`.
+pub const STAGED_KEY: &str = "staged-prologue";
+
+/// Whether the staged rule prices the chains into `anchor`: a dense convolution or a
+/// matrix product, whose tiled templates stage each operand tile by tile through shared memory
+/// — on CUDA and HIP by asynchronous copies (`cp.async`, Hopper's bulk tensor copies)
+/// that move a stored operand without registers and keep several k steps in flight. An
+/// operand computed at its loads goes through registers instead: the copies of a step
+/// become loads that the step waits on, and the template's pipeline is gone whatever
+/// the chain's arithmetic costs. So under this rule a chain that computes anything
+/// (`W > 0`) is a kernel of its own, and only layout changes (`W = 0`: index arithmetic)
+/// stay in the loads. Measured on the H200 (seventh session, fp16, batch 1, the same
+/// binary with the tiled rule's bound and with bound 0): DenseNet-121 (batch norm + ReLU
+/// before every 1×1 convolution: `W` = 3, read once, 3 ≤ 64 inlined by the tiled rule)
+/// 1.229 → 0.800 ms, at batch 8 1.773 → 1.183 ms; EfficientNet-B0 (the
+/// squeeze-and-excitation scale before each projection) 383 → 324 µs; GoogLeNet,
+/// ConvNeXt-tiny, ResNet-50 and Inception-v3 unchanged (no chain of theirs computes).
+/// Fused attention keeps the tiled rule (its queries are read once, and its rotary and
+/// scaling chains are cheap beside its softmax); the skinny products have their own
+/// ([`skinny`]).
+pub fn staged(g: &Graph, anchor: NodeId) -> bool {
+    match g.nodes[anchor.0].op.role() {
+        // Dense convolutions run as implicit GEMMs on the matmul templates; grouped and
+        // depthwise ones have templates of their own that load through registers.
+        Role::Anchor(Anchor::Conv(c)) => c.groups == 1,
+        Role::Anchor(Anchor::Product(_)) => true,
+        Role::Anchor(Anchor::Attention(_))
+        | Role::Reduction(_)
+        | Role::Injective(_)
+        | Role::Join { .. }
+        | Role::Update(_) => false,
+    }
+}
 
 /// The largest `W·R` (operations an element, times reads an element) a prologue may
 /// cost inside an anchor's loads. About where recomputing costs what one more store and
@@ -77,16 +112,17 @@ pub fn reads(g: &Graph, anchor: NodeId, input: usize) -> f64 {
     (macs / numel / READ_TILE).max(1.0)
 }
 
-/// The rule over every anchor's prologue chains: a chain past its bound
-/// ([`PROLOGUE_BOUND`], or the skinny rule's where `skinny` is given and the anchor is a
-/// product it takes) leaves the anchor's group for a group of its own, rooted at the
+/// The rule over every anchor's prologue chains: a chain past its bound (the skinny
+/// rule's where `pricing` gives the skinny template and the anchor is a product it takes,
+/// else 0 for a staged template where `pricing.staged` ([`staged`]), else
+/// [`PROLOGUE_BOUND`]) leaves the anchor's group for a group of its own, rooted at the
 /// node whose output the anchor reads. Every chain that computes anything is recorded,
 /// moved or not.
 pub(super) fn split(
     g: &Graph,
     groups: &mut Vec<Group>,
     group_of: &mut HashMap<NodeId, usize>,
-    skinny: Option<&SkinnyTemplate>,
+    pricing: Pricing,
 ) -> Vec<Decision> {
     let mut decisions = Vec::new();
     for gi in 0..groups.len() {
@@ -123,9 +159,15 @@ pub(super) fn split(
             if work == 0.0 {
                 continue;
             }
-            let (reads, rule) = skinny
+            let tiled = if pricing.staged && staged(g, root) {
+                Rule::Staged
+            } else {
+                Rule::Tiled
+            };
+            let (reads, rule) = pricing
+                .skinny
                 .and_then(|t| skinny::priced(g, root, k, t))
-                .unwrap_or_else(|| (reads(g, root, k), Rule::Tiled));
+                .unwrap_or_else(|| (reads(g, root, k), tiled));
             let inlined = work * reads <= rule.bound();
             if !inlined {
                 groups[gi].prologue.retain(|n| !chain.contains(n));

@@ -40,8 +40,9 @@ pub use row_norm::{Fold, fold_row_norms};
 pub use skinny::SkinnyTemplate;
 
 /// The keys of what the partition decides that `--disable-pass` also takes (they are no
-/// graph passes): the cost rule, the skinny products' rule, the norm fold.
-pub const KEYS: [&str; 3] = [cost::KEY, skinny::KEY, row_norm::KEY];
+/// graph passes): the cost rule, the staged templates' rule, the skinny products' rule,
+/// the norm fold.
+pub const KEYS: [&str; 4] = [cost::KEY, cost::STAGED_KEY, skinny::KEY, row_norm::KEY];
 pub use update::in_place;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -156,8 +157,13 @@ pub struct Decision {
 /// Which rule priced a chain, and its bound.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Rule {
-    /// The tiled templates': `W·R ≤` [`cost::PROLOGUE_BOUND`].
+    /// The tiled templates': `W·R ≤` [`cost::PROLOGUE_BOUND`] (attention, and
+    /// convolutions and products where the staged rule is left out).
     Tiled,
+    /// A convolution's or product's tiled template, which stages its operands through
+    /// shared memory ([`cost::staged`]): a chain that computes anything is a kernel of its
+    /// own (bound 0).
+    Staged,
     /// The skinny product's ([`skinny`]): `W·C ≤ bytes ·`
     /// [`skinny::OPS_PER_BYTE`], `C` the template's computations of an element of `a`.
     Skinny {
@@ -173,6 +179,7 @@ impl Rule {
     pub fn bound(&self) -> f64 {
         match self {
             Rule::Tiled => cost::PROLOGUE_BOUND,
+            Rule::Staged => 0.0,
             Rule::Skinny { bytes, .. } => bytes * skinny::OPS_PER_BYTE,
         }
     }
@@ -186,23 +193,40 @@ pub const MAX_INLINE_DEPTH: usize = 128;
 /// Partitions `g` (after [`crate::passes::optimize`], so batch norms are folded and
 /// constants computed).
 pub fn partition(g: &Graph) -> Partition {
-    partition_keeping(g, &HashSet::new(), true, None)
+    partition_keeping(g, &HashSet::new(), Pricing::all(None))
+}
+
+/// Which of the partition's rules price the prologue chains ([`partition_keeping`]).
+#[derive(Clone, Copy)]
+pub struct Pricing<'a> {
+    /// The cost rule at all (`false`: every prologue stays in its anchor's loads, the
+    /// rule off: `--disable-pass fusion-cost`, to measure what it is worth).
+    pub by_cost: bool,
+    /// Convolutions' and products' tiled templates by the staged rule
+    /// ([`cost::staged`]; `false`: by the tiled rule, `--disable-pass staged-prologue`).
+    pub staged: bool,
+    /// The model compiler's skinny-product template, whose products' `a` chains the rule
+    /// prices by what it streams ([`skinny`]); `None` prices them as the tiled templates'.
+    pub skinny: Option<&'a SkinnyTemplate<'a>>,
+}
+
+impl<'a> Pricing<'a> {
+    /// Every rule on, skinny products priced by `skinny` where given.
+    pub fn all(skinny: Option<&'a SkinnyTemplate<'a>>) -> Pricing<'a> {
+        Pricing {
+            by_cost: true,
+            staged: true,
+            skinny,
+        }
+    }
 }
 
 /// [`partition`], with no node of `not_epilogue` taken into an anchor's epilogue: the
 /// chain stops before it (it becomes a prologue of its reader, or a group of its own).
 /// The model compiler names the nodes whose epilogue the lowering could not fuse (a
 /// reshape that merges axes the anchor's index keeps apart, as MobileViT's unfolding of
-/// patches does). `by_cost: false` leaves every prologue in its anchor's loads (the cost
-/// rule off: `--disable-pass fusion-cost`, to measure what it is worth). `skinny`: the
-/// model compiler's skinny-product template, whose products' `a` chains the rule prices
-/// by what it streams ([`skinny`]); `None` prices every chain by the tiled rule.
-pub fn partition_keeping(
-    g: &Graph,
-    not_epilogue: &HashSet<NodeId>,
-    by_cost: bool,
-    skinny: Option<&SkinnyTemplate>,
-) -> Partition {
+/// patches does). `pricing` says which rules price the prologue chains ([`Pricing`]).
+pub fn partition_keeping(g: &Graph, not_epilogue: &HashSet<NodeId>, pricing: Pricing) -> Partition {
     let readers = readers(g);
     let outputs: HashSet<TensorId> = g.outputs.iter().copied().collect();
     let one_reader = |t: TensorId| -> Option<NodeId> {
@@ -308,8 +332,8 @@ pub fn partition_keeping(
         }
     }
 
-    let decisions = if by_cost {
-        cost::split(g, &mut groups, &mut group_of, skinny)
+    let decisions = if pricing.by_cost {
+        cost::split(g, &mut groups, &mut group_of, pricing)
     } else {
         Vec::new()
     };
@@ -472,6 +496,11 @@ impl fmt::Display for Shown<'_> {
                     "{head} — {work:.0} ops/element × read {:.1}× = {cost:.0} {cmp} {:.0}: {fate}",
                     d.reads,
                     cost::PROLOGUE_BOUND,
+                )?,
+                Rule::Staged => writeln!(
+                    f,
+                    "{head} — {work:.0} ops/element computed at the loads of a staged template (× read {:.1}×): {fate}",
+                    d.reads,
                 )?,
                 Rule::Skinny { rows, bytes } => writeln!(
                     f,
@@ -748,15 +777,48 @@ mod tests {
 
     #[test]
     fn a_bias_add_stays_in_the_loads_until_the_product_reads_it_too_often() {
+        // By the tiled rule (the staged rule left out).
+        let tiled = |g: &Graph| {
+            let pricing = Pricing {
+                staged: false,
+                ..Pricing::all(None)
+            };
+            partition_keeping(g, &HashSet::new(), pricing)
+        };
         let g = prologue_into_product(false, 768);
-        let p = partition(&g);
+        let p = tiled(&g);
         assert_eq!(p.groups.len(), 1);
         assert_eq!(p.groups[0].prologue.len(), 1);
         assert!(p.decisions[0].inlined && p.decisions[0].work == 1.0);
+        assert_eq!(p.decisions[0].rule, Rule::Tiled);
         // 16384 columns: each element of `h` read 128 times, 128 adds past the bound.
         let g = prologue_into_product(false, 16384);
-        let p = partition(&g);
+        let p = tiled(&g);
         assert_eq!(p.groups.len(), 2);
         assert!(!p.decisions[0].inlined && p.decisions[0].reads == 128.0);
+    }
+
+    #[test]
+    fn by_the_staged_rule_a_product_computes_none_of_its_operands() {
+        // The bias add (1 op, read once) is a kernel of its own before the product's
+        // staged template.
+        let g = prologue_into_product(false, 768);
+        let p = partition(&g);
+        let shown = Shown {
+            graph: &g,
+            partition: &p,
+            schedules: None,
+        }
+        .to_string();
+        assert_eq!(p.groups.len(), 2, "{shown}");
+        let d = &p.decisions[0];
+        assert!(
+            !d.inlined && d.work == 1.0 && d.rule == Rule::Staged,
+            "{d:?}"
+        );
+        assert!(
+            shown.contains("computed at the loads of a staged template"),
+            "{shown}"
+        );
     }
 }

@@ -170,7 +170,8 @@ mod tests {
             max_rows: 8,
             computes: &computes,
         };
-        let p = partition_keeping(g, &HashSet::new(), true, skinny.then_some(&t));
+        let pricing = crate::partition::Pricing::all(skinny.then_some(&t));
+        let p = partition_keeping(g, &HashSet::new(), pricing);
         let shown = Shown {
             graph: g,
             partition: &p,
@@ -215,9 +216,11 @@ mod tests {
             ),
             "{shown}"
         );
-        // Without the template every chain is priced by the tiled rule.
+        // Without the template every chain is priced as the tiled templates' are: by
+        // the staged rule (a kernel of its own).
         let (p, shown) = parted(&g, false);
-        assert_eq!(p.decisions[0].rule, Rule::Tiled, "{shown}");
+        assert_eq!(p.decisions[0].rule, Rule::Staged, "{shown}");
+        assert!(!p.decisions[0].inlined, "{shown}");
     }
 
     #[test]
@@ -233,8 +236,8 @@ mod tests {
         assert!(p.decisions[0].inlined, "{shown}");
         let (p, shown) = parted(&gated(2, true), true);
         assert!(!p.decisions[0].inlined, "{shown}");
-        // Nine rows: the tiled template, the tiled rule.
+        // Nine rows: the tiled template, the staged rule.
         let (p, shown) = parted(&gated(9, false), true);
-        assert_eq!(p.decisions[0].rule, Rule::Tiled, "{shown}");
+        assert_eq!(p.decisions[0].rule, Rule::Staged, "{shown}");
     }
 }

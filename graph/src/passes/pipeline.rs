@@ -442,7 +442,7 @@ mod tests {
             refused("atention"),
             "no pass is called `atention`; the passes are identities, constants, \
              activations, layer-norms, rms-norms, rotary, attention, siblings, wide-weights, batch-norms, dead, \
-             fusion-cost, skinny-prologue, norm-fold"
+             fusion-cost, staged-prologue, skinny-prologue, norm-fold"
         );
     }
 }
