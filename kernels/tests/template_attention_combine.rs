@@ -283,15 +283,18 @@ fn check(c: Case, dtype: DType, split: Option<(AttnParams, i64)>, seed: u64) {
 /// The decode shapes at the rule's splits, f32 and f16: TinyLlama's heads (32 over 4 KV
 /// heads: 4 × 8 rows a sequence) and 8 over 2 (2 × 4 rows), batch 1 and 3, caches of
 /// 192 positions (12 whole steps of 16) and 191 (the last step one key short), the
-/// position at 1, 37 and 128.
+/// position at 1, 37, 128 and the cache's last.
 #[test]
 fn one_kernel_gives_the_two_kernels_bits() {
     let mut seed = 1;
     for (kv_heads, rows) in [(4, 8), (2, 4)] {
         for batch in [1, 3] {
             for t in [192, 191] {
-                for position in [1, 37, 128] {
-                    // Every position at batch 1; one a cache at batch 3.
+                // The last: a full cache, whose last chunk holds real scores (with
+                // every chunk after the position masked, the order of their zero
+                // terms would not show).
+                for position in [1, 37, 128, t - 1] {
+                    // Every position at batch 1; two a cache at batch 3.
                     if batch == 3 && (position + t) % 2 == 0 {
                         continue;
                     }
@@ -344,7 +347,7 @@ fn long_chunks_wide_tiles_and_dead_rows_give_the_two_kernels_bits() {
         kv_heads: 4,
         rows: 8,
         t: 1152,
-        position: 700,
+        position: 1151,
         dead: false,
     };
     for dtype in [DType::F32, DType::F16] {
@@ -355,7 +358,7 @@ fn long_chunks_wide_tiles_and_dead_rows_give_the_two_kernels_bits() {
         let wide = Case {
             rows: 40,
             t: 160,
-            position: 100,
+            position: 159,
             ..base
         };
         check(wide, dtype, Some((cores(64, 16, 1), 5)), 7);
