@@ -284,7 +284,14 @@ fn the_gemv_split_is_taken_and_checked() {
 fn the_attention_combine_knob_is_taken_and_checked() {
     let run = |target: &str, combine: Option<&str>, extra: &[&str]| {
         let mut args = vec!["model", "generate", "zoo:llama", "--target", target];
-        args.extend(["--iters", "1", "--prompt-tokens", "20", "--new-tokens", "14"]);
+        args.extend([
+            "--iters",
+            "1",
+            "--prompt-tokens",
+            "20",
+            "--new-tokens",
+            "14",
+        ]);
         args.extend(["--check", "--kernels"]);
         args.extend(TINY);
         args.extend(extra);

@@ -5,14 +5,16 @@
 //! **bit for bit** the same output, f32 and f16, at decode shapes (heads over KV heads
 //! 32/4 and 8/2 stacked as 8 and 4 rows, batch 1 and 3), caches that fill the last key
 //! step and caches that do not, positions 1, 37 and 128 (the keys past the position
-//! masked), and a row masked everywhere by `-inf`; a second launch with the counters the
-//! first left gives the same bits and leaves them at zero; the float64 reference agrees;
+//! masked), and a row masked everywhere by `-inf`, with the chunks arriving in order and
+//! in reverse; a second launch with the counters the first left gives the same bits and
+//! leaves them at zero; the float64 reference agrees;
 //! one kernel where the target has a device-scope fence, two on WGSL and Metal; CUDA
 //! (NVRTC) and HIP (hipcc) compile it where their compilers are installed.
 
 use weft_codegen_common::TargetLimits;
 use weft_ir::bounds::prove_all;
 use weft_ir::data::{Arg, TensorData};
+use weft_ir::expr::ThreadAxis;
 use weft_ir::func::Param;
 use weft_ir::fusion::fuse;
 use weft_ir::kernel::LoweredFunc;
@@ -135,6 +137,23 @@ fn inputs(c: &Case, dtype: DType, seed: u64) -> Vec<(&'static str, TensorData)> 
     ]
 }
 
+/// `lowered` with its blocks taking the chunks in reverse (`blockIdx.z` read as
+/// `splits − 1 − blockIdx.z`): the interpreter runs blocks in order, so the last to
+/// arrive at a row tile and head then holds chunk 0, not the last chunk — another
+/// arrival order, which must give the same bits.
+fn reversed_arrivals(lowered: &LoweredFunc, splits: i64) -> LoweredFunc {
+    let mut out = lowered.clone();
+    for k in &mut out.kernels {
+        k.body = k.body.map_exprs(&mut |e| {
+            e.rewrite(&mut |n| match n {
+                Expr::Builtin(ThreadAxis::BlockIdxZ) => Expr::int(splits - 1) - n,
+                other => other,
+            })
+        });
+    }
+    out
+}
+
 /// One launch of `lowered` on `given` with the output poisoned and the counters (where
 /// the function has them) as given: the output's bits and values, and the counters
 /// after.
@@ -254,6 +273,12 @@ fn check(c: Case, dtype: DType, split: Option<(AttnParams, i64)>, seed: u64) {
             "{what}: element {i}: {a:#x} in one kernel, {b:#x} in two"
         );
     }
+    // The last to arrive holding chunk 0 instead of the last chunk: the same bits.
+    let (reversed, _, _) = launch(&reversed_arrivals(&one, splits), &given, None);
+    assert!(
+        reversed == want_bits,
+        "{what}: chunks arriving in reverse differ"
+    );
     let tiles = ((c.rows + p.bq - 1) / p.bq * c.bh()) as usize;
     let zeros = TensorData::I32(vec![0; tiles]);
     assert_eq!(counters.as_ref(), Some(&zeros), "{what}: the counters");
