@@ -3,7 +3,8 @@
 //! 1 where they differ), on `cpu` and `vulkan` (lavapipe; skipped with a reason where no
 //! adapter is found, unless `WEFT_REQUIRE` names wgpu), in f32 and f16; options that ask
 //! for what the cache cannot hold refused with exit 2; the skinny products split over k
-//! (`WEFT_GEMV_SPLIT`) generate the same ids.
+//! (`WEFT_GEMV_SPLIT`) generate the same ids; split-KV attention combined in one kernel
+//! or two (`WEFT_ATTN_COMBINE`) generates the same ids.
 
 mod common;
 
@@ -300,4 +301,68 @@ fn the_gemv_split_is_taken_and_checked() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("WEFT_GEMV_SPLIT=`yes`"), "{err}");
+}
+
+/// Split-KV attention combines its chunks in the attention kernel where the target has a
+/// device-scope fence (the cpu target emulates CUDA's limits) and in a second kernel with
+/// `WEFT_ATTN_COMBINE=0` (and on Vulkan): the same ids either way (the one-kernel form
+/// gives the two kernels' bits), the float64 reference's in f32 and at 3 sequences in
+/// f16 (or a near tie); the schedule lines say which form ran; anything but 0 or 1 is
+/// refused with exit 2 naming the variable.
+#[test]
+fn the_attention_combine_knob_is_taken_and_checked() {
+    let run = |target: &str, combine: Option<&str>, extra: &[&str]| {
+        let mut args = vec!["model", "generate", "zoo:llama", "--target", target];
+        args.extend([
+            "--iters",
+            "1",
+            "--prompt-tokens",
+            "20",
+            "--new-tokens",
+            "14",
+        ]);
+        args.extend(["--check", "--kernels"]);
+        args.extend(TINY);
+        args.extend(extra);
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_weft"));
+        cmd.args(&args).env_remove("WEFT_ATTN_COMBINE");
+        if let Some(value) = combine {
+            cmd.env("WEFT_ATTN_COMBINE", value);
+        }
+        cmd.output().expect("weft starts")
+    };
+    let one = "keys split in 3 chunks, the last to arrive combining them";
+    let two = "keys split in 3 chunks + a combining kernel";
+    let ids = |text: &str| -> Vec<String> {
+        let lines = text.lines().filter(|l| l.starts_with("sequence "));
+        lines.map(str::to_string).collect()
+    };
+    for extra in [
+        &["--dtype", "f32"][..],
+        &["--dtype", "f16", "--batch", "3"][..],
+    ] {
+        let mut seen = Vec::new();
+        for (combine, form) in [(None, one), (Some("1"), one), (Some("0"), two)] {
+            let out = run("cpu", combine, extra);
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+            let same = text.contains("generates the same ids");
+            let tie = extra.contains(&"f16") && text.contains("a near tie");
+            assert!(same || tie, "{combine:?} {extra:?}: {text}");
+            assert!(text.contains(form), "{combine:?} {extra:?}: {text}");
+            seen.push(ids(&text));
+        }
+        assert!(seen.iter().all(|s| *s == seen[0]), "{extra:?}: {seen:?}");
+    }
+    if vulkan() {
+        let out = run("vulkan", None, &[]);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(text.contains("generates the same ids"), "{text}");
+        assert!(text.contains(two), "{text}");
+    }
+    let out = run("cpu", Some("yes"), &[]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("WEFT_ATTN_COMBINE=`yes`"), "{err}");
 }

@@ -4,7 +4,10 @@
 //! write it (two products and a softmax) and recognized into one Attention; its keys
 //! split in chunks by the rule, on the interpreter and on lavapipe (WGSL), f32 and f16,
 //! against the float64 reference element by element; a mask that cuts chunks and covers
-//! whole ones.
+//! whole ones. The interpreter (CUDA's limits: a device-scope fence) combines the chunks
+//! in the attention kernel, the chunk arriving last combining; WGSL keeps the combining
+//! kernel. TinyLlama's decode attention for the H200 in f16 is one kernel that NVRTC
+//! compiles.
 
 use ndarray::{ArrayD, IxDyn};
 use weft_graph::op::{Binary, Op, Softmax, Transpose};
@@ -84,6 +87,13 @@ fn check(target: &str, precision: Precision, (b, heads, rows, t): (usize, usize,
     let model = CompiledModel::compile(&g, &limits, &options).unwrap();
     let text = model.show();
     assert!(text.contains("split-KV"), "{target}: {text}");
+    // One kernel where the target has a device-scope fence, two elsewhere.
+    let form = if limits.device_fence {
+        "the last to arrive combining them"
+    } else {
+        "+ a combining kernel"
+    };
+    assert!(text.contains(form), "{target}: {text}");
     let x = inputs(&g);
     let loaded = model.load(dev.as_mut()).unwrap();
     let got = loaded.run(dev.as_mut(), &x).unwrap();
@@ -119,4 +129,42 @@ fn split_attention_is_right_on_vulkan() {
     for precision in [Precision::F32, Precision::F16] {
         check("vulkan", precision, (1, 4, 8, 191));
     }
+}
+
+/// TinyLlama's decode attention (4 KV heads of 8 stacked query rows over 191 cached
+/// keys, head size 64) for the H200 in f16: split in 12 chunks, combined in the one
+/// kernel (a fence, an atomic), which NVRTC compiles (skipped with the reason printed
+/// where NVRTC is absent).
+#[test]
+fn tinyllama_decode_attention_is_one_kernel_under_nvrtc() {
+    let limits = weft_codegen_common::TargetLimits {
+        multiprocessors: 132,
+        ..weft_codegen_common::TargetLimits::cuda()
+    };
+    let g = decode_attention(1, 4, 8, 191);
+    let options = CompileOptions::default().with_precision(Precision::F16);
+    let model = CompiledModel::compile(&g, &limits, &options).unwrap();
+    let opts = weft_codegen_cuda::CudaOptions {
+        limits: limits.clone(),
+    };
+    let attention: Vec<_> = model
+        .groups
+        .iter()
+        .filter(|gr| gr.schedule.contains("split-KV"))
+        .collect();
+    assert_eq!(attention.len(), 1, "{}", model.show());
+    let group = attention[0];
+    assert!(
+        group
+            .schedule
+            .contains("keys split in 12 chunks, the last to arrive combining them"),
+        "{}",
+        group.schedule
+    );
+    assert_eq!(group.kernels.kernels.len(), 1, "{}", group.schedule);
+    let emitted = weft_codegen_cuda::emit_lowered(&group.kernels, &opts).unwrap();
+    assert!(emitted.source.contains("__threadfence()"));
+    assert!(emitted.source.contains("atomicAdd("));
+    weft_codegen_cuda::nvrtc::check(&emitted.source)
+        .unwrap_or_else(|e| panic!("{e}\n{}", emitted.source));
 }

@@ -16,7 +16,8 @@ use crate::ceil_div;
 /// With `split` (the split-KV form, `split.rs`: one pass, `rg` = 0), the grid gains a
 /// third dimension of `split.splits` blocks, each walking its chunk of
 /// `split.chunk_tiles` key steps, and the kernel ends by writing its rows' unnormalised
-/// output, maximum and sum to `split`'s partials instead of `y`.
+/// output, maximum and sum to `split`'s partials instead of `y` (then, in the one-kernel
+/// form, the block arriving last at its row tile and head combines them into `y`).
 pub(super) fn add_kernel(
     t: &mut Template,
     ops: &Operands,

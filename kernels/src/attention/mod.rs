@@ -41,7 +41,7 @@ mod registers;
 mod rule;
 mod split;
 
-pub use split::MAX_SPLITS;
+pub use split::{Combine, MAX_SPLITS};
 
 /// Halves of padding per f16 shared row (16 bytes: rows stay aligned for `ldmatrix` and
 /// start in different banks); floats per f32 row.
@@ -409,6 +409,20 @@ pub fn template_split_over(
     p: &AttnParams,
     splits: i64,
 ) -> Result<Func, TemplateError> {
+    template_split_form(name, ops, p, splits, Combine::Kernel)
+}
+
+/// [`template_split_over`] with the chunks combined as `combine` says: by a second
+/// kernel, or in the attention kernel by the block that arrives last at its (row tile,
+/// head) (`split.rs`; for targets with a device-scope fence only, which the caller
+/// checks: [`Combine::on`]).
+pub fn template_split_form(
+    name: &str,
+    ops: &Operands,
+    p: &AttnParams,
+    splits: i64,
+    combine: Combine,
+) -> Result<Func, TemplateError> {
     let invalid = |what: String| TemplateError::Invalid {
         template: name.to_string(),
         what,
@@ -467,9 +481,12 @@ pub fn template_split_over(
         return Err(invalid(why));
     }
     if splits > 1 {
-        let parts = split::Partials::new(&mut tpl, splits, ceil_div(t, p.bkv), (bh, s, dv));
+        let cut = (p, splits, ceil_div(t, p.bkv));
+        let parts = split::Partials::new(&mut tpl, cut, ops.y, combine);
         kernel::add_kernel(&mut tpl, ops, p, Some(&parts));
-        parts.add_combine(&mut tpl, ops.y);
+        if parts.needs_kernel() {
+            parts.add_combine(&mut tpl, ops.y);
+        }
     } else if p.regs {
         registers::add_kernel(&mut tpl, ops, p);
     } else {
@@ -677,13 +694,20 @@ pub fn op_describe(config: &Config) -> Result<String, String> {
         .map_err(|e| e.to_string())
 }
 
-/// [`describe`] of `p` with the keys split in `splits` chunks.
+/// [`describe`] of `p` with the keys split in `splits` chunks (two kernels).
 pub fn describe_split(p: &AttnParams, splits: i64) -> String {
+    describe_split_form(p, splits, Combine::Kernel)
+}
+
+/// [`describe`] of `p` with the keys split in `splits` chunks combined as `combine`
+/// says.
+pub fn describe_split_form(p: &AttnParams, splits: i64, combine: Combine) -> String {
     match splits {
         1 => describe(p),
         n => format!(
-            "{}, keys split in {n} chunks + a combining kernel",
-            describe(p)
+            "{}, keys split in {n} chunks{}",
+            describe(p),
+            combine.words()
         ),
     }
 }

@@ -4,8 +4,10 @@
 //! slices, reshapes and transposes, fused into the loads) and its epilogue (the heads
 //! merged back, a cast) fused into the stores. The config comes from the template's
 //! stated rule: matrix units where the operands are f16 and the target has them; where
-//! a decode step's few blocks read a long cache, the split-KV rule (two kernels: the
-//! keys in chunks, then their combination, which takes the epilogue).
+//! a decode step's few blocks read a long cache, the split-KV rule (the keys in chunks,
+//! then their combination, which takes the epilogue: in the attention kernel itself, by
+//! the chunk arriving last, where the target has a device-scope fence; else a second
+//! kernel; `WEFT_ATTN_COMBINE=0` keeps the second kernel everywhere).
 
 use weft_codegen_common::TargetLimits;
 use weft_graph::op::Attention;
@@ -14,11 +16,32 @@ use weft_graph::{Graph, Op};
 use weft_ir::func::Func;
 use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
-use weft_kernels::attention::{AttnParams, Masking, Operands, describe_split, template_split_over};
+use weft_kernels::attention::{
+    AttnParams, Combine, Masking, Operands, describe_split_form, template_split_form,
+};
 
 use super::Chooser;
 use super::values::{Values, broadcast_index, reindex};
 use crate::error::LowerError;
+
+/// The environment variable that keeps split-KV attention's second, combining kernel
+/// (`0`) where the chunk arriving last could combine in the attention kernel instead
+/// (unset or `1`: it does, where the target has a device-scope fence): a knob for
+/// timing the one-kernel form against the two kernels on whole models. `0` also keeps
+/// the two-kernel form's split rule ([`AttnParams::rule_split`]).
+pub const ATTN_COMBINE_ENV: &str = "WEFT_ATTN_COMBINE";
+
+/// How split-KV attention combines its chunks on `limits`, unless `WEFT_ATTN_COMBINE=0`;
+/// any other value is refused, naming the variable.
+pub(crate) fn combine_form(limits: &TargetLimits) -> Result<Combine, LowerError> {
+    match std::env::var(ATTN_COMBINE_ENV).as_deref() {
+        Err(_) | Ok("1") => Ok(Combine::on(limits, true)),
+        Ok("0") => Ok(Combine::Kernel),
+        Ok(other) => Err(LowerError::Refused(format!(
+            "{ATTN_COMBINE_ENV}=`{other}`: 0 (a combining kernel) or 1 (the chunk arriving last combines, where the target has a device-scope fence)"
+        ))),
+    }
+}
 
 /// Why no attention kernel fits `limits` for the Attention node `node` of `g` with its
 /// `q`, `k` and `v` stored as `dtype`, if none does (WebGPU's 16 KiB of workgroup memory
@@ -109,7 +132,8 @@ pub(crate) fn lower<'g>(
     // Split-KV where the rule takes it (a decode step's few blocks over a long cache),
     // else the one-kernel rule.
     let hstd = (heads, s, t, d.max(dv));
-    let chosen = match AttnParams::rule_split(chooser.limits, hstd, f16) {
+    let combine = combine_form(chooser.limits)?;
+    let chosen = match AttnParams::rule_split_form(chooser.limits, hstd, f16, combine) {
         Some((p, splits, why)) => Some((p, splits, why)),
         None => AttnParams::rule(chooser.limits, hstd, f16, masking).map(|(p, why)| (p, 1, why)),
     };
@@ -150,10 +174,10 @@ pub(crate) fn lower<'g>(
             Masking::None
         },
     };
-    let anchor = template_split_over(name, &ops, &p, splits)?;
+    let anchor = template_split_form(name, &ops, &p, splits, combine)?;
     let fused = fuse(&anchor, &out)?;
     Ok((
         fused.func,
-        format!("{} ({why})", describe_split(&p, splits)),
+        format!("{} ({why})", describe_split_form(&p, splits, combine)),
     ))
 }
