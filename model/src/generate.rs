@@ -361,8 +361,10 @@ impl Generator {
 
     /// Device times of the prefill and of one decode step (`warmup` untimed runs, then
     /// `iters`), after a generation: each reruns its last run (the same ids at the same
-    /// position, which writes the same cache rows again), so the caches keep what the
-    /// generation wrote.
+    /// position and length, which writes the same cache rows again), so the caches keep
+    /// what the generation wrote — but for a prefill compiled for a range, whose padded
+    /// rows write rows `n..max` again (finite values: the decode step timed after it
+    /// reads them as keys, which changes its answer, not its work).
     pub fn time(
         &self,
         dev: &mut dyn Device,

@@ -3,16 +3,18 @@
 //! generator takes prompts of 5, 17 and 32 tokens and generates the float64 reference's
 //! ids (the whole-sequence forward at each prompt's own length, no padding, no cache) on
 //! `cpu` in f32 and f16, and on `vulkan` (lavapipe; skipped with a reason unless
-//! `WEFT_REQUIRE` names wgpu). The caches are poisoned with junk before each prefill and,
+//! `WEFT_REQUIRE` names wgpu), the prefill's work bounded by the length on `cpu`
+//! (`weft_model::bound_rows`; off on wgpu). The caches are poisoned with junk before each prefill and,
 //! before each decode step, at every row from the step's position on: the rows the padded
 //! tokens wrote are never read as keys, and the step at position `p` writes row `p` before
 //! it reads it.
 
 use weft_graph::passes::Precision;
 use weft_graph::zoo::llama::{LlamaConfig, Seeded};
-use weft_graph::zoo::llama_step::{greedy_reference, llama_prefill, llama_step};
+use weft_graph::zoo::llama_step::{PROMPT_LENGTH, greedy_reference, llama_prefill, llama_step};
 use weft_ir::data::TensorData;
 use weft_ir::dtype::DType;
+use weft_model::bound_rows::RowBound;
 use weft_model::{CompileOptions, CompiledModel, Generator, ModelError};
 use weft_runtime::Device;
 use weft_testkit::devices::open_or_skip;
@@ -57,7 +59,19 @@ fn generator(dev: &mut dyn Device, cfg: &LlamaConfig, batch: usize, p: Precision
     let sizes = |seq| (batch, seq, CAPACITY);
     let prefill = llama_prefill("tiny", cfg, sizes(MAX_PROMPT), p.dtype(), &mut Seeded(SEED));
     let decode = llama_step("tiny", cfg, sizes(1), p.dtype(), &mut Seeded(SEED));
-    let prefill = CompiledModel::compile(&prefill.unwrap(), &limits, &options).unwrap();
+    // Its work bounded by the prompt's length where the target takes it (not wgpu).
+    let bounded = options.clone().with_row_bound(RowBound {
+        rows: "input_ids".into(),
+        axis: 1,
+        length: PROMPT_LENGTH.into(),
+    });
+    let prefill = CompiledModel::compile(&prefill.unwrap(), &limits, &bounded).unwrap();
+    assert_eq!(
+        prefill.bounded.off.is_none(),
+        limits.name == "cpu",
+        "{:?}",
+        prefill.bounded.off
+    );
     let decode = CompiledModel::compile(&decode.unwrap(), &limits, &options).unwrap();
     Generator::load(&prefill, &decode, dev).unwrap()
 }

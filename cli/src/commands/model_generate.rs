@@ -8,7 +8,10 @@ use std::time::Duration;
 use rand::{Rng, SeedableRng};
 use weft_graph::Graph;
 use weft_graph::zoo::llama::{LlamaConfig, LlamaError, LlamaWeights, Seeded};
-use weft_graph::zoo::llama_step::{ReferencePick, greedy_reference, llama_prefill, llama_step};
+use weft_graph::zoo::llama_step::{
+    PROMPT_LENGTH, ReferencePick, greedy_reference, llama_prefill, llama_step,
+};
+use weft_model::bound_rows::RowBound;
 use weft_model::{CompileOptions, CompiledModel, Generator};
 use weft_runtime::{Target, WgpuOptions};
 
@@ -157,6 +160,17 @@ fn run<W: LlamaWeights>(
             llama_step(name, cfg, sizes, cache, weights)
         }
         .map_err(err)?;
+        // The prefill's kernels do no work past the prompt's length (where the target
+        // takes it): `weft_model::bound_rows`.
+        let options = if ranged {
+            options.clone().with_row_bound(RowBound {
+                rows: "input_ids".into(),
+                axis: 1,
+                length: PROMPT_LENGTH.into(),
+            })
+        } else {
+            options.clone()
+        };
         let m = CompiledModel::compile(&g, &limits, &options).map_err(CliError::model)?;
         Ok((g, m))
     };
@@ -205,11 +219,22 @@ fn run<W: LlamaWeights>(
         opened.device.name(),
     )?;
     outln!(
-        "prefill          {} (device, at {len} tokens; every kernel runs at {max_prompt})",
+        "prefill          {} (device, at {len} tokens; kernels launched at {max_prompt})",
         fmt_time(prefill_t)
     )?;
     // After the time: scripts read the first line starting `prefill` as the time.
     outln!("prefill compiled once for prompts 1..={max_prompt}")?;
+    let bounded = &prefill.bounded;
+    match &bounded.off {
+        Some(why) => outln!("prefill bounded  no: {why}")?,
+        None => {
+            let (work, all) = bounded.blocks_at(len);
+            outln!(
+                "prefill bounded  {} kernels skip their blocks past the prompt: {work} of {all} blocks run at {len} tokens",
+                bounded.kernels.len()
+            )?;
+        }
+    }
     outln!(
         "first token      {} (host: ids written to the id read back)",
         fmt_time(got.first_token)

@@ -133,7 +133,10 @@ fn step<W: LlamaWeights>(
         Op::Gather(Gather { axis: 0 }),
         &[table, ids],
     )?;
-    let at = Positions::new(&mut m, position, capacity)?;
+    let mut at = Positions::new(&mut m, position, capacity)?;
+    if let Some(n) = length {
+        at.written = Some(below_length(&mut m, n)?);
+    }
     let mut presents = Vec::with_capacity(2 * cfg.layers);
     for (l, &(past_k, past_v)) in caches.iter().enumerate() {
         let p = format!("model.layers.{l}");
@@ -204,6 +207,10 @@ struct Positions {
     /// `0` where query row `j` (of `rep · seq`) may see cache row `t`, the most negative
     /// f32 where `t` is past its token's position: `[batch, 1, rep · seq, capacity]`.
     mask: TensorId,
+    /// In a prefill for a range, true at the new rows below the prompts' length
+    /// (`[1, 1, seq, 1]`): the rows whose keys and values reach the caches as computed;
+    /// the rows past it write zeros.
+    written: Option<TensorId>,
 }
 
 impl Positions {
@@ -270,8 +277,25 @@ impl Positions {
             cos,
             sin,
             mask,
+            written: None,
         })
     }
+}
+
+/// True at new row `i` where `i < n` (`n` the prompt-length input), `[1, 1, seq, 1]`:
+/// integers compared, as the positions.
+fn below_length<W: LlamaWeights>(
+    m: &mut Builder<'_, W>,
+    n: TensorId,
+) -> Result<TensorId, GraphError> {
+    let rows = ArrayD::from_shape_fn(IxDyn(&[1, 1, m.seq, 1]), |ix| ix[2] as f32);
+    let rows = m.b.weight("model.prompt.rows.f32", rows);
+    let rows = m.b.node(
+        "model.prompt.rows",
+        Op::Cast(Cast { to: DType::I32 }),
+        &[rows],
+    )?;
+    m.b.binary("model.prompt.written", Binary::Less, rows, n)
 }
 
 /// `LlamaAttention` of `x` `[b, s, hidden]` over the caches: the output projection's
@@ -303,6 +327,20 @@ fn attention<W: LlamaWeights>(
     let v = m.split_heads(&format!("{p}.v"), v, kv)?;
     let q = m.rope(&format!("{p}.q_rope"), q, heads, at.cos, at.sin)?;
     let k = m.rope(&format!("{p}.k_rope"), k, kv, at.cos, at.sin)?;
+    // The padded rows' keys and values written as zeros, whatever those rows hold: a
+    // kernel that leaves rows past the length undone (their work bounded by it) leaves
+    // them holding anything, and a non-finite row in a cache, masked or not, reaches the
+    // softmax's sums of a later step.
+    let (k, v) = match at.written {
+        None => (k, v),
+        Some(w) => {
+            let zero = m.scalar(format!("{p}.padded_rows"), 0.0);
+            (
+                m.node(format!("{p}.k_written"), Op::Where, &[w, k, zero])?,
+                m.node(format!("{p}.v_written"), Op::Where, &[w, v, zero])?,
+            )
+        }
+    };
     // The new rows in the caches' type (where it is not f32: rounded as they are
     // written), and the caches read back as f32 values, which a run in f16 stores as
     // f16 (the casts are index maps inlined into the update's and attention's loads).

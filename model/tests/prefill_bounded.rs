@@ -1,0 +1,187 @@
+//! The prefill's work bounded by the prompt's length (`weft_model::bound_rows`): on the
+//! interpreter, the prefill for 1..=32 with its blocks past the length skipped gives the
+//! unbounded prefill's ids and caches bit for bit at lengths 1, 5, 17 and 32 (and the
+//! decode steps after it the same ids), in f32 and f16; the products, the norms and the
+//! the residual adds (the products' epilogues) are among the bounded kernels, and the blocks that
+//! run fall with the length.
+
+use weft_graph::passes::Precision;
+use weft_graph::zoo::llama::{LlamaConfig, Seeded};
+use weft_graph::zoo::llama_step::{PROMPT_LENGTH, llama_prefill, llama_step};
+use weft_ir::data::TensorData;
+use weft_model::bound_rows::RowBound;
+use weft_model::{CompileOptions, CompiledModel, Generator};
+use weft_runtime::Device;
+
+/// Two layers of 64, 4 heads over 2 KV heads, a vocabulary of 300.
+fn tiny() -> LlamaConfig {
+    LlamaConfig {
+        layers: 2,
+        hidden: 64,
+        heads: 4,
+        kv_heads: 2,
+        head_dim: 16,
+        intermediate: 128,
+        vocab: 300,
+        max_positions: 64,
+        ..LlamaConfig::tiny_llama()
+    }
+}
+
+const SEED: u64 = 5;
+const MAX_PROMPT: usize = 32;
+const NEW: usize = 3;
+const CAPACITY: usize = MAX_PROMPT + NEW;
+
+fn rows() -> RowBound {
+    RowBound {
+        rows: "input_ids".into(),
+        axis: 1,
+        length: PROMPT_LENGTH.into(),
+    }
+}
+
+fn prefill(dev: &dyn Device, p: Precision, bounded: bool) -> CompiledModel {
+    let cfg = tiny();
+    let g = llama_prefill(
+        "tiny",
+        &cfg,
+        (1, MAX_PROMPT, CAPACITY),
+        p.dtype(),
+        &mut Seeded(SEED),
+    )
+    .unwrap();
+    let mut options = CompileOptions::default().with_precision(p);
+    if bounded {
+        options = options.with_row_bound(rows());
+    }
+    CompiledModel::compile(&g, &dev.limits(), &options).unwrap()
+}
+
+fn generator(dev: &mut dyn Device, p: Precision, prefill: &CompiledModel) -> Generator {
+    let cfg = tiny();
+    let g = llama_step("tiny", &cfg, (1, 1, CAPACITY), p.dtype(), &mut Seeded(SEED)).unwrap();
+    let options = CompileOptions::default().with_precision(p);
+    let decode = CompiledModel::compile(&g, &dev.limits(), &options).unwrap();
+    Generator::load(prefill, &decode, dev).unwrap()
+}
+
+fn caches(gen_: &Generator, dev: &mut dyn Device) -> Vec<TensorData> {
+    gen_.caches()
+        .iter()
+        .map(|c| dev.download(c.buffer).unwrap())
+        .collect()
+}
+
+fn same_bits(a: &TensorData, b: &TensorData) -> bool {
+    a.to_bytes() == b.to_bytes()
+}
+
+fn bit_for_bit(p: Precision) {
+    let mut dev = weft_runtime::open(&weft_runtime::Target::parse("cpu").unwrap()).unwrap();
+    let (plain, bounded) = (
+        prefill(dev.as_ref(), p, false),
+        prefill(dev.as_ref(), p, true),
+    );
+    assert!(plain.bounded.kernels.is_empty());
+    assert_eq!(bounded.bounded.off, None);
+    let names: Vec<&str> = bounded
+        .bounded
+        .kernels
+        .iter()
+        .map(|k| k.kernel.as_str())
+        .collect();
+    // The residual adds are the o and down products' epilogues.
+    for part in [
+        "q_proj",
+        "o_proj",
+        "gate_proj",
+        "down_proj",
+        "input_layernorm",
+    ] {
+        assert!(
+            names.iter().any(|n| n.contains(part)),
+            "no bounded kernel of {part}: {names:?}"
+        );
+    }
+    let (a, b) = (
+        generator(dev.as_mut(), p, &plain),
+        generator(dev.as_mut(), p, &bounded),
+    );
+    for n in [1usize, 5, 17, 32] {
+        let prompt = vec![
+            (0..n)
+                .map(|i| ((i * 31 + 3) % 300) as i32)
+                .collect::<Vec<_>>(),
+        ];
+        let want = a.generate(dev.as_mut(), &prompt, NEW).unwrap();
+        let got = b.generate(dev.as_mut(), &prompt, NEW).unwrap();
+        assert_eq!(got.ids, want.ids, "{p:?} at {n}");
+        let (want, got) = (caches(&a, dev.as_mut()), caches(&b, dev.as_mut()));
+        for (c, (w, g)) in a.caches().iter().zip(want.iter().zip(&got)) {
+            assert!(same_bits(w, g), "{p:?} at {n}: cache {} differs", c.name);
+        }
+    }
+    a.free(dev.as_mut());
+    b.free(dev.as_mut());
+}
+
+#[test]
+fn bounded_prefill_equals_the_unbounded_bit_for_bit_f32() {
+    bit_for_bit(Precision::F32);
+}
+
+#[test]
+fn bounded_prefill_equals_the_unbounded_bit_for_bit_f16() {
+    bit_for_bit(Precision::F16);
+}
+
+/// The blocks that run their body fall with the length: at 32 every block, fewer at
+/// 17, fewer still at 5 and 1; at 1 less than half of them.
+#[test]
+fn the_blocks_that_run_fall_with_the_length() {
+    let dev = weft_runtime::open(&weft_runtime::Target::parse("cpu").unwrap()).unwrap();
+    let m = prefill(dev.as_ref(), Precision::F32, true);
+    let at: Vec<(u64, u64)> = [1, 5, 17, 32]
+        .iter()
+        .map(|&n| m.bounded.blocks_at(n))
+        .collect();
+    let all = at[0].1;
+    assert_eq!(at[3], (all, all), "{at:?}");
+    assert!(
+        at[0].0 < at[1].0 && at[1].0 < at[2].0 && at[2].0 < at[3].0,
+        "{at:?}"
+    );
+    assert!(2 * at[0].0 < all, "{at:?}");
+}
+
+/// Off where the target cannot take it (WGSL's uniformity rule), and for a graph
+/// without the length input: nothing bounded, the reason kept.
+#[test]
+fn off_where_it_cannot_be_taken() {
+    let cfg = tiny();
+    let g = llama_prefill(
+        "tiny",
+        &cfg,
+        (1, 8, 16),
+        weft_ir::dtype::DType::F32,
+        &mut Seeded(SEED),
+    );
+    let g = g.unwrap();
+    let options = CompileOptions::default().with_row_bound(rows());
+    let webgpu = weft_codegen_common::TargetLimits::webgpu_default();
+    let m = CompiledModel::compile(&g, &webgpu, &options).unwrap();
+    assert!(m.bounded.kernels.is_empty());
+    assert!(m.bounded.off.as_deref().unwrap().contains("webgpu"));
+    let step = llama_step(
+        "tiny",
+        &cfg,
+        (1, 8, 16),
+        weft_ir::dtype::DType::F32,
+        &mut Seeded(SEED),
+    );
+    let cpu = weft_runtime::Target::parse("cpu").unwrap().limits();
+    let m = CompiledModel::compile(&step.unwrap(), &cpu, &options).unwrap();
+    assert!(m.bounded.kernels.is_empty());
+    assert!(m.bounded.off.as_deref().unwrap().contains(PROMPT_LENGTH));
+}
