@@ -275,7 +275,8 @@ fn the_gemv_split_is_taken_and_checked() {
 
 /// The prefill is compiled once for a range of prompt lengths (`--max-prompt`, or the
 /// prompt's length rounded up to a power of two, at least 16): a 5-token prompt through a
-/// prefill for 1..=16 generates the float64 reference's ids; a range shorter than the
+/// prefill for 1..=16 generates the float64 reference's ids, its kernels skipping their
+/// blocks past the prompt (fewer blocks run than exist); a range shorter than the
 /// prompt, or past the model's positions, is refused with exit 2 naming the option.
 #[test]
 fn one_prefill_takes_a_range_of_prompt_lengths() {
@@ -299,6 +300,24 @@ fn one_prefill_takes_a_range_of_prompt_lengths() {
         "{text}"
     );
     assert!(text.contains("cache 16 positions"), "{text}");
+    // Its kernels skip their blocks past the prompt: `K kernels ...: W of A blocks run at
+    // 5 tokens`, W < A.
+    let bounded = text
+        .lines()
+        .find(|l| l.starts_with("prefill bounded"))
+        .unwrap();
+    let counts: Vec<u64> = bounded
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert!(
+        bounded.contains("kernels skip their blocks past the prompt")
+            && counts.len() == 4
+            && counts[0] > 0
+            && counts[1] < counts[2]
+            && counts[3] == 5,
+        "{bounded}"
+    );
     // The time is the first line starting `prefill` (scripts/generate_check.py reads it).
     let first = text.lines().find(|l| l.starts_with("prefill")).unwrap();
     assert!(first.contains("(device, at 5 tokens"), "{first}");

@@ -185,3 +185,59 @@ fn off_where_it_cannot_be_taken() {
     assert!(m.bounded.kernels.is_empty());
     assert!(m.bounded.off.as_deref().unwrap().contains(PROMPT_LENGTH));
 }
+
+/// For an H200 (`cuda -arch=sm_90a`, compiled offline) the products are bounded in f16;
+/// in f32 those that split k are not (the rest are): a prefill for 1..=256 of a decoder 256 wide runs
+/// a falling share of its blocks at 16 and 128 tokens.
+#[test]
+fn on_hopper_the_products_are_bounded() {
+    let cfg = LlamaConfig {
+        layers: 1,
+        hidden: 256,
+        heads: 8,
+        kv_heads: 2,
+        head_dim: 32,
+        intermediate: 704,
+        vocab: 300,
+        max_positions: 512,
+        ..LlamaConfig::tiny_llama()
+    };
+    let limits = weft_runtime::Target::parse("cuda -arch=sm_90a")
+        .unwrap()
+        .limits();
+    for p in [Precision::F16, Precision::F32] {
+        let g = llama_prefill("tiny", &cfg, (1, 256, 260), p.dtype(), &mut Seeded(SEED));
+        let options = CompileOptions::default()
+            .with_precision(p)
+            .with_row_bound(rows());
+        let m = CompiledModel::compile(&g.unwrap(), &limits, &options).unwrap();
+        let names: Vec<&str> = m
+            .bounded
+            .kernels
+            .iter()
+            .map(|k| k.kernel.as_str())
+            .collect();
+        // In f32 these products split k over blocks whose last one sums (their parts
+        // and counters are global writes the bound does not follow): unbounded.
+        let products: &[&str] = if p == Precision::F16 {
+            &["q_proj", "o_proj", "gate_proj", "down_proj"]
+        } else {
+            &["gate_proj", "input_layernorm"]
+        };
+        for part in products {
+            assert!(
+                names.iter().any(|n| n.contains(part)),
+                "{p:?}: no bounded kernel of {part}: {names:?}"
+            );
+        }
+        let at: Vec<(u64, u64)> = [16, 128, 256]
+            .iter()
+            .map(|&n| m.bounded.blocks_at(n))
+            .collect();
+        eprintln!(
+            "{p:?}: {} kernels bounded; blocks run at 16, 128, 256: {at:?}",
+            names.len()
+        );
+        assert!(at[0].0 < at[1].0 && at[1].0 < at[2].0, "{at:?}");
+    }
+}
