@@ -41,7 +41,7 @@ use weft_graph::op::{Binary, Op};
 use weft_graph::partition::Partition;
 use weft_graph::symbolic::{Carry, SymDim};
 use weft_graph::{Graph, Layout, Node, NodeId, TensorId};
-use weft_ir::arith::{Affine, Bounds, bound, simplify_with};
+use weft_ir::arith::{Affine, Bounds, bound, simplify, simplify_with};
 use weft_ir::expr::{BinOp, Buffer, Expr, Scope, ThreadAxis, Var};
 use weft_ir::fragment::FragOp;
 use weft_ir::func::Param;
@@ -385,7 +385,8 @@ fn first_write(kernel: &Kernel, out: u64) -> Option<Expr> {
             return None;
         }
     }
-    Some(first)
+    // The zeros folded away: what the kernel computes at its start.
+    Some(simplify(&first))
 }
 
 /// Collects each write to `out` (its index with the lets above it inlined, and the loops

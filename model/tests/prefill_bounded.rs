@@ -187,7 +187,8 @@ fn off_where_it_cannot_be_taken() {
 }
 
 /// For an H200 (`cuda -arch=sm_90a`, compiled offline) the products are bounded in f16;
-/// in f32 those that split k are not (the rest are): a prefill for 1..=256 of a decoder 256 wide runs
+/// in f32 those that split k are not (the rest are); the guarded kernels emit as CUDA C
+/// (and compile under NVRTC where it is): a prefill for 1..=256 of a decoder 256 wide runs
 /// a falling share of its blocks at 16 and 128 tokens.
 #[test]
 fn on_hopper_the_products_are_bounded() {
@@ -230,6 +231,24 @@ fn on_hopper_the_products_are_bounded() {
                 "{p:?}: no bounded kernel of {part}: {names:?}"
             );
         }
+        // The guarded kernels as CUDA C, compiled by NVRTC where it is (skipped where not).
+        let opts = weft_codegen_cuda::CudaOptions {
+            limits: limits.clone(),
+        };
+        let mut guarded = 0;
+        // (A group another's kernel runs, horizontally joined, has none of its own.)
+        for group in m.groups.iter().filter(|g| !g.kernels.kernels.is_empty()) {
+            let emitted = weft_codegen_cuda::emit_lowered(&group.kernels, &opts).unwrap();
+            guarded += emitted.source.matches("bound_n").count().min(1);
+            match weft_codegen_cuda::nvrtc::check_arch(&emitted.source, "sm_90a") {
+                Ok(_) => {}
+                Err(e) => panic!("{e}\n{}", emitted.source),
+            }
+        }
+        assert!(
+            guarded > 0 && guarded <= names.len(),
+            "{guarded} of {names:?}"
+        );
         let at: Vec<(u64, u64)> = [16, 128, 256]
             .iter()
             .map(|&n| m.bounded.blocks_at(n))
