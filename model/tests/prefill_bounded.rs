@@ -260,3 +260,61 @@ fn on_hopper_the_products_are_bounded() {
         assert!(at[0].0 < at[1].0 && at[1].0 < at[2].0, "{at:?}");
     }
 }
+
+/// What needs every row keeps its work: `y = x · W` (rows of `x` counted by `n`) read
+/// only through a `Gather` at `n − 1` is bounded; read also by a sum over the rows (a
+/// second output) it is not, nor is anything it is computed from.
+#[test]
+fn a_reader_of_every_row_keeps_the_whole_work() {
+    use ndarray::{ArrayD, IxDyn};
+    use weft_graph::GraphBuilder;
+    use weft_graph::op::{Binary, Cast, Gather, Op, Reduce, ReduceKind};
+    use weft_ir::dtype::DType;
+    let build = |with_sum: bool| {
+        let mut b = GraphBuilder::new("rows");
+        let x = b.input("x", &[1, 64, 32], DType::F32);
+        let n = b.input("n", &[1], DType::I32);
+        let w = ArrayD::from_shape_fn(IxDyn(&[32, 32]), |ix| ((ix[0] * 7 + ix[1]) % 5) as f32);
+        let w = b.weight("w", w);
+        let y = b.node("y", Op::MatMul, &[x, w]).unwrap();
+        let r = b.relu("r", y).unwrap();
+        let one = b.weight("one.f32", ArrayD::from_elem(IxDyn(&[1]), 1.0));
+        let one = b
+            .node("one", Op::Cast(Cast { to: DType::I32 }), &[one])
+            .unwrap();
+        let last = b.binary("last", Binary::Sub, n, one).unwrap();
+        let row = b
+            .node("row", Op::Gather(Gather { axis: 1 }), &[r, last])
+            .unwrap();
+        b.output(row);
+        if with_sum {
+            let sum = Op::Reduce(Reduce {
+                kind: ReduceKind::Sum,
+                axes: vec![1],
+                keep_dims: false,
+            });
+            let s = b.node("sum", sum, &[y]).unwrap();
+            b.output(s);
+        }
+        b.finish().unwrap()
+    };
+    let cpu = weft_runtime::Target::parse("cpu").unwrap().limits();
+    let options = CompileOptions::default().with_row_bound(RowBound {
+        rows: "x".into(),
+        axis: 1,
+        length: "n".into(),
+    });
+    let bounded = |with_sum| {
+        let m = CompiledModel::compile(&build(with_sum), &cpu, &options).unwrap();
+        assert_eq!(m.bounded.off, None);
+        m.bounded
+            .kernels
+            .iter()
+            .map(|k| k.kernel.clone())
+            .collect::<Vec<_>>()
+    };
+    let alone = bounded(false);
+    assert!(alone.iter().any(|k| k.contains("_y")), "{alone:?}");
+    let summed = bounded(true);
+    assert!(!summed.iter().any(|k| k.contains("_y")), "{summed:?}");
+}
