@@ -72,6 +72,11 @@ pub struct ModelGenerateArgs {
     /// Tokens to generate per sequence (the cache holds prompt + new − 1 positions).
     #[arg(long, default_value_t = 16)]
     pub new_tokens: u32,
+    /// The longest prompt the prefill is compiled for: one compile takes every prompt
+    /// of 1..=N tokens (default: the prompt's length rounded up to a power of two, at
+    /// least 16, at most the cache's positions). The cache holds at least N positions.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_prompt: Option<u32>,
     /// Sequences generated at once.
     #[arg(long, default_value_t = 1)]
     pub batch: u32,

@@ -68,6 +68,7 @@ pub(crate) fn options(source: &ModelSource, choices: Choices) -> CompileOptions 
         precision: precision(source.dtype),
         choices,
         disabled: source.disable_pass.clone(),
+        row_bound: None,
     }
 }
 

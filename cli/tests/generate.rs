@@ -366,3 +366,67 @@ fn the_attention_combine_knob_is_taken_and_checked() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("WEFT_ATTN_COMBINE=`yes`"), "{err}");
 }
+
+/// The prefill is compiled once for a range of prompt lengths (`--max-prompt`, or the
+/// prompt's length rounded up to a power of two, at least 16): a 5-token prompt through a
+/// prefill for 1..=16 generates the float64 reference's ids, its kernels skipping their
+/// blocks past the prompt (fewer blocks run than exist); a range shorter than the
+/// prompt, or past the model's positions, is refused with exit 2 naming the option.
+#[test]
+fn one_prefill_takes_a_range_of_prompt_lengths() {
+    let run = |extra: &[&str]| {
+        let mut args = vec!["--prompt-tokens", "5", "--new-tokens", "4", "--check"];
+        args.extend(extra);
+        let out = generate("cpu", &args);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+        assert!(text.contains("generates the same ids"), "{text}");
+        text
+    };
+    let text = run(&[]);
+    assert!(
+        text.contains("prefill compiled once for prompts 1..=8\n"),
+        "the default range is within the 8 positions the generation needs: {text}"
+    );
+    let text = run(&["--max-prompt", "16"]);
+    assert!(
+        text.contains("prefill compiled once for prompts 1..=16\n"),
+        "{text}"
+    );
+    assert!(text.contains("cache 16 positions"), "{text}");
+    // Its kernels skip their blocks past the prompt: `K kernels ...: W of A blocks run at
+    // 5 tokens`, W < A.
+    let bounded = text
+        .lines()
+        .find(|l| l.starts_with("prefill bounded"))
+        .unwrap();
+    let counts: Vec<u64> = bounded
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert!(
+        bounded.contains("kernels skip their blocks past the prompt")
+            && counts.len() == 4
+            && counts[0] > 0
+            && counts[1] < counts[2]
+            && counts[3] == 5,
+        "{bounded}"
+    );
+    // The time is the first line starting `prefill` (scripts/generate_check.py reads it).
+    let first = text.lines().find(|l| l.starts_with("prefill")).unwrap();
+    assert!(first.contains("(device, at 5 tokens"), "{first}");
+    let refuse = |extra: &[&str], needles: &[&str]| {
+        let mut args = vec!["model", "generate", "zoo:llama", "--target", "cpu"];
+        args.extend(TINY);
+        args.extend(extra);
+        bad_input(&args, needles);
+    };
+    refuse(
+        &["--prompt-tokens", "5", "--max-prompt", "4"],
+        &["--max-prompt 4", "5 tokens"],
+    );
+    refuse(
+        &["--max-prompt", "65"],
+        &["--max-prompt 65", "64 positions"],
+    );
+}

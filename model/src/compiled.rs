@@ -17,6 +17,7 @@ use weft_ir::fusion::FusionError;
 use weft_runtime::Device;
 
 use crate::anchor::Choices;
+use crate::bound_rows::{RowBound, RowBounding, bound_rows};
 use crate::error::{LowerError, ModelError};
 use crate::executable::Executable;
 use crate::guard::{IndexGuard, add_index_guards};
@@ -56,6 +57,9 @@ pub struct CompileOptions {
     /// Keys of the graph passes to leave out ([`weft_graph::passes::PIPELINE`]): what
     /// one pass is worth, measured.
     pub disabled: Vec<String>,
+    /// Rows whose count an input gives at run time, which bounds the kernels' work
+    /// ([`crate::bound_rows`]; on targets that [`crate::bound_rows::supported`]).
+    pub row_bound: Option<RowBound>,
 }
 
 impl CompileOptions {
@@ -68,6 +72,13 @@ impl CompileOptions {
     /// The same options, the anchors `choices` holds taking its configs.
     pub fn with_choices(mut self, choices: Choices) -> Self {
         self.choices = choices;
+        self
+    }
+
+    /// The same options, the kernels over `bound`'s rows doing no work past their count
+    /// at run time.
+    pub fn with_row_bound(mut self, bound: RowBound) -> Self {
+        self.row_bound = Some(bound);
         self
     }
 
@@ -98,6 +109,9 @@ pub struct CompiledModel {
     /// One line per kernel that runs several groups' kernels as one, and why
     /// ([`crate::horizontal`]).
     pub horizontal: Vec<String>,
+    /// The kernels whose blocks past the run's rows do nothing (none without
+    /// [`CompileOptions::row_bound`]).
+    pub bounded: RowBounding,
 }
 
 /// How the attention pass's report line starts where the target cannot hold the fused
@@ -228,6 +242,19 @@ impl CompiledModel {
         } else {
             Vec::new()
         };
+        let bounded = match &options.row_bound {
+            Some(rb) if crate::bound_rows::supported(limits) => {
+                bound_rows(&graph, &partition, &mut groups, rb)
+            }
+            Some(_) => RowBounding {
+                off: Some(format!(
+                    "`{}` takes no barrier under a condition read from a buffer",
+                    limits.name
+                )),
+                ..RowBounding::default()
+            },
+            None => RowBounding::default(),
+        };
         let plan = Plan::ordered(&graph, &partition, &crate::horizontal::positions(&groups));
         Ok(CompiledModel {
             graph,
@@ -238,6 +265,7 @@ impl CompiledModel {
             guards,
             symbolic,
             horizontal,
+            bounded,
         })
     }
 

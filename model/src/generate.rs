@@ -6,12 +6,19 @@
 //! into their small input buffers, and after it reads back one id per sequence (the
 //! argmax the step computed on the device). Nothing is recompiled per position and the
 //! caches are never uploaded after the load, which zeroes them.
+//!
+//! A prefill of `weft_graph::zoo::llama_step::llama_prefill` is compiled once for every
+//! prompt length `1..=max`: the host pads the ids to `max` and writes the length `n`
+//! into its own small input (`prompt_length`) as it writes the position; the step samples
+//! row `n − 1`, and the decode steps start at position `n`. The rows `n..max` the padded
+//! tokens wrote into the caches are overwritten before anything reads them unmasked: the
+//! decode step at position `p` writes row `p` first, and masks every row past `p`.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use ndarray::{ArrayD, IxDyn};
-use weft_graph::zoo::llama_step::{NEXT_ID, POSITION};
+use weft_graph::zoo::llama_step::{NEXT_ID, POSITION, PROMPT_LENGTH};
 use weft_ir::data::TensorData;
 use weft_ir::dtype::DType;
 use weft_runtime::{BufferId, Device, Timing};
@@ -49,7 +56,12 @@ pub struct Generator {
     decode: Executable,
     caches: Vec<Cache>,
     batch: usize,
+    /// The prompt length the prefill was built at: the only one it takes, or the
+    /// greatest where `ranged`.
     prompt: usize,
+    /// The prefill takes every prompt length `1..=prompt` (it has a `prompt_length`
+    /// input).
+    ranged: bool,
     capacity: usize,
     /// Bytes of the decode step's weights it reads from the prefill's buffers.
     shared_weights: u64,
@@ -181,6 +193,10 @@ impl Generator {
         });
         match loaded {
             Ok((prefill, decode)) => Ok(Generator {
+                ranged: prefill
+                    .input_tensors()
+                    .iter()
+                    .any(|t| t.name == PROMPT_LENGTH),
                 prefill,
                 decode,
                 caches,
@@ -206,6 +222,16 @@ impl Generator {
     /// Positions each cache holds.
     pub fn capacity(&self) -> usize {
         self.capacity
+    }
+
+    /// The prompt lengths the prefill takes, least and greatest: `(1, max)` for a
+    /// prefill compiled for a range, `(len, len)` for one compiled for one length.
+    pub fn prompt_lengths(&self) -> (usize, usize) {
+        if self.ranged {
+            (1, self.prompt)
+        } else {
+            (self.prompt, self.prompt)
+        }
     }
 
     /// The prefill and decode steps.
@@ -237,34 +263,32 @@ impl Generator {
                 "--new-tokens is 0: there is nothing to generate".into(),
             ));
         }
-        if prompt.len() != self.batch || prompt.iter().any(|p| p.len() != self.prompt) {
-            return Err(ModelError::Generate(format!(
-                "the steps were compiled for {} prompts of {} tokens",
-                self.batch, self.prompt
-            )));
-        }
+        let len = self.prompt_length(prompt)?;
         // The last id generated is never fed back: the cache takes prompt + new − 1.
-        let need = self.prompt + new_tokens - 1;
+        let need = len + new_tokens - 1;
         if need > self.capacity {
             return Err(ModelError::Generate(format!(
-                "{} prompt tokens and --new-tokens {new_tokens} need {need} cache positions, past its capacity of {}",
-                self.prompt, self.capacity
+                "{len} prompt tokens and --new-tokens {new_tokens} need {need} cache positions, past its capacity of {}",
+                self.capacity
             )));
         }
         let start = Instant::now();
+        // Padded past the length with id 0, a token like any other: what the padded rows
+        // compute reaches no row below the length (see the module).
         let ids = ArrayD::from_shape_fn(IxDyn(&[self.batch, self.prompt]), |ix| {
-            prompt[ix[0]][ix[1]] as f32
+            prompt[ix[0]].get(ix[1]).map_or(0.0, |&i| i as f32)
         });
-        let mut next = self.step(dev, &self.prefill, &ids, 0)?;
+        let length = self.ranged.then_some(len);
+        let mut next = self.step(dev, &self.prefill, &ids, 0, length)?;
         let first_token = start.elapsed();
         let mut out: Vec<Vec<i32>> = next.iter().map(|&i| vec![i]).collect();
         let mut steps = Vec::with_capacity(new_tokens - 1);
         for k in 1..new_tokens {
-            let position = self.prompt + k - 1;
+            let position = len + k - 1;
             between(dev, position)?;
             let t = Instant::now();
             let ids = ArrayD::from_shape_fn(IxDyn(&[self.batch, 1]), |ix| next[ix[0]] as f32);
-            next = self.step(dev, &self.decode, &ids, position)?;
+            next = self.step(dev, &self.decode, &ids, position, None)?;
             steps.push(t.elapsed());
             for (o, &i) in out.iter_mut().zip(&next) {
                 o.push(i);
@@ -277,13 +301,36 @@ impl Generator {
         })
     }
 
-    /// One step: its ids and position written, its launches replayed, its ids read.
+    /// The prompts' length: every sequence's the same, one the prefill takes.
+    fn prompt_length(&self, prompt: &[Vec<i32>]) -> Result<usize, ModelError> {
+        let (least, most) = self.prompt_lengths();
+        let len = prompt.first().map_or(0, Vec::len);
+        let fits = (least..=most).contains(&len);
+        if prompt.len() != self.batch || prompt.iter().any(|p| p.len() != len) || !fits {
+            let lengths = if least == most {
+                format!("{most} tokens")
+            } else {
+                format!("{least} to {most} tokens (one length for all)")
+            };
+            return Err(ModelError::Generate(format!(
+                "the steps were compiled for {} prompts of {lengths}; given {} of {:?}",
+                self.batch,
+                prompt.len(),
+                prompt.iter().map(Vec::len).collect::<Vec<_>>()
+            )));
+        }
+        Ok(len)
+    }
+
+    /// One step: its ids, position (and for a ranged prefill the prompt length)
+    /// written, its launches replayed, its ids read.
     fn step(
         &self,
         dev: &mut dyn Device,
         exe: &Executable,
         ids: &ArrayD<f32>,
         position: usize,
+        length: Option<usize>,
     ) -> Result<Vec<i32>, ModelError> {
         if position + ids.shape()[1] > self.capacity {
             return Err(ModelError::Generate(format!(
@@ -294,6 +341,10 @@ impl Generator {
         exe.set_input(dev, input_index(exe, "input_ids")?, ids)?;
         let at = ArrayD::from_elem(IxDyn(&[self.batch]), position as f32);
         exe.set_input(dev, input_index(exe, POSITION)?, &at)?;
+        if let Some(n) = length {
+            let n = ArrayD::from_elem(IxDyn(&[1]), n as f32);
+            exe.set_input(dev, input_index(exe, PROMPT_LENGTH)?, &n)?;
+        }
         dev.replay(&exe.launches())
             .map_err(|source| ModelError::Device {
                 kernel: format!("{} step", exe.name()),
@@ -310,8 +361,10 @@ impl Generator {
 
     /// Device times of the prefill and of one decode step (`warmup` untimed runs, then
     /// `iters`), after a generation: each reruns its last run (the same ids at the same
-    /// position, which writes the same cache rows again), so the caches keep what the
-    /// generation wrote.
+    /// position and length, which writes the same cache rows again), so the caches keep
+    /// what the generation wrote — but for a prefill compiled for a range, whose padded
+    /// rows write rows `n..max` again (finite values: the decode step timed after it
+    /// reads them as keys, which changes its answer, not its work).
     pub fn time(
         &self,
         dev: &mut dyn Device,

@@ -5,6 +5,7 @@
 //! loads, runs, checks and times a model ([`measure`]).
 
 pub mod anchor;
+pub mod bound_rows;
 pub mod compiled;
 pub mod error;
 pub mod executable;

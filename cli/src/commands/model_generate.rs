@@ -8,7 +8,10 @@ use std::time::Duration;
 use rand::{Rng, SeedableRng};
 use weft_graph::Graph;
 use weft_graph::zoo::llama::{LlamaConfig, LlamaError, LlamaWeights, Seeded};
-use weft_graph::zoo::llama_step::{ReferencePick, greedy_reference, llama_step};
+use weft_graph::zoo::llama_step::{
+    PROMPT_LENGTH, ReferencePick, greedy_reference, llama_prefill, llama_step,
+};
+use weft_model::bound_rows::RowBound;
 use weft_model::{CompileOptions, CompiledModel, Generator};
 use weft_runtime::{Target, WgpuOptions};
 
@@ -139,14 +142,7 @@ fn run<W: LlamaWeights>(
 ) -> Result<(), CliError> {
     let prompt = prompt(a, cfg, tokenizer)?;
     let (batch, len, new) = (prompt.len(), prompt[0].len(), a.new_tokens as usize);
-    // The last id is never fed back: the cache holds prompt + new − 1 positions.
-    let capacity = len + new - 1;
-    if capacity > cfg.max_positions {
-        return Err(CliError::Usage(format!(
-            "{len} prompt tokens and --new-tokens {new} need a cache of {capacity} positions, past the model's {} (max_positions)",
-            cfg.max_positions
-        )));
-    }
+    let (max_prompt, capacity) = prompt_range(a, cfg, len)?;
     let target = Target::parse(&a.target)?;
     let mut opened = select::open(&target, WgpuOptions::default())?;
     let dev = opened.device.as_mut();
@@ -154,15 +150,32 @@ fn run<W: LlamaWeights>(
         .with_precision(precision(a.dtype))
         .with_disabled(&a.disable_pass);
     let limits = dev.limits();
-    let mut step = |seq: usize| -> Result<(Graph, CompiledModel), CliError> {
+    let mut step = |seq: usize, ranged: bool| -> Result<(Graph, CompiledModel), CliError> {
         // The caches in the run's type: f16 in an f16 run (half the bytes attention reads).
         let cache = options.precision.dtype();
-        let g = llama_step(name, cfg, (batch, seq, capacity), cache, weights).map_err(err)?;
+        let sizes = (batch, seq, capacity);
+        let g = if ranged {
+            llama_prefill(name, cfg, sizes, cache, weights)
+        } else {
+            llama_step(name, cfg, sizes, cache, weights)
+        }
+        .map_err(err)?;
+        // The prefill's kernels do no work past the prompt's length (where the target
+        // takes it): `weft_model::bound_rows`.
+        let options = if ranged {
+            options.clone().with_row_bound(RowBound {
+                rows: "input_ids".into(),
+                axis: 1,
+                length: PROMPT_LENGTH.into(),
+            })
+        } else {
+            options.clone()
+        };
         let m = CompiledModel::compile(&g, &limits, &options).map_err(CliError::model)?;
         Ok((g, m))
     };
-    let (_, prefill) = step(len)?;
-    let (_, decode) = step(1)?;
+    let (_, prefill) = step(max_prompt, true)?;
+    let (_, decode) = step(1, false)?;
     let generator = Generator::load(&prefill, &decode, dev).map_err(CliError::model)?;
     let result = generate_and_time(a, &generator, dev, &prompt).and_then(|timed| {
         let table = if a.kernels {
@@ -205,7 +218,23 @@ fn run<W: LlamaWeights>(
         "{name} on {target} ({}), {dtype}: batch {batch}, prompt {len}, {new} new tokens, cache {capacity} positions",
         opened.device.name(),
     )?;
-    outln!("prefill          {} (device)", fmt_time(prefill_t))?;
+    outln!(
+        "prefill          {} (device, at {len} tokens; kernels launched at {max_prompt})",
+        fmt_time(prefill_t)
+    )?;
+    // After the time: scripts read the first line starting `prefill` as the time.
+    outln!("prefill compiled once for prompts 1..={max_prompt}")?;
+    let bounded = &prefill.bounded;
+    match &bounded.off {
+        Some(why) => outln!("prefill bounded  no: {why}")?,
+        None => {
+            let (work, all) = bounded.blocks_at(len);
+            outln!(
+                "prefill bounded  {} kernels skip their blocks past the prompt: {work} of {all} blocks run at {len} tokens",
+                bounded.kernels.len()
+            )?;
+        }
+    }
     outln!(
         "first token      {} (host: ids written to the id read back)",
         fmt_time(got.first_token)
@@ -253,6 +282,43 @@ fn run<W: LlamaWeights>(
         check(a, cfg, weights, &prompt, &got.ids, err)?;
     }
     Ok(())
+}
+
+/// The longest prompt the prefill is compiled for and the cache's positions: `--max-prompt`
+/// (at least the prompt), or the prompt's length rounded up to a power of two (at least 16)
+/// within the positions the generation needs; the cache holds the generation and the
+/// longest prompt, within the model's positions.
+fn prompt_range(
+    a: &ModelGenerateArgs,
+    cfg: &LlamaConfig,
+    len: usize,
+) -> Result<(usize, usize), CliError> {
+    let new = a.new_tokens as usize;
+    // The last id is never fed back: the generation needs prompt + new − 1 positions.
+    let need = len + new - 1;
+    if need > cfg.max_positions {
+        return Err(CliError::Usage(format!(
+            "{len} prompt tokens and --new-tokens {new} need a cache of {need} positions, past the model's {} (max_positions)",
+            cfg.max_positions
+        )));
+    }
+    let Some(max) = a.max_prompt else {
+        let max = len.next_power_of_two().max(16).min(need);
+        return Ok((max, need));
+    };
+    let max = max as usize;
+    if max < len {
+        return Err(CliError::Usage(format!(
+            "--max-prompt {max} is shorter than the prompt's {len} tokens"
+        )));
+    }
+    if max > cfg.max_positions {
+        return Err(CliError::Usage(format!(
+            "--max-prompt {max} is past the model's {} positions (max_positions)",
+            cfg.max_positions
+        )));
+    }
+    Ok((max, need.max(max)))
 }
 
 /// Untimed runs before the timed ones: none on the interpreter, whose runs are slow and

@@ -33,6 +33,25 @@ pub struct Attention {
 }
 
 impl OpDef for Attention {
+    fn symbolic(&self, x: &super::symbolic::SymbolicIn<'_>) -> super::symbolic::Carry {
+        use super::symbolic::Carry;
+        // Each query row is computed from its own row and every key: rows carry the
+        // symbol where the queries (and a mask's rows) do and the keys and values do not.
+        let r = x.output.shape.len();
+        if x.dims.len() > 2 && (!x.dims[1].is_empty() || !x.dims[2].is_empty()) {
+            return Carry::Refused(
+                "its keys or values carry the symbolic dimension (weft bounds the queries' only)"
+                    .into(),
+            );
+        }
+        match x.elementwise() {
+            Carry::Rows(dims) if dims.iter().any(|d| d.axis == r - 1) => {
+                Carry::Refused("its mask carries the symbolic dimension along the keys".into())
+            }
+            carry => carry,
+        }
+    }
+
     fn name(&self) -> &'static str {
         "Attention"
     }

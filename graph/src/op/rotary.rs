@@ -27,6 +27,19 @@ use crate::tensor::Tensor;
 pub struct Rotary;
 
 impl OpDef for Rotary {
+    fn symbolic(&self, x: &super::symbolic::SymbolicIn<'_>) -> super::symbolic::Carry {
+        // Elementwise but along the last axis, whose halves it swaps.
+        let last = x.output.shape.len() - 1;
+        match x.elementwise() {
+            super::symbolic::Carry::Rows(dims) if dims.iter().any(|d| d.axis == last) => {
+                super::symbolic::Carry::Refused(
+                    "it rotates along its last axis, which holds the symbolic dimension".into(),
+                )
+            }
+            carry => carry,
+        }
+    }
+
     fn name(&self) -> &'static str {
         "Rotary"
     }

@@ -16,6 +16,15 @@
 //! Outputs: `next_id` i32 `[batch, 1]`, the argmax of the last token's logits (greedy
 //! sampling on the device: a run reads one id per sequence, not the logits), then
 //! `present_key.{l}` and `present_value.{l}` (the caches, updated).
+//!
+//! [`llama_prefill`] is the prefill for every prompt length `1..=max`: the step at `max`
+//! tokens that also takes the prompt's length `n` (`prompt_length`, i32 `[1]`) as device
+//! data, and samples row `n − 1` instead of the last. The host pads the ids past `n`
+//! (with id 0); what the padded rows compute never reaches a row below `n` (each query
+//! row sees cache rows up to its own position only, and the padded rows lie after every
+//! real one), and what they write into the caches (rows `n..max`, finite: a token's keys)
+//! a decode step overwrites before it reads it (the step at position `p` writes row `p`,
+//! then reads rows `..=p`; rows past `p` are masked).
 
 use ndarray::{ArrayD, IxDyn};
 use weft_ir::dtype::DType;
@@ -31,6 +40,8 @@ use crate::op::{
 pub const POSITION: &str = "position";
 /// The name of the next-token output.
 pub const NEXT_ID: &str = "next_id";
+/// The name of [`llama_prefill`]'s prompt-length input.
+pub const PROMPT_LENGTH: &str = "prompt_length";
 
 /// The cache input of layer `l` (`key` or `value`).
 pub fn past_name(kind: &str, l: usize) -> String {
@@ -45,9 +56,42 @@ pub fn past_name(kind: &str, l: usize) -> String {
 pub fn llama_step<W: LlamaWeights>(
     name: &str,
     cfg: &LlamaConfig,
+    sizes: (usize, usize, usize),
+    cache: DType,
+    weights: &mut W,
+) -> Result<Graph, LlamaError<W::Error>> {
+    step(name, cfg, sizes, cache, weights, false)
+}
+
+/// The prefill of `cfg` for prompts of `1..=max_prompt` tokens of `batch` sequences at
+/// position 0 (see the module): [`llama_step`] at `max_prompt` tokens with the input
+/// [`PROMPT_LENGTH`] (i32 `[1]`, the prompts' length `n`), its `next_id` the argmax of
+/// token `n − 1`'s logits. One compile serves every prompt length of the range.
+pub fn llama_prefill<W: LlamaWeights>(
+    name: &str,
+    cfg: &LlamaConfig,
+    (batch, max_prompt, capacity): (usize, usize, usize),
+    cache: DType,
+    weights: &mut W,
+) -> Result<Graph, LlamaError<W::Error>> {
+    step(
+        name,
+        cfg,
+        (batch, max_prompt, capacity),
+        cache,
+        weights,
+        true,
+    )
+}
+
+/// [`llama_step`], or with `ranged` [`llama_prefill`].
+fn step<W: LlamaWeights>(
+    name: &str,
+    cfg: &LlamaConfig,
     (batch, seq, capacity): (usize, usize, usize),
     cache: DType,
     weights: &mut W,
+    ranged: bool,
 ) -> Result<Graph, LlamaError<W::Error>> {
     cfg.check(seq).map_err(LlamaError::Config)?;
     if batch == 0 {
@@ -74,6 +118,7 @@ pub fn llama_step<W: LlamaWeights>(
     let (h, v, d) = (cfg.hidden, cfg.vocab, cfg.head_dim);
     let ids = m.b.input("input_ids", &[batch, seq], DType::I32);
     let position = m.b.input(POSITION, &[batch], DType::I32);
+    let length = ranged.then(|| m.b.input(PROMPT_LENGTH, &[1], DType::I32));
     let mut caches = Vec::with_capacity(cfg.layers);
     for l in 0..cfg.layers {
         let shape = [batch, cfg.kv_heads, capacity, d];
@@ -88,7 +133,10 @@ pub fn llama_step<W: LlamaWeights>(
         Op::Gather(Gather { axis: 0 }),
         &[table, ids],
     )?;
-    let at = Positions::new(&mut m, position, capacity)?;
+    let mut at = Positions::new(&mut m, position, capacity)?;
+    if let Some(n) = length {
+        at.written = Some(below_length(&mut m, n)?);
+    }
     let mut presents = Vec::with_capacity(2 * cfg.layers);
     for (l, &(past_k, past_v)) in caches.iter().enumerate() {
         let p = format!("model.layers.{l}");
@@ -100,13 +148,36 @@ pub fn llama_step<W: LlamaWeights>(
         let f = m.mlp(&format!("{p}.mlp"), f)?;
         x = m.b.add(format!("{p}.mlp.residual"), x, f)?;
     }
-    // Only the last token's logits are sampled.
-    let last = Op::Slice(Slice {
-        starts: vec![0, seq - 1, 0],
-        steps: vec![1; 3],
-        sizes: vec![batch, 1, h],
-    });
-    let x = m.node("model.last_token".into(), last, &[x])?;
+    // Only the last token's logits are sampled: token seq − 1, or in a prefill for a
+    // range token n − 1 (an index the kernel reads from the device; integers, as the
+    // positions).
+    let x = match length {
+        None => {
+            let last = Op::Slice(Slice {
+                starts: vec![0, seq - 1, 0],
+                steps: vec![1; 3],
+                sizes: vec![batch, 1, h],
+            });
+            m.node("model.last_token".into(), last, &[x])?
+        }
+        Some(n) => {
+            let one = m.b.weight(
+                "model.last_token.one.f32",
+                ArrayD::from_elem(IxDyn(&[1]), 1.0),
+            );
+            let one = m.b.node(
+                "model.last_token.one",
+                Op::Cast(Cast { to: DType::I32 }),
+                &[one],
+            )?;
+            let row = m.b.binary("model.last_token.row", Binary::Sub, n, one)?;
+            m.node(
+                "model.last_token".into(),
+                Op::Gather(Gather { axis: 1 }),
+                &[x, row],
+            )?
+        }
+    };
     let x = m.rms_norm("model.norm", x)?;
     let head = if cfg.tie_word_embeddings {
         transposed(embed)
@@ -136,6 +207,10 @@ struct Positions {
     /// `0` where query row `j` (of `rep · seq`) may see cache row `t`, the most negative
     /// f32 where `t` is past its token's position: `[batch, 1, rep · seq, capacity]`.
     mask: TensorId,
+    /// In a prefill for a range, true at the new rows below the prompts' length
+    /// (`[1, 1, seq, 1]`): the rows whose keys and values reach the caches as computed;
+    /// the rows past it write zeros.
+    written: Option<TensorId>,
 }
 
 impl Positions {
@@ -202,8 +277,25 @@ impl Positions {
             cos,
             sin,
             mask,
+            written: None,
         })
     }
+}
+
+/// True at new row `i` where `i < n` (`n` the prompt-length input), `[1, 1, seq, 1]`:
+/// integers compared, as the positions.
+fn below_length<W: LlamaWeights>(
+    m: &mut Builder<'_, W>,
+    n: TensorId,
+) -> Result<TensorId, GraphError> {
+    let rows = ArrayD::from_shape_fn(IxDyn(&[1, 1, m.seq, 1]), |ix| ix[2] as f32);
+    let rows = m.b.weight("model.prompt.rows.f32", rows);
+    let rows = m.b.node(
+        "model.prompt.rows",
+        Op::Cast(Cast { to: DType::I32 }),
+        &[rows],
+    )?;
+    m.b.binary("model.prompt.written", Binary::Less, rows, n)
 }
 
 /// `LlamaAttention` of `x` `[b, s, hidden]` over the caches: the output projection's
@@ -235,6 +327,20 @@ fn attention<W: LlamaWeights>(
     let v = m.split_heads(&format!("{p}.v"), v, kv)?;
     let q = m.rope(&format!("{p}.q_rope"), q, heads, at.cos, at.sin)?;
     let k = m.rope(&format!("{p}.k_rope"), k, kv, at.cos, at.sin)?;
+    // The padded rows' keys and values written as zeros, whatever those rows hold: a
+    // kernel that leaves rows past the length undone (their work bounded by it) leaves
+    // them holding anything, and a non-finite row in a cache, masked or not, reaches the
+    // softmax's sums of a later step.
+    let (k, v) = match at.written {
+        None => (k, v),
+        Some(w) => {
+            let zero = m.scalar(format!("{p}.padded_rows"), 0.0);
+            (
+                m.node(format!("{p}.k_written"), Op::Where, &[w, k, zero])?,
+                m.node(format!("{p}.v_written"), Op::Where, &[w, v, zero])?,
+            )
+        }
+    };
     // The new rows in the caches' type (where it is not f32: rounded as they are
     // written), and the caches read back as f32 values, which a run in f16 stores as
     // f16 (the casts are index maps inlined into the update's and attention's loads).
