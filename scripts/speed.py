@@ -24,16 +24,22 @@ after another, so no two timings share the GPU. Times from phase 1 are not figur
 The figures of issue 59 (batch 1 and 8, fp16 and fp32, cuda and vulkan) take more than one
 device call; each call writes its own JSON and `weft report --corpus a.json,b.json,...`
 merges them (a later call's figure for the same model, batch and column replaces an
-earlier one's). For example:
+earlier one's). PyTorch's columns and weft's are timed in separate calls: they share
+nothing but the GPU, and each side's cost is its own compiles (torch.compile's twice a
+model in phase 2, ~45 s a model; weft's once per target and dtype, a few seconds each).
+`scripts/device-run.sh corpus ...` runs these calls (measurements/next/README.md,
+`issue59`); by hand:
 
-    speed.py --batch 1 --weft-targets cuda:f16,cuda:f32 --json b1.json
-    speed.py --batch 1 --no-torch --weft-targets vulkan:f16,vulkan:f32 --json b1-vk.json
-    speed.py --batch 8 --weft-targets cuda:f16,cuda:f32 --json b8.json
-    speed.py --batch 8 --no-torch --weft-targets vulkan:f16,vulkan:f32 --json b8-vk.json
+    speed.py --batch 1 --no-torch --weft-targets cuda:f16,cuda:f32,vulkan:f16,vulkan:f32 --json b1-weft.json
+    speed.py --batch 1 --no-weft --models resnet50,...  --json b1-torch-a.json   # ~5 models a call
+    speed.py --batch 8 --no-torch --weft-targets cuda:f16,cuda:f32,vulkan:f16,vulkan:f32 --json b8-weft.json
+    speed.py --batch 8 --no-weft --models ...  --json b8-torch-a.json
 
-`--no-torch` times weft alone (PyTorch's columns come from the other call); `--models`
-splits the corpus over calls; `--dry-run` builds and exports the models at the batch on the
-CPU and times nothing (a check that the script and its models work, e.g. at batch 8).
+`--no-torch` times weft alone: its phase 1 only builds and exports, on the CPU (the workers
+see no GPU), and nothing of PyTorch's is compiled. `--no-weft` times PyTorch alone and
+exports nothing (only weft reads the ONNX file). `--models` splits the corpus over calls;
+`--dry-run` builds and exports the models at the batch on the CPU and times nothing (a
+check that the script and its models work, e.g. at batch 8).
 """
 import argparse
 import datetime
@@ -139,6 +145,9 @@ def prepare(args):
     """Phase 1 (a worker): build, export, save the inputs, compile once with torch.compile."""
     a, name = args
     entry = next(e for e in models(a.batch) if e.name == name)  # closures do not pickle
+    if not a.torch:
+        # A weft-only call's workers build and export on the CPU: the GPU is weft's alone.
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""
     import torch
 
     torch.set_num_threads(2)
@@ -152,12 +161,14 @@ def prepare(args):
             np.save(os.path.join(work, "in", corpus.clean(k) + ".npy"), v)
         xs = tuple(torch.from_numpy(v) for v in inputs.values())
         path = os.path.join(work, "model.onnx")
-        exporter = "torchscript17"
-        try:
-            corpus.export(torch, model, xs, list(inputs), path, "torchscript", 17)
-        except Exception:  # noqa: BLE001 - the other exporter, as a user would try next
-            exporter = "dynamo18"
-            corpus.export(torch, model, xs, list(inputs), path, "dynamo", 18)
+        exporter = None  # a PyTorch-only call exports nothing: weft's call names it
+        if a.export:
+            exporter = "torchscript17"
+            try:
+                corpus.export(torch, model, xs, list(inputs), path, "torchscript", 17)
+            except Exception:  # noqa: BLE001 - the other exporter, as a user would try next
+                exporter = "dynamo18"
+                corpus.export(torch, model, xs, list(inputs), path, "dynamo", 18)
         if a.dry_run:  # a CPU check: one eager run of the model at this batch
             with torch.inference_mode():
                 model(*xs)
@@ -173,7 +184,10 @@ def prepare(args):
                         compiled(*dx)
                 torch.cuda.synchronize()
                 torch._dynamo.reset()
-        return entry.name, {"exporter": exporter, "prepare_s": round(time.time() - t, 1)}
+        prep = {"prepare_s": round(time.time() - t, 1)}
+        if exporter:
+            prep["exporter"] = exporter
+        return entry.name, prep
     except Exception as e:  # noqa: BLE001 - a model that fails is a row
         return entry.name, {"error": f"{type(e).__name__}: {str(e)[:300]}"}
 
@@ -200,8 +214,7 @@ def measure(a, entry, prep, torch):
     work = os.path.join(a.work, entry.name)
     if a.torch:
         torch_times(a, entry, row, torch)
-    for td in a.weft_targets.split(","):
-        target, dtype = td.split(":")
+    for target, dtype in a.columns:
         row[f"weft_{target}_{dtype}"] = weft_time(a, work, target, dtype)
     return row
 
@@ -245,8 +258,19 @@ def fmt_ms(x):
     return "" if x is None else f"{x:.3f} ms"
 
 
+def columns(text):
+    """`cuda:f16,vulkan:f32` as (target, dtype) pairs; what is not that form is refused."""
+    out = []
+    for td in filter(None, text.split(",")):
+        target, _, dtype = td.partition(":")
+        if not target or dtype not in ("f16", "f32"):
+            raise argparse.ArgumentTypeError(f"`{td}` is not TARGET:f16 or TARGET:f32")
+        out.append((target, dtype))
+    return out
+
+
 def doc(meta, rows):
-    targets = meta["weft_targets"].split(",")
+    targets = [f"{t}:{d}" for t, d in columns(meta["weft_targets"])]
     out = ["# weft against PyTorch on exported models", "",
            f"- {meta['date']}, GPU {meta['gpu']}, batch {meta['batch']}, PyTorch fp16 (torch {meta['torch']}, "
            f"transformers {meta['transformers']}); weft {meta['weft']}",
@@ -255,8 +279,8 @@ def doc(meta, rows):
            "`mode=\"reduce-overhead\"` and Inductor's kernels (default mode) captured into one CUDA graph by hand. "
            "Times: CUDA events around 20 back-to-back calls, median of 10; weft: `weft model run --iters N`'s "
            "median kernel time of the whole model. speed = the faster torch.compile time / weft cuda f16.", "",
-           "| model | export | eager | CUDA graph | torch.compile | Inductor in one graph | " +
-           " | ".join(f"weft {t}" for t in targets) + " | speed |",
+           "| " + " | ".join(["model", "export", "eager", "CUDA graph", "torch.compile", "Inductor in one graph"]
+                             + [f"weft {t}" for t in targets] + ["speed"]) + " |",
            "|---|---|---:|---:|---:|---:|" + "---:|" * len(targets) + "---:|"]
     speeds = []
     for r in rows:
@@ -271,9 +295,9 @@ def doc(meta, rows):
         speed = bar(r) / w16 if w16 and bar(r) else None
         if speed:
             speeds.append(speed)
-        out.append(f"| {r['model']} | {r['exporter']} | {fmt_ms(r.get('eager'))} | {fmt_ms(r.get('cuda_graph'))} | "
-                   f"{fmt_ms(r.get('torch_compile'))} | {fmt_ms(r.get('inductor_graph'))} | " + " | ".join(cells) +
-                   f" | {'' if speed is None else f'{speed:.2f}x'} |")
+        torch_cells = [fmt_ms(r.get(k)) for k in ("eager", "cuda_graph", "torch_compile", "inductor_graph")]
+        cells = [r["model"], r.get("exporter", "-")] + torch_cells + cells + ["" if speed is None else f"{speed:.2f}x"]
+        out.append("| " + " | ".join(cells) + " |")
     if speeds:
         geo = float(np.exp(np.mean(np.log(speeds))))
         out += ["", f"Geometric mean of the speed over {len(speeds)} models: {geo:.2f}x; "
@@ -296,11 +320,28 @@ def main():
     p.add_argument("--no-torch-compile", dest="torch_compile", action="store_false")
     p.add_argument("--no-torch", dest="torch", action="store_false",
                    help="time weft alone (PyTorch's columns from another call's file)")
+    p.add_argument("--no-weft", dest="weft_columns", action="store_false",
+                   help="time PyTorch alone and export nothing (weft's columns from another call's file)")
     p.add_argument("--dry-run", action="store_true",
                    help="build, export and run each model once on the CPU at --batch; time nothing")
     a = p.parse_args()
     a.weft = os.path.abspath(a.weft)
-    entries = [e for e in models(a.batch) if a.models == "all" or e.name in a.models.split(",")]
+    try:
+        a.columns = columns(a.weft_targets) if a.weft_columns else []
+    except argparse.ArgumentTypeError as e:
+        p.error(f"--weft-targets: {e}")
+    if not a.weft_columns:
+        a.weft_targets = ""
+    if not a.torch and not a.columns:
+        p.error("--no-torch with no weft column leaves nothing to time")
+    # Read by the workers: a PyTorch-only call exports nothing (a dry run checks the export).
+    a.export = bool(a.columns) or a.dry_run
+    names = [e.name for e in models(a.batch)]
+    wanted = names if a.models == "all" else a.models.split(",")
+    unknown = [m for m in wanted if m not in names]
+    if unknown:
+        p.error(f"--models: not in the corpus: {', '.join(unknown)} (it has {', '.join(names)})")
+    entries = [e for e in models(a.batch) if e.name in wanted]
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     start = time.time()
     ctx = multiprocessing.get_context("spawn")
@@ -314,10 +355,12 @@ def main():
     import torch
     import transformers
 
-    weft_version = subprocess.run([a.weft, "--version"], capture_output=True, text=True).stdout.strip()
+    weft_version = "not timed (--no-weft)"
+    if a.columns:
+        weft_version = subprocess.run([a.weft, "--version"], capture_output=True, text=True).stdout.strip()
     # Written with every partial file too: a call cut short still says what it measured.
     meta = dict(date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                gpu=torch.cuda.get_device_name(0), torch=torch.__version__, transformers=transformers.__version__,
+                gpu=torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no CUDA device (a CPU check)", torch=torch.__version__, transformers=transformers.__version__,
                 weft=weft_version, batch=a.batch, weft_targets=a.weft_targets, pytorch=a.torch,
                 command=" ".join([os.path.basename(sys.argv[0])] + sys.argv[1:]))
 
@@ -337,6 +380,8 @@ def main():
     meta["wall_s"] = time.time() - start
     with open(a.json, "w") as f:
         json.dump({"meta": meta, "rows": rows}, f, indent=1)
+    if os.path.exists(a.json + ".partial"):  # the whole file says it all (and $OUT brings few files back)
+        os.remove(a.json + ".partial")
     if a.doc:
         with open(a.doc, "w") as f:
             f.write(doc(meta, rows))
