@@ -193,17 +193,25 @@ def prepare(args):
 
 
 def weft_time(a, work, target, dtype):
+    """One `weft model run`: its median, and what the call spent on it (the process's wall
+    time and weft's compile, passes to the device's kernels: what a call's cost is made of)."""
     cmd = [a.weft, "model", "run", os.path.join(work, "model.onnx"), "--target", target, "--dtype", dtype,
            "--inputs", os.path.join(work, "in"), "--no-check", "--iters", str(a.iters)]
+    t = time.time()
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=a.weft_timeout)
     except subprocess.TimeoutExpired:
         return {"error": f"timeout after {a.weft_timeout} s"}
+    wall = round(time.time() - t, 2)
     m = re.search(r"^median\s+([\d.]+)\s*(us|ms|s)\b", r.stdout, re.M)
     if r.returncode != 0 or not m:
-        return {"error": corpus.refusal((r.stderr or "") + "\n" + (r.stdout or ""))}
+        return {"error": corpus.refusal((r.stderr or "") + "\n" + (r.stdout or "")), "wall_s": wall}
     scale = {"us": 1e-3, "ms": 1.0, "s": 1e3}[m.group(2)]
-    return {"ms": float(m.group(1)) * scale}
+    out = {"ms": float(m.group(1)) * scale, "wall_s": wall}
+    c = re.search(r"^compiled\s.*\bin\s+([\d.]+)\s*s\b", r.stdout, re.M)
+    if c:
+        out["compile_s"] = float(c.group(1))
+    return out
 
 
 def measure(a, entry, prep, torch):
@@ -347,7 +355,8 @@ def main():
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(a.jobs, maxtasksperchild=1) as pool:
         prepared = dict(pool.imap_unordered(prepare, [(a, e.name) for e in entries]))
-    print(f"prepared {len(prepared)} models in {time.time() - start:.0f} s", flush=True)
+    prepared_s = time.time() - start
+    print(f"prepared {len(prepared)} models in {prepared_s:.0f} s", flush=True)
     if a.dry_run:
         for name, prep in prepared.items():
             print(json.dumps({"model": name, "batch": a.batch, **prep}), flush=True)
@@ -378,6 +387,7 @@ def main():
         with open(a.json + ".partial", "w") as f:
             json.dump({"meta": meta, "rows": rows}, f, indent=1)
     meta["wall_s"] = time.time() - start
+    meta["prepare_wall_s"] = round(prepared_s, 1)  # phase 1; the rest is phase 2
     with open(a.json, "w") as f:
         json.dump({"meta": meta, "rows": rows}, f, indent=1)
     if os.path.exists(a.json + ".partial"):  # the whole file says it all (and $OUT brings few files back)
