@@ -39,7 +39,9 @@
 #                              corpus-bBATCH-weft.txt
 #   corpus torch BATCH [MODELS] the same models' PyTorch columns alone (eager, one CUDA
 #                              graph, torch.compile, Inductor in one graph): speed.py
-#                              --no-weft, no ONNX export -> corpus-bBATCH-torch.json, .txt
+#                              --no-weft, no ONNX export -> corpus-bBATCH-torch.json, .txt;
+#                              HOLD=1: --hold (every model compiled at once, then timed
+#                              one at a time: all 15 in one call, untried on the GPU)
 #       MODELS: comma-separated corpus names, or `a`, `b`, `c` (five models each: the
 #       first five CNNs, the other five, the transformers); default all. LIMIT: seconds
 #       (default 540); a call cut short keeps the models it finished (the .partial file
@@ -158,7 +160,7 @@ corpus() {
     pip install --no-deps --no-index -q .dev/wheels/*.whl > /dev/null 2>&1; }
   case $kind in
     weft) side=(--no-torch --weft-targets "${COLUMNS:-cuda:f16,cuda:f32,vulkan:f16,vulkan:f32}") ;;
-    torch) side=(--no-weft) ;;
+    torch) side=(--no-weft ${HOLD:+--hold}) ;;
     zoo)
       local dir
       dir=$(mktemp -d)

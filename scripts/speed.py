@@ -37,7 +37,11 @@ model in phase 2, ~45 s a model; weft's once per target and dtype, a few seconds
 
 `--no-torch` times weft alone: its phase 1 only builds and exports, on the CPU (the workers
 see no GPU), and nothing of PyTorch's is compiled. `--no-weft` times PyTorch alone and
-exports nothing (only weft reads the ONNX file). `--models` splits the corpus over calls;
+exports nothing (only weft reads the ONNX file). `--hold` (not yet run on a GPU) skips
+phase 2's recompiles: a process per model and torch.compile mode builds, warms up,
+compiles and captures, all at once (`--jobs` at a time); when every one is ready they time
+one after another, the same measurements as phase 2's (`scripts/speed_hold_check.py`
+checks that ordering without a GPU). `--models` splits the corpus over calls;
 `--dry-run` builds and exports the models at the batch on the CPU and times nothing (a
 check that the script and its models work, e.g. at batch 8).
 """
@@ -48,8 +52,10 @@ import multiprocessing
 import os
 import re
 import statistics
+import queue
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -174,7 +180,7 @@ def prepare(args):
                 model(*xs)
             shapes = {k: list(v.shape) for k, v in inputs.items()}
             return entry.name, {"exporter": exporter, "inputs": shapes, "prepare_s": round(time.time() - t, 1)}
-        if a.torch and a.torch_compile:
+        if a.torch and a.torch_compile and not a.hold:  # --hold's workers compile their own
             m = model.cuda().half()
             dx = tuple(x.cuda() if x.dtype == torch.int64 else x.cuda().half() for x in xs)
             for mode in ("reduce-overhead", "default"):
@@ -214,13 +220,15 @@ def weft_time(a, work, target, dtype):
     return out
 
 
-def measure(a, entry, prep, torch):
+def measure(a, entry, prep, torch, held=None):
     """Phase 2: every timing of one model, alone on the GPU."""
     row = {"model": entry.name, "batch": a.batch, "source": entry.family, **prep}
     if "error" in prep:
         return row
     work = os.path.join(a.work, entry.name)
-    if a.torch:
+    if a.torch and held is not None:
+        row.update(held.get(entry.name, {}))
+    elif a.torch:
         torch_times(a, entry, row, torch)
     for target, dtype in a.columns:
         row[f"weft_{target}_{dtype}"] = weft_time(a, work, target, dtype)
@@ -260,6 +268,130 @@ def torch_times(a, entry, row, torch):
                 row["inductor_graph_error"] = f"{type(e).__name__}: {str(e)[:200]}"
     del model
     torch.cuda.empty_cache()
+
+
+def torch_ready(a, name, part):
+    """--hold: one model's PyTorch columns made ready to time, in a worker of its own.
+    `part` "eager": eager, its CUDA graph and torch.compile's reduce-overhead; "inductor":
+    Inductor's default mode captured into one CUDA graph (a process each: torch.compile's
+    two modes in one process need `torch._dynamo.reset()` between them). Returns the
+    (column, function) pairs to time and the columns that failed."""
+    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", str(max(1, (os.cpu_count() or 2) // a.jobs)))
+    import torch
+
+    torch.set_num_threads(2)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True
+    entry = next(e for e in models(a.batch) if e.name == name)
+    model = build(entry, torch, calibrate=False).cuda().half()
+    inputs = entry.inputs(corpus.INPUT_SEED)
+    xs = tuple(torch.from_numpy(v).cuda() if v.dtype == np.int64 else torch.from_numpy(v).cuda().half()
+               for v in inputs.values())
+    ready, failed = [], {}
+    with torch.inference_mode():
+        if part == "eager":
+            for _ in range(3):
+                model(*xs)
+            torch.cuda.synchronize()
+            ready.append(("eager", lambda: model(*xs)))
+            try:  # a model that copies from the host while it runs cannot be captured
+                ready.append(("cuda_graph", graph_of(torch, lambda: model(*xs)).replay))
+            except Exception as e:  # noqa: BLE001
+                failed["cuda_graph_error"] = f"{type(e).__name__}: {str(e)[:200]}"
+                torch.cuda.synchronize()
+            if a.torch_compile:
+                compiled = torch.compile(model, mode="reduce-overhead")
+                for _ in range(5):
+                    compiled(*xs)
+                ready.append(("torch_compile", lambda: compiled(*xs)))
+        else:
+            try:
+                inductor = torch.compile(model)
+                ready.append(("inductor_graph", graph_of(torch, lambda: inductor(*xs)).replay))
+            except Exception as e:  # noqa: BLE001
+                failed["inductor_graph_error"] = f"{type(e).__name__}: {str(e)[:200]}"
+    torch.cuda.synchronize()
+    return ready, failed
+
+
+def torch_time(fn):
+    """--hold: one column's time, as torch_times takes it (under inference_mode)."""
+    import torch
+
+    with torch.inference_mode():
+        return time_fn(torch, fn)
+
+
+def held_worker(ready_fn, time_one, task, slots, barrier, lock, results, timeout):
+    """--hold: one task's worker. Everything that runs on the GPU before a timing
+    (building, warm-up, compiling, capturing: `ready_fn(*task)`) happens before `barrier`,
+    which every worker reaches; then each times its columns under `lock`, one worker at a
+    time, so no timing shares the GPU with anything. A worker that fails still reaches the
+    barrier (the others would wait out `timeout`), with nothing to time; when the barrier
+    breaks (a worker not ready in time, or dead), nobody times: one may still be compiling."""
+    ready, out = [], {}
+    try:
+        with slots:  # at most --jobs builds and compiles at once (memory, cores)
+            ready, out = ready_fn(*task)
+    except Exception as e:  # noqa: BLE001 - a model that fails is a row
+        ready, out = [], {"error": f"{type(e).__name__}: {str(e)[:300]}"}
+    try:
+        barrier.wait(timeout=timeout)
+    except threading.BrokenBarrierError:
+        results.put((task[1:], {"error": f"not timed: not every worker was ready within {timeout} s"}))
+        return
+    if ready:
+        with lock:
+            for key, fn in ready:
+                out[key] = time_one(fn)
+    results.put((task[1:], out))
+
+
+def held(tasks, ready_fn, time_one, jobs, timeout):
+    """--hold's orchestration: a process per task (`ready_fn`, `time_one`: module-level
+    functions), at most `jobs` getting ready at once, all timed one at a time after all
+    are ready. Returns {task[1:]: what its worker reported}; a worker that died or did
+    not report in time is an error."""
+    ctx = multiprocessing.get_context("spawn")
+    slots, barrier, lock, results = ctx.Semaphore(jobs), ctx.Barrier(len(tasks)), ctx.Lock(), ctx.Queue()
+    procs = [ctx.Process(target=held_worker, args=(ready_fn, time_one, t, slots, barrier, lock, results, timeout))
+             for t in tasks]
+    for proc in procs:
+        proc.start()
+    got = {}
+    # Ready within `timeout`, then one worker's timings at a time.
+    deadline = time.time() + timeout + 60 + 30 * len(tasks)
+    while len(got) < len(tasks) and time.time() < deadline:
+        try:
+            key, out = results.get(timeout=1)
+            got[key] = out
+        except queue.Empty:
+            if not any(p.is_alive() for p in procs):
+                while True:  # what the last ones put before they ended
+                    try:
+                        key, out = results.get(timeout=0.5)
+                        got[key] = out
+                    except queue.Empty:
+                        break
+                break
+    for proc in procs:
+        proc.join(timeout=30)
+        if proc.is_alive():  # its figures are lost either way; it must not hold the GPU
+            proc.terminate()
+    for t in tasks:
+        got.setdefault(t[1:], {"error": "its worker died or did not report"})
+    return got
+
+
+def held_torch(a, names):
+    """--hold: every model's PyTorch columns; {model: the row's PyTorch keys}."""
+    parts = ["eager", "inductor"] if a.torch_compile else ["eager"]
+    got = held([(a, n, p) for n in names for p in parts], torch_ready, torch_time, a.jobs, a.hold_timeout)
+    rows = {n: {} for n in names}
+    for (name, _), out in got.items():
+        rows[name].update(out)
+    return rows
 
 
 def fmt_ms(x):
@@ -330,6 +462,11 @@ def main():
                    help="time weft alone (PyTorch's columns from another call's file)")
     p.add_argument("--no-weft", dest="weft_columns", action="store_false",
                    help="time PyTorch alone and export nothing (weft's columns from another call's file)")
+    p.add_argument("--hold", action="store_true",
+                   help="PyTorch's columns: every model compiled at once in processes of its own, each "
+                        "holding it until all are ready, then timed one at a time (no phase-2 recompiles)")
+    p.add_argument("--hold-timeout", type=int, default=420,
+                   help="seconds --hold's workers wait for each other before timing nothing")
     p.add_argument("--dry-run", action="store_true",
                    help="build, export and run each model once on the CPU at --batch; time nothing")
     a = p.parse_args()
@@ -353,8 +490,11 @@ def main():
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     start = time.time()
     ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(a.jobs, maxtasksperchild=1) as pool:
-        prepared = dict(pool.imap_unordered(prepare, [(a, e.name) for e in entries]))
+    if a.hold and a.torch and not a.export:  # nothing for phase 1 to do: the workers build their own
+        prepared = {e.name: {} for e in entries}
+    else:
+        with ctx.Pool(a.jobs, maxtasksperchild=1) as pool:
+            prepared = dict(pool.imap_unordered(prepare, [(a, e.name) for e in entries]))
     prepared_s = time.time() - start
     print(f"prepared {len(prepared)} models in {prepared_s:.0f} s", flush=True)
     if a.dry_run:
@@ -376,10 +516,14 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cudnn.benchmark = True
+    held = None
+    if a.hold and a.torch:
+        held = held_torch(a, [e.name for e in entries if "error" not in prepared[e.name]])
+        print(f"PyTorch's columns held and timed at {time.time() - start:.0f} s", flush=True)
     rows = []
     for e in entries:
         try:
-            row = measure(a, e, prepared[e.name], torch)
+            row = measure(a, e, prepared[e.name], torch, held)
         except Exception as ex:  # noqa: BLE001
             row = {"model": e.name, "error": f"{type(ex).__name__}: {str(ex)[:300]}"}
         rows.append(row)
