@@ -316,10 +316,14 @@ def torch_ready(a, name, part):
 
 
 def torch_time(fn):
-    """--hold: one column's time, as torch_times takes it (under inference_mode)."""
+    """--hold: one column's time, as torch_times takes it (under inference_mode), after
+    three untimed calls: the GPU may have idled while the workers before it timed."""
     import torch
 
     with torch.inference_mode():
+        for _ in range(3):
+            fn()
+        torch.cuda.synchronize()
         return time_fn(torch, fn)
 
 
