@@ -144,8 +144,9 @@ fn a_corpus_only_run_on_the_real_docs_keeps_every_section_and_chart() {
     let kept: Vec<&String> = c1.iter().filter(|c| c0.contains(c)).collect();
     assert_eq!(kept, c0.iter().collect::<Vec<_>>(), "charts lost:\n{after}");
     assert!(c1.contains(&"charts/corpus-speed.svg".to_string()));
-    // Redrawn from the rows `report.json` stores: the same charts, byte for byte.
-    for (chart, bytes) in &svgs {
+    // Redrawn from the rows `report.json` stores: the same charts, byte for byte (but the
+    // corpus's, which this run's file adds to where docs/ has one already).
+    for (chart, bytes) in svgs.iter().filter(|(c, _)| c != "charts/corpus-speed.svg") {
         let now = std::fs::read(out.join(chart)).unwrap_or_else(|e| panic!("{chart}: {e}"));
         assert!(now == *bytes, "{chart} changed");
     }
