@@ -32,6 +32,29 @@
 #                              report.json, results.md, cnn-fig.txt
 #       OPTION: --targets LIST (default cuda,vulkan), --records FILE (weft's model
 #       records, else by the rule), --no-torch (weft's rows alone)
+#   corpus weft BATCH [MODELS] issue 59's corpus, weft's four columns (cuda and vulkan, f16
+#                              and f32) alone: scripts/speed.py --no-torch (the workers
+#                              build and export on the CPU; one `weft model run` per model,
+#                              target and dtype, one at a time) -> corpus-bBATCH-weft.json,
+#                              corpus-bBATCH-weft.txt
+#   corpus torch BATCH [MODELS] the same models' PyTorch columns alone (eager, one CUDA
+#                              graph, torch.compile, Inductor in one graph): speed.py
+#                              --no-weft, no ONNX export -> corpus-bBATCH-torch.json, .txt;
+#                              HOLD=1: --hold (every model compiled at once, then timed
+#                              one at a time: all 15 in one call, untried on the GPU)
+#       MODELS: comma-separated corpus names, or `a`, `b`, `c` (five models each: the
+#       first five CNNs, the other five, the transformers); default all. LIMIT: seconds
+#       (default 540); a call cut short keeps the models it finished (the .partial file
+#       becomes the .json), and a later call with MODELS takes the rest. For a check
+#       on a machine without a GPU: COLUMNS (weft's columns, default
+#       cuda:f16,cuda:f32,vulkan:f16,vulkan:f32), ZOO (the zoo rows' target and sizes,
+#       default `--model-targets cuda --model-seq 128 --model-iters 20`), ZOO_MODELS
+#       (default the five architectures), DRY=1 (speed.py --dry-run: build and export
+#       on the CPU, time nothing).
+#   corpus zoo                 the zoo side of issue 59's zoo-against-export check: weft
+#                              report --models over zoo:bert_base, gpt2 (sequence 128),
+#                              resnet50, mobilenet_v2, inception_v3 at batch 1, cuda f16
+#                              (what the check reads) -> zoo-report.json, zoo.txt
 #   sweep NAME ARG...          weft sweep ARG... --json NAME.json > NAME.txt
 #   ab NAME BINS ARG...        weft ARG... with each binary of BINS in turn (names under
 #                              .dev/bin, comma-separated, repeats alternate them:
@@ -122,6 +145,44 @@ figure() {
   } 2>&1 | tee "$OUT/$log.txt"
 }
 
+# Issue 59's corpus figures (measurements/next/README.md, `issue59`): $1 weft |
+# torch | zoo, then the batch and the models.
+corpus() {
+  local kind=$1 batch=${2:-1} models=${3:-all} name side
+  case $models in
+    # PyTorch's columns take ~50 s a model after phase 1: five fit one call.
+    a) models=resnet50,inception_v3,googlenet,shufflenet_v2,mobilenet_v2 ;;
+    b) models=regnet_y_400mf,densenet121,efficientnet_b0,resnext50_32x4d,convnext_tiny ;;
+    c) models=t5_encoder,gpt2,distilbert,bert_base,llama_shaped ;;
+  esac
+  export HF_HUB_OFFLINE=1
+  python3 -c 'import onnxscript' 2> /dev/null || { compgen -G ".dev/wheels/*.whl" > /dev/null &&
+    pip install --no-deps --no-index -q .dev/wheels/*.whl > /dev/null 2>&1; }
+  case $kind in
+    weft) side=(--no-torch --weft-targets "${COLUMNS:-cuda:f16,cuda:f32,vulkan:f16,vulkan:f32}") ;;
+    torch) side=(--no-weft ${HOLD:+--hold}) ;;
+    zoo)
+      local dir
+      dir=$(mktemp -d)
+      # Into a folder of its own: only report.json comes back ($OUT brings 8 files).
+      timeout "${LIMIT:-300}" "$W" report --no-run --no-compile --out "$dir" \
+        --models "${ZOO_MODELS:-zoo:bert_base,zoo:gpt2,zoo:resnet50,zoo:mobilenet_v2,zoo:inception_v3}" \
+        --model-dtypes f16 ${ZOO:---model-targets cuda --model-seq 128 --model-iters 20} \
+        > "$OUT/zoo.txt" 2>&1
+      elapsed "zoo rc=$?"
+      [ -f "$dir/report.json" ] && cp "$dir/report.json" "$OUT/zoo-report.json"
+      return ;;
+    *) echo "corpus: weft, torch or zoo, not $kind" >&2; return 2 ;;
+  esac
+  name=corpus-b$batch-$kind
+  timeout "${LIMIT:-540}" python3 scripts/speed.py --weft "$W" --jobs "$(nproc)" --iters 20 \
+    --batch "$batch" --models "$models" "${side[@]}" ${DRY:+--dry-run} --json "$OUT/$name.json" \
+    > "$OUT/$name.txt" 2>&1
+  elapsed "$name rc=$?"
+  [ -f "$OUT/$name.json" ] || mv "$OUT/$name.json.partial" "$OUT/$name.json" 2> /dev/null
+  grep -E '^(prepared|\| [a-z]|Geometric)' "$OUT/$name.txt" | cut -c1-300
+}
+
 sweep() {
   local name=$1
   shift
@@ -159,6 +220,7 @@ case $job in
   setup) ;;
   checks) checks "$@" ;;
   transformers | cnns) figure "$job" "$@" ;;
+  corpus) corpus "$@" ;;
   sweep) sweep "$@" ;;
   ab) ab "$@" ;;
   run) run "$@" ;;

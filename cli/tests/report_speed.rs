@@ -289,3 +289,50 @@ fn speed_files_it_cannot_read_are_refused_naming_the_file() {
     assert!(!dir.join("out").join("results.md").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// One batch in two calls, as `scripts/device-run.sh corpus torch|weft|zoo` measure it
+/// (PyTorch's columns with no export, weft's four columns, the zoo rows from
+/// `--models`), assembled by the README's one `weft report` line into one table, with
+/// the zoo-against-export check.
+#[test]
+fn pytorch_only_and_weft_only_calls_assemble_into_one_table() {
+    let zoo = scratch("zoo");
+    zoo_report(&zoo);
+    let out = scratch("split");
+    let corpus = [
+        fixture("speed-b1-torch.json"),
+        fixture("speed-b1-weft.json"),
+    ]
+    .join(",");
+    let from = zoo.join("report.json").to_string_lossy().into_owned();
+    let out_s = out.to_string_lossy().into_owned();
+    ok(&[
+        "report",
+        "--no-run",
+        "--no-compile",
+        "--from",
+        &from,
+        "--corpus",
+        &corpus,
+        "--out",
+        &out_s,
+    ]);
+    let page = read(&out.join("results.md"));
+    let c = section(&page, "## Corpus against PyTorch");
+    for needle in [
+        "speed-b1-torch.json` | 2026-11-29 15:26 UTC | NVIDIA H200 | not timed (--no-weft) |",
+        "| model | export | PyTorch eager | PyTorch CUDA graph | torch.compile | Inductor in one graph | weft cuda f16 | weft cuda f32 | weft vulkan f16 | weft vulkan f32 | speed | run |",
+        // PyTorch's figures from run 1, weft's and the exporter from run 2.
+        "| resnet50 | torchscript17 | 5.538 ms | 1.030 ms | 0.533 ms | 0.497 ms | 0.348 ms | 0.709 ms | 0.630 ms | 1.276 ms | **1.43×** | 1, 2 |",
+        "| mobilenet_v2 | torchscript17 | 3.994 ms | 0.587 ms | 0.314 ms | 0.294 ms | 0.138 ms | 0.266 ms | 0.354 ms | 0.451 ms | **2.14×** | 1, 2 |",
+        "- zoo and export within 10% (weft CUDA f16, batch 1): **not measured in full** — 1 of 1 within 10% (zoo rows measured 2026-11-28 11:00 UTC); not measured: bert_base, gpt2, mobilenet_v2, inception_v3",
+        // The four weft columns of one call feed every check between targets and dtypes.
+        "- no model slower on CUDA than on Vulkan (f32): **met** — 2 of 2 model × batch rows hold",
+        "- no model slower in f16 than in f32 (Vulkan): **met** — 2 of 2 model × batch rows hold",
+        "- Vulkan ≥ 0.5× CUDA on the CNNs (f16): **missed** — 1 of 2 model × batch rows hold; vulkan f16 against cuda f16: mobilenet_v2 batch 1 (0.354 ms vs 0.138 ms) 0.39×",
+    ] {
+        assert!(c.contains(needle), "`{needle}` not in the section:\n{c}");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_dir_all(&zoo);
+}

@@ -20,6 +20,7 @@ pub fn report(a: &ReportArgs) -> Result<(), CliError> {
         crate::paths::output_file("--json", path)?;
     }
     let mut data = ReportData {
+        format: crate::report::FORMAT,
         weft_version: env!("CARGO_PKG_VERSION").to_string(),
         commit: crate::COMMIT.to_string(),
         unix_time: weft_tune::unix_now(),

@@ -5,12 +5,17 @@
 //! (`crate::charts`) and `report.json` in the output folder ([`page`]).
 //!
 //! It adds to what the output folder holds rather than replacing it: the `report.json`
-//! already there is read first ([`include_existing`]); on the page a later run's rows
-//! replace those an earlier run measured on the same device, and a run replaced in every
-//! row is dropped ([`supersede`]); the corpus and generation files (`--corpus`,
-//! `--generation`) are kept whole and merged on the page the same way ([`corpus`],
-//! [`generation`]). Charts the page no longer
-//! draws are removed ([`stale`]); the page and `report.json` are written whole.
+//! already there is read first ([`include_existing`]), every kind of row it stores
+//! (runs, offline compiles, models, sweeps, op baselines, corpus and generation runs), so
+//! a report given only some inputs (`--corpus` alone, say) still writes every section
+//! and chart the earlier reports wrote, redrawn from those rows. On the page a later
+//! run's rows replace those an earlier run measured on the same device, and a run
+//! replaced in every row is dropped ([`supersede`]); sweeps, the corpus and generation
+//! files (`--sweeps`, `--corpus`, `--generation`) are kept whole and merged the same way
+//! ([`sweeps`], [`corpus`], [`generation`]). Charts the page no longer draws (no row is
+//! left to draw them from) are removed ([`stale`]); the page and `report.json` are
+//! written whole. `report.json` carries its [`FORMAT`]: an older file loads, one a newer
+//! weft wrote is refused rather than read in part.
 //!
 //! A run on the GPU machine that reads a run from a machine with other drivers (the CPU
 //! Vulkan driver, hipcc) puts every target on one page; the page names where each figure
@@ -69,10 +74,27 @@ pub(crate) fn verdict_line(md: &mut String, what: &str, verdict: &str, figure: &
 /// The folder of the charts inside the output folder.
 pub(crate) const CHART_DIR: &str = "charts";
 
+/// The version of `report.json` this weft writes. 1: every file written before the field
+/// existed (2026-11-29; they hold no `format`, and the kinds of rows added since are
+/// empty when absent); 2: the same fields with `format` written. A field added later
+/// takes `#[serde(default)]` so older files still load; a change that an older weft
+/// would misread raises this number, and an older weft then refuses the file
+/// ([`include`]).
+pub const FORMAT: u32 = 2;
+
+/// The format of a `report.json` that names none.
+fn format_before_versions() -> u32 {
+    1
+}
+
 /// Everything a results page is written from (saved beside it as `report.json`, so a later
-/// report can include it with `--from`).
+/// report can include it with `--from`). Every section of the page is written from
+/// these rows alone, so a report keeps every section whose inputs it was not given.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ReportData {
+    /// The version of this file's layout ([`FORMAT`]).
+    #[serde(default = "format_before_versions")]
+    pub format: u32,
     pub weft_version: String,
     /// The commit of the `weft` that wrote the page.
     pub commit: String,
@@ -112,14 +134,47 @@ pub(crate) fn include(data: &mut ReportData, path: &Path) -> Result<(), CliError
     let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
     let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
     if value.get("runs").is_some() {
+        // Checked before the rows are read: a newer layout could read as garbage.
+        let format = value
+            .get("format")
+            .map_or(Some(1), serde_json::Value::as_u64);
+        match format {
+            Some(f) if f <= u64::from(FORMAT) => {}
+            _ => {
+                let named = value.get("format").map_or("?".into(), |f| f.to_string());
+                return Err(bad(format!(
+                    "a weft report of format {named}, which this weft (format {FORMAT} and \
+                     older) cannot read: written by a newer weft"
+                )));
+            }
+        }
         let other: ReportData =
             serde_json::from_value(value).map_err(|e| bad(format!("not a weft report: {e}")))?;
-        data.runs.extend(other.runs);
-        merge_offline(&mut data.offline, other.offline);
-        models::merge(&mut data.models, other.models);
-        beside::merge(&mut data.op_baselines, other.op_baselines);
-        corpus::merge(&mut data.corpus, other.corpus);
-        generation::merge(&mut data.generation, other.generation);
+        // Every kind of row the report holds: a section whose rows were left out here
+        // would vanish from the page the next report writes.
+        let ReportData {
+            format: _,
+            weft_version: _,
+            commit: _,
+            unix_time: _,
+            command: _,
+            runs,
+            offline,
+            models: model_rows,
+            sweeps: sweep_rows,
+            op_baselines,
+            corpus: corpus_runs,
+            generation: generation_runs,
+        } = other;
+        data.runs.extend(runs);
+        merge_offline(&mut data.offline, offline);
+        models::merge(&mut data.models, model_rows);
+        for s in sweep_rows {
+            sweeps::merge(&mut data.sweeps, s);
+        }
+        beside::merge(&mut data.op_baselines, op_baselines);
+        corpus::merge(&mut data.corpus, corpus_runs);
+        generation::merge(&mut data.generation, generation_runs);
     } else if value.get("rows").is_some() {
         let run: BenchRun = serde_json::from_value(value)
             .map_err(|e| bad(format!("not a `weft bench --json` file: {e}")))?;

@@ -83,6 +83,7 @@ mod tests {
         }
         let written = vec![dir.join("vecadd.svg"), dir.join("resnet50-b1-224.svg")];
         let data = ReportData {
+            format: crate::report::FORMAT,
             models: Vec::new(),
             sweeps: Vec::new(),
             op_baselines: Vec::new(),
