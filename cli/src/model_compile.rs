@@ -69,6 +69,7 @@ pub(crate) fn options(source: &ModelSource, choices: Choices) -> CompileOptions 
         choices,
         disabled: source.disable_pass.clone(),
         row_bound: None,
+        skinny_prologue: false,
     }
 }
 

@@ -370,8 +370,10 @@ impl ChoiceKey {
 #[derive(Clone, Debug, Default)]
 pub struct Choices {
     map: HashMap<ChoiceKey, (AnchorChoice, String)>,
-    /// Split products whose last part sums ([`weft_kernels::split_last`]) where the
-    /// target can, instead of a summing kernel. Off by default: on the H200 (seventh
+    /// Split products whose last part sums ([`weft_kernels::split_last`]), and split-KV
+    /// attention whose last chunk combines, where the target can, instead of a summing
+    /// (combining) kernel. Off by default (the attention's measurement is beside
+    /// `WEFT_ATTN_COMBINE` in the lowering): on the H200 (seventh
     /// session, fp16, batch 1) the one-kernel form made every model it touched slower
     /// — DenseNet-121 1.396 ms against 1.228, ResNet-50 412 µs against 347,
     /// Inception-v3 821 against 709 — a summing kernel in a CUDA graph costing less
@@ -395,9 +397,10 @@ impl Choices {
         self.map.get(&ChoiceKey::of(key))
     }
 
-    /// The same choices with split products summing in their last part (`true`) or in
-    /// a summing kernel (`false`, the default) where the target has a device fence;
-    /// `WEFT_SPLIT_LAST` overrides either.
+    /// The same choices with split products summing in their last part and split-KV
+    /// attention combining in its last chunk (`true`), or in a summing (combining)
+    /// kernel (`false`, the default), where the target has a device fence;
+    /// `WEFT_SPLIT_LAST` and `WEFT_ATTN_COMBINE` override either.
     pub fn with_split_last(mut self, on: bool) -> Choices {
         self.split_last = on;
         self

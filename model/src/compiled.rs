@@ -43,8 +43,10 @@ pub use crate::horizontal::KEY as HORIZONTAL;
 pub use weft_graph::partition::row_norm::KEY as NORM_FOLD;
 
 /// The key of `CompileOptions::disabled` that prices the prologues of skinny products'
-/// `a` by the tiled templates' rule (`weft_graph::partition::skinny`): a gated MLP's
-/// `silu(gate) · up` is then a kernel of its own before a decode step's down-projection.
+/// `a` by the tiled templates' rule (`weft_graph::partition::skinny`) where
+/// [`CompileOptions::skinny_prologue`] would price them by what they stream: a gated
+/// MLP's `silu(gate) · up` is then a kernel of its own before a decode step's
+/// down-projection.
 pub use weft_graph::partition::skinny::KEY as SKINNY_PROLOGUE;
 
 /// How a model is compiled: one value for every constructor's arguments.
@@ -60,6 +62,14 @@ pub struct CompileOptions {
     /// Rows whose count an input gives at run time, which bounds the kernels' work
     /// ([`crate::bound_rows`]; on targets that [`crate::bound_rows::supported`]).
     pub row_bound: Option<RowBound>,
+    /// Price a skinny product's `a` chains by the bytes of `b` it streams
+    /// (`weft_graph::partition::skinny`), so cheap ones are computed in its loads; off,
+    /// they are priced as the tiled templates' (by the staged rule: a kernel of their
+    /// own). Off by default: on the H200 (seventh session, TinyLlama-shaped fp16 decode,
+    /// 4 layers, batch 1, two rounds) `silu(gate) · up` in the down-projection's loads
+    /// made the step 260.6 µs against 251.0 µs as a kernel of its own. The environment's
+    /// `WEFT_SKINNY_PROLOGUE` (`0` or `1`) overrides it, for the A/B.
+    pub skinny_prologue: bool,
 }
 
 impl CompileOptions {
@@ -80,6 +90,28 @@ impl CompileOptions {
     pub fn with_row_bound(mut self, bound: RowBound) -> Self {
         self.row_bound = Some(bound);
         self
+    }
+
+    /// The same options with skinny products' prologues priced by what they stream
+    /// (`true`) or as the tiled templates' (`false`, the default).
+    pub fn with_skinny_prologue(mut self, on: bool) -> Self {
+        self.skinny_prologue = on;
+        self
+    }
+
+    /// Whether the skinny rule prices prologues: `WEFT_SKINNY_PROLOGUE` where it is set
+    /// (anything but `0` or `1` refused, naming it), else [`Self::skinny_prologue`].
+    fn skinny_on(&self) -> Result<bool, ModelError> {
+        const VARIABLE: &str = "WEFT_SKINNY_PROLOGUE";
+        match std::env::var(VARIABLE).as_deref() {
+            Err(_) => Ok(self.skinny_prologue),
+            Ok("0") => Ok(false),
+            Ok("1") => Ok(true),
+            Ok(other) => Err(ModelError::Switch {
+                variable: VARIABLE.into(),
+                value: other.into(),
+            }),
+        }
     }
 
     /// The same options without the graph passes `disabled` names.
@@ -207,7 +239,9 @@ impl CompiledModel {
             max_rows: weft_kernels::gemv::MAX_M as usize,
             computes: &computes,
         };
-        let skinny = (!options.disabled.iter().any(|d| d == SKINNY_PROLOGUE)).then_some(&skinny);
+        let skinny_on =
+            options.skinny_on()? && !options.disabled.iter().any(|d| d == SKINNY_PROLOGUE);
+        let skinny = skinny_on.then_some(&skinny);
         let (partition, mut groups) = loop {
             let off = |key: &str| options.disabled.iter().any(|d| d == key);
             let pricing = Pricing {

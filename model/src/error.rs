@@ -116,6 +116,10 @@ pub enum ModelError {
     /// `WEFT_DEVICE_MEMORY` holds something other than a number of bytes.
     #[error("WEFT_DEVICE_MEMORY=`{0}` is not a whole number of bytes")]
     MemoryOverride(String),
+    /// A switch read from the environment (`WEFT_SKINNY_PROLOGUE`) holds something other
+    /// than `0` or `1`.
+    #[error("{variable}=`{value}`: 0 (off) or 1 (on)")]
+    Switch { variable: String, value: String },
 }
 
 /// What a model needs of a device's memory, as a refusal states it.

@@ -64,6 +64,7 @@ fn check(g: &Graph, rows: usize, disabled: &[String]) -> Vec<(String, usize)> {
                 continue;
             }
             let opts = CompileOptions::default()
+                .with_skinny_prologue(true)
                 .with_precision(precision)
                 .with_disabled(disabled);
             let model = CompiledModel::compile(g, &dev.limits(), &opts).unwrap();
@@ -182,7 +183,9 @@ fn a_decode_step_with_the_chain_inlined_generates_the_reference() {
                 .collect();
             let picks = greedy_reference(&cfg, &mut Seeded(SEED), &p, new).unwrap();
             let limits = dev.limits();
-            let options = CompileOptions::default().with_precision(precision);
+            let options = CompileOptions::default()
+                .with_skinny_prologue(true)
+                .with_precision(precision);
             let step = |seq| {
                 let sizes = (batch, seq, len + new);
                 let g = llama_step("t", &cfg, sizes, precision.dtype(), &mut Seeded(SEED));
@@ -238,6 +241,7 @@ fn the_decode_step_has_one_kernel_fewer_a_layer() {
                 &mut Seeded(SEED),
             );
             let options = CompileOptions::default()
+                .with_skinny_prologue(true)
                 .with_precision(precision)
                 .with_disabled(disabled);
             CompiledModel::compile(&g.unwrap(), &limits, &options).unwrap()

@@ -211,6 +211,7 @@ fn compile_outcome(e: ModelError) -> Outcome {
         | ModelError::Input { .. }
         | ModelError::IndexOutOfRange { .. }
         | ModelError::MemoryOverride(_)
+        | ModelError::Switch { .. }
         | ModelError::Symbolic { .. }
         | ModelError::Generate(_) => Outcome::Wrong(format!("compile: {e}")),
     }

@@ -7,7 +7,7 @@
 //! a decode step's few blocks read a long cache, the split-KV rule (the keys in chunks,
 //! then their combination, which takes the epilogue: in the attention kernel itself, by
 //! the chunk arriving last, where the target has a device-scope fence; else a second
-//! kernel; `WEFT_ATTN_COMBINE=0` keeps the second kernel everywhere).
+//! kernel — the default, the one-kernel form measured slower: `WEFT_ATTN_COMBINE`).
 
 use weft_codegen_common::TargetLimits;
 use weft_graph::op::Attention;
@@ -22,20 +22,33 @@ use weft_kernels::attention::{
 
 use super::Chooser;
 use super::values::{Values, broadcast_index, reindex};
+use crate::anchor::Choices;
 use crate::error::LowerError;
 
-/// The environment variable that keeps split-KV attention's second, combining kernel
-/// (`0`) where the chunk arriving last could combine in the attention kernel instead
-/// (unset or `1`: it does, where the target has a device-scope fence): a knob for
-/// timing the one-kernel form against the two kernels on whole models. `0` also keeps
-/// the two-kernel form's split rule ([`AttnParams::rule_split`]).
+/// The environment variable that overrides whether split-KV attention's chunk arriving
+/// last combines in the attention kernel (`1`, where the target has a device-scope
+/// fence) or a second, combining kernel does (`0`); unset, the choices say
+/// ([`Choices::split_last`], off by default): a knob for timing the one-kernel form
+/// against the two kernels on whole models. The two-kernel form keeps its split rule
+/// ([`AttnParams::rule_split`]).
+///
+/// Off by default: on the H200 (seventh session, TinyLlama-shaped fp16 decode, 4 layers,
+/// batch 1, prompt 128, two rounds) the one-kernel form made the step 260.6 µs against
+/// 252.0 µs with the combining kernel — the arrival (fence, atomic, barrier) and one
+/// block's serial combine on the critical path cost more than a launch in a CUDA graph,
+/// as for split products (`weft_kernels::split_last`).
 pub const ATTN_COMBINE_ENV: &str = "WEFT_ATTN_COMBINE";
 
-/// How split-KV attention combines its chunks on `limits`, unless `WEFT_ATTN_COMBINE=0`;
-/// any other value is refused, naming the variable.
-pub(crate) fn combine_form(limits: &TargetLimits) -> Result<Combine, LowerError> {
+/// How split-KV attention combines its chunks on `limits`: as `WEFT_ATTN_COMBINE` says
+/// where it is set, else as `choices` do; any other value of the variable is refused,
+/// naming it.
+pub(crate) fn combine_form(
+    limits: &TargetLimits,
+    choices: &Choices,
+) -> Result<Combine, LowerError> {
     match std::env::var(ATTN_COMBINE_ENV).as_deref() {
-        Err(_) | Ok("1") => Ok(Combine::on(limits, true)),
+        Err(_) => Ok(Combine::on(limits, choices.split_last())),
+        Ok("1") => Ok(Combine::on(limits, true)),
         Ok("0") => Ok(Combine::Kernel),
         Ok(other) => Err(LowerError::Refused(format!(
             "{ATTN_COMBINE_ENV}=`{other}`: 0 (a combining kernel) or 1 (the chunk arriving last combines, where the target has a device-scope fence)"
@@ -132,7 +145,7 @@ pub(crate) fn lower<'g>(
     // Split-KV where the rule takes it (a decode step's few blocks over a long cache),
     // else the one-kernel rule.
     let hstd = (heads, s, t, d.max(dv));
-    let combine = combine_form(chooser.limits)?;
+    let combine = combine_form(chooser.limits, chooser.choices)?;
     let chosen = match AttnParams::rule_split_form(chooser.limits, hstd, f16, combine) {
         Some((p, splits, why)) => Some((p, splits, why)),
         None => AttnParams::rule(chooser.limits, hstd, f16, masking).map(|(p, why)| (p, 1, why)),
