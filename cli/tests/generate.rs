@@ -226,7 +226,9 @@ fn the_norm_fold_can_be_left_out() {
 
 /// `--disable-pass skinny-prologue` prices the skinny products' prologues by the tiled
 /// templates' rule again (the A/B of `weft_graph::partition::skinny`, whose rule is on
-/// with `WEFT_SKINNY_PROLOGUE=1`; off by default, measured slower): taken, the same ids; a mistyped key is refused (exit 2) with the keys listed, this one among them.
+/// with `WEFT_SKINNY_PROLOGUE=1`; off by default, measured slower): taken, the same ids;
+/// the switch on gives the same ids, and a value other than 0 or 1 is refused (exit 2)
+/// naming it; a mistyped key is refused (exit 2) with the keys listed, this one among them.
 /// At these sizes both rules leave `silu(gate) · up` in the down-projection's loads (the
 /// tiled rule reads it once a 128 columns, and it has 64), so the kernel counts of the
 /// tests above are the same under either; `model/tests/skinny_prologue.rs` counts the
@@ -247,6 +249,28 @@ fn the_skinny_rule_can_be_left_out() {
     let out = generate("cpu", &["--disable-pass", "skinny"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("skinny-prologue"), "{}", stderr(&out));
+    // The rule's switch: on, the same ids; anything but 0 or 1 refused naming it.
+    let switched = |value: &str| {
+        let mut args = vec!["model", "generate", "zoo:llama", "--target", "cpu"];
+        args.extend(["--iters", "1", "--new-tokens", "3", "--check"]);
+        args.extend(TINY);
+        std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+            .args(&args)
+            .env("WEFT_SKINNY_PROLOGUE", value)
+            .output()
+            .expect("weft starts")
+    };
+    let out = switched("1");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+    assert!(text.contains("generates the same ids"), "{text}");
+    let out = switched("yes");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("WEFT_SKINNY_PROLOGUE=`yes`"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// `WEFT_GEMV_SPLIT=N` splits the skinny products' k in N parts, the last summing, where
