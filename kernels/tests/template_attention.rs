@@ -19,19 +19,9 @@ use weft_ir::lower::lower;
 use weft_ir::prelude::*;
 use weft_kernels::attention::{AttnParams, Masking, Operands, template_over};
 
-/// A seeded stream of floats in [-2, 2) (a small LCG: the test needs no crate).
+/// The tests' data: `len` floats in [-2, 2) from `seed` (`common::uniform`).
 fn randoms(seed: u64, len: usize) -> Vec<f32> {
-    let mut s = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (0..len)
-        .map(|_| {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((s >> 40) as f64 / (1u64 << 24) as f64 * 4.0 - 2.0) as f32
-        })
-        .collect()
+    common::uniform(seed, len, 2.0)
 }
 
 /// One case: heads, query rows, keys, head size; causal; an additive mask.

@@ -11,6 +11,8 @@
 //! one kernel where the target has a device-scope fence, two on WGSL and Metal; CUDA
 //! (NVRTC) and HIP (hipcc) compile it where their compilers are installed.
 
+mod common;
+
 use weft_codegen_common::TargetLimits;
 use weft_ir::bounds::prove_all;
 use weft_ir::data::{Arg, TensorData};
@@ -22,17 +24,9 @@ use weft_ir::lower::lower;
 use weft_ir::prelude::*;
 use weft_kernels::attention::{AttnParams, Combine, Masking, Operands, template_split_form};
 
-/// A seeded stream of floats in [-2, 2).
+/// The tests' data: `len` floats in [-2, 2) from `seed` (`common::uniform_mixed`).
 fn randoms(seed: u64, len: usize) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((s >> 40) as f64 / (1u64 << 24) as f64 * 4.0 - 2.0) as f32
-        })
-        .collect()
+    common::uniform_mixed(seed, len, 2.0)
 }
 
 /// A decode step's attention: `batch` sequences of `kv_heads` KV heads, each with

@@ -17,17 +17,9 @@ use weft_ir::lower::lower;
 use weft_ir::prelude::*;
 use weft_kernels::attention::{AttnParams, Masking, Operands, template_split_over};
 
-/// A seeded stream of floats in [-2, 2).
+/// The tests' data: `len` floats in [-2, 2) from `seed` (`common::uniform_mixed`).
 fn randoms(seed: u64, len: usize) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((s >> 40) as f64 / (1u64 << 24) as f64 * 4.0 - 2.0) as f32
-        })
-        .collect()
+    common::uniform_mixed(seed, len, 2.0)
 }
 
 /// How the additive mask `[bh, s, t]` is made.

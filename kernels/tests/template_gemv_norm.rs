@@ -21,19 +21,9 @@ use weft_ir::lower::lower;
 use weft_ir::prelude::*;
 use weft_kernels::gemv::{GemvParams, RowNorm, template_normed};
 
-/// A seeded stream of floats in [-1, 1) (a small LCG: the test needs no crate).
+/// The tests' data: `len` floats in [-1, 1) from `seed` (`common::uniform`).
 fn randoms(seed: u64, len: usize) -> Vec<f32> {
-    let mut s = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (0..len)
-        .map(|_| {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((s >> 40) as f64 / (1u64 << 24) as f64 * 2.0 - 1.0) as f32
-        })
-        .collect()
+    common::uniform(seed, len, 1.0)
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -37,3 +37,34 @@ pub fn strip_barriers(s: &KStmt) -> KStmt {
         s => s,
     })
 }
+
+/// The LCG the template tests draw their data from (Knuth's MMIX constants): `len` floats
+/// uniform in `[-width, width)` from the state `state`.
+#[allow(dead_code)] // used only through the streams below
+fn lcg(mut state: u64, len: usize, width: f64) -> Vec<f32> {
+    (0..len)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 40) as f64 / (1u64 << 24) as f64 * (2.0 * width) - width) as f32
+        })
+        .collect()
+}
+
+/// A seeded stream of `len` floats in `[-width, width)` (a small LCG: the tests need no
+/// crate), the seed taken through one step of the generator.
+#[allow(dead_code)] // not every test binary draws this stream
+pub fn uniform(seed: u64, len: usize, width: f64) -> Vec<f32> {
+    let state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    lcg(state, len, width)
+}
+
+/// [`uniform`]'s generator with the seed mixed by the golden ratio instead (the split
+/// attention tests' stream).
+#[allow(dead_code)] // not every test binary draws this stream
+pub fn uniform_mixed(seed: u64, len: usize, width: f64) -> Vec<f32> {
+    lcg(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1, len, width)
+}
