@@ -3,6 +3,8 @@
 //! on `vulkan` (lavapipe where present; skipped with a reason unless `WEFT_REQUIRE` names
 //! wgpu); the caches really updated in place and really read.
 
+mod common;
+
 use weft_graph::passes::Precision;
 use weft_graph::zoo::llama::{LlamaConfig, Seeded};
 use weft_graph::zoo::llama_step::{greedy_reference, llama_step};
@@ -13,20 +15,7 @@ use weft_model::{CompileOptions, CompiledModel, Generator, ModelError};
 use weft_runtime::Device;
 use weft_testkit::devices::open_or_skip;
 
-/// Two layers of 64, 4 heads over 2 KV heads, a vocabulary of 300.
-fn tiny() -> LlamaConfig {
-    LlamaConfig {
-        layers: 2,
-        hidden: 64,
-        heads: 4,
-        kv_heads: 2,
-        head_dim: 16,
-        intermediate: 128,
-        vocab: 300,
-        max_positions: 64,
-        ..LlamaConfig::tiny_llama()
-    }
-}
+use common::tiny;
 
 const SEED: u64 = 7;
 

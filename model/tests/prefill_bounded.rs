@@ -5,6 +5,8 @@
 //! the residual adds (the products' epilogues) are among the bounded kernels, and the blocks that
 //! run fall with the length.
 
+mod common;
+
 use weft_graph::passes::Precision;
 use weft_graph::zoo::llama::{LlamaConfig, Seeded};
 use weft_graph::zoo::llama_step::{PROMPT_LENGTH, llama_prefill, llama_step};
@@ -13,20 +15,7 @@ use weft_model::bound_rows::RowBound;
 use weft_model::{CompileOptions, CompiledModel, Generator};
 use weft_runtime::Device;
 
-/// Two layers of 64, 4 heads over 2 KV heads, a vocabulary of 300.
-fn tiny() -> LlamaConfig {
-    LlamaConfig {
-        layers: 2,
-        hidden: 64,
-        heads: 4,
-        kv_heads: 2,
-        head_dim: 16,
-        intermediate: 128,
-        vocab: 300,
-        max_positions: 64,
-        ..LlamaConfig::tiny_llama()
-    }
-}
+use common::tiny;
 
 const SEED: u64 = 5;
 const MAX_PROMPT: usize = 32;

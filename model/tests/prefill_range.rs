@@ -9,6 +9,8 @@
 //! tokens wrote are never read as keys, and the step at position `p` writes row `p` before
 //! it reads it.
 
+mod common;
+
 use weft_graph::passes::Precision;
 use weft_graph::zoo::llama::{LlamaConfig, Seeded};
 use weft_graph::zoo::llama_step::{PROMPT_LENGTH, greedy_reference, llama_prefill, llama_step};
@@ -19,20 +21,7 @@ use weft_model::{CompileOptions, CompiledModel, Generator, ModelError};
 use weft_runtime::Device;
 use weft_testkit::devices::open_or_skip;
 
-/// Two layers of 64, 4 heads over 2 KV heads, a vocabulary of 300.
-fn tiny() -> LlamaConfig {
-    LlamaConfig {
-        layers: 2,
-        hidden: 64,
-        heads: 4,
-        kv_heads: 2,
-        head_dim: 16,
-        intermediate: 128,
-        vocab: 300,
-        max_positions: 64,
-        ..LlamaConfig::tiny_llama()
-    }
-}
+use common::tiny;
 
 const SEED: u64 = 11;
 const MAX_PROMPT: usize = 32;
