@@ -258,3 +258,36 @@ fn report_never_replaces_a_report_it_cannot_read() {
     assert!(!out.join("results.md").exists());
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// `--models` over a zoo CNN with `--model-seq` (as a call measuring CNNs and
+/// transformers together passes it): the CNN runs once at its resolution, its row on the
+/// page, instead of the whole report being refused because a CNN takes no length.
+#[test]
+fn report_models_gives_lengths_to_transformers_only() {
+    let out = scratch("cnn-seq");
+    let out_s = out.to_string_lossy().into_owned();
+    let text = ok(&[
+        "report",
+        "--no-run",
+        "--no-compile",
+        "--out",
+        &out_s,
+        "--models",
+        "zoo:mobilenet_v2",
+        "--model-targets",
+        "cpu",
+        "--model-seq",
+        "4",
+        "--model-resolution",
+        "32",
+        "--model-iters",
+        "1",
+    ]);
+    assert!(text.contains("results.md"), "{text}");
+    let page = read(&out.join("results.md"));
+    assert!(
+        page.contains("### zoo:mobilenet_v2, batch 1, 32²"),
+        "no MobileNetV2 row at 32²:\n{page}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -105,7 +105,16 @@ pub(crate) fn measure(
     for text in models {
         let (model, batch) = spec(text)?;
         for &dtype in dtypes {
-            let mut lengths: Vec<Option<u32>> = seqs.iter().map(|&s| Some(s)).collect();
+            // A zoo CNN takes no sequence length (its loader refuses one): the lengths
+            // are the transformers' rows, and the other models run once.
+            let zoo_cnn = model
+                .strip_prefix("zoo:")
+                .is_some_and(|name| !weft_graph::zoo::takes_tokens(name));
+            let mut lengths: Vec<Option<u32>> = if zoo_cnn {
+                Vec::new()
+            } else {
+                seqs.iter().map(|&s| Some(s)).collect()
+            };
             if lengths.is_empty() {
                 lengths.push(None);
             }
@@ -113,7 +122,12 @@ pub(crate) fn measure(
                 let source = ModelSource {
                     model: model.clone(),
                     batch,
-                    resolution,
+                    // A zoo transformer takes no resolution, as a zoo CNN no length.
+                    resolution: if zoo_cnn || !model.starts_with("zoo:") {
+                        resolution
+                    } else {
+                        None
+                    },
                     seq,
                     disable_pass: Vec::new(),
                     dim: Vec::new(),
