@@ -67,12 +67,16 @@ fn find(g: &Graph) -> Option<(TensorId, Vec<Sibling>)> {
             continue;
         }
         let cols = ws[1];
-        // A bias Add over the product's columns, its only reader.
+        // A bias Add over the product's columns, its only reader, with the bias on
+        // either side: PyTorch's TorchScript exporter writes `Add(bias, x·W)` for a
+        // Linear over a sequence, the zoo and the dynamo exporter `Add(x·W, bias)`.
         let bias = only_reader(n.output).and_then(|a| {
             let add = &g.nodes[a.0];
-            let c = *add.inputs.get(1)?;
+            let c = match add.inputs.as_slice() {
+                [p, c] | [c, p] if *p == n.output && *c != n.output => *c,
+                _ => return None,
+            };
             let fits = add.op == Op::Binary(Binary::Add)
-                && add.inputs[0] == n.output
                 && g.tensor(c).is_constant()
                 && g.tensor(c).shape == [cols];
             fits.then_some((a, c))
@@ -229,7 +233,12 @@ mod tests {
                 format!("b{i}"),
                 ArrayD::from_shape_fn(IxDyn(&[cols]), |ix| ix[0] as f32 - 1.5),
             );
-            let y = b.add(format!("add{i}"), p, bias).unwrap();
+            // The first sibling's bias on the left, as TorchScript's exports write it.
+            let y = if i == 0 {
+                b.add(format!("add{i}"), bias, p).unwrap()
+            } else {
+                b.add(format!("add{i}"), p, bias).unwrap()
+            };
             outs.push(b.relu(format!("r{i}"), y).unwrap());
         }
         // A fourth product of the same x without a bias stays as it is.
