@@ -95,13 +95,17 @@ fn choose(d: &Geometry) -> ConvVariant {
 /// nine or 25 taps through L1; ConvNeXt-tiny's 7×7s ran faster on the template at 56²
 /// and 28² (11.4 against 20.6 µs, 10.4 against 12.6), where its shared input tile saves
 /// 49 rereads an output, and alike at 14² and 7² (9.2 against 9.0, 7.8 against 7.0).
+/// The pixels are counted over the batch: at batch 8 the direct rule ran ConvNeXt's
+/// 14² × 384 layers in 33.4 µs each (2026-11-29, eighth session; 602k outputs), where
+/// the template had run 28² × 192 at batch 1 (150k outputs) in 10.4 µs.
 const VIEWS_TEMPLATE_MIN_WINDOW: i64 = 7;
 const VIEWS_TEMPLATE_MIN_PIXELS: i64 = 28 * 28;
 
 /// Whether a depthwise convolution over views takes the template (see
 /// [`VIEWS_TEMPLATE_MIN_WINDOW`]).
 fn views_template_pays(d: &Geometry) -> bool {
-    d.view.r >= VIEWS_TEMPLATE_MIN_WINDOW && d.view.h * d.view.w >= VIEWS_TEMPLATE_MIN_PIXELS
+    d.view.r >= VIEWS_TEMPLATE_MIN_WINDOW
+        && d.view.n * d.view.h * d.view.w >= VIEWS_TEMPLATE_MIN_PIXELS
 }
 
 /// Lowers the convolution group `group` (its root a Conv with attributes `c`).

@@ -159,17 +159,24 @@ pub fn lower_group(
             (func, schedule, None)
         }
         Role::Reduction(Reduction::Window(w)) => {
-            let red = pool::reduced(g, group, w, &vals, &order);
+            let (red, divisor) = pool::reduced(g, group, w, &vals, &order);
             let inputs: Vec<Buffer> = vals.buffers().into_iter().map(|(_, b)| b).collect();
             // The f32 sums in the output's memory order; stored as they are where the
-            // output is f32, else through an epilogue that rounds.
-            let out = if out_tensor.dtype == DType::F32 {
+            // output is f32 and nothing divides them, else through an epilogue that
+            // divides (an average) and rounds.
+            let out = if out_tensor.dtype == DType::F32 && divisor.is_none() {
                 red.clone()
             } else {
                 let (read, order) = (red.clone(), order.clone());
                 vals.set_root(
                     group.output,
-                    Box::new(move |ix: &[Expr]| read.at(&in_memory_order(&order, ix))),
+                    Box::new(move |ix: &[Expr]| {
+                        let sum = read.at(&in_memory_order(&order, ix));
+                        match &divisor {
+                            Some(count) => sum / count(ix),
+                            None => sum,
+                        }
+                    }),
                 );
                 output(&vals)
             };

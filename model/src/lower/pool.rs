@@ -46,7 +46,7 @@ pub(crate) fn reduced(
     window: Window<'_>,
     vals: &Values,
     order: &[usize],
-) -> Buffer {
+) -> (Buffer, Option<Divisor>) {
     let node = &g.nodes[group.root.0];
     let x = node.inputs[0];
     let xs = &g.tensor(x).shape;
@@ -63,18 +63,23 @@ pub(crate) fn reduced(
     match window {
         Window::Global(&GlobalPool { kind }) => {
             let (rh, rw) = (te::reduce_axis("rh", h), te::reduce_axis("rw", w));
-            te::compute("pooled", &axes, |ix| {
+            let pooled = te::compute("pooled", &axes, |ix| {
                 let ix = in_logical_order(order, ix);
                 let v = vals.at(x, &[ix[0].clone(), ix[1].clone(), rh.expr(), rw.expr()]);
                 match kind {
                     PoolKind::Max => te::max(v, &[&rh, &rw]),
                     PoolKind::Average => te::sum(v * (1.0 / (h * w) as f32), &[&rh, &rw]),
                 }
-            })
+            });
+            (pooled, None)
         }
         Window::Pool(p) => window_pool(p, vals, x, h, w, &axes, order),
     }
 }
+
+/// What a windowed average's sum is divided by, from the output's logical index
+/// `[n, c, oh, ow]`: applied once to the sum, at the store.
+pub(crate) type Divisor = Box<dyn Fn(&[Expr]) -> Expr>;
 
 fn window_pool(
     p: &Pool,
@@ -84,15 +89,15 @@ fn window_pool(
     w: i64,
     axes: &[(&str, i64)],
     order: &[usize],
-) -> Buffer {
+) -> (Buffer, Option<Divisor>) {
     let [kh, kw] = p.kernel.map(|v| v as i64);
     let [sh, sw] = p.strides.map(|v| v as i64);
     let [pt, pl, pb, pr] = p.pads.map(|v| v as i64);
     let (rh, rw) = (te::reduce_axis("rh", kh), te::reduce_axis("rw", kw));
-    te::compute("pooled", axes, |ix| {
+    let pooled = te::compute("pooled", axes, |ix| {
         let ix = in_logical_order(order, ix);
         let (y0, x0) = (ix[2].clone() * sh - pt, ix[3].clone() * sw - pl);
-        let (iy, jx) = (y0.clone() + rh.expr(), x0.clone() + rw.expr());
+        let (iy, jx) = (y0 + rh.expr(), x0 + rw.expr());
         let inside = te::all([
             iy.clone().ge(0),
             iy.clone().lt(h),
@@ -106,18 +111,30 @@ fn window_pool(
                 te::max(v, &[&rh, &rw])
             }
             PoolKind::Average => {
-                // The divisor: the window clipped to the input (or to input + padding).
-                let (lo_h, hi_h, lo_w, hi_w) = if p.count_include_pad {
-                    (-pt, h + pb, -pl, w + pr)
-                } else {
-                    (0, h, 0, w)
-                };
-                let rows = (y0.clone() + kh).min(hi_h) - y0.max(lo_h);
-                let cols = (x0.clone() + kw).min(hi_w) - x0.max(lo_w);
-                let count = (rows * cols).cast(DType::F32);
                 let v = te::if_then_else(inside, vals.at(x, &at), Expr::f32(0.0));
-                te::sum(v / count, &[&rh, &rw])
+                te::sum(v, &[&rh, &rw])
             }
         }
-    })
+    });
+    let divisor: Option<Divisor> = match p.kind {
+        PoolKind::Max => None,
+        // The sum divided once, as ONNX Runtime does, not each tap (one IEEE division
+        // a tap made Inception-v3's 3×3 average pools 5× slower than its max pools of
+        // as many taps on the H200: 52.7 µs against 9.5 at batch 8).
+        PoolKind::Average => {
+            // The window clipped to the input (or to input + padding).
+            let (lo_h, hi_h, lo_w, hi_w) = if p.count_include_pad {
+                (-pt, h + pb, -pl, w + pr)
+            } else {
+                (0, h, 0, w)
+            };
+            Some(Box::new(move |ix: &[Expr]| {
+                let (y0, x0) = (ix[2].clone() * sh - pt, ix[3].clone() * sw - pl);
+                let rows = (y0.clone() + kh).min(hi_h) - y0.max(lo_h);
+                let cols = (x0.clone() + kw).min(hi_w) - x0.max(lo_w);
+                (rows * cols).cast(DType::F32)
+            }))
+        }
+    };
+    (pooled, divisor)
 }
