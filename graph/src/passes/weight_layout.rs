@@ -7,12 +7,11 @@
 //!   is stored `[C, R, S, K]` where the convolution reads NCHW (reduction index
 //!   `(c, r, s)`) and `[R, S, C, K]` (HWIO) where it reads NHWC (reduction index
 //!   `(r, s, c)`, channels innermost).
-//! - The filter `[C·m, 1, R, S]` of a depthwise convolution reading NHWC is stored
-//!   `[R, S, 1, C·m]`: consecutive threads compute consecutive channels (the direct rule,
-//!   the depthwise template over views), and each tap of the filter is then one
-//!   coalesced load across them instead of one a channel `R·S` elements apart
-//!   (EfficientNet-B0's 3×3 and 5×5 depthwise layers at batch 8: 20–40 µs on the H200
-//!   with the filter `[C, R, S]`).
+//! - The filter `[C·m, 1, R, S]` of a depthwise convolution reading NHWC with a window
+//!   narrower than 7 (which the direct rule computes) is stored `[R, S, 1, C·m]`:
+//!   consecutive threads compute consecutive channels, and each tap of the filter is
+//!   then one coalesced load across them instead of one a channel `R·S` elements apart
+//!   (H200, fp16: EfficientNet-B0 at batch 8 772 → 720 µs, MobileNetV2 350 → 338 µs).
 //! - The `transB` operand `[N, K]` of a Gemm is stored `[K, N]`.
 //!
 //! A weight is only moved when every reader wants the same layout (a filter two
@@ -27,6 +26,13 @@ use super::PassContext;
 use crate::graph::{Graph, TensorId};
 use crate::op::Op;
 use crate::tensor::Layout;
+
+/// The narrowest depthwise window the depthwise template may take over views (the model
+/// compiler's `VIEWS_TEMPLATE_MIN_WINDOW`); narrower ones always run by the direct rule,
+/// whose loads want the filter channels innermost. The template's want `[C, R, S]`: with
+/// `[R, S, 1, C]` ConvNeXt-tiny's 7×7 layers made the model 449 → 552 µs at batch 1 on the
+/// H200 (2026-11-29, eighth session).
+const DEPTHWISE_TEMPLATE_WINDOW: usize = 7;
 
 /// Stores the B operands of dense convolutions and `transB` Gemms row-major by the rules
 /// of the module. Returns how many weights changed layout.
@@ -45,15 +51,17 @@ pub fn assign_weight_layouts(g: &mut Graph, _: &PassContext) -> usize {
                     && ws.len() == 4
                     && c.groups == xs[1]
                     && ws[1] == 1
+                    && ws[2] < DEPTHWISE_TEMPLATE_WINDOW
                     && g.tensor(n.inputs[0]).layout == Layout::ChannelsLast
             };
             let want = if let Op::Conv(c) = &n.op
                 && slot == 1
                 && depthwise(c)
             {
-                // A depthwise filter `[C·m, 1, R, S]` read beside an NHWC input: channels
-                // innermost (`[R, S, 1, C·m]`), so that the threads of consecutive
-                // channels read consecutive taps of the filter, as they read the input.
+                // A depthwise filter `[C·m, 1, R, S]` read beside an NHWC input by the
+                // direct rule: channels innermost (`[R, S, 1, C·m]`), so that the threads
+                // of consecutive channels read consecutive taps of the filter, as they
+                // read the input.
                 Some(Layout::FilterRsck)
             } else if let Op::Conv(c) = &n.op
                 && slot == 1
@@ -199,6 +207,20 @@ mod tests {
         assign_precision(&mut g, &ctx);
         assign_weight_layouts(&mut g, &ctx);
         assert_eq!(layout(&g, "wd"), Layout::FilterRsck);
+        // A 7×7 window, which the depthwise template may take, keeps `[C, R, S]`.
+        let mut b = GraphBuilder::new("wide");
+        let x = b.input("x", &[1, 4, 9, 9], DType::F32);
+        let y = b.relu("relu", x).unwrap();
+        let w7 = b.weight("w7", ArrayD::from_elem(IxDyn(&[4, 1, 7, 7]), 0.1));
+        let y = b
+            .conv("dw7", y, w7, None, Conv::new(1, 3).grouped(4))
+            .unwrap();
+        b.output(y);
+        let mut wide = b.finish().unwrap();
+        assign_precision(&mut wide, &ctx);
+        assign_weight_layouts(&mut wide, &ctx);
+        assert_eq!(layout(&wide, "relu"), Layout::ChannelsLast);
+        assert_ne!(layout(&wide, "w7"), Layout::FilterRsck);
         // In f32 (NCHW) it stays as it is: the template over its own buffers reads it so.
         let mut g = g0.clone();
         assign_weight_layouts(&mut g, &PassContext::default());
