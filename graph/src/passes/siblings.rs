@@ -72,10 +72,13 @@ fn find(g: &Graph) -> Option<(TensorId, Vec<Sibling>)> {
         // Linear over a sequence, the zoo and the dynamo exporter `Add(x·W, bias)`.
         let bias = only_reader(n.output).and_then(|a| {
             let add = &g.nodes[a.0];
-            let c = match add.inputs.as_slice() {
-                [p, c] | [c, p] if *p == n.output && *c != n.output => *c,
-                _ => return None,
+            let [left, right] = add.inputs.as_slice() else {
+                return None;
             };
+            let c = if *left == n.output { *right } else { *left };
+            if c == n.output || (*left != n.output && *right != n.output) {
+                return None;
+            }
             let fits = add.op == Op::Binary(Binary::Add)
                 && g.tensor(c).is_constant()
                 && g.tensor(c).shape == [cols];
