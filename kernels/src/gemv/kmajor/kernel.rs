@@ -101,7 +101,7 @@ fn add_kernel(t: &mut Template, a: &Buffer, w: &Buffer, c: &Buffer, p: &KmajorPa
         let col0 = kb.let_("col0", n0.clone() + g.clone() * cols);
         let acc = kb.local("acc", &[m, cols], DType::F32);
         let wv = kb.local("wv", &[cols, unroll, vec], w.dtype());
-        let xv = kb.local("xv", &[m, vec], a.dtype());
+        let xv = kb.local("xv", &[unroll, m, vec], a.dtype());
         kb.unroll("i", m, |kb, i| {
             kb.unroll("c", cols, |kb, cc| kb.store(&acc, [i, cc], 0.0f32));
         });
@@ -143,10 +143,10 @@ fn add_kernel(t: &mut Template, a: &Buffer, w: &Buffer, c: &Buffer, p: &KmajorPa
                     }
                 });
             });
+            // The `m` rows of `a` at the lane's elements of each load, read once for all
+            // `cols` columns (after the loads of `w`: those are the stream).
             kb.unroll("e", unroll, |kb, e| {
                 let k0 = first(&base, &e);
-                // The `m` rows of `a` at the lane's elements, read once for all `cols`
-                // columns.
                 kb.unroll("i", m, |kb, i| {
                     if wide {
                         let inside = if partial {
@@ -158,7 +158,7 @@ fn add_kernel(t: &mut Template, a: &Buffer, w: &Buffer, c: &Buffer, p: &KmajorPa
                         kb.copy_if(
                             vec,
                             &xv,
-                            [i.clone(), Expr::int(0)],
+                            [e.clone(), i.clone(), Expr::int(0)],
                             a,
                             [i, k0.clone()],
                             inside,
@@ -176,13 +176,19 @@ fn add_kernel(t: &mut Template, a: &Buffer, w: &Buffer, c: &Buffer, p: &KmajorPa
                                 ),
                                 false => a.at(&[i.clone(), kk]),
                             };
-                            kb.store(&xv, [i.clone(), v], value);
+                            kb.store(&xv, [e.clone(), i.clone(), v], value);
                         });
                     }
                 });
-                kb.unroll("i", m, |kb, i| {
-                    kb.unroll("v", vec, |kb, v| {
-                        let x = kb.let_("x", as_f32(xv.at(&[i.clone(), v.clone()])));
+            });
+            // The products with the element outermost and the load innermost: the first
+            // `unroll` products already need every load, so the compiler keeps them all
+            // in flight (with the load outermost, ptxas issued the later loads between
+            // the products of the first: 2–3 in flight a thread, not `unroll`).
+            kb.unroll("v", vec, |kb, v| {
+                kb.unroll("e", unroll, |kb, e| {
+                    kb.unroll("i", m, |kb, i| {
+                        let x = kb.let_("x", as_f32(xv.at(&[e.clone(), i.clone(), v.clone()])));
                         kb.unroll("c", cols, |kb, cc| {
                             let wk = as_f32(wv.at(&[cc.clone(), e.clone(), v.clone()]));
                             let sum = acc.at(&[i.clone(), cc.clone()]) + x.clone() * wk;
