@@ -197,7 +197,9 @@ impl KmajorParams {
     ///   TinyLlama at one row in f16 (4 KB a warp in flight): q/k/v 2560 warps = 10.5 MB,
     ///   o and down 2048 = 8.4 MB — no split; at 8 rows (4 columns a warp) o and down
     ///   512 warps = 2.1 MB → `ksplit` 4 (8.4 MB), q/k/v 640 (2.6 MB; 5.24 MB at 2, just
-    ///   under 5.41) → 4, gate/up 2816 (11.5 MB) → 1.
+    ///   under 5.41) → 4, gate/up 2816 (11.5 MB) → 1. Registers cap what is resident:
+    ///   at 8 rows ptxas gives a thread 138–212 (sm_90), 9–14 warps a multiprocessor,
+    ///   36–56 KB in flight — about the target still; at one row 72–76 (28 warps).
     /// - **`warps`** 8 (256 threads: up to 255 registers a thread), halved down to 2
     ///   (and not below `ksplit`) while the product's blocks (`n / (cols · warps /
     ///   ksplit)`) are fewer than [`BLOCKS_PER_SM`] a multiprocessor, and while the
