@@ -285,7 +285,7 @@ pub struct ReportArgs {
 #[derive(Debug, Args)]
 pub struct SweepArgs {
     /// The op: any op with a template (`matmul`, `matmul-f16`, `gemv`, `gemv-f16`,
-    /// `conv2d-f16`, `attention-f16`, ...); cuBLAS is timed beside the products.
+    /// `gemv-kmajor`, `gemv-kmajor-f16`, `conv2d-f16`, `attention-f16`, ...); cuBLAS is timed beside the products.
     #[arg(long, default_value = "matmul")]
     pub op: String,
     /// A target string (`cuda`, `vulkan`, `cpu`, ...).

@@ -25,6 +25,10 @@ const REFERENCE_TOLERANCE: f64 = 100.0;
 pub enum Vendor {
     Sgemm,
     Hgemm,
+    /// SGEMM with `B` given K-major (`[n, k]`): cuBLAS's `op(B) = Bᵀ`.
+    SgemmBt,
+    /// HGEMM with `B` given K-major (`[n, k]`).
+    HgemmBt,
     Conv(ConvProblem),
 }
 
@@ -53,6 +57,10 @@ impl Vendor {
             // cuBLAS at the same m, n, k (it picks its own kernels for few rows).
             "matmul" | "gemv" => Vendor::Sgemm,
             "matmul-f16" | "gemv-f16" => Vendor::Hgemm,
+            // The same GEMM reading the weight `[n, k]` as it is stored (a transposed
+            // operand is native to cuBLAS: no copy, no other kernel).
+            "gemv-kmajor" => Vendor::SgemmBt,
+            "gemv-kmajor-f16" => Vendor::HgemmBt,
             "conv2d" | "winograd-conv2d" => conv(ConvLayout::Nchw, false, false),
             "conv2d-bias-relu" => conv(ConvLayout::Nchw, false, true),
             "conv2d-f16" => conv(ConvLayout::Nhwc, true, false),
@@ -94,6 +102,8 @@ impl Vendor {
         match self {
             Vendor::Sgemm => "cublas-sgemm".to_string(),
             Vendor::Hgemm => "cublas-hgemm".to_string(),
+            Vendor::SgemmBt => "cublas-sgemm-bt".to_string(),
+            Vendor::HgemmBt => "cublas-hgemm-bt".to_string(),
             Vendor::Conv(p) => p.label(),
         }
     }
@@ -182,14 +192,17 @@ pub(crate) fn call(
             .unwrap_or_default()
     };
     match v {
-        Vendor::Sgemm | Vendor::Hgemm => {
+        Vendor::Sgemm | Vendor::Hgemm | Vendor::SgemmBt | Vendor::HgemmBt => {
             let g = |k: &str| w.shape.get(k).max(0) as usize;
             let mnk = [g("m"), g("n"), g("k")];
             let (a, b) = (flat(0), flat(1));
-            let out = if *v == Vendor::Sgemm {
-                r.sgemm(&a, &b, mnk, warmup, iters)
-            } else {
-                r.hgemm(&a, &b, mnk, warmup, iters)
+            let half = matches!(v, Vendor::Hgemm | Vendor::HgemmBt);
+            let k_major = matches!(v, Vendor::SgemmBt | Vendor::HgemmBt);
+            let out = match (half, k_major) {
+                (false, false) => r.sgemm(&a, &b, mnk, warmup, iters),
+                (true, false) => r.hgemm(&a, &b, mnk, warmup, iters),
+                (false, true) => r.sgemm_bt(&a, &b, mnk, warmup, iters),
+                (true, true) => r.hgemm_bt(&a, &b, mnk, warmup, iters),
             };
             out.map(|(c, t)| (c, t, None))
         }
@@ -296,6 +309,14 @@ mod tests {
         assert_eq!(
             Vendor::of(&workload("matmul-f16", "m=3,n=5,k=7")),
             Some(Vendor::Hgemm)
+        );
+        assert_eq!(
+            Vendor::of(&workload("gemv-kmajor-f16", "m=1,n=5,k=7")),
+            Some(Vendor::HgemmBt)
+        );
+        assert_eq!(
+            Vendor::of(&workload("gemv-kmajor", "m=1,n=5,k=7")),
+            Some(Vendor::SgemmBt)
         );
         assert_eq!(Vendor::of(&workload("vecadd", "n=9")), None);
     }

@@ -175,31 +175,50 @@ pub fn compile_ptx(src: &str, arch: &str) -> Result<String, NvrtcError> {
 /// ptxas itself, so loading the module does not JIT-compile it in the driver (one
 /// thread), and many kernels compile on many threads at once.
 pub fn compile_cubin(src: &str, arch: &str) -> Result<Vec<u8>, NvrtcError> {
+    compile_cubin_with(src, arch, &[]).map(|(cubin, _)| cubin)
+}
+
+/// What ptxas reports of `src`'s kernels compiled for the real architecture `arch`
+/// (`--ptxas-options=-v`): NVRTC's log, a `Used N registers` line and a spill line per
+/// kernel (`0 bytes spill stores, 0 bytes spill loads` where nothing spilled) — the
+/// facts a test of registers and local memory checks offline.
+pub fn ptxas_report(src: &str, arch: &str) -> Result<String, NvrtcError> {
+    compile_cubin_with(src, arch, &["--ptxas-options=-v".to_string()]).map(|(_, log)| log)
+}
+
+/// [`compile_cubin`] with `extra` options: the CUBIN and NVRTC's log.
+fn compile_cubin_with(
+    src: &str,
+    arch: &str,
+    extra: &[String],
+) -> Result<(Vec<u8>, String), NvrtcError> {
     use cudarc::nvrtc::{result, sys};
     if let Some(at) = src.find('\0') {
         return Err(NvrtcError::NulByte(at));
     }
     probe()?;
-    let options = options(arch);
+    let mut options = options(arch);
+    options.extend(extra.iter().cloned());
     let c_src = std::ffi::CString::new(src).map_err(|e| NvrtcError::NulByte(e.nul_position()))?;
     let other = |e: cudarc::nvrtc::result::NvrtcError| NvrtcError::Other(format!("{e:?}"));
     let prog = result::create_program(&c_src, None).map_err(other)?;
     // SAFETY: `prog` was just created from `c_src`, which outlives it, and is destroyed
     // once below, after its last use.
     let out = unsafe {
+        let log = || {
+            let log = result::get_program_log(prog).unwrap_or_default();
+            let bytes: Vec<u8> = log
+                .iter()
+                .map(|&c| c as u8)
+                .take_while(|&c| c != 0)
+                .collect();
+            String::from_utf8_lossy(&bytes).into_owned()
+        };
         match result::compile_program(prog, &options) {
-            Err(_) => {
-                let log = result::get_program_log(prog).unwrap_or_default();
-                let bytes: Vec<u8> = log
-                    .iter()
-                    .map(|&c| c as u8)
-                    .take_while(|&c| c != 0)
-                    .collect();
-                Err(NvrtcError::Compile {
-                    arch: arch.to_string(),
-                    log: String::from_utf8_lossy(&bytes).into_owned(),
-                })
-            }
+            Err(_) => Err(NvrtcError::Compile {
+                arch: arch.to_string(),
+                log: log(),
+            }),
             Ok(()) => {
                 let mut size = 0usize;
                 match sys::nvrtcGetCUBINSize(prog, &mut size).result() {
@@ -208,7 +227,7 @@ pub fn compile_cubin(src: &str, arch: &str) -> Result<Vec<u8>, NvrtcError> {
                         let mut cubin = vec![0u8; size];
                         sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr().cast())
                             .result()
-                            .map(|()| cubin)
+                            .map(|()| (cubin, log()))
                             .map_err(other)
                     }
                 }

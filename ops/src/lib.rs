@@ -27,6 +27,8 @@
 //! | `window-sum` | 001 | `split-bind`, `shared-fetch` |
 //! | `matmul` | 001, 002 | `naive`, `local-blocking`, `shared-blocking`, `tiled-128`, `template` |
 //! | `matmul-f16` | 004 | `template` (tensor cores, cooperative or simdgroup matrices) |
+//! | `gemv`, `gemv-f16` | issue 60 | `template` (the skinny product, `B` `[k, n]`) |
+//! | `gemv-kmajor`, `gemv-kmajor-f16` | issue 60 | `template` (the skinny product over a K-major `W` `[n, k]`) |
 //! | `depthwise-conv2d` | 000 | `naive`, `v1`, `v2`, `v3`, `v4`, `tuned` (the depthwise template) |
 //! | `depthwise-conv2d-f16` | 000 | `direct`, `tuned` (the depthwise template over f16 NHWC views) |
 //! | `conv2d` | 003, 004 | `direct`, `implicit-gemm` |
@@ -37,7 +39,7 @@
 //! | `attention-f16` | 002 | `template` (flash-attention style, one kernel; matrix units or CUDA cores) |
 //!
 //! Where they are: `vecadd.rs`, `window_sum.rs`, `matmul.rs` (`matmul` and `matmul-f16`),
-//! `depthwise.rs`, `depthwise_f16.rs`, `conv2d.rs` (`conv2d`, `conv2d-bias-relu`,
+//! `gemv.rs`, `gemv_kmajor.rs`, `depthwise.rs`, `depthwise_f16.rs`, `conv2d.rs` (`conv2d`, `conv2d-bias-relu`,
 //! `winograd-conv2d`) and `conv2d_f16.rs` (the three fp16 convs), `grouped_conv.rs` (the
 //! grouped convs) and `attention.rs` define the ops; `conv.rs` holds what the
 //! convolutions share (sizes, each op's variant, the reference); [`templates`] binds the
@@ -58,6 +60,7 @@ mod conv2d_f16;
 mod depthwise;
 mod depthwise_f16;
 mod gemv;
+mod gemv_kmajor;
 mod grouped_conv;
 mod matmul;
 mod shape;
@@ -149,6 +152,8 @@ pub const OPS: &[&OpSpec] = &[
     &matmul::F16_SPEC,
     &gemv::SPEC,
     &gemv::F16_SPEC,
+    &gemv_kmajor::SPEC,
+    &gemv_kmajor::F16_SPEC,
     &depthwise::SPEC,
     &depthwise_f16::SPEC,
     &conv2d::SPEC,

@@ -10,6 +10,7 @@
 //! | `matmul` | `template` | [`MATMUL`] | [`weft_kernels::matmul`] |
 //! | `matmul-f16` | `template` | [`MATMUL_F16`] | [`weft_kernels::matmul_f16`] |
 //! | `gemv`, `gemv-f16` | `template` | [`GEMV`], [`GEMV_F16`] | [`weft_kernels::gemv`] |
+//! | `gemv-kmajor`, `gemv-kmajor-f16` | `template` | [`GEMV_KMAJOR`], [`GEMV_KMAJOR_F16`] | [`weft_kernels::gemv::kmajor`] |
 //! | `conv2d`, `conv2d-bias-relu` | `implicit-gemm` | [`CONV2D`], [`CONV2D_BIAS_RELU`] | [`weft_kernels::implicit_gemm`] on the fp32 matmul |
 //! | `conv2d-f16`, `-bias-relu`, `-nchw` | `implicit-gemm` | [`CONV2D_F16`], [`CONV2D_F16_BIAS_RELU`], [`CONV2D_F16_NCHW`] | [`weft_kernels::implicit_gemm`] on the fp16 matmul |
 //! | `grouped-conv2d`, `grouped-conv2d-f16` | `implicit-gemm` | [`GROUPED_CONV2D`], [`GROUPED_CONV2D_F16`] | [`weft_kernels::grouped_conv`] on the fp32 or fp16 matmul, batched |
@@ -167,6 +168,43 @@ pub const GEMV_F16: TemplateSpec = TemplateSpec {
         gemv::build(m, n, k, DType::F16, config)
     },
     ..GEMV
+};
+
+/// The K-major skinny-product template registered on the `gemv-kmajor` op (fp32). Its
+/// space is the one that fits [`gemv::MAX_M`] rows (the combine's shared memory grows
+/// with the rows), so it fits every shape of the op.
+pub const GEMV_KMAJOR: TemplateSpec = TemplateSpec {
+    schedule: "template",
+    params: &gemv::kmajor::PARAMS,
+    space: |limits| gemv::kmajor::space(limits, gemv::MAX_M),
+    default: |limits| gemv::kmajor::default_config(limits, DType::F32),
+    rule: Some(|limits, shape| {
+        let (m, n, k) = mnk(shape);
+        let (p, why) = gemv::kmajor::KmajorParams::rule(limits, m, n, k, DType::F32);
+        (p.config(), why)
+    }),
+    pays: always,
+    describe: |config| gemv::kmajor::describe_config(config, DType::F32),
+    build: |shape, config| {
+        let (m, n, k) = mnk(shape);
+        gemv::kmajor::build(m, n, k, DType::F32, config)
+    },
+};
+
+/// The K-major skinny-product template registered on the `gemv-kmajor-f16` op.
+pub const GEMV_KMAJOR_F16: TemplateSpec = TemplateSpec {
+    default: |limits| gemv::kmajor::default_config(limits, DType::F16),
+    rule: Some(|limits, shape| {
+        let (m, n, k) = mnk(shape);
+        let (p, why) = gemv::kmajor::KmajorParams::rule(limits, m, n, k, DType::F16);
+        (p.config(), why)
+    }),
+    describe: |config| gemv::kmajor::describe_config(config, DType::F16),
+    build: |shape, config| {
+        let (m, n, k) = mnk(shape);
+        gemv::kmajor::build(m, n, k, DType::F16, config)
+    },
+    ..GEMV_KMAJOR
 };
 
 /// `conv2d`'s `implicit-gemm`: the matmul template's space over views and configs.

@@ -110,3 +110,46 @@ fn grouped_convs_all_schedules_and_configs_at_small_shapes() {
         }
     }
 }
+
+/// The K-major skinny products at their odd small shapes (m = 1, 3, 8; k = 7, 100, 1001
+/// — not multiples of 8, element loads — n = 33, 70, 5), and at 2 rows over k = 2056
+/// (16-byte loads, a ragged last step): the rule's config for CUDA and for plain WebGPU
+/// (the shared-memory combine) and a spread sample of the space, in the interpreter
+/// against `A · Wᵀ` in float64.
+#[test]
+fn gemv_kmajor_at_small_shapes_with_rule_and_space_configs() {
+    use weft_codegen_common::TargetLimits;
+    for op in ["gemv-kmajor", "gemv-kmajor-f16"] {
+        let spec = find(op).unwrap();
+        let template = spec.template.unwrap();
+        let shapes: Vec<&[i64]> = spec
+            .small
+            .iter()
+            .copied()
+            .chain([&[2, 9, 2056][..]])
+            .collect();
+        for values in shapes {
+            check(op, values, "template");
+            let shape = Shape::from_values(spec, values).unwrap();
+            let w = Workload::new(op, &shape).unwrap();
+            let mut configs = Vec::new();
+            for limits in [TargetLimits::cuda(), TargetLimits::webgpu_default()] {
+                configs.push(template.untuned(&limits, &shape).0);
+                let space = (template.space)(&limits);
+                configs.extend(space.iter().step_by(space.len().div_ceil(5)).cloned());
+            }
+            let inputs = w.random_inputs(11);
+            for config in configs {
+                let what = format!("{op} at {shape} with {config}");
+                let lowered = w
+                    .lower_with("template", Some(&config))
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                let out = w
+                    .run_interp(&lowered, &inputs)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                let err = weft_ops::check::check(&w, &inputs, &out);
+                assert!(err.is_right(), "{what}: error {err}");
+            }
+        }
+    }
+}

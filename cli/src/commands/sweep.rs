@@ -40,7 +40,10 @@ pub fn sweep(a: &SweepArgs) -> Result<(), CliError> {
             op.name
         )));
     }
-    let skinny = matches!(op.name, "gemv" | "gemv-f16");
+    let skinny = matches!(
+        op.name,
+        "gemv" | "gemv-f16" | "gemv-kmajor" | "gemv-kmajor-f16"
+    );
     // The decode step's attention: GB/s printed (K and V are most of the bytes), and the
     // split-KV rule timed beside the one-kernel rule.
     let attention = op.name == "attention-f16";

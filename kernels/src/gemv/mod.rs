@@ -30,6 +30,7 @@
 //! the last step only. `a` and `b` may be te computes (views) that fusion inlines.
 
 mod kernel;
+pub mod kmajor;
 
 use weft_codegen_common::TargetLimits;
 use weft_ir::func::Func;
