@@ -115,18 +115,77 @@ fn the_planted_node_is_found_on_the_cpu_in_f32_and_f16() {
 #[test]
 fn the_planted_node_is_found_on_vulkan() {
     let Some(dir) = fixtures() else { return };
+    if !vulkan_or_skip() {
+        return;
+    }
+    finds_the_planted_node(dir.path(), &["--target", "vulkan", "--dtype", "f16"]);
+}
+
+/// True where `weft targets` finds a Vulkan adapter; else the skip printed (a failure
+/// where `WEFT_REQUIRE` names `wgpu`).
+fn vulkan_or_skip() -> bool {
     let targets = ok(&["targets"]);
-    if !targets
+    let found = targets
         .lines()
-        .any(|l| l.starts_with("vulkan") && l.contains("available"))
-    {
+        .any(|l| l.starts_with("vulkan") && l.contains("available"));
+    if !found {
         skip(
             "wgpu",
             "no Vulkan adapter (install mesa-vulkan-drivers for lavapipe)",
         );
+    }
+    found
+}
+
+/// `weft model check FILE --target vulkan --dtype f16 extra` with `WEFT_VK_CONV=value`.
+fn check_on_vulkan(file: &str, extra: &[&str], value: &str) -> std::process::Output {
+    let mut args = vec![
+        "model", "check", file, "--target", "vulkan", "--dtype", "f16",
+    ];
+    args.extend(extra);
+    Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(&args)
+        .env("WEFT_VK_CONV", value)
+        .output()
+        .expect("weft starts")
+}
+
+/// `WEFT_VK_CONV=1` writes the convolutions' guarded gathers without a branch (a load at
+/// a clamped index and a `select` per element): the network (3×3 convolutions padded by
+/// one, 12×12, rows not a whole number of tiles) still agrees with ONNX Runtime on
+/// Vulkan in f16, and the planted convolution is still found, so the comparison can
+/// fail. A value other than 0 or 1 is refused, naming the variable.
+#[test]
+fn branch_free_gathers_agree_with_onnx_runtime_on_vulkan() {
+    let Some(dir) = fixtures() else { return };
+    if !vulkan_or_skip() {
         return;
     }
-    finds_the_planted_node(dir.path(), &["--target", "vulkan", "--dtype", "f16"]);
+    let (net, planted) = (
+        path(dir.path(), "net.onnx"),
+        path(dir.path(), "planted.onnx"),
+    );
+    let out = check_on_vulkan(&net, &[], "1");
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+    assert!(
+        text.contains("weft agrees with ONNX Runtime on every output"),
+        "{text}"
+    );
+    let out = check_on_vulkan(&planted, &["--ort-model", &net], "1");
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}\n{}", stderr(&out));
+    assert!(
+        text.contains("node    `block2/conv_b` (Conv in the file)"),
+        "{text}"
+    );
+    let out = check_on_vulkan(&net, &[], "yes");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("WEFT_VK_CONV=`yes`: 0 (off) or 1 (on)"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

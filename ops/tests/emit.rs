@@ -204,3 +204,50 @@ fn msl_copies_f16_tiles_sixteen_bytes_a_thread() {
         .any(|l| l.contains("_smem[") && !l.contains("threadgroup half") && l.contains("] ="));
     assert!(!elementwise, "an element-wise stage store\n{msl}");
 }
+
+/// `emit_with(.., true)` (`WEFT_VK_CONV=1`) writes an implicit GEMM's guarded gathers
+/// without a branch: at GoogLeNet's `inception4b/branch3/branch3.1` (3×3, 24 → 64 at 14²,
+/// the Vulkan rule's 32×64×16 tile), every guarded `vec4` load of the default form (an
+/// `if` whose `else` stores 0.0 in each of its four elements) becomes a load at a clamped
+/// index and four `select`s, and naga accepts the module. The default form is unchanged
+/// by the switch's code (`emit_with(.., false)` is what `emit` writes with it unset).
+#[test]
+fn branch_free_gathers_replace_every_guarded_vec4_load() {
+    let limits = common::nvidia_vulkan_limits();
+    let shape = weft_ops::Shape::parse(
+        "conv2d-f16",
+        "n=1,c=24,h=14,w=14,k=64,r=3,s=3,stride=1,pad=1",
+    )
+    .unwrap();
+    let w = Workload::new("conv2d-f16", &shape).unwrap();
+    let spec = weft_ops::find("conv2d-f16").unwrap().template.unwrap();
+    let (config, _) = spec.untuned(&limits, &shape);
+    let lowered = w.lower_with("implicit-gemm", Some(&config)).unwrap();
+    let opts = WgslOptions { limits };
+    let (mut fills, mut selects) = (0, 0);
+    for k in &lowered.kernels {
+        let off = weft_codegen_wgsl::emit_with(k, &opts, false)
+            .unwrap()
+            .source;
+        let on = weft_codegen_wgsl::emit_with(k, &opts, true).unwrap().source;
+        let count = |src: &str, pat: &str| src.lines().filter(|l| l.contains(pat)).count();
+        fills += count(&off, "] = 0.0h;");
+        selects += count(&on, "= select(0.0h, ");
+        assert_eq!(count(&on, "] = 0.0h;"), 0, "a fill left:\n{on}");
+        assert_eq!(
+            count(&off, "] = 0.0h;"),
+            count(&on, "= select(0.0h, "),
+            "{off}\n----\n{on}"
+        );
+        assert!(
+            count(&on, "if (") < count(&off, "if ("),
+            "no branch removed:\n{on}"
+        );
+        weft_codegen_wgsl::validate(&on).unwrap();
+    }
+    // The A tile's loads two steps ahead: at least the prologue's and the loop's.
+    assert!(
+        fills >= 16 && selects == fills,
+        "{fills} fills, {selects} selects"
+    );
+}
