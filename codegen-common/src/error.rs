@@ -35,12 +35,13 @@ pub enum EmitError {
     #[error("kernel `{kernel}` is malformed: {what}")]
     Invalid { kernel: String, what: String },
     /// An emitter's switch read from the environment (`WEFT_VK_CONV`) holds something
-    /// other than `0` or `1`.
-    #[error("kernel `{kernel}`: {variable}=`{value}`: 0 (off) or 1 (on)")]
+    /// it does not take (`allowed` says what it takes).
+    #[error("kernel `{kernel}`: {variable}=`{value}`: {allowed}")]
     Switch {
         kernel: String,
         variable: &'static str,
         value: String,
+        allowed: &'static str,
     },
 }
 

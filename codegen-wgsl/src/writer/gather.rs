@@ -33,18 +33,25 @@ use weft_ir::kernel::KStmt;
 use super::{Writer, needs_hoist, ty};
 
 /// The environment variable that writes guarded vector copies without a branch: `1`
-/// on, `0` or unset off; anything else refused, naming it.
+/// on, `2` on and the Vulkan convolutions' rule taking deeper k steps
+/// (`weft_kernels::matmul_f16::DEEP_STEPS_SWITCH`, the same variable), `0` or unset off;
+/// anything else refused, naming it.
 pub const SWITCH: &str = "WEFT_VK_CONV";
+
+/// What [`SWITCH`] takes, as its refusal says.
+const ALLOWED: &str = "0 (off), 1 (guarded gathers without a branch) or 2 (1, and the \
+     Vulkan convolution rule's k steps of 64 at one wave)";
 
 /// Whether [`SWITCH`] asks for branch-free guarded copies (`kernel` names the error).
 pub(crate) fn from_env(kernel: &str) -> Result<bool, EmitError> {
     match std::env::var(SWITCH).as_deref() {
         Err(_) | Ok("0") => Ok(false),
-        Ok("1") => Ok(true),
+        Ok("1" | "2") => Ok(true),
         Ok(other) => Err(EmitError::Switch {
             kernel: kernel.to_string(),
             variable: SWITCH,
             value: other.to_string(),
+            allowed: ALLOWED,
         }),
     }
 }
