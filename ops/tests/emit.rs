@@ -251,3 +251,42 @@ fn branch_free_gathers_replace_every_guarded_vec4_load() {
         "{fills} fills, {selects} selects"
     );
 }
+
+/// The switch leaves f32 kernels as they are: the fp32 product at a size that is no whole
+/// number of tiles (its template's edge tiles load through guarded vec4 copies), every
+/// schedule, the same WGSL with and without it (that template's predicated vec4 loads ran
+/// slower without a branch, `docs/matmul-template.md`).
+#[test]
+fn branch_free_gathers_leave_f32_kernels_alone() {
+    let opts = wgsl_options();
+    let shape = weft_ops::Shape::parse("matmul", "m=100,n=72,k=136").unwrap();
+    let w = Workload::new("matmul", &shape).unwrap();
+    let op = weft_ops::find("matmul").unwrap();
+    let (config, _) = op.template.unwrap().untuned(&opts.limits, &shape);
+    let mut guarded = 0;
+    let mut lowered: Vec<_> = op.schedules.iter().map(|s| w.lower(s).unwrap()).collect();
+    lowered.push(w.lower_with("template", Some(&config)).unwrap());
+    for (i, func) in lowered.iter().enumerate() {
+        let schedule = op
+            .schedules
+            .get(i)
+            .copied()
+            .unwrap_or("template, the rule's config");
+        for k in &func.kernels {
+            let on = weft_codegen_wgsl::emit_with(k, &opts, true).unwrap().source;
+            let off = weft_codegen_wgsl::emit_with(k, &opts, false)
+                .unwrap()
+                .source;
+            guarded += off
+                .lines()
+                .filter(|l| l.contains("_ldg[0] = 0.0f;"))
+                .count();
+            assert!(
+                on == off,
+                "matmul {schedule}: the switch changed an f32 kernel"
+            );
+        }
+    }
+    // The edge tiles' fills are there: the comparison saw guarded copies.
+    assert!(guarded > 0);
+}

@@ -421,6 +421,8 @@ impl Writer<'_> {
                         self.copy(b, needs_block(b), level)?;
                     }
                 }
+                // With the switch on, a guarded vector copy is written without a branch
+                // (`gather.rs`): the guard writes it and says so.
                 cond if self.branch_free_copy(&cond, then, otherwise.as_deref(), level)? => {}
                 cond => {
                     let cond = self.hoist(&cond, level)?;
