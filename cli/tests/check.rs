@@ -154,7 +154,8 @@ fn check_on_vulkan(file: &str, extra: &[&str], value: &str) -> std::process::Out
 /// load at a clamped index and a `select` per element): the network (3×3 convolutions padded by
 /// one, 12×12, rows not a whole number of tiles) still agrees with ONNX Runtime on
 /// Vulkan in f16, and the planted convolution is still found, so the comparison can
-/// fail. A value other than 0 or 1 is refused, naming the variable.
+/// fail; two convolutions run as ops agree with float64 (with the `select`'s operands
+/// swapped both fail). A value other than 0, 1 or 2 is refused, naming the variable.
 #[test]
 fn branch_free_gathers_agree_with_onnx_runtime_on_vulkan() {
     let Some(dir) = fixtures() else { return };
@@ -183,6 +184,30 @@ fn branch_free_gathers_agree_with_onnx_runtime_on_vulkan() {
         text.contains("node    `block2/conv_b` (Conv in the file)"),
         "{text}"
     );
+    // The op against float64: a 3×3 convolution padded by one (24 channels, vec4 loads)
+    // and a 1×1 one over rows of 58 halves (pairs, loaded element by element).
+    for shape in [
+        "n=1,c=24,h=14,w=14,k=64,r=3,s=3,stride=1,pad=1",
+        "n=1,c=58,h=28,w=28,k=58,r=1,s=1,stride=1,pad=0",
+    ] {
+        let args = [
+            "run",
+            "--op",
+            "conv2d-f16",
+            "--shape",
+            shape,
+            "--target",
+            "vulkan",
+        ];
+        let out = Command::new(env!("CARGO_BIN_EXE_weft"))
+            .args(args)
+            .env("WEFT_VK_CONV", "1")
+            .output()
+            .expect("weft starts");
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+        assert!(text.contains(": ok"), "{text}");
+    }
     let out = check_on_vulkan(&net, &[], "yes");
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(

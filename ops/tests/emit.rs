@@ -213,12 +213,32 @@ fn msl_copies_f16_tiles_sixteen_bytes_a_thread() {
 /// by the switch's code (`emit_with(.., false)` is what `emit` writes with it unset).
 #[test]
 fn branch_free_gathers_replace_every_guarded_vec4_load() {
+    let (fills, selects) = branch_free_at("n=1,c=24,h=14,w=14,k=64,r=3,s=3,stride=1,pad=1");
+    // The A tile's loads two steps ahead: at least the prologue's and the loop's.
+    assert!(
+        fills >= 16 && selects == fills,
+        "{fills} fills, {selects} selects"
+    );
+}
+
+/// The same where rows of 58 halves are copied 2 at a time (ShuffleNetV2's 1×1 layers at
+/// 28²; the input is not declared as vec4s): each element's guarded load becomes a load at
+/// a clamped index under a `select`.
+#[test]
+fn branch_free_gathers_replace_guarded_pairs_of_halves() {
+    let (fills, selects) = branch_free_at("n=1,c=58,h=28,w=28,k=58,r=1,s=1,stride=1,pad=0");
+    assert!(
+        fills >= 4 && selects == fills,
+        "{fills} fills, {selects} selects"
+    );
+}
+
+/// `conv2d-f16` at `shape` with the Vulkan rule's config, emitted without and with the
+/// switch: every fill of the default form a `select`, fewer `if`s, naga's approval; the
+/// fills and selects counted.
+fn branch_free_at(shape: &str) -> (usize, usize) {
     let limits = common::nvidia_vulkan_limits();
-    let shape = weft_ops::Shape::parse(
-        "conv2d-f16",
-        "n=1,c=24,h=14,w=14,k=64,r=3,s=3,stride=1,pad=1",
-    )
-    .unwrap();
+    let shape = weft_ops::Shape::parse("conv2d-f16", shape).unwrap();
     let w = Workload::new("conv2d-f16", &shape).unwrap();
     let spec = weft_ops::find("conv2d-f16").unwrap().template.unwrap();
     let (config, _) = spec.untuned(&limits, &shape);
@@ -245,11 +265,7 @@ fn branch_free_gathers_replace_every_guarded_vec4_load() {
         );
         weft_codegen_wgsl::validate(&on).unwrap();
     }
-    // The A tile's loads two steps ahead: at least the prologue's and the loop's.
-    assert!(
-        fills >= 16 && selects == fills,
-        "{fills} fills, {selects} selects"
-    );
+    (fills, selects)
 }
 
 /// The switch leaves f32 kernels as they are: the fp32 product at a size that is no whole

@@ -1,15 +1,19 @@
 //! Guarded vector copies without a branch (`WEFT_VK_CONV=1`, off by default).
 //!
-//! A predicated vector load `if (c) { dst[..] = src[i..] } else { dst[..] = f }` is
-//! written by default as an `if` around a `vec4` load (see [`super::Writer::hoist`]: the
-//! same form for predicated `vec4` loads measured slower at a 4096³ product in 2026-11-22).
-//! With the switch on it becomes
+//! A predicated vector load of halves `if (c) { dst[..] = src[i..] } else { dst[..] = f }`
+//! is written by default as an `if` around a `vec4` load or its elements' loads (see
+//! [`super::Writer::hoist`]: the same form for the fp32 template's predicated `vec4` loads
+//! measured slower at a 4096³ product in 2026-11-22, so f32 keeps the `if`). With the
+//! switch on it becomes
 //!
 //! ```wgsl
 //! let guard: bool = c;
 //! let v: vec4<f16> = src[select(0, i / 4, guard)];
 //! dst[..] = select(f, v.x, guard); ...
 //! ```
+//!
+//! (from a source not declared as `vec4`s, each element's load at a clamped index under a
+//! `select`).
 //!
 //! Why: an implicit GEMM's gathers (an im2col row and padding test on every load) are
 //! such copies, and on an H200 through Vulkan a convolution's k step cost about 0.13 µs
@@ -113,7 +117,7 @@ fn guarded<'k>(then: &'k KStmt, otherwise: Option<&'k KStmt>) -> Option<Guarded<
     else {
         return None;
     };
-    let whole = *lanes > 1 && lanes % 4 == 0 && load_lanes == lanes && *extent == *lanes as i64;
+    let whole = *lanes > 1 && load_lanes == lanes && *extent == *lanes as i64;
     let plain = fill_dst.id() == dst.id()
         && indices.len() == 1
         && !contains_load(&indices[0])
@@ -133,8 +137,8 @@ fn guarded<'k>(then: &'k KStmt, otherwise: Option<&'k KStmt>) -> Option<Guarded<
 
 impl Writer<'_> {
     /// Writes `if (cond) then else otherwise` without a branch where it is a guarded
-    /// vector copy of halves from a buffer declared as `vec4`s into one that is not (a
-    /// gather into staging registers or a workgroup tile), and the switch is on. `false`: nothing
+    /// vector copy of halves into a buffer not declared as `vec4`s (a gather into staging
+    /// registers or a workgroup tile), and the switch is on. `false`: nothing
     /// written, the caller writes the `if`.
     pub(crate) fn branch_free_copy(
         &mut self,
@@ -152,9 +156,12 @@ impl Writer<'_> {
         // Halves only: the fp16 template's gathers, what the switch is measured on. The fp32
         // matmul template's predicated vec4 loads ran 4096³ 3.74 → 4.20 ms in this form on
         // an H100 through Vulkan (2026-11-22, `docs/matmul-template.md`).
+        // A source declared as vec4s is read a vec4 at a time (whole vec4s only); another
+        // (rows of 58 halves: 2 a copy) element by element, each load at a clamped index.
+        let vec_src = self.vec4.contains(&g.src.id());
         if g.src.dtype() != DType::F16
-            || !self.vec4.contains(&g.src.id())
             || self.vec4.contains(&g.dst.id())
+            || (vec_src && g.lanes % 4 != 0)
         {
             return Ok(false);
         }
@@ -180,6 +187,18 @@ impl Writer<'_> {
         let guard = self.namer.declare(NameKey::Var(guard.id()), "guard");
         let c = self.expr(cond)?.0;
         self.line(level, &format!("let {guard}: bool = {c};"));
+        if !vec_src {
+            for (k, d) in dst_index.iter().enumerate() {
+                let s = self.expr(&fold(&(si.clone() + Expr::int(k as i64))))?.0;
+                self.line(
+                    level,
+                    &format!(
+                        "{dn}[{d}] = select({fallback}, {sn}[select(0, {s}, {guard})], {guard});"
+                    ),
+                );
+            }
+            return Ok(true);
+        }
         let t = ty(g.src.dtype());
         let comps = ["x", "y", "z", "w"];
         for j in 0..g.lanes / 4 {
