@@ -202,9 +202,10 @@ pub fn deep_steps_asked() -> bool {
 pub const DEEP_STEP: i64 = 64;
 
 /// [`views_rule_elementwise`], with `deep` its pick taking k steps of [`DEEP_STEP`] where
-/// it is unsplit and gives at most [`rule::ENOUGH_TILES`] blocks (one a multiprocessor:
-/// nothing waits for a second wave, so a step's latency, not its loads, sets the time)
-/// and the space has that twin. Measured on an H200 through Vulkan (2026-11-28d,
+/// it is unsplit and gives at most [`rule::ENOUGH_TILES`] blocks (about one a
+/// multiprocessor: no second wave needs the occupancy that a deeper step's workgroup
+/// memory costs, and every step pays its barrier and latency once) and the space has
+/// that twin. Measured on an H200 through Vulkan (2026-11-28d,
 /// `conv-vk-all.json`, 32×64 tiles of 1×2-fragment warps, unsplit, at the seven of
 /// ResNet-50's layers giving 16 to 98 blocks): steps of 64 against 16 at 0.89–1.26× the
 /// time's inverse, 1.10× geometric mean (56² 3×3 20.2 → 16.5 µs, 7² 3×3 157 → 124; 28²
