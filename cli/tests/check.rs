@@ -115,18 +115,106 @@ fn the_planted_node_is_found_on_the_cpu_in_f32_and_f16() {
 #[test]
 fn the_planted_node_is_found_on_vulkan() {
     let Some(dir) = fixtures() else { return };
+    if !vulkan_or_skip() {
+        return;
+    }
+    finds_the_planted_node(dir.path(), &["--target", "vulkan", "--dtype", "f16"]);
+}
+
+/// True where `weft targets` finds a Vulkan adapter; else the skip printed (a failure
+/// where `WEFT_REQUIRE` names `wgpu`).
+fn vulkan_or_skip() -> bool {
     let targets = ok(&["targets"]);
-    if !targets
+    let found = targets
         .lines()
-        .any(|l| l.starts_with("vulkan") && l.contains("available"))
-    {
+        .any(|l| l.starts_with("vulkan") && l.contains("available"));
+    if !found {
         skip(
             "wgpu",
             "no Vulkan adapter (install mesa-vulkan-drivers for lavapipe)",
         );
+    }
+    found
+}
+
+/// `weft model check FILE --target vulkan --dtype f16 extra` with `WEFT_VK_CONV=value`.
+fn check_on_vulkan(file: &str, extra: &[&str], value: &str) -> std::process::Output {
+    let mut args = vec![
+        "model", "check", file, "--target", "vulkan", "--dtype", "f16",
+    ];
+    args.extend(extra);
+    Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(&args)
+        .env("WEFT_VK_CONV", value)
+        .output()
+        .expect("weft starts")
+}
+
+/// `WEFT_VK_CONV=1` (and `2`) writes the convolutions' guarded gathers without a branch (a
+/// load at a clamped index and a `select` per element): the network (3×3 convolutions padded by
+/// one, 12×12, rows not a whole number of tiles) still agrees with ONNX Runtime on
+/// Vulkan in f16, and the planted convolution is still found, so the comparison can
+/// fail; two convolutions run as ops agree with float64 (with the `select`'s operands
+/// swapped both fail). A value other than 0, 1 or 2 is refused, naming the variable.
+#[test]
+fn branch_free_gathers_agree_with_onnx_runtime_on_vulkan() {
+    let Some(dir) = fixtures() else { return };
+    if !vulkan_or_skip() {
         return;
     }
-    finds_the_planted_node(dir.path(), &["--target", "vulkan", "--dtype", "f16"]);
+    let (net, planted) = (
+        path(dir.path(), "net.onnx"),
+        path(dir.path(), "planted.onnx"),
+    );
+    // 2 adds the rule's deeper k steps, which need cooperative matrices (lavapipe has
+    // none: the interpreter checks those, `ops/tests/rule_conv_f16.rs`).
+    for value in ["1", "2"] {
+        let out = check_on_vulkan(&net, &[], value);
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+        assert!(
+            text.contains("weft agrees with ONNX Runtime on every output"),
+            "{text}"
+        );
+    }
+    let out = check_on_vulkan(&planted, &["--ort-model", &net], "1");
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}\n{}", stderr(&out));
+    assert!(
+        text.contains("node    `block2/conv_b` (Conv in the file)"),
+        "{text}"
+    );
+    // The op against float64: a 3×3 convolution padded by one (24 channels, vec4 loads)
+    // and a 1×1 one over rows of 58 halves (pairs, loaded element by element).
+    for shape in [
+        "n=1,c=24,h=14,w=14,k=64,r=3,s=3,stride=1,pad=1",
+        "n=1,c=58,h=28,w=28,k=58,r=1,s=1,stride=1,pad=0",
+    ] {
+        let args = [
+            "run",
+            "--op",
+            "conv2d-f16",
+            "--shape",
+            shape,
+            "--target",
+            "vulkan",
+        ];
+        let out = Command::new(env!("CARGO_BIN_EXE_weft"))
+            .args(args)
+            .env("WEFT_VK_CONV", "1")
+            .output()
+            .expect("weft starts");
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+        assert!(text.contains(": ok"), "{text}");
+    }
+    let out = check_on_vulkan(&net, &[], "yes");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("WEFT_VK_CONV=`yes`: 0 (off), 1 (guarded gathers"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

@@ -34,6 +34,15 @@ pub enum EmitError {
     /// used outside its scope, an integer literal out of its type's range, ...).
     #[error("kernel `{kernel}` is malformed: {what}")]
     Invalid { kernel: String, what: String },
+    /// An emitter's switch read from the environment (`WEFT_VK_CONV`) holds something
+    /// it does not take (`allowed` says what it takes).
+    #[error("kernel `{kernel}`: {variable}=`{value}`: {allowed}")]
+    Switch {
+        kernel: String,
+        variable: &'static str,
+        value: String,
+        allowed: &'static str,
+    },
 }
 
 /// The kinds of node lowering must remove before a kernel reaches an emitter.
@@ -69,7 +78,8 @@ impl EmitError {
         match self {
             EmitError::Unlowered { kernel, .. }
             | EmitError::Unsupported { kernel, .. }
-            | EmitError::Invalid { kernel, .. } => kernel,
+            | EmitError::Invalid { kernel, .. }
+            | EmitError::Switch { kernel, .. } => kernel,
             EmitError::Limit(l) => l.kernel(),
         }
     }

@@ -30,6 +30,7 @@ use weft_codegen_common::{EmitError, Emitted, Language, checked};
 use weft_ir::kernel::{Kernel, LoweredFunc};
 
 pub use weft_codegen_common::TargetLimits;
+pub use writer::SWITCH as BRANCH_FREE_SWITCH;
 
 /// Options of the WGSL emitter.
 #[derive(Clone, Debug)]
@@ -55,9 +56,27 @@ const BACKEND: &str = "WGSL";
 /// The [`Emitted`] value's one entry point says how to bind the module: one storage
 /// buffer per buffer parameter, in parameter order, all in `@group(0)`, then the
 /// uniform buffer of the scalar parameters.
+///
+/// Guarded vector copies are written as an `if` around the load unless the environment's
+/// [`BRANCH_FREE_SWITCH`] (`WEFT_VK_CONV`) is `1` or `2` ([`emit_with`]); a value other
+/// than `0`, `1` or `2` is refused, naming it.
 pub fn emit(kernel: &Kernel, opts: &WgslOptions) -> Result<Emitted, EmitError> {
+    let branch_free = writer::branch_free_from_env(&kernel.name)?;
+    emit_with(kernel, opts, branch_free)
+}
+
+/// [`emit`] with the form of guarded vector copies given: without a branch (a `select`
+/// over a clamped index) where `branch_free`, else as an `if` (the default).
+pub fn emit_with(
+    kernel: &Kernel,
+    opts: &WgslOptions,
+    branch_free: bool,
+) -> Result<Emitted, EmitError> {
     checked(kernel, Language::Wgsl, &opts.limits)?;
-    writer::write_module(&weft_codegen_common::fold::fold_indices(kernel))
+    writer::write_module(
+        &weft_codegen_common::fold::fold_indices(kernel),
+        branch_free,
+    )
 }
 
 /// Every kernel of `func` in one WGSL module, in launch order: one `@compute` entry point
@@ -79,8 +98,12 @@ pub fn emit_lowered(func: &LoweredFunc, opts: &WgslOptions) -> Result<Emitted, E
     let mut kernels = Vec::new();
     for k in &func.kernels {
         checked(k, Language::Wgsl, &opts.limits)?;
-        let (part, entry) =
-            writer::write_part(&weft_codegen_common::fold::fold_indices(k), &taken)?;
+        let branch_free = writer::branch_free_from_env(&k.name)?;
+        let (part, entry) = writer::write_part(
+            &weft_codegen_common::fold::fold_indices(k),
+            &taken,
+            branch_free,
+        )?;
         taken.extend(part.globals);
         for e in part.enables {
             if !enables.contains(&e) {

@@ -204,3 +204,105 @@ fn msl_copies_f16_tiles_sixteen_bytes_a_thread() {
         .any(|l| l.contains("_smem[") && !l.contains("threadgroup half") && l.contains("] ="));
     assert!(!elementwise, "an element-wise stage store\n{msl}");
 }
+
+/// `emit_with(.., true)` (`WEFT_VK_CONV=1`) writes an implicit GEMM's guarded gathers
+/// without a branch: at GoogLeNet's `inception4b/branch3/branch3.1` (3×3, 24 → 64 at 14²,
+/// the Vulkan rule's 32×64×16 tile), every guarded `vec4` load of the default form (an
+/// `if` whose `else` stores 0.0 in each of its four elements) becomes a load at a clamped
+/// index and four `select`s, and naga accepts the module. The default form is unchanged
+/// by the switch's code (`emit_with(.., false)` is what `emit` writes with it unset).
+#[test]
+fn branch_free_gathers_replace_every_guarded_vec4_load() {
+    let (fills, selects) = branch_free_at("n=1,c=24,h=14,w=14,k=64,r=3,s=3,stride=1,pad=1");
+    // The A tile's loads two steps ahead: at least the prologue's and the loop's.
+    assert!(
+        fills >= 16 && selects == fills,
+        "{fills} fills, {selects} selects"
+    );
+}
+
+/// The same where rows of 58 halves are copied 2 at a time (ShuffleNetV2's 1×1 layers at
+/// 28²; the input is not declared as vec4s): each element's guarded load becomes a load at
+/// a clamped index under a `select`.
+#[test]
+fn branch_free_gathers_replace_guarded_pairs_of_halves() {
+    let (fills, selects) = branch_free_at("n=1,c=58,h=28,w=28,k=58,r=1,s=1,stride=1,pad=0");
+    assert!(
+        fills >= 4 && selects == fills,
+        "{fills} fills, {selects} selects"
+    );
+}
+
+/// `conv2d-f16` at `shape` with the Vulkan rule's config, emitted without and with the
+/// switch: every fill of the default form a `select`, fewer `if`s, naga's approval; the
+/// fills and selects counted.
+fn branch_free_at(shape: &str) -> (usize, usize) {
+    let limits = common::nvidia_vulkan_limits();
+    let shape = weft_ops::Shape::parse("conv2d-f16", shape).unwrap();
+    let w = Workload::new("conv2d-f16", &shape).unwrap();
+    let spec = weft_ops::find("conv2d-f16").unwrap().template.unwrap();
+    let (config, _) = spec.untuned(&limits, &shape);
+    let lowered = w.lower_with("implicit-gemm", Some(&config)).unwrap();
+    let opts = WgslOptions { limits };
+    let (mut fills, mut selects) = (0, 0);
+    for k in &lowered.kernels {
+        let off = weft_codegen_wgsl::emit_with(k, &opts, false)
+            .unwrap()
+            .source;
+        let on = weft_codegen_wgsl::emit_with(k, &opts, true).unwrap().source;
+        let count = |src: &str, pat: &str| src.lines().filter(|l| l.contains(pat)).count();
+        fills += count(&off, "] = 0.0h;");
+        selects += count(&on, "= select(0.0h, ");
+        assert_eq!(count(&on, "] = 0.0h;"), 0, "a fill left:\n{on}");
+        assert_eq!(
+            count(&off, "] = 0.0h;"),
+            count(&on, "= select(0.0h, "),
+            "{off}\n----\n{on}"
+        );
+        assert!(
+            count(&on, "if (") < count(&off, "if ("),
+            "no branch removed:\n{on}"
+        );
+        weft_codegen_wgsl::validate(&on).unwrap();
+    }
+    (fills, selects)
+}
+
+/// The switch leaves f32 kernels as they are: the fp32 product at a size that is no whole
+/// number of tiles (its template's edge tiles load through guarded vec4 copies), every
+/// schedule, the same WGSL with and without it (that template's predicated vec4 loads ran
+/// slower without a branch, `docs/matmul-template.md`).
+#[test]
+fn branch_free_gathers_leave_f32_kernels_alone() {
+    let opts = wgsl_options();
+    let shape = weft_ops::Shape::parse("matmul", "m=100,n=72,k=136").unwrap();
+    let w = Workload::new("matmul", &shape).unwrap();
+    let op = weft_ops::find("matmul").unwrap();
+    let (config, _) = op.template.unwrap().untuned(&opts.limits, &shape);
+    let mut guarded = 0;
+    let mut lowered: Vec<_> = op.schedules.iter().map(|s| w.lower(s).unwrap()).collect();
+    lowered.push(w.lower_with("template", Some(&config)).unwrap());
+    for (i, func) in lowered.iter().enumerate() {
+        let schedule = op
+            .schedules
+            .get(i)
+            .copied()
+            .unwrap_or("template, the rule's config");
+        for k in &func.kernels {
+            let on = weft_codegen_wgsl::emit_with(k, &opts, true).unwrap().source;
+            let off = weft_codegen_wgsl::emit_with(k, &opts, false)
+                .unwrap()
+                .source;
+            guarded += off
+                .lines()
+                .filter(|l| l.contains("_ldg[0] = 0.0f;"))
+                .count();
+            assert!(
+                on == off,
+                "matmul {schedule}: the switch changed an f32 kernel"
+            );
+        }
+    }
+    // The edge tiles' fills are there: the comparison saw guarded copies.
+    assert!(guarded > 0);
+}

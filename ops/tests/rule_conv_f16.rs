@@ -154,3 +154,47 @@ fn the_vulkan_conv_rule_is_near_the_fastest_config_measured_on_an_h200() {
         "the data no longer shows the old rule's loss\n{summary}"
     );
 }
+
+/// `WEFT_VK_CONV=2` ([`weft_kernels::matmul_f16::views_rule_elementwise_with`], deep):
+/// at GoogLeNet's `inception4b/branch3/branch3.1` (3×3, 24 → 64 at 14², 216 long, 7
+/// tiles of 32×64) the Vulkan rule's tile takes k steps of 64 (4 steps, the last 24
+/// deep) instead of 16 (14), as CUDA's pick does; right in the interpreter against
+/// float64 (the padding, the ragged last step and the 196 rows of 224). Past one wave
+/// (the stem's 392 blocks) and where the pick splits, the pick is the default rule's.
+#[test]
+fn the_deep_vulkan_conv_rule_takes_steps_of_64_at_one_wave_and_is_right() {
+    use weft_kernels::matmul_f16::{space_over_views, views_rule_elementwise_with};
+    use weft_kernels::rule::Product;
+    let limits = common::nvidia_vulkan_limits();
+    let configs = space_over_views(&limits);
+    let pick = |m, n, k, deep| {
+        views_rule_elementwise_with(&configs, Product::split(m, n, k), deep).unwrap()
+    };
+    let (shallow, deep) = (pick(196, 64, 216, false), pick(196, 64, 216, true));
+    assert_eq!(shallow.0.get("bk"), Some(16), "{shallow:?}");
+    assert_eq!(deep.0.get("bk"), Some(64), "{deep:?}");
+    assert_eq!(deep.1, 1, "{deep:?}");
+    let rest = |c: &weft_kernels::Config| {
+        let mut c = c.clone();
+        c.0.retain(|(k, _)| k != "bk");
+        c
+    };
+    assert_eq!(rest(&shallow.0), rest(&deep.0), "only the k step changes");
+    // The stem (12544 rows, 147 long: 392 blocks) and a split pick keep theirs.
+    assert_eq!(pick(12544, 64, 147, true), pick(12544, 64, 147, false));
+    let split = pick(196, 256, 2304, false);
+    assert!(split.1 > 1, "{split:?}");
+    assert_eq!(pick(196, 256, 2304, true), split);
+
+    let shape = Shape::parse(
+        "conv2d-f16",
+        "n=1,c=24,h=14,w=14,k=64,r=3,s=3,stride=1,pad=1",
+    )
+    .unwrap();
+    let w = weft_ops::Workload::new("conv2d-f16", &shape).unwrap();
+    let lowered = w.lower_with("implicit-gemm", Some(&deep.0)).unwrap();
+    let inputs = w.random_inputs(7);
+    let out = w.run_interp(&lowered, &inputs).unwrap();
+    let e = weft_ops::check::Checker::new(&w, &inputs).check(&out);
+    assert!(e.is_right(), "{} at {shape}: error {e}", deep.0);
+}

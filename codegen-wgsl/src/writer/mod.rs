@@ -3,6 +3,10 @@
 //! Expressions are in `expr.rs`.
 
 mod coop;
+mod gather;
+
+pub use gather::SWITCH;
+pub(crate) use gather::from_env as branch_free_from_env;
 
 use std::collections::{HashMap, HashSet};
 
@@ -31,6 +35,8 @@ pub(crate) struct Writer<'a> {
     consts: HashMap<Var, i64>,
     /// Copies of the innermost body per iteration of the unrolled loops around it.
     unroll_product: u64,
+    /// Guarded vector copies written without a branch ([`gather::SWITCH`]).
+    branch_free: bool,
 }
 
 /// The WGSL spelling of a scalar type.
@@ -95,9 +101,10 @@ pub(crate) struct Part {
     pub globals: Vec<String>,
 }
 
-/// Writes the module for `kernel` (contract and limits already checked).
-pub(crate) fn write_module(kernel: &Kernel) -> Result<Emitted, EmitError> {
-    let (part, entry) = write_part(kernel, &[])?;
+/// Writes the module for `kernel` (contract and limits already checked), its guarded
+/// vector copies without a branch where `branch_free` ([`gather::SWITCH`]).
+pub(crate) fn write_module(kernel: &Kernel, branch_free: bool) -> Result<Emitted, EmitError> {
+    let (part, entry) = write_part(kernel, &[], branch_free)?;
     let mut source: String = part.enables.concat();
     if !source.is_empty() {
         source.push('\n');
@@ -115,6 +122,7 @@ pub(crate) fn write_module(kernel: &Kernel) -> Result<Emitted, EmitError> {
 pub(crate) fn write_part(
     kernel: &Kernel,
     taken: &[String],
+    branch_free: bool,
 ) -> Result<(Part, EntryPoint), EmitError> {
     let mut namer = if kernel.uses_fragments() {
         Namer::new(&[keywords::WGSL, coop::ROLE_NAMES])
@@ -153,6 +161,7 @@ pub(crate) fn write_part(
         vec4: HashSet::new(),
         consts: HashMap::new(),
         unroll_product: 1,
+        branch_free,
     };
     let mut enables = Vec::new();
     if kernel.uses_dtype(DType::F16) {
@@ -412,6 +421,9 @@ impl Writer<'_> {
                         self.copy(b, needs_block(b), level)?;
                     }
                 }
+                // With the switch on, a guarded vector copy is written without a branch
+                // (`gather.rs`): the guard writes it and says so.
+                cond if self.branch_free_copy(&cond, then, otherwise.as_deref(), level)? => {}
                 cond => {
                     let cond = self.hoist(&cond, level)?;
                     let c = self.expr(&cond)?.0;

@@ -65,9 +65,10 @@ mod space;
 
 pub use kernel::{template, template_over};
 pub use pick::{
-    MAX_RULE_THREADS, MAX_RULE_THREADS_ELEMENTWISE, WGMMA_RULE_MAX_TILE, WGMMA_RULE_MIN_ROWS,
-    WGMMA_RULE_STAGES, WGMMA_VIEWS_MIN_TILES, op_rule, pipelines_fragments, rule_config,
-    rule_config_with, runs_ahead, tiles,
+    DEEP_STEP, DEEP_STEPS_SWITCH, MAX_RULE_THREADS, MAX_RULE_THREADS_ELEMENTWISE,
+    WGMMA_RULE_MAX_TILE, WGMMA_RULE_MIN_ROWS, WGMMA_RULE_STAGES, WGMMA_VIEWS_MIN_TILES,
+    deep_steps_asked, op_rule, pipelines_fragments, rule_config, rule_config_with, runs_ahead,
+    tiles, views_rule_elementwise, views_rule_elementwise_with,
 };
 pub use space::{default_config, default_config_over_views, space, space_over_views};
 

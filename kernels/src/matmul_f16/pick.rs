@@ -45,7 +45,7 @@ pub fn rule_config_with(
     let elementwise = space::elementwise_matrix_copies(limits);
     if elementwise
         && over_views
-        && let Some(choice) = views_rule_elementwise(&configs, p)
+        && let Some(choice) = views_rule_elementwise_with(&configs, p, deep_steps_asked())
     {
         return choice;
     }
@@ -182,6 +182,40 @@ pub const VIEWS_SHORT_K: i64 = 256;
 /// best timed (the stem 90.8 against 14.2 µs); this rule's picks are at 0.82–1.00×
 /// (geometric mean 0.97×). The fastest configs there were all 1×2-fragment warps.
 pub fn views_rule_elementwise(configs: &[Config], p: rule::Product) -> Option<rule::Choice> {
+    views_rule_elementwise_with(configs, p, false)
+}
+
+/// The environment variable whose value `2` asks [`views_rule_elementwise_with`] for
+/// [`DEEP_STEP`]-deep k steps (`1` asks the WGSL emitter for branch-free gathers only,
+/// `2` for both; the emitter refuses any value but `0`, `1` and `2`, naming it, so a
+/// Vulkan compile never runs with one). Off by default: unmeasured as a whole.
+pub const DEEP_STEPS_SWITCH: &str = "WEFT_VK_CONV";
+
+/// Whether [`DEEP_STEPS_SWITCH`] is `2`.
+pub fn deep_steps_asked() -> bool {
+    std::env::var(DEEP_STEPS_SWITCH).as_deref() == Ok("2")
+}
+
+/// The k step [`views_rule_elementwise_with`] takes with `deep`: CUDA's at the same
+/// convolutions (GoogLeNet's 3×3 at 14², 216 long: 4 steps of 64 at 4.0 µs on an H200
+/// through CUDA, 14 of 16 at 16.6 µs through Vulkan).
+pub const DEEP_STEP: i64 = 64;
+
+/// [`views_rule_elementwise`], with `deep` its pick taking k steps of [`DEEP_STEP`] where
+/// it is unsplit and gives at most [`rule::ENOUGH_TILES`] blocks (about one a
+/// multiprocessor: no second wave needs the occupancy that a deeper step's workgroup
+/// memory costs, and every step pays its barrier and latency once) and the space has
+/// that twin. Measured on an H200 through Vulkan (2026-11-28d,
+/// `conv-vk-all.json`, 32×64 tiles of 1×2-fragment warps, unsplit, at the seven of
+/// ResNet-50's layers giving 16 to 98 blocks): steps of 64 against 16 at 0.89–1.26× the
+/// time's inverse, 1.10× geometric mean (56² 3×3 20.2 → 16.5 µs, 7² 3×3 157 → 124; 28²
+/// stride 2 45.1 → 50.9 the one loss); at the stem's 392 blocks 14.5 → 34.0 µs, so not
+/// past one wave.
+pub fn views_rule_elementwise_with(
+    configs: &[Config],
+    p: rule::Product,
+    deep: bool,
+) -> Option<rule::Choice> {
     use crate::ceil_div;
     let step = if p.k < VIEWS_SHORT_K { 16 } else { 32 };
     let tiles: Vec<F16Params> = configs
@@ -233,6 +267,22 @@ pub fn views_rule_elementwise(configs: &[Config], p: rule::Product) -> Option<ru
         chosen.block_n(),
         blocks(chosen)
     );
+    let deeper = F16Params {
+        bk: DEEP_STEP,
+        k_unroll: DEEP_STEP,
+        ..*chosen
+    };
+    if deep
+        && splits(chosen) == 1
+        && blocks(chosen) <= rule::ENOUGH_TILES
+        && chosen.bk < DEEP_STEP
+        && p.k > chosen.bk
+        && configs.contains(&deeper.config())
+    {
+        let why =
+            format!("{why}; k steps of {DEEP_STEP} ({DEEP_STEPS_SWITCH}=2: one wave, unsplit)");
+        return Some((deeper.config(), 1, why));
+    }
     Some((chosen.config(), splits(chosen), why))
 }
 
