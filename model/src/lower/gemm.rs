@@ -18,6 +18,7 @@ use super::row_norm;
 use super::values::{Values, broadcast_index, reindex};
 use crate::anchor::{AnchorKey, AnchorTemplate, Views};
 use crate::error::{LowerError, ModelError};
+use weft_kernels::gemv::kmajor::{self, KmajorParams};
 use weft_kernels::gemv::{self, GemvParams};
 use weft_kernels::matmul_f16;
 use weft_kernels::product::Matmul;
@@ -119,7 +120,15 @@ pub(crate) fn lower<'g>(
     // element): the template reads them as its own placeholders, so its whole space
     // applies — Hopper's TMA + wgmma among it, which copies placeholders only.
     // A folded norm's output is never stored: `a` is then read through its view.
-    let stored = if f16 && !ta && !tb && group.row_norm.is_none() {
+    // A skinny product whose weight the layout pass stored K-major (`WEFT_GEMV_KMAJOR=1`)
+    // runs on the K-major template, which reads it `[N, K]` as it is stored.
+    let kmajor = chooser.choices.gemv_kmajor()
+        && !ta
+        && group.row_norm.is_none()
+        && skinny::takes(g, group.root, gemv::MAX_M as usize)
+        && k_major(g, b, tb)
+        && vals.leads(b);
+    let stored = if f16 && !ta && !tb && group.row_norm.is_none() && !kmajor {
         let f16_rows = |t| {
             vals.stored_rows(t)
                 .filter(|&s| g.tensor(s).dtype == DType::F16)
@@ -218,13 +227,67 @@ pub(crate) fn lower<'g>(
             }),
         );
     };
+    if kmajor {
+        let (p, why) = KmajorParams::rule(chooser.limits, m, n, k, operand);
+        if !p.fits(chooser.limits, m) {
+            return Err(fail(LowerError::Refused(format!(
+                "the K-major skinny template's rule gives a config that does not fit {}",
+                chooser.limits.name
+            ))));
+        }
+        // `a` read as stored where it is rows of f16 (the template's 16-byte loads of a
+        // placeholder), else through its view.
+        let a_stored = f16.then(|| vals.stored_rows(a)).flatten();
+        let a_k = match a_stored {
+            Some(sa) if g.tensor(sa).dtype == DType::F16 => {
+                let buf =
+                    te::placeholder(&vals.fresh_name(&g.tensor(sa).name), &[m, k], DType::F16);
+                vals.adopt(sa, &buf);
+                buf
+            }
+            Some(_) | None => a_view,
+        };
+        // The weight's own buffer, `[N, K]` in memory, where it is stored in the operand
+        // type; else read through a view of it.
+        let w = if g.tensor(b).dtype == operand {
+            vals.buffer(b)
+        } else {
+            te::compute("w_view", &[("j", n), ("kk", k)], |ix| {
+                let at = if tb {
+                    [ix[0].clone(), ix[1].clone()]
+                } else {
+                    [ix[1].clone(), ix[0].clone()]
+                };
+                vals.at_as(b, &at, operand)
+            })
+        };
+        let what = format!(
+            "{} ({why}; WEFT_GEMV_KMAJOR=1: the weight stored [N, K])",
+            kmajor::describe(&p, operand)
+        );
+        let product = te::placeholder("y_gemm", &[m, n], DType::F32);
+        set_product(&product);
+        let out = output(vals);
+        let anchor =
+            kmajor::template_over(name, &a_k, &w, &product, &p).map_err(|e| fail(e.into()))?;
+        let fused = fuse(&anchor, &out).map_err(|e| fail(e.into()))?;
+        return Ok((fused.func, what, None));
+    }
     if skinny::takes(g, group.root, gemv::MAX_M as usize) {
         // A few rows (a decode step's batch): the skinny-product template streams B, which
         // the tiled templates' 64–128-row tiles would mostly waste. Chosen by rule, not
         // tuned (no anchor key).
         let (p, why) = gemv_params(chooser.limits, m, n, operand).map_err(fail)?;
         let splits = gemv_splits(chooser.limits, &p, n, k, operand).map_err(fail)?;
-        let what = format!("{} ({why})", gemv::describe(&p, operand));
+        let mut what = format!("{} ({why})", gemv::describe(&p, operand));
+        if chooser.choices.gemv_kmajor() {
+            // Why this one is not on the K-major template with the switch on.
+            what.push_str(if group.row_norm.is_some() {
+                "; row-major with WEFT_GEMV_KMAJOR=1: an RMS norm is folded in, which the K-major template does not compute yet"
+            } else {
+                "; row-major with WEFT_GEMV_KMAJOR=1: its weight is not stored K-major (read by a tiled product too, or not a constant)"
+            });
+        }
         let (splits, what) = match splits {
             Some((sk, why)) => (
                 sk,
@@ -301,6 +364,18 @@ pub(crate) fn lower<'g>(
         .map_err(|e| fail(e.into()))?;
     let fused = fuse(&anchor, &out).map_err(|e| fail(e.into()))?;
     Ok((fused.func, format!("{what} ({why})"), Some(key)))
+}
+
+/// Whether weight `b` of a product (`[N, K]` where `tb`, else `[K, N]`) is stored
+/// K-major, `[N, K]` in memory: a two-dimensional constant the layout pass stored so.
+fn k_major(g: &Graph, b: weft_graph::TensorId, tb: bool) -> bool {
+    let t = g.tensor(b);
+    let n_k = if tb {
+        t.layout == weft_graph::tensor::Layout::RowMajor
+    } else {
+        t.layout == weft_graph::tensor::Layout::Transposed
+    };
+    t.shape.len() == 2 && t.is_constant() && n_k
 }
 
 /// The environment variable that replaces the skinny-product rule's config for every
