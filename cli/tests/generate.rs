@@ -482,10 +482,10 @@ fn the_k_major_switch_is_taken_and_checked() {
     }
     for target in targets {
         for (extra, kmajor) in [
-            (&["--dtype", "f32"][..], 4),
-            (&["--dtype", "f16"][..], 4),
+            (&["--dtype", "f32"][..], 9),
+            (&["--dtype", "f16"][..], 9),
             (&["--dtype", "f16", "--disable-pass", "norm-fold"][..], 9),
-            (&["--dtype", "f32", "--batch", "3"][..], 4),
+            (&["--dtype", "f32", "--batch", "3"][..], 9),
         ] {
             let out = run(target, "1", extra);
             let text = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -493,10 +493,13 @@ fn the_k_major_switch_is_taken_and_checked() {
             let same = text.contains("generates the same ids");
             let tie = extra.contains(&"f16") && text.contains("a near tie");
             assert!(same || tie, "{target} {extra:?}: {text}");
-            // The decode step's o and down projections (and with the fold off q/k/v,
-            // gate/up and the head), two layers.
+            // The decode step's products, two layers and the head; the RMS norms folded
+            // into q/k/v, gate/up and the head unless the fold is off.
             let taken = text.matches("gemv-kmajor template").count();
             assert_eq!(taken, kmajor, "{target} {extra:?}: {text}");
+            let folded = text.matches("the weight stored [N, K]), RMS norm").count();
+            let want = if extra.contains(&"norm-fold") { 0 } else { 5 };
+            assert_eq!(folded, want, "{target} {extra:?}: {text}");
             // The prefill's products are tiled: its copies of those weights stay `[K, N]`.
             assert!(text.contains("of weights held twice"), "{text}");
         }

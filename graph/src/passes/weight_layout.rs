@@ -19,9 +19,8 @@
 //!   column), where **every** reader is a skinny product (at most that many rows) reading
 //!   it as its `B`: a MatMul's `[K, N]` is stored transposed and a `transB` Gemm's
 //!   `[N, K]` as it is. A weight a tiled product reads too keeps `[K, N]` (the tiled
-//!   templates read it so). A product whose `a` is an RMS norm's output keeps `[K, N]`
-//!   unless the norm fold is off (`norm-fold`): the K-major kernel has no norm folded in
-//!   yet, and the row-major skinny template that computes the fold reads `[K, N]`.
+//!   templates read it so). A product reading an RMS norm the partition folds into it
+//!   is one like any other: the K-major template computes the fold too.
 //!
 //! A weight is only moved when every reader wants the same layout (a filter two
 //! convolutions of different input layouts share keeps its own). Weights are constants:
@@ -34,7 +33,7 @@ use std::collections::{HashMap, HashSet};
 use super::PassContext;
 use crate::graph::NodeId;
 use crate::graph::{Graph, TensorId};
-use crate::op::{LayerNorm, Op};
+use crate::op::Op;
 use crate::partition::skinny;
 use crate::tensor::Layout;
 
@@ -144,19 +143,10 @@ pub fn assign_weight_layouts(g: &mut Graph, cx: &PassContext) -> usize {
 
 /// The weights to store K-major: none unless [`PassContext::kmajor_rows`] is set; then
 /// each two-dimensional `B` whose every reader is a product of at most that many rows
-/// (`skinny::takes`) reading it as `B` alone, `a` not transposed, and `a` not an RMS
-/// norm's output the partition may fold into it (module doc).
+/// (`skinny::takes`) reading it as `B` alone, `a` not transposed.
 fn kmajor_weights(g: &Graph, cx: &PassContext) -> HashSet<TensorId> {
     let Some(rows) = cx.kmajor_rows else {
         return HashSet::new();
-    };
-    let producers = g.producers();
-    let norm_fold = !cx.is_disabled(crate::partition::row_norm::KEY);
-    let normed = |a: TensorId| {
-        norm_fold
-            && producers.get(&a).is_some_and(|p| {
-                matches!(g.nodes[p.0].op, Op::LayerNorm(LayerNorm { rms: true, .. }))
-            })
     };
     let mut all_skinny: HashMap<TensorId, bool> = HashMap::new();
     for (i, n) in g.nodes.iter().enumerate() {
@@ -167,8 +157,7 @@ fn kmajor_weights(g: &Graph, cx: &PassContext) -> HashSet<TensorId> {
                 && n.inputs[0] != t
                 && n.inputs.get(2) != Some(&t)
                 && g.tensor(t).shape.len() == 2
-                && skinny::takes(g, NodeId(i), rows)
-                && !normed(n.inputs[0]);
+                && skinny::takes(g, NodeId(i), rows);
             *all_skinny.entry(t).or_insert(true) &= takes;
         }
     }
@@ -350,7 +339,7 @@ mod tests {
     }
 
     #[test]
-    fn a_product_reading_an_rms_norm_keeps_k_n_while_the_fold_is_on() {
+    fn a_product_reading_an_rms_norm_is_k_major_too() {
         let mut b = GraphBuilder::new("normed");
         let x = b.input("x", &[1, 16], DType::F32);
         let gamma = b.weight("gamma", ArrayD::from_elem(IxDyn(&[16]), 1.5));
@@ -367,10 +356,8 @@ mod tests {
         let on = PassContext::default().with_kmajor_rows(Some(8));
         let mut g = g0.clone();
         assign_weight_layouts(&mut g, &on);
-        assert_eq!(layout(&g, "w"), Layout::RowMajor);
-        let off = [crate::partition::row_norm::KEY.to_string()];
-        let mut g = g0.clone();
-        assign_weight_layouts(&mut g, &on.with_disabled(&off));
         assert_eq!(layout(&g, "w"), Layout::Transposed);
+        // The norm's scale is no product's `B`.
+        assert_eq!(layout(&g, "gamma"), Layout::RowMajor);
     }
 }

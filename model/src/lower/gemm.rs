@@ -122,12 +122,22 @@ pub(crate) fn lower<'g>(
     // A folded norm's output is never stored: `a` is then read through its view.
     // A skinny product whose weight the layout pass stored K-major (`WEFT_GEMV_KMAJOR=1`)
     // runs on the K-major template, which reads it `[N, K]` as it is stored.
-    let kmajor = chooser.choices.gemv_kmajor()
+    // Its rule's config where it fits the target (with a folded norm's sums of squares
+    // in the combine); the row-major template elsewhere (plain WebGPU's 16 KB at 8 rows).
+    let kmajor_rule = (chooser.choices.gemv_kmajor()
         && !ta
-        && group.row_norm.is_none()
         && skinny::takes(g, group.root, gemv::MAX_M as usize)
         && k_major(g, b, tb)
-        && vals.leads(b);
+        && vals.leads(b))
+    .then(|| KmajorParams::rule(chooser.limits, m, n, k, operand))
+    .filter(|(p, _)| {
+        let shared = match group.row_norm {
+            Some(_) => p.shared_bytes_normed(m),
+            None => p.shared_bytes(m),
+        };
+        p.fits(chooser.limits, m) && shared <= chooser.limits.max_shared_bytes as i64
+    });
+    let kmajor = kmajor_rule.is_some();
     let stored = if f16 && !ta && !tb && group.row_norm.is_none() && !kmajor {
         let f16_rows = |t| {
             vals.stored_rows(t)
@@ -227,17 +237,13 @@ pub(crate) fn lower<'g>(
             }),
         );
     };
-    if kmajor {
-        let (p, why) = KmajorParams::rule(chooser.limits, m, n, k, operand);
-        if !p.fits(chooser.limits, m) {
-            return Err(fail(LowerError::Refused(format!(
-                "the K-major skinny template's rule gives a config that does not fit {}",
-                chooser.limits.name
-            ))));
-        }
+    if let Some((p, why)) = kmajor_rule {
         // `a` read as stored where it is rows of f16 (the template's 16-byte loads of a
         // placeholder), else through its view.
-        let a_stored = f16.then(|| vals.stored_rows(a)).flatten();
+        // A folded norm's `a` is its input's rows, in f32.
+        let a_stored = (f16 && folded.is_none())
+            .then(|| vals.stored_rows(a))
+            .flatten();
         let a_k = match a_stored {
             Some(sa) if g.tensor(sa).dtype == DType::F16 => {
                 let buf =
@@ -261,15 +267,19 @@ pub(crate) fn lower<'g>(
                 vals.at_as(b, &at, operand)
             })
         };
-        let what = format!(
+        let mut what = format!(
             "{} ({why}; WEFT_GEMV_KMAJOR=1: the weight stored [N, K])",
             kmajor::describe(&p, operand)
         );
+        if let Some(f) = &folded {
+            what = format!("{what}, {}", f.what);
+        }
         let product = te::placeholder("y_gemm", &[m, n], DType::F32);
         set_product(&product);
         let out = output(vals);
-        let anchor =
-            kmajor::template_over(name, &a_k, &w, &product, &p).map_err(|e| fail(e.into()))?;
+        let norm = folded.as_ref().map(|f| &f.norm);
+        let anchor = kmajor::template_normed(name, &a_k, &w, &product, &p, norm)
+            .map_err(|e| fail(e.into()))?;
         let fused = fuse(&anchor, &out).map_err(|e| fail(e.into()))?;
         return Ok((fused.func, what, None));
     }
@@ -282,11 +292,9 @@ pub(crate) fn lower<'g>(
         let mut what = format!("{} ({why})", gemv::describe(&p, operand));
         if chooser.choices.gemv_kmajor() {
             // Why this one is not on the K-major template with the switch on.
-            what.push_str(if group.row_norm.is_some() {
-                "; row-major with WEFT_GEMV_KMAJOR=1: an RMS norm is folded in, which the K-major template does not compute yet"
-            } else {
-                "; row-major with WEFT_GEMV_KMAJOR=1: its weight is not stored K-major (read by a tiled product too, or not a constant)"
-            });
+            what.push_str(
+                "; row-major with WEFT_GEMV_KMAJOR=1: its weight is not stored K-major (read by a tiled product too, or not a constant), or the K-major rule's combine does not fit the target",
+            );
         }
         let (splits, what) = match splits {
             Some((sk, why)) => (
