@@ -1,14 +1,14 @@
 //! The K-major skinny-product template with an RMS norm of `a`'s rows folded in
-//! (`gemv::kmajor::template_normed`: `y = r ⊙ ((x ⊙ γ) · wᵀ) + bias`, `r = 1 / sqrt(mean(x²)
-//! + ε)` a factor a row, `w` stored `[n, k]`): right against a float64 reference (the
-//! norm, then the product, in float64) at m = 1, 2, 3, 8, k odd (element loads: 13, 100,
-//! 2049) and a multiple of 8 (16-byte loads: 2056, 4104), n odd, f32 and f16, rows of
-//! different scales (a factor applied to the wrong row shows), two epsilons (a dropped
-//! one shows at 0.25), for the rule's params and forced ones (each combine: shared
-//! memory alone, shuffles across 8 and 32 lanes, `k` over 1, 2, 4 warps, several column
-//! groups a block), in the interpreter (races and bounds checked) with the output
-//! poisoned; proven in bounds. Emitted for CUDA (NVRTC where installed), MSL and WGSL
-//! (naga).
+//! (`gemv::kmajor::template_normed`: `y = r ⊙ ((x ⊙ γ) · wᵀ) + bias` with
+//! `r = 1 / sqrt(mean(x²) + ε)` a factor a row, `w` stored `[n, k]`): right against a
+//! float64 reference (the norm, then the product, in float64) at m = 1, 2, 3, 8, k odd
+//! (element loads: 13, 100, 2049) and a multiple of 8 (16-byte loads: 2056, 4104), n odd,
+//! f32 and f16, rows of different scales (a factor applied to the wrong row shows), two
+//! epsilons (a dropped one shows at 0.25), for the rule's params and forced ones (each
+//! combine: shared memory alone, shuffles across 8 and 32 lanes, `k` over 1, 2, 4 warps,
+//! several column groups a block), in the interpreter (races and bounds checked) with the
+//! output poisoned; proven in bounds. Emitted for CUDA (NVRTC where installed), MSL and
+//! WGSL (naga).
 
 mod common;
 
