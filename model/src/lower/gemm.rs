@@ -116,10 +116,6 @@ pub(crate) fn lower<'g>(
     let m = lead.iter().product::<usize>() as i64;
     let n = out_shape[rank - 1] as i64;
     let a_rows: Vec<usize> = a_shape[..a_shape.len() - 1].to_vec();
-    // Operands stored in f16 and read as they are (no transpose; reshapes that move no
-    // element): the template reads them as its own placeholders, so its whole space
-    // applies — Hopper's TMA + wgmma among it, which copies placeholders only.
-    // A folded norm's output is never stored: `a` is then read through its view.
     // A skinny product whose weight the layout pass stored K-major (`WEFT_GEMV_KMAJOR=1`)
     // runs on the K-major template, which reads it `[N, K]` as it is stored.
     // Its rule's config where it fits the target (with a folded norm's sums of squares
@@ -138,6 +134,21 @@ pub(crate) fn lower<'g>(
         p.fits(chooser.limits, m) && shared <= chooser.limits.max_shared_bytes as i64
     });
     let kmajor = kmajor_rule.is_some();
+    // On it, `a` (a folded norm's input `x`) is read as stored where it is rows of the
+    // operand type: 16-byte loads of a placeholder of its own.
+    let kmajor_a = kmajor_rule.as_ref().and_then(|_| {
+        let x = group.row_norm.map_or(a, |nn| g.nodes[nn.0].inputs[0]);
+        let sx = stored_matrix(g, group, vals, x, operand)?;
+        (f16 || group.row_norm.is_some()).then(|| {
+            let buf = te::placeholder(&vals.fresh_name(&g.tensor(sx).name), &[m, k], operand);
+            vals.adopt(sx, &buf);
+            buf
+        })
+    });
+    // Operands stored in f16 and read as they are (no transpose; reshapes that move no
+    // element): the template reads them as its own placeholders, so its whole space
+    // applies — Hopper's TMA + wgmma among it, which copies placeholders only.
+    // A folded norm's output is never stored: `a` is then read through its view.
     let stored = if f16 && !ta && !tb && group.row_norm.is_none() && !kmajor {
         let f16_rows = |t| {
             vals.stored_rows(t)
@@ -163,7 +174,7 @@ pub(crate) fn lower<'g>(
         views,
         winograd: None,
     };
-    let folded = row_norm::operands(g, group, vals, m, k).map_err(fail)?;
+    let folded = row_norm::operands(g, group, vals, m, k, kmajor_a.as_ref()).map_err(fail)?;
     let (a_view, b_view) = match stored {
         Some((sa, sb)) => {
             // The stored memory as `[m, k]` and `[k, n]` matrices (their element counts
@@ -183,9 +194,10 @@ pub(crate) fn lower<'g>(
             // weight the precision pass stores in f16): the fp16 template over f16 views.
             // A folded norm's `a` is its input's rows, in f32 (the norm's output is never
             // stored, nor rounded).
-            let a_view = match &folded {
-                Some(f) => f.x.clone(),
-                None => te::compute("a_view", &[("i", m), ("kk", k)], |ix| {
+            let a_view = match (&folded, &kmajor_a) {
+                (Some(f), _) => f.x.clone(),
+                (None, Some(stored)) => stored.clone(),
+                (None, None) => te::compute("a_view", &[("i", m), ("kk", k)], |ix| {
                     let at = if ta {
                         vec![ix[1].clone(), ix[0].clone()]
                     } else {
@@ -238,21 +250,24 @@ pub(crate) fn lower<'g>(
         );
     };
     if let Some((p, why)) = kmajor_rule {
-        // `a` read as stored where it is rows of f16 (the template's 16-byte loads of a
-        // placeholder), else through its view.
-        // A folded norm's `a` is its input's rows, in f32.
-        let a_stored = (f16 && folded.is_none())
-            .then(|| vals.stored_rows(a))
-            .flatten();
-        let a_k = match a_stored {
-            Some(sa) if g.tensor(sa).dtype == DType::F16 => {
-                let buf =
-                    te::placeholder(&vals.fresh_name(&g.tensor(sa).name), &[m, k], DType::F16);
-                vals.adopt(sa, &buf);
-                buf
+        // `a_view` is `kmajor_a` where that is stored, else the view.
+        let a_k = a_view;
+        // A folded norm's `γ` as stored where it is a `[k]` vector of the operand type.
+        let norm = folded.as_ref().map(|f| {
+            let gamma = g.nodes[group.row_norm.map_or(group.root, |nn| nn).0].inputs[1];
+            let t = g.tensor(gamma);
+            let stored = t.shape == [k as usize]
+                && t.dtype == operand
+                && vals.stored_rows(gamma) == Some(gamma);
+            gemv::RowNorm {
+                gamma: if stored {
+                    vals.buffer(gamma)
+                } else {
+                    f.norm.gamma.clone()
+                },
+                epsilon: f.norm.epsilon,
             }
-            Some(_) | None => a_view,
-        };
+        });
         // The weight's own buffer, `[N, K]` in memory, where it is stored in the operand
         // type; else read through a view of it.
         let w = if g.tensor(b).dtype == operand {
@@ -277,8 +292,7 @@ pub(crate) fn lower<'g>(
         let product = te::placeholder("y_gemm", &[m, n], DType::F32);
         set_product(&product);
         let out = output(vals);
-        let norm = folded.as_ref().map(|f| &f.norm);
-        let anchor = kmajor::template_normed(name, &a_k, &w, &product, &p, norm)
+        let anchor = kmajor::template_normed(name, &a_k, &w, &product, &p, norm.as_ref())
             .map_err(|e| fail(e.into()))?;
         let fused = fuse(&anchor, &out).map_err(|e| fail(e.into()))?;
         return Ok((fused.func, what, None));
@@ -372,6 +386,26 @@ pub(crate) fn lower<'g>(
         .map_err(|e| fail(e.into()))?;
     let fused = fuse(&anchor, &out).map_err(|e| fail(e.into()))?;
     Ok((fused.func, format!("{what} ({why})"), Some(key)))
+}
+
+/// The stored tensor holding `x`'s elements as rows (itself, or what a reshape reads) in
+/// `dtype`, which `group`'s template may read as an `[m, k]` placeholder of its own: no
+/// buffer of it registered yet, and no epilogue node reading it (which would index the
+/// buffer in its own shape).
+fn stored_matrix(
+    g: &Graph,
+    group: &Group,
+    vals: &Values,
+    x: weft_graph::TensorId,
+    dtype: DType,
+) -> Option<weft_graph::TensorId> {
+    let s = vals.stored_rows(x)?;
+    let read_after = group
+        .epilogue
+        .iter()
+        .any(|e| g.nodes[e.0].inputs.iter().any(|&t| t == s || t == x));
+    let registered = vals.buffers().iter().any(|(t, _)| *t == s);
+    (g.tensor(s).dtype == dtype && !read_after && !registered).then_some(s)
 }
 
 /// Whether weight `b` of a product (`[N, K]` where `tb`, else `[K, N]`) is stored
