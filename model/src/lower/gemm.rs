@@ -252,7 +252,11 @@ pub(crate) fn lower<'g>(
     if let Some((p, why)) = kmajor_rule {
         // `a_view` is `kmajor_a` where that is stored, else the view.
         let a_k = a_view;
-        // A folded norm's `γ` as stored where it is a `[k]` vector of the operand type.
+        // A folded norm's `γ` as stored where it is a `[k]` vector of the operand type
+        // (16-byte loads of it). An f16 model keeps `γ` f32, whose 8 elements a piece of
+        // `w` the kernel loads one by one, from L1: two 16-byte loads instead (tried) made
+        // ptxas hold all 64 values of a step, 130 registers a thread against 80 (sm_90,
+        // TinyLlama: gate/up's 8-warp blocks one a multiprocessor instead of three).
         let norm = folded.as_ref().map(|f| {
             let gamma = g.nodes[group.row_norm.map_or(group.root, |nn| nn).0].inputs[1];
             let t = g.tensor(gamma);
