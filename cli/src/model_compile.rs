@@ -70,6 +70,7 @@ pub(crate) fn options(source: &ModelSource, choices: Choices) -> CompileOptions 
         disabled: source.disable_pass.clone(),
         row_bound: None,
         skinny_prologue: false,
+        gemv_kmajor: false,
     }
 }
 

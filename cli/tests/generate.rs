@@ -455,3 +455,65 @@ fn one_prefill_takes_a_range_of_prompt_lengths() {
         &["--max-prompt 65", "64 positions"],
     );
 }
+
+/// `WEFT_GEMV_KMAJOR=1` stores the weights only skinny products read K-major and runs
+/// those products on the K-major template (the schedule lines say so): the float64
+/// reference's ids on the interpreter in f32 and f16 and on Vulkan (lavapipe), with the
+/// RMS norms folded (their products stay row-major) and with the fold off (every decode
+/// product K-major, the head too); unset or `0` none is; anything else is refused with
+/// exit 2 naming the variable.
+#[test]
+fn the_k_major_switch_is_taken_and_checked() {
+    let run = |target: &str, value: &str, extra: &[&str]| {
+        let mut args = vec!["model", "generate", "zoo:llama", "--target", target];
+        args.extend(["--iters", "1", "--new-tokens", "6", "--check", "--kernels"]);
+        args.extend(TINY);
+        args.extend(extra);
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_weft"));
+        cmd.args(&args).env_remove("WEFT_GEMV_KMAJOR");
+        if !value.is_empty() {
+            cmd.env("WEFT_GEMV_KMAJOR", value);
+        }
+        cmd.output().expect("weft starts")
+    };
+    let mut targets = vec!["cpu"];
+    if vulkan() {
+        targets.push("vulkan");
+    }
+    for target in targets {
+        for (extra, kmajor) in [
+            (&["--dtype", "f32"][..], 9),
+            (&["--dtype", "f16"][..], 9),
+            (&["--dtype", "f16", "--disable-pass", "norm-fold"][..], 9),
+            (&["--dtype", "f32", "--batch", "3"][..], 9),
+        ] {
+            let out = run(target, "1", extra);
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+            let same = text.contains("generates the same ids");
+            let tie = extra.contains(&"f16") && text.contains("a near tie");
+            assert!(same || tie, "{target} {extra:?}: {text}");
+            // The decode step's products, two layers and the head; the RMS norms folded
+            // into q/k/v, gate/up and the head unless the fold is off.
+            let taken = text.matches("gemv-kmajor template").count();
+            assert_eq!(taken, kmajor, "{target} {extra:?}: {text}");
+            let folded = text.matches("the weight stored [N, K]), RMS norm").count();
+            let want = if extra.contains(&"norm-fold") { 0 } else { 5 };
+            assert_eq!(folded, want, "{target} {extra:?}: {text}");
+            // The prefill's products are tiled: its copies of those weights stay `[K, N]`.
+            assert!(text.contains("of weights held twice"), "{text}");
+        }
+    }
+    for value in ["0", ""] {
+        let out = run("cpu", value, &[]);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(text.contains("generates the same ids"), "{text}");
+        assert!(!text.contains("gemv-kmajor"), "`{value}`: {text}");
+        assert!(!text.contains("held twice"), "`{value}`: {text}");
+    }
+    let out = run("cpu", "yes", &[]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("WEFT_GEMV_KMAJOR=`yes`"), "{err}");
+}

@@ -379,6 +379,10 @@ pub struct Choices {
     /// Inception-v3 821 against 709 — a summing kernel in a CUDA graph costing less
     /// than the arrival, the fences and the last part's serial sum on the critical path.
     split_last: bool,
+    /// Skinny products whose weight the layout pass stored K-major run on
+    /// `weft_kernels::gemv::kmajor` ([`crate::CompileOptions::gemv_kmajor`], which sets
+    /// it; off by default).
+    gemv_kmajor: bool,
 }
 
 impl Choices {
@@ -404,6 +408,18 @@ impl Choices {
     pub fn with_split_last(mut self, on: bool) -> Choices {
         self.split_last = on;
         self
+    }
+
+    /// The same choices with skinny products over K-major weights on the K-major
+    /// template (`true`), or every skinny product on the row-major one (`false`).
+    pub fn with_gemv_kmajor(mut self, on: bool) -> Choices {
+        self.gemv_kmajor = on;
+        self
+    }
+
+    /// Whether skinny products over K-major weights take the K-major template.
+    pub fn gemv_kmajor(&self) -> bool {
+        self.gemv_kmajor
     }
 
     /// Whether split products sum in their last part where the target can.

@@ -70,7 +70,19 @@ pub struct CompileOptions {
     /// made the step 260.6 µs against 251.0 µs as a kernel of its own. The environment's
     /// `WEFT_SKINNY_PROLOGUE` (`0` or `1`) overrides it, for the A/B.
     pub skinny_prologue: bool,
+    /// Store the weights that only skinny products read K-major (`[N, K]`) and run
+    /// those products on `weft_kernels::gemv::kmajor` (a warp a column) instead of the
+    /// row-major skinny template (`docs/gemv-template.md`, "The K-major variant"). Off by
+    /// default until the H200 says it is faster; the environment's `WEFT_GEMV_KMAJOR`
+    /// (`0` or `1`) overrides it, for the A/B. Products reading an RMS norm the
+    /// partition folds stay on the row-major template (the K-major kernel folds no
+    /// norm yet).
+    pub gemv_kmajor: bool,
 }
+
+/// The environment variable that overrides [`CompileOptions::gemv_kmajor`] (`0` or `1`;
+/// anything else refused, naming it).
+pub const GEMV_KMAJOR_ENV: &str = "WEFT_GEMV_KMAJOR";
 
 impl CompileOptions {
     /// The same options, tensors stored in `precision`.
@@ -99,25 +111,43 @@ impl CompileOptions {
         self
     }
 
+    /// The same options with the skinny products' weights K-major on the K-major template
+    /// (`true`) or row-major on the row-major one (`false`, the default).
+    pub fn with_gemv_kmajor(mut self, on: bool) -> Self {
+        self.gemv_kmajor = on;
+        self
+    }
+
+    /// Whether skinny products read K-major weights: `WEFT_GEMV_KMAJOR` where it is set
+    /// (anything but `0` or `1` refused, naming it), else [`Self::gemv_kmajor`].
+    pub fn kmajor_on(&self) -> Result<bool, ModelError> {
+        switch(GEMV_KMAJOR_ENV, self.gemv_kmajor)
+    }
+
     /// Whether the skinny rule prices prologues: `WEFT_SKINNY_PROLOGUE` where it is set
     /// (anything but `0` or `1` refused, naming it), else [`Self::skinny_prologue`].
     fn skinny_on(&self) -> Result<bool, ModelError> {
-        const VARIABLE: &str = "WEFT_SKINNY_PROLOGUE";
-        match std::env::var(VARIABLE).as_deref() {
-            Err(_) => Ok(self.skinny_prologue),
-            Ok("0") => Ok(false),
-            Ok("1") => Ok(true),
-            Ok(other) => Err(ModelError::Switch {
-                variable: VARIABLE.into(),
-                value: other.into(),
-            }),
-        }
+        switch("WEFT_SKINNY_PROLOGUE", self.skinny_prologue)
     }
 
     /// The same options without the graph passes `disabled` names.
     pub fn with_disabled(mut self, disabled: &[String]) -> Self {
         self.disabled = disabled.to_vec();
         self
+    }
+}
+
+/// The switch `variable` of the environment where it is set (`0` or `1`; anything else
+/// refused, naming it), else `default`.
+fn switch(variable: &str, default: bool) -> Result<bool, ModelError> {
+    match std::env::var(variable).as_deref() {
+        Err(_) => Ok(default),
+        Ok("0") => Ok(false),
+        Ok("1") => Ok(true),
+        Ok(other) => Err(ModelError::Switch {
+            variable: variable.into(),
+            value: other.into(),
+        }),
     }
 }
 
@@ -221,9 +251,13 @@ impl CompiledModel {
             .filter(|d| *d != HORIZONTAL)
             .cloned()
             .collect();
+        // K-major weights for the skinny products (the K-major template's rows).
+        let kmajor = options.kmajor_on()?;
+        let choices = options.choices.clone().with_gemv_kmajor(kmajor);
         let cx = PassContext::new(limits.clone())
             .with_precision(options.precision)
             .with_disabled(&graph_disabled)
+            .with_kmajor_rows(kmajor.then_some(weft_kernels::gemv::MAX_M as usize))
             .with_target(&lowering);
         let (mut graph, passes) = optimize_in(graph, &cx)?;
         // After the passes, so that indices they fold are checked as constants.
@@ -259,7 +293,7 @@ impl CompiledModel {
                 .iter()
                 .enumerate()
                 .map(|(i, gr)| {
-                    lower_group(&graph, &partition.places, gr, i, limits, &options.choices)
+                    lower_group(&graph, &partition.places, gr, i, limits, &choices)
                         .map_err(|e| (gr, e))
                 })
                 .collect::<Result<Vec<_>, _>>();

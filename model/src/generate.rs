@@ -65,6 +65,10 @@ pub struct Generator {
     capacity: usize,
     /// Bytes of the decode step's weights it reads from the prefill's buffers.
     shared_weights: u64,
+    /// Bytes of the decode step's weights the prefill holds too, in another layout (a
+    /// second copy: `WEFT_GEMV_KMAJOR=1` stores the skinny products' weights `[N, K]`,
+    /// the prefill's tiled products keep `[K, N]`).
+    twice_weights: u64,
 }
 
 /// What a generation gave.
@@ -108,6 +112,32 @@ fn same_weights(
             same.then(|| (t.name.clone(), *buffer, bytes))
         })
         .collect()
+}
+
+/// Bytes of the decode step's weights the prefill holds too, with the same name, type,
+/// shape and values but another layout: two copies on the device.
+fn relaid_weights(prefill: &CompiledModel, decode: &CompiledModel) -> u64 {
+    let by_name: HashMap<&str, &weft_graph::Tensor> = prefill
+        .graph
+        .tensors
+        .iter()
+        .filter(|t| t.is_constant())
+        .map(|t| (t.name.as_str(), t))
+        .collect();
+    decode
+        .graph
+        .tensors
+        .iter()
+        .filter(|t| t.is_constant() && t.data.is_some())
+        .filter(|t| {
+            by_name.get(t.name.as_str()).is_some_and(|p| {
+                (p.dtype, &p.shape) == (t.dtype, &t.shape)
+                    && p.layout != t.layout
+                    && p.data.as_deref() == t.data.as_deref()
+            })
+        })
+        .map(|t| (t.numel() * t.dtype.bytes()) as u64)
+        .sum()
 }
 
 /// Where input `name` of `exe` is, or a typed error naming what is missing.
@@ -191,6 +221,7 @@ impl Generator {
                 }
             }
         });
+        let twice_weights = relaid_weights(prefill, decode);
         match loaded {
             Ok((prefill, decode)) => Ok(Generator {
                 ranged: prefill
@@ -204,6 +235,7 @@ impl Generator {
                 prompt: ids_p[1],
                 capacity,
                 shared_weights,
+                twice_weights,
             }),
             Err(e) => {
                 for c in &caches {
@@ -380,6 +412,13 @@ impl Generator {
     /// Bytes of the decode step's weights read from the prefill's buffers (held once).
     pub fn shared_weight_bytes(&self) -> u64 {
         self.shared_weights
+    }
+
+    /// Bytes of the decode step's weights held twice: the prefill holds them too, in
+    /// another layout (`WEFT_GEMV_KMAJOR=1`: `[N, K]` for the decode step's skinny
+    /// products, `[K, N]` for the prefill's tiled ones).
+    pub fn twice_weight_bytes(&self) -> u64 {
+        self.twice_weights
     }
 
     /// Bytes of the caches.

@@ -18,7 +18,7 @@ pub mod plan;
 pub mod symbolic;
 pub mod tune;
 
-pub use compiled::{CompileOptions, CompiledModel};
+pub use compiled::{CompileOptions, CompiledModel, GEMV_KMAJOR_ENV};
 pub use error::{LowerError, ModelError};
 pub use executable::{Executable, IoTensor, LoadedGroup};
 pub use generate::{Generation, Generator};

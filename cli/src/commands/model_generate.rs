@@ -265,6 +265,14 @@ fn run<W: LlamaWeights>(
             .first()
             .map_or("none".to_string(), |c| c.dtype.to_string())
     )?;
+    let twice = generator.twice_weight_bytes();
+    if twice > 0 {
+        outln!(
+            "memory           {:.1} MiB of weights held twice: the decode step stores them [N, K] for the K-major skinny template ({}=1), the prefill [K, N] for its tiled templates",
+            mib(twice),
+            weft_model::GEMV_KMAJOR_ENV
+        )?;
+    }
     let read = need_d.weights + cache;
     outln!(
         "bandwidth        {:.3} GB/s: {:.1} MiB of weights and {:.1} MiB of cache read per decode step",

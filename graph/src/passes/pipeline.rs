@@ -62,6 +62,11 @@ pub struct PassContext<'a> {
     pub disabled: Vec<String>,
     /// The lowering's answers about the target.
     pub target: &'a dyn TargetQuery,
+    /// Where set, products of at most this many rows read their weight K-major
+    /// (`weft_kernels::gemv::kmajor`, `WEFT_GEMV_KMAJOR=1`): [`super::assign_weight_layouts`]
+    /// stores `B` `[N, K]` where every reader is such a product. The model compiler sets
+    /// it (`weft_kernels::gemv::MAX_M`): this crate knows no template. `None`: off.
+    pub kmajor_rows: Option<usize>,
     /// Why the running pass left something undone, taken into its report.
     note: RefCell<Option<String>>,
 }
@@ -93,6 +98,7 @@ impl PassContext<'static> {
             precision: Precision::F32,
             disabled: Vec::new(),
             target: &EveryKernelFits,
+            kmajor_rows: None,
             note: RefCell::new(None),
         }
     }
@@ -111,6 +117,13 @@ impl<'a> PassContext<'a> {
         self
     }
 
+    /// The same context, products of at most `rows` rows reading their weights K-major
+    /// (`None`: none do, the default).
+    pub fn with_kmajor_rows(mut self, rows: Option<usize>) -> Self {
+        self.kmajor_rows = rows;
+        self
+    }
+
     /// The same context, asking `target` what only the lowering knows.
     pub fn with_target<'b>(self, target: &'b dyn TargetQuery) -> PassContext<'b> {
         PassContext {
@@ -118,6 +131,7 @@ impl<'a> PassContext<'a> {
             precision: self.precision,
             disabled: self.disabled,
             target,
+            kmajor_rows: self.kmajor_rows,
             note: self.note,
         }
     }

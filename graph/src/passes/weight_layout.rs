@@ -13,6 +13,14 @@
 //!   then one coalesced load across them instead of one a channel `R·S` elements apart
 //!   (H200, fp16: EfficientNet-B0 at batch 8 772 → 720 µs, MobileNetV2 350 → 338 µs).
 //! - The `transB` operand `[N, K]` of a Gemm is stored `[K, N]`.
+//! - With [`PassContext::kmajor_rows`] set (`WEFT_GEMV_KMAJOR=1`, off by default), the
+//!   `B` of a product is stored **K-major**, `[N, K]` (`nn.Linear`'s layout: each output
+//!   column's `k` weights contiguous, which `weft_kernels::gemv::kmajor` streams a warp a
+//!   column), where **every** reader is a skinny product (at most that many rows) reading
+//!   it as its `B`: a MatMul's `[K, N]` is stored transposed and a `transB` Gemm's
+//!   `[N, K]` as it is. A weight a tiled product reads too keeps `[K, N]` (the tiled
+//!   templates read it so). A product reading an RMS norm the partition folds into it
+//!   is one like any other: the K-major template computes the fold too.
 //!
 //! A weight is only moved when every reader wants the same layout (a filter two
 //! convolutions of different input layouts share keeps its own). Weights are constants:
@@ -20,11 +28,13 @@
 //! [`super::assign_precision`] this changes storage, never values, and runs after it
 //! (it reads the activations' layouts that pass chose).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::PassContext;
+use crate::graph::NodeId;
 use crate::graph::{Graph, TensorId};
 use crate::op::Op;
+use crate::partition::skinny;
 use crate::tensor::Layout;
 
 /// The narrowest depthwise window the depthwise template may take over views (the model
@@ -36,12 +46,32 @@ const DEPTHWISE_TEMPLATE_WINDOW: usize = 7;
 
 /// Stores the B operands of dense convolutions and `transB` Gemms row-major by the rules
 /// of the module. Returns how many weights changed layout.
-pub fn assign_weight_layouts(g: &mut Graph, _: &PassContext) -> usize {
+pub fn assign_weight_layouts(g: &mut Graph, cx: &PassContext) -> usize {
+    let kmajor = kmajor_weights(g, cx);
     // The layout each reader wants for each weight; `None` once any reader wants
     // something else (or reads it in another role).
     let mut wanted: HashMap<TensorId, Option<Layout>> = HashMap::new();
     for n in &g.nodes {
         for (slot, &t) in n.inputs.iter().enumerate() {
+            if kmajor.contains(&t) {
+                // Every reader is a skinny product reading it as `B` (so `slot` is 1).
+                let want = if let Op::Gemm(p) = &n.op
+                    && p.trans_b
+                {
+                    Layout::RowMajor
+                } else {
+                    Layout::Transposed
+                };
+                wanted
+                    .entry(t)
+                    .and_modify(|w| {
+                        if *w != Some(want) {
+                            *w = None;
+                        }
+                    })
+                    .or_insert(Some(want));
+                continue;
+            }
             // A dense convolution's filter and a `transB` Gemm's B operand; every other
             // input of every other op is read as it is stored.
             let depthwise = |c: &crate::op::Conv| {
@@ -109,6 +139,33 @@ pub fn assign_weight_layouts(g: &mut Graph, _: &PassContext) -> usize {
         }
     }
     changed
+}
+
+/// The weights to store K-major: none unless [`PassContext::kmajor_rows`] is set; then
+/// each two-dimensional `B` whose every reader is a product of at most that many rows
+/// (`skinny::takes`) reading it as `B` alone, `a` not transposed.
+fn kmajor_weights(g: &Graph, cx: &PassContext) -> HashSet<TensorId> {
+    let Some(rows) = cx.kmajor_rows else {
+        return HashSet::new();
+    };
+    let mut all_skinny: HashMap<TensorId, bool> = HashMap::new();
+    for (i, n) in g.nodes.iter().enumerate() {
+        let product = matches!(n.op, Op::MatMul) || matches!(&n.op, Op::Gemm(p) if !p.trans_a);
+        for (slot, &t) in n.inputs.iter().enumerate() {
+            let takes = product
+                && slot == 1
+                && n.inputs[0] != t
+                && n.inputs.get(2) != Some(&t)
+                && g.tensor(t).shape.len() == 2
+                && skinny::takes(g, NodeId(i), rows);
+            *all_skinny.entry(t).or_insert(true) &= takes;
+        }
+    }
+    all_skinny
+        .into_iter()
+        .filter(|&(t, all)| all && g.tensor(t).is_constant() && !g.outputs.contains(&t))
+        .map(|(t, _)| t)
+        .collect()
 }
 
 #[cfg(test)]
@@ -225,5 +282,82 @@ mod tests {
         let mut g = g0.clone();
         assign_weight_layouts(&mut g, &PassContext::default());
         assert_eq!(layout(&g, "wd"), Layout::RowMajor);
+    }
+
+    /// `x [rows, 16] · w [16, 5]` and `x · wt [5, 16]ᵀ` (a `transB` Gemm), and where
+    /// `shared` a product of 32 rows reading `w` too.
+    fn skinny(rows: usize, shared: bool) -> Graph {
+        let mut b = GraphBuilder::new("skinny");
+        let x = b.input("x", &[rows, 16], DType::F32);
+        let w = b.weight("w", ArrayD::from_elem(IxDyn(&[16, 5]), 0.1));
+        let wt = b.weight("wt", ArrayD::from_elem(IxDyn(&[5, 16]), 0.2));
+        let y = b.node("mm", Op::MatMul, &[x, w]).unwrap();
+        let gemm = Gemm {
+            alpha: 1.0,
+            beta: 0.0,
+            trans_a: false,
+            trans_b: true,
+        };
+        let z = b.node("gemm", Op::Gemm(gemm), &[x, wt]).unwrap();
+        b.output(y);
+        b.output(z);
+        if shared {
+            let big = b.input("big", &[32, 16], DType::F32);
+            let t = b.node("tiled", Op::MatMul, &[big, w]).unwrap();
+            b.output(t);
+        }
+        b.finish().unwrap()
+    }
+
+    #[test]
+    fn skinny_products_weights_are_k_major_with_the_switch_alone() {
+        let on = PassContext::default().with_kmajor_rows(Some(8));
+        // Off (the default): `w` as it is, the transB Gemm's `[N, K]` transposed.
+        let mut g = skinny(1, false);
+        assign_weight_layouts(&mut g, &PassContext::default());
+        assert_eq!(layout(&g, "w"), Layout::RowMajor);
+        assert_eq!(layout(&g, "wt"), Layout::Transposed);
+        // On, at 1 and 8 rows: both `[N, K]`.
+        for rows in [1, 8] {
+            let g0 = skinny(rows, false);
+            let mut g = g0.clone();
+            assert_eq!(assign_weight_layouts(&mut g, &on), 1);
+            assert_eq!(layout(&g, "w"), Layout::Transposed);
+            assert_eq!(layout(&g, "wt"), Layout::RowMajor);
+            assert_eq!(max_difference(&g0, &g), 0.0);
+        }
+        // Past the rows, the tiled templates' `[K, N]`.
+        let mut g = skinny(9, false);
+        assign_weight_layouts(&mut g, &on);
+        assert_eq!(layout(&g, "w"), Layout::RowMajor);
+        assert_eq!(layout(&g, "wt"), Layout::Transposed);
+        // A weight a tiled product reads too keeps `[K, N]`.
+        let mut g = skinny(1, true);
+        assign_weight_layouts(&mut g, &on);
+        assert_eq!(layout(&g, "w"), Layout::RowMajor);
+        assert_eq!(layout(&g, "wt"), Layout::RowMajor);
+    }
+
+    #[test]
+    fn a_product_reading_an_rms_norm_is_k_major_too() {
+        let mut b = GraphBuilder::new("normed");
+        let x = b.input("x", &[1, 16], DType::F32);
+        let gamma = b.weight("gamma", ArrayD::from_elem(IxDyn(&[16]), 1.5));
+        let w = b.weight("w", ArrayD::from_elem(IxDyn(&[16, 5]), 0.1));
+        let norm = Op::LayerNorm(crate::op::LayerNorm {
+            axis: 1,
+            epsilon: 1e-5,
+            rms: true,
+        });
+        let y = b.node("norm", norm, &[x, gamma]).unwrap();
+        let p = b.node("proj", Op::MatMul, &[y, w]).unwrap();
+        b.output(p);
+        let g0 = b.finish().unwrap();
+        let on = PassContext::default().with_kmajor_rows(Some(8));
+        let mut g = g0.clone();
+        assign_weight_layouts(&mut g, &on);
+        assert_eq!(layout(&g, "w"), Layout::Transposed);
+        // The norm's scale is no product's `B`.
+        assert_eq!(layout(&g, "gamma"), Layout::RowMajor);
     }
 }

@@ -18,6 +18,7 @@ use super::row_norm;
 use super::values::{Values, broadcast_index, reindex};
 use crate::anchor::{AnchorKey, AnchorTemplate, Views};
 use crate::error::{LowerError, ModelError};
+use weft_kernels::gemv::kmajor::{self, KmajorParams};
 use weft_kernels::gemv::{self, GemvParams};
 use weft_kernels::matmul_f16;
 use weft_kernels::product::Matmul;
@@ -115,11 +116,40 @@ pub(crate) fn lower<'g>(
     let m = lead.iter().product::<usize>() as i64;
     let n = out_shape[rank - 1] as i64;
     let a_rows: Vec<usize> = a_shape[..a_shape.len() - 1].to_vec();
+    // A skinny product whose weight the layout pass stored K-major (`WEFT_GEMV_KMAJOR=1`)
+    // runs on the K-major template, which reads it `[N, K]` as it is stored.
+    // Its rule's config where it fits the target (with a folded norm's sums of squares
+    // in the combine); the row-major template elsewhere (plain WebGPU's 16 KB at 8 rows).
+    let kmajor_rule = (chooser.choices.gemv_kmajor()
+        && !ta
+        && skinny::takes(g, group.root, gemv::MAX_M as usize)
+        && k_major(g, b, tb)
+        && vals.leads(b))
+    .then(|| KmajorParams::rule(chooser.limits, m, n, k, operand))
+    .filter(|(p, _)| {
+        let shared = match group.row_norm {
+            Some(_) => p.shared_bytes_normed(m),
+            None => p.shared_bytes(m),
+        };
+        p.fits(chooser.limits, m) && shared <= chooser.limits.max_shared_bytes as i64
+    });
+    let kmajor = kmajor_rule.is_some();
+    // On it, `a` (a folded norm's input `x`) is read as stored where it is rows of the
+    // operand type: 16-byte loads of a placeholder of its own.
+    let kmajor_a = kmajor_rule.as_ref().and_then(|_| {
+        let x = group.row_norm.map_or(a, |nn| g.nodes[nn.0].inputs[0]);
+        let sx = stored_matrix(g, group, vals, x, operand)?;
+        (f16 || group.row_norm.is_some()).then(|| {
+            let buf = te::placeholder(&vals.fresh_name(&g.tensor(sx).name), &[m, k], operand);
+            vals.adopt(sx, &buf);
+            buf
+        })
+    });
     // Operands stored in f16 and read as they are (no transpose; reshapes that move no
     // element): the template reads them as its own placeholders, so its whole space
     // applies — Hopper's TMA + wgmma among it, which copies placeholders only.
     // A folded norm's output is never stored: `a` is then read through its view.
-    let stored = if f16 && !ta && !tb && group.row_norm.is_none() {
+    let stored = if f16 && !ta && !tb && group.row_norm.is_none() && !kmajor {
         let f16_rows = |t| {
             vals.stored_rows(t)
                 .filter(|&s| g.tensor(s).dtype == DType::F16)
@@ -144,7 +174,7 @@ pub(crate) fn lower<'g>(
         views,
         winograd: None,
     };
-    let folded = row_norm::operands(g, group, vals, m, k).map_err(fail)?;
+    let folded = row_norm::operands(g, group, vals, m, k, kmajor_a.as_ref()).map_err(fail)?;
     let (a_view, b_view) = match stored {
         Some((sa, sb)) => {
             // The stored memory as `[m, k]` and `[k, n]` matrices (their element counts
@@ -164,9 +194,10 @@ pub(crate) fn lower<'g>(
             // weight the precision pass stores in f16): the fp16 template over f16 views.
             // A folded norm's `a` is its input's rows, in f32 (the norm's output is never
             // stored, nor rounded).
-            let a_view = match &folded {
-                Some(f) => f.x.clone(),
-                None => te::compute("a_view", &[("i", m), ("kk", k)], |ix| {
+            let a_view = match (&folded, &kmajor_a) {
+                (Some(f), _) => f.x.clone(),
+                (None, Some(stored)) => stored.clone(),
+                (None, None) => te::compute("a_view", &[("i", m), ("kk", k)], |ix| {
                     let at = if ta {
                         vec![ix[1].clone(), ix[0].clone()]
                     } else {
@@ -218,13 +249,71 @@ pub(crate) fn lower<'g>(
             }),
         );
     };
+    if let Some((p, why)) = kmajor_rule {
+        // `a_view` is `kmajor_a` where that is stored, else the view.
+        let a_k = a_view;
+        // A folded norm's `γ` as stored where it is a `[k]` vector of the operand type
+        // (16-byte loads of it). An f16 model keeps `γ` f32, whose 8 elements a piece of
+        // `w` the kernel loads one by one, from L1: two 16-byte loads instead (tried) made
+        // ptxas hold all 64 values of a step, 130 registers a thread against 80 (sm_90,
+        // TinyLlama: gate/up's 8-warp blocks one a multiprocessor instead of three).
+        let norm = folded.as_ref().map(|f| {
+            let gamma = g.nodes[group.row_norm.map_or(group.root, |nn| nn).0].inputs[1];
+            let t = g.tensor(gamma);
+            let stored = t.shape == [k as usize]
+                && t.dtype == operand
+                && vals.stored_rows(gamma) == Some(gamma);
+            gemv::RowNorm {
+                gamma: if stored {
+                    vals.buffer(gamma)
+                } else {
+                    f.norm.gamma.clone()
+                },
+                epsilon: f.norm.epsilon,
+            }
+        });
+        // The weight's own buffer, `[N, K]` in memory, where it is stored in the operand
+        // type; else read through a view of it.
+        let w = if g.tensor(b).dtype == operand {
+            vals.buffer(b)
+        } else {
+            te::compute("w_view", &[("j", n), ("kk", k)], |ix| {
+                let at = if tb {
+                    [ix[0].clone(), ix[1].clone()]
+                } else {
+                    [ix[1].clone(), ix[0].clone()]
+                };
+                vals.at_as(b, &at, operand)
+            })
+        };
+        let mut what = format!(
+            "{} ({why}; WEFT_GEMV_KMAJOR=1: the weight stored [N, K])",
+            kmajor::describe(&p, operand)
+        );
+        if let Some(f) = &folded {
+            what = format!("{what}, {}", f.what);
+        }
+        let product = te::placeholder("y_gemm", &[m, n], DType::F32);
+        set_product(&product);
+        let out = output(vals);
+        let anchor = kmajor::template_normed(name, &a_k, &w, &product, &p, norm.as_ref())
+            .map_err(|e| fail(e.into()))?;
+        let fused = fuse(&anchor, &out).map_err(|e| fail(e.into()))?;
+        return Ok((fused.func, what, None));
+    }
     if skinny::takes(g, group.root, gemv::MAX_M as usize) {
         // A few rows (a decode step's batch): the skinny-product template streams B, which
         // the tiled templates' 64–128-row tiles would mostly waste. Chosen by rule, not
         // tuned (no anchor key).
         let (p, why) = gemv_params(chooser.limits, m, n, operand).map_err(fail)?;
         let splits = gemv_splits(chooser.limits, &p, n, k, operand).map_err(fail)?;
-        let what = format!("{} ({why})", gemv::describe(&p, operand));
+        let mut what = format!("{} ({why})", gemv::describe(&p, operand));
+        if chooser.choices.gemv_kmajor() {
+            // Why this one is not on the K-major template with the switch on.
+            what.push_str(
+                "; row-major with WEFT_GEMV_KMAJOR=1: its weight is not stored K-major (read by a tiled product too, or not a constant), or the K-major rule's combine does not fit the target",
+            );
+        }
         let (splits, what) = match splits {
             Some((sk, why)) => (
                 sk,
@@ -301,6 +390,38 @@ pub(crate) fn lower<'g>(
         .map_err(|e| fail(e.into()))?;
     let fused = fuse(&anchor, &out).map_err(|e| fail(e.into()))?;
     Ok((fused.func, format!("{what} ({why})"), Some(key)))
+}
+
+/// The stored tensor holding `x`'s elements as rows (itself, or what a reshape reads) in
+/// `dtype`, which `group`'s template may read as an `[m, k]` placeholder of its own: no
+/// buffer of it registered yet, and no epilogue node reading it (which would index the
+/// buffer in its own shape).
+fn stored_matrix(
+    g: &Graph,
+    group: &Group,
+    vals: &Values,
+    x: weft_graph::TensorId,
+    dtype: DType,
+) -> Option<weft_graph::TensorId> {
+    let s = vals.stored_rows(x)?;
+    let read_after = group
+        .epilogue
+        .iter()
+        .any(|e| g.nodes[e.0].inputs.iter().any(|&t| t == s || t == x));
+    let registered = vals.buffers().iter().any(|(t, _)| *t == s);
+    (g.tensor(s).dtype == dtype && !read_after && !registered).then_some(s)
+}
+
+/// Whether weight `b` of a product (`[N, K]` where `tb`, else `[K, N]`) is stored
+/// K-major, `[N, K]` in memory: a two-dimensional constant the layout pass stored so.
+fn k_major(g: &Graph, b: weft_graph::TensorId, tb: bool) -> bool {
+    let t = g.tensor(b);
+    let n_k = if tb {
+        t.layout == weft_graph::tensor::Layout::RowMajor
+    } else {
+        t.layout == weft_graph::tensor::Layout::Transposed
+    };
+    t.shape.len() == 2 && t.is_constant() && n_k
 }
 
 /// The environment variable that replaces the skinny-product rule's config for every

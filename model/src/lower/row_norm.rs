@@ -26,13 +26,15 @@ pub(super) struct Folded {
 }
 
 /// The operands of `group`'s folded RMS norm for a product of `m × k` (`None` where the
-/// group folds none).
+/// group folds none); `x` is `stored_x` where given (the norm's input as the `[m, k]`
+/// placeholder the K-major template reads), else a view of the input's rows.
 pub(super) fn operands(
     g: &Graph,
     group: &Group,
     vals: &Values,
     m: i64,
     k: i64,
+    stored_x: Option<&Buffer>,
 ) -> Result<Option<Folded>, LowerError> {
     let Some(n) = group.row_norm else {
         return Ok(None);
@@ -59,11 +61,14 @@ pub(super) fn operands(
             node.name
         )));
     }
-    let x_rows = te::compute("x_rows", &[("i", m), ("kk", k)], |ix| {
-        let mut at = reindex(&[m as usize], &rows, &ix[..1]);
-        at.push(ix[1].clone());
-        vals.at(x, &at)
-    });
+    let x_rows = match stored_x {
+        Some(b) => b.clone(),
+        None => te::compute("x_rows", &[("i", m), ("kk", k)], |ix| {
+            let mut at = reindex(&[m as usize], &rows, &ix[..1]);
+            at.push(ix[1].clone());
+            vals.at(x, &at)
+        }),
+    };
     let gamma_shape = g.tensor(gamma).shape.clone();
     let gamma = te::compute("gamma", &[("kk", k)], |ix| {
         vals.at(gamma, &broadcast_index(&gamma_shape, ix))

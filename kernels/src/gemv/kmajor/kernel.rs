@@ -5,7 +5,7 @@ use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template, TemplateError, load_or};
 
 use super::{KmajorParams, WARP, invalid};
-use crate::gemv::vec_of;
+use crate::gemv::{RowNorm, vec_of};
 use crate::{block_index, ceil_div, grid_for};
 
 /// `x` as f32 (a cast where it is not).
@@ -28,6 +28,26 @@ pub fn template_over(
     w: &Buffer,
     c: &Buffer,
     p: &KmajorParams,
+) -> Result<Func, TemplateError> {
+    template_normed(name, a, w, c, p, None)
+}
+
+/// [`template_over`] with an RMS norm of `a`'s rows folded in where `norm` is given:
+/// `c[i, j] = r[i] · Σ_k a[i, k] γ[k] w[j, k]` with `r[i] = 1 / sqrt(Σ_k a[i, k]² / k +
+/// ε)`, the product of `RMSNorm(a) · wᵀ` without the norm's kernel (as
+/// `crate::gemv::template_normed` for the row-major weight). Each lane sums the squares
+/// of the elements of `a` it reads anyway, in f32 beside its products; they are combined
+/// by the same butterflies and the same in-order parts as the sums, and the factor
+/// scales each sum at the store, before the caller's epilogue. Every column group of
+/// every block sums the same squares in the same order, so every output of a row is
+/// scaled by the same bits (the first group's are the ones kept).
+pub fn template_normed(
+    name: &str,
+    a: &Buffer,
+    w: &Buffer,
+    c: &Buffer,
+    p: &KmajorParams,
+    norm: Option<&RowNorm>,
 ) -> Result<Func, TemplateError> {
     let (ash, wsh, csh) = (a.shape(), w.shape(), c.shape());
     let matches = ash.len() == 2
@@ -52,16 +72,39 @@ pub fn template_over(
             ),
         ));
     }
+    if let Some(nm) = norm
+        && nm.gamma.shape() != [ash[1]]
+    {
+        return Err(invalid(
+            name,
+            format!(
+                "the norm's scale {:?} is not a's {} columns",
+                nm.gamma.shape(),
+                ash[1]
+            ),
+        ));
+    }
     let mut t = Template::new(name);
     for x in [a, w, c] {
         t.param(x);
     }
-    add_kernel(&mut t, a, w, c, p);
+    if let Some(nm) = norm {
+        t.param(&nm.gamma);
+    }
+    add_kernel(&mut t, a, w, c, p, norm);
     t.finish()
 }
 
-/// Adds the kernel `c = a · wᵀ` to `t`.
-fn add_kernel(t: &mut Template, a: &Buffer, w: &Buffer, c: &Buffer, p: &KmajorParams) {
+/// Adds the kernel `c = a · wᵀ` (with `a`'s rows RMS-normalized where `norm` is given)
+/// to `t`.
+fn add_kernel(
+    t: &mut Template,
+    a: &Buffer,
+    w: &Buffer,
+    c: &Buffer,
+    p: &KmajorParams,
+    norm: Option<&RowNorm>,
+) {
     let (m, k, n) = (a.shape()[0], a.shape()[1], w.shape()[0]);
     let KmajorParams {
         cols,
@@ -104,6 +147,13 @@ fn add_kernel(t: &mut Template, a: &Buffer, w: &Buffer, c: &Buffer, p: &KmajorPa
         let xv = kb.local("xv", &[unroll, m, vec], a.dtype());
         kb.unroll("i", m, |kb, i| {
             kb.unroll("c", cols, |kb, cc| kb.store(&acc, [i, cc], 0.0f32));
+        });
+        // The norm's scale at the lane's elements, and its sums of squares a row.
+        let gv = norm.map(|nm| kb.local("gv", &[unroll, vec], nm.gamma.dtype()));
+        let sq = norm.map(|_| {
+            let sq = kb.local("sq", &[m], DType::F32);
+            kb.unroll("i", m, |kb, i| kb.store(&sq, [i], 0.0f32));
+            sq
         });
         // The lane's first element of load `e` of a step from `base`.
         let first = |base: &Expr, e: &Expr| {
@@ -181,6 +231,36 @@ fn add_kernel(t: &mut Template, a: &Buffer, w: &Buffer, c: &Buffer, p: &KmajorPa
                     }
                 });
             });
+            // The norm's scale at the same elements, once for the `m` rows.
+            if let (Some(nm), Some(gv)) = (norm, &gv) {
+                let gamma = &nm.gamma;
+                kb.unroll("e", unroll, |kb, e| {
+                    let k0 = first(&base, &e);
+                    if wide {
+                        let inside = if partial {
+                            k0.clone().lt(k)
+                        } else {
+                            Expr::Bool(true)
+                        };
+                        let zero = Expr::zero(gamma.dtype());
+                        kb.copy_if(vec, gv, [e, Expr::int(0)], gamma, [k0], inside, zero);
+                    } else {
+                        kb.unroll("v", vec, |kb, v| {
+                            let kk = k0.clone() + v.clone();
+                            let value = match partial {
+                                true => load_or(
+                                    gamma,
+                                    [kk.clone()],
+                                    kk.lt(k),
+                                    Expr::zero(gamma.dtype()),
+                                ),
+                                false => gamma.at(&[kk]),
+                            };
+                            kb.store(gv, [e.clone(), v], value);
+                        });
+                    }
+                });
+            }
             // The products with the element outermost and the load innermost: the first
             // `unroll` products already need every load, so the compiler keeps them all
             // in flight (with the load outermost, ptxas issued the later loads between
@@ -189,6 +269,16 @@ fn add_kernel(t: &mut Template, a: &Buffer, w: &Buffer, c: &Buffer, p: &KmajorPa
                 kb.unroll("e", unroll, |kb, e| {
                     kb.unroll("i", m, |kb, i| {
                         let x = kb.let_("x", as_f32(xv.at(&[e.clone(), i.clone(), v.clone()])));
+                        // With the norm: `x²` summed, and the product taken of `x · γ`.
+                        let x = match (&sq, &gv) {
+                            (Some(sq), Some(gv)) => {
+                                let sum = sq.at(std::slice::from_ref(&i)) + x.clone() * x.clone();
+                                kb.store(sq, [i.clone()], sum);
+                                let g = as_f32(gv.at(&[e.clone(), v.clone()]));
+                                kb.let_("xg", x * g)
+                            }
+                            _ => x,
+                        };
                         kb.unroll("c", cols, |kb, cc| {
                             let wk = as_f32(wv.at(&[cc.clone(), e.clone(), v.clone()]));
                             let sum = acc.at(&[i.clone(), cc.clone()]) + x.clone() * wk;
@@ -218,11 +308,22 @@ fn add_kernel(t: &mut Template, a: &Buffer, w: &Buffer, c: &Buffer, p: &KmajorPa
                     }
                     kb.store(&acc, [i.clone(), cc], s);
                 });
+                if let Some(sq) = &sq {
+                    let mut s = kb.let_("s", sq.at(std::slice::from_ref(&i)));
+                    let mut mask = 1;
+                    while mask < shuffle {
+                        s = kb.let_("s", s.clone() + Expr::shuffle_xor(s, mask));
+                        mask *= 2;
+                    }
+                    kb.store(sq, [i], s);
+                }
             });
         }
         // Each run's first lane puts its partials in shared memory (part `z · runs +
         // run`); after one barrier each output is summed over its parts in order.
-        let sh = kb.shared("partials", &[parts, outs], DType::F32);
+        // With the norm, `m` more slots a part: the first column group's sums of squares.
+        let slots = outs + if norm.is_some() { m } else { 0 };
+        let sh = kb.shared("partials", &[parts, slots], DType::F32);
         let part = kb.let_("part", z.clone() * runs + lane.clone() / shuffle);
         let put = |kb: &mut KernelBuilder| {
             kb.unroll("i", m, |kb, i| {
@@ -231,6 +332,14 @@ fn add_kernel(t: &mut Template, a: &Buffer, w: &Buffer, c: &Buffer, p: &KmajorPa
                     kb.store(&sh, [part.clone(), at], acc.at(&[i.clone(), cc]));
                 });
             });
+            if let Some(sq) = &sq {
+                kb.if_(g.clone().eq_(0), |kb| {
+                    kb.unroll("i", m, |kb, i| {
+                        let value = sq.at(std::slice::from_ref(&i));
+                        kb.store(&sh, [part.clone(), i + outs], value);
+                    });
+                });
+            }
         };
         if shuffle > 1 {
             kb.if_((lane.clone() % shuffle).eq_(0), put);
@@ -248,6 +357,17 @@ fn add_kernel(t: &mut Template, a: &Buffer, w: &Buffer, c: &Buffer, p: &KmajorPa
                 let value = (1..parts).fold(sh.at(&[Expr::int(0), idx.clone()]), |s, q| {
                     s + sh.at(&[Expr::int(q), idx.clone()])
                 });
+                // The norm's factor scales the whole sum, after the combine and before
+                // the caller's epilogue; the squares summed over the parts in order.
+                let value = match norm {
+                    Some(nm) => {
+                        let at = |q: i64| sh.at(&[Expr::int(q), i.clone() + outs]);
+                        let squares = (1..parts).fold(at(0), |s, q| s + at(q));
+                        let mean = squares * (1.0 / k as f64) as f32;
+                        value * te::rsqrt(mean + nm.epsilon)
+                    }
+                    None => value,
+                };
                 let value = if c.dtype() == DType::F32 {
                     value
                 } else {

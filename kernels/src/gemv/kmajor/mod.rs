@@ -54,7 +54,7 @@ use weft_ir::template::TemplateError;
 use super::{MAX_M, vec_of};
 use crate::{BuildError, Config, ceil_div, within};
 
-pub use kernel::template_over;
+pub use kernel::{template_normed, template_over};
 
 /// Lanes of a warp: the template's unit of threads that stream one column (CUDA's warp,
 /// Metal's SIMD group, half a wave of 64 on AMD; WGSL subgroups of 32 where the adapter
@@ -170,6 +170,12 @@ impl KmajorParams {
     /// of the block, in f32.
     pub fn shared_bytes(&self, m: i64) -> i64 {
         self.parts() * m * self.block_cols() * 4
+    }
+
+    /// Shared memory the combine takes at `m` rows with an RMS norm folded in (bytes):
+    /// [`Self::shared_bytes`] and every part's `m` sums of squares.
+    pub fn shared_bytes_normed(&self, m: i64) -> i64 {
+        self.parts() * m * (self.block_cols() + 1) * 4
     }
 
     /// Whether the config fits `limits` at `m` rows: threads, the combine's shared
