@@ -38,11 +38,11 @@ use crate::partition::skinny;
 use crate::tensor::Layout;
 
 /// The narrowest depthwise window the depthwise template may take over views (the model
-/// compiler's `VIEWS_TEMPLATE_MIN_WINDOW`); narrower ones always run by the direct rule,
-/// whose loads want the filter channels innermost. The template's want `[C, R, S]`: with
-/// `[R, S, 1, C]` ConvNeXt-tiny's 7×7 layers made the model 449 → 552 µs at batch 1 on the
-/// H200 (2026-11-29, eighth session).
-const DEPTHWISE_TEMPLATE_WINDOW: usize = 7;
+/// compiler reads it here, so that its lowering and this layout agree); narrower ones
+/// always run by the direct rule, whose loads want the filter channels innermost. The
+/// template's want `[C, R, S]`: with `[R, S, 1, C]` ConvNeXt-tiny's 7×7 layers made the
+/// model 449 → 552 µs at batch 1 on the H200 (2026-11-29, eighth session).
+pub const DEPTHWISE_TEMPLATE_WINDOW: usize = 7;
 
 /// Stores the B operands of dense convolutions and `transB` Gemms row-major by the rules
 /// of the module. Returns how many weights changed layout.

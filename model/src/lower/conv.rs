@@ -98,7 +98,7 @@ fn choose(d: &Geometry) -> ConvVariant {
 /// The pixels are counted over the batch: at batch 8 the direct rule ran ConvNeXt's
 /// 14² × 384 layers in 33.4 µs each (2026-11-29, eighth session; 602k outputs), where
 /// the template had run 28² × 192 at batch 1 (150k outputs) in 10.4 µs.
-const VIEWS_TEMPLATE_MIN_WINDOW: i64 = 7;
+const VIEWS_TEMPLATE_MIN_WINDOW: i64 = weft_graph::passes::DEPTHWISE_TEMPLATE_WINDOW as i64;
 const VIEWS_TEMPLATE_MIN_PIXELS: i64 = 28 * 28;
 
 /// Whether a depthwise convolution over views takes the template (see
