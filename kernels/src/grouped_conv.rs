@@ -194,9 +194,10 @@ pub fn w_cols(
 }
 
 /// The template's config for the grouped convolution `g` of `groups` groups (fp16:
-/// `f16`) with no tuning record, and why: the packing rule, then the matmul rule over
-/// the batched product (never split: the products are a grid dimension already) — what
-/// the whole-model compiler's rule chooses for the same convolution.
+/// `f16`) with no tuning record, and why: the packing rule, then [`narrow_rule`] where
+/// it applies, else the matmul rule over the batched product (never split: the products
+/// are a grid dimension already) — what the whole-model compiler's rule chooses for the
+/// same convolution.
 pub fn op_rule(
     limits: &TargetLimits,
     g: &ConvGeometry,
@@ -205,6 +206,9 @@ pub fn op_rule(
 ) -> (Config, String) {
     let (p, packing) = Packing::rule(groups, g.c, g.k / groups.max(1));
     let (batch, m, n, k) = p.gemm(g);
+    if f16 && let Some((config, why)) = narrow_rule(limits, batch, m, n) {
+        return (config, format!("rule: {packing}; {batch} products: {why}"));
+    }
     let product = rule::Product::whole(m, n, k, batch);
     let (config, _, why) = if f16 {
         matmul_f16::rule_config(limits, product, true)
@@ -214,18 +218,98 @@ pub fn op_rule(
     (config, format!("rule: {packing}; {batch} products: {why}"))
 }
 
+/// Rows of the narrow rule's larger tile ([`narrow_rule`]).
+const NARROW_ROWS: i64 = 128;
+
+/// The fp16 template's tiles one fragment wide (`16` columns: 4 warps stacked along
+/// `m`, one 16×16 fragment wide), `rows` (64 or 128) tall, k steps of 32, on a target
+/// whose matrix units are 16×16 and whose threads copy 16 bytes at once (CUDA's
+/// `mma.sync`); `None` elsewhere or where it does not fit.
+fn narrow_tile(limits: &TargetLimits, rows: i64) -> Option<matmul_f16::F16Params> {
+    let mma = limits.f16_mma_sizes().first().copied().unwrap_or(0);
+    if mma != 16 || !limits.register_cap {
+        return None;
+    }
+    let p = matmul_f16::F16Params {
+        mma,
+        warps: [4, 1],
+        frags: [rows / (4 * mma), 1],
+        bk: 32,
+        group: 8,
+        vec: 8,
+        async_copy: false,
+        stages: 2,
+        frag_buffers: 1,
+        coop_copy: false,
+        warpgroups: 0,
+        k_unroll: 32,
+        prefetch: 1,
+    };
+    let fits = matmul_f16::F16Params::from_config(&p.config()).is_ok()
+        && crate::within(p.threads(), limits.max_threads_per_block)
+        && crate::within(p.shared_bytes(), limits.max_shared_bytes);
+    fits.then_some(p)
+}
+
+/// The stated rule for a batched product of at most [`PACKED_WIDTH`] columns (every
+/// product of the packing rule's narrow groups: ResNeXt's 4, 8 and 16 channels a group,
+/// RegNet's 8) on a target of 16×16 matrix units copied 16 bytes a thread: a tile one
+/// fragment wide, [`NARROW_ROWS`] rows where that still gives every multiprocessor two
+/// blocks, else 64, where 64 rows give at least one block a multiprocessor (else
+/// `None`: the matmul rule's picks). The matmul rule's tiles are at least 64 columns wide, 4× the
+/// product's columns, and its cost model counts blocks, not the columns past a
+/// product's edge. Measured on the H200 (2026-11-29, ninth session, `weft sweep --op
+/// grouped-conv2d-f16 --fixed ...`): at ResNeXt-50's batch-8 grouped 3×3s the 128×16
+/// tile took 36.8 → 21.1, 16.8 → 10.6 and 12.4 → 7.4 µs (cuDNN 16.1, 10.0, 7.4), the
+/// 13 groups of RegNetY-400MF 9.3 → 6.7 (cuDNN 12.6); at batch 1, where 128 rows give
+/// fewer than two blocks a multiprocessor, the 64×16 tile took stage 1 8.7 → 5.2 µs.
+/// `None` where it does not apply (wider products, fp32, other targets).
+pub fn narrow_rule(limits: &TargetLimits, batch: i64, m: i64, n: i64) -> Option<(Config, String)> {
+    if n > PACKED_WIDTH {
+        return None;
+    }
+    let sms = limits.multiprocessors.max(1) as i64;
+    if batch * ceil_div(m, 64) < sms {
+        // Fewer blocks than multiprocessors even at 64 rows: the matmul rule's shorter,
+        // wider tiles give more (RegNetY-400MF at batch 1 ran 291.9 → 296.3 µs with its
+        // 7² and 14² stages on 64×16 tiles, 52–55 blocks).
+        return None;
+    }
+    let tall = batch * ceil_div(m, NARROW_ROWS);
+    let rows = if tall >= 2 * sms { NARROW_ROWS } else { 64 };
+    let p = narrow_tile(limits, rows)?;
+    let blocks = batch * ceil_div(m, rows);
+    let why = format!(
+        "{n}-column products take {rows}x16 tiles, one fragment wide ({blocks} blocks over \
+         {sms} multiprocessors; the matmul rule's tiles are at least 64 wide)"
+    );
+    Some((p.config(), why))
+}
+
 /// The configs of the fp16 (`f16`) or fp32 template that can run the batched product:
 /// the template's space over views less Hopper's `wg` (which multiplies two matrices,
-/// not batches).
+/// not batches), and the narrow rule's tiles ([`narrow_rule`]) where the target takes
+/// them.
 pub fn space(limits: &TargetLimits, f16: bool) -> Vec<Config> {
     let all = if f16 {
         matmul_f16::space_over_views(limits)
     } else {
         matmul::space(limits)
     };
-    all.into_iter()
+    let mut out: Vec<Config> = all
+        .into_iter()
         .filter(|c| c.get("wg").unwrap_or(0) == 0)
-        .collect()
+        .collect();
+    if f16 {
+        for rows in [64, NARROW_ROWS] {
+            if let Some(p) = narrow_tile(limits, rows)
+                && !out.contains(&p.config())
+            {
+                out.push(p.config());
+            }
+        }
+    }
+    out
 }
 
 /// The grouped convolution of variant `v` (its element type and layout; `bias` adds
@@ -300,5 +384,56 @@ mod tests {
         let (p, why) = Packing::rule(3, 16, 16);
         assert_eq!((p.packed, p.products()), (1, 3));
         assert!(why.contains("one group a product"), "{why}");
+    }
+
+    #[test]
+    fn narrow_products_take_tiles_one_fragment_wide_on_cuda() {
+        let cuda = TargetLimits::cuda();
+        let tile = |batch, m, n| {
+            let (config, why) = narrow_rule(&cuda, batch, m, n)?;
+            let p = matmul_f16::F16Params::from_config(&config).unwrap();
+            assert_eq!(p.block_n(), 16, "{why}");
+            Some(p.block_m())
+        };
+        // ResNeXt-50's stage 1 at batch 8 (8 products of 25088 rows) and batch 1 (3136):
+        // 128 rows while every multiprocessor gets two blocks, else 64.
+        assert_eq!(tile(8, 25088, 16), Some(128));
+        assert_eq!(tile(8, 3136, 16), Some(64));
+        // Wider products keep the matmul rule; so do targets without 16-byte copies into
+        // 16×16 matrix units.
+        assert_eq!(tile(32, 392, 32), None);
+        // Fewer blocks than multiprocessors at 64 rows (RegNetY-400MF's last two stages
+        // at batch 1: 13 products of 196 rows, 55 of 49): the matmul rule's shorter tiles.
+        assert!(cuda.multiprocessors > 55);
+        assert_eq!(tile(13, 196, 16), None);
+        assert_eq!(tile(55, 49, 8), None);
+        assert_eq!(tile(16, 784, 16), Some(64));
+        assert!(narrow_rule(&TargetLimits::webgpu_default(), 8, 25088, 16).is_none());
+        // The op's rule takes it, and the tuner's space holds both tiles.
+        let g = ConvGeometry {
+            n: 8,
+            c: 4,
+            h: 56,
+            w: 56,
+            k: 128,
+            r: 3,
+            s: 3,
+            oh: 56,
+            ow: 56,
+            strides: [1, 1],
+            pads: [1, 1],
+            dilations: None,
+        };
+        let (config, why) = op_rule(&cuda, &g, 32, true);
+        assert_eq!(
+            Some(config),
+            narrow_rule(&cuda, 8, 25088, 16).map(|c| c.0),
+            "{why}"
+        );
+        let narrow = space(&cuda, true)
+            .into_iter()
+            .filter(|c| c.get("wn") == Some(1))
+            .count();
+        assert_eq!(narrow, 2);
     }
 }

@@ -95,7 +95,14 @@ fn grouped_convs_all_schedules_and_configs_at_small_shapes() {
                 configs.push(template.untuned(&limits, &shape).0);
                 let space = (template.space)(&limits);
                 configs.extend(space.iter().step_by(space.len().div_ceil(4)).cloned());
+                // The narrow tiles (one fragment wide: `wn` = 1 outside Hopper's `wg`,
+                // which the grouped space leaves out), every one of them.
+                configs.extend(space.iter().filter(|c| c.get("wn") == Some(1)).cloned());
             }
+            assert!(
+                op != "grouped-conv2d-f16" || configs.iter().any(|c| c.get("wn") == Some(1)),
+                "{op}: no narrow tile in the CUDA space"
+            );
             for config in configs {
                 let lowered = w
                     .lower_with(template.schedule, Some(&config))

@@ -12,7 +12,7 @@
 use weft_codegen_common::TargetLimits;
 use weft_kernels::rule::Product;
 pub(crate) use weft_kernels::rule::{ENOUGH_TILES, split_k};
-use weft_kernels::{matmul, matmul_f16};
+use weft_kernels::{grouped_conv, matmul, matmul_f16};
 
 use crate::anchor::{AnchorChoice, AnchorKey, AnchorTemplate, Choices, Views};
 use crate::error::LowerError;
@@ -72,6 +72,15 @@ pub(crate) fn by_rule(
     } else {
         Product::split(key.m, key.n, key.k)
     };
+    // A grouped convolution's narrow products (at most 16 columns) take tiles one
+    // fragment wide where the target has them (`grouped_conv::narrow_rule`).
+    let grouped = matches!(&key.views, Views::Conv(c) if c.x[1] != c.w[1]);
+    if grouped
+        && key.template == AnchorTemplate::MatmulF16
+        && let Some((config, why)) = grouped_conv::narrow_rule(limits, key.batch, key.m, key.n)
+    {
+        return (AnchorChoice::gemm(config, 1), format!("rule: {why}"));
+    }
     let (config, splits, why) = match key.template {
         AnchorTemplate::Matmul => matmul::rule_config(limits, product),
         // Over views (an im2col, a transpose) the template's space leaves out what reads
