@@ -281,9 +281,7 @@ mod tests {
         )
         .unwrap();
         let w = b.weight("wg", w);
-        let y = b
-            .conv("g", y, w, None, Conv::new(1, 1).grouped(4))
-            .unwrap();
+        let y = b.conv("g", y, w, None, Conv::new(1, 1).grouped(4)).unwrap();
         b.output(y);
         b.finish().unwrap()
     }
