@@ -168,19 +168,23 @@ pub(super) fn split(
                 .skinny
                 .and_then(|t| skinny::priced(g, root, k, t))
                 .unwrap_or_else(|| (reads(g, root, k), tiled));
-            let inlined = work * reads <= rule.bound();
+            let (stored, spread) = before_broadcast(g, &chain, top, &producer);
+            let inlined = work * reads * spread <= rule.bound();
             if !inlined {
-                groups[gi].prologue.retain(|n| !chain.contains(n));
+                // What goes is the computing part below the broadcast (all of the chain
+                // where there is none); the layout changes after it stay in the loads.
+                let moved = subtree(g, &chain, stored, &producer);
+                groups[gi].prologue.retain(|n| !moved.contains(n));
                 let new = groups.len();
-                for &n in &chain {
+                for &n in &moved {
                     group_of.insert(n, new);
                 }
                 groups.push(Group {
                     kind: GroupKind::Injective,
-                    root: top,
-                    prologue: chain.iter().copied().filter(|&n| n != top).collect(),
+                    root: stored,
+                    prologue: moved.iter().copied().filter(|&n| n != stored).collect(),
                     epilogue: Vec::new(),
-                    output: t,
+                    output: g.nodes[stored.0].output,
                     inputs: Vec::new(),
                     slice: None,
                     row_norm: None,
@@ -192,6 +196,8 @@ pub(super) fn split(
                 chain,
                 work,
                 reads,
+                spread,
+                stored,
                 rule,
                 inlined,
             });
@@ -219,6 +225,66 @@ pub fn own_work(g: &Graph, node: NodeId) -> (f64, Vec<usize>) {
         None => 0.0,
     };
     (own, probe.uses.into_inner())
+}
+
+/// Where a chain that leaves its anchor's loads is stored, and how many elements of the
+/// anchor's input each stored element becomes: walking down from `top` through layout
+/// changes (no work of their own, one input from the chain), the first node that
+/// computes. Where the layout changes between it and `top` broadcast (an `Expand`:
+/// grouped KV heads repeated over their query heads), computing at the loads costs the
+/// chain's work once per copy, and storing after the broadcast would write every copy:
+/// so the chain is priced per element of that node's output (`spread` = the broadcast's
+/// factor) and stored there, the layout changes staying in the anchor's loads as views.
+/// Without a broadcast: `(top, 1)`, the whole chain priced and stored as it is read.
+fn before_broadcast(
+    g: &Graph,
+    chain: &[NodeId],
+    top: NodeId,
+    producer: &HashMap<TensorId, NodeId>,
+) -> (NodeId, f64) {
+    let mut n = top;
+    while own_work(g, n).0 == 0.0 {
+        let from_chain: Vec<NodeId> = g.nodes[n.0]
+            .inputs
+            .iter()
+            .filter_map(|t| producer.get(t).copied())
+            .filter(|p| chain.contains(p))
+            .collect();
+        match from_chain.as_slice() {
+            [p] => n = *p,
+            _ => return (top, 1.0),
+        }
+    }
+    let read = g.tensor(g.nodes[top.0].output).numel() as f64;
+    let stored = g.tensor(g.nodes[n.0].output).numel().max(1) as f64;
+    if n == top || read <= stored {
+        return (top, 1.0);
+    }
+    (n, read / stored)
+}
+
+/// `root` and the nodes of `chain` that feed it.
+fn subtree(
+    g: &Graph,
+    chain: &[NodeId],
+    root: NodeId,
+    producer: &HashMap<TensorId, NodeId>,
+) -> Vec<NodeId> {
+    let mut nodes = vec![root];
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        for i in &g.nodes[n.0].inputs {
+            if let Some(&p) = producer
+                .get(i)
+                .filter(|p| chain.contains(p) && !nodes.contains(p))
+            {
+                nodes.push(p);
+                stack.push(p);
+            }
+        }
+    }
+    nodes.sort();
+    nodes
 }
 
 /// The work per element of the chain of `nodes` (a prologue subtree, producers before

@@ -148,6 +148,13 @@ pub struct Decision {
     /// The anchor's reads of each element ([`cost::reads`]), or for a skinny product
     /// its template's computations of each ([`skinny`]).
     pub reads: f64,
+    /// Elements of the anchor's input each element of `stored`'s output becomes through
+    /// a broadcast among the chain's last layout changes (1 without one): the chain is
+    /// priced per element before the broadcast, `work · reads · spread`.
+    pub spread: f64,
+    /// The node whose output a kernel of its own stores when the chain leaves the loads:
+    /// the chain's last node, or the last that computes before a broadcast.
+    pub stored: NodeId,
     /// The rule that priced it.
     pub rule: Rule,
     /// In the anchor's loads (`true`), or a kernel of its own.
@@ -478,7 +485,18 @@ impl fmt::Display for Shown<'_> {
         }
         for d in &self.partition.decisions {
             let chain: Vec<String> = d.chain.iter().map(|&n| name(n)).collect();
-            let cost = d.work * d.reads;
+            let cost = d.work * d.reads * d.spread;
+            // A broadcast after the chain's computing part: priced and stored before it.
+            let spread = if d.spread > 1.0 {
+                format!(" × broadcast {:.0}×", d.spread)
+            } else {
+                String::new()
+            };
+            let stored = if d.spread > 1.0 && !d.inlined {
+                format!(" (stored at {}, before the broadcast)", name(d.stored))
+            } else {
+                String::new()
+            };
             let (cmp, fate) = if d.inlined {
                 ("≤", "in the anchor's loads")
             } else {
@@ -493,18 +511,18 @@ impl fmt::Display for Shown<'_> {
             match d.rule {
                 Rule::Tiled => writeln!(
                     f,
-                    "{head} — {work:.0} ops/element × read {:.1}× = {cost:.0} {cmp} {:.0}: {fate}",
+                    "{head} — {work:.0} ops/element × read {:.1}×{spread} = {cost:.0} {cmp} {:.0}: {fate}{stored}",
                     d.reads,
                     cost::PROLOGUE_BOUND,
                 )?,
                 Rule::Staged => writeln!(
                     f,
-                    "{head} — {work:.0} ops/element computed at the loads of a staged template (× read {:.1}×): {fate}",
+                    "{head} — {work:.0} ops/element computed at the loads of a staged template (× read {:.1}×{spread}): {fate}{stored}",
                     d.reads,
                 )?,
                 Rule::Skinny { rows, bytes } => writeln!(
                     f,
-                    "{head} — {work:.0} ops/element × computed {:.0}× = {cost:.0} {cmp} {bytes:.0} B of b an element × {:.0} ops/B = {:.0} (skinny product, {rows} row(s)): {fate}",
+                    "{head} — {work:.0} ops/element × computed {:.0}×{spread} = {cost:.0} {cmp} {bytes:.0} B of b an element × {:.0} ops/B = {:.0} (skinny product, {rows} row(s)): {fate}{stored}",
                     d.reads,
                     skinny::OPS_PER_BYTE,
                     d.rule.bound(),

@@ -40,7 +40,10 @@ pub use precision::{Precision, assign_precision, memory_order};
 pub use rms_norm::recognize_rms_norms;
 pub use rotary::recognize_rotary;
 pub use siblings::merge_sibling_products;
-pub use weight_layout::{DEPTHWISE_TEMPLATE_WINDOW, assign_weight_layouts};
+pub use weight_layout::{
+    DEPTHWISE_TEMPLATE_MIN_OUTPUTS, DEPTHWISE_TEMPLATE_WINDOW, assign_weight_layouts,
+    depthwise_template_pays,
+};
 pub use wide_weights::split_wide_weights;
 
 use std::collections::HashSet;

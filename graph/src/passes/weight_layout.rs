@@ -45,9 +45,43 @@ use crate::tensor::Layout;
 /// The narrowest depthwise window the depthwise template may take over views (the model
 /// compiler reads it here, so that its lowering and this layout agree); narrower ones
 /// always run by the direct rule, whose loads want the filter channels innermost. The
-/// template's want `[C, R, S]`: with `[R, S, 1, C]` ConvNeXt-tiny's 7×7 layers made the
-/// model 449 → 552 µs at batch 1 on the H200 (2026-11-29, eighth session).
+/// template's shared-tile configs want `[C, R, S]` (they stage a channel's taps
+/// together), and so, measured, do the direct rule's 7×7s (see `depthwise` in
+/// [`assign_weight_layouts`]). On targets whose compiler
+/// takes a register cap (CUDA) the template's NHWC rule keeps each thread's window and
+/// taps in registers instead (`weft_kernels::depthwise::rule_config`), its 32 threads
+/// on 32 consecutive channels: they want channels innermost as the direct rule does —
+/// `[C, R, S]` there made each of a thread's 49 tap loads touch 32 sectors, and the
+/// batch-8 56² × 96 layer ran 38.0 µs in the model against 21.4 µs for the op over an
+/// `[R, S, 1, C]` filter (2026-11-30, tenth session).
 pub const DEPTHWISE_TEMPLATE_WINDOW: usize = 7;
+
+/// The fewest outputs (pixels over the batch, times channels) at which a depthwise
+/// convolution over views takes the depthwise template rather than the direct rule (see
+/// [`depthwise_template_pays`]).
+pub const DEPTHWISE_TEMPLATE_MIN_OUTPUTS: i64 = 28 * 28 * 192;
+
+/// Whether a depthwise convolution over views (f16, NHWC, an inlined prologue) of `n`
+/// images of `c` channels and `hw` pixels, a `k × k` window at `stride`, takes the
+/// depthwise template rather than the direct rule: a window of at least
+/// [`DEPTHWISE_TEMPLATE_WINDOW`] and at least [`DEPTHWISE_TEMPLATE_MIN_OUTPUTS`] outputs.
+/// Measured on the H200 (fp16 NHWC, batch 1, 2026-11-29, measurements/h200-2026-11-29d):
+/// every 3×3 and 5×5 layer of MobileNetV2 and EfficientNet-B0 ran faster by the direct
+/// rule (MobileNetV2's 17: 52 µs direct, 91 µs template; EfficientNet-B0's 16: 69
+/// against 106), its one thread an output reading nine or 25 taps through L1;
+/// ConvNeXt-tiny's 7×7s ran faster on the template at 56² × 96 and 28² × 192 (11.4
+/// against 20.6 µs, 10.4 against 12.6: 301k and 151k outputs), where its input window
+/// is read once for several outputs, and alike at 14² × 384 and 7² × 768 (9.2 against
+/// 9.0, 7.8 against 7.0: 75k and 38k outputs). At batch 8 the direct rule ran the 14² ×
+/// 384 layers in 33.4 µs each (2026-11-29, eighth session; 602k outputs) and the 7² ×
+/// 768 ones in 17.8 µs (2026-11-30, tenth session, `measurements/h200-2026-11-30`;
+/// 301k outputs), where the template runs the latter in 7.0 µs: the outputs decide, not
+/// the pixels.
+pub fn depthwise_template_pays(n: i64, c: i64, hw: [i64; 2], k: i64, stride: i64) -> bool {
+    let s = stride.max(1);
+    let (oh, ow) = ((hw[0] + s - 1) / s, (hw[1] + s - 1) / s);
+    k >= DEPTHWISE_TEMPLATE_WINDOW as i64 && n * oh * ow * c >= DEPTHWISE_TEMPLATE_MIN_OUTPUTS
+}
 
 /// Stores the B operands of dense convolutions and `transB` Gemms row-major by the rules
 /// of the module. Returns how many weights changed layout.
@@ -81,12 +115,28 @@ pub fn assign_weight_layouts(g: &mut Graph, cx: &PassContext) -> usize {
             // input of every other op is read as it is stored.
             let depthwise = |c: &crate::op::Conv| {
                 let (xs, ws) = (&g.tensor(n.inputs[0]).shape, &g.tensor(t).shape);
+                let channels_innermost = || {
+                    let d = |i: usize| xs[i] as i64;
+                    let template = depthwise_template_pays(
+                        d(0),
+                        d(1),
+                        [d(2), d(3)],
+                        ws[2] as i64,
+                        c.strides[0] as i64,
+                    );
+                    // The template's register windows on CUDA. The direct rule at these
+                    // windows keeps `[C, R, S]`: with `[R, S, 1, C]` ConvNeXt-tiny's
+                    // twelve direct 7×7s at batch 1 (14² and 7²) made the model 449 →
+                    // 552 µs (eighth session) and 434 → 542 µs (tenth), whatever the
+                    // template's config beside them.
+                    template && cx.limits.register_cap
+                };
                 c.groups > 1
                     && xs.len() == 4
                     && ws.len() == 4
                     && c.groups == xs[1]
                     && ws[1] == 1
-                    && ws[2] < DEPTHWISE_TEMPLATE_WINDOW
+                    && (ws[2] < DEPTHWISE_TEMPLATE_WINDOW || channels_innermost())
                     && g.tensor(n.inputs[0]).layout == Layout::ChannelsLast
             };
             // One input and one output channel a group: the depthwise template's or the
@@ -100,9 +150,9 @@ pub fn assign_weight_layouts(g: &mut Graph, cx: &PassContext) -> usize {
                 && depthwise(c)
             {
                 // A depthwise filter `[C·m, 1, R, S]` read beside an NHWC input by the
-                // direct rule: channels innermost (`[R, S, 1, C·m]`), so that the threads
-                // of consecutive channels read consecutive taps of the filter, as they
-                // read the input.
+                // direct rule (or, on CUDA, the template's register windows): channels
+                // innermost (`[R, S, 1, C·m]`), so that the threads of consecutive
+                // channels read consecutive taps of the filter, as they read the input.
                 Some(Layout::FilterRsck)
             } else if let Op::Conv(c) = &n.op
                 && slot == 1
@@ -192,6 +242,7 @@ mod tests {
     use crate::op::{Conv, Gemm};
     use crate::passes::testing::max_difference;
     use crate::passes::{Precision, assign_precision};
+    use weft_codegen_common::TargetLimits;
 
     /// A dense convolution, a depthwise one, a shared filter, and a transB Gemm.
     fn net() -> Graph {
@@ -313,20 +364,41 @@ mod tests {
         assign_precision(&mut g, &ctx);
         assign_weight_layouts(&mut g, &ctx);
         assert_eq!(layout(&g, "wd"), Layout::FilterRsck);
-        // A 7×7 window, which the depthwise template may take, keeps `[C, R, S]`.
-        let mut b = GraphBuilder::new("wide");
-        let x = b.input("x", &[1, 4, 9, 9], DType::F32);
-        let y = b.relu("relu", x).unwrap();
-        let w7 = b.weight("w7", ArrayD::from_elem(IxDyn(&[4, 1, 7, 7]), 0.1));
-        let y = b
-            .conv("dw7", y, w7, None, Conv::new(1, 3).grouped(4))
-            .unwrap();
-        b.output(y);
-        let mut wide = b.finish().unwrap();
-        assign_precision(&mut wide, &ctx);
-        assign_weight_layouts(&mut wide, &ctx);
-        assert_eq!(layout(&wide, "relu"), Layout::ChannelsLast);
-        assert_ne!(layout(&wide, "w7"), Layout::FilterRsck);
+        // A 7×7 window: where the depthwise template takes it (28² × 192 outputs and
+        // more), on CUDA (its NHWC rule's register windows) `[R, S, 1, C]` too, elsewhere
+        // (its shared tiles) `[C, R, S]`; below, the direct rule's 7×7s keep `[C, R, S]`.
+        let wide = |c: usize, hw: usize| {
+            let mut b = GraphBuilder::new("wide");
+            let x = b.input("x", &[1, c, hw, hw], DType::F32);
+            let y = b.relu("relu", x).unwrap();
+            let w7 = b.weight("w7", ArrayD::from_elem(IxDyn(&[c, 1, 7, 7]), 0.1));
+            let y = b
+                .conv("dw7", y, w7, None, Conv::new(1, 3).grouped(c))
+                .unwrap();
+            b.output(y);
+            b.finish().unwrap()
+        };
+        for (c, hw, limits, want) in [
+            (192, 28, TargetLimits::cuda(), true),
+            (192, 28, TargetLimits::metal(), false),
+            (192, 28, TargetLimits::webgpu_default(), false),
+            (4, 9, TargetLimits::cuda(), false),
+            (384, 14, TargetLimits::cuda(), false),
+        ] {
+            let ctx = PassContext::new(limits).with_precision(Precision::F16);
+            let wide0 = wide(c, hw);
+            let mut wide = wide0.clone();
+            assign_precision(&mut wide, &ctx);
+            assign_weight_layouts(&mut wide, &ctx);
+            assert_eq!(layout(&wide, "relu"), Layout::ChannelsLast);
+            assert_eq!(
+                layout(&wide, "w7") == Layout::FilterRsck,
+                want,
+                "{c}×{hw}² on {}",
+                ctx.limits.name
+            );
+            assert_eq!(max_difference(&wide0, &wide), 0.0);
+        }
         // In f32 (NCHW) it stays as it is: the template over its own buffers reads it so.
         let mut g = g0.clone();
         assign_weight_layouts(&mut g, &PassContext::default());

@@ -181,3 +181,77 @@ fn llama_sizes_past_what_weft_holds_are_refused_before_drawing() {
         );
     }
 }
+
+#[test]
+fn the_keys_rotary_is_stored_before_the_grouped_heads_broadcast() {
+    // 8 query heads over 1 KV head (TinyLlama's 32 over 4): the keys' rotary, computed at
+    // the attention's loads, would be computed 8 times over per read (the Expand repeats
+    // each KV head), each read twice at 128 keys (64 query rows a tile). The
+    // rule prices it per element before the broadcast and stores it there; the Expand and
+    // the transposes stay in the attention's loads, which then read a stored tensor.
+    use crate::partition::{Shown, partition};
+    let c = LlamaConfig {
+        kv_heads: 1,
+        max_positions: 128,
+        ..small()
+    };
+    let (seq, batch) = (128, 2);
+    let g = llama("llama", &c, batch, seq, &mut Seeded(0)).unwrap();
+    let (g, _) = run_pipeline(&g, PIPELINE, &PassContext::default()).unwrap();
+    let p = partition(&g);
+    let shown = Shown {
+        graph: &g,
+        partition: &p,
+        schedules: None,
+    }
+    .to_string();
+    let spread = (c.heads / c.kv_heads) as f64;
+    let keys: Vec<_> = p
+        .decisions
+        .iter()
+        .filter(|d| matches!(g.nodes[d.anchor.0].op, Op::Attention(_)) && d.input == 1)
+        .collect();
+    assert_eq!(keys.len(), c.layers, "{shown}");
+    for d in keys {
+        assert_eq!(d.spread, spread, "{d:?}");
+        assert!(!d.inlined && d.work * d.reads * d.spread > 64.0, "{d:?}");
+        assert!(matches!(g.nodes[d.stored.0].op, Op::Rotary), "{shown}");
+        // The stored group is the rotary's: [batch, kv heads, seq, head dim], not the
+        // broadcast [batch, heads, seq, head dim].
+        let group = p
+            .groups
+            .iter()
+            .find(|gr| gr.root == d.stored)
+            .expect("a group");
+        let stored = g.tensor(group.output);
+        assert_eq!(
+            stored.shape,
+            [batch, c.kv_heads, seq, c.head_dim],
+            "{shown}"
+        );
+        // The attention's own group still reads through the Expand.
+        let anchor = p
+            .groups
+            .iter()
+            .find(|gr| gr.root == d.anchor)
+            .expect("the anchor");
+        assert!(
+            anchor
+                .prologue
+                .iter()
+                .any(|n| matches!(g.nodes[n.0].op, Op::Expand(_))),
+            "{shown}"
+        );
+    }
+    assert!(
+        shown.contains("× read 2.0× × broadcast 8× = 96 > 64"),
+        "{shown}"
+    );
+    assert!(shown.contains("before the broadcast)"), "{shown}");
+    // The queries' rotary (read once, no broadcast) stays in the loads.
+    assert!(
+        p.decisions
+            .iter()
+            .any(|d| d.input == 0 && d.inlined && d.spread == 1.0)
+    );
+}

@@ -69,7 +69,7 @@ pub fn space(resources: &TargetLimits) -> Vec<Config> {
     // rule may take one: it does only where it fits the convolution at hand (a window of
     // 3, 5 or 7 at stride 1 or 2), and a tuning run builds and times it there too.
     let windows = [(3, 1), (3, 2), (5, 1), (5, 2), (7, 1), (7, 2)];
-    for (p, _) in nhwc_candidates() {
+    for (p, _) in nhwc_candidates(resources.register_cap) {
         let c = p.config();
         let runs = windows.iter().any(|&(k, s)| fits_at(&p, resources, k, s));
         if runs && !out.contains(&c) {
@@ -84,7 +84,18 @@ pub fn space(resources: &TargetLimits) -> Vec<Config> {
 /// output tile, four outputs along a row per thread (the window re-read from shared
 /// memory four times over); 16 channels where that tile does not fit; a window in
 /// registers where neither does.
-fn nhwc_candidates() -> [(DepthwiseParams, &'static str); 3] {
+///
+/// Where the target's compiler takes a register cap (CUDA), the window in registers comes
+/// first: timed on the H200 (2026-11-30, every config of the space at ConvNeXt-tiny's
+/// four 7×7 layers, batch 1 and 8, `measurements/h200-2026-11-30`), a 2×8 tile of 32
+/// channels, four outputs along a row a thread, each thread's 7×10 window and 49 weights
+/// in registers, ran 4.1, 5.1, 4.9, 4.2 µs at batch 1 (56² × 96 to 7² × 768) and 21.4,
+/// 16.8, 10.1, 5.6 µs at batch 8, against 8.6, 8.0, 6.3, 4.7 and 36.7, 24.4, 14.2, 7.8
+/// for the shared 4×8 tile: the fastest config of the space at five of the eight, within
+/// 0.89 of each shape's fastest in geometric mean (the shared tile 0.60). Its neighbours'
+/// windows overlap in L1 instead of being staged and read behind a barrier. Elsewhere
+/// (Vulkan, Metal, HIP, WebGPU) the order is unmeasured and stays as it was.
+fn nhwc_candidates(registers_first: bool) -> [(DepthwiseParams, &'static str); 3] {
     let nhwc = |channels: i64, tile: [i64; 2], shared: bool| DepthwiseParams {
         tile,
         per_thread: [1, 4],
@@ -92,15 +103,27 @@ fn nhwc_candidates() -> [(DepthwiseParams, &'static str); 3] {
         shared,
         unroll: true,
     };
+    let shared_32 = (
+        nhwc(32, [4, 8], true),
+        "NHWC rule: 32 channels a warp, tile in shared memory",
+    );
+    let shared_16 = (
+        nhwc(16, [4, 8], true),
+        "NHWC rule: 16 channels, tile in shared memory (32 do not fit)",
+    );
+    if registers_first {
+        return [
+            (
+                nhwc(32, [2, 8], false),
+                "NHWC rule: 32 channels a warp, window in registers (the faster on CUDA)",
+            ),
+            shared_32,
+            shared_16,
+        ];
+    }
     [
-        (
-            nhwc(32, [4, 8], true),
-            "NHWC rule: 32 channels a warp, tile in shared memory",
-        ),
-        (
-            nhwc(16, [4, 8], true),
-            "NHWC rule: 16 channels, tile in shared memory (32 do not fit)",
-        ),
+        shared_32,
+        shared_16,
         (
             nhwc(32, [2, 8], false),
             "NHWC rule: 32 channels a warp, window in registers (no tile fits)",
@@ -139,7 +162,8 @@ fn fits_at(p: &DepthwiseParams, r: &TargetLimits, k: i64, s: i64) -> bool {
 /// across consecutive channels of a pixel: coalesced loads and stores), a 4×8 output
 /// tile, four outputs along a row per thread (the window re-read from shared memory
 /// four times over), or, where the tile does not fit the target's shared memory at this
-/// kernel and stride, 16 channels, then a window in registers.
+/// kernel and stride, 16 channels, then a window in registers; on CUDA the window in
+/// registers first (see `nhwc_candidates`).
 pub fn rule_config(
     resources: &TargetLimits,
     k: i64,
@@ -149,7 +173,7 @@ pub fn rule_config(
     if layout == ConvLayout::Nchw {
         return (default_config(resources), "default config");
     }
-    for (p, why) in nhwc_candidates() {
+    for (p, why) in nhwc_candidates(resources.register_cap) {
         if fits_at(&p, resources, k, stride) {
             return (p.config(), why);
         }

@@ -86,26 +86,17 @@ fn choose(d: &Geometry) -> ConvVariant {
     }
 }
 
-/// The narrowest window, and the fewest input pixels, at which a depthwise convolution
-/// over views (f16, NHWC, an inlined prologue) takes the depthwise template rather than
-/// the direct rule. Measured on the H200 (fp16 NHWC, batch 1, 2026-11-29,
-/// measurements/h200-2026-11-29d): every 3×3 and 5×5 layer of MobileNetV2 and
-/// EfficientNet-B0 ran faster by the direct rule (MobileNetV2's 17: 52 µs direct, 91 µs
-/// template; EfficientNet-B0's 16: 69 against 106), its one thread an output reading
-/// nine or 25 taps through L1; ConvNeXt-tiny's 7×7s ran faster on the template at 56²
-/// and 28² (11.4 against 20.6 µs, 10.4 against 12.6), where its shared input tile saves
-/// 49 rereads an output, and alike at 14² and 7² (9.2 against 9.0, 7.8 against 7.0).
-/// The pixels are counted over the batch: at batch 8 the direct rule ran ConvNeXt's
-/// 14² × 384 layers in 33.4 µs each (2026-11-29, eighth session; 602k outputs), where
-/// the template had run 28² × 192 at batch 1 (150k outputs) in 10.4 µs.
-const VIEWS_TEMPLATE_MIN_WINDOW: i64 = weft_graph::passes::DEPTHWISE_TEMPLATE_WINDOW as i64;
-const VIEWS_TEMPLATE_MIN_PIXELS: i64 = 28 * 28;
-
-/// Whether a depthwise convolution over views takes the template (see
-/// [`VIEWS_TEMPLATE_MIN_WINDOW`]).
+/// Whether a depthwise convolution over views takes the template: the rule and its
+/// measurements are [`weft_graph::passes::depthwise_template_pays`]'s, which the weight
+/// layout pass reads too (the filter's layout follows the schedule).
 fn views_template_pays(d: &Geometry) -> bool {
-    d.view.r >= VIEWS_TEMPLATE_MIN_WINDOW
-        && d.view.n * d.view.h * d.view.w >= VIEWS_TEMPLATE_MIN_PIXELS
+    weft_graph::passes::depthwise_template_pays(
+        d.view.n,
+        d.c,
+        [d.view.h, d.view.w],
+        d.view.r,
+        d.conv.strides[0] as i64,
+    )
 }
 
 /// Lowers the convolution group `group` (its root a Conv with attributes `c`).
