@@ -235,7 +235,7 @@ fn narrow_tile(limits: &TargetLimits, rows: i64) -> Option<matmul_f16::F16Params
         warps: [4, 1],
         frags: [rows / (4 * mma), 1],
         bk: 32,
-        group: 8,
+        group: matmul_f16::GROUP,
         vec: 8,
         async_copy: false,
         stages: 2,

@@ -133,7 +133,14 @@ impl AnchorKey {
     /// products, or a grouped convolution's products however many (its filter reads
     /// fewer channels than its input has).
     pub fn batched(&self) -> bool {
-        self.batch > 1 || matches!(&self.views, Views::Conv(c) if c.x[1] != c.w[1])
+        self.batch > 1 || self.grouped_conv()
+    }
+
+    /// Whether the anchor is a grouped convolution: its filter reads fewer channels than
+    /// its input has (its products are batched, and narrow ones take
+    /// `grouped_conv::narrow_rule`'s tiles).
+    pub fn grouped_conv(&self) -> bool {
+        matches!(&self.views, Views::Conv(c) if c.x[1] != c.w[1])
     }
 
     /// What a record names the anchor by: its template and its text, without what

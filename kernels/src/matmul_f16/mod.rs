@@ -70,7 +70,7 @@ pub use pick::{
     deep_steps_asked, op_rule, pipelines_fragments, rule_config, rule_config_with, runs_ahead,
     tiles, views_rule_elementwise, views_rule_elementwise_with,
 };
-pub use space::{default_config, default_config_over_views, space, space_over_views};
+pub use space::{GROUP, default_config, default_config_over_views, space, space_over_views};
 
 use weft_ir::dtype::DType;
 use weft_ir::func::Func;

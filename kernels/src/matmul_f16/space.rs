@@ -22,7 +22,10 @@ const BLOCK_K: [i64; 2] = [32, 64];
 /// read), a k step of 16 too: larger block tiles fit the same shared memory (256×128×16
 /// in 48 KiB), and the stores per multiply fall with the tile's perimeter over its area.
 const BLOCK_K_ELEMENTWISE: [i64; 3] = [16, 32, 64];
-const GROUP: i64 = 8;
+/// Row tiles a block-order group spans (`group`): consecutive blocks walk 8 row tiles of
+/// one column strip, so the strip's `B` tiles are reused from L2. Every config of the
+/// space and the rules' fixed tiles take it.
+pub const GROUP: i64 = 8;
 
 /// The matrix-unit tile a target uses: its largest, or 0 for CUDA cores.
 fn unit(r: &TargetLimits) -> i64 {

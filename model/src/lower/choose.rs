@@ -74,8 +74,7 @@ pub(crate) fn by_rule(
     };
     // A grouped convolution's narrow products (at most 16 columns) take tiles one
     // fragment wide where the target has them (`grouped_conv::narrow_rule`).
-    let grouped = matches!(&key.views, Views::Conv(c) if c.x[1] != c.w[1]);
-    if grouped
+    if key.grouped_conv()
         && key.template == AnchorTemplate::MatmulF16
         && let Some((config, why)) = grouped_conv::narrow_rule(limits, key.batch, key.m, key.n)
     {
