@@ -144,17 +144,7 @@ pub(super) fn split(
             if !groups[gi].prologue.contains(&top) {
                 continue; // the anchor reads one tensor twice: decided at its first read
             }
-            let mut chain = vec![top];
-            let mut stack = vec![top];
-            while let Some(n) = stack.pop() {
-                for i in &g.nodes[n.0].inputs {
-                    if let Some(&p) = producer.get(i).filter(|p| !chain.contains(p)) {
-                        chain.push(p);
-                        stack.push(p);
-                    }
-                }
-            }
-            chain.sort();
+            let chain = feeders(g, top, &producer);
             let work = work(g, &chain, top);
             if work == 0.0 {
                 continue;
@@ -168,12 +158,12 @@ pub(super) fn split(
                 .skinny
                 .and_then(|t| skinny::priced(g, root, k, t))
                 .unwrap_or_else(|| (reads(g, root, k), tiled));
-            let (stored, spread) = before_broadcast(g, &chain, top, &producer);
+            let (stored, spread) = before_broadcast(g, top, &producer);
             let inlined = work * reads * spread <= rule.bound();
             if !inlined {
                 // What goes is the computing part below the broadcast (all of the chain
                 // where there is none); the layout changes after it stay in the loads.
-                let moved = subtree(g, &chain, stored, &producer);
+                let moved = feeders(g, stored, &producer);
                 groups[gi].prologue.retain(|n| !moved.contains(n));
                 let new = groups.len();
                 for &n in &moved {
@@ -236,19 +226,13 @@ pub fn own_work(g: &Graph, node: NodeId) -> (f64, Vec<usize>) {
 /// so the chain is priced per element of that node's output (`spread` = the broadcast's
 /// factor) and stored there, the layout changes staying in the anchor's loads as views.
 /// Without a broadcast: `(top, 1)`, the whole chain priced and stored as it is read.
-fn before_broadcast(
-    g: &Graph,
-    chain: &[NodeId],
-    top: NodeId,
-    producer: &HashMap<TensorId, NodeId>,
-) -> (NodeId, f64) {
+fn before_broadcast(g: &Graph, top: NodeId, producer: &HashMap<TensorId, NodeId>) -> (NodeId, f64) {
     let mut n = top;
     while own_work(g, n).0 == 0.0 {
         let from_chain: Vec<NodeId> = g.nodes[n.0]
             .inputs
             .iter()
             .filter_map(|t| producer.get(t).copied())
-            .filter(|p| chain.contains(p))
             .collect();
         match from_chain.as_slice() {
             [p] => n = *p,
@@ -263,21 +247,15 @@ fn before_broadcast(
     (n, read / stored)
 }
 
-/// `root` and the nodes of `chain` that feed it.
-fn subtree(
-    g: &Graph,
-    chain: &[NodeId],
-    root: NodeId,
-    producer: &HashMap<TensorId, NodeId>,
-) -> Vec<NodeId> {
+/// `root` and the prologue nodes (`producer`: the group's, by their outputs) that feed
+/// it, sorted: the chain a prologue input is computed by, or the part of it below a
+/// broadcast.
+fn feeders(g: &Graph, root: NodeId, producer: &HashMap<TensorId, NodeId>) -> Vec<NodeId> {
     let mut nodes = vec![root];
     let mut stack = vec![root];
     while let Some(n) = stack.pop() {
         for i in &g.nodes[n.0].inputs {
-            if let Some(&p) = producer
-                .get(i)
-                .filter(|p| chain.contains(p) && !nodes.contains(p))
-            {
+            if let Some(&p) = producer.get(i).filter(|p| !nodes.contains(p)) {
                 nodes.push(p);
                 stack.push(p);
             }
