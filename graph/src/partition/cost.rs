@@ -43,36 +43,60 @@ pub const KEY: &str = "fusion-cost";
 /// instead of the staged rule ([`staged`]): `--disable-pass staged-prologue`.
 pub const STAGED_KEY: &str = "staged-prologue";
 
-/// Whether the staged rule prices the chains into `anchor`: a dense convolution or a
-/// matrix product, whose tiled templates stage each operand tile by tile through shared memory
-/// — on CUDA and HIP by asynchronous copies (`cp.async`, Hopper's bulk tensor copies)
-/// that move a stored operand without registers and keep several k steps in flight. An
-/// operand computed at its loads goes through registers instead: the copies of a step
-/// become loads that the step waits on, and the template's pipeline is gone whatever
-/// the chain's arithmetic costs. So under this rule a chain that computes anything
-/// (`W > 0`) is a kernel of its own, and only layout changes (`W = 0`: index arithmetic)
-/// stay in the loads. Measured on the H200 (seventh session, fp16, batch 1, the same
-/// binary with the tiled rule's bound and with bound 0): DenseNet-121 (batch norm + ReLU
-/// before every 1×1 convolution: `W` = 3, read once, 3 ≤ 64 inlined by the tiled rule)
-/// 1.229 → 0.800 ms, at batch 8 1.773 → 1.183 ms; EfficientNet-B0 (the
+/// Whether the staged rule prices the chain into input `input` of `anchor`: a dense
+/// convolution or a matrix product, whose tiled templates stage each operand tile by tile
+/// through shared memory — on CUDA and HIP by asynchronous copies (`cp.async`, Hopper's
+/// bulk tensor copies) that move a stored operand without registers and keep several k
+/// steps in flight. An operand computed at its loads goes through registers instead: the
+/// copies of a step become loads that the step waits on, and the template's pipeline is
+/// gone whatever the chain's arithmetic costs. So under this rule a chain that computes
+/// anything (`W > 0`) is a kernel of its own, and only layout changes (`W = 0`: index
+/// arithmetic) stay in the loads. Measured on the H200 (seventh session, fp16, batch 1,
+/// the same binary with the tiled rule's bound and with bound 0): DenseNet-121 (batch
+/// norm + ReLU before every 1×1 convolution: `W` = 3, read once, 3 ≤ 64 inlined by the
+/// tiled rule) 1.229 → 0.800 ms, at batch 8 1.773 → 1.183 ms; EfficientNet-B0 (the
 /// squeeze-and-excitation scale before each projection) 383 → 324 µs; GoogLeNet,
 /// ConvNeXt-tiny, ResNet-50 and Inception-v3 unchanged (no chain of theirs computes).
-/// Fused attention keeps the tiled rule (its queries are read once, and its rotary and
-/// scaling chains are cheap beside its softmax); the skinny products have their own
-/// ([`skinny`]).
-pub fn staged(g: &Graph, anchor: NodeId) -> bool {
-    match g.nodes[anchor.0].op.role() {
+///
+/// Fused attention stages its query tile the same way, so its queries (input 0) are
+/// priced by this rule where a head has many rows ([`ATTENTION_STAGED_ROWS`] or
+/// more): a rotary embedding computed at those loads is four scalar loads and a few
+/// operations an element, in the one phase every block waits on before its first key
+/// step. Measured on the H200 (tenth session, call 17: the Llama-shaped decoder's
+/// queries' rotary stored by a kernel of its own): its attention 26 → 17.8 µs a layer at
+/// batch 8 × 128, the model 269 → 265 µs at batch 1 and 816 → 803 µs at batch 8. A
+/// decode step's queries (one position) stay in the loads. Keys and
+/// values keep the tiled rule with their broadcast ([`before_broadcast`]); their scale
+/// factors are the attention's own (`passes::attention`). The skinny products have
+/// their own rule ([`skinny`]).
+pub fn staged(g: &Graph, anchor: NodeId, input: usize) -> bool {
+    let n = &g.nodes[anchor.0];
+    match n.op.role() {
         // Dense convolutions run as implicit GEMMs on the matmul templates; grouped and
         // depthwise ones have templates of their own that load through registers.
         Role::Anchor(Anchor::Conv(c)) => c.groups == 1,
         Role::Anchor(Anchor::Product(_)) => true,
-        Role::Anchor(Anchor::Attention(_))
-        | Role::Reduction(_)
-        | Role::Injective(_)
-        | Role::Join { .. }
-        | Role::Update(_) => false,
+        Role::Anchor(Anchor::Attention(_)) => {
+            let rows = |q: TensorId| {
+                let shape = &g.tensor(q).shape;
+                shape.len().checked_sub(2).map_or(0, |r| shape[r])
+            };
+            input == 0
+                && n.inputs
+                    .first()
+                    .is_some_and(|&q| rows(q) >= ATTENTION_STAGED_ROWS)
+        }
+        Role::Reduction(_) | Role::Injective(_) | Role::Join { .. } | Role::Update(_) => false,
     }
 }
+
+/// The fewest query rows (a head's, the queries' second-last axis) at which the staged
+/// rule prices an attention's queries ([`staged`]): one query tile of the template's
+/// largest. A decode step has one position a sequence (8 rows where the grouped heads
+/// are folded into the rows, as `zoo:llama` does), a short prompt a few: each block
+/// reads its queries once, one load a thread, and a kernel of their own would add a
+/// launch to a step that is mostly launches.
+pub const ATTENTION_STAGED_ROWS: usize = 64;
 
 /// The largest `W·R` (operations an element, times reads an element) a prologue may
 /// cost inside an anchor's loads. About where recomputing costs what one more store and
@@ -149,7 +173,7 @@ pub(super) fn split(
             if work == 0.0 {
                 continue;
             }
-            let tiled = if pricing.staged && staged(g, root) {
+            let tiled = if pricing.staged && staged(g, root, k) {
                 Rule::Staged
             } else {
                 Rule::Tiled

@@ -164,12 +164,13 @@ pub struct Decision {
 /// Which rule priced a chain, and its bound.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Rule {
-    /// The tiled templates': `W·R ≤` [`cost::PROLOGUE_BOUND`] (attention, and
-    /// convolutions and products where the staged rule is left out).
+    /// The tiled templates': `W·R ≤` [`cost::PROLOGUE_BOUND`] (attention's keys, values
+    /// and masks, and its queries at few rows; convolutions, products and attention's
+    /// queries where the staged rule is left out).
     Tiled,
-    /// A convolution's or product's tiled template, which stages its operands through
-    /// shared memory ([`cost::staged`]): a chain that computes anything is a kernel of its
-    /// own (bound 0).
+    /// A convolution's or product's tiled template, or an attention's query tiles, which
+    /// stage their operands through shared memory ([`cost::staged`]): a chain that
+    /// computes anything is a kernel of its own (bound 0).
     Staged,
     /// The skinny product's ([`skinny`]): `W·C ≤ bytes ·`
     /// [`skinny::OPS_PER_BYTE`], `C` the template's computations of an element of `a`.

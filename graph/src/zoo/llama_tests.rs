@@ -7,6 +7,7 @@ use weft_ir::dtype::DType;
 use super::llama::{LlamaConfig, LlamaError, Seeded, llama};
 use super::*;
 use crate::op::{LayerNorm, Op, Unary};
+use crate::partition::Rule;
 use crate::passes::{PIPELINE, PassContext, run_pipeline};
 use crate::reference::evaluate_all;
 
@@ -248,10 +249,50 @@ fn the_keys_rotary_is_stored_before_the_grouped_heads_broadcast() {
         "{shown}"
     );
     assert!(shown.contains("before the broadcast)"), "{shown}");
-    // The queries' rotary (read once, no broadcast) stays in the loads.
-    assert!(
-        p.decisions
+    // The queries' rotary (read once, no broadcast) is priced by the staged rule at 128
+    // query rows a head: a kernel of its own, the attention's query tiles copied.
+    let queries: Vec<_> = p
+        .decisions
+        .iter()
+        .filter(|d| matches!(g.nodes[d.anchor.0].op, Op::Attention(_)) && d.input == 0)
+        .collect();
+    assert_eq!(queries.len(), c.layers, "{shown}");
+    for d in queries {
+        assert!(
+            !d.inlined && d.rule == Rule::Staged && d.spread == 1.0,
+            "{d:?}"
+        );
+        assert!(matches!(g.nodes[d.stored.0].op, Op::Rotary), "{shown}");
+    }
+}
+
+#[test]
+fn a_short_prompts_queries_keep_their_rotary_in_the_attentions_loads() {
+    // Below a query tile of rows a head (ATTENTION_STAGED_ROWS), the queries' rotary is
+    // priced by the tiled rule (read once: 6 ≤ 64) and stays in the loads; at the tile it
+    // is a kernel of its own.
+    use crate::partition::cost::ATTENTION_STAGED_ROWS;
+    use crate::partition::partition;
+    let c = LlamaConfig {
+        max_positions: 128,
+        ..small()
+    };
+    for (seq, inlined) in [
+        (ATTENTION_STAGED_ROWS - 1, true),
+        (ATTENTION_STAGED_ROWS, false),
+    ] {
+        let g = llama("llama", &c, 1, seq, &mut Seeded(0)).unwrap();
+        let (g, _) = run_pipeline(&g, PIPELINE, &PassContext::default()).unwrap();
+        let p = partition(&g);
+        let queries: Vec<_> = p
+            .decisions
             .iter()
-            .any(|d| d.input == 0 && d.inlined && d.spread == 1.0)
-    );
+            .filter(|d| matches!(g.nodes[d.anchor.0].op, Op::Attention(_)) && d.input == 0)
+            .collect();
+        assert_eq!(queries.len(), c.layers, "seq {seq}");
+        for d in queries {
+            let rule = if inlined { Rule::Tiled } else { Rule::Staged };
+            assert_eq!((d.inlined, d.rule), (inlined, rule), "seq {seq}: {d:?}");
+        }
+    }
 }

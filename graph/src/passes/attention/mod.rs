@@ -2,7 +2,7 @@
 //! attention,
 //!
 //! ```text
-//! s = MatMul(q, kᵀ)  [· c | / c]  [+ mask]         (c a scalar constant)
+//! s = MatMul([a ·] q, [b ·] kᵀ)  [· c | / c]  [+ mask]   (a, b, c scalar constants)
 //! p = Softmax(s, last axis)  [then Where(IsNaN(p), 0, p): PyTorch's guard]
 //! y = MatMul(p, v)
 //! ```
@@ -10,7 +10,9 @@
 //! becomes one `Attention(q, k, v[, mask])` node (`k` as `[..., t, d]`: a Transpose of
 //! the `kᵀ` operand, an index map the partitioner inlines into the loads), which the
 //! compiler schedules as one fused kernel (`weft_kernels::attention`) instead of
-//! two batched products and a softmax. A constant mask that is 0 on and below the
+//! two batched products and a softmax. Factors on the operands (`a`, `b`, applied
+//! before or through the heads' reshapes and transposes) join the scale
+//! ([`factor`]). A constant mask that is 0 on and below the
 //! diagonal and at most -1e30 above it is GPT-2's causal mask: the node says `causal`
 //! and the mask goes. Only a chain whose intermediate tensors nothing else reads (and no
 //! graph output names) is rewritten; `q`, `kᵀ` and `v` must have the same batch
@@ -21,6 +23,8 @@
 //! shapes and in the type its inputs will be stored in, and leaves a misfit chain as
 //! exported (two products and a softmax), its report saying why (WebGPU's 16 KiB of
 //! workgroup memory holds no tiling of BERT's heads in f32).
+
+mod factor;
 
 use std::collections::HashSet;
 
@@ -92,6 +96,8 @@ struct Match {
     scale: f64,
     guard: bool,
     output: TensorId,
+    /// Constant factors on `q` or `kᵀ` taken into `scale` ([`factor`]).
+    factors: Vec<factor::Factor>,
 }
 
 fn find(g: &Graph, refused: &HashSet<TensorId>) -> Option<Match> {
@@ -166,7 +172,18 @@ fn find(g: &Graph, refused: &HashSet<TensorId>) -> Option<Match> {
             continue;
         }
         nodes.push(scores);
-        let (q, kt) = (qk.inputs[0], qk.inputs[1]);
+        let (mut q, mut kt) = (qk.inputs[0], qk.inputs[1]);
+        // A constant factor on either operand is one more factor of the scale.
+        let mut factors = Vec::new();
+        for operand in [&mut q, &mut kt] {
+            if let Some(f) = factor::find(g, *operand, &producers, |t| internal(t, 1)) {
+                scale *= f.factor;
+                if f.reader.is_none() {
+                    *operand = f.input;
+                }
+                factors.push(f);
+            }
+        }
         // Forwards: [the NaN guard] then the second product.
         let mut p = sm.output;
         let mut guard = false;
@@ -231,6 +248,7 @@ fn find(g: &Graph, refused: &HashSet<TensorId>) -> Option<Match> {
             scale,
             guard,
             output: pv.output,
+            factors,
         });
     }
     None
@@ -314,11 +332,23 @@ fn rewrite(g: &mut Graph, m: Match, cx: &PassContext) -> Result<usize, Refused> 
     }
     g.nodes[m.scores.0] = transpose;
     g.nodes[last.0] = attention;
+    // A factor read through layout changes: the first of them reads what it multiplied.
+    for f in &m.factors {
+        if let Some(r) = f.reader {
+            let gone = g.nodes[f.node.0].output;
+            for i in &mut g.nodes[r.0].inputs {
+                if *i == gone {
+                    *i = f.input;
+                }
+            }
+        }
+    }
     let drop = m
         .nodes
         .iter()
         .copied()
-        .filter(|&n| n != last && n != m.scores);
+        .filter(|&n| n != last && n != m.scores)
+        .chain(m.factors.iter().map(|f| f.node));
     Ok(super::remove_nodes(g, drop.collect::<Vec<_>>()))
 }
 
@@ -489,6 +519,97 @@ mod tests {
               %context = Attention(scale=0.3499999940395355, nan guard)(%q, %context.keys, %v, %mask): f32[2,3,6,8]    # scores::attention
               %after = Relu(%context): f32[2,3,6,8]    # after
               output %after
+            ", 1e-12);
+    }
+
+    /// Attention whose factors are where exporters put them: `q · 0.5` before the heads'
+    /// reshape and transpose (Swin, Whisper), `kᵀ · 0.25` on the transposed keys (ViT's
+    /// `√c` on both), and `/ 2` on the scores. With `shared`, the queries' product is
+    /// also a graph output.
+    fn factored(shared: bool) -> Graph {
+        let mut b = GraphBuilder::new("attn");
+        let x = b.input("x", &[2, 5, 24], DType::F32);
+        let k = b.input("k", &[2, 3, 5, 8], DType::F32);
+        let v = b.input("v", &[2, 3, 5, 8], DType::F32);
+        let half = scalar(&mut b, "half", 0.5);
+        let xq = b.binary("q_scaled", Binary::Mul, half, x).unwrap();
+        if shared {
+            b.output(xq);
+        }
+        let heads = b
+            .node(
+                "q_heads",
+                Op::Reshape(crate::op::Reshape {
+                    shape: vec![2, 5, 3, 8],
+                }),
+                &[xq],
+            )
+            .unwrap();
+        let q = b
+            .node(
+                "q",
+                Op::Transpose(Transpose {
+                    perm: vec![0, 2, 1, 3],
+                }),
+                &[heads],
+            )
+            .unwrap();
+        let kt = b
+            .node(
+                "kt",
+                Op::Transpose(Transpose {
+                    perm: vec![0, 1, 3, 2],
+                }),
+                &[k],
+            )
+            .unwrap();
+        let quarter = scalar(&mut b, "quarter", 0.25);
+        let kt = b.binary("kt_scaled", Binary::Mul, kt, quarter).unwrap();
+        let scores = b.node("scores", Op::MatMul, &[q, kt]).unwrap();
+        let two = scalar(&mut b, "two", 2.0);
+        let x = b.binary("scaled", Binary::Div, scores, two).unwrap();
+        let p = b
+            .node("softmax", Op::Softmax(Softmax { axis: 3 }), &[x])
+            .unwrap();
+        let y = b.node("context", Op::MatMul, &[p, v]).unwrap();
+        b.output(y);
+        b.finish().unwrap()
+    }
+
+    #[test]
+    fn constant_factors_on_the_queries_and_keys_join_the_scale() {
+        // 0.5 · 0.25 / 2: both Muls go, the reshape reads x itself, the keys' transpose
+        // reads k's.
+        rewrite(&factored(false), recognize_attention).check(4, "
+            graph attn (5 nodes, 0 parameters)
+              input  %x: f32[2,5,24]
+              input  %k: f32[2,3,5,8]
+              input  %v: f32[2,3,5,8]
+              %q_heads = Reshape(shape=[2, 5, 3, 8])(%x): f32[2,5,3,8]    # q_heads
+              %q = Transpose(perm=[0, 2, 1, 3])(%q_heads): f32[2,3,5,8]    # q
+              %kt = Transpose(perm=[0, 1, 3, 2])(%k): f32[2,3,8,5]    # kt
+              %context.keys = Transpose(perm=[0, 1, 3, 2])(%kt): f32[2,3,5,8]    # scores::keys
+              %context = Attention(scale=0.0625)(%q, %context.keys, %v): f32[2,3,5,8]    # scores::attention
+              output %context
+            ", 1e-12);
+    }
+
+    #[test]
+    fn a_factor_read_elsewhere_stays_and_the_rest_still_joins() {
+        // The queries' Mul is a graph output: it stays; the keys' factor still goes.
+        let r = rewrite(&factored(true), recognize_attention);
+        r.check(3, "
+            graph attn (6 nodes, 1 parameters)
+              input  %x: f32[2,5,24]
+              input  %k: f32[2,3,5,8]
+              input  %v: f32[2,3,5,8]
+              %q_scaled = Mul(%half, %x): f32[2,5,24]    # q_scaled
+              %q_heads = Reshape(shape=[2, 5, 3, 8])(%q_scaled): f32[2,5,3,8]    # q_heads
+              %q = Transpose(perm=[0, 2, 1, 3])(%q_heads): f32[2,3,5,8]    # q
+              %kt = Transpose(perm=[0, 1, 3, 2])(%k): f32[2,3,8,5]    # kt
+              %context.keys = Transpose(perm=[0, 1, 3, 2])(%kt): f32[2,3,5,8]    # scores::keys
+              %context = Attention(scale=0.125)(%q, %context.keys, %v): f32[2,3,5,8]    # scores::attention
+              output %q_scaled, %context
             ", 1e-12);
     }
 
