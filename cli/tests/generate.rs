@@ -392,6 +392,42 @@ fn the_attention_combine_knob_is_taken_and_checked() {
     assert!(err.contains("WEFT_ATTN_COMBINE=`yes`"), "{err}");
 }
 
+/// Split-KV attention's chunk blocks take the rule's eight warps unset, and
+/// `WEFT_ATTN_SPLIT_WARPS=2` gives them two (the schedule line says the knob did): the
+/// float64 reference's ids both ways; anything but 1, 2, 4 or 8 is refused with exit 2
+/// naming the variable.
+#[test]
+fn the_attention_warps_knob_is_taken_and_checked() {
+    let run = |warps: Option<&str>| {
+        let mut args = vec!["model", "generate", "zoo:llama", "--target", "cpu"];
+        args.extend(["--iters", "1", "--prompt-tokens", "20", "--new-tokens", "8"]);
+        args.extend(["--check", "--kernels", "--dtype", "f32"]);
+        args.extend(TINY);
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_weft"));
+        cmd.args(&args)
+            .env_remove("WEFT_ATTN_COMBINE")
+            .env_remove("WEFT_ATTN_SPLIT_WARPS");
+        if let Some(value) = warps {
+            cmd.env("WEFT_ATTN_SPLIT_WARPS", value);
+        }
+        cmd.output().expect("weft starts")
+    };
+    for (warps, said) in [
+        (None, "8 warps, CUDA cores"),
+        (Some("2"), "2 warps a block by WEFT_ATTN_SPLIT_WARPS"),
+    ] {
+        let out = run(warps);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+        assert!(text.contains("generates the same ids"), "{warps:?}: {text}");
+        assert!(text.contains(said), "{warps:?}: {text}");
+    }
+    let out = run(Some("3"));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("WEFT_ATTN_SPLIT_WARPS=`3`"), "{err}");
+}
+
 /// The prefill is compiled once for a range of prompt lengths (`--max-prompt`, or the
 /// prompt's length rounded up to a power of two, at least 16): a 5-token prompt through a
 /// prefill for 1..=16 generates the float64 reference's ids, its kernels skipping their

@@ -267,6 +267,24 @@ fn split_attention_is_right() {
             check(c, dtype, &p, splits, 100 * n as u64 + i as u64);
         }
     }
+    // The rule's eight warps (16 threads a row, by shuffles and without): TinyLlama's
+    // decode and a remainder of keys in the last chunk.
+    for (n, (t, bkv, splits)) in [(191, 16, 12), (1100, 64, 6)].into_iter().enumerate() {
+        let c = Case {
+            bh: 4,
+            s: 8,
+            t,
+            d: 64,
+            mask: band(40, 57),
+        };
+        for (i, dtype) in [DType::F32, DType::F16].into_iter().enumerate() {
+            let p = AttnParams {
+                warps: 8,
+                ..cores(16, bkv, i == 1)
+            };
+            check(c, dtype, &p, splits, 900 + 10 * n as u64 + i as u64);
+        }
+    }
     // Matrix units in the shared-memory form split the same way.
     let p = AttnParams {
         mma: 16,
@@ -353,6 +371,12 @@ fn the_split_rule_takes_decode_steps_only() {
     };
     let (p, sk, why) = AttnParams::rule_split(&h200, (4, 8, 191, 64), true).unwrap();
     assert_eq!((p.mma, p.bq, p.bkv, sk), (0, 16, 16, 12), "{why}");
+    // Eight warps: 16 threads a row of the softmax, combined by shuffles.
+    assert_eq!(
+        (p.warps, p.threads_per_row(), p.shuffle),
+        (8, 16, true),
+        "{why}"
+    );
     assert!(
         why.contains("split-KV") && why.contains("48 blocks"),
         "{why}"

@@ -96,7 +96,7 @@ struct LastArrival {
 
 /// Shared bytes the in-kernel combination adds to a block of `bq` rows over `splits`
 /// chunks: each row's chunk weights and sum, and the arrival's flag.
-pub(super) fn combine_bytes(bq: i64, splits: i64) -> i64 {
+pub fn combine_bytes(bq: i64, splits: i64) -> i64 {
     4 * (bq * (splits + 1) + 1)
 }
 
@@ -301,7 +301,39 @@ pub(super) fn refusal(p: &AttnParams, splits: i64, kv_tiles: i64) -> Option<Stri
     None
 }
 
+/// Warps a block of split-KV attention's chunks takes where they fit. A block's share is
+/// a few key steps for a handful of query rows, one block a multiprocessor: its time is
+/// its instructions issued one after another, so the more warps share them the sooner
+/// it ends. Measured on the H200 (`measurements/h200-2026-11-30b`: call 3's ncu, the
+/// chunk kernel with two warps issuing an instruction every 3.3 cycles a warp at 3%
+/// occupancy; call 4, TinyLlama-shaped fp16 decode, 4 layers, per layer both kernels):
+/// 2 / 4 / 8 warps 9.0 / 7.5 / 7.1 µs at prompt 128 and 13.2 / 10.6 / 9.9 µs at 1024; the
+/// 22-layer step 1.118 → 1.071 ms with 8 (894 → 934 tokens/s).
+pub const SPLIT_WARPS: i64 = 8;
+
 impl AttnParams {
+    /// `self` (a split-KV config of [`AttnParams::rule_split_form`]) with `warps` warps a
+    /// block, the row statistics shuffled where a row then has several threads and the
+    /// target has subgroups; `None` where that config is no config of the template or
+    /// does not fit `limits` at head size `d` (with `extra` bytes of shared memory
+    /// beside the tiles: the last-arriving combination's). The rule's choice of warps,
+    /// and `WEFT_ATTN_SPLIT_WARPS`'s for timing others on whole models.
+    pub fn with_split_warps(
+        &self,
+        warps: i64,
+        limits: &TargetLimits,
+        d: i64,
+        f16: bool,
+        extra: i64,
+    ) -> Option<AttnParams> {
+        let mut p = AttnParams { warps, ..*self };
+        p.shuffle = p.threads_per_row() > 1 && p.shuffles_on(limits);
+        (p.check().is_ok()
+            && p.fits(limits, d, d, f16)
+            && p.shared_bytes(d, d, f16) + extra <= limits.max_shared_bytes as i64)
+            .then_some(p)
+    }
+
     /// The split-KV rule for `heads` heads of `s` query rows, `t` keys and head size `d`:
     /// `Some((config, splits, why))` where one query tile holds a head's rows (64 at
     /// most), the keys are at least four times the rows (a decode step over a cache, not
@@ -315,9 +347,9 @@ impl AttnParams {
     /// The split aims for a block per multiprocessor: `splits` is the largest divisor of
     /// the key steps up to `multiprocessors / heads` (64 at most), at the key step of 64,
     /// 32 or 16 that gives the most blocks (the larger on a tie). The blocks run on CUDA
-    /// cores (f32 arithmetic, f16 operands kept f16 in shared memory), 16 query rows and
-    /// two warps: a decode step's 8 rows would leave half of a 16-row fragment idle, and
-    /// each block's share of the keys is small, so the kernel is a stream of K and V.
+    /// cores (f32 arithmetic, f16 operands kept f16 in shared memory), 16 query rows (a
+    /// decode step's 8 rows would leave half of a 16-row fragment idle) and
+    /// [`SPLIT_WARPS`] warps where they fit (else 4, else 2).
     /// Expected on an H200 (TinyLlama's decode: 4 KV heads of 191 keys, head 64, f16):
     /// the 200 KB of K and V are under a microsecond at the memory's bandwidth, so the
     /// two launches (about 3–5 µs) bound it, against 32.7 µs unsplit (4 blocks).
@@ -368,7 +400,7 @@ impl AttnParams {
             let Some(splits) = (2..=want.min(tiles)).rev().find(|sp| tiles % sp == 0) else {
                 continue;
             };
-            let mut p = AttnParams {
+            let base = AttnParams {
                 mma: 0,
                 bq,
                 bkv,
@@ -380,17 +412,17 @@ impl AttnParams {
                 shuffle: false,
                 shared_kv: false,
             };
-            p.shuffle = p.threads_per_row() > 1 && p.shuffles_on(limits);
-            if p.check().is_err() || !p.fits(limits, d, d, f16) {
-                continue;
-            }
             let extra = match combine {
                 Combine::Kernel => 0,
                 Combine::LastArrival => combine_bytes(bq, splits),
             };
-            if p.shared_bytes(d, d, f16) + extra > limits.max_shared_bytes as i64 {
+            // The most warps that fit (SPLIT_WARPS first).
+            let Some(p) = [SPLIT_WARPS, 4, 2]
+                .into_iter()
+                .find_map(|w| base.with_split_warps(w, limits, d, f16, extra))
+            else {
                 continue;
-            }
+            };
             // More blocks win; on a tie the larger step, seen first.
             if best.is_none_or(|(_, b)| splits > b) {
                 best = Some((p, splits));

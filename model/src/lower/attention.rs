@@ -56,6 +56,26 @@ pub(crate) fn combine_form(
     }
 }
 
+/// The environment variable that gives split-KV attention's chunk blocks this many warps
+/// (1, 2, 4 or 8) instead of the rule's ([`weft_kernels::attention::SPLIT_WARPS`] where
+/// they fit): a knob for timing the decode step's attention on whole models. A config
+/// that is no config of the template or does not fit keeps the rule's, the schedule line
+/// saying so; any other value is refused, naming the variable.
+pub const ATTN_SPLIT_WARPS_ENV: &str = "WEFT_ATTN_SPLIT_WARPS";
+
+/// `WEFT_ATTN_SPLIT_WARPS`, read: `None` where unset.
+fn split_warps() -> Result<Option<i64>, LowerError> {
+    match std::env::var(ATTN_SPLIT_WARPS_ENV) {
+        Err(_) => Ok(None),
+        Ok(v) => match v.parse::<i64>() {
+            Ok(w @ (1 | 2 | 4 | 8)) => Ok(Some(w)),
+            Ok(_) | Err(_) => Err(LowerError::Refused(format!(
+                "{ATTN_SPLIT_WARPS_ENV}=`{v}`: 1, 2, 4 or 8 warps a block of split-KV attention"
+            ))),
+        },
+    }
+}
+
 /// Why no attention kernel fits `limits` for the Attention node `node` of `g` with its
 /// `q`, `k` and `v` stored as `dtype`, if none does (WebGPU's 16 KiB of workgroup memory
 /// at a head size of 64 with f32 tiles): the attention pass then keeps it unfused
@@ -150,7 +170,7 @@ pub(crate) fn lower<'g>(
         Some((p, splits, why)) => Some((p, splits, why)),
         None => AttnParams::rule(chooser.limits, hstd, f16, masking).map(|(p, why)| (p, 1, why)),
     };
-    let Some((p, splits, why)) = chosen else {
+    let Some((mut p, splits, mut why)) = chosen else {
         return Err(LowerError::Refused(format!(
             "no attention tiling fits {}'s {} bytes of shared memory at head size {}",
             chooser.limits.name,
@@ -158,6 +178,21 @@ pub(crate) fn lower<'g>(
             d.max(dv)
         )));
     };
+    if splits > 1
+        && let Some(warps) = split_warps()?
+    {
+        let extra = match combine {
+            Combine::Kernel => 0,
+            Combine::LastArrival => weft_kernels::attention::combine_bytes(p.bq, splits),
+        };
+        match p.with_split_warps(warps, chooser.limits, d.max(dv), f16, extra) {
+            Some(w) => {
+                p = w;
+                why = format!("{why}; {warps} warps a block by {ATTN_SPLIT_WARPS_ENV}");
+            }
+            None => why = format!("{why}; {ATTN_SPLIT_WARPS_ENV}={warps} does not fit, the rule's"),
+        }
+    }
     let y = te::placeholder("y_attn", &[heads, s, dv], DType::F32);
     let y_read = y.clone();
     vals.set_root(
