@@ -41,7 +41,7 @@ mod registers;
 mod rule;
 mod split;
 
-pub use split::{Combine, MAX_SPLITS, SPLIT_WARPS, combine_bytes};
+pub use split::{Combine, MAX_SPLITS, SPLIT_WARPS};
 
 /// Halves of padding per f16 shared row (16 bytes: rows stay aligned for `ldmatrix` and
 /// start in different banks); floats per f32 row.

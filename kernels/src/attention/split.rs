@@ -51,6 +51,15 @@ pub enum Combine {
 }
 
 impl Combine {
+    /// Shared bytes this form adds to a chunk block of `bq` rows over `splits` chunks:
+    /// none for a combining kernel, the last arrival's combination's otherwise.
+    pub fn shared_bytes(self, bq: i64, splits: i64) -> i64 {
+        match self {
+            Combine::Kernel => 0,
+            Combine::LastArrival => combine_bytes(bq, splits),
+        }
+    }
+
     /// How the chunks are combined, in a schedule's words.
     pub fn words(self) -> &'static str {
         match self {
@@ -96,7 +105,7 @@ struct LastArrival {
 
 /// Shared bytes the in-kernel combination adds to a block of `bq` rows over `splits`
 /// chunks: each row's chunk weights and sum, and the arrival's flag.
-pub fn combine_bytes(bq: i64, splits: i64) -> i64 {
+pub(super) fn combine_bytes(bq: i64, splits: i64) -> i64 {
     4 * (bq * (splits + 1) + 1)
 }
 
@@ -412,10 +421,7 @@ impl AttnParams {
                 shuffle: false,
                 shared_kv: false,
             };
-            let extra = match combine {
-                Combine::Kernel => 0,
-                Combine::LastArrival => combine_bytes(bq, splits),
-            };
+            let extra = combine.shared_bytes(bq, splits);
             // The most warps that fit (SPLIT_WARPS first).
             let Some(p) = [SPLIT_WARPS, 4, 2]
                 .into_iter()

@@ -181,10 +181,7 @@ pub(crate) fn lower<'g>(
     if splits > 1
         && let Some(warps) = split_warps()?
     {
-        let extra = match combine {
-            Combine::Kernel => 0,
-            Combine::LastArrival => weft_kernels::attention::combine_bytes(p.bq, splits),
-        };
+        let extra = combine.shared_bytes(p.bq, splits);
         match p.with_split_warps(warps, chooser.limits, d.max(dv), f16, extra) {
             Some(w) => {
                 p = w;

@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use crate::graph::{Graph, NodeId, TensorId};
+use crate::graph::{Graph, Node, NodeId, TensorId};
 use crate::op::{Binary, Op};
 
 /// A constant factor found on one operand of the scores' product.
@@ -50,18 +50,7 @@ pub(super) fn find(
             t = *n.inputs.first()?;
             continue;
         }
-        let scalar = |t: TensorId| super::super::scalar(g, t);
-        let (x, c) = if n.op == Op::Binary(Binary::Mul) {
-            match (scalar(n.inputs[1]), scalar(n.inputs[0])) {
-                (Some(c), _) => (n.inputs[0], c),
-                (None, Some(c)) => (n.inputs[1], c),
-                (None, None) => return None,
-            }
-        } else if n.op == Op::Binary(Binary::Div) {
-            (n.inputs[0], 1.0 / scalar(n.inputs[1])?)
-        } else {
-            return None;
-        };
+        let (x, c) = constant(g, n)?;
         // The scalar must not widen what it multiplies (a rank-0 factor on a rank-0
         // operand would), nor change its type, and must be finite and non-zero: a factor
         // of 0 or inf would turn the scores' NaN behaviour into the scale's.
@@ -75,6 +64,24 @@ pub(super) fn find(
             factor: c,
             reader,
         });
+    }
+}
+
+/// What `n` multiplies and by what, where it is a `Mul` by a scalar constant (on either
+/// side) or a `Div` over one (the factor `1 / c`): the scores' own scale and the
+/// operands' factors alike.
+pub(super) fn constant(g: &Graph, n: &Node) -> Option<(TensorId, f64)> {
+    let scalar = |t: TensorId| super::super::scalar(g, t);
+    if n.op == Op::Binary(Binary::Mul) {
+        match (scalar(n.inputs[1]), scalar(n.inputs[0])) {
+            (Some(c), _) => Some((n.inputs[0], c)),
+            (None, Some(c)) => Some((n.inputs[1], c)),
+            (None, None) => None,
+        }
+    } else if n.op == Op::Binary(Binary::Div) {
+        Some((n.inputs[0], 1.0 / scalar(n.inputs[1])?))
+    } else {
+        None
     }
 }
 

@@ -149,19 +149,10 @@ fn find(g: &Graph, refused: &HashSet<TensorId>) -> Option<Match> {
             t = s;
         }
         if let Some((id, n)) = made_by(t)
-            && matches!(n.op, Op::Binary(Binary::Mul | Binary::Div))
             && internal(t, 1)
+            && let Some((x, c)) = factor::constant(g, n)
         {
-            let (x, c) = match (scalar(n.inputs[1]), scalar(n.inputs[0])) {
-                (Some(c), _) => (n.inputs[0], c),
-                (None, Some(c)) if n.op == Op::Binary(Binary::Mul) => (n.inputs[1], c),
-                (None, Some(_) | None) => continue,
-            };
-            scale = if n.op == Op::Binary(Binary::Div) {
-                1.0 / c
-            } else {
-                c
-            };
+            scale = c;
             nodes.push(id);
             t = x;
         }
