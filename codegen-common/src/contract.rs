@@ -3,7 +3,8 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use weft_ir::expr::{BinOp, Buffer, Expr, Intrinsic, ThreadAxis, UnOp};
+use weft_ir::expr::{BinOp, Buffer, Expr, Intrinsic, Scope, ThreadAxis, UnOp};
+use weft_ir::func::GridControl;
 use weft_ir::kernel::{KStmt, Kernel, KernelParam};
 use weft_ir::printer::expr_to_string;
 
@@ -21,7 +22,9 @@ pub fn supported_lanes(dtype: weft_ir::dtype::DType, lanes: u32) -> bool {
 
 /// Checks the lowering contract: no task mapping, reduction, floor division or modulo, no
 /// multi-index load; every accessed buffer is a parameter or an allocation; vector
-/// accesses are copies of a supported width. `backend` names the emitter in errors.
+/// accesses are copies of a supported width; prefetches name global parameters; a wait
+/// for the previous grid is placed where the emitters can write it ([`check_grid_wait`]).
+/// `backend` names the emitter in errors.
 pub fn check_lowered(kernel: &Kernel, backend: &'static str) -> Result<(), EmitError> {
     let mut err: Option<EmitError> = None;
     let unlowered = |node, detail: String| EmitError::Unlowered {
@@ -77,7 +80,8 @@ pub fn check_lowered(kernel: &Kernel, backend: &'static str) -> Result<(), EmitE
     if let Some(e) = err {
         return Err(e);
     }
-    check_buffers_and_lanes(kernel, backend)
+    check_buffers_and_lanes(kernel, backend)?;
+    check_grid_wait(kernel)
 }
 
 fn check_buffers_and_lanes(kernel: &Kernel, backend: &'static str) -> Result<(), EmitError> {
@@ -123,7 +127,19 @@ fn check_buffers_and_lanes(kernel: &Kernel, backend: &'static str) -> Result<(),
             });
         }
     };
+    let params: HashSet<u64> = kernel.buffer_params().map(|(b, _)| b.id()).collect();
     kernel.body.visit(&mut |s| {
+        // A prefetch brings global memory towards the multiprocessors: its buffer is a
+        // parameter (declared, and not shared or local).
+        if let KStmt::Prefetch { buffer, .. } = s {
+            check_access(buffer, 1, &mut err);
+            if err.is_none() && !params.contains(&buffer.id()) {
+                err = Some(invalid(format!(
+                    "prefetch of `{}`, which is not a global buffer parameter",
+                    buffer.name()
+                )));
+            }
+        }
         if let KStmt::Store {
             buffer,
             value,
@@ -184,6 +200,134 @@ fn check_buffers_and_lanes(kernel: &Kernel, backend: &'static str) -> Result<(),
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// Checks where the kernel waits for the previous grid when it places the wait itself
+/// ([`GridControl::Wait`]; without one, emitters wait at the top of the body): at most
+/// one wait, at the top level of the body (inside `let`s and sequences, not under a loop
+/// or an `if`, which some threads could skip or repeat), and before it nothing that
+/// touches memory but prefetches. Whatever runs before the wait may see the previous
+/// kernel's writes half done: a load there could read stale data, a store could be
+/// overwritten, and barriers, fences and atomics there order nothing the kernel needs.
+pub fn check_grid_wait(kernel: &Kernel) -> Result<(), EmitError> {
+    let invalid = |what: String| EmitError::Invalid {
+        kernel: kernel.name.clone(),
+        what,
+    };
+    let mut waits = 0;
+    kernel
+        .body
+        .visit(&mut |s| waits += matches!(s, KStmt::Grid(GridControl::Wait)) as usize);
+    match waits {
+        0 => return Ok(()),
+        1 => {}
+        n => {
+            return Err(invalid(format!(
+                "it waits for the previous kernel {n} times (one wait at most)"
+            )));
+        }
+    }
+    match before_wait(&kernel.body) {
+        Ok(true) => Ok(()),
+        // Counted above, so not reached; an error rather than a panic all the same.
+        Ok(false) => Err(invalid(
+            "its wait for the previous kernel was not found".into(),
+        )),
+        Err(what) => Err(invalid(what)),
+    }
+}
+
+/// Walks the top level of a body in program order up to the wait: `Ok(true)` once the
+/// wait is met, `Ok(false)` when `s` ends without it, and what is wrong otherwise.
+fn before_wait(s: &KStmt) -> Result<bool, String> {
+    let early = |what: String| {
+        format!("{what} comes before its wait for the previous kernel (only prefetches may)")
+    };
+    match s {
+        KStmt::Grid(GridControl::Wait) => Ok(true),
+        KStmt::Seq(items) => {
+            for item in items {
+                if before_wait(item)? {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        }
+        KStmt::Let { var, value, body } => {
+            if contains_load(value) {
+                return Err(early(format!("a load in the value of `{var}`")));
+            }
+            before_wait(body)
+        }
+        other => {
+            let mut holds_wait = false;
+            other.visit(&mut |s| holds_wait |= matches!(s, KStmt::Grid(GridControl::Wait)));
+            if holds_wait {
+                // Sequences and lets were walked above: what holds it is a branch or a loop.
+                let within = if matches!(other, KStmt::If { .. }) {
+                    "an `if`"
+                } else {
+                    "a loop"
+                };
+                return Err(format!(
+                    "its wait for the previous kernel is inside {within} (it belongs at the top level of the body, where every thread reaches it once)"
+                ));
+            }
+            match touches_memory(other) {
+                Some(what) => Err(early(what)),
+                None => Ok(false),
+            }
+        }
+    }
+}
+
+/// The first thing `s` does to memory other than prefetching, if any (described).
+fn touches_memory(s: &KStmt) -> Option<String> {
+    let mut found: Option<String> = None;
+    s.visit(&mut |s| {
+        if found.is_some() {
+            return;
+        }
+        found = match s {
+            KStmt::Store { buffer, .. } => Some(format!("a store to `{}`", buffer.name())),
+            KStmt::Barrier => Some("a barrier".into()),
+            KStmt::Fence => Some("a device-scope fence".into()),
+            KStmt::AtomicAdd(a) => Some(format!("an atomic add on `{}`", a.buffer.name())),
+            KStmt::Frag(op) => Some(format!(
+                "a matrix-fragment operation (`{}`)",
+                weft_ir::printer::frag_op_string(op)
+            )),
+            KStmt::Mapping(_) => Some("a task mapping".into()),
+            KStmt::Seq(_)
+            | KStmt::For { .. }
+            | KStmt::If { .. }
+            | KStmt::Let { .. }
+            | KStmt::Comment(_)
+            | KStmt::Prefetch { .. }
+            | KStmt::Grid(_) => None,
+        };
+    });
+    if found.is_none() {
+        s.visit_exprs(&mut |e| {
+            if found.is_none() {
+                let mut loads = Vec::new();
+                e.visit(&mut |x| {
+                    if let Expr::Load { buffer, .. } = x {
+                        loads.push(buffer.clone());
+                    }
+                });
+                if let Some(b) = loads.first() {
+                    let scope = match b.scope() {
+                        Scope::Global => "",
+                        Scope::Shared => "shared ",
+                        Scope::Local => "local ",
+                    };
+                    found = Some(format!("a load of {scope}`{}`", b.name()));
+                }
+            }
+        });
+    }
+    found
 }
 
 /// The access widths of each buffer (by id) over the whole kernel body.

@@ -27,6 +27,7 @@ use weft_codegen_common::cfamily::{emit_unit, entry_point, write_kernel};
 use weft_codegen_common::{EmitError, Emitted, Language, checked};
 use weft_ir::dtype::DType;
 use weft_ir::expr::Intrinsic;
+use weft_ir::func::GridControl;
 use weft_ir::kernel::{Kernel, LoweredFunc};
 
 pub use weft_codegen_common::TargetLimits;
@@ -51,13 +52,37 @@ impl Default for CudaOptions {
 /// [`EntryPoint`](weft_codegen_common::EntryPoint) says how much the launch passes).
 pub const STATIC_SHARED_BYTES: u64 = 48 * 1024;
 
+/// What a translation unit's kernels use beyond what every unit declares.
+#[derive(Clone, Copy, Debug, Default)]
+struct Uses {
+    /// Whether a kernel calls an approximate intrinsic.
+    approx: bool,
+    /// Whether a kernel prefetches or triggers its dependents ([`writer::PDL_PRELUDE`]).
+    pdl: bool,
+}
+
+impl Uses {
+    fn of<'k>(kernels: impl IntoIterator<Item = &'k Kernel>) -> Uses {
+        let mut uses = Uses::default();
+        for k in kernels {
+            uses.approx |= k.uses_intrinsic(Intrinsic::TanhApprox);
+            uses.pdl |= k.uses_prefetch() || k.uses_grid(GridControl::LaunchDependents);
+        }
+        uses
+    }
+}
+
 /// What a translation unit declares before its kernels: the grid-dependency wait every
-/// kernel starts with, then what the kernels use. `hopper`: the `wgmma` widths of the
-/// unit's kernels, `None` where none uses Hopper's operations; `approx`: whether a kernel
-/// calls an approximate intrinsic.
-fn prelude(f16: bool, fragments: bool, hopper: Option<&[u32]>, approx: bool) -> String {
+/// kernel starts with (or places), then what the kernels use. `hopper`: the `wgmma`
+/// widths of the unit's kernels, `None` where none uses Hopper's operations.
+fn prelude(f16: bool, fragments: bool, hopper: Option<&[u32]>, uses: Uses) -> String {
     let mut out = String::from(writer::GRID_DEPENDENCY_PRELUDE);
     out.push('\n');
+    if uses.pdl {
+        out.push_str(writer::PDL_PRELUDE);
+        out.push('\n');
+    }
+    let approx = uses.approx;
     if approx {
         out.push_str(writer::APPROX_PRELUDE);
         out.push('\n');
@@ -101,7 +126,7 @@ pub fn emit(kernel: &Kernel, opts: &CudaOptions) -> Result<Emitted, EmitError> {
         kernel.uses_dtype(DType::F16),
         kernel.uses_fragments(),
         hop.as_deref(),
-        kernel.uses_intrinsic(Intrinsic::TanhApprox),
+        Uses::of([kernel]),
     );
     source.push_str(&write_kernel(&writer::Cuda, kernel)?);
     Ok(Emitted {
@@ -114,15 +139,12 @@ pub fn emit(kernel: &Kernel, opts: &CudaOptions) -> Result<Emitted, EmitError> {
 /// Every kernel of `func` in one translation unit, in launch order.
 pub fn emit_lowered(func: &LoweredFunc, opts: &CudaOptions) -> Result<Emitted, EmitError> {
     let hop = hopper(&func.kernels);
-    let approx = func
-        .kernels
-        .iter()
-        .any(|k| k.uses_intrinsic(Intrinsic::TanhApprox));
+    let uses = Uses::of(&func.kernels);
     emit_unit(
         &writer::Cuda,
         Language::Cuda,
         func,
         &opts.limits,
-        |f16, frags| prelude(f16, frags, hop.as_deref(), approx),
+        |f16, frags| prelude(f16, frags, hop.as_deref(), uses),
     )
 }

@@ -99,10 +99,11 @@ __device__ __forceinline__ float weft_tanh_approx(float x) {
 /// touching memory, until the previous one has finished and its writes are visible.
 /// Launched without the attribute (an older GPU, `WEFT_PDL=0`), it returns at once.
 ///
-/// No kernel triggers its dependents early (`griddepcontrol.launch_dependents`): with an
-/// early trigger the next kernel's blocks are placed while this one still holds the
-/// multiprocessors, and grids sized in waves of blocks ran slower (measured on an H100:
-/// ResNet-50 fp32 742 → 920 µs with it, 720 µs without; `docs/timing.md`).
+/// No kernel triggers its dependents early (`griddepcontrol.launch_dependents`) unless
+/// its template says so ([`PDL_PRELUDE`]): with an early trigger the next kernel's blocks
+/// are placed while this one still holds the multiprocessors, and grids sized in waves
+/// of blocks ran slower (measured on an H100: ResNet-50 fp32 742 → 920 µs with it,
+/// 720 µs without; `docs/timing.md`).
 pub(crate) const GRID_DEPENDENCY_PRELUDE: &str = r#"// Programmatic dependent launch (sm_90+): wait for the kernel before this one to finish
 // and its writes to be visible. A no-op otherwise.
 __device__ __forceinline__ void weft_grid_dependency() {
@@ -114,6 +115,24 @@ __device__ __forceinline__ void weft_grid_dependency() {
 
 /// The call of [`GRID_DEPENDENCY_PRELUDE`]'s function a kernel starts with.
 pub(crate) const GRID_DEPENDENCY: &str = "weft_grid_dependency();";
+
+/// The helpers of kernels that place their own programmatic-dependent-launch
+/// instructions (`KStmt::Prefetch`, `KStmt::Grid`), written only in units that use them
+/// so that other units stay as they were. The prefetch converts the generic address to a
+/// global one first: `prefetch.global` takes a global address, and a kernel's buffer
+/// parameters are global memory.
+pub(crate) const PDL_PRELUDE: &str = r#"// Programmatic dependent launch (sm_90+): let the next kernel launch now; it still
+// waits for this one to finish at its own wait. A no-op otherwise.
+__device__ __forceinline__ void weft_launch_dependents() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+// Brings the line holding *p (global memory) into L2; changes no value.
+__device__ __forceinline__ void weft_prefetch_l2(const void* p) {
+    asm volatile("{ .reg .u64 g; cvta.to.global.u64 g, %0; prefetch.global.L2 [g]; }" :: "l"(p));
+}
+"#;
 
 /// `half` math goes through `float`: one rounding at the end, the same functions on every
 /// architecture.
@@ -132,6 +151,14 @@ impl Dialect for Cuda {
 
     fn grid_dependency(&self) -> Option<&'static str> {
         Some(GRID_DEPENDENCY)
+    }
+
+    fn launch_dependents(&self) -> Option<&'static str> {
+        Some("weft_launch_dependents();")
+    }
+
+    fn prefetch(&self, address: &str) -> Option<String> {
+        Some(format!("weft_prefetch_l2({address});"))
     }
 
     /// `cp.async` (sm_80 and later; the synchronous copy below that, chosen when NVRTC

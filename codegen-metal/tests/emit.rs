@@ -181,3 +181,21 @@ fn a_device_fence_is_refused() {
         "{err}"
     );
 }
+
+/// Metal has no prefetch and orders its dispatches itself: a kernel that prefetches,
+/// waits for the previous kernel where it says and triggers the next is written as the
+/// same kernel without them.
+#[test]
+fn prefetches_and_grid_controls_write_nothing() {
+    use weft_ir::kernel::KStmt;
+    let k = handmade::prefetch_vecadd();
+    let mut without = k.clone();
+    without.body = k.body.without_grid(&|_| true).rewrite(&mut |s| match s {
+        KStmt::Prefetch { .. } => KStmt::Seq(Vec::new()),
+        other => other,
+    });
+    let with = emit(&k, &MetalOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let plain = emit(&without, &MetalOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(with.source, plain.source);
+    syntax_check(&with.source).unwrap_or_else(|e| panic!("{e}"));
+}

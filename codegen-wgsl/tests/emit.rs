@@ -383,3 +383,28 @@ fn a_device_fence_is_refused() {
         "{err}"
     );
 }
+
+/// `k` without its prefetches and grid instructions.
+fn without_pdl(k: &Kernel) -> Kernel {
+    let mut k = k.clone();
+    k.body = k.body.without_grid(&|_| true).rewrite(&mut |s| match s {
+        KStmt::Prefetch { .. } => KStmt::Seq(Vec::new()),
+        other => other,
+    });
+    k
+}
+
+/// WebGPU has no prefetch and orders its dispatches itself: a kernel that prefetches,
+/// waits for the previous kernel where it says and triggers the next is written as the
+/// same kernel without them, and naga takes it.
+#[test]
+fn prefetches_and_grid_controls_write_nothing() {
+    let k = handmade::prefetch_vecadd();
+    let with = emit_valid(&k);
+    let without = emit_valid(&without_pdl(&k));
+    assert_eq!(with.source, without.source);
+    // A wait placed wrong is refused here too (the contract every emitter checks).
+    let bad = handmade::prefetch_vecadd_with(|_| vec![KStmt::Barrier]);
+    let err = emit(&bad, &opts_f16()).unwrap_err();
+    assert!(matches!(err, EmitError::Invalid { .. }), "{err}");
+}

@@ -273,6 +273,28 @@ pub enum Stmt {
     Fence,
     /// An atomic fetch-add on one element of a global 32-bit integer buffer.
     AtomicAdd(Box<AtomicAdd>),
+    /// A hint that this element of a global (parameter or temporary) buffer will be
+    /// read soon; no effect on any value. CUDA brings the line holding it into L2, other
+    /// targets emit nothing. What a kernel places before its [`GridControl::Wait`] for
+    /// data its predecessor does not write (weights), so the loads overlap the wait.
+    Prefetch {
+        buffer: Buffer,
+        indices: Vec<Expr>,
+    },
+    /// One of programmatic dependent launch's instructions (see [`GridControl`]).
+    Grid(GridControl),
+}
+
+/// Programmatic dependent launch's two instructions (CUDA on sm_90 and later; other
+/// targets have none and emit nothing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GridControl {
+    /// Wait until the kernel launched before this one has finished and its writes are
+    /// visible (`griddepcontrol.wait`).
+    Wait,
+    /// Let the next kernel launch now, its blocks placed as resources free up; it still
+    /// waits for this one at its own Wait (`griddepcontrol.launch_dependents`).
+    LaunchDependents,
 }
 
 /// `old[old_indices] = atomic_add(&buffer[indices], value)`: the element of `buffer`
@@ -320,7 +342,6 @@ impl Stmt {
             Stmt::Seq(items) => items.iter().collect(),
             Stmt::For(f) => vec![&f.body],
             Stmt::Block(r) => r.block.init.iter().chain([&r.block.body]).collect(),
-            Stmt::Store { .. } => vec![],
             Stmt::If {
                 then, otherwise, ..
             } => std::iter::once(then.as_ref())
@@ -328,7 +349,13 @@ impl Stmt {
                 .collect(),
             Stmt::Mapping(m) => vec![&m.body],
             Stmt::Let { body, .. } => vec![body],
-            Stmt::Barrier | Stmt::Frag(_) | Stmt::Fence | Stmt::AtomicAdd(_) => vec![],
+            Stmt::Store { .. }
+            | Stmt::Barrier
+            | Stmt::Frag(_)
+            | Stmt::Fence
+            | Stmt::AtomicAdd(_)
+            | Stmt::Prefetch { .. }
+            | Stmt::Grid(_) => vec![],
         }
     }
 
@@ -345,7 +372,6 @@ impl Stmt {
                     _ => None,
                 }
             }
-            Stmt::Store { .. } => None,
             Stmt::If {
                 then, otherwise, ..
             } => match i {
@@ -355,7 +381,13 @@ impl Stmt {
             },
             Stmt::Mapping(m) => (i == 0).then_some(&mut m.body),
             Stmt::Let { body, .. } => (i == 0).then_some(&mut **body),
-            Stmt::Barrier | Stmt::Frag(_) | Stmt::Fence | Stmt::AtomicAdd(_) => None,
+            Stmt::Store { .. }
+            | Stmt::Barrier
+            | Stmt::Frag(_)
+            | Stmt::Fence
+            | Stmt::AtomicAdd(_)
+            | Stmt::Prefetch { .. }
+            | Stmt::Grid(_) => None,
         }
     }
 
@@ -415,7 +447,8 @@ impl Stmt {
             Stmt::Let { value, .. } => f(value),
             Stmt::Frag(op) => op.exprs().into_iter().for_each(&mut *f),
             Stmt::AtomicAdd(a) => a.exprs().for_each(&mut *f),
-            Stmt::Seq(_) | Stmt::For(_) | Stmt::Barrier | Stmt::Fence => {}
+            Stmt::Prefetch { indices, .. } => indices.iter().for_each(&mut *f),
+            Stmt::Seq(_) | Stmt::For(_) | Stmt::Barrier | Stmt::Fence | Stmt::Grid(_) => {}
         })
     }
 
@@ -449,7 +482,12 @@ impl Stmt {
                 *value = f(value);
                 body.rewrite_loop_exprs(f);
             }
-            Stmt::Barrier | Stmt::Frag(_) | Stmt::Fence | Stmt::AtomicAdd(_) => {}
+            Stmt::Barrier
+            | Stmt::Frag(_)
+            | Stmt::Fence
+            | Stmt::AtomicAdd(_)
+            | Stmt::Prefetch { .. }
+            | Stmt::Grid(_) => {}
         }
     }
 
@@ -482,9 +520,10 @@ impl Stmt {
             }
             Stmt::Mapping(m) => m.body.rewrite_body_exprs(f),
             Stmt::Let { body, .. } => body.rewrite_body_exprs(f),
-            Stmt::Barrier | Stmt::Fence => {}
+            Stmt::Barrier | Stmt::Fence | Stmt::Grid(_) => {}
             Stmt::Frag(op) => **op = op.map_exprs(f),
             Stmt::AtomicAdd(a) => **a = a.map_exprs(f),
+            Stmt::Prefetch { indices, .. } => *indices = indices.iter().map(&mut *f).collect(),
         }
     }
 
@@ -513,6 +552,8 @@ impl Stmt {
                     add(b)
                 }
             }
+            // A prefetched buffer is read (a parameter of the kernel).
+            Stmt::Prefetch { buffer, .. } => add(buffer),
             _ => {}
         });
         self.visit_exprs(&mut |e| e.loads().into_iter().for_each(|(b, _)| add(b)));

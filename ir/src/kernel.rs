@@ -13,12 +13,16 @@
 //!   first index is a multiple of `lanes`; a vector store's value is a vector load of the
 //!   same width (a copy);
 //! - [`KStmt::Barrier`] appears only where every thread of the block reaches it;
+//! - [`KStmt::Grid`]`(`[`GridControl::Wait`]`)` is an author's placement, checked by the
+//!   emitters (at most one, at the top level of the body, after nothing but prefetches);
 //! - [`KStmt::Mapping`] is *not* lowered: [`crate::lower`] expands every task mapping into
 //!   loops. Emitters refuse one with a typed error.
 
 use crate::dtype::DType;
 use crate::expr::{Buffer, Expr, Intrinsic, Var};
 use crate::fragment::{FragOp, Fragment};
+/// Re-exported: kernel statements name it ([`KStmt::Grid`]).
+pub use crate::func::GridControl;
 use crate::func::{AtomicAdd, Param};
 use crate::mapping::TaskMapping;
 
@@ -118,6 +122,15 @@ pub enum KStmt {
     /// An atomic fetch-add ([`crate::func::Stmt::AtomicAdd`]); each of its index lists
     /// is one flat index.
     AtomicAdd(Box<AtomicAdd>),
+    /// A hint that `buffer[index]` (global) will be read soon
+    /// ([`crate::func::Stmt::Prefetch`]); `index` is one flat index, like a store's.
+    Prefetch {
+        buffer: Buffer,
+        index: Expr,
+    },
+    /// A programmatic-dependent-launch instruction ([`GridControl`]). An emitter that
+    /// finds a [`GridControl::Wait`] waits there instead of at the top of the kernel.
+    Grid(GridControl),
 }
 
 impl KStmt {
@@ -157,7 +170,9 @@ impl KStmt {
             | KStmt::Comment(_)
             | KStmt::Frag(_)
             | KStmt::Fence
-            | KStmt::AtomicAdd(_) => {}
+            | KStmt::AtomicAdd(_)
+            | KStmt::Prefetch { .. }
+            | KStmt::Grid(_) => {}
         }
     }
 
@@ -174,11 +189,13 @@ impl KStmt {
             KStmt::Mapping(m) => f(&m.worker),
             KStmt::Frag(op) => op.exprs().into_iter().for_each(&mut *f),
             KStmt::AtomicAdd(a) => a.exprs().for_each(&mut *f),
+            KStmt::Prefetch { index, .. } => f(index),
             KStmt::Seq(_)
             | KStmt::For { .. }
             | KStmt::Barrier
             | KStmt::Comment(_)
-            | KStmt::Fence => {}
+            | KStmt::Fence
+            | KStmt::Grid(_) => {}
         })
     }
 
@@ -224,6 +241,23 @@ impl KStmt {
         f(node)
     }
 
+    /// The statement without the [`KStmt::Grid`] instructions `drop` picks (each becomes
+    /// an empty sequence, spliced out of its own): for passes that move the body under
+    /// a condition, where a wait may not stand ([`GridControl::Wait`]), so that the
+    /// kernel waits at its top again.
+    pub fn without_grid(&self, drop: &dyn Fn(GridControl) -> bool) -> KStmt {
+        let mut any = false;
+        self.visit(&mut |s| any |= matches!(s, KStmt::Grid(g) if drop(*g)));
+        if !any {
+            return self.clone();
+        }
+        self.rewrite(&mut |s| match s {
+            KStmt::Grid(g) if drop(g) => KStmt::Seq(Vec::new()),
+            KStmt::Seq(items) => KStmt::seq(items),
+            other => other,
+        })
+    }
+
     /// Rebuilds the statement with every top-level expression passed through `f`.
     pub fn map_exprs(&self, f: &mut dyn FnMut(&Expr) -> Expr) -> KStmt {
         match self {
@@ -267,6 +301,11 @@ impl KStmt {
             KStmt::Barrier => KStmt::Barrier,
             KStmt::Fence => KStmt::Fence,
             KStmt::AtomicAdd(a) => KStmt::AtomicAdd(Box::new(a.map_exprs(f))),
+            KStmt::Prefetch { buffer, index } => KStmt::Prefetch {
+                buffer: buffer.clone(),
+                index: f(index),
+            },
+            KStmt::Grid(g) => KStmt::Grid(*g),
             KStmt::Comment(t) => KStmt::Comment(t.clone()),
             KStmt::Frag(op) => KStmt::Frag(Box::new(op.map_exprs(f))),
             KStmt::Mapping(m) => KStmt::Mapping(Box::new(KMapping {
@@ -419,6 +458,28 @@ impl Kernel {
                 any |= op.threads() != crate::fragment::WARP;
             }
         });
+        any
+    }
+
+    /// Whether the body holds a [`GridControl::Wait`]: an emitter waits for the previous
+    /// kernel there instead of at the top of the body.
+    pub fn waits_explicitly(&self) -> bool {
+        self.uses_grid(GridControl::Wait)
+    }
+
+    /// Whether the body holds the programmatic-dependent-launch instruction `g`.
+    pub fn uses_grid(&self, g: GridControl) -> bool {
+        let mut any = false;
+        self.body
+            .visit(&mut |s| any |= matches!(s, KStmt::Grid(h) if *h == g));
+        any
+    }
+
+    /// Whether the body prefetches (an emitter includes the helper it needs).
+    pub fn uses_prefetch(&self) -> bool {
+        let mut any = false;
+        self.body
+            .visit(&mut |s| any |= matches!(s, KStmt::Prefetch { .. }));
         any
     }
 

@@ -44,7 +44,7 @@ use weft_graph::{Graph, Layout, Node, NodeId, TensorId};
 use weft_ir::arith::{Affine, Bounds, bound, simplify, simplify_with};
 use weft_ir::expr::{BinOp, Buffer, Expr, Scope, ThreadAxis, Var};
 use weft_ir::fragment::FragOp;
-use weft_ir::func::Param;
+use weft_ir::func::{GridControl, Param};
 use weft_ir::kernel::{Access, KStmt, Kernel, KernelParam};
 
 use crate::lower::{Horizontal, LoweredGroup};
@@ -450,7 +450,11 @@ fn writes(
             }
         }
         KStmt::AtomicAdd(_) | KStmt::Mapping(_) => return None,
-        KStmt::Barrier | KStmt::Comment(_) | KStmt::Fence => {}
+        KStmt::Barrier
+        | KStmt::Comment(_)
+        | KStmt::Fence
+        | KStmt::Prefetch { .. }
+        | KStmt::Grid(_) => {}
     }
     Some(())
 }
@@ -465,6 +469,9 @@ fn guard(kernel: &mut Kernel, first: &Expr, stride: i64, length: &Buffer) {
     };
     let limit = Expr::binary(BinOp::Mul, Expr::Var(n.clone()), Expr::int(stride));
     let body = std::mem::replace(&mut kernel.body, KStmt::Seq(Vec::new()));
+    // `n` is read before anything else, and the body goes under a condition: a wait the
+    // kernel placed after its prefetches goes, and the kernel waits at its top again.
+    let body = body.without_grid(&|g| g == GridControl::Wait);
     kernel.body = KStmt::Let {
         var: n,
         value: read,
@@ -478,4 +485,30 @@ fn guard(kernel: &mut Kernel, first: &Expr, stride: i64, length: &Buffer) {
         buffer: length.clone(),
         access: Access::Read,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use weft_codegen_common::contract::check_lowered;
+
+    /// A kernel that waits for the previous one after its prefetches goes under the
+    /// guard whole: `n` is read first, so the kernel waits at its top again (no wait is
+    /// left to stand after that read, under the guard's `if`).
+    #[test]
+    fn a_guarded_kernel_waits_at_its_top() {
+        let mut k = weft_testkit::handmade::prefetch_vecadd();
+        check_lowered(&k, "test").unwrap();
+        let n = Buffer::new("n", vec![1], weft_ir::dtype::DType::I32, Scope::Global);
+        let first = Expr::Builtin(ThreadAxis::BlockIdxX) * 256;
+        guard(&mut k, &first, 1, &n);
+        let (mut waits, mut prefetches, mut triggers) = (0, 0, 0);
+        k.body.visit(&mut |s| {
+            waits += matches!(s, KStmt::Grid(GridControl::Wait)) as usize;
+            triggers += matches!(s, KStmt::Grid(GridControl::LaunchDependents)) as usize;
+            prefetches += matches!(s, KStmt::Prefetch { .. }) as usize;
+        });
+        assert_eq!((waits, prefetches, triggers), (0, 1, 1));
+        check_lowered(&k, "test").unwrap();
+    }
 }

@@ -113,9 +113,24 @@ pub trait Dialect {
     }
 
     /// The statement a kernel starts with to wait for the kernel launched before it
-    /// ([`crate::EntryPoint::waits_for_previous_grid`]); `None` where the dialect launches
-    /// kernels one after the other anyway.
+    /// ([`crate::EntryPoint::waits_for_previous_grid`]), or writes at its
+    /// [`weft_ir::func::GridControl::Wait`] where it places one; `None` where the dialect
+    /// launches kernels one after the other anyway.
     fn grid_dependency(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// The statement that lets the next kernel launch before this one ends
+    /// ([`weft_ir::func::GridControl::LaunchDependents`]); `None` where the dialect has
+    /// no such control (the statement is then left out: launches stay ordered).
+    fn launch_dependents(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// The statement that prefetches the global element at `address` (source text such
+    /// as `&B[i]`; [`weft_ir::kernel::KStmt::Prefetch`]); `None` where the dialect has
+    /// no prefetch (the hint is then left out: it changes no value).
+    fn prefetch(&self, _address: &str) -> Option<String> {
         None
     }
 

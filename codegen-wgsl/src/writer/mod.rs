@@ -86,7 +86,9 @@ fn needs_block(s: &KStmt) -> bool {
         | KStmt::Comment(_)
         | KStmt::Frag(_)
         | KStmt::Fence
-        | KStmt::AtomicAdd(_) => false,
+        | KStmt::AtomicAdd(_)
+        | KStmt::Prefetch { .. }
+        | KStmt::Grid(_) => false,
     }
 }
 
@@ -481,6 +483,9 @@ impl Writer<'_> {
                         .into(),
                 ));
             }
+            // WebGPU has no prefetch and orders dispatches itself: a hint and a launch
+            // control change no value, so they are left out.
+            KStmt::Prefetch { .. } | KStmt::Grid(_) => {}
             KStmt::Frag(op) => self.frag(op, level)?,
             // In unrolled copies, only the first copy carries the block's name.
             KStmt::Comment(t) => {

@@ -66,6 +66,9 @@ use crate::kernel::{Kernel, LoweredFunc};
 pub enum AccessKind {
     Load,
     Store,
+    /// A prefetch hint's element: proved like a load's, since an address outside the
+    /// buffer is as wrong to name in a hint as in a load.
+    Prefetch,
     /// A warp's fragment load: a tile of the buffer.
     FragmentLoad,
     /// A warp's fragment store: a tile of the buffer.
@@ -85,6 +88,7 @@ impl AccessKind {
         match self {
             AccessKind::Load => "load",
             AccessKind::Store => "store",
+            AccessKind::Prefetch => "prefetch",
             AccessKind::FragmentLoad => "fragment load",
             AccessKind::FragmentStore => "fragment store",
             AccessKind::FragmentIndex => "fragment index",

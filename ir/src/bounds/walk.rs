@@ -99,7 +99,11 @@ impl Walker<'_> {
                     self.check(buffer, kind, index, 1, facts);
                 }
             }
-            KStmt::Barrier | KStmt::Comment(_) | KStmt::Fence => {}
+            KStmt::Prefetch { buffer, index } => {
+                self.expr(index, facts);
+                self.check(buffer, AccessKind::Prefetch, index, 1, facts);
+            }
+            KStmt::Barrier | KStmt::Comment(_) | KStmt::Fence | KStmt::Grid(_) => {}
         }
     }
 

@@ -106,8 +106,13 @@ pub fn fuse(anchor: &Func, output: &Buffer) -> Result<Fused, FusionError> {
         )));
     }
 
-    // Epilogues: every store of `c` becomes a store of the chain's last tensor.
+    // Prefetches of what fusion inlines (a prologue's tensor, or the anchor's output
+    // that the epilogues replace) name no buffer of the fused kernel: they go.
     let mut body = anchor.body.clone();
+    drop_prefetches(&mut body, &|b| {
+        b.producer().is_some() && (b != c || !chain.is_empty())
+    });
+    // Epilogues: every store of `c` becomes a store of the chain's last tensor.
     rewrite_stores(&mut body, c, &chain);
     // Prologues: every load of a computed tensor becomes its expression.
     let mut prologues = Vec::new();
@@ -250,8 +255,33 @@ fn frag_read_in(s: &Stmt, b: &Buffer) -> bool {
     found
 }
 
+/// Whether `s` prefetches an element of `b`.
+fn prefetched_in(s: &Stmt, b: &Buffer) -> bool {
+    let mut found = false;
+    s.visit(&mut |s| found |= matches!(s, Stmt::Prefetch { buffer, .. } if buffer == b));
+    found
+}
+
+/// Removes every prefetch of a buffer for which `gone` holds: a prefetch that is a
+/// statement's only body becomes an empty sequence.
+fn drop_prefetches(s: &mut Stmt, gone: &dyn Fn(&Buffer) -> bool) {
+    let dropped = |s: &Stmt| matches!(s, Stmt::Prefetch { buffer, .. } if gone(buffer));
+    if dropped(s) {
+        *s = Stmt::Seq(Vec::new());
+        return;
+    }
+    if let Stmt::Seq(items) = s {
+        items.retain(|i| !dropped(i));
+    }
+    for i in 0..s.children().len() {
+        if let Some(child) = s.child_mut(i) {
+            drop_prefetches(child, gone);
+        }
+    }
+}
+
 fn mentioned(s: &Stmt, b: &Buffer) -> bool {
-    stored_in(s, b) || loaded_in(s, b)
+    stored_in(s, b) || loaded_in(s, b) || prefetched_in(s, b)
 }
 
 /// True if `t` is `c` or computed (through any chain of ops) from it.
@@ -544,7 +574,8 @@ fn inline_loads(e: &Expr, inlined: &mut Vec<String>, failed: &mut Option<FusionE
 fn fused_params(anchor: &Func, body: &Stmt, c: &Buffer, output: &Buffer) -> Vec<Param> {
     // Every global input the fused body reads: through loads in expressions, and through
     // fragment operations (fragment loads from global memory, TMA copies), which read
-    // whole tiles and are no expressions. `Stmt::buffers` lists both, with the stores.
+    // whole tiles and are no expressions, and through prefetches (the kernel names the
+    // buffer). `Stmt::buffers` lists them all, with the stores.
     let inputs: Vec<Buffer> = body
         .buffers()
         .into_iter()
@@ -553,7 +584,7 @@ fn fused_params(anchor: &Func, body: &Stmt, c: &Buffer, output: &Buffer) -> Vec<
                 && b.producer().is_none()
                 && b != output
                 && !anchor.allocs.contains(b)
-                && (loaded_in(body, b) || frag_read_in(body, b))
+                && (loaded_in(body, b) || frag_read_in(body, b) || prefetched_in(body, b))
         })
         .collect();
     let mut inputs = inputs;

@@ -117,6 +117,12 @@ pub(super) enum CStmt {
         value: NodeId,
         old: Option<(u32, NodeId, bool)>,
     },
+    /// A prefetch hint: reads nothing, but its element must be in bounds, as a load's.
+    Prefetch {
+        buf: u32,
+        idx: NodeId,
+        signed: bool,
+    },
 }
 
 /// Where a buffer lives, as the executor sees it.
@@ -588,7 +594,9 @@ impl Compiler<'_> {
             KStmt::Barrier => CStmt::Barrier,
             KStmt::Fence => CStmt::Fence,
             KStmt::AtomicAdd(a) => self.atomic_add(a)?,
-            KStmt::Comment(_) => CStmt::Seq(Vec::new()),
+            KStmt::Prefetch { buffer, index } => self.prefetch(buffer, index)?,
+            // Launches run one after another here: every wait is already satisfied.
+            KStmt::Grid(_) | KStmt::Comment(_) => CStmt::Seq(Vec::new()),
             KStmt::Frag(op) => CStmt::Frag(Box::new(self.frag(op)?)),
             KStmt::Mapping(m) => {
                 return Err(InterpError::UnloweredMapping {
@@ -671,6 +679,25 @@ impl Compiler<'_> {
             src_signed,
             lanes,
         })
+    }
+
+    /// A prefetch of a global element: a read of the buffer as far as access rights go.
+    fn prefetch(&mut self, buffer: &Buffer, index: &Expr) -> Result<CStmt, InterpError> {
+        if buffer.scope() != Scope::Global {
+            return Err(self.unsupported(format!(
+                "prefetch of `{}`, a {} buffer: prefetches name global memory",
+                buffer.name(),
+                buffer.scope()
+            )));
+        }
+        let buf = self.buffer(buffer, MemOp::Read)?;
+        let whole = Expr::Load {
+            buffer: buffer.clone(),
+            indices: vec![index.clone()],
+            lanes: 1,
+        };
+        let (idx, signed) = self.index(&whole, std::slice::from_ref(index))?;
+        Ok(CStmt::Prefetch { buf, idx, signed })
     }
 
     /// An atomic fetch-add: on a global `i32`/`u32` element, its old value into a shared

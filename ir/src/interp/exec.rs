@@ -531,6 +531,18 @@ impl<'p> Machine<'p> {
                 value,
                 old,
             } => self.atomic_add(act, (*buf as usize, *idx, *signed), *value, *old)?,
+            // Bounds only: a hint reads no value and takes no part in the race records.
+            CStmt::Prefetch { buf, idx, signed } => {
+                self.eval(*idx, act)?;
+                let si = self.src(*idx, None)?;
+                let buf = *buf as usize;
+                for &t in act {
+                    let i = index(si.get(&self.cols, t as usize), *signed);
+                    if let Err(f) = self.mem.check_vector(buf, i, 1) {
+                        return Err(self.fault(f, buf, i, 1, MemOp::Read, t));
+                    }
+                }
+            }
         }
         // A write that passed an overlay's bytes to it (`Memory::share`).
         if let Some((o, bb)) = self.mem.handover.take() {

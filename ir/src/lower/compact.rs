@@ -157,7 +157,13 @@ fn outside_blocks(s: &Stmt) -> Vec<Buffer> {
                     e.loads().into_iter().for_each(|(b, _)| add(b));
                 }
             }
-            Stmt::Seq(_) | Stmt::For(_) | Stmt::Barrier | Stmt::Fence => {}
+            Stmt::Prefetch { buffer, indices } => {
+                add(buffer);
+                for e in indices {
+                    e.loads().into_iter().for_each(|(b, _)| add(b));
+                }
+            }
+            Stmt::Seq(_) | Stmt::For(_) | Stmt::Barrier | Stmt::Fence | Stmt::Grid(_) => {}
         }
         for c in s.children() {
             go(c, out);

@@ -279,6 +279,11 @@ impl Ctx<'_> {
             }
             Stmt::Barrier => KStmt::Barrier,
             Stmt::Fence => KStmt::Fence,
+            Stmt::Grid(g) => KStmt::Grid(*g),
+            Stmt::Prefetch { buffer, indices } => {
+                let idx: Vec<Expr> = indices.iter().map(|e| self.expr(e)).collect();
+                self.prefetch(buffer, &idx)
+            }
             Stmt::AtomicAdd(a) => {
                 let a = a.map_exprs(&mut |e| self.expr(e));
                 let (buffer, index) = self.access(&a.buffer, &a.indices);
@@ -338,6 +343,13 @@ impl Ctx<'_> {
                     .as_ref()
                     .map(|o| Box::new(self.block_stmts(o, vars))),
             },
+            Stmt::Prefetch { buffer, indices } => {
+                let idx: Vec<Expr> = indices
+                    .iter()
+                    .map(|i| self.expr(&i.substitute(vars)))
+                    .collect();
+                self.prefetch(buffer, &idx)
+            }
             // Blocks hold only stores and ifs; anything else was built by hand.
             other => KStmt::seq(
                 other
@@ -347,6 +359,12 @@ impl Ctx<'_> {
                     .collect(),
             ),
         }
+    }
+
+    /// A prefetch of `buffer[indices]` (indices already converted), at its flat index.
+    fn prefetch(&self, buffer: &Buffer, indices: &[Expr]) -> KStmt {
+        let (buffer, index) = self.access(buffer, indices);
+        KStmt::Prefetch { buffer, index }
     }
 
     fn guard(&self, pred: &Expr, body: KStmt) -> KStmt {

@@ -110,7 +110,9 @@ impl Walk<'_> {
             | KStmt::Comment(_)
             | KStmt::Frag(_)
             | KStmt::Fence
-            | KStmt::AtomicAdd(_) => {}
+            | KStmt::AtomicAdd(_)
+            | KStmt::Prefetch { .. }
+            | KStmt::Grid(_) => {}
         }
     }
 }

@@ -187,6 +187,11 @@ fn rewrite_division(s: &KStmt, b: &mut Bounds) -> KStmt {
         KStmt::Barrier => KStmt::Barrier,
         KStmt::Fence => KStmt::Fence,
         KStmt::AtomicAdd(a) => KStmt::AtomicAdd(Box::new(a.map_exprs(&mut |e| fix(e, b)))),
+        KStmt::Prefetch { buffer, index } => KStmt::Prefetch {
+            buffer: buffer.clone(),
+            index: fix(index, b),
+        },
+        KStmt::Grid(g) => KStmt::Grid(*g),
         KStmt::Comment(t) => KStmt::Comment(t.clone()),
         KStmt::Frag(op) => KStmt::Frag(Box::new(op.map_exprs(&mut |e| fix(e, b)))),
         KStmt::Mapping(m) => KStmt::Mapping(m.clone()),
@@ -305,6 +310,10 @@ fn kernel_params(body: &KStmt, func: &Func, temps: &[Buffer]) -> Vec<KernelParam
             if let Some((b, _)) = &a.old {
                 writes.insert(b.id());
             }
+        }
+        // A prefetched element is read (the buffer must be a parameter).
+        KStmt::Prefetch { buffer, .. } => {
+            reads.insert(buffer.id());
         }
         _ => {}
     });

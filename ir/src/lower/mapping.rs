@@ -148,7 +148,9 @@ impl Expander {
             | KStmt::Comment(_)
             | KStmt::Frag(_)
             | KStmt::Fence
-            | KStmt::AtomicAdd(_) => s.clone(),
+            | KStmt::AtomicAdd(_)
+            | KStmt::Prefetch { .. }
+            | KStmt::Grid(_) => s.clone(),
             KStmt::Mapping(m) => self.mapping(m)?,
         })
     }

@@ -34,7 +34,9 @@ pub(crate) fn hoist_invariant_guards(body: KStmt) -> KStmt {
             } => {
                 // A collective statement stays where its author put it.
                 let mut collective = false;
-                then.visit(&mut |s| collective |= matches!(s, KStmt::Barrier | KStmt::Frag(_)));
+                then.visit(&mut |s| {
+                    collective |= matches!(s, KStmt::Barrier | KStmt::Frag(_) | KStmt::Grid(_))
+                });
                 !cond.uses_var(&var) && cond.loads().is_empty() && !collective
             }
             _ => false,

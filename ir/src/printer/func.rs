@@ -150,6 +150,8 @@ fn write_stmt(s: &Stmt, level: usize, out: &mut String) {
         Stmt::Barrier => line(out, level, "T.tvm_storage_sync(\"shared\")"),
         Stmt::Fence => line(out, level, super::FENCE),
         Stmt::AtomicAdd(a) => line(out, level, &super::atomic_add(a)),
+        Stmt::Prefetch { buffer, indices } => line(out, level, &super::prefetch(buffer, indices)),
+        Stmt::Grid(g) => line(out, level, super::grid(*g)),
         Stmt::Frag(op) => line(out, level, &super::fragment::frag_op(op)),
     }
 }

@@ -58,6 +58,20 @@ pub(crate) fn async_attrs(copies: bool, pending: u32) -> Option<String> {
 /// The text of a device-scope fence, at every IR level.
 pub(crate) const FENCE: &str = "T.thread_fence(\"device\")";
 
+/// `T.prefetch(B[i, j])`: a hint, at every IR level.
+pub(crate) fn prefetch(buffer: &crate::expr::Buffer, indices: &[Expr]) -> String {
+    let idx: Vec<String> = indices.iter().map(expr_to_string).collect();
+    format!("T.prefetch({}[{}])", buffer.name(), idx.join(", "))
+}
+
+/// `T.grid_wait()` / `T.grid_launch_dependents()`, at every IR level.
+pub(crate) fn grid(g: crate::func::GridControl) -> &'static str {
+    match g {
+        crate::func::GridControl::Wait => "T.grid_wait()",
+        crate::func::GridControl::LaunchDependents => "T.grid_launch_dependents()",
+    }
+}
+
 /// `old[j] = T.atomic_add(counter[i], value)` (without `old[j] = ` where the old value
 /// goes nowhere).
 pub(crate) fn atomic_add(a: &crate::func::AtomicAdd) -> String {

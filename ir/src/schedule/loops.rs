@@ -581,6 +581,12 @@ pub(crate) fn add_predicate(s: &mut Stmt, guard: &Expr) {
         }
         Stmt::Mapping(m) => add_predicate(&mut m.body, guard),
         Stmt::Let { body, .. } => add_predicate(body, guard),
-        Stmt::Store { .. } | Stmt::Barrier | Stmt::Frag(_) | Stmt::Fence | Stmt::AtomicAdd(_) => {}
+        Stmt::Store { .. }
+        | Stmt::Barrier
+        | Stmt::Frag(_)
+        | Stmt::Fence
+        | Stmt::AtomicAdd(_)
+        | Stmt::Prefetch { .. }
+        | Stmt::Grid(_) => {}
     }
 }

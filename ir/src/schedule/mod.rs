@@ -338,7 +338,13 @@ pub(crate) fn normalize(s: &mut Stmt) {
         }
         Stmt::Mapping(m) => normalize(&mut m.body),
         Stmt::Let { body, .. } => normalize(body),
-        Stmt::Store { .. } | Stmt::Barrier | Stmt::Frag(_) | Stmt::Fence | Stmt::AtomicAdd(_) => {}
+        Stmt::Store { .. }
+        | Stmt::Barrier
+        | Stmt::Frag(_)
+        | Stmt::Fence
+        | Stmt::AtomicAdd(_)
+        | Stmt::Prefetch { .. }
+        | Stmt::Grid(_) => {}
     }
 }
 

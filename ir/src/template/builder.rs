@@ -5,7 +5,7 @@ use super::{Template, TemplateError};
 use crate::dtype::DType;
 use crate::expr::{Buffer, Expr, Scope, ThreadAxis, Var};
 use crate::fragment::{FragLayout, FragOp, FragRef, FragRole, Fragment, MmaShape, RowOp};
-use crate::func::{AtomicAdd, For, ForKind, KernelHints, MappingLoop, Stmt};
+use crate::func::{AtomicAdd, For, ForKind, GridControl, KernelHints, MappingLoop, Stmt};
 use crate::mapping::TaskMapping;
 use crate::tma::{BarRef, MBarrier, SwizzledTile};
 
@@ -664,6 +664,29 @@ impl KernelBuilder<'_> {
             value: value.into(),
             old: old.map(|(b, i)| (b.clone(), i)),
         }))));
+    }
+
+    /// A hint that `buffer[indices]` (a global buffer: a parameter) will be read soon:
+    /// CUDA brings the line holding it into L2, other targets emit nothing. See
+    /// [`Stmt::Prefetch`].
+    pub fn prefetch(&mut self, buffer: &Buffer, indices: impl Indices) {
+        self.push(Item::Stmt(Stmt::Prefetch {
+            buffer: buffer.clone(),
+            indices: indices.into_indices(),
+        }));
+    }
+
+    /// Waits here for the previous kernel (programmatic dependent launch) instead of
+    /// at the top of the kernel: at most once, at the top level of the body (not under
+    /// a loop or an `if`), after nothing but prefetches. See [`GridControl::Wait`].
+    pub fn grid_wait(&mut self) {
+        self.push(Item::Stmt(Stmt::Grid(GridControl::Wait)));
+    }
+
+    /// Lets the next kernel launch now (it still waits for this one at its own wait).
+    /// See [`GridControl::LaunchDependents`].
+    pub fn launch_dependents(&mut self) {
+        self.push(Item::Stmt(Stmt::Grid(GridControl::LaunchDependents)));
     }
 
     /// Appends a statement built by hand.

@@ -392,6 +392,22 @@ fn check(func: &Func, inputs: &[Buffer]) -> Result<(), TemplateError> {
                 }
             }
         }
+        Stmt::Prefetch { buffer, indices } => {
+            let idx: Vec<String> = indices.iter().map(|i| i.to_string()).collect();
+            let access = format!("prefetch {}[{}]", buffer.name(), idx.join(", "));
+            if let Err(err) = check_access(buffer, indices, access.clone()) {
+                fail(err);
+            } else if buffer.scope() != Scope::Global {
+                fail(TemplateError::Invalid {
+                    template: template(),
+                    what: format!(
+                        "`{access}`: `{}` is {} memory; prefetches bring global memory closer",
+                        buffer.name(),
+                        buffer.scope()
+                    ),
+                });
+            }
+        }
         Stmt::If { cond, .. } if cond.dtype() != DType::Bool => fail(TemplateError::Invalid {
             template: template(),
             what: format!("the condition `{cond}` is a {}, not a bool", cond.dtype()),

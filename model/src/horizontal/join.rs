@@ -260,6 +260,10 @@ fn rebased(k: &Kernel, same: &HashMap<u64, Buffer>, base: u64, linear_threads: b
             other => other,
         })
     });
+    // A part's wait would stand under the branch that picks the part, and its early
+    // trigger would speak for the part's blocks only: the joined kernel waits at its top
+    // and triggers nothing (a prefetch placed before a wait then runs after the wait).
+    let body = body.without_grid(&|_| true);
     body.rewrite(&mut |s| match s {
         KStmt::Store {
             buffer,
@@ -271,6 +275,10 @@ fn rebased(k: &Kernel, same: &HashMap<u64, Buffer>, base: u64, linear_threads: b
             index,
             value,
             lanes,
+        },
+        KStmt::Prefetch { buffer, index } => KStmt::Prefetch {
+            buffer: same.get(&buffer.id()).cloned().unwrap_or(buffer),
+            index,
         },
         other => other,
     })
@@ -390,5 +398,60 @@ mod tests {
         let together = run(&joined, &[na, nb, nc]);
         assert!(alone.iter().flatten().all(|v| v.is_finite()));
         assert_eq!(together, alone);
+    }
+    /// A part that prefetches, waits for the previous kernel where it says and triggers
+    /// the next: joined, its wait and trigger go (a wait may not stand under the branch
+    /// that picks the part; the joined kernel waits at its top), its prefetch stays, and
+    /// every part computes what it computed alone.
+    #[test]
+    fn joined_parts_drop_their_grid_controls() {
+        use weft_ir::func::GridControl;
+        let (mut a, na) = naming("a", [2, 1, 1], [4, 1, 1]);
+        let (b, nb) = naming("b", [3, 1, 1], [4, 1, 1]);
+        let k = &mut a.kernels[0];
+        let KStmt::Store { buffer, index, .. } = &k.body else {
+            panic!("naming stores once");
+        };
+        let prefetch = KStmt::Prefetch {
+            buffer: buffer.clone(),
+            index: index.clone(),
+        };
+        let store = k.body.clone();
+        // A prefetch reads (what lowering would have said of the parameter).
+        k.params = vec![KernelParam::Buffer {
+            buffer: buffer.clone(),
+            access: Access::ReadWrite,
+        }];
+        k.body = KStmt::seq(vec![
+            prefetch,
+            KStmt::Grid(GridControl::Wait),
+            store,
+            KStmt::Grid(GridControl::LaunchDependents),
+        ]);
+        weft_codegen_common::contract::check_lowered(k, "test").unwrap();
+        let tensors = [TensorId(0), TensorId(1)];
+        let parts: Vec<Part<'_>> = [&a, &b]
+            .iter()
+            .zip(&tensors)
+            .map(|(f, t)| Part {
+                func: f,
+                tensors: std::slice::from_ref(t),
+            })
+            .collect();
+        let limits = weft_runtime::Target::parse("cuda").unwrap().limits();
+        let (joined, _) = join(&parts, &limits).unwrap();
+        let k = &joined.kernels[0];
+        let (mut grids, mut prefetches) = (0, 0);
+        k.body.visit(&mut |s| {
+            grids += matches!(s, KStmt::Grid(_)) as usize;
+            prefetches += matches!(s, KStmt::Prefetch { .. }) as usize;
+        });
+        assert_eq!((grids, prefetches), (0, 1), "{k}");
+        weft_codegen_common::contract::check_lowered(k, "test").unwrap();
+        let alone: Vec<Vec<f64>> = [(&a, na), (&b, nb)]
+            .iter()
+            .flat_map(|(f, n)| run(f, &[*n]))
+            .collect();
+        assert_eq!(run(&joined, &[na, nb]), alone);
     }
 }

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use weft_ir::dtype::DType;
 use weft_ir::expr::{BinOp, Buffer, Expr, Scope, UnOp};
-use weft_ir::func::AtomicAdd;
+use weft_ir::func::{AtomicAdd, GridControl};
 use weft_ir::kernel::{KStmt, Kernel, KernelParam};
 
 mod frag;
@@ -108,7 +108,11 @@ pub fn write_kernel<D: Dialect>(dialect: &D, kernel: &Kernel) -> Result<String, 
     w.out.push_str(&dialect.signature(kernel, &names));
     w.out.push_str(" {\n");
     let level = Level(1);
-    if let Some(wait) = dialect.grid_dependency() {
+    // A kernel that places its own wait (after prefetches, `contract::check_grid_wait`)
+    // waits there instead.
+    if let Some(wait) = dialect.grid_dependency()
+        && !kernel.waits_explicitly()
+    {
         w.line(level, wait);
     }
     for axis in used_builtins(kernel) {
@@ -387,6 +391,28 @@ impl<D: Dialect> Writer<'_, D> {
                 self.line(level, fence);
             }
             KStmt::AtomicAdd(a) => self.atomic_add(a, level)?,
+            // Hints and launch controls: a dialect without them writes nothing, which
+            // changes no value (the launches are ordered anyway).
+            KStmt::Prefetch { buffer, index } => {
+                let address = format!(
+                    "&{}[{}]",
+                    self.buffer_name(buffer)?,
+                    self.index(buffer, index)?.0
+                );
+                if let Some(text) = self.d.prefetch(&address) {
+                    self.line(level, &text);
+                }
+            }
+            KStmt::Grid(GridControl::Wait) => {
+                if let Some(wait) = self.d.grid_dependency() {
+                    self.line(level, wait);
+                }
+            }
+            KStmt::Grid(GridControl::LaunchDependents) => {
+                if let Some(launch) = self.d.launch_dependents() {
+                    self.line(level, launch);
+                }
+            }
             KStmt::Comment(t) => self.comment(level, t),
             KStmt::Frag(op) => {
                 let text = self.frag(op)?;
