@@ -71,6 +71,7 @@ pub(crate) fn options(source: &ModelSource, choices: Choices) -> CompileOptions 
         row_bound: None,
         skinny_prologue: false,
         gemv_kmajor: false,
+        weight_prefetch: Default::default(),
     }
 }
 

@@ -171,14 +171,15 @@ fn what_the_cache_cannot_hold_is_refused() {
     ok(&args);
 }
 
-/// `WEFT_GEMV` replaces the skinny products' config: a config that is one and fits still
-/// generates the reference's ids; one that is not, or does not fit the target, is refused
-/// with exit 2 naming the variable and the node.
+/// `WEFT_GEMV` replaces the skinny products' config, of every product or by shape: a
+/// config that is one and fits still generates the reference's ids, the products it
+/// selects saying so; one that is not, does not fit the target, or selects by a key that
+/// is not one is refused with exit 2 naming the variable and the node.
 #[test]
 fn the_gemv_override_is_checked_and_taken() {
     let run = |config: &str| {
         let mut args = vec!["model", "generate", "zoo:llama", "--target", "cpu"];
-        args.extend(["--iters", "1", "--new-tokens", "4", "--check"]);
+        args.extend(["--iters", "1", "--new-tokens", "4", "--check", "--kernels"]);
         args.extend(TINY);
         std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
             .args(&args)
@@ -189,10 +190,33 @@ fn the_gemv_override_is_checked_and_taken() {
     let out = run("threads=64,nt=2,unroll=2,shuffle=32");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("generates the same ids"));
+    // Entries by shape: the gate/up products (2 × 128 columns) take the first, the down
+    // products (64 columns of k = 128) the second, the rest the rule's.
+    let out = run(
+        "n=256:threads=64,nt=2,unroll=2,shuffle=32; n=64,k=128:threads=128,nt=1,unroll=4,shuffle=32",
+    );
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(text.contains("generates the same ids"), "{text}");
+    for said in [
+        "WEFT_GEMV (n=256): 1 row(s), 32 blocks",
+        "WEFT_GEMV (n=64,k=128): 1 row(s), 16 blocks",
+    ] {
+        assert_eq!(text.matches(said).count(), 2, "{said}: {text}");
+    }
+    assert!(text.contains("(rule: 1 row(s)"), "{text}");
     for (bad, why) in [
         ("threads=512,nt=3", "parameter `unroll` is missing"),
         ("threads=4096,nt=4,unroll=4,shuffle=32", "does not fit cpu"),
         ("threads=lots", "is not an integer"),
+        (
+            "q=3:threads=64,nt=2,unroll=2,shuffle=32",
+            "`q` selects nothing",
+        ),
+        (
+            "n=x:threads=64,nt=2,unroll=2,shuffle=32",
+            "`n=x`: not a whole number",
+        ),
     ] {
         let out = run(bad);
         let err = stderr(&out);
@@ -426,6 +450,46 @@ fn the_attention_warps_knob_is_taken_and_checked() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("WEFT_ATTN_SPLIT_WARPS=`3`"), "{err}");
+}
+
+/// `WEFT_PREFETCH` is taken (`sectors`: the decode step's products prefetch their
+/// weights before their wait and the kernels before them trigger; `wait`: the wait alone)
+/// and generates the float64 reference's ids either way; a value that is none of its
+/// names is refused with exit 2 naming the variable.
+#[test]
+fn the_prefetch_knob_is_taken_and_checked() {
+    let run = |value: &str| {
+        let mut args = vec!["model", "generate", "zoo:llama", "--target", "cpu"];
+        args.extend(["--iters", "1", "--prompt-tokens", "6", "--new-tokens", "6"]);
+        args.extend(["--check", "--kernels", "--dtype", "f32"]);
+        args.extend(TINY);
+        std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+            .args(&args)
+            .env("WEFT_PREFETCH", value)
+            .output()
+            .expect("weft starts")
+    };
+    for (value, said) in [
+        ("sectors", "a prefetch a 32-byte sector) before it waits"),
+        (
+            "wait",
+            "waits first thing, launched while the kernel before it runs",
+        ),
+    ] {
+        let out = run(value);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+        assert!(text.contains("generates the same ids"), "{value}: {text}");
+        assert!(text.contains(said), "{value}: {text}");
+        assert!(
+            text.contains("lets the next kernel launch"),
+            "{value}: {text}"
+        );
+    }
+    let out = run("2");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("WEFT_PREFETCH=`2`"), "{err}");
 }
 
 /// The prefill is compiled once for a range of prompt lengths (`--max-prompt`, or the

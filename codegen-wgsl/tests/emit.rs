@@ -243,6 +243,7 @@ fn every_limit_is_a_typed_error() {
             shared_overlays: false,
             subgroup: Some(weft_codegen_common::SubgroupSize::fixed(32)),
             device_fence: false,
+            grid_dependency: false,
         },
     };
     let mut big = handmade::vecadd();

@@ -214,10 +214,11 @@ fn products_are_right_with_forced_params() {
 }
 
 /// The rule as fitted on the H200: 32 warps a block (16 past 2 rows) with 4 loads in
-/// flight a thread,
-/// 64-byte row segments at TinyLlama's narrow products (n = 2048: 64 blocks in f16) and
-/// whole 128-byte lines where they still give two blocks a multiprocessor (the
-/// vocabulary's 32000 columns), within the target's thread limit.
+/// flight a thread, 64-byte row segments at TinyLlama's narrow products (n = 2048: 64
+/// blocks in f16) and whole 128-byte lines where they still give two blocks a
+/// multiprocessor (the vocabulary's 32000 columns); 16 warps with 8 loads in flight
+/// where 32-warp blocks would take more than one wave (gate/up), within the target's
+/// thread limit.
 #[test]
 fn the_rule_is_the_fitted_one() {
     let cuda = TargetLimits::cuda();
@@ -230,6 +231,24 @@ fn the_rule_is_the_fitted_one() {
         let (wide, why) = GemvParams::rule(&cuda, 1, 32000, dtype);
         assert_eq!(wide.nt * vec * bytes, 128, "{why}");
     }
+    // TinyLlama's gate/up (11264 columns: 352 blocks of 32 in f16) on the H200's 132
+    // multiprocessors: 512 threads with 8 loads in flight, every block resident at once;
+    // 2560 columns (80 blocks) keep 1024 threads; at 3 rows 512 threads as before.
+    let h200 = TargetLimits {
+        multiprocessors: 132,
+        ..TargetLimits::cuda()
+    };
+    let (p, why) = GemvParams::rule(&h200, 1, 11264, DType::F16);
+    assert_eq!((p.threads, p.nt, p.unroll), (512, 4, 8), "{why}");
+    assert!(
+        why.contains("all are resident at once (352 > 2 blocks"),
+        "{why}"
+    );
+    let (p, why) = GemvParams::rule(&h200, 1, 2560, DType::F16);
+    assert_eq!((p.threads, p.nt, p.unroll), (1024, 4, 4), "{why}");
+    assert!(!why.contains("resident"), "{why}");
+    let (p, _) = GemvParams::rule(&h200, 3, 11264, DType::F16);
+    assert_eq!((p.threads, p.unroll), (512, 4));
     let (p, _) = GemvParams::rule(&cuda, MAX_M, 2048, DType::F16);
     assert_eq!(
         p.threads, 512,

@@ -5,7 +5,10 @@
 //! (bias + residual + cast) and a folded RMS norm; a second launch gives the same bits
 //! and finds the counters back at zero; the parts are summed in order 0..sk (data whose
 //! f32 sum depends on the order); the split rule at TinyLlama's shapes; emitted for CUDA
-//! and HIP (NVRTC, hipcc where installed).
+//! and HIP (NVRTC, hipcc where installed). With the weight's rows prefetched before the
+//! kernel's wait (`gemv::template_prefetched`, whole and split): the same results, every
+//! prefetch inside `b` (the interpreter checks each), the wait after the prefetches in
+//! CUDA's source.
 
 mod common;
 
@@ -18,7 +21,7 @@ use weft_ir::fusion::fuse;
 use weft_ir::kernel::LoweredFunc;
 use weft_ir::lower::lower;
 use weft_ir::prelude::*;
-use weft_kernels::gemv::{self, GemvParams, RowNorm};
+use weft_kernels::gemv::{self, GemvParams, Lead, RowNorm};
 
 /// The tests' data: `len` floats in [-1, 1) from `seed` (`common::uniform`).
 fn randoms(seed: u64, len: usize) -> Vec<f32> {
@@ -36,12 +39,14 @@ struct Case {
     epilogue: bool,
     /// An RMS norm of `x`'s rows folded in (ε = 0.25).
     norm: bool,
+    /// What the kernel does before its wait (`Lead::Off`: no wait placed).
+    lead: Lead,
 }
 
 const EPSILON: f32 = 0.25;
 
-/// The kernel, its counters made a parameter (`tile_arrivals`) so that the test reads
-/// them back.
+/// The kernel, its counters (split only) made a parameter (`tile_arrivals`) so that the
+/// test reads them back.
 fn build(case: Case, p: &GemvParams) -> LoweredFunc {
     let Case { m, k, n, dtype, .. } = case;
     let x = te::placeholder("x", &[m, k], dtype);
@@ -53,7 +58,11 @@ fn build(case: Case, p: &GemvParams) -> LoweredFunc {
         epsilon: EPSILON,
     };
     let norm = case.norm.then_some(&norm);
-    let anchor = gemv::template_split("gemv_split", &x, &b, &c, p, norm, case.splits).unwrap();
+    let anchor = match case.lead {
+        Lead::Off => gemv::template_split("gemv_split", &x, &b, &c, p, norm, case.splits),
+        lead => gemv::template_prefetched("gemv_split", &x, &b, &c, p, norm, case.splits, lead),
+    }
+    .unwrap();
     let func = if case.epilogue {
         let bias = te::placeholder("bias", &[n], DType::F32);
         let res = te::placeholder("res", &[m, n], dtype);
@@ -79,10 +88,16 @@ fn build(case: Case, p: &GemvParams) -> LoweredFunc {
     let at = lowered
         .temps
         .iter()
-        .position(|t| t.name() == "tile_arrivals")
-        .expect("a counter temporary");
-    let counter = lowered.temps.remove(at);
-    lowered.params.push(Param::Buffer(counter));
+        .position(|t| t.name() == "tile_arrivals");
+    assert_eq!(
+        at.is_some(),
+        case.splits > 1,
+        "{case:?}: a counter temporary"
+    );
+    if let Some(at) = at {
+        let counter = lowered.temps.remove(at);
+        lowered.params.push(Param::Buffer(counter));
+    }
     lowered
 }
 
@@ -141,8 +156,8 @@ fn inputs(case: Case, seed: u64) -> Inputs {
     }
 }
 
-/// Runs `lowered` on `given`, the output poisoned and the counters as given; the output
-/// and the counters after.
+/// Runs `lowered` on `given`, the output poisoned and the counters (where it has them) as
+/// given; the output and the counters after (none: empty).
 fn launch(
     lowered: &LoweredFunc,
     given: &[(&str, TensorData)],
@@ -168,14 +183,13 @@ fn launch(
         })
         .collect();
     weft_ir::interp::run(lowered, &mut args).unwrap_or_else(|e| panic!("{e}"));
-    let find = |name: &str| {
-        lowered
-            .params
-            .iter()
-            .position(|p| p.name() == name)
-            .unwrap()
+    let find = |name: &str| lowered.params.iter().position(|p| p.name() == name);
+    let (Some(o_at), cn_at) = (find(out), find("tile_arrivals")) else {
+        panic!("no output {out}")
     };
-    let (Arg::Tensor(o), Arg::Tensor(cn)) = (&args[find(out)], &args[find("tile_arrivals")]) else {
+    let none = Arg::Tensor(TensorData::I32(Vec::new()));
+    let (Arg::Tensor(o), Arg::Tensor(cn)) = (&args[o_at], cn_at.map_or(&none, |at| &args[at]))
+    else {
         panic!("tensors expected")
     };
     let bits = match o {
@@ -201,11 +215,10 @@ fn check(case: Case, p: &GemvParams, seed: u64) {
         .params
         .iter()
         .find(|q| q.name() == "tile_arrivals")
-        .map(|q| match q {
+        .map_or(0, |q| match q {
             Param::Buffer(b) => b.numel() as usize,
             Param::Scalar(_) => 0,
-        })
-        .unwrap();
+        });
     let zeros = TensorData::I32(vec![0; tiles]);
     let (got, bits, counters) = launch(&lowered, &inp.data, out, zeros);
     assert_eq!(
@@ -290,6 +303,7 @@ fn split_products_are_right_and_relaunch_bit_identically() {
                         dtype,
                         epilogue,
                         norm,
+                        lead: Lead::Off,
                     };
                     check(case, p, seed);
                     seed += 10;
@@ -314,6 +328,7 @@ fn split_products_are_right_with_the_rules_params() {
             dtype: DType::F16,
             epilogue: true,
             norm,
+            lead: Lead::Off,
         };
         check(case, &p, 7);
     }
@@ -334,6 +349,7 @@ fn the_parts_are_summed_in_order() {
         dtype: DType::F32,
         epilogue: false,
         norm: false,
+        lead: Lead::Off,
     };
     let p = params(128, 4, 2, 32);
     let lowered = build(case, &p);
@@ -410,6 +426,7 @@ fn cuda_and_hip_emit_it() {
             dtype: DType::F16,
             epilogue: true,
             norm,
+            lead: Lead::Off,
         };
         let (p, _) = GemvParams::rule(&cuda_limits, m, n, DType::F16);
         let lowered = build(case, &p);
@@ -423,4 +440,75 @@ fn cuda_and_hip_emit_it() {
         weft_codegen_cuda::hipcc::check(&hip.source, &entries)
             .unwrap_or_else(|e| panic!("{case:?}: {e}"));
     }
+}
+
+/// The weight's rows prefetched before the kernel's wait (every piece, or a piece a
+/// sector), or the wait alone, whole and split, k and n ragged (the last step's rows and
+/// the last block's columns past `b`'s edges), with and without the norm: the results
+/// of the kernel without them, every prefetch inside `b` (the interpreter reports one
+/// outside), one wait after them, and CUDA's source issuing them before
+/// `griddepcontrol.wait` (NVRTC compiles it where installed).
+#[test]
+fn prefetched_products_are_right_and_stay_inside_b() {
+    let ps = [params(128, 4, 2, 32), params(64, 1, 3, 8)];
+    let mut seed = 3;
+    for p in &ps {
+        for dtype in [DType::F32, DType::F16] {
+            for (m, k, n, splits, norm) in [
+                (1, 1000, 33, 1, false),
+                (3, 301, 67, 1, true),
+                (2, 777, 67, 4, true),
+                (1, 1000, 5, 3, false),
+            ] {
+                let lead = [Lead::Rows, Lead::Sectors, Lead::Wait][(seed / 10 % 3) as usize];
+                let case = Case {
+                    m,
+                    k,
+                    n,
+                    splits,
+                    dtype,
+                    epilogue: true,
+                    norm,
+                    lead,
+                };
+                check(case, p, seed);
+                seed += 10;
+                let lowered = build(case, p);
+                let mut waits = 0;
+                let mut prefetches = 0;
+                lowered.kernels[0].body.visit(&mut |s| match s {
+                    weft_ir::kernel::KStmt::Grid(weft_ir::func::GridControl::Wait) => waits += 1,
+                    weft_ir::kernel::KStmt::Prefetch { buffer, .. } => {
+                        assert_eq!(buffer.name(), "b", "{case:?}");
+                        prefetches += 1;
+                    }
+                    _ => {}
+                });
+                let prefetched = matches!(lead, Lead::Rows | Lead::Sectors);
+                assert_eq!((waits, prefetches > 0), (1, prefetched), "{case:?}");
+            }
+        }
+    }
+    let cuda_limits = TargetLimits::cuda();
+    let case = Case {
+        m: 1,
+        k: 2049,
+        n: 2048,
+        splits: 1,
+        dtype: DType::F16,
+        epilogue: true,
+        norm: true,
+        lead: Lead::Sectors,
+    };
+    let (p, _) = GemvParams::rule(&cuda_limits, case.m, case.n, DType::F16);
+    let cuda = weft_codegen_cuda::emit_lowered(&build(case, &p), &Default::default()).unwrap();
+    let body = cuda.source.split("__global__").nth(1).unwrap();
+    let (prefetch, wait) = (
+        body.find("weft_prefetch_l2(").expect("a prefetch"),
+        body.find("weft_grid_dependency();").expect("a wait"),
+    );
+    assert!(prefetch < wait, "{}", cuda.source);
+    assert_eq!(body.matches("weft_grid_dependency();").count(), 1);
+    weft_codegen_cuda::nvrtc::check(&cuda.source)
+        .unwrap_or_else(|e| panic!("{e}\n{}", cuda.source));
 }

@@ -390,6 +390,10 @@ pub struct Choices {
     /// `weft_kernels::gemv::kmajor` ([`crate::CompileOptions::gemv_kmajor`], which sets
     /// it; off by default).
     gemv_kmajor: bool,
+    /// What skinny products do before they wait for the kernel before them
+    /// ([`crate::CompileOptions::weight_prefetch`], which sets it where the target places
+    /// that wait: `TargetLimits::grid_dependency`).
+    prefetch: weft_kernels::gemv::Lead,
 }
 
 impl Choices {
@@ -427,6 +431,18 @@ impl Choices {
     /// Whether skinny products over K-major weights take the K-major template.
     pub fn gemv_kmajor(&self) -> bool {
         self.gemv_kmajor
+    }
+
+    /// The same choices with skinny products doing `lead` before they wait for the
+    /// kernel before them.
+    pub fn with_prefetch(mut self, lead: weft_kernels::gemv::Lead) -> Choices {
+        self.prefetch = lead;
+        self
+    }
+
+    /// What skinny products do before their wait.
+    pub fn prefetch(&self) -> weft_kernels::gemv::Lead {
+        self.prefetch
     }
 
     /// Whether split products sum in their last part where the target can.

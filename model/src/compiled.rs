@@ -78,7 +78,20 @@ pub struct CompileOptions {
     /// partition folds stay on the row-major template (the K-major kernel folds no
     /// norm yet).
     pub gemv_kmajor: bool,
+    /// On targets where a kernel's wait for the one before it is a statement of its own
+    /// (CUDA on sm_90 and later: `TargetLimits::grid_dependency`), what the skinny
+    /// products (a decode step's) do before that wait — prefetch the rows of their
+    /// weight each thread will read into L2, or only place the wait — while the kernel
+    /// before each of them lets it launch at its start (`crate::pdl`). Off by default:
+    /// measured slower on the H200 (`docs/gemv-template.md`, "Prefetching before the
+    /// wait"). The environment's `WEFT_PREFETCH` (`0`, `wait`, `1`, `sectors`) overrides
+    /// it, for the A/B.
+    pub weight_prefetch: weft_kernels::gemv::Lead,
 }
+
+/// The environment variable that overrides [`CompileOptions::weight_prefetch`] (a name
+/// of `weft_kernels::gemv::Lead::NAMES`; anything else refused, naming it).
+pub const PREFETCH_ENV: &str = "WEFT_PREFETCH";
 
 /// The environment variable that overrides [`CompileOptions::gemv_kmajor`] (`0` or `1`;
 /// anything else refused, naming it).
@@ -116,6 +129,32 @@ impl CompileOptions {
     pub fn with_gemv_kmajor(mut self, on: bool) -> Self {
         self.gemv_kmajor = on;
         self
+    }
+
+    /// The same options with skinny products doing `lead` before they wait for the
+    /// kernel before them where the target places that wait.
+    pub fn with_weight_prefetch(mut self, lead: weft_kernels::gemv::Lead) -> Self {
+        self.weight_prefetch = lead;
+        self
+    }
+
+    /// What skinny products do before their wait: `WEFT_PREFETCH` where it is set (a
+    /// name that is none of `Lead::NAMES` refused, naming the variable), else
+    /// [`Self::weight_prefetch`].
+    pub fn prefetch_lead(&self) -> Result<weft_kernels::gemv::Lead, ModelError> {
+        use weft_kernels::gemv::Lead;
+        match std::env::var(PREFETCH_ENV) {
+            Err(_) => Ok(self.weight_prefetch),
+            Ok(v) => Lead::parse(&v).ok_or_else(|| ModelError::Setting {
+                variable: PREFETCH_ENV.into(),
+                value: v,
+                values: Lead::NAMES
+                    .iter()
+                    .map(|(n, _)| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }),
+        }
     }
 
     /// Whether skinny products read K-major weights: `WEFT_GEMV_KMAJOR` where it is set
@@ -253,7 +292,15 @@ impl CompiledModel {
             .collect();
         // K-major weights for the skinny products (the K-major template's rows).
         let kmajor = options.kmajor_on()?;
-        let choices = options.choices.clone().with_gemv_kmajor(kmajor);
+        let prefetch = match limits.grid_dependency {
+            true => options.prefetch_lead()?,
+            false => weft_kernels::gemv::Lead::Off,
+        };
+        let choices = options
+            .choices
+            .clone()
+            .with_gemv_kmajor(kmajor)
+            .with_prefetch(prefetch);
         let cx = PassContext::new(limits.clone())
             .with_precision(options.precision)
             .with_disabled(&graph_disabled)
@@ -323,6 +370,8 @@ impl CompiledModel {
             },
             None => RowBounding::default(),
         };
+        // Last: the kernels are final once joined and bounded.
+        crate::pdl::launch_early(&mut groups);
         let plan = Plan::ordered(&graph, &partition, &crate::horizontal::positions(&groups));
         Ok(CompiledModel {
             graph,

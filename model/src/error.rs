@@ -120,6 +120,13 @@ pub enum ModelError {
     /// than `0` or `1`.
     #[error("{variable}=`{value}`: 0 (off) or 1 (on)")]
     Switch { variable: String, value: String },
+    /// A setting read from the environment (`WEFT_PREFETCH`) holds none of its values.
+    #[error("{variable}=`{value}`: one of {values}")]
+    Setting {
+        variable: String,
+        value: String,
+        values: String,
+    },
 }
 
 /// What a model needs of a device's memory, as a refusal states it.

@@ -14,11 +14,12 @@ pub mod guard;
 pub mod horizontal;
 pub mod lower;
 pub mod measure;
+pub mod pdl;
 pub mod plan;
 pub mod symbolic;
 pub mod tune;
 
-pub use compiled::{CompileOptions, CompiledModel, GEMV_KMAJOR_ENV};
+pub use compiled::{CompileOptions, CompiledModel, GEMV_KMAJOR_ENV, PREFETCH_ENV};
 pub use error::{LowerError, ModelError};
 pub use executable::{Executable, IoTensor, LoadedGroup};
 pub use generate::{Generation, Generator};

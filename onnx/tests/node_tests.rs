@@ -212,6 +212,7 @@ fn compile_outcome(e: ModelError) -> Outcome {
         | ModelError::IndexOutOfRange { .. }
         | ModelError::MemoryOverride(_)
         | ModelError::Switch { .. }
+        | ModelError::Setting { .. }
         | ModelError::Symbolic { .. }
         | ModelError::Generate(_) => Outcome::Wrong(format!("compile: {e}")),
     }

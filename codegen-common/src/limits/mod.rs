@@ -87,6 +87,12 @@ pub struct TargetLimits {
     /// workgroup only; MSL has a device-scope `atomic_thread_fence` only from 3.2, which
     /// weft does not require: there, a split reduction keeps its summing kernel.
     pub device_fence: bool,
+    /// Whether a kernel's wait for the kernel before it is a statement of its own
+    /// (CUDA's programmatic dependent launch, sm_90 and later: `griddepcontrol`), so
+    /// that what does not depend on that kernel — prefetching its weights into L2 —
+    /// can run before the wait, while the kernel before finishes. Elsewhere a kernel
+    /// starts after the one before it has finished, and templates place no prefetches.
+    pub grid_dependency: bool,
 }
 
 /// The sizes a target's subgroups may have. Some drivers choose per pipeline between
@@ -192,6 +198,7 @@ impl TargetLimits {
             shared_overlays: true,
             subgroup: Some(SubgroupSize::fixed(32)),
             device_fence: true,
+            grid_dependency: true,
         }
     }
 
@@ -236,6 +243,7 @@ impl TargetLimits {
             // `subgroups` is an optional WebGPU feature.
             subgroup: None,
             device_fence: false,
+            grid_dependency: false,
         }
     }
 
@@ -254,6 +262,8 @@ impl TargetLimits {
             shared_overlays: false,
             // CDNA's wavefronts; `rocm_arch` says RDNA's.
             subgroup: Some(SubgroupSize::fixed(64)),
+            // HIP has no programmatic dependent launch.
+            grid_dependency: false,
             ..TargetLimits::cuda()
         }
     }
@@ -313,6 +323,7 @@ impl TargetLimits {
             // SIMD-groups of 32 threads on every Apple GPU.
             subgroup: Some(SubgroupSize::fixed(32)),
             device_fence: false,
+            grid_dependency: false,
         }
     }
 

@@ -4,8 +4,11 @@ use weft_ir::func::Func;
 use weft_ir::prelude::*;
 use weft_ir::template::{KernelBuilder, Template, TemplateError, load_or};
 
-use super::{COMBINE_BYTES, GemvParams, RowNorm, vec_of};
+use super::{COMBINE_BYTES, GemvParams, LOAD_BYTES, Lead, RowNorm, vec_of};
 use crate::{block_index, ceil_div, grid_for, split_last};
+
+/// The unit DRAM and L2 move (bytes): what one prefetch of [`Lead::Sectors`] covers.
+const SECTOR_BYTES: i64 = 32;
 
 /// `x` as f32 (a cast where it is not).
 fn as_f32(x: Expr) -> Expr {
@@ -64,6 +67,28 @@ pub fn template_split(
     norm: Option<&RowNorm>,
     splits: i64,
 ) -> Result<Func, TemplateError> {
+    template_prefetched(name, a, b, c, p, norm, splits, Lead::Off)
+}
+
+/// [`template_split`] doing `lead` before it waits for the kernel launched before it
+/// ([`weft_ir::func::GridControl::Wait`], placed by the template unless `lead` is
+/// [`Lead::Off`]): with [`Lead::Rows`] or [`Lead::Sectors`], where `b` is stored (a
+/// placeholder, not a view that fusion inlines), each thread first prefetches into L2
+/// the rows of `b` it will load. A weight does not depend on the kernel before, so under
+/// CUDA's programmatic dependent launch its bytes stream while that kernel finishes; a
+/// target without that wait ([`weft_codegen_common::TargetLimits::grid_dependency`]) has
+/// no use for it. A view of `b` is not prefetched ([`Lead::Wait`] then).
+#[allow(clippy::too_many_arguments)]
+pub fn template_prefetched(
+    name: &str,
+    a: &Buffer,
+    b: &Buffer,
+    c: &Buffer,
+    p: &GemvParams,
+    norm: Option<&RowNorm>,
+    splits: i64,
+    lead: Lead,
+) -> Result<Func, TemplateError> {
     let k = a.shape()[1];
     if splits < 1 || (splits > 1 && !super::split_fits(k, splits)) {
         return Err(TemplateError::Invalid {
@@ -78,12 +103,17 @@ pub fn template_split(
     if let Some(nm) = norm {
         t.param(&nm.gamma);
     }
-    add_kernel(&mut t, a, b, c, p, norm, splits);
+    let lead = match lead {
+        Lead::Rows | Lead::Sectors if b.producer().is_some() => Lead::Wait,
+        other => other,
+    };
+    add_kernel(&mut t, a, b, c, p, norm, splits, lead);
     t.finish()
 }
 
 /// Adds the kernel `c = a · b` (with `a`'s rows RMS-normalized where `norm` is given),
-/// its reduction in `splits` parts, to `t`.
+/// its reduction in `splits` parts, to `t`, doing `lead` before the kernel's wait.
+#[allow(clippy::too_many_arguments)]
 fn add_kernel(
     t: &mut Template,
     a: &Buffer,
@@ -92,6 +122,7 @@ fn add_kernel(
     p: &GemvParams,
     norm: Option<&RowNorm>,
     splits: i64,
+    lead: Lead,
 ) {
     let (m, k, n) = (a.shape()[0], a.shape()[1], c.shape()[1]);
     let (threads, nt, unroll) = (p.threads, p.nt, p.unroll);
@@ -141,6 +172,35 @@ fn add_kernel(
         let kq = kb.let_("kq", tx.clone() / nt);
         let n0 = kb.let_("n0", pid.clone() * bn);
         let col0 = kb.let_("col0", n0.clone() + nq.clone() * vec);
+        // One prefetch a 32-byte sector: the threads whose 16-byte piece starts one
+        // (with 16-byte loads; element loads prefetch every piece).
+        let per_sector = (SECTOR_BYTES / LOAD_BYTES).min(nt);
+        let prefetchers = (lead == Lead::Sectors && lanes == vec && per_sector > 1)
+            .then(|| (nq.clone() % per_sector).eq_(0));
+        if matches!(lead, Lead::Rows | Lead::Sectors) {
+            // Every row of `b` the thread's loads below will read (the same rows, steps
+            // and tests), before anything that depends on the kernel before: a hint
+            // that touches no value, so the part's ragged end only needs to stay
+            // inside `b`.
+            kb.serial("kp", full + tail, |kb, s| {
+                kb.unroll("e", unroll, |kb, e| {
+                    let local = s * step + e * kt + kq.clone();
+                    let row = match &offset {
+                        Some(o) => o.clone() + local.clone(),
+                        None => local.clone(),
+                    };
+                    let mut inside = vec![row.clone().lt(k), col0.clone().lt(n)];
+                    inside.extend(prefetchers.clone());
+                    if split {
+                        inside.push(local.lt(chunk));
+                    }
+                    kb.if_(Expr::all(inside), |kb| kb.prefetch(b, [row, col0.clone()]));
+                });
+            });
+        }
+        if lead != Lead::Off {
+            kb.grid_wait();
+        }
         let acc = kb.local("acc", &[m, vec], DType::F32);
         let w = kb.local("w", &[unroll, vec], b.dtype());
         kb.unroll("i", m, |kb, i| {

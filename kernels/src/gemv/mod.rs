@@ -39,7 +39,7 @@ use weft_ir::template::TemplateError;
 
 use super::{BuildError, Config, ceil_div, within};
 
-pub use kernel::{template_normed, template_over, template_split};
+pub use kernel::{template_normed, template_over, template_prefetched, template_split};
 
 /// An RMS norm over the rows of the product's `a`, folded into the product
 /// ([`template_normed`]): `RMSNorm(a) · b = r ⊙ ((a ⊙ γ) · b)` with `r` a factor a row.
@@ -122,6 +122,59 @@ pub fn split_rule(
     })
 }
 
+/// What a skinny product does before it waits for the kernel launched before it, on
+/// targets where that wait is a statement of its own
+/// ([`TargetLimits::grid_dependency`]: CUDA's programmatic dependent launch); the model
+/// has the kernel before each product that places its wait let it launch early.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Lead {
+    /// Nothing placed: the product waits at its start, as every kernel does, and the
+    /// kernel before it triggers nothing.
+    #[default]
+    Off,
+    /// The wait placed first, nothing before it: the blocks are placed while the kernel
+    /// before still runs and start the moment it ends.
+    Wait,
+    /// Each thread prefetches into L2 every 16-byte piece of `b` it will load, then
+    /// waits.
+    Rows,
+    /// As [`Lead::Rows`], one prefetch a 32-byte sector (the threads whose piece
+    /// starts one), then the wait.
+    Sectors,
+}
+
+impl Lead {
+    /// The names the environment's `WEFT_PREFETCH` takes, in order of the variants.
+    pub const NAMES: [(&'static str, Lead); 4] = [
+        ("0", Lead::Off),
+        ("wait", Lead::Wait),
+        ("1", Lead::Rows),
+        ("sectors", Lead::Sectors),
+    ];
+
+    /// The lead named `name` ([`Lead::NAMES`]).
+    pub fn parse(name: &str) -> Option<Lead> {
+        Lead::NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, l)| *l)
+    }
+
+    /// What the schedule line says of it (empty for [`Lead::Off`]).
+    pub fn describe(self) -> &'static str {
+        match self {
+            Lead::Off => "",
+            Lead::Wait => "; waits first thing, launched while the kernel before it runs",
+            Lead::Rows => {
+                "; its rows of b prefetched into L2 before it waits for the kernel before it"
+            }
+            Lead::Sectors => {
+                "; its rows of b prefetched into L2 (a prefetch a 32-byte sector) before it waits for the kernel before it"
+            }
+        }
+    }
+}
+
 /// The template's parameters (its space's axes).
 pub const PARAMS: [(&str, &str); 4] = [
     ("threads", "threads per block"),
@@ -201,13 +254,29 @@ impl GemvParams {
     /// share 64 K): 512 threads. The row segment a block is 4 threads (64 bytes, two DRAM
     /// sectors) unless 8 (a whole 128-byte line) still gives every multiprocessor two
     /// blocks — the vocabulary's 32000 columns.
+    ///
+    /// One wave: where one or two rows' 1024-thread blocks of 64-byte segments would be
+    /// more than two a multiprocessor (TinyLlama's gate/up: 352 blocks on the H200's 132),
+    /// the last ones ran as a second, partial wave (Nsight Compute: 1.33 waves, the
+    /// multiprocessors busy 75% of the kernel); 512 threads with 8 loads in flight read
+    /// the same 1024 rows a step and every block is resident at once. Measured on the
+    /// H200 (twelfth session, `measurements/h200-2026-11-30c/call4`, `WEFT_GEMV` on the
+    /// gate/up products alone): the 4-layer decode step 233.2 → 218.7 µs, the 22-layer
+    /// one 1.074 → 0.995 ms; 176 blocks of 1024 threads and 128-byte segments ran 221.2,
+    /// 256 threads 238.0, 1024 threads with 8 loads 232.3. The narrow products (64–80
+    /// blocks: one wave whatever their size) gained nothing from other configs there.
     pub fn rule(limits: &TargetLimits, m: i64, n: i64, dtype: DType) -> (GemvParams, String) {
-        let threads = if m <= 2 { 1024 } else { 512 };
-        let threads = threads.min(limits.max_threads_per_block as i64).max(32);
         let vec = vec_of(dtype);
-        let want = 2 * limits.multiprocessors.max(1) as i64;
+        let sms = limits.multiprocessors.max(1) as i64;
+        let want = 2 * sms;
         let nt = if ceil_div(n, 8 * vec) >= want { 8 } else { 4 };
-        let unroll = 4;
+        let one_wave = m <= 2 && nt == 4 && ceil_div(n, nt * vec) > want;
+        let (threads, unroll) = match (m <= 2, one_wave) {
+            (true, false) => (1024, 4),
+            (true, true) => (512, 8),
+            (false, _) => (512, 4),
+        };
+        let threads = threads.min(limits.max_threads_per_block as i64).max(32);
         let shuffle = crate::rows::shuffle_lanes(limits, 32, threads);
         let p = GemvParams {
             threads,
@@ -215,11 +284,16 @@ impl GemvParams {
             unroll,
             shuffle,
         };
-        let why = format!(
-            "rule: {m} row(s) ≤ {MAX_M}: b streamed, {} columns a block, {} blocks",
+        let blocks = ceil_div(n, nt * vec);
+        let mut why = format!(
+            "rule: {m} row(s) ≤ {MAX_M}: b streamed, {} columns a block, {blocks} blocks",
             nt * vec,
-            ceil_div(n, nt * vec)
         );
+        if one_wave {
+            why.push_str(&format!(
+                ", {threads} threads with {unroll} loads in flight so that all are resident at once ({blocks} > 2 blocks of 1024 a multiprocessor on {sms})"
+            ));
+        }
         (p, why)
     }
 
@@ -254,6 +328,22 @@ impl GemvParams {
         splits: i64,
     ) -> Result<Func, TemplateError> {
         template_split(name, a, b, c, self, norm, splits)
+    }
+
+    /// Builds [`GemvParams::template_split`]'s kernel doing `lead` before the kernel's
+    /// wait for the one before it (see [`template_prefetched`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn template_prefetched(
+        &self,
+        name: &str,
+        a: &Buffer,
+        b: &Buffer,
+        c: &Buffer,
+        norm: Option<&RowNorm>,
+        splits: i64,
+        lead: Lead,
+    ) -> Result<Func, TemplateError> {
+        template_prefetched(name, a, b, c, self, norm, splits, lead)
     }
 
     /// Builds `c = a · b` over given tensors (see [`template_over`]).

@@ -305,7 +305,7 @@ pub(crate) fn lower<'g>(
         // A few rows (a decode step's batch): the skinny-product template streams B, which
         // the tiled templates' 64–128-row tiles would mostly waste. Chosen by rule, not
         // tuned (no anchor key).
-        let (p, why) = gemv_params(chooser.limits, m, n, operand).map_err(fail)?;
+        let (p, why) = gemv_params(chooser.limits, m, n, Some(k), operand).map_err(fail)?;
         let splits = gemv_splits(chooser.limits, &p, n, k, operand).map_err(fail)?;
         let mut what = format!("{} ({why})", gemv::describe(&p, operand));
         if chooser.choices.gemv_kmajor() {
@@ -322,29 +322,44 @@ pub(crate) fn lower<'g>(
             None => (1, what),
         };
         let product = te::placeholder("y_gemm", &[m, n], DType::F32);
-        // With a norm folded in, `b` is the weight as it is stored where the template
-        // can read it so (as the stored path does without one).
-        let (b_view, what) = match &folded {
-            Some(f) => {
-                let b_stored = !tb
-                    && g.tensor(b).dtype == operand
-                    && g.tensor(b).shape.len() == 2
-                    && vals.stored_rows(b) == Some(b);
-                let b_view = if b_stored { vals.buffer(b) } else { b_view };
-                (b_view, format!("{what}, {}", f.what))
-            }
-            None => (b_view, what),
+        // With a norm folded in, or its rows prefetched, `b` is the weight as it is
+        // stored where the template can read it so (as the stored path does without
+        // either): a prefetch needs the buffer, not a view fusion inlines.
+        let lead = chooser.choices.prefetch();
+        let prefetch = matches!(lead, gemv::Lead::Rows | gemv::Lead::Sectors);
+        let b_view = if (folded.is_some() || prefetch)
+            && !tb
+            && g.tensor(b).dtype == operand
+            && g.tensor(b).shape.len() == 2
+            && vals.stored_rows(b) == Some(b)
+        {
+            vals.buffer(b)
+        } else {
+            b_view
         };
+        // A view of `b` is not prefetched (fusion inlines it): the wait alone.
+        let lead = match lead {
+            gemv::Lead::Rows | gemv::Lead::Sectors if b_view.producer().is_some() => {
+                gemv::Lead::Wait
+            }
+            other => other,
+        };
+        let what = match &folded {
+            Some(f) => format!("{what}, {}", f.what),
+            None => what,
+        };
+        let what = format!("{what}{}", lead.describe());
         set_product(&product);
         let out = output(vals);
         let anchor = p
-            .template_split(
+            .template_prefetched(
                 name,
                 &a_view,
                 &b_view,
                 &product,
                 folded.as_ref().map(|f| &f.norm),
                 splits,
+                lead,
             )
             .map_err(|e| fail(e.into()))?;
         let fused = fuse(&anchor, &out).map_err(|e| fail(e.into()))?;
@@ -425,10 +440,14 @@ fn k_major(g: &Graph, b: weft_graph::TensorId, tb: bool) -> bool {
 }
 
 /// The environment variable that replaces the skinny-product rule's config for every
-/// product it schedules (`threads=512,nt=2,unroll=8,shuffle=32`): a knob for measuring
-/// whole models under other configs (the template has no anchor key to tune), as the
-/// rule was fitted — a decode step reads its weights from memory, not from the L2 a
-/// sweep of one product keeps them in.
+/// product it schedules (`threads=512,nt=2,unroll=8,shuffle=32`), or for the products of
+/// some shapes (`n=11264:threads=512,...;n=2048,k=5632:threads=...`: entries separated
+/// by `;`, the first whose selector — `m`, `n`, `k`, each optional — matches the product
+/// taken; a product no entry matches keeps the rule's): a knob for measuring whole models
+/// under other configs (the template has no anchor key to tune), as the rule was fitted
+/// — a decode step reads its weights from memory, not from the L2 a sweep of one product
+/// keeps them in. The partition's pricing of a prologue (`gemv_computes`) does not know
+/// `k`: there an entry selecting on `k` matches no product.
 pub const GEMV_ENV: &str = "WEFT_GEMV";
 
 /// How many times the skinny-product template computes each element of `a` of an
@@ -444,30 +463,72 @@ pub(crate) fn gemv_computes(
     dtype: DType,
 ) -> f64 {
     let (m, n) = (m as i64, n as i64);
-    let p = gemv_params(limits, m, n, dtype)
+    let p = gemv_params(limits, m, n, None, dtype)
         .map_or_else(|_| GemvParams::rule(limits, m, n, dtype).0, |(p, _)| p);
     let bn = p.nt * gemv::vec_of(dtype);
     ((n + bn - 1) / bn * p.nt) as f64
 }
 
-/// The rule's config for an `m × n` skinny product, or `WEFT_GEMV`'s where it is set.
+/// The rule's config for an `m × n` skinny product (of `k` rows of `b`, where known), or
+/// `WEFT_GEMV`'s where an entry of it selects the product.
 fn gemv_params(
     limits: &weft_codegen_common::TargetLimits,
     m: i64,
     n: i64,
+    k: Option<i64>,
     dtype: DType,
 ) -> Result<(GemvParams, String), LowerError> {
     let Ok(text) = std::env::var(GEMV_ENV) else {
         return Ok(GemvParams::rule(limits, m, n, dtype));
     };
     let refuse = |why: String| LowerError::Refused(format!("{GEMV_ENV}=`{text}`: {why}"));
-    let config = weft_kernels::Config::parse(&text).map_err(refuse)?;
-    let p = GemvParams::from_config(&config).map_err(|e| refuse(e.to_string()))?;
-    if !p.fits(limits) {
-        return Err(refuse(format!("does not fit {}", limits.name)));
+    let mut chosen = None;
+    for entry in text.split(';').map(str::trim).filter(|e| !e.is_empty()) {
+        let (selector, config) = match entry.split_once(':') {
+            Some((sel, cfg)) => (Some(sel), cfg),
+            None => (None, entry),
+        };
+        let config = weft_kernels::Config::parse(config).map_err(refuse)?;
+        let p = GemvParams::from_config(&config).map_err(|e| refuse(e.to_string()))?;
+        if !p.fits(limits) {
+            return Err(refuse(format!("does not fit {}", limits.name)));
+        }
+        let selects = match selector {
+            None => true,
+            Some(sel) => {
+                let mut all = true;
+                for pair in sel.split(',') {
+                    let (key, value) = pair
+                        .split_once('=')
+                        .ok_or_else(|| refuse(format!("`{pair}` is not KEY=VALUE (m, n or k)")))?;
+                    let value: i64 = value
+                        .trim()
+                        .parse()
+                        .map_err(|_| refuse(format!("`{pair}`: not a whole number")))?;
+                    all &= match key.trim() {
+                        "m" => value == m,
+                        "n" => value == n,
+                        "k" => k == Some(value),
+                        other => {
+                            return Err(refuse(format!("`{other}` selects nothing (m, n or k)")));
+                        }
+                    };
+                }
+                all
+            }
+        };
+        if selects && chosen.is_none() {
+            chosen = Some((p, selector.map_or(String::new(), |s| format!(" ({s})"))));
+        }
     }
+    let Some((p, selected)) = chosen else {
+        return Ok(GemvParams::rule(limits, m, n, dtype));
+    };
     let blocks = (n + p.nt * gemv::vec_of(dtype) - 1) / (p.nt * gemv::vec_of(dtype));
-    Ok((p, format!("{GEMV_ENV}: {m} row(s), {blocks} blocks")))
+    Ok((
+        p,
+        format!("{GEMV_ENV}{selected}: {m} row(s), {blocks} blocks"),
+    ))
 }
 
 /// The environment variable that splits the skinny-product template's k (unset or `0`:

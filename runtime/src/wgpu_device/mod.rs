@@ -245,6 +245,8 @@ impl WgpuDevice {
                 shared_overlays: false,
                 // WGSL orders nothing between workgroups within a dispatch.
                 device_fence: false,
+                // A dispatch starts after the one before it: no wait to place.
+                grid_dependency: false,
                 subgroup: features.contains(wgpu::Features::SUBGROUP).then_some(
                     weft_codegen_common::SubgroupSize {
                         min: info.subgroup_min_size,

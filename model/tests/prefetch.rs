@@ -1,0 +1,173 @@
+//! The decode step's skinny products prefetching their weights before their wait for the
+//! kernel before them (`CompileOptions::weight_prefetch`, `weft_model::pdl`): which
+//! kernels prefetch and which let the next launch early, on targets that place the wait
+//! (CUDA's limits, and the interpreter's, which are CUDA's) and not elsewhere; the
+//! generated ids still the float64 reference's, f32 and f16, the interpreter checking
+//! every prefetch inside its weight.
+
+mod common;
+
+use weft_codegen_common::TargetLimits;
+use weft_graph::passes::Precision;
+use weft_graph::zoo::llama::Seeded;
+use weft_graph::zoo::llama_step::{greedy_reference, llama_step};
+use weft_ir::func::GridControl;
+use weft_kernels::gemv::Lead;
+use weft_model::{CompileOptions, CompiledModel, Generator};
+
+use common::tiny;
+
+const SEED: u64 = 11;
+
+fn compile(limits: &TargetLimits, seq: usize, dtype: Precision, prefetch: Lead) -> CompiledModel {
+    let g = llama_step(
+        "tiny",
+        &tiny(),
+        (2, seq, 16),
+        dtype.dtype(),
+        &mut Seeded(SEED),
+    )
+    .unwrap();
+    let options = CompileOptions::default()
+        .with_precision(dtype)
+        .with_weight_prefetch(prefetch);
+    CompiledModel::compile(&g, limits, &options).unwrap()
+}
+
+/// (kernels that place their wait, kernels that trigger the next early, kernels in run
+/// order whose successor places its wait but who do not trigger); every kernel that
+/// prefetches places its wait, and with `prefetching` every one that waits prefetches.
+fn census_of(model: &CompiledModel, prefetching: bool) -> (usize, usize, usize) {
+    let kernels: Vec<&weft_ir::kernel::Kernel> = model
+        .groups
+        .iter()
+        .flat_map(|g| &g.kernels.kernels)
+        .collect();
+    let has = |k: &weft_ir::kernel::Kernel, c: GridControl| k.uses_grid(c);
+    let prefetches = |k: &weft_ir::kernel::Kernel| k.uses_prefetch();
+    let waits = kernels.iter().filter(|k| has(k, GridControl::Wait)).count();
+    for k in &kernels {
+        assert!(!prefetches(k) || has(k, GridControl::Wait), "{}", k.name);
+        assert_eq!(
+            prefetches(k),
+            prefetching && has(k, GridControl::Wait),
+            "{}",
+            k.name
+        );
+    }
+    let triggers = kernels
+        .iter()
+        .filter(|k| has(k, GridControl::LaunchDependents))
+        .count();
+    let missed = kernels
+        .windows(2)
+        .filter(|w| has(w[1], GridControl::Wait) && !has(w[0], GridControl::LaunchDependents))
+        .count();
+    (waits, triggers, missed)
+}
+
+fn census(model: &CompiledModel) -> (usize, usize, usize) {
+    census_of(model, true)
+}
+
+/// With the option on CUDA's limits every skinny product of the decode step (q/k/v, o,
+/// gate/up and down a layer, the head) prefetches and waits after (or, with the wait
+/// alone, waits first), and the kernel before each triggers its launch; off, or on a
+/// target without the wait (WebGPU), none does.
+/// The prefill's tiled products never prefetch; its head (the last token of each
+/// sequence: 2 rows) is a skinny product and does.
+#[test]
+fn the_decode_steps_products_prefetch_and_their_predecessors_trigger() {
+    let cuda = TargetLimits::cuda();
+    let layers = tiny().layers;
+    let decode = compile(&cuda, 1, Precision::F16, Lead::Rows);
+    let products = 4 * layers + 1;
+    assert_eq!(census(&decode), (products, products, 0));
+    let shown = decode.show();
+    assert_eq!(
+        shown.matches("prefetched into L2 before it waits").count(),
+        products,
+        "{shown}"
+    );
+    assert_eq!(
+        shown
+            .matches(weft_model::pdl::TRIGGER_NOTE.trim_start_matches("; "))
+            .count(),
+        products,
+        "{shown}"
+    );
+    assert_eq!(
+        census(&compile(&cuda, 1, Precision::F16, Lead::Off)),
+        (0, 0, 0)
+    );
+    // The wait alone: placed, triggered, nothing prefetched.
+    let waiting = compile(&cuda, 1, Precision::F16, Lead::Wait);
+    assert_eq!(census_of(&waiting, false), (products, products, 0));
+    let webgpu = TargetLimits {
+        f16: true,
+        ..TargetLimits::webgpu_default()
+    };
+    assert_eq!(
+        census(&compile(&webgpu, 1, Precision::F16, Lead::Rows)),
+        (0, 0, 0)
+    );
+    // 20 rows of a prefill: tiled products but the head's.
+    assert_eq!(
+        census(&compile(&cuda, 10, Precision::F16, Lead::Rows)),
+        (1, 1, 0)
+    );
+}
+
+/// Generation through the prefetching decode step on the interpreter gives the float64
+/// reference's ids (f32), and in f16 the same ids up to a near tie of the reference's.
+#[test]
+fn prefetching_decode_generates_the_reference_tokens() {
+    let mut dev = weft_runtime::open(&weft_runtime::Target::parse("cpu").unwrap()).unwrap();
+    let limits = dev.limits();
+    let cfg = tiny();
+    let (batch, len, new) = (2, 4, 8);
+    let prompt: Vec<Vec<i32>> = (0..batch)
+        .map(|b| {
+            (0..len)
+                .map(|i| ((b * 41 + i * 13 + 3) % 300) as i32)
+                .collect()
+        })
+        .collect();
+    let picks = greedy_reference(&cfg, &mut Seeded(SEED), &prompt, new).unwrap();
+    for precision in [Precision::F32, Precision::F16] {
+        let step = |seq| {
+            let g = llama_step(
+                "tiny",
+                &cfg,
+                (batch, seq, len + new),
+                precision.dtype(),
+                &mut Seeded(SEED),
+            )
+            .unwrap();
+            let options = CompileOptions::default()
+                .with_precision(precision)
+                .with_weight_prefetch(Lead::Sectors);
+            CompiledModel::compile(&g, &limits, &options).unwrap()
+        };
+        let decode = step(1);
+        assert!(census(&decode).0 > 0, "the decode step prefetches");
+        let gen_ = Generator::load(&step(len), &decode, dev.as_mut()).unwrap();
+        let got = gen_.generate(dev.as_mut(), &prompt, new).unwrap();
+        gen_.free(dev.as_mut());
+        for (b, ids) in got.ids.iter().enumerate() {
+            for (k, &id) in ids.iter().enumerate() {
+                let want = &picks[k][b];
+                if id == want.id {
+                    continue;
+                }
+                assert!(
+                    precision == Precision::F16 && want.margin < 2e-2,
+                    "{precision:?}: sequence {b} step {k}: {id}, the reference {} (margin {})",
+                    want.id,
+                    want.margin
+                );
+                break;
+            }
+        }
+    }
+}
