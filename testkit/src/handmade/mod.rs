@@ -7,10 +7,13 @@ use weft_ir::dtype::DType;
 use weft_ir::expr::{
     BinOp, Buffer, Expr, Intrinsic, IterVar, Reduce, ReduceOp, Scope, ThreadAxis, Var,
 };
-use weft_ir::kernel::{Access, GridControl, KMapping, KStmt, Kernel, KernelParam};
+use weft_ir::kernel::{Access, KMapping, KStmt, Kernel, KernelParam};
 use weft_ir::mapping::spatial;
 
 use weft_codegen_common::{TargetLimits, UnloweredNode};
+
+mod pdl;
+pub use pdl::{prefetch_vecadd, prefetch_vecadd_with};
 
 /// Every hand-built kernel with its case name (`<case>__<backend>` names its snapshots).
 pub fn all() -> Vec<(&'static str, Kernel)> {
@@ -197,43 +200,6 @@ pub fn vecadd_of(len: i64) -> Kernel {
             store(&c, i.expr(), load(&a, i.expr()) + load(&b, i.expr())),
         ),
     }
-}
-
-/// [`vecadd`] waiting for the previous kernel where it says (programmatic dependent
-/// launch): each thread prefetches its element of `B` (a weight: no kernel before it
-/// writes `B`) into L2, waits, adds, and lets the next kernel launch.
-pub fn prefetch_vecadd() -> Kernel {
-    prefetch_vecadd_with(|_| Vec::new())
-}
-
-/// [`prefetch_vecadd`] with `before_wait([A, B, C])` placed between the prefetch and the
-/// wait: what the emitters' refusal tests put there (a load, a store, a barrier).
-pub fn prefetch_vecadd_with(before_wait: impl FnOnce(&[Buffer; 3]) -> Vec<KStmt>) -> Kernel {
-    let mut k = vecadd();
-    k.name = "prefetch_vecadd".into();
-    let (a, b, c) = (
-        global("A", 1024, DType::F32),
-        global("B", 1024, DType::F32),
-        global("C", 1024, DType::F32),
-    );
-    k.params = vec![
-        param(&a, Access::Read),
-        param(&b, Access::Read),
-        param(&c, Access::Write),
-    ];
-    let i = Var::index("i");
-    let mut items = vec![KStmt::Prefetch {
-        buffer: b.clone(),
-        index: i.expr(),
-    }];
-    items.extend(before_wait(&[a.clone(), b.clone(), c.clone()]));
-    items.extend([
-        KStmt::Grid(GridControl::Wait),
-        store(&c, i.expr(), load(&a, i.expr()) + load(&b, i.expr())),
-        KStmt::Grid(GridControl::LaunchDependents),
-    ]);
-    k.body = let_(&i, bx() * 256 + tx(), KStmt::seq(items));
-    k
 }
 
 /// Seed 001's window sum `B[i] = A[i] + A[i+1] + A[i+2]`: each block fetches its window of
