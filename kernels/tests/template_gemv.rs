@@ -344,3 +344,58 @@ fn every_language_emits_it() {
         }
     }
 }
+
+/// The rule's configs at TinyLlama's one-row decode products in f16 (q/k/v, o, gate/up,
+/// down, the head), as built above, compile for sm_90 with no stack frame and nothing
+/// spilled (ptxas's report through NVRTC), and in registers that leave room for the
+/// blocks the rule counts on: at gate/up's 512 threads, the ⌈352 / 132⌉ = 3 blocks a
+/// multiprocessor that make one wave. Skipped with a printed reason where NVRTC is
+/// absent, unless `WEFT_REQUIRE` names it.
+#[test]
+fn the_rules_configs_compile_without_spills_and_in_one_wave() {
+    use weft_codegen_cuda::nvrtc;
+    if let Err(e) = nvrtc::probe() {
+        let skipped = nvrtc::check("");
+        assert!(skipped.is_ok(), "{}", skipped.unwrap_err());
+        eprintln!("(nvrtc: {e})");
+        return;
+    }
+    let h200 = TargetLimits {
+        multiprocessors: 132,
+        ..TargetLimits::cuda()
+    };
+    let dtype = DType::F16;
+    for (n, k) in [
+        (2560, 2048),
+        (2048, 2048),
+        (11264, 2048),
+        (2048, 5632),
+        (32000, 2048),
+    ] {
+        let case = Case { m: 1, k, n, dtype };
+        let (p, why) = GemvParams::rule(&h200, 1, n, dtype);
+        let cuda = weft_codegen_cuda::emit_lowered(&build(case, &p), &Default::default()).unwrap();
+        let report =
+            nvrtc::ptxas_report(&cuda.source, "sm_90").unwrap_or_else(|e| panic!("{case:?}: {e}"));
+        let what = format!("{case:?} {why}:\n{report}");
+        assert!(report.contains("0 bytes stack frame"), "{what}");
+        assert!(
+            report.contains("0 bytes spill stores, 0 bytes spill loads"),
+            "{what}"
+        );
+        let registers: i64 = report
+            .split("Used ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|r| r.parse().ok())
+            .unwrap_or_else(|| panic!("no register count: {what}"));
+        let bn = p.nt * weft_kernels::gemv::vec_of(dtype);
+        let blocks = (n + bn - 1) / bn;
+        let resident = ((blocks + 131) / 132).min(2048 / p.threads);
+        assert!(registers * p.threads * resident <= 65536, "{what}");
+        eprintln!(
+            "n={n} k={k}: {registers} registers, {} threads ({why})",
+            p.threads
+        );
+    }
+}
