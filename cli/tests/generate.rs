@@ -452,6 +452,77 @@ fn the_attention_warps_knob_is_taken_and_checked() {
     assert!(err.contains("WEFT_ATTN_SPLIT_WARPS=`3`"), "{err}");
 }
 
+/// `WEFT_GEMV_RESIDENT` is taken: `wave` asks the CUDA compiler to leave room for the
+/// blocks one wave needs (`__launch_bounds__(1024, 1)` on TinyLlama's o product, 64
+/// blocks; `(512, 3)` on gate/up's 352 over the offline profile's 128 multiprocessors),
+/// the schedule lines say so, and generation on the interpreter still gives the float64
+/// reference's ids; unset, no kernel asks; a value that is none of its forms is refused
+/// with exit 2 naming the variable.
+#[test]
+fn the_resident_blocks_knob_is_taken_and_checked() {
+    let emit = |value: Option<&str>| {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_weft"));
+        cmd.args(["model", "graph", "zoo:llama", "--layers", "1", "--seq", "1"])
+            .args(["--dtype", "f16", "--target", "cuda", "--emit"])
+            .arg(dir.path())
+            .env_remove("WEFT_GEMV_RESIDENT")
+            .env_remove("WEFT_GEMV");
+        if let Some(v) = value {
+            cmd.env("WEFT_GEMV_RESIDENT", v);
+        }
+        let out = cmd.output().expect("weft starts");
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let mut sources = Vec::new();
+        for entry in std::fs::read_dir(dir.path()).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            sources.push((name, std::fs::read_to_string(&path).unwrap()));
+        }
+        (String::from_utf8_lossy(&out.stdout).into_owned(), sources)
+    };
+    let bounds = |sources: &[(String, String)], part: &str| {
+        let (_, src) = sources.iter().find(|(n, _)| n.contains(part)).unwrap();
+        src.split("__launch_bounds__(")
+            .nth(1)
+            .unwrap()
+            .split(')')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let (text, sources) = emit(Some("wave"));
+    assert_eq!(bounds(&sources, "o_proj"), "1024, 1", "{text}");
+    assert_eq!(bounds(&sources, "gate_proj"), "512, 3", "{text}");
+    assert!(
+        text.contains("asked to leave room for 1 block(s)"),
+        "{text}"
+    );
+    let (text, sources) = emit(None);
+    assert_eq!(bounds(&sources, "o_proj"), "1024");
+    assert!(!text.contains("asked to leave room"), "{text}");
+
+    let run = |value: &str| {
+        let mut args = vec!["model", "generate", "zoo:llama", "--target", "cpu"];
+        args.extend(["--iters", "1", "--new-tokens", "4", "--check", "--kernels"]);
+        args.extend(TINY);
+        std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+            .args(&args)
+            .env("WEFT_GEMV_RESIDENT", value)
+            .output()
+            .expect("weft starts")
+    };
+    let out = run("wave");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+    assert!(text.contains("generates the same ids"), "{text}");
+    assert!(text.contains("WEFT_GEMV_RESIDENT=wave"), "{text}");
+    let out = run("many");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("WEFT_GEMV_RESIDENT=`many`"), "{err}");
+}
+
 /// `WEFT_PREFETCH` is taken (`sectors`: the decode step's products prefetch their
 /// weights before their wait and the kernels before them trigger; `wait`: the wait alone)
 /// and generates the float64 reference's ids either way; a value that is none of its

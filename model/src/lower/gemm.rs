@@ -362,7 +362,22 @@ pub(crate) fn lower<'g>(
                 lead,
             )
             .map_err(|e| fail(e.into()))?;
-        let fused = fuse(&anchor, &out).map_err(|e| fail(e.into()))?;
+        let mut fused = fuse(&anchor, &out).map_err(|e| fail(e.into()))?;
+        let bn = p.nt * gemv::vec_of(operand);
+        let blocks = (n + bn - 1) / bn * splits;
+        let what = match gemv_resident(chooser.limits, &p, blocks).map_err(fail)? {
+            Some((resident, why)) => {
+                match fused.func.kernel_hints.first_mut() {
+                    Some(h) => h.min_blocks_per_sm = resident,
+                    None => fused.func.kernel_hints.push(weft_ir::func::KernelHints {
+                        min_blocks_per_sm: resident,
+                        ..Default::default()
+                    }),
+                }
+                format!("{what}; {why}")
+            }
+            None => what,
+        };
         return Ok((fused.func, what, None));
     }
     if group.row_norm.is_some() {
@@ -529,6 +544,49 @@ fn gemv_params(
         p,
         format!("{GEMV_ENV}{selected}: {m} row(s), {blocks} blocks"),
     ))
+}
+
+/// The environment variable that asks the CUDA compiler to leave room for some blocks of
+/// each skinny product a multiprocessor (`__launch_bounds__(threads, n)`): unset or `0`
+/// asks nothing (ptxas then keeps the rule's configs at 32 registers and issues one to
+/// three of a step's 16-byte loads before the products that use the first — sm_90 SASS,
+/// twelfth session); `wave` asks for the blocks one wave needs, `⌈blocks /
+/// multiprocessors⌉` up to what fits 2048 threads (1 for TinyLlama's o, q/k/v and down:
+/// ptxas then issues every load of a step first, 45–53 registers; 3 for gate/up); `N`
+/// asks for `N`. A knob for the A/B until a GPU measures it; anything else refused.
+pub const GEMV_RESIDENT_ENV: &str = "WEFT_GEMV_RESIDENT";
+
+/// The blocks a multiprocessor `WEFT_GEMV_RESIDENT` asks ptxas to leave room for, for a
+/// skinny product of `blocks` blocks under `p`, with the schedule line's words.
+fn gemv_resident(
+    limits: &weft_codegen_common::TargetLimits,
+    p: &GemvParams,
+    blocks: i64,
+) -> Result<Option<(u32, String)>, LowerError> {
+    let text = match std::env::var(GEMV_RESIDENT_ENV) {
+        Err(_) => return Ok(None),
+        Ok(t) => t,
+    };
+    let fit = (2048 / p.threads).max(1);
+    let resident = match text.as_str() {
+        "0" => return Ok(None),
+        "wave" => {
+            let sms = limits.multiprocessors.max(1) as i64;
+            ((blocks + sms - 1) / sms).clamp(1, fit)
+        }
+        n => match n.parse::<i64>() {
+            Ok(v) if (1..=32).contains(&v) => v,
+            _ => {
+                return Err(LowerError::Refused(format!(
+                    "{GEMV_RESIDENT_ENV}=`{text}`: 0 (ask nothing), `wave` or a number of blocks from 1 to 32"
+                )));
+            }
+        },
+    };
+    let why = format!(
+        "the CUDA compiler asked to leave room for {resident} block(s) a multiprocessor ({GEMV_RESIDENT_ENV}={text})"
+    );
+    Ok(Some((resident as u32, why)))
 }
 
 /// The environment variable that splits the skinny-product template's k (unset or `0`:
