@@ -21,7 +21,7 @@ use weft_model::{CompileOptions, CompiledModel, Generator, ModelError};
 use weft_runtime::Device;
 use weft_testkit::devices::open_or_skip;
 
-use common::tiny;
+use common::{assert_reference_ids, tiny};
 
 const SEED: u64 = 11;
 const MAX_PROMPT: usize = 32;
@@ -104,21 +104,12 @@ fn one_prefill_for_three_lengths(target: &str, precision: Precision, lengths: &[
         let got = gen_
             .generate_with(dev.as_mut(), &p, NEW, &mut |dev, at| poison(&gen_, dev, at))
             .unwrap();
-        for (b, ids) in got.ids.iter().enumerate() {
-            for (k, &id) in ids.iter().enumerate() {
-                let want = &picks[k][b];
-                if id == want.id {
-                    continue;
-                }
-                assert!(
-                    precision == Precision::F16 && want.margin < 2e-2,
-                    "{target} {precision:?} prompt {len}: sequence {b} step {k}: {id}, the reference {} (margin {})",
-                    want.id,
-                    want.margin
-                );
-                break;
-            }
-        }
+        assert_reference_ids(
+            &got.ids,
+            &picks,
+            precision,
+            &format!("{target} prompt {len}"),
+        );
     }
     gen_.free(dev.as_mut());
 }

@@ -11,6 +11,8 @@
 //! reference's ids with the chain inlined, and at a width where the tiled rule would
 //! not inline it the step has one kernel fewer a layer.
 
+mod common;
+
 use ndarray::ArrayD;
 use weft_graph::op::{Binary, Op, Unary};
 use weft_graph::passes::Precision;
@@ -22,6 +24,8 @@ use weft_ir::dtype::DType;
 use weft_model::compiled::{HORIZONTAL, SKINNY_PROLOGUE, STAGED_PROLOGUE};
 use weft_model::{CompileOptions, CompiledModel, Generator};
 use weft_testkit::devices::open_or_skip;
+
+use common::assert_reference_ids;
 use weft_testkit::random::Values;
 
 /// The down-projection's columns: past the tiled rule's 1365 for a chain of 6 operations.
@@ -202,21 +206,12 @@ fn a_decode_step_with_the_chain_inlined_generates_the_reference() {
             let gen_ = Generator::load(&prefill, &decode, dev.as_mut()).unwrap();
             let got = gen_.generate(dev.as_mut(), &p, new).unwrap();
             gen_.free(dev.as_mut());
-            for (b, ids) in got.ids.iter().enumerate() {
-                for (k, &id) in ids.iter().enumerate() {
-                    let want = &picks[k][b];
-                    if id == want.id {
-                        continue;
-                    }
-                    assert!(
-                        precision == Precision::F16 && want.margin < 2e-2,
-                        "{target} {precision:?} batch {batch}: sequence {b} step {k}: {id}, the reference {} (margin {})",
-                        want.id,
-                        want.margin
-                    );
-                    break;
-                }
-            }
+            assert_reference_ids(
+                &got.ids,
+                &picks,
+                precision,
+                &format!("{target} batch {batch}"),
+            );
         }
     }
 }

@@ -103,11 +103,7 @@ pub fn template_prefetched(
     if let Some(nm) = norm {
         t.param(&nm.gamma);
     }
-    let lead = match lead {
-        Lead::Rows | Lead::Sectors if b.producer().is_some() => Lead::Wait,
-        other => other,
-    };
-    add_kernel(&mut t, a, b, c, p, norm, splits, lead);
+    add_kernel(&mut t, a, b, c, p, norm, splits, lead.over(b));
     t.finish()
 }
 

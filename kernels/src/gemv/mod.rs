@@ -160,6 +160,16 @@ impl Lead {
             .map(|(_, l)| *l)
     }
 
+    /// The lead a kernel over `b` takes: a prefetch needs `b` stored (a placeholder), so
+    /// over a view that fusion inlines [`Lead::Rows`] and [`Lead::Sectors`] place the
+    /// wait alone ([`Lead::Wait`]).
+    pub fn over(self, b: &Buffer) -> Lead {
+        match self {
+            Lead::Rows | Lead::Sectors if b.producer().is_some() => Lead::Wait,
+            other => other,
+        }
+    }
+
     /// What the schedule line says of it (empty for [`Lead::Off`]).
     pub fn describe(self) -> &'static str {
         match self {

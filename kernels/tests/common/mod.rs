@@ -68,3 +68,22 @@ pub fn uniform(seed: u64, len: usize, width: f64) -> Vec<f32> {
 pub fn uniform_mixed(seed: u64, len: usize, width: f64) -> Vec<f32> {
     lcg(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1, len, width)
 }
+
+/// The registers a thread of the one kernel in ptxas's report (`nvrtc::ptxas_report`)
+/// uses, after checking that it has no stack frame and spilled nothing; `what` names
+/// the kernel in a failure.
+#[allow(dead_code)] // not every test binary reads ptxas's report
+pub fn ptxas_registers(report: &str, what: &str) -> i64 {
+    let what = format!("{what}:\n{report}");
+    assert!(report.contains("0 bytes stack frame"), "{what}");
+    assert!(
+        report.contains("0 bytes spill stores, 0 bytes spill loads"),
+        "{what}"
+    );
+    report
+        .split("Used ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|r| r.parse().ok())
+        .unwrap_or_else(|| panic!("no register count: {what}"))
+}

@@ -338,12 +338,7 @@ pub(crate) fn lower<'g>(
             b_view
         };
         // A view of `b` is not prefetched (fusion inlines it): the wait alone.
-        let lead = match lead {
-            gemv::Lead::Rows | gemv::Lead::Sectors if b_view.producer().is_some() => {
-                gemv::Lead::Wait
-            }
-            other => other,
-        };
+        let lead = lead.over(&b_view);
         let what = match &folded {
             Some(f) => format!("{what}, {}", f.what),
             None => what,
