@@ -217,8 +217,8 @@ fn products_are_right_with_forced_params() {
 /// flight a thread, 64-byte row segments at TinyLlama's narrow products (n = 2048: 64
 /// blocks in f16) and whole 128-byte lines where they still give two blocks a
 /// multiprocessor (the vocabulary's 32000 columns); 16 warps with 8 loads in flight
-/// where 32-warp blocks would take more than one wave (gate/up), within the target's
-/// thread limit.
+/// where 32-warp blocks would take more than one wave (gate/up, the head), within the
+/// target's thread limit.
 #[test]
 fn the_rule_is_the_fitted_one() {
     let cuda = TargetLimits::cuda();
@@ -242,6 +242,13 @@ fn the_rule_is_the_fitted_one() {
     assert_eq!((p.threads, p.nt, p.unroll), (512, 4, 8), "{why}");
     assert!(
         why.contains("all are resident at once (352 > 2 blocks"),
+        "{why}"
+    );
+    // The head (32000 columns: 500 blocks of 64 in f16): one wave too, of 512 threads.
+    let (p, why) = GemvParams::rule(&h200, 1, 32000, DType::F16);
+    assert_eq!((p.threads, p.nt, p.unroll), (512, 8, 8), "{why}");
+    assert!(
+        why.contains("all are resident at once (500 > 2 blocks"),
         "{why}"
     );
     let (p, why) = GemvParams::rule(&h200, 1, 2560, DType::F16);

@@ -275,12 +275,15 @@ impl GemvParams {
     /// one 1.074 → 0.995 ms; 176 blocks of 1024 threads and 128-byte segments ran 221.2,
     /// 256 threads 238.0, 1024 threads with 8 loads 232.3. The narrow products (64–80
     /// blocks: one wave whatever their size) gained nothing from other configs there.
+    /// The vocabulary's head (500 blocks of 128-byte segments) takes the same one wave:
+    /// 512 threads, 8 loads (thirteenth session, `measurements/h200-2026-11-30d/call2`,
+    /// three alternated rounds of the 4-layer step: 210.5 → 209.5 µs).
     pub fn rule(limits: &TargetLimits, m: i64, n: i64, dtype: DType) -> (GemvParams, String) {
         let vec = vec_of(dtype);
         let sms = limits.multiprocessors.max(1) as i64;
         let want = 2 * sms;
         let nt = if ceil_div(n, 8 * vec) >= want { 8 } else { 4 };
-        let one_wave = m <= 2 && nt == 4 && ceil_div(n, nt * vec) > want;
+        let one_wave = m <= 2 && ceil_div(n, nt * vec) > want;
         let (threads, unroll) = match (m <= 2, one_wave) {
             (true, false) => (1024, 4),
             (true, true) => (512, 8),
