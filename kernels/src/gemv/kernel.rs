@@ -103,12 +103,65 @@ pub fn template_prefetched(
     if let Some(nm) = norm {
         t.param(&nm.gamma);
     }
-    add_kernel(&mut t, a, b, c, p, norm, splits, lead.over(b));
+    add_kernel(&mut t, a, b, c, p, norm, splits, lead.over(b), false);
+    t.finish()
+}
+
+/// The skinny-product template storing a gated MLP's activation instead of its product:
+/// `b` holds the gate's columns then the up projection's (`[k, 2·n]`, the gate/up
+/// product of the siblings pass), `c` is `[m, n]`, and `c[i, j] = silu(s[i, j]) · s[i, n
+/// + j]` with `s` the product `a · b` (with `a`'s rows RMS-normalized where `norm` is
+/// given, the norm's factor scaling both sums). A block owns `bn / 2` columns of `c`:
+/// the first `nt / 2` threads of a row segment load the gate's columns, the others the
+/// up projection's same columns, so that after the combine the block holds both sums of
+/// each of its outputs in shared memory; each output is stored once. The product's `2·n`
+/// sums never reach memory and `silu(gate) · up` is no kernel of its own. Needs an even
+/// `nt` and `n` a multiple of the 16-byte loads' elements (every load whole); one part
+/// (no split), no prefetch.
+pub fn template_gated(
+    name: &str,
+    a: &Buffer,
+    b: &Buffer,
+    c: &Buffer,
+    p: &GemvParams,
+    norm: Option<&RowNorm>,
+) -> Result<Func, TemplateError> {
+    let (n, vec) = (c.shape()[1], vec_of(b.dtype()));
+    let invalid = |what: String| TemplateError::Invalid {
+        template: name.to_string(),
+        what,
+    };
+    if b.shape()[1] != 2 * n {
+        return Err(invalid(format!(
+            "b has {} columns, not the gate's and the up projection's 2 × {n}",
+            b.shape()[1]
+        )));
+    }
+    if p.nt % 2 != 0 {
+        return Err(invalid(format!(
+            "{} threads a row segment cannot be split between the gate and the up projection",
+            p.nt
+        )));
+    }
+    if n % vec != 0 {
+        return Err(invalid(format!(
+            "{n} columns a half are no multiple of a 16-byte load's {vec} elements"
+        )));
+    }
+    let mut t = Template::new(name);
+    for x in [a, b, c] {
+        t.param(x);
+    }
+    if let Some(nm) = norm {
+        t.param(&nm.gamma);
+    }
+    add_kernel(&mut t, a, b, c, p, norm, 1, Lead::Off, true);
     t.finish()
 }
 
 /// Adds the kernel `c = a · b` (with `a`'s rows RMS-normalized where `norm` is given),
-/// its reduction in `splits` parts, to `t`, doing `lead` before the kernel's wait.
+/// its reduction in `splits` parts, to `t`, doing `lead` before the kernel's wait; with
+/// `gated`, `c = silu(gate) · up` of the product's two halves ([`template_gated`]).
 #[allow(clippy::too_many_arguments)]
 fn add_kernel(
     t: &mut Template,
@@ -119,7 +172,9 @@ fn add_kernel(
     norm: Option<&RowNorm>,
     splits: i64,
     lead: Lead,
+    gated: bool,
 ) {
+    // `n`: the columns stored (`c`'s: with `gated`, each half of `b`'s).
     let (m, k, n) = (a.shape()[0], a.shape()[1], c.shape()[1]);
     let (threads, nt, unroll) = (p.threads, p.nt, p.unroll);
     let vec = vec_of(b.dtype());
@@ -127,8 +182,11 @@ fn add_kernel(
     // (each tested against `n`) where it does not.
     let lanes = if n % vec == 0 { vec } else { 1 };
     let bn = nt * vec;
+    // The columns of `c` a block stores: its `bn` sums', or with `gated` half of them
+    // (the gate's; the up projection's same columns are the other half).
+    let ob = if gated { bn / 2 } else { bn };
     let kt = p.kt();
-    let tiles = ceil_div(n, bn);
+    let tiles = ceil_div(n, ob);
     let grid = grid_for(tiles);
     let step = kt * unroll;
     // Each part's rows of `b`: `chunk` (the last part the rest, `last_rows`). Steps that
@@ -166,8 +224,21 @@ fn add_kernel(
         let offset = z.as_ref().map(|z| kb.let_("k0", z.clone() * chunk));
         let nq = kb.let_("nq", tx.clone() % nt);
         let kq = kb.let_("kq", tx.clone() / nt);
-        let n0 = kb.let_("n0", pid.clone() * bn);
-        let col0 = kb.let_("col0", n0.clone() + nq.clone() * vec);
+        let n0 = kb.let_("n0", pid.clone() * ob);
+        // The thread's first column of `b`, and of its half (tested against `n`): with
+        // `gated`, a row segment's first `nt / 2` threads read the gate's columns, the
+        // others the up projection's, `n` further.
+        let (col0, cin0) = if gated {
+            let half = nt / 2;
+            let cin0 = kb.let_("cin0", n0.clone() + (nq.clone() % half) * vec);
+            (
+                kb.let_("col0", (nq.clone() / half) * n + cin0.clone()),
+                cin0,
+            )
+        } else {
+            let col0 = kb.let_("col0", n0.clone() + nq.clone() * vec);
+            (col0.clone(), col0)
+        };
         // One prefetch a 32-byte sector: the threads whose 16-byte piece starts one
         // (with 16-byte loads; element loads prefetch every piece).
         let per_sector = (SECTOR_BYTES / LOAD_BYTES).min(nt);
@@ -185,7 +256,7 @@ fn add_kernel(
                         Some(o) => o.clone() + local.clone(),
                         None => local.clone(),
                     };
-                    let mut inside = vec![row.clone().lt(k), col0.clone().lt(n)];
+                    let mut inside = vec![row.clone().lt(k), cin0.clone().lt(n)];
                     inside.extend(prefetchers.clone());
                     if split {
                         inside.push(local.lt(chunk));
@@ -229,7 +300,7 @@ fn add_kernel(
                 let row = row_of(&e);
                 let row_test = partial.then(|| test(&e, &row));
                 if lanes == vec {
-                    let inside = Expr::all(row_test.into_iter().chain([col0.clone().lt(n)]));
+                    let inside = Expr::all(row_test.into_iter().chain([cin0.clone().lt(n)]));
                     let zero = Expr::zero(b.dtype());
                     kb.copy_if(
                         vec,
@@ -243,8 +314,8 @@ fn add_kernel(
                 } else {
                     kb.unroll("v", vec, |kb, v| {
                         let col = col0.clone() + v.clone();
-                        let inside =
-                            Expr::all(row_test.clone().into_iter().chain([col.clone().lt(n)]));
+                        let cin = cin0.clone() + v.clone();
+                        let inside = Expr::all(row_test.clone().into_iter().chain([cin.lt(n)]));
                         let value = load_or(b, [row.clone(), col], inside, Expr::zero(b.dtype()));
                         kb.store(&w, [e.clone(), v], value);
                     });
@@ -405,18 +476,25 @@ fn add_kernel(
                 }
                 continue;
             }
-            each(kb, &tx, threads, width, |kb, idx| {
-                let (i, j) = (idx.clone() / bn, idx.clone() % bn);
-                let col = n0.clone() + j;
-                let value = sh.at(&[Expr::int(0), idx]);
+            each(kb, &tx, threads, rows * ob, |kb, idx| {
+                let (i, j) = (idx.clone() / ob, idx.clone() % ob);
+                let col = n0.clone() + j.clone();
                 // The norm's factor scales the whole sum, after the combine and before
                 // the caller's epilogue.
-                let value = match (norm, &sh_sq) {
+                let scaled = |value: Expr| match (norm, &sh_sq) {
                     (Some(nm), Some(shs)) => {
                         let mean = shs.at(&[Expr::int(0), i.clone()]) * (1.0 / k as f64) as f32;
                         value * te::rsqrt(mean + nm.epsilon)
                     }
                     _ => value,
+                };
+                let sum = |j: Expr| sh.at(&[Expr::int(0), i.clone() * bn + j]);
+                let value = if gated {
+                    let g = kb.let_("gate", scaled(sum(j.clone())));
+                    let u = scaled(sum(j + ob));
+                    g.clone() * te::sigmoid(g) * u
+                } else {
+                    scaled(sum(j))
                 };
                 let value = if c.dtype() == DType::F32 {
                     value

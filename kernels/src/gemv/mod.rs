@@ -39,7 +39,9 @@ use weft_ir::template::TemplateError;
 
 use super::{BuildError, Config, ceil_div, within};
 
-pub use kernel::{template_normed, template_over, template_prefetched, template_split};
+pub use kernel::{
+    template_gated, template_normed, template_over, template_prefetched, template_split,
+};
 
 /// An RMS norm over the rows of the product's `a`, folded into the product
 /// ([`template_normed`]): `RMSNorm(a) · b = r ⊙ ((a ⊙ γ) · b)` with `r` a factor a row.
@@ -310,6 +312,24 @@ impl GemvParams {
         (p, why)
     }
 
+    /// The stated rule's parameters for [`template_gated`] storing `n` columns (each half
+    /// of `b`'s `2·n`), with why: the rule's for a product of `n` columns, with twice its
+    /// threads a row segment, so that each half loads the segment the rule would (64 or
+    /// 128 bytes) and the blocks are the rule's for `n` — TinyLlama's gate/up at one row:
+    /// 1024 threads, 8 a segment, 176 blocks (the config the twelfth session timed for the
+    /// unfused gate/up at 221.2 µs a 4-layer step, against the rule's 218.7). Not timed
+    /// as a gated product yet.
+    pub fn gated_rule(limits: &TargetLimits, m: i64, n: i64, dtype: DType) -> (GemvParams, String) {
+        let (p, why) = GemvParams::rule(limits, m, n, dtype);
+        let nt = (p.nt * 2).min(p.threads);
+        (
+            GemvParams { nt, ..p },
+            format!(
+                "{why}; gated: {nt} threads a row segment, half the gate's and half the up projection's"
+            ),
+        )
+    }
+
     /// Whether the config fits `limits` (threads and the combine's shared memory).
     pub fn fits(&self, limits: &TargetLimits) -> bool {
         within(self.threads, limits.max_threads_per_block)
@@ -327,6 +347,20 @@ impl GemvParams {
         norm: Option<&RowNorm>,
     ) -> Result<Func, TemplateError> {
         template_normed(name, a, b, c, self, norm)
+    }
+
+    /// Builds `c = silu(s[.., :n]) · s[.., n:]` of the product `s = RMSNorm(a) · b` (or
+    /// `a · b`), `b` the gate's and up projection's columns side by side (see
+    /// [`template_gated`]).
+    pub fn template_gated(
+        &self,
+        name: &str,
+        a: &Buffer,
+        b: &Buffer,
+        c: &Buffer,
+        norm: Option<&RowNorm>,
+    ) -> Result<Func, TemplateError> {
+        template_gated(name, a, b, c, self, norm)
     }
 
     /// Builds `c = RMSNorm(a) · b` (or `c = a · b`), the reduction in `splits` parts whose
