@@ -72,6 +72,7 @@ pub(crate) fn options(source: &ModelSource, choices: Choices) -> CompileOptions 
         skinny_prologue: false,
         gemv_kmajor: false,
         weight_prefetch: Default::default(),
+        gated_store: false,
     }
 }
 

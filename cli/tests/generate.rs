@@ -530,7 +530,8 @@ fn the_resident_blocks_knob_is_taken_and_checked() {
 }
 
 /// The decode step's skinny products compile for sm_90 with nothing spilled at batch 1,
-/// 2, 3 and 8 under the rule's launch bounds (ptxas's report through NVRTC): the rule asks
+/// 2, 3 and 8, with the gated activation stored by gate/up (`WEFT_GATED_STORE=1`) and
+/// without, under the rule's launch bounds (ptxas's report through NVRTC): the rule asks
 /// for a wave's blocks only where one row's sums fit the registers that leaves (at batch
 /// 8 its asks once made gate/up and the head spill, and the 22-layer step ran 12.9 ms
 /// instead of 2.5 on the H200). Skipped with a printed reason where NVRTC is absent,
@@ -544,7 +545,10 @@ fn the_decode_products_spill_nothing_under_the_rules_launch_bounds() {
         eprintln!("(nvrtc: {e})");
         return;
     }
-    for batch in ["1", "2", "3", "8"] {
+    let cases = ["1", "2", "3", "8"]
+        .into_iter()
+        .flat_map(|b| [(b, "0"), (b, "1")]);
+    for (batch, gated) in cases {
         let dir = tempfile::tempdir().expect("a temporary folder");
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
             .args(["model", "graph", "zoo:llama", "--layers", "1", "--seq", "1"])
@@ -554,6 +558,7 @@ fn the_decode_products_spill_nothing_under_the_rules_launch_bounds() {
             .arg(dir.path())
             .env_remove("WEFT_GEMV_RESIDENT")
             .env_remove("WEFT_GEMV")
+            .env("WEFT_GATED_STORE", gated)
             .output()
             .expect("weft starts");
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -567,14 +572,44 @@ fn the_decode_products_spill_nothing_under_the_rules_launch_bounds() {
             products += 1;
             let src = std::fs::read_to_string(&path).unwrap();
             let report = nvrtc::ptxas_report(&src, "sm_90")
-                .unwrap_or_else(|e| panic!("batch {batch}, {name}: {e}"));
+                .unwrap_or_else(|e| panic!("batch {batch}, gated {gated}, {name}: {e}"));
             assert!(
                 report.contains("0 bytes spill stores, 0 bytes spill loads"),
-                "batch {batch}, {name} spills:\n{report}"
+                "batch {batch}, gated {gated}, {name} spills:\n{report}"
             );
         }
         assert_eq!(products, 5, "q/k/v, o, gate/up, down and the head");
     }
+}
+
+/// `WEFT_GATED_STORE=1` makes each gate/up product of the decode step store `silu(gate) ·
+/// up` (the per-kernel table says so) and generation still gives the float64 reference's
+/// ids; a value that is neither `0` nor `1` is refused with exit 2 naming the variable.
+#[test]
+fn the_gated_store_knob_is_taken_and_checked() {
+    let run = |value: &str| {
+        let mut args = vec!["model", "generate", "zoo:llama", "--target", "cpu"];
+        args.extend(["--iters", "1", "--new-tokens", "4", "--check", "--kernels"]);
+        args.extend(TINY);
+        std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+            .args(&args)
+            .env("WEFT_GATED_STORE", value)
+            .output()
+            .expect("weft starts")
+    };
+    let out = run("1");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+    assert!(text.contains("generates the same ids"), "{text}");
+    assert_eq!(
+        text.matches("silu(gate) · up stored by it").count(),
+        2,
+        "{text}"
+    );
+    let out = run("yes");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("WEFT_GATED_STORE=`yes`"), "{err}");
 }
 
 /// `WEFT_PREFETCH` is taken (`sectors`: the decode step's products prefetch their

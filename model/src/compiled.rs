@@ -8,7 +8,7 @@ use weft_graph::Graph;
 use weft_graph::NodeId;
 use weft_graph::op::{Epilogue, Role};
 use weft_graph::partition::{
-    Partition, Pricing, Shown, SkinnyTemplate, fold_row_norms, partition_keeping,
+    Partition, Pricing, Shown, SkinnyTemplate, fold_gated, fold_row_norms, partition_keeping,
 };
 use weft_graph::passes::{PassContext, PassReport, Precision, optimize_in};
 use weft_graph::symbolic::{Binding, bind};
@@ -87,7 +87,17 @@ pub struct CompileOptions {
     /// wait"). The environment's `WEFT_PREFETCH` (`0`, `wait`, `1`, `sectors`) overrides
     /// it, for the A/B.
     pub weight_prefetch: weft_kernels::gemv::Lead,
+    /// Store a gated MLP's `silu(gate) · up` from the gate/up product's kernel
+    /// (`weft_graph::partition::gated`, `weft_kernels::gemv::template_gated`) instead of
+    /// a kernel of its own after it. Off by default until a GPU times it (built in the
+    /// thirteenth session, offline); the environment's `WEFT_GATED_STORE` (`0` or `1`)
+    /// overrides it, for the A/B.
+    pub gated_store: bool,
 }
+
+/// The environment variable that overrides [`CompileOptions::gated_store`] (`0` or `1`;
+/// anything else refused, naming it).
+pub const GATED_STORE_ENV: &str = "WEFT_GATED_STORE";
 
 /// The environment variable that overrides [`CompileOptions::weight_prefetch`] (a name
 /// of `weft_kernels::gemv::Lead::NAMES`; anything else refused, naming it).
@@ -129,6 +139,19 @@ impl CompileOptions {
     pub fn with_gemv_kmajor(mut self, on: bool) -> Self {
         self.gemv_kmajor = on;
         self
+    }
+
+    /// The same options with gated MLPs' activations stored by their gate/up products
+    /// (`true`) or by kernels of their own (`false`, the default).
+    pub fn with_gated_store(mut self, on: bool) -> Self {
+        self.gated_store = on;
+        self
+    }
+
+    /// Whether gate/up products store their gated activation: `WEFT_GATED_STORE` where it
+    /// is set (anything but `0` or `1` refused, naming it), else [`Self::gated_store`].
+    pub fn gated_on(&self) -> Result<bool, ModelError> {
+        switch(GATED_STORE_ENV, self.gated_store)
     }
 
     /// The same options with skinny products doing `lead` before they wait for the
@@ -292,6 +315,7 @@ impl CompiledModel {
             .collect();
         // K-major weights for the skinny products (the K-major template's rows).
         let kmajor = options.kmajor_on()?;
+        let gated = options.gated_on()?;
         let prefetch = match limits.grid_dependency {
             true => options.prefetch_lead()?,
             false => weft_kernels::gemv::Lead::Off,
@@ -334,6 +358,9 @@ impl CompiledModel {
             if !options.disabled.iter().any(|d| d == NORM_FOLD) {
                 // The skinny-product template is the one that computes a folded norm.
                 fold_row_norms(&graph, &mut partition, weft_kernels::gemv::MAX_M as usize);
+            }
+            if gated {
+                fold_gated(&graph, &mut partition, weft_kernels::gemv::MAX_M as usize);
             }
             let lowered = partition
                 .groups

@@ -202,6 +202,7 @@ pub(super) fn split(
                     inputs: Vec::new(),
                     slice: None,
                     row_norm: None,
+                    gated: None,
                 });
             }
             decisions.push(Decision {

@@ -109,9 +109,9 @@ pub fn template_prefetched(
 
 /// The skinny-product template storing a gated MLP's activation instead of its product:
 /// `b` holds the gate's columns then the up projection's (`[k, 2·n]`, the gate/up
-/// product of the siblings pass), `c` is `[m, n]`, and `c[i, j] = silu(s[i, j]) · s[i, n
-/// + j]` with `s` the product `a · b` (with `a`'s rows RMS-normalized where `norm` is
-/// given, the norm's factor scaling both sums). A block owns `bn / 2` columns of `c`:
+/// product of the siblings pass), `c` is `[m, n]`, and
+/// `c[i, j] = silu(s[i, j]) · s[i, n + j]` with `s` the product `a · b` (with `a`'s rows
+/// RMS-normalized where `norm` is given, the norm's factor scaling both sums). A block owns `bn / 2` columns of `c`:
 /// the first `nt / 2` threads of a row segment load the gate's columns, the others the
 /// up projection's same columns, so that after the combine the block holds both sums of
 /// each of its outputs in shared memory; each output is stored once. The product's `2·n`

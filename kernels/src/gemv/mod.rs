@@ -322,10 +322,22 @@ impl GemvParams {
     pub fn gated_rule(limits: &TargetLimits, m: i64, n: i64, dtype: DType) -> (GemvParams, String) {
         let (p, why) = GemvParams::rule(limits, m, n, dtype);
         let nt = (p.nt * 2).min(p.threads);
+        // Wider segments can leave no thread rows to shuffle across (a run of 8 lanes
+        // holds one row of 8 threads): the combine's partials then all go through shared
+        // memory, a row of `bn` sums (and a sum of squares) a thread row. Fewer threads
+        // where one row of `c` would not fit [`COMBINE_BYTES`].
+        let combine = |threads: i64| {
+            let rows_a_run = if p.shuffle > nt { p.shuffle / nt } else { 1 };
+            threads / nt / rows_a_run * (nt * vec_of(dtype) + 1) * 4
+        };
+        let mut threads = p.threads;
+        while combine(threads) > COMBINE_BYTES && threads > 2 * nt {
+            threads /= 2;
+        }
         (
-            GemvParams { nt, ..p },
+            GemvParams { threads, nt, ..p },
             format!(
-                "{why}; gated: {nt} threads a row segment, half the gate's and half the up projection's"
+                "{why}; gated: {threads} threads, {nt} a row segment, half the gate's and half the up projection's"
             ),
         )
     }

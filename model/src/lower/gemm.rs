@@ -121,6 +121,7 @@ pub(crate) fn lower<'g>(
     // Its rule's config where it fits the target (with a folded norm's sums of squares
     // in the combine); the row-major template elsewhere (plain WebGPU's 16 KB at 8 rows).
     let kmajor_rule = (chooser.choices.gemv_kmajor()
+        && group.gated.is_none()
         && !ta
         && skinny::takes(g, group.root, gemv::MAX_M as usize)
         && k_major(g, b, tb)
@@ -305,7 +306,15 @@ pub(crate) fn lower<'g>(
         // A few rows (a decode step's batch): the skinny-product template streams B, which
         // the tiled templates' 64–128-row tiles would mostly waste. Chosen by rule, not
         // tuned (no anchor key).
-        let (p, why) = gemv_params(chooser.limits, m, n, Some(k), operand).map_err(fail)?;
+        let (p, why) = match group.gated {
+            // The rule's for the columns it stores (`WEFT_GEMV` selects by the
+            // product's `n` still).
+            Some(_) => gemv_params_or(chooser.limits, m, n, Some(k), operand, |l, m, n, d| {
+                GemvParams::gated_rule(l, m, n / 2, d)
+            }),
+            None => gemv_params(chooser.limits, m, n, Some(k), operand),
+        }
+        .map_err(fail)?;
         let splits = gemv_splits(chooser.limits, &p, n, k, operand).map_err(fail)?;
         let mut what = format!("{} ({why})", gemv::describe(&p, operand));
         if chooser.choices.gemv_kmajor() {
@@ -337,6 +346,20 @@ pub(crate) fn lower<'g>(
         } else {
             b_view
         };
+        if let Some(gt) = group.gated {
+            let product = super::gated::GatedProduct {
+                g,
+                gated: gt,
+                name,
+                m,
+                n,
+                operand,
+                limits: chooser.limits,
+            };
+            let norm = folded.as_ref().map(|f| (&f.norm, f.what.as_str()));
+            return super::gated::lower(product, vals, (&a_view, &b_view, norm), (p, why), output)
+                .map_err(fail);
+        }
         // A view of `b` is not prefetched (fusion inlines it): the wait alone.
         let lead = lead.over(&b_view);
         let what = match &folded {
@@ -488,8 +511,21 @@ fn gemv_params(
     k: Option<i64>,
     dtype: DType,
 ) -> Result<(GemvParams, String), LowerError> {
+    gemv_params_or(limits, m, n, k, dtype, GemvParams::rule)
+}
+
+/// [`gemv_params`] with `rule` (`GemvParams::rule` or `gated_rule`, over the same
+/// arguments) where no `WEFT_GEMV` entry selects the product.
+fn gemv_params_or(
+    limits: &weft_codegen_common::TargetLimits,
+    m: i64,
+    n: i64,
+    k: Option<i64>,
+    dtype: DType,
+    rule: fn(&weft_codegen_common::TargetLimits, i64, i64, DType) -> (GemvParams, String),
+) -> Result<(GemvParams, String), LowerError> {
     let Ok(text) = std::env::var(GEMV_ENV) else {
-        return Ok(GemvParams::rule(limits, m, n, dtype));
+        return Ok(rule(limits, m, n, dtype));
     };
     let refuse = |why: String| LowerError::Refused(format!("{GEMV_ENV}=`{text}`: {why}"));
     let mut chosen = None;
@@ -532,7 +568,7 @@ fn gemv_params(
         }
     }
     let Some((p, selected)) = chosen else {
-        return Ok(GemvParams::rule(limits, m, n, dtype));
+        return Ok(rule(limits, m, n, dtype));
     };
     let blocks = (n + p.nt * gemv::vec_of(dtype) - 1) / (p.nt * gemv::vec_of(dtype));
     Ok((
@@ -562,7 +598,7 @@ pub const GEMV_RESIDENT_ENV: &str = "WEFT_GEMV_RESIDENT";
 
 /// The blocks a multiprocessor `WEFT_GEMV_RESIDENT` asks ptxas to leave room for, for a
 /// skinny product of `blocks` blocks under `p`, with the schedule line's words.
-fn gemv_resident(
+pub(super) fn gemv_resident(
     limits: &weft_codegen_common::TargetLimits,
     p: &GemvParams,
     m: i64,

@@ -15,6 +15,7 @@ pub(crate) mod attention;
 pub(crate) mod choose;
 mod conv;
 mod conv_grouped;
+mod gated;
 mod gemm;
 mod narrow;
 mod pool;
