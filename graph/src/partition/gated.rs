@@ -23,7 +23,9 @@
 //! the fold.
 
 use super::{Group, GroupKind, Partition, inputs_of, skinny};
-use crate::graph::{Graph, NodeId};
+use std::collections::HashMap;
+
+use crate::graph::{Graph, NodeId, TensorId};
 use crate::op::{Binary, Op, Unary};
 
 /// The nodes of a gated activation folded into a product's group.
@@ -52,9 +54,13 @@ impl Gated {
 /// Mul's group goes, and the product's group stores the Mul's output. Returns how many
 /// it folded.
 pub fn fold_gated(g: &Graph, p: &mut Partition, max_rows: usize) -> usize {
+    let links = Links {
+        producers: g.producers(),
+        consumers: g.consumers(),
+    };
     let mut gone = Vec::new();
     for (mi, mul_group) in p.groups.iter().enumerate() {
-        let Some((gated, product)) = gated_of(g, mul_group, max_rows) else {
+        let Some((gated, product)) = gated_of(g, &links, mul_group, max_rows) else {
             continue;
         };
         let Some(pi) = p.groups.iter().position(|gr| {
@@ -88,9 +94,20 @@ pub fn fold_gated(g: &Graph, p: &mut Partition, max_rows: usize) -> usize {
     gone.len()
 }
 
+/// The graph's producers and readers of each tensor, computed once.
+struct Links {
+    producers: HashMap<TensorId, NodeId>,
+    consumers: HashMap<TensorId, Vec<NodeId>>,
+}
+
 /// The gated activation `mul_group` computes and the product it reads, where the rule
 /// takes them.
-fn gated_of(g: &Graph, mul_group: &Group, max_rows: usize) -> Option<(Gated, NodeId)> {
+fn gated_of(
+    g: &Graph,
+    links: &Links,
+    mul_group: &Group,
+    max_rows: usize,
+) -> Option<(Gated, NodeId)> {
     let mul = mul_group.root;
     let node = &g.nodes[mul.0];
     if mul_group.kind != GroupKind::Injective
@@ -102,8 +119,7 @@ fn gated_of(g: &Graph, mul_group: &Group, max_rows: usize) -> Option<(Gated, Nod
     {
         return None;
     }
-    let producers = g.producers();
-    let producer = |t| producers.get(&t).copied();
+    let producer = |t| links.producers.get(&t).copied();
     let silu_of = |t| {
         let act = producer(t)?;
         (g.nodes[act.0].op == Op::Unary(Unary::Silu)).then_some(act)
@@ -130,7 +146,7 @@ fn gated_of(g: &Graph, mul_group: &Group, max_rows: usize) -> Option<(Gated, Nod
         || g.nodes[product.0].op != Op::MatMul
         || g.outputs.contains(&gu)
         || !skinny::takes(g, product, max_rows)
-        || g.consumers().get(&gu).map(Vec::len) != Some(2)
+        || links.consumers.get(&gu).map(Vec::len) != Some(2)
     {
         return None;
     }
