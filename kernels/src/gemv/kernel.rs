@@ -494,7 +494,8 @@ fn add_kernel(
                     let u = scaled(sum(j + ob));
                     g.clone() * te::sigmoid(g) * u
                 } else {
-                    scaled(sum(j))
+                    // `idx` is `i · bn + j` here (`ob` = `bn`): read as it is.
+                    scaled(sh.at(&[Expr::int(0), idx]))
                 };
                 let value = if c.dtype() == DType::F32 {
                     value
