@@ -11,7 +11,7 @@ use weft_ir::fusion::fuse;
 use weft_ir::prelude::*;
 use weft_kernels::gemv::{self, GemvParams, RowNorm};
 
-use super::gemm::gemv_resident;
+use super::resident::gemv_resident;
 use super::values::{Values, reindex};
 use crate::anchor::AnchorKey;
 use crate::error::LowerError;

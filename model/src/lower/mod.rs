@@ -19,6 +19,7 @@ mod gated;
 mod gemm;
 mod narrow;
 mod pool;
+mod resident;
 mod row_norm;
 mod rows;
 mod slice;
