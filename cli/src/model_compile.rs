@@ -73,6 +73,7 @@ pub(crate) fn options(source: &ModelSource, choices: Choices) -> CompileOptions 
         gemv_kmajor: false,
         weight_prefetch: Default::default(),
         gated_store: false,
+        l2_ahead: 0,
     }
 }
 

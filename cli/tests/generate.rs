@@ -652,6 +652,36 @@ fn the_prefetch_knob_is_taken_and_checked() {
     assert!(err.contains("WEFT_PREFETCH=`2`"), "{err}");
 }
 
+/// `WEFT_L2_AHEAD` (megabytes each skinny product asks L2 for ahead, `model/src/ahead.rs`):
+/// taken on the interpreter (CUDA's limits), the kernel table saying which product asks
+/// for which weight, the ids still the float64 reference's; anything but a whole number
+/// of megabytes up to 1024 refused with exit 2 naming the variable.
+#[test]
+fn the_l2_ahead_knob_is_taken_and_checked() {
+    let run = |value: &str| {
+        let mut args = vec!["model", "generate", "zoo:llama", "--target", "cpu"];
+        args.extend(["--iters", "1", "--prompt-tokens", "6", "--new-tokens", "6"]);
+        args.extend(["--check", "--kernels", "--dtype", "f32"]);
+        args.extend(TINY);
+        std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+            .args(&args)
+            .env("WEFT_L2_AHEAD", value)
+            .output()
+            .expect("weft starts")
+    };
+    let out = run("1");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+    assert!(text.contains("generates the same ids"), "{text}");
+    assert!(text.contains("then asks L2 for"), "{text}");
+    for bad in ["-1", "1.5", "2000", "lots"] {
+        let out = run(bad);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
+        assert!(err.contains(&format!("WEFT_L2_AHEAD=`{bad}`")), "{err}");
+    }
+}
+
 /// The prefill is compiled once for a range of prompt lengths (`--max-prompt`, or the
 /// prompt's length rounded up to a power of two, at least 16): a 5-token prompt through a
 /// prefill for 1..=16 generates the float64 reference's ids, its kernels skipping their

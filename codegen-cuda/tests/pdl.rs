@@ -168,6 +168,7 @@ fn a_misplaced_wait_is_refused() {
                 vec![KStmt::Prefetch {
                     buffer: c.clone(),
                     index: a.load(vec![tid()]).cast(DType::I32),
+                    bytes: 0,
                 }]
             },
             "a load of `A`",
@@ -189,6 +190,7 @@ fn a_misplaced_wait_is_refused() {
                 vec![KStmt::Prefetch {
                     buffer: shared(),
                     index: Expr::Builtin(ThreadAxis::ThreadIdxX),
+                    bytes: 0,
                 }]
             },
             "prefetch of `S`",

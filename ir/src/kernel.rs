@@ -124,9 +124,13 @@ pub enum KStmt {
     AtomicAdd(Box<AtomicAdd>),
     /// A hint that `buffer[index]` (global) will be read soon
     /// ([`crate::func::Stmt::Prefetch`]); `index` is one flat index, like a store's.
+    /// `bytes` 0: the line holding it; more (a multiple of 16, `index` 16-byte aligned):
+    /// the `bytes` from it on, as one bulk request where the target has one (CUDA
+    /// sm_90's `cp.async.bulk.prefetch.L2`), else the line holding the first.
     Prefetch {
         buffer: Buffer,
         index: Expr,
+        bytes: u32,
     },
     /// A programmatic-dependent-launch instruction ([`GridControl`]). An emitter that
     /// finds a [`GridControl::Wait`] waits there instead of at the top of the kernel.
@@ -301,9 +305,14 @@ impl KStmt {
             KStmt::Barrier => KStmt::Barrier,
             KStmt::Fence => KStmt::Fence,
             KStmt::AtomicAdd(a) => KStmt::AtomicAdd(Box::new(a.map_exprs(f))),
-            KStmt::Prefetch { buffer, index } => KStmt::Prefetch {
+            KStmt::Prefetch {
+                buffer,
+                index,
+                bytes,
+            } => KStmt::Prefetch {
                 buffer: buffer.clone(),
                 index: f(index),
+                bytes: *bytes,
             },
             KStmt::Grid(g) => KStmt::Grid(*g),
             KStmt::Comment(t) => KStmt::Comment(t.clone()),

@@ -93,11 +93,20 @@ pub struct CompileOptions {
     /// thirteenth session, offline); the environment's `WEFT_GATED_STORE` (`0` or `1`)
     /// overrides it, for the A/B.
     pub gated_store: bool,
+    /// Bytes of the next skinny products' weights each skinny product asks L2 for once
+    /// it has stored its output (`crate::ahead`), on targets that place a kernel's wait
+    /// (CUDA on sm_90 and later); 0, the default, asks nothing. The environment's
+    /// `WEFT_L2_AHEAD` (megabytes, a whole number; `0` off) overrides it, for the A/B.
+    pub l2_ahead: usize,
 }
 
 /// The environment variable that overrides [`CompileOptions::gated_store`] (`0` or `1`;
 /// anything else refused, naming it).
 pub const GATED_STORE_ENV: &str = "WEFT_GATED_STORE";
+
+/// The environment variable that overrides [`CompileOptions::l2_ahead`] (megabytes, a
+/// whole number up to 1024; anything else refused, naming it).
+pub const L2_AHEAD_ENV: &str = "WEFT_L2_AHEAD";
 
 /// The environment variable that overrides [`CompileOptions::weight_prefetch`] (a name
 /// of `weft_kernels::gemv::Lead::NAMES`; anything else refused, naming it).
@@ -152,6 +161,30 @@ impl CompileOptions {
     /// is set (anything but `0` or `1` refused, naming it), else [`Self::gated_store`].
     pub fn gated_on(&self) -> Result<bool, ModelError> {
         switch(GATED_STORE_ENV, self.gated_store)
+    }
+
+    /// The same options with each skinny product asking L2 for `bytes` of the next
+    /// products' weights (0: nothing).
+    pub fn with_l2_ahead(mut self, bytes: usize) -> Self {
+        self.l2_ahead = bytes;
+        self
+    }
+
+    /// Bytes each skinny product asks L2 for ahead: `WEFT_L2_AHEAD` (megabytes) where it
+    /// is set (anything but a whole number up to 1024 refused, naming it), else
+    /// [`Self::l2_ahead`].
+    pub fn l2_ahead_bytes(&self) -> Result<usize, ModelError> {
+        match std::env::var(L2_AHEAD_ENV) {
+            Err(_) => Ok(self.l2_ahead),
+            Ok(v) => match v.trim().parse::<usize>() {
+                Ok(mb) if mb <= 1024 => Ok(mb * 1_000_000),
+                _ => Err(ModelError::Setting {
+                    variable: L2_AHEAD_ENV.into(),
+                    value: v,
+                    values: "a whole number of megabytes, 0 to 1024".into(),
+                }),
+            },
+        }
     }
 
     /// The same options with skinny products doing `lead` before they wait for the
@@ -320,6 +353,10 @@ impl CompiledModel {
             true => options.prefetch_lead()?,
             false => weft_kernels::gemv::Lead::Off,
         };
+        let ahead = match limits.grid_dependency {
+            true => options.l2_ahead_bytes()?,
+            false => 0,
+        };
         let choices = options
             .choices
             .clone()
@@ -399,6 +436,7 @@ impl CompiledModel {
         };
         // Last: the kernels are final once joined and bounded.
         crate::pdl::launch_early(&mut groups);
+        crate::ahead::bring(&graph, &partition, &mut groups, ahead);
         let plan = Plan::ordered(&graph, &partition, &crate::horizontal::positions(&groups));
         Ok(CompiledModel {
             graph,

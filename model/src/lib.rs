@@ -4,6 +4,7 @@
 //! plan, the [`Executable`] it becomes on a device, and the one path that compiles,
 //! loads, runs, checks and times a model ([`measure`]).
 
+pub mod ahead;
 pub mod anchor;
 pub mod bound_rows;
 pub mod compiled;

@@ -134,6 +134,13 @@ pub trait Dialect {
         None
     }
 
+    /// The statement that prefetches `bytes` (a multiple of 16) of global memory from
+    /// `address` (16-byte aligned) on; by default the line holding the first
+    /// ([`Self::prefetch`]).
+    fn prefetch_bulk(&self, address: &str, _bytes: u32) -> Option<String> {
+        self.prefetch(address)
+    }
+
     /// Matrix fragments, if the dialect has them ([`FragmentDialect`]).
     fn fragments(&self) -> Option<&dyn FragmentDialect> {
         None

@@ -99,9 +99,15 @@ impl Walker<'_> {
                     self.check(buffer, kind, index, 1, facts);
                 }
             }
-            KStmt::Prefetch { buffer, index } => {
+            KStmt::Prefetch {
+                buffer,
+                index,
+                bytes,
+            } => {
                 self.expr(index, facts);
-                self.check(buffer, AccessKind::Prefetch, index, 1, facts);
+                // A bulk prefetch reads its bytes from `index` on: all inside the buffer.
+                let elems = (*bytes as usize / buffer.dtype().bytes().max(1)).max(1);
+                self.check(buffer, AccessKind::Prefetch, index, elems as i64, facts);
             }
             KStmt::Barrier | KStmt::Comment(_) | KStmt::Fence | KStmt::Grid(_) => {}
         }

@@ -594,7 +594,21 @@ impl Compiler<'_> {
             KStmt::Barrier => CStmt::Barrier,
             KStmt::Fence => CStmt::Fence,
             KStmt::AtomicAdd(a) => self.atomic_add(a)?,
-            KStmt::Prefetch { buffer, index } => self.prefetch(buffer, index)?,
+            KStmt::Prefetch {
+                buffer,
+                index,
+                bytes,
+            } => {
+                let first = self.prefetch(buffer, index)?;
+                // A bulk prefetch: its last element checked inside the buffer too.
+                let elems = *bytes as i64 / buffer.dtype().bytes().max(1) as i64;
+                if elems > 1 {
+                    let last = Expr::binary(BinOp::Add, index.clone(), Expr::int(elems - 1));
+                    CStmt::Seq(vec![first, self.prefetch(buffer, &last)?])
+                } else {
+                    first
+                }
+            }
             // Launches run one after another here: every wait is already satisfied.
             KStmt::Grid(_) | KStmt::Comment(_) => CStmt::Seq(Vec::new()),
             KStmt::Frag(op) => CStmt::Frag(Box::new(self.frag(op)?)),

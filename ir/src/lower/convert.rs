@@ -364,7 +364,11 @@ impl Ctx<'_> {
     /// A prefetch of `buffer[indices]` (indices already converted), at its flat index.
     fn prefetch(&self, buffer: &Buffer, indices: &[Expr]) -> KStmt {
         let (buffer, index) = self.access(buffer, indices);
-        KStmt::Prefetch { buffer, index }
+        KStmt::Prefetch {
+            buffer,
+            index,
+            bytes: 0,
+        }
     }
 
     fn guard(&self, pred: &Expr, body: KStmt) -> KStmt {

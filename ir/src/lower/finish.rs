@@ -187,9 +187,14 @@ fn rewrite_division(s: &KStmt, b: &mut Bounds) -> KStmt {
         KStmt::Barrier => KStmt::Barrier,
         KStmt::Fence => KStmt::Fence,
         KStmt::AtomicAdd(a) => KStmt::AtomicAdd(Box::new(a.map_exprs(&mut |e| fix(e, b)))),
-        KStmt::Prefetch { buffer, index } => KStmt::Prefetch {
+        KStmt::Prefetch {
+            buffer,
+            index,
+            bytes,
+        } => KStmt::Prefetch {
             buffer: buffer.clone(),
             index: fix(index, b),
+            bytes: *bytes,
         },
         KStmt::Grid(g) => KStmt::Grid(*g),
         KStmt::Comment(t) => KStmt::Comment(t.clone()),

@@ -217,11 +217,17 @@ fn write_kstmt(s: &KStmt, level: usize, out: &mut String) {
         KStmt::Barrier => line(out, level, "T.tvm_storage_sync(\"shared\")"),
         KStmt::Fence => line(out, level, super::FENCE),
         KStmt::AtomicAdd(a) => line(out, level, &super::atomic_add(a)),
-        KStmt::Prefetch { buffer, index } => line(
-            out,
-            level,
-            &super::prefetch(buffer, std::slice::from_ref(index)),
-        ),
+        KStmt::Prefetch {
+            buffer,
+            index,
+            bytes,
+        } => {
+            let text = super::prefetch(buffer, std::slice::from_ref(index));
+            match bytes {
+                0 => line(out, level, &text),
+                b => line(out, level, &format!("{text}  # {b} bytes")),
+            }
+        }
         KStmt::Grid(g) => line(out, level, super::grid(*g)),
         KStmt::Comment(t) => line(out, level, &format!("# {t}")),
         KStmt::Frag(op) => line(out, level, &super::fragment::frag_op(op)),

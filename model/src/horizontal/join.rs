@@ -276,9 +276,14 @@ fn rebased(k: &Kernel, same: &HashMap<u64, Buffer>, base: u64, linear_threads: b
             value,
             lanes,
         },
-        KStmt::Prefetch { buffer, index } => KStmt::Prefetch {
+        KStmt::Prefetch {
+            buffer,
+            index,
+            bytes,
+        } => KStmt::Prefetch {
             buffer: same.get(&buffer.id()).cloned().unwrap_or(buffer),
             index,
+            bytes,
         },
         other => other,
     })
@@ -415,6 +420,7 @@ mod tests {
         let prefetch = KStmt::Prefetch {
             buffer: buffer.clone(),
             index: index.clone(),
+            bytes: 0,
         };
         let store = k.body.clone();
         // A prefetch reads (what lowering would have said of the parameter).

@@ -33,6 +33,7 @@ pub fn prefetch_vecadd_with(before_wait: impl FnOnce(&[Buffer; 3]) -> Vec<KStmt>
     let mut items = vec![KStmt::Prefetch {
         buffer: b.clone(),
         index: i.expr(),
+        bytes: 0,
     }];
     items.extend(before_wait(&[a.clone(), b.clone(), c.clone()]));
     items.extend([

@@ -393,13 +393,21 @@ impl<D: Dialect> Writer<'_, D> {
             KStmt::AtomicAdd(a) => self.atomic_add(a, level)?,
             // Hints and launch controls: a dialect without them writes nothing, which
             // changes no value (the launches are ordered anyway).
-            KStmt::Prefetch { buffer, index } => {
+            KStmt::Prefetch {
+                buffer,
+                index,
+                bytes,
+            } => {
                 let address = format!(
                     "&{}[{}]",
                     self.buffer_name(buffer)?,
                     self.index(buffer, index)?.0
                 );
-                if let Some(text) = self.d.prefetch(&address) {
+                let text = match bytes {
+                    0 => self.d.prefetch(&address),
+                    b => self.d.prefetch_bulk(&address, *b),
+                };
+                if let Some(text) = text {
                     self.line(level, &text);
                 }
             }
