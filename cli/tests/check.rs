@@ -155,7 +155,8 @@ fn check_on_vulkan(file: &str, extra: &[&str], value: &str) -> std::process::Out
 /// one, 12×12, rows not a whole number of tiles) still agrees with ONNX Runtime on
 /// Vulkan in f16, and the planted convolution is still found, so the comparison can
 /// fail; two convolutions run as ops agree with float64 (with the `select`'s operands
-/// swapped both fail). A value other than 0, 1 or 2 is refused, naming the variable.
+/// swapped both fail). `deep` (the deeper k steps alone) is taken; a value other than 0,
+/// 1, 2 or `deep` is refused, naming the variable.
 #[test]
 fn branch_free_gathers_agree_with_onnx_runtime_on_vulkan() {
     let Some(dir) = fixtures() else { return };
@@ -168,7 +169,7 @@ fn branch_free_gathers_agree_with_onnx_runtime_on_vulkan() {
     );
     // 2 adds the rule's deeper k steps, which need cooperative matrices (lavapipe has
     // none: the interpreter checks those, `ops/tests/rule_conv_f16.rs`).
-    for value in ["1", "2"] {
+    for value in ["1", "2", "deep"] {
         let out = check_on_vulkan(&net, &[], value);
         let text = stdout(&out);
         assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));

@@ -59,7 +59,7 @@ const BACKEND: &str = "WGSL";
 ///
 /// Guarded vector copies are written as an `if` around the load unless the environment's
 /// [`BRANCH_FREE_SWITCH`] (`WEFT_VK_CONV`) is `1` or `2` ([`emit_with`]); a value other
-/// than `0`, `1` or `2` is refused, naming it.
+/// than `0`, `1`, `2` or `deep` is refused, naming it.
 pub fn emit(kernel: &Kernel, opts: &WgslOptions) -> Result<Emitted, EmitError> {
     let branch_free = writer::branch_free_from_env(&kernel.name)?;
     emit_with(kernel, opts, branch_free)

@@ -198,3 +198,33 @@ fn the_deep_vulkan_conv_rule_takes_steps_of_64_at_one_wave_and_is_right() {
     let e = weft_ops::check::Checker::new(&w, &inputs).check(&out);
     assert!(e.is_right(), "{} at {shape}: error {e}", deep.0);
 }
+
+/// With `WEFT_VK_CONV` unset the Vulkan rule over gathered views takes the deep k steps
+/// at GoogLeNet's `inception4b/branch3/branch3.1` (k steps of 64: measured faster on the
+/// H200, `docs/vulkan-small-convs.md`) on Vulkan's cooperative-matrix limits, and only
+/// there: not on Metal's 8×8 units, CUDA's, WebGPU's or lavapipe's (no matrix units).
+#[test]
+fn the_deep_steps_are_the_default_on_vulkans_cooperative_matrices_only() {
+    use weft_kernels::matmul_f16::rule_config;
+    use weft_kernels::rule::Product;
+    if std::env::var("WEFT_VK_CONV").is_ok() {
+        eprintln!("skipped: WEFT_VK_CONV is set, and this test is about its absence");
+        return;
+    }
+    let vulkan = common::nvidia_vulkan_limits();
+    assert!(vulkan.vk_conv_by_default());
+    let pick = rule_config(&vulkan, Product::split(196, 64, 216), true);
+    assert_eq!(pick.0.get("bk"), Some(64), "{pick:?}");
+    for other in [
+        TargetLimits::metal(),
+        TargetLimits::cuda(),
+        TargetLimits::webgpu_default(),
+        TargetLimits {
+            f16: true,
+            matrix_units: Vec::new(),
+            ..vulkan.clone()
+        },
+    ] {
+        assert!(!other.vk_conv_by_default(), "{}", other.name);
+    }
+}

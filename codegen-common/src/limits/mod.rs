@@ -340,6 +340,16 @@ impl TargetLimits {
         self
     }
 
+    /// Whether the f16 convolution rule over gathered views takes its deep k steps at one
+    /// wave by default here (`WEFT_VK_CONV` unset taken as `deep`): 16×16×16 f16 matrix
+    /// units and no register cap — Vulkan's cooperative matrices, where it was timed
+    /// (NVIDIA H200: 1–6% faster on four CNNs, neutral on ResNet-50 and BERT,
+    /// `docs/vulkan-small-convs.md`). Metal's 8×8 units and targets without matrix units
+    /// keep the shallow steps (untimed there).
+    pub fn vk_conv_by_default(&self) -> bool {
+        !self.register_cap && self.f16_mma_sizes().contains(&16)
+    }
+
     /// Whether the target runs warpgroup MMAs ([`TargetLimits::with_warpgroup_mma`]).
     pub fn warpgroup_mma(&self) -> bool {
         self.matrix_units.iter().any(|u| u.shape.m == 64)

@@ -45,7 +45,7 @@ pub fn rule_config_with(
     let elementwise = space::elementwise_matrix_copies(limits);
     if elementwise
         && over_views
-        && let Some(choice) = views_rule_elementwise_with(&configs, p, deep_steps_asked())
+        && let Some(choice) = views_rule_elementwise_with(&configs, p, deep_steps_asked(limits))
     {
         return choice;
     }
@@ -185,15 +185,21 @@ pub fn views_rule_elementwise(configs: &[Config], p: rule::Product) -> Option<ru
     views_rule_elementwise_with(configs, p, false)
 }
 
-/// The environment variable whose value `2` asks [`views_rule_elementwise_with`] for
-/// [`DEEP_STEP`]-deep k steps (`1` asks the WGSL emitter for branch-free gathers only,
-/// `2` for both; the emitter refuses any value but `0`, `1` and `2`, naming it, so a
-/// Vulkan compile never runs with one). Off by default: unmeasured as a whole.
+/// The environment variable whose values `deep` and `2` ask [`views_rule_elementwise_with`]
+/// for [`DEEP_STEP`]-deep k steps (`1` asks the WGSL emitter for branch-free gathers
+/// only, `2` for both, `0` for neither; the emitter refuses any other value, naming it,
+/// so a Vulkan compile never runs with one). Unset: the deep steps where the target
+/// takes them by default ([`TargetLimits::vk_conv_by_default`]: Vulkan's cooperative
+/// matrices, `docs/vulkan-small-convs.md`), else none.
 pub const DEEP_STEPS_SWITCH: &str = "WEFT_VK_CONV";
 
-/// Whether [`DEEP_STEPS_SWITCH`] is `2`.
-pub fn deep_steps_asked() -> bool {
-    std::env::var(DEEP_STEPS_SWITCH).as_deref() == Ok("2")
+/// Whether [`DEEP_STEPS_SWITCH`] asks for the deep k steps on a target of `limits`
+/// (`deep` or `2`; unset: [`TargetLimits::vk_conv_by_default`]).
+pub fn deep_steps_asked(limits: &TargetLimits) -> bool {
+    match std::env::var(DEEP_STEPS_SWITCH).as_deref() {
+        Err(_) => limits.vk_conv_by_default(),
+        Ok(v) => matches!(v, "2" | "deep"),
+    }
 }
 
 /// The k step [`views_rule_elementwise_with`] takes with `deep`: CUDA's at the same
