@@ -62,20 +62,6 @@ fn build(case: Case, p: &GemvParams) -> LoweredFunc {
     lower(&fused.func).unwrap()
 }
 
-/// Values of `dtype` (rounded to it where f16) and the tensor holding them.
-fn tensor(values: Vec<f32>, dtype: DType) -> (Vec<f64>, TensorData) {
-    match dtype {
-        DType::F16 => {
-            let h: Vec<f16> = values.iter().map(|&v| f16::from_f32(v)).collect();
-            (h.iter().map(|v| v.to_f64()).collect(), TensorData::F16(h))
-        }
-        _ => (
-            values.iter().map(|&v| v as f64).collect(),
-            TensorData::F32(values),
-        ),
-    }
-}
-
 /// `given` (tensors by parameter name) in `lowered`'s parameter order.
 fn in_order<const N: usize>(lowered: &LoweredFunc, given: [(&str, TensorData); N]) -> Vec<Arg> {
     let mut given: Vec<(&str, Option<TensorData>)> =
@@ -110,8 +96,8 @@ fn check(case: Case, p: &GemvParams, seed: u64) {
     for r in prove_all(&lowered) {
         assert!(r.is_proven(), "{case:?} {p:?}: {r}");
     }
-    let (a, a_data) = tensor(randoms(seed, (m * k) as usize), dtype);
-    let (b, b_data) = tensor(randoms(seed + 1, (k * n) as usize), dtype);
+    let (a, a_data) = common::tensor(randoms(seed, (m * k) as usize), dtype);
+    let (b, b_data) = common::tensor(randoms(seed + 1, (k * n) as usize), dtype);
     let bias = randoms(seed + 2, n as usize);
     let out = TensorData::poisoned(dtype, (m * n) as usize);
     let given = [

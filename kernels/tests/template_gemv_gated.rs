@@ -10,7 +10,6 @@
 
 mod common;
 
-use half::f16;
 use weft_codegen_common::TargetLimits;
 use weft_ir::bounds::prove_all;
 use weft_ir::data::{Arg, TensorData};
@@ -66,19 +65,6 @@ fn build(case: Case, p: &GemvParams) -> Result<LoweredFunc, String> {
     Ok(lower(&fused.func).unwrap())
 }
 
-fn tensor(values: Vec<f32>, dtype: DType) -> (Vec<f64>, TensorData) {
-    match dtype {
-        DType::F16 => {
-            let h: Vec<f16> = values.iter().map(|&v| f16::from_f32(v)).collect();
-            (h.iter().map(|v| v.to_f64()).collect(), TensorData::F16(h))
-        }
-        _ => (
-            values.iter().map(|&v| v as f64).collect(),
-            TensorData::F32(values),
-        ),
-    }
-}
-
 fn silu(x: f64) -> f64 {
     x / (1.0 + (-x).exp())
 }
@@ -94,9 +80,9 @@ fn check(case: Case, p: &GemvParams, seed: u64) {
         assert!(r.is_proven(), "{case:?} {p:?}: {r}");
     }
     // Activations of a realistic scale: sums of a few units, where silu bends.
-    let (a, a_data) = tensor(common::uniform(seed, (m * k) as usize, 2.0), dtype);
+    let (a, a_data) = common::tensor(common::uniform(seed, (m * k) as usize, 2.0), dtype);
     let width = 2.0 / (k as f64).sqrt();
-    let (b, b_data) = tensor(
+    let (b, b_data) = common::tensor(
         common::uniform(seed + 1, (k * 2 * n) as usize, width),
         dtype,
     );

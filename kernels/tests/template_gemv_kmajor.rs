@@ -69,20 +69,6 @@ fn build_plain(case: Case, p: &KmajorParams) -> LoweredFunc {
     lower(&template_over("gemv_kmajor", &a, &w, &c, p).unwrap()).unwrap()
 }
 
-/// Values of `dtype` (rounded to it where f16) and the tensor holding them.
-fn tensor(values: Vec<f32>, dtype: DType) -> (Vec<f64>, TensorData) {
-    match dtype {
-        DType::F16 => {
-            let h: Vec<f16> = values.iter().map(|&v| f16::from_f32(v)).collect();
-            (h.iter().map(|v| v.to_f64()).collect(), TensorData::F16(h))
-        }
-        _ => (
-            values.iter().map(|&v| v as f64).collect(),
-            TensorData::F32(values),
-        ),
-    }
-}
-
 /// `given` (tensors by parameter name) in `lowered`'s parameter order.
 fn in_order<const N: usize>(lowered: &LoweredFunc, given: [(&str, TensorData); N]) -> Vec<Arg> {
     let mut given: Vec<(&str, Option<TensorData>)> =
@@ -136,8 +122,8 @@ fn check(case: Case, p: &KmajorParams, seed: u64) {
     for r in prove_all(&lowered) {
         assert!(r.is_proven(), "{case:?} {p:?}: {r}");
     }
-    let (a, a_data) = tensor(common::uniform(seed, (m * k) as usize, 1.0), dtype);
-    let (w, w_data) = tensor(common::uniform(seed + 1, (k * n) as usize, 1.0), dtype);
+    let (a, a_data) = common::tensor(common::uniform(seed, (m * k) as usize, 1.0), dtype);
+    let (w, w_data) = common::tensor(common::uniform(seed + 1, (k * n) as usize, 1.0), dtype);
     let bias = common::uniform(seed + 2, n as usize, 1.0);
     let got = run(&lowered, (a_data, w_data, bias.clone()), m * n, dtype);
     let (m, k, n) = (m as usize, k as usize, n as usize);

@@ -64,20 +64,6 @@ fn build(case: Case, p: &GemvParams) -> LoweredFunc {
     lower(&fused.func).unwrap()
 }
 
-/// Values of `dtype` (rounded to it where f16) and the tensor holding them.
-fn tensor(values: Vec<f32>, dtype: DType) -> (Vec<f64>, TensorData) {
-    match dtype {
-        DType::F16 => {
-            let h: Vec<f16> = values.iter().map(|&v| f16::from_f32(v)).collect();
-            (h.iter().map(|v| v.to_f64()).collect(), TensorData::F16(h))
-        }
-        _ => (
-            values.iter().map(|&v| v as f64).collect(),
-            TensorData::F32(values),
-        ),
-    }
-}
-
 /// Runs `case` with `p` in the interpreter: the output and the inputs (as float64).
 struct Run {
     got: Vec<f64>,
@@ -99,13 +85,13 @@ fn run(case: Case, p: &GemvParams, seed: u64) -> Run {
     for (j, v) in xv.iter_mut().enumerate() {
         *v *= 1.0 + 2.0 * (j as i64 / k) as f32;
     }
-    let (x, x_data) = tensor(xv, dtype);
+    let (x, x_data) = common::tensor(xv, dtype);
     let gv: Vec<f32> = randoms(seed + 3, k as usize)
         .iter()
         .map(|v| 1.0 + 0.5 * v)
         .collect();
-    let (gamma, g_data) = tensor(gv, dtype);
-    let (b, b_data) = tensor(randoms(seed + 1, (k * n) as usize), dtype);
+    let (gamma, g_data) = common::tensor(gv, dtype);
+    let (b, b_data) = common::tensor(randoms(seed + 1, (k * n) as usize), dtype);
     let bias = randoms(seed + 2, n as usize);
     let mut given = [
         ("x", Some(x_data)),

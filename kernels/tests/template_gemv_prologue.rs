@@ -90,19 +90,6 @@ fn build(case: Case, p: &GemvParams) -> LoweredFunc {
     lowered
 }
 
-fn tensor(values: Vec<f32>, dtype: DType) -> (Vec<f64>, TensorData) {
-    match dtype {
-        DType::F16 => {
-            let h: Vec<f16> = values.iter().map(|&v| f16::from_f32(v)).collect();
-            (h.iter().map(|v| v.to_f64()).collect(), TensorData::F16(h))
-        }
-        _ => (
-            values.iter().map(|&v| v as f64).collect(),
-            TensorData::F32(values),
-        ),
-    }
-}
-
 fn check(case: Case, p: &GemvParams, seed: u64) {
     let Case { m, k, n, dtype, .. } = case;
     let lowered = build(case, p);
@@ -116,13 +103,13 @@ fn check(case: Case, p: &GemvParams, seed: u64) {
     for (j, v) in guv.iter_mut().enumerate() {
         *v *= 3.0 * (1.0 + (j as i64 / (2 * k)) as f32);
     }
-    let (gu, gu_data) = tensor(guv, dtype);
+    let (gu, gu_data) = common::tensor(guv, dtype);
     let gv = randoms(seed + 1, k as usize)
         .iter()
         .map(|v| 1.0 + 0.5 * v)
         .collect();
-    let (gamma, g_data) = tensor(gv, dtype);
-    let (b, b_data) = tensor(randoms(seed + 2, (k * n) as usize), dtype);
+    let (gamma, g_data) = common::tensor(gv, dtype);
+    let (b, b_data) = common::tensor(randoms(seed + 2, (k * n) as usize), dtype);
     let bias = randoms(seed + 3, n as usize);
     let given = [
         ("gu", gu_data),

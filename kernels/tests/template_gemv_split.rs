@@ -12,7 +12,6 @@
 
 mod common;
 
-use half::f16;
 use weft_codegen_common::TargetLimits;
 use weft_ir::bounds::prove_all;
 use weft_ir::data::{Arg, TensorData};
@@ -101,19 +100,6 @@ fn build(case: Case, p: &GemvParams) -> LoweredFunc {
     lowered
 }
 
-fn tensor(values: Vec<f32>, dtype: DType) -> (Vec<f64>, TensorData) {
-    match dtype {
-        DType::F16 => {
-            let h: Vec<f16> = values.iter().map(|&v| f16::from_f32(v)).collect();
-            (h.iter().map(|v| v.to_f64()).collect(), TensorData::F16(h))
-        }
-        _ => (
-            values.iter().map(|&v| v as f64).collect(),
-            TensorData::F32(values),
-        ),
-    }
-}
-
 /// Inputs by name, as float64 and as the kernel's tensors.
 struct Inputs {
     x: Vec<f64>,
@@ -131,15 +117,15 @@ fn inputs(case: Case, seed: u64) -> Inputs {
     for (j, v) in xv.iter_mut().enumerate() {
         *v *= 1.0 + 2.0 * (j as i64 / k) as f32;
     }
-    let (x, xd) = tensor(xv, dtype);
+    let (x, xd) = common::tensor(xv, dtype);
     let gv = randoms(seed + 1, k as usize)
         .iter()
         .map(|v| 1.0 + 0.5 * v)
         .collect();
-    let (gamma, gd) = tensor(gv, dtype);
-    let (b, bd) = tensor(randoms(seed + 2, (k * n) as usize), dtype);
+    let (gamma, gd) = common::tensor(gv, dtype);
+    let (b, bd) = common::tensor(randoms(seed + 2, (k * n) as usize), dtype);
     let bias = randoms(seed + 3, n as usize);
-    let (res, rd) = tensor(randoms(seed + 4, (m * n) as usize), dtype);
+    let (res, rd) = common::tensor(randoms(seed + 4, (m * n) as usize), dtype);
     Inputs {
         x,
         gamma,

@@ -172,37 +172,18 @@ fn gated_of(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builder::GraphBuilder;
-    use crate::op::Slice;
+    use crate::partition::test_graphs::{Variant, gated_mlp};
     use crate::partition::{Shown, partition};
-    use ndarray::{ArrayD, IxDyn};
-    use weft_ir::dtype::DType;
 
-    /// `down(silu(gu[.., :i]) · gu[.., i:])` at `rows` rows, `gu = x · wgu`; `swap`
-    /// multiplies `up · silu(gate)`; `halves` moves where the up slice starts.
+    /// The shared gated MLP at `rows` rows; `swap` multiplies `up · silu(gate)`;
+    /// `up_from` moves where the up slice starts.
     fn mlp(rows: usize, swap: bool, up_from: Option<usize>) -> Graph {
-        let (h, i) = (32, 64);
-        let mut b = GraphBuilder::new("mlp");
-        let x = b.input("x", &[1, rows, h], DType::F32);
-        let wgu = b.weight("wgu", ArrayD::from_elem(IxDyn(&[h, 2 * i]), 0.1));
-        let wd = b.weight("wd", ArrayD::from_elem(IxDyn(&[i, h]), 0.1));
-        let gu = b.node("gate_up", Op::MatMul, &[x, wgu]).unwrap();
-        let slice = |b: &mut GraphBuilder, name: &str, from: usize| {
-            let s = Op::Slice(Slice {
-                starts: vec![0, 0, from],
-                steps: vec![1, 1, 1],
-                sizes: vec![1, rows, i],
-            });
-            b.node(name, s, &[gu]).unwrap()
+        let variant = Variant {
+            swap,
+            up_from,
+            ..Variant::default()
         };
-        let gate = slice(&mut b, "gate", 0);
-        let up = slice(&mut b, "up", up_from.unwrap_or(i));
-        let act = b.unary("silu", Unary::Silu, gate).unwrap();
-        let (l, r) = if swap { (up, act) } else { (act, up) };
-        let y = b.binary("gated", Binary::Mul, l, r).unwrap();
-        let out = b.node("down", Op::MatMul, &[y, wd]).unwrap();
-        b.output(out);
-        b.finish().unwrap()
+        gated_mlp("mlp", rows, variant)
     }
 
     fn folded(g: &Graph) -> (Partition, usize, String) {

@@ -35,6 +35,8 @@ pub mod gated;
 pub mod row_norm;
 mod shown;
 pub mod skinny;
+#[cfg(test)]
+mod test_graphs;
 mod update;
 
 pub use concat::Copied;

@@ -122,41 +122,18 @@ pub(super) fn priced(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builder::GraphBuilder;
-    use crate::op::{Binary, Op, Slice, Unary};
+    use crate::partition::test_graphs::{Variant, gated_mlp};
     use crate::partition::{Shown, partition_keeping};
-    use ndarray::{ArrayD, IxDyn};
     use std::collections::HashSet;
 
-    /// A gated MLP's down-projection after the gate/up product: `silu(gu[.., :i]) ·
-    /// gu[.., i:]` · w, at `rows` rows; `sig` adds a second sigmoid (a dearer chain).
+    /// A gated MLP's down-projection after the gate/up product, at `rows` rows; `dearer`
+    /// adds four sigmoids after the SiLU (a dearer chain).
     fn gated(rows: usize, dearer: bool) -> Graph {
-        let (h, i) = (32, 64);
-        let mut b = GraphBuilder::new("gated");
-        let x = b.input("x", &[1, rows, h], DType::F32);
-        let wgu = b.weight("wgu", ArrayD::from_elem(IxDyn(&[h, 2 * i]), 0.1));
-        let wd = b.weight("wd", ArrayD::from_elem(IxDyn(&[i, h]), 0.1));
-        let gu = b.node("gate_up", Op::MatMul, &[x, wgu]).unwrap();
-        let slice = |b: &mut GraphBuilder, name: &str, from: usize| {
-            let s = Op::Slice(Slice {
-                starts: vec![0, 0, from],
-                steps: vec![1, 1, 1],
-                sizes: vec![1, rows, i],
-            });
-            b.node(name, s, &[gu]).unwrap()
+        let variant = Variant {
+            sigmoids: if dearer { 4 } else { 0 },
+            ..Variant::default()
         };
-        let gate = slice(&mut b, "gate", 0);
-        let up = slice(&mut b, "up", i);
-        let mut act = b.unary("silu", Unary::Silu, gate).unwrap();
-        if dearer {
-            for j in 0..4 {
-                act = b.unary(format!("sig{j}"), Unary::Sigmoid, act).unwrap();
-            }
-        }
-        let y = b.binary("gated", Binary::Mul, act, up).unwrap();
-        let out = b.node("down", Op::MatMul, &[y, wd]).unwrap();
-        b.output(out);
-        b.finish().unwrap()
+        gated_mlp("gated", rows, variant)
     }
 
     /// 32 columns a block of 4 threads a row, f32: 4 lanes a thread.

@@ -1,7 +1,9 @@
 //! Fixtures shared by the `kernels` test binaries (the same two as `ops/tests/common`'s:
 //! a test crate cannot use another's, and these are too small for a crate of their own).
 
+use half::f16;
 use weft_codegen_common::{MatrixUnit, TargetLimits};
+use weft_ir::data::TensorData;
 use weft_ir::kernel::KStmt;
 use weft_ir::prelude::DType;
 
@@ -86,4 +88,20 @@ pub fn ptxas_registers(report: &str, what: &str) -> i64 {
         .and_then(|r| r.split(' ').next())
         .and_then(|r| r.parse().ok())
         .unwrap_or_else(|| panic!("no register count: {what}"))
+}
+
+/// Values of `dtype` (rounded to it where f16) and the tensor holding them: what the
+/// float64 references read and what the interpreter is given.
+#[allow(dead_code)] // not every test binary runs a template
+pub fn tensor(values: Vec<f32>, dtype: DType) -> (Vec<f64>, TensorData) {
+    match dtype {
+        DType::F16 => {
+            let h: Vec<f16> = values.iter().map(|&v| f16::from_f32(v)).collect();
+            (h.iter().map(|v| v.to_f64()).collect(), TensorData::F16(h))
+        }
+        _ => (
+            values.iter().map(|&v| v as f64).collect(),
+            TensorData::F32(values),
+        ),
+    }
 }
