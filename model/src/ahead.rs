@@ -7,22 +7,28 @@
 //! trip away), memory is idle. So each skinny product, once it has stored its output,
 //! asks L2 for the start of the weights the next products will stream: its threads
 //! issue one bulk prefetch of the copy engine a chunk (`cp.async.bulk.prefetch.L2`,
-//! [`CHUNK_BYTES`] each, spread over every block of its grid), and exit; the lines
-//! arrive while the kernels after it run, and the next product's loads find them in L2.
-//! (One `prefetch.global.L2` a 128-byte line, the first form, made the step slower in
-//! proportion to the bytes asked: those requests hold the block until they are served.)
+//! [`CHUNK_BYTES`] each, spread over every block of its grid), and exit, so that the
+//! next product's loads find the chunks in L2.
 //!
 //! How much: up to a budget in bytes, taken from the following products in run order
 //! (the next one's weight whole, then the start of the one after, …). L2 holds 50 MB
-//! on an H100 or H200; what a product streams after the prefetched lines arrive evicts
-//! them, so the budget bounds what is asked to what the kernels in between leave
-//! standing. A prefetch changes no value: the product reads its weight as before,
-//! from L2 or from memory.
+//! on an H100 or H200, and what a product streams evicts what was asked before it. A
+//! prefetch changes no value: the product reads its weight as before, from L2 or from
+//! memory.
 //!
-//! Off by default until a GPU times it; `WEFT_L2_AHEAD` (megabytes, `0` off) sets the
-//! budget ([`crate::CompileOptions::l2_ahead`]). Only where the kernel's dialect writes
-//! a prefetch and the runtime binds one more buffer freely: CUDA
-//! (`TargetLimits::grid_dependency`, sm_90 and later).
+//! **Measured slower, off** (`docs/l2-ahead.md`; H200, TinyLlama-shaped decode): the
+//! step grows with the bytes asked, by about 1.4 µs a product at 24 MB, the same with
+//! one `prefetch.global.L2` a line (the first form) as with the bulk requests. The
+//! reading that fits: a block does not retire while its requests are outstanding, so
+//! the product's grid completes only when they are served, and the next kernel waits
+//! for that completion — the requests run in the chain, not beside it. A request from a
+//! kernel nothing waits for (a second stream) is the form left untried.
+//!
+//! `WEFT_L2_AHEAD` (megabytes, `0` off) sets the budget
+//! ([`crate::CompileOptions::l2_ahead`], default 0). Only where the kernel's dialect
+//! writes a prefetch and the runtime binds one more buffer freely: CUDA
+//! (`TargetLimits::grid_dependency`, sm_90 and later), whose buffers are allocations of
+//! their own (aligned far past the 16 bytes a bulk request needs).
 
 use weft_graph::partition::{GroupKind, Partition, skinny};
 use weft_graph::{Graph, TensorId};

@@ -89,14 +89,16 @@ pub struct CompileOptions {
     pub weight_prefetch: weft_kernels::gemv::Lead,
     /// Store a gated MLP's `silu(gate) · up` from the gate/up product's kernel
     /// (`weft_graph::partition::gated`, `weft_kernels::gemv::template_gated`) instead of
-    /// a kernel of its own after it. Off by default until a GPU times it (built in the
-    /// thirteenth session, offline); the environment's `WEFT_GATED_STORE` (`0` or `1`)
-    /// overrides it, for the A/B.
+    /// a kernel of its own after it. Off by default: timed on the H200 in the fourteenth
+    /// session, a kernel fewer a layer and the same step (`docs/l2-ahead.md`, last
+    /// paragraph); the environment's `WEFT_GATED_STORE` (`0` or `1`) overrides it, for
+    /// the A/B.
     pub gated_store: bool,
     /// Bytes of the next skinny products' weights each skinny product asks L2 for once
     /// it has stored its output (`crate::ahead`), on targets that place a kernel's wait
-    /// (CUDA on sm_90 and later); 0, the default, asks nothing. The environment's
-    /// `WEFT_L2_AHEAD` (megabytes, a whole number; `0` off) overrides it, for the A/B.
+    /// (CUDA on sm_90 and later); 0, the default, asks nothing: measured slower on the
+    /// H200 (`docs/l2-ahead.md`). The environment's `WEFT_L2_AHEAD` (megabytes, a whole
+    /// number; `0` off) overrides it, for the A/B.
     pub l2_ahead: usize,
 }
 
