@@ -612,23 +612,28 @@ fn the_gated_store_knob_is_taken_and_checked() {
     assert!(err.contains("WEFT_GATED_STORE=`yes`"), "{err}");
 }
 
+/// `weft model generate zoo:llama` on the interpreter at the tiny config (6 prompt tokens,
+/// 6 new, f32, `--check --kernels`) with `variable=value` in its environment: how the
+/// decode step's switches are tried.
+fn checked_tiny_with(variable: &str, value: &str) -> std::process::Output {
+    let mut args = vec!["model", "generate", "zoo:llama", "--target", "cpu"];
+    args.extend(["--iters", "1", "--prompt-tokens", "6", "--new-tokens", "6"]);
+    args.extend(["--check", "--kernels", "--dtype", "f32"]);
+    args.extend(TINY);
+    std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(&args)
+        .env(variable, value)
+        .output()
+        .expect("weft starts")
+}
+
 /// `WEFT_PREFETCH` is taken (`sectors`: the decode step's products prefetch their
 /// weights before their wait and the kernels before them trigger; `wait`: the wait alone)
 /// and generates the float64 reference's ids either way; a value that is none of its
 /// names is refused with exit 2 naming the variable.
 #[test]
 fn the_prefetch_knob_is_taken_and_checked() {
-    let run = |value: &str| {
-        let mut args = vec!["model", "generate", "zoo:llama", "--target", "cpu"];
-        args.extend(["--iters", "1", "--prompt-tokens", "6", "--new-tokens", "6"]);
-        args.extend(["--check", "--kernels", "--dtype", "f32"]);
-        args.extend(TINY);
-        std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
-            .args(&args)
-            .env("WEFT_PREFETCH", value)
-            .output()
-            .expect("weft starts")
-    };
+    let run = |value: &str| checked_tiny_with("WEFT_PREFETCH", value);
     for (value, said) in [
         ("sectors", "a prefetch a 32-byte sector) before it waits"),
         (
@@ -658,17 +663,7 @@ fn the_prefetch_knob_is_taken_and_checked() {
 /// of megabytes up to 1024 refused with exit 2 naming the variable.
 #[test]
 fn the_l2_ahead_knob_is_taken_and_checked() {
-    let run = |value: &str| {
-        let mut args = vec!["model", "generate", "zoo:llama", "--target", "cpu"];
-        args.extend(["--iters", "1", "--prompt-tokens", "6", "--new-tokens", "6"]);
-        args.extend(["--check", "--kernels", "--dtype", "f32"]);
-        args.extend(TINY);
-        std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
-            .args(&args)
-            .env("WEFT_L2_AHEAD", value)
-            .output()
-            .expect("weft starts")
-    };
+    let run = |value: &str| checked_tiny_with("WEFT_L2_AHEAD", value);
     let out = run("1");
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));

@@ -11,12 +11,12 @@ mod common;
 use weft_codegen_common::TargetLimits;
 use weft_graph::passes::Precision;
 use weft_graph::zoo::llama::Seeded;
-use weft_graph::zoo::llama_step::{greedy_reference, llama_step};
+use weft_graph::zoo::llama_step::llama_step;
 use weft_ir::kernel::{KStmt, Kernel};
 use weft_model::ahead::CHUNK_BYTES;
-use weft_model::{CompileOptions, CompiledModel, Generator};
+use weft_model::{CompileOptions, CompiledModel};
 
-use common::{assert_reference_ids, tiny};
+use common::{generates_the_reference, tiny};
 
 const SEED: u64 = 5;
 
@@ -146,9 +146,7 @@ fn a_large_budget_asks_for_every_later_weight_in_whole_chunks() {
 #[test]
 fn asking_decode_generates_the_reference_tokens() {
     let mut dev = weft_runtime::open(&weft_runtime::Target::parse("cpu").unwrap()).unwrap();
-    let limits = dev.limits();
-    let cfg = tiny();
-    let (batch, len, new) = (2, 4, 8);
+    let (batch, len, new): (usize, usize, usize) = (2, 4, 8);
     let prompt: Vec<Vec<i32>> = (0..batch)
         .map(|b| {
             (0..len)
@@ -156,30 +154,17 @@ fn asking_decode_generates_the_reference_tokens() {
                 .collect()
         })
         .collect();
-    let picks = greedy_reference(&cfg, &mut Seeded(SEED), &prompt, new).unwrap();
     for precision in [Precision::F32, Precision::F16] {
-        let step = |seq| {
-            let g = llama_step(
-                "tiny",
-                &cfg,
-                (batch, seq, len + new),
-                precision.dtype(),
-                &mut Seeded(SEED),
-            )
-            .unwrap();
-            let options = CompileOptions::default()
-                .with_precision(precision)
-                .with_l2_ahead(1 << 20);
-            CompiledModel::compile(&g, &limits, &options).unwrap()
+        let options = CompileOptions::default()
+            .with_precision(precision)
+            .with_l2_ahead(1 << 20);
+        let asks = |decode: &CompiledModel| {
+            assert!(
+                asked(decode).iter().any(|a| a.1 > 0),
+                "the decode step asks L2 ahead"
+            );
         };
-        let decode = step(1);
-        assert!(
-            asked(&decode).iter().any(|a| a.1 > 0),
-            "the decode step asks L2 ahead"
-        );
-        let gen_ = Generator::load(&step(len), &decode, dev.as_mut()).unwrap();
-        let got = gen_.generate(dev.as_mut(), &prompt, new).unwrap();
-        gen_.free(dev.as_mut());
-        assert_reference_ids(&got.ids, &picks, precision, "asking ahead");
+        let run = (prompt.as_slice(), new);
+        generates_the_reference(dev.as_mut(), SEED, run, &options, "asking ahead", &asks);
     }
 }

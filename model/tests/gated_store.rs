@@ -10,10 +10,10 @@ mod common;
 use weft_codegen_common::TargetLimits;
 use weft_graph::passes::Precision;
 use weft_graph::zoo::llama::Seeded;
-use weft_graph::zoo::llama_step::{greedy_reference, llama_step};
-use weft_model::{CompileOptions, CompiledModel, Generator};
+use weft_graph::zoo::llama_step::llama_step;
+use weft_model::{CompileOptions, CompiledModel};
 
-use common::{assert_reference_ids, tiny};
+use common::{generates_the_reference, tiny};
 use weft_testkit::devices::open_or_skip;
 
 const SEED: u64 = 23;
@@ -69,7 +69,6 @@ fn the_gate_up_product_stores_the_activation_at_few_rows() {
 /// the float64 reference's ids (f32), in f16 the same up to a near tie of the reference's.
 #[test]
 fn gated_decode_generates_the_reference_tokens() {
-    let cfg = tiny();
     for target in ["cpu", "vulkan"] {
         let Some(mut dev) = open_or_skip(target) else {
             continue;
@@ -77,13 +76,13 @@ fn gated_decode_generates_the_reference_tokens() {
         let limits = dev.limits();
         for (batch, precision) in [Precision::F32, Precision::F16]
             .into_iter()
-            .flat_map(|p| [(1, p), (3, p)])
+            .flat_map(|p| [(1usize, p), (3, p)])
         {
             if precision == Precision::F16 && !limits.f16 {
                 eprintln!("({target}: no f16)");
                 continue;
             }
-            let (len, new) = (5, 6);
+            let (len, new): (usize, usize) = (5, 6);
             let prompt: Vec<Vec<i32>> = (0..batch)
                 .map(|b| {
                     (0..len)
@@ -91,28 +90,15 @@ fn gated_decode_generates_the_reference_tokens() {
                         .collect()
                 })
                 .collect();
-            let picks = greedy_reference(&cfg, &mut Seeded(SEED), &prompt, new).unwrap();
-            let step = |seq| {
-                let g = llama_step(
-                    "tiny",
-                    &cfg,
-                    (batch, seq, len + new),
-                    precision.dtype(),
-                    &mut Seeded(SEED),
-                )
-                .unwrap();
-                let options = CompileOptions::default()
-                    .with_precision(precision)
-                    .with_gated_store(true);
-                CompiledModel::compile(&g, &limits, &options).unwrap()
+            let options = CompileOptions::default()
+                .with_precision(precision)
+                .with_gated_store(true);
+            let stores = |decode: &CompiledModel| {
+                assert!(decode.show().contains("stored by it"), "{target}");
             };
-            let decode = step(1);
-            assert!(decode.show().contains("stored by it"), "{target}");
-            let gen_ = Generator::load(&step(len), &decode, dev.as_mut()).unwrap();
-            let got = gen_.generate(dev.as_mut(), &prompt, new).unwrap();
-            gen_.free(dev.as_mut());
             let what = format!("gated store on {target}, batch {batch}");
-            assert_reference_ids(&got.ids, &picks, precision, &what);
+            let run = (prompt.as_slice(), new);
+            generates_the_reference(dev.as_mut(), SEED, run, &options, &what, &stores);
         }
     }
 }

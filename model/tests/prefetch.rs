@@ -10,12 +10,12 @@ mod common;
 use weft_codegen_common::TargetLimits;
 use weft_graph::passes::Precision;
 use weft_graph::zoo::llama::Seeded;
-use weft_graph::zoo::llama_step::{greedy_reference, llama_step};
+use weft_graph::zoo::llama_step::llama_step;
 use weft_ir::func::GridControl;
 use weft_kernels::gemv::Lead;
-use weft_model::{CompileOptions, CompiledModel, Generator};
+use weft_model::{CompileOptions, CompiledModel};
 
-use common::{assert_reference_ids, tiny};
+use common::{generates_the_reference, tiny};
 
 const SEED: u64 = 11;
 
@@ -123,9 +123,7 @@ fn the_decode_steps_products_prefetch_and_their_predecessors_trigger() {
 #[test]
 fn prefetching_decode_generates_the_reference_tokens() {
     let mut dev = weft_runtime::open(&weft_runtime::Target::parse("cpu").unwrap()).unwrap();
-    let limits = dev.limits();
-    let cfg = tiny();
-    let (batch, len, new) = (2, 4, 8);
+    let (batch, len, new): (usize, usize, usize) = (2, 4, 8);
     let prompt: Vec<Vec<i32>> = (0..batch)
         .map(|b| {
             (0..len)
@@ -133,27 +131,21 @@ fn prefetching_decode_generates_the_reference_tokens() {
                 .collect()
         })
         .collect();
-    let picks = greedy_reference(&cfg, &mut Seeded(SEED), &prompt, new).unwrap();
     for precision in [Precision::F32, Precision::F16] {
-        let step = |seq| {
-            let g = llama_step(
-                "tiny",
-                &cfg,
-                (batch, seq, len + new),
-                precision.dtype(),
-                &mut Seeded(SEED),
-            )
-            .unwrap();
-            let options = CompileOptions::default()
-                .with_precision(precision)
-                .with_weight_prefetch(Lead::Sectors);
-            CompiledModel::compile(&g, &limits, &options).unwrap()
+        let options = CompileOptions::default()
+            .with_precision(precision)
+            .with_weight_prefetch(Lead::Sectors);
+        let prefetches = |decode: &CompiledModel| {
+            assert!(census(decode).0 > 0, "the decode step prefetches");
         };
-        let decode = step(1);
-        assert!(census(&decode).0 > 0, "the decode step prefetches");
-        let gen_ = Generator::load(&step(len), &decode, dev.as_mut()).unwrap();
-        let got = gen_.generate(dev.as_mut(), &prompt, new).unwrap();
-        gen_.free(dev.as_mut());
-        assert_reference_ids(&got.ids, &picks, precision, "prefetching");
+        let run = (prompt.as_slice(), new);
+        generates_the_reference(
+            dev.as_mut(),
+            SEED,
+            run,
+            &options,
+            "prefetching",
+            &prefetches,
+        );
     }
 }

@@ -5,8 +5,10 @@
 #![allow(dead_code)]
 
 use weft_graph::passes::Precision;
-use weft_graph::zoo::llama::LlamaConfig;
-use weft_graph::zoo::llama_step::ReferencePick;
+use weft_graph::zoo::llama::{LlamaConfig, Seeded};
+use weft_graph::zoo::llama_step::{ReferencePick, greedy_reference, llama_step};
+use weft_model::{CompileOptions, CompiledModel, Generator};
+use weft_runtime::Device;
 
 /// Two layers of 64, 4 heads over 2 KV heads, a vocabulary of 300.
 pub fn tiny() -> LlamaConfig {
@@ -48,4 +50,41 @@ pub fn assert_reference_ids(
             break;
         }
     }
+}
+
+/// Greedy generation of `new` tokens after `prompt` (every sequence as long) through
+/// [`tiny`] with weights from `seed`, its prefill and decode steps compiled with `options`
+/// for `dev`, the ids checked against the float64 reference's picks
+/// ([`assert_reference_ids`], `what` naming the run); `decode` sees the decode step first,
+/// for the caller's own assertions on it.
+pub fn generates_the_reference(
+    dev: &mut dyn Device,
+    seed: u64,
+    (prompt, new): (&[Vec<i32>], usize),
+    options: &CompileOptions,
+    what: &str,
+    decode: &dyn Fn(&CompiledModel),
+) {
+    let cfg = tiny();
+    let (batch, len) = (prompt.len(), prompt[0].len());
+    let picks = greedy_reference(&cfg, &mut Seeded(seed), prompt, new).unwrap();
+    let limits = dev.limits();
+    let step = |seq| {
+        let dtype = options.precision.dtype();
+        let g = llama_step(
+            "tiny",
+            &cfg,
+            (batch, seq, len + new),
+            dtype,
+            &mut Seeded(seed),
+        )
+        .unwrap();
+        CompiledModel::compile(&g, &limits, options).unwrap()
+    };
+    let decode_step = step(1);
+    decode(&decode_step);
+    let gen_ = Generator::load(&step(len), &decode_step, dev).unwrap();
+    let got = gen_.generate(dev, prompt, new).unwrap();
+    gen_.free(dev);
+    assert_reference_ids(&got.ids, &picks, options.precision, what);
 }
