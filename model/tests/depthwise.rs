@@ -38,7 +38,7 @@ const fn case(x: [usize; 4], k: usize, stride: usize, stored_input: bool) -> Cas
 
 /// Every channel count, image, window and batch of the brief at least once, in mixed
 /// combinations (each a few seconds at most on the interpreter).
-const CASES: [Case; 13] = [
+const CASES: [Case; 16] = [
     case([1, 1, 1, 1], 3, 1, true),
     case([2, 3, 28, 30], 7, 1, false),
     case([1, 96, 13, 17], 5, 2, true),
@@ -55,6 +55,12 @@ const CASES: [Case; 13] = [
     // template's; 7² × 48 at batch 64 the same count.
     case([1, 192, 28, 28], 7, 1, false),
     case([64, 48, 7, 7], 7, 1, false),
+    // 3×3 and 5×5 over two images at stride 1, 150528 and 301056 outputs: the template
+    // where the target takes a register cap (CUDA's register windows); at stride 2 the
+    // direct rule's everywhere.
+    case([2, 96, 28, 28], 3, 1, true),
+    case([2, 48, 56, 56], 5, 1, false),
+    case([2, 96, 56, 56], 3, 2, false),
 ];
 
 /// `y = relu(x)`; `d = clip(dwconv(y) + bias, 0, 6)`. Where the input is stored, a
@@ -89,20 +95,22 @@ fn graph(c: &Case) -> Graph {
 }
 
 /// Whether the rule takes the template over views for a depthwise convolution read
-/// through views: windows of 7 or more and at least 28² × 192 outputs, pixels counted
-/// over the batch (the direct rule is faster below, measured on the H200).
-fn views_template(c: &Case) -> bool {
+/// through views: at least 28² × 192 outputs, pixels counted over the batch, and windows
+/// of 7 or more — or, on a target with a register cap, several images at stride 1 (the
+/// direct rule is faster otherwise, measured on the H200).
+fn views_template(c: &Case, register_cap: bool) -> bool {
     let out = |n: usize| n.div_ceil(c.stride);
-    c.k >= 7 && c.x[0] * c.x[1] * out(c.x[2]) * out(c.x[3]) >= 28 * 28 * 192
+    let window = c.k >= 7 || (register_cap && c.x[0] >= 2 && c.stride == 1);
+    window && c.x[0] * c.x[1] * out(c.x[2]) * out(c.x[3]) >= 28 * 28 * 192
 }
 
 /// What `weft model graph` must say of the depthwise group in `precision`.
-fn expected(c: &Case, precision: Precision) -> &'static str {
+fn expected(c: &Case, precision: Precision, register_cap: bool) -> &'static str {
     match precision {
         // One channel, one group: a dense convolution.
         _ if c.x[1] == 1 => "implicit-gemm",
         Precision::F32 if c.stored_input => "depthwise template: ",
-        _ if !views_template(c) => "rule: direct convolution",
+        _ if !views_template(c, register_cap) => "rule: direct convolution",
         Precision::F32 => "depthwise template over views (NCHW, f32 loads",
         Precision::F32ChannelsLast => "depthwise template over views (NHWC, f32 loads",
         Precision::F16 => "depthwise template over views (NHWC, f16 loads",
@@ -114,10 +122,12 @@ fn expected(c: &Case, precision: Precision) -> &'static str {
 fn error(dev: &mut dyn Device, c: &Case, precision: Precision) -> f64 {
     let g = graph(c);
     let opts = CompileOptions::default().with_precision(precision);
-    let model = CompiledModel::compile(&g, &dev.limits(), &opts).unwrap();
+    let limits = dev.limits();
+    let model = CompiledModel::compile(&g, &limits, &opts).unwrap();
     let text = model.show();
-    assert!(text.contains(expected(c, precision)), "{c:?}\n{text}");
-    if expected(c, precision) != "rule: direct convolution" {
+    let want = expected(c, precision, limits.register_cap);
+    assert!(text.contains(want), "{c:?}\n{text}");
+    if want != "rule: direct convolution" {
         assert!(!text.contains("direct convolution"), "{c:?}\n{text}");
     }
     let loaded = model.load(dev).unwrap();
@@ -170,6 +180,26 @@ fn depthwise_convolutions_run_on_the_interpreter() {
     if let Some(mut dev) = open_or_skip("cpu") {
         check_on(dev.as_mut());
     }
+}
+
+/// The 3×3 and 5×5 cases over two images on CUDA's limits (a register cap: the
+/// template's register windows at stride 1), run on the interpreter emulating them, f16.
+#[test]
+fn small_windows_on_cudas_limits_run_on_the_interpreter() {
+    let limits = TargetLimits::cuda();
+    assert!(limits.register_cap);
+    let mut dev = weft_runtime::cpu::CpuDevice::emulating(limits);
+    let cases = CASES
+        .iter()
+        .filter(|c| c.k < 7 && c.x[0] >= 2 && c.x[1] > 1);
+    let mut templates = 0;
+    for c in cases {
+        templates += usize::from(views_template(c, true));
+        let err = error(&mut dev, c, Precision::F16);
+        eprintln!("{:?} k{} s{}: F16 {err:.1e}", c.x, c.k, c.stride);
+        assert!(err <= F16_TOLERANCE, "{c:?}: error {err:.2e}");
+    }
+    assert_eq!(templates, 2, "the two stride-1 cases take the template");
 }
 
 #[test]

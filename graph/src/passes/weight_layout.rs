@@ -63,8 +63,11 @@ pub const DEPTHWISE_TEMPLATE_MIN_OUTPUTS: i64 = 28 * 28 * 192;
 
 /// Whether a depthwise convolution over views (f16, NHWC, an inlined prologue) of `n`
 /// images of `c` channels and `hw` pixels, a `k × k` window at `stride`, takes the
-/// depthwise template rather than the direct rule: a window of at least
-/// [`DEPTHWISE_TEMPLATE_WINDOW`] and at least [`DEPTHWISE_TEMPLATE_MIN_OUTPUTS`] outputs.
+/// depthwise template rather than the direct rule: at least
+/// [`DEPTHWISE_TEMPLATE_MIN_OUTPUTS`] outputs, and a window of at least
+/// [`DEPTHWISE_TEMPLATE_WINDOW`] — or, where the target's compiler takes a register cap
+/// (`register_cap`: CUDA, whose template keeps each thread's window in registers), a
+/// batch of several images at stride 1 (see [`small_windows_take_the_template`]).
 /// Measured on the H200 (fp16 NHWC, batch 1, 2026-11-29, measurements/h200-2026-11-29d):
 /// every 3×3 and 5×5 layer of MobileNetV2 and EfficientNet-B0 ran faster by the direct
 /// rule (MobileNetV2's 17: 52 µs direct, 91 µs template; EfficientNet-B0's 16: 69
@@ -77,10 +80,33 @@ pub const DEPTHWISE_TEMPLATE_MIN_OUTPUTS: i64 = 28 * 28 * 192;
 /// 768 ones in 17.8 µs (2026-11-30, tenth session, `measurements/h200-2026-11-30`;
 /// 301k outputs), where the template runs the latter in 7.0 µs: the outputs decide, not
 /// the pixels.
-pub fn depthwise_template_pays(n: i64, c: i64, hw: [i64; 2], k: i64, stride: i64) -> bool {
+pub fn depthwise_template_pays(
+    n: i64,
+    c: i64,
+    hw: [i64; 2],
+    k: i64,
+    stride: i64,
+    register_cap: bool,
+) -> bool {
     let s = stride.max(1);
     let (oh, ow) = ((hw[0] + s - 1) / s, (hw[1] + s - 1) / s);
-    k >= DEPTHWISE_TEMPLATE_WINDOW as i64 && n * oh * ow * c >= DEPTHWISE_TEMPLATE_MIN_OUTPUTS
+    let window = k >= DEPTHWISE_TEMPLATE_WINDOW as i64
+        || (register_cap && small_windows_take_the_template(n, stride));
+    window && n * oh * ow * c >= DEPTHWISE_TEMPLATE_MIN_OUTPUTS
+}
+
+/// Whether a depthwise convolution narrower than [`DEPTHWISE_TEMPLATE_WINDOW`] (3×3,
+/// 5×5) takes the template's register windows on CUDA (where it has enough outputs):
+/// over several images at stride 1. Measured on the H200 at batch 8 (fp16 NHWC,
+/// 2026-11-30, fifteenth session, `measurements/h200-2026-11-30f` call 3), direct rule →
+/// template: EfficientNet-B0's 16 depthwise layers 170.6 → 135.1 µs in all, MobileNetV2's
+/// 17 116.6 → 91.4, the stride-1 layers faster everywhere (`[8, 144, 56, 56]` 19.3 →
+/// 12.1 and 17.2 → 9.7, `[8, 1152, 7, 7]` 8.0 → 5.3, ShuffleNetV2's `[8, 116, 14, 14]`
+/// 3.5 → 3.2) and the stride-2 ones slower (`[8, 144, 28, 28]` 12.6 → 19.5 and 6.0 →
+/// 8.7, ShuffleNetV2's 3.4 → 5.1); at batch 1 the direct rule was the faster at every
+/// layer (above), so one image keeps it.
+pub fn small_windows_take_the_template(n: i64, stride: i64) -> bool {
+    n >= 2 && stride == 1
 }
 
 /// Stores the B operands of dense convolutions and `transB` Gemms row-major by the rules
@@ -123,6 +149,7 @@ pub fn assign_weight_layouts(g: &mut Graph, cx: &PassContext) -> usize {
                         [d(2), d(3)],
                         ws[2] as i64,
                         c.strides[0] as i64,
+                        cx.limits.register_cap,
                     );
                     // The template's register windows on CUDA. The direct rule at these
                     // windows keeps `[C, R, S]`: with `[R, S, 1, C]` ConvNeXt-tiny's

@@ -111,6 +111,18 @@ pub(crate) fn split_last(limits: &TargetLimits, choices: &Choices) -> Result<boo
     }
 }
 
+/// A switch left on unless environment variable `var` says `0` (`1` or unset: on); any
+/// other value is refused, naming the variable and what its two values do (`on`, `off`).
+pub(crate) fn switch(var: &str, on: &str, off: &str) -> Result<bool, LowerError> {
+    match std::env::var(var).as_deref() {
+        Err(_) | Ok("1") => Ok(true),
+        Ok("0") => Ok(false),
+        Ok(other) => Err(LowerError::Refused(format!(
+            "{var}=`{other}`: 0 ({off}) or 1 ({on}, the default)"
+        ))),
+    }
+}
+
 /// The fp32 matmul template's config for an `m × n × k` product, its split parts and
 /// why: the rule of `weft_kernels::rule`, which may split.
 #[cfg(test)]

@@ -89,14 +89,58 @@ fn choose(d: &Geometry) -> ConvVariant {
 /// Whether a depthwise convolution over views takes the template: the rule and its
 /// measurements are [`weft_graph::passes::depthwise_template_pays`]'s, which the weight
 /// layout pass reads too (the filter's layout follows the schedule).
-fn views_template_pays(d: &Geometry) -> bool {
+fn views_template_pays(d: &Geometry, limits: &weft_codegen_common::TargetLimits) -> bool {
     weft_graph::passes::depthwise_template_pays(
         d.view.n,
         d.c,
         [d.view.h, d.view.w],
         d.view.r,
         d.conv.strides[0] as i64,
+        limits.register_cap,
     )
+}
+
+/// The environment variable that reads every 1×1 convolution through the implicit
+/// GEMM's views (`0`) instead of as the stored product it is (unset or `1`): a knob for
+/// timing the two on whole models; other values are refused.
+pub const POINTWISE_ENV: &str = "WEFT_CONV1X1";
+
+/// Whether convolution `node` (`d`) is a product over stored operands: 1×1, stride 1, no
+/// padding, one group, its input stored NHWC f16 from its buffer's start (not computed
+/// at the loads, not a strided slice of a Concat, not read again by the epilogue), its
+/// filter stored `[R, S, C, K]` f16. Then the input's memory is the `[N·H·W, C]` matrix
+/// and the filter's the `[C, K]` one, read as they are.
+fn pointwise_stored(
+    g: &Graph,
+    group: &Group,
+    vals: &Values,
+    node: &weft_graph::Node,
+    d: &Geometry,
+) -> bool {
+    let (x, w) = (node.inputs[0], node.inputs[1]);
+    let (c, v) = (d.conv, d.view);
+    let (tx, tw) = (g.tensor(x), g.tensor(w));
+    let geometry = c.groups == 1
+        && v.r == 1
+        && v.s == 1
+        && c.strides == [1, 1]
+        && c.pads.iter().all(|&p| p == 0)
+        && v.c == d.c;
+    let stored = tx.dtype == DType::F16
+        && tx.layout == Layout::ChannelsLast
+        && tw.dtype == DType::F16
+        && tw.layout == Layout::FilterRsck
+        && !vals.computes(x)
+        && vals.leads(x);
+    // A tensor is registered under one buffer a kernel: the input read again by the
+    // epilogue (or already given a buffer) stays with the views.
+    let read_after = group
+        .epilogue
+        .iter()
+        .any(|e| g.nodes[e.0].inputs.contains(&x));
+    let registered = vals.buffers().iter().any(|(t, _)| *t == x || *t == w);
+
+    geometry && stored && !read_after && !registered
 }
 
 /// Lowers the convolution group `group` (its root a Conv with attributes `c`).
@@ -161,7 +205,9 @@ pub(crate) fn lower<'g>(
     let chosen = match choose(&d) {
         // Over views the template pays only for wide windows on large images; elsewhere
         // the direct rule is faster ([`VIEWS_TEMPLATE_MIN_WINDOW`]).
-        ConvVariant::Depthwise if !own_buffers && !views_template_pays(&d) => ConvVariant::Direct,
+        ConvVariant::Depthwise if !own_buffers && !views_template_pays(&d, limits) => {
+            ConvVariant::Direct
+        }
         v => v,
     };
     match chosen {
@@ -201,13 +247,33 @@ pub(crate) fn lower<'g>(
             } else {
                 ConvLayout::Nchw
             };
-            let cols = conv_views::x_cols(&v, layout, operand, |at| match &copied {
-                Some((_, padded)) => {
-                    let [n, ch, ih, iw] = at;
-                    padded.at(&[n, ih, iw, ch])
-                }
-                None => vals.at_as(x, &at, operand),
-            });
+            // A 1×1 convolution of stride 1 without padding over a stored NHWC f16 input
+            // is a plain product: its input's memory is the `[N·H·W, C]` matrix and its
+            // filter's (`[R, S, C, K]`) the `[C, K]` one. Read as the template's own
+            // placeholders, the template's whole space applies — Hopper's TMA + wgmma
+            // tiles at any tile count, which over gathered views it keeps to products
+            // of many tiles (`matmul_f16::WGMMA_VIEWS_MIN_TILES`).
+            let pointwise = choose::switch(
+                POINTWISE_ENV,
+                "1×1 convolutions read as stored products",
+                "through the implicit GEMM's views",
+            )
+            .map_err(fail)?
+                && pointwise_stored(g, group, vals, node, &d)
+                && !narrow;
+            let cols = if pointwise {
+                let a = te::placeholder(&vals.fresh_name(&g.tensor(x).name), &[gm, gk], DType::F16);
+                vals.adopt(x, &a);
+                a
+            } else {
+                conv_views::x_cols(&v, layout, operand, |at| match &copied {
+                    Some((_, padded)) => {
+                        let [n, ch, ih, iw] = at;
+                        padded.at(&[n, ih, iw, ch])
+                    }
+                    None => vals.at_as(x, &at, operand),
+                })
+            };
             let view_weights = || {
                 conv_views::w_cols(&v, layout, |[k, ch, r, s]| {
                     if narrow {
@@ -232,20 +298,24 @@ pub(crate) fn lower<'g>(
                 n: gn,
                 k: gk,
                 batch: 1,
-                views: Views::Conv(ConvViews {
-                    x: [v.n, d.c, v.h, v.w],
-                    w: [v.k, v.c, v.r, v.s],
-                    strides: c.strides,
-                    pads: c.pads,
-                    dilations: c.dilations,
-                    input: if narrow {
-                        ConvInput::Nhwc4Copy
-                    } else if nhwc {
-                        ConvInput::Nhwc
-                    } else {
-                        ConvInput::Nchw
-                    },
-                }),
+                views: if pointwise {
+                    Views::Stored
+                } else {
+                    Views::Conv(ConvViews {
+                        x: [v.n, d.c, v.h, v.w],
+                        w: [v.k, v.c, v.r, v.s],
+                        strides: c.strides,
+                        pads: c.pads,
+                        dilations: c.dilations,
+                        input: if narrow {
+                            ConvInput::Nhwc4Copy
+                        } else if nhwc {
+                            ConvInput::Nhwc
+                        } else {
+                            ConvInput::Nchw
+                        },
+                    })
+                },
                 winograd: winograd_dims(&d, f16).map(|w| [w.k, w.p4(), w.c]),
             };
             let (choice, why) =
@@ -277,14 +347,15 @@ pub(crate) fn lower<'g>(
             // On Hopper's wgmma path over views the filter, stored HWIO in f16, is read as
             // the `[R·S·C, K]` matrix it is, which TMA copies (the im2col the threads
             // gather); elsewhere it is read through the view.
-            let filter_matrix = f16
-                && nhwc
-                && !narrow
-                && c.groups == 1
-                && config.get("wg").unwrap_or(0) > 0
-                && g.tensor(w).layout == Layout::FilterRsck
-                && g.tensor(w).dtype == DType::F16
-                && gn % 8 == 0;
+            let filter_matrix = pointwise
+                || (f16
+                    && nhwc
+                    && !narrow
+                    && c.groups == 1
+                    && config.get("wg").unwrap_or(0) > 0
+                    && g.tensor(w).layout == Layout::FilterRsck
+                    && g.tensor(w).dtype == DType::F16
+                    && gn % 8 == 0);
             let weights = if filter_matrix {
                 let matrix = te::placeholder(&format!("{name}_w_rsck"), &[gk, gn], DType::F16);
                 vals.adopt(w, &matrix);
@@ -311,6 +382,8 @@ pub(crate) fn lower<'g>(
             let out = output(vals);
             let layout = if narrow {
                 "over an NHWC4 f16 copy of its NCHW input, a kernel of its own,"
+            } else if pointwise {
+                "(NHWC, 1×1: its input and filter read as the stored matrices they are)"
             } else if nhwc {
                 "(NHWC)"
             } else {
@@ -324,7 +397,9 @@ pub(crate) fn lower<'g>(
             let (product, what) =
                 Matmul::of(f16, &config).map_err(|e| fail(LowerError::Kernels(e)))?;
             // Which operands Hopper's path copies how: TMA copies stored tensors only.
-            let how = if filter_matrix {
+            let how = if pointwise {
+                matmul_f16::TMA_FILLED
+            } else if filter_matrix {
                 "(the im2col thread-gathered, the filter TMA-filled)"
             } else {
                 matmul_f16::GATHERED

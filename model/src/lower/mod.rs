@@ -19,12 +19,16 @@ mod gated;
 mod gemm;
 mod narrow;
 mod pool;
+mod pool_nhwc;
 mod resident;
 mod row_norm;
 mod rows;
 mod slice;
 mod update;
 pub(crate) mod values;
+
+pub use conv::POINTWISE_ENV;
+pub use pool_nhwc::{POOL_SPLIT_ENV, chunk as pool_chunk};
 
 pub(crate) use gemm::gemv_computes;
 pub(crate) use weft_kernels::rules;
@@ -139,6 +143,17 @@ pub fn lower_group(
         Role::Reduction(Reduction::Reduce(r)) => {
             let (func, schedule) =
                 rows::reduce(g, group, r, &vals, &name, limits, &order, output).map_err(fail)?;
+            (func, schedule, None)
+        }
+        Role::Reduction(Reduction::Window(Window::Global(gp)))
+            if pool::global_as_rows(g, group)
+                && pool_nhwc::takes(g, group)
+                && pool_nhwc::switched_on().map_err(fail)? =>
+        {
+            // Over a channels-last image: two reductions whose threads walk channels
+            // (`pool_nhwc`), where a row per channel would read a sector a load.
+            let (func, schedule) =
+                pool_nhwc::lower(g, group, gp, &vals, &name, output).map_err(fail)?;
             (func, schedule, None)
         }
         Role::Reduction(Reduction::Window(Window::Global(gp)))

@@ -481,7 +481,7 @@ fn by_rule<'g>(
 }
 
 /// The group's buffers read so far, then `temps`.
-fn inputs(vals: &Values, temps: &[&Buffer]) -> Vec<Buffer> {
+pub(super) fn inputs(vals: &Values, temps: &[&Buffer]) -> Vec<Buffer> {
     let mut v: Vec<Buffer> = vals.buffers().into_iter().map(|(_, b)| b).collect();
     v.extend(temps.iter().map(|&b| b.clone()));
     v
@@ -496,7 +496,7 @@ fn stage(name: &str, vals: &Values, stat: &Buffer, deps: &[&Buffer]) -> Result<F
 /// One function running `parts` in order, each part's output (but the last's) a global
 /// temporary read by the parts after it. Joined from the back, so that each join's
 /// second function holds every reader of its temporary.
-fn chain(name: &str, mut parts: Vec<Func>, temps: &[Buffer]) -> Func {
+pub(super) fn chain(name: &str, mut parts: Vec<Func>, temps: &[Buffer]) -> Func {
     let last = parts.pop().expect("a chain has parts");
     parts
         .into_iter()
