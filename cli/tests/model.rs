@@ -73,7 +73,10 @@ fn a_zoo_model_runs_in_f16_on_the_interpreter_within_tolerance() {
     ]);
     assert!(graph.contains("f16[1,32,112,112] nhwc"), "{graph}");
     assert!(
-        graph.contains("implicit-gemm (NHWC) on the fp16 matmul template"),
+        graph.contains(
+            "implicit-gemm (NHWC, 1×1: its input and filter read as the stored matrices they are) \
+             on the fp16 matmul template"
+        ),
         "{graph}"
     );
 }
