@@ -147,7 +147,7 @@ pub fn lower_group(
         }
         Role::Reduction(Reduction::Window(Window::Global(gp)))
             if pool::global_as_rows(g, group)
-                && pool_nhwc::takes(g, group)
+                && pool_nhwc::takes(g, group, limits)
                 && pool_nhwc::switched_on().map_err(fail)? =>
         {
             // Over a channels-last image: two reductions whose threads walk channels

@@ -10,6 +10,7 @@
 //! µs, 0.3 TB/s), five of them 83 µs of a 720-µs model, where Inductor's two reduction
 //! kernels take 5–9 µs (measurements/h200-2026-11-30f, call 1).
 
+use weft_codegen_common::TargetLimits;
 use weft_graph::Graph;
 use weft_graph::Layout;
 use weft_graph::op::{GlobalPool, PoolKind};
@@ -42,7 +43,10 @@ pub(crate) fn switched_on() -> Result<bool, LowerError> {
 pub const MIN_PIXELS: usize = 28 * 28;
 
 /// Whether group `group`'s root, a global pool, reads channels-last images, several of
-/// them, of at least [`MIN_PIXELS`]: then [`lower`] takes it (where [`switched_on`]).
+/// them, of at least [`MIN_PIXELS`], on a target whose compiler takes a register cap
+/// (CUDA, HIP: where it was measured; on Vulkan each of its three dispatches costs ~5 µs
+/// of floor, untimed against the row template there): then [`lower`] takes it (where
+/// [`switched_on`]).
 /// Measured on the H200 (fp16, 2026-11-30, fifteenth session,
 /// `measurements/h200-2026-11-30f` calls 2–3): at batch 8 EfficientNet-B0's pools at
 /// 112², 56² and 28² ran 12.4 → 9.4, 22.7 → 6.1, 16.2 → 5.5, 5.8 → 4.3 and 4.8 → 4.2 µs
@@ -50,9 +54,10 @@ pub const MIN_PIXELS: usize = 28 * 28;
 /// template's blocks then share the image's sectors through L2, and the three kernels
 /// cost more than they save); at batch 1 the whole model lost 317 → 331 µs and
 /// RegNetY-400MF 291 → 305, so one image keeps the row template.
-pub(crate) fn takes(g: &Graph, group: &Group) -> bool {
+pub(crate) fn takes(g: &Graph, group: &Group, limits: &TargetLimits) -> bool {
     let x = g.tensor(g.nodes[group.root.0].inputs[0]);
-    x.shape.len() == 4
+    limits.register_cap
+        && x.shape.len() == 4
         && x.layout == Layout::ChannelsLast
         && x.shape[0] >= 2
         && x.shape[2] * x.shape[3] >= MIN_PIXELS
