@@ -18,6 +18,7 @@ use weft_model::tune::{AnchorChoice, AnchorKey, Choices, Views};
 use weft_model::{CompileOptions, CompiledModel};
 use weft_runtime::Device;
 use weft_runtime::cpu::CpuDevice;
+use weft_testkit::compare::normalized_error;
 use weft_testkit::random::Values;
 
 const IN: [usize; 4] = [2, 24, 7, 9];
@@ -64,14 +65,7 @@ fn error(g: &Graph, model: &CompiledModel, dev: &mut dyn Device) -> f64 {
     let got = loaded.run(dev, std::slice::from_ref(&x)).unwrap();
     loaded.free(dev);
     let want = evaluate(g, &[x.mapv(f64::from)]).unwrap();
-    let (got, want) = (&got[0], &want[0]);
-    assert_eq!(got.shape(), want.shape());
-    let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    let err = got.iter().zip(want.iter()).fold(0.0f64, |m, (a, b)| {
-        let d = (f64::from(*a) - b).abs();
-        if d.is_nan() { f64::INFINITY } else { m.max(d) }
-    });
-    err / scale.max(1.0)
+    normalized_error(&got[0], &want[0])
 }
 
 /// f16 activations and weights, f32 sums, five layers.

@@ -16,6 +16,7 @@ use weft_ir::dtype::DType;
 use weft_model::{CompileOptions, CompiledModel};
 use weft_runtime::Device;
 use weft_runtime::cpu::CpuDevice;
+use weft_testkit::compare::normalized_error;
 use weft_testkit::devices::open_or_skip;
 use weft_testkit::random::Values;
 
@@ -64,15 +65,7 @@ fn error(g: &Graph, model: &CompiledModel, dev: &mut dyn Device) -> f64 {
     .unwrap();
     got.iter()
         .zip(&want)
-        .map(|(got, want)| {
-            assert_eq!(got.shape(), want.shape());
-            let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-            let err = got.iter().zip(want.iter()).fold(0.0f64, |m, (a, b)| {
-                let d = (f64::from(*a) - b).abs();
-                if d.is_nan() { f64::INFINITY } else { m.max(d) }
-            });
-            err / scale.max(1.0)
-        })
+        .map(|(got, want)| normalized_error(got, want))
         .fold(0.0, f64::max)
 }
 

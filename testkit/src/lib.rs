@@ -3,6 +3,7 @@
 //!
 //! - [`handmade`]: hand-built lowered kernels the emitters' tests (and the runtime's) use;
 //! - [`random`]: deterministic random inputs;
+//! - [`compare`]: an output's normalized error against its float64 reference;
 //! - [`devices`]: the skip-or-fail rule of tests that need hardware (`WEFT_REQUIRE`):
 //!   open a device or NVRTC, or skip with a printed reason.
 //!
@@ -11,6 +12,7 @@
 //! folders, not from `#[cfg(test)]` unit tests in `src/`, whose crate is a second copy
 //! whose types do not match.
 
+pub mod compare;
 pub mod devices;
 pub mod handmade;
 pub mod random;
