@@ -183,7 +183,8 @@ fn depthwise_convolutions_run_on_the_interpreter() {
 }
 
 /// The 3×3 and 5×5 cases over two images on CUDA's limits (a register cap: the
-/// template's register windows at stride 1), run on the interpreter emulating them, f16.
+/// template's register windows at stride 1), run on the interpreter emulating them, f16
+/// and f32 channels-last.
 #[test]
 fn small_windows_on_cudas_limits_run_on_the_interpreter() {
     let limits = TargetLimits::cuda();
@@ -195,9 +196,14 @@ fn small_windows_on_cudas_limits_run_on_the_interpreter() {
     let mut templates = 0;
     for c in cases {
         templates += usize::from(views_template(c, true));
-        let err = error(&mut dev, c, Precision::F16);
-        eprintln!("{:?} k{} s{}: F16 {err:.1e}", c.x, c.k, c.stride);
-        assert!(err <= F16_TOLERANCE, "{c:?}: error {err:.2e}");
+        for (precision, tolerance) in [
+            (Precision::F16, F16_TOLERANCE),
+            (Precision::F32ChannelsLast, F32_TOLERANCE),
+        ] {
+            let err = error(&mut dev, c, precision);
+            eprintln!("{:?} k{} s{}: {precision:?} {err:.1e}", c.x, c.k, c.stride);
+            assert!(err <= tolerance, "{c:?} {precision:?}: error {err:.2e}");
+        }
     }
     assert_eq!(templates, 2, "the two stride-1 cases take the template");
 }

@@ -73,11 +73,15 @@ fn error(g: &Graph, model: &CompiledModel, dev: &mut dyn Device) -> f64 {
 const F16_TOLERANCE: f64 = 1e-2;
 
 fn check(limits: &TargetLimits, dev: &mut dyn Device) {
+    check_in(limits, dev, Precision::F16, F16_TOLERANCE);
+}
+
+fn check_in(limits: &TargetLimits, dev: &mut dyn Device, precision: Precision, tolerance: f64) {
     let g = net();
     let model = CompiledModel::compile(
         &g,
         limits,
-        &CompileOptions::default().with_precision(Precision::F16),
+        &CompileOptions::default().with_precision(precision),
     )
     .unwrap();
     let text = model.show();
@@ -90,8 +94,21 @@ fn check(limits: &TargetLimits, dev: &mut dyn Device) {
         "{text}"
     );
     let err = error(&g, &model, dev);
-    eprintln!("{}: error {err:.2e}", dev.name());
-    assert!(err <= F16_TOLERANCE, "error {err:.2e}\n{text}");
+    eprintln!("{} {precision:?}: error {err:.2e}", dev.name());
+    assert!(err <= tolerance, "{precision:?}: error {err:.2e}\n{text}");
+}
+
+/// The same pools over f32 channels-last images (`Precision::F32ChannelsLast`): f32's
+/// rounding of sums of up to 899 terms.
+#[test]
+fn f32_nhwc_global_pools_are_right_on_the_interpreter() {
+    let limits = TargetLimits::cuda();
+    check_in(
+        &limits,
+        &mut CpuDevice::emulating(limits.clone()),
+        Precision::F32ChannelsLast,
+        1e-5,
+    );
 }
 
 #[test]
