@@ -20,6 +20,7 @@ mod gemm;
 mod narrow;
 mod pool;
 mod pool_nhwc;
+mod pool_vec;
 mod resident;
 mod row_norm;
 mod rows;
@@ -29,6 +30,7 @@ pub(crate) mod values;
 
 pub use conv::POINTWISE_ENV;
 pub use pool_nhwc::{POOL_SPLIT_ENV, chunk as pool_chunk};
+pub use pool_vec::POOL_VEC_ENV;
 
 pub(crate) use gemm::gemv_computes;
 pub(crate) use weft_kernels::rules;
@@ -174,6 +176,17 @@ pub fn lower_group(
             )
             .map_err(fail)?;
             (func, schedule, None)
+        }
+        Role::Reduction(Reduction::Window(Window::Pool(p)))
+            if pool_vec::lanes(g, group, p, &vals, limits).is_some()
+                && pool_vec::switched_on().map_err(fail)? =>
+        {
+            // Over a channels-last image: a vector of channels a thread, each tap one
+            // 16-byte load (`pool_vec`), where the rule loads one element a tap.
+            let lanes = pool_vec::lanes(g, group, p, &vals, limits)
+                .ok_or_else(|| fail(LowerError::Refused("no vector of channels".into())))?;
+            let func = pool_vec::lower(g, group, p, lanes, &vals, &name, output).map_err(fail)?;
+            (func, pool_vec::what(lanes), None)
         }
         Role::Reduction(Reduction::Window(w)) => {
             let (red, divisor) = pool::reduced(g, group, w, &vals, &order);

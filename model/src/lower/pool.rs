@@ -92,7 +92,7 @@ fn window_pool(
 ) -> (Buffer, Option<Divisor>) {
     let [kh, kw] = p.kernel.map(|v| v as i64);
     let [sh, sw] = p.strides.map(|v| v as i64);
-    let [pt, pl, pb, pr] = p.pads.map(|v| v as i64);
+    let [pt, pl, _, _] = p.pads.map(|v| v as i64);
     let (rh, rw) = (te::reduce_axis("rh", kh), te::reduce_axis("rw", kw));
     let pooled = te::compute("pooled", axes, |ix| {
         let ix = in_logical_order(order, ix);
@@ -116,7 +116,16 @@ fn window_pool(
             }
         }
     });
-    let divisor: Option<Divisor> = match p.kind {
+    (pooled, divisor(p, h, w))
+}
+
+/// What pool `p` over an `h × w` image divides its window's sum by (`None`: a maximum,
+/// divided by nothing).
+pub(crate) fn divisor(p: &Pool, h: i64, w: i64) -> Option<Divisor> {
+    let [kh, kw] = p.kernel.map(|v| v as i64);
+    let [sh, sw] = p.strides.map(|v| v as i64);
+    let [pt, pl, pb, pr] = p.pads.map(|v| v as i64);
+    match p.kind {
         PoolKind::Max => None,
         // The sum divided once, as ONNX Runtime does, not each tap (one IEEE division
         // a tap made Inception-v3's 3×3 average pools 5× slower than its max pools of
@@ -135,6 +144,5 @@ fn window_pool(
                 (rows * cols).cast(DType::F32)
             }))
         }
-    };
-    (pooled, divisor)
+    }
 }

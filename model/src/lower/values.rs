@@ -191,6 +191,33 @@ impl<'g> Values<'g> {
         b
     }
 
+    /// Whether every run of stored tensor `t` along its innermost stored dimension starts
+    /// `lanes`-aligned in the buffer that holds it (that dimension's extent, and a
+    /// Concat's, a multiple of `lanes`; a slice along it starting at such a multiple):
+    /// where a vector of `lanes` elements at an aligned index of that dimension is one
+    /// aligned vector access.
+    pub(crate) fn runs_aligned(&self, t: TensorId, lanes: i64) -> bool {
+        let inner = |t: TensorId| {
+            let tensor = self.g.tensor(t);
+            let order = memory_order(tensor.layout, tensor.shape.len());
+            order.last().map(|&d| (d, tensor.shape[d] as i64))
+        };
+        let Some((axis, extent)) = inner(t) else {
+            return false;
+        };
+        if extent % lanes != 0 {
+            return false;
+        }
+        match self.places.get(&t) {
+            None => true,
+            // Along any other axis a slice starts at a multiple of the innermost extent.
+            Some(s) => {
+                inner(s.buffer).is_some_and(|(_, whole)| whole % lanes == 0)
+                    && (s.axis != axis || s.offset as i64 % lanes == 0)
+            }
+        }
+    }
+
     /// Whether the group computes `t` at its reader's loads (a prologue node's output),
     /// rather than reading it stored.
     pub(crate) fn computes(&self, t: TensorId) -> bool {
