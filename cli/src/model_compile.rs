@@ -74,6 +74,7 @@ pub(crate) fn options(source: &ModelSource, choices: Choices) -> CompileOptions 
         weight_prefetch: Default::default(),
         gated_store: false,
         l2_ahead: 0,
+        l2_beside: 0,
     }
 }
 

@@ -677,6 +677,28 @@ fn the_l2_ahead_knob_is_taken_and_checked() {
     }
 }
 
+/// `WEFT_L2_BESIDE` (megabytes) places kernels beside the decode step's chain, shown on
+/// the products' schedule lines, the ids still the float64 reference's; anything but a
+/// whole number of megabytes up to 1024 refused with exit 2 naming the variable.
+#[test]
+fn the_l2_beside_knob_is_taken_and_checked() {
+    let run = |value: &str| checked_tiny_with("WEFT_L2_BESIDE", value);
+    let out = run("1");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+    assert!(text.contains("generates the same ids"), "{text}");
+    assert!(
+        text.contains("a kernel beside the chain asks L2 for"),
+        "{text}"
+    );
+    for bad in ["-3", "0.5", "1025", "much"] {
+        let out = run(bad);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
+        assert!(err.contains(&format!("WEFT_L2_BESIDE=`{bad}`")), "{err}");
+    }
+}
+
 /// The prefill is compiled once for a range of prompt lengths (`--max-prompt`, or the
 /// prompt's length rounded up to a power of two, at least 16): a 5-token prompt through a
 /// prefill for 1..=16 generates the float64 reference's ids, its kernels skipping their

@@ -22,7 +22,7 @@
 //! reading that fits: a block does not retire while its requests are outstanding, so
 //! the product's grid completes only when they are served, and the next kernel waits
 //! for that completion — the requests run in the chain, not beside it. A request from a
-//! kernel nothing waits for (a second stream) is the form left untried.
+//! kernel nothing waits for (a second stream) is [`crate::beside`].
 //!
 //! `WEFT_L2_AHEAD` (megabytes, `0` off) sets the budget
 //! ([`crate::CompileOptions::l2_ahead`], default 0). Only where the kernel's dialect
@@ -44,10 +44,10 @@ pub const CHUNK_BYTES: usize = 8192;
 
 /// A product's weight: the tensor and its bytes as stored.
 #[derive(Clone, Copy, Debug)]
-struct Streamed {
-    group: usize,
-    weight: TensorId,
-    bytes: usize,
+pub(crate) struct Streamed {
+    pub(crate) group: usize,
+    pub(crate) weight: TensorId,
+    pub(crate) bytes: usize,
 }
 
 /// One prefetch a product's kernel issues: the first `bytes` of `weight`.
@@ -62,7 +62,7 @@ pub struct Ahead {
 /// The skinny products of `groups` (one per partition group, in run order) and the
 /// weight each streams: the largest constant operand of its product that its kernel
 /// reads.
-fn products(g: &Graph, partition: &Partition, groups: &[LoweredGroup]) -> Vec<Streamed> {
+pub(crate) fn products(g: &Graph, partition: &Partition, groups: &[LoweredGroup]) -> Vec<Streamed> {
     let mut out = Vec::new();
     for (i, (lowered, pg)) in groups.iter().zip(&partition.groups).enumerate() {
         if pg.kind != GroupKind::Anchor
@@ -193,7 +193,12 @@ fn grid_thread(kernel: &Kernel) -> Expr {
 /// `buffer` (whole chunks inside the buffer: what is left past the last is not asked
 /// for), chunk `c` by grid thread `c mod threads` ([`grid_thread`]'s order), and binds
 /// `buffer` as a parameter it reads.
-fn prefetch_chunks(kernel: &mut Kernel, buffer: &Buffer, bytes: usize, elem_bytes: usize) {
+pub(crate) fn prefetch_chunks(
+    kernel: &mut Kernel,
+    buffer: &Buffer,
+    bytes: usize,
+    elem_bytes: usize,
+) {
     let threads = (kernel.grid.iter().map(|&g| g as u64).product::<u64>()
         * kernel.threads_per_block())
     .max(1) as i64;

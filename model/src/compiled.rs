@@ -100,6 +100,13 @@ pub struct CompileOptions {
     /// H200 (`docs/l2-ahead.md`). The environment's `WEFT_L2_AHEAD` (megabytes, a whole
     /// number; `0` off) overrides it, for the A/B.
     pub l2_ahead: usize,
+    /// Bytes of the next skinny products' weights asked of L2 by a kernel of its own
+    /// launched beside the chain (`crate::beside`: on a second stream, forked after a
+    /// skinny product that other kernels follow before the next product, joined at the
+    /// run's end), on targets that place a kernel's wait (CUDA on sm_90 and later); 0,
+    /// the default, asks nothing. The environment's `WEFT_L2_BESIDE` (megabytes, a whole
+    /// number; `0` off) overrides it, for the A/B.
+    pub l2_beside: usize,
 }
 
 /// The environment variable that overrides [`CompileOptions::gated_store`] (`0` or `1`;
@@ -109,6 +116,10 @@ pub const GATED_STORE_ENV: &str = "WEFT_GATED_STORE";
 /// The environment variable that overrides [`CompileOptions::l2_ahead`] (megabytes, a
 /// whole number up to 1024; anything else refused, naming it).
 pub const L2_AHEAD_ENV: &str = "WEFT_L2_AHEAD";
+
+/// The environment variable that overrides [`CompileOptions::l2_beside`] (megabytes, a
+/// whole number up to 1024; anything else refused, naming it).
+pub const L2_BESIDE_ENV: &str = "WEFT_L2_BESIDE";
 
 /// The environment variable that overrides [`CompileOptions::weight_prefetch`] (a name
 /// of `weft_kernels::gemv::Lead::NAMES`; anything else refused, naming it).
@@ -176,17 +187,21 @@ impl CompileOptions {
     /// is set (anything but a whole number up to 1024 refused, naming it), else
     /// [`Self::l2_ahead`].
     pub fn l2_ahead_bytes(&self) -> Result<usize, ModelError> {
-        match std::env::var(L2_AHEAD_ENV) {
-            Err(_) => Ok(self.l2_ahead),
-            Ok(v) => match v.trim().parse::<usize>() {
-                Ok(mb) if mb <= 1024 => Ok(mb * 1_000_000),
-                _ => Err(ModelError::Setting {
-                    variable: L2_AHEAD_ENV.into(),
-                    value: v,
-                    values: "a whole number of megabytes, 0 to 1024".into(),
-                }),
-            },
-        }
+        megabytes(L2_AHEAD_ENV, self.l2_ahead)
+    }
+
+    /// The same options with a kernel beside the chain asking L2 for `bytes` of the
+    /// next products' weights after each skinny product a window follows (0: nothing).
+    pub fn with_l2_beside(mut self, bytes: usize) -> Self {
+        self.l2_beside = bytes;
+        self
+    }
+
+    /// Bytes asked of L2 beside the chain: `WEFT_L2_BESIDE` (megabytes) where it is set
+    /// (anything but a whole number up to 1024 refused, naming it), else
+    /// [`Self::l2_beside`].
+    pub fn l2_beside_bytes(&self) -> Result<usize, ModelError> {
+        megabytes(L2_BESIDE_ENV, self.l2_beside)
     }
 
     /// The same options with skinny products doing `lead` before they wait for the
@@ -245,6 +260,22 @@ fn switch(variable: &str, default: bool) -> Result<bool, ModelError> {
             variable: variable.into(),
             value: other.into(),
         }),
+    }
+}
+
+/// The bytes `variable` of the environment gives in megabytes where it is set (a whole
+/// number up to 1024; anything else refused, naming it), else `default` bytes.
+fn megabytes(variable: &str, default: usize) -> Result<usize, ModelError> {
+    match std::env::var(variable) {
+        Err(_) => Ok(default),
+        Ok(v) => match v.trim().parse::<usize>() {
+            Ok(mb) if mb <= 1024 => Ok(mb * 1_000_000),
+            _ => Err(ModelError::Setting {
+                variable: variable.into(),
+                value: v,
+                values: "a whole number of megabytes, 0 to 1024".into(),
+            }),
+        },
     }
 }
 
@@ -355,9 +386,9 @@ impl CompiledModel {
             true => options.prefetch_lead()?,
             false => weft_kernels::gemv::Lead::Off,
         };
-        let ahead = match limits.grid_dependency {
-            true => options.l2_ahead_bytes()?,
-            false => 0,
+        let (ahead, beside) = match limits.grid_dependency {
+            true => (options.l2_ahead_bytes()?, options.l2_beside_bytes()?),
+            false => (0, 0),
         };
         let choices = options
             .choices
@@ -439,6 +470,7 @@ impl CompiledModel {
         // Last: the kernels are final once joined and bounded.
         crate::pdl::launch_early(&mut groups);
         crate::ahead::bring(&graph, &partition, &mut groups, ahead);
+        crate::beside::bring(&graph, &partition, &mut groups, limits, beside);
         let plan = Plan::ordered(&graph, &partition, &crate::horizontal::positions(&groups));
         Ok(CompiledModel {
             graph,

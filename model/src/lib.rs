@@ -6,6 +6,7 @@
 
 pub mod ahead;
 pub mod anchor;
+pub mod beside;
 pub mod bound_rows;
 pub mod compiled;
 pub mod error;

@@ -7,6 +7,7 @@
 //! returns [`CudaError::LibraryMissing`]; calls into cudarc are additionally run under
 //! `catch_unwind`, so a missing symbol in an old driver is an error too, never a crash.
 
+mod beside;
 mod driver;
 mod pdl;
 mod stream_timing;
@@ -146,6 +147,8 @@ pub struct CudaDevice {
     /// [`crate::device::launch_key`].
     /// A graph holds device pointers: freeing any buffer drops them all.
     replays: HashMap<u64, (Vec<Launch>, cudarc::driver::CudaGraph)>,
+    /// The second stream the kernels that write nothing run on ([`beside`]).
+    beside: beside::Beside,
 }
 
 impl std::fmt::Debug for CudaDevice {
@@ -189,6 +192,9 @@ impl CudaDevice {
         // can race with an allocation or a free on another stream.
         unsafe { ctx.disable_event_tracking() };
         let stream = driver("creating a stream", || ctx.new_stream())?;
+        // The one exception to one stream: kernels that write no buffer, forked off it and
+        // joined back (`beside`), reading only what no kernel of the run writes.
+        let beside = driver("creating a second stream", || beside::Beside::open(&ctx))?;
         Ok(CudaDevice {
             target: target.clone(),
             ctx,
@@ -205,6 +211,7 @@ impl CudaDevice {
             replays: HashMap::new(),
             last_launch: None,
             pdl: pdl::enabled(major),
+            beside,
         })
     }
 
@@ -347,6 +354,9 @@ impl CudaDevice {
         }
         let (grid, block) = (ck.kernel.grid, ck.kernel.block);
         let name = ck.kernel.name.clone();
+        // A kernel that writes nothing runs beside the chain, forked off the stream here
+        // (after everything before it) and never programmatically.
+        let beside = beside::Beside::takes(&ck.kernel);
         let what = || format!("launching kernel `{name}` (grid {grid:?}, block {block:?})");
         // The kernel's parameters by address, in order: buffers' device pointers, scalars,
         // then the tensor maps.
@@ -384,12 +394,16 @@ impl CudaDevice {
         // `params` points into `pointers`, `scalars` and `maps`, which outlive the call
         // (the driver copies the arguments before it returns). Only a kernel that waits
         // for its predecessor is launched with programmatic dependence.
+        let stream = match beside {
+            true => driver(what(), || self.beside.fork(&self.stream))?.clone(),
+            false => self.stream.clone(),
+        };
         let mut launch = |programmatic: bool| {
             driver(what(), || unsafe {
-                pdl::launch(&self.stream, function, shape, &mut params, programmatic)
+                pdl::launch(&stream, function, shape, &mut params, programmatic)
             })
         };
-        let programmatic = self.pdl && loaded.waits_for_previous_grid;
+        let programmatic = self.pdl && loaded.waits_for_previous_grid && !beside;
         let mut refused = false;
         match launch(programmatic) {
             Ok(()) => {}
@@ -410,11 +424,20 @@ impl CudaDevice {
         Ok(())
     }
 
+    /// Makes the stream wait for the kernels forked beside it since the last join.
+    fn join_beside(&mut self) -> Result<(), DeviceError> {
+        let stream = self.stream.clone();
+        Ok(driver("joining the second stream", || {
+            self.beside.join(&stream)
+        })?)
+    }
+
     fn sync(&mut self, what: &str) -> Result<(), DeviceError> {
         let after = match &self.last_launch {
             Some(k) => format!("{what} (after kernel `{k}`)"),
             None => what.to_string(),
         };
+        self.join_beside()?;
         driver(after.clone(), || self.stream.synchronize())?;
         driver(after, || self.ctx.check_err())?;
         Ok(())
@@ -636,7 +659,7 @@ impl Device for CudaDevice {
             for l in launches {
                 self.enqueue(l.kernel, &l.args)?;
             }
-            Ok(())
+            self.join_beside()
         };
         if let Some(g) = stream_timing::capture(&stream, 1, &mut run) {
             self.replays.insert(key, (launches.to_vec(), g));
@@ -646,7 +669,7 @@ impl Device for CudaDevice {
         for l in launches {
             self.enqueue(l.kernel, &l.args)?;
         }
-        Ok(())
+        self.join_beside()
     }
 
     fn time_launches(
@@ -662,7 +685,7 @@ impl Device for CudaDevice {
             for l in launches {
                 self.enqueue(l.kernel, &l.args)?;
             }
-            Ok(())
+            self.join_beside()
         };
         time_runs(&ctx, &stream, warmup, iters, &mut run)?.ok_or(DeviceError::NoIterations)
     }
