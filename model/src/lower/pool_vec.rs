@@ -48,6 +48,15 @@ pub const MAX_TAPS: i64 = 49;
 /// Threads per block.
 const THREADS: i64 = 256;
 
+/// The fewest images a pool takes the vector path over. Measured on the H200 (fp16,
+/// 2026-12-01, sixteenth session, `measurements/h200-2026-12-01` call 2, A/B by
+/// [`POOL_VEC_ENV`], two rounds): at batch 8 Inception-v3 1.257 → 1.237 ms (its 14
+/// windowed pools 108 → 92 µs), GoogLeNet 475 → 459 µs, DenseNet-121 1.075 → 1.069 ms,
+/// ResNet-50 627 → 625 µs; at batch 1 Inception-v3 598 → 606 µs and GoogLeNet 249 → 250
+/// (an eighth of the threads, 40–170 blocks of them at one image's sizes, leave the
+/// GPU's memory latency less hidden than the rule's), so one image keeps the rule.
+pub const MIN_IMAGES: usize = 2;
+
 /// Whether [`POOL_VEC_ENV`] leaves the vector path on (a value other than `0` or `1` is
 /// refused).
 pub(crate) fn switched_on() -> Result<bool, LowerError> {
@@ -62,7 +71,7 @@ pub(crate) fn switched_on() -> Result<bool, LowerError> {
 /// input's element type, where [`lower`] takes the pool; `None` where it keeps the
 /// reduction rule. It takes it on targets whose compiler takes a register cap (CUDA and
 /// HIP, as the other channels-last paths; Vulkan keeps the rule, untimed there) over a
-/// stored channels-last f16 or f32 input whose channel runs are aligned to the vector
+/// stored channels-last f16 or f32 input of at least [`MIN_IMAGES`] images whose channel runs are aligned to the vector
 /// (channel counts, and a Concat's it lies in, multiples of the lanes), written
 /// channels-last with no epilogue (the stored value at an output index is the pool's at
 /// the same index, which the thread holds), for windows of at most [`MAX_TAPS`] taps.
@@ -82,6 +91,7 @@ pub(crate) fn lanes(
     let taps = (p.kernel[0] * p.kernel[1]) as i64;
     let fits = limits.register_cap
         && xt.shape.len() == 4
+        && xt.shape[0] >= MIN_IMAGES
         && xt.layout == Layout::ChannelsLast
         && yt.layout == Layout::ChannelsLast
         && group.epilogue.is_empty()
