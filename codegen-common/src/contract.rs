@@ -5,7 +5,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use weft_ir::expr::{BinOp, Buffer, Expr, Intrinsic, Scope, ThreadAxis, UnOp};
 use weft_ir::func::GridControl;
-use weft_ir::kernel::{KStmt, Kernel, KernelParam};
+use weft_ir::kernel::{Access, KStmt, Kernel, KernelParam};
 use weft_ir::printer::expr_to_string;
 
 use crate::error::{EmitError, UnloweredNode};
@@ -206,7 +206,9 @@ fn check_buffers_and_lanes(kernel: &Kernel, backend: &'static str) -> Result<(),
 /// ([`GridControl::Wait`]; without one, emitters wait at the top of the body): at most
 /// one wait, at the top level of the body (inside `let`s and sequences, not under a loop
 /// or an `if`, which some threads could skip or repeat), and before it nothing that
-/// touches memory but prefetches. Whatever runs before the wait may see the previous
+/// touches memory but prefetches, loads of the buffers the kernel reads as constants of
+/// the run ([`Access::Constant`]: no kernel writes them) and stores to the thread's own
+/// registers (local arrays). Whatever runs before the wait may see the previous
 /// kernel's writes half done: a load there could read stale data, a store could be
 /// overwritten, and barriers, fences and atomics there order nothing the kernel needs.
 pub fn check_grid_wait(kernel: &Kernel) -> Result<(), EmitError> {
@@ -227,7 +229,18 @@ pub fn check_grid_wait(kernel: &Kernel) -> Result<(), EmitError> {
             )));
         }
     }
-    match before_wait(&kernel.body) {
+    let constants: Vec<u64> = kernel
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            KernelParam::Buffer {
+                buffer,
+                access: Access::Constant,
+            } => Some(buffer.id()),
+            KernelParam::Buffer { .. } | KernelParam::Scalar(_) => None,
+        })
+        .collect();
+    match before_wait(&kernel.body, &constants) {
         Ok(true) => Ok(()),
         // Counted above, so not reached; an error rather than a panic all the same.
         Ok(false) => Err(invalid(
@@ -239,25 +252,27 @@ pub fn check_grid_wait(kernel: &Kernel) -> Result<(), EmitError> {
 
 /// Walks the top level of a body in program order up to the wait: `Ok(true)` once the
 /// wait is met, `Ok(false)` when `s` ends without it, and what is wrong otherwise.
-fn before_wait(s: &KStmt) -> Result<bool, String> {
+fn before_wait(s: &KStmt, constants: &[u64]) -> Result<bool, String> {
     let early = |what: String| {
-        format!("{what} comes before its wait for the previous kernel (only prefetches may)")
+        format!(
+            "{what} comes before its wait for the previous kernel (only prefetches, loads of constants and stores to registers may)"
+        )
     };
     match s {
         KStmt::Grid(GridControl::Wait) => Ok(true),
         KStmt::Seq(items) => {
             for item in items {
-                if before_wait(item)? {
+                if before_wait(item, constants)? {
                     return Ok(true);
                 }
             }
             Ok(false)
         }
         KStmt::Let { var, value, body } => {
-            if contains_load(value) {
-                return Err(early(format!("a load in the value of `{var}`")));
+            if let Some(b) = loaded(value, constants) {
+                return Err(early(format!("a load of {b} in the value of `{var}`")));
             }
-            before_wait(body)
+            before_wait(body, constants)
         }
         other => {
             let mut holds_wait = false;
@@ -273,7 +288,7 @@ fn before_wait(s: &KStmt) -> Result<bool, String> {
                     "its wait for the previous kernel is inside {within} (it belongs at the top level of the body, where every thread reaches it once)"
                 ));
             }
-            match touches_memory(other) {
+            match touches_memory(other, constants) {
                 Some(what) => Err(early(what)),
                 None => Ok(false),
             }
@@ -281,14 +296,36 @@ fn before_wait(s: &KStmt) -> Result<bool, String> {
     }
 }
 
-/// The first thing `s` does to memory other than prefetching, if any (described).
-fn touches_memory(s: &KStmt) -> Option<String> {
+/// The first buffer `e` loads that is neither one of `constants` nor the thread's own
+/// registers (a local array), if any (its name in backquotes, `shared` before a shared
+/// one's).
+fn loaded(e: &Expr, constants: &[u64]) -> Option<String> {
+    let mut found = None;
+    e.visit(&mut |x| {
+        if let Expr::Load { buffer, .. } = x
+            && found.is_none()
+            && !constants.contains(&buffer.id())
+        {
+            found = match buffer.scope() {
+                Scope::Global => Some(format!("`{}`", buffer.name())),
+                Scope::Shared => Some(format!("shared `{}`", buffer.name())),
+                Scope::Local => None,
+            };
+        }
+    });
+    found
+}
+
+/// The first thing `s` does to memory other than prefetching, loading `constants` and
+/// storing to the thread's registers, if any (described).
+fn touches_memory(s: &KStmt, constants: &[u64]) -> Option<String> {
     let mut found: Option<String> = None;
     s.visit(&mut |s| {
         if found.is_some() {
             return;
         }
         found = match s {
+            KStmt::Store { buffer, .. } if buffer.scope() == Scope::Local => None,
             KStmt::Store { buffer, .. } => Some(format!("a store to `{}`", buffer.name())),
             KStmt::Barrier => Some("a barrier".into()),
             KStmt::Fence => Some("a device-scope fence".into()),
@@ -310,20 +347,7 @@ fn touches_memory(s: &KStmt) -> Option<String> {
     if found.is_none() {
         s.visit_exprs(&mut |e| {
             if found.is_none() {
-                let mut loads = Vec::new();
-                e.visit(&mut |x| {
-                    if let Expr::Load { buffer, .. } = x {
-                        loads.push(buffer.clone());
-                    }
-                });
-                if let Some(b) = loads.first() {
-                    let scope = match b.scope() {
-                        Scope::Global => "",
-                        Scope::Shared => "shared ",
-                        Scope::Local => "local ",
-                    };
-                    found = Some(format!("a load of {scope}`{}`", b.name()));
-                }
+                found = loaded(e, constants).map(|b| format!("a load of {b}"));
             }
         });
     }

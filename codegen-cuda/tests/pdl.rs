@@ -243,6 +243,54 @@ fn a_misplaced_wait_is_refused() {
     }
 }
 
+/// A load of a buffer the kernel reads as a constant of the run (`Access::Constant`: no
+/// kernel writes it) may come before the wait, into the thread's registers (a local
+/// array); the same load of a buffer read as `Access::Read` is refused, and so is a store
+/// of the constant's value anywhere but a register.
+#[test]
+fn loads_of_constants_into_registers_may_come_before_the_wait() {
+    use weft_ir::kernel::{Access, KernelParam};
+    let r = Buffer::new("r", vec![1], DType::F32, Scope::Local);
+    let early = |target: Buffer| {
+        let mut k = handmade::prefetch_vecadd_with(|[a, _, _]| {
+            vec![KStmt::Store {
+                buffer: target,
+                index: Expr::int(0),
+                value: a.load(vec![tid()]),
+                lanes: 1,
+            }]
+        });
+        k.locals.push(r.clone());
+        k
+    };
+    let constant = |mut k: Kernel| {
+        for p in &mut k.params {
+            if let KernelParam::Buffer { buffer, access } = p
+                && buffer.name() == "A"
+            {
+                *access = Access::Constant;
+            }
+        }
+        k
+    };
+    let ok = emit(&constant(early(r.clone())), &CudaOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let b = body(&ok.source);
+    let (load, wait) = (b.find("A[").unwrap(), b.find(WAIT).unwrap());
+    assert!(load < wait, "{b}");
+    let text = emit(&early(r.clone()), &CudaOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(text.contains("a load of `A`"), "{text}");
+    let shared = Buffer::new("S", vec![256], DType::F32, Scope::Shared);
+    let mut to_shared = constant(early(shared.clone()));
+    to_shared.shared.push(shared);
+    let text = emit(&to_shared, &CudaOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(text.contains("a store to `S`"), "{text}");
+}
+
 /// HIP has no programmatic dependent launch: the statements leave no trace.
 #[test]
 fn hip_writes_nothing_for_them() {

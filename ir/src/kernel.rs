@@ -32,11 +32,15 @@ pub enum Access {
     Read,
     Write,
     ReadWrite,
+    /// Read, and written by no kernel of the run the kernel belongs to (a model's
+    /// weights): the one kind of buffer a kernel may load before its wait for the
+    /// kernel launched before it ([`GridControl::Wait`]).
+    Constant,
 }
 
 impl Access {
     pub fn reads(self) -> bool {
-        matches!(self, Access::Read | Access::ReadWrite)
+        matches!(self, Access::Read | Access::ReadWrite | Access::Constant)
     }
     pub fn writes(self) -> bool {
         matches!(self, Access::Write | Access::ReadWrite)

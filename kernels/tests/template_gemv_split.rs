@@ -498,3 +498,80 @@ fn prefetched_products_are_right_and_stay_inside_b() {
     weft_codegen_cuda::nvrtc::check(&cuda.source)
         .unwrap_or_else(|e| panic!("{e}\n{}", cuda.source));
 }
+
+/// The first step's loads of `b` issued before the wait (`Lead::Loads`), whole and split,
+/// k and n ragged (k under one step too: nothing early), with and without the norm: the
+/// results of the kernel without them, one wait; in CUDA's source, with `b` marked a
+/// constant of the run, `b`'s first loads come before `griddepcontrol.wait` (NVRTC
+/// compiles it where installed), and without the mark the emitter refuses the kernel.
+#[test]
+fn early_loads_of_b_are_right_and_come_before_the_wait() {
+    use weft_ir::kernel::{Access, KStmt, KernelParam};
+    let ps = [params(128, 4, 2, 32), params(64, 1, 3, 8)];
+    let mut seed = 7;
+    for p in &ps {
+        for dtype in [DType::F32, DType::F16] {
+            for (m, k, n, splits, norm) in [
+                (1, 1000, 33, 1, false),
+                (3, 301, 67, 1, true),
+                (2, 777, 67, 4, true),
+                (1, 5, 9, 1, false),
+            ] {
+                let case = Case {
+                    m,
+                    k,
+                    n,
+                    splits,
+                    dtype,
+                    epilogue: true,
+                    norm,
+                    lead: Lead::Loads,
+                };
+                check(case, p, seed);
+                seed += 10;
+                let lowered = build(case, p);
+                let mut waits = 0;
+                lowered.kernels[0].body.visit(&mut |s| {
+                    waits += matches!(s, KStmt::Grid(weft_ir::func::GridControl::Wait)) as usize
+                });
+                assert_eq!(waits, 1, "{case:?}");
+            }
+        }
+    }
+    let cuda_limits = TargetLimits::cuda();
+    let case = Case {
+        m: 1,
+        k: 2049,
+        n: 2048,
+        splits: 1,
+        dtype: DType::F16,
+        epilogue: true,
+        norm: true,
+        lead: Lead::Loads,
+    };
+    let (p, _) = GemvParams::rule(&cuda_limits, case.m, case.n, DType::F16);
+    let mut lowered = build(case, &p);
+    let refused = weft_codegen_cuda::emit_lowered(&lowered, &Default::default());
+    let text = refused.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(text.contains("a load of `b`"), "{text}");
+    for param in &mut lowered.kernels[0].params {
+        if let KernelParam::Buffer { buffer, access } = param
+            && buffer.name() == "b"
+        {
+            *access = Access::Constant;
+        }
+    }
+    let cuda = weft_codegen_cuda::emit_lowered(&lowered, &Default::default()).unwrap();
+    let body = cuda.source.split("__global__").nth(1).unwrap();
+    // A vector load of `b` (`*(const uint4*)(b + …)`) or an element one (`b[…]`).
+    let load = [body.find("(b + "), body.find(" b[")]
+        .into_iter()
+        .flatten()
+        .min()
+        .expect("a load of b");
+    let wait = body.find("weft_grid_dependency();").expect("a wait");
+    assert!(load < wait, "{}", cuda.source);
+    assert_eq!(body.matches("weft_grid_dependency();").count(), 1);
+    weft_codegen_cuda::nvrtc::check(&cuda.source)
+        .unwrap_or_else(|e| panic!("{e}\n{}", cuda.source));
+}

@@ -469,6 +469,7 @@ impl CompiledModel {
         };
         // Last: the kernels are final once joined and bounded.
         crate::pdl::launch_early(&mut groups);
+        crate::pdl::mark_constants(&graph, &mut groups);
         crate::ahead::bring(&graph, &partition, &mut groups, ahead);
         crate::beside::bring(&graph, &partition, &mut groups, limits, beside);
         let plan = Plan::ordered(&graph, &partition, &crate::horizontal::positions(&groups));

@@ -21,8 +21,9 @@
 //! not reorder anything: the next kernel still waits for this one to finish and its
 //! writes to be visible before it reads what this one wrote.
 
-use weft_ir::func::GridControl;
-use weft_ir::kernel::{KStmt, Kernel};
+use weft_graph::Graph;
+use weft_ir::func::{GridControl, Param};
+use weft_ir::kernel::{Access, KStmt, Kernel, KernelParam};
 
 use crate::lower::LoweredGroup;
 
@@ -75,4 +76,40 @@ pub fn launch_early(groups: &mut [LoweredGroup]) -> usize {
         }
     }
     before.len()
+}
+
+/// Marks what the kernels that place their own wait read of the graph's constants (the
+/// weights: no kernel of the run writes them) [`Access::Constant`], the one kind of
+/// buffer a kernel may load before that wait (`weft_kernels::gemv::Lead::Loads` does,
+/// and the emitters check it). Returns how many parameters were marked.
+pub fn mark_constants(g: &Graph, groups: &mut [LoweredGroup]) -> usize {
+    let mut marked = 0;
+    for group in groups {
+        // The group's function parameters and the tensors they hold, in order.
+        let constants: Vec<u64> = group
+            .kernels
+            .params
+            .iter()
+            .zip(&group.params)
+            .filter_map(|(p, &t)| match p {
+                Param::Buffer(b) if g.tensor(t).is_constant() => Some(b.id()),
+                Param::Buffer(_) | Param::Scalar(_) => None,
+            })
+            .collect();
+        for kernel in &mut group.kernels.kernels {
+            if !kernel.waits_explicitly() {
+                continue;
+            }
+            for p in &mut kernel.params {
+                if let KernelParam::Buffer { buffer, access } = p
+                    && *access == Access::Read
+                    && constants.contains(&buffer.id())
+                {
+                    *access = Access::Constant;
+                    marked += 1;
+                }
+            }
+        }
+    }
+    marked
 }

@@ -149,3 +149,83 @@ fn prefetching_decode_generates_the_reference_tokens() {
         );
     }
 }
+
+/// `Lead::Loads`: every skinny product of the decode step (its weight a constant of the
+/// run) places its wait after its first step's loads of the weight, and reads the weight
+/// (with a folded norm, its γ too) as a constant (`Access::Constant`), the kernel before
+/// it triggering; each such kernel passes CUDA's emitter, which refuses a load before
+/// the wait of anything not a constant; no kernel prefetches. Generation through it on
+/// the interpreter gives the float64 reference's ids (f32; f16 up to a near tie).
+#[test]
+fn early_loads_of_the_weights_pass_cudas_check_and_generate_the_reference() {
+    use weft_ir::kernel::{Access, KernelParam};
+    let cuda = TargetLimits::cuda();
+    let products = 4 * tiny().layers + 1;
+    let decode = compile(&cuda, 1, Precision::F16, Lead::Loads);
+    assert_eq!(census_of(&decode, false), (products, products, 0));
+    let shown = decode.show();
+    assert_eq!(
+        shown
+            .matches("loads of b (a constant) issued before it waits")
+            .count(),
+        products,
+        "{shown}"
+    );
+    let options = weft_codegen_cuda::CudaOptions {
+        limits: cuda.clone(),
+    };
+    let mut early = 0;
+    for k in decode.groups.iter().flat_map(|g| &g.kernels.kernels) {
+        if !k.uses_grid(GridControl::Wait) {
+            continue;
+        }
+        let constants = k
+            .params
+            .iter()
+            .filter(|p| {
+                matches!(
+                    p,
+                    KernelParam::Buffer {
+                        access: Access::Constant,
+                        ..
+                    }
+                )
+            })
+            .count();
+        assert!(constants >= 1, "{}", k.name);
+        let emitted = weft_codegen_cuda::emit(k, &options).unwrap_or_else(|e| panic!("{e}"));
+        let body = emitted
+            .source
+            .split("__global__")
+            .nth(1)
+            .unwrap_or_default();
+        // What comes before the wait stores the weight's first step into the registers
+        // `w`: by vectors (`*(uint4*)(w + …)`) or element by element (`w[…] = …`).
+        let before = body
+            .split("weft_grid_dependency();")
+            .next()
+            .unwrap_or_default();
+        early += usize::from(before.contains("(w + ") || before.contains(" w["));
+    }
+    assert_eq!(
+        early, products,
+        "every product's first loads come before its wait"
+    );
+    let mut dev = weft_runtime::open(&weft_runtime::Target::parse("cpu").unwrap()).unwrap();
+    let prompt: Vec<Vec<i32>> = (0..2i32)
+        .map(|b| (0..4).map(|i| (b * 37 + i * 11 + 5) % 300).collect())
+        .collect();
+    for precision in [Precision::F32, Precision::F16] {
+        let options = CompileOptions::default()
+            .with_precision(precision)
+            .with_weight_prefetch(Lead::Loads);
+        let loads = |decode: &CompiledModel| {
+            assert!(
+                census_of(decode, false).0 > 0,
+                "the decode step loads early"
+            );
+        };
+        let run = (prompt.as_slice(), 8);
+        generates_the_reference(dev.as_mut(), SEED, run, &options, "early loads", &loads);
+    }
+}

@@ -265,37 +265,36 @@ fn add_kernel(
                 });
             });
         }
-        if lead != Lead::Off {
-            kb.grid_wait();
-        }
-        let acc = kb.local("acc", &[m, vec], DType::F32);
         let w = kb.local("w", &[unroll, vec], b.dtype());
-        kb.unroll("i", m, |kb, i| {
-            kb.unroll("v", vec, |kb, v| kb.store(&acc, [i, v], 0.0f32));
-        });
+        // With `Lead::Loads`, the first whole step's loads of `b` are issued before the
+        // wait (`b` is a constant of the run: no kernel before writes it), so that they
+        // are in flight while the kernel before finishes.
+        let early = lead == Lead::Loads && full + tail > 0;
+        // The first step is a tested one where no step is whole.
+        let first_partial = full == 0;
+        let acc = kb.local("acc", &[m, vec], DType::F32);
         // The norm's sums of squares, a row each: every thread of a thread row sums the
         // same rows of `a` (its `nt` threads read the same elements), and only the one
         // at column offset 0 hands its sum to the combine.
-        let squares = norm.map(|_| {
-            let sq = kb.local("sq", &[m], DType::F32);
-            kb.unroll("i", m, |kb, i| kb.store(&sq, [i], 0.0f32));
-            sq
-        });
+        let squares = norm.map(|_| kb.local("sq", &[m], DType::F32));
 
         // One step: `unroll` rows of `b` from `base` (from the part's first row), every
         // load issued before the first product; `partial` (the last step, where `step`
         // does not divide `k`, and a split's tail steps) tests the rows against `k` (and
-        // the part's end).
-        let chunk = |kb: &mut KernelBuilder, base: Expr, partial: bool| {
-            let local = |e: &Expr| base.clone() + e.clone() * kt + kq.clone();
-            let row_of = |e: &Expr| match &offset {
-                Some(o) => o.clone() + local(e),
-                None => local(e),
-            };
-            let test = |e: &Expr, row: &Expr| match split {
-                true => local(e).lt(chunk).and(row.clone().lt(k)),
-                false => row.clone().lt(k),
-            };
+        // the part's end). `load` issues the step's loads of `b` into `w`, `use_` its
+        // products.
+        let local = |base: &Expr, e: &Expr| base.clone() + e.clone() * kt + kq.clone();
+        let row_of = |base: &Expr, e: &Expr| match &offset {
+            Some(o) => o.clone() + local(base, e),
+            None => local(base, e),
+        };
+        let test = |base: &Expr, e: &Expr, row: &Expr| match split {
+            true => local(base, e).lt(chunk).and(row.clone().lt(k)),
+            false => row.clone().lt(k),
+        };
+        let load = |kb: &mut KernelBuilder, base: Expr, partial: bool| {
+            let row_of = |e: &Expr| row_of(&base, e);
+            let test = |e: &Expr, row: &Expr| test(&base, e, row);
             kb.unroll("e", unroll, |kb, e| {
                 let row = row_of(&e);
                 let row_test = partial.then(|| test(&e, &row));
@@ -321,6 +320,10 @@ fn add_kernel(
                     });
                 }
             });
+        };
+        let use_ = |kb: &mut KernelBuilder, base: Expr, partial: bool| {
+            let row_of = |e: &Expr| row_of(&base, e);
+            let test = |e: &Expr, row: &Expr| test(&base, e, row);
             kb.unroll("e", unroll, |kb, e| {
                 let row = row_of(&e);
                 let inside = test(&e, &row);
@@ -364,14 +367,44 @@ fn add_kernel(
                 });
             });
         };
-        if full > 0 {
-            kb.serial("ko", full, |kb, ko| chunk(kb, ko * step, false));
+        let chunk = |kb: &mut KernelBuilder, base: Expr, partial: bool| {
+            load(kb, base.clone(), partial);
+            use_(kb, base, partial);
+        };
+        if early {
+            load(kb, Expr::int(0), first_partial);
         }
-        match tail {
+        if lead != Lead::Off {
+            kb.grid_wait();
+        }
+        kb.unroll("i", m, |kb, i| {
+            kb.unroll("v", vec, |kb, v| kb.store(&acc, [i, v], 0.0f32));
+        });
+        if let Some(sq) = &squares {
+            kb.unroll("i", m, |kb, i| kb.store(sq, [i], 0.0f32));
+        }
+        // The steps the loop below takes: all of them, or without the first where its
+        // loads came before the wait (its products first, over that `w`).
+        let (full_left, tail_left) = match (early, first_partial) {
+            (false, _) => (full, tail),
+            (true, false) => (full - 1, tail),
+            (true, true) => (0, tail - 1),
+        };
+        let (full_from, tail_from) = (full - full_left, full + tail - tail_left);
+        if early {
+            use_(kb, Expr::int(0), first_partial);
+        }
+        match full_left {
             0 => {}
-            1 => chunk(kb, Expr::int(full * step), true),
-            _ => kb.serial("kr", tail, |kb, kr| {
-                chunk(kb, (kr + full) * step, true);
+            _ => kb.serial("ko", full_left, |kb, ko| {
+                chunk(kb, (ko + full_from) * step, false)
+            }),
+        }
+        match tail_left {
+            0 => {}
+            1 => chunk(kb, Expr::int(tail_from * step), true),
+            _ => kb.serial("kr", tail_left, |kb, kr| {
+                chunk(kb, (kr + tail_from) * step, true);
             }),
         }
 

@@ -143,15 +143,21 @@ pub enum Lead {
     /// As [`Lead::Rows`], one prefetch a 32-byte sector (the threads whose piece
     /// starts one), then the wait.
     Sectors,
+    /// The first step's loads of `b` into the thread's registers, then the wait: only
+    /// where `b` is a constant of the run (no kernel writes it; the caller says so, and
+    /// marks its parameter [`weft_ir::kernel::Access::Constant`] for the emitters'
+    /// check), so that those loads are in flight while the kernel before finishes.
+    Loads,
 }
 
 impl Lead {
     /// The names the environment's `WEFT_PREFETCH` takes, in order of the variants.
-    pub const NAMES: [(&'static str, Lead); 4] = [
+    pub const NAMES: [(&'static str, Lead); 5] = [
         ("0", Lead::Off),
         ("wait", Lead::Wait),
         ("1", Lead::Rows),
         ("sectors", Lead::Sectors),
+        ("loads", Lead::Loads),
     ];
 
     /// The lead named `name` ([`Lead::NAMES`]).
@@ -167,7 +173,7 @@ impl Lead {
     /// wait alone ([`Lead::Wait`]).
     pub fn over(self, b: &Buffer) -> Lead {
         match self {
-            Lead::Rows | Lead::Sectors if b.producer().is_some() => Lead::Wait,
+            Lead::Rows | Lead::Sectors | Lead::Loads if b.producer().is_some() => Lead::Wait,
             other => other,
         }
     }
@@ -182,6 +188,9 @@ impl Lead {
             }
             Lead::Sectors => {
                 "; its rows of b prefetched into L2 (a prefetch a 32-byte sector) before it waits for the kernel before it"
+            }
+            Lead::Loads => {
+                "; its first step's loads of b (a constant) issued before it waits for the kernel before it"
             }
         }
     }

@@ -334,8 +334,16 @@ pub(crate) fn lower<'g>(
         // With a norm folded in, or its rows prefetched, `b` is the weight as it is
         // stored where the template can read it so (as the stored path does without
         // either): a prefetch needs the buffer, not a view fusion inlines.
-        let lead = chooser.choices.prefetch();
-        let prefetch = matches!(lead, gemv::Lead::Rows | gemv::Lead::Sectors);
+        let lead = match chooser.choices.prefetch() {
+            // Loads before the wait only of a weight (a constant of the run: no kernel
+            // writes it); any other `b` waits first.
+            gemv::Lead::Loads if !g.tensor(b).is_constant() => gemv::Lead::Wait,
+            other => other,
+        };
+        let prefetch = matches!(
+            lead,
+            gemv::Lead::Rows | gemv::Lead::Sectors | gemv::Lead::Loads
+        );
         let b_view = if (folded.is_some() || prefetch)
             && !tb
             && g.tensor(b).dtype == operand
