@@ -242,11 +242,28 @@ fn the_rule_is_the_fitted_one() {
     assert!(!why.contains("resident"), "{why}");
     let (p, _) = GemvParams::rule(&h200, 3, 11264, DType::F16);
     assert_eq!((p.threads, p.unroll), (512, 4));
-    let (p, _) = GemvParams::rule(&cuda, MAX_M, 2048, DType::F16);
+    let (p, _) = GemvParams::rule(&h200, MAX_M, 11264, DType::F16);
     assert_eq!(
         p.threads, 512,
         "8 rows of sums in 1024 threads' registers would spill"
     );
+    // Few columns over several rows (fewer 64-byte-segment blocks than multiprocessors):
+    // 256 threads on 16-byte segments, four times the blocks — the batch-8 decode step's
+    // q/k/v, o and down, the CNN classifiers' 8-row heads; not at one or two rows, not in
+    // f32, not where the 64-byte segments already fill the GPU.
+    for (m, n) in [(MAX_M, 2048), (MAX_M, 2560), (MAX_M, 1000), (3, 2048)] {
+        let (p, why) = GemvParams::rule(&h200, m, n, DType::F16);
+        assert_eq!((p.threads, p.nt, p.unroll), (256, 1, 4), "{m}×{n}: {why}");
+        assert!(why.contains("fewer than the 132 multiprocessors"), "{why}");
+    }
+    for (m, n, dtype) in [
+        (2, 2048, DType::F16),
+        (MAX_M, 2048, DType::F32),
+        (MAX_M, 8448, DType::F16),
+    ] {
+        let (p, why) = GemvParams::rule(&h200, m, n, dtype);
+        assert!(p.nt > 1, "{m}×{n} {dtype:?}: {why}");
+    }
     let (p, _) = GemvParams::rule(&TargetLimits::webgpu_default(), MAX_M, 2048, DType::F32);
     assert_eq!(p.shuffle, 1);
     assert_eq!(p.threads, 256, "WebGPU holds 256 invocations a workgroup");

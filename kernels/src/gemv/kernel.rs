@@ -265,14 +265,14 @@ fn add_kernel(
                 });
             });
         }
+        let acc = kb.local("acc", &[m, vec], DType::F32);
         let w = kb.local("w", &[unroll, vec], b.dtype());
-        // With `Lead::Loads`, the first whole step's loads of `b` are issued before the
-        // wait (`b` is a constant of the run: no kernel before writes it), so that they
-        // are in flight while the kernel before finishes.
+        // With `Lead::Loads`, the first step's loads of `b` are issued before the wait
+        // (`b` is a constant of the run: no kernel before writes it), so that they are in
+        // flight while the kernel before finishes.
         let early = lead == Lead::Loads && full + tail > 0;
         // The first step is a tested one where no step is whole.
         let first_partial = full == 0;
-        let acc = kb.local("acc", &[m, vec], DType::F32);
         // The norm's sums of squares, a row each: every thread of a thread row sums the
         // same rows of `a` (its `nt` threads read the same elements), and only the one
         // at column offset 0 hands its sum to the combine.
@@ -394,17 +394,19 @@ fn add_kernel(
         if early {
             use_(kb, Expr::int(0), first_partial);
         }
+        // Step `i` of a loop starting at step `from` (no `+ 0` where it starts at 0).
+        let from = |i: Expr, from: i64| if from == 0 { i } else { i + from };
         match full_left {
             0 => {}
             _ => kb.serial("ko", full_left, |kb, ko| {
-                chunk(kb, (ko + full_from) * step, false)
+                chunk(kb, from(ko, full_from) * step, false)
             }),
         }
         match tail_left {
             0 => {}
             1 => chunk(kb, Expr::int(tail_from * step), true),
             _ => kb.serial("kr", tail_left, |kb, kr| {
-                chunk(kb, (kr + tail_from) * step, true);
+                chunk(kb, from(kr, tail_from) * step, true);
             }),
         }
 

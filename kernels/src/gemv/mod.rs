@@ -289,10 +289,35 @@ impl GemvParams {
     /// The vocabulary's head (500 blocks of 128-byte segments) takes the same one wave:
     /// 512 threads, 8 loads (thirteenth session, `measurements/h200-2026-11-30d/call2`,
     /// three alternated rounds of the 4-layer step: 210.5 → 209.5 µs).
+    ///
+    /// Few columns over several rows: past 2 rows of 16-bit elements, where 64-byte
+    /// segments give fewer blocks than the GPU has multiprocessors, 256 threads a block
+    /// on 16-byte segments (`nt` = 1: 8 columns a block, four times the blocks). Measured
+    /// on the H200 (sixteenth session, `measurements/h200-2026-12-01/call5`, three
+    /// alternated rounds, `WEFT_GEMV` on the products of 2048 and 2560 columns): the
+    /// TinyLlama-shaped 4-layer decode step at batch 8 512.4 → 476.4 µs; the CNN
+    /// classifiers' 8-row heads (`[8, 1000]` from 2048: 32 blocks by the rule before)
+    /// 7.9 → 6.1 µs alone, ResNet-50 at batch 8 627 → 623 µs and Inception-v3 1254 → 1250
+    /// (fifteenth session, `measurements/h200-2026-11-30f`, call 6).
     pub fn rule(limits: &TargetLimits, m: i64, n: i64, dtype: DType) -> (GemvParams, String) {
         let vec = vec_of(dtype);
         let sms = limits.multiprocessors.max(1) as i64;
         let want = 2 * sms;
+        if m > 2 && vec == 8 && ceil_div(n, 4 * vec) < sms {
+            let threads = 256.min(limits.max_threads_per_block as i64).max(32);
+            let p = GemvParams {
+                threads,
+                nt: 1,
+                unroll: 4,
+                shuffle: crate::rows::shuffle_lanes(limits, 32, threads),
+            };
+            let why = format!(
+                "rule: {m} row(s) ≤ {MAX_M}: b streamed, {vec} columns a block, {} blocks of {threads} threads (64-byte segments would give {} blocks, fewer than the {sms} multiprocessors)",
+                ceil_div(n, vec),
+                ceil_div(n, 4 * vec),
+            );
+            return (p, why);
+        }
         let nt = if ceil_div(n, 8 * vec) >= want { 8 } else { 4 };
         let one_wave = m <= 2 && ceil_div(n, nt * vec) > want;
         let (threads, unroll) = match (m <= 2, one_wave) {
