@@ -6,32 +6,10 @@
 //! anything inside code (fenced blocks and `inline code`). A failure lists the page, the
 //! line and the link.
 
+mod repo;
+
 use std::fs;
-use std::path::{Path, PathBuf};
-
-/// The repository root.
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-/// Every `*.md` below `dir`, sorted.
-fn pages(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-    paths.sort();
-    for path in paths {
-        if path.is_dir() {
-            pages(&path, out);
-        } else if path.extension().is_some_and(|e| e == "md") {
-            out.push(path);
-        }
-    }
-}
+use std::path::Path;
 
 /// `line` without its inline code spans (text between backticks, the backticks too).
 fn without_code(line: &str) -> String {
@@ -119,10 +97,10 @@ fn broken(root: &Path, page: &Path) -> Vec<String> {
 
 #[test]
 fn every_relative_link_in_the_docs_resolves() {
-    let root = root();
+    let root = repo::root();
     let mut all = vec![root.join("README.md")];
     for dir in ["docs", "measurements", "scripts"] {
-        pages(&root.join(dir), &mut all);
+        repo::files(&root.join(dir), "md", &mut all);
     }
     assert!(all.len() > 20, "too few pages found: {all:?}");
     let bad: Vec<String> = all.iter().flat_map(|p| broken(&root, p)).collect();

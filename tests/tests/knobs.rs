@@ -4,33 +4,11 @@
 //! exception is `WEFT_COMMIT`, which `cli/build.rs` sets at build time (it is no
 //! variable a user sets). A failure names the variable and the file that reads it.
 
+mod repo;
+
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Path, PathBuf};
-
-/// The repository root.
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-/// Every `*.rs` below `dir`, sorted.
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-    paths.sort();
-    for path in paths {
-        if path.is_dir() {
-            sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
+use std::path::PathBuf;
 
 /// The `WEFT_…` names in `text` (upper-case letters, digits and underscores after the
 /// prefix), each with whether it stood inside double quotes.
@@ -57,14 +35,14 @@ fn names(text: &str) -> Vec<(String, bool)> {
 
 #[test]
 fn the_knobs_page_names_every_variable_weft_reads() {
-    let root = root();
+    let root = repo::root();
     let mut read: BTreeMap<String, PathBuf> = BTreeMap::new();
     let crates = fs::read_dir(&root).unwrap();
     let mut dirs: Vec<PathBuf> = crates.flatten().map(|e| e.path().join("src")).collect();
     dirs.sort();
     for dir in dirs.iter().filter(|d| d.is_dir()) {
         let mut files = Vec::new();
-        sources(dir, &mut files);
+        repo::files(dir, "rs", &mut files);
         for file in files {
             let text = fs::read_to_string(&file).unwrap();
             for (name, quoted) in names(&text) {
