@@ -382,6 +382,9 @@ impl CompiledModel {
         // K-major weights for the skinny products (the K-major template's rows).
         let kmajor = options.kmajor_on()?;
         let gated = options.gated_on()?;
+        // Read by the fp16 template's rule itself (`matmul_f16::wide_views`), which takes a
+        // value it does not know as off: checked here so that such a value is refused.
+        switch(weft_kernels::matmul_f16::wide_views::SWITCH, true)?;
         let prefetch = match limits.grid_dependency {
             true => options.prefetch_lead()?,
             false => weft_kernels::gemv::Lead::Off,

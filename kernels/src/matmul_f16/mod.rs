@@ -62,6 +62,7 @@ mod hopper_views;
 mod kernel;
 mod pick;
 mod space;
+pub mod wide_views;
 
 pub use kernel::{template, template_over};
 pub use pick::{

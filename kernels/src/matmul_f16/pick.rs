@@ -49,6 +49,15 @@ pub fn rule_config_with(
     {
         return choice;
     }
+    // A switch read from the environment that holds something else is refused where the
+    // switch is read by the model (`weft_model`), naming it; here it reads as its default.
+    let wide = super::wide_views::asked().unwrap_or(true);
+    if !elementwise
+        && over_views
+        && let Some(choice) = super::wide_views::choose(limits, &configs, p, computed_a, wide)
+    {
+        return choice;
+    }
     let max_threads = if elementwise {
         MAX_RULE_THREADS_ELEMENTWISE
     } else {
