@@ -385,6 +385,14 @@ impl CompiledModel {
         // Read by the fp16 template's rule itself (`matmul_f16::wide_views`), which takes a
         // value it does not know as off: checked here so that such a value is refused.
         switch(weft_kernels::matmul_f16::wide_views::SWITCH, true)?;
+        if let Err(values) = weft_kernels::matmul_f16::vk_views::asked() {
+            let variable = weft_kernels::matmul_f16::vk_views::SWITCH;
+            return Err(ModelError::Setting {
+                variable: variable.into(),
+                value: std::env::var(variable).unwrap_or_default(),
+                values: values.into(),
+            });
+        }
         let prefetch = match limits.grid_dependency {
             true => options.prefetch_lead()?,
             false => weft_kernels::gemv::Lead::Off,

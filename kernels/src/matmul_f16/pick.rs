@@ -30,12 +30,48 @@ pub fn rule_config(limits: &TargetLimits, p: rule::Product, over_views: bool) ->
 
 /// [`rule_config`] for a product whose `a` operand is computed at its loads
 /// (`computed_a`: a fused batch norm and ReLU before a convolution), where few tiles
-/// take the split forms only ([`few_tiles`]).
+/// take the split forms only ([`few_tiles`]). The environment's switches
+/// ([`Switches::from_env`]) say which of the rule's measured forms apply.
 pub fn rule_config_with(
     limits: &TargetLimits,
     p: rule::Product,
     over_views: bool,
     computed_a: bool,
+) -> rule::Choice {
+    rule_config_switched(limits, p, over_views, computed_a, Switches::from_env())
+}
+
+/// The rule's switches read from the environment, for the A/Bs of forms not yet the
+/// default (or no longer): each one's module says what it measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Switches {
+    /// Over views on Hopper, the 128×64 mma.sync tile where it was measured faster
+    /// ([`super::wide_views`]; `WEFT_CONV_WIDE_MMA`, on unless `0`).
+    pub wide: bool,
+    /// Over views on targets storing tiles element by element, the cost model at several
+    /// waves ([`super::vk_views`]; `WEFT_VK_VIEWS=model`, off by default).
+    pub vk_model: bool,
+}
+
+impl Switches {
+    /// The switches as the environment sets them. A value a switch does not take reads
+    /// as its default here; the model (`weft_model`) refuses it, naming it, before any
+    /// kernel is scheduled.
+    pub fn from_env() -> Switches {
+        Switches {
+            wide: super::wide_views::asked().unwrap_or(true),
+            vk_model: super::vk_views::asked().unwrap_or(false),
+        }
+    }
+}
+
+/// [`rule_config_with`] under the given `switches` instead of the environment's.
+pub fn rule_config_switched(
+    limits: &TargetLimits,
+    p: rule::Product,
+    over_views: bool,
+    computed_a: bool,
+    switches: Switches,
 ) -> rule::Choice {
     let configs = if over_views {
         space_over_views(limits)
@@ -43,18 +79,20 @@ pub fn rule_config_with(
         space(limits)
     };
     let elementwise = space::elementwise_matrix_copies(limits);
+    // Several waves over views, where asked: the cost model ranks the elementwise tiles
+    // as it does for stored operands.
+    let by_model = elementwise && over_views && super::vk_views::by_model(p, switches.vk_model);
     if elementwise
         && over_views
+        && !by_model
         && let Some(choice) = views_rule_elementwise_with(&configs, p, deep_steps_asked(limits))
     {
         return choice;
     }
-    // A switch read from the environment that holds something else is refused where the
-    // switch is read by the model (`weft_model`), naming it; here it reads as its default.
-    let wide = super::wide_views::asked().unwrap_or(true);
     if !elementwise
         && over_views
-        && let Some(choice) = super::wide_views::choose(limits, &configs, p, computed_a, wide)
+        && let Some(choice) =
+            super::wide_views::choose(limits, &configs, p, computed_a, switches.wide)
     {
         return choice;
     }
@@ -70,7 +108,7 @@ pub fn rule_config_with(
             && !t.coop_copy
             && t.threads() <= max_threads
     });
-    if elementwise && over_views {
+    if elementwise && over_views && !by_model {
         for t in &mut candidates {
             t.matrix = None;
         }
