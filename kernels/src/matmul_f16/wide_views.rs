@@ -46,9 +46,10 @@ pub const MIN_K: i64 = 64;
 /// faster than the whole mma.sync space on an H100, `WGMMA_VIEWS_MIN_TILES`).
 pub const WGMMA_STEP: i64 = 64;
 
-/// The fewest 128×64 blocks of a product at which [`tile`] is taken: the number of 64×64
-/// tiles from which the gathered wgmma tiles compete (`WGMMA_VIEWS_MIN_TILES`); below it
-/// (every batch-1 convolution of the corpus) the cost model's pick stands.
+/// The fewest 128×64 blocks of a product at which [`tile`] is taken: the bound the
+/// gathered wgmma tiles compete from (`WGMMA_VIEWS_MIN_TILES`, counted there in 64×64
+/// tiles), here in the tile's own blocks, so at products twice as large; below it (every
+/// batch-1 convolution of the corpus) the cost model's pick stands.
 pub const MIN_TILES: i64 = 400;
 
 /// The tile: 4 warps (2×2) of 4×2 fragments of 16×16, k steps of 32, 16-byte loads,
