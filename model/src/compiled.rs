@@ -382,16 +382,21 @@ impl CompiledModel {
         // K-major weights for the skinny products (the K-major template's rows).
         let kmajor = options.kmajor_on()?;
         let gated = options.gated_on()?;
-        // Read by the fp16 template's rule itself (`matmul_f16::wide_views`), which takes a
-        // value it does not know as off: checked here so that such a value is refused.
-        switch(weft_kernels::matmul_f16::wide_views::SWITCH, true)?;
-        if let Err(values) = weft_kernels::matmul_f16::vk_views::asked() {
-            let variable = weft_kernels::matmul_f16::vk_views::SWITCH;
-            return Err(ModelError::Setting {
-                variable: variable.into(),
-                value: std::env::var(variable).unwrap_or_default(),
-                values: values.into(),
-            });
+        // Read by the fp16 template's rule itself (`matmul_f16::Switches::from_env`), which
+        // takes a value it does not know as the switch's default: checked here so that
+        // such a value is refused, naming it.
+        use weft_kernels::matmul_f16::{vk_views, wide_views};
+        for (variable, asked) in [
+            (wide_views::SWITCH, wide_views::asked()),
+            (vk_views::SWITCH, vk_views::asked()),
+        ] {
+            if let Err(values) = asked {
+                return Err(ModelError::Setting {
+                    variable: variable.into(),
+                    value: std::env::var(variable).unwrap_or_default(),
+                    values: values.into(),
+                });
+            }
         }
         let prefetch = match limits.grid_dependency {
             true => options.prefetch_lead()?,

@@ -72,13 +72,16 @@ pub fn tile() -> F16Params {
     }
 }
 
+/// What [`SWITCH`] takes, as its refusal says.
+pub const VALUES: &str = "0 (off) or 1 (on, the default)";
+
 /// Whether [`SWITCH`] leaves the tile to the rule: `Ok(true)` for `1` or unset, `Ok(false)`
-/// for `0`, else the refusal, naming the variable and its values.
-pub fn asked() -> Result<bool, String> {
+/// for `0`, else `Err` with [`VALUES`].
+pub fn asked() -> Result<bool, &'static str> {
     match std::env::var(SWITCH).as_deref() {
         Err(_) | Ok("1") => Ok(true),
         Ok("0") => Ok(false),
-        Ok(other) => Err(format!("{SWITCH}={other}: takes 0 (off) or 1 (on)")),
+        Ok(_) => Err(VALUES),
     }
 }
 
