@@ -147,3 +147,22 @@ fn the_tile_is_taken_where_it_was_faster_and_left_where_it_was_not() {
         "{short_tile} ms against {short_rule}"
     );
 }
+
+/// The tile computes a convolution over views right: at an odd shape (edge tiles along
+/// every axis, a reduction of 9 · 21 = 189, no whole number of its k steps), on the
+/// interpreter, against float64.
+#[test]
+fn the_wide_tile_computes_a_convolution_right() {
+    let shape = Shape::parse(
+        "conv2d-f16",
+        "n=2,c=21,h=13,w=11,k=70,r=3,s=3,stride=1,pad=1",
+    )
+    .unwrap();
+    let w = weft_ops::Workload::new("conv2d-f16", &shape).unwrap();
+    let inputs = w.random_inputs(5);
+    let config = wide_views::tile().config();
+    let lowered = w.lower_with("implicit-gemm", Some(&config)).unwrap();
+    let out = w.run_interp(&lowered, &inputs).unwrap();
+    let e = weft_ops::check::Checker::new(&w, &inputs).check(&out);
+    assert!(e.is_right(), "{config} at {shape}: error {e}");
+}
