@@ -1,7 +1,7 @@
 //! WGSL expressions: literals, operators, conversions and built-in functions, with WGSL's
 //! typing rules (no implicit conversions, suffixed literals, no unary minus on `u32`).
 
-use weft_codegen_common::contract::expand_sigmoid;
+use weft_codegen_common::contract::{contains_load, expand_sigmoid};
 use weft_codegen_common::names::NameKey;
 use weft_codegen_common::prec::{Prec, binop_prec, needs_parens};
 use weft_codegen_common::{EmitError, UnloweredNode, float_text};
@@ -95,6 +95,23 @@ impl Writer<'_> {
                         }
                         let f = if *op == BinOp::Min { "min" } else { "max" };
                         return Ok((format!("{f}({}, {})", sa.0, sb.0), Prec::Atom));
+                    }
+                    BinOp::And | BinOp::Or
+                        if self.eager_logic && !contains_load(a) && !contains_load(b) =>
+                    {
+                        // Both evaluated, no branch (`crate::index`). WGSL's `&` and `|`
+                        // take unary expressions: anything else in parentheses; and no
+                        // other operator takes them unparenthesised, which the lowest
+                        // precedence gives.
+                        let operand = |(s, p): (String, Prec)| match p {
+                            Prec::Atom | Prec::Prefix => s,
+                            _ => format!("({s})"),
+                        };
+                        let sym = if *op == BinOp::And { "&" } else { "|" };
+                        return Ok((
+                            format!("{} {sym} {}", operand(sa), operand(sb)),
+                            Prec::Ternary,
+                        ));
                     }
                     BinOp::FloorDiv => return Err(unlowered(UnloweredNode::FloorDiv)),
                     BinOp::FloorMod => return Err(unlowered(UnloweredNode::FloorMod)),

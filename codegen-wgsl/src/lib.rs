@@ -24,11 +24,13 @@
 //! naga's parser and validator on a module: the test suite's check.
 
 mod expr;
+mod index;
 mod writer;
 
 use weft_codegen_common::{EmitError, Emitted, Language, checked};
 use weft_ir::kernel::{Kernel, LoweredFunc};
 
+pub use index::{IndexForms, SWITCH as INDEX_SWITCH, reciprocal, unsigned_division};
 pub use weft_codegen_common::TargetLimits;
 pub use writer::SWITCH as BRANCH_FREE_SWITCH;
 
@@ -59,7 +61,9 @@ const BACKEND: &str = "WGSL";
 ///
 /// Guarded vector copies are written as an `if` around the load unless the environment's
 /// [`BRANCH_FREE_SWITCH`] (`WEFT_VK_CONV`) is `1` or `2` ([`emit_with`]); a value other
-/// than `0`, `1`, `2` or `deep` is refused, naming it.
+/// than `0`, `1`, `2` or `deep` is refused, naming it. Index arithmetic takes the forms
+/// [`INDEX_SWITCH`] (`WEFT_WGSL_INDEX`) asks for, by default unsigned divisions and eager
+/// logic ([`IndexForms`]).
 pub fn emit(kernel: &Kernel, opts: &WgslOptions) -> Result<Emitted, EmitError> {
     let branch_free = writer::branch_free_from_env(&kernel.name)?;
     emit_with(kernel, opts, branch_free)
@@ -72,11 +76,29 @@ pub fn emit_with(
     opts: &WgslOptions,
     branch_free: bool,
 ) -> Result<Emitted, EmitError> {
+    let forms = IndexForms::from_env(&kernel.name)?;
+    emit_forms(kernel, opts, branch_free, forms)
+}
+
+/// [`emit_with`] with the index forms given too (what tests compare).
+pub fn emit_forms(
+    kernel: &Kernel,
+    opts: &WgslOptions,
+    branch_free: bool,
+    forms: IndexForms,
+) -> Result<Emitted, EmitError> {
     checked(kernel, Language::Wgsl, &opts.limits)?;
-    writer::write_module(
-        &weft_codegen_common::fold::fold_indices(kernel),
-        branch_free,
-    )
+    writer::write_module(&prepared(kernel, forms), branch_free, forms)
+}
+
+/// `kernel` as the writer takes it: indices folded, divisions in the forms asked for.
+fn prepared(kernel: &Kernel, forms: IndexForms) -> Kernel {
+    let folded = weft_codegen_common::fold::fold_indices(kernel);
+    if forms.unsigned_division {
+        unsigned_division(&folded)
+    } else {
+        folded
+    }
 }
 
 /// Every kernel of `func` in one WGSL module, in launch order: one `@compute` entry point
@@ -99,11 +121,8 @@ pub fn emit_lowered(func: &LoweredFunc, opts: &WgslOptions) -> Result<Emitted, E
     for k in &func.kernels {
         checked(k, Language::Wgsl, &opts.limits)?;
         let branch_free = writer::branch_free_from_env(&k.name)?;
-        let (part, entry) = writer::write_part(
-            &weft_codegen_common::fold::fold_indices(k),
-            &taken,
-            branch_free,
-        )?;
+        let forms = IndexForms::from_env(&k.name)?;
+        let (part, entry) = writer::write_part(&prepared(k, forms), &taken, branch_free, forms)?;
         taken.extend(part.globals);
         for e in part.enables {
             if !enables.contains(&e) {

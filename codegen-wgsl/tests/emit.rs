@@ -116,7 +116,7 @@ fn guarded_loads_in_select_read_clamped_indices() {
         clamped += 1;
     }
     assert_eq!(clamped, 1, "{src}");
-    assert!(src.contains("if (i >= 2 && i < 1002) {"), "{src}");
+    assert!(src.contains("if ((i >= 2) & (i < 1002)) {"), "{src}");
     assert!(src.contains("select(2.0f, 1.0f, i < 512)"), "{src}");
 }
 

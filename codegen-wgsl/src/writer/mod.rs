@@ -21,6 +21,8 @@ use weft_ir::kernel::{KStmt, Kernel, KernelParam};
 
 use weft_codegen_common::{Binding, Emitted, EntryPoint, Language, Uniform};
 
+use crate::index::IndexForms;
+
 /// At most this many copies of one loop body, counting the copies of enclosing unrolled
 /// loops (an 8x8 register tile is 64): beyond it a loop stays a loop, with a comment.
 pub(crate) const MAX_UNROLLED_COPIES: u64 = 1024;
@@ -37,6 +39,8 @@ pub(crate) struct Writer<'a> {
     unroll_product: u64,
     /// Guarded vector copies written without a branch ([`gather::SWITCH`]).
     branch_free: bool,
+    /// `&&` and `||` of load-free operands written `&` and `|` ([`IndexForms`]).
+    pub(crate) eager_logic: bool,
 }
 
 /// The WGSL spelling of a scalar type.
@@ -105,8 +109,12 @@ pub(crate) struct Part {
 
 /// Writes the module for `kernel` (contract and limits already checked), its guarded
 /// vector copies without a branch where `branch_free` ([`gather::SWITCH`]).
-pub(crate) fn write_module(kernel: &Kernel, branch_free: bool) -> Result<Emitted, EmitError> {
-    let (part, entry) = write_part(kernel, &[], branch_free)?;
+pub(crate) fn write_module(
+    kernel: &Kernel,
+    branch_free: bool,
+    forms: IndexForms,
+) -> Result<Emitted, EmitError> {
+    let (part, entry) = write_part(kernel, &[], branch_free, forms)?;
     let mut source: String = part.enables.concat();
     if !source.is_empty() {
         source.push('\n');
@@ -125,6 +133,7 @@ pub(crate) fn write_part(
     kernel: &Kernel,
     taken: &[String],
     branch_free: bool,
+    forms: IndexForms,
 ) -> Result<(Part, EntryPoint), EmitError> {
     let mut namer = if kernel.uses_fragments() {
         Namer::new(&[keywords::WGSL, coop::ROLE_NAMES])
@@ -164,6 +173,7 @@ pub(crate) fn write_part(
         consts: HashMap::new(),
         unroll_product: 1,
         branch_free,
+        eager_logic: forms.eager_logic,
     };
     let mut enables = Vec::new();
     if kernel.uses_dtype(DType::F16) {
