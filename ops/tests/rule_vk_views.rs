@@ -1,7 +1,9 @@
 //! `WEFT_VK_VIEWS=model` (`matmul_f16::vk_views`): over views on Vulkan's cooperative
 //! matrices, products of several waves of blocks ranked by the cost model's elementwise
-//! constants instead of the 1×2-fragment rule; products of fewer keep that rule, and
-//! without the switch nothing changes. Untimed (the switch is for the A/B on a GPU).
+//! constants instead of the rule; products of fewer keep the rule, and without the switch
+//! nothing changes. Measured slower (2026-12-01, `measurements/h200-2026-12-01c/call1`),
+//! so off. The rule's own picks there (since the same day four warps of 2×2 fragments,
+//! `views_many_waves`) and the model's compute right and validate as WGSL.
 
 mod common;
 
@@ -18,10 +20,6 @@ const ON: Switches = Switches {
     vk_model: true,
 };
 
-fn frags(config: &weft_kernels::Config) -> [i64; 2] {
-    F16Params::from_config(config).unwrap().frags
-}
-
 #[test]
 fn several_waves_over_views_are_ranked_by_the_cost_model_where_asked() {
     let vulkan = common::nvidia_vulkan_limits();
@@ -35,7 +33,9 @@ fn several_waves_over_views_are_ranked_by_the_cost_model_where_asked() {
         let p = Product::split(m, n, k);
         assert!(vk_views::by_model(p, true), "{m}x{n}x{k}");
         let (rule, _, why) = rule_config_switched(&vulkan, p, true, false, OFF);
-        assert_eq!(frags(&rule), [1, 2], "{why}");
+        let r = F16Params::from_config(&rule).unwrap();
+        assert_eq!((r.warps, r.frags, r.bk), ([2, 2], [2, 2], 16), "{why}");
+        picks.push(rule.clone());
         let (model, splits, why) = rule_config_switched(&vulkan, p, true, false, ON);
         assert!(why.contains("cost model"), "{m}x{n}x{k}: {why}");
         assert_eq!(splits, 1, "{why}");
@@ -53,6 +53,7 @@ fn several_waves_over_views_are_ranked_by_the_cost_model_where_asked() {
     .unwrap();
     let w = weft_ops::Workload::new("conv2d-f16", &shape).unwrap();
     let inputs = w.random_inputs(11);
+    picks.sort_by_key(|c| c.to_string());
     picks.dedup();
     for config in &picks {
         let lowered = w.lower_with("implicit-gemm", Some(config)).unwrap();

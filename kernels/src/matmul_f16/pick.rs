@@ -270,6 +270,9 @@ pub fn views_rule_elementwise_with(
     deep: bool,
 ) -> Option<rule::Choice> {
     use crate::ceil_div;
+    if let Some(choice) = views_many_waves(configs, p) {
+        return Some(choice);
+    }
     let step = if p.k < VIEWS_SHORT_K { 16 } else { 32 };
     let tiles: Vec<F16Params> = configs
         .iter()
@@ -337,6 +340,62 @@ pub fn views_rule_elementwise_with(
         return Some((deeper.config(), 1, why));
     }
     Some((chosen.config(), splits(chosen), why))
+}
+
+/// Over views, the tile of four warps with k steps of 16 where a product at least
+/// [`VIEWS_SHORT_K`] long has at least [`rule::ENOUGH_TILES`] blocks of 64×64: warps of
+/// 2×2 fragments (64×64 tiles) from twice that, else of 1×2 (32×64) where the product is
+/// at most 64 wide. The 1×2-fragment rule below was fitted at one wave,
+/// when every gathered load cost a chain of signed divisions; with the WGSL emitter's
+/// unsigned divisions (`weft_codegen_wgsl`'s `index` module) the many-wave batch-8
+/// convolutions want fewer, busier warps. Measured on an H200 through Vulkan
+/// (2026-12-01, `measurements/h200-2026-12-01c/call6`, 36 configs each, `--trials`):
+/// Inception-v3's 3×3s at 147² and 73² 91.1 → 72.4 and 169.2 → 117.5 µs, ResNet-50's
+/// 56² 3×3 at batch 8 29.8 → 20.6, Inception's 5×5 at 35² (154 blocks) 37.4 → 23.6; but
+/// ResNet-50's 28² 3×3 at batch 8 (128 wide, 196 blocks) 26.6 → 27.3 in 32×64 tiles (call
+/// 7), and that model 1.322 → 1.334 ms with the tiles at every such product, its short
+/// 7×7 stem among them (147 long, untimed alone; the 1×2 rule's k steps of 16 there were
+/// fitted at it): hence the width and length bounds. With them, at batch 8 on Vulkan
+/// (call 7, the tiles without the bounds): Inception-v3 2.752 → 2.654 ms, GoogLeNet 994
+/// → 964 µs, DenseNet-121 2.363 → 2.212 ms.
+fn views_many_waves(configs: &[Config], p: rule::Product) -> Option<rule::Choice> {
+    use crate::ceil_div;
+    let blocks = ceil_div(p.m, 64) * ceil_div(p.n, 64) * p.batch;
+    if blocks < rule::ENOUGH_TILES || p.k < VIEWS_SHORT_K {
+        return None;
+    }
+    let frags = if blocks >= 2 * rule::ENOUGH_TILES {
+        [2, 2]
+    } else if p.n <= 64 {
+        [1, 2]
+    } else {
+        return None;
+    };
+    let tile = configs
+        .iter()
+        .filter_map(|c| F16Params::from_config(c).ok())
+        .find(|t| {
+            t.mma == 16
+                && t.warps == [2, 2]
+                && t.frags == frags
+                && t.bk == 16
+                && t.prefetch == if runs_ahead(t) { 2 } else { 1 }
+                && t.frag_buffers == 1
+                && t.warpgroups == 0
+                && !t.async_copy
+                && !t.coop_copy
+        })?;
+    let n = ceil_div(p.m, tile.block_m()) * ceil_div(p.n, tile.block_n()) * p.batch;
+    let why = format!(
+        "views on 16x16 matrices stored element by element, {blocks} blocks of 64x64 (at \
+         least {}): {}x{} tiles of 4 warps of {}x{} fragments, k steps of 16, {n} blocks",
+        rule::ENOUGH_TILES,
+        tile.block_m(),
+        tile.block_n(),
+        frags[0],
+        frags[1]
+    );
+    Some((tile.config(), 1, why))
 }
 
 /// Whether the rule's tile `q`, on a target storing tiles element by element, loads two
