@@ -30,7 +30,7 @@
 use weft_codegen_common::EmitError;
 use weft_ir::arith::{Bounds, bound};
 use weft_ir::dtype::DType;
-use weft_ir::expr::{BinOp, Expr, ThreadAxis};
+use weft_ir::expr::{BinOp, Expr};
 use weft_ir::kernel::{KStmt, Kernel};
 
 /// The environment variable that chooses the index forms.
@@ -108,15 +108,7 @@ pub fn reciprocal(hi: i64, d: i64) -> Option<(u64, u32)> {
 /// `kernel` with every `i32` division and remainder by a positive constant whose
 /// dividend is proved non-negative written in `u32` ([`reciprocal`] where it applies).
 pub fn unsigned_division(kernel: &Kernel) -> Kernel {
-    let mut bounds = Bounds::new();
-    for axis in ThreadAxis::ALL {
-        let extent = if axis.is_block() {
-            kernel.grid[axis.dim()]
-        } else {
-            kernel.block[axis.dim()]
-        };
-        bounds.set_axis(axis, extent as i64);
-    }
+    let mut bounds = Bounds::of_launch(kernel.grid, kernel.block);
     let mut k = kernel.clone();
     k.body = stmt(&kernel.body, &mut bounds);
     k

@@ -367,15 +367,7 @@ fn first_write(kernel: &Kernel, out: u64) -> Option<Expr> {
     }
     let first_affine = Affine::from_expr(&first);
     for (index, loops) in &sites {
-        let mut b = Bounds::new();
-        for axis in ThreadAxis::ALL {
-            let extent = if axis.is_block() {
-                kernel.grid[axis.dim()]
-            } else {
-                kernel.block[axis.dim()]
-            };
-            b.set_axis(axis, i64::from(extent));
-        }
+        let mut b = Bounds::of_launch(kernel.grid, kernel.block);
         for (v, extent) in loops {
             b.set_extent(v, *extent);
         }

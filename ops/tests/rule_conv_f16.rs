@@ -119,27 +119,11 @@ fn the_conv_rule_takes_gathered_wgmma_at_many_tiles_only() {
 /// the block-count rule it replaced was at 0.16–0.75×, and would fail this.
 #[test]
 fn the_vulkan_conv_rule_is_near_the_fastest_config_measured_on_an_h200() {
-    let limits = common::nvidia_vulkan_limits();
-    let spec = weft_ops::find("conv2d-f16").unwrap().template.unwrap();
-    let data = measured(&["h100-2026-11-28d/conv-vk-all.json"]);
-    assert_eq!(data.len(), 9);
-    let (mut ratios, mut old, mut report) = (vec![], vec![], vec![]);
-    for (shape_text, m) in &data {
-        let shape = Shape::parse("conv2d-f16", shape_text).unwrap();
-        let (config, why) = spec.untuned(&limits, &shape);
-        let best = m.times.values().copied().fold(f64::INFINITY, f64::min);
-        let Some(&us) = m.times.get(&config.to_string()) else {
-            panic!("{shape_text}: {config} not timed ({why})");
-        };
-        ratios.push(best / us);
-        old.push(best / m.old.1);
-        report.push(format!(
-            "{shape_text}: {:.2} ({us:.1} us, best {best:.1}; the block-count rule {:.2}) \
-             {config}",
-            best / us,
-            best / m.old.1
-        ));
-    }
+    let (ratios, old, report) = vulkan_rule_against(
+        &["h100-2026-11-28d/conv-vk-all.json"],
+        9,
+        "the block-count rule",
+    );
     let (near, geo, worst) = figure(&ratios);
     let (_, geo_old, worst_old) = figure(&old);
     let summary = format!(
@@ -237,29 +221,14 @@ fn the_deep_steps_are_the_default_on_vulkans_cooperative_matrices_only() {
 /// rule column) was at 0.63–0.79× at four of the six batch-8 ones.
 #[test]
 fn the_vulkan_conv_rule_after_unsigned_divisions_is_near_the_fastest_measured() {
-    let limits = common::nvidia_vulkan_limits();
-    let spec = weft_ops::find("conv2d-f16").unwrap().template.unwrap();
-    let data = measured(&[
-        "h200-2026-12-01c/call6/vk8.json",
-        "h200-2026-12-01c/call6/vk1.json",
-    ]);
-    assert_eq!(data.len(), 11);
-    let (mut ratios, mut old, mut report) = (vec![], vec![], vec![]);
-    for (shape_text, m) in &data {
-        let shape = Shape::parse("conv2d-f16", shape_text).unwrap();
-        let (config, why) = spec.untuned(&limits, &shape);
-        let best = m.times.values().copied().fold(f64::INFINITY, f64::min);
-        let Some(&us) = m.times.get(&config.to_string()) else {
-            panic!("{shape_text}: {config} not timed ({why})");
-        };
-        ratios.push(best / us);
-        old.push(best / m.old.1);
-        report.push(format!(
-            "{shape_text}: {:.2} ({us:.1} us, best {best:.1}; 1x2 rule {:.2}) {config}",
-            best / us,
-            best / m.old.1
-        ));
-    }
+    let (ratios, old, report) = vulkan_rule_against(
+        &[
+            "h200-2026-12-01c/call6/vk8.json",
+            "h200-2026-12-01c/call6/vk1.json",
+        ],
+        11,
+        "1x2 rule",
+    );
     let (near, geo, worst) = figure(&ratios);
     let (near_old, geo_old, _) = figure(&old);
     let summary = format!(
@@ -273,4 +242,35 @@ fn the_vulkan_conv_rule_after_unsigned_divisions_is_near_the_fastest_measured() 
         near_old <= 7,
         "the data no longer shows the 1x2 rule's loss\n{summary}"
     );
+}
+
+/// The Vulkan rule's pick at each of `shapes` convolutions of the sweeps `files` (every
+/// config timed): its speed over the best timed, the sweep's own rule's (`old`, named
+/// so in the report), and a line a shape. A pick the sweeps did not time fails.
+fn vulkan_rule_against(
+    files: &[&str],
+    shapes: usize,
+    old_name: &str,
+) -> (Vec<f64>, Vec<f64>, Vec<String>) {
+    let limits = common::nvidia_vulkan_limits();
+    let spec = weft_ops::find("conv2d-f16").unwrap().template.unwrap();
+    let data = measured(files);
+    assert_eq!(data.len(), shapes);
+    let (mut ratios, mut old, mut report) = (vec![], vec![], vec![]);
+    for (shape_text, m) in &data {
+        let shape = Shape::parse("conv2d-f16", shape_text).unwrap();
+        let (config, why) = spec.untuned(&limits, &shape);
+        let best = m.times.values().copied().fold(f64::INFINITY, f64::min);
+        let Some(&us) = m.times.get(&config.to_string()) else {
+            panic!("{shape_text}: {config} not timed ({why})");
+        };
+        ratios.push(best / us);
+        old.push(best / m.old.1);
+        report.push(format!(
+            "{shape_text}: {:.2} ({us:.1} us, best {best:.1}; {old_name} {:.2}) {config}",
+            best / us,
+            best / m.old.1
+        ));
+    }
+    (ratios, old, report)
 }

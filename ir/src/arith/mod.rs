@@ -37,6 +37,20 @@ impl Bounds {
     pub fn new() -> Bounds {
         Bounds::default()
     }
+    /// The thread and block indices of a launch of `grid` blocks of `block` threads, each
+    /// in `0..extent`: what every walk over a lowered kernel starts from.
+    pub fn of_launch(grid: [u32; 3], block: [u32; 3]) -> Bounds {
+        let mut b = Bounds::new();
+        for axis in ThreadAxis::ALL {
+            let extent = if axis.is_block() {
+                grid[axis.dim()]
+            } else {
+                block[axis.dim()]
+            };
+            b.set_axis(axis, extent as i64);
+        }
+        b
+    }
     /// `var` runs over `0..extent`.
     pub fn set_extent(&mut self, var: &Var, extent: i64) {
         self.vars.insert(var.clone(), (0, extent.max(1) - 1));

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use super::facts::Facts;
 use super::{AccessCheck, AccessKind};
 use crate::arith::Bounds;
-use crate::expr::{BinOp, Buffer, Expr, Scope, ThreadAxis};
+use crate::expr::{BinOp, Buffer, Expr, Scope};
 use crate::fragment::{FragLayout, FragOp, FragRef};
 use crate::kernel::{KStmt, Kernel};
 
@@ -16,15 +16,7 @@ pub(super) fn checks(
     kernel: &Kernel,
     length: &dyn Fn(&Buffer) -> i64,
 ) -> (Vec<AccessCheck>, Vec<String>) {
-    let mut bounds = Bounds::new();
-    for axis in ThreadAxis::ALL {
-        let extent = if axis.is_block() {
-            kernel.grid[axis.dim()]
-        } else {
-            kernel.block[axis.dim()]
-        };
-        bounds.set_axis(axis, extent as i64);
-    }
+    let bounds = Bounds::of_launch(kernel.grid, kernel.block);
     let mut w = Walker {
         out: Vec::new(),
         seen: HashMap::new(),

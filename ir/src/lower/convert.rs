@@ -6,7 +6,7 @@ use super::LowerError;
 use super::compact::Plan;
 use super::vectorize::vectorize;
 use crate::arith::{Bounds, simplify_with};
-use crate::expr::{Buffer, Expr, Scope, ThreadAxis, Var};
+use crate::expr::{Buffer, Expr, Scope, Var};
 use crate::func::{AtomicAdd, BlockRealize, ForKind, Func, IterKind, Stmt};
 use crate::kernel::{KMapping, KStmt};
 use crate::schedule::reduction::conjuncts;
@@ -35,15 +35,7 @@ pub(crate) fn convert(
     block: [u32; 3],
 ) -> Result<Converted, LowerError> {
     let _ = func;
-    let mut bounds = Bounds::new();
-    for a in ThreadAxis::ALL {
-        let e = if a.is_block() {
-            grid[a.dim()]
-        } else {
-            block[a.dim()]
-        };
-        bounds.set_axis(a, e as i64);
-    }
+    let bounds = Bounds::of_launch(grid, block);
     let mut ctx = Ctx {
         plan,
         env: HashMap::new(),

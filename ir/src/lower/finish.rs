@@ -20,15 +20,7 @@ pub(crate) fn finish(
     grid: [u32; 3],
     block: [u32; 3],
 ) -> Result<Kernel, LowerError> {
-    let mut bounds = Bounds::new();
-    for a in ThreadAxis::ALL {
-        let e = if a.is_block() {
-            grid[a.dim()]
-        } else {
-            block[a.dim()]
-        };
-        bounds.set_axis(a, e as i64);
-    }
+    let mut bounds = Bounds::of_launch(grid, block);
     let body = expand_mappings(c.body.clone(), &bounds)?;
     let body = rewrite_division(&body, &mut bounds);
     // Barriers the author placed (a template's) are kept as the only ones: the
