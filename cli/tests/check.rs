@@ -321,3 +321,36 @@ fn a_python_without_onnxruntime_is_named_with_what_to_install() {
     );
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// `WEFT_VK_SPLIT` (the shortest part of a split reduction over views on Vulkan's
+/// cooperative matrices) takes `rule`, `0` and a part length; any other value is refused
+/// before anything runs, naming the variable and what it takes — on every target, as the
+/// other switches of the fp16 template's rule are. The picks it makes are tested in
+/// `ops/tests/rule_vk_split.rs` (lavapipe has no cooperative matrices).
+#[test]
+fn the_vulkan_split_switch_refuses_what_it_does_not_take() {
+    let Some(dir) = fixtures() else { return };
+    let net = path(dir.path(), "net.onnx");
+    let run = |value: &str| {
+        Command::new(env!("CARGO_BIN_EXE_weft"))
+            .args(["model", "check", &net, "--target", "cpu"])
+            .env("WEFT_VK_SPLIT", value)
+            .output()
+            .expect("weft starts")
+    };
+    for value in ["rule", "0", "256"] {
+        let out = run(value);
+        assert_eq!(out.status.code(), Some(0), "{value}: {}", stderr(&out));
+    }
+    for value in ["yes", "16", "-1"] {
+        let out = run(value);
+        assert_eq!(out.status.code(), Some(2), "{value}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(&format!(
+                "WEFT_VK_SPLIT=`{value}`: one of rule, 0 (no split"
+            )),
+            "{}",
+            stderr(&out)
+        );
+    }
+}

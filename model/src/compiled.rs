@@ -385,10 +385,11 @@ impl CompiledModel {
         // Read by the fp16 template's rule itself (`matmul_f16::Switches::from_env`), which
         // takes a value it does not know as the switch's default: checked here so that
         // such a value is refused, naming it.
-        use weft_kernels::matmul_f16::{vk_views, wide_views};
+        use weft_kernels::matmul_f16::{vk_split, vk_views, wide_views};
         for (variable, asked) in [
-            (wide_views::SWITCH, wide_views::asked()),
-            (vk_views::SWITCH, vk_views::asked()),
+            (wide_views::SWITCH, wide_views::asked().map(|_| ())),
+            (vk_views::SWITCH, vk_views::asked().map(|_| ())),
+            (vk_split::SWITCH, vk_split::asked().map(|_| ())),
         ] {
             if let Err(values) = asked {
                 return Err(ModelError::Setting {

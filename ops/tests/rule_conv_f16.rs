@@ -147,12 +147,13 @@ fn the_vulkan_conv_rule_is_near_the_fastest_config_measured_on_an_h200() {
 /// (the stem's 392 blocks) and where the pick splits, the pick is the default rule's.
 #[test]
 fn the_deep_vulkan_conv_rule_takes_steps_of_64_at_one_wave_and_is_right() {
-    use weft_kernels::matmul_f16::{space_over_views, views_rule_elementwise_with};
+    use weft_kernels::matmul_f16::{VIEWS_MIN_PART, space_over_views, views_rule_elementwise_with};
     use weft_kernels::rule::Product;
     let limits = common::nvidia_vulkan_limits();
     let configs = space_over_views(&limits);
     let pick = |m, n, k, deep| {
-        views_rule_elementwise_with(&configs, Product::split(m, n, k), deep).unwrap()
+        views_rule_elementwise_with(&configs, Product::split(m, n, k), deep, VIEWS_MIN_PART)
+            .unwrap()
     };
     let (shallow, deep) = (pick(196, 64, 216, false), pick(196, 64, 216, true));
     assert_eq!(shallow.0.get("bk"), Some(16), "{shallow:?}");

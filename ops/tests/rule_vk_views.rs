@@ -7,17 +7,21 @@
 
 mod common;
 
-use weft_kernels::matmul_f16::{F16Params, Switches, rule_config_switched, vk_views};
+use weft_kernels::matmul_f16::{
+    F16Params, Switches, VIEWS_MIN_PART, rule_config_switched, vk_views,
+};
 use weft_kernels::rule::Product;
 use weft_ops::Shape;
 
 const OFF: Switches = Switches {
     wide: true,
     vk_model: false,
+    vk_min_part: VIEWS_MIN_PART,
 };
 const ON: Switches = Switches {
     wide: true,
     vk_model: true,
+    vk_min_part: VIEWS_MIN_PART,
 };
 
 #[test]

@@ -62,15 +62,17 @@ mod hopper_views;
 mod kernel;
 mod pick;
 mod space;
+pub mod vk_split;
 pub mod vk_views;
 pub mod wide_views;
 
 pub use kernel::{template, template_over};
 pub use pick::{
     DEEP_STEP, DEEP_STEPS_SWITCH, MAX_RULE_THREADS, MAX_RULE_THREADS_ELEMENTWISE, Switches,
-    WGMMA_RULE_MAX_TILE, WGMMA_RULE_MIN_ROWS, WGMMA_RULE_STAGES, WGMMA_VIEWS_MIN_TILES,
-    deep_steps_asked, op_rule, pipelines_fragments, rule_config, rule_config_switched,
-    rule_config_with, runs_ahead, tiles, views_rule_elementwise, views_rule_elementwise_with,
+    VIEWS_MIN_PART, WGMMA_RULE_MAX_TILE, WGMMA_RULE_MIN_ROWS, WGMMA_RULE_STAGES,
+    WGMMA_VIEWS_MIN_TILES, deep_steps_asked, op_rule, pipelines_fragments, rule_config,
+    rule_config_switched, rule_config_with, runs_ahead, tiles, views_rule_elementwise,
+    views_rule_elementwise_with,
 };
 pub use space::{GROUP, default_config, default_config_over_views, space, space_over_views};
 

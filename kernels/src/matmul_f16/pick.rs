@@ -51,6 +51,10 @@ pub struct Switches {
     /// Over views on targets storing tiles element by element, the cost model at several
     /// waves ([`super::vk_views`]; `WEFT_VK_VIEWS=model`, off by default).
     pub vk_model: bool,
+    /// Over views on targets storing tiles element by element, the shortest part of a
+    /// split reduction, 0 for no split ([`super::vk_split`]; `WEFT_VK_SPLIT`, unset:
+    /// [`VIEWS_MIN_PART`]).
+    pub vk_min_part: i64,
 }
 
 impl Switches {
@@ -61,6 +65,9 @@ impl Switches {
         Switches {
             wide: super::wide_views::asked().unwrap_or(true),
             vk_model: super::vk_views::asked().unwrap_or(false),
+            vk_min_part: super::vk_split::asked()
+                .unwrap_or(None)
+                .unwrap_or(VIEWS_MIN_PART),
         }
     }
 }
@@ -85,7 +92,8 @@ pub fn rule_config_switched(
     if elementwise
         && over_views
         && !by_model
-        && let Some(choice) = views_rule_elementwise_with(&configs, p, deep_steps_asked(limits))
+        && let Some(choice) =
+            views_rule_elementwise_with(&configs, p, deep_steps_asked(limits), switches.vk_min_part)
     {
         return choice;
     }
@@ -229,7 +237,7 @@ pub const VIEWS_SHORT_K: i64 = 256;
 /// best timed (the stem 90.8 against 14.2 µs); this rule's picks are at 0.82–1.00×
 /// (geometric mean 0.97×). The fastest configs there were all 1×2-fragment warps.
 pub fn views_rule_elementwise(configs: &[Config], p: rule::Product) -> Option<rule::Choice> {
-    views_rule_elementwise_with(configs, p, false)
+    views_rule_elementwise_with(configs, p, false, VIEWS_MIN_PART)
 }
 
 /// The environment variable whose values `deep` and `2` ask [`views_rule_elementwise_with`]
@@ -263,11 +271,13 @@ pub const DEEP_STEP: i64 = 64;
 /// ResNet-50's layers giving 16 to 98 blocks): steps of 64 against 16 at 0.89–1.26× the
 /// time's inverse, 1.10× geometric mean (56² 3×3 20.2 → 16.5 µs, 7² 3×3 157 → 124; 28²
 /// stride 2 45.1 → 50.9 the one loss); at the stem's 392 blocks 14.5 → 34.0 µs, so not
-/// past one wave.
+/// past one wave. Its reduction splits into parts of at least `min_part` (0: none; the
+/// rule's is [`VIEWS_MIN_PART`], [`super::vk_split`] sets another).
 pub fn views_rule_elementwise_with(
     configs: &[Config],
     p: rule::Product,
     deep: bool,
+    min_part: i64,
 ) -> Option<rule::Choice> {
     use crate::ceil_div;
     if let Some(choice) = views_many_waves(configs, p) {
@@ -291,11 +301,11 @@ pub fn views_rule_elementwise_with(
     let whole = |t: &F16Params| ceil_div(p.m, t.block_m()) * ceil_div(p.n, t.block_n()) * p.batch;
     let splits = |t: &F16Params| {
         let tiles = whole(t);
-        if !p.split || tiles >= rule::ENOUGH_TILES / 2 {
+        if !p.split || min_part == 0 || tiles >= rule::ENOUGH_TILES / 2 {
             return 1;
         }
         let wanted = ceil_div(rule::ENOUGH_TILES, tiles)
-            .min(p.k / VIEWS_MIN_PART)
+            .min(p.k / min_part)
             .min(VIEWS_MAX_SPLITS);
         // The largest of the space's split factors (powers of two) at most `wanted`.
         rule::SPLIT_FACTORS
