@@ -354,3 +354,34 @@ fn the_vulkan_split_switch_refuses_what_it_does_not_take() {
         );
     }
 }
+
+/// `WEFT_REUSE` (`weft_model::plan::Reuse`): each plan runs the model as ONNX Runtime
+/// does (the interpreter takes any plan the switch asks for), and a value it does not
+/// take is refused, naming it.
+#[test]
+fn every_memory_plan_agrees_with_onnx_runtime_and_others_are_refused() {
+    let Some(dir) = fixtures() else { return };
+    let net = path(dir.path(), "net.onnx");
+    let run = |value: &str| {
+        Command::new(env!("CARGO_BIN_EXE_weft"))
+            .args(["model", "check", &net, "--target", "cpu"])
+            .env("WEFT_REUSE", value)
+            .output()
+            .expect("weft starts")
+    };
+    for value in ["target", "always", "waiting", "never"] {
+        let out = run(value);
+        assert_eq!(out.status.code(), Some(0), "{value}: {}", stderr(&out));
+    }
+    for value in ["fresh", ""] {
+        let out = run(value);
+        assert_eq!(out.status.code(), Some(2), "{value}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(&format!(
+                "WEFT_REUSE=`{value}`: one of `target`, `always`, `waiting`, `never`"
+            )),
+            "{}",
+            stderr(&out)
+        );
+    }
+}

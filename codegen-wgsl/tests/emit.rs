@@ -244,6 +244,7 @@ fn every_limit_is_a_typed_error() {
             subgroup: Some(weft_codegen_common::SubgroupSize::fixed(32)),
             device_fence: false,
             grid_dependency: false,
+            usage_barriers: true,
         },
     };
     let mut big = handmade::vecadd();

@@ -22,7 +22,7 @@ use crate::error::{LowerError, ModelError};
 use crate::executable::Executable;
 use crate::guard::{IndexGuard, add_index_guards};
 use crate::lower::{LoweredGroup, Lowering, lower_group};
-use crate::plan::Plan;
+use crate::plan::{Plan, Reuse};
 
 /// The key of `CompileOptions::disabled` that turns the partition's cost rule off
 /// (`weft_graph::partition::cost`): every prologue stays in its anchor's loads.
@@ -124,6 +124,35 @@ pub const L2_BESIDE_ENV: &str = "WEFT_L2_BESIDE";
 /// The environment variable that overrides [`CompileOptions::weight_prefetch`] (a name
 /// of `weft_kernels::gemv::Lead::NAMES`; anything else refused, naming it).
 pub const PREFETCH_ENV: &str = "WEFT_PREFETCH";
+
+/// The environment variable that sets when the memory plan reuses a buffer
+/// ([`crate::plan::Reuse`]): `target` (the default: [`Reuse::Waiting`] where the target
+/// orders dispatches by the buffers they bind, `TargetLimits::usage_barriers`, else
+/// [`Reuse::Always`]), `always`, `waiting` or `never`; anything else refused, naming it.
+pub const REUSE_ENV: &str = "WEFT_REUSE";
+
+/// How the memory plan reuses buffers on a target offering `limits`: [`REUSE_ENV`] where
+/// it is set, else by the target.
+pub fn reuse_for(limits: &TargetLimits) -> Result<Reuse, ModelError> {
+    let by_target = if limits.usage_barriers {
+        Reuse::Waiting
+    } else {
+        Reuse::Always
+    };
+    match std::env::var(REUSE_ENV) {
+        Err(_) => Ok(by_target),
+        Ok(v) if v == "target" => Ok(by_target),
+        Ok(v) => Reuse::NAMES
+            .iter()
+            .find(|(name, _)| *name == v)
+            .map(|&(_, reuse)| reuse)
+            .ok_or_else(|| ModelError::Setting {
+                variable: REUSE_ENV.into(),
+                value: v,
+                values: "`target`, `always`, `waiting`, `never`".into(),
+            }),
+    }
+}
 
 /// The environment variable that overrides [`CompileOptions::gemv_kmajor`] (`0` or `1`;
 /// anything else refused, naming it).
@@ -382,6 +411,7 @@ impl CompiledModel {
         // K-major weights for the skinny products (the K-major template's rows).
         let kmajor = options.kmajor_on()?;
         let gated = options.gated_on()?;
+        let reuse = reuse_for(limits)?;
         // Read by the fp16 template's rule itself (`matmul_f16::Switches::from_env`), which
         // takes a value it does not know as the switch's default: checked here so that
         // such a value is refused, naming it.
@@ -489,7 +519,14 @@ impl CompiledModel {
         crate::pdl::mark_constants(&graph, &mut groups);
         crate::ahead::bring(&graph, &partition, &mut groups, ahead);
         crate::beside::bring(&graph, &partition, &mut groups, limits, beside);
-        let plan = Plan::ordered(&graph, &partition, &crate::horizontal::positions(&groups));
+        let kernels: Vec<usize> = groups.iter().map(|g| g.kernels.kernels.len()).collect();
+        let plan = Plan::reusing(
+            &graph,
+            &partition,
+            &crate::horizontal::positions(&groups),
+            &kernels,
+            reuse,
+        );
         Ok(CompiledModel {
             graph,
             passes,

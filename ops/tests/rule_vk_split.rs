@@ -33,8 +33,18 @@ fn the_shortest_part_sets_the_split_over_views_on_vulkan() {
         assert_eq!(splits, 1, "{part}: {why}");
         assert_eq!(config.get("bk"), Some(64), "{part}: {why}");
     }
-    // A product of enough whole tiles is never split, whatever the part.
-    let wide = Product::split(3136, 64, 576);
+    // ResNet-50's 56² 3×3 at batch 1 (3136 × 64 × 576): 49 whole 64×64 tiles, under
+    // half a wave, so the rule and shorter parts split it in 2 (98 blocks) and no split
+    // leaves it on 32×64 tiles (98 blocks too).
+    let layer = Product::split(3136, 64, 576);
+    for part in [32, 64, VIEWS_MIN_PART] {
+        let (_, splits, why) = rule_config_switched(&limits, layer, true, false, switches(part));
+        assert_eq!(splits, 2, "{part}: {why}");
+    }
+    let (_, splits, why) = rule_config_switched(&limits, layer, true, false, switches(0));
+    assert_eq!(splits, 1, "{why}");
+    // At batch 4 its whole tiles fill the GPU: never split, whatever the part.
+    let wide = Product::split(4 * 3136, 64, 576);
     for part in [0, 32, VIEWS_MIN_PART] {
         let (_, splits, why) = rule_config_switched(&limits, wide, true, false, switches(part));
         assert_eq!(splits, 1, "{part}: {why}");

@@ -93,6 +93,15 @@ pub struct TargetLimits {
     /// can run before the wait, while the kernel before finishes. Elsewhere a kernel
     /// starts after the one before it has finished, and templates place no prefetches.
     pub grid_dependency: bool,
+    /// Whether the runtime orders a run's dispatches by the buffers they bind (WebGPU's
+    /// usage scopes, as wgpu and Dawn track them): a barrier before each dispatch that
+    /// reads a buffer an earlier dispatch of the run wrote, or writes one an earlier
+    /// dispatch used, and the other dispatches run beside the ones before them. There a
+    /// reused buffer costs a wait, and the model's memory plan reuses one only where the
+    /// dispatch waits anyway (`weft_model::plan::Reuse::Waiting`). Elsewhere (a CUDA or
+    /// HIP stream, a Metal encoder run serially) each kernel starts after the one before
+    /// it, whatever buffers it binds.
+    pub usage_barriers: bool,
 }
 
 /// The sizes a target's subgroups may have. Some drivers choose per pipeline between
@@ -199,6 +208,7 @@ impl TargetLimits {
             subgroup: Some(SubgroupSize::fixed(32)),
             device_fence: true,
             grid_dependency: true,
+            usage_barriers: false,
         }
     }
 
@@ -244,6 +254,7 @@ impl TargetLimits {
             subgroup: None,
             device_fence: false,
             grid_dependency: false,
+            usage_barriers: true,
         }
     }
 
@@ -264,6 +275,7 @@ impl TargetLimits {
             subgroup: Some(SubgroupSize::fixed(64)),
             // HIP has no programmatic dependent launch.
             grid_dependency: false,
+            usage_barriers: false,
             ..TargetLimits::cuda()
         }
     }
@@ -324,6 +336,7 @@ impl TargetLimits {
             subgroup: Some(SubgroupSize::fixed(32)),
             device_fence: false,
             grid_dependency: false,
+            usage_barriers: false,
         }
     }
 

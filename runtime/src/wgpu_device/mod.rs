@@ -247,6 +247,8 @@ impl WgpuDevice {
                 device_fence: false,
                 // A dispatch starts after the one before it: no wait to place.
                 grid_dependency: false,
+                // wgpu tracks each buffer through the pass (`TargetLimits::usage_barriers`).
+                usage_barriers: true,
                 subgroup: features.contains(wgpu::Features::SUBGROUP).then_some(
                     weft_codegen_common::SubgroupSize {
                         min: info.subgroup_min_size,
