@@ -356,23 +356,47 @@ fn the_vulkan_split_switch_refuses_what_it_does_not_take() {
 }
 
 /// `WEFT_REUSE` (`weft_model::plan::Reuse`): each plan runs the model as ONNX Runtime
-/// does (the interpreter takes any plan the switch asks for), and a value it does not
-/// take is refused, naming it.
+/// does, on the interpreter and on Vulkan in f16, where `weft model run` says how many
+/// kernels wait behind a barrier (the interpreter orders none by buffers, and says
+/// nothing); a value the switch does not take is refused, naming it.
 #[test]
 fn every_memory_plan_agrees_with_onnx_runtime_and_others_are_refused() {
     let Some(dir) = fixtures() else { return };
     let net = path(dir.path(), "net.onnx");
-    let run = |value: &str| {
+    let weft = |args: &[&str], value: &str| {
         Command::new(env!("CARGO_BIN_EXE_weft"))
-            .args(["model", "check", &net, "--target", "cpu"])
+            .args(args)
             .env("WEFT_REUSE", value)
             .output()
             .expect("weft starts")
     };
+    let run = |value: &str| weft(&["model", "check", &net, "--target", "cpu"], value);
+    let vulkan = vulkan_or_skip();
     for value in ["target", "always", "waiting", "never"] {
         let out = run(value);
         assert_eq!(out.status.code(), Some(0), "{value}: {}", stderr(&out));
+        if vulkan {
+            let check = [
+                "model", "check", &net, "--target", "vulkan", "--dtype", "f16",
+            ];
+            let out = weft(&check, value);
+            assert_eq!(out.status.code(), Some(0), "{value}: {}", stderr(&out));
+            let timed = ["model", "run", &net, "--target", "vulkan", "--iters", "2"];
+            let out = weft(&timed, value);
+            assert_eq!(out.status.code(), Some(0), "{value}: {}", stderr(&out));
+            assert!(
+                stdout(&out).contains("kernels wait behind a barrier"),
+                "{}",
+                stdout(&out)
+            );
+        }
     }
+    let out = weft(
+        &["model", "run", &net, "--target", "cpu", "--iters", "2"],
+        "target",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stdout(&out).contains("barrier"), "{}", stdout(&out));
     for value in ["fresh", ""] {
         let out = run(value);
         assert_eq!(out.status.code(), Some(2), "{value}: {}", stderr(&out));

@@ -133,6 +133,10 @@ pub struct Measured {
     pub replayed: Vec<OutputCheck>,
     /// The checked run's outputs against the reference (where one was asked for).
     pub checked: Vec<OutputCheck>,
+    /// Per kernel of a run, in run order: whether it waits behind a barrier for every
+    /// kernel before it, on a device that orders kernels by the buffers they bind
+    /// (`Device::barriers`: wgpu); `None` elsewhere.
+    pub barriers: Option<Vec<bool>>,
 }
 
 impl Measured {
@@ -200,7 +204,9 @@ pub fn measure(
     let exe = model.load(dev).map_err(at(Step::Load))?;
     let compile = started.elapsed();
     let ran = on_device(&exe, dev, m);
+    let barriers = dev.barriers(&exe.launches()).transpose();
     exe.free(dev);
+    let barriers = barriers.map_err(|e| at(Step::Time)(e.into()))?;
     let (outputs, whole, each, timed_outputs) = ran?;
     let tol = tolerance(options.precision);
     let names: Vec<String> = exe
@@ -261,6 +267,7 @@ pub fn measure(
         each,
         replayed,
         checked,
+        barriers,
     })
 }
 

@@ -363,3 +363,65 @@ fn emitted_kernels_run_on_every_target() {
         }
     }
 }
+
+/// `Device::barriers` on wgpu: a dispatch waits where it reads a buffer an earlier one of
+/// the pass wrote, or writes one an earlier one used; a buffer's first use and reads
+/// after reads cost none. With a pass per launch every launch but the first waits. The
+/// launches also run (wgpu accepts the list as one pass). The interpreter orders nothing
+/// by buffers.
+#[test]
+fn wgpu_says_which_dispatches_wait_behind_a_barrier() {
+    let func = common::window_sum();
+    for pass_per_launch in [false, true] {
+        let options = WgpuOptions {
+            pass_per_launch,
+            ..Default::default()
+        };
+        let Some(mut dev) = open_wgpu("vulkan", options) else {
+            return;
+        };
+        let kernel = dev
+            .compile_wgsl(&func.kernels[0], common::wgsl_for(&func))
+            .expect("compiles");
+        let mut dev: Box<dyn Device> = Box::new(dev);
+        let len = (common::N + 2) as usize;
+        let [input, a, b, c, d] = [(); 5].map(|_| dev.alloc(DType::F32, len).expect("alloc"));
+        dev.upload(input, &TensorData::F32(vec![1.0; len]))
+            .expect("upload");
+        let launch = |x, y| weft_runtime::Launch {
+            kernel,
+            args: vec![
+                weft_runtime::KernelArg::Buffer(x),
+                weft_runtime::KernelArg::Buffer(y),
+            ],
+        };
+        let launches = [
+            launch(input, a), // first uses: no barrier
+            launch(a, b),     // reads what the one before wrote
+            launch(a, c),     // reads what was read, writes a buffer unused: none
+            launch(input, a), // writes what was read
+            launch(input, d), // reads what was only read, writes a buffer unused: none
+        ];
+        let waits = dev
+            .barriers(&launches)
+            .expect("wgpu orders dispatches by buffers")
+            .expect("every kernel is this device's");
+        let want = if pass_per_launch {
+            vec![false, true, true, true, true]
+        } else {
+            vec![false, true, false, true, false]
+        };
+        assert_eq!(waits, want, "pass per launch: {pass_per_launch}");
+        dev.replay(&launches).expect("replays");
+        dev.synchronize().expect("runs");
+        let TensorData::F32(out) = dev.download(d).expect("download") else {
+            panic!("an f32 buffer");
+        };
+        assert!(
+            out[..common::N as usize].iter().all(|&v| v == 3.0),
+            "{out:?}"
+        );
+    }
+    let cpu = weft_runtime::cpu::CpuDevice::new();
+    assert!(cpu.barriers(&[]).is_none());
+}

@@ -260,6 +260,14 @@ fn run(a: &ModelRunArgs) -> Result<(), CliError> {
         model.plan.slots.len(),
         mib(model.plan.unplanned_bytes)
     )?;
+    if let Some(barriers) = &measured.barriers {
+        let waits = barriers.iter().filter(|&&w| w).count();
+        outln!(
+            "barriers  {waits} of {} kernels wait behind a barrier for every kernel before them, {} run beside the ones before (the runtime orders them by the buffers they bind; WEFT_REUSE sets how the plan reuses buffers)",
+            barriers.len(),
+            barriers.len() - waits
+        )?;
+    }
     outln!(
         "median    {} kernel time of the whole model (min {}, {} samples)",
         fmt_time(timing.median),

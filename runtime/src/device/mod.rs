@@ -137,6 +137,15 @@ pub trait Device {
         }
         Ok(())
     }
+    /// Per launch of `launches` run as one unit ([`Device::replay`],
+    /// [`Device::time_launches`]): whether the runtime puts a barrier before it that
+    /// waits for every launch before it, on a device that orders launches by the buffers
+    /// they bind (wgpu: `TargetLimits::usage_barriers`). `None` where each launch follows
+    /// the one before it whatever it binds (a CUDA or HIP stream, the interpreter).
+    fn barriers(&self, launches: &[Launch]) -> Option<Result<Vec<bool>, DeviceError>> {
+        let _ = launches;
+        None
+    }
     /// Runs `launches` in order `warmup` times untimed (on a GPU, with `warmup > 0`, and
     /// then more until the warm-up has lasted [`WARM_UP`]), then `iters` times, measured
     /// on the device where it can be: CUDA events around groups of back-to-back runs (so

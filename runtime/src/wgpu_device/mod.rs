@@ -26,6 +26,7 @@ use crate::target::{Target, WgpuBackend};
 use crate::timing::{rising, settle, warm_up};
 
 mod adapter;
+mod barriers;
 mod pipeline;
 
 pub(crate) use adapter::probe_targets;
@@ -600,6 +601,10 @@ impl Device for WgpuDevice {
             self.queue.submit([encoder.finish()]);
         })?;
         Ok(())
+    }
+
+    fn barriers(&self, launches: &[Launch]) -> Option<Result<Vec<bool>, DeviceError>> {
+        Some(self.barriers_before(launches))
     }
 
     fn time_launches(
