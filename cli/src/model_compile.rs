@@ -120,6 +120,8 @@ pub(crate) struct Benched {
     pub(crate) whole: weft_runtime::Timing,
     /// Each group alone (empty unless asked for).
     pub(crate) each: Vec<weft_runtime::Timing>,
+    /// Per kernel of a run: whether it waits behind a barrier (wgpu; else `None`).
+    pub(crate) barriers: Option<Vec<bool>>,
     /// Anchors (groups on a matmul template) the model has, and how many of them took a
     /// tuning record's config rather than the stated rule's.
     pub(crate) anchors: usize,
@@ -172,6 +174,7 @@ pub(crate) fn bench_one(
         compile: measured.compile,
         whole,
         each: measured.each,
+        barriers: measured.barriers,
         model: measured.model,
     })
 }

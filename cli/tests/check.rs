@@ -357,8 +357,9 @@ fn the_vulkan_split_switch_refuses_what_it_does_not_take() {
 
 /// `WEFT_REUSE` (`weft_model::plan::Reuse`): each plan runs the model as ONNX Runtime
 /// does, on the interpreter and on Vulkan in f16, where `weft model run` says how many
-/// kernels wait behind a barrier (the interpreter orders none by buffers, and says
-/// nothing); a value the switch does not take is refused, naming it.
+/// kernels wait behind a barrier and `weft model bench`'s table which (the interpreter
+/// orders none by buffers, and says nothing); a value the switch does not take is
+/// refused, naming it.
 #[test]
 fn every_memory_plan_agrees_with_onnx_runtime_and_others_are_refused() {
     let Some(dir) = fixtures() else { return };
@@ -390,6 +391,18 @@ fn every_memory_plan_agrees_with_onnx_runtime_and_others_are_refused() {
                 stdout(&out)
             );
         }
+    }
+    // The per-kernel table says which kernels wait, on Vulkan only.
+    for (targets, waits) in [("cpu", false), ("vulkan", true)] {
+        if targets == "vulkan" && !vulkan {
+            continue;
+        }
+        let bench = ["model", "bench", &net, "--targets", targets, "--iters", "2"];
+        let out = weft(&bench, "target");
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let text = stdout(&out);
+        let head = text.lines().find(|l| l.contains("schedule")).unwrap_or("");
+        assert_eq!(head.contains("waits"), waits, "{text}");
     }
     let out = weft(
         &["model", "run", &net, "--target", "cpu", "--iters", "2"],

@@ -383,7 +383,7 @@ fn bench(a: &ModelBenchArgs) -> Result<(), CliError> {
         if !each.is_empty() {
             tables.push((
                 m.target.to_string(),
-                crate::kernel_table::kernel_table(model, each),
+                crate::kernel_table::kernel_table(model, each, m.barriers.as_deref()),
             ));
         }
     }

@@ -184,7 +184,15 @@ fn run<W: LlamaWeights>(
             let each = step
                 .time_each(dev, warm, a.iters as usize)
                 .map_err(CliError::model)?;
-            Some(crate::kernel_table::kernel_table(&decode, &each))
+            let barriers = dev
+                .barriers(&step.launches())
+                .transpose()
+                .map_err(|e| CliError::model(e.into()))?;
+            Some(crate::kernel_table::kernel_table(
+                &decode,
+                &each,
+                barriers.as_deref(),
+            ))
         } else {
             None
         };
