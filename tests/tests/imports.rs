@@ -11,7 +11,7 @@
 //! `crate::a::f()` in an expression, `super::x`, `self::y`, `use child::Z`, grouped
 //! imports (`use crate::{a::B, c}`) expanded, and names the crate root re-exports
 //! (`crate::Device` is `crate::device::Device`). Comments, string literals and
-//! `#[cfg(test)]` modules are left out.
+//! `#[cfg(test)]` modules, inline or in files of their own, are left out.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;
@@ -57,6 +57,28 @@ fn modules(src: &Path) -> BTreeMap<ModPath, PathBuf> {
         }
         out.insert(path, f);
     }
+    // A module its parent declares `#[cfg(test)] mod name;` is a test module in a file of
+    // its own: left out with everything under it, as an inline one is.
+    let mut tests: Vec<ModPath> = Vec::new();
+    for (path, f) in &out {
+        let text = fs::read_to_string(f).unwrap_or_default();
+        for (at, _) in text.match_indices("#[cfg(test)]") {
+            let rest = text[at + "#[cfg(test)]".len()..].trim_start();
+            let Some(decl) = rest.strip_prefix("mod ") else {
+                continue;
+            };
+            let name: String = decl
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if decl[name.len()..].trim_start().starts_with(';') {
+                let mut child = path.clone();
+                child.push(name);
+                tests.push(child);
+            }
+        }
+    }
+    out.retain(|path, _| !tests.iter().any(|t| path.starts_with(t)));
     out
 }
 
@@ -496,7 +518,7 @@ fn no_crate_has_an_import_circle() {
 
 /// The check finds what it is for: a circle between two rooms, one between two files of
 /// a room, through grouped imports, re-exports and expression paths; and not one where a
-/// child uses its parent.
+/// child uses its parent, nor through a test module in a file of its own.
 #[test]
 fn the_check_finds_circles() {
     let dir = std::env::temp_dir().join(format!("weft-imports-{}", std::process::id()));
@@ -522,8 +544,10 @@ fn the_check_finds_circles() {
     );
     write(
         "c.rs",
-        "// use crate::b; in a comment\nconst S: &str = \"crate::b\";\n",
+        "// use crate::b; in a comment\nconst S: &str = \"crate::b\";\n#[cfg(test)]\nmod tests;\n",
     );
+    // A test module in a file of its own may use what uses its parent.
+    write("c/tests.rs", "use crate::a::Thing;\n");
     let (rooms, files) = graphs(&dir);
     let _ = fs::remove_dir_all(&dir);
     assert_eq!(
@@ -537,7 +561,9 @@ fn the_check_finds_circles() {
         "{files:?}"
     );
     assert!(
-        !rooms.get("c").is_some_and(|s| s.contains("b")),
+        !rooms
+            .get("c")
+            .is_some_and(|s| s.contains("b") || s.contains("a")),
         "{rooms:?}"
     );
 }
