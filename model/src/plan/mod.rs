@@ -196,12 +196,12 @@ fn place(
         let (len, dtype) = (tensor.numel(), tensor.dtype);
         unplanned += len * dtype.bytes();
         let start = first[&t];
-        // A slot whose last reader ran before this tensor's writer, same dtype: the
-        // smallest that fits, else the largest (grown).
         // A tensor whose writer waits for nothing before it takes a slot no earlier
-        // kernel used, where the cap allows.
+        // kernel used, where the cap allows (a slot reused later may still grow).
         let bytes: usize = slots.iter().map(|s| s.len * s.dtype.bytes()).sum();
         let fresh = own(start) && bytes + len * dtype.bytes() <= cap;
+        // Else a slot whose last reader ran before this tensor's writer, same dtype: the
+        // smallest that fits, else the largest (grown).
         let free: Vec<usize> = (0..slots.len())
             .filter(|&s| !fresh && busy_until[s] < start && slots[s].dtype == dtype)
             .collect();
