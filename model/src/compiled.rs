@@ -149,7 +149,11 @@ pub fn reuse_for(limits: &TargetLimits) -> Result<Reuse, ModelError> {
             .ok_or_else(|| ModelError::Setting {
                 variable: REUSE_ENV.into(),
                 value: v,
-                values: "`target`, `always`, `waiting`, `never`".into(),
+                values: std::iter::once("target")
+                    .chain(Reuse::NAMES.iter().map(|(name, _)| *name))
+                    .map(|name| format!("`{name}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
             }),
     }
 }

@@ -206,8 +206,8 @@ pub fn measure(
     let ran = on_device(&exe, dev, m);
     let barriers = dev.barriers(&exe.launches()).transpose();
     exe.free(dev);
-    let barriers = barriers.map_err(|e| at(Step::Time)(e.into()))?;
     let (outputs, whole, each, timed_outputs) = ran?;
+    let barriers = barriers.map_err(|e| at(Step::Time)(e.into()))?;
     let tol = tolerance(options.precision);
     let names: Vec<String> = exe
         .output_tensors()
