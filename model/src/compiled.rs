@@ -21,6 +21,7 @@ use crate::bound_rows::{RowBound, RowBounding, bound_rows};
 use crate::error::{LowerError, ModelError};
 use crate::executable::Executable;
 use crate::guard::{IndexGuard, add_index_guards};
+use crate::lower::siblings::{self, Among, Asked, Beside};
 use crate::lower::{LoweredGroup, Lowering, lower_group};
 use crate::plan::{Plan, Reuse};
 
@@ -416,6 +417,17 @@ impl CompiledModel {
         let kmajor = options.kmajor_on()?;
         let gated = options.gated_on()?;
         let reuse = reuse_for(limits)?;
+        let split_beside = match limits.usage_barriers {
+            true => siblings::asked().map_err(|values| ModelError::Setting {
+                variable: siblings::SWITCH.into(),
+                value: std::env::var(siblings::SWITCH).unwrap_or_default(),
+                values: values.into(),
+            })?,
+            false => Asked {
+                beside: Beside::Split,
+                among: Among::Siblings,
+            },
+        };
         // Read by the fp16 template's rule itself (`matmul_f16::Switches::from_env`), which
         // takes a value it does not know as the switch's default: checked here so that
         // such a value is refused, naming it.
@@ -483,12 +495,38 @@ impl CompiledModel {
             if gated {
                 fold_gated(&graph, &mut partition, weft_kernels::gemv::MAX_M as usize);
             }
+            // Anchors that others run beside, where the rule may weigh that.
+            let beside: Vec<Beside> = match split_beside.among {
+                _ if split_beside.beside == Beside::Split => {
+                    vec![Beside::Split; partition.groups.len()]
+                }
+                Among::Every => vec![split_beside.beside; partition.groups.len()],
+                among @ (Among::Siblings | Among::Next) => {
+                    let which = match among {
+                        Among::Next => siblings::beside_the_next(&graph, &partition.groups),
+                        Among::Siblings | Among::Every => {
+                            siblings::with_siblings(&graph, &partition.groups)
+                        }
+                    };
+                    which
+                        .into_iter()
+                        .map(|s| {
+                            if s {
+                                split_beside.beside
+                            } else {
+                                Beside::Split
+                            }
+                        })
+                        .collect()
+                }
+            };
             let lowered = partition
                 .groups
                 .iter()
+                .zip(beside)
                 .enumerate()
-                .map(|(i, gr)| {
-                    lower_group(&graph, &partition.places, gr, i, limits, &choices)
+                .map(|(i, (gr, beside))| {
+                    lower_group(&graph, &partition.places, gr, i, limits, &choices, beside)
                         .map_err(|e| (gr, e))
                 })
                 .collect::<Result<Vec<_>, _>>();

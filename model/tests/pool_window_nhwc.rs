@@ -3,8 +3,8 @@
 //! graph's float64 reference on the interpreter under CUDA's limits: max and average
 //! pools (padding counted and not), 3×3 at stride 1 pad 1 and at stride 2 pad 0, over
 //! 17×13 images of 24, 20 and 7 channels, f16 and f32, one image and three. Where the
-//! channels are no multiple of the lanes the reduction rule keeps the pool, and on
-//! Vulkan (lavapipe) the rule keeps every pool.
+//! channels are no multiple of the lanes the reduction rule keeps the pool; on Vulkan
+//! (lavapipe) the same vectors, as WGSL writes them, and under Metal's and ROCm's limits.
 
 use std::process::Command;
 
@@ -195,10 +195,22 @@ fn f32_pools_take_vectors_of_four_where_the_channels_allow_and_are_right() {
 /// the input's slice starts at a multiple of 8 channels (of a Concat of such), the
 /// reduction rule where it starts 4 channels in; an output slice 4 channels in takes
 /// the vector loads and stores element by element (the lowering proves no vector store
-/// aligned there). Right every way.
+/// aligned there). Right every way, on the interpreter under CUDA's limits and on Vulkan
+/// (lavapipe, where WGSL declares a buffer of whole `vec4`s only where every access is
+/// one).
 #[test]
 fn pools_over_and_into_concat_slices_are_right() {
     let limits = TargetLimits::cuda();
+    let mut dev = CpuDevice::emulating(limits.clone());
+    sliced(&limits, &mut dev);
+    if let Some(mut dev) = open_or_skip("vulkan") {
+        let limits = dev.limits();
+        sliced(&limits, dev.as_mut());
+    }
+}
+
+/// [`pools_over_and_into_concat_slices_are_right`] compiled for `limits`, run on `dev`.
+fn sliced(limits: &TargetLimits, dev: &mut dyn Device) {
     let case = Case {
         kind: PoolKind::Average,
         count_include_pad: true,
@@ -238,7 +250,7 @@ fn pools_over_and_into_concat_slices_are_right() {
             b.output(out);
         }
         let g = b.finish().unwrap();
-        let model = compile(&g, &limits, Precision::F16);
+        let model = compile(&g, limits, Precision::F16);
         let text = model.show();
         // Placed as meant: no Concat copies.
         for placed in [
@@ -250,11 +262,11 @@ fn pools_over_and_into_concat_slices_are_right() {
         let vectored = before_in % 8 == 0;
         assert_eq!(scheduled(&model, VEC_F16), usize::from(vectored), "{text}");
         assert_eq!(scheduled(&model, RULE), usize::from(!vectored), "{text}");
-        let mut dev = CpuDevice::emulating(limits.clone());
-        let err = error(&g, &model, &mut dev);
+        let err = error(&g, &model, dev);
         assert!(
             err <= tolerance(Precision::F16),
-            "{before_in}, {before_out}: error {err:.2e}\n{text}"
+            "{}: {before_in}, {before_out}: error {err:.2e}\n{text}",
+            limits.name
         );
     }
 }
@@ -365,19 +377,24 @@ fn inceptions_average_pool_takes_vectors() {
     );
 }
 
-/// On Vulkan (no register cap: the vector path is untimed there) every pool keeps the
-/// reduction rule, and the model is right on lavapipe.
+/// On Vulkan (lavapipe) the pools take the vector path too — WGSL's two `vec4<f16>` or
+/// one `vec4<f32>` a tap — and the model is right; 20 channels in f16 keep the rule.
 #[test]
-fn vulkan_keeps_the_rule_and_is_right_on_wgpu() {
+fn vulkan_takes_vectors_and_is_right_on_wgpu() {
     if let Some(mut dev) = open_or_skip("vulkan") {
         let limits = dev.limits();
-        assert!(!limits.register_cap);
-        for precision in [Precision::F16, Precision::F32ChannelsLast] {
-            let g = net(3, 24, [17, 13], &cases());
+        for (precision, channels, vec) in [
+            (Precision::F16, 24, Some(VEC_F16)),
+            (Precision::F16, 20, None),
+            (Precision::F32ChannelsLast, 24, Some(VEC_F32)),
+        ] {
+            let g = net(3, channels, [17, 13], &cases());
             let model = compile(&g, &limits, precision);
             let text = model.show();
-            assert_eq!(scheduled(&model, RULE), cases().len(), "{text}");
+            let what = vec.unwrap_or(RULE);
+            assert_eq!(scheduled(&model, what), cases().len(), "{text}");
             let err = error(&g, &model, dev.as_mut());
+            eprintln!("vulkan {precision:?}, {channels} channels: error {err:.2e}");
             assert!(err <= tolerance(precision), "error {err:.2e}\n{text}");
         }
     }
@@ -430,6 +447,36 @@ fn the_knob_turns_the_vector_path_off() {
             out.status.success(),
             "{POOL_VEC_ENV}={value:?}:\n{}",
             String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// Metal and ROCm take the vector path too (every target does): each pool one 16-byte
+/// load a tap as their writers emit it (`uint4` in MSL and HIP for eight halves), and
+/// the model is right on the interpreter under their limits.
+#[test]
+fn metal_and_rocm_take_vectors_and_are_right() {
+    for t in ["metal", "rocm"] {
+        let target = weft_runtime::Target::parse(t).unwrap_or_else(|e| panic!("{e}"));
+        let limits = target.limits();
+        let g = net(3, 24, [17, 13], &cases());
+        let model = compile(&g, &limits, Precision::F16);
+        let text = model.show();
+        assert_eq!(scheduled(&model, VEC_F16), cases().len(), "{t}\n{text}");
+        let pool = model
+            .groups
+            .iter()
+            .find(|g| g.schedule.starts_with(VEC_F16))
+            .unwrap_or_else(|| panic!("{t}: no pool\n{text}"));
+        let emitted = target
+            .emit_function(&pool.kernels)
+            .unwrap_or_else(|e| panic!("{t}: {e}"));
+        assert!(emitted.source.contains("uint4"), "{t}:\n{}", emitted.source);
+        let err = error(&g, &model, &mut CpuDevice::emulating(limits));
+        eprintln!("{t}: error {err:.2e}");
+        assert!(
+            err <= tolerance(Precision::F16),
+            "{t}: error {err:.2e}\n{text}"
         );
     }
 }

@@ -14,6 +14,7 @@ use weft_kernels::rule::Product;
 pub(crate) use weft_kernels::rule::{ENOUGH_TILES, split_k};
 use weft_kernels::{grouped_conv, matmul, matmul_f16};
 
+use super::siblings::Beside;
 use crate::anchor::{AnchorChoice, AnchorKey, AnchorTemplate, Choices, Views};
 use crate::error::LowerError;
 
@@ -24,16 +25,19 @@ pub(crate) fn anchor(
     choices: &Choices,
     key: &AnchorKey,
 ) -> (AnchorChoice, String) {
-    anchor_with(limits, choices, key, false)
+    anchor_with(limits, choices, key, false, Beside::Split)
 }
 
 /// [`anchor`] for an anchor whose `a` operand is computed at its loads where
-/// `computed_a` (the rule weighs that: `matmul_f16::rule_config_with`).
+/// `computed_a` (the rule weighs that: `matmul_f16::rule_config_with`), and which other
+/// anchors run beside as `beside` says ([`super::siblings`]; the rule weighs that:
+/// [`whole_beside_siblings`]).
 pub(crate) fn anchor_with(
     limits: &TargetLimits,
     choices: &Choices,
     key: &AnchorKey,
     computed_a: bool,
+    beside: Beside,
 ) -> (AnchorChoice, String) {
     // A product over stored operands takes the record of the same product read through
     // views where it has none of its own (records made before stored operands were told
@@ -56,18 +60,20 @@ pub(crate) fn anchor_with(
     // made by another version) is not followed.
     found
         .filter(|(c, _)| !c.winograd || key.winograd.is_some())
-        .unwrap_or_else(|| by_rule(limits, key, computed_a))
+        .unwrap_or_else(|| by_rule(limits, key, computed_a, beside))
 }
 
 /// The stated rule's choice for anchor `key`, with why: the whole product on the
 /// anchor's template (never Winograd: only a tuning record chooses it), its tile and
-/// split parts by [`pick`].
+/// split parts by [`pick`]; `beside` as [`anchor_with`] takes it.
 pub(crate) fn by_rule(
     limits: &TargetLimits,
     key: &AnchorKey,
     computed_a: bool,
+    beside: Beside,
 ) -> (AnchorChoice, String) {
-    let product = if key.batched() {
+    let whole = whole_beside_siblings(limits, key, beside);
+    let product = if key.batched() || whole {
         Product::whole(key.m, key.n, key.k, key.batch)
     } else {
         Product::split(key.m, key.n, key.k)
@@ -88,7 +94,29 @@ pub(crate) fn by_rule(
             matmul_f16::rule_config_with(limits, product, !key.stored_operands(), computed_a)
         }
     };
+    let why = match whole {
+        true => format!("{why}; its reduction whole ({})", super::siblings::SWITCH),
+        false => why,
+    };
     (AnchorChoice::gemm(config, splits), why)
+}
+
+/// Whether the rule leaves the reduction of anchor `key` whole where `beside` (what
+/// [`super::siblings::SWITCH`] asks of this anchor) says so: on the fp16 template on
+/// targets whose dispatches wait at barriers for what they use
+/// ([`TargetLimits::usage_barriers`]), where a split's summing kernel is a dispatch
+/// behind a barrier. Off unless asked: [`super::siblings`] has what it measured.
+pub(crate) fn whole_beside_siblings(
+    limits: &TargetLimits,
+    key: &AnchorKey,
+    beside: Beside,
+) -> bool {
+    let asked = match beside {
+        Beside::Split => false,
+        Beside::Views { max_k } => !key.stored_operands() && key.k <= max_k,
+        Beside::Every { max_k } => key.k <= max_k,
+    };
+    asked && limits.usage_barriers && key.template == AnchorTemplate::MatmulF16 && !key.batched()
 }
 
 /// The environment variable that overrides [`Choices::split_last`] (`0`: a summing

@@ -318,8 +318,13 @@ pub(crate) fn lower<'g>(
                 },
                 winograd: winograd_dims(&d, f16).map(|w| [w.k, w.p4(), w.c]),
             };
-            let (choice, why) =
-                choose::anchor_with(limits, chooser.choices, &key, vals.computes(x));
+            let (choice, why) = choose::anchor_with(
+                limits,
+                chooser.choices,
+                &key,
+                vals.computes(x),
+                chooser.beside,
+            );
             if choice.winograd
                 && let Some(wd) = winograd_dims(&d, f16)
             {

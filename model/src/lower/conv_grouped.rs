@@ -84,7 +84,7 @@ pub(super) fn lower<'g>(
     // The batched product is never split: a record that splits one (made by hand or
     // by another version) is not followed.
     if choice.splits > 1 {
-        (choice, why) = choose::by_rule(chooser.limits, &key, false);
+        (choice, why) = choose::by_rule(chooser.limits, &key, false, Default::default());
     }
     let (product, what) = Matmul::of(f16, &choice.config).map_err(LowerError::Kernels)?;
     let cols = grouped_conv::x_cols(&view, &packing, layout, operand, |at| {

@@ -24,6 +24,7 @@ mod pool_vec;
 mod resident;
 mod row_norm;
 mod rows;
+pub mod siblings;
 mod slice;
 mod update;
 pub(crate) mod values;
@@ -84,6 +85,8 @@ pub struct LoweredGroup {
 
 /// Lowers group `index` of a partition of `g` for a target offering `limits`; the
 /// tensors `places` holds (the partition's) are read and written in the buffers it says.
+/// `beside`: what of it the rule may leave whole for the anchors that run beside it
+/// ([`siblings`]).
 pub fn lower_group(
     g: &Graph,
     places: &BTreeMap<TensorId, Slice>,
@@ -91,6 +94,7 @@ pub fn lower_group(
     index: usize,
     limits: &TargetLimits,
     choices: &Choices,
+    beside: siblings::Beside,
 ) -> Result<LoweredGroup, ModelError> {
     let root = &g.nodes[group.root.0];
     let name = kernel_name(index, &root.name);
@@ -124,7 +128,11 @@ pub fn lower_group(
             convert(value, out_tensor.dtype)
         })
     };
-    let chooser = Chooser { limits, choices };
+    let chooser = Chooser {
+        limits,
+        choices,
+        beside,
+    };
     // Each lowering family takes what it reads of the op: the one dispatch over how
     // ops are computed (the op's module says which family it is, `OpDef::role`).
     let (func, schedule, anchor) = match root.op.role() {
@@ -178,12 +186,12 @@ pub fn lower_group(
             (func, schedule, None)
         }
         Role::Reduction(Reduction::Window(Window::Pool(p)))
-            if pool_vec::lanes(g, group, p, &vals, limits).is_some()
+            if pool_vec::lanes(g, group, p, &vals).is_some()
                 && pool_vec::switched_on().map_err(fail)? =>
         {
             // Over a channels-last image: a vector of channels a thread, each tap one
             // 16-byte load (`pool_vec`), where the rule loads one element a tap.
-            let lanes = pool_vec::lanes(g, group, p, &vals, limits)
+            let lanes = pool_vec::lanes(g, group, p, &vals)
                 .ok_or_else(|| fail(LowerError::Refused("no vector of channels".into())))?;
             let func = pool_vec::lower(g, group, p, lanes, &vals, &name, output).map_err(fail)?;
             (func, pool_vec::what(lanes), None)
@@ -270,6 +278,8 @@ impl TargetQuery for Lowering<'_> {
 pub(crate) struct Chooser<'a> {
     pub(crate) limits: &'a TargetLimits,
     pub(crate) choices: &'a Choices,
+    /// What of the anchor the rule may leave whole for its siblings ([`siblings`]).
+    pub(crate) beside: siblings::Beside,
 }
 
 /// Maps the function's buffer parameters to tensors and retargets the output into its

@@ -10,15 +10,14 @@
 //! instruction per element and tap where vectors issue one per 8 elements.
 //! Inception-v3's 3×3 average pools at batch 8 (fp16, NHWC, H200) took 84 µs that way
 //! where Inductor's kernel, 16-byte loads of consecutive channels a thread, takes 55
-//! (`docs/corpus-batch8.md`). Not yet timed on the GPU this way: [`POOL_VEC_ENV`] turns
-//! it off for the A/B.
+//! (`docs/corpus-batch8.md`). [`POOL_VEC_ENV`] turns it off for the A/B ([`MIN_IMAGES`]
+//! has what it measured on CUDA).
 //!
 //! The vector accesses are the lowering's ([`weft_ir::lower`]): a vectorized loop whose
 //! body is one copy, `win[v] = inside ? x[.., c0 + v] : fill`, becomes one vector load
 //! under the lane-invariant `inside` where the lowering proves both sides aligned, which
 //! [`lanes`] makes sure of (channel counts, and a Concat's, multiples of the lanes).
 
-use weft_codegen_common::TargetLimits;
 use weft_graph::op::{Pool, PoolKind};
 use weft_graph::partition::Group;
 use weft_graph::{Graph, Layout};
@@ -69,19 +68,14 @@ pub(crate) fn switched_on() -> Result<bool, LowerError> {
 
 /// Channels a thread of pool `p` (group `group`'s root) takes: a 16-byte vector of the
 /// input's element type, where [`lower`] takes the pool; `None` where it keeps the
-/// reduction rule. It takes it on targets whose compiler takes a register cap (CUDA and
-/// HIP, as the other channels-last paths; Vulkan keeps the rule, untimed there) over a
-/// stored channels-last f16 or f32 input of at least [`MIN_IMAGES`] images whose channel runs are aligned to the vector
-/// (channel counts, and a Concat's it lies in, multiples of the lanes), written
-/// channels-last with no epilogue (the stored value at an output index is the pool's at
-/// the same index, which the thread holds), for windows of at most [`MAX_TAPS`] taps.
-pub(crate) fn lanes(
-    g: &Graph,
-    group: &Group,
-    p: &Pool,
-    vals: &Values,
-    limits: &TargetLimits,
-) -> Option<i64> {
+/// reduction rule. It takes it on every target (each emitter writes a 16-byte copy as
+/// its own vector loads: `uint4` in CUDA and HIP, two `vec4<f16>` in WGSL) over a
+/// stored channels-last f16 or f32 input of at least [`MIN_IMAGES`] images whose
+/// channel runs are aligned to the vector (channel counts, and a Concat's it lies in,
+/// multiples of the lanes), written channels-last with no epilogue (the stored value at
+/// an output index is the pool's at the same index, which the thread holds), for
+/// windows of at most [`MAX_TAPS`] taps.
+pub(crate) fn lanes(g: &Graph, group: &Group, p: &Pool, vals: &Values) -> Option<i64> {
     let x = g.nodes[group.root.0].inputs[0];
     let (xt, yt) = (g.tensor(x), g.tensor(group.output));
     let lanes = match xt.dtype {
@@ -89,8 +83,7 @@ pub(crate) fn lanes(
         DType::I32 | DType::U32 | DType::Bool => return None,
     };
     let taps = (p.kernel[0] * p.kernel[1]) as i64;
-    let fits = limits.register_cap
-        && xt.shape.len() == 4
+    let fits = xt.shape.len() == 4
         && xt.shape[0] >= MIN_IMAGES
         && xt.layout == Layout::ChannelsLast
         && yt.layout == Layout::ChannelsLast

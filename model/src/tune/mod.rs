@@ -136,7 +136,7 @@ pub fn candidates(limits: &TargetLimits, key: &AnchorKey, limit: usize) -> Vec<A
 
 /// The stated rule's choice for `key` (no record).
 pub fn rule_choice(limits: &TargetLimits, key: &AnchorKey) -> AnchorChoice {
-    crate::lower::choose::by_rule(limits, key, false).0
+    crate::lower::choose::by_rule(limits, key, false, Default::default()).0
 }
 
 fn ceil_div(a: i64, b: i64) -> i64 {
