@@ -495,31 +495,9 @@ impl CompiledModel {
             if gated {
                 fold_gated(&graph, &mut partition, weft_kernels::gemv::MAX_M as usize);
             }
-            // Anchors that others run beside, where the rule may weigh that.
-            let beside: Vec<Beside> = match split_beside.among {
-                _ if split_beside.beside == Beside::Split => {
-                    vec![Beside::Split; partition.groups.len()]
-                }
-                Among::Every => vec![split_beside.beside; partition.groups.len()],
-                among @ (Among::Siblings | Among::Next) => {
-                    let which = match among {
-                        Among::Next => siblings::beside_the_next(&graph, &partition.groups),
-                        Among::Siblings | Among::Every => {
-                            siblings::with_siblings(&graph, &partition.groups)
-                        }
-                    };
-                    which
-                        .into_iter()
-                        .map(|s| {
-                            if s {
-                                split_beside.beside
-                            } else {
-                                Beside::Split
-                            }
-                        })
-                        .collect()
-                }
-            };
+            // What of each anchor the rule keeps whole (`WEFT_SPLIT_BESIDE`; none unless
+            // asked).
+            let beside = split_beside.per_group(&graph, &partition.groups);
             let lowered = partition
                 .groups
                 .iter()

@@ -128,6 +128,29 @@ pub struct Asked {
     pub among: Among,
 }
 
+impl Asked {
+    /// What of each group of `groups` (a partition of `g`) the rule keeps whole: this
+    /// setting's [`Beside`] for the anchors it names, [`Beside::Split`] for the rest.
+    pub(crate) fn per_group(&self, g: &Graph, groups: &[Group]) -> Vec<Beside> {
+        let named = match (self.beside, self.among) {
+            (Beside::Split, _) => vec![false; groups.len()],
+            (Beside::Views { .. } | Beside::Every { .. }, Among::Every) => {
+                vec![true; groups.len()]
+            }
+            (Beside::Views { .. } | Beside::Every { .. }, Among::Siblings) => {
+                with_siblings(g, groups)
+            }
+            (Beside::Views { .. } | Beside::Every { .. }, Among::Next) => {
+                beside_the_next(g, groups)
+            }
+        };
+        named
+            .into_iter()
+            .map(|n| if n { self.beside } else { Beside::Split })
+            .collect()
+    }
+}
+
 /// The environment variable that sets [`Asked`]: `0` (the default: split as any
 /// other), `views` (products over views beside siblings) or `all` (every fp16 product
 /// beside siblings), each with an optional `:K` (reductions at most K long), `next` or
