@@ -12,7 +12,7 @@
 use std::process::Command;
 
 use ndarray::ArrayD;
-use weft_codegen_common::{MatrixUnit, SubgroupSize, TargetLimits};
+use weft_codegen_common::TargetLimits;
 use weft_graph::op::Conv;
 use weft_graph::passes::Precision;
 use weft_graph::reference::evaluate;
@@ -22,6 +22,7 @@ use weft_model::lower::siblings::SWITCH;
 use weft_model::{CompileOptions, CompiledModel};
 use weft_runtime::cpu::CpuDevice;
 use weft_testkit::compare::normalized_error;
+use weft_testkit::devices::nvidia_vulkan_limits;
 use weft_testkit::random::Values;
 
 /// Channels of every convolution's output, and of the block's input.
@@ -31,22 +32,6 @@ const CHANNELS: usize = 64;
 const WHOLE: &str = "its reduction whole (WEFT_SPLIT_BESIDE)";
 /// What a split product's schedule says.
 const SPLIT: &str = "split-K";
-
-/// Vulkan on an NVIDIA adapter, as wgpu reports its limits: 16×16×16 f16 cooperative
-/// matrices, subgroups of 32 (`ops/tests/common`'s, which the fp16 rule's tests use).
-fn nvidia_vulkan_limits() -> TargetLimits {
-    TargetLimits {
-        name: "vulkan (NVIDIA adapter limits)".into(),
-        max_shared_bytes: 48 * 1024,
-        max_threads_per_block: 1024,
-        max_block_dim: [1024, 1024, 64],
-        f16: true,
-        matrix_units: vec![MatrixUnit::new(16, 16, 16, DType::F16, DType::F32)],
-        max_registers: 255,
-        subgroup: Some(SubgroupSize::fixed(32)),
-        ..TargetLimits::webgpu_default()
-    }
-}
 
 /// A ReLU'd convolution of `x` (`c` channels) to [`CHANNELS`], `k`×`k` at stride 1,
 /// padded to keep 14².

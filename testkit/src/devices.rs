@@ -70,3 +70,23 @@ pub fn nvrtc_or_skip() -> bool {
         }
     }
 }
+
+/// Vulkan on an NVIDIA adapter as wgpu reports its limits (16×16×16 f16 cooperative
+/// matrices, subgroups of 32, 48 KiB of workgroup memory): for tests of the rules that
+/// pick for that target without the adapter. `ops/tests/common` and
+/// `kernels/tests/common` keep copies of their own.
+pub fn nvidia_vulkan_limits() -> weft_codegen_common::TargetLimits {
+    use weft_codegen_common::{MatrixUnit, SubgroupSize, TargetLimits};
+    use weft_ir::dtype::DType;
+    TargetLimits {
+        name: "vulkan (NVIDIA adapter limits)".into(),
+        max_shared_bytes: 48 * 1024,
+        max_threads_per_block: 1024,
+        max_block_dim: [1024, 1024, 64],
+        f16: true,
+        matrix_units: vec![MatrixUnit::new(16, 16, 16, DType::F16, DType::F32)],
+        max_registers: 255,
+        subgroup: Some(SubgroupSize::fixed(32)),
+        ..TargetLimits::webgpu_default()
+    }
+}
