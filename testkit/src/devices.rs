@@ -73,8 +73,8 @@ pub fn nvrtc_or_skip() -> bool {
 
 /// Vulkan on an NVIDIA adapter as wgpu reports its limits (16×16×16 f16 cooperative
 /// matrices, subgroups of 32, 48 KiB of workgroup memory): for tests of the rules that
-/// pick for that target without the adapter. `ops/tests/common` and
-/// `kernels/tests/common` keep copies of their own.
+/// pick for that target without the adapter (`ops/tests/common` and `kernels/tests/common`
+/// re-export it).
 pub fn nvidia_vulkan_limits() -> weft_codegen_common::TargetLimits {
     use weft_codegen_common::{MatrixUnit, SubgroupSize, TargetLimits};
     use weft_ir::dtype::DType;

@@ -1,29 +1,14 @@
-//! Fixtures shared by the `kernels` test binaries (the same two as `ops/tests/common`'s:
-//! a test crate cannot use another's, and these are too small for a crate of their own).
+//! Fixtures shared by the `kernels` test binaries (`strip_barriers` is also in
+//! `ops/tests/common`: a test crate cannot use another's). The NVIDIA Vulkan adapter's limits
+//! are `weft_testkit`'s, re-exported here.
 
 use half::f16;
-use weft_codegen_common::{MatrixUnit, TargetLimits};
 use weft_ir::data::TensorData;
 use weft_ir::kernel::KStmt;
 use weft_ir::prelude::DType;
 
-/// A real adapter's limits for WGSL, as the runtime passes them: NVIDIA through Vulkan,
-/// 48 KiB of workgroup memory, 1024 invocations, f16, and the 16×16×16 f16 → f32
-/// cooperative matrices its driver reports through `VK_KHR_cooperative_matrix`.
-#[allow(dead_code)] // not every test binary emits WGSL
-pub fn nvidia_vulkan_limits() -> TargetLimits {
-    TargetLimits {
-        name: "vulkan (NVIDIA adapter limits)".into(),
-        max_shared_bytes: 48 * 1024,
-        max_threads_per_block: 1024,
-        max_block_dim: [1024, 1024, 64],
-        f16: true,
-        matrix_units: vec![MatrixUnit::new(16, 16, 16, DType::F16, DType::F32)],
-        max_registers: 255,
-        subgroup: Some(weft_codegen_common::SubgroupSize::fixed(32)),
-        ..TargetLimits::webgpu_default()
-    }
-}
+#[allow(unused_imports)] // not every test binary emits WGSL
+pub use weft_testkit::devices::nvidia_vulkan_limits;
 
 /// `s` without its barriers: what a kernel that forgot them would run (the interpreter
 /// then reports the race the barriers prevented).

@@ -1,5 +1,5 @@
-//! Fixtures shared by the `ops` test binaries (`kernels/tests/common` has the same two
-//! target fixtures for the kernel library's own tests).
+//! Fixtures shared by the `ops` test binaries. The NVIDIA Vulkan adapter's limits are
+//! `weft_testkit`'s, re-exported here so that every binary names them the same way.
 
 #[allow(dead_code)] // only the rule tests read sweeps
 pub mod sweeps;
@@ -7,27 +7,10 @@ pub mod sweeps;
 #[allow(dead_code)] // only the fp32 rule's test and fit read its data
 pub mod rule_tiles;
 
-use weft_codegen_common::{MatrixUnit, TargetLimits};
 use weft_ir::kernel::KStmt;
-use weft_ir::prelude::DType;
 
-/// A real adapter's limits for WGSL, as the runtime passes them: NVIDIA through Vulkan,
-/// 48 KiB of workgroup memory, 1024 invocations, f16, and the 16×16×16 f16 → f32
-/// cooperative matrices its driver reports through `VK_KHR_cooperative_matrix`.
-#[allow(dead_code)] // not every test binary emits WGSL
-pub fn nvidia_vulkan_limits() -> TargetLimits {
-    TargetLimits {
-        name: "vulkan (NVIDIA adapter limits)".into(),
-        max_shared_bytes: 48 * 1024,
-        max_threads_per_block: 1024,
-        max_block_dim: [1024, 1024, 64],
-        f16: true,
-        matrix_units: vec![MatrixUnit::new(16, 16, 16, DType::F16, DType::F32)],
-        max_registers: 255,
-        subgroup: Some(weft_codegen_common::SubgroupSize::fixed(32)),
-        ..TargetLimits::webgpu_default()
-    }
-}
+#[allow(unused_imports)] // not every test binary emits WGSL
+pub use weft_testkit::devices::nvidia_vulkan_limits;
 
 /// `s` without its barriers: what a kernel that forgot them would run (the interpreter
 /// then reports the race the barriers prevented).
