@@ -149,6 +149,7 @@ pub fn load(model: &str, instance: Instance, dims: &[String]) -> Result<Graph, M
             min: *r.start(),
             max: *r.end(),
             dims: vec![(ids, 1)],
+            rows: Vec::new(),
         });
     }
     let leading = |&t: &weft_graph::TensorId| g.tensor(t).shape.first() == Some(&instance.batch);

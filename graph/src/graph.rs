@@ -50,6 +50,11 @@ pub struct Symbol {
     pub max: usize,
     /// The graph inputs' axes that are this symbol.
     pub dims: Vec<(TensorId, usize)>,
+    /// Constants built at the maximum whose entries along an axis are numbered by the
+    /// symbol's positions, whatever the run's length (position ids, a causal mask, a
+    /// position table's first rows, computed at import from the symbol's size): they
+    /// carry it from that axis as an input does, and a run at `n` reads their first `n`.
+    pub rows: Vec<(TensorId, usize)>,
 }
 
 impl fmt::Display for Symbol {

@@ -87,6 +87,22 @@ pub fn carry(g: &Graph, s: &Symbol) -> Result<Carried, GraphError> {
             dims.push(SymDim::whole(axis));
         }
     }
+    for &(t, axis) in &s.rows {
+        let tensor = g.tensors.get(t.0).ok_or(GraphError::NoTensor(t.0))?;
+        if !tensor.is_constant() || tensor.shape.get(axis) != Some(&s.max) {
+            return Err(wrong(
+                &tensor.name,
+                format!(
+                    "axis {axis} of {:?} must be a constant's, built at the maximum {}",
+                    tensor.shape, s.max
+                ),
+            ));
+        }
+        let dims = carried.dims.entry(t).or_default();
+        if !dims.contains(&SymDim::whole(axis)) {
+            dims.push(SymDim::whole(axis));
+        }
+    }
     for (i, n) in g.nodes.iter().enumerate() {
         let dims: Vec<Vec<SymDim>> = n
             .inputs

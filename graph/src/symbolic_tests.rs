@@ -64,6 +64,7 @@ fn symbolic(mut g: Graph) -> Graph {
         min: 1,
         max: MAX,
         dims: vec![(x, 1)],
+        rows: Vec::new(),
     });
     g
 }
@@ -190,6 +191,7 @@ fn zoo_transformers_with_a_symbolic_sequence_match_those_built_at_each_length() 
             min: 1,
             max: MAX,
             dims: vec![(g.inputs[0], 1)],
+            rows: Vec::new(),
         });
         let (bound, binding) = bind(&g).unwrap();
         let s = &binding.symbols[0];

@@ -5,7 +5,9 @@ scripts/corpus_fixtures.py) and runs it with ONNX Runtime: the graph weft checks
 
 Writes DIR/model.onnx (every stubbed initializer filled, the symbolic dimensions bound to
 the sizes in the model's `weft.fixture` metadata), DIR/input_N.npy (float32; token ids as
-whole floats) and DIR/output_N.npy (ONNX Runtime, CPU, graph optimizations off, f32).
+whole floats) and DIR/output_N.npy (ONNX Runtime, CPU, graph optimizations off, f32); and
+DIR/symbolic.onnx, the same weights with the exporter's symbolic dimensions kept (for
+tests/symbolic.rs, which runs it at several lengths).
 
 The values are seeded (the same every run) and brought to a realistic scale, so that
 activations are of order one and f16 is meaningful: each weight a product reads (Conv,
@@ -139,6 +141,9 @@ def main():
     fixture, out = sys.argv[1], sys.argv[2]
     model = onnx.load(fixture, load_external_data=False)
     meta = json.loads(next(p.value for p in model.metadata_props if p.key == "weft.fixture"))
+    free = onnx.ModelProto()
+    free.CopyFrom(model)
+    del free.graph.value_info[:]
     bind(model, meta)
     rng = np.random.default_rng(57)
     values, points = initial(model, rng)
@@ -150,6 +155,9 @@ def main():
     os.makedirs(out, exist_ok=True)
     path = os.path.join(out, "model.onnx")
     onnx.save(model, path)
+    del free.graph.initializer[:]
+    free.graph.initializer.extend(model.graph.initializer)
+    onnx.save(free, os.path.join(out, "symbolic.onnx"))
     for k, x in enumerate(feeds.values()):
         np.save(os.path.join(out, f"input_{k}.npy"), x.astype(np.float32))
     for k, y in enumerate(session(model).run(None, feeds)):

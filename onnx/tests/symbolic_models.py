@@ -10,6 +10,12 @@ dim_param, built with onnx.helper (seeded weights). Usage: python3 symbolic_mode
   (refused at import).
 - table_of_maximum_length.onnx: a constant of 24 rows added along the sequence (a file
   valid at 24 only: refused at import).
+- positions_from_shape.onnx: what exporters compute from `Shape` of the input — position
+  ids `Range(0, n)` gathered from a position table, a causal mask comparing two ranges,
+  the heads' Reshape targets concatenated from the shape, a mask of ones
+  `ConstantOfShape([1, n, 1])`, a table's first `n` rows by Slice — in one attention layer.
+- range_past_length.onnx: position ids `Range(1, n + 1)`: refused at import.
+- slice_short_of_length.onnx: the hidden states sliced to `n - 1`: refused at import.
 """
 
 import os
@@ -131,9 +137,94 @@ def table_of_maximum_length(path):
     save(n, inits, [tokens("input_ids")], [hidden_out("hidden")], path)
 
 
+def length_nodes(n, tensor):
+    """`len` (int64 scalar) and `len1` ([1]) read with Shape from `tensor`."""
+    n.append(helper.make_node("Shape", [tensor], ["shape"], name="length_of_sequence"))
+    n.append(helper.make_node("Gather", ["shape", "one_i"], ["len"], name="pick_length", axis=0))
+    n.append(helper.make_node("Unsqueeze", ["len", "zero_axis"], ["len1"], name="length_1d"))
+
+
+def positions_from_shape(path):
+    n, inits = [], [weight("tok_emb", VOCAB, HIDDEN), weight("pos_emb", POSITIONS, HIDDEN),
+                    weight("extra", POSITIONS, HIDDEN, scale=0.1),
+                    ints("zero_s", 0), ints("one_i", 1), ints("one_s", 1), ints("zero_axis", [0]),
+                    ints("zero_1", [0]), ints("one_1", [1]), ints("heads_1", [HEADS]),
+                    ints("head_1", [HEAD]), ints("hidden_1", [HIDDEN]), ints("perm_axis", [1]),
+                    numpy_helper.from_array(np.array(-1e9, dtype=np.float32), "masked"),
+                    numpy_helper.from_array(np.array(HEAD ** -0.5, dtype=np.float32), "scale")]
+    n.append(helper.make_node("Gather", ["tok_emb", "input_ids"], ["tok"], name="tok_gather"))
+    length_nodes(n, "input_ids")
+    n.append(helper.make_node("Range", ["zero_s", "len", "one_s"], ["pos"], name="positions"))
+    n.append(helper.make_node("Unsqueeze", ["pos", "zero_axis"], ["pos2"], name="positions_2d"))
+    n.append(helper.make_node("Gather", ["pos_emb", "pos2"], ["pe"], name="pos_gather"))
+    n.append(helper.make_node("Add", ["tok", "pe"], ["emb0"], name="emb_add"))
+    # A table's first n rows, by Slice.
+    n.append(helper.make_node("Slice", ["extra", "zero_1", "len1", "zero_1"], ["extra_n"],
+                              name="first_rows"))
+    n.append(helper.make_node("Add", ["emb0", "extra_n"], ["emb"], name="extra_add"))
+    # The heads' shape [1, n, HEADS, HEAD] from the input's shape.
+    n.append(helper.make_node("Concat", ["one_1", "len1", "heads_1", "head_1"], ["heads_shape"],
+                              name="heads_shape", axis=0))
+    n.append(helper.make_node("Concat", ["one_1", "len1", "hidden_1"], ["merged_shape"],
+                              name="merged_shape", axis=0))
+    for p in "qkv":
+        inits.append(weight(f"w{p}", HIDDEN, HIDDEN))
+        n.append(helper.make_node("MatMul", ["emb", f"w{p}"], [f"{p}0"], name=f"{p}_proj"))
+        n.append(helper.make_node("Reshape", [f"{p}0", "heads_shape"], [f"{p}1"], name=f"{p}_heads"))
+        perm = [0, 2, 3, 1] if p == "k" else [0, 2, 1, 3]
+        n.append(helper.make_node("Transpose", [f"{p}1"], [f"{p}h"], name=f"{p}_t", perm=perm))
+    n.append(helper.make_node("MatMul", ["qh", "kh"], ["s0"], name="scores"))
+    n.append(helper.make_node("Mul", ["s0", "scale"], ["s1"], name="scaled"))
+    # Causal: key position <= query position, from two ranges.
+    n.append(helper.make_node("Unsqueeze", ["pos", "perm_axis"], ["rows"], name="query_positions"))
+    n.append(helper.make_node("LessOrEqual", ["pos2", "rows"], ["allowed"], name="causal"))
+    n.append(helper.make_node("Where", ["allowed", "s1", "masked"], ["s2"], name="causal_mask"))
+    n.append(helper.make_node("Softmax", ["s2"], ["p"], name="softmax", axis=-1))
+    n.append(helper.make_node("MatMul", ["p", "vh"], ["ctx0"], name="context"))
+    n.append(helper.make_node("Transpose", ["ctx0"], ["ctx1"], name="ctx_t", perm=[0, 2, 1, 3]))
+    n.append(helper.make_node("Reshape", ["ctx1", "merged_shape"], ["ctx"], name="ctx_merge"))
+    # A mask of ones [1, n, 1] from the shape, multiplied in.
+    n.append(helper.make_node("Concat", ["one_1", "len1", "one_1"], ["ones_shape"],
+                              name="ones_shape", axis=0))
+    n.append(helper.make_node("ConstantOfShape", ["ones_shape"], ["ones"], name="ones",
+                              value=numpy_helper.from_array(np.array([1.0], dtype=np.float32))))
+    n.append(helper.make_node("Mul", ["ctx", "ones"], ["ctx_m"], name="ones_mul"))
+    n.append(helper.make_node("Add", ["emb", "ctx_m"], ["hidden"], name="residual"))
+    save(n, inits, [tokens("input_ids")], [hidden_out("hidden")], path)
+
+
+def range_past_length(path):
+    n, inits = [], [weight("tok_emb", VOCAB, HIDDEN), weight("pos_emb", POSITIONS, HIDDEN),
+                    ints("zero_s", 0), ints("one_i", 1), ints("one_s", 1), ints("zero_axis", [0])]
+    n.append(helper.make_node("Gather", ["tok_emb", "input_ids"], ["tok"], name="tok_gather"))
+    length_nodes(n, "input_ids")
+    n.append(helper.make_node("Add", ["len", "one_s"], ["len_more"], name="one_more"))
+    # Positions 1..n: n of them, each one more than its index.
+    n.append(helper.make_node("Range", ["one_s", "len_more", "one_s"], ["pos_n"], name="positions"))
+    n.append(helper.make_node("Unsqueeze", ["pos_n", "zero_axis"], ["pos2"], name="positions_2d"))
+    n.append(helper.make_node("Gather", ["pos_emb", "pos2"], ["pe"], name="pos_gather"))
+    n.append(helper.make_node("Add", ["tok", "pe"], ["hidden"], name="emb_add"))
+    save(n, inits, [tokens("input_ids")], [hidden_out("hidden")], path)
+
+
+def slice_short_of_length(path):
+    n, inits = [], [weight("tok_emb", VOCAB, HIDDEN), ints("one_i", 1), ints("zero_axis", [0]),
+                    ints("one_1", [1]), ints("zero_1", [0])]
+    n.append(helper.make_node("Gather", ["tok_emb", "input_ids"], ["tok"], name="tok_gather"))
+    length_nodes(n, "input_ids")
+    n.append(helper.make_node("Sub", ["len1", "one_1"], ["short"], name="one_less"))
+    n.append(helper.make_node("Slice", ["tok", "zero_1", "short", "one_1"], ["hidden"],
+                              name="short_slice"))
+    out = helper.make_tensor_value_info("hidden", TensorProto.FLOAT, [1, "shorter", HIDDEN])
+    save(n, inits, [tokens("input_ids")], [out], path)
+
+
 if __name__ == "__main__":
     d = sys.argv[1]
     encoder(os.path.join(d, "encoder.onnx"))
     norm_over_sequence(os.path.join(d, "norm_over_sequence.onnx"))
     shape_of_sequence(os.path.join(d, "shape_of_sequence.onnx"))
     table_of_maximum_length(os.path.join(d, "table_of_maximum_length.onnx"))
+    positions_from_shape(os.path.join(d, "positions_from_shape.onnx"))
+    range_past_length(os.path.join(d, "range_past_length.onnx"))
+    slice_short_of_length(os.path.join(d, "slice_short_of_length.onnx"))

@@ -119,12 +119,19 @@ pub fn compact(g: Graph) -> Graph {
             .collect(),
         inputs: g.inputs.into_iter().map(re).collect(),
         outputs: g.outputs.into_iter().map(re).collect(),
-        // A symbol's axes are graph inputs', which are kept.
+        // A symbol's axes are graph inputs', which are kept; a constant numbered by it
+        // that no node reads any more goes with it.
         symbols: g
             .symbols
             .into_iter()
             .map(|mut s| {
                 s.dims = s.dims.into_iter().map(|(t, a)| (re(t), a)).collect();
+                s.rows = s
+                    .rows
+                    .into_iter()
+                    .filter(|(t, _)| map[t.0] != usize::MAX)
+                    .map(|(t, a)| (re(t), a))
+                    .collect();
                 s
             })
             .collect(),

@@ -20,7 +20,7 @@ use weft_graph::op::{resolve_reshape, resolve_slice};
 
 /// What a constant's elements are.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Kind {
+pub(super) enum Kind {
     Int,
     Bool,
     Float(DType),
@@ -28,10 +28,10 @@ enum Kind {
 
 /// A constant being computed: dimensions, elements (row-major) and kind.
 #[derive(Clone, Debug)]
-struct Arr {
-    dims: Vec<usize>,
-    v: Vec<f64>,
-    kind: Kind,
+pub(super) struct Arr {
+    pub(super) dims: Vec<usize>,
+    pub(super) v: Vec<f64>,
+    pub(super) kind: Kind,
 }
 
 impl Arr {
@@ -86,7 +86,7 @@ impl Arr {
 }
 
 /// Row-major multi-index of flat position `i` in `dims`.
-fn unravel(mut i: usize, dims: &[usize]) -> Vec<usize> {
+pub(super) fn unravel(mut i: usize, dims: &[usize]) -> Vec<usize> {
     let mut ix = vec![0; dims.len()];
     for d in (0..dims.len()).rev() {
         ix[d] = i % dims[d].max(1);
@@ -96,12 +96,12 @@ fn unravel(mut i: usize, dims: &[usize]) -> Vec<usize> {
 }
 
 /// Flat position of `ix` in `dims`.
-fn ravel(ix: &[usize], dims: &[usize]) -> usize {
+pub(super) fn ravel(ix: &[usize], dims: &[usize]) -> usize {
     ix.iter().zip(dims).fold(0, |acc, (&i, &d)| acc * d + i)
 }
 
 /// The flat position in `dims` that NumPy broadcasting reads for output index `ix`.
-fn broadcast_from(ix: &[usize], dims: &[usize]) -> usize {
+pub(super) fn broadcast_from(ix: &[usize], dims: &[usize]) -> usize {
     let pad = ix.len() - dims.len();
     let at: Vec<usize> = dims
         .iter()
@@ -111,7 +111,7 @@ fn broadcast_from(ix: &[usize], dims: &[usize]) -> usize {
     ravel(&at, dims)
 }
 
-fn numel(dims: &[usize]) -> usize {
+pub(super) fn numel(dims: &[usize]) -> usize {
     dims.iter().product()
 }
 
@@ -130,6 +130,7 @@ pub(super) fn foldable(op: &str) -> bool {
             | "Unsqueeze"
             | "Squeeze"
             | "Reshape"
+            | "Flatten"
             | "Slice"
             | "Expand"
             | "Transpose"
@@ -170,8 +171,8 @@ impl Importer<'_> {
         // Shape and Size read only their input's (static) shape.
         let shape_only = matches!(op, "Shape" | "Size");
         let mut ins: Vec<Option<Arr>> = Vec::with_capacity(names.len());
-        // The graph tensor whose shape a Shape or Size reads (a symbol's size there is
-        // checked once the symbols are carried: `Importer::check_shape_reads`).
+        // The graph tensor whose shape a Shape or Size reads (whether it reads a
+        // symbol's size is the taint's to say: `super::taint`).
         let mut read: Option<weft_graph::TensorId> = None;
         for (i, &n) in names.iter().enumerate() {
             if n.is_empty() {
@@ -189,6 +190,27 @@ impl Importer<'_> {
                 return Ok(false);
             }
         }
+        let Some(out) = self.evaluate(node, a, &ins)? else {
+            return Ok(false);
+        };
+        let taint = self.fold_taint(node, a, &ins, read, &out)?;
+        if let Some(t) = taint {
+            self.taint.insert(node.output[0].clone(), t);
+        }
+        self.consts.insert(node.output[0].clone(), out.into_const());
+        Ok(true)
+    }
+
+    /// `node`'s output from its inputs' values (`ins`, in order; a Shape's or Size's
+    /// input holds only its dims), or None where this module leaves the node to the
+    /// graph.
+    pub(super) fn evaluate(
+        &self,
+        node: &NodeProto,
+        a: &Attrs,
+        ins: &[Option<Arr>],
+    ) -> Result<Option<Arr>, ImportError> {
+        let op = node.op_type.as_str();
         let err = |what: String| ImportError::Node {
             node: a.name.to_string(),
             op: op.to_string(),
@@ -230,21 +252,10 @@ impl Importer<'_> {
                 let r = dims.len() as i64;
                 let clamp = |v: i64| (if v < 0 { v + r } else { v }).clamp(0, r) as usize;
                 let (s, e) = (clamp(a.int("start", 0)?), clamp(a.int("end", r)?));
-                if let Some(tensor) = read {
-                    self.shape_reads
-                        .push((a.name.to_string(), "Shape", tensor, s..e.max(s)));
-                }
                 let v: Vec<f64> = dims[s..e.max(s)].iter().map(|&d| d as f64).collect();
                 Arr::ints(vec![v.len()], v)
             }
-            "Size" => {
-                if let Some(tensor) = read {
-                    let rank = self.graph.tensor(tensor).shape.len();
-                    self.shape_reads
-                        .push((a.name.to_string(), "Size", tensor, 0..rank));
-                }
-                Arr::ints(vec![], vec![numel(&input(0)?.dims) as f64])
-            }
+            "Size" => Arr::ints(vec![], vec![numel(&input(0)?.dims) as f64]),
             "ConstantOfShape" => {
                 let shape = ints_of(0)?.unwrap_or_default();
                 let dims: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();
@@ -380,6 +391,19 @@ impl Importer<'_> {
                 }
                 Arr { dims, ..x }
             }
+            // HF's masks index a flattened constant mask by position.
+            "Flatten" => {
+                let x = input(0)?.clone();
+                let r = x.dims.len();
+                let at = a.int("axis", 1)?;
+                let at = if at < 0 { at + r as i64 } else { at };
+                if !(0..=r as i64).contains(&at) {
+                    return Err(err(format!("axis {at} is out of range for rank {r}")));
+                }
+                let at = at as usize;
+                let dims = vec![numel(&x.dims[..at]), numel(&x.dims[at..])];
+                Arr { dims, ..x }
+            }
             "Reshape" => {
                 let x = input(0)?.clone();
                 let spec = ints_of(1)?.ok_or_else(|| err("the shape is missing".into()))?;
@@ -457,7 +481,7 @@ impl Importer<'_> {
             "Clip" => {
                 // Opsets before 11 bound by attributes: the graph's Clip reads those.
                 if !node.attribute.is_empty() {
-                    return Ok(false);
+                    return Ok(None);
                 }
                 let x = input(0)?.clone();
                 let bound = |i: usize, unbounded: f64| -> Result<f64, ImportError> {
@@ -502,7 +526,7 @@ impl Importer<'_> {
                 // The binary ops, broadcast.
                 let (x, y) = (input(0)?, input(1)?);
                 if ins.len() != 2 {
-                    return Ok(false);
+                    return Ok(None);
                 }
                 let dims =
                     weft_graph::op::shapes::broadcast(&x.dims, &y.dims).ok_or_else(|| {
@@ -525,7 +549,7 @@ impl Importer<'_> {
                     // %), fmod 1 the dividend's (C's); a zero divisor folds nothing.
                     "Mod" if int => {
                         if y.v.contains(&0.0) {
-                            return Ok(false);
+                            return Ok(None);
                         }
                         let python = a.int("fmod", 0)? == 0;
                         (
@@ -540,7 +564,7 @@ impl Importer<'_> {
                             x.kind,
                         )
                     }
-                    "Mod" => return Ok(false),
+                    "Mod" => return Ok(None),
                     "Max" => (Box::new(f64::max), x.kind),
                     "Min" => (Box::new(f64::min), x.kind),
                     "Equal" => (Box::new(move |p, q| truth(p == q)), Kind::Bool),
@@ -573,8 +597,7 @@ impl Importer<'_> {
                 Arr { dims, v, kind }
             }
         };
-        self.consts.insert(node.output[0].clone(), out.into_const());
-        Ok(true)
+        Ok(Some(out))
     }
 }
 

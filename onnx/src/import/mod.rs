@@ -4,6 +4,7 @@
 mod attrs;
 mod fold;
 mod ops;
+mod taint;
 pub mod tensor;
 
 use std::collections::{HashMap, HashSet};
@@ -104,7 +105,9 @@ pub fn from_model(model: &ModelProto, opts: &ImportOptions) -> Result<Graph, Imp
         values: HashMap::new(),
         consts: HashMap::new(),
         used: used_names(graph),
-        shape_reads: Vec::new(),
+        taint: HashMap::new(),
+        konst_reads: std::cell::RefCell::new(Vec::new()),
+        refused: None,
     };
     for t in &graph.initializer {
         im.consts
@@ -164,8 +167,11 @@ pub fn from_model(model: &ModelProto, opts: &ImportOptions) -> Result<Graph, Imp
     for vi in graph.output.iter().chain(&graph.value_info) {
         im.check_stated_shape(vi)?;
     }
+    if let Some(e) = im.refused.take() {
+        return Err(e);
+    }
     im.graph.validate()?;
-    im.check_shape_reads()?;
+    im.check_constants()?;
     Ok(im.graph)
 }
 
@@ -194,9 +200,13 @@ pub(crate) struct Importer<'a> {
     /// where an op reads them as data: shape and bound inputs are read here and vanish.
     consts: HashMap<String, Const>,
     used: HashSet<String>,
-    /// The Shape and Size nodes folded here: node, op, the tensor whose shape they read
-    /// and which of its axes.
-    shape_reads: Vec<(String, &'static str, TensorId, std::ops::Range<usize>)>,
+    /// How each folded constant that depends on a symbol depends on it (`taint`).
+    taint: HashMap<String, taint::Taint>,
+    /// The constants the node being imported read as shapes or bounds: input index, name.
+    konst_reads: std::cell::RefCell<Vec<(usize, String)>>,
+    /// The first use of a constant computed from a symbol that weft cannot keep right at
+    /// every length (`taint`): the import's error.
+    refused: Option<ImportError>,
 }
 
 impl Importer<'_> {
@@ -215,6 +225,7 @@ impl Importer<'_> {
             data: Some(Arc::new(values)),
         });
         self.values.insert(name.to_string(), id);
+        self.taint_as_data(name, id);
         Some(id)
     }
 
@@ -441,6 +452,7 @@ impl Importer<'_> {
                 min: *range.start(),
                 max: *range.end(),
                 dims: vec![at],
+                rows: Vec::new(),
             }),
         }
     }
@@ -463,7 +475,11 @@ impl Importer<'_> {
             let rank = self.graph.tensor(n.output).shape.len();
             for &i in &n.inputs {
                 let t = self.graph.tensor(i);
-                if !t.is_constant() || t.shape.len() > rank || s.max == 1 {
+                if !t.is_constant()
+                    || t.shape.len() > rank
+                    || s.max == 1
+                    || taint::numbered(&self.graph, i)
+                {
                     continue;
                 }
                 let pad = rank - t.shape.len();
@@ -485,35 +501,15 @@ impl Importer<'_> {
         Ok(())
     }
 
-    /// Refuses a Shape or Size node that read a symbolic dimension: its value was folded
-    /// at the maximum, and weft does not carry a size computed from it (a Range, a
-    /// divisor) to the run's length. Where a symbol cannot be carried at all, the
-    /// compile refuses the node at fault.
-    fn check_shape_reads(&self) -> Result<(), ImportError> {
+    /// Refuses constants a symbol's maximum long along it where no symbol numbers them
+    /// (`check_constants_along`). Where a symbol cannot be carried at all, the compile
+    /// refuses the node at fault.
+    fn check_constants(&self) -> Result<(), ImportError> {
         for s in &self.graph.symbols {
             let Ok(carried) = weft_graph::symbolic::carry(&self.graph, s) else {
                 continue;
             };
             self.check_constants_along(s, &carried)?;
-            for (node, op, tensor, axes) in &self.shape_reads {
-                let Some(dims) = carried.dims.get(tensor) else {
-                    continue;
-                };
-                if let Some(d) = dims.iter().find(|d| axes.contains(&d.axis)) {
-                    return Err(ImportError::Node {
-                        node: node.clone(),
-                        op: op.to_string(),
-                        what: format!(
-                            "it reads axis {} of `{}`, the symbolic dimension `{}` ({}..{}): weft folds shapes at import and does not yet carry a size computed from a symbol to the run's length",
-                            d.axis,
-                            self.graph.tensor(*tensor).name,
-                            s.name,
-                            s.min,
-                            s.max
-                        ),
-                    });
-                }
-            }
         }
         Ok(())
     }

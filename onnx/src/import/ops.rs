@@ -119,6 +119,7 @@ impl Importer<'_> {
         match import {
             Import::Op(op) => {
                 let before = self.graph.nodes.len();
+                self.konst_reads.borrow_mut().clear();
                 let mut n = NodeCx {
                     im: self,
                     cx: &cx,
@@ -126,6 +127,8 @@ impl Importer<'_> {
                 };
                 (op.import)(&mut n).map_err(|e| cx.error(e))?;
                 self.empty_as_constants(before);
+                let read = std::mem::take(&mut *self.konst_reads.borrow_mut());
+                self.check_taint_as_shapes(node, &cx.name, &read);
                 Ok(())
             }
             Import::Constant => self.constant(&cx, &a),
@@ -160,6 +163,9 @@ impl Importer<'_> {
             return Ok(None);
         };
         if let Some(c) = self.consts.get(name) {
+            if self.taint.contains_key(name) {
+                self.konst_reads.borrow_mut().push((i, name.to_string()));
+            }
             return Ok(Some(c));
         }
         if let Some(id) = self.values.get(name) {
