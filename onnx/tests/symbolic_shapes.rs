@@ -1,8 +1,8 @@
 //! Sizes read from a symbolic dimension at import (issue 60, item 1): exporters compute
 //! position ids, causal masks and reshape targets from `Shape` of the input. Imported with
 //! `sequence ∈ 1..MAX`, such files compile once and run at every length like ONNX Runtime
-//! on the same file — PyTorch's own GPT-2 and Llama exports (TorchScript exporter, the
-//! corpus fixtures with their dim_params kept) and `symbolic_models.py`'s layer — on the
+//! on the same file — PyTorch's own GPT-2 and Llama exports (both exporters: the corpus
+//! fixtures with their dim_params kept) and `symbolic_models.py`'s layer — on the
 //! interpreter in f32 and on lavapipe in f16; a size used any other way is refused at
 //! import, naming the Shape node it was read by.
 
@@ -21,9 +21,9 @@ const MAX: usize = 24;
 /// One token, an odd length, the maximum.
 const LENGTHS: [usize; 3] = [1, 7, MAX];
 
-fn options() -> ImportOptions {
+fn options(symbol: &str) -> ImportOptions {
     ImportOptions {
-        symbols: HashMap::from([("sequence".to_string(), 1..=MAX)]),
+        symbols: HashMap::from([(symbol.to_string(), 1..=MAX)]),
         ..ImportOptions::default()
     }
 }
@@ -41,8 +41,8 @@ fn ids(n: usize, vocab: u64) -> Vec<ArrayD<f32>> {
 
 /// Compiles `file` once per target and precision and runs it at every length against
 /// ONNX Runtime on the same file.
-fn runs_like_onnx_runtime(file: &Path, vocab: u64, label: &str) {
-    let g = load(file, &options()).unwrap();
+fn runs_like_onnx_runtime(file: &Path, symbol: &str, vocab: u64, label: &str) {
+    let g = load(file, &options(symbol)).unwrap();
     assert_eq!(g.symbols.len(), 1, "{label}");
     let want: Vec<Vec<ArrayD<f32>>> = LENGTHS
         .iter()
@@ -60,7 +60,7 @@ fn runs_like_onnx_runtime(file: &Path, vocab: u64, label: &str) {
         let exe = model.load(dev.as_mut()).unwrap();
         for (&n, want) in LENGTHS.iter().zip(&want) {
             let got = exe
-                .run_at(dev.as_mut(), &[("sequence", n)], &ids(n, vocab))
+                .run_at(dev.as_mut(), &[(symbol, n)], &ids(n, vocab))
                 .unwrap();
             assert_eq!(got.len(), want.len());
             for (y, w) in got.iter().zip(want) {
@@ -78,17 +78,23 @@ fn runs_like_onnx_runtime(file: &Path, vocab: u64, label: &str) {
 }
 
 #[test]
-fn pytorchs_gpt2_and_llama_exports_run_at_every_length() {
+fn pytorchs_gpt2_and_llama_exports_from_both_exporters_run_at_every_length() {
     if let Some(why) = common::python_missing() {
         common::skip("onnxruntime", &why);
         return;
     }
-    for fixture in ["gpt2_torchscript", "llama_torchscript"] {
+    // Each exporter names the dimension its own way.
+    for (fixture, symbol) in [
+        ("gpt2_torchscript", "sequence"),
+        ("llama_torchscript", "sequence"),
+        ("gpt2_dynamo", "s46"),
+        ("llama_dynamo", "s46"),
+    ] {
         let dir = tempfile::tempdir().unwrap();
         let src = common::tests_dir().join(format!("fixtures/corpus/{fixture}.onnx"));
         common::python("corpus_fill.py", &[&src, dir.path()]);
         // The fixtures' token ids are below 1000 (`weft.fixture` metadata).
-        runs_like_onnx_runtime(&dir.path().join("symbolic.onnx"), 1000, fixture);
+        runs_like_onnx_runtime(&dir.path().join("symbolic.onnx"), symbol, 1000, fixture);
     }
 }
 
@@ -102,6 +108,7 @@ fn positions_masks_and_shapes_from_shape_and_what_is_refused() {
     common::python("symbolic_models.py", &[dir.path()]);
     runs_like_onnx_runtime(
         &dir.path().join("positions_from_shape.onnx"),
+        "sequence",
         50,
         "positions_from_shape",
     );
@@ -112,7 +119,11 @@ fn positions_masks_and_shapes_from_shape_and_what_is_refused() {
         ("shape_of_sequence", "as data"),
         ("slice_short_of_length", "input 2 of `short_slice` (Slice)"),
     ] {
-        let e = load(&dir.path().join(format!("{model}.onnx")), &options()).unwrap_err();
+        let e = load(
+            &dir.path().join(format!("{model}.onnx")),
+            &options("sequence"),
+        )
+        .unwrap_err();
         let text = e.to_string();
         assert!(text.contains("length_of_sequence"), "{model}: {text}");
         assert!(text.contains("`sequence`"), "{model}: {text}");

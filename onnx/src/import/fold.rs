@@ -126,6 +126,7 @@ pub(super) fn foldable(op: &str) -> bool {
             | "Cast"
             | "Identity"
             | "Gather"
+            | "GatherND"
             | "Concat"
             | "Unsqueeze"
             | "Squeeze"
@@ -320,6 +321,41 @@ impl Importer<'_> {
                 Arr { v, kind, ..x }
             }
             "Identity" => input(0)?.clone(),
+            // The dynamo exporter's masks pick a constant mask's entries by index tuples.
+            "GatherND" => {
+                let (data, idx) = (input(0)?, input(1)?);
+                if a.int("batch_dims", 0)? != 0 {
+                    return Ok(None);
+                }
+                let Some((&k, prefix)) = idx.dims.split_last() else {
+                    return Err(err("the indices are a scalar".into()));
+                };
+                if k == 0 || k > data.dims.len() {
+                    return Err(err(format!(
+                        "index tuples of {k} for data of rank {}",
+                        data.dims.len()
+                    )));
+                }
+                let mut dims = prefix.to_vec();
+                dims.extend(&data.dims[k..]);
+                let inner = numel(&data.dims[k..]);
+                let mut from = Vec::with_capacity(numel(&dims));
+                for t in 0..numel(prefix) {
+                    let mut at = Vec::with_capacity(data.dims.len());
+                    for (d, &n) in data.dims[..k].iter().enumerate() {
+                        let v = idx.v[t * k + d] as i64;
+                        let v = if v < 0 { v + n as i64 } else { v };
+                        if !(0..n as i64).contains(&v) {
+                            return Err(err(format!("index {v} is out of range for {n}")));
+                        }
+                        at.push(v as usize);
+                    }
+                    at.extend(std::iter::repeat_n(0, data.dims.len() - k));
+                    let first = ravel(&at, &data.dims);
+                    from.extend(first..first + inner);
+                }
+                data.pick(dims, from.into_iter())
+            }
             "Gather" => {
                 let (data, idx) = (input(0)?, input(1)?);
                 let ax = axis(a.int("axis", 0)?, data.dims.len())?;

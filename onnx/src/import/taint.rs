@@ -194,8 +194,8 @@ impl Importer<'_> {
                     .filter(|&k| shape.dep(k) == Dep::Size)
                     .collect();
             }
-            "Gather" | "Concat" | "Unsqueeze" | "Squeeze" | "Reshape" | "Flatten" | "Slice"
-            | "Expand" | "Transpose" => {
+            "Gather" | "GatherND" | "Concat" | "Unsqueeze" | "Squeeze" | "Reshape" | "Flatten"
+            | "Slice" | "Expand" | "Transpose" => {
                 return self.moved_taint(node, a, ins, &taints, out, result);
             }
             // Shape and Size are read above; every other op this module folds is listed.
@@ -389,6 +389,24 @@ impl Importer<'_> {
         // The op's other inputs: Gather's indices, the shapes and bounds.
         if rest_tainted {
             match op {
+                // The index tuples' own axes lead the output's.
+                "GatherND" => {
+                    let Some(idx) = t(1) else {
+                        return opaque;
+                    };
+                    let rank = ins
+                        .get(1)
+                        .and_then(Option::as_ref)
+                        .map_or(0, |x| x.dims.len());
+                    if idx.sized() || idx.rows.iter().any(|&r| r + 1 >= rank) {
+                        return opaque;
+                    }
+                    for &r in &idx.rows {
+                        if !result.rows.contains(&r) {
+                            result.rows.push(r);
+                        }
+                    }
+                }
                 "Gather" => {
                     let Some(idx) = t(1) else {
                         return opaque;
