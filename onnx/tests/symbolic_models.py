@@ -16,6 +16,9 @@ dim_param, built with onnx.helper (seeded weights). Usage: python3 symbolic_mode
   `ConstantOfShape([1, n, 1])`, a table's first `n` rows by Slice — in one attention layer.
 - range_past_length.onnx: position ids `Range(1, n + 1)`: refused at import.
 - slice_short_of_length.onnx: the hidden states sliced to `n - 1`: refused at import.
+- positions_plus_table.onnx: positions `Range(0, n)` plus a constant of 24 entries (valid
+  at 24 only): refused at import.
+- positions_from_two.onnx: position ids `Range(2, n)`, fewer than the tokens: refused.
 """
 
 import os
@@ -26,6 +29,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 VOCAB, POSITIONS, HIDDEN, HEADS, FF = 50, 64, 32, 2, 64
+MAX_LEN = 24  # tests/symbolic.rs's and symbolic_shapes.rs's maximum
 HEAD = HIDDEN // HEADS
 rng = np.random.default_rng(60)
 
@@ -219,6 +223,33 @@ def slice_short_of_length(path):
     save(n, inits, [tokens("input_ids")], [out], path)
 
 
+def positions_plus_table(path):
+    n, inits = [], [weight("tok_emb", VOCAB, HIDDEN), weight("table", MAX_LEN, scale=1.0),
+                    ints("zero_s", 0), ints("one_i", 1), ints("one_s", 1), ints("zero_axis", [0]),
+                    ints("last_axis", [2])]
+    n.append(helper.make_node("Gather", ["tok_emb", "input_ids"], ["tok"], name="tok_gather"))
+    length_nodes(n, "input_ids")
+    n.append(helper.make_node("Range", ["zero_s", "len", "one_s"], ["pos"], name="positions"))
+    n.append(helper.make_node("Cast", ["pos"], ["pos_f"], name="positions_f", to=TensorProto.FLOAT))
+    n.append(helper.make_node("Add", ["pos_f", "table"], ["shifted"], name="plus_table"))
+    n.append(helper.make_node("Unsqueeze", ["shifted", "zero_axis"], ["s2"], name="shifted_2d"))
+    n.append(helper.make_node("Unsqueeze", ["s2", "last_axis"], ["s3"], name="shifted_3d"))
+    n.append(helper.make_node("Add", ["tok", "s3"], ["hidden"], name="emb_add"))
+    save(n, inits, [tokens("input_ids")], [hidden_out("hidden")], path)
+
+
+def positions_from_two(path):
+    n, inits = [], [weight("tok_emb", VOCAB, HIDDEN), weight("pos_emb", POSITIONS, HIDDEN),
+                    ints("two_s", 2), ints("one_i", 1), ints("one_s", 1), ints("zero_axis", [0])]
+    n.append(helper.make_node("Gather", ["tok_emb", "input_ids"], ["tok"], name="tok_gather"))
+    length_nodes(n, "input_ids")
+    n.append(helper.make_node("Range", ["two_s", "len", "one_s"], ["pos"], name="positions"))
+    n.append(helper.make_node("Unsqueeze", ["pos", "zero_axis"], ["pos2"], name="positions_2d"))
+    n.append(helper.make_node("Gather", ["pos_emb", "pos2"], ["pe"], name="pos_gather"))
+    out = helper.make_tensor_value_info("pe", TensorProto.FLOAT, [1, "fewer", HIDDEN])
+    save(n, inits, [tokens("input_ids")], [out], path)
+
+
 if __name__ == "__main__":
     d = sys.argv[1]
     encoder(os.path.join(d, "encoder.onnx"))
@@ -228,3 +259,5 @@ if __name__ == "__main__":
     positions_from_shape(os.path.join(d, "positions_from_shape.onnx"))
     range_past_length(os.path.join(d, "range_past_length.onnx"))
     slice_short_of_length(os.path.join(d, "slice_short_of_length.onnx"))
+    positions_plus_table(os.path.join(d, "positions_plus_table.onnx"))
+    positions_from_two(os.path.join(d, "positions_from_two.onnx"))

@@ -114,10 +114,14 @@ fn positions_masks_and_shapes_from_shape_and_what_is_refused() {
     );
     // A size computed from the length (n + 1, n − 1) reaches data or a bound: refused,
     // naming the Shape node and the symbol.
+    // So is a constant of positions held to one length (plus a table of 24 entries), or
+    // fewer positions than tokens (`Range(2, n)`).
     for (model, reaches) in [
         ("range_past_length", "`pe` as data"),
         ("shape_of_sequence", "as data"),
         ("slice_short_of_length", "input 2 of `short_slice` (Slice)"),
+        ("positions_plus_table", "`s3` as data"),
+        ("positions_from_two", "`pe` as data"),
     ] {
         let e = load(
             &dir.path().join(format!("{model}.onnx")),

@@ -153,6 +153,24 @@ impl Importer<'_> {
                         }
                     }
                 }
+                // An operand as long as the maximum along a numbered axis without being
+                // numbered itself holds the file to that one length (as for the graph's
+                // broadcasts, `Importer::check_constants_along`).
+                for &axis in &result.rows {
+                    let fixed = ins.iter().enumerate().any(|(k, x)| {
+                        let Some(x) = x else {
+                            return false;
+                        };
+                        let pad = dims.len() - x.dims.len();
+                        axis >= pad
+                            && x.dims[axis - pad] == dims[axis]
+                            && dims[axis] > 1
+                            && !t(k).is_some_and(|tk| tk.rows.contains(&(axis - pad)))
+                    });
+                    if fixed {
+                        return Ok(Some(opaque));
+                    }
+                }
                 if (0..ins.len()).any(sized) {
                     let min = self.graph.symbols[result.symbol].min as f64;
                     result.deps = (0..numel(dims))
@@ -196,13 +214,27 @@ impl Importer<'_> {
             }
             "Gather" | "GatherND" | "Concat" | "Unsqueeze" | "Squeeze" | "Reshape" | "Flatten"
             | "Slice" | "Expand" | "Transpose" => {
-                return self.moved_taint(node, a, ins, &taints, out, result);
+                result = match self.moved_taint(node, a, ins, &taints, out, result)? {
+                    Some(t) if t.opaque => return Ok(Some(t)),
+                    Some(t) => t,
+                    None => return Ok(None),
+                };
             }
             // Shape and Size are read above; every other op this module folds is listed.
             other => {
                 debug_assert!(false, "{other} folds but has no taint rule");
                 return Ok(Some(opaque));
             }
+        }
+        // A numbered axis is as long as the symbol (`Range(2, n)` is not: its entries
+        // would sit at the wrong positions).
+        let max = self.graph.symbols[result.symbol].max;
+        if result
+            .rows
+            .iter()
+            .any(|&axis| out.dims.get(axis) != Some(&max))
+        {
+            return Ok(Some(Taint::opaque_like(&result)));
         }
         Ok((result.sized() || !result.rows.is_empty()).then_some(result))
     }
@@ -383,6 +415,24 @@ impl Importer<'_> {
                         }
                     }
                     None => return opaque,
+                }
+            }
+        }
+        // Concatenated parts are numbered along the same axes or the file holds to one
+        // length (a part as long as the maximum that is not numbered).
+        if op == "Concat" {
+            for &k in &data {
+                let numbered = t(k).is_some_and(|tk| !tk.rows.is_empty());
+                let Some(x) = ins.get(k).and_then(Option::as_ref) else {
+                    return opaque;
+                };
+                if !numbered
+                    && result
+                        .rows
+                        .iter()
+                        .any(|&axis| x.dims.get(axis) == out.dims.get(axis))
+                {
+                    return opaque;
                 }
             }
         }
