@@ -136,9 +136,11 @@ pub struct ModelSource {
     /// prologues priced by the tiled rule, `W·R` under a bound, instead of none that
     /// computes kept in their loads), `skinny-prologue` (a skinny product's prologue
     /// priced by the tiled templates' rule, not by the weight bytes it streams),
-    /// `horizontal` (small independent kernels launched as one) and `norm-fold` (every
-    /// RMS norm a kernel of its own, none computed in the skinny product reading it):
-    /// what one pass is worth, measured (run, graph and bench).
+    /// `horizontal` (small independent kernels launched as one), `norm-fold` (every
+    /// RMS norm a kernel of its own, none computed in the skinny product reading it) and
+    /// `symbol-bound` (a symbolic model's kernels run whole at every length, none
+    /// skipping its blocks past the run's length): what one pass is worth, measured
+    /// (run, graph and bench).
     #[arg(long = "disable-pass", value_delimiter = ',')]
     pub disable_pass: Vec<String>,
     /// An ONNX file's symbolic dimension (`dim_param`) sized: `NAME=SIZE` fixes it,

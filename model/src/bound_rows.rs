@@ -39,7 +39,7 @@ use weft_codegen_common::TargetLimits;
 use weft_graph::op::symbolic::SymbolicIn;
 use weft_graph::op::{Binary, Op};
 use weft_graph::partition::Partition;
-use weft_graph::symbolic::{Carry, SymDim};
+use weft_graph::symbolic::{Binding, Carry, SymDim};
 use weft_graph::{Graph, Layout, Node, NodeId, TensorId};
 use weft_ir::arith::{Affine, Bounds, bound, simplify, simplify_with};
 use weft_ir::expr::{BinOp, Buffer, Expr, Scope, ThreadAxis, Var};
@@ -48,6 +48,10 @@ use weft_ir::func::{GridControl, Param};
 use weft_ir::kernel::{Access, KStmt, Kernel, KernelParam};
 
 use crate::lower::{Horizontal, LoweredGroup};
+
+/// The key of `CompileOptions::disabled` that leaves a symbolic model's kernels whole
+/// at every length ([`bound_symbol`] off).
+pub const SYMBOL_KEY: &str = "symbol-bound";
 
 /// What bounds the rows: `rows`'s axis `axis` (built at its greatest count) holds them,
 /// and input `length` (i32 `[1]`) their count at run time.
@@ -82,6 +86,19 @@ pub struct RowBounding {
 }
 
 impl RowBounding {
+    /// Nothing bounded yet, over the blocks of every kernel of `groups`.
+    fn new(groups: &[LoweredGroup]) -> RowBounding {
+        let all_blocks = groups
+            .iter()
+            .flat_map(|gr| &gr.kernels.kernels)
+            .map(|k| k.grid.iter().map(|&d| u64::from(d)).product::<u64>())
+            .sum();
+        RowBounding {
+            all_blocks,
+            ..RowBounding::default()
+        }
+    }
+
     /// Blocks that run their body at `n` rows, and the blocks of every kernel of the
     /// model: the first count falls with `n` where kernels were bounded.
     pub fn blocks_at(&self, n: usize) -> (u64, u64) {
@@ -129,34 +146,123 @@ pub fn bound_rows(
     groups: &mut [LoweredGroup],
     rb: &RowBound,
 ) -> RowBounding {
-    let all_blocks = groups
-        .iter()
-        .flat_map(|gr| &gr.kernels.kernels)
-        .map(|k| k.grid.iter().map(|&d| u64::from(d)).product::<u64>())
-        .sum();
-    let mut out = RowBounding {
-        all_blocks,
-        ..RowBounding::default()
-    };
     let input = |name: &str| g.inputs.iter().copied().find(|&t| g.tensor(t).name == name);
     let (Some(rows), Some(length)) = (input(&rb.rows), input(&rb.length)) else {
-        out.off = Some(format!(
-            "the graph has no input `{}` or `{}`",
-            rb.rows, rb.length
-        ));
-        return out;
+        return RowBounding {
+            off: Some(format!(
+                "the graph has no input `{}` or `{}`",
+                rb.rows, rb.length
+            )),
+            ..RowBounding::new(groups)
+        };
     };
     let Some(&max) = g.tensor(rows).shape.get(rb.axis) else {
-        out.off = Some(format!("`{}` has no axis {}", rb.rows, rb.axis));
-        return out;
+        return RowBounding {
+            off: Some(format!("`{}` has no axis {}", rb.rows, rb.axis)),
+            ..RowBounding::new(groups)
+        };
     };
-    let carried = carry(g, rows, rb.axis, max, length);
-    let n_buffer = Buffer::new(
-        "bound_length",
-        vec![1],
-        weft_ir::dtype::DType::I32,
-        Scope::Global,
-    );
+    let source = Source {
+        seeds: vec![(rows, rb.axis)],
+        length,
+        min: 1,
+        max,
+        cut: HashMap::new(),
+    };
+    bound_from(g, partition, groups, &source)
+}
+
+/// Bounds the kernels of a model compiled with symbolic dimensions by its first
+/// symbol's value (`symbol.NAME`, f32 `[1]`, which the run writes): the rows are the
+/// symbol's along its inputs' axes, and an output holding them is cut back to the
+/// run's length (`Executable::run_at`), so its rows past it are needed by nobody.
+pub fn bound_symbol(
+    g: &Graph,
+    partition: &Partition,
+    groups: &mut [LoweredGroup],
+    binding: &Binding,
+) -> RowBounding {
+    let Some(s) = binding.symbols.first() else {
+        return RowBounding::new(groups);
+    };
+    let Some(&length) = g.inputs.get(s.value_input) else {
+        return RowBounding {
+            off: Some(format!("the graph has no value input for `{}`", s.name)),
+            ..RowBounding::new(groups)
+        };
+    };
+    // The symbol's own axes (not merged with others: `inner` 1) of the original inputs.
+    let seeds: Vec<(TensorId, usize)> = s
+        .inputs
+        .iter()
+        .zip(&g.inputs)
+        .flat_map(|(dims, &t)| {
+            dims.iter()
+                .filter(move |d| d.inner == 1 && g.tensor(t).shape.get(d.axis) == Some(&s.max))
+                .map(move |d| (t, d.axis))
+        })
+        .collect();
+    if seeds.is_empty() {
+        return RowBounding {
+            off: Some(format!(
+                "no input holds `{}` along an axis of its own",
+                s.name
+            )),
+            ..RowBounding::new(groups)
+        };
+    }
+    let cut = g
+        .outputs
+        .iter()
+        .zip(&s.outputs)
+        .map(|(&t, dims)| (t, dims.clone()))
+        .collect();
+    let source = Source {
+        seeds,
+        length,
+        min: s.min,
+        max: s.max,
+        cut,
+    };
+    bound_from(g, partition, groups, &source)
+}
+
+/// Where the rows start and what counts them.
+struct Source {
+    /// The inputs' axes that hold the rows, each built at `max`.
+    seeds: Vec<(TensorId, usize)>,
+    /// The input holding their count, `[1]`, i32 or f32.
+    length: TensorId,
+    min: usize,
+    max: usize,
+    /// Graph outputs a run cuts back to the length along these dims: where the rows lie
+    /// in one exactly so, nothing needs its rows past the length.
+    cut: HashMap<TensorId, Vec<SymDim>>,
+}
+
+fn bound_from(
+    g: &Graph,
+    partition: &Partition,
+    groups: &mut [LoweredGroup],
+    source: &Source,
+) -> RowBounding {
+    let mut out = RowBounding::new(groups);
+    let (length, max) = (source.length, source.max);
+    let dtype = g.tensor(length).dtype;
+    if !matches!(
+        dtype,
+        weft_ir::dtype::DType::F32 | weft_ir::dtype::DType::I32
+    ) || g.tensor(length).shape != [1]
+    {
+        out.off = Some(format!(
+            "the length `{}` is {dtype:?} {:?}, not an i32 or f32 [1]",
+            g.tensor(length).name,
+            g.tensor(length).shape
+        ));
+        return out;
+    }
+    let carried = carry(g, source);
+    let n_buffer = Buffer::new("bound_length", vec![1], dtype, Scope::Global);
     // One lowered group per partition group, in order.
     for (group, pg) in groups.iter_mut().zip(&partition.groups) {
         if group.horizontal != Horizontal::Alone {
@@ -224,14 +330,18 @@ impl Carried {
     }
 }
 
-/// Carries the rows of `rows`'s `axis` through `g`, and marks what is needed whole
+/// Carries the rows of `source`'s seeds through `g`, and marks what is needed whole
 /// (see the module).
-fn carry(g: &Graph, rows: TensorId, axis: usize, max: usize, length: TensorId) -> Carried {
+fn carry(g: &Graph, source: &Source) -> Carried {
     let producers = g.producers();
+    let (length, max) = (source.length, source.max);
     let mut c = Carried {
-        dims: HashMap::from([(rows, vec![SymDim::whole(axis)])]),
+        dims: HashMap::new(),
         whole: HashSet::new(),
     };
+    for &(t, axis) in &source.seeds {
+        c.dims.entry(t).or_default().push(SymDim::whole(axis));
+    }
     let mut needed: Vec<TensorId> = Vec::new();
     for n in &g.nodes {
         let dims: Vec<Vec<SymDim>> = n
@@ -243,6 +353,11 @@ fn carry(g: &Graph, rows: TensorId, axis: usize, max: usize, length: TensorId) -
             continue;
         }
         if below_length(g, &producers, &c.dims, n, length, max) {
+            // `Where(row < n, x, constant)` holds the rows as `x` does (a constant past
+            // `n`); a consumer needing them whole stops at it (below).
+            if n.op == Op::Where {
+                c.dims.insert(n.output, dims[1].clone());
+            }
             continue;
         }
         let inputs: Vec<&weft_graph::Tensor> = n.inputs.iter().map(|&t| g.tensor(t)).collect();
@@ -250,15 +365,29 @@ fn carry(g: &Graph, rows: TensorId, axis: usize, max: usize, length: TensorId) -
             inputs: &inputs,
             dims: &dims,
             output: g.tensor(n.output),
-            min: 1,
+            min: source.min,
             max,
         };
         match n.op.def().symbolic(&x) {
             Carry::Rows(out) if !out.is_empty() => {
                 c.dims.insert(n.output, out);
             }
-            Carry::Rows(_) | Carry::Bounded { .. } | Carry::Refused(_) => {
-                // It mixes the rows or drops them: it reads every row.
+            // A softmax over keys, or a product contracting them, whose every mixed
+            // input a symbol's masks replace past the length (`weft_graph::symbolic::
+            // bind`): what it computes inside the length reads inside it only.
+            Carry::Bounded { masks, output, .. }
+                if !output.is_empty()
+                    && masks.iter().all(|&(i, _)| {
+                        masked_by_length(g, &producers, n.inputs[i], &dims[i], length, max)
+                    }) =>
+            {
+                c.dims.insert(n.output, output);
+            }
+            // An output that holds none of the rows reads rows below `n` only (what
+            // `Carry::Rows` states: BERT's first token, a slice within the least length).
+            Carry::Rows(_) => {}
+            Carry::Bounded { .. } | Carry::Refused(_) => {
+                // It mixes the rows: it reads every row.
                 for (t, d) in n.inputs.iter().zip(&dims) {
                     if !d.is_empty() {
                         needed.push(*t);
@@ -267,7 +396,13 @@ fn carry(g: &Graph, rows: TensorId, axis: usize, max: usize, length: TensorId) -
             }
         }
     }
-    needed.extend(g.outputs.iter().filter(|t| c.dims.contains_key(t)));
+    // A graph output is needed whole unless the run cuts it back to the length along
+    // exactly the dims the rows lie on.
+    needed.extend(g.outputs.iter().filter(|t| {
+        c.dims
+            .get(t)
+            .is_some_and(|d| source.cut.get(t).is_none_or(|cut| cut != d))
+    }));
     // Whole rows of a tensor need whole rows of what it is computed from, row by row.
     while let Some(t) = needed.pop() {
         if !c.whole.insert(t) {
@@ -336,6 +471,63 @@ fn below_length(
             && rows_on(n.inputs[0], gather.axis);
     }
     false
+}
+
+/// Whether `t` is `Where(valid, x, constant)` with `valid` true exactly at positions
+/// below the length along every one of `dims` (`Less(positions, length)` per dim, joined
+/// by `And`: the masks `weft_graph::symbolic::bind` writes), so that nothing of `x`
+/// past the length along them reaches `t`.
+fn masked_by_length(
+    g: &Graph,
+    producers: &HashMap<TensorId, NodeId>,
+    t: TensorId,
+    dims: &[SymDim],
+    length: TensorId,
+    max: usize,
+) -> bool {
+    let made = |t: TensorId| producers.get(&t).map(|p| &g.nodes[p.0]);
+    let Some(w) = made(t) else {
+        return false;
+    };
+    if w.op != Op::Where || g.tensor(w.inputs[2]).data.is_none() || dims.is_empty() {
+        return false;
+    }
+    let rank = g.tensor(t).shape.len();
+    // The dims the condition bounds, each `Less(positions, length)`.
+    let mut covered: Vec<SymDim> = Vec::new();
+    let mut pending = vec![w.inputs[0]];
+    while let Some(c) = pending.pop() {
+        let Some(node) = made(c) else {
+            return false;
+        };
+        match node.op {
+            Op::Binary(Binary::And) => pending.extend(&node.inputs),
+            Op::Binary(Binary::Less) if node.inputs[1] == length => {
+                let Some(table) = g.tensor(node.inputs[0]).data.clone() else {
+                    return false;
+                };
+                let shape = table.shape();
+                let axes: Vec<usize> = (0..shape.len()).filter(|&a| shape[a] != 1).collect();
+                let ([axis], true) = (axes.as_slice(), shape.len() == rank) else {
+                    return false;
+                };
+                let Some(d) = dims.iter().find(|d| d.axis == *axis) else {
+                    return false;
+                };
+                let inner = d.inner.max(1);
+                let numbered = table
+                    .iter()
+                    .enumerate()
+                    .all(|(i, &v)| v == ((i / inner) % max) as f32);
+                if !numbered || shape[*axis] != max * d.inner {
+                    return false;
+                }
+                covered.push(*d);
+            }
+            _ => return false,
+        }
+    }
+    dims.iter().all(|d| covered.contains(d))
 }
 
 /// The flat index of `kernel`'s first write to the buffer `out` for each block (see the
@@ -454,10 +646,15 @@ fn writes(
 /// `kernel`'s body under `first < n · stride`, `n` read from `length` at its start.
 fn guard(kernel: &mut Kernel, first: &Expr, stride: i64, length: &Buffer) {
     let n = Var::new("bound_n", weft_ir::dtype::DType::I32);
-    let read = Expr::Load {
+    let load = Expr::Load {
         buffer: length.clone(),
         indices: vec![Expr::int(0)],
         lanes: 1,
+    };
+    // A symbol's value is an f32 whole number (what the masks compare positions with).
+    let read = match length.dtype() {
+        weft_ir::dtype::DType::F32 => load.cast(weft_ir::dtype::DType::I32),
+        _ => load,
     };
     let limit = Expr::binary(BinOp::Mul, Expr::Var(n.clone()), Expr::int(stride));
     let body = std::mem::replace(&mut kernel.body, KStmt::Seq(Vec::new()));

@@ -39,6 +39,10 @@ pub use weft_graph::partition::cost::STAGED_KEY as STAGED_PROLOGUE;
 /// with another ([`crate::horizontal`]).
 pub use crate::horizontal::KEY as HORIZONTAL;
 
+/// The key of `CompileOptions::disabled` that runs a symbolic model's kernels whole at
+/// every length (`crate::bound_rows::bound_symbol` off): what the bounding is worth.
+pub use crate::bound_rows::SYMBOL_KEY as SYMBOL_BOUND;
+
 /// The key of `CompileOptions::disabled` that leaves every RMS norm a kernel of its own
 /// (`weft_graph::partition::row_norm`): none folded into the skinny product reading it.
 pub use weft_graph::partition::row_norm::KEY as NORM_FOLD;
@@ -407,10 +411,11 @@ impl CompiledModel {
         // The horizontal fusion is this crate's, not a graph pass: the graph's pipeline
         // does not know its key.
         let horizontal_on = !options.disabled.iter().any(|d| d == HORIZONTAL);
+        let symbol_bound_on = !options.disabled.iter().any(|d| d == SYMBOL_BOUND);
         let graph_disabled: Vec<String> = options
             .disabled
             .iter()
-            .filter(|d| *d != HORIZONTAL)
+            .filter(|d| *d != HORIZONTAL && *d != SYMBOL_BOUND)
             .cloned()
             .collect();
         // K-major weights for the skinny products (the K-major template's rows).
@@ -521,17 +526,26 @@ impl CompiledModel {
         } else {
             Vec::new()
         };
+        // Asked for (the prefill's prompt), or a symbolic model's kernels bounded by its
+        // (first) symbol's value.
+        let symbol_bound = !symbolic.symbols.is_empty() && symbol_bound_on;
         let bounded = match &options.row_bound {
-            Some(rb) if crate::bound_rows::supported(limits) => {
-                bound_rows(&graph, &partition, &mut groups, rb)
+            Some(_) | None
+                if (options.row_bound.is_some() || symbol_bound)
+                    && !crate::bound_rows::supported(limits) =>
+            {
+                RowBounding {
+                    off: Some(format!(
+                        "`{}` takes no barrier under a condition read from a buffer",
+                        limits.name
+                    )),
+                    ..RowBounding::default()
+                }
             }
-            Some(_) => RowBounding {
-                off: Some(format!(
-                    "`{}` takes no barrier under a condition read from a buffer",
-                    limits.name
-                )),
-                ..RowBounding::default()
-            },
+            Some(rb) => bound_rows(&graph, &partition, &mut groups, rb),
+            None if symbol_bound => {
+                crate::bound_rows::bound_symbol(&graph, &partition, &mut groups, &symbolic)
+            }
             None => RowBounding::default(),
         };
         // Last: the kernels are final once joined and bounded.

@@ -21,7 +21,9 @@ pub mod plan;
 pub mod symbolic;
 pub mod tune;
 
-pub use compiled::{CompileOptions, CompiledModel, GATED_STORE_ENV, GEMV_KMAJOR_ENV, PREFETCH_ENV};
+pub use compiled::{
+    CompileOptions, CompiledModel, GATED_STORE_ENV, GEMV_KMAJOR_ENV, PREFETCH_ENV, SYMBOL_BOUND,
+};
 pub use error::{LowerError, ModelError};
 pub use executable::{Executable, IoTensor, LoadedGroup};
 pub use generate::{Generation, Generator};

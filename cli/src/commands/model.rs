@@ -71,10 +71,10 @@ fn graph(a: &ModelGraphArgs) -> Result<(), CliError> {
         model.graph.nodes.len(),
         model.kernel_count()
     )?;
-    for s in &g.symbols {
+    for (i, s) in g.symbols.iter().enumerate() {
         outln!(
-            "  symbol {s}: every kernel launched at {}, masked to the run's length",
-            s.max
+            "  symbol {s}: {}",
+            super::model_symbolic::symbol_work(&model, i, s.max)
         )?;
     }
     for r in &model.passes {

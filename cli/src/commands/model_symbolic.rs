@@ -20,6 +20,27 @@ use crate::select::Opened;
 const CHECK_MACS: f64 = 2e10;
 
 /// `--dim-value` parsed: per symbol, its lengths.
+/// What a run at a length below symbol `i`'s maximum `max` runs of `model`: the kernels
+/// that skip their blocks past it (the first symbol's, where the target takes it), and
+/// the rest masked to it.
+pub(crate) fn symbol_work(model: &CompiledModel, i: usize, max: usize) -> String {
+    let b = &model.bounded;
+    let total = model.kernel_count();
+    if i == 0 && !b.kernels.is_empty() {
+        let (run, all) = b.blocks_at(1);
+        format!(
+            "every kernel launched at {max}; {} of {total} skip their blocks past the run's length ({run} of {all} blocks run at 1), the rest masked to it",
+            b.kernels.len()
+        )
+    } else {
+        let why = match (i, &b.off) {
+            (0, Some(off)) => format!(" (none skips its blocks past it: {off})"),
+            _ => String::new(),
+        };
+        format!("every kernel launched at {max}, masked to the run's length{why}")
+    }
+}
+
 fn lengths(a: &ModelRunArgs, g: &Graph) -> Result<Vec<(String, Vec<usize>)>, CliError> {
     let bad = |what: String| CliError::ModelFile(ModelFileError::Dim(what));
     let mut out: Vec<(String, Vec<usize>)> = Vec::new();
@@ -92,11 +113,8 @@ pub(super) fn run_lengths(
         .map_err(|e| on_device(context.clone(), e))
         .map_err(naming_sizes(&a.source))?;
     outln!("model     {} ({})", a.source.model, g.name)?;
-    for s in &g.symbols {
-        outln!(
-            "symbol    {s}: every kernel launched at {}, masked to the run's length",
-            s.max
-        )?;
+    for (i, s) in g.symbols.iter().enumerate() {
+        outln!("symbol    {s}: {}", symbol_work(&model, i, s.max))?;
     }
     outln!(
         "compiled  once: {} kernels in {:.2} s (passes, partition, lowering, device compile)",
