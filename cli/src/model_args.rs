@@ -51,7 +51,9 @@ pub enum ModelCommand {
 /// `weft model generate`.
 #[derive(Debug, Args)]
 pub struct ModelGenerateArgs {
-    /// `zoo:llama` or a Hugging Face checkpoint directory (llama, mistral, qwen2).
+    /// `zoo:llama`, a Hugging Face checkpoint directory (llama, mistral, qwen2), or an
+    /// ONNX decoder exported with past keys and values (optimum's `past_key_values.*`
+    /// inputs and `present.*` outputs).
     pub model: String,
     /// A target string (`weft targets` lists what this machine has).
     #[arg(long)]

@@ -51,6 +51,10 @@ pub enum ImportError {
         attr: String,
         what: String,
     },
+    /// A decoder imported over KV caches (`ImportOptions::cache`) that is not in the form
+    /// weft takes: what is missing or other.
+    #[error("a decoder step over KV caches: {0}")]
+    Cache(String),
     /// A node whose inputs or outputs weft cannot take (a computed shape, a used mask).
     #[error("node `{node}` ({op}): {what}")]
     Node {

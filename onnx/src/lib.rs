@@ -24,5 +24,6 @@ pub mod versions;
 
 pub use error::{ExportError, ImportError};
 pub use export::{EXPORT_OPSET, save, to_bytes, to_model};
+pub use import::cache::CacheOptions;
 pub use import::tensor::{Const, ConstData, tensor_to_array, tensor_to_const};
 pub use import::{ImportOptions, from_bytes, from_model, load};

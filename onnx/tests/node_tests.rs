@@ -168,6 +168,7 @@ fn import_key(e: &ImportError) -> String {
         ImportError::Input { what, .. } => format!("input {}", head(what)),
         ImportError::ShapeMismatch { .. } => "a stated shape weft does not infer".into(),
         ImportError::MissingOutput(_) => "an output nothing computes".into(),
+        ImportError::Cache(_) => "a decoder step over caches".into(),
         ImportError::Graph(g) => graph_key(g),
     }
 }

@@ -4,10 +4,12 @@
 pub(crate) mod bench;
 pub(crate) mod compile;
 mod emit;
+mod generate_steps;
 mod ir;
 mod model;
 mod model_check;
 mod model_generate;
+mod model_generate_onnx;
 mod model_size;
 mod model_symbolic;
 mod model_tune;

@@ -15,6 +15,7 @@ use weft_model::bound_rows::RowBound;
 use weft_model::{CompileOptions, CompiledModel, Generator};
 use weft_runtime::{Target, WgpuOptions};
 
+use super::generate_steps::{generate_and_time, median, mib, warmup};
 use crate::checkpoint::{self, CheckpointError};
 use crate::error::CliError;
 use crate::format::fmt_time;
@@ -60,9 +61,12 @@ pub fn generate(a: &ModelGenerateArgs) -> Result<(), CliError> {
         return run(a, "llama", &cfg, &mut seeded, None, &no_error);
     }
     let dir = Path::new(&a.model);
+    if dir.is_file() {
+        return super::model_generate_onnx::generate_onnx(a, dir);
+    }
     if !checkpoint::is_checkpoint(dir) {
         return Err(CliError::Usage(format!(
-            "`{}`: weft model generate takes `zoo:llama` or a Hugging Face checkpoint directory (config.json and *.safetensors)",
+            "`{}`: weft model generate takes `zoo:llama`, a Hugging Face checkpoint directory (config.json and *.safetensors) or an ONNX decoder exported with past_key_values inputs",
             a.model
         )));
     }
@@ -335,45 +339,6 @@ fn prompt_range(
         )));
     }
     Ok((max, need.max(max)))
-}
-
-/// Untimed runs before the timed ones: none on the interpreter, whose runs are slow and
-/// have nothing to warm.
-fn warmup(dev: &dyn weft_runtime::Device) -> usize {
-    if matches!(dev.target(), Target::Cpu) {
-        0
-    } else {
-        3
-    }
-}
-
-fn mib(bytes: u64) -> f64 {
-    bytes as f64 / (1u64 << 20) as f64
-}
-
-fn median(v: &[Duration]) -> Option<Duration> {
-    let mut v = v.to_vec();
-    v.sort();
-    v.get(v.len() / 2).copied()
-}
-
-type Timed = (weft_model::Generation, Duration, Duration);
-
-/// The generation, then each step timed on the device.
-fn generate_and_time(
-    a: &ModelGenerateArgs,
-    generator: &Generator,
-    dev: &mut dyn weft_runtime::Device,
-    prompt: &[Vec<i32>],
-) -> Result<Timed, CliError> {
-    let got = generator
-        .generate(dev, prompt, a.new_tokens as usize)
-        .map_err(CliError::model)?;
-    let warm = warmup(dev);
-    let (p, d) = generator
-        .time(dev, warm, a.iters as usize)
-        .map_err(CliError::model)?;
-    Ok((got, p.median, d.median))
 }
 
 /// The ids against the float64 reference's greedy generation.

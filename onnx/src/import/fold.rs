@@ -194,6 +194,11 @@ impl Importer<'_> {
         let Some(out) = self.evaluate(node, a, &ins)? else {
             return Ok(false);
         };
+        // A decoder's past length read at run time (`super::cache`): a value that is
+        // not affine in it is a graph op.
+        if !self.follow_position(node, a, &ins, &out)? {
+            return Ok(false);
+        }
         let taint = self.fold_taint(node, a, &ins, read, &out)?;
         if let Some(t) = taint {
             self.taint.insert(node.output[0].clone(), t);

@@ -2,6 +2,7 @@
 //! ops in [`ops`].
 
 mod attrs;
+pub mod cache;
 mod fold;
 mod ops;
 mod taint;
@@ -42,6 +43,11 @@ pub struct ImportOptions {
     /// [`weft_graph::Symbol`] a compiled model takes at run time (`weft_graph::symbolic`).
     /// A name here wins over `bindings`.
     pub symbols: HashMap<String, std::ops::RangeInclusive<usize>>,
+    /// Import a decoder exported with past keys and values (`past_key_values.*` inputs,
+    /// `present.*` outputs: Hugging Face optimum's form) as one generation step over KV
+    /// caches of this capacity on the device ([`cache`]); `bindings` size its batch and
+    /// its new tokens (`input_ids`' dims).
+    pub cache: Option<cache::CacheOptions>,
 }
 
 /// Reads the ONNX model at `path` into a weft graph.
@@ -108,6 +114,7 @@ pub fn from_model(model: &ModelProto, opts: &ImportOptions) -> Result<Graph, Imp
         taint: HashMap::new(),
         konst_reads: std::cell::RefCell::new(Vec::new()),
         refused: None,
+        cache: None,
     };
     for t in &graph.initializer {
         im.consts
@@ -145,7 +152,15 @@ pub fn from_model(model: &ModelProto, opts: &ImportOptions) -> Result<Graph, Imp
             ),
         });
     }
-    for vi in &graph.input {
+    if let Some(c) = &opts.cache {
+        let inputs: Vec<&ValueInfoProto> = graph
+            .input
+            .iter()
+            .filter(|vi| !im.consts.contains_key(&vi.name))
+            .collect();
+        im.cache_inputs(&inputs, c)?;
+    }
+    for vi in graph.input.iter().filter(|_| opts.cache.is_none()) {
         if let Some(c) = opts.constants.get(&vi.name) {
             // A bound input; an initializer listed as an input (its default) is replaced.
             let c = im.bound_constant(vi, c)?;
@@ -158,7 +173,10 @@ pub fn from_model(model: &ModelProto, opts: &ImportOptions) -> Result<Graph, Imp
     for (i, node) in graph.node.iter().enumerate() {
         im.node(node, i)?;
     }
-    for vi in &graph.output {
+    if opts.cache.is_some() {
+        im.cache_outputs(&graph.output)?;
+    }
+    for vi in graph.output.iter().filter(|_| opts.cache.is_none()) {
         let id = im
             .value(&vi.name)
             .ok_or_else(|| ImportError::MissingOutput(vi.name.clone()))?;
@@ -207,6 +225,8 @@ pub(crate) struct Importer<'a> {
     /// The first use of a constant computed from a symbol that weft cannot keep right at
     /// every length (`taint`): the import's error.
     refused: Option<ImportError>,
+    /// A decoder's step over KV caches under way ([`cache`]).
+    cache: Option<cache::CacheState>,
 }
 
 impl Importer<'_> {
@@ -214,6 +234,15 @@ impl Importer<'_> {
     fn value(&mut self, name: &str) -> Option<TensorId> {
         if let Some(&id) = self.values.get(name) {
             return Some(id);
+        }
+        // A constant folded from a decoder's past length is computed on the device.
+        match self.position_value(name) {
+            Ok(Some(id)) => return Some(id),
+            Ok(None) => {}
+            Err(e) => {
+                self.refused.get_or_insert(e);
+                return None;
+            }
         }
         let c = self.consts.get(name)?;
         let (values, dtype) = c.to_float();

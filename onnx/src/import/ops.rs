@@ -113,6 +113,9 @@ impl Importer<'_> {
             name: name.clone(),
         };
         let a = Attrs::new(node, &cx.name);
+        if self.cache_node(node, &cx.name)? {
+            return Ok(());
+        }
         if self.fold(node, &a)? {
             return Ok(());
         }
@@ -129,7 +132,7 @@ impl Importer<'_> {
                 self.empty_as_constants(before);
                 let read = std::mem::take(&mut *self.konst_reads.borrow_mut());
                 self.check_taint_as_shapes(node, &cx.name, &read);
-                Ok(())
+                self.check_position_reads(node, &cx.name, &read)
             }
             Import::Constant => self.constant(&cx, &a),
             Import::Folded => Err(cx.error(OnnxError::Node(
@@ -163,7 +166,8 @@ impl Importer<'_> {
             return Ok(None);
         };
         if let Some(c) = self.consts.get(name) {
-            if self.taint.contains_key(name) {
+            if self.taint.contains_key(name) || self.cache.as_ref().is_some_and(|s| s.sloped(name))
+            {
                 self.konst_reads.borrow_mut().push((i, name.to_string()));
             }
             return Ok(Some(c));
