@@ -6,7 +6,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{bad_input, ok, weft};
+use common::{bad_input, ok, stderr, weft};
 
 #[test]
 fn a_zoo_model_runs_on_the_interpreter_within_tolerance() {
@@ -169,7 +169,8 @@ fn bad_models_are_refused_naming_the_problem() {
         &["model", "graph", "nothing.onnx"],
         &["nothing.onnx", "zoo:NAME"],
     );
-    // An unsupported op and external data, written by the onnx package where it is.
+    // An unsupported op, and external data without its file, written by the onnx
+    // package where it is.
     let script = r#"
 import sys, onnx, numpy as np
 from onnx import helper, numpy_helper, TensorProto
@@ -192,10 +193,14 @@ onnx.save_model(m, sys.argv[1] + "/ext.onnx", save_as_external_data=True, all_te
                 &["model", "run", op.to_str().unwrap(), "--target", "cpu"],
                 &["Det", "`hm`"],
             );
+            // External data is read from beside the model; without its file, refused.
             let ext = dir.path().join("ext.onnx");
+            let ran = weft(&["model", "run", ext.to_str().unwrap(), "--target", "cpu"]);
+            assert!(ran.status.success(), "{}", stderr(&ran));
+            std::fs::remove_file(dir.path().join("w.bin")).unwrap();
             bad_input(
                 &["model", "run", ext.to_str().unwrap(), "--target", "cpu"],
-                &["`b`", "external"],
+                &["`b`", "external data", "w.bin"],
             );
         }
         other => {

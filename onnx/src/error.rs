@@ -81,8 +81,10 @@ pub enum ImportError {
         "node `{node}` reads `{input}`, which no graph input, initializer or earlier node defines"
     )]
     Undefined { node: String, input: String },
-    /// A tensor whose data is in another file.
-    #[error("tensor `{0}` keeps its data in an external file, which weft does not read")]
+    /// A tensor whose data is in another file, in a model given without its folder.
+    #[error(
+        "tensor `{0}` keeps its data in an external file, which weft reads only for a model loaded from its file (weft_onnx::load, or the command line)"
+    )]
     ExternalData(String),
     /// A tensor's data that cannot be read (wrong length, element type weft does not hold).
     #[error("tensor `{tensor}`: {what}")]

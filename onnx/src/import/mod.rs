@@ -3,6 +3,7 @@
 
 mod attrs;
 pub mod cache;
+mod external;
 mod fold;
 mod ops;
 mod taint;
@@ -56,7 +57,12 @@ pub fn load(path: &Path, opts: &ImportOptions) -> Result<Graph, ImportError> {
         path: path.to_path_buf(),
         source,
     })?;
-    from_bytes(&bytes, opts)
+    if bytes.is_empty() {
+        return Err(ImportError::NotOnnx("the file is empty".into()));
+    }
+    let model = ModelProto::decode(&bytes[..]).map_err(|e| ImportError::NotOnnx(e.to_string()))?;
+    // External data is read from beside the model.
+    from_model_in(&model, opts, path.parent())
 }
 
 /// The bytes of the regular file `path`, no more than its length when opened: a device
@@ -85,8 +91,18 @@ pub fn from_bytes(bytes: &[u8], opts: &ImportOptions) -> Result<Graph, ImportErr
     from_model(&model, opts)
 }
 
-/// Imports a decoded model.
+/// Imports a decoded model (one whose initializers keep their data in external files is
+/// refused: [`load`] reads them from beside the model's file).
 pub fn from_model(model: &ModelProto, opts: &ImportOptions) -> Result<Graph, ImportError> {
+    from_model_in(model, opts, None)
+}
+
+/// Imports a decoded model whose external data lies in `dir`.
+fn from_model_in(
+    model: &ModelProto,
+    opts: &ImportOptions,
+    dir: Option<&Path>,
+) -> Result<Graph, ImportError> {
     let Some(graph) = &model.graph else {
         return Err(ImportError::NoGraph);
     };
@@ -117,8 +133,9 @@ pub fn from_model(model: &ModelProto, opts: &ImportOptions) -> Result<Graph, Imp
         cache: None,
     };
     for t in &graph.initializer {
+        let t = external::resolve(t, dir)?;
         im.consts
-            .insert(t.name.clone(), tensor::decode(t, &t.name)?);
+            .insert(t.name.clone(), tensor::decode(&t, &t.name)?);
     }
     if let Some(s) = graph.sparse_initializer.first() {
         let name = s.values.as_ref().map_or("?", |v| v.name.as_str());
