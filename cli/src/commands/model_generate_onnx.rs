@@ -15,13 +15,13 @@ use weft_model::{CompileOptions, CompiledModel, Generator};
 use weft_onnx::{CacheOptions, ImportOptions};
 use weft_runtime::{Target, WgpuOptions};
 
-use super::generate_steps::{generate_and_time, median, mib};
+use super::generate_steps::{generate_and_time, median, mib, warmup};
 use crate::error::CliError;
 use crate::format::fmt_time;
 use crate::model_args::{ModelDType, ModelGenerateArgs};
 use crate::model_compile::precision;
 use crate::models::ModelFileError;
-use crate::out::outln;
+use crate::out::{out, outln};
 use crate::select;
 
 /// The largest decoder `--check` evaluates in float64, in parameters.
@@ -129,11 +129,27 @@ pub(super) fn generate_onnx(a: &ModelGenerateArgs, path: &Path) -> Result<(), Cl
     let compile = |g: &Graph| CompiledModel::compile(g, &limits, &options).map_err(CliError::model);
     let (prefill, decode) = (compile(&prefill_g)?, compile(&decode_g)?);
     let generator = Generator::load(&prefill, &decode, dev).map_err(CliError::model)?;
-    let result = generate_and_time(a, &generator, dev, &prompt);
+    let result = generate_and_time(a, &generator, dev, &prompt).and_then(|timed| {
+        if !a.kernels {
+            return Ok((timed, None));
+        }
+        // Where one token's time goes: each kernel of the decode step timed alone.
+        let (_, step) = generator.steps();
+        let warm = warmup(dev);
+        let each = step
+            .time_each(dev, warm, a.iters as usize)
+            .map_err(CliError::model)?;
+        let barriers = dev
+            .barriers(&step.launches())
+            .transpose()
+            .map_err(|e| CliError::model(e.into()))?;
+        let table = crate::kernel_table::kernel_table(&decode, &each, barriers.as_deref());
+        Ok((timed, Some(table)))
+    });
     let cache = generator.cache_bytes();
     let shared = generator.shared_weight_bytes();
     generator.free(dev);
-    let (got, prefill_t, decode_t) = result?;
+    let ((got, prefill_t, decode_t), table) = result?;
     for (b, ids) in got.ids.iter().enumerate() {
         let text: Vec<String> = ids.iter().map(i32::to_string).collect();
         outln!("sequence {b}: {}", text.join(","))?;
@@ -192,6 +208,12 @@ pub(super) fn generate_onnx(a: &ModelGenerateArgs, path: &Path) -> Result<(), Cl
         mib(need_d.weights),
         mib(cache)
     )?;
+    if let Some(table) = table {
+        outln!(
+            "\nper kernel of the decode step on {target} (each timed alone; shares of their sum):"
+        )?;
+        out!("{table}")?;
+    }
     if a.check {
         check(a, path, &prompt, &got.ids)?;
     }
