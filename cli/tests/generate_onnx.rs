@@ -130,4 +130,9 @@ fn what_does_not_apply_to_an_onnx_file_is_refused() {
         &with(&["--prompt-ids", "1,5000"]),
         &["5000", "vocabulary of 1000"],
     );
+    // `weft model run` on it says where it runs.
+    bad_input(
+        &["model", "run", model, "--target", "cpu"],
+        &["past_key_values.0.key", "weft model generate"],
+    );
 }

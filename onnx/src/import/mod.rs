@@ -177,6 +177,9 @@ fn from_model_in(
             .collect();
         im.cache_inputs(&inputs, c)?;
     }
+    if opts.cache.is_none() {
+        im.past_unbound(&graph.input)?;
+    }
     for vi in graph.input.iter().filter(|_| opts.cache.is_none()) {
         if let Some(c) = opts.constants.get(&vi.name) {
             // A bound input; an initializer listed as an input (its default) is replaced.

@@ -208,6 +208,35 @@ impl Importer<'_> {
         Ok(())
     }
 
+    /// Refuses a decoder with past keys and values imported without caches where the
+    /// past's length is not sized: what it takes, said in the error.
+    pub(super) fn past_unbound(&self, inputs: &[ValueInfoProto]) -> Result<(), ImportError> {
+        use crate::proto::tensor_shape_proto::dimension;
+        use crate::proto::type_proto;
+        for vi in inputs.iter().filter(|vi| past_input(&vi.name).is_some()) {
+            let Some(type_proto::Value::TensorType(tt)) =
+                vi.r#type.as_ref().and_then(|t| t.value.as_ref())
+            else {
+                continue;
+            };
+            let dims = tt.shape.as_ref().map(|s| s.dim.as_slice()).unwrap_or(&[]);
+            for (i, d) in dims.iter().enumerate() {
+                let unbound = match &d.value {
+                    Some(dimension::Value::DimParam(p)) => self.bound(p, i).is_none(),
+                    None => self.bound("", i).is_none(),
+                    Some(dimension::Value::DimValue(_)) => false,
+                };
+                if unbound {
+                    return Err(self.cache_err(format!(
+                        "the model takes past keys and values (`{}`) whose length the import is not given: import it over KV caches on the device (ImportOptions::cache; `weft model generate` does), or size its dimensions",
+                        vi.name
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// `position_ids` `[batch, seq]` computed as `position + 0..seq`.
     fn position_ids(&mut self, name: &str, batch: usize, seq: usize) -> Result<(), ImportError> {
         let position = self
