@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use weft_model::Generator;
+use weft_model::{CompiledModel, Generator};
 use weft_runtime::Target;
 
 use crate::error::CliError;
@@ -11,7 +11,7 @@ use crate::model_args::ModelGenerateArgs;
 
 /// Untimed runs before the timed ones: none on the interpreter, whose runs are slow and
 /// have nothing to warm.
-pub(super) fn warmup(dev: &dyn weft_runtime::Device) -> usize {
+fn warmup(dev: &dyn weft_runtime::Device) -> usize {
     if matches!(dev.target(), Target::Cpu) {
         0
     } else {
@@ -46,4 +46,31 @@ pub(super) fn generate_and_time(
         .time(dev, warm, a.iters as usize)
         .map_err(CliError::model)?;
     Ok((got, p.median, d.median))
+}
+
+/// The decode step's per-kernel table (each kernel timed alone, `--kernels`), or None
+/// where not asked: where one token's time goes.
+pub(super) fn decode_kernel_table(
+    a: &ModelGenerateArgs,
+    generator: &Generator,
+    decode: &CompiledModel,
+    dev: &mut dyn weft_runtime::Device,
+) -> Result<Option<String>, CliError> {
+    if !a.kernels {
+        return Ok(None);
+    }
+    let (_, step) = generator.steps();
+    let warm = warmup(dev);
+    let each = step
+        .time_each(dev, warm, a.iters as usize)
+        .map_err(CliError::model)?;
+    let barriers = dev
+        .barriers(&step.launches())
+        .transpose()
+        .map_err(|e| CliError::model(e.into()))?;
+    Ok(Some(crate::kernel_table::kernel_table(
+        decode,
+        &each,
+        barriers.as_deref(),
+    )))
 }

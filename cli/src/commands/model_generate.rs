@@ -15,7 +15,7 @@ use weft_model::bound_rows::RowBound;
 use weft_model::{CompileOptions, CompiledModel, Generator};
 use weft_runtime::{Target, WgpuOptions};
 
-use super::generate_steps::{generate_and_time, median, mib, warmup};
+use super::generate_steps::{decode_kernel_table, generate_and_time, median, mib};
 use crate::checkpoint::{self, CheckpointError};
 use crate::error::CliError;
 use crate::format::fmt_time;
@@ -182,24 +182,7 @@ fn run<W: LlamaWeights>(
     let (_, decode) = step(1, false)?;
     let generator = Generator::load(&prefill, &decode, dev).map_err(CliError::model)?;
     let result = generate_and_time(a, &generator, dev, &prompt).and_then(|timed| {
-        let table = if a.kernels {
-            let (_, step) = generator.steps();
-            let warm = warmup(dev);
-            let each = step
-                .time_each(dev, warm, a.iters as usize)
-                .map_err(CliError::model)?;
-            let barriers = dev
-                .barriers(&step.launches())
-                .transpose()
-                .map_err(|e| CliError::model(e.into()))?;
-            Some(crate::kernel_table::kernel_table(
-                &decode,
-                &each,
-                barriers.as_deref(),
-            ))
-        } else {
-            None
-        };
+        let table = decode_kernel_table(a, &generator, &decode, dev)?;
         Ok((timed, table))
     });
     generator.free(dev);

@@ -15,7 +15,7 @@ use weft_model::{CompileOptions, CompiledModel, Generator};
 use weft_onnx::{CacheOptions, ImportOptions};
 use weft_runtime::{Target, WgpuOptions};
 
-use super::generate_steps::{generate_and_time, median, mib, warmup};
+use super::generate_steps::{decode_kernel_table, generate_and_time, median, mib};
 use crate::error::CliError;
 use crate::format::fmt_time;
 use crate::model_args::{ModelDType, ModelGenerateArgs};
@@ -129,23 +129,8 @@ pub(super) fn generate_onnx(a: &ModelGenerateArgs, path: &Path) -> Result<(), Cl
     let compile = |g: &Graph| CompiledModel::compile(g, &limits, &options).map_err(CliError::model);
     let (prefill, decode) = (compile(&prefill_g)?, compile(&decode_g)?);
     let generator = Generator::load(&prefill, &decode, dev).map_err(CliError::model)?;
-    let result = generate_and_time(a, &generator, dev, &prompt).and_then(|timed| {
-        if !a.kernels {
-            return Ok((timed, None));
-        }
-        // Where one token's time goes: each kernel of the decode step timed alone.
-        let (_, step) = generator.steps();
-        let warm = warmup(dev);
-        let each = step
-            .time_each(dev, warm, a.iters as usize)
-            .map_err(CliError::model)?;
-        let barriers = dev
-            .barriers(&step.launches())
-            .transpose()
-            .map_err(|e| CliError::model(e.into()))?;
-        let table = crate::kernel_table::kernel_table(&decode, &each, barriers.as_deref());
-        Ok((timed, Some(table)))
-    });
+    let result = generate_and_time(a, &generator, dev, &prompt)
+        .and_then(|timed| Ok((timed, decode_kernel_table(a, &generator, &decode, dev)?)));
     let cache = generator.cache_bytes();
     let shared = generator.shared_weight_bytes();
     generator.free(dev);
