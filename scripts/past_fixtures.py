@@ -36,6 +36,10 @@ FAMILIES = {
     "llama_nopos": ("LlamaConfig", "LlamaForCausalLM", dict(cm.DECODER), False),
     "gpt2": ("GPT2Config", "GPT2LMHeadModel",
              dict(vocab_size=cm.VOCAB, n_embd=64, n_layer=2, n_head=4, n_positions=64), True),
+    # GPT-2 given no position ids computes them from the past's length (`cache_position`)
+    # and gathers its position table at them.
+    "gpt2_nopos": ("GPT2Config", "GPT2LMHeadModel",
+                   dict(vocab_size=cm.VOCAB, n_embd=64, n_layer=2, n_head=4, n_positions=64), False),
     "qwen2": ("Qwen2Config", "Qwen2ForCausalLM", dict(cm.DECODER), True),
 }
 

@@ -131,7 +131,9 @@ pub struct ModelSource {
     /// Element type: f32 (no TF32), or f16 with f32 accumulation.
     #[arg(long, value_enum, default_value_t = ModelDType::F32)]
     pub dtype: ModelDType,
-    /// Graph passes to leave out, by key, comma-separated (`attention`, `siblings`,
+    /// Graph passes to leave out, by key, comma-separated (`attention`, `attention-groups` (an attention over
+    /// keys and values repeated from fewer KV heads reads them repeated, its query heads
+    /// not grouped), `siblings`,
     /// `activations`, `layer-norms`, `rms-norms`, `batch-norms`, `constants`,
     /// `identities`, `dead`), `fusion-cost` (the partition's cost rule: every
     /// prologue in its anchor's loads), `staged-prologue` (convolutions' and products'

@@ -11,6 +11,7 @@ use std::path::Path;
 use ndarray::{ArrayD, IxDyn};
 use rand::{Rng, SeedableRng};
 use weft_graph::Graph;
+use weft_ir::dtype::DType;
 use weft_model::{CompileOptions, CompiledModel, Generator};
 use weft_onnx::{CacheOptions, ImportOptions};
 use weft_runtime::{Target, WgpuOptions};
@@ -38,14 +39,25 @@ fn import(
     seq: usize,
     capacity: usize,
     logits: bool,
+    dtype: ModelDType,
 ) -> Result<Graph, CliError> {
+    // An f16 run stores its caches in f16 (half the bytes the attention reads); the
+    // reference (`--check`) keeps the file's type.
+    let stored = match dtype {
+        ModelDType::F16 => DType::F16,
+        ModelDType::F32 => DType::F32,
+    };
     let opts = ImportOptions {
         bindings: HashMap::from([
             ("batch_size".to_string(), batch),
             ("sequence_length".to_string(), seq),
         ]),
         batch: Some(batch),
-        cache: Some(CacheOptions { capacity, logits }),
+        cache: Some(CacheOptions {
+            logits,
+            dtype: stored,
+            ..CacheOptions::new(capacity)
+        }),
         ..ImportOptions::default()
     };
     weft_onnx::load(path, &opts).map_err(|e| {
@@ -96,7 +108,7 @@ pub(super) fn generate_onnx(a: &ModelGenerateArgs, path: &Path) -> Result<(), Cl
     }
     // The last id is never fed back: the caches hold prompt + new − 1 positions.
     let capacity = len + new - 1;
-    let decode_g = import(path, batch, 1, capacity, false)?;
+    let decode_g = import(path, batch, 1, capacity, false, a.dtype)?;
     let vocab = vocabulary(&decode_g)?;
     let prompt: Vec<Vec<i32>> = match &a.prompt_ids {
         Some(ids) => {
@@ -118,7 +130,7 @@ pub(super) fn generate_onnx(a: &ModelGenerateArgs, path: &Path) -> Result<(), Cl
                 .collect()
         }
     };
-    let prefill_g = import(path, batch, len, capacity, false)?;
+    let prefill_g = import(path, batch, len, capacity, false, a.dtype)?;
     let target = Target::parse(&a.target)?;
     let mut opened = select::open(&target, WgpuOptions::default())?;
     let dev = opened.device.as_mut();
@@ -226,7 +238,7 @@ fn check(
         .collect();
     for (k, picked) in by_step.iter().enumerate() {
         let seq = ids[0].len();
-        let g = import(path, batch, seq, seq, true)?;
+        let g = import(path, batch, seq, seq, true, ModelDType::F32)?;
         let params = g.parameter_count();
         if params > CHECK_PARAMETERS {
             return Err(CliError::Usage(format!(

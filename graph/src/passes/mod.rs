@@ -26,7 +26,7 @@ mod weight_layout;
 mod wide_weights;
 
 pub use activations::recognize_activations;
-pub use attention::recognize_attention;
+pub use attention::{GROUPED_ROWS_MAX, group_kv_heads, recognize_attention};
 pub use batch_norm::fold_batch_norms;
 pub use constants::fold_constants;
 pub use dead::remove_dead;

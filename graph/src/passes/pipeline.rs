@@ -22,8 +22,9 @@ use weft_ir::dtype::DType;
 
 use super::{
     Precision, assign_precision, assign_weight_layouts, compact, fold_batch_norms, fold_constants,
-    merge_sibling_products, recognize_activations, recognize_attention, recognize_layer_norms,
-    recognize_rms_norms, recognize_rotary, remove_dead, remove_identities, split_wide_weights,
+    group_kv_heads, merge_sibling_products, recognize_activations, recognize_attention,
+    recognize_layer_norms, recognize_rms_norms, recognize_rotary, remove_dead, remove_identities,
+    split_wide_weights,
 };
 use crate::graph::{Graph, GraphError, Node};
 
@@ -204,7 +205,8 @@ impl fmt::Display for PassReport {
 /// that batch norms meet their convolutions), constants folded, decomposed activations
 /// (GELU, SiLU, Mish, HardSwish, HardSigmoid) made one op each, decomposed layer and RMS norms
 /// made one node, rotate-half rotary embeddings made one node, attention (two products and a softmax) made one node where the target
-/// holds its kernel, sibling products of one activation (query, key, value) made one
+/// holds its kernel, query heads grouped by the KV head they share where an exporter repeated
+/// its keys and values ([`group_kv_heads`]), sibling products of one activation (query, key, value) made one
 /// product, weights wider than the target's buffers cut into column blocks, batch norms folded into the convolutions before them, what no output needs
 /// any more removed; then each tensor's storage type and layout, and the weights stored
 /// as the products read them (storage only, after the activations' layouts are known).
@@ -250,6 +252,12 @@ pub const PIPELINE: &[PassEntry] = &[
         name: "recognize attention",
         stage: Stage::Rewrite,
         run: recognize_attention,
+    },
+    PassEntry {
+        key: "attention-groups",
+        name: "group query heads by their KV head",
+        stage: Stage::Rewrite,
+        run: group_kv_heads,
     },
     PassEntry {
         key: "siblings",
@@ -455,7 +463,8 @@ mod tests {
         assert_eq!(
             refused("atention"),
             "no pass is called `atention`; the passes are identities, constants, \
-             activations, layer-norms, rms-norms, rotary, attention, siblings, wide-weights, batch-norms, dead, \
+             activations, layer-norms, rms-norms, rotary, attention, attention-groups, siblings, wide-weights, \
+             batch-norms, dead, \
              fusion-cost, staged-prologue, skinny-prologue, norm-fold"
         );
     }

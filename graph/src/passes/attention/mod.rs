@@ -25,6 +25,9 @@
 //! workgroup memory holds no tiling of BERT's heads in f32).
 
 mod factor;
+mod groups;
+
+pub use groups::{GROUPED_ROWS_MAX, group_kv_heads};
 
 use std::collections::HashSet;
 

@@ -59,6 +59,22 @@ pub struct CacheOptions {
     /// Keep the logits as the last output (a reference that explains a pick by its
     /// margin); a generation's steps put out only the next ids and the caches.
     pub logits: bool,
+    /// The type the caches are stored in. Where the file's past inputs are f32 and this
+    /// is f16 (a run in f16: half the bytes the attention reads), the new keys and
+    /// values are rounded to f16 as they are written and read back as f32 values, as
+    /// `weft_graph::zoo::llama_step` does; otherwise the file's type.
+    pub dtype: DType,
+}
+
+impl CacheOptions {
+    /// Caches of `capacity` positions in the file's type, the logits not kept.
+    pub fn new(capacity: usize) -> CacheOptions {
+        CacheOptions {
+            capacity,
+            logits: false,
+            dtype: DType::F32,
+        }
+    }
 }
 
 /// The import of a decoder's step over its caches, under way.
@@ -66,6 +82,8 @@ pub struct CacheOptions {
 pub(super) struct CacheState {
     capacity: usize,
     logits: bool,
+    /// The caches' type where it is not the file's ([`CacheOptions::dtype`]).
+    stored: Option<DType>,
     batch: usize,
     /// New tokens a step takes.
     seq: usize,
@@ -73,6 +91,9 @@ pub(super) struct CacheState {
     views: HashMap<String, TensorId>,
     /// The caches written, each once.
     written: HashSet<TensorId>,
+    /// Where the caches are stored in another type: each write's value read back in the
+    /// file's type, and the write (the cache the step puts out).
+    read_back: HashMap<TensorId, TensorId>,
     position: Option<TensorId>,
     /// Per constant folded from the past's length: each element's slope in it.
     slopes: HashMap<String, Vec<f64>>,
@@ -181,6 +202,11 @@ impl Importer<'_> {
                     // capacity.
                     self.input(&with_axis(vi, 2, capacity))?;
                     let id = self.values.remove(name).expect("input just added");
+                    let file = self.graph.tensor(id).dtype;
+                    if file == DType::F32 && opts.dtype == DType::F16 {
+                        self.graph.tensors[id.0].dtype = DType::F16;
+                        state.stored = Some(DType::F16);
+                    }
                     let t = self.graph.tensor(id);
                     if t.shape.len() != 4 || t.shape[0] != batch {
                         return Err(self.cache_err(format!(
@@ -332,13 +358,49 @@ impl Importer<'_> {
                     )));
                 }
                 let position = state.position.expect("made first");
+                let stored = state.stored;
+                // In a cache of another type the new rows are rounded as they are
+                // written, and the cache read back in the file's type (index maps the
+                // attention's loads inline).
+                let file = self.graph.tensor(new).dtype;
+                let new = match stored {
+                    Some(to) => self.graph.add_node(
+                        format!("{name}.rounded"),
+                        Op::Cast(Cast { to }),
+                        vec![new],
+                        format!("{out}.rounded"),
+                    )?,
+                    None => new,
+                };
+                let write_name = if stored.is_some() {
+                    format!("{out}.stored")
+                } else {
+                    out.clone()
+                };
                 let id = self.graph.add_node(
                     name,
                     Op::TensorScatter(TensorScatter { axis: 2 }),
                     vec![cache, new, position],
-                    out.clone(),
+                    write_name,
                 )?;
-                self.values.insert(out, id);
+                let read = match stored {
+                    Some(_) => {
+                        let read = self.graph.add_node(
+                            format!("{name}.read"),
+                            Op::Cast(Cast { to: file }),
+                            vec![id],
+                            out.clone(),
+                        )?;
+                        self.cache
+                            .as_mut()
+                            .expect("checked")
+                            .read_back
+                            .insert(read, id);
+                        read
+                    }
+                    None => id,
+                };
+                self.values.insert(out, read);
             }
             ("Shape", [_]) => {
                 let state = self.cache.as_ref().expect("checked");

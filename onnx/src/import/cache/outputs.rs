@@ -54,6 +54,9 @@ impl Importer<'_> {
             let id = self
                 .value(&o.name)
                 .ok_or_else(|| ImportError::MissingOutput(o.name.clone()))?;
+            // A cache stored in another type: the write, not its value read back.
+            let state = self.cache.as_ref().expect("cache import");
+            let id = state.read_back.get(&id).copied().unwrap_or(id);
             let written = self
                 .cache
                 .as_ref()
