@@ -38,10 +38,7 @@ pub const GROUPED_ROWS_MAX: usize = 64;
 pub fn group_kv_heads(g: &mut Graph, cx: &PassContext) -> usize {
     let mut done = 0;
     let mut refused = Vec::new();
-    loop {
-        let Some((at, m)) = find(g, &refused) else {
-            break;
-        };
+    while let Some((at, m)) = find(g, &refused) {
         match rewrite(g, at, &m, cx) {
             Ok(()) => done += 1,
             Err(why) => {
