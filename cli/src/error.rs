@@ -251,6 +251,12 @@ impl CliError {
     }
 }
 
+impl From<weft_model::ModelError> for CliError {
+    fn from(e: weft_model::ModelError) -> CliError {
+        CliError::model(e)
+    }
+}
+
 impl From<crate::npy::NpyError> for CliError {
     fn from(e: crate::npy::NpyError) -> CliError {
         CliError::Npy(Box::new(e))

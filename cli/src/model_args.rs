@@ -265,6 +265,12 @@ pub struct ModelRunArgs {
     /// reference of the file imported at that length.
     #[arg(long = "dim-value", value_name = "NAME=N[,N...]")]
     pub dim_value: Vec<String>,
+    /// With `--dim-value`, a model of one symbolic dimension is compiled once per bucket
+    /// of its range and each run takes the bucket holding its length: `auto` (buckets
+    /// ending at 16, 64, 256, … and the range's maximum), `none` (one compile at the
+    /// maximum) or the buckets' last lengths, `N1,N2,...`.
+    #[arg(long, value_name = "auto|none|N1,N2,...", default_value = "auto")]
+    pub buckets: String,
 }
 
 /// `weft model graph`.

@@ -85,7 +85,7 @@ pub struct Generation {
 /// The decode step's weights the prefill holds already, with their buffers there: the
 /// same name, type, layout and shape, and the same values (compared, not assumed: the
 /// passes store a weight as the step's shapes make them choose).
-fn same_weights(
+pub(crate) fn same_weights(
     prefill: &CompiledModel,
     decode: &CompiledModel,
     buffers: &HashMap<String, BufferId>,

@@ -8,6 +8,7 @@ pub mod ahead;
 pub mod anchor;
 pub mod beside;
 pub mod bound_rows;
+pub mod buckets;
 pub mod compiled;
 pub mod error;
 pub mod executable;

@@ -150,7 +150,13 @@ fn check(fixture: &str, prompt: &[Vec<i32>], targets: &[(&str, Precision, f64)])
     let (want, margins) = reference(fixture, dir.path(), prompt);
     let model = dir.path().join("model.onnx");
     for &(target, precision, tie) in targets {
-        let Some(got) = generate(&model, prompt, target, precision, !fixture.starts_with("gpt2")) else {
+        let Some(got) = generate(
+            &model,
+            prompt,
+            target,
+            precision,
+            !fixture.starts_with("gpt2"),
+        ) else {
             continue;
         };
         let what = format!("{fixture} on {target} ({precision:?})");

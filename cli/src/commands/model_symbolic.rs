@@ -7,9 +7,11 @@ use std::time::Instant;
 use ndarray::ArrayD;
 use weft_graph::Graph;
 use weft_model::CompiledModel;
+use weft_model::buckets::{Buckets, bounds_from, default_bounds};
 use weft_model::measure::{relative_error, tolerance};
 
 use crate::error::CliError;
+use crate::format::fmt_time;
 use crate::model_args::ModelRunArgs;
 use crate::model_compile::{choices, load, naming_sizes, on_device, options, random_inputs};
 use crate::models::ModelFileError;
@@ -89,13 +91,71 @@ fn lengths(a: &ModelRunArgs, g: &Graph) -> Result<Vec<(String, Vec<usize>)>, Cli
     Ok(out)
 }
 
-/// Compiles `g` once and runs it at each length `--dim-value` asks for.
+/// `bytes` in KiB below a MiB, else in MiB.
+fn bytes_text(bytes: u64) -> String {
+    if bytes < 1 << 20 {
+        format!("{:.1} KiB", bytes as f64 / 1024.0)
+    } else {
+        format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64)
+    }
+}
+
+/// The buckets `--buckets` asks for over `g`'s one symbol (one bucket, the whole range,
+/// where it has several symbols or `none` is asked).
+fn bucket_bounds(a: &ModelRunArgs, g: &Graph) -> Result<Vec<(usize, usize)>, CliError> {
+    let bad = |what: String| CliError::ModelFile(ModelFileError::Dim(what));
+    let [s] = g.symbols.as_slice() else {
+        if !matches!(a.buckets.as_str(), "auto" | "none") {
+            return Err(bad(format!(
+                "--buckets {}: the model has {} symbolic dimensions; buckets cut a model of one",
+                a.buckets,
+                g.symbols.len()
+            )));
+        }
+        let s = &g.symbols[0];
+        return Ok(vec![(s.min, s.max)]);
+    };
+    match a.buckets.as_str() {
+        "none" => Ok(vec![(s.min, s.max)]),
+        "auto" => Ok(default_bounds(s.min, s.max)),
+        list => {
+            let maxima = list
+                .split(',')
+                .map(|v| v.trim().parse::<usize>())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|_| {
+                    bad(format!(
+                        "--buckets `{list}`: write auto, none or the buckets' last lengths (16,64)"
+                    ))
+                })?;
+            bounds_from(&maxima, s.min, s.max)
+                .map_err(|why| bad(format!("--buckets `{list}`: {why}")))
+        }
+    }
+}
+
+/// `source` with its `--dim` for `symbol` made `symbol=lo..hi`.
+fn with_range(
+    a: &ModelRunArgs,
+    symbol: &str,
+    lo: usize,
+    hi: usize,
+) -> crate::model_args::ModelSource {
+    let mut source = a.source.clone();
+    source.dim.retain(|d| !d.starts_with(&format!("{symbol}=")));
+    source.dim.push(format!("{symbol}={lo}..{hi}"));
+    source
+}
+
+/// Compiles `g` once per bucket of its symbol's range (`--buckets`) and runs it at each
+/// length `--dim-value` asks for, each run on the bucket holding its length.
 pub(super) fn run_lengths(
     a: &ModelRunArgs,
     g: &Graph,
     opened: &mut Opened,
 ) -> Result<(), CliError> {
     let asked = lengths(a, g)?;
+    let bounds = bucket_bounds(a, g)?;
     let runs = asked.iter().map(|(_, ns)| ns.len()).max().unwrap_or(0);
     let choices = choices(
         a.records.as_deref(),
@@ -106,20 +166,58 @@ pub(super) fn run_lengths(
     let opts = options(&a.source, choices);
     let dev = opened.device.as_mut();
     let started = Instant::now();
-    let model = CompiledModel::compile(g, &dev.limits(), &opts).map_err(CliError::model)?;
+    let symbol = g.symbols[0].name.clone();
+    let whole = (g.symbols[0].min, g.symbols[0].max);
+    let buckets = Buckets::compile(
+        &symbol,
+        &bounds,
+        |lo, hi| {
+            if (lo, hi) == whole {
+                Ok(g.clone())
+            } else {
+                load(&with_range(a, &symbol, lo, hi))
+            }
+        },
+        &dev.limits(),
+        &opts,
+    )?;
     let context = format!("{} on {}", a.source.model, opened.target);
-    let exe = model
+    let exe = buckets
         .load(dev)
         .map_err(|e| on_device(context.clone(), e))
         .map_err(naming_sizes(&a.source))?;
     outln!("model     {} ({})", a.source.model, g.name)?;
+    let one = buckets.parts.len() == 1;
     for (i, s) in g.symbols.iter().enumerate() {
-        outln!("symbol    {s}: {}", symbol_work(&model, i, s.max))?;
+        if i == 0 && !one {
+            outln!(
+                "symbol    {} \u{2208} {}..{} in {} buckets, each compiled at its maximum; a run takes the one holding its length",
+                s.name,
+                s.min,
+                s.max,
+                buckets.parts.len()
+            )?;
+            for (lo, hi, m) in &buckets.parts {
+                outln!("bucket    {symbol}={lo}..{hi}: {}", symbol_work(m, 0, *hi))?;
+            }
+        } else {
+            outln!(
+                "symbol    {s}: {}",
+                symbol_work(&buckets.parts[0].2, i, s.max)
+            )?;
+        }
     }
+    let shared = exe.shared_weight_bytes();
     outln!(
-        "compiled  once: {} kernels in {:.2} s (passes, partition, lowering, device compile)",
-        model.kernel_count(),
-        started.elapsed().as_secs_f64()
+        "compiled  once{}: {} kernels in {:.2} s (passes, partition, lowering, device compile){}",
+        if one { "" } else { " per bucket" },
+        buckets.kernel_count(),
+        started.elapsed().as_secs_f64(),
+        if shared > 0 {
+            format!("; {} of weights shared by the buckets", bytes_text(shared))
+        } else {
+            String::new()
+        }
     )?;
     let tol = tolerance(opts.precision);
     let result = (|| -> Result<(), CliError> {
@@ -139,7 +237,7 @@ pub(super) fn run_lengths(
             fixed
                 .dim
                 .extend(values.iter().map(|(n, v)| format!("{n}={v}")));
-            let fixed_g = match exe.symbols().iter().find(|s| {
+            let fixed_g = match g.symbols.iter().find(|s| {
                 values
                     .iter()
                     .any(|&(n, v)| n == s.name && !(s.min..=s.max).contains(&v))
@@ -154,6 +252,21 @@ pub(super) fn run_lengths(
                 .run_at(dev, &values, &inputs)
                 .map_err(|e| on_device(context.clone(), e))?;
             let took = t.elapsed().as_secs_f64();
+            // The device time of the run's launches at this length (the inputs and the
+            // length stay uploaded), on the bucket it took.
+            let n = values
+                .iter()
+                .find(|(name, _)| *name == symbol)
+                .map_or(0, |&(_, n)| n);
+            let (lo, hi, picked) = exe.pick(n).map_err(|e| on_device(context.clone(), e))?;
+            let timing = picked
+                .time(dev, 2, a.iters as usize)
+                .map_err(|e| on_device(context.clone(), e))?;
+            let bucket = if one {
+                String::new()
+            } else {
+                format!(" (bucket {lo}..{hi})")
+            };
             let shapes: Vec<String> = got.iter().map(|y| format!("{:?}", y.shape())).collect();
             let check = if a.no_check || fixed_g.macs() > CHECK_MACS {
                 "not checked".to_string()
@@ -179,8 +292,10 @@ pub(super) fn run_lengths(
                 format!("error {err:.2e} vs float64 (tolerance {tol:.0e})")
             };
             outln!(
-                "run       {at}: outputs {}; {took:.3} s; {check}",
-                shapes.join(", ")
+                "run       {at}{bucket}: outputs {}; {took:.3} s; device {} (median of {}); {check}",
+                shapes.join(", "),
+                fmt_time(timing.median),
+                a.iters
             )?;
         }
         Ok(())

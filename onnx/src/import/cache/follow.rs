@@ -106,6 +106,12 @@ impl Importer<'_> {
             | "Flatten" | "Transpose" => {}
             "Mul" if slopes.iter().filter(|s| s.is_some()).count() == 1 => {}
             "Where" if !tainted(0) => {}
+            // A table read at positions computed from the length (GPT-2's position
+            // embedding at `cache_position`): its rows are no affine function of it, so
+            // the gather is computed on the device at the positions as data.
+            "Gather" | "GatherND" if !tainted(0) && !affine => {
+                return Ok(Some(Followed::Graph));
+            }
             "Gather" | "GatherND" | "Slice" | "Reshape" | "Expand" if !tainted(0) => {}
             "Gather" | "GatherND" | "Reshape" | "Expand" if (1..ins.len()).all(|i| !tainted(i)) => {
             }
