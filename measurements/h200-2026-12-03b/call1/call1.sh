@@ -47,3 +47,11 @@ timeout 150 $W model generate $T/model.onnx --target vulkan --dtype f16 --prompt
   --iters 20 > $OUT/tl-vulkan-f16.txt 2>&1
 grep -H -E "^(decode step|prefill |sequence 0|hf:|weft:|memory)" $OUT/tl-*.txt $OUT/zoo-*.txt
 cat $OUT/fixtures.txt $OUT/fixtures/export.txt
+# Buckets of configs chosen at launch (item 1): zoo:bert_base compiled for seq 1..512 once and per
+# bucket (16, 64, 256, 512), run at 12, 100 and 512 tokens on cuda f16; device time of each run.
+for b in auto none; do
+  echo "== bert buckets=$b"
+  timeout 200 $W model run zoo:bert_base --dim seq=1..512 --dim-value seq=12,100,512 --target cuda --dtype f16 \
+    --buckets $b --iters 50 2>&1 | grep -E "^(symbol|bucket|compiled|run|weft:)"
+done > $OUT/buckets.txt 2>&1
+cat $OUT/buckets.txt
