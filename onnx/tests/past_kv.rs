@@ -1,5 +1,6 @@
 //! Decoders exported with past keys and values (issue 60, item 2): PyTorch's TorchScript
-//! exports of Hugging Face's Llama, GPT-2 and Qwen2 in optimum's form
+//! exports of Hugging Face's Llama and GPT-2 (each with and without position ids) and
+//! Qwen2 in optimum's form
 //! (`fixtures/past/`, written by scripts/past_fixtures.py; weights filled by
 //! `past_generate.py`), imported over KV caches (`ImportOptions::cache`) as a prefill
 //! and a decode step and run by `weft_model::Generator` — the caches on the device
@@ -272,4 +273,15 @@ fn what_a_step_over_caches_refuses() {
     let e = load(&dir.path().join("encoder.onnx"), &opts).unwrap_err();
     assert!(matches!(e, ImportError::Cache(_)), "{e}");
     assert!(e.to_string().contains("no past_key_values inputs"), "{e}");
+}
+
+/// GPT-2 given no position ids computes them from the past's length and gathers its
+/// position table there: the Gather is a graph op over the position on the device.
+#[test]
+fn gpt2_computing_its_positions_generates_onnx_runtimes_ids() {
+    check(
+        "gpt2_nopos_torchscript.onnx",
+        &[vec![1, 5, 9, 200, 17]],
+        &EVERY[..2],
+    );
 }
