@@ -61,8 +61,8 @@ class Wrap(torch.nn.Module):
 sample = {"input_ids": torch.zeros((1, 3), dtype=torch.long), "attention_mask": torch.ones((1, 8), dtype=torch.long),
           "position_ids": torch.arange(5, 8)[None]}
 for i in range(layers):
-    sample[f"past_key_values.{i}.key"] = torch.zeros((1, 4, 5, 64))
-    sample[f"past_key_values.{i}.value"] = torch.zeros((1, 4, 5, 64))
+    sample[f"past_key_values.{i}.key"] = torch.zeros((1, cfg.num_key_value_heads, 5, 64))
+    sample[f"past_key_values.{i}.value"] = torch.zeros((1, cfg.num_key_value_heads, 5, 64))
 outputs = ["logits"] + [f"present.{i}.{k}" for i in range(layers) for k in ("key", "value")]
 total = "past_sequence_length + sequence_length"
 dyn = {}
