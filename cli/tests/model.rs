@@ -292,7 +292,10 @@ fn attention_is_one_kernel_unless_its_pass_is_disabled() {
     bad.extend(["--disable-pass", "atention"]);
     bad_input(
         &bad,
-        &["no pass is called `atention`", "attention, attention-groups, siblings"],
+        &[
+            "no pass is called `atention`",
+            "attention, attention-groups, siblings",
+        ],
     );
 }
 

@@ -28,6 +28,7 @@ pub use compiled::{
 pub use error::{LowerError, ModelError};
 pub use executable::{Executable, IoTensor, LoadedGroup};
 pub use generate::{Generation, Generator};
+pub use lower::attention::DECODE_UNFUSED;
 
 /// The examples of `docs/architecture.md` ("Adding an ONNX op", "Adding a benchmark
 /// workload", "Adding a graph pass"), compiled and run as doctests so they stay true.

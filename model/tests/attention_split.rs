@@ -176,3 +176,77 @@ fn tinyllama_decode_attention_is_one_kernel_under_nvrtc() {
     weft_codegen_cuda::nvrtc::check(&emitted.source)
         .unwrap_or_else(|e| panic!("{e}\n{}", emitted.source));
 }
+
+/// Where the split-KV form refuses a decode step's attention for its many heads (more
+/// than an eighth of the multiprocessors: TinyLlama at batch 8, 32 groups of 8 rows;
+/// a Llama whose 32 query heads have a KV head each, one row), CUDA in f16 keeps it as
+/// two products and a softmax, measured faster on the H200; at 4 groups it splits, a
+/// prefill's rows keep the fused template, and f32 or other targets keep the fused
+/// template as before.
+#[test]
+fn a_decode_attention_over_too_many_heads_to_split_stays_unfused_on_cuda_in_f16() {
+    let h200 = weft_codegen_common::TargetLimits {
+        multiprocessors: 132,
+        ..weft_codegen_common::TargetLimits::cuda()
+    };
+    let fused = |g: &Graph, limits: &weft_codegen_common::TargetLimits, precision| {
+        let options = CompileOptions::default().with_precision(precision);
+        let model = CompiledModel::compile(g, limits, &options).unwrap();
+        let note = model
+            .passes
+            .iter()
+            .find(|r| r.pass == "recognize attention")
+            .and_then(|r| r.note.clone());
+        let kernels = model
+            .groups
+            .iter()
+            .filter(|gr| gr.schedule.contains("attention template"))
+            .count();
+        (kernels > 0, note)
+    };
+    let f16 = Precision::F16;
+    // q, k and v computed (a ReLU of each input), so that an f16 run stores them in f16
+    // (`decode_attention`'s halving joins the scale, leaving the f32 graph inputs).
+    let computed = |b, heads, rows, t| {
+        let mut g = decode_attention(b, heads, rows, t);
+        for i in 0..3 {
+            let x = g.inputs[i];
+            let y = g
+                .add_node(
+                    format!("relu{i}"),
+                    Op::Unary(weft_graph::op::Unary::Relu),
+                    vec![x],
+                    format!("relu{i}"),
+                )
+                .unwrap();
+            let n = g.nodes.pop().unwrap();
+            g.nodes.insert(0, n);
+            for n in &mut g.nodes[1..] {
+                for input in &mut n.inputs {
+                    if *input == x {
+                        *input = y;
+                    }
+                }
+            }
+        }
+        g
+    };
+    for shape in [(8, 4, 8, 191), (1, 32, 1, 191)] {
+        let g = computed(shape.0, shape.1, shape.2, shape.3);
+        let (kept, note) = fused(&g, &h200, f16);
+        assert!(!kept, "{shape:?} {note:?}");
+        assert!(
+            note.as_deref()
+                .is_some_and(|n| n.contains(weft_model::DECODE_UNFUSED)),
+            "{note:?}"
+        );
+        assert!(fused(&g, &h200, Precision::F32).0, "{shape:?} in f32");
+        assert!(
+            fused(&g, &weft_codegen_common::TargetLimits::rocm(), f16).0,
+            "{shape:?} on rocm"
+        );
+    }
+    // Four groups split; a prefill's 128 rows over 191 keys keep the fused template.
+    assert!(fused(&computed(1, 4, 8, 191), &h200, f16).0);
+    assert!(fused(&computed(1, 32, 128, 191), &h200, f16).0);
+}

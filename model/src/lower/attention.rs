@@ -76,6 +76,22 @@ fn split_warps() -> Result<Option<i64>, LowerError> {
     }
 }
 
+/// The attention pass's note where [`decode_unfused`] leaves an attention unfused.
+pub const DECODE_UNFUSED: &str = "a decode step's attention over more heads than the split-KV form takes runs faster as two products and a softmax on CUDA";
+
+/// Whether an attention of `(heads, s, t, d)` — a few query rows a head (`s ≤ 64`) over
+/// a cache at least four times longer, a decode step — is left unfused on `limits` where
+/// the split-KV form refuses it (more heads than an eighth of the multiprocessors). Its
+/// fused template then runs a block of ≤ 64 rows a head down the whole cache, and on the
+/// H200 in f16 that is slower than the two products and the softmax
+/// (`measurements/h200-2026-12-03b`, calls 3 and 4, 4-layer decode steps: a Llama with
+/// 32 query heads each its own KV head 270.2 → 246.5 µs unfused, `zoo:llama` at batch 8,
+/// 32 groups of 8 rows, 477 → 440 µs). Measured on CUDA in f16 only: elsewhere the rule
+/// stays the fused template's.
+fn decode_unfused(limits: &TargetLimits, (_, s, t, _): (i64, i64, i64, i64), f16: bool) -> bool {
+    limits.name.starts_with("cuda") && f16 && s <= 64 && t >= 4 * s
+}
+
 /// Why no attention kernel fits `limits` for the Attention node `node` of `g` with its
 /// `q`, `k` and `v` stored as `dtype`, if none does (WebGPU's 16 KiB of workgroup memory
 /// at a head size of 64 with f32 tiles): the attention pass then keeps it unfused
@@ -109,11 +125,14 @@ pub(crate) fn misfit(
         Masking::None
     };
     let hstd = (heads, s, t, d.max(dv));
-    (AttnParams::rule_split(limits, hstd, f16).is_none()
-        && AttnParams::rule(limits, hstd, f16, masking).is_none())
-    // The pass report prints it (`recognize attention: undone, …`): in words that
-    // stay the same from target to target.
-    .then(|| "no attention tiling fits the target's shared memory".to_string())
+    let split = AttnParams::rule_split(limits, hstd, f16);
+    if decode_unfused(limits, hstd, f16) && split.is_none() {
+        return Some(DECODE_UNFUSED.to_string());
+    }
+    (split.is_none() && AttnParams::rule(limits, hstd, f16, masking).is_none())
+        // The pass report prints it (`recognize attention: undone, …`): in words that
+        // stay the same from target to target.
+        .then(|| "no attention tiling fits the target's shared memory".to_string())
 }
 
 /// Lowers the Attention group `group`; the function and how it was scheduled.
