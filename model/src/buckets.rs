@@ -95,6 +95,13 @@ impl Buckets {
         limits: &TargetLimits,
         opts: &CompileOptions,
     ) -> Result<Buckets, E> {
+        if bounds.is_empty() {
+            return Err(ModelError::Symbolic {
+                symbol: symbol.to_string(),
+                what: "no bucket given (at least one range to compile)".into(),
+            }
+            .into());
+        }
         let mut parts = Vec::with_capacity(bounds.len());
         for &(lo, hi) in bounds {
             let g = build(lo, hi)?;

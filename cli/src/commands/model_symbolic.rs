@@ -43,6 +43,11 @@ pub(crate) fn symbol_work(model: &CompiledModel, i: usize, max: usize) -> String
     }
 }
 
+/// `N1,N2,...` as lengths.
+fn length_list(list: &str) -> Result<Vec<usize>, std::num::ParseIntError> {
+    list.split(',').map(|v| v.trim().parse::<usize>()).collect()
+}
+
 fn lengths(a: &ModelRunArgs, g: &Graph) -> Result<Vec<(String, Vec<usize>)>, CliError> {
     let bad = |what: String| CliError::ModelFile(ModelFileError::Dim(what));
     let mut out: Vec<(String, Vec<usize>)> = Vec::new();
@@ -63,15 +68,11 @@ fn lengths(a: &ModelRunArgs, g: &Graph) -> Result<Vec<(String, Vec<usize>)>, Cli
                 }
             )));
         }
-        let ns = list
-            .split(',')
-            .map(|v| v.trim().parse::<usize>())
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|_| {
-                bad(format!(
-                    "--dim-value `{text}`: `{list}` is not a list of lengths"
-                ))
-            })?;
+        let ns = length_list(list).map_err(|_| {
+            bad(format!(
+                "--dim-value `{text}`: `{list}` is not a list of lengths"
+            ))
+        })?;
         out.push((name.to_string(), ns));
     }
     for s in &g.symbols {
@@ -119,15 +120,11 @@ fn bucket_bounds(a: &ModelRunArgs, g: &Graph) -> Result<Vec<(usize, usize)>, Cli
         "none" => Ok(vec![(s.min, s.max)]),
         "auto" => Ok(default_bounds(s.min, s.max)),
         list => {
-            let maxima = list
-                .split(',')
-                .map(|v| v.trim().parse::<usize>())
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|_| {
-                    bad(format!(
-                        "--buckets `{list}`: write auto, none or the buckets' last lengths (16,64)"
-                    ))
-                })?;
+            let maxima = length_list(list).map_err(|_| {
+                bad(format!(
+                    "--buckets `{list}`: write auto, none or the buckets' last lengths (16,64)"
+                ))
+            })?;
             bounds_from(&maxima, s.min, s.max)
                 .map_err(|why| bad(format!("--buckets `{list}`: {why}")))
         }
